@@ -1,0 +1,79 @@
+"""kernelcore: a loop-domain kernel IR with loopy's API, generating OpenCL C.
+
+Typical use (``import kernelcore as lp``)::
+
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = 2*a[i]")
+    evt, (out,) = knl(queue, a=a)
+"""
+
+from __future__ import annotations
+
+import logging as _logging
+import os as _os
+
+from kernelcore.codegen.kernel import (
+    CodeGenerationResult, generate_code, generate_code_v2, generate_header)
+from kernelcore.creation import make_kernel
+from kernelcore.diagnostic import (
+    CodeGenerationError, InvocationError, KernelcoreError, KernelcoreWarning, LoopyError,
+    LoopyWarning, OpenCLBuildError, ParseError, SchedulingError, StaticValueFindingError,
+    TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError)
+from kernelcore.ir.data import (
+    AddressSpace, ArrayArg, GlobalArg, TemporaryVariable, ValueArg, auto)
+from kernelcore.ir.expr import Reduction, TypeCast
+from kernelcore.ir.instruction import Assignment, NoOpInstruction
+from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.options import Options
+from kernelcore.preprocess import preprocess_kernel
+from kernelcore.runtime.cache import cache_stats, set_caching_enabled
+from kernelcore.runtime.device import default_context, default_queue
+from kernelcore.schedule.items import linearization_lines
+from kernelcore.schedule.linearize import get_one_linearized_kernel, linearize
+from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
+from kernelcore.transform.iname import prioritize_loops
+from kernelcore.transform.parameters import assume, fix_parameters
+from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
+from kernelcore.version import VERSION
+
+__version__ = VERSION
+
+
+def set_options(knl: LoopKernel, *args: str, **kwargs: bool) -> LoopKernel:
+    """A copy of *knl* with options changed: ``set_options(knl, "write_code")`` or
+    ``set_options(knl, write_code=True, return_dict=True)``."""
+    return knl.copy(options=knl.options.with_updates(*args, **kwargs))
+
+
+def print_linearization(knl: LoopKernel) -> None:
+    """Print the loop/instruction order chosen for *knl*."""
+    print("\n".join(linearization_lines(linearize(knl).linearization)))
+
+
+def _configure_logging() -> None:
+    level = _os.environ.get("KERNELCORE_LOG") or _os.environ.get("LAZYARRAY_LOG")
+    if level:
+        logger = _logging.getLogger("kernelcore")
+        logger.setLevel(level.upper())
+        if not logger.handlers:
+            handler = _logging.StreamHandler()
+            handler.setFormatter(_logging.Formatter("[%(name)s] %(message)s"))
+            logger.addHandler(handler)
+
+
+_configure_logging()
+
+__all__ = [
+    "make_kernel", "LoopKernel", "KernelState", "Options", "set_options",
+    "ArrayArg", "GlobalArg", "ValueArg", "TemporaryVariable", "AddressSpace", "auto",
+    "Assignment", "NoOpInstruction", "Reduction", "TypeCast",
+    "add_dtypes", "add_and_infer_dtypes", "infer_types",
+    "prioritize_loops", "fix_parameters", "assume",
+    "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
+    "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
+    "OpenCLTarget", "PyOpenCLTarget",
+    "default_context", "default_queue", "cache_stats", "set_caching_enabled",
+    "KernelcoreError", "LoopyError", "ParseError", "UnsatisfiableDomainError",
+    "UnknownNameError", "TypeInferenceFailure", "StaticValueFindingError",
+    "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",
+    "KernelcoreWarning", "LoopyWarning", "__version__",
+]

@@ -1,0 +1,1 @@
+"""Code generation: a linearized kernel -> OpenCL C source."""

@@ -1,0 +1,75 @@
+"""Loop bounds and guards from loop domains, through islpy.
+
+Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+import islpy as isl
+
+from kernelcore.ir.domain import (
+    NotAffineError, align_to, expr_to_pw_aff, move_names_to_params, project_to,
+    pw_aff_to_expr, set_to_cond_expr)
+
+dim_type = isl.dim_type
+
+
+@dataclass
+class LoopBounds:
+    lower: object          # pymbolic expression
+    upper: object          # pymbolic expression (inclusive)
+    guard: object          # condition not involving the loop index, or True
+    inner_context: isl.Set
+
+
+def _iname_index(s: isl.Set, name: str) -> int:
+    return s.get_var_dict()[name][1]
+
+
+def loop_bounds(knl, iname: str, outer: list[str], body_domains: list[isl.Set],
+                context: isl.Set) -> LoopBounds:
+    """Bounds of *iname* covering every body instruction's domain, given that the
+    *outer* loops are entered and *context* holds."""
+    dom = reduce(isl.Set.union, body_domains)
+    dom = align_to(project_to(dom, set(outer) | {iname}), knl._universe).coalesce()
+    hull = dom if len(dom.get_basic_sets()) == 1 else dom.simple_hull().to_set()
+    hull = hull.to_set() if isinstance(hull, isl.BasicSet) else hull
+    idx = _iname_index(hull, iname)
+
+    free = hull.drop_constraints_involving_dims(dim_type.set, idx, 1).gist(context)
+    guard = set_to_cond_expr(free)
+
+    inner_context = (context & hull).coalesce()
+    as_params = move_names_to_params(hull, outer)
+    as_params = project_to(as_params, [iname])
+    ctx_params = move_names_to_params(context & free, outer).params()
+    lower = _gist_params(as_params.dim_min(0), ctx_params)
+    upper = _gist_params(as_params.dim_max(0), ctx_params)
+    return LoopBounds(pw_aff_to_expr(lower), pw_aff_to_expr(upper), guard, inner_context)
+
+
+def _gist_params(pw: isl.PwAff, ctx: isl.Set) -> isl.PwAff:
+    pw = pw.align_params(ctx.space)
+    return pw.gist(ctx.align_params(pw.get_domain_space()))
+
+
+def guard_condition(domain: isl.Set, context: isl.Set):
+    """The condition (pymbolic; True if none) under which a point of *context* lies
+    in *domain*."""
+    return set_to_cond_expr(domain.gist(context))
+
+
+def nonnegative_checker(knl, context: isl.Set):
+    """A predicate telling whether an integer expression is >= 0 wherever
+    *context* holds."""
+    def check(expr) -> bool:
+        try:
+            aff = expr_to_pw_aff(expr, knl.space)
+        except NotAffineError:
+            return False
+        neg = aff.lt_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(knl.space)))
+        return (neg & context).is_empty()
+    return check

@@ -1,0 +1,68 @@
+"""A tiny C syntax tree and its printer (braces only where needed).
+
+Public names: Block, For, If, Statement, Comment, print_nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Statement:
+    text: str
+
+
+@dataclass
+class Comment:
+    text: str
+
+
+@dataclass
+class Block:
+    children: list = field(default_factory=list)
+
+
+@dataclass
+class For:
+    header: str
+    body: list
+
+
+@dataclass
+class If:
+    condition: str
+    body: list
+
+
+def _single(body: list) -> bool:
+    if len(body) != 1:
+        return False
+    node = body[0]
+    if isinstance(node, Statement):
+        return True
+    if isinstance(node, (For, If)):
+        return _single(node.body)
+    return False
+
+
+def print_nodes(nodes: list, indent: int = 1) -> list[str]:
+    """Source lines for *nodes* at *indent* levels (two spaces each)."""
+    pad = "  " * indent
+    lines: list[str] = []
+    for node in nodes:
+        if isinstance(node, Statement):
+            lines.append(pad + node.text)
+        elif isinstance(node, Comment):
+            lines.append(pad + f"/* {node.text} */")
+        elif isinstance(node, Block):
+            lines += [pad + "{"] + print_nodes(node.children, indent + 1) + [pad + "}"]
+        else:
+            head = (f"for ({node.header})" if isinstance(node, For)
+                    else f"if ({node.condition})")
+            lines.append(pad + head)
+            if _single(node.body):
+                lines += print_nodes(node.body, indent + 1)
+            else:
+                lines += [pad + "{"] + print_nodes(node.body, indent + 1) + [pad + "}"]
+    return lines

@@ -1,0 +1,356 @@
+"""Expressions -> C code, with NumPy's types made explicit.
+
+Every operand is converted to the type its operation computes in (so C's
+promotion rules never disagree with NumPy's); literals are written in that type
+(``2.0f``); Python-semantics ``//`` and ``%`` use helper functions unless the
+operands are provably non-negative.
+
+Public names: CExpressionMapper, HelperRegistry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pymbolic.primitives as prim
+from pymbolic.mapper import Mapper
+
+from kernelcore.diagnostic import CodeGenerationError
+from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
+from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
+from kernelcore.types import ExprType, TypeInferenceMapper, promote
+
+PREC_NONE = 0
+PREC_TERNARY = 3
+PREC_LOR = 4
+PREC_LAND = 5
+PREC_BOR = 6
+PREC_BXOR = 7
+PREC_BAND = 8
+PREC_EQ = 9
+PREC_REL = 10
+PREC_SHIFT = 11
+PREC_SUM = 12
+PREC_PRODUCT = 13
+PREC_UNARY = 14
+PREC_CALL = 15
+
+
+class HelperRegistry:
+    """Helper C functions a kernel needs, emitted once each in its preamble."""
+
+    def __init__(self):
+        self.helpers: dict[str, str] = {}
+
+    def floordiv(self, ctype: str, is_float: bool) -> str:
+        name = "kc_floordiv_" + ctype.replace(" ", "_")
+        if name not in self.helpers:
+            if is_float:
+                body = "return floor(a / b);"
+            else:
+                body = ("const %s q = a / b; "
+                        "return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;" % ctype)
+            self.helpers[name] = (f"inline {ctype} {name}({ctype} a, {ctype} b) "
+                                  f"{{ {body} }}")
+        return name
+
+    def mod(self, ctype: str, is_float: bool) -> str:
+        name = "kc_mod_" + ctype.replace(" ", "_")
+        if name not in self.helpers:
+            rem = "fmod(a, b)" if is_float else "a % b"
+            self.helpers[name] = (
+                f"inline {ctype} {name}({ctype} a, {ctype} b) "
+                f"{{ const {ctype} r = {rem}; "
+                "return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }")
+        return name
+
+    def ipow(self, ctype: str) -> str:
+        name = "kc_ipow_" + ctype.replace(" ", "_")
+        if name not in self.helpers:
+            self.helpers[name] = (
+                f"inline {ctype} {name}({ctype} b, {ctype} e) "
+                f"{{ {ctype} r = 1; if (e < 0) return (b == 1) ? 1 : (b == -1) ? "
+                "((e & 1) ? -1 : 1) : 0; "
+                "while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return r; }")
+        return name
+
+    def floor_div_pos_b(self) -> str:
+        name = "kc_floor_div_pos_b"
+        if name not in self.helpers:
+            self.helpers[name] = ("#define kc_floor_div_pos_b(a,b) "
+                                  "(((a) - (((a) < 0) ? ((b) - 1) : 0)) / (b))")
+        return name
+
+
+def _is_int(dt: np.dtype) -> bool:
+    return dt.kind in "iub"
+
+
+class CExpressionMapper(Mapper):
+    """pymbolic expression -> C source string."""
+
+    def __init__(self, knl, target, types: TypeInferenceMapper, helpers: HelperRegistry,
+                 is_nonnegative: Callable[[object], bool] | None = None):
+        self.knl = knl
+        self.target = target
+        self.types = types
+        self.helpers = helpers
+        self.is_nonnegative = is_nonnegative or (lambda e: False)
+
+    # {{{ entry points
+
+    def __call__(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
+        return self.code(expr, prec, want)
+
+    def code(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
+        """C code for *expr*, converted to *want* if given."""
+        t = self.types(expr)
+        if want is not None and isinstance(expr, (int, float, complex, np.generic)) \
+                and not isinstance(expr, bool) and (t.weak or np.dtype(want) != t.dtype):
+            if not (np.dtype(want).kind != "c" and isinstance(expr, complex)):
+                return self.target.literal(expr, want)
+        if want is None or np.dtype(want) == t.dtype:
+            return self.rec(expr, prec, t.dtype)
+        return self.convert(expr, t, np.dtype(want), prec)
+
+    def convert(self, expr, t: ExprType, want: np.dtype, prec: int) -> str:
+        if want.kind == "c":
+            prefix = self.target.complex_prefix(want)
+            if t.dtype.kind == "c":
+                inner = self.rec(expr, PREC_CALL, t.dtype)
+                real_t = "float" if want == np.complex64 else "double"
+                return (f"{prefix}_new(({real_t}) ({inner}).real, "
+                        f"({real_t}) ({inner}).imag)")
+            real_dt = np.dtype(np.float32 if want == np.complex64 else np.float64)
+            return f"{prefix}_fromreal({self.code(expr, PREC_NONE, real_dt)})"
+        if t.dtype.kind == "c":
+            raise CodeGenerationError(f"cannot convert complex value {expr} to {want}")
+        ctype = self.target.dtype_to_ctype(want)
+        inner = self.rec(expr, PREC_UNARY, t.dtype)
+        return self._paren(f"({ctype}) {inner}", PREC_UNARY, prec)
+
+    # }}}
+
+    @staticmethod
+    def _paren(s: str, own: int, enclosing: int) -> str:
+        return f"({s})" if own < enclosing else s
+
+    def _complex(self, dt: np.dtype) -> str:
+        return self.target.complex_prefix(dt)
+
+    def map_constant(self, expr, prec, dtype):
+        if isinstance(expr, bool):
+            return "1" if expr else "0"
+        s = self.target.literal(expr, dtype)
+        return self._paren(s, PREC_UNARY, prec) if s.startswith("-") and prec > PREC_SUM else s
+
+    def map_variable(self, expr, prec, dtype):
+        name = expr.name
+        var = self.knl.arg_dict.get(name) or self.knl.temporary_variables.get(name)
+        if isinstance(var, (ArrayArg, TemporaryVariable)) and var.shape == () and (
+                isinstance(var, ArrayArg) or var.address_space != AddressSpace.PRIVATE):
+            return f"{name}[0]"
+        return name
+
+    def flat_index(self, var, index: tuple):
+        """The linear element offset of *index* into *var*, as an expression."""
+        if len(index) != len(var.shape):
+            raise CodeGenerationError(
+                f"'{var.name}' has {len(var.shape)} dimension(s) but is indexed with "
+                f"{len(index)} subscript(s)")
+        terms = []
+        for ix, stride in zip(index, var.element_strides()):
+            if ix == 0:
+                continue
+            if stride == 1:
+                terms.append(ix)
+            else:
+                terms.append(prim.Product((stride, ix)))
+        if not terms:
+            return 0
+        flat = []
+        for t in terms:
+            flat.extend(t.children if isinstance(t, prim.Sum) else [t])
+        return flat[0] if len(flat) == 1 else prim.Sum(tuple(flat))
+
+    def map_subscript(self, expr, prec, dtype):
+        name = expr.aggregate.name
+        var = self.knl.get_var(name)
+        index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        flat = self.flat_index(var, index)
+        idx_code = self.code(flat, PREC_NONE)
+        return f"{name}[{idx_code}]"
+
+    def map_sum(self, expr, prec, dtype):
+        if dtype.kind == "c":
+            result = self.code(expr.children[0], PREC_NONE, dtype)
+            for ch in expr.children[1:]:
+                result = f"{self._complex(dtype)}_add({result}, {self.code(ch, PREC_NONE, dtype)})"
+            return result
+        parts = [self.code(ch, PREC_SUM, dtype) for ch in expr.children]
+        return self._paren(" + ".join(parts), PREC_SUM, prec)
+
+    def map_product(self, expr, prec, dtype):
+        if dtype.kind == "c":
+            result = self.code(expr.children[0], PREC_NONE, dtype)
+            for ch in expr.children[1:]:
+                result = f"{self._complex(dtype)}_mul({result}, {self.code(ch, PREC_NONE, dtype)})"
+            return result
+        parts = [self.code(ch, PREC_PRODUCT, dtype) for ch in expr.children]
+        return self._paren(" * ".join(parts), PREC_PRODUCT, prec)
+
+    def map_quotient(self, expr, prec, dtype):
+        if dtype.kind == "c":
+            return (f"{self._complex(dtype)}_divide({self.code(expr.numerator, PREC_NONE, dtype)}, "
+                    f"{self.code(expr.denominator, PREC_NONE, dtype)})")
+        num = self.code(expr.numerator, PREC_PRODUCT, dtype)
+        den = self.code(expr.denominator, PREC_PRODUCT + 1, dtype)
+        if _is_int(dtype):
+            raise CodeGenerationError(f"true division {expr} with integer result type")
+        return self._paren(f"{num} / {den}", PREC_PRODUCT, prec)
+
+    def _nonneg_pos_const(self, expr) -> bool:
+        return (isinstance(expr.denominator, int) and expr.denominator > 0
+                and self.is_nonnegative(expr.numerator))
+
+    def map_floor_div(self, expr, prec, dtype):
+        if dtype.kind == "c":
+            raise CodeGenerationError(f"floor division of complex numbers: {expr}")
+        ctype = self.target.dtype_to_ctype(dtype)
+        if dtype.kind == "u" or (dtype.kind in "ib" and self._nonneg_pos_const(expr)):
+            num = self.code(expr.numerator, PREC_PRODUCT, dtype)
+            den = self.code(expr.denominator, PREC_PRODUCT + 1, dtype)
+            return self._paren(f"{num} / {den}", PREC_PRODUCT, prec)
+        if dtype.kind in "ib" and isinstance(expr.denominator, int) and expr.denominator > 0:
+            fn = self.helpers.floor_div_pos_b()
+            return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
+                    f"{self.code(expr.denominator, PREC_NONE, dtype)})")
+        fn = self.helpers.floordiv(ctype, dtype.kind == "f")
+        return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
+                f"{self.code(expr.denominator, PREC_NONE, dtype)})")
+
+    def map_remainder(self, expr, prec, dtype):
+        if dtype.kind == "c":
+            raise CodeGenerationError(f"remainder of complex numbers: {expr}")
+        if dtype.kind == "u" or (dtype.kind in "ib" and self._nonneg_pos_const(expr)):
+            num = self.code(expr.numerator, PREC_PRODUCT, dtype)
+            den = self.code(expr.denominator, PREC_PRODUCT + 1, dtype)
+            return self._paren(f"{num} % {den}", PREC_PRODUCT, prec)
+        fn = self.helpers.mod(self.target.dtype_to_ctype(dtype), dtype.kind == "f")
+        return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
+                f"{self.code(expr.denominator, PREC_NONE, dtype)})")
+
+    def map_power(self, expr, prec, dtype):
+        if dtype.kind == "c":
+            return (f"{self._complex(dtype)}_pow({self.code(expr.base, PREC_NONE, dtype)}, "
+                    f"{self.code(expr.exponent, PREC_NONE, dtype)})")
+        if _is_int(dtype):
+            fn = self.helpers.ipow(self.target.dtype_to_ctype(dtype))
+            return (f"{fn}({self.code(expr.base, PREC_NONE, dtype)}, "
+                    f"{self.code(expr.exponent, PREC_NONE, dtype)})")
+        exp_t = self.types(expr.exponent)
+        if exp_t.dtype.kind in "iu" and exp_t.weak:
+            return f"pown({self.code(expr.base, PREC_NONE, dtype)}, {self.code(expr.exponent, PREC_NONE, np.dtype(np.int32))})"
+        return (f"pow({self.code(expr.base, PREC_NONE, dtype)}, "
+                f"{self.code(expr.exponent, PREC_NONE, dtype)})")
+
+    def _common(self, exprs) -> np.dtype:
+        return promote([self.types(e) for e in exprs]).dtype
+
+    def map_comparison(self, expr, prec, dtype):
+        common = self._common([expr.left, expr.right])
+        if common.kind == "c" and expr.operator not in ("==", "!="):
+            raise CodeGenerationError(f"ordering comparison of complex values: {expr}")
+        own = PREC_EQ if expr.operator in ("==", "!=") else PREC_REL
+        if common.kind == "c":
+            left = self.code(expr.left, PREC_NONE, common)
+            right = self.code(expr.right, PREC_NONE, common)
+            eq = f"({left}).real == ({right}).real && ({left}).imag == ({right}).imag"
+            return f"({eq})" if expr.operator == "==" else f"!({eq})"
+        left = self.code(expr.left, own, common)
+        right = self.code(expr.right, own + 1, common)
+        return self._paren(f"{left} {expr.operator} {right}", own, prec)
+
+    def _cond(self, expr, prec):
+        t = self.types(expr)
+        if t.dtype.kind == "c":
+            raise CodeGenerationError(f"complex value {expr} used as a condition")
+        return self.code(expr, prec)
+
+    def map_logical_and(self, expr, prec, dtype):
+        return self._paren(" && ".join(self._cond(c, PREC_LAND) for c in expr.children),
+                           PREC_LAND, prec)
+
+    def map_logical_or(self, expr, prec, dtype):
+        return self._paren(" || ".join(self._cond(c, PREC_LOR) for c in expr.children),
+                           PREC_LOR, prec)
+
+    def map_logical_not(self, expr, prec, dtype):
+        return self._paren("!" + self._cond(expr.child, PREC_UNARY), PREC_UNARY, prec)
+
+    def _binary_int(self, op, children, own, prec, dtype):
+        return self._paren(f" {op} ".join(self.code(c, own + 1, dtype) for c in children),
+                           own, prec)
+
+    def map_bitwise_and(self, expr, prec, dtype):
+        return self._binary_int("&", expr.children, PREC_BAND, prec, dtype)
+
+    def map_bitwise_or(self, expr, prec, dtype):
+        return self._binary_int("|", expr.children, PREC_BOR, prec, dtype)
+
+    def map_bitwise_xor(self, expr, prec, dtype):
+        return self._binary_int("^", expr.children, PREC_BXOR, prec, dtype)
+
+    def map_bitwise_not(self, expr, prec, dtype):
+        return self._paren("~" + self.code(expr.child, PREC_UNARY, dtype), PREC_UNARY, prec)
+
+    def map_left_shift(self, expr, prec, dtype):
+        return self._binary_int("<<", (expr.shiftee, expr.shift), PREC_SHIFT, prec, dtype)
+
+    def map_right_shift(self, expr, prec, dtype):
+        return self._binary_int(">>", (expr.shiftee, expr.shift), PREC_SHIFT, prec, dtype)
+
+    def map_if(self, expr, prec, dtype):
+        cond = self._cond(expr.condition, PREC_TERNARY + 1)
+        then = self.code(expr.then, PREC_TERNARY + 1, dtype)
+        else_ = self.code(expr.else_, PREC_TERNARY, dtype)
+        return self._paren(f"{cond} ? {then} : {else_}", PREC_TERNARY, prec)
+
+    def map_min(self, expr, prec, dtype):
+        return self._call("min", expr.children, dtype)
+
+    def map_max(self, expr, prec, dtype):
+        return self._call("max", expr.children, dtype)
+
+    def map_call(self, expr, prec, dtype):
+        if not isinstance(expr.function, prim.Variable):
+            raise CodeGenerationError(f"cannot call {expr.function}")
+        return self._call(expr.function.name, expr.parameters, dtype)
+
+    def _call(self, name, params, dtype):
+        if name not in MATH_FUNCTIONS:
+            raise unknown_function_error(name)
+        rule = MATH_FUNCTIONS[name][0]
+        arg_types = [self.types(p) for p in params]
+        common = promote(arg_types).dtype
+        if rule in ("float", "promote_float") and common.kind in "iub":
+            common = np.dtype(np.float64) if dtype.kind in "iub" else (
+                dtype if dtype.kind == "f" else np.dtype(np.float64))
+        if rule == "real" and common.kind != "c":
+            arg = self.code(params[0], PREC_NONE, common)
+            return arg if name == "real" else self.target.literal(0, dtype)
+        if rule == "same" and common.kind != "c":
+            return self.code(params[0], PREC_NONE, common)
+        fname = self.target.function_name(name, [common] * len(params), dtype)
+        args = ", ".join(self.code(p, PREC_NONE, common) for p in params)
+        code = f"{fname}({args})"
+        if name == "abs" and common.kind == "i":
+            code = f"({self.target.dtype_to_ctype(common)}) {code}"
+        return code
+
+    def map_type_cast(self, expr, prec, dtype):
+        return self.code(expr.child, prec, expr.dtype)
+
+    def map_reduction(self, expr, prec, dtype):
+        raise CodeGenerationError(f"reduction {expr} was not realized before code generation")

@@ -1,0 +1,402 @@
+"""make_kernel: from domain and instruction text to a :class:`LoopKernel`.
+
+Fills in what the user left out: instruction ids, loop indices of each
+instruction, arguments and temporaries (``"..."``), array shapes from access
+footprints, and the single-writer dependency heuristic.
+
+Public names: make_kernel, find_auto_shapes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import islpy as isl
+import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
+
+from kernelcore.diagnostic import (
+    KernelcoreError, ParseError, StaticValueFindingError, UnknownNameError,
+    UnsatisfiableDomainError)
+from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
+from kernelcore.ir.domain import (
+    NotAffineError, expr_to_pw_aff, parse_assumptions, parse_domain, static_max_of_pw_aff,
+    aff_to_expr, align_to)
+from kernelcore.ir.expr import (
+    REDUCTION_OPS, IdentityMapper, Reduction, WalkMapper, get_dependencies)
+from kernelcore.ir.instruction import (
+    Assignment, InstructionBase, NoOpInstruction, assignee_subscript, assignee_var_name)
+from kernelcore.ir.kernel import LoopKernel
+from kernelcore.options import Options
+from kernelcore.parse import ParsedInstruction, parse_instructions
+
+logger = logging.getLogger(__name__)
+
+
+class _ReductionResolver(IdentityMapper):
+    """Calls ``sum(k, e)`` (and ``max/min(k, e)`` with k an iname) -> Reduction."""
+
+    def __init__(self, inames: set[str]):
+        self.inames = inames
+
+    def _reduction_inames(self, arg):
+        if isinstance(arg, prim.Variable):
+            names = (arg.name,)
+        elif isinstance(arg, tuple) and arg and all(isinstance(a, prim.Variable) for a in arg):
+            names = tuple(a.name for a in arg)
+        else:
+            return None
+        return names
+
+    def map_call(self, expr):
+        fn = expr.function
+        params = expr.parameters
+        if isinstance(fn, prim.Variable) and fn.name in REDUCTION_OPS and len(params) == 2:
+            names = self._reduction_inames(params[0])
+            is_reduction = names is not None and (
+                fn.name in ("sum", "product") or all(n in self.inames for n in names))
+            if is_reduction:
+                unknown = [n for n in names if n not in self.inames]
+                if unknown:
+                    raise UnknownNameError(
+                        f"reduction {fn.name}() over unknown iname(s) "
+                        f"{', '.join(unknown)}: declare them in a domain")
+                return Reduction(fn.name, names, self.rec(params[1]))
+            if fn.name in ("sum", "product"):
+                raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
+                                 f"first argument, got {params[0]}")
+        return prim.Call(fn, tuple(self.rec(p) for p in params))
+
+    def map_constant(self, expr):
+        return expr
+
+
+class _ArrayAccessCollector(WalkMapper):
+    """(array name, subscript tuple, bound reduction inames) of every subscript read."""
+
+    def __init__(self):
+        self.accesses: list[tuple[str, tuple, frozenset[str]]] = []
+        self.bound: frozenset[str] = frozenset()
+        self.bare: set[str] = set()
+        self.functions: set[str] = set()
+
+    def map_subscript(self, expr):
+        if isinstance(expr.aggregate, prim.Variable):
+            idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+            self.accesses.append((expr.aggregate.name, idx, self.bound))
+            for i in idx:
+                self.rec(i)
+        else:
+            super().map_subscript(expr)
+
+    def map_variable(self, expr):
+        self.bare.add(expr.name)
+
+    def map_call(self, expr):
+        if isinstance(expr.function, prim.Variable):
+            self.functions.add(expr.function.name)
+        for p in expr.parameters:
+            self.rec(p)
+
+    def map_reduction(self, expr):
+        outer = self.bound
+        self.bound = outer | frozenset(expr.inames)
+        self.rec(expr.expr)
+        self.bound = outer
+
+    def map_constant(self, expr):
+        pass
+
+    map_nan = map_constant
+
+
+def _domain_inames(dom) -> list[str]:
+    return [dom.get_dim_name(isl.dim_type.set, i) for i in range(dom.dim(isl.dim_type.set))]
+
+
+def _check_domains(domains, assumptions_text) -> None:
+    for dom in domains:
+        params = [dom.get_dim_name(isl.dim_type.param, i)
+                  for i in range(dom.dim(isl.dim_type.param))]
+        ctx = parse_assumptions(assumptions_text, params)
+        s = dom.to_set() if isinstance(dom, isl.BasicSet) else dom
+        if s.align_params(ctx.space).intersect_params(ctx.align_params(s.space)).is_empty():
+            raise UnsatisfiableDomainError(
+                f"domain {dom} is empty for every parameter value"
+                + (f" allowed by the assumptions '{assumptions_text}'" if assumptions_text
+                   else "") + ": no loop iteration would ever run")
+
+
+def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, inames,
+                         domain_params, declared_temps):
+    """Arguments (and user temporaries) from kernel_data plus auto-discovered ones."""
+    if kernel_data is None:
+        kernel_data = ["..."]
+    explicit = []
+    temps = {}
+    auto_rest = False
+    for item in kernel_data:
+        if isinstance(item, str):
+            if item.strip() == "...":
+                auto_rest = True
+                continue
+            for name in item.split(","):
+                name = name.strip()
+                if name:
+                    explicit.append(ArrayArg(name) if name in arrays else ValueArg(name))
+        elif isinstance(item, TemporaryVariable):
+            temps[item.name] = item
+        elif isinstance(item, (ArrayArg, ValueArg)):
+            explicit.append(item)
+        else:
+            raise ParseError(f"invalid kernel_data entry {item!r}")
+    known = {a.name for a in explicit} | set(temps) | set(declared_temps) | set(inames)
+    needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
+    needed -= set(functions) - set(arrays) - set(written)
+    args = list(explicit)
+    if needed:
+        if not auto_rest:
+            raise UnknownNameError(
+                f"undeclared variable(s) {', '.join(sorted(needed))}: add them to "
+                "kernel_data or add '...' to kernel_data to declare them automatically")
+        for name in sorted(needed):
+            if name in arrays or name in written:
+                args.append(ArrayArg(name, shape=auto if name in arrays else ()))
+            else:
+                args.append(ValueArg(name))
+    return args, temps
+
+
+def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
+    """Shape covering every access to *name*: max index + 1 per axis, as expressions."""
+    ndim = None
+    maxima: list[isl.PwAff | None] = []
+    space = knl.space
+    for insn_inames, idx in accesses:
+        if ndim is None:
+            ndim = len(idx)
+            maxima = [None] * ndim
+        elif len(idx) != ndim:
+            raise KernelcoreError(f"'{name}' is indexed with {ndim} and with {len(idx)} "
+                                  "subscripts")
+        dom = knl.get_inames_domain(insn_inames)
+        for axis, ix in enumerate(idx):
+            try:
+                aff = expr_to_pw_aff(ix, space)
+            except NotAffineError as e:
+                raise StaticValueFindingError(
+                    f"cannot find the shape of '{name}' automatically: its index "
+                    f"'{ix}' along axis {axis} is not an affine function of loop "
+                    f"indices and parameters ({e}); kernelcore needs a static bound "
+                    "on the index range. Declare the shape explicitly, e.g. "
+                    f"lp.GlobalArg('{name}', shape=...).") from None
+            img = _max_over(dom, aff)
+            maxima[axis] = img if maxima[axis] is None else maxima[axis].max(img)
+    shape = []
+    ctx = knl.assumptions_set.params()
+    for axis, mx in enumerate(maxima):
+        try:
+            aff = static_max_of_pw_aff(mx, ctx)
+        except StaticValueFindingError as e:
+            raise StaticValueFindingError(
+                f"cannot find the shape of '{name}' along axis {axis}: the largest "
+                f"index is {mx}, which has no single static upper bound; declare the "
+                f"shape explicitly ({e})") from None
+        shape.append(aff_to_expr(aff.add_constant_val(1)))
+    return tuple(shape)
+
+
+def _max_over(dom: isl.Set, aff: isl.PwAff) -> isl.PwAff:
+    """max of *aff* over the points of *dom*, as a function of the parameters."""
+    graph = aff.as_map() if hasattr(aff, "as_map") else isl.Map.from_pw_aff(aff)
+    dom_aligned = align_to(dom, graph.domain())
+    img = dom_aligned.apply(graph)
+    if img.is_empty():
+        return isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(img.params().space)) - 1
+    return img.dim_max(0)
+
+
+def _insn_inames(pi: ParsedInstruction, exprs, inames: set[str],
+                 knl_domains_parent) -> frozenset:
+    used: set[str] = set(pi.block_inames)
+    if pi.explicit_inames is not None:
+        used |= pi.explicit_inames
+    for e in exprs:
+        if e is not None:
+            used |= get_dependencies(e) & inames
+    todo = list(used)
+    while todo:
+        parents = knl_domains_parent(todo.pop())
+        for p in parents - used:
+            used.add(p)
+            todo.append(p)
+    return frozenset(used)
+
+
+def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = None, *,
+                name: str = "loopy_kernel", assumptions: str | isl.Set | None = None,
+                target: Any = None, lang_version: Any = None,
+                seq_dependencies: bool = False, options: Options | None = None,
+                silenced_warnings: Any = None) -> LoopKernel:
+    """Build a kernel from ISL domains and instruction-language statements.
+
+    *kernel_data* lists arguments/temporaries; ``"..."`` (default) adds the
+    rest automatically. *lang_version* and *silenced_warnings* are accepted
+    for loopy compatibility.
+    """
+    del lang_version, silenced_warnings
+    if isinstance(domains, (str, isl.BasicSet, isl.Set)):
+        domains = [domains]
+    domains = [parse_domain(d) for d in domains]
+    iname_set: set[str] = set()
+    for dom in domains:
+        for n in _domain_inames(dom):
+            if n in iname_set:
+                raise ParseError(f"iname '{n}' is declared in more than one domain")
+            iname_set.add(n)
+    _check_domains(domains, assumptions)
+
+    parsed = parse_instructions(instructions)
+    resolver = _ReductionResolver(iname_set)
+    proto = LoopKernel(name=name, domains=tuple(domains), instructions=(), args=())
+    all_params = set(proto.all_params())
+
+    # {{{ gather names
+
+    id_gen = UniqueNameGenerator(forced_prefix="")
+    for pi in parsed:
+        if isinstance(pi, InstructionBase):
+            id_gen.add_name(pi.id)
+        elif pi.id is not None:
+            if pi.id in id_gen.existing_names:
+                raise ParseError(f"duplicate instruction id '{pi.id}'")
+            id_gen.add_name(pi.id)
+
+    collector = _ArrayAccessCollector()
+    written: dict[str, list] = {}
+    declared_temps: dict[str, Any] = {}
+    insns: list[InstructionBase] = []
+    for pi in parsed:
+        if isinstance(pi, InstructionBase):
+            insns.append(pi)
+            continue
+        for n in pi.block_inames | (pi.explicit_inames or frozenset()):
+            if n not in iname_set:
+                raise UnknownNameError(f"loop over unknown iname '{n}' in "
+                                       f"{pi.source!r}: declare it in a domain")
+        insn_id = pi.id or id_gen("insn")
+        predicates = frozenset(resolver(p) for p in pi.predicates)
+        assignee = expression = None
+        if pi.kind != "nop":
+            assignee = resolver(pi.assignee)
+            expression = resolver(pi.expression)
+        within = _insn_inames(pi, [assignee, expression, *predicates], iname_set,
+                              proto.domain_parent_inames)
+        common = dict(id=insn_id, depends_on=frozenset(pi.depends_on),
+                      depends_on_is_final=pi.depends_on_is_final, within_inames=within,
+                      priority=pi.priority, tags=pi.tags, no_sync_with=pi.no_sync_with,
+                      predicates=predicates)
+        if pi.kind == "nop":
+            insns.append(NoOpInstruction(**common))
+            continue
+        target_name = assignee_var_name(assignee)
+        if target_name in iname_set:
+            raise ParseError(f"cannot assign to iname '{target_name}' in {pi.source!r}")
+        if pi.temp_var_type is not None:
+            prev = declared_temps.get(target_name)
+            if prev is not None and prev != pi.temp_var_type and "auto" not in (
+                    prev, pi.temp_var_type):
+                from kernelcore.diagnostic import TypeInferenceFailure
+                raise TypeInferenceFailure(
+                    f"temporary '{target_name}' declared with conflicting types "
+                    f"{prev} and {pi.temp_var_type}")
+            declared_temps[target_name] = pi.temp_var_type
+        insns.append(Assignment(assignee=assignee, expression=expression,
+                                temp_var_type=None if pi.temp_var_type is None
+                                else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
+                                **common))
+        written.setdefault(target_name, []).append(insn_id)
+
+    access_list: list[tuple[str, frozenset, tuple]] = []
+    for insn in insns:
+        for e in insn.expressions():
+            collector.accesses = []
+            collector(e)
+            for arr, idx, bound in collector.accesses:
+                access_list.append((arr, insn.within_inames | bound, idx))
+        if isinstance(insn, Assignment):
+            sub = assignee_subscript(insn.assignee)
+            if sub:
+                access_list.append((assignee_var_name(insn.assignee), insn.within_inames, sub))
+    arrays = {a for a, _, _ in access_list}
+    scalars = collector.bare - iname_set - arrays
+
+    # }}}
+
+    args, temps = _resolve_kernel_data(
+        kernel_data, written, arrays, scalars, collector.functions, iname_set,
+        all_params, declared_temps)
+    for tname, ttype in declared_temps.items():
+        if tname in temps:
+            continue
+        if any(a.name == tname for a in args):
+            raise ParseError(f"'{tname}' is declared as a temporary and as an argument")
+        temps[tname] = TemporaryVariable(
+            tname, dtype=None if ttype == "auto" else ttype,
+            shape=auto if tname in arrays else (),
+            address_space=auto)
+
+    # {{{ dependencies
+
+    ids = [i.id for i in insns]
+    final_insns = []
+    for k, insn in enumerate(insns):
+        deps: set[str] = set()
+        for pattern in insn.depends_on:
+            matches = fnmatch.filter(ids, pattern)
+            if not matches:
+                raise UnknownNameError(f"instruction '{insn.id}' depends on unknown "
+                                       f"instruction '{pattern}'")
+            deps |= set(matches)
+        if not insn.depends_on_is_final:
+            for var in insn.read_dependency_names():
+                writers = written.get(var, [])
+                if len(writers) == 1 and writers[0] != insn.id:
+                    deps.add(writers[0])
+        if seq_dependencies and k > 0:
+            deps.add(insns[k - 1].id)
+        deps.discard(insn.id)
+        final_insns.append(insn.copy(depends_on=frozenset(deps)))
+
+    # }}}
+
+    knl = LoopKernel(
+        name=name, domains=tuple(domains), instructions=tuple(final_insns),
+        args=tuple(args), temporary_variables=temps,
+        iname_tags={n: None for n in proto.all_inames()},
+        assumptions=parse_assumptions(assumptions, proto.all_params()),
+        options=options or Options(), target=target)
+    knl = find_auto_shapes(knl, access_list)
+    logger.debug("created kernel %s with %d instructions", name, len(final_insns))
+    return knl
+
+
+def find_auto_shapes(knl: LoopKernel, access_list) -> LoopKernel:
+    """Replace ``auto`` shapes of arrays by the extent of their accesses."""
+    by_name: dict[str, list] = {}
+    for arr, inames, idx in access_list:
+        by_name.setdefault(arr, []).append((inames, idx))
+    new_args = []
+    for arg in knl.args:
+        if isinstance(arg, ArrayArg) and arg.shape is auto:
+            arg = arg.copy(shape=_access_footprint_shape(knl, arg.name, by_name.get(arg.name, [])))
+        new_args.append(arg)
+    new_temps = {}
+    for tname, tv in knl.temporary_variables.items():
+        if tv.shape is auto:
+            tv = tv.copy(shape=_access_footprint_shape(knl, tname, by_name.get(tname, [])))
+        new_temps[tname] = tv
+    return knl.copy(args=tuple(new_args), temporary_variables=new_temps)

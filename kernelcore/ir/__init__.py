@@ -1,0 +1,1 @@
+"""The kernel intermediate representation: data, expressions, instructions, kernels."""

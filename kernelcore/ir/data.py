@@ -1,0 +1,227 @@
+"""Kernel data: arguments and temporaries.
+
+Public names: auto, AddressSpace, ArrayArg, GlobalArg, ValueArg, TemporaryVariable,
+KernelArgument, to_dtype, parse_shape.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pymbolic.primitives as prim
+from pymbolic import parse as _pymbolic_parse
+
+from kernelcore.diagnostic import ParseError, TypeInferenceFailure
+
+
+class _Auto:
+    """Marker: 'find this automatically'."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "auto"
+
+    def __reduce__(self):
+        return (_Auto, ())
+
+
+auto = _Auto()
+
+
+class AddressSpace(enum.IntEnum):
+    """Where a variable lives on the device."""
+
+    PRIVATE = 0
+    LOCAL = 1
+    GLOBAL = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+def to_dtype(dtype: Any) -> np.dtype | None:
+    """Normalize a user dtype spec to :class:`numpy.dtype`, keeping None/auto as None."""
+    if dtype is None or dtype is auto:
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError as e:
+        raise TypeInferenceFailure(f"not a valid dtype: {dtype!r}") from e
+
+
+def _to_expr(x: Any):
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, str):
+        try:
+            return _pymbolic_parse(x)
+        except Exception as e:
+            raise ParseError(f"cannot parse shape entry {x!r}") from e
+    if isinstance(x, prim.ExpressionNode):
+        return x
+    raise ParseError(f"invalid shape entry {x!r}")
+
+
+def parse_shape(shape: Any):
+    """Normalize a shape spec: auto, None, an int, a string "n, m", or a tuple."""
+    if shape is auto or shape is None:
+        return shape
+    if isinstance(shape, str):
+        if not shape.strip():
+            return ()
+        parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
+        shape = parsed if isinstance(parsed, tuple) else (parsed,)
+    elif isinstance(shape, (int, np.integer, prim.ExpressionNode)):
+        shape = (shape,)
+    return tuple(_to_expr(s) for s in shape)
+
+
+def c_order_strides(shape: tuple) -> tuple:
+    """Element strides of a C-ordered array of *shape* as expressions."""
+    strides = []
+    stride: Any = 1
+    for extent in reversed(shape):
+        strides.append(stride)
+        stride = extent if stride == 1 else stride if extent == 1 else extent * stride
+    return tuple(reversed(strides))
+
+
+def strides_for_order(shape: tuple, order: str) -> tuple:
+    if order == "C":
+        return c_order_strides(shape)
+    if order == "F":
+        return tuple(reversed(c_order_strides(tuple(reversed(shape)))))
+    raise ParseError(f"unknown array order {order!r} (expected 'C' or 'F')")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Variable:
+    name: str
+    dtype: np.dtype | None = None
+
+    def copy(self, **kwargs):
+        return replace(self, **kwargs)
+
+    def _type_str(self) -> str:
+        return "<auto/runtime>" if self.dtype is None else str(self.dtype)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ArrayBase(_Variable):
+    shape: Any = auto
+    order: str = "C"
+    strides: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", to_dtype(self.dtype))
+        object.__setattr__(self, "shape", parse_shape(self.shape))
+        if self.order not in ("C", "F"):
+            raise ParseError(f"array '{self.name}': unknown order {self.order!r}")
+        if self.strides is not None and self.strides is not auto:
+            object.__setattr__(self, "strides", parse_shape(self.strides))
+
+    @property
+    def ndim(self) -> int:
+        assert isinstance(self.shape, tuple)
+        return len(self.shape)
+
+    def element_strides(self) -> tuple:
+        """Strides in elements, as expressions in the kernel's parameters."""
+        if isinstance(self.strides, tuple):
+            return self.strides
+        return strides_for_order(self.shape, self.order)
+
+    def _shape_str(self) -> str:
+        if self.shape is auto:
+            return "<auto>"
+        if self.shape is None:
+            return "<none>"
+        return "(" + ", ".join(str(s) for s in self.shape) + ")"
+
+    def _dim_tags_str(self) -> str:
+        if not isinstance(self.shape, tuple):
+            return "<auto>"
+        n = len(self.shape)
+        return "(" + ", ".join(f"N{n-1-k}:stride:{s}"
+                               for k, s in enumerate(self.element_strides())) + ")"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayArg(_ArrayBase):
+    """An array argument in global memory (loopy's GlobalArg)."""
+
+    address_space: AddressSpace = AddressSpace.GLOBAL
+    is_output: bool | None = None
+    is_input: bool | None = None
+
+    def __init__(self, name: str, dtype: Any = None, shape: Any = auto, *,
+                 order: str = "C", strides: Any = None,
+                 address_space: AddressSpace = AddressSpace.GLOBAL,
+                 is_output: bool | None = None, is_input: bool | None = None):
+        for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
+                         strides=strides, address_space=address_space,
+                         is_output=is_output, is_input=is_input).items():
+            object.__setattr__(self, k, v)
+        self.__post_init__()
+
+    def __str__(self) -> str:
+        return (f"{self.name}: type: {self._type_str()}, shape: {self._shape_str()}, "
+                f"dim_tags: {self._dim_tags_str()} aspace: {self.address_space}")
+
+
+GlobalArg = ArrayArg
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValueArg(_Variable):
+    """A scalar argument passed by value."""
+
+    def __init__(self, name: str, dtype: Any = None):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "dtype", to_dtype(dtype))
+
+    def __str__(self) -> str:
+        return f"{self.name}: ValueArg, type: {self._type_str()}"
+
+
+KernelArgument = ArrayArg | ValueArg
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemporaryVariable(_ArrayBase):
+    """A variable that lives only during the kernel's execution.
+
+    *address_space* is :data:`auto` until chosen; a scalar temporary has shape ().
+    """
+
+    address_space: Any = auto
+    initializer: Any = None
+    read_only: bool = False
+
+    def __init__(self, name: str, dtype: Any = None, shape: Any = (), *,
+                 address_space: Any = auto, order: str = "C", strides: Any = None,
+                 initializer: Any = None, read_only: bool = False):
+        for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
+                         strides=strides, address_space=address_space,
+                         initializer=initializer, read_only=read_only).items():
+            object.__setattr__(self, k, v)
+        self.__post_init__()
+
+    def __str__(self) -> str:
+        shape = "" if self.shape == () else f", shape: {self._shape_str()}"
+        aspace = "<auto>" if self.address_space is auto else str(self.address_space)
+        return f"{self.name}: type: {self._type_str()}{shape} aspace: {aspace}"
+
+
+__all__ = ["auto", "AddressSpace", "ArrayArg", "GlobalArg", "ValueArg",
+           "TemporaryVariable", "KernelArgument", "to_dtype", "parse_shape",
+           "strides_for_order"]

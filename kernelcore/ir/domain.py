@@ -1,0 +1,302 @@
+"""Loop domains: parsing, alignment, and conversions between islpy and pymbolic.
+
+Public names: parse_domain, parse_assumptions, align_to, move_names_to_params,
+aff_to_expr, pw_aff_to_expr, set_to_cond_expr, constraint_to_expr, expr_to_pw_aff,
+NotAffineError, static_max_of_pw_aff.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import reduce
+from collections.abc import Iterable, Sequence
+
+import islpy as isl
+import pymbolic.primitives as prim
+
+from kernelcore.diagnostic import ParseError, StaticValueFindingError
+
+dim_type = isl.dim_type
+
+_ISL_KEYWORDS = {"and", "or", "not", "exists", "mod", "floor", "ceil", "min", "max",
+                 "true", "false", "infty", "NaN", "rat", "cst"}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
+
+
+def _params_in(text: str, bound: set[str]) -> list[str]:
+    found: list[str] = []
+    for name in _IDENT.findall(text):
+        if name not in _ISL_KEYWORDS and name not in bound and name not in found:
+            found.append(name)
+    return found
+
+
+def parse_domain(text: str | isl.BasicSet | isl.Set) -> isl.BasicSet | isl.Set:
+    """Parse an ISL set string; undeclared names become parameters."""
+    if isinstance(text, (isl.BasicSet, isl.Set)):
+        return text
+    if not isinstance(text, str):
+        raise ParseError(f"a domain must be an ISL set string, got {type(text).__name__}")
+    src = text.strip()
+    if "->" not in src.split("{", 1)[0]:
+        m = re.match(r"\{\s*\[([^\]]*)\]\s*(:?)(.*)\}\s*$", src, re.S)
+        if m is None:
+            raise ParseError(f"malformed domain {text!r}: expected '{{ [inames] : "
+                             "constraints }'")
+        inames = {s.strip() for s in m.group(1).split(",") if s.strip()}
+        body = m.group(3)
+        bound = set(inames)
+        for ex in re.finditer(r"exists\s*\(?\s*([A-Za-z_0-9,\s]+?)\s*:", body):
+            bound |= {s.strip() for s in ex.group(1).split(",")}
+        params = _params_in(body, bound)
+        if params:
+            src = f"[{', '.join(params)}] -> {src}"
+    try:
+        result = isl.Set(src)
+    except isl.Error as e:
+        raise ParseError(f"malformed domain {text!r}: {e}") from None
+    result = result.coalesce()
+    bsets = result.get_basic_sets()
+    if len(bsets) == 1:
+        return bsets[0]
+    return result
+
+
+def parse_assumptions(text: str | isl.BasicSet | isl.Set | None,
+                      params: Sequence[str]) -> isl.Set:
+    """Parse assumptions ("n>=1 and n mod 16 = 0") into a parameter set."""
+    names = list(params)
+    if isinstance(text, (isl.BasicSet, isl.Set)):
+        aset = text if isinstance(text, isl.Set) else text.to_set()
+        aset = aset.params() if not aset.is_params() else aset
+    else:
+        body = "" if text is None else text.strip()
+        names += [p for p in _params_in(body, set()) if p not in names]
+        try:
+            aset = isl.Set(f"[{', '.join(names)}] -> {{ : {body} }}")
+        except isl.Error as e:
+            raise ParseError(f"malformed assumptions {text!r}: {e}") from None
+    universe = isl.Set(f"[{', '.join(names)}] -> {{ : }}")
+    return aset.align_params(universe.space) & universe.align_params(aset.space)
+
+
+def align_to(obj, template):
+    """*obj* in *template*'s space (dims matched by name, missing ones added)."""
+    return isl.align_spaces(obj, template, obj_bigger_ok=True)
+
+
+def move_names_to_params(s: isl.Set, names: Iterable[str]) -> isl.Set:
+    """Turn the set dimensions called *names* into parameters."""
+    for name in names:
+        var = s.get_var_dict()
+        if name in var and var[name][0] == dim_type.set:
+            s = s.move_dims(dim_type.param, s.dim(dim_type.param),
+                            dim_type.set, var[name][1], 1)
+    return s
+
+
+def project_to(s: isl.Set, keep: Iterable[str]) -> isl.Set:
+    """Project out every set dimension not in *keep*."""
+    keep = set(keep)
+    names = [s.get_dim_name(dim_type.set, i) for i in range(s.dim(dim_type.set))]
+    for i in reversed(range(len(names))):
+        if names[i] not in keep:
+            s = s.project_out(dim_type.set, i, 1)
+    return s
+
+
+# {{{ isl -> pymbolic
+
+def _val_to_int_or_frac(v: isl.Val):
+    num = v.get_num_si()
+    den = v.get_den_val().get_num_si()
+    return num, den
+
+
+def _linear_expr(terms: list[tuple[int, object]], const: int):
+    """sum(coeff*var) + const as a tidy pymbolic expression."""
+    parts = []
+    if const:
+        parts.append(const)
+    for coeff, var in terms:
+        if coeff == 0:
+            continue
+        parts.append(var if coeff == 1 else prim.Product((coeff, var)))
+    if not parts:
+        return 0
+    if len(parts) == 1:
+        return parts[0]
+    return prim.Sum(tuple(parts))
+
+
+def aff_to_expr(aff: isl.Aff):
+    """An isl quasi-affine expression as pymbolic (divs become floor divisions)."""
+    den_total = 1
+    entries = []
+    for dt in (dim_type.param, dim_type.in_):
+        for i in range(aff.dim(dt)):
+            num, den = _val_to_int_or_frac(aff.get_coefficient_val(dt, i))
+            if num:
+                entries.append((num, den, prim.Variable(aff.get_dim_name(dt, i))))
+    for i in range(aff.dim(dim_type.div)):
+        num, den = _val_to_int_or_frac(aff.get_coefficient_val(dim_type.div, i))
+        if num:
+            entries.append((num, den, div_to_expr(aff.get_div(i))))
+    cnum, cden = _val_to_int_or_frac(aff.get_constant_val())
+    for _num, den, _v in entries:
+        den_total = _lcm(den_total, den)
+    den_total = _lcm(den_total, cden)
+    terms = [(num * (den_total // den), v) for num, den, v in entries]
+    const = cnum * (den_total // cden)
+    expr = _linear_expr(terms, const)
+    if den_total != 1:
+        expr = prim.FloorDiv(expr, den_total)
+    return expr
+
+
+def div_to_expr(div_aff: isl.Aff):
+    """``floor(div_aff)`` as pymbolic."""
+    expr = aff_to_expr(div_aff)
+    if isinstance(expr, prim.FloorDiv):
+        return expr
+    return expr
+
+
+def _lcm(a: int, b: int) -> int:
+    from math import gcd
+    return a * b // gcd(a, b)
+
+
+def constraint_to_expr(c: isl.Constraint):
+    """An isl constraint as a pymbolic comparison (``expr >= 0`` or ``expr == 0``)."""
+    terms = []
+    for dt in (dim_type.param, dim_type.set):
+        for i in range(c.space.dim(dt)):
+            num = c.get_coefficient_val(dt, i).get_num_si()
+            if num:
+                terms.append((num, prim.Variable(c.space.get_dim_name(dt, i))))
+    local = c.get_local_space()
+    for i in range(local.dim(dim_type.div)):
+        num = c.get_coefficient_val(dim_type.div, i).get_num_si()
+        if num:
+            terms.append((num, div_to_expr(local.get_div(i))))
+    const = c.get_constant_val().get_num_si()
+    # order: variables first as loopy users are used to, constant first
+    expr = _linear_expr(terms, const)
+    return prim.Comparison(expr, "==" if c.is_equality() else ">=", 0)
+
+
+def basic_set_to_conditions(bs: isl.BasicSet) -> list:
+    return [constraint_to_expr(c) for c in bs.get_constraints()]
+
+
+def set_to_cond_expr(s: isl.Set | isl.BasicSet):
+    """An isl set as a boolean pymbolic expression (True when universe)."""
+    if isinstance(s, isl.BasicSet):
+        s = s.to_set()
+    alternatives = []
+    for bs in s.get_basic_sets():
+        conds = basic_set_to_conditions(bs)
+        if not conds:
+            return True
+        alternatives.append(conds[0] if len(conds) == 1 else prim.LogicalAnd(tuple(conds)))
+    if not alternatives:
+        return False
+    return alternatives[0] if len(alternatives) == 1 else prim.LogicalOr(tuple(alternatives))
+
+
+def pw_aff_to_expr(pwaff: isl.PwAff):
+    """A piecewise quasi-affine function as pymbolic (pieces become conditionals)."""
+    pieces = pwaff.get_pieces()
+    if not pieces:
+        raise StaticValueFindingError(f"empty piecewise expression {pwaff}")
+    if len(pieces) > 1:
+        affs = [isl.PwAff.from_aff(aff) for _, aff in pieces]
+        for combine, node in ((isl.PwAff.min, prim.Min), (isl.PwAff.max, prim.Max)):
+            combined = reduce(combine, affs)
+            if combined.ne_set(pwaff).is_empty():
+                return node(tuple(aff_to_expr(aff) for _, aff in pieces))
+    result = aff_to_expr(pieces[-1][1])
+    for dom, aff in reversed(pieces[:-1]):
+        result = prim.If(set_to_cond_expr(dom), aff_to_expr(aff), result)
+    return result
+
+
+def static_max_of_pw_aff(pwaff: isl.PwAff, context: isl.Set | None = None) -> isl.Aff:
+    """One affine piece of *pwaff* that is >= every piece wherever *context* holds
+    (raises :class:`StaticValueFindingError` when none dominates)."""
+    dom = pwaff.domain()
+    if context is not None:
+        pwaff = pwaff.align_params(context.space)
+        dom = pwaff.domain() & context.align_params(pwaff.domain().space)
+    pieces = pwaff.get_pieces()
+    if len(pieces) == 1:
+        return pieces[0][1]
+    for _, candidate in pieces:
+        below = isl.PwAff.from_aff(candidate).lt_set(pwaff)
+        if (below & dom).is_empty():
+            return candidate
+    raise StaticValueFindingError(
+        f"no static maximum found for {pwaff}: none of its pieces is at least as "
+        "large as all others")
+
+
+# }}}
+
+
+# {{{ pymbolic -> isl
+
+class NotAffineError(ValueError):
+    """An expression is not quasi-affine in the given variables."""
+
+
+def expr_to_pw_aff(expr, space: isl.Space) -> isl.PwAff:
+    """A quasi-affine pymbolic expression as an isl PwAff over *space*."""
+    affs = isl.affs_from_space(space)
+    return _to_aff(expr, affs)
+
+
+def _to_aff(expr, affs):
+    if isinstance(expr, bool):
+        raise NotAffineError(f"boolean {expr} in affine expression")
+    if isinstance(expr, int) or (hasattr(expr, "dtype") and getattr(expr, "dtype").kind in "iu"):
+        return affs[0] + int(expr)
+    if isinstance(expr, prim.Variable):
+        if expr.name not in affs:
+            raise NotAffineError(f"'{expr.name}' is not a loop index or parameter")
+        return affs[expr.name]
+    if isinstance(expr, prim.Sum):
+        result = affs[0]
+        for ch in expr.children:
+            result = result + _to_aff(ch, affs)
+        return result
+    if isinstance(expr, prim.Product):
+        const = 1
+        nonconst = None
+        for ch in expr.children:
+            if isinstance(ch, int):
+                const *= ch
+            elif nonconst is None:
+                nonconst = _to_aff(ch, affs)
+            else:
+                rhs = _to_aff(ch, affs)
+                if rhs.is_cst():
+                    nonconst = nonconst.mul(rhs)
+                elif nonconst.is_cst():
+                    nonconst = rhs.mul(nonconst)
+                else:
+                    raise NotAffineError(f"{expr} is not affine")
+        return (affs[0] + const) if nonconst is None else nonconst.scale_val(
+            isl.Val.int_from_si(isl.DEFAULT_CONTEXT, const)) if const != 1 else nonconst
+    if isinstance(expr, prim.FloorDiv) and isinstance(expr.denominator, int) \
+            and expr.denominator > 0:
+        num = _to_aff(expr.numerator, affs)
+        return num.scale_down_val(
+            isl.Val.int_from_si(isl.DEFAULT_CONTEXT, expr.denominator)).floor()
+    if isinstance(expr, prim.Remainder) and isinstance(expr.denominator, int) \
+            and expr.denominator > 0:
+        num = _to_aff(expr.numerator, affs)
+        return num.mod_val(isl.Val.int_from_si(isl.DEFAULT_CONTEXT, expr.denominator))
+    raise NotAffineError(f"{expr} is not quasi-affine")
+
+# }}}

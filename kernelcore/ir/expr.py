@@ -1,0 +1,168 @@
+"""Kernel-specific expression nodes and the mappers every pass builds on.
+
+Public names: Reduction, TypeCast, IdentityMapper, CombineMapper, WalkMapper,
+StringifyMapper, VariableCollector, SubstitutionMapper, substitute,
+get_dependencies, find_reductions, REDUCTION_OPS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pymbolic.primitives as prim
+from pymbolic.mapper import (
+    CombineMapper as _CombineMapper,
+    IdentityMapper as _IdentityMapper,
+    WalkMapper as _WalkMapper,
+)
+from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper as _StringifyMapper
+
+#: names of the built-in reductions, usable as ``op(iname, expr)``
+REDUCTION_OPS = ("sum", "product", "max", "min")
+
+
+@prim.expr_dataclass()
+class Reduction(prim.ExpressionNode):
+    """``operation(inames, expr)``: reduce *expr* over the points of *inames*."""
+
+    operation: str
+    inames: tuple[str, ...]
+    expr: Any
+
+    def make_stringifier(self, originating_stringifier=None):
+        return StringifyMapper()
+
+
+@prim.expr_dataclass()
+class TypeCast(prim.ExpressionNode):
+    """Convert *child* to the numpy dtype *dtype*."""
+
+    dtype: np.dtype
+    child: Any
+
+    def make_stringifier(self, originating_stringifier=None):
+        return StringifyMapper()
+
+
+class IdentityMapper(_IdentityMapper):
+    def map_reduction(self, expr: Reduction, *args, **kwargs):
+        new = self.rec(expr.expr, *args, **kwargs)
+        return expr if new is expr.expr else Reduction(expr.operation, expr.inames, new)
+
+    def map_type_cast(self, expr: TypeCast, *args, **kwargs):
+        return TypeCast(expr.dtype, self.rec(expr.child, *args, **kwargs))
+
+
+class CombineMapper(_CombineMapper):
+    def map_reduction(self, expr: Reduction, *args, **kwargs):
+        return self.rec(expr.expr, *args, **kwargs)
+
+    def map_type_cast(self, expr: TypeCast, *args, **kwargs):
+        return self.rec(expr.child, *args, **kwargs)
+
+
+class WalkMapper(_WalkMapper):
+    def map_reduction(self, expr: Reduction, *args, **kwargs):
+        if not self.visit(expr, *args, **kwargs):
+            return
+        self.rec(expr.expr, *args, **kwargs)
+        self.post_visit(expr, *args, **kwargs)
+
+    def map_type_cast(self, expr: TypeCast, *args, **kwargs):
+        if not self.visit(expr, *args, **kwargs):
+            return
+        self.rec(expr.child, *args, **kwargs)
+        self.post_visit(expr, *args, **kwargs)
+
+
+class StringifyMapper(_StringifyMapper):
+    def map_reduction(self, expr: Reduction, enclosing_prec, *args, **kwargs):
+        inames = expr.inames[0] if len(expr.inames) == 1 else \
+            "(" + ", ".join(expr.inames) + ")"
+        return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
+
+    def map_type_cast(self, expr: TypeCast, enclosing_prec, *args, **kwargs):
+        return f"cast({expr.dtype}, {self.rec(expr.child, PREC_NONE)})"
+
+    def map_constant(self, expr, enclosing_prec, *args, **kwargs):
+        if isinstance(expr, np.generic):
+            return repr(expr.item())
+        return super().map_constant(expr, enclosing_prec, *args, **kwargs)
+
+
+class VariableCollector(CombineMapper):
+    """Names of the variables an expression reads (function names excluded,
+    inames bound by reductions excluded)."""
+
+    def combine(self, values):
+        result: set[str] = set()
+        for v in values:
+            result |= v
+        return frozenset(result)
+
+    def map_constant(self, expr):
+        return frozenset()
+
+    def map_variable(self, expr):
+        return frozenset([expr.name])
+
+    def map_call(self, expr):
+        return self.combine(self.rec(p) for p in expr.parameters)
+
+    def map_reduction(self, expr):
+        return self.rec(expr.expr) - frozenset(expr.inames)
+
+    map_nan = map_constant
+
+
+def get_dependencies(expr) -> frozenset[str]:
+    """All variable names *expr* reads."""
+    return VariableCollector()(expr)
+
+
+class _ReductionFinder(WalkMapper):
+    def __init__(self):
+        self.found: list[Reduction] = []
+
+    def visit(self, expr, *args, **kwargs):
+        if isinstance(expr, Reduction):
+            self.found.append(expr)
+        return True
+
+    def map_constant(self, expr, *args, **kwargs):
+        pass
+
+    map_nan = map_constant
+
+
+def find_reductions(expr) -> list[Reduction]:
+    """Every reduction node inside *expr* (outermost first)."""
+    finder = _ReductionFinder()
+    finder(expr)
+    return finder.found
+
+
+class SubstitutionMapper(IdentityMapper):
+    """Replace variables by name; names bound by a reduction are left alone."""
+
+    def __init__(self, subst: Callable[[str], Any | None]):
+        self.subst = subst
+
+    def map_variable(self, expr):
+        result = self.subst(expr.name)
+        return expr if result is None else result
+
+    def map_reduction(self, expr):
+        outer = self.subst
+        self.subst = lambda name: None if name in expr.inames else outer(name)
+        try:
+            return super().map_reduction(expr)
+        finally:
+            self.subst = outer
+
+
+def substitute(expr, mapping: Mapping[str, Any]):
+    """*expr* with the variables named in *mapping* replaced."""
+    return SubstitutionMapper(mapping.get)(expr)

@@ -1,0 +1,116 @@
+"""Instructions: what a kernel executes for each point of its loop domain.
+
+Public names: InstructionBase, Assignment, NoOpInstruction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pymbolic.primitives as prim
+
+from kernelcore.ir.expr import get_dependencies
+
+
+@dataclass(frozen=True, kw_only=True)
+class InstructionBase:
+    """Fields every instruction has.
+
+    *depends_on* lists ids of instructions that must run first (within the inames
+    both share); *within_inames* are the loops the instruction runs in;
+    *predicates* are conditions (expressions) it is guarded by.
+    """
+
+    id: str
+    depends_on: frozenset[str] = frozenset()
+    depends_on_is_final: bool = False
+    within_inames: frozenset[str] = frozenset()
+    priority: int = 0
+    tags: frozenset[str] = frozenset()
+    no_sync_with: frozenset[tuple[str, str]] = frozenset()
+    predicates: frozenset[Any] = frozenset()
+
+    def copy(self, **kwargs) -> InstructionBase:
+        return replace(self, **kwargs)
+
+    def assignee_names(self) -> frozenset[str]:
+        return frozenset()
+
+    def read_dependency_names(self) -> frozenset[str]:
+        result: frozenset[str] = frozenset()
+        for p in self.predicates:
+            result |= get_dependencies(p)
+        return result
+
+    def expressions(self) -> tuple:
+        """Every expression the instruction holds (for walks)."""
+        return tuple(self.predicates)
+
+    def with_transformed_expressions(self, f) -> InstructionBase:
+        return replace(self, predicates=frozenset(f(p) for p in self.predicates))
+
+    def _options_str(self) -> str:
+        opts = [f"id={self.id}"]
+        if self.priority:
+            opts.append(f"priority={self.priority}")
+        if self.tags:
+            opts.append("tags=" + ":".join(sorted(self.tags)))
+        if self.predicates:
+            opts.append("if=" + " and ".join(sorted(str(p) for p in self.predicates)))
+        return "{" + ", ".join(opts) + "}"
+
+
+def assignee_var_name(assignee) -> str:
+    if isinstance(assignee, prim.Variable):
+        return assignee.name
+    if isinstance(assignee, prim.Subscript) and isinstance(assignee.aggregate, prim.Variable):
+        return assignee.aggregate.name
+    raise ValueError(f"invalid assignment target: {assignee}")
+
+
+def assignee_subscript(assignee) -> tuple:
+    if isinstance(assignee, prim.Subscript):
+        idx = assignee.index
+        return idx if isinstance(idx, tuple) else (idx,)
+    return ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assignment(InstructionBase):
+    """``assignee = expression``; *temp_var_type* is set when the line declares a
+    temporary (``<> t = ...``: :data:`~kernelcore.ir.data.auto`, ``<float32> t``:
+    that dtype)."""
+
+    assignee: Any
+    expression: Any
+    temp_var_type: np.dtype | Any | None = None
+
+    def assignee_names(self) -> frozenset[str]:
+        return frozenset([assignee_var_name(self.assignee)])
+
+    def read_dependency_names(self) -> frozenset[str]:
+        sub_deps: frozenset[str] = frozenset()
+        for s in assignee_subscript(self.assignee):
+            sub_deps |= get_dependencies(s)
+        return super().read_dependency_names() | get_dependencies(self.expression) \
+            | sub_deps
+
+    def expressions(self) -> tuple:
+        return (self.assignee, self.expression) + super().expressions()
+
+    def with_transformed_expressions(self, f) -> Assignment:
+        return replace(super().with_transformed_expressions(f),
+                       assignee=f(self.assignee), expression=f(self.expression))
+
+    def __str__(self) -> str:
+        return f"{self.assignee} = {self.expression}  {self._options_str()}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoOpInstruction(InstructionBase):
+    """An instruction that does nothing; a target for dependencies."""
+
+    def __str__(self) -> str:
+        return f"... nop  {self._options_str()}"

@@ -1,0 +1,269 @@
+"""The kernel: domains, instructions, data, tags and options in one immutable object.
+
+Public names: LoopKernel, KernelState.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+import islpy as isl
+
+from kernelcore.diagnostic import UnknownNameError
+from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg
+from kernelcore.ir.domain import align_to, project_to
+from kernelcore.ir.instruction import InstructionBase
+from kernelcore.options import Options
+
+dim_type = isl.dim_type
+_RULE = "-" * 75
+
+
+class KernelState(enum.IntEnum):
+    INITIAL = 0
+    PREPROCESSED = 1
+    LINEARIZED = 2
+
+
+@dataclass(frozen=True, eq=False)
+class LoopKernel:
+    """A loop-domain kernel. Transformations return modified copies
+    (:meth:`copy`); nothing mutates a kernel in place."""
+
+    name: str
+    domains: tuple
+    instructions: tuple[InstructionBase, ...]
+    args: tuple
+    temporary_variables: Mapping[str, TemporaryVariable] = field(default_factory=dict)
+    iname_tags: Mapping[str, Any] = field(default_factory=dict)
+    loop_priority: tuple[tuple[str, ...], ...] = ()
+    assumptions: isl.Set | None = None
+    options: Options = field(default_factory=Options)
+    target: Any = None
+    state: KernelState = KernelState.INITIAL
+    linearization: tuple | None = None
+
+    def copy(self, **kwargs) -> LoopKernel:
+        return replace(self, **kwargs)
+
+    # {{{ names
+
+    @cached_property
+    def _iname_order(self) -> tuple[str, ...]:
+        names: list[str] = []
+        for dom in self.domains:
+            for i in range(dom.dim(dim_type.set)):
+                name = dom.get_dim_name(dim_type.set, i)
+                if name not in names:
+                    names.append(name)
+        return tuple(names)
+
+    def all_inames(self) -> tuple[str, ...]:
+        """Every loop index, in order of first appearance in the domains."""
+        return self._iname_order
+
+    @cached_property
+    def _param_order(self) -> tuple[str, ...]:
+        inames = set(self._iname_order)
+        names: list[str] = []
+        for dom in self.domains:
+            for i in range(dom.dim(dim_type.param)):
+                name = dom.get_dim_name(dim_type.param, i)
+                if name not in inames and name not in names:
+                    names.append(name)
+        return tuple(names)
+
+    def all_params(self) -> tuple[str, ...]:
+        """Domain parameters that are not loop indices."""
+        return self._param_order
+
+    @cached_property
+    def arg_dict(self) -> dict[str, ArrayArg | ValueArg]:
+        return {a.name: a for a in self.args}
+
+    @cached_property
+    def id_to_insn(self) -> dict[str, InstructionBase]:
+        return {insn.id: insn for insn in self.instructions}
+
+    def get_var(self, name: str):
+        """The argument or temporary called *name*."""
+        if name in self.arg_dict:
+            return self.arg_dict[name]
+        if name in self.temporary_variables:
+            return self.temporary_variables[name]
+        raise UnknownNameError(f"kernel '{self.name}' has no variable '{name}'")
+
+    def check_inames(self, names, context: str) -> None:
+        unknown = [n for n in names if n not in self._iname_order]
+        if unknown:
+            raise UnknownNameError(
+                f"{context}: unknown iname(s) {', '.join(repr(u) for u in unknown)} "
+                f"(kernel inames: {', '.join(self._iname_order) or 'none'})")
+
+    @cached_property
+    def writer_map(self) -> dict[str, frozenset[str]]:
+        """Variable name -> ids of instructions writing it."""
+        result: dict[str, set[str]] = {}
+        for insn in self.instructions:
+            for v in insn.assignee_names():
+                result.setdefault(v, set()).add(insn.id)
+        return {k: frozenset(v) for k, v in result.items()}
+
+    def get_written_variables(self) -> frozenset[str]:
+        return frozenset(self.writer_map)
+
+    # }}}
+
+    # {{{ domains
+
+    @cached_property
+    def space(self) -> isl.Space:
+        """The space holding every iname (set dims) and parameter."""
+        return isl.Space.create_from_names(
+            isl.DEFAULT_CONTEXT, set=list(self._iname_order), params=list(self._param_order))
+
+    @cached_property
+    def _universe(self) -> isl.Set:
+        return isl.Set.universe(self.space)
+
+    @cached_property
+    def aligned_domains(self) -> tuple[isl.Set, ...]:
+        result = []
+        for dom in self.domains:
+            s = dom.to_set() if isinstance(dom, isl.BasicSet) else dom
+            result.append(align_to(s, self._universe))
+        return tuple(result)
+
+    @cached_property
+    def _iname_to_domain(self) -> dict[str, int]:
+        result = {}
+        for k, dom in enumerate(self.domains):
+            for i in range(dom.dim(dim_type.set)):
+                result.setdefault(dom.get_dim_name(dim_type.set, i), k)
+        return result
+
+    def domain_parent_inames(self, iname: str) -> frozenset[str]:
+        """Inames that bound *iname* (appear as parameters of its domain)."""
+        dom = self.domains[self._iname_to_domain[iname]]
+        inames = set(self._iname_order)
+        own = {dom.get_dim_name(dim_type.set, i) for i in range(dom.dim(dim_type.set))}
+        parents = {dom.get_dim_name(dim_type.param, i) for i in range(dom.dim(dim_type.param))}
+        return frozenset((parents & inames) - own)
+
+    def get_inames_domain(self, inames) -> isl.Set:
+        """The points of *inames* (other inames projected out), in :attr:`space`."""
+        needed: set[int] = set()
+        todo = [self._iname_to_domain[i] for i in inames]
+        while todo:
+            k = todo.pop()
+            if k in needed:
+                continue
+            needed.add(k)
+            dom = self.domains[k]
+            for i in range(dom.dim(dim_type.param)):
+                p = dom.get_dim_name(dim_type.param, i)
+                if p in self._iname_to_domain:
+                    todo.append(self._iname_to_domain[p])
+        result = self._universe
+        for k in sorted(needed):
+            result = result & self.aligned_domains[k]
+        # Inames not coupled (through constraints) to *inames* are dropped without
+        # projection: an empty inner loop must not suppress the outer statements.
+        coupled = _coupled_inames(result, set(inames))
+        for idx, name in enumerate(self._iname_order):
+            if name not in coupled:
+                result = result.drop_constraints_involving_dims(dim_type.set, idx, 1)
+        result = project_to(result, inames)
+        return align_to(result, self._universe)
+
+    @cached_property
+    def assumptions_set(self) -> isl.Set:
+        """The assumptions as a set in :attr:`space` (parameters only constrained)."""
+        if self.assumptions is None:
+            return self._universe
+        return align_to(isl.Set.from_params(self.assumptions.params())
+                        if self.assumptions.is_params() else self.assumptions,
+                        self._universe)
+
+    # }}}
+
+    # {{{ printing
+
+    def stringify(self, with_dependencies: bool = False) -> str:
+        lines = [_RULE, f"KERNEL: {self.name}", _RULE, "ARGUMENTS:"]
+        lines += [str(a) for a in sorted(self.args, key=lambda a: a.name)]
+        lines += [_RULE, "DOMAINS:"]
+        lines += [str(d) for d in self.domains]
+        lines += [_RULE, "INAME IMPLEMENTATION TAGS:"]
+        lines += [f"{i}: {self.iname_tags.get(i)}" for i in sorted(self._iname_order)]
+        if self.temporary_variables:
+            lines += [_RULE, "TEMPORARIES:"]
+            lines += [str(t) for _, t in sorted(self.temporary_variables.items())]
+        lines += [_RULE, "INSTRUCTIONS:"]
+        lines += _nested_instruction_lines(self)
+        if with_dependencies:
+            lines += [_RULE, "DEPENDENCIES: (use kernelcore.show_dependency_graph "
+                      "to visualize)"]
+            for insn in self.instructions:
+                if insn.depends_on:
+                    lines.append(f"{insn.id} : {', '.join(sorted(insn.depends_on))}")
+        if self.linearization is not None:
+            from kernelcore.schedule.items import linearization_lines
+            lines += [_RULE, "LINEARIZATION:"]
+            lines += linearization_lines(self.linearization)
+        lines.append(_RULE)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.stringify()
+
+    # }}}
+
+    def __call__(self, queue, **kwargs):
+        """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""
+        from kernelcore.runtime.invoke import invoke
+        return invoke(self, queue, kwargs)
+
+
+def _coupled_inames(s: isl.Set, seeds: set[str]) -> set[str]:
+    """*seeds* and every iname linked to them by some constraint of *s*."""
+    names = [s.get_dim_name(dim_type.set, k) for k in range(s.dim(dim_type.set))]
+    groups = []
+    for bs in s.get_basic_sets():
+        for c in bs.get_constraints():
+            groups.append({names[k] for k in range(len(names))
+                           if c.involves_dims(dim_type.set, k, 1)})
+    result = set(seeds)
+    changed = True
+    while changed:
+        changed = False
+        for g in groups:
+            if g & result and not g <= result:
+                result |= g
+                changed = True
+    return result
+
+
+def _nested_instruction_lines(knl: LoopKernel) -> list[str]:
+    lines: list[str] = []
+    open_loops: list[str] = []
+    order = {name: k for k, name in enumerate(knl.all_inames())}
+    for insn in knl.instructions:
+        wanted = sorted(insn.within_inames, key=lambda n: order.get(n, 0))
+        common = 0
+        while (common < len(open_loops) and common < len(wanted)
+               and open_loops[common] == wanted[common]):
+            common += 1
+        while len(open_loops) > common:
+            lines.append("  " * (len(open_loops) - 1) + f"end {open_loops.pop()}")
+        for name in wanted[common:]:
+            lines.append("  " * len(open_loops) + f"for {name}")
+            open_loops.append(name)
+        lines.append("  " * len(open_loops) + str(insn))
+    while open_loops:
+        lines.append("  " * (len(open_loops) - 1) + f"end {open_loops.pop()}")
+    return lines

@@ -1,0 +1,50 @@
+"""Kernel options: how a kernel is run and what is shown while doing it.
+
+Public names: Options, make_options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from kernelcore.diagnostic import UnknownNameError
+
+_ALIASES = {"write_cl": "write_code"}
+
+
+@dataclass(frozen=True)
+class Options:
+    """Per-kernel options.
+
+    *write_code*: print the generated device code when it is built;
+    *write_wrapper*: print the generated Python invoker; *return_dict*: calls
+    return ``{name: array}`` instead of a tuple; *no_numpy*: do not accept or
+    return numpy arrays (skip the host-transfer checks); *skip_arg_checks*: skip
+    shape/dtype/stride checks of passed arrays; *allow_terminal_colors*: accepted
+    for compatibility (output is never colored).
+    """
+
+    write_code: bool = False
+    write_wrapper: bool = False
+    return_dict: bool = False
+    no_numpy: bool = False
+    skip_arg_checks: bool = False
+    allow_terminal_colors: bool = False
+
+    def with_updates(self, *names: str, **values: bool) -> Options:
+        """A copy with the given flags set (positional names mean True; names
+        may also be given as one comma-separated string)."""
+        updates = {}
+        for spec in names:
+            for name in spec.split(","):
+                name = name.strip()
+                if name:
+                    updates[_ALIASES.get(name, name)] = True
+        for name, value in values.items():
+            updates[_ALIASES.get(name, name)] = value
+        known = {f.name for f in fields(self)}
+        for name in updates:
+            if name not in known:
+                raise UnknownNameError(
+                    f"unknown kernel option '{name}' (known: {', '.join(sorted(known))})")
+        return replace(self, **updates)

@@ -1,0 +1,279 @@
+"""The instruction language: text -> parsed statements (pymbolic expressions).
+
+Public names: parse_expression, parse_instructions, ParsedInstruction.
+
+Grammar (one statement per line; ``#`` starts a comment)::
+
+    [<dtype>] lhs = rhs [{opt, opt=value, ...}]     assignment (``<>`` declares a
+                                                    temporary of inferred type)
+    [i,j]: lhs = rhs                                explicit loop indices
+    for i[, j]  ...  end                            loop block
+    if cond  ...  [elif cond ...] [else ...]  end   conditional block
+    ... nop [{...}]                                 no-op (dependency anchor)
+
+Options: ``id=``, ``dep=a:b`` (``dep=*a`` disables the single-writer heuristic),
+``priority=``, ``tags=a:b``, ``nosync=a:b``, ``inames=i:j``, ``if=cond``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pymbolic.primitives as prim
+from pymbolic.parser import Parser as _PymbolicParser, _imaginary, _not, _float
+from pytools.lex import ParseError as _LexParseError
+
+from kernelcore.diagnostic import ParseError
+from kernelcore.ir.expr import IdentityMapper
+
+
+class _Parser(_PymbolicParser):
+    """pymbolic's parser with C-style literal suffixes (``2.5f``), imaginary
+    literals, ``if`` as a function name and ``not`` binding looser than
+    comparisons."""
+
+    def parse_float(self, s: str):
+        low = s.lower()
+        if low.endswith("j"):
+            return complex(s[:-1].replace("d", "e").replace("D", "e") + "j")
+        if low.endswith("f") and not low.endswith("inf"):
+            return np.float32(float(s[:-1]))
+        if low.endswith("l"):
+            return np.float64(float(s[:-1].replace("d", "e").replace("D", "e")))
+        return float(s.replace("d", "e").replace("D", "e"))
+
+    def parse_terminal(self, pstate):
+        if pstate.next_tag() is _imaginary:
+            return self.parse_float(pstate.next_str_and_advance())
+        from pymbolic.parser import _if
+        if pstate.next_tag() is _if:
+            return prim.Variable(pstate.next_str_and_advance())
+        return super().parse_terminal(pstate)
+
+    def parse_prefix(self, pstate):
+        from pymbolic.parser import _PREC_COMPARISON
+        if pstate.is_next(_not):
+            pstate.advance()
+            return prim.LogicalNot(self.parse_expression(pstate, _PREC_COMPARISON - 1))
+        return super().parse_prefix(pstate)
+
+
+_parser = _Parser()
+_ = _float  # float literals go through parse_float
+
+
+class _CallRewriter(IdentityMapper):
+    """``if(c, a, b)`` -> conditional expression."""
+
+    def map_call(self, expr):
+        params = tuple(self.rec(p) for p in expr.parameters)
+        if isinstance(expr.function, prim.Variable) and expr.function.name == "if":
+            if len(params) != 3:
+                raise ParseError(f"if() takes 3 arguments (condition, then, else), "
+                                 f"got {len(params)}")
+            return prim.If(*params)
+        return prim.Call(expr.function, params)
+
+    def map_constant(self, expr):
+        return expr
+
+
+def parse_expression(text: str):
+    """Parse one expression of the instruction language."""
+    try:
+        expr = _parser(text)
+    except (_LexParseError, ValueError, TypeError) as e:
+        raise ParseError(f"cannot parse expression {text!r}: {e}") from None
+    return _CallRewriter()(expr)
+
+
+@dataclass
+class ParsedInstruction:
+    """One statement as written, before names and types are resolved."""
+
+    kind: str                      # "assign" or "nop"
+    assignee: Any = None
+    expression: Any = None
+    temp_var_type: Any = None      # None: no declaration; "auto" or a dtype
+    id: str | None = None
+    depends_on: tuple[str, ...] = ()
+    depends_on_is_final: bool = False
+    priority: int = 0
+    tags: frozenset[str] = frozenset()
+    no_sync_with: frozenset = frozenset()
+    block_inames: frozenset[str] = frozenset()
+    explicit_inames: frozenset[str] | None = None
+    predicates: frozenset = frozenset()
+    source: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+_ASSIGN_EQ = re.compile(r"(?<![=<>!])=(?!=)")
+
+
+def _split_options(line: str) -> tuple[str, str | None]:
+    line = line.rstrip()
+    if line.endswith("}"):
+        depth = 0
+        for k in range(len(line) - 1, -1, -1):
+            if line[k] == "}":
+                depth += 1
+            elif line[k] == "{":
+                depth -= 1
+                if depth == 0:
+                    return line[:k].rstrip(), line[k + 1:-1]
+        raise ParseError(f"unbalanced braces in instruction {line!r}")
+    return line, None
+
+
+def _apply_options(pi: ParsedInstruction, opts: str) -> None:
+    for item in (s.strip() for s in opts.split(",")):
+        if not item:
+            continue
+        key, _, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if key == "id":
+            pi.id = value
+        elif key == "dep":
+            if value.startswith("*"):
+                pi.depends_on_is_final = True
+                value = value[1:]
+            pi.depends_on += tuple(v.strip() for v in value.split(":") if v.strip())
+        elif key == "priority":
+            try:
+                pi.priority = int(value)
+            except ValueError:
+                raise ParseError(f"priority must be an integer, got {value!r} "
+                                 f"in {pi.source!r}") from None
+        elif key == "tags":
+            pi.tags = pi.tags | {v.strip() for v in value.split(":") if v.strip()}
+        elif key == "nosync":
+            pi.no_sync_with = pi.no_sync_with | {
+                (v.strip(), "any") for v in value.split(":") if v.strip()}
+        elif key == "inames":
+            pi.explicit_inames = frozenset(v.strip() for v in value.split(":") if v.strip())
+        elif key == "if":
+            pi.predicates = pi.predicates | {parse_expression(value)}
+        else:
+            raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
+                             "(known: id, dep, priority, tags, nosync, inames, if)")
+
+
+_HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",
+                   re.S)
+
+
+def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
+    body, opts = _split_options(line)
+    pi = ParsedInstruction(kind="assign", source=line.strip(),
+                           block_inames=frozenset(block_inames),
+                           predicates=frozenset(predicates))
+    if body.strip().startswith("..."):
+        word = body.strip()[3:].strip()
+        if word != "nop":
+            raise ParseError(f"unknown special instruction '... {word}' in {line.strip()!r}")
+        pi.kind = "nop"
+    else:
+        m = _HEAD.match(body)
+        assert m is not None
+        if m.group("inames") is not None:
+            pi.explicit_inames = frozenset(
+                s.strip() for s in m.group("inames").split(",") if s.strip())
+        if m.group("type") is not None:
+            tname = m.group("type").strip()
+            if not tname:
+                pi.temp_var_type = "auto"
+            else:
+                try:
+                    pi.temp_var_type = np.dtype(tname)
+                except TypeError:
+                    raise ParseError(f"unknown type <{tname}> in {line.strip()!r}") from None
+        rest = m.group("rest")
+        eq = _ASSIGN_EQ.search(rest)
+        if eq is None:
+            raise ParseError(f"not an assignment (no '='): {line.strip()!r}")
+        lhs_text, rhs_text = rest[:eq.start()], rest[eq.end():]
+        if not lhs_text.strip() or not rhs_text.strip():
+            raise ParseError(f"assignment with an empty side: {line.strip()!r}")
+        pi.assignee = parse_expression(lhs_text)
+        if not (isinstance(pi.assignee, prim.Variable)
+                or (isinstance(pi.assignee, prim.Subscript)
+                    and isinstance(pi.assignee.aggregate, prim.Variable))):
+            raise ParseError(f"cannot assign to {lhs_text.strip()!r} in {line.strip()!r}")
+        pi.expression = parse_expression(rhs_text)
+    if opts is not None:
+        _apply_options(pi, opts)
+    return pi
+
+
+def _negate(cond):
+    return prim.LogicalNot(cond)
+
+
+def parse_instructions(text: str | list) -> list[Any]:
+    """Parse instruction text (or a list of lines and/or instruction objects) into
+    :class:`ParsedInstruction` records (instruction objects pass through)."""
+    items = text if isinstance(text, (list, tuple)) else [text]
+    lines: list[str | Any] = []
+    for item in items:
+        if isinstance(item, str):
+            for raw in item.split("\n"):
+                code = raw.split("#", 1)[0].strip()
+                if code:
+                    lines.append(code)
+        else:
+            lines.append(item)
+
+    result: list[Any] = []
+    # stack entries: ("for", inames) or ("if", [conditions taken so far], current)
+    stack: list[tuple] = []
+
+    def current():
+        inames: set[str] = set()
+        preds: list = []
+        for entry in stack:
+            if entry[0] == "for":
+                inames |= entry[1]
+            else:
+                preds.append(entry[2])
+        return inames, preds
+
+    for line in lines:
+        if not isinstance(line, str):
+            result.append(line)
+            continue
+        word = line.split(None, 1)[0]
+        arg = line[len(word):].strip()
+        if word == "for":
+            names = {s.strip() for s in arg.split(",") if s.strip()}
+            if not names or not all(re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
+                raise ParseError(f"malformed loop header {line!r}")
+            stack.append(("for", names))
+        elif word == "if" and not line.startswith("if("):
+            cond = parse_expression(arg)
+            stack.append(("if", [cond], cond))
+        elif word in ("elif", "else"):
+            if not stack or stack[-1][0] != "if":
+                raise ParseError(f"'{word}' without a matching 'if': {line!r}")
+            _, taken, _ = stack.pop()
+            negated = [_negate(c) for c in taken]
+            if word == "elif":
+                cond = parse_expression(arg)
+                conds = negated + [cond]
+                stack.append(("if", taken + [cond], prim.LogicalAnd(tuple(conds))))
+            else:
+                stack.append(("if", taken, negated[0] if len(negated) == 1
+                              else prim.LogicalAnd(tuple(negated))))
+        elif word == "end":
+            if not stack:
+                raise ParseError("'end' without a matching 'for' or 'if'")
+            stack.pop()
+        else:
+            inames, preds = current()
+            result.append(_parse_statement(line, inames, preds))
+    if stack:
+        raise ParseError(f"unterminated '{stack[-1][0]}' block (missing 'end')")
+    return result

@@ -1,0 +1,1 @@
+"""Running kernels: devices, argument processing, program caches."""

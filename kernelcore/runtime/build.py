@@ -1,0 +1,56 @@
+"""Compiling device code with pyopencl, with readable build errors.
+
+Public names: build_kernel, format_build_error.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+
+import pyopencl as cl
+
+from kernelcore.diagnostic import OpenCLBuildError
+from kernelcore.runtime.cache import STATS
+
+logger = logging.getLogger(__name__)
+_PROGRAMS: dict[tuple, cl.Kernel] = {}
+_LOCATION = re.compile(r":(\d+):(\d+)\b")
+
+
+def format_build_error(source: str, log: str, kernel_name: str) -> str:
+    """The compiler's message with the failing source lines quoted."""
+    lines = source.splitlines()
+    quoted = []
+    for log_line in log.splitlines():
+        m = _LOCATION.search(log_line)
+        if m is None or "error" not in log_line:
+            continue
+        lineno = int(m.group(1))
+        lo, hi = max(1, lineno - 2), min(len(lines), lineno + 1)
+        block = [f"{'>' if k == lineno else ' '} {k:4d} | {lines[k - 1]}"
+                 for k in range(lo, hi + 1)]
+        quoted.append(f"{log_line.strip()}\n" + "\n".join(block))
+    msg = f"OpenCL compilation of kernel '{kernel_name}' failed"
+    if quoted:
+        msg += "\n" + "\n".join(quoted[:5])
+    return msg + "\n--- compiler log ---\n" + log.strip()
+
+
+def build_kernel(ctx: cl.Context, source: str, kernel_name: str, key: str) -> cl.Kernel:
+    """The compiled kernel *kernel_name* of *source* for *ctx* (cached in memory)."""
+    cache_key = (ctx.int_ptr, key)
+    knl = _PROGRAMS.get(cache_key)
+    if knl is not None:
+        return knl
+    start = time.perf_counter()
+    try:
+        prg = cl.Program(ctx, source).build()
+    except (cl.RuntimeError, cl.LogicError) as e:
+        raise OpenCLBuildError(format_build_error(source, str(e), kernel_name)) from None
+    STATS["builds"] += 1
+    knl = getattr(prg, kernel_name)
+    _PROGRAMS[cache_key] = knl
+    logger.info("built %s in %.1f ms", kernel_name, 1e3 * (time.perf_counter() - start))
+    return knl

@@ -1,0 +1,92 @@
+"""Choosing the OpenCL device.
+
+An explicit queue always wins. Otherwise: ``KERNELCORE_DEVICE`` (``cpu``,
+``gpu``, ``P:D`` platform/device indices, or a substring of the device or
+platform name), then ``PYOPENCL_CTX`` (pyopencl's own selection), then the
+first GPU, then the first CPU, then any device.
+
+Public names: default_context, default_queue, choose_device.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pyopencl as cl
+
+from kernelcore.diagnostic import KernelcoreError
+
+logger = logging.getLogger(__name__)
+_DEFAULT: dict[str, object] = {}
+
+
+def _all_devices() -> list[tuple[int, int, cl.Device]]:
+    result = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as e:
+        raise KernelcoreError(
+            f"no OpenCL platform found ({e}); install an OpenCL driver, e.g. "
+            "'apt-get install pocl-opencl-icd' and set OCL_ICD_VENDORS=/etc/OpenCL/vendors "
+            "(scripts/bootstrap.sh does this)") from None
+    for pi, p in enumerate(platforms):
+        try:
+            devs = p.get_devices()
+        except cl.Error:
+            continue
+        for di, d in enumerate(devs):
+            result.append((pi, di, d))
+    return result
+
+
+def choose_device(spec: str | None = None) -> cl.Device:
+    """The device named by *spec* (see module doc), or the default one."""
+    devices = _all_devices()
+    if not devices:
+        raise KernelcoreError("no OpenCL device found")
+    spec = spec if spec is not None else os.environ.get("KERNELCORE_DEVICE")
+    if spec:
+        s = spec.strip().lower()
+        if s in ("gpu", "cpu", "accelerator"):
+            kind = {"gpu": cl.device_type.GPU, "cpu": cl.device_type.CPU,
+                    "accelerator": cl.device_type.ACCELERATOR}[s]
+            matches = [d for _, _, d in devices if d.type & kind]
+        elif ":" in s and all(part.isdigit() for part in s.split(":", 1)):
+            pi, di = (int(x) for x in s.split(":", 1))
+            matches = [d for p, i, d in devices if (p, i) == (pi, di)]
+        else:
+            matches = [d for _, _, d in devices
+                       if s in d.name.lower() or s in d.platform.name.lower()]
+        if not matches:
+            names = "; ".join(f"{p}:{i} {d.name.strip()} [{d.platform.name.strip()}]"
+                              for p, i, d in devices)
+            raise KernelcoreError(f"KERNELCORE_DEVICE={spec!r} matches no device "
+                                  f"(available: {names})")
+        return matches[0]
+    for kind in (cl.device_type.GPU, cl.device_type.CPU):
+        for _, _, d in devices:
+            if d.type & kind:
+                return d
+    return devices[0][2]
+
+
+def default_context() -> cl.Context:
+    """The process-wide default OpenCL context (created on first use)."""
+    if "ctx" not in _DEFAULT:
+        if not os.environ.get("KERNELCORE_DEVICE") and os.environ.get("PYOPENCL_CTX"):
+            ctx = cl.create_some_context(interactive=False)
+        else:
+            ctx = cl.Context([choose_device()])
+        logger.info("default OpenCL device: %s", ctx.devices[0].name.strip())
+        _DEFAULT["ctx"] = ctx
+    return _DEFAULT["ctx"]
+
+
+def default_queue() -> cl.CommandQueue:
+    """A process-wide command queue on :func:`default_context` (profiling enabled)."""
+    if "queue" not in _DEFAULT:
+        _DEFAULT["queue"] = cl.CommandQueue(
+            default_context(),
+            properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return _DEFAULT["queue"]

@@ -1,0 +1,293 @@
+"""Calling a kernel: types from the arguments, cached code, a generated invoker.
+
+For each combination of argument dtypes a kernel is called with, kernelcore
+generates device code once (cached in memory and on disk) and a small Python
+function (the *invoker*, shown by the ``write_wrapper`` option) that finds
+parameters from array shapes, checks and transfers arguments, allocates
+outputs, and enqueues the kernel.
+
+Public names: invoke, get_executor, Executor.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+from pymbolic import evaluate
+
+from kernelcore.codegen.kernel import generate_code_v2
+from kernelcore.diagnostic import InvocationError
+from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.ir.expr import get_dependencies
+from kernelcore.runtime.build import build_kernel
+from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
+from kernelcore.runtime.device import default_queue
+from kernelcore.types import add_dtypes, infer_types
+
+logger = logging.getLogger(__name__)
+
+_EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# {{{ helpers the generated invoker calls
+
+def _missing(name: str, what: str = "argument"):
+    raise InvocationError(f"missing {what} '{name}': pass it, or an array whose shape "
+                          "determines it")
+
+
+def _to_device(queue, name: str, ary: np.ndarray, order: str):
+    ary = np.asarray(ary)
+    if order == "F":
+        ary = np.asfortranarray(ary)
+    else:
+        ary = np.ascontiguousarray(ary)
+    return cla.to_device(queue, ary)
+
+
+def _check(name: str, ary, shape: tuple, dtype: np.dtype, strides: tuple):
+    if not isinstance(ary, cla.Array):
+        raise InvocationError(f"argument '{name}' must be a numpy or pyopencl array, "
+                              f"got {type(ary).__name__}")
+    if ary.dtype != dtype:
+        raise InvocationError(f"argument '{name}' has dtype {ary.dtype}, the kernel "
+                              f"expects {dtype}")
+    if tuple(ary.shape) != shape:
+        raise InvocationError(f"argument '{name}' has shape {tuple(ary.shape)}, the kernel "
+                              f"expects {shape}")
+    itemsize = dtype.itemsize
+    if ary.size == 0:
+        return
+    for axis, (extent, stride, want) in enumerate(zip(shape, ary.strides, strides)):
+        if extent > 1 and stride != want * itemsize:
+            raise InvocationError(
+                f"argument '{name}' has stride {stride // itemsize} (elements) along axis "
+                f"{axis}, the kernel expects {want}; pass an array in the declared order")
+    if ary.offset:
+        raise InvocationError(f"argument '{name}' is a view with a nonzero offset; pass a "
+                              "copy")
+
+
+def _buffer(ary):
+    return ary.base_data if ary.size else None
+
+
+def _to_host(ary, host):
+    if host is None:
+        return ary.get()
+    host[...] = ary.get()
+    return host
+
+
+class _Runtime:
+    """What a generated invoker needs besides its arguments."""
+
+    missing = staticmethod(_missing)
+    to_device = staticmethod(_to_device)
+    check = staticmethod(_check)
+    buffer = staticmethod(_buffer)
+    to_host = staticmethod(_to_host)
+    np = np
+    cl = cl
+    cla = cla
+
+    def __init__(self, executor: Executor):
+        self.executor = executor
+
+    def kernel(self, queue):
+        return self.executor.cl_kernel(queue.context)
+
+# }}}
+
+
+def _py(expr) -> str:
+    """Python source for a shape/stride expression."""
+    return str(expr)
+
+
+def _solve_for(param: str, expr, shape_value_code: str) -> str | None:
+    """Python code computing *param* from an array extent equal to *expr*, if *expr*
+    is a linear function of *param* alone."""
+    if get_dependencies(expr) != {param}:
+        return None
+    d = evaluate(expr, {param: 0})
+    c = evaluate(expr, {param: 1}) - d
+    if evaluate(expr, {param: 2}) != d + 2 * c or c == 0:
+        return None
+    if c == 1 and d == 0:
+        return shape_value_code
+    return f"({shape_value_code} - ({d})) // ({c})"
+
+
+class Executor:
+    """A kernel specialized to argument dtypes: code, compiled kernels, invoker."""
+
+    def __init__(self, knl):
+        self.knl = knl
+        self.key = kernel_key(knl)
+        code = code_cache_get(self.key)
+        if code is None:
+            code = generate_code_v2(knl)
+            code_cache_put(self.key, code)
+        self.code = code
+        self.global_size = (1,)
+        self.local_size = tuple(code.local_size)
+        self.wrapper_source = self._wrapper_source()
+        namespace: dict[str, Any] = {}
+        exec(compile(self.wrapper_source, f"<kernelcore invoker {knl.name}>", "exec"),
+             namespace)
+        self.invoker = namespace["invoke"]
+        self.runtime = _Runtime(self)
+        self._printed = False
+
+    def cl_kernel(self, ctx: cl.Context) -> cl.Kernel:
+        if self.knl.options.write_code and not self._printed:
+            print(self.code.device_code())
+            self._printed = True
+        return build_kernel(ctx, self.code.device_code(), self.code.kernel_name, self.key)
+
+    def _wrapper_source(self) -> str:
+        knl = self.knl
+        written = knl.get_written_variables()
+        arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
+        values = [a for a in knl.args if isinstance(a, ValueArg)]
+        names = [a.name for a in knl.args]
+        out = []
+        w = out.append
+        w(f"def invoke(_rt, queue, wait_for, {', '.join(f'{n}=None' for n in names)}):")
+        w("    _np = _rt.np")
+        w("    _any_host = False")
+
+        # {{{ parameters from shapes
+        for v in values:
+            candidates = []
+            for a in arrays:
+                for axis, extent in enumerate(a.shape):
+                    code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
+                    if code is not None:
+                        candidates.append((a.name, code))
+            w(f"    if {v.name} is None:")
+            first = True
+            for aname, code in candidates:
+                w(f"        {'if' if first else 'elif'} {aname} is not None:")
+                w(f"            {v.name} = {code}")
+                first = False
+            if candidates:
+                w("        else:")
+                w(f"            _rt.missing({v.name!r}, 'parameter')")
+            else:
+                w(f"        _rt.missing({v.name!r}, 'parameter')")
+        # }}}
+
+        # {{{ arrays
+        for a in arrays:
+            shape = "(" + "".join(f"{_py(s)}, " for s in a.shape) + ")"
+            strides = "(" + "".join(f"{_py(s)}, " for s in a.element_strides()) + ")"
+            is_out = a.name in written
+            w(f"    _{a.name}_host = None")
+            w(f"    if {a.name} is None:")
+            if is_out:
+                w(f"        {a.name} = _rt.cla.empty(queue, {shape}, _np.dtype("
+                  f"{str(a.dtype)!r}), order={a.order!r})")
+            else:
+                w(f"        _rt.missing({a.name!r})")
+            if not knl.options.no_numpy:
+                w(f"    elif not isinstance({a.name}, _rt.cla.Array):")
+                w("        _any_host = True")
+                if is_out:
+                    w(f"        _{a.name}_host = {a.name}")
+                w(f"        {a.name} = _rt.to_device(queue, {a.name!r}, {a.name}, "
+                  f"{a.order!r})")
+            if not knl.options.skip_arg_checks:
+                w(f"    _rt.check({a.name!r}, {a.name}, {shape}, _np.dtype("
+                  f"{str(a.dtype)!r}), {strides})")
+        # }}}
+
+        w("    _knl = _rt.kernel(queue)")
+        call_args = []
+        for arg in knl.args:
+            if isinstance(arg, ValueArg):
+                call_args.append(f"_np.{arg.dtype.name}({arg.name})")
+            else:
+                call_args.append(f"_rt.buffer({arg.name})")
+        w(f"    _knl.set_args({', '.join(call_args)})")
+        w(f"    _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knl, {self.global_size!r}, "
+          f"{self.local_size!r}, wait_for=wait_for)")
+        outputs = [a.name for a in arrays if a.name in written]
+        if not knl.options.no_numpy:
+            w("    if _any_host:")
+            for o in outputs:
+                w(f"        {o} = _rt.to_host({o}, _{o}_host)")
+        if knl.options.return_dict:
+            w("    return _evt, {" + ", ".join(f"{o!r}: {o}" for o in outputs) + "}")
+        else:
+            w("    return _evt, (" + "".join(f"{o}, " for o in outputs) + ")")
+        return "\n".join(out) + "\n"
+
+    def __call__(self, queue, kwargs: dict):
+        wait_for = kwargs.pop("wait_for", None)
+        kwargs.pop("allocator", None)
+        if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
+            print(self.wrapper_source)
+            self._wrapper_printed = True
+        try:
+            return self.invoker(self.runtime, queue, wait_for, **kwargs)
+        except TypeError as e:
+            if "unexpected keyword argument" in str(e):
+                raise InvocationError(f"kernel '{self.knl.name}': {e}; its arguments are "
+                                      + ", ".join(a.name for a in self.knl.args)) from None
+            raise
+
+
+def _arg_dtype(knl, name: str, value) -> np.dtype | None:
+    if value is None:
+        return None
+    dt = getattr(value, "dtype", None)
+    if dt is not None:
+        return np.dtype(dt)
+    if isinstance(knl.arg_dict[name], ValueArg):
+        return np.asarray(value).dtype
+    raise InvocationError(f"argument '{name}' must be an array, got {type(value).__name__}")
+
+
+def get_executor(knl, kwargs: dict) -> Executor:
+    """The executor of *knl* for the dtypes of the arrays in *kwargs*."""
+    per_kernel = _EXECUTORS.get(knl)
+    if per_kernel is None:
+        per_kernel = _EXECUTORS[knl] = {}
+    params = set(knl.all_params())
+    untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
+    written = knl.get_written_variables()
+    for name in untyped:
+        if kwargs.get(name) is None and name not in written and \
+                isinstance(knl.arg_dict[name], ArrayArg):
+            _missing(name)
+    type_key = tuple(_arg_dtype(knl, n, kwargs.get(n)) for n in untyped
+                     if n in knl.arg_dict)
+    ex = per_kernel.get(type_key)
+    if ex is None:
+        given = {n: dt for n, dt in zip(untyped, type_key) if dt is not None}
+        typed = infer_types(add_dtypes(knl, given))
+        ex = per_kernel[type_key] = Executor(typed)
+    return ex
+
+
+def invoke(knl, queue, kwargs: dict):
+    """Run *knl* on *queue* (None: the default queue) with keyword arguments.
+
+    Returns ``(event, outputs)``: outputs are the written arrays, as numpy arrays
+    if any argument was a numpy array, else as pyopencl arrays.
+    """
+    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator"}
+    if unknown:
+        raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
+                              f"{', '.join(sorted(unknown))}; its arguments are "
+                              + ", ".join(a.name for a in knl.args))
+    if queue is None:
+        queue = default_queue()
+    return get_executor(knl, kwargs)(queue, dict(kwargs))

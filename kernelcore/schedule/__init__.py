@@ -1,0 +1,1 @@
+"""Scheduling: ordering loops and instructions into a linearization."""

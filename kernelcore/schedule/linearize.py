@@ -1,0 +1,131 @@
+"""Linearization: choose loop nesting and instruction order.
+
+Dependencies hold within the loops the two instructions share: a dependency
+between instructions that share loop ``i`` is satisfied per iteration of ``i``;
+an instruction outside a loop waits for the whole loop. Loop nesting follows
+domain structure (an iname bounded by another is nested inside it), then
+:func:`~kernelcore.prioritize_loops` advice, then the order of inames in the
+domains.
+
+Public names: linearize, get_one_linearized_kernel, check_dependency_cycles.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kernelcore.diagnostic import SchedulingError
+from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
+
+logger = logging.getLogger(__name__)
+
+
+def check_dependency_cycles(knl: LoopKernel) -> None:
+    """Raise :class:`SchedulingError` naming a cycle if the dependencies have one."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(iid: str) -> None:
+        state[iid] = 1
+        path.append(iid)
+        for dep in sorted(knl.id_to_insn[iid].depends_on):
+            if state.get(dep) == 1:
+                cycle = path[path.index(dep):] + [dep]
+                raise SchedulingError("dependency cycle between instructions: "
+                                      + " -> ".join(reversed(cycle)))
+            if dep not in state:
+                visit(dep)
+        path.pop()
+        state[iid] = 2
+
+    for insn in knl.instructions:
+        if insn.id not in state:
+            visit(insn.id)
+
+
+def _priority_pairs(knl: LoopKernel) -> set[tuple[str, str]]:
+    """(outer, inner) pairs the user asked for."""
+    pairs = set()
+    for prio in knl.loop_priority:
+        for a_idx, a in enumerate(prio):
+            for b in prio[a_idx + 1:]:
+                pairs.add((a, b))
+    return pairs
+
+
+class _Linearizer:
+    def __init__(self, knl: LoopKernel):
+        self.knl = knl
+        self.insns = knl.instructions
+        self.order = {insn.id: k for k, insn in enumerate(self.insns)}
+        self.iname_order = {n: k for k, n in enumerate(knl.all_inames())}
+        self.parents = {n: knl.domain_parent_inames(n) for n in knl.all_inames()}
+        self.prio = _priority_pairs(knl)
+        self.done: set[str] = set()
+        self.items: list = []
+
+    def _key(self, iid: str):
+        insn = self.knl.id_to_insn[iid]
+        return (-insn.priority, self.order[iid])
+
+    def _choose_loop(self, insn, active: set[str]) -> str:
+        todo = insn.within_inames - active
+        openable = [n for n in todo if self.parents[n] <= active]
+        unconstrained = [n for n in openable
+                         if not any((m, n) in self.prio for m in todo if m != n)]
+        pool = unconstrained or openable
+        return min(pool, key=lambda n: self.iname_order[n])
+
+    def run(self, active: tuple[str, ...], block: set[str]) -> None:
+        remaining = set(block)
+        active_set = set(active)
+        while remaining:
+            ready = sorted((iid for iid in remaining
+                            if self.knl.id_to_insn[iid].depends_on <= self.done),
+                           key=self._key)
+            if not ready:
+                raise SchedulingError(
+                    "cannot order instructions " + ", ".join(sorted(remaining))
+                    + f" inside loops ({', '.join(active) or 'top level'}): they depend "
+                    "on instructions that must run outside these loops")
+            runnable = [iid for iid in ready
+                        if self.knl.id_to_insn[iid].within_inames == active_set]
+            if runnable:
+                iid = runnable[0]
+                self.items.append(RunInstruction(iid))
+                self.done.add(iid)
+                remaining.discard(iid)
+                continue
+            first = self.knl.id_to_insn[ready[0]]
+            loop = self._choose_loop(first, active_set)
+            body = {iid for iid in remaining if loop in self.knl.id_to_insn[iid].within_inames}
+            changed = True
+            while changed:
+                changed = False
+                for iid in list(body):
+                    deps = self.knl.id_to_insn[iid].depends_on
+                    if any(d not in self.done and d not in body for d in deps):
+                        body.discard(iid)
+                        changed = True
+            self.items.append(EnterLoop(loop))
+            self.run(active + (loop,), body)
+            self.items.append(LeaveLoop(loop))
+            remaining -= body
+
+
+def linearize(knl: LoopKernel) -> LoopKernel:
+    """A copy of the (preprocessed) kernel with :attr:`linearization` set."""
+    if knl.state < KernelState.PREPROCESSED:
+        from kernelcore.preprocess import preprocess_kernel
+        knl = preprocess_kernel(knl)
+    if knl.state >= KernelState.LINEARIZED:
+        return knl
+    check_dependency_cycles(knl)
+    lin = _Linearizer(knl)
+    lin.run((), {insn.id for insn in knl.instructions})
+    logger.debug("linearized %s into %d items", knl.name, len(lin.items))
+    return knl.copy(linearization=tuple(lin.items), state=KernelState.LINEARIZED)
+
+
+get_one_linearized_kernel = linearize

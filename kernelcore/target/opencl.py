@@ -1,0 +1,103 @@
+"""The OpenCL C target: type names, literals, math-function spellings, preambles.
+
+Public names: OpenCLTarget, PyOpenCLTarget.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelcore.diagnostic import CodeGenerationError
+from kernelcore.ir.data import AddressSpace
+
+_C_TYPES = {
+    "int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
+    "int32": "int", "uint32": "unsigned int", "int64": "long", "uint64": "unsigned long",
+    "float32": "float", "float64": "double", "complex64": "cfloat_t",
+    "complex128": "cdouble_t", "bool": "unsigned char",
+}
+
+#: OpenCL spellings of functions whose name differs from the instruction language
+_FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax"}
+
+
+class OpenCLTarget:
+    """Generates OpenCL C 1.2 kernels."""
+
+    name = "opencl"
+
+    def dtype_to_ctype(self, dtype: np.dtype) -> str:
+        try:
+            return _C_TYPES[np.dtype(dtype).name]
+        except KeyError:
+            raise CodeGenerationError(f"type {dtype} is not supported on OpenCL") from None
+
+    def complex_prefix(self, dtype: np.dtype) -> str:
+        return "cfloat" if np.dtype(dtype) == np.complex64 else "cdouble"
+
+    def address_space_qualifier(self, aspace: AddressSpace) -> str:
+        return {AddressSpace.GLOBAL: "__global", AddressSpace.LOCAL: "__local",
+                AddressSpace.PRIVATE: ""}[aspace]
+
+    def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
+        dims = list(local_size) + [1] * (3 - len(local_size))
+        return ("__kernel void __attribute__ ((reqd_work_group_size("
+                + ", ".join(str(d) for d in dims) + ")))")
+
+    def literal(self, value, dtype: np.dtype) -> str:
+        """*value* written as a C literal of *dtype*."""
+        dtype = np.dtype(dtype)
+        if dtype.kind == "c":
+            prefix = self.complex_prefix(dtype)
+            real_dt = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+            v = complex(value)
+            return (f"{prefix}_new({self.literal(v.real, real_dt)}, "
+                    f"{self.literal(v.imag, real_dt)})")
+        if dtype.kind == "f":
+            v = float(value)
+            if np.isnan(v):
+                return "NAN"
+            if np.isinf(v):
+                return "INFINITY" if v > 0 else "-INFINITY"
+            text = repr(v)
+            if "e" not in text and "." not in text:
+                text += ".0"
+            return text + ("f" if dtype == np.float32 else "")
+        if dtype.kind == "b":
+            return "1" if value else "0"
+        v = int(value)
+        if dtype.kind == "u":
+            return f"{v}u" + ("l" if dtype.itemsize == 8 else "")
+        if dtype.itemsize == 8 and not -2**31 <= v < 2**31:
+            return f"{v}l"
+        if v == -2**31:
+            return "(-2147483647 - 1)"
+        return str(v)
+
+    def function_name(self, name: str, arg_dtypes: list[np.dtype],
+                      result_dtype: np.dtype) -> str:
+        """The C function implementing math function *name* for these types."""
+        if any(dt.kind == "c" for dt in arg_dtypes):
+            return f"{self.complex_prefix(result_dtype if result_dtype.kind == 'c' else arg_dtypes[0])}_{name}"
+        if all(dt.kind in "iub" for dt in arg_dtypes):
+            if name in ("abs", "min", "max"):
+                return name
+        return _FUNCTION_NAMES.get(name, name)
+
+    def preamble(self, uses_complex: bool, uses_double: bool) -> list[str]:
+        lines = ["#define lid(N) ((int) get_local_id(N))",
+                 "#define gid(N) ((int) get_group_id(N))"]
+        if uses_double:
+            lines.insert(0, "#if __OPENCL_C_VERSION__ < 120\n"
+                            "#pragma OPENCL EXTENSION cl_khr_fp64: enable\n#endif")
+        if uses_complex:
+            if uses_double:
+                lines.append("#define PYOPENCL_DEFINE_CDOUBLE")
+            lines.append("#include <pyopencl-complex.h>")
+        return lines
+
+
+class PyOpenCLTarget(OpenCLTarget):
+    """OpenCL C kernels run through pyopencl (the default target)."""
+
+    name = "pyopencl"

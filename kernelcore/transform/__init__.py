@@ -1,0 +1,1 @@
+"""Kernel transformations: pure functions from kernel to kernel."""

@@ -1,0 +1,302 @@
+"""Type inference: NumPy dtypes for every expression, argument and temporary.
+
+Python scalars and loop indices are *weak* (as in NumPy 2): they take the type
+of the array data they meet (``2*a[i]`` stays float32, ``a[i] + i`` too).
+Integer domain parameters default to int32.
+
+Public names: ExprType, TypeInferenceMapper, infer_types, add_dtypes,
+add_and_infer_dtypes, INDEX_DTYPE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pymbolic.primitives as prim
+from pymbolic.mapper import Mapper
+
+from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
+from kernelcore.functions import function_result_dtype
+from kernelcore.ir.data import to_dtype
+from kernelcore.ir.instruction import Assignment, assignee_var_name
+
+INDEX_DTYPE = np.dtype(np.int32)
+_KIND_ORDER = "biufc"
+_WEAK_VALUE = {"b": True, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+@dataclass(frozen=True)
+class ExprType:
+    """A dtype, *weak* when it comes from a Python scalar or a loop index."""
+
+    dtype: np.dtype
+    weak: bool = False
+
+
+class _Unknown(Exception):
+    """The type of a variable is not known yet."""
+
+
+def promote(types: list[ExprType]) -> ExprType:
+    """NumPy 2 promotion of strong dtypes with weak scalars."""
+    strong = [t.dtype for t in types if not t.weak]
+    weak = [t for t in types if t.weak]
+    if not strong:
+        kind = max((t.dtype.kind for t in weak), key=_KIND_ORDER.index)
+        if kind in "iu":
+            return ExprType(INDEX_DTYPE, weak=True)
+        return ExprType(np.result_type(_WEAK_VALUE[kind]) if kind != "b"
+                        else np.dtype(np.bool_), weak=True)
+    return ExprType(np.result_type(*strong, *[_WEAK_VALUE[t.dtype.kind] for t in weak]))
+
+
+class TypeInferenceMapper(Mapper):
+    """Expression -> :class:`ExprType`, given the dtypes of the variables."""
+
+    def __init__(self, var_dtypes: dict[str, np.dtype | None], weak_names: set[str]):
+        self.var_dtypes = var_dtypes
+        self.weak_names = weak_names
+
+    def map_constant(self, expr):
+        if isinstance(expr, np.generic):
+            return ExprType(expr.dtype)
+        if isinstance(expr, bool):
+            return ExprType(np.dtype(np.bool_), weak=True)
+        if isinstance(expr, int):
+            return ExprType(INDEX_DTYPE if -2**31 <= expr < 2**31 else np.dtype(np.int64),
+                            weak=True)
+        if isinstance(expr, float):
+            return ExprType(np.dtype(np.float64), weak=True)
+        if isinstance(expr, complex):
+            return ExprType(np.dtype(np.complex128), weak=True)
+        raise TypeInferenceFailure(f"constant {expr!r} of unsupported type")
+
+    def _var(self, name: str) -> ExprType:
+        if name not in self.var_dtypes:
+            raise UnknownNameError(f"unknown variable '{name}'")
+        dt = self.var_dtypes[name]
+        if dt is None:
+            raise _Unknown(name)
+        return ExprType(dt, weak=name in self.weak_names and dt.kind in "iu")
+
+    def map_variable(self, expr):
+        return self._var(expr.name)
+
+    def map_subscript(self, expr):
+        if not isinstance(expr.aggregate, prim.Variable):
+            raise TypeInferenceFailure(f"cannot subscript {expr.aggregate}")
+        t = self._var(expr.aggregate.name)
+        return ExprType(t.dtype)
+
+    def map_sum(self, expr):
+        return promote([self.rec(c) for c in expr.children])
+
+    map_product = map_sum
+
+    def map_quotient(self, expr):
+        t = promote([self.rec(expr.numerator), self.rec(expr.denominator)])
+        if t.dtype.kind in "biu":
+            return ExprType(np.dtype(np.float64), weak=t.weak)
+        return t
+
+    def map_floor_div(self, expr):
+        return promote([self.rec(expr.numerator), self.rec(expr.denominator)])
+
+    map_remainder = map_floor_div
+
+    def map_power(self, expr):
+        return promote([self.rec(expr.base), self.rec(expr.exponent)])
+
+    def map_comparison(self, expr):
+        self.rec(expr.left)
+        self.rec(expr.right)
+        return ExprType(np.dtype(np.bool_))
+
+    def map_logical_and(self, expr):
+        for c in expr.children:
+            self.rec(c)
+        return ExprType(np.dtype(np.bool_))
+
+    map_logical_or = map_logical_and
+
+    def map_logical_not(self, expr):
+        self.rec(expr.child)
+        return ExprType(np.dtype(np.bool_))
+
+    def _bitwise(self, children):
+        t = promote([self.rec(c) for c in children])
+        if t.dtype.kind not in "biu":
+            raise TypeInferenceFailure(f"bitwise operation on non-integer type {t.dtype}")
+        return t
+
+    def map_bitwise_and(self, expr):
+        return self._bitwise(expr.children)
+
+    map_bitwise_or = map_bitwise_xor = map_bitwise_and
+
+    def map_bitwise_not(self, expr):
+        return self._bitwise([expr.child])
+
+    def map_left_shift(self, expr):
+        return self._bitwise([expr.shiftee, expr.shift])
+
+    map_right_shift = map_left_shift
+
+    def map_if(self, expr):
+        self.rec(expr.condition)
+        return promote([self.rec(expr.then), self.rec(expr.else_)])
+
+    def map_min(self, expr):
+        return promote([self.rec(c) for c in expr.children])
+
+    map_max = map_min
+
+    def map_call(self, expr):
+        name = expr.function.name
+        arg_types = [self.rec(p) for p in expr.parameters]
+        # weak scalars take the type of the other arguments, as in arithmetic
+        common = promote(arg_types)
+        concrete = [common.dtype if t.weak else t.dtype for t in arg_types]
+        result = function_result_dtype(name, concrete)
+        return ExprType(result, weak=common.weak and all(t.weak for t in arg_types))
+
+    def map_reduction(self, expr):
+        t = self.rec(expr.expr)
+        return t
+
+    def map_type_cast(self, expr):
+        self.rec(expr.child)
+        return ExprType(expr.dtype)
+
+    def map_nan(self, expr):
+        return ExprType(np.dtype(np.float64), weak=True)
+
+
+def _storage_dtype(t: ExprType) -> np.dtype:
+    """The dtype a variable gets from values of type *t* (weak: NumPy's default)."""
+    if t.weak and t.dtype.kind in "iu":
+        return np.dtype(np.int64)
+    return t.dtype
+
+
+def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
+    """Variable dtypes (None: unknown) and the names that count as weak."""
+    dtypes: dict[str, np.dtype | None] = {}
+    for a in knl.args:
+        dtypes[a.name] = a.dtype
+    for name, tv in knl.temporary_variables.items():
+        dtypes[name] = tv.dtype
+    for iname in knl.all_inames():
+        dtypes[iname] = INDEX_DTYPE
+    weak = set(knl.all_inames()) | set(knl.all_params())
+    return dtypes, weak
+
+
+def infer_types(knl, *, require_all: bool = True):
+    """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
+    parameters filled in from the instructions that write them."""
+    dtypes, weak = kernel_type_context(knl)
+    for p in knl.all_params():
+        if dtypes.get(p, INDEX_DTYPE) is None:
+            dtypes[p] = INDEX_DTYPE
+    mapper = TypeInferenceMapper(dtypes, weak)
+    assignments = [i for i in knl.instructions if isinstance(i, Assignment)]
+    writers: dict[str, list] = {}
+    for insn in assignments:
+        writers.setdefault(assignee_var_name(insn.assignee), []).append(insn)
+    def settle(require_all_writers: bool) -> bool:
+        progress = False
+        for target, insns in writers.items():
+            if dtypes.get(target) is not None:
+                continue
+            found = []
+            for insn in insns:
+                try:
+                    found.append(mapper(insn.expression))
+                except _Unknown:
+                    pass
+            # the target holds every written value: NumPy promotion of their types
+            if found and (len(found) == len(insns) or not require_all_writers):
+                dtypes[target] = _storage_dtype(promote(found))
+                progress = True
+        return progress
+
+    declared = {n for n, dt in dtypes.items() if dt is not None}
+    while settle(True) or settle(False):
+        pass
+    # widen inferred types until every written value fits (e.g. ``acc = 0`` then
+    # ``acc = acc + x[i]`` with float x makes acc float)
+    changed = True
+    while changed:
+        changed = False
+        for target, insns in writers.items():
+            if target in declared or dtypes.get(target) is None:
+                continue
+            try:
+                found = [mapper(insn.expression) for insn in insns]
+            except _Unknown:
+                continue
+            widened = _storage_dtype(promote([ExprType(dtypes[target])] + found))
+            if widened != dtypes[target]:
+                dtypes[target] = widened
+                changed = True
+    missing = sorted(n for n, dt in dtypes.items() if dt is None)
+    if missing and require_all:
+        details = []
+        for n in missing:
+            kind = "temporary" if n in knl.temporary_variables else "argument"
+            details.append(f"'{n}' ({kind})")
+        raise TypeInferenceFailure(
+            "could not determine the type of " + ", ".join(details)
+            + ": pass the argument when calling the kernel, or declare its type "
+            "(add_dtypes, or a <dtype> annotation on the temporary)")
+    for insn in assignments:
+        target = assignee_var_name(insn.assignee)
+        try:
+            t = mapper(insn.expression)
+        except _Unknown:
+            continue
+        tdt = dtypes[target]
+        if tdt is not None and t.dtype.kind == "c" and tdt.kind != "c":
+            raise TypeInferenceFailure(
+                f"instruction '{insn.id}' assigns a complex value ({t.dtype}) to "
+                f"'{target}' of real type {tdt}")
+    return _with_dtypes(knl, dtypes)
+
+
+def _with_dtypes(knl, dtypes):
+    args = tuple(a.copy(dtype=dtypes.get(a.name)) if a.dtype is None else a
+                 for a in knl.args)
+    temps = {n: (tv.copy(dtype=dtypes.get(n)) if tv.dtype is None else tv)
+             for n, tv in knl.temporary_variables.items()}
+    return knl.copy(args=args, temporary_variables=temps)
+
+
+def add_dtypes(knl, dtype_dict: dict[str, Any]):
+    """A copy of *knl* with the given argument/temporary dtypes set."""
+    dtype_dict = {k: to_dtype(v) for k, v in dtype_dict.items()}
+    known = {a.name for a in knl.args} | set(knl.temporary_variables)
+    unknown = sorted(set(dtype_dict) - known)
+    if unknown:
+        raise UnknownNameError(f"add_dtypes: kernel '{knl.name}' has no variable(s) "
+                               f"{', '.join(unknown)}")
+
+    def update(var):
+        new = dtype_dict.get(var.name)
+        if new is None:
+            return var
+        if var.dtype is not None and var.dtype != new:
+            raise TypeInferenceFailure(
+                f"add_dtypes: '{var.name}' already has type {var.dtype}, cannot set {new}")
+        return var.copy(dtype=new)
+
+    return knl.copy(args=tuple(update(a) for a in knl.args),
+                    temporary_variables={n: update(t)
+                                         for n, t in knl.temporary_variables.items()})
+
+
+def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
+    """:func:`add_dtypes`, then infer what follows from them."""
+    return infer_types(add_dtypes(knl, dtype_dict), require_all=False)

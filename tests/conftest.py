@@ -1,0 +1,91 @@
+"""Shared pytest configuration for the kernelcore test-suite.
+
+* ``KERNELCORE_CACHE_DIR`` is pointed at a throw-away directory for the whole
+  session, so that running the tests never reads or writes the user's real
+  on-disk kernel cache, while caching itself stays enabled and exercised.
+* ``ctx`` / ``queue`` are session-wide OpenCL handles obtained through
+  kernelcore's own device selection.
+* ``rng`` is a seeded NumPy generator (fresh for every test, so tests do not
+  depend on execution order).
+* Tests marked ``slow`` are skipped unless ``--runslow`` is given or a ``-m``
+  expression is used.
+"""
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import pytest
+
+# NOTE: kernelcore is deliberately *not* imported at module level: the cache
+# directory environment variable must be in place before kernelcore is first
+# imported (it may read the variable at import time).
+
+_CACHE_DIR_ENV = "KERNELCORE_CACHE_DIR"
+_session_cache_dir = None
+_previous_cache_dir = None
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--runslow", action="store_true", default=False,
+        help="also run tests marked 'slow'")
+
+
+def pytest_configure(config):
+    global _session_cache_dir, _previous_cache_dir
+
+    config.addinivalue_line(
+        "markers", "slow: long tests, excluded by default")
+
+    _previous_cache_dir = os.environ.get(_CACHE_DIR_ENV)
+    _session_cache_dir = tempfile.mkdtemp(prefix="kernelcore-test-cache-")
+    os.environ[_CACHE_DIR_ENV] = _session_cache_dir
+
+
+def pytest_unconfigure(config):
+    global _session_cache_dir
+
+    if _previous_cache_dir is None:
+        os.environ.pop(_CACHE_DIR_ENV, None)
+    else:
+        os.environ[_CACHE_DIR_ENV] = _previous_cache_dir
+
+    if _session_cache_dir is not None:
+        shutil.rmtree(_session_cache_dir, ignore_errors=True)
+        _session_cache_dir = None
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow") or config.getoption("-m"):
+        return
+    skip_slow = pytest.mark.skip(reason="slow test: use --runslow to run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+@pytest.fixture(scope="session")
+def kernelcore_cache_dir():
+    """The throw-away on-disk cache directory used for this session."""
+    return os.environ[_CACHE_DIR_ENV]
+
+
+@pytest.fixture(scope="session")
+def ctx():
+    import kernelcore
+    return kernelcore.default_context()
+
+
+@pytest.fixture(scope="session")
+def queue(ctx):
+    import kernelcore
+    q = kernelcore.default_queue()
+    yield q
+    q.finish()
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20240229)
