@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import islpy as isl
+import numpy as np
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
@@ -26,7 +27,7 @@ from kernelcore.ir.domain import (
     NotAffineError, expr_to_pw_aff, parse_assumptions, parse_domain, static_max_of_pw_aff,
     aff_to_expr, align_to)
 from kernelcore.ir.expr import (
-    REDUCTION_OPS, IdentityMapper, Reduction, WalkMapper, get_dependencies)
+    REDUCTION_OPS, IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies)
 from kernelcore.ir.instruction import (
     Assignment, InstructionBase, NoOpInstruction, assignee_subscript, assignee_var_name)
 from kernelcore.ir.kernel import LoopKernel
@@ -37,7 +38,8 @@ logger = logging.getLogger(__name__)
 
 
 class _ReductionResolver(IdentityMapper):
-    """Calls ``sum(k, e)`` (and ``max/min(k, e)`` with k an iname) -> Reduction."""
+    """Calls ``sum(k, e)`` (and ``max/min(k, e)`` with k an iname) -> Reduction;
+    ``float32(e)`` and the other dtype names -> TypeCast."""
 
     def __init__(self, inames: set[str]):
         self.inames = inames
@@ -68,10 +70,18 @@ class _ReductionResolver(IdentityMapper):
             if fn.name in ("sum", "product"):
                 raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
                                  f"first argument, got {params[0]}")
+        if isinstance(fn, prim.Variable) and fn.name in _CAST_NAMES:
+            if len(params) != 1:
+                raise ParseError(f"cast {fn.name}() takes one argument, got {len(params)}")
+            return TypeCast(np.dtype(fn.name), self.rec(params[0]))
         return prim.Call(fn, tuple(self.rec(p) for p in params))
 
     def map_constant(self, expr):
         return expr
+
+
+_CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float32", "float64", "complex64", "complex128"}
 
 
 class _ArrayAccessCollector(WalkMapper):
@@ -175,14 +185,15 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
     ndim = None
     maxima: list[isl.PwAff | None] = []
     space = knl.space
-    for insn_inames, idx in accesses:
+    for where, idx in accesses:
         if ndim is None:
             ndim = len(idx)
             maxima = [None] * ndim
         elif len(idx) != ndim:
             raise KernelcoreError(f"'{name}' is indexed with {ndim} and with {len(idx)} "
                                   "subscripts")
-        dom = knl.get_inames_domain(insn_inames)
+        dom = (knl.get_insn_domain(where) if isinstance(where, InstructionBase)
+               else knl.get_inames_domain(where))
         for axis, ix in enumerate(idx):
             try:
                 aff = expr_to_pw_aff(ix, space)
@@ -194,17 +205,18 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
                     "on the index range. Declare the shape explicitly, e.g. "
                     f"lp.GlobalArg('{name}', shape=...).") from None
             img = _max_over(dom, aff)
-            maxima[axis] = img if maxima[axis] is None else maxima[axis].max(img)
+            maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)
     shape = []
     ctx = knl.assumptions_set.params()
     for axis, mx in enumerate(maxima):
         try:
             aff = static_max_of_pw_aff(mx, ctx)
-        except StaticValueFindingError as e:
+        except StaticValueFindingError:
             raise StaticValueFindingError(
-                f"cannot find the shape of '{name}' along axis {axis}: the largest "
-                f"index is {mx}, which has no single static upper bound; declare the "
-                f"shape explicitly ({e})") from None
+                f"while finding shape axis {axis} of '{name}': a static maximum was not "
+                f"found for PwAff '{mx}' (the largest index differs between parameter "
+                "ranges); declare the shape, or state assumptions about the parameters "
+                "(e.g. assumptions=\"n>=1\")") from None
         shape.append(aff_to_expr(aff.add_constant_val(1)))
     return tuple(shape)
 
@@ -320,17 +332,23 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                                 **common))
         written.setdefault(target_name, []).append(insn_id)
 
-    access_list: list[tuple[str, frozenset, tuple]] = []
+    # (array, where: an instruction or a set of inames, subscript)
+    access_list: list[tuple[str, Any, tuple]] = []
     for insn in insns:
-        for e in insn.expressions():
+        reads = list(insn.expressions())
+        if isinstance(insn, Assignment):
+            reads.remove(insn.assignee)
+            reads += list(assignee_subscript(insn.assignee))
+            sub = assignee_subscript(insn.assignee)
+            if sub:
+                access_list.append((assignee_var_name(insn.assignee), insn, sub))
+            else:
+                collector.bare.add(assignee_var_name(insn.assignee))
+        for e in reads:
             collector.accesses = []
             collector(e)
             for arr, idx, bound in collector.accesses:
                 access_list.append((arr, insn.within_inames | bound, idx))
-        if isinstance(insn, Assignment):
-            sub = assignee_subscript(insn.assignee)
-            if sub:
-                access_list.append((assignee_var_name(insn.assignee), insn.within_inames, sub))
     arrays = {a for a, _, _ in access_list}
     scalars = collector.bare - iname_set - arrays
 

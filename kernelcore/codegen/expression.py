@@ -197,7 +197,9 @@ class CExpressionMapper(Mapper):
             for ch in expr.children[1:]:
                 result = f"{self._complex(dtype)}_mul({result}, {self.code(ch, PREC_NONE, dtype)})"
             return result
-        parts = [self.code(ch, PREC_PRODUCT, dtype) for ch in expr.children]
+        # later factors get parentheses if they divide: a * (b / c) != a * b / c
+        parts = [self.code(ch, PREC_PRODUCT + (k > 0), dtype)
+                 for k, ch in enumerate(expr.children)]
         return self._paren(" * ".join(parts), PREC_PRODUCT, prec)
 
     def map_quotient(self, expr, prec, dtype):

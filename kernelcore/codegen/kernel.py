@@ -98,8 +98,7 @@ class _Generator:
         return nodes
 
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
-        domains = [self.knl.get_inames_domain(self.knl.id_to_insn[i].within_inames)
-                   for i in sorted(ids)]
+        domains = [self.knl.get_insn_domain(self.knl.id_to_insn[i]) for i in sorted(ids)]
         b = loop_bounds(self.knl, iname, active, domains, context)
         m = self.mapper(context)
         lower = m(b.lower, PREC_REL + 1)
@@ -116,7 +115,7 @@ class _Generator:
         if not isinstance(insn, Assignment):
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
         m = self.mapper(context)
-        dom = self.knl.get_inames_domain(insn.within_inames)
+        dom = self.knl.get_insn_domain(insn)
         cond = guard_condition(dom, context)
         lhs_t = self.types(insn.assignee).dtype
         lhs = m(insn.assignee)

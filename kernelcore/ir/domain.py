@@ -236,9 +236,7 @@ def static_max_of_pw_aff(pwaff: isl.PwAff, context: isl.Set | None = None) -> is
         below = isl.PwAff.from_aff(candidate).lt_set(pwaff)
         if (below & dom).is_empty():
             return candidate
-    raise StaticValueFindingError(
-        f"no static maximum found for {pwaff}: none of its pieces is at least as "
-        "large as all others")
+    raise StaticValueFindingError(f"a static maximum was not found for PwAff '{pwaff}'")
 
 
 # }}}

@@ -16,6 +16,7 @@ import islpy as isl
 from kernelcore.diagnostic import UnknownNameError
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg
 from kernelcore.ir.domain import align_to, project_to
+from kernelcore.ir.expr import find_reductions
 from kernelcore.ir.instruction import InstructionBase
 from kernelcore.options import Options
 
@@ -154,8 +155,12 @@ class LoopKernel:
         parents = {dom.get_dim_name(dim_type.param, i) for i in range(dom.dim(dim_type.param))}
         return frozenset((parents & inames) - own)
 
-    def get_inames_domain(self, inames) -> isl.Set:
-        """The points of *inames* (other inames projected out), in :attr:`space`."""
+    def get_inames_domain(self, inames, ignore=frozenset()) -> isl.Set:
+        """The points of *inames* (other inames projected out), in :attr:`space`.
+
+        Constraints on the inames in *ignore* are dropped before projecting, so an
+        empty range of those inames does not remove points.
+        """
         needed: set[int] = set()
         todo = [self._iname_to_domain[i] for i in inames]
         while todo:
@@ -171,14 +176,21 @@ class LoopKernel:
         result = self._universe
         for k in sorted(needed):
             result = result & self.aligned_domains[k]
-        # Inames not coupled (through constraints) to *inames* are dropped without
-        # projection: an empty inner loop must not suppress the outer statements.
-        coupled = _coupled_inames(result, set(inames))
         for idx, name in enumerate(self._iname_order):
-            if name not in coupled:
+            if name in ignore and name not in inames:
                 result = result.drop_constraints_involving_dims(dim_type.set, idx, 1)
         result = project_to(result, inames)
         return align_to(result, self._universe)
+
+    def get_insn_domain(self, insn) -> isl.Set:
+        """The points an instruction runs for: its inames' domain, where the ranges
+        of reduction inames it holds (or held before realization) do not count,
+        so an empty reduction still produces its identity."""
+        ignore = set(insn.independent_inames)
+        for expr in insn.expressions():
+            for red in find_reductions(expr):
+                ignore |= set(red.inames)
+        return self.get_inames_domain(insn.within_inames, frozenset(ignore))
 
     @cached_property
     def assumptions_set(self) -> isl.Set:
@@ -227,25 +239,6 @@ class LoopKernel:
         """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""
         from kernelcore.runtime.invoke import invoke
         return invoke(self, queue, kwargs)
-
-
-def _coupled_inames(s: isl.Set, seeds: set[str]) -> set[str]:
-    """*seeds* and every iname linked to them by some constraint of *s*."""
-    names = [s.get_dim_name(dim_type.set, k) for k in range(s.dim(dim_type.set))]
-    groups = []
-    for bs in s.get_basic_sets():
-        for c in bs.get_constraints():
-            groups.append({names[k] for k in range(len(names))
-                           if c.involves_dims(dim_type.set, k, 1)})
-    result = set(seeds)
-    changed = True
-    while changed:
-        changed = False
-        for g in groups:
-            if g & result and not g <= result:
-                result |= g
-                changed = True
-    return result
 
 
 def _nested_instruction_lines(knl: LoopKernel) -> list[str]:

@@ -69,7 +69,8 @@ class _Realizer(IdentityMapper):
         init = Assignment(id=init_id, assignee=prim.Variable(acc),
                           expression=reduction_identity(expr.operation, dtype),
                           within_inames=within, depends_on=self.insn.depends_on,
-                          predicates=self.insn.predicates)
+                          predicates=self.insn.predicates,
+                          independent_inames=frozenset(expr.inames))
         saved = self.outer_inames
         self.outer_inames = within | frozenset(expr.inames)
         inner = self.rec(expr.expr)
@@ -105,7 +106,10 @@ def realize_reduction(knl):
         temps.update(realizer.new_temps)
         new_insns += realizer.new_insns
         updates = {i.id for i in realizer.new_insns if i.id.endswith("_update")}
-        new_insns.append(insn.copy(expression=expr, depends_on=insn.depends_on | updates))
+        red_inames = frozenset().union(*(i.within_inames for i in realizer.new_insns))
+        new_insns.append(insn.copy(expression=expr, depends_on=insn.depends_on | updates,
+                                   independent_inames=insn.independent_inames
+                                   | (red_inames - insn.within_inames)))
     if not changed:
         return knl
     return knl.copy(instructions=tuple(new_insns), temporary_variables=temps)
