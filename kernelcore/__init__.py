@@ -30,7 +30,8 @@ from kernelcore.runtime.device import default_context, default_queue
 from kernelcore.schedule.items import linearization_lines
 from kernelcore.schedule.linearize import get_one_linearized_kernel, linearize
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
-from kernelcore.transform.iname import prioritize_loops
+from kernelcore.transform.iname import (
+    duplicate_inames, prioritize_loops, split_iname, tag_inames)
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
 from kernelcore.version import VERSION
@@ -67,7 +68,8 @@ __all__ = [
     "ArrayArg", "GlobalArg", "ValueArg", "TemporaryVariable", "AddressSpace", "auto",
     "Assignment", "NoOpInstruction", "Reduction", "TypeCast",
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
-    "prioritize_loops", "fix_parameters", "assume",
+    "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
+    "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
     "OpenCLTarget", "PyOpenCLTarget",

@@ -218,6 +218,43 @@ def test_dependency_on_nonexistent_instruction(queue):
 # }}}
 
 
+# {{{ malformed kernels
+
+def test_duplicate_instruction_id(queue):
+    with pytest.raises(lp.KernelcoreError, match="zz_dup"):
+        knl = lp.make_kernel(
+            "{ [i]: 0<=i<n }",
+            """
+            out[i] = 2*a[i]  {id=zz_dup}
+            out2[i] = 3*a[i]  {id=zz_dup}
+            """)
+        full_pipeline(knl, queue, {"a": np.float32},
+                      a=np.zeros(3, np.float32))
+
+
+def test_iname_declared_in_two_domains(queue):
+    with pytest.raises(lp.KernelcoreError, match="zz_i"):
+        knl = lp.make_kernel(
+            ["{ [zz_i]: 0<=zz_i<n }", "{ [zz_i]: 0<=zz_i<m }"],
+            "out[zz_i] = 2*a[zz_i]")
+        full_pipeline(knl, queue, {"a": np.float32},
+                      a=np.zeros(3, np.float32), m=3)
+
+
+def test_assignment_to_iname(queue):
+    with pytest.raises(lp.KernelcoreError, match="zz_i"):
+        knl = lp.make_kernel(
+            "{ [zz_i]: 0<=zz_i<n }",
+            """
+            out[zz_i] = 2*a[zz_i]
+            zz_i = 3
+            """)
+        full_pipeline(knl, queue, {"a": np.float32},
+                      a=np.zeros(3, np.float32))
+
+# }}}
+
+
 # {{{ types
 
 def test_conflicting_temporary_dtypes(queue):

@@ -3,6 +3,7 @@ device and compared with NumPy."""
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -47,11 +48,13 @@ def rtol_for(dtype):
     return 1e-12
 
 
-def run_isolated(script, timeout=120):
-    """Run *script* in a fresh interpreter, for kernels whose miscompilation
-    could crash (or hang) the test process. The script must print OK."""
+def run_isolated(script, timeout=120, extra_env=None):
+    """Run *script* in a fresh interpreter (for kernels whose miscompilation
+    could crash or hang the test process, or to test behaviour across
+    processes). The script must print OK; its stdout is returned."""
     repo_root = str(pathlib.Path(__file__).resolve().parents[1])
     env = dict(os.environ)
+    env.update(extra_env or {})
     env["PYTHONPATH"] = os.pathsep.join(
         [repo_root] + [p for p in [env.get("PYTHONPATH")] if p])
     proc = subprocess.run([sys.executable, "-c", script], env=env,
@@ -59,6 +62,7 @@ def run_isolated(script, timeout=120):
     assert proc.returncode == 0 and "OK" in proc.stdout, (
         f"subprocess exited with {proc.returncode}:\n"
         f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc.stdout
 
 
 def run_dict(knl, queue, **kwargs):
@@ -575,6 +579,21 @@ def test_index_arithmetic_in_subscripts(queue, rng):
     np.testing.assert_allclose(out, a[1::2] - a[::2], rtol=1e-12)
 
 
+def test_fixed_size_kernel_without_parameters(queue):
+    knl = lp.make_kernel("{ [i]: 0<=i<10 }", "out[i] = 3*i + 1")
+    evt, (out,) = knl(queue)
+    assert out.shape == (10,)
+    assert out.dtype.kind == "i"
+    np.testing.assert_array_equal(out, 3*np.arange(10) + 1)
+
+
+def test_python_scalar_arguments(queue, rng):
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = a[i]*k + c")
+    a = rng.standard_normal(6)
+    evt, (out,) = knl(queue, a=a, k=3, c=0.25)
+    np.testing.assert_allclose(out, 3*a + 0.25, rtol=1e-12)
+
+
 def test_iname_used_as_value(queue):
     knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = i*i - 3",
                          kernel_data=[lp.GlobalArg("out", np.int32,
@@ -668,6 +687,106 @@ def test_temporary_array_with_fixed_shape(queue, rng):
     a = rng.standard_normal((5, 4))
     evt, (out,) = knl(queue, a=a)
     np.testing.assert_allclose(out, ((2*a)**2).sum(axis=1), rtol=1e-12)
+
+
+# {{{ operator precedence and literals
+
+FLOAT_EXPRS = [
+    "(a[i] + b[i]) * c[i]",
+    "a[i] - (b[i] + c[i])",
+    "a[i] - b[i] - c[i]",
+    "a[i] - (b[i] - c[i])",
+    "a[i] / (b[i] * c[i])",
+    "a[i] / b[i] / c[i]",
+    "a[i] / (b[i] / c[i])",
+    "-(a[i] - b[i])",
+    "a[i] - -b[i]",
+    "-a[i]**2",
+    "(-a[i])**2",
+    "a[i]**2 * b[i]",
+    "c[i]**-2",
+    "2**c[i]",
+    "c[i]**0.5 + 1",
+    "(a[i] + 1) / (b[i] - 10)",
+    ]
+
+
+@pytest.mark.parametrize("expr", FLOAT_EXPRS)
+def test_float_operator_precedence(queue, rng, expr):
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", f"out[i] = {expr}")
+    a = rng.standard_normal(12)
+    b = rng.standard_normal(12)
+    c = rng.uniform(0.5, 2, size=12)
+    kwargs = {name: val for name, val in [("a", a), ("b", b), ("c", c)]
+              if f"{name}[i]" in expr}
+    evt, (out,) = knl(queue, **kwargs)
+    expected = eval(expr.replace("[i]", ""), {"a": a, "b": b, "c": c})
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+INT_EXPRS = [
+    "x[i] // (y[i] // 2 + 1)",
+    "x[i] % (y[i] + 7)",
+    "-x[i] // 3",
+    "-(x[i] // 3)",
+    "x[i] - x[i] // 3 * 3",
+    "(x[i] + y[i]) % 5 * 2",
+    # explicit parentheses: the instruction language (like loopy's) groups
+    # an unparenthesized "a * b // c" as "a * (b // c)", unlike Python
+    "(x[i] * (y[i] - 3)) // 4",
+    ]
+
+
+@pytest.mark.parametrize("expr", INT_EXPRS)
+def test_integer_operator_precedence(queue, rng, expr):
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", f"out[i] = {expr}")
+    x = rng.integers(-40, 40, size=30).astype(np.int32)
+    y = rng.integers(1, 20, size=30).astype(np.int32)
+    kwargs = {name: val for name, val in [("x", x), ("y", y)]
+              if f"{name}[i]" in expr}
+    evt, (out,) = knl(queue, **kwargs)
+    expected = eval(expr.replace("[i]", ""), {"x": x, "y": y})
+    assert out.dtype.kind == "i"
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_nested_conditional_expressions(queue, rng):
+    knl = lp.make_kernel(
+        "{ [i]: 0<=i<n }",
+        "out[i] = if(a[i] > 0, if(b[i] > 0, 1.5, 2.5), 3.5) * 2")
+    a = rng.standard_normal(40)
+    b = rng.standard_normal(40)
+    evt, (out,) = knl(queue, a=a, b=b)
+    expected = np.where(a > 0, np.where(b > 0, 1.5, 2.5), 3.5) * 2
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_float64_literal_keeps_double_precision(queue, rng):
+    knl = lp.make_kernel("{ [i]: 0<=i<n }",
+                         "out[i] = a[i] + 0.1 + 1e-300*a[i]")
+    a = rng.standard_normal(10)
+    evt, (out,) = knl(queue, a=a)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, a + 0.1 + 1e-300*a)
+
+
+def test_float32_with_python_float_literal(queue, rng):
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = a[i] * 0.1")
+    a = rng.standard_normal(10).astype(np.float32)
+    evt, (out,) = knl(queue, a=a)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, a * np.float32(0.1), rtol=1e-6)
+
+
+def test_large_integer_literal_int64(queue):
+    knl = lp.make_kernel("{ [i]: 0<=i<n }",
+                         "out[i] = x[i] * 3000000000 + 1099511627776")
+    x = np.arange(-3, 4, dtype=np.int64)
+    evt, (out,) = knl(queue, x=x)
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, x*3000000000 + 2**40)
+
+# }}}
 
 
 # {{{ comparisons and conditional expressions
@@ -1166,8 +1285,20 @@ def test_linearization_is_available():
     knl = lp.prioritize_loops(knl, "i,j")
     lin = lp.get_one_linearized_kernel(lp.preprocess_kernel(knl))
     assert len(lin.linearization) >= 5  # 2 x enter, insn, 2 x leave
-    text = str(lin)
-    assert text
+    assert str(lin)
+
+
+def test_print_linearization_shows_loop_order(capsys):
+    knl = lp.make_kernel("{ [i,j]: 0<=i,j<n }", "out[i,j] = a[j,i]")
+    knl = lp.add_dtypes(knl, {"a": np.float32})
+    knl = lp.prioritize_loops(knl, "j,i")
+    lin = lp.get_one_linearized_kernel(lp.preprocess_kernel(knl))
+    lp.print_linearization(lin)
+    text = capsys.readouterr().out
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    j_line = next(k for k, line in enumerate(lines) if re.search(r"\bj\b", line))
+    i_line = next(k for k, line in enumerate(lines) if re.search(r"\bi\b", line))
+    assert j_line < i_line, text
 
 # }}}
 
@@ -1261,6 +1392,63 @@ def test_cache_dir_env_is_used(queue, rng, kernelcore_cache_dir):
                for root, _, files in os.walk(kernelcore_cache_dir)
                for f in files]
     assert entries, "nothing written to KERNELCORE_CACHE_DIR"
+
+
+_CROSS_PROCESS_SCRIPT = """
+import json
+import numpy as np
+import kernelcore as lp
+knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = 19*a[i] + 8",
+                     name="cache_probe_cross_process")
+knl = lp.set_options(knl, write_code=True)
+a = np.arange(6.0)
+evt, (out,) = knl(lp.default_queue(), a=a)
+np.testing.assert_array_equal(out, 19*a + 8)
+print("STATS=" + json.dumps(lp.cache_stats()))
+print("OK")
+"""
+
+
+def _stats_from_output(stdout):
+    import json
+    line, = [ln for ln in stdout.splitlines() if ln.startswith("STATS=")]
+    return json.loads(line[len("STATS="):])
+
+
+def test_on_disk_cache_across_processes(tmp_path):
+    """A second process with the same KERNELCORE_CACHE_DIR reuses cached
+    work; write_code still shows the code in both processes."""
+    env = {"KERNELCORE_CACHE_DIR": str(tmp_path / "cache")}
+    first = run_isolated(_CROSS_PROCESS_SCRIPT, extra_env=env)
+    second = run_isolated(_CROSS_PROCESS_SCRIPT, extra_env=env)
+    assert "__kernel" in first and "__kernel" in second
+    s1 = _stats_from_output(first)
+    s2 = _stats_from_output(second)
+    assert s1["codegen"] >= 1
+    assert (s2["codegen"] + s2["builds"]) < (s1["codegen"] + s1["builds"]), \
+        (s1, s2)
+
+
+_CACHING_DISABLED_SCRIPT = """
+import numpy as np
+import kernelcore as lp
+lp.set_caching_enabled(False)
+knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = 23*a[i]",
+                     name="cache_probe_off")
+a = np.arange(6.0)
+evt, (out,) = knl(lp.default_queue(), a=a)
+np.testing.assert_array_equal(out, 23*a)
+print("OK")
+"""
+
+
+def test_caching_disabled_writes_nothing_to_disk(tmp_path):
+    cache_dir = tmp_path / "cache"
+    run_isolated(_CACHING_DISABLED_SCRIPT,
+                 extra_env={"KERNELCORE_CACHE_DIR": str(cache_dir)})
+    written = [p for p in cache_dir.rglob("*") if p.is_file()] \
+        if cache_dir.exists() else []
+    assert written == []
 
 
 def test_caching_disabled_still_runs(queue, rng):

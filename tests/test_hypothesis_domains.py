@@ -23,6 +23,18 @@ Covered:
 * domains that are empty for all parameter values must raise
   ``UnsatisfiableDomainError``.
 
+Semantics encoded by the reference (loopy's):
+
+* an instruction runs once for every point of the projection of the domain
+  onto the instruction's own inames.  So with ONE set
+  ``{ [i, k]: 0 <= i < n and 0 <= k < i }``, ``out[i] = sum(k, ...)`` runs
+  for ``1 <= i < n`` only (``out[0]`` is not written), while with nested sets
+  ``["{ [i]: 0 <= i < n }", "{ [k]: 0 <= k < i }"]`` it runs for
+  ``0 <= i < n`` and ``out[0]`` is the neutral element of the reduction;
+* kernels with explicit integer shapes carry the assumptions
+  ``0 <= p <= PMAX`` on their parameters and the shapes hold the footprint
+  for every admitted parameter value, so static bounds checks can pass.
+
 Settings are deterministic (``derandomize=True``, no example database).  The
 number of examples can be scaled with ``KERNELCORE_HYPOTHESIS_SCALE``
 (a float, default 1); ``KERNELCORE_HYPOTHESIS_SHRINK=0`` turns shrinking off
@@ -185,6 +197,8 @@ class AssignCase(_Case):
     priority: tuple
     paren_all: bool
     assumptions: str
+    more_params: tuple = ()     # further parameter values, same kernel
+    device_io: bool = False     # pass pyopencl arrays instead of numpy
 
     @property
     def instruction(self):
@@ -197,7 +211,9 @@ class AssignCase(_Case):
                 f"dtype={np.dtype(self.dtype).name}, shapes={self.shapes}, "
                 f"seed={self.seed}, declare_dtypes={self.declare_dtypes}, "
                 f"value_args={self.declare_value_args}, "
-                f"priority={self.priority}, assumptions={self.assumptions!r})")
+                f"priority={self.priority}, assumptions={self.assumptions!r}, "
+                f"more_params={self.more_params}, "
+                f"device_io={self.device_io})")
 
 
 def _assumptions(draw, params):
@@ -231,20 +247,18 @@ def assign_cases(draw, ndims=None):
         alias=draw(st.booleans()),
         priority=priority,
         paren_all=draw(st.sampled_from([False, False, True])),
-        assumptions=_assumptions(draw, pnames))
+        assumptions=_assumptions(draw, pnames),
+        more_params=tuple(draw(S.param_values(pnames))
+                          for _ in range(draw(st.integers(0, 2)))),
+        device_io=draw(st.integers(0, 3)) == 3)
 
 
-def _check_assign(queue, case: AssignCase):
-    rng = np.random.default_rng(case.seed)
-    dtype = case.dtype
-    arrays = {name: S.small_values(rng, shape, dtype)
-              for name, shape in case.shapes.items() if name != "out"}
-    points = case.domain.points(case.params)
+def _expected_assign(case, params, arrays):
     text = case.rhs.render(case.paren_all)
-
-    expected = np.full(case.shapes["out"], MARK, dtype=dtype)
+    points = case.domain.points(params)
+    expected = np.full(case.shapes["out"], MARK, dtype=case.dtype)
     for count, p in enumerate(points):
-        env = {**case.params, **p}
+        env = {**params, **p}
         value, biggest = S.eval_expr(case.rhs, env, arrays)
         assume(biggest < 2**20)  # no overflow, exact in float32
         if count < 8:
@@ -253,8 +267,28 @@ def _check_assign(queue, case: AssignCase):
         idx = tuple(s.eval(env) for s in case.out_subs)
         assert expected[idx] == MARK, "generator bug: write not injective"
         expected[idx] = value
+    return expected, len(points)
 
-    note(f"{len(points)} domain points")
+
+def _codegen_count():
+    stats = getattr(lp, "cache_stats", None)
+    return None if stats is None else stats().get("codegen")
+
+
+def _check_assign(queue, case: AssignCase):
+    import pyopencl.array as cla
+
+    rng = np.random.default_rng(case.seed)
+    dtype = case.dtype
+    arrays = {name: S.small_values(rng, shape, dtype)
+              for name, shape in case.shapes.items() if name != "out"}
+    all_params = (case.params,) + tuple(case.more_params)
+    expecteds = []
+    for params in all_params:
+        expected, npoints = _expected_assign(case, params, arrays)
+        note(f"params {params}: {npoints} domain points")
+        expecteds.append(expected)
+
     data = [_arg(case.alias, name, dtype if case.declare_dtypes else None,
                  shape) for name, shape in sorted(case.shapes.items())]
     if case.declare_value_args:
@@ -263,10 +297,30 @@ def _check_assign(queue, case: AssignCase):
 
     knl = _make_kernel(case.domain.render(), case.instruction, data,
                        case.assumptions, case.priority)
-    out_in = np.full(case.shapes["out"], MARK, dtype=dtype)
-    evt, result = knl(queue, out=out_in, **arrays, **case.params)
-    assert len(result) == 1
-    _assert_same(result[0], expected, dtype)
+    codegens = None
+    for call, (params, expected) in enumerate(zip(all_params, expecteds)):
+        out_in = np.full(case.shapes["out"], MARK, dtype=dtype)
+        args = dict(arrays, out=out_in)
+        if case.device_io:
+            args = {k: cla.to_device(queue, v) for k, v in args.items()}
+        evt, result = knl(queue, **args, **params)
+        assert len(result) == 1
+        res = result[0]
+        if case.device_io:
+            # device arrays in, device arrays out
+            assert isinstance(res, cla.Array), type(res)
+            res = res.get()
+        else:
+            # numpy in, numpy out
+            assert isinstance(res, np.ndarray), type(res)
+        # a passed-in output keeps its dtype
+        assert res.dtype == np.dtype(dtype), res.dtype
+        _assert_same(res, expected, dtype, what=f"out (call {call}, {params})")
+        if call == 0:
+            codegens = _codegen_count()
+        else:
+            # same dtypes, other parameter values: no new code generation
+            assert _codegen_count() == codegens
 
 
 @_settings(80)
@@ -468,6 +522,7 @@ class ReductionCase(_Case):
     seed: int
     declare_dtypes: bool
     assumptions: str
+    more_params: tuple = ()
 
     @property
     def nested(self):
@@ -514,7 +569,8 @@ class ReductionCase(_Case):
                 f"insn={self.instruction!r}, params={self.params}, "
                 f"dtype={np.dtype(self.dtype).name}, shapes={self.shapes}, "
                 f"seed={self.seed}, declare_dtypes={self.declare_dtypes}, "
-                f"assumptions={self.assumptions!r})")
+                f"assumptions={self.assumptions!r}, "
+                f"more_params={self.more_params})")
 
 
 @st.composite
@@ -542,7 +598,9 @@ def reduction_cases(draw):
         extra=None, scale=draw(st.integers(-3, 3)), out_subs=None,
         shapes=None, seed=draw(st.integers(0, 2**32 - 1)),
         declare_dtypes=draw(st.booleans()),
-        assumptions=_assumptions(draw, pnames))
+        assumptions=_assumptions(draw, pnames),
+        more_params=tuple(draw(S.param_values(pnames))
+                          for _ in range(draw(st.integers(0, 2)))))
 
     points = dom.box_points()
     outer_points = case.outer_box_points()
@@ -573,7 +631,24 @@ def _check_reduction(queue, case: ReductionCase):
         for a in arrays.values():
             a[a == 0] = 1   # keep products interesting
 
-    points = case.domain.points(case.params)
+    all_params = (case.params,) + tuple(case.more_params)
+    refs = [_expected_reduction(case, params, arrays) for params in all_params]
+
+    data = [lp.GlobalArg(name, dtype if case.declare_dtypes else None,
+                         shape=shape)
+            for name, shape in sorted(case.shapes.items())]
+    data.append("...")
+    knl = lp.make_kernel(case.domain.render(), case.instruction, data,
+                         assumptions=case.assumptions)
+    for params, (expected, check) in zip(all_params, refs):
+        evt, (out,) = knl(queue, out=np.full(case.shapes["out"], MARK, dtype),
+                          **arrays, **params)
+        _assert_same(out, expected, dtype, mask=check, what=f"out ({params})")
+
+
+def _expected_reduction(case, params, arrays):
+    dtype = case.dtype
+    points = case.domain.points(params)
     by_outer = {}
     for p in points:
         by_outer.setdefault(tuple(p[x] for x in case.outer), []).append(p)
@@ -581,11 +656,11 @@ def _check_reduction(queue, case: ReductionCase):
     expected = np.full(case.shapes["out"], MARK, dtype=dtype)
     check = np.ones(case.shapes["out"], dtype=bool)
     n_empty = 0
-    for op_ in case.outer_points():
-        env_o = {**case.params, **op_}
+    for op_ in case.outer_points(params):
+        env_o = {**params, **op_}
         values = []
         for p in by_outer.get(tuple(op_[x] for x in case.outer), []):
-            v, biggest = S.eval_expr(case.body, {**case.params, **p}, arrays)
+            v, biggest = S.eval_expr(case.body, {**params, **p}, arrays)
             assume(biggest < 2**20)
             values.append(v)
         value, biggest = S.reduce_values(case.op, values)
@@ -604,17 +679,8 @@ def _check_reduction(queue, case: ReductionCase):
         elif case.wrap == "times":
             value = case.scale * value
         expected[idx] = value
-    note(f"{len(points)} points, {n_empty} empty reductions")
-
-    data = [lp.GlobalArg(name, dtype if case.declare_dtypes else None,
-                         shape=shape)
-            for name, shape in sorted(case.shapes.items())]
-    data.append("...")
-    knl = lp.make_kernel(case.domain.render(), case.instruction, data,
-                         assumptions=case.assumptions)
-    evt, (out,) = knl(queue, out=np.full(case.shapes["out"], MARK, dtype),
-                      **arrays, **case.params)
-    _assert_same(out, expected, dtype, mask=check)
+    note(f"params {params}: {len(points)} points, {n_empty} empty reductions")
+    return expected, check
 
 
 @_settings(80)

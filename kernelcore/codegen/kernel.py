@@ -11,19 +11,25 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import pymbolic.primitives as prim
 
 from kernelcore.codegen import cast
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
+from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
+from kernelcore.codegen.simplify import simplify
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace, ValueArg
+from kernelcore.ir.domain import aff_to_expr, align_to, expr_to_pw_aff, project_to
+from kernelcore.ir.expr import substitute
+from kernelcore.ir.tags import LocalIndexTag, is_unrolled
 from kernelcore.ir.instruction import Assignment, NoOpInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
-from kernelcore.types import TypeInferenceMapper, kernel_type_context
+from kernelcore.types import INDEX_DTYPE, TypeInferenceMapper, kernel_type_context
 
 logger = logging.getLogger(__name__)
 
@@ -33,12 +39,15 @@ CODEGEN_STATS = {"codegen": 0}
 
 @dataclass(frozen=True)
 class CodeGenerationResult:
-    """Generated device code of a kernel, with what a launcher needs to know."""
+    """Generated device code of a kernel, with what a launcher needs to know:
+    the work-group size and the number of groups per axis (expressions in the
+    kernel's parameters)."""
 
     kernel_name: str
     source: str
     prototype: str
     local_size: tuple[int, ...]
+    num_groups: tuple
 
     def device_code(self) -> str:
         return self.source
@@ -52,6 +61,14 @@ class _Generator:
         self.types = TypeInferenceMapper(dtypes, weak)
         self.helpers = HelperRegistry()
         self.items = knl.linearization
+        self.hw_ranges = hw_iname_ranges(knl)
+        self.subst: dict[str, object] = {}
+        for r in self.hw_ranges:
+            hw = prim.Variable(f"{'lid' if isinstance(r.tag, LocalIndexTag) else 'gid'}"
+                               f"({r.tag.axis})")
+            self.subst[r.iname] = hw if r.lower == 0 else prim.Sum((r.lower, hw))
+            dtypes[hw.name] = INDEX_DTYPE
+            weak.add(hw.name)
         self.uses_complex = any(
             v.dtype is not None and v.dtype.kind == "c"
             for v in list(knl.args) + list(knl.temporary_variables.values()))
@@ -59,9 +76,24 @@ class _Generator:
             v.dtype is not None and v.dtype in (np.float64, np.complex128)
             for v in list(knl.args) + list(knl.temporary_variables.values()))
 
-    def mapper(self, context):
-        return CExpressionMapper(self.knl, self.target, self.types, self.helpers,
-                                 nonnegative_checker(self.knl, context))
+    def emit(self, expr, context, prec: int = PREC_NONE, want=None) -> str:
+        """C code for *expr* where *context* holds (inames replaced as generated)."""
+        mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
+                                   nonnegative_checker(self.knl, context))
+        if self.subst:
+            expr = simplify(substitute(expr, self.subst))
+        return mapper(expr, prec, want)
+
+    def initial_context(self):
+        """Assumptions, plus the range of every parallel iname."""
+        ctx = self.knl.assumptions_set
+        space = self.knl.space
+        for r in self.hw_ranges:
+            h = expr_to_pw_aff(prim.Variable(r.iname), space)
+            lo = expr_to_pw_aff(r.lower, space)
+            size = expr_to_pw_aff(aff_to_expr(r.size), space)
+            ctx = ctx & h.ge_set(lo) & h.lt_set(lo + size)
+        return ctx.coalesce()
 
     # {{{ structure
 
@@ -100,31 +132,103 @@ class _Generator:
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
         domains = [self.knl.get_insn_domain(self.knl.id_to_insn[i]) for i in sorted(ids)]
         b = loop_bounds(self.knl, iname, active, domains, context)
-        m = self.mapper(context)
-        lower = m(b.lower, PREC_REL + 1)
-        upper = m(b.upper, PREC_REL + 1)
-        body = self.gen(start, stop, active + [iname], b.inner_context)
-        loop = cast.For(f"int {iname} = {lower}; {iname} <= {upper}; ++{iname}", body)
-        if b.guard is True:
-            return [loop]
-        return [cast.If(m(b.guard), [loop])]
+        tag = self.knl.iname_tags.get(iname)
+        if is_unrolled(tag):
+            nodes = self.gen_unrolled(iname, b, start, stop, active, context)
+        else:
+            nodes = self.gen_slabs(iname, b, start, stop, active, context)
+        if b.guard is True or not nodes:
+            return nodes
+        return [cast.If(self.emit(b.guard, context), nodes)]
+
+    def _iname_aff(self, iname):
+        return expr_to_pw_aff(prim.Variable(iname), self.knl.space)
+
+    def gen_unrolled(self, iname, b, start, stop, active, context) -> list:
+        space = self.knl.space
+        lower = expr_to_pw_aff(b.lower, space)
+        offset = self._iname_aff(iname) - lower
+        span = b.inner_context
+        pieces = offset.get_pieces()
+        count = span.max_val(pieces[0][1]) if len(pieces) == 1 else None
+        if count is None or not count.is_int():
+            raise CodeGenerationError(
+                f"cannot unroll '{iname}': its extent has no constant upper bound "
+                "(split it with a fixed length first)")
+        nodes: list = []
+        saved = self.subst.get(iname)
+        for k in range(count.get_num_si() + 1):
+            ctx_k = (context & self._iname_aff(iname).eq_set(lower + k)).coalesce()
+            if ctx_k.is_empty():
+                continue
+            self.subst[iname] = simplify(prim.Sum((b.lower, k)))
+            nodes += self.gen(start, stop, active + [iname], ctx_k)
+        if saved is None:
+            del self.subst[iname]
+        else:
+            self.subst[iname] = saved
+        return nodes
+
+    def gen_slabs(self, iname, b, start, stop, active, context) -> list:
+        head, tail = self.knl.iname_slabs.get(iname, (0, 0))
+        if (head, tail) == (0, 0):
+            return [self._for(iname, b.lower, b.upper, start, stop, active,
+                              b.inner_context, context)]
+        space = self.knl.space
+        lo, hi = expr_to_pw_aff(b.lower, space), expr_to_pw_aff(b.upper, space)
+        it = self._iname_aff(iname)
+        nodes: list = []
+        pieces = []
+        if head:
+            pieces.append(("initial", it.lt_set(lo + head), b.lower,
+                           simplify(prim.Sum((b.lower, head - 1)))))
+        pieces.append(("bulk", it.ge_set(lo + head) & it.le_set(hi - tail),
+                       simplify(prim.Sum((b.lower, head))),
+                       simplify(prim.Sum((b.upper, -tail)))))
+        if tail:
+            pieces.append(("final", it.gt_set(hi - tail), simplify(prim.Sum((b.upper, 1 - tail))),
+                           b.upper))
+        for name, restriction, low, up in pieces:
+            inner = (b.inner_context & restriction).coalesce()
+            if inner.is_empty():
+                continue
+            nodes.append(cast.Comment(f"{name} slab for '{iname}'"))
+            if low == up or (name == "final" and tail == 1) or (name == "initial" and head == 1):
+                value = low if name != "final" else up
+                body = self.gen(start, stop, active + [iname], inner)
+                nonempty = guard_condition(
+                    align_to(project_to(inner, set(active)), self.knl._universe), context)
+                block = [cast.Statement(f"int const {iname} = "
+                                        f"{self.emit(value, context)};"),
+                         cast.Statement("")]
+                block += [cast.If(self.emit(nonempty, context), body)] \
+                    if nonempty is not True else body
+                nodes.append(cast.Block(block))
+            else:
+                nodes.append(self._for(iname, low, up, start, stop, active, inner, context))
+        return nodes
+
+    def _for(self, iname, lower, upper, start, stop, active, inner, context):
+        body = self.gen(start, stop, active + [iname], inner)
+        lo = self.emit(lower, context, PREC_REL + 1)
+        up = self.emit(upper, context, PREC_REL + 1)
+        return cast.For(f"int {iname} = {lo}; {iname} <= {up}; ++{iname}", body)
 
     def gen_insn(self, insn, context) -> list:
         if isinstance(insn, NoOpInstruction):
             return []
         if not isinstance(insn, Assignment):
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
-        m = self.mapper(context)
         dom = self.knl.get_insn_domain(insn)
         cond = guard_condition(dom, context)
         lhs_t = self.types(insn.assignee).dtype
-        lhs = m(insn.assignee)
-        rhs = m(insn.expression, PREC_NONE, lhs_t)
+        lhs = self.emit(insn.assignee, context)
+        rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
         node = cast.Statement(f"{lhs} = {rhs};")
         for pred in sorted(insn.predicates, key=str):
-            node = cast.If(m(pred), [node])
+            node = cast.If(self.emit(pred, context), [node])
         if cond is not True:
-            node = cast.If(m(cond), [node])
+            node = cast.If(self.emit(cond, context), [node])
         return [node]
 
     # }}}
@@ -164,21 +268,26 @@ class _Generator:
                     f"type of argument '{arg.name}' is unknown: use add_dtypes or call "
                     "the kernel with data")
         written = self.knl.get_written_variables()
-        local_size = (1,)
+        groups, local = grid_sizes(self.knl)
+        local_size = tuple(aff.get_constant_val().get_num_si() for aff in local) or (1,)
+        num_groups = tuple(aff_to_expr(aff) for aff in groups) or (1,)
+        num_groups += (1,) * (len(local_size) - len(num_groups))
+        local_size += (1,) * (len(num_groups) - len(local_size))
         prefix = self.target.kernel_prefix(local_size)
         decl_args = ", ".join(self.arg_decl(a, written) for a in self.knl.args)
         prototype = f"{prefix} {self.knl.name}({decl_args})"
         body = self.temp_decls()
         if body:
             body.append(cast.Statement(""))
-        body += self.gen(0, len(self.items), [], self.knl.assumptions_set)
+        body += self.gen(0, len(self.items), [r.iname for r in self.hw_ranges],
+                         self.initial_context())
         preamble = self.target.preamble(self.uses_complex, self.uses_double)
         preamble += list(self.helpers.helpers.values())
         lines = preamble + ["", prototype, "{"]
         lines += [ln.rstrip() for ln in cast.print_nodes(body)]
         lines.append("}")
         return CodeGenerationResult(self.knl.name, "\n".join(lines) + "\n", prototype,
-                                    local_size)
+                                    local_size, num_groups)
 
 
 def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:

@@ -42,6 +42,7 @@ class LoopKernel:
     temporary_variables: Mapping[str, TemporaryVariable] = field(default_factory=dict)
     iname_tags: Mapping[str, Any] = field(default_factory=dict)
     loop_priority: tuple[tuple[str, ...], ...] = ()
+    iname_slabs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     assumptions: isl.Set | None = None
     options: Options = field(default_factory=Options)
     target: Any = None
@@ -234,6 +235,13 @@ class LoopKernel:
         return self.stringify()
 
     # }}}
+
+    def get_grid_size_upper_bounds(self):
+        """(number of work-groups per axis, work-group size per axis) as isl Affs of
+        the parameters."""
+        from kernelcore.codegen.grid import grid_sizes
+        from kernelcore.preprocess import preprocess_kernel
+        return grid_sizes(preprocess_kernel(self))
 
     def __call__(self, queue, **kwargs):
         """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""

@@ -135,7 +135,6 @@ class Executor:
             code = generate_code_v2(knl)
             code_cache_put(self.key, code)
         self.code = code
-        self.global_size = (1,)
         self.local_size = tuple(code.local_size)
         self.wrapper_source = self._wrapper_source()
         namespace: dict[str, Any] = {}
@@ -216,7 +215,13 @@ class Executor:
             else:
                 call_args.append(f"_rt.buffer({arg.name})")
         w(f"    _knl.set_args({', '.join(call_args)})")
-        w(f"    _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knl, {self.global_size!r}, "
+        gsize = ", ".join(f"max(0, {_py(g)}) * {l}"
+                          for g, l in zip(self.code.num_groups, self.local_size))
+        w(f"    _gsize = ({gsize},)")
+        w("    if 0 in _gsize:")
+        w("        _evt = _rt.cl.enqueue_marker(queue, wait_for=wait_for)")
+        w("    else:")
+        w(f"        _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knl, _gsize, "
           f"{self.local_size!r}, wait_for=wait_for)")
         outputs = [a.name for a in arrays if a.name in written]
         if not knl.options.no_numpy:

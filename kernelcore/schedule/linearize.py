@@ -16,6 +16,7 @@ import logging
 
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.ir.tags import is_hw_parallel
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class _Linearizer:
     def run(self, active: tuple[str, ...], block: set[str]) -> None:
         remaining = set(block)
         active_set = set(active)
+        hw = {n for n in active if is_hw_parallel(self.knl.iname_tags.get(n))}
         while remaining:
             ready = sorted((iid for iid in remaining
                             if self.knl.id_to_insn[iid].depends_on <= self.done),
@@ -90,7 +92,7 @@ class _Linearizer:
                     + f" inside loops ({', '.join(active) or 'top level'}): they depend "
                     "on instructions that must run outside these loops")
             runnable = [iid for iid in ready
-                        if self.knl.id_to_insn[iid].within_inames == active_set]
+                        if self.knl.id_to_insn[iid].within_inames | hw == active_set]
             if runnable:
                 iid = runnable[0]
                 self.items.append(RunInstruction(iid))
@@ -123,7 +125,8 @@ def linearize(knl: LoopKernel) -> LoopKernel:
         return knl
     check_dependency_cycles(knl)
     lin = _Linearizer(knl)
-    lin.run((), {insn.id for insn in knl.instructions})
+    parallel = tuple(n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n)))
+    lin.run(parallel, {insn.id for insn in knl.instructions})
     logger.debug("linearized %s into %d items", knl.name, len(lin.items))
     return knl.copy(linearization=tuple(lin.items), state=KernelState.LINEARIZED)
 

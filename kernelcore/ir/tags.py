@@ -1,0 +1,100 @@
+"""Iname implementation tags: how a loop index is realized in code.
+
+==========  ==========================================================
+``None``    a sequential ``for`` loop (also spelled ``"for"``)
+``"unr"``   a fully unrolled loop (fixed maximum extent)
+``"l.N"``   the work-item index within a work-group, axis N
+``"g.N"``   the work-group index, axis N
+``"ilp"``   unrolled, with private temporaries expanded per iteration
+            (also ``"ilp.unr"``; ``"ilp.seq"`` keeps a loop)
+``"vec"``   vectorized (currently generated as an unrolled loop)
+==========  ==========================================================
+
+Public names: parse_tag, UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
+VectorizeTag, is_hw_parallel, HW_AXIS_LIMIT.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kernelcore.diagnostic import ParseError
+
+HW_AXIS_LIMIT = 3
+
+
+@dataclass(frozen=True)
+class UnrollTag:
+    def __str__(self) -> str:
+        return "unr"
+
+
+@dataclass(frozen=True)
+class LocalIndexTag:
+    axis: int
+
+    def __str__(self) -> str:
+        return f"l.{self.axis}"
+
+
+@dataclass(frozen=True)
+class GroupIndexTag:
+    axis: int
+
+    def __str__(self) -> str:
+        return f"g.{self.axis}"
+
+
+@dataclass(frozen=True)
+class IlpTag:
+    unrolled: bool = True
+
+    def __str__(self) -> str:
+        return "ilp.unr" if self.unrolled else "ilp.seq"
+
+
+@dataclass(frozen=True)
+class VectorizeTag:
+    def __str__(self) -> str:
+        return "vec"
+
+
+Tag = UnrollTag | LocalIndexTag | GroupIndexTag | IlpTag | VectorizeTag | None
+
+
+def parse_tag(tag) -> Tag:
+    """A tag object from its spelling (or pass a tag object through)."""
+    if tag is None or isinstance(tag, (UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
+                                       VectorizeTag)):
+        return tag
+    if not isinstance(tag, str):
+        raise ParseError(f"invalid iname tag {tag!r}")
+    t = tag.strip()
+    if t in ("for", "None", ""):
+        return None
+    if t == "unr":
+        return UnrollTag()
+    if t in ("ilp", "ilp.unr"):
+        return IlpTag(True)
+    if t == "ilp.seq":
+        return IlpTag(False)
+    if t == "vec":
+        return VectorizeTag()
+    m = re.fullmatch(r"([lg])\.(\d+)", t)
+    if m:
+        axis = int(m.group(2))
+        if axis >= HW_AXIS_LIMIT:
+            raise ParseError(f"iname tag {t!r}: OpenCL has only {HW_AXIS_LIMIT} axes")
+        return LocalIndexTag(axis) if m.group(1) == "l" else GroupIndexTag(axis)
+    raise ParseError(f"unknown iname tag {t!r} (known: for, unr, l.N, g.N, ilp, ilp.unr, "
+                     "ilp.seq, vec)")
+
+
+def is_hw_parallel(tag) -> bool:
+    return isinstance(tag, (LocalIndexTag, GroupIndexTag))
+
+
+def is_unrolled(tag) -> bool:
+    return isinstance(tag, (UnrollTag, VectorizeTag)) or (
+        isinstance(tag, IlpTag) and tag.unrolled)
