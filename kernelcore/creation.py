@@ -123,6 +123,23 @@ class _ArrayAccessCollector(WalkMapper):
     map_nan = map_constant
 
 
+_C_RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto
+if inline int long register restrict return short signed sizeof static struct switch
+typedef union unsigned void volatile while bool half uchar ushort uint ulong size_t
+ptrdiff_t intptr_t uintptr_t kernel __kernel global __global local __local constant
+__constant private __private read_only write_only image2d_t image3d_t sampler_t event_t
+true false NULL INFINITY NAN lid gid
+""".split())
+
+
+def _check_names(names, what: str) -> None:
+    for name in names:
+        if name in _C_RESERVED or name.startswith("kc_") or name.startswith("__"):
+            raise ParseError(f"{what} name '{name}' is reserved in OpenCL C (or by "
+                             "kernelcore's generated code); rename it")
+
+
 def _domain_inames(dom) -> list[str]:
     return [dom.get_dim_name(isl.dim_type.set, i) for i in range(dom.dim(isl.dim_type.set))]
 
@@ -270,6 +287,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                 raise ParseError(f"iname '{n}' is declared in more than one domain")
             iname_set.add(n)
     _check_domains(domains, assumptions)
+    _check_names(iname_set, "iname")
 
     parsed = parse_instructions(instructions)
     resolver = _ReductionResolver(iname_set)
@@ -357,6 +375,8 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     args, temps = _resolve_kernel_data(
         kernel_data, written, arrays, scalars, collector.functions, iname_set,
         all_params, declared_temps)
+    _check_names([a.name for a in args], "argument")
+    _check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
         if tname in temps:
             continue

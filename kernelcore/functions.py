@@ -40,8 +40,7 @@ def is_known_function(name: str) -> bool:
 def unknown_function_error(name: str) -> CodeGenerationError:
     return CodeGenerationError(
         f"unknown function '{name}': it is not a built-in math function "
-        f"(known: {', '.join(sorted(MATH_FUNCTIONS))}); register an implementation "
-        "with register_callable")
+        f"(known: {', '.join(sorted(MATH_FUNCTIONS))})")
 
 
 def _float_of(dt: np.dtype) -> np.dtype:

@@ -19,7 +19,7 @@ from pymbolic.mapper import Mapper
 
 from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
-from kernelcore.ir.data import to_dtype
+from kernelcore.ir.data import ValueArg, to_dtype
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 
 INDEX_DTYPE = np.dtype(np.int32)
@@ -79,7 +79,7 @@ class TypeInferenceMapper(Mapper):
         dt = self.var_dtypes[name]
         if dt is None:
             raise _Unknown(name)
-        return ExprType(dt, weak=name in self.weak_names and dt.kind in "iu")
+        return ExprType(dt, weak=name in self.weak_names)
 
     def map_variable(self, expr):
         return self._var(expr.name)
@@ -190,7 +190,9 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
         dtypes[name] = tv.dtype
     for iname in knl.all_inames():
         dtypes[iname] = INDEX_DTYPE
-    weak = set(knl.all_inames()) | set(knl.all_params())
+    # loop indices and scalar arguments do not widen array data (NumPy 2's rule for
+    # Python scalars)
+    weak = set(knl.all_inames()) | {a.name for a in knl.args if isinstance(a, ValueArg)}
     return dtypes, weak
 
 
@@ -201,7 +203,7 @@ def infer_types(knl, *, require_all: bool = True):
     for p in knl.all_params():
         if dtypes.get(p, INDEX_DTYPE) is None:
             dtypes[p] = INDEX_DTYPE
-    mapper = TypeInferenceMapper(dtypes, weak)
+    mapper = TypeInferenceMapper(dtypes, set(weak))
     assignments = [i for i in knl.instructions if isinstance(i, Assignment)]
     writers: dict[str, list] = {}
     for insn in assignments:
@@ -219,11 +221,16 @@ def infer_types(knl, *, require_all: bool = True):
                     pass
             # the target holds every written value: NumPy promotion of their types
             if found and (len(found) == len(insns) or not require_all_writers):
-                dtypes[target] = _storage_dtype(promote(found))
+                value_type = promote(found)
+                dtypes[target] = _storage_dtype(value_type)
+                if value_type.weak:
+                    weak_targets.add(target)
+                    mapper.weak_names.add(target)
                 progress = True
         return progress
 
     declared = {n for n, dt in dtypes.items() if dt is not None}
+    weak_targets: set[str] = set()
     while settle(True) or settle(False):
         pass
     # widen inferred types until every written value fits (e.g. ``acc = 0`` then
@@ -238,7 +245,11 @@ def infer_types(knl, *, require_all: bool = True):
                 found = [mapper(insn.expression) for insn in insns]
             except _Unknown:
                 continue
-            widened = _storage_dtype(promote([ExprType(dtypes[target])] + found))
+            value_type = promote([ExprType(dtypes[target], target in weak_targets)] + found)
+            if not value_type.weak and target in weak_targets:
+                weak_targets.discard(target)
+                mapper.weak_names.discard(target)
+            widened = _storage_dtype(value_type)
             if widened != dtypes[target]:
                 dtypes[target] = widened
                 changed = True

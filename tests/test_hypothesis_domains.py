@@ -913,6 +913,83 @@ def test_runtime_empty_domain_is_fine(kq, domain, insn, n):
 
 
 
+# {{{ fixed examples (shrunk counterexamples found by the tests above)
+
+# (domain, instruction, Python predicate of the domain over (i, j) and the
+# parameters, parameter names); out has shape (16, 16), every parameter
+# value 0 .. PMAX is run through one compiled kernel.
+_FIXED = [
+    # a piecewise loop bound ("m >= 4 ? 3 : 2") that is only right where
+    # the domain is non-empty
+    ("[m] -> { [i]: 1 < i and i < m and i < 4 }",
+     "out[i, 0] = 10*i",
+     lambda i, j, m: 1 < i < m and i < 4 and j == 0, ("m",)),
+    ("{ [i, j]: 1 < i < m and i <= 3 and 0 < j < i }",
+     "out[i, j] = 10*i + j",
+     lambda i, j, m: 1 < i < m and i <= 3 and 0 < j < i, ("m",)),
+    # a conditional expression as a loop bound (operator precedence)
+    ("{ [i, j]: m - 3 <= i < m and i - 1 < j < 1 }",
+     "out[i + 3, j + 3] = 2*i + j",
+     lambda i, j, m: m - 3 <= i < m and i - 1 < j < 1, ("m",)),
+    # loop bounds that are the max / min of three expressions
+    ("{ [i, j]: n - 1 <= i and 0 <= i and i < m and m - 1 <= j < i + 2 }",
+     "out[i, j] = 10*i + j",
+     lambda i, j, n, m: n - 1 <= i and 0 <= i < m and m - 1 <= j < i + 2,
+     ("n", "m")),
+    ("{ [i, j]: 0 <= i < 3 and i < n and i <= j < m }",
+     "out[i, j] = 10*i + j",
+     lambda i, j, n, m: 0 <= i < 3 and i < n and i <= j < m, ("n", "m")),
+    # triangular, with the outer bound depending on two parameters
+    (["{ [i]: 0 <= i < n and i < m }", "{ [j]: i <= j < n }"],
+     "out[i, j] = 10*i + j",
+     lambda i, j, n, m: 0 <= i < n and i < m and i <= j < n, ("n", "m")),
+]
+
+
+@pytest.mark.parametrize("domain, insn, pred, pnames", _FIXED)
+def test_fixed_domain_examples(kq, domain, insn, pred, pnames):
+    lhs, rhs = insn.split(" = ")
+    assumptions = S.box_assumptions(list(pnames))
+    knl = lp.make_kernel(
+        domain, insn, [lp.GlobalArg("out", np.int32, shape=(16, 16)), "..."],
+        assumptions=assumptions)
+    for values in itertools.product(range(S.PMAX + 1), repeat=len(pnames)):
+        params = dict(zip(pnames, values))
+        expected = np.full((16, 16), MARK, np.int32)
+        for i in range(-8, 16):
+            for j in range(-8, 16):
+                if pred(i, j, **params):
+                    env = dict(params, i=i, j=j)
+                    idx = tuple(eval(lhs[len("out"):], {}, env))  # noqa: S307
+                    expected[idx] = eval(rhs, {}, env)  # noqa: S307
+        evt, (out,) = knl(kq, out=np.full((16, 16), MARK, np.int32),
+                          **params)
+        _assert_same(out, expected, np.int32, what=f"out ({params})")
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_fixed_triangular_reduction(kq, nested):
+    """``out[i] = sum(k, a[i])`` over ``0 <= k < i``: with one set the
+    instruction runs over the projection ``1 <= i < n`` (out[0] untouched);
+    with nested sets over ``0 <= i < n`` (out[0] = 0)."""
+    domain = (["{ [i]: 0 <= i < n }", "{ [k]: 0 <= k < i }"] if nested
+              else "{ [i, k]: 0 <= i < n and 0 <= k < i }")
+    knl = lp.make_kernel(
+        domain, "out[i] = sum(k, a[i])",
+        [lp.GlobalArg("a", np.int32, shape=(8,)),
+         lp.GlobalArg("out", np.int32, shape=(8,)), "..."],
+        assumptions="0 <= n <= 8")
+    a = np.arange(1, 9, dtype=np.int32)
+    for n in range(0, 9):
+        expected = np.full(8, MARK, np.int32)
+        for i in range(n):
+            if i >= 1 or nested:
+                expected[i] = i * a[i]
+        evt, (out,) = knl(kq, a=a, out=np.full(8, MARK, np.int32), n=n)
+        _assert_same(out, expected, np.int32, what=f"out (n={n})")
+
+# }}}
+
 def test_priority_is_advisory(kq):
     """The tutorial: loop priority is advisory only; a nesting that the
     domain requires (j's bounds use i) wins over the priority."""

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from functools import reduce
 
 import islpy as isl
+import pymbolic.primitives as prim
 
 from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, move_names_to_params, project_to,
-    pw_aff_to_expr, set_to_cond_expr)
+    pw_aff_to_expr_and_total, set_to_cond_expr)
 
 dim_type = isl.dim_type
 
@@ -46,9 +47,20 @@ def loop_bounds(knl, iname: str, outer: list[str], body_domains: list[isl.Set],
     as_params = move_names_to_params(hull, outer)
     as_params = project_to(as_params, [iname])
     ctx_params = move_names_to_params(context & free, outer).params()
-    lower = _gist_params(as_params.dim_min(0), ctx_params)
-    upper = _gist_params(as_params.dim_max(0), ctx_params)
-    return LoopBounds(pw_aff_to_expr(lower), pw_aff_to_expr(upper), guard, inner_context)
+    upper_exact = as_params.dim_max(0)
+    lower, lower_total = pw_aff_to_expr_and_total(
+        _gist_params(as_params.dim_min(0), ctx_params))
+    upper, upper_total = pw_aff_to_expr_and_total(_gist_params(upper_exact, ctx_params))
+    # Where the loop is empty the bounds are undefined; if the simplified bounds
+    # would then still admit iterations, guard the loop by its non-emptiness.
+    nonempty = upper_exact.domain()
+    ctx_aligned = ctx_params.align_params(nonempty.space)
+    nonempty = nonempty.align_params(ctx_aligned.space)
+    spurious = ctx_aligned & nonempty.complement() & lower_total.le_set(upper_total)
+    if not spurious.is_empty():
+        cond = set_to_cond_expr(nonempty.coalesce().gist(ctx_aligned).coalesce())
+        guard = cond if guard is True else prim.LogicalAnd((guard, cond))
+    return LoopBounds(lower, upper, guard, inner_context)
 
 
 def _gist_params(pw: isl.PwAff, ctx: isl.Set) -> isl.PwAff:

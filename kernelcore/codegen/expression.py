@@ -75,13 +75,6 @@ class HelperRegistry:
                 "while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return r; }")
         return name
 
-    def floor_div_pos_b(self) -> str:
-        name = "kc_floor_div_pos_b"
-        if name not in self.helpers:
-            self.helpers[name] = ("#define kc_floor_div_pos_b(a,b) "
-                                  "(((a) - (((a) < 0) ? ((b) - 1) : 0)) / (b))")
-        return name
-
 
 def _is_int(dt: np.dtype) -> bool:
     return dt.kind in "iub"
@@ -224,10 +217,6 @@ class CExpressionMapper(Mapper):
             num = self.code(expr.numerator, PREC_PRODUCT, dtype)
             den = self.code(expr.denominator, PREC_PRODUCT + 1, dtype)
             return self._paren(f"{num} / {den}", PREC_PRODUCT, prec)
-        if dtype.kind in "ib" and isinstance(expr.denominator, int) and expr.denominator > 0:
-            fn = self.helpers.floor_div_pos_b()
-            return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
-                    f"{self.code(expr.denominator, PREC_NONE, dtype)})")
         fn = self.helpers.floordiv(ctype, dtype.kind == "f")
         return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
                 f"{self.code(expr.denominator, PREC_NONE, dtype)})")
@@ -319,11 +308,17 @@ class CExpressionMapper(Mapper):
         else_ = self.code(expr.else_, PREC_TERNARY, dtype)
         return self._paren(f"{cond} ? {then} : {else_}", PREC_TERNARY, prec)
 
+    def _nested(self, name, children, dtype):
+        if len(children) <= 2:
+            return self._call(name, children, dtype)
+        return self._call(name, (children[0], getattr(prim, name.capitalize())(
+            tuple(children[1:]))), dtype)
+
     def map_min(self, expr, prec, dtype):
-        return self._call("min", expr.children, dtype)
+        return self._nested("min", expr.children, dtype)
 
     def map_max(self, expr, prec, dtype):
-        return self._call("max", expr.children, dtype)
+        return self._nested("max", expr.children, dtype)
 
     def map_call(self, expr, prec, dtype):
         if not isinstance(expr.function, prim.Variable):

@@ -206,20 +206,35 @@ def set_to_cond_expr(s: isl.Set | isl.BasicSet):
 
 
 def pw_aff_to_expr(pwaff: isl.PwAff):
-    """A piecewise quasi-affine function as pymbolic (pieces become conditionals)."""
+    """A piecewise quasi-affine function as pymbolic (pieces become conditionals;
+    the last piece is the fallback everywhere else)."""
+    return pw_aff_to_expr_and_total(pwaff)[0]
+
+
+def pw_aff_to_expr_and_total(pwaff: isl.PwAff):
+    """(expression, the total function that expression computes everywhere)."""
     pieces = pwaff.get_pieces()
     if not pieces:
         raise StaticValueFindingError(f"empty piecewise expression {pwaff}")
+    affs = [isl.PwAff.from_aff(aff) for _, aff in pieces]
     if len(pieces) > 1:
-        affs = [isl.PwAff.from_aff(aff) for _, aff in pieces]
         for combine, node in ((isl.PwAff.min, prim.Min), (isl.PwAff.max, prim.Max)):
             combined = reduce(combine, affs)
             if combined.ne_set(pwaff).is_empty():
-                return node(tuple(aff_to_expr(aff) for _, aff in pieces))
+                return node(tuple(aff_to_expr(aff) for _, aff in pieces)), combined
     result = aff_to_expr(pieces[-1][1])
+    covered = None
+    total = None
+    for (dom, aff), pw in zip(pieces[:-1], affs[:-1]):
+        region = dom if covered is None else dom - covered
+        part = pw.intersect_domain(region)
+        total = part if total is None else total.union_add(part)
+        covered = dom if covered is None else covered | dom
+    rest = affs[-1] if covered is None else affs[-1].intersect_domain(covered.complement())
+    total = rest if total is None else total.union_add(rest)
     for dom, aff in reversed(pieces[:-1]):
         result = prim.If(set_to_cond_expr(dom), aff_to_expr(aff), result)
-    return result
+    return result, total
 
 
 def static_max_of_pw_aff(pwaff: isl.PwAff, context: isl.Set | None = None) -> isl.Aff:

@@ -219,8 +219,7 @@ class LoopKernel:
         lines += [_RULE, "INSTRUCTIONS:"]
         lines += _nested_instruction_lines(self)
         if with_dependencies:
-            lines += [_RULE, "DEPENDENCIES: (use kernelcore.show_dependency_graph "
-                      "to visualize)"]
+            lines += [_RULE, "DEPENDENCIES: (dependent : prerequisites)"]
             for insn in self.instructions:
                 if insn.depends_on:
                     lines.append(f"{insn.id} : {', '.join(sorted(insn.depends_on))}")

@@ -39,7 +39,7 @@ def kernel_key(knl, extra: str = "") -> str:
     """A hex digest identifying the code a typed kernel generates."""
     parts = [VERSION, knl.stringify(with_dependencies=True), repr(knl.loop_priority), repr(sorted(knl.iname_slabs.items())),
              str(knl.assumptions), type(knl.target).__name__ if knl.target else "default",
-             repr(sorted((a.name, str(a.dtype)) for a in knl.args)), extra]
+             repr([(a.name, str(a.dtype)) for a in knl.args]), extra]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
