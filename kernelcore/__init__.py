@@ -17,7 +17,8 @@ from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import (
     CodeGenerationError, InvocationError, KernelcoreError, KernelcoreWarning, LoopyError,
     LoopyWarning, OpenCLBuildError, ParseError, SchedulingError, StaticValueFindingError,
-    TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError)
+    TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError,
+    WriteRaceConditionWarning)
 from kernelcore.ir.data import (
     AddressSpace, ArrayArg, GlobalArg, TemporaryVariable, ValueArg, auto)
 from kernelcore.ir.expr import Reduction, TypeCast
@@ -30,8 +31,13 @@ from kernelcore.runtime.device import default_context, default_queue
 from kernelcore.schedule.items import linearization_lines
 from kernelcore.schedule.linearize import get_one_linearized_kernel, linearize
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
+from kernelcore.transform.data import (
+    remove_unused_arguments, rename_argument, tag_array_axes)
 from kernelcore.transform.iname import (
-    duplicate_inames, prioritize_loops, split_iname, tag_inames)
+    duplicate_inames, join_inames, prioritize_loops, rename_iname, split_iname,
+    split_reduction_inward, split_reduction_outward, tag_inames)
+from kernelcore.transform.instruction import add_dependency, remove_instructions
+from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
 from kernelcore.version import VERSION
@@ -69,6 +75,9 @@ __all__ = [
     "Assignment", "NoOpInstruction", "Reduction", "TypeCast",
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
+    "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
+    "tag_array_axes", "rename_argument", "remove_unused_arguments",
+    "add_dependency", "remove_instructions", "auto_parallelize",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
@@ -77,5 +86,5 @@ __all__ = [
     "KernelcoreError", "LoopyError", "ParseError", "UnsatisfiableDomainError",
     "UnknownNameError", "TypeInferenceFailure", "StaticValueFindingError",
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",
-    "KernelcoreWarning", "LoopyWarning", "__version__",
+    "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
 ]

@@ -273,10 +273,10 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     """Build a kernel from ISL domains and instruction-language statements.
 
     *kernel_data* lists arguments/temporaries; ``"..."`` (default) adds the
-    rest automatically. *lang_version* and *silenced_warnings* are accepted
-    for loopy compatibility.
+    rest automatically. *silenced_warnings* names checks to skip (e.g.
+    ``"write_race(insn)"``); *lang_version* is accepted for loopy compatibility.
     """
-    del lang_version, silenced_warnings
+    del lang_version
     if isinstance(domains, (str, isl.BasicSet, isl.Set)):
         domains = [domains]
     domains = [parse_domain(d) for d in domains]
@@ -416,7 +416,9 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()},
         assumptions=parse_assumptions(assumptions, proto.all_params()),
-        options=options or Options(), target=target)
+        options=options or Options(), target=target,
+        silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
+                                    else silenced_warnings or ()))
     knl = find_auto_shapes(knl, access_list)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl

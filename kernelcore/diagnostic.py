@@ -5,7 +5,8 @@ built-in exception type a Python user would expect for that kind of problem.
 
 Public names: KernelcoreError, LoopyError, ParseError, UnsatisfiableDomainError,
 UnknownNameError, TypeInferenceFailure, StaticValueFindingError, InvocationError,
-OpenCLBuildError, SchedulingError, CodeGenerationError, KernelcoreWarning, LoopyWarning.
+OpenCLBuildError, SchedulingError, CodeGenerationError, KernelcoreWarning, LoopyWarning,
+WriteRaceConditionWarning.
 """
 
 from __future__ import annotations
@@ -59,3 +60,8 @@ class KernelcoreWarning(UserWarning):
 
 
 LoopyWarning = KernelcoreWarning
+
+
+class WriteRaceConditionWarning(KernelcoreWarning):
+    """Several work-items would write the same element. Raised as an error unless
+    silenced with the kernel's ``silenced_warnings``."""

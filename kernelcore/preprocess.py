@@ -9,6 +9,8 @@ import logging
 
 from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.check import check_kernel
+from kernelcore.transform.ilp import expand_ilp_temporaries
 from kernelcore.transform.reduction import realize_reduction
 from kernelcore.types import infer_types
 
@@ -23,11 +25,14 @@ def _default_temporary_scopes(knl: LoopKernel) -> LoopKernel:
 
 
 def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
-    """Infer types, realize reductions and choose temporary scopes."""
+    """Infer types, check for races, realize reductions, choose temporary scopes
+    and expand ilp temporaries."""
     if knl.state >= KernelState.PREPROCESSED:
         return knl
     knl = infer_types(knl)
+    check_kernel(knl)
     knl = realize_reduction(knl)
     knl = _default_temporary_scopes(knl)
+    knl = expand_ilp_temporaries(knl)
     logger.debug("preprocessed %s", knl.name)
     return knl.copy(state=KernelState.PREPROCESSED)

@@ -21,7 +21,9 @@ Covered:
 * integer ``//`` and ``%`` (Python floor semantics) on int32/int64 values
   including negatives and the extremes of the type;
 * domains that are empty for all parameter values must raise
-  ``UnsatisfiableDomainError``.
+  ``UnsatisfiableDomainError``;
+* fixed, example-based versions of shrunk counterexamples found so far
+  (``test_fixed_*``), which run every parameter value through one kernel.
 
 Semantics encoded by the reference (loopy's):
 

@@ -1,6 +1,6 @@
 """A tiny C syntax tree and its printer (braces only where needed).
 
-Public names: Block, For, If, Statement, Comment, print_nodes.
+Public names: Block, For, If, Statement, Comment, merge_guards, print_nodes.
 """
 
 from __future__ import annotations
@@ -33,6 +33,18 @@ class For:
 class If:
     condition: str
     body: list
+
+
+def merge_guards(nodes: list) -> list:
+    """Adjacent ``if`` nodes with the same condition become one."""
+    result: list = []
+    for node in nodes:
+        if (isinstance(node, If) and result and isinstance(result[-1], If)
+                and result[-1].condition == node.condition):
+            result[-1] = If(node.condition, merge_guards(result[-1].body + node.body))
+        else:
+            result.append(node)
+    return result
 
 
 def _single(body: list) -> bool:

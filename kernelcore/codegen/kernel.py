@@ -127,7 +127,7 @@ class _Generator:
                 k += 1
             else:
                 raise AssertionError(f"unexpected {item}")
-        return nodes
+        return cast.merge_guards(nodes)
 
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
         domains = [self.knl.get_insn_domain(self.knl.id_to_insn[i]) for i in sorted(ids)]

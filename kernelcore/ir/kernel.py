@@ -43,6 +43,7 @@ class LoopKernel:
     iname_tags: Mapping[str, Any] = field(default_factory=dict)
     loop_priority: tuple[tuple[str, ...], ...] = ()
     iname_slabs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    silenced_warnings: frozenset[str] = frozenset()
     assumptions: isl.Set | None = None
     options: Options = field(default_factory=Options)
     target: Any = None

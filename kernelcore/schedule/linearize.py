@@ -16,7 +16,7 @@ import logging
 
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.kernel import KernelState, LoopKernel
-from kernelcore.ir.tags import is_hw_parallel
+from kernelcore.ir.tags import IlpTag, is_hw_parallel
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
 
 logger = logging.getLogger(__name__)
@@ -76,7 +76,10 @@ class _Linearizer:
         unconstrained = [n for n in openable
                          if not any((m, n) in self.prio for m in todo if m != n)]
         pool = unconstrained or openable
-        return min(pool, key=lambda n: self.iname_order[n])
+        # ilp loops go innermost: their iterations should interleave with the
+        # loops inside them
+        return min(pool, key=lambda n: (isinstance(self.knl.iname_tags.get(n), IlpTag),
+                                        self.iname_order[n]))
 
     def run(self, active: tuple[str, ...], block: set[str]) -> None:
         remaining = set(block)
@@ -102,6 +105,12 @@ class _Linearizer:
             first = self.knl.id_to_insn[ready[0]]
             loop = self._choose_loop(first, active_set)
             body = {iid for iid in remaining if loop in self.knl.id_to_insn[iid].within_inames}
+            if isinstance(self.knl.iname_tags.get(loop), IlpTag):
+                # an ilp loop only wraps work that needs no further sequential loops,
+                # so its iterations interleave inside those loops
+                ilp = {n for n, t in self.knl.iname_tags.items() if isinstance(t, IlpTag)}
+                body = {iid for iid in body
+                        if self.knl.id_to_insn[iid].within_inames - active_set <= ilp}
             changed = True
             while changed:
                 changed = False

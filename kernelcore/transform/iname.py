@@ -11,7 +11,8 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
-from kernelcore.ir.expr import IdentityMapper, Reduction, SubstitutionMapper
+from kernelcore.ir.expr import IdentityMapper, Reduction
+from kernelcore.ir.domain import project_to
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, parse_tag
 from kernelcore.match import parse_match
@@ -41,7 +42,6 @@ class _InameRewriter(IdentityMapper):
     def __init__(self, subst: dict, red_rename: dict[str, tuple[str, ...]]):
         self.subst = subst
         self.red_rename = red_rename
-        self.inner = SubstitutionMapper(subst.get)
 
     def map_variable(self, expr):
         return self.subst.get(expr.name, expr)
@@ -226,3 +226,153 @@ def duplicate_inames(knl: LoopKernel, inames, within=None, new_inames=None,
     for old, new in rename.items():
         new_tags[new] = parse_tag((tags or {}).get(old))
     return knl.copy(domains=tuple(domains), instructions=insns, iname_tags=new_tags)
+
+
+def rename_iname(knl: LoopKernel, old_iname: str, new_iname: str,
+                 existing_ok: bool = False) -> LoopKernel:
+    """Call iname *old_iname* *new_iname* everywhere. With *existing_ok*, an
+    existing *new_iname* with the same bounds absorbs *old_iname*."""
+    knl.check_inames([old_iname], "rename_iname")
+    if new_iname in knl.all_inames():
+        if not existing_ok:
+            raise KernelcoreError(f"rename_iname: iname '{new_iname}' already exists "
+                                  "(pass existing_ok=True to merge)")
+        old_dom = knl.get_inames_domain([old_iname])
+        new_dom = knl.get_inames_domain([new_iname])
+        renamed = old_dom.set_dim_name(dim_type.set,
+                                       old_dom.get_var_dict()[old_iname][1], "__kc_x")
+        other = new_dom.set_dim_name(dim_type.set,
+                                     new_dom.get_var_dict()[new_iname][1], "__kc_x")
+        if not project_to(renamed, ["__kc_x"]).is_equal(project_to(other, ["__kc_x"])):
+            raise KernelcoreError(f"rename_iname: '{old_iname}' and '{new_iname}' have "
+                                  "different bounds; cannot merge them")
+        domains = tuple(_drop_iname(d, old_iname) for d in knl.domains)
+    else:
+        if new_iname in knl.all_params() or new_iname in knl.arg_dict:
+            raise KernelcoreError(f"rename_iname: name '{new_iname}' is already in use")
+        domains = tuple(_rename_dim(d, old_iname, new_iname) for d in knl.domains)
+    subst = {old_iname: prim.Variable(new_iname)}
+    red = {old_iname: (new_iname,)}
+    insns = tuple(_rewrite_insn(i, subst, red, red) for i in knl.instructions)
+    tags = {n: t for n, t in knl.iname_tags.items() if n != old_iname}
+    tags.setdefault(new_iname, knl.iname_tags.get(old_iname))
+    prio = tuple(tuple(new_iname if n == old_iname else n for n in p)
+                 for p in knl.loop_priority)
+    slabs = {(new_iname if n == old_iname else n): v for n, v in knl.iname_slabs.items()}
+    return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
+                    loop_priority=prio, iname_slabs=slabs)
+
+
+def _rename_dim(dom, old: str, new: str):
+    var = dom.get_var_dict()
+    if old not in var:
+        return dom
+    dt, idx = var[old]
+    return dom.set_dim_name(dt, idx, new)
+
+
+def _drop_iname(dom, name: str):
+    var = dom.get_var_dict()
+    if name not in var or var[name][0] != dim_type.set:
+        return dom
+    return dom.project_out(dim_type.set, var[name][1], 1)
+
+
+def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
+                within=None) -> LoopKernel:
+    """Replace *inames* (outermost first) by one iname running over their product;
+    every iname but the first needs a constant extent starting at 0."""
+    names = _names(inames)
+    knl.check_inames(names, "join_inames")
+    if within is not None:
+        raise KernelcoreError("join_inames: within= is not supported; join for all "
+                              "instructions")
+    from kernelcore.transform.ilp import _static_range
+    extents = []
+    for n in names[1:]:
+        lo, hi = _static_range(knl, n)
+        if lo != 0:
+            raise KernelcoreError(f"join_inames: '{n}' must start at 0 (starts at {lo})")
+        extents.append(hi + 1)
+    new = new_iname or _unique(knl, "_".join(names))
+    strides = []
+    stride = 1
+    for e in reversed(extents):
+        strides.append(stride)
+        stride *= e
+    strides.append(stride)
+    strides.reverse()          # stride of names[k]
+    domains = []
+    for dom in knl.domains:
+        var = dom.get_var_dict()
+        if not any(n in var and var[n][0] == dim_type.set for n in names):
+            domains.append(dom)
+            continue
+        if not all(n in var and var[n][0] == dim_type.set for n in names):
+            raise KernelcoreError("join_inames: the inames must be declared in one domain")
+        n_set = dom.dim(dim_type.set)
+        d = dom.insert_dims(dim_type.set, n_set, 1).set_dim_name(dim_type.set, n_set, new)
+        coeffs = {new: -1}
+        for n, st in zip(names, strides):
+            coeffs[n] = st
+        d = d.add_constraint(isl.Constraint.eq_from_names(d.space, coeffs))
+        for n in names:
+            idx = d.get_var_dict()[n][1]
+            d = d.project_out(dim_type.set, idx, 1)
+        domains.append(d)
+    subst = {}
+    for k, (n, st) in enumerate(zip(names, strides)):
+        value = prim.Variable(new)
+        if st != 1:
+            value = prim.FloorDiv(value, st)
+        if k > 0:
+            value = prim.Remainder(value, extents[k - 1])
+        subst[n] = value
+    within_map = {n: (new,) for n in names}
+    for insn in knl.instructions:
+        from kernelcore.ir.expr import find_reductions
+        for e in insn.expressions():
+            if any(set(r.inames) & set(names) for r in find_reductions(e)):
+                raise KernelcoreError("join_inames: cannot join reduction inames")
+    insns = tuple(_rewrite_insn(i, subst, {}, within_map) for i in knl.instructions)
+    tags = {n: t for n, t in knl.iname_tags.items() if n not in names}
+    tags[new] = parse_tag(tag)
+    return knl.copy(domains=tuple(domains), instructions=insns, iname_tags=tags)
+
+
+class _ReductionSplitter(IdentityMapper):
+    def __init__(self, inames: set[str], inward: bool):
+        self.inames = inames
+        self.inward = inward
+
+    def map_reduction(self, expr):
+        inner_expr = self.rec(expr.expr)
+        chosen = tuple(n for n in expr.inames if n in self.inames)
+        rest = tuple(n for n in expr.inames if n not in self.inames)
+        if not chosen or not rest:
+            return Reduction(expr.operation, expr.inames, inner_expr)
+        inner, outer = (chosen, rest) if self.inward else (rest, chosen)
+        return Reduction(expr.operation, outer, Reduction(expr.operation, inner, inner_expr))
+
+    def map_constant(self, expr):
+        return expr
+
+
+def _split_reduction(knl, inames, within, inward: bool) -> LoopKernel:
+    names = set(_names(inames))
+    knl.check_inames(names, "split_reduction")
+    match = parse_match(within)
+    mapper = _ReductionSplitter(names, inward)
+    insns = tuple(i.with_transformed_expressions(mapper) if match(knl, i) else i
+                  for i in knl.instructions)
+    return knl.copy(instructions=insns)
+
+
+def split_reduction_inward(knl: LoopKernel, inames, within=None) -> LoopKernel:
+    """``sum((i, j), e)`` with *inames* = i becomes ``sum(j, sum(i, e))``."""
+    return _split_reduction(knl, inames, within, inward=True)
+
+
+def split_reduction_outward(knl: LoopKernel, inames, within=None) -> LoopKernel:
+    """``sum((i, j), e)`` with *inames* = i becomes ``sum(i, sum(j, e))``."""
+    return _split_reduction(knl, inames, within, inward=False)

@@ -1,0 +1,206 @@
+"""Helpers shared by the benchmark scripts: environment capture, timing, output.
+
+Nothing here depends on the workload; ``bench_elementwise.py`` is the user.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / "results"
+
+# Environment variables that influence device selection or the OpenCL loader.
+_ENV_VARS = ("KERNELCORE_DEVICE", "PYOPENCL_CTX", "OCL_ICD_VENDORS",
+             "OCL_ICD_FILENAMES", "POCL_DEVICES", "POCL_MAX_PTHREAD_COUNT",
+             "CUDA_VISIBLE_DEVICES", "KERNELCORE_CACHE_DIR")
+
+
+def ensure_repo_on_path() -> None:
+    """Make ``import kernelcore`` work when run from a plain checkout."""
+    try:
+        import kernelcore  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(REPO_ROOT))
+
+
+def device_kind(device) -> str:
+    """``gpu``, ``cpu``, ``accelerator`` or ``other`` for a pyopencl device."""
+    import pyopencl as cl
+    if device.type & cl.device_type.GPU:
+        return "gpu"
+    if device.type & cl.device_type.CPU:
+        return "cpu"
+    if device.type & cl.device_type.ACCELERATOR:
+        return "accelerator"
+    return "other"
+
+
+def _git(*args: str) -> str | None:
+    try:
+        r = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True,
+                           text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def environment(queue) -> dict:
+    """Everything needed to tell where a result came from."""
+    import numpy as np
+    import pyopencl as cl
+
+    import kernelcore
+
+    dev = queue.device
+    plat = dev.platform
+
+    def attr(obj, name):
+        try:
+            value = getattr(obj, name)
+        except (cl.Error, AttributeError):
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "command": " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv]),
+        "argv": list(sys.argv),
+        "cwd": os.getcwd(),
+        "timestamp_utc": datetime.datetime.now(datetime.timezone.utc)
+                                 .isoformat(timespec="seconds"),
+        "hostname": platform.node(),
+        "python": sys.version.split()[0],
+        "os": platform.platform(),
+        "host_cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "pyopencl": cl.VERSION_TEXT,
+        "kernelcore": getattr(kernelcore, "__version__", None),
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": None if status is None else bool(status),
+        "env": {k: os.environ[k] for k in _ENV_VARS if k in os.environ},
+        "device": {
+            "name": attr(dev, "name"),
+            "kind": device_kind(dev),
+            "vendor": attr(dev, "vendor"),
+            "version": attr(dev, "version"),
+            "driver_version": attr(dev, "driver_version"),
+            "opencl_c_version": attr(dev, "opencl_c_version"),
+            "max_compute_units": attr(dev, "max_compute_units"),
+            "max_clock_frequency_mhz": attr(dev, "max_clock_frequency"),
+            "global_mem_size_bytes": attr(dev, "global_mem_size"),
+            "max_work_group_size": attr(dev, "max_work_group_size"),
+        },
+        "platform": {
+            "name": attr(plat, "name"),
+            "vendor": attr(plat, "vendor"),
+            "version": attr(plat, "version"),
+        },
+    }
+
+
+# {{{ timing
+
+@dataclass
+class Samples:
+    """Per-launch timings of one variant, in seconds."""
+
+    event_s: list[float] = field(default_factory=list)
+    wall_s: list[float] = field(default_factory=list)
+
+    def summary(self, nbytes: int) -> dict:
+        out: dict = {"repeats": len(self.wall_s)}
+        for kind, values in (("event", self.event_s), ("wall", self.wall_s)):
+            if not values:
+                out[f"{kind}_median_s"] = None
+                out[f"{kind}_min_s"] = None
+                out[f"{kind}_gbps"] = None
+                continue
+            med = statistics.median(values)
+            out[f"{kind}_median_s"] = med
+            out[f"{kind}_min_s"] = min(values)
+            out[f"{kind}_gbps"] = nbytes / med / 1e9 if med > 0 else None
+        return out
+
+
+def event_seconds(evt) -> float | None:
+    """Device time of a completed profiling event, or None when unavailable."""
+    import pyopencl as cl
+    if evt is None:
+        return None
+    try:
+        return (evt.profile.end - evt.profile.start) * 1e-9
+    except (cl.Error, AttributeError):
+        return None
+
+
+def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
+                     warmup: int = 2) -> dict[str, Samples]:
+    """Time each launch function *repeat* times, interleaving the variants so that
+    slow drift (clocks, other load) affects them alike.
+
+    A launch function enqueues its work and returns the profiling event of the
+    kernel it timed (or None, e.g. for host code). The wall-clock time covers the
+    call plus ``queue.finish()``.
+    """
+    for fn in launches.values():
+        for _ in range(warmup):
+            fn()
+        queue.finish()
+    samples = {name: Samples() for name in launches}
+    for _ in range(repeat):
+        for name, fn in launches.items():
+            queue.finish()
+            t0 = time.perf_counter()
+            evt = fn()
+            queue.finish()
+            t1 = time.perf_counter()
+            samples[name].wall_s.append(t1 - t0)
+            dt = event_seconds(evt)
+            if dt is not None:
+                samples[name].event_s.append(dt)
+    return samples
+
+# }}}
+
+
+# {{{ output
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+def fmt(value, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    def line(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+    return "\n".join([line(header), line(["-" * w for w in widths])]
+                     + [line(r) for r in rows])
+
+# }}}

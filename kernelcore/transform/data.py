@@ -1,0 +1,129 @@
+"""Transformations of kernel data: argument names, layouts, the argument list.
+
+Public names: tag_array_axes, rename_argument, remove_unused_arguments.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pymbolic.primitives as prim
+
+from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
+from kernelcore.ir.data import ArrayArg, ValueArg, parse_shape
+from kernelcore.ir.expr import get_dependencies, substitute
+from kernelcore.ir.kernel import LoopKernel
+
+
+def _strides_from_tags(shape: tuple, tags: list[str]):
+    """Element strides for per-axis tags: 'c'/'f' (C/Fortran nesting), 'N<k>'
+    (k-th fastest axis), or 'stride:EXPR'."""
+    n = len(shape)
+    if len(tags) != n:
+        raise ParseError(f"tag_array_axes: {len(tags)} tag(s) for {n} axes")
+    if all(t.startswith("stride:") for t in tags):
+        return parse_shape(tuple(t[len("stride:"):] for t in tags))
+    low = [t.lower() for t in tags]
+    if all(t == "c" for t in low):
+        levels = list(range(n - 1, -1, -1))
+    elif all(t == "f" for t in low):
+        levels = list(range(n))
+    elif all(re.fullmatch(r"n\d+", t) for t in low):
+        levels = [int(t[1:]) for t in low]
+        if sorted(levels) != list(range(n)):
+            raise ParseError(f"tag_array_axes: N-tags must number the axes 0..{n-1}")
+    else:
+        raise ParseError(f"tag_array_axes: unsupported tags {tags} (use all 'c', all 'f', "
+                         "'N0,N1,...' or 'stride:EXPR' for every axis)")
+    strides: list = [None] * n
+    stride = 1
+    for level in range(n):
+        axis = levels.index(level)
+        strides[axis] = stride
+        stride = shape[axis] if stride == 1 else stride * shape[axis]
+    return tuple(strides)
+
+
+def tag_array_axes(knl: LoopKernel, array_names, dim_tags) -> LoopKernel:
+    """Set the memory layout of arrays: ``"c,c"``, ``"f,f"``, ``"N0,N1"`` or
+    ``"stride:1,stride:n"``."""
+    names = [s.strip() for s in array_names.split(",")] if isinstance(array_names, str) \
+        else list(array_names)
+    tags = [t.strip() for t in dim_tags.split(",")] if isinstance(dim_tags, str) \
+        else list(dim_tags)
+
+    low = [t.lower() for t in tags]
+    plain_order = "C" if all(t == "c" for t in low) else (
+        "F" if all(t == "f" for t in low) else None)
+
+    def update(var):
+        if not isinstance(var.shape, tuple):
+            raise KernelcoreError(f"tag_array_axes: '{var.name}' has no known shape")
+        if plain_order is not None and len(tags) == len(var.shape):
+            return var.copy(order=plain_order, strides=None)
+        return var.copy(strides=_strides_from_tags(var.shape, tags))
+
+    args = list(knl.args)
+    temps = dict(knl.temporary_variables)
+    for name in names:
+        if name in knl.arg_dict and isinstance(knl.arg_dict[name], ArrayArg):
+            args = [update(a) if a.name == name else a for a in args]
+        elif name in temps:
+            temps[name] = update(temps[name])
+        else:
+            raise UnknownNameError(f"tag_array_axes: no array called '{name}'")
+    return knl.copy(args=tuple(args), temporary_variables=temps)
+
+
+def rename_argument(knl: LoopKernel, old_name: str, new_name: str) -> LoopKernel:
+    """Rename an argument everywhere it is used."""
+    if old_name not in knl.arg_dict:
+        raise UnknownNameError(f"rename_argument: no argument called '{old_name}' "
+                               f"(arguments: {', '.join(knl.arg_dict)})")
+    taken = set(knl.arg_dict) | set(knl.temporary_variables) | set(knl.all_inames())
+    if new_name in taken:
+        raise KernelcoreError(f"rename_argument: name '{new_name}' is already in use")
+    var = prim.Variable(new_name)
+
+    def subst(expr):
+        return substitute(expr, {old_name: var})
+
+    def fix_shape(v):
+        if isinstance(getattr(v, "shape", None), tuple):
+            v = v.copy(shape=tuple(subst(s) for s in v.shape))
+        if isinstance(getattr(v, "strides", None), tuple):
+            v = v.copy(strides=tuple(subst(s) for s in v.strides))
+        return v
+
+    args = tuple(fix_shape(a.copy(name=new_name) if a.name == old_name else a)
+                 for a in knl.args)
+    insns = tuple(i.with_transformed_expressions(subst) for i in knl.instructions)
+    domains = []
+    for dom in knl.domains:
+        v = dom.get_var_dict()
+        if old_name in v:
+            dt, idx = v[old_name]
+            dom = dom.set_dim_name(dt, idx, new_name)
+        domains.append(dom)
+    assumptions = knl.assumptions
+    if assumptions is not None and old_name in assumptions.get_var_dict():
+        dt, idx = assumptions.get_var_dict()[old_name]
+        assumptions = assumptions.set_dim_name(dt, idx, new_name)
+    return knl.copy(args=args, instructions=insns, domains=tuple(domains),
+                    assumptions=assumptions)
+
+
+def remove_unused_arguments(knl: LoopKernel) -> LoopKernel:
+    """Drop arguments no instruction, domain or shape refers to."""
+    used: set[str] = set(knl.all_params())
+    for insn in knl.instructions:
+        used |= insn.assignee_names() | insn.read_dependency_names()
+    for var in list(knl.args) + list(knl.temporary_variables.values()):
+        for attr in ("shape", "strides"):
+            value = getattr(var, attr, None)
+            if isinstance(value, tuple):
+                for s in value:
+                    used |= get_dependencies(s)
+    args = tuple(a for a in knl.args if a.name in used or (
+        isinstance(a, ValueArg) and a.name in knl.all_params()))
+    return knl.copy(args=args)

@@ -1,0 +1,76 @@
+"""Instruction-level parallelism: private temporaries get one copy per iteration
+of an ``ilp`` iname, so the iterations no longer share (and serialize on) them.
+
+Public names: expand_ilp_temporaries.
+"""
+
+from __future__ import annotations
+
+import pymbolic.primitives as prim
+
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.domain import project_to
+from kernelcore.ir.expr import IdentityMapper
+from kernelcore.ir.tags import IlpTag
+
+
+class _Expand(IdentityMapper):
+    def __init__(self, name: str, index):
+        self.name = name
+        self.index = index
+
+    def map_variable(self, expr):
+        if expr.name == self.name:
+            return prim.Subscript(expr, (self.index,))
+        return expr
+
+    def map_subscript(self, expr):
+        if isinstance(expr.aggregate, prim.Variable) and expr.aggregate.name == self.name:
+            idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+            return prim.Subscript(expr.aggregate, (self.index,) + tuple(self.rec(i) for i in idx))
+        return super().map_subscript(expr)
+
+    def map_constant(self, expr):
+        return expr
+
+
+def _static_range(knl, iname: str) -> tuple[int, int]:
+    dom = project_to(knl.get_inames_domain([iname]), [iname])
+    idx = dom.get_var_dict()[iname][1]
+    lo, hi = dom.dim_min_val(idx), dom.dim_max_val(idx)
+    if not lo.is_int() or not hi.is_int():
+        raise KernelcoreError(f"ilp iname '{iname}' needs a constant range (split it with a "
+                              "fixed length first)")
+    return lo.get_num_si(), hi.get_num_si()
+
+
+def expand_ilp_temporaries(knl):
+    """A copy of *knl* where private temporaries written inside ``ilp`` loops have
+    an extra leading axis indexed by the ilp iname."""
+    ilp = [n for n in knl.all_inames() if isinstance(knl.iname_tags.get(n), IlpTag)]
+    if not ilp:
+        return knl
+    insns = list(knl.instructions)
+    temps = dict(knl.temporary_variables)
+    for iname in ilp:
+        lo, hi = _static_range(knl, iname)
+        for name, tv in list(temps.items()):
+            if tv.address_space not in (AddressSpace.PRIVATE,):
+                continue
+            writers = [i for i in insns if name in i.assignee_names()]
+            if not any(iname in w.within_inames for w in writers):
+                continue
+            users = [i for i in insns
+                     if name in i.assignee_names() or name in i.read_dependency_names()]
+            outside = [u.id for u in users if iname not in u.within_inames]
+            if outside:
+                raise KernelcoreError(
+                    f"temporary '{name}' is written inside ilp loop '{iname}' but used by "
+                    f"instruction(s) {', '.join(outside)} outside it")
+            index = prim.Variable(iname) if lo == 0 else prim.Sum((prim.Variable(iname), -lo))
+            mapper = _Expand(name, index)
+            insns = [i.with_transformed_expressions(mapper) if i in users else i
+                     for i in insns]
+            temps[name] = tv.copy(shape=(hi - lo + 1,) + tuple(tv.shape))
+    return knl.copy(instructions=tuple(insns), temporary_variables=temps)
