@@ -82,6 +82,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "with --quick under benchmarks/results/tmp/)")
     p.add_argument("--markdown", type=Path, default=None,
                    help="Markdown output (default next to the JSON default)")
+    p.add_argument("--variants", nargs="+", default=None, metavar="NAME",
+                   help=f"measure only these variants (default: all; the ratio needs "
+                        f"'{PRIMARY}' and '{REFERENCE}')")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
@@ -301,7 +304,6 @@ def _hand_written_variants(ctx, dtype: np.dtype, wg: int) -> list[Variant]:
 # {{{ pyopencl peers and NumPy
 
 def _peer_variants(ctx, dtype: np.dtype) -> list[Variant]:
-    import pyopencl as cl
     import pyopencl.array as cla
     import pyopencl.tools as cltools
     from pyopencl.elementwise import ElementwiseKernel
@@ -374,7 +376,6 @@ def _peer_variants(ctx, dtype: np.dtype) -> list[Variant]:
 def run(args: argparse.Namespace) -> tuple[dict, bool]:
     if args.device:
         os.environ["KERNELCORE_DEVICE"] = args.device
-    import pyopencl as cl
     import pyopencl.array as cla
 
     import kernelcore as lp
@@ -405,6 +406,13 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     variants = (_kernelcore_variants(dtype, wg) + _hand_written_variants(ctx, dtype, wg)
                 + _peer_variants(ctx, dtype))
+    if args.variants:
+        unknown = set(args.variants) - {v.name for v in variants}
+        if unknown:
+            raise SystemExit(f"unknown variant(s) {sorted(unknown)}; known: "
+                             + ", ".join(v.name for v in variants))
+        variants = [v for v in variants if v.name in args.variants]
+    core = {PRIMARY, REFERENCE} & {v.name for v in variants}
     for v in variants:
         if v.error:
             print(f"  [{v.name}] not built: {v.error}")
@@ -413,7 +421,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
     alpha = dtype.type(1.5)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     per_size = []
-    core_ok = all(v.error is None for v in variants if v.name in (PRIMARY, REFERENCE))
+    core_ok = all(v.error is None for v in variants if v.name in core)
 
     for n in sizes:
         entry: dict = {"n": n, "bytes_axpy": 3 * n * dtype.itemsize, "variants": {}}
@@ -470,10 +478,10 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
                 rec["error"] = _error_text(e)
                 rec["traceback"] = traceback.format_exc(limit=4)
                 print(f"  [{v.name}] n={n}: {rec['error']}")
-                if v.name in (PRIMARY, REFERENCE):
+                if v.name in core:
                     core_ok = False
 
-        samples = common.time_round_robin(queue, launches, repeat, warmup)
+        samples = common.time_round_robin(queue, launches, repeat, warmup, seed=args.seed)
         for name, s in samples.items():
             rec = entry["variants"][name]
             rec.update(s.summary(rec["bytes"]))
@@ -488,7 +496,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
         pr = entry["variants"].get(PRIMARY, {})
         entry["ratio_event"] = pr.get("event_vs_hand_written")
         entry["ratio_wall"] = pr.get("wall_vs_hand_written")
-        for name in (PRIMARY, REFERENCE):
+        for name in core:
             if not entry["variants"].get(name, {}).get("wall_gbps"):
                 core_ok = False
         del data, launches, samples
@@ -502,6 +510,8 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
         "sizes": sizes,
         "repeat": repeat,
         "warmup": warmup,
+        "timing": "rounds: each variant launched once per round, in a shuffled (seeded) "
+                  "order; one launch + queue.finish() per sample; medians",
         "quick": bool(args.quick),
         "bandwidth_formula": "arrays * n * itemsize / median time (arrays = 3 for "
                              "a*alpha+b, 2 for the copy); GB = 1e9 bytes",
@@ -599,7 +609,7 @@ def markdown_report(result: dict) -> str:
     if env["env"]:
         w("- environment: " + ", ".join(f"`{k}={v}`" for k, v in env["env"].items()))
     w(f"- work-group size {result['work_group_size']}, {result['repeat']} timed "
-      f"launches per variant and size (round-robin over variants) after "
+      f"launches per variant and size (rounds over all variants, shuffled order) after "
       f"{result['warmup']} warm-up launches; medians")
     w(f"- {result['bandwidth_formula']}")
     w("")

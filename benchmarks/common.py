@@ -9,6 +9,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import shlex
 import statistics
 import subprocess
@@ -147,9 +148,11 @@ def event_seconds(evt) -> float | None:
 
 
 def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
-                     warmup: int = 2) -> dict[str, Samples]:
+                     warmup: int = 2, seed: int = 0) -> dict[str, Samples]:
     """Time each launch function *repeat* times, interleaving the variants so that
-    slow drift (clocks, other load) affects them alike.
+    slow drift (clocks, other load) affects them alike. The order within each round
+    is shuffled (seeded), so that no variant always follows the same one: what ran
+    just before decides what is still in the caches at sizes that fit in them.
 
     A launch function enqueues its work and returns the profiling event of the
     kernel it timed (or None, e.g. for host code). The wall-clock time covers the
@@ -160,8 +163,12 @@ def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
             fn()
         queue.finish()
     samples = {name: Samples() for name in launches}
+    order = list(launches)
+    rng = random.Random(seed)
     for _ in range(repeat):
-        for name, fn in launches.items():
+        rng.shuffle(order)
+        for name in order:
+            fn = launches[name]
             queue.finish()
             t0 = time.perf_counter()
             evt = fn()

@@ -262,6 +262,24 @@ def test_counting_reduction_over_triangle(queue):
     np.testing.assert_array_equal(count, np.arange(1, 10))
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+def test_complex_matvec_and_division(queue, rng, dtype):
+    knl = lp.make_kernel(
+        "{ [i,j]: 0<=i,j<n }",
+        """
+        y[i] = sum(j, A[i,j]*x[j])
+        q[i] = x[i] / (A[i,i] + 3)
+        """)
+    A = random_array(rng, (5, 5), dtype)
+    x = random_array(rng, 5, dtype)
+    res = run_dict(knl, queue, A=A, x=x)
+    assert res["y"].dtype == np.dtype(dtype)
+    tol = 10*rtol_for(dtype)
+    np.testing.assert_allclose(res["y"], A @ x, rtol=tol, atol=tol)
+    np.testing.assert_allclose(res["q"], x / (np.diag(A) + 3), rtol=tol)
+
+
 def test_full_reduction_into_single_element(queue, rng):
     knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[0] = sum(i, a[i]*a[i])")
     a = rng.standard_normal(50)

@@ -186,8 +186,8 @@ class _Generator:
                        simplify(prim.Sum((b.lower, head))),
                        simplify(prim.Sum((b.upper, -tail)))))
         if tail:
-            pieces.append(("final", it.gt_set(hi - tail), simplify(prim.Sum((b.upper, 1 - tail))),
-                           b.upper))
+            pieces.append(("final", it.gt_set(hi - tail) & it.ge_set(lo + head),
+                           simplify(prim.Sum((b.upper, 1 - tail))), b.upper))
         for name, restriction, low, up in pieces:
             inner = (b.inner_context & restriction).coalesce()
             if inner.is_empty():

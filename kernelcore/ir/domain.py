@@ -247,7 +247,8 @@ def static_max_of_pw_aff(pwaff: isl.PwAff, context: isl.Set | None = None) -> is
     pieces = pwaff.get_pieces()
     if len(pieces) == 1:
         return pieces[0][1]
-    for _, candidate in pieces:
+    # constant bounds first: a fixed size is what work-group sizes need
+    for _, candidate in sorted(pieces, key=lambda p: not p[1].is_cst()):
         below = isl.PwAff.from_aff(candidate).lt_set(pwaff)
         if (below & dom).is_empty():
             return candidate

@@ -20,9 +20,7 @@ class InstructionBase:
 
     *depends_on* lists ids of instructions that must run first (within the inames
     both share); *within_inames* are the loops the instruction runs in;
-    *predicates* are conditions (expressions) it is guarded by;
-    *independent_inames* are inames whose (possibly empty) range does not restrict
-    where the instruction runs (set for the code of realized reductions).
+    *predicates* are conditions (expressions) it is guarded by.
     """
 
     id: str
@@ -33,7 +31,6 @@ class InstructionBase:
     tags: frozenset[str] = frozenset()
     no_sync_with: frozenset[tuple[str, str]] = frozenset()
     predicates: frozenset[Any] = frozenset()
-    independent_inames: frozenset[str] = frozenset()
 
     def copy(self, **kwargs) -> InstructionBase:
         return replace(self, **kwargs)

@@ -16,7 +16,6 @@ import islpy as isl
 from kernelcore.diagnostic import UnknownNameError
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg
 from kernelcore.ir.domain import align_to, project_to
-from kernelcore.ir.expr import find_reductions
 from kernelcore.ir.instruction import InstructionBase
 from kernelcore.options import Options
 
@@ -157,11 +156,13 @@ class LoopKernel:
         parents = {dom.get_dim_name(dim_type.param, i) for i in range(dom.dim(dim_type.param))}
         return frozenset((parents & inames) - own)
 
-    def get_inames_domain(self, inames, ignore=frozenset()) -> isl.Set:
+    def get_inames_domain(self, inames) -> isl.Set:
         """The points of *inames* (other inames projected out), in :attr:`space`.
 
-        Constraints on the inames in *ignore* are dropped before projecting, so an
-        empty range of those inames does not remove points.
+        Projection means an instruction runs only where the inames it does not use
+        have values too: with one domain ``{[i,k]: 0<=i<n and 0<=k<i}`` an
+        instruction in ``i`` skips ``i = 0``. Declare independent loops in
+        separate domains (``["{[i]: ...}", "{[k]: ...}"]``) to avoid that.
         """
         needed: set[int] = set()
         todo = [self._iname_to_domain[i] for i in inames]
@@ -178,21 +179,12 @@ class LoopKernel:
         result = self._universe
         for k in sorted(needed):
             result = result & self.aligned_domains[k]
-        for idx, name in enumerate(self._iname_order):
-            if name in ignore and name not in inames:
-                result = result.drop_constraints_involving_dims(dim_type.set, idx, 1)
         result = project_to(result, inames)
         return align_to(result, self._universe)
 
     def get_insn_domain(self, insn) -> isl.Set:
-        """The points an instruction runs for: its inames' domain, where the ranges
-        of reduction inames it holds (or held before realization) do not count,
-        so an empty reduction still produces its identity."""
-        ignore = set(insn.independent_inames)
-        for expr in insn.expressions():
-            for red in find_reductions(expr):
-                ignore |= set(red.inames)
-        return self.get_inames_domain(insn.within_inames, frozenset(ignore))
+        """The points an instruction runs for: the domain of its inames."""
+        return self.get_inames_domain(insn.within_inames)
 
     @cached_property
     def assumptions_set(self) -> isl.Set:

@@ -15,7 +15,7 @@ import logging
 import os
 
 from kernelcore.codegen.kernel import CODEGEN_STATS
-from kernelcore.version import VERSION
+from kernelcore.version import source_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def cache_stats() -> dict[str, int]:
 
 def kernel_key(knl, extra: str = "") -> str:
     """A hex digest identifying the code a typed kernel generates."""
-    parts = [VERSION, knl.stringify(with_dependencies=True), repr(knl.loop_priority), repr(sorted(knl.iname_slabs.items())),
+    parts = [source_fingerprint(), knl.stringify(with_dependencies=True), repr(knl.loop_priority), repr(sorted(knl.iname_slabs.items())),
              str(knl.assumptions), type(knl.target).__name__ if knl.target else "default",
              repr([(a.name, str(a.dtype)) for a in knl.args]), extra]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()

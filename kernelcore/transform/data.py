@@ -45,8 +45,8 @@ def _strides_from_tags(shape: tuple, tags: list[str]):
 
 
 def tag_array_axes(knl: LoopKernel, array_names, dim_tags) -> LoopKernel:
-    """Set the memory layout of arrays: ``"c,c"``, ``"f,f"``, ``"N0,N1"`` or
-    ``"stride:1,stride:n"``."""
+    """Set the memory layout of arrays: ``"c"``/``"f"`` (all axes), ``"c,c"``,
+    ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``."""
     names = [s.strip() for s in array_names.split(",")] if isinstance(array_names, str) \
         else list(array_names)
     tags = [t.strip() for t in dim_tags.split(",")] if isinstance(dim_tags, str) \
@@ -59,6 +59,8 @@ def tag_array_axes(knl: LoopKernel, array_names, dim_tags) -> LoopKernel:
     def update(var):
         if not isinstance(var.shape, tuple):
             raise KernelcoreError(f"tag_array_axes: '{var.name}' has no known shape")
+        if plain_order is not None and len(tags) == 1:
+            return var.copy(order=plain_order, strides=None)
         if plain_order is not None and len(tags) == len(var.shape):
             return var.copy(order=plain_order, strides=None)
         return var.copy(strides=_strides_from_tags(var.shape, tags))

@@ -62,10 +62,7 @@ def _rewrite_insn(insn, subst, red_rename, within_map):
     within = set()
     for n in insn.within_inames:
         within.update(within_map.get(n, (n,)))
-    indep = set()
-    for n in insn.independent_inames:
-        indep.update(within_map.get(n, (n,)))
-    return insn.copy(within_inames=frozenset(within), independent_inames=frozenset(indep))
+    return insn.copy(within_inames=frozenset(within))
 
 
 def _uses_iname(insn, iname: str) -> bool:
@@ -118,6 +115,7 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
     if is_hw_parallel(knl.iname_tags.get(split_iname)):
         raise KernelcoreError(f"split_iname: '{split_iname}' is tagged "
                               f"{knl.iname_tags[split_iname]}; split it before tagging")
+    base = split_iname
     if within is not None:
         match = parse_match(within)
         users = [i for i in knl.instructions if _uses_iname(i, split_iname)]
@@ -126,8 +124,8 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
             copy = _unique(knl, split_iname)
             knl = duplicate_inames(knl, split_iname, within=within, new_inames=[copy])
             split_iname = copy
-    outer = outer_iname or _unique(knl, f"{split_iname}_outer")
-    inner = inner_iname or _unique(knl, f"{split_iname}_inner")
+    outer = outer_iname or _unique(knl, f"{base}_outer")
+    inner = inner_iname or _unique(knl, f"{base}_inner")
     for name in (outer, inner):
         if name in knl.all_inames():
             raise KernelcoreError(f"split_iname: iname '{name}' already exists")

@@ -69,8 +69,7 @@ class _Realizer(IdentityMapper):
         init = Assignment(id=init_id, assignee=prim.Variable(acc),
                           expression=reduction_identity(expr.operation, dtype),
                           within_inames=within, depends_on=self.insn.depends_on,
-                          predicates=self.insn.predicates,
-                          independent_inames=frozenset(expr.inames))
+                          predicates=self.insn.predicates)
         saved = self.outer_inames
         self.outer_inames = within | frozenset(expr.inames)
         inner = self.rec(expr.expr)
@@ -106,10 +105,7 @@ def realize_reduction(knl):
         temps.update(realizer.new_temps)
         new_insns += realizer.new_insns
         updates = {i.id for i in realizer.new_insns if i.id.endswith("_update")}
-        red_inames = frozenset().union(*(i.within_inames for i in realizer.new_insns))
-        new_insns.append(insn.copy(expression=expr, depends_on=insn.depends_on | updates,
-                                   independent_inames=insn.independent_inames
-                                   | (red_inames - insn.within_inames)))
+        new_insns.append(insn.copy(expression=expr, depends_on=insn.depends_on | updates))
     if not changed:
         return knl
     return knl.copy(instructions=tuple(new_insns), temporary_variables=temps)
