@@ -9,7 +9,7 @@ from kernelcore.diagnostic import KernelcoreError, WriteRaceConditionWarning
 from kernelcore.ir.data import ArrayArg
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_subscript, assignee_var_name
-from kernelcore.ir.tags import is_hw_parallel
+from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
 
 
 class _Reads(WalkMapper):
@@ -50,6 +50,7 @@ def check_kernel(knl) -> None:
                         "keep reduction inames sequential")
     if not hw:
         return
+    axes = {_axis(knl, n) for n in hw}
     for insn in knl.instructions:
         if not isinstance(insn, Assignment):
             continue
@@ -59,13 +60,18 @@ def check_kernel(knl) -> None:
             continue
         sub = assignee_subscript(insn.assignee)
         used = set().union(*(get_dependencies(s) for s in sub)) if sub else set()
-        missing = sorted(hw - used)
+        # every hardware axis of the launch must select a different element
+        covered = {_axis(knl, n) for n in insn.within_inames & hw & used}
+        missing = sorted(f"{kind}.{axis}" for kind, axis in axes - covered)
         if missing and not _silenced(knl, "write_race", insn.id):
+            loose = sorted((insn.within_inames & hw) - used)
             raise WriteRaceConditionWarning(
                 f"in kernel {knl.name}: instruction '{insn.id}' writes '{name}' at an index "
-                f"that does not depend on the parallel iname(s) {', '.join(missing)}, so "
-                "several work-items write the same element (add 'write_race("
-                f"{insn.id})' to silenced_warnings if that is intended)")
+                f"that does not vary along parallel axis(es) {', '.join(missing)}"
+                + (f" (iname(s) {', '.join(loose)} are not in its subscript)" if loose
+                   else "")
+                + ", so several work-items write the same element (add "
+                f"'write_race({insn.id})' to silenced_warnings if that is intended)")
         # reads of the same array elsewhere than the written element cross work-items
         for other in knl.instructions:
             reads = _Reads(name)
@@ -86,6 +92,11 @@ def check_kernel(knl) -> None:
                         f"[{', '.join(map(str, sub))}]: the data flows between work-items "
                         f"along parallel iname(s) {', '.join(crossing)}, which needs a "
                         "barrier or separate kernels")
+
+
+def _axis(knl, iname: str) -> tuple[str, int]:
+    tag = knl.iname_tags[iname]
+    return ("l" if isinstance(tag, LocalIndexTag) else "g", tag.axis)
 
 
 def _ancestors(knl, insn_id: str) -> set[str]:

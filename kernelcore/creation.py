@@ -29,7 +29,8 @@ from kernelcore.ir.domain import (
 from kernelcore.ir.expr import (
     REDUCTION_OPS, IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies)
 from kernelcore.ir.instruction import (
-    Assignment, InstructionBase, NoOpInstruction, assignee_subscript, assignee_var_name)
+    Assignment, BarrierInstruction, InstructionBase, NoOpInstruction, assignee_subscript,
+    assignee_var_name)
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
@@ -320,7 +321,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
         insn_id = pi.id or id_gen("insn")
         predicates = frozenset(resolver(p) for p in pi.predicates)
         assignee = expression = None
-        if pi.kind != "nop":
+        if pi.kind == "assign":
             assignee = resolver(pi.assignee)
             expression = resolver(pi.expression)
         within = _insn_inames(pi, [assignee, expression, *predicates], iname_set,
@@ -331,6 +332,11 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                       predicates=predicates)
         if pi.kind == "nop":
             insns.append(NoOpInstruction(**common))
+            continue
+        if pi.kind in ("lbarrier", "gbarrier"):
+            insns.append(BarrierInstruction(
+                synchronization_kind="local" if pi.kind == "lbarrier" else "global",
+                mem_kind=pi.extra.get("mem_kind", "local"), **common))
             continue
         target_name = assignee_var_name(assignee)
         if target_name in iname_set:

@@ -10,6 +10,7 @@ Grammar (one statement per line; ``#`` starts a comment)::
     for i[, j]  ...  end                            loop block
     if cond  ...  [elif cond ...] [else ...]  end   conditional block
     ... nop [{...}]                                 no-op (dependency anchor)
+    ... lbarrier / ... gbarrier                     local / global barrier
 
 Options: ``id=``, ``dep=a:b`` (``dep=*a`` disables the single-writer heuristic),
 ``priority=``, ``tags=a:b``, ``nosync=a:b``, ``inames=i:j``, ``if=cond``.
@@ -94,7 +95,7 @@ def parse_expression(text: str):
 class ParsedInstruction:
     """One statement as written, before names and types are resolved."""
 
-    kind: str                      # "assign" or "nop"
+    kind: str                      # "assign", "nop", "lbarrier" or "gbarrier"
     assignee: Any = None
     expression: Any = None
     temp_var_type: Any = None      # None: no declaration; "auto" or a dtype
@@ -157,9 +158,15 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.explicit_inames = frozenset(v.strip() for v in value.split(":") if v.strip())
         elif key == "if":
             pi.predicates = pi.predicates | {parse_expression(value)}
+        elif key == "mem_kind":
+            if value not in ("local", "global"):
+                raise ParseError(f"mem_kind must be local or global, got {value!r}")
+            pi.extra["mem_kind"] = value
+        elif key == "atomic":
+            pi.extra["atomic"] = True
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
-                             "(known: id, dep, priority, tags, nosync, inames, if)")
+                             "(known: id, dep, priority, tags, nosync, inames, if, mem_kind, atomic)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",
@@ -173,9 +180,10 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
                            predicates=frozenset(predicates))
     if body.strip().startswith("..."):
         word = body.strip()[3:].strip()
-        if word != "nop":
-            raise ParseError(f"unknown special instruction '... {word}' in {line.strip()!r}")
-        pi.kind = "nop"
+        if word not in ("nop", "lbarrier", "gbarrier"):
+            raise ParseError(f"unknown special instruction '... {word}' in {line.strip()!r} "
+                             "(known: nop, lbarrier, gbarrier)")
+        pi.kind = word
     else:
         m = _HEAD.match(body)
         assert m is not None

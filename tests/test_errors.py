@@ -106,6 +106,20 @@ def test_unterminated_for_block():
     assert "end" in msg or "for" in msg, msg
 
 
+def test_unterminated_if_block():
+    with pytest.raises(lp.ParseError) as excinfo:
+        lp.make_kernel(
+            "{ [i]: 0<=i<n }",
+            """
+            for i
+                if a[i] > 0
+                    out[i] = a[i]
+            end
+            """)
+    msg = str(excinfo.value).lower()
+    assert "end" in msg or "if" in msg, msg
+
+
 def test_end_without_for():
     with pytest.raises(lp.ParseError) as excinfo:
         lp.make_kernel(

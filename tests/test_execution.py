@@ -22,12 +22,6 @@ def to_dev(queue, ary):
     return cl.array.to_device(queue, ary)
 
 
-def as_host(ary):
-    if isinstance(ary, cl.array.Array):
-        return ary.get()
-    return ary
-
-
 def random_array(rng, shape, dtype, low=-10, high=10):
     dtype = np.dtype(dtype)
     if dtype.kind == "i":
@@ -835,6 +829,18 @@ def test_logical_operators(queue, rng):
     evt, (out,) = knl(queue, a=a, b=b)
     expected = ((a > 0) & (b > 0)) | ~(a > -2)
     np.testing.assert_array_equal(out, expected.astype(np.int32))
+
+
+def test_comparison_stored_in_temporary(queue, rng):
+    knl = lp.make_kernel(
+        "{ [i]: 0<=i<n }",
+        """
+        <> positive = a[i] > 0
+        out[i] = if(positive, a[i], -2*a[i])
+        """)
+    a = rng.standard_normal(20)
+    evt, (out,) = knl(queue, a=a)
+    np.testing.assert_array_equal(out, np.where(a > 0, a, -2*a))
 
 
 def test_conditional_expression_selects_values(queue, rng):

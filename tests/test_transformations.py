@@ -23,7 +23,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
@@ -399,7 +399,7 @@ def check_slabs_each_iteration_once(queue, slabs):
     for factor in (1, 3, 4):
         knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<m }", "out[i] = sum(j, a[i,j])")
         knl = lp.split_iname(knl, "j", factor, slabs=slabs, inner_tag="unr")
-        for m in range(0, 10):
+        for m in list(range(1, 10)) + [0]:
             a = np.ones((2, m))
             evt, (out,) = knl(queue, a=a)
             np.testing.assert_array_equal(
@@ -412,7 +412,7 @@ def check_slabs_each_iteration_once(queue, slabs):
                           "s = s + a[i] {id=acc, dep=init}",
                           "out[0] = s {dep=acc}"])
     knl = lp.split_iname(knl, "i", 4, slabs=slabs)
-    for n in range(0, 10):
+    for n in list(range(1, 10)) + [0]:
         evt, (out,) = knl(queue, a=np.ones(n), out=np.zeros(1))
         assert host(out)[0] == n, f"accumulation, split factor=4, slabs={slabs}, n={n}"
 
@@ -749,11 +749,16 @@ def _red_knl():
                           "out[k] = sum((i, j), a[k,i,j])")
 
 
-def _check_red(queue, knl):
-    for n, p, q in [(0, 2, 2), (2, 0, 3), (2, 3, 0), (1, 1, 1), (3, 4, 5)]:
+RED_SIZES = [(1, 1, 1), (3, 4, 5), (2, 1, 6)]
+RED_EMPTY_SIZES = [(0, 2, 2), (2, 0, 3), (2, 3, 0)]
+
+
+def _check_red(queue, knl, sizes=RED_SIZES):
+    for n, p, q in sizes:
         a = np.arange(n * p * q, dtype=np.float64).reshape(n, p, q)
         evt, (out,) = knl(queue, a=a)
-        np.testing.assert_array_equal(host(out), a.sum(axis=(1, 2)))
+        np.testing.assert_array_equal(host(out), a.sum(axis=(1, 2)),
+                                      err_msg=f"n={n} p={p} q={q}")
 
 
 def _the_reduction(knl):
@@ -777,6 +782,16 @@ def test_split_reduction(queue, which):
         assert tuple(outer.inames) == ("j",)
         assert tuple(inner.inames) == ("i",)
     _check_red(queue, knl)
+
+
+@pytest.mark.parametrize("which", ["split_reduction_inward", "split_reduction_outward",
+                                   None])
+def test_split_reduction_empty_ranges(queue, which):
+    """An empty range of either reduction iname gives the sum's identity."""
+    knl = _red_knl()
+    if which is not None:
+        knl = need(which)(knl, "j")
+    _check_red(queue, knl, RED_EMPTY_SIZES)
 
 
 def test_tag_array_axes_fortran(queue):
@@ -1017,7 +1032,19 @@ def transform_sequences(draw, family, max_ops):
                 unrollable.add(new)
             log.append(f"duplicate_inames({iname!r}, within='id:w2', "
                        f"new_inames=[{new!r}])")
-    return knl, log
+    return Transformed(knl, tuple(log))
+
+
+class Transformed:
+    """A transformed kernel, shown (in Hypothesis reports) as the list of
+    transformations that produced it."""
+
+    def __init__(self, knl, log):
+        self.knl = knl
+        self.log = log
+
+    def __repr__(self):
+        return "[" + "; ".join(self.log) + "]"
 
 
 SIZES_N = st.sampled_from([2, 3, 4, 5, 7, 8, 9, 13, 16, 17])
@@ -1025,17 +1052,19 @@ SIZES_M = st.sampled_from([0, 1, 2, 3, 4, 5, 8, 9])
 
 
 def _differential(queue, data, family, max_ops):
-    knl, log = data.draw(transform_sequences(family, max_ops), label="transformed")
+    drawn = data.draw(transform_sequences(family, max_ops), label="transformations")
+    knl, log = drawn.knl, drawn.log
     n = data.draw(SIZES_N, label="n")
     m = data.draw(SIZES_M, label="m")
-    note("\n".join(log))
     base = base_kernel(family)
     crash_log = os.environ.get("KC_TEST_CRASH_LOG")
     for k, (nn, mm) in enumerate([(0, m), (1, 1), (n, m), (n, 0)]):
         inputs, expected = run_family(queue, base, family, nn, mm, seed=k)
         ref = FAMILIES[family]["ref"](inputs, nn, mm)
         for e, r in zip(expected, ref):
-            np.testing.assert_array_equal(e, r)
+            np.testing.assert_array_equal(
+                e, r, err_msg=f"the UNTRANSFORMED {family} kernel disagrees with NumPy "
+                f"for n={nn} m={mm}")
         if crash_log:
             with open(crash_log, "w") as f:
                 f.write(f"family={family} n={nn} m={mm}\n" + "\n".join(log) + "\n")
@@ -1061,13 +1090,13 @@ def check_random_transformations(queue, family, max_examples, max_ops):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_random_transformations_preserve_results(family):
-    run_isolated("check_random_transformations", family, 12, 4, crash_log=True)
+    run_isolated("check_random_transformations", family, 40, 4, crash_log=True)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_random_transformations_preserve_results_many(family):
-    run_isolated("check_random_transformations", family, 150, 7, timeout=1800,
+    run_isolated("check_random_transformations", family, 400, 7, timeout=1800,
                  crash_log=True)
 
 # vim: foldmethod=marker

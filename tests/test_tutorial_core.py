@@ -8,7 +8,6 @@ exact text.
 """
 
 import re
-import warnings
 
 import numpy as np
 import pytest

@@ -24,7 +24,7 @@ class HwRange:
     iname: str
     tag: LocalIndexTag | GroupIndexTag
     lower: object        # pymbolic expression in the parameters
-    size: isl.Aff        # static upper bound of the extent
+    size: isl.PwAff      # the extent (a single static bound where one exists)
 
 
 def _pw_over_params(s: isl.Set, which: str):
@@ -32,15 +32,17 @@ def _pw_over_params(s: isl.Set, which: str):
     return s.dim_min(idx), s.dim_max(idx)
 
 
-def hw_iname_ranges(knl) -> list[HwRange]:
-    """Ranges of the kernel's parallel inames (only those some instruction uses)."""
+def hw_iname_ranges(knl, insn_ids=None) -> list[HwRange]:
+    """Ranges of the kernel's parallel inames that the instructions *insn_ids*
+    (default: all) use."""
     result = []
     ctx = knl.assumptions_set.params()
     for iname in knl.all_inames():
         tag = knl.iname_tags.get(iname)
         if not is_hw_parallel(tag):
             continue
-        users = [i for i in knl.instructions if iname in i.within_inames]
+        users = [i for i in knl.instructions if iname in i.within_inames
+                 and (insn_ids is None or i.id in insn_ids)]
         if not users:
             continue
         dom = reduce(isl.Set.union, [knl.get_insn_domain(i) for i in users])
@@ -55,39 +57,44 @@ def hw_iname_ranges(knl) -> list[HwRange]:
                                   f"bound ({lo}); split or shift it so it starts at a "
                                   "fixed expression")
         size = hi.sub(isl.PwAff.from_aff(lo_aff)).add_constant_val(1)
-        try:
-            size_aff = static_max_of_pw_aff(size, ctx)
-        except StaticValueFindingError as e:
-            raise StaticValueFindingError(
-                f"while finding the size of parallel iname '{iname}' ({tag}): {e}") from None
-        result.append(HwRange(iname, tag, aff_to_expr(lo_aff), size_aff))
+        result.append(HwRange(iname, tag, aff_to_expr(lo_aff), _simplest(size, ctx)))
     return result
 
 
-def grid_sizes(knl) -> tuple[tuple[isl.Aff, ...], tuple[isl.Aff, ...]]:
-    """(group counts, local sizes) per axis, as isl Affs (missing axes are 1)."""
-    groups: dict[int, isl.Aff] = {}
-    local: dict[int, isl.Aff] = {}
-    for r in hw_iname_ranges(knl):
+def _simplest(size: isl.PwAff, ctx) -> isl.PwAff:
+    """*size* as one affine piece valid everywhere if there is one."""
+    try:
+        return isl.PwAff.from_aff(static_max_of_pw_aff(size, ctx))
+    except StaticValueFindingError:
+        return size
+
+
+def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwAff, ...]]:
+    """(group counts, local sizes) per axis, as isl PwAffs of the parameters
+    (missing axes are 1), of the device kernel running *insn_ids* (default: all)."""
+    groups: dict[int, isl.PwAff] = {}
+    local: dict[int, isl.PwAff] = {}
+    ctx = knl.assumptions_set.params()
+    for r in hw_iname_ranges(knl, insn_ids):
         target = local if isinstance(r.tag, LocalIndexTag) else groups
         prev = target.get(r.tag.axis)
-        if prev is None:
-            target[r.tag.axis] = r.size
-        else:
-            both = isl.PwAff.from_aff(prev).union_max(isl.PwAff.from_aff(r.size))
-            target[r.tag.axis] = static_max_of_pw_aff(both, knl.assumptions_set.params())
-    for axis, aff in local.items():
-        if not aff.is_cst():
+        target[r.tag.axis] = r.size if prev is None else _simplest(prev.union_max(r.size), ctx)
+    for axis, pw in local.items():
+        pieces = pw.get_pieces()
+        if len(pieces) != 1 or not pieces[0][1].is_cst():
             raise KernelcoreError(
-                f"work-group size along l.{axis} must be a constant, got {aff}; split the "
+                f"work-group size along l.{axis} must be a constant, got {pw}; split the "
                 "iname with a fixed length before tagging it l.N")
 
-    def as_tuple(d: dict[int, isl.Aff], params_space) -> tuple:
+    def as_tuple(d: dict[int, isl.PwAff]) -> tuple:
         if not d:
             return ()
-        one = isl.Aff.zero_on_domain(isl.LocalSpace.from_space(params_space)) + 1
-        return tuple(d.get(k, one) for k in range(max(d) + 1))
+        some = next(iter(d.values()))
+        return tuple(d.get(k, _one_like(some)) for k in range(max(d) + 1))
 
-    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[],
-                                        params=list(knl.all_params())).params()
-    return as_tuple(groups, space), as_tuple(local, space)
+    return as_tuple(groups), as_tuple(local)
+
+
+def _one_like(pw: isl.PwAff) -> isl.PwAff:
+    return isl.PwAff.from_aff(isl.Aff.zero_on_domain(
+        isl.LocalSpace.from_space(pw.get_domain_space())) + 1)

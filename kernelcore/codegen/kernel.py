@@ -1,7 +1,8 @@
-"""A linearized kernel -> OpenCL C source for one device kernel.
+"""A linearized kernel -> OpenCL C source (one device kernel per stretch between
+global barriers).
 
-Public names: CodeGenerationResult, generate_code_v2, generate_code,
-generate_header, CODEGEN_STATS.
+Public names: CodeGenerationResult, DeviceKernel, MissingDefinitionError,
+generate_code_v2, generate_code, generate_header, CODEGEN_STATS.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace, ValueArg
-from kernelcore.ir.domain import aff_to_expr, align_to, expr_to_pw_aff, project_to
+from kernelcore.ir.domain import (
+    NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.tags import LocalIndexTag, is_unrolled
-from kernelcore.ir.instruction import Assignment, NoOpInstruction
+from kernelcore.ir.instruction import Assignment, BarrierInstruction, NoOpInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
-from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
+from kernelcore.schedule.items import (
+    Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
 from kernelcore.types import INDEX_DTYPE, TypeInferenceMapper, kernel_type_context
@@ -38,30 +41,45 @@ CODEGEN_STATS = {"codegen": 0}
 
 
 @dataclass(frozen=True)
-class CodeGenerationResult:
-    """Generated device code of a kernel, with what a launcher needs to know:
-    the work-group size and the number of groups per axis (expressions in the
-    kernel's parameters)."""
+class DeviceKernel:
+    """One device kernel of a program: its name, prototype, work-group size and
+    number of groups per axis (expressions in the kernel's parameters)."""
 
-    kernel_name: str
-    source: str
+    name: str
     prototype: str
     local_size: tuple[int, ...]
     num_groups: tuple
+
+
+@dataclass(frozen=True)
+class CodeGenerationResult:
+    """Generated device code: one source holding every device kernel, which the
+    host launches in order."""
+
+    source: str
+    kernels: tuple[DeviceKernel, ...]
 
     def device_code(self) -> str:
         return self.source
 
 
+class MissingDefinitionError(CodeGenerationError):
+    """A temporary is read in a device kernel that does not write it."""
+
+
 class _Generator:
-    def __init__(self, knl: LoopKernel):
+    """Generates one device kernel from its stretch of the linearization."""
+
+    def __init__(self, knl: LoopKernel, name: str, items: list, helpers: HelperRegistry):
         self.knl = knl
+        self.name = name
         self.target = knl.target or PyOpenCLTarget()
         dtypes, weak = kernel_type_context(knl)
         self.types = TypeInferenceMapper(dtypes, weak)
-        self.helpers = HelperRegistry()
-        self.items = knl.linearization
-        self.hw_ranges = hw_iname_ranges(knl)
+        self.helpers = helpers
+        self.items = items
+        self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
+        self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.subst: dict[str, object] = {}
         for r in self.hw_ranges:
             hw = prim.Variable(f"{'lid' if isinstance(r.tag, LocalIndexTag) else 'gid'}"
@@ -69,12 +87,6 @@ class _Generator:
             self.subst[r.iname] = hw if r.lower == 0 else prim.Sum((r.lower, hw))
             dtypes[hw.name] = INDEX_DTYPE
             weak.add(hw.name)
-        self.uses_complex = any(
-            v.dtype is not None and v.dtype.kind == "c"
-            for v in list(knl.args) + list(knl.temporary_variables.values()))
-        self.uses_double = any(
-            v.dtype is not None and v.dtype in (np.float64, np.complex128)
-            for v in list(knl.args) + list(knl.temporary_variables.values()))
 
     def emit(self, expr, context, prec: int = PREC_NONE, want=None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
@@ -91,8 +103,12 @@ class _Generator:
         for r in self.hw_ranges:
             h = expr_to_pw_aff(prim.Variable(r.iname), space)
             lo = expr_to_pw_aff(r.lower, space)
-            size = expr_to_pw_aff(aff_to_expr(r.size), space)
-            ctx = ctx & h.ge_set(lo) & h.lt_set(lo + size)
+            ctx = ctx & h.ge_set(lo)
+            try:
+                size = expr_to_pw_aff(pw_aff_to_expr(r.size), space)
+            except NotAffineError:
+                continue        # a piecewise size: guards alone keep accesses valid
+            ctx = ctx & h.lt_set(lo + size)
         return ctx.coalesce()
 
     # {{{ structure
@@ -124,6 +140,10 @@ class _Generator:
                 k = end + 1
             elif isinstance(item, RunInstruction):
                 nodes += self.gen_insn(self.knl.id_to_insn[item.insn_id], context)
+                k += 1
+            elif isinstance(item, Barrier):
+                note = f" /* {item.comment} */" if item.comment else ""
+                nodes.append(cast.Statement(f"barrier(CLK_LOCAL_MEM_FENCE){note};"))
                 k += 1
             else:
                 raise AssertionError(f"unexpected {item}")
@@ -217,6 +237,10 @@ class _Generator:
     def gen_insn(self, insn, context) -> list:
         if isinstance(insn, NoOpInstruction):
             return []
+        if isinstance(insn, BarrierInstruction):
+            fence = "CLK_GLOBAL_MEM_FENCE" if insn.mem_kind == "global" \
+                else "CLK_LOCAL_MEM_FENCE"
+            return [cast.Statement(f"barrier({fence}) /* {insn.id} */;")]
         if not isinstance(insn, Assignment):
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
         dom = self.knl.get_insn_domain(insn)
@@ -238,56 +262,101 @@ class _Generator:
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
         const = "" if arg.name in written else " const"
-        qual = self.target.address_space_qualifier(arg.address_space)
-        return f"{qual} {ctype}{const} *__restrict__ {arg.name}"
+        return f"__global {ctype}{const} *__restrict__ {arg.name}"
+
+    def check_definitions(self) -> None:
+        """Private and local temporaries do not survive between device kernels."""
+        insns = [self.knl.id_to_insn[i] for i in self.insn_ids]
+        written = set().union(*(i.assignee_names() for i in insns)) if insns else set()
+        for insn in insns:
+            for name in sorted(insn.read_dependency_names()):
+                tv = self.knl.temporary_variables.get(name)
+                if tv is not None and tv.address_space != AddressSpace.GLOBAL \
+                        and name not in written:
+                    raise MissingDefinitionError(
+                        f"temporary variable '{name}' gets used in subkernel "
+                        f"'{self.name}' without a definition (maybe you forgot to call "
+                        "save_and_reload_temporaries?)")
 
     def temp_decls(self) -> list:
         decls = []
         for name, tv in sorted(self.knl.temporary_variables.items()):
+            if tv.address_space == AddressSpace.GLOBAL:
+                continue          # passed as an argument, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
-            if tv.address_space != AddressSpace.PRIVATE:
-                raise CodeGenerationError(
-                    f"temporary '{name}' in {tv.address_space} memory is not supported yet")
-            if tv.shape == ():
+            size = 1
+            for s in tv.shape:
+                if not isinstance(s, (int, np.integer)):
+                    raise CodeGenerationError(
+                        f"{tv.address_space} temporary '{name}' needs a constant shape, "
+                        f"got {tv.shape}")
+                size *= int(s)
+            if tv.address_space == AddressSpace.LOCAL:
+                decls.append(cast.Statement(f"__local {ctype} {name}[{size}];"))
+            elif tv.shape == ():
                 decls.append(cast.Statement(f"{ctype} {name};"))
             else:
-                size = 1
-                for s in tv.shape:
-                    if not isinstance(s, (int, np.integer)):
-                        raise CodeGenerationError(
-                            f"private temporary '{name}' needs a constant shape, got "
-                            f"{tv.shape}")
-                    size *= int(s)
                 decls.append(cast.Statement(f"{ctype} {name}[{size}];"))
         return decls
 
-    def generate(self) -> CodeGenerationResult:
-        for arg in self.knl.args:
-            if arg.dtype is None:
-                raise CodeGenerationError(
-                    f"type of argument '{arg.name}' is unknown: use add_dtypes or call "
-                    "the kernel with data")
+    def generate(self) -> tuple[DeviceKernel, list[str]]:
+        self.check_definitions()
         written = self.knl.get_written_variables()
-        groups, local = grid_sizes(self.knl)
-        local_size = tuple(aff.get_constant_val().get_num_si() for aff in local) or (1,)
-        num_groups = tuple(aff_to_expr(aff) for aff in groups) or (1,)
+        groups, local = grid_sizes(self.knl, self.insn_ids)
+        local_size = tuple(pw.get_pieces()[0][1].get_constant_val().get_num_si()
+                           for pw in local) or (1,)
+        num_groups = tuple(pw_aff_to_expr(pw) for pw in groups) or (1,)
         num_groups += (1,) * (len(local_size) - len(num_groups))
         local_size += (1,) * (len(num_groups) - len(local_size))
         prefix = self.target.kernel_prefix(local_size)
-        decl_args = ", ".join(self.arg_decl(a, written) for a in self.knl.args)
-        prototype = f"{prefix} {self.knl.name}({decl_args})"
+        decl_args = ", ".join(self.arg_decl(a, written)
+                              for a in self.knl.device_arguments())
+        prototype = f"{prefix} {self.name}({decl_args})"
         body = self.temp_decls()
         if body:
             body.append(cast.Statement(""))
         body += self.gen(0, len(self.items), [r.iname for r in self.hw_ranges],
                          self.initial_context())
-        preamble = self.target.preamble(self.uses_complex, self.uses_double)
-        preamble += list(self.helpers.helpers.values())
-        lines = preamble + ["", prototype, "{"]
+        lines = [prototype, "{"]
         lines += [ln.rstrip() for ln in cast.print_nodes(body)]
         lines.append("}")
-        return CodeGenerationResult(self.knl.name, "\n".join(lines) + "\n", prototype,
-                                    local_size, num_groups)
+        return DeviceKernel(self.name, prototype, local_size, num_groups), lines
+
+
+def _segments(items) -> list[tuple[str, list]]:
+    result = []
+    current = None
+    for item in items:
+        if isinstance(item, CallKernel):
+            current = (item.kernel_name, [])
+        elif isinstance(item, ReturnFromKernel):
+            result.append(current)
+            current = None
+        elif current is not None:
+            current[1].append(item)
+    return result
+
+
+def _generate(knl: LoopKernel) -> CodeGenerationResult:
+    for arg in knl.args:
+        if arg.dtype is None:
+            raise CodeGenerationError(
+                f"type of argument '{arg.name}' is unknown: use add_dtypes or call "
+                "the kernel with data")
+    helpers = HelperRegistry()
+    kernels = []
+    bodies: list[str] = []
+    for name, items in _segments(knl.linearization):
+        dk, lines = _Generator(knl, name, items, helpers).generate()
+        kernels.append(dk)
+        bodies += [""] + lines
+    variables = list(knl.args) + list(knl.temporary_variables.values())
+    uses_complex = any(v.dtype is not None and v.dtype.kind == "c" for v in variables)
+    uses_double = any(v.dtype is not None and v.dtype in (np.float64, np.complex128)
+                      for v in variables)
+    target = knl.target or PyOpenCLTarget()
+    preamble = target.preamble(uses_complex, uses_double) + list(helpers.helpers.values())
+    return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels))
 
 
 def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
@@ -295,7 +364,7 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     start = time.perf_counter()
     if knl.state < KernelState.LINEARIZED:
         knl = linearize(knl)
-    result = _Generator(knl).generate()
+    result = _generate(knl)
     CODEGEN_STATS["codegen"] += 1
     logger.info("generated code for %s in %.1f ms", knl.name,
                 1e3 * (time.perf_counter() - start))
@@ -310,4 +379,4 @@ def generate_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
 
 def generate_header(knl: LoopKernel) -> list[str]:
     """The kernel prototypes (declarations) of the generated code."""
-    return [generate_code_v2(knl).prototype + ";"]
+    return [k.prototype + ";" for k in generate_code_v2(knl).kernels]

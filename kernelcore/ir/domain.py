@@ -302,6 +302,10 @@ def _to_aff(expr, affs):
                     raise NotAffineError(f"{expr} is not affine")
         return (affs[0] + const) if nonconst is None else nonconst.scale_val(
             isl.Val.int_from_si(isl.DEFAULT_CONTEXT, const)) if const != 1 else nonconst
+    if isinstance(expr, (prim.Min, prim.Max)):
+        parts = [_to_aff(c, affs) for c in expr.children]
+        combine = isl.PwAff.min if isinstance(expr, prim.Min) else isl.PwAff.max
+        return reduce(combine, parts)
     if isinstance(expr, prim.FloorDiv) and isinstance(expr.denominator, int) \
             and expr.denominator > 0:
         num = _to_aff(expr.numerator, affs)

@@ -1,6 +1,6 @@
 """Instructions: what a kernel executes for each point of its loop domain.
 
-Public names: InstructionBase, Assignment, NoOpInstruction.
+Public names: InstructionBase, Assignment, BarrierInstruction, NoOpInstruction.
 """
 
 from __future__ import annotations
@@ -106,6 +106,19 @@ class Assignment(InstructionBase):
 
     def __str__(self) -> str:
         return f"{self.assignee} = {self.expression}  {self._options_str()}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BarrierInstruction(InstructionBase):
+    """An explicit barrier: ``"local"`` (within a work-group) or ``"global"``
+    (across the whole launch: the kernel is split into several device kernels)."""
+
+    synchronization_kind: str = "global"
+    mem_kind: str = "local"
+
+    def __str__(self) -> str:
+        kind = "gbarrier" if self.synchronization_kind == "global" else "lbarrier"
+        return f"... {kind}  {self._options_str()}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -115,6 +115,13 @@ class LoopKernel:
                 result.setdefault(v, set()).add(insn.id)
         return {k: frozenset(v) for k, v in result.items()}
 
+    def device_arguments(self) -> list:
+        """What device kernels receive: the arguments, then global temporaries."""
+        from kernelcore.ir.data import AddressSpace
+        return list(self.args) + [
+            tv for _, tv in sorted(self.temporary_variables.items())
+            if tv.address_space == AddressSpace.GLOBAL]
+
     def get_written_variables(self) -> frozenset[str]:
         return frozenset(self.writer_map)
 
@@ -232,8 +239,7 @@ class LoopKernel:
         """(number of work-groups per axis, work-group size per axis) as isl Affs of
         the parameters."""
         from kernelcore.codegen.grid import grid_sizes
-        from kernelcore.preprocess import preprocess_kernel
-        return grid_sizes(preprocess_kernel(self))
+        return grid_sizes(self)
 
     def __call__(self, queue, **kwargs):
         """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""

@@ -1,6 +1,6 @@
 """Compiling device code with pyopencl, with readable build errors.
 
-Public names: build_kernel, format_build_error.
+Public names: build_kernels, format_build_error.
 """
 
 from __future__ import annotations
@@ -38,19 +38,20 @@ def format_build_error(source: str, log: str, kernel_name: str) -> str:
     return msg + "\n--- compiler log ---\n" + log.strip()
 
 
-def build_kernel(ctx: cl.Context, source: str, kernel_name: str, key: str) -> cl.Kernel:
-    """The compiled kernel *kernel_name* of *source* for *ctx* (cached in memory)."""
+def build_kernels(ctx: cl.Context, source: str, names: list[str], key: str
+                  ) -> list[cl.Kernel]:
+    """The compiled kernels *names* of *source* for *ctx* (cached in memory)."""
     cache_key = (ctx.int_ptr, key)
-    knl = _PROGRAMS.get(cache_key)
-    if knl is not None:
-        return knl
+    kernels = _PROGRAMS.get(cache_key)
+    if kernels is not None:
+        return kernels
     start = time.perf_counter()
     try:
         prg = cl.Program(ctx, source).build()
     except (cl.RuntimeError, cl.LogicError) as e:
-        raise OpenCLBuildError(format_build_error(source, str(e), kernel_name)) from None
+        raise OpenCLBuildError(format_build_error(source, str(e), names[0])) from None
     STATS["builds"] += 1
-    knl = getattr(prg, kernel_name)
-    _PROGRAMS[cache_key] = knl
-    logger.info("built %s in %.1f ms", kernel_name, 1e3 * (time.perf_counter() - start))
-    return knl
+    kernels = [getattr(prg, name) for name in names]
+    _PROGRAMS[cache_key] = kernels
+    logger.info("built %s in %.1f ms", ", ".join(names), 1e3 * (time.perf_counter() - start))
+    return kernels

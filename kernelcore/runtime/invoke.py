@@ -24,7 +24,7 @@ from kernelcore.codegen.kernel import generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.expr import get_dependencies
-from kernelcore.runtime.build import build_kernel
+from kernelcore.runtime.build import build_kernels
 from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
 from kernelcore.runtime.device import default_queue
 from kernelcore.types import add_dtypes, infer_types
@@ -99,8 +99,8 @@ class _Runtime:
     def __init__(self, executor: Executor):
         self.executor = executor
 
-    def kernel(self, queue):
-        return self.executor.cl_kernel(queue.context)
+    def kernels(self, queue):
+        return self.executor.cl_kernels(queue.context)
 
 # }}}
 
@@ -135,7 +135,6 @@ class Executor:
             code = generate_code_v2(knl)
             code_cache_put(self.key, code)
         self.code = code
-        self.local_size = tuple(code.local_size)
         self.wrapper_source = self._wrapper_source()
         namespace: dict[str, Any] = {}
         exec(compile(self.wrapper_source, f"<kernelcore invoker {knl.name}>", "exec"),
@@ -144,11 +143,12 @@ class Executor:
         self.runtime = _Runtime(self)
         self._printed = False
 
-    def cl_kernel(self, ctx: cl.Context) -> cl.Kernel:
+    def cl_kernels(self, ctx: cl.Context) -> list[cl.Kernel]:
         if self.knl.options.write_code and not self._printed:
             print(self.code.device_code())
             self._printed = True
-        return build_kernel(ctx, self.code.device_code(), self.code.kernel_name, self.key)
+        return build_kernels(ctx, self.code.device_code(),
+                             [k.name for k in self.code.kernels], self.key)
 
     def _wrapper_source(self) -> str:
         knl = self.knl
@@ -207,22 +207,28 @@ class Executor:
                   f"{str(a.dtype)!r}), {strides})")
         # }}}
 
-        w("    _knl = _rt.kernel(queue)")
+        for tv in knl.device_arguments()[len(knl.args):]:
+            shape = "(" + "".join(f"{_py(x)}, " for x in tv.shape) + ")"
+            w(f"    {tv.name} = _rt.cla.empty(queue, {shape}, _np.dtype({str(tv.dtype)!r}))")
         call_args = []
-        for arg in knl.args:
+        for arg in knl.device_arguments():
             if isinstance(arg, ValueArg):
                 call_args.append(f"_np.{arg.dtype.name}({arg.name})")
             else:
                 call_args.append(f"_rt.buffer({arg.name})")
-        w(f"    _knl.set_args({', '.join(call_args)})")
-        gsize = ", ".join(f"max(0, {_py(g)}) * {l}"
-                          for g, l in zip(self.code.num_groups, self.local_size))
-        w(f"    _gsize = ({gsize},)")
-        w("    if 0 in _gsize:")
+        w("    _knls = _rt.kernels(queue)")
+        w("    _evt = None")
+        for k, dk in enumerate(self.code.kernels):
+            gsize = ", ".join(f"max(0, {_py(g)}) * {l}"
+                              for g, l in zip(dk.num_groups, dk.local_size))
+            w(f"    _knls[{k}].set_args({', '.join(call_args)})")
+            w(f"    _gsize = ({gsize},)")
+            w("    if 0 not in _gsize:")
+            w(f"        _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knls[{k}], _gsize, "
+              f"{tuple(dk.local_size)!r}, wait_for=wait_for)")
+            w("        wait_for = None")
+        w("    if _evt is None:")
         w("        _evt = _rt.cl.enqueue_marker(queue, wait_for=wait_for)")
-        w("    else:")
-        w(f"        _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knl, _gsize, "
-          f"{self.local_size!r}, wait_for=wait_for)")
         outputs = [a.name for a in arrays if a.name in written]
         if not knl.options.no_numpy:
             w("    if _any_host:")

@@ -7,7 +7,8 @@ domain structure (an iname bounded by another is nested inside it), then
 :func:`~kernelcore.prioritize_loops` advice, then the order of inames in the
 domains.
 
-Public names: linearize, get_one_linearized_kernel, check_dependency_cycles.
+Public names: linearize, get_one_linearized_kernel, get_one_scheduled_kernel,
+check_dependency_cycles.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import logging
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.ir.tags import IlpTag, is_hw_parallel
+from kernelcore.schedule.barriers import insert_local_barriers, split_kernels
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
 
 logger = logging.getLogger(__name__)
@@ -136,8 +138,10 @@ def linearize(knl: LoopKernel) -> LoopKernel:
     lin = _Linearizer(knl)
     parallel = tuple(n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n)))
     lin.run(parallel, {insn.id for insn in knl.instructions})
-    logger.debug("linearized %s into %d items", knl.name, len(lin.items))
-    return knl.copy(linearization=tuple(lin.items), state=KernelState.LINEARIZED)
+    items = insert_local_barriers(knl, split_kernels(knl, lin.items))
+    logger.debug("linearized %s into %d items", knl.name, len(items))
+    return knl.copy(linearization=tuple(items), state=KernelState.LINEARIZED)
 
 
 get_one_linearized_kernel = linearize
+get_one_scheduled_kernel = linearize

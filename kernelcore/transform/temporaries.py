@@ -1,0 +1,70 @@
+"""Where temporaries live: private, local (per work-group) or global memory.
+
+Public names: set_temporary_scope, choose_temporary_scopes.
+"""
+
+from __future__ import annotations
+
+from kernelcore.diagnostic import KernelcoreError, UnknownNameError, WriteRaceConditionWarning
+from kernelcore.ir.data import AddressSpace, auto
+from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.instruction import Assignment, assignee_subscript
+from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.tags import LocalIndexTag
+
+_SCOPES = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
+           "global": AddressSpace.GLOBAL}
+
+
+def set_temporary_scope(knl: LoopKernel, temp_var_names, scope) -> LoopKernel:
+    """Place temporaries in ``"private"``, ``"local"`` or ``"global"`` memory."""
+    names = [s.strip() for s in temp_var_names.split(",")] \
+        if isinstance(temp_var_names, str) else list(temp_var_names)
+    if isinstance(scope, str):
+        if scope not in _SCOPES:
+            raise KernelcoreError(f"set_temporary_scope: unknown scope {scope!r} "
+                                  "(private, local, global)")
+        scope = _SCOPES[scope]
+    temps = dict(knl.temporary_variables)
+    for name in names:
+        if name not in temps:
+            raise UnknownNameError(f"set_temporary_scope: no temporary called '{name}' "
+                                   f"(temporaries: {', '.join(sorted(temps)) or 'none'})")
+        temps[name] = temps[name].copy(address_space=AddressSpace(scope))
+    return knl.copy(temporary_variables=temps)
+
+
+def _local_inames(knl) -> set[str]:
+    return {n for n, t in knl.iname_tags.items() if isinstance(t, LocalIndexTag)}
+
+
+def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
+    """Temporaries without a scope become local when some instruction writes them
+    in parallel across work-items (the subscript uses a local index), else
+    private. A local temporary written without all the work-group's local
+    indices in its subscript would race and is reported."""
+    local = _local_inames(knl)
+    temps = dict(knl.temporary_variables)
+    for name, tv in temps.items():
+        writers = [i for i in knl.instructions
+                   if isinstance(i, Assignment) and name in i.assignee_names()]
+        sub_inames = [set().union(*(get_dependencies(s) for s in assignee_subscript(
+            w.assignee))) if assignee_subscript(w.assignee) else set() for w in writers]
+        if tv.address_space is auto:
+            is_local = any(used & local for used in sub_inames)
+            tv = tv.copy(address_space=AddressSpace.LOCAL if is_local
+                         else AddressSpace.PRIVATE)
+            temps[name] = tv
+        if tv.address_space == AddressSpace.LOCAL:
+            for w, used in zip(writers, sub_inames):
+                missing = sorted((w.within_inames & local) - used)
+                silenced = f"write_race_local({w.id})" in knl.silenced_warnings
+                if missing and not silenced:
+                    raise WriteRaceConditionWarning(
+                        f"in kernel {knl.name}: instruction '{w.id}' looks invalid: it "
+                        f"assigns to indices based on local IDs, but its temporary "
+                        f"'{name}' cannot be made local because a write race across the "
+                        f"iname(s) {', '.join(repr(m) for m in missing)} would emerge. (Do "
+                        "you need to add an extra iname to your prefetch?) (add "
+                        f"'write_race_local({w.id})' to silenced_warnings to disable)")
+    return knl.copy(temporary_variables=temps)
