@@ -16,7 +16,8 @@ from kernelcore.codegen.kernel import (
 from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import (
     CodeGenerationError, InvocationError, KernelcoreError, KernelcoreWarning, LoopyError,
-    LoopyWarning, OpenCLBuildError, ParseError, SchedulingError, StaticValueFindingError,
+    LoopyWarning, MissingBarrierError, MissingDefinitionError, OpenCLBuildError,
+    ParseError, SchedulingError, StaticValueFindingError,
     TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError,
     WriteRaceConditionWarning)
 from kernelcore.ir.data import (
@@ -29,7 +30,8 @@ from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import cache_stats, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue
 from kernelcore.schedule.items import linearization_lines
-from kernelcore.schedule.linearize import get_one_linearized_kernel, linearize
+from kernelcore.schedule.linearize import (
+    get_one_linearized_kernel, get_one_scheduled_kernel, linearize)
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.transform.data import (
     remove_unused_arguments, rename_argument, tag_array_axes)
@@ -38,6 +40,8 @@ from kernelcore.transform.iname import (
     split_reduction_inward, split_reduction_outward, tag_inames)
 from kernelcore.transform.instruction import add_dependency, remove_instructions
 from kernelcore.transform.parallel import auto_parallelize
+from kernelcore.transform.save import save_and_reload_temporaries
+from kernelcore.transform.temporaries import set_temporary_scope
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
 from kernelcore.version import VERSION
@@ -78,6 +82,7 @@ __all__ = [
     "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
     "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "remove_instructions", "auto_parallelize",
+    "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
@@ -86,5 +91,6 @@ __all__ = [
     "KernelcoreError", "LoopyError", "ParseError", "UnsatisfiableDomainError",
     "UnknownNameError", "TypeInferenceFailure", "StaticValueFindingError",
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",
+    "MissingBarrierError", "MissingDefinitionError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
 ]

@@ -5,10 +5,12 @@ Public names: check_kernel.
 
 from __future__ import annotations
 
-from kernelcore.diagnostic import KernelcoreError, WriteRaceConditionWarning
+from kernelcore.diagnostic import (
+    KernelcoreError, MissingBarrierError, WriteRaceConditionWarning)
 from kernelcore.ir.data import ArrayArg
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
-from kernelcore.ir.instruction import Assignment, assignee_subscript, assignee_var_name
+from kernelcore.ir.instruction import (
+    Assignment, BarrierInstruction, assignee_subscript, assignee_var_name)
 from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
 
 
@@ -72,26 +74,57 @@ def check_kernel(knl) -> None:
                    else "")
                 + ", so several work-items write the same element (add "
                 f"'write_race({insn.id})' to silenced_warnings if that is intended)")
-        # reads of the same array elsewhere than the written element cross work-items
+        # reads of the same array at other elements, ordered by a dependency,
+        # move data between work-items: that needs a global barrier between them
         for other in knl.instructions:
             reads = _Reads(name)
             for e in other.expressions():
                 if isinstance(other, Assignment) and e is other.assignee:
                     continue
                 reads(e)
-            related = other.id == insn.id or insn.id in _ancestors(knl, other.id)
+            if other.id == insn.id:
+                pair = None
+            elif insn.id in _ancestors(knl, other.id):
+                pair = (other.id, insn.id)        # read after write
+            elif other.id in _ancestors(knl, insn.id):
+                pair = (insn.id, other.id)        # write after read
+            else:
+                continue
             for idx in reads.indices:
-                if not related or tuple(idx) == tuple(sub):
+                if tuple(idx) == tuple(sub):
                     continue
                 crossing = sorted((set().union(*(get_dependencies(i) for i in idx))
                                    | used) & hw)
-                if crossing:
+                if not crossing:
+                    continue
+                if pair is None:
                     raise KernelcoreError(
-                        f"in kernel {knl.name}: instruction '{other.id}' reads '{name}' at "
-                        f"[{', '.join(map(str, idx))}] while '{insn.id}' writes it at "
-                        f"[{', '.join(map(str, sub))}]: the data flows between work-items "
-                        f"along parallel iname(s) {', '.join(crossing)}, which needs a "
-                        "barrier or separate kernels")
+                        f"in kernel {knl.name}: instruction '{insn.id}' reads '{name}' at "
+                        f"[{', '.join(map(str, idx))}] and writes it at "
+                        f"[{', '.join(map(str, sub))}]: other work-items (parallel "
+                        f"iname(s) {', '.join(crossing)}) may read what it overwrites")
+                later, earlier = pair
+                if _separated_by_global_barrier(knl, later, earlier) or \
+                        _nosync(knl, later, earlier):
+                    continue
+                raise MissingBarrierError(
+                    f"Dependency '{later} depends on {earlier}' (for variable '{name}') "
+                    "requires synchronization by a global barrier (add a 'no_sync_with' "
+                    "instruction option to state that no synchronization is needed)")
+
+
+def _nosync(knl, a: str, b: str) -> bool:
+    return (b, "any") in knl.id_to_insn[a].no_sync_with or \
+        (a, "any") in knl.id_to_insn[b].no_sync_with
+
+
+def _separated_by_global_barrier(knl, later: str, earlier: str) -> bool:
+    for bid in _ancestors(knl, later):
+        b = knl.id_to_insn[bid]
+        if isinstance(b, BarrierInstruction) and b.synchronization_kind == "global" \
+                and earlier in _ancestors(knl, bid):
+            return True
+    return False
 
 
 def _axis(knl, iname: str) -> tuple[str, int]:

@@ -5,7 +5,8 @@ built-in exception type a Python user would expect for that kind of problem.
 
 Public names: KernelcoreError, LoopyError, ParseError, UnsatisfiableDomainError,
 UnknownNameError, TypeInferenceFailure, StaticValueFindingError, InvocationError,
-OpenCLBuildError, SchedulingError, CodeGenerationError, KernelcoreWarning, LoopyWarning,
+OpenCLBuildError, SchedulingError, MissingBarrierError, CodeGenerationError,
+MissingDefinitionError, KernelcoreWarning, LoopyWarning,
 WriteRaceConditionWarning.
 """
 
@@ -51,8 +52,16 @@ class SchedulingError(KernelcoreError, RuntimeError):
     """No valid ordering of loops and instructions exists."""
 
 
+class MissingBarrierError(SchedulingError):
+    """Data moves between work-items without the global barrier that would order it."""
+
+
 class CodeGenerationError(KernelcoreError, RuntimeError):
     """Code for a construct could not be generated (e.g. an unknown function)."""
+
+
+class MissingDefinitionError(CodeGenerationError):
+    """A temporary is read in a device kernel that does not write it."""
 
 
 class KernelcoreWarning(UserWarning):

@@ -31,15 +31,18 @@ def _iname_index(s: isl.Set, name: str) -> int:
 
 
 def loop_bounds(knl, iname: str, outer: list[str], body_domains: list[isl.Set],
-                context: isl.Set) -> LoopBounds:
+                context: isl.Set, uniform: bool = False) -> LoopBounds:
     """Bounds of *iname* covering every body instruction's domain, given that the
-    *outer* loops are entered and *context* holds."""
+    *outer* loops are entered and *context* holds. With *uniform*, the loop gets
+    no guard (conditions not involving *iname* are left to its instructions)."""
     dom = reduce(isl.Set.union, body_domains)
     dom = align_to(project_to(dom, set(outer) | {iname}), knl._universe).coalesce()
     hull = dom if len(dom.get_basic_sets()) == 1 else dom.simple_hull().to_set()
     hull = hull.to_set() if isinstance(hull, isl.BasicSet) else hull
     idx = _iname_index(hull, iname)
 
+    if uniform:
+        hull = hull.drop_constraints_not_involving_dims(dim_type.set, idx, 1)
     free = hull.drop_constraints_involving_dims(dim_type.set, idx, 1).gist(context)
     guard = set_to_cond_expr(free)
 

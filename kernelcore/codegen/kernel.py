@@ -1,7 +1,7 @@
 """A linearized kernel -> OpenCL C source (one device kernel per stretch between
 global barriers).
 
-Public names: CodeGenerationResult, DeviceKernel, MissingDefinitionError,
+Public names: CodeGenerationResult, DeviceKernel,
 generate_code_v2, generate_code, generate_header, CODEGEN_STATS.
 """
 
@@ -20,7 +20,7 @@ from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
-from kernelcore.diagnostic import CodeGenerationError
+from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, ValueArg
 from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
@@ -61,10 +61,6 @@ class CodeGenerationResult:
 
     def device_code(self) -> str:
         return self.source
-
-
-class MissingDefinitionError(CodeGenerationError):
-    """A temporary is read in a device kernel that does not write it."""
 
 
 class _Generator:
@@ -125,7 +121,7 @@ class _Generator:
                 depth -= 1
                 if depth == 0:
                     return ids, k
-            else:
+            elif isinstance(item, RunInstruction):
                 ids.add(item.insn_id)
         raise AssertionError("unbalanced linearization")
 
@@ -149,9 +145,19 @@ class _Generator:
                 raise AssertionError(f"unexpected {item}")
         return cast.merge_guards(nodes)
 
+    def _has_barrier(self, start: int, stop: int) -> bool:
+        for item in self.items[start:stop]:
+            if isinstance(item, Barrier) or (isinstance(item, RunInstruction) and isinstance(
+                    self.knl.id_to_insn[item.insn_id], BarrierInstruction)):
+                return True
+        return False
+
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
         domains = [self.knl.get_insn_domain(self.knl.id_to_insn[i]) for i in sorted(ids)]
-        b = loop_bounds(self.knl, iname, active, domains, context)
+        # all work-items must reach a barrier: a loop holding one is never guarded
+        # (its instructions keep their own guards)
+        b = loop_bounds(self.knl, iname, active, domains, context,
+                        uniform=self._has_barrier(start, stop))
         tag = self.knl.iname_tags.get(iname)
         if is_unrolled(tag):
             nodes = self.gen_unrolled(iname, b, start, stop, active, context)

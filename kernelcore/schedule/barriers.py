@@ -136,9 +136,16 @@ def insert_local_barriers(knl, items: list) -> list:
                         if depth == 0:
                             break
                 body = seq[k + 1:end]
+                # a conflict with anything in the loop is settled before it starts
+                why = None
+                for insn, acc in _region(knl, body, local_names, stop_at_barrier=False):
+                    why = why or _conflict(knl, insn, acc, pending)
+                if why:
+                    out.append(Barrier("local", why))
+                    pending = []
                 new_body, after = walk(body, list(pending))
                 # the next iteration starts after this one's last accesses
-                first_region = _first_region(knl, new_body, local_names)
+                first_region = _region(knl, new_body, local_names)
                 carried = None
                 for insn, acc in first_region:
                     carried = carried or _conflict(knl, insn, acc, after)
@@ -185,15 +192,15 @@ def insert_local_barriers(knl, items: list) -> list:
     return result
 
 
-def _first_region(knl, body: list, local_names):
-    """(instruction, accesses) of the body before its first barrier."""
+def _region(knl, body: list, local_names, stop_at_barrier: bool = True):
+    """(instruction, accesses) of the body (up to its first barrier)."""
     region = []
     for item in body:
-        if isinstance(item, Barrier):
+        if isinstance(item, Barrier) and stop_at_barrier:
             break
         if isinstance(item, RunInstruction):
             insn = knl.id_to_insn[item.insn_id]
-            if isinstance(insn, BarrierInstruction):
+            if isinstance(insn, BarrierInstruction) and stop_at_barrier:
                 break
             region.append((insn, _local_accesses(knl, insn, local_names)))
     return region

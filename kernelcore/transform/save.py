@@ -1,0 +1,98 @@
+"""Keeping private temporaries alive across global barriers.
+
+Each global barrier ends a device kernel, and private memory does not outlive
+one. :func:`save_and_reload_temporaries` finds private temporaries written in
+one device kernel and read in a later one, stores them into a global "save
+slot" (one element per work-item) at the end of the writing kernel, and loads
+them back at the start of the reading kernel.
+
+Public names: save_and_reload_temporaries.
+"""
+
+from __future__ import annotations
+
+import pymbolic.primitives as prim
+
+from kernelcore.codegen.grid import hw_iname_ranges
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.data import AddressSpace, TemporaryVariable
+from kernelcore.ir.domain import pw_aff_to_expr
+from kernelcore.ir.instruction import Assignment, BarrierInstruction
+from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.schedule.items import CallKernel, RunInstruction
+
+
+def _kernel_of(knl) -> tuple[dict[str, int], list[list[str]]]:
+    where: dict[str, int] = {}
+    barriers_after: list[list[str]] = []
+    k = -1
+    for item in knl.linearization:
+        if isinstance(item, CallKernel):
+            k += 1
+            barriers_after.append([])
+        elif isinstance(item, RunInstruction):
+            insn = knl.id_to_insn[item.insn_id]
+            if isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global":
+                barriers_after[k].append(insn.id)
+            else:
+                where[item.insn_id] = k
+    return where, barriers_after
+
+
+def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
+    """A copy of *knl* that saves and reloads private temporaries live across
+    global barriers (linearize it again afterwards)."""
+    if knl.state < KernelState.LINEARIZED:
+        from kernelcore.schedule.linearize import linearize
+        knl = linearize(knl)
+    where, barriers_after = _kernel_of(knl)
+    ranges = {r.iname: r for r in hw_iname_ranges(knl)}
+    insns = {i.id: i for i in knl.instructions}
+    order = [i.id for i in knl.instructions]
+    temps = dict(knl.temporary_variables)
+    for name, tv in knl.temporary_variables.items():
+        if tv.address_space != AddressSpace.PRIVATE:
+            continue
+        writers = [i for i in knl.instructions if name in i.assignee_names()]
+        readers = [i for i in knl.instructions if name in i.read_dependency_names()]
+        written_in = {where[w.id] for w in writers}
+        for k in sorted({where[r.id] for r in readers} - written_in):
+            before = [w for w in writers if where[w.id] < k]
+            if not before:
+                continue
+            source = max(where[w.id] for w in before)
+            last_writers = [w for w in before if where[w.id] == source]
+            hw = sorted((set().union(*(w.within_inames for w in last_writers)))
+                        & set(ranges), key=knl.all_inames().index)
+            if tv.shape != ():
+                raise KernelcoreError(f"save_and_reload_temporaries: '{name}' is a private "
+                                      "array; only scalars can be saved")
+            slot = f"{name}_save_slot"
+            if slot not in temps:
+                shape = tuple(pw_aff_to_expr(ranges[h].size) for h in hw)
+                temps[slot] = TemporaryVariable(slot, tv.dtype, shape,
+                                                address_space=AddressSpace.GLOBAL)
+            index = tuple(prim.Variable(h) if ranges[h].lower == 0 else
+                          prim.Sum((prim.Variable(h), prim.Product((-1, ranges[h].lower))))
+                          for h in hw)
+            target = prim.Subscript(prim.Variable(slot), index) if index else \
+                prim.Variable(slot)
+            save_id, reload_id = f"{name}.save", f"{name}.reload.{k}"
+            if save_id not in insns:
+                insns[save_id] = Assignment(
+                    id=save_id, assignee=target, expression=prim.Variable(name),
+                    within_inames=frozenset(hw),
+                    depends_on=frozenset(w.id for w in last_writers))
+                order.insert(max(order.index(w.id) for w in last_writers) + 1, save_id)
+            gbars = [b for j in range(source, k) for b in barriers_after[j]]
+            for b in gbars:
+                insns[b] = insns[b].copy(depends_on=insns[b].depends_on | {save_id})
+            reader_ids = [r.id for r in readers if where[r.id] == k]
+            insns[reload_id] = Assignment(
+                id=reload_id, assignee=prim.Variable(name), expression=target,
+                within_inames=frozenset(hw), depends_on=frozenset(gbars) | {save_id})
+            order.insert(min(order.index(r) for r in reader_ids), reload_id)
+            for r in reader_ids:
+                insns[r] = insns[r].copy(depends_on=insns[r].depends_on | {reload_id})
+    return knl.copy(instructions=tuple(insns[i] for i in order), temporary_variables=temps,
+                    state=KernelState.PREPROCESSED, linearization=None)
