@@ -11,7 +11,7 @@ from kernelcore.ir.data import ArrayArg
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, assignee_subscript, assignee_var_name)
-from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
+from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag, is_hw_parallel
 
 
 class _Reads(WalkMapper):
@@ -44,12 +44,13 @@ def check_kernel(knl) -> None:
     for insn in knl.instructions:
         for expr in insn.expressions():
             for red in find_reductions(expr):
-                bad = [n for n in red.inames if is_hw_parallel(knl.iname_tags.get(n))]
+                bad = [n for n in red.inames
+                       if isinstance(knl.iname_tags.get(n), GroupIndexTag)]
                 if bad:
                     raise KernelcoreError(
-                        f"instruction '{insn.id}' reduces over parallel iname(s) "
-                        f"{', '.join(bad)}: parallel reductions are not supported yet; "
-                        "keep reduction inames sequential")
+                        f"instruction '{insn.id}' reduces over group iname(s) "
+                        f"{', '.join(bad)}: reductions across work-groups are not "
+                        "supported yet; reduce over l.N or sequential inames")
     if not hw:
         return
     axes = {_axis(knl, n) for n in hw}
@@ -63,7 +64,10 @@ def check_kernel(knl) -> None:
         sub = assignee_subscript(insn.assignee)
         used = set().union(*(get_dependencies(s) for s in sub)) if sub else set()
         # every hardware axis of the launch must select a different element
-        covered = {_axis(knl, n) for n in insn.within_inames & hw & used}
+        # (axes that the instruction reduces over combine into one value)
+        reduced = {n for e in insn.expressions() for r in find_reductions(e)
+                   for n in r.inames}
+        covered = {_axis(knl, n) for n in (insn.within_inames & hw & used) | (reduced & hw)}
         missing = sorted(f"{kind}.{axis}" for kind, axis in axes - covered)
         if missing and not _silenced(knl, "write_race", insn.id):
             loose = sorted((insn.within_inames & hw) - used)

@@ -190,9 +190,12 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
         dtypes[name] = tv.dtype
     for iname in knl.all_inames():
         dtypes[iname] = INDEX_DTYPE
+    for axis in range(3):
+        dtypes[f"lid({axis})"] = dtypes[f"gid({axis})"] = INDEX_DTYPE
     # loop indices and scalar arguments do not widen array data (NumPy 2's rule for
     # Python scalars)
-    weak = set(knl.all_inames()) | {a.name for a in knl.args if isinstance(a, ValueArg)}
+    weak = set(knl.all_inames()) | {a.name for a in knl.args if isinstance(a, ValueArg)} \
+        | {f"{h}({axis})" for h in ("lid", "gid") for axis in range(3)}
     return dtypes, weak
 
 

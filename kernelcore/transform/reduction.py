@@ -1,7 +1,11 @@
-"""Reductions become explicit accumulator code (sequential in each work-item).
+"""Reductions become explicit accumulator code.
 
 ``out[i] = sum(k, e)`` turns into ``acc = 0`` (within i), ``acc = acc + e``
-(within i, k) and ``out[i] = acc``, ordered by dependencies.
+(within i, k) and ``out[i] = acc``, ordered by dependencies. When a reduction
+iname is tagged ``l.N``, each work-item first reduces its own share privately,
+then the partial results meet in a local array and are combined in a tree of
+log2(group size) steps (barriers are inserted by the scheduler); work-item 0
+stores the result.
 
 Public names: realize_reduction, reduction_identity.
 """
@@ -14,7 +18,9 @@ from pytools import UniqueNameGenerator
 
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
 from kernelcore.ir.expr import IdentityMapper, Reduction
-from kernelcore.ir.instruction import Assignment
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.instruction import Assignment, assignee_var_name
+from kernelcore.ir.tags import LocalIndexTag
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 
@@ -43,6 +49,10 @@ def _combine(op: str, acc, value):
     return prim.Call(prim.Variable(op), (acc, value))
 
 
+def _lane(axis: int):
+    return prim.Variable(f"lid({axis})")
+
+
 class _Realizer(IdentityMapper):
     def __init__(self, knl, insn, types: TypeInferenceMapper, names: UniqueNameGenerator):
         self.knl = knl
@@ -52,6 +62,8 @@ class _Realizer(IdentityMapper):
         self.new_insns: list[Assignment] = []
         self.new_temps: dict[str, TemporaryVariable] = {}
         self.outer_inames = insn.within_inames
+        self.final_deps: set[str] = set()
+        self.lane_axes: set[int] = set()
 
     def map_constant(self, expr):
         return expr
@@ -70,18 +82,75 @@ class _Realizer(IdentityMapper):
                           expression=reduction_identity(expr.operation, dtype),
                           within_inames=within, depends_on=self.insn.depends_on,
                           predicates=self.insn.predicates)
-        saved = self.outer_inames
+        saved_outer, saved_deps = self.outer_inames, self.final_deps
         self.outer_inames = within | frozenset(expr.inames)
+        self.final_deps = set()
         inner = self.rec(expr.expr)
-        self.outer_inames = saved
+        inner_deps = self.final_deps
+        self.outer_inames, self.final_deps = saved_outer, saved_deps
         update = Assignment(id=update_id, assignee=prim.Variable(acc),
                             expression=_combine(expr.operation, prim.Variable(acc), inner),
                             within_inames=within | frozenset(expr.inames),
-                            depends_on=self.insn.depends_on | {init_id}
-                            | {i.id for i in self.new_insns if i.id.endswith("_update")},
+                            depends_on=self.insn.depends_on | {init_id} | inner_deps,
                             predicates=self.insn.predicates)
         self.new_insns += [init, update]
-        return prim.Variable(acc)
+        lanes = [n for n in expr.inames if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
+        if not lanes:
+            self.final_deps.add(update_id)
+            return prim.Variable(acc)
+        if len(lanes) > 1:
+            raise KernelcoreError(f"reduction over {', '.join(lanes)}: at most one "
+                                  "reduction iname may be tagged l.N")
+        return self._tree(expr.operation, dtype, acc, update_id, lanes[0])
+
+    def _tree(self, op, dtype, acc, update_id, lane_iname):
+        """Combine the work-items' partial results through local memory."""
+        from kernelcore.transform.ilp import _static_range
+        axis = self.knl.iname_tags[lane_iname].axis
+        lo, hi = _static_range(self.knl, lane_iname)
+        size = hi - lo + 1
+        within = self.outer_inames
+        others = [n for n in sorted(within, key=self.knl.all_inames().index)
+                  if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
+        other_sizes = []
+        for n in others:
+            olo, ohi = _static_range(self.knl, n)
+            other_sizes.append(ohi - olo + 1)
+        buf = self.names(f"{acc}_buf")
+        self.new_temps[buf] = TemporaryVariable(buf, dtype, tuple(other_sizes) + (size,),
+                                                address_space=AddressSpace.LOCAL)
+        prefix = tuple(prim.Variable(n) if _static_range(self.knl, n)[0] == 0 else
+                       prim.Sum((prim.Variable(n), -_static_range(self.knl, n)[0]))
+                       for n in others)
+
+        def at(index):
+            return prim.Subscript(prim.Variable(buf), prefix + (index,))
+
+        lane = _lane(axis)
+        store_id = self.names(f"{self.insn.id}_{acc}_store")
+        insns = [Assignment(id=store_id, assignee=at(lane), expression=prim.Variable(acc),
+                            within_inames=within, depends_on=frozenset({update_id}),
+                            predicates=self.insn.predicates)]
+        prev = store_id
+        stride = 1
+        while stride < size:
+            stride *= 2
+        stride //= 2
+        while stride >= 1:
+            step_id = self.names(f"{self.insn.id}_{acc}_tree_{stride}")
+            insns.append(Assignment(
+                id=step_id, assignee=at(lane),
+                expression=_combine(op, at(lane), at(prim.Sum((lane, stride)))),
+                within_inames=within, depends_on=frozenset({prev}),
+                predicates=self.insn.predicates | {prim.Comparison(lane, "<", stride)}
+                | ({prim.Comparison(prim.Sum((lane, stride)), "<", size)}
+                   if size & (size - 1) else set())))
+            prev = step_id
+            stride //= 2
+        self.new_insns += insns
+        self.final_deps.add(prev)
+        self.lane_axes.add(axis)
+        return at(0)
 
 
 def realize_reduction(knl):
@@ -104,8 +173,14 @@ def realize_reduction(knl):
         changed = True
         temps.update(realizer.new_temps)
         new_insns += realizer.new_insns
-        updates = {i.id for i in realizer.new_insns if i.id.endswith("_update")}
-        new_insns.append(insn.copy(expression=expr, depends_on=insn.depends_on | updates))
+        final = insn.copy(expression=expr, depends_on=insn.depends_on | realizer.final_deps)
+        target = knl.temporary_variables.get(assignee_var_name(insn.assignee))
+        if realizer.lane_axes and (target is None
+                                   or target.address_space != AddressSpace.PRIVATE):
+            # every work-item holds the result; one of them stores it
+            final = final.copy(predicates=final.predicates | {
+                prim.Comparison(_lane(a), "==", 0) for a in realizer.lane_axes})
+        new_insns.append(final)
     if not changed:
         return knl
     return knl.copy(instructions=tuple(new_insns), temporary_variables=temps)
