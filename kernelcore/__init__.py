@@ -41,6 +41,7 @@ from kernelcore.transform.iname import (
 from kernelcore.transform.instruction import add_dependency, remove_instructions
 from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.save import save_and_reload_temporaries
+from kernelcore.transform.subst import assignment_to_subst, expand_subst
 from kernelcore.transform.temporaries import set_temporary_scope
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
@@ -83,6 +84,7 @@ __all__ = [
     "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
+    "expand_subst", "assignment_to_subst",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",

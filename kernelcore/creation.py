@@ -32,6 +32,7 @@ from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, InstructionBase, NoOpInstruction, assignee_subscript,
     assignee_var_name)
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.subst import SubstitutionRule, expand_rules
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
 
@@ -306,6 +307,15 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                 raise ParseError(f"duplicate instruction id '{pi.id}'")
             id_gen.add_name(pi.id)
 
+    rules = {pi.assignee: SubstitutionRule(pi.assignee, pi.extra["arguments"],
+                                           resolver(pi.expression))
+             for pi in parsed if isinstance(pi, ParsedInstruction) and pi.kind == "subst"}
+    parsed = [pi for pi in parsed
+              if not (isinstance(pi, ParsedInstruction) and pi.kind == "subst")]
+
+    def expanded(expr):
+        return None if expr is None else expand_rules(expr, rules)
+
     collector = _ArrayAccessCollector()
     written: dict[str, list] = {}
     declared_temps: dict[str, Any] = {}
@@ -324,8 +334,9 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
         if pi.kind == "assign":
             assignee = resolver(pi.assignee)
             expression = resolver(pi.expression)
-        within = _insn_inames(pi, [assignee, expression, *predicates], iname_set,
-                              proto.domain_parent_inames)
+        within = _insn_inames(pi, [expanded(assignee), expanded(expression),
+                                   *map(expanded, predicates)],
+                              iname_set, proto.domain_parent_inames)
         common = dict(id=insn_id, depends_on=frozenset(pi.depends_on),
                       depends_on_is_final=pi.depends_on_is_final, within_inames=within,
                       priority=pi.priority, tags=pi.tags, no_sync_with=pi.no_sync_with,
@@ -359,9 +370,9 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     # (array, where: an instruction or a set of inames, subscript)
     access_list: list[tuple[str, Any, tuple]] = []
     for insn in insns:
-        reads = list(insn.expressions())
+        reads = [expanded(e) for e in insn.expressions()]
         if isinstance(insn, Assignment):
-            reads.remove(insn.assignee)
+            reads.remove(expanded(insn.assignee))
             reads += list(assignee_subscript(insn.assignee))
             sub = assignee_subscript(insn.assignee)
             if sub:
@@ -379,7 +390,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     # }}}
 
     args, temps = _resolve_kernel_data(
-        kernel_data, written, arrays, scalars, collector.functions, iname_set,
+        kernel_data, written, arrays, scalars, collector.functions - set(rules), iname_set,
         all_params, declared_temps)
     _check_names([a.name for a in args], "argument")
     _check_names(list(temps) + list(declared_temps), "temporary")
@@ -422,7 +433,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()},
         assumptions=parse_assumptions(assumptions, proto.all_params()),
-        options=options or Options(), target=target,
+        options=options or Options(), target=target, substitutions=rules,
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
     knl = find_auto_shapes(knl, access_list)

@@ -9,6 +9,7 @@ Grammar (one statement per line; ``#`` starts a comment)::
     [i,j]: lhs = rhs                                explicit loop indices
     for i[, j]  ...  end                            loop block
     if cond  ...  [elif cond ...] [else ...]  end   conditional block
+    name(arg, ...) := expr                          substitution rule
     ... nop [{...}]                                 no-op (dependency anchor)
     ... lbarrier / ... gbarrier                     local / global barrier
 
@@ -173,7 +174,16 @@ _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>
                    re.S)
 
 
+_RULE = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(([^)]*)\)\s*:=(.*)$", re.S)
+
+
 def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
+    rule = _RULE.match(line)
+    if rule:
+        args = tuple(a.strip() for a in rule.group(2).split(",") if a.strip())
+        return ParsedInstruction(kind="subst", source=line.strip(),
+                                 assignee=rule.group(1), expression=parse_expression(
+                                     rule.group(3)), extra={"arguments": args})
     body, opts = _split_options(line)
     pi = ParsedInstruction(kind="assign", source=line.strip(),
                            block_inames=frozenset(block_inames),

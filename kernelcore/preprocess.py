@@ -11,6 +11,7 @@ from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.check import check_kernel
 from kernelcore.transform.ilp import expand_ilp_temporaries
 from kernelcore.transform.reduction import realize_reduction
+from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import choose_temporary_scopes
 from kernelcore.types import infer_types
 
@@ -18,10 +19,13 @@ logger = logging.getLogger(__name__)
 
 
 def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
-    """Infer types, check for races, realize reductions, choose temporary scopes
-    and expand ilp temporaries."""
+    """Expand substitution rules, infer types, check for races, realize
+    reductions, choose temporary scopes and expand ilp temporaries."""
     if knl.state >= KernelState.PREPROCESSED:
         return knl
+    knl = expand_subst(knl)
+    if knl.substitutions:
+        knl = knl.copy(substitutions={})
     knl = infer_types(knl)
     check_kernel(knl)
     knl = realize_reduction(knl)

@@ -201,7 +201,10 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
 
 def infer_types(knl, *, require_all: bool = True):
     """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
-    parameters filled in from the instructions that write them."""
+    parameters filled in from the instructions that write them. Substitution
+    rules are expanded first."""
+    from kernelcore.transform.subst import expand_subst
+    knl = expand_subst(knl)
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
         if dtypes.get(p, INDEX_DTYPE) is None:

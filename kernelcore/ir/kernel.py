@@ -43,6 +43,7 @@ class LoopKernel:
     loop_priority: tuple[tuple[str, ...], ...] = ()
     iname_slabs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     silenced_warnings: frozenset[str] = frozenset()
+    substitutions: Mapping[str, Any] = field(default_factory=dict)
     assumptions: isl.Set | None = None
     options: Options = field(default_factory=Options)
     target: Any = None
@@ -216,6 +217,9 @@ class LoopKernel:
         if self.temporary_variables:
             lines += [_RULE, "TEMPORARIES:"]
             lines += [str(t) for _, t in sorted(self.temporary_variables.items())]
+        if self.substitutions:
+            lines += [_RULE, "SUBSTITUTION RULES:"]
+            lines += [str(r) for _, r in sorted(self.substitutions.items())]
         lines += [_RULE, "INSTRUCTIONS:"]
         lines += _nested_instruction_lines(self)
         if with_dependencies:

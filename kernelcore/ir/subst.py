@@ -1,0 +1,62 @@
+"""Substitution rules: named, parametrized expressions (``f(i, j) := a[i]*b[j]``).
+
+A use ``f(x, y)`` in an instruction stands for the rule's expression with its
+arguments replaced. Rules are expanded before type inference; :func:`precompute`
+can instead store a rule's values in a temporary.
+
+Public names: SubstitutionRule, RuleExpander, expand_rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pymbolic.primitives as prim
+
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.expr import IdentityMapper, substitute
+
+
+@dataclass(frozen=True)
+class SubstitutionRule:
+    name: str
+    arguments: tuple[str, ...]
+    expression: Any
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(self.arguments)}) := {self.expression}"
+
+
+class RuleExpander(IdentityMapper):
+    """Replaces uses of the given rules (recursively) by their expressions."""
+
+    def __init__(self, rules: dict[str, SubstitutionRule]):
+        self.rules = rules
+        self.depth = 0
+
+    def map_call(self, expr):
+        fn = expr.function
+        if isinstance(fn, prim.Variable) and fn.name in self.rules:
+            rule = self.rules[fn.name]
+            if len(expr.parameters) != len(rule.arguments):
+                raise KernelcoreError(
+                    f"substitution rule '{rule.name}' takes {len(rule.arguments)} "
+                    f"argument(s), used with {len(expr.parameters)}")
+            if self.depth > 50:
+                raise KernelcoreError(f"substitution rule '{rule.name}' is recursive")
+            args = {a: self.rec(p) for a, p in zip(rule.arguments, expr.parameters)}
+            self.depth += 1
+            try:
+                return self.rec(substitute(rule.expression, args))
+            finally:
+                self.depth -= 1
+        return super().map_call(expr)
+
+    def map_constant(self, expr):
+        return expr
+
+
+def expand_rules(expr, rules: dict[str, SubstitutionRule]):
+    """*expr* with every use of *rules* expanded."""
+    return RuleExpander(rules)(expr) if rules else expr

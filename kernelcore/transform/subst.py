@@ -1,0 +1,97 @@
+"""Transformations of substitution rules.
+
+Public names: expand_subst, assignment_to_subst.
+"""
+
+from __future__ import annotations
+
+import pymbolic.primitives as prim
+
+from kernelcore.diagnostic import KernelcoreError, UnknownNameError
+from kernelcore.ir.instruction import Assignment, assignee_subscript
+from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.subst import RuleExpander, SubstitutionRule
+from kernelcore.match import parse_match
+
+
+def expand_subst(knl: LoopKernel, within=None) -> LoopKernel:
+    """Replace uses of substitution rules by their expressions (in the matching
+    instructions); rules no longer used are dropped."""
+    if not knl.substitutions:
+        return knl
+    match = parse_match(within)
+    expander = RuleExpander(dict(knl.substitutions))
+    insns = tuple(i.with_transformed_expressions(expander) if match(knl, i) else i
+                  for i in knl.instructions)
+    still_used = set()
+    for insn in insns:
+        for e in insn.expressions():
+            still_used |= _called(e) & set(knl.substitutions)
+    rules = {n: r for n, r in knl.substitutions.items() if n in still_used}
+    return knl.copy(instructions=insns, substitutions=rules)
+
+
+def _called(expr) -> set[str]:
+    from kernelcore.ir.expr import WalkMapper
+
+    class _Calls(WalkMapper):
+        def __init__(self):
+            self.names: set[str] = set()
+
+        def map_call(self, e):
+            if isinstance(e.function, prim.Variable):
+                self.names.add(e.function.name)
+            for p in e.parameters:
+                self.rec(p)
+
+        def map_constant(self, e):
+            pass
+
+    c = _Calls()
+    c(expr)
+    return c.names
+
+
+def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
+    """Turn the single assignment to temporary *lhs_name* into a substitution
+    rule of the same name, so its value is recomputed where it is used."""
+    writers = [i for i in knl.instructions if lhs_name in i.assignee_names()]
+    if lhs_name not in knl.temporary_variables:
+        raise UnknownNameError(f"assignment_to_subst: no temporary called '{lhs_name}'")
+    if len(writers) != 1 or not isinstance(writers[0], Assignment):
+        raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be assigned by "
+                              f"exactly one instruction (found {len(writers)})")
+    (writer,) = writers
+    sub = assignee_subscript(writer.assignee)
+    if not all(isinstance(s, prim.Variable) for s in sub):
+        raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be indexed by "
+                              "plain inames on the left-hand side")
+    args = tuple(s.name for s in sub)
+    rule = SubstitutionRule(lhs_name, args, writer.expression)
+
+    class _Uses(RuleExpander):
+        def map_variable(self, e):
+            if e.name == lhs_name:
+                return prim.Call(prim.Variable(lhs_name), ())
+            return e
+
+        def map_subscript(self, e):
+            if isinstance(e.aggregate, prim.Variable) and e.aggregate.name == lhs_name:
+                idx = e.index if isinstance(e.index, tuple) else (e.index,)
+                return prim.Call(prim.Variable(lhs_name), tuple(self.rec(i) for i in idx))
+            return super().map_subscript(e)
+
+        def map_call(self, e):
+            return prim.Call(e.function, tuple(self.rec(p) for p in e.parameters))
+
+    uses = _Uses({})
+    insns = []
+    for insn in knl.instructions:
+        if insn.id == writer.id:
+            continue
+        new = insn.with_transformed_expressions(uses)
+        insns.append(new.copy(depends_on=(new.depends_on - {writer.id})
+                              | writer.depends_on))
+    temps = {n: t for n, t in knl.temporary_variables.items() if n != lhs_name}
+    return knl.copy(instructions=tuple(insns), temporary_variables=temps,
+                    substitutions={**knl.substitutions, lhs_name: rule})
