@@ -40,6 +40,7 @@ from kernelcore.transform.iname import (
     split_reduction_inward, split_reduction_outward, tag_inames)
 from kernelcore.transform.instruction import add_dependency, remove_instructions
 from kernelcore.transform.parallel import auto_parallelize
+from kernelcore.transform.precompute import add_prefetch, precompute
 from kernelcore.transform.save import save_and_reload_temporaries
 from kernelcore.transform.subst import assignment_to_subst, expand_subst
 from kernelcore.transform.temporaries import set_temporary_scope
@@ -84,7 +85,7 @@ __all__ = [
     "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
-    "expand_subst", "assignment_to_subst",
+    "expand_subst", "assignment_to_subst", "add_prefetch", "precompute",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",

@@ -153,10 +153,13 @@ class _Generator:
         return False
 
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
-        domains = [self.knl.get_insn_domain(self.knl.id_to_insn[i]) for i in sorted(ids)]
+        insns = [self.knl.id_to_insn[i] for i in sorted(ids)]
+        domains = [self.knl.get_insn_domain(i) for i in insns]
+        # bounds may only depend on enclosing inames every body instruction runs in
+        shared = [n for n in active if all(n in i.within_inames for i in insns)]
         # all work-items must reach a barrier: a loop holding one is never guarded
         # (its instructions keep their own guards)
-        b = loop_bounds(self.knl, iname, active, domains, context,
+        b = loop_bounds(self.knl, iname, shared, domains, context,
                         uniform=self._has_barrier(start, stop))
         tag = self.knl.iname_tags.get(iname)
         if is_unrolled(tag):

@@ -260,6 +260,15 @@ def static_max_of_pw_aff(pwaff: isl.PwAff, context: isl.Set | None = None) -> is
 
 # {{{ pymbolic -> isl
 
+def affine_simplify(expr, space: isl.Space):
+    """*expr* in ISL's canonical form when it is quasi-affine over *space*."""
+    try:
+        pieces = expr_to_pw_aff(expr, space).get_pieces()
+    except NotAffineError:
+        return expr
+    return aff_to_expr(pieces[0][1]) if len(pieces) == 1 else expr
+
+
 class NotAffineError(ValueError):
     """An expression is not quasi-affine in the given variables."""
 

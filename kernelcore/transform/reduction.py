@@ -17,7 +17,7 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
-from kernelcore.ir.expr import IdentityMapper, Reduction
+from kernelcore.ir.expr import IdentityMapper, Reduction, get_dependencies
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.tags import LocalIndexTag
@@ -78,9 +78,13 @@ class _Realizer(IdentityMapper):
         within = self.outer_inames
         init_id = self.names(f"{self.insn.id}_{acc}_init")
         update_id = self.names(f"{self.insn.id}_{acc}_update")
+        # the identity needs nothing the reduced values need
+        reduced_reads = get_dependencies(expr.expr)
+        init_deps = frozenset(d for d in self.insn.depends_on
+                              if not self.knl.id_to_insn[d].assignee_names() & reduced_reads)
         init = Assignment(id=init_id, assignee=prim.Variable(acc),
                           expression=reduction_identity(expr.operation, dtype),
-                          within_inames=within, depends_on=self.insn.depends_on,
+                          within_inames=within, depends_on=init_deps,
                           predicates=self.insn.predicates)
         saved_outer, saved_deps = self.outer_inames, self.final_deps
         self.outer_inames = within | frozenset(expr.inames)

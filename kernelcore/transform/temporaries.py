@@ -44,6 +44,8 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
     private. A local temporary written without all the work-group's local
     indices in its subscript would race and is reported."""
     local = _local_inames(knl)
+    lanes = {n: knl.iname_tags[n].axis for n in local
+             if any(n in i.within_inames for i in knl.instructions)}
     temps = dict(knl.temporary_variables)
     for name, tv in temps.items():
         writers = [i for i in knl.instructions
@@ -51,13 +53,17 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
         sub_inames = [set().union(*(get_dependencies(s) for s in assignee_subscript(
             w.assignee))) if assignee_subscript(w.assignee) else set() for w in writers]
         if tv.address_space is auto:
-            is_local = any(used & local for used in sub_inames)
+            is_local = any(used & local or any(v.startswith("lid(") for v in used)
+                           for used in sub_inames)
             tv = tv.copy(address_space=AddressSpace.LOCAL if is_local
                          else AddressSpace.PRIVATE)
             temps[name] = tv
         if tv.address_space == AddressSpace.LOCAL:
             for w, used in zip(writers, sub_inames):
-                missing = sorted((w.within_inames & local) - used)
+                # every work-group axis in use must pick a different element
+                covered = {knl.iname_tags[n].axis for n in used & local}
+                covered |= {int(v[4]) for v in used if v.startswith("lid(")}
+                missing = sorted(n for n, axis in lanes.items() if axis not in covered)
                 silenced = f"write_race_local({w.id})" in knl.silenced_warnings
                 if missing and not silenced:
                     raise WriteRaceConditionWarning(

@@ -1,0 +1,334 @@
+"""Storing values in temporaries: ``precompute`` (of a substitution rule) and
+``add_prefetch`` (of an array).
+
+Both find the values the using instructions need while the *sweep* inames
+vary (the footprint, as an ISL set of index tuples parametrized by the
+remaining, *outer* inames), allocate a temporary over the footprint's
+bounding box, add one instruction that fills it (in new inames, one per
+storage axis), and make the users read the temporary instead.
+
+Storage inames get *default_tag*: ``"l.auto"`` maps them, innermost first, onto
+the kernel's work-group axes (splitting a storage iname longer than its axis),
+so all work-items of a group cooperate in the fetch; ``None`` keeps loops.
+
+Public names: precompute, add_prefetch.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
+
+from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError, UnknownNameError
+from kernelcore.ir.data import AddressSpace, TemporaryVariable, auto
+from kernelcore.ir.domain import (
+    NotAffineError, aff_to_expr, affine_simplify, expr_to_pw_aff, move_names_to_params,
+    project_to, static_max_of_pw_aff)
+from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
+from kernelcore.ir.instruction import Assignment
+from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.subst import expand_rules
+from kernelcore.ir.tags import LocalIndexTag, parse_tag
+from kernelcore.match import parse_match
+from kernelcore.transform.iname import split_iname, tag_inames
+
+dim_type = isl.dim_type
+
+
+class _UseFinder(IdentityMapper):
+    """Records (and rewrites) uses; *is_use* returns the argument tuple or None."""
+
+    def __init__(self, is_use, replace=None):
+        self.is_use = is_use
+        self.replace = replace
+        self.uses: list[tuple[tuple, frozenset[str]]] = []
+        self.bound: frozenset[str] = frozenset()
+
+    def _visit(self, expr, recurse):
+        args = self.is_use(expr)
+        if args is not None:
+            args = tuple(self.rec(a) for a in args)
+            self.uses.append((args, self.bound))
+            return self.replace(args) if self.replace else expr
+        return recurse(expr)
+
+    def map_subscript(self, expr):
+        return self._visit(expr, super().map_subscript)
+
+    def map_call(self, expr):
+        return self._visit(expr, super().map_call)
+
+    def map_reduction(self, expr):
+        outer = self.bound
+        self.bound = outer | frozenset(expr.inames)
+        try:
+            return super().map_reduction(expr)
+        finally:
+            self.bound = outer
+
+    def map_constant(self, expr):
+        return expr
+
+
+def _names(spec) -> list[str]:
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        return [s.strip() for s in spec.split(",") if s.strip()]
+    return list(spec)
+
+
+def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
+    pieces = pw.get_pieces()
+    if len(pieces) == 1:
+        return pieces[0][1]
+    try:
+        return static_max_of_pw_aff(pw.neg()).neg()
+    except StaticValueFindingError:
+        raise StaticValueFindingError(f"{what}: the footprint's lower bound {pw} is not "
+                                      "one affine expression") from None
+
+
+def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
+                dim_arg_names, default_tag, temporary_name, temporary_address_space,
+                fetch_outer_inames, insn_id) -> LoopKernel:
+    sweep = set(_names(sweep))
+    knl.check_inames(sweep, "precompute/add_prefetch sweep")
+    match = parse_match(within)
+    inames = set(knl.all_inames())
+
+    # {{{ find the uses
+
+    users = []
+    for insn in knl.instructions:
+        if not isinstance(insn, Assignment) or not match(knl, insn):
+            continue
+        finder = _UseFinder(is_use)
+        for e in (insn.expression, *insn.predicates):
+            finder(e)
+        if finder.uses:
+            users.append((insn, finder.uses))
+    if not users:
+        raise KernelcoreError(f"{base_name}: no matching use found")
+    rank = len(users[0][1][0][0])
+    common = frozenset.intersection(*(i.within_inames | bound
+                                      for i, uses in users for _, bound in uses))
+    deps: set[str] = set()
+    for _, uses in users:
+        for args, _bound in uses:
+            if len(args) != rank:
+                raise KernelcoreError(f"{base_name}: uses with different numbers of indices")
+            for a in args:
+                deps |= get_dependencies(a) & inames
+    if fetch_outer_inames is not None:
+        outer = set(_names(fetch_outer_inames))
+    else:
+        outer = (set(common) - sweep) & deps
+    unsweepable = deps - sweep - outer
+    if unsweepable:
+        raise KernelcoreError(
+            f"{base_name}: the footprint depends on iname(s) {', '.join(sorted(unsweepable))} "
+            "that are neither swept nor shared by all uses; add them to the sweep")
+
+    # }}}
+
+    # {{{ footprint
+
+    space = knl.space
+    footprint = None
+    for insn, uses in users:
+        for args, bound in uses:
+            used = ((insn.within_inames | bound) & (sweep | outer)) | outer
+            dom = knl.get_inames_domain(used)
+            dims = [f"__kc_a{k}" for k in range(rank)]
+            ext = dom.insert_dims(dim_type.set, dom.dim(dim_type.set), rank)
+            for k, d in enumerate(dims):
+                ext = ext.set_dim_name(dim_type.set, dom.dim(dim_type.set) + k, d)
+            for k, a in enumerate(args):
+                try:
+                    val = expr_to_pw_aff(a, ext.space)
+                except NotAffineError as e:
+                    raise KernelcoreError(f"{base_name}: index {a} is not affine ({e})") \
+                        from None
+                ext = ext & expr_to_pw_aff(prim.Variable(dims[k]), ext.space).eq_set(val)
+            img = move_names_to_params(ext, sorted(outer))
+            img = project_to(img, dims)
+            footprint = img if footprint is None else footprint.union(
+                img.align_params(footprint.space)).coalesce()
+    bases, extents = [], []
+    for k in range(rank):
+        lo = _single_aff(footprint.dim_min(k), base_name)
+        base = aff_to_expr(lo)
+        shifted = footprint.insert_dims(dim_type.set, rank, 1).set_dim_name(
+            dim_type.set, rank, "__kc_d")
+        shifted = shifted & expr_to_pw_aff(prim.Variable("__kc_d"), shifted.space).eq_set(
+            expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), shifted.space)
+            - expr_to_pw_aff(base, shifted.space))
+        top = project_to(shifted, ["__kc_d"]).dim_max_val(0)
+        if not top.is_int():
+            raise StaticValueFindingError(
+                f"{base_name}: the footprint along axis {k} has no constant length; "
+                "sweep inames of fixed extent (split them first)")
+        bases.append(base)
+        extents.append(top.get_num_si() + 1)
+
+    # }}}
+
+    names = UniqueNameGenerator(inames | set(knl.all_params()) | set(knl.arg_dict)
+                                | set(knl.temporary_variables))
+    temp = temporary_name or names(f"{base_name}")
+    if temp in knl.temporary_variables or temp in knl.arg_dict:
+        raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
+    if temp not in names.existing_names:
+        names.add_name(temp)
+    all_dim_names = _names(dim_arg_names) or [names(f"{temp}_dim_{k}") for k in range(rank)]
+    if len(all_dim_names) != rank:
+        raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
+    # axes of length 1 need no storage index
+    kept = [k for k in range(rank) if extents[k] > 1]
+    dim_names = [all_dim_names[k] for k in kept]
+
+    # {{{ the storage domain: indices of the footprint, shifted to start at 0
+
+    fp = footprint.insert_dims(dim_type.set, rank, len(kept))
+    for j, d in enumerate(dim_names):
+        fp = fp.set_dim_name(dim_type.set, rank + j, d)
+    for k, d in zip(kept, dim_names):
+        fp = fp & expr_to_pw_aff(prim.Variable(d), fp.space).eq_set(
+            expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
+            - expr_to_pw_aff(bases[k], fp.space))
+    storage_dom = project_to(fp, dim_names).coalesce()
+    bsets = storage_dom.get_basic_sets()
+    storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
+
+    # }}}
+
+    fetch_id = insn_id or names(f"{temp}_rule")
+    offsets = {k: prim.Variable(d) for k, d in zip(kept, dim_names)}
+    index = tuple(_simplify(prim.Sum((offsets[k], bases[k]))) if k in offsets else bases[k]
+                  for k in range(rank))
+    storage = tuple(prim.Variable(d) for d in dim_names)
+    fetch = Assignment(id=fetch_id,
+                       assignee=prim.Subscript(prim.Variable(temp), storage) if storage
+                       else prim.Variable(temp),
+                       expression=value_of(index),
+                       within_inames=frozenset(outer) | frozenset(dim_names))
+
+    def replace(args):
+        sub = tuple(affine_simplify(prim.Sum((args[k], prim.Product((-1, bases[k])))),
+                                    knl.space) for k in kept)
+        return prim.Subscript(prim.Variable(temp), sub) if sub else prim.Variable(temp)
+
+    new_insns = []
+    for insn in knl.instructions:
+        if any(insn is u for u, _ in users):
+            rewriter = _UseFinder(is_use, replace)
+            insn = insn.copy(expression=rewriter(insn.expression),
+                             predicates=frozenset(rewriter(p) for p in insn.predicates),
+                             depends_on=insn.depends_on | {fetch_id})
+        new_insns.append(insn)
+    position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
+    new_insns.insert(position, fetch)
+    aspace = temporary_address_space if temporary_address_space is not None else auto
+    if isinstance(aspace, str):
+        aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
+                  "global": AddressSpace.GLOBAL}[aspace]
+    temps = dict(knl.temporary_variables)
+    temps[temp] = TemporaryVariable(temp, None, tuple(extents[k] for k in kept),
+                                    address_space=aspace)
+    tags = dict(knl.iname_tags)
+    for d in dim_names:
+        tags[d] = None
+    knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
+                   temporary_variables=temps, iname_tags=tags)
+    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag)
+
+
+def _simplify(expr):
+    from kernelcore.codegen.simplify import simplify
+    return simplify(expr)
+
+
+def _tag_storage(knl, dim_names, extents, default_tag):
+    if default_tag is None:
+        return knl
+    if default_tag != "l.auto":
+        tag = parse_tag(default_tag)
+        return tag_inames(knl, {d: tag for d in dim_names})
+    from kernelcore.transform.ilp import _static_range
+    axes: dict[int, int] = {}
+    for n, t in knl.iname_tags.items():
+        if isinstance(t, LocalIndexTag) and n not in dim_names:
+            lo, hi = _static_range(knl, n)
+            axes[t.axis] = max(axes.get(t.axis, 0), hi - lo + 1)
+    free = sorted(axes)
+    for d, extent in zip(reversed(dim_names), reversed(extents)):
+        if not free:
+            break
+        axis = free.pop(0)
+        if extent <= axes[axis]:
+            knl = tag_inames(knl, {d: f"l.{axis}"})
+        else:
+            knl = split_iname(knl, d, axes[axis], inner_tag=f"l.{axis}")
+    return knl
+
+
+def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames=(), *,
+               within=None, storage_axes=None, precompute_inames=None,
+               temporary_name=None, temporary_address_space=None, default_tag="l.auto",
+               fetch_outer_inames=None, compute_insn_id=None) -> LoopKernel:
+    """Store the values of substitution rule *subst_rule_name* that the users need
+    over the *sweep_inames* in a temporary, computed once (see module doc)."""
+    if subst_rule_name not in knl.substitutions:
+        raise UnknownNameError(f"precompute: no substitution rule '{subst_rule_name}' "
+                               f"(rules: {', '.join(knl.substitutions) or 'none'})")
+    if storage_axes is not None:
+        raise KernelcoreError("precompute: storage_axes is not supported; storage follows "
+                              "the rule's arguments")
+    rule = knl.substitutions[subst_rule_name]
+    others = {n: r for n, r in knl.substitutions.items() if n != subst_rule_name}
+
+    def is_use(expr):
+        if isinstance(expr, prim.Call) and isinstance(expr.function, prim.Variable) \
+                and expr.function.name == subst_rule_name:
+            return expr.parameters
+        return None
+
+    def value_of(index):
+        return expand_rules(substitute(rule.expression, dict(zip(rule.arguments, index))),
+                            others)
+
+    return _precompute(knl, is_use=is_use, value_of=value_of,
+                       base_name=temporary_name or f"{subst_rule_name}_0", sweep=sweep_inames,
+                       within=within, dim_arg_names=precompute_inames,
+                       default_tag=default_tag, temporary_name=temporary_name,
+                       temporary_address_space=temporary_address_space,
+                       fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id)
+
+
+def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=None,
+                 default_tag="l.auto", temporary_name=None, temporary_address_space=None,
+                 fetch_bounding_box: bool = False, fetch_outer_inames=None,
+                 prefetch_insn_id=None, within=None) -> LoopKernel:
+    """Fetch the part of array *var_name* the users read while *sweep_inames* vary
+    into a temporary (local memory when work-items share the fetch)."""
+    if var_name not in knl.arg_dict:
+        raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
+    del fetch_bounding_box      # the footprint's bounding box is always fetched
+
+    def is_use(expr):
+        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
+                and expr.aggregate.name == var_name:
+            return expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        return None
+
+    def value_of(index):
+        return prim.Subscript(prim.Variable(var_name), index)
+
+    return _precompute(knl, is_use=is_use, value_of=value_of, base_name=f"{var_name}_fetch",
+                       sweep=sweep_inames, within=within, dim_arg_names=dim_arg_names,
+                       default_tag=default_tag, temporary_name=temporary_name,
+                       temporary_address_space=temporary_address_space,
+                       fetch_outer_inames=fetch_outer_inames,
+                       insn_id=prefetch_insn_id or f"{var_name}_fetch_rule")
