@@ -61,6 +61,13 @@ def check_kernel(knl) -> None:
         var = knl.arg_dict.get(name)
         if not isinstance(var, ArrayArg):
             continue
+        if insn.atomic:
+            if not var.for_atomic:
+                raise KernelcoreError(
+                    f"instruction '{insn.id}' updates '{name}' atomically, but '{name}' is "
+                    f"not declared for atomics: use lp.GlobalArg('{name}', ..., "
+                    "for_atomic=True)")
+            continue
         sub = assignee_subscript(insn.assignee)
         used = set().union(*(get_dependencies(s) for s in sub)) if sub else set()
         # every hardware axis of the launch must select a different element

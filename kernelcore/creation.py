@@ -362,6 +362,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                     f"{prev} and {pi.temp_var_type}")
             declared_temps[target_name] = pi.temp_var_type
         insns.append(Assignment(assignee=assignee, expression=expression,
+                                atomic=bool(pi.extra.get("atomic")),
                                 temp_var_type=None if pi.temp_var_type is None
                                 else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
                                 **common))

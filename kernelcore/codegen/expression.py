@@ -42,6 +42,7 @@ class HelperRegistry:
 
     def __init__(self):
         self.helpers: dict[str, str] = {}
+        self.extensions: set[str] = set()
 
     def floordiv(self, ctype: str, is_float: bool) -> str:
         name = "kc_floordiv_" + ctype.replace(" ", "_")
@@ -73,6 +74,29 @@ class HelperRegistry:
                 f"{{ {ctype} r = 1; if (e < 0) return (b == 1) ? 1 : (b == -1) ? "
                 "((e & 1) ? -1 : 1) : 0; "
                 "while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return r; }")
+        return name
+
+
+    def atomic_add(self, ctype: str, kind: str) -> str:
+        """A helper adding to a global element atomically."""
+        name = "kc_atomic_add_" + ctype.replace(" ", "_")
+        if name in self.helpers:
+            return name
+        if kind in "iu" and ctype in ("int", "unsigned int"):
+            body = "atomic_add(p, v);"
+        elif kind in "iu":
+            body = "atom_add(p, v);"
+            self.extensions.add("cl_khr_int64_base_atomics")
+        else:
+            bits = "unsigned int" if ctype == "float" else "unsigned long"
+            cas = "atomic_cmpxchg" if ctype == "float" else "atom_cmpxchg"
+            if ctype != "float":
+                self.extensions.add("cl_khr_int64_base_atomics")
+            body = (f"union {{ {bits} i; {ctype} f; }} old, new; "
+                    f"do {{ old.f = *p; new.f = old.f + v; }} "
+                    f"while ({cas}((volatile __global {bits} *) p, old.i, new.i) != old.i);")
+        self.helpers[name] = (f"inline void {name}(volatile __global {ctype} *p, "
+                              f"{ctype} v) {{ {body} }}")
         return name
 
 

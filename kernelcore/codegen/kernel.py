@@ -256,13 +256,30 @@ class _Generator:
         cond = guard_condition(dom, context)
         lhs_t = self.types(insn.assignee).dtype
         lhs = self.emit(insn.assignee, context)
-        rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
-        node = cast.Statement(f"{lhs} = {rhs};")
+        if insn.atomic:
+            node = cast.Statement(self.atomic_update(insn, lhs, lhs_t, context))
+        else:
+            rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
+            node = cast.Statement(f"{lhs} = {rhs};")
         for pred in sorted(insn.predicates, key=str):
             node = cast.If(self.emit(pred, context), [node])
         if cond is not True:
             node = cast.If(self.emit(cond, context), [node])
         return [node]
+
+    def atomic_update(self, insn, lhs: str, dtype, context) -> str:
+        """``x = x + e`` as an atomic addition (compare-and-swap for floats)."""
+        expr = insn.expression
+        terms = list(expr.children) if isinstance(expr, prim.Sum) else []
+        if insn.assignee not in terms:
+            raise CodeGenerationError(
+                f"atomic instruction '{insn.id}' must have the form "
+                f"{insn.assignee} = {insn.assignee} + ...")
+        terms.remove(insn.assignee)
+        rest = terms[0] if len(terms) == 1 else prim.Sum(tuple(terms))
+        value = self.emit(rest, context, PREC_NONE, dtype)
+        fn = self.helpers.atomic_add(self.target.dtype_to_ctype(dtype), dtype.kind)
+        return f"{fn}(&{lhs}, {value});"
 
     # }}}
 
@@ -364,7 +381,9 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     uses_double = any(v.dtype is not None and v.dtype in (np.float64, np.complex128)
                       for v in variables)
     target = knl.target or PyOpenCLTarget()
-    preamble = target.preamble(uses_complex, uses_double) + list(helpers.helpers.values())
+    preamble = target.preamble(uses_complex, uses_double)
+    preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
+    preamble += list(helpers.helpers.values())
     return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels))
 
 

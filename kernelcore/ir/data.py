@@ -157,19 +157,23 @@ class _ArrayBase(_Variable):
 
 @dataclass(frozen=True, kw_only=True)
 class ArrayArg(_ArrayBase):
-    """An array argument in global memory (loopy's GlobalArg)."""
+    """An array argument in global memory (loopy's GlobalArg); *for_atomic*
+    allows atomic updates of its elements."""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None
     is_input: bool | None = None
+    for_atomic: bool = False
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = auto, *,
                  order: str = "C", strides: Any = None,
                  address_space: AddressSpace = AddressSpace.GLOBAL,
-                 is_output: bool | None = None, is_input: bool | None = None):
+                 is_output: bool | None = None, is_input: bool | None = None,
+                 for_atomic: bool = False):
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
-                         is_output=is_output, is_input=is_input).items():
+                         is_output=is_output, is_input=is_input,
+                         for_atomic=for_atomic).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

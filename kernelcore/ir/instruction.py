@@ -55,6 +55,8 @@ class InstructionBase:
         opts = [f"id={self.id}"]
         if self.priority:
             opts.append(f"priority={self.priority}")
+        if getattr(self, "atomic", False):
+            opts.append("atomic")
         if self.tags:
             opts.append("tags=" + ":".join(sorted(self.tags)))
         if self.predicates:
@@ -81,11 +83,13 @@ def assignee_subscript(assignee) -> tuple:
 class Assignment(InstructionBase):
     """``assignee = expression``; *temp_var_type* is set when the line declares a
     temporary (``<> t = ...``: :data:`~kernelcore.ir.data.auto`, ``<float32> t``:
-    that dtype)."""
+    that dtype); *atomic* updates (``x[j] = x[j] + e {atomic}``) are safe when
+    several work-items update one element."""
 
     assignee: Any
     expression: Any
     temp_var_type: np.dtype | Any | None = None
+    atomic: bool = False
 
     def assignee_names(self) -> frozenset[str]:
         return frozenset([assignee_var_name(self.assignee)])
