@@ -61,7 +61,8 @@ class _ReductionResolver(IdentityMapper):
         if isinstance(fn, prim.Variable) and fn.name in REDUCTION_OPS and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
-                fn.name in ("sum", "product") or all(n in self.inames for n in names))
+                fn.name in ("sum", "product", "argmax", "argmin")
+                or all(n in self.inames for n in names))
             if is_reduction:
                 unknown = [n for n in names if n not in self.inames]
                 if unknown:
@@ -69,7 +70,9 @@ class _ReductionResolver(IdentityMapper):
                         f"reduction {fn.name}() over unknown iname(s) "
                         f"{', '.join(unknown)}: declare them in a domain")
                 return Reduction(fn.name, names, self.rec(params[1]))
-            if fn.name in ("sum", "product"):
+            if fn.name.startswith("arg") and names is not None and len(names) != 1:
+                raise ParseError(f"{fn.name}() reduces over exactly one iname")
+            if fn.name in ("sum", "product", "argmax", "argmin"):
                 raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
                                  f"first argument, got {params[0]}")
         if isinstance(fn, prim.Variable) and fn.name in _CAST_NAMES:

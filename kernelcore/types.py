@@ -164,6 +164,8 @@ class TypeInferenceMapper(Mapper):
 
     def map_reduction(self, expr):
         t = self.rec(expr.expr)
+        if expr.operation in ("argmax", "argmin"):
+            return ExprType(INDEX_DTYPE, weak=True)
         return t
 
     def map_type_cast(self, expr):

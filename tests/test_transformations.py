@@ -1076,6 +1076,7 @@ def _differential(queue, data, family, max_ops):
 
 
 _HYP = dict(derandomize=True, deadline=None, database=None, print_blob=False,
+            report_multiple_bugs=False,
             suppress_health_check=[HealthCheck.too_slow])
 
 

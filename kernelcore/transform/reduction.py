@@ -69,6 +69,8 @@ class _Realizer(IdentityMapper):
         return expr
 
     def map_reduction(self, expr: Reduction):
+        if expr.operation in ("argmax", "argmin"):
+            return self._arg_reduction(expr)
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
             dtype = np.dtype(np.int64)
@@ -106,6 +108,48 @@ class _Realizer(IdentityMapper):
             raise KernelcoreError(f"reduction over {', '.join(lanes)}: at most one "
                                   "reduction iname may be tagged l.N")
         return self._tree(expr.operation, dtype, acc, update_id, lanes[0])
+
+    def _arg_reduction(self, expr: Reduction):
+        """The first index where the value is largest (smallest); NaN counts as
+        largest, as in NumPy."""
+        (iname,) = expr.inames
+        if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
+            raise KernelcoreError(f"{expr.operation} over parallel iname '{iname}' is not "
+                                  "supported; keep it sequential")
+        dtype = self.types(expr.expr).dtype
+        op = "max" if expr.operation == "argmax" else "min"
+        val = self.names(f"acc_{iname}_val")
+        idx = self.names(f"acc_{iname}_idx")
+        self.new_temps[val] = TemporaryVariable(val, dtype, (), address_space=AddressSpace.PRIVATE)
+        self.new_temps[idx] = TemporaryVariable(idx, np.dtype(np.int32), (),
+                                                address_space=AddressSpace.PRIVATE)
+        within = self.outer_inames
+        base = f"{self.insn.id}_{val}"
+        inner = self.rec(expr.expr)
+        ids = [self.names(f"{base}_{s}") for s in ("init", "init_idx", "idx", "update")]
+        v, i = prim.Variable(val), prim.Variable(idx)
+        better = prim.Comparison(inner, ">" if op == "max" else "<", v)
+        if dtype.kind == "f":
+            # NaN wins once and then stays (NumPy returns the first NaN)
+            better = prim.LogicalOr((better, prim.LogicalAnd((
+                prim.Call(prim.Variable("isnan"), (inner,)),
+                prim.LogicalNot(prim.Call(prim.Variable("isnan"), (v,)))))))
+        self.new_insns += [
+            Assignment(id=ids[0], assignee=v, expression=reduction_identity(op, dtype),
+                       within_inames=within, depends_on=frozenset(),
+                       predicates=self.insn.predicates),
+            Assignment(id=ids[1], assignee=i, expression=-1, within_inames=within,
+                       depends_on=frozenset(), predicates=self.insn.predicates),
+            Assignment(id=ids[2], assignee=i, expression=prim.If(better, prim.Variable(iname), i),
+                       within_inames=within | {iname},
+                       depends_on=self.insn.depends_on | {ids[0], ids[1]},
+                       predicates=self.insn.predicates),
+            Assignment(id=ids[3], assignee=v, expression=prim.If(better, inner, v),
+                       within_inames=within | {iname},
+                       depends_on=self.insn.depends_on | {ids[2]},
+                       predicates=self.insn.predicates)]
+        self.final_deps.add(ids[3])
+        return i
 
     def _tree(self, op, dtype, acc, update_id, lane_iname):
         """Combine the work-items' partial results through local memory."""
