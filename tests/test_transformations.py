@@ -23,7 +23,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
@@ -1080,8 +1080,10 @@ _HYP = dict(derandomize=True, deadline=None, database=None, print_blob=False,
             suppress_health_check=[HealthCheck.too_slow])
 
 
-def check_random_transformations(queue, family, max_examples, max_ops):
-    @settings(max_examples=max_examples, **_HYP)
+def check_random_transformations(queue, family, max_examples, max_ops, shrink):
+    phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
+
+    @settings(max_examples=max_examples, phases=phases, **_HYP)
     @given(data=st.data())
     def run(data):
         _differential(queue, data, family, max_ops)
@@ -1091,13 +1093,15 @@ def check_random_transformations(queue, family, max_examples, max_ops):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_random_transformations_preserve_results(family):
-    run_isolated("check_random_transformations", family, 40, 4, crash_log=True)
+    # no shrinking here, to keep a failing run short: the slow variant below
+    # (--runslow) shrinks failures to a minimal transformation sequence
+    run_isolated("check_random_transformations", family, 40, 4, False, crash_log=True)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_random_transformations_preserve_results_many(family):
-    run_isolated("check_random_transformations", family, 400, 7, timeout=1800,
+    run_isolated("check_random_transformations", family, 400, 7, True, timeout=1800,
                  crash_log=True)
 
 # vim: foldmethod=marker
