@@ -61,7 +61,7 @@ class _ReductionResolver(IdentityMapper):
         if isinstance(fn, prim.Variable) and fn.name in REDUCTION_OPS and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
-                fn.name in ("sum", "product", "argmax", "argmin")
+                fn.name in ("sum", "product", "argmax", "argmin", "any", "all")
                 or all(n in self.inames for n in names))
             if is_reduction:
                 unknown = [n for n in names if n not in self.inames]
@@ -72,7 +72,7 @@ class _ReductionResolver(IdentityMapper):
                 return Reduction(fn.name, names, self.rec(params[1]))
             if fn.name.startswith("arg") and names is not None and len(names) != 1:
                 raise ParseError(f"{fn.name}() reduces over exactly one iname")
-            if fn.name in ("sum", "product", "argmax", "argmin"):
+            if fn.name in ("sum", "product", "argmax", "argmin", "any", "all"):
                 raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
                                  f"first argument, got {params[0]}")
         if isinstance(fn, prim.Variable) and fn.name in _CAST_NAMES:

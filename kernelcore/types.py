@@ -166,6 +166,8 @@ class TypeInferenceMapper(Mapper):
         t = self.rec(expr.expr)
         if expr.operation in ("argmax", "argmin"):
             return ExprType(INDEX_DTYPE, weak=True)
+        if expr.operation in ("any", "all"):
+            return ExprType(np.dtype(np.bool_))
         return t
 
     def map_type_cast(self, expr):

@@ -20,7 +20,7 @@ from pymbolic.mapper import (
 from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper as _StringifyMapper
 
 #: names of the built-in reductions, usable as ``op(iname, expr)``
-REDUCTION_OPS = ("sum", "product", "max", "min", "argmax", "argmin")
+REDUCTION_OPS = ("sum", "product", "max", "min", "argmax", "argmin", "any", "all")
 
 
 @prim.expr_dataclass()

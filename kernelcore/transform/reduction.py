@@ -26,6 +26,8 @@ from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 def reduction_identity(op: str, dtype: np.dtype):
     """The neutral element of *op* for *dtype* (max: -inf or the smallest integer)."""
+    if op in ("any", "all"):
+        return np.bool_(op == "all")
     if op == "sum":
         return dtype.type(0)
     if op == "product":
@@ -46,6 +48,10 @@ def _combine(op: str, acc, value):
         return prim.Sum((acc, value))
     if op == "product":
         return prim.Product((acc, value))
+    if op == "any":
+        return prim.LogicalOr((acc, value))
+    if op == "all":
+        return prim.LogicalAnd((acc, value))
     return prim.Call(prim.Variable(op), (acc, value))
 
 
@@ -74,6 +80,8 @@ class _Realizer(IdentityMapper):
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
             dtype = np.dtype(np.int64)
+        if expr.operation in ("any", "all"):
+            dtype = np.dtype(np.bool_)
         acc = self.names(f"acc_{'_'.join(expr.inames)}")
         self.new_temps[acc] = TemporaryVariable(acc, dtype, (),
                                                 address_space=AddressSpace.PRIVATE)
