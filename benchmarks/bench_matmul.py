@@ -137,9 +137,10 @@ def _kc_naive(lp):
     return knl
 
 
-def _kc_regblock(bi: int, bj: int, tag: str):
+def _kc_regblock(bi: int, bj: int, tag: str, prefetch: bool = True):
     """16x16 work-items per group, each computing a bi x bj block (inner `tag`),
-    so a group computes (16*bi) x (16*bj) of c; a and b tiles prefetched."""
+    so a group computes (16*bi) x (16*bj) of c; a and b tiles prefetched unless
+    *prefetch* is false (then k is not split either)."""
     def f(lp):
         knl = _kc_base(lp)
         a_sweep, b_sweep = ["k_inner"], ["k_inner"]
@@ -157,6 +158,8 @@ def _kc_regblock(bi: int, bj: int, tag: str):
         else:
             knl = lp.split_iname(knl, "j", TILE, outer_tag="g.0", inner_tag="l.0")
             b_sweep += ["j_inner"]
+        if not prefetch:
+            return knl
         knl = lp.split_iname(knl, "k", TILE)
         knl = lp.add_prefetch(knl, "a", a_sweep, default_tag="l.auto")
         knl = lp.add_prefetch(knl, "b", b_sweep, default_tag="l.auto")
@@ -184,6 +187,10 @@ def _kernelcore_variants() -> list[Variant]:
          "k by 16; tiles prefetched: 1x4 outputs per work item, 16x64 per group"),
         ("kernelcore-reg1x4-unr", _kc_regblock(1, 4, "unr"),
          "as kernelcore-reg1x4-ilp with the inner j iname tagged 'unr' instead of 'ilp'"),
+        ("kernelcore-reg4x4-noprefetch", _kc_regblock(4, 4, "ilp", prefetch=False),
+         "register blocking as kernelcore-reg4x4-ilp (4x4 outputs per work item, "
+         "64x64 per group) without prefetch and without splitting k: a, b read from "
+         "global memory"),
     ]
     result = []
     for name, transform, desc in specs:

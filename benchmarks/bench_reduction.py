@@ -336,11 +336,11 @@ void sum_stage1(__global const float *restrict a, __global float *restrict parti
   for (int i = get_group_id(0) * WG + l; i < n; i += stride)
     acc += a[i];
   buf[l] = acc;
-  for (int half = WG / 2; half > 0; half >>= 1)
+  for (int width = WG / 2; width > 0; width >>= 1)
   {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (l < half)
-      buf[l] += buf[l + half];
+    if (l < width)
+      buf[l] += buf[l + width];
   }
   if (l == 0)
     partial[get_group_id(0)] = buf[0];
@@ -363,11 +363,11 @@ void sum_stage1_vec4(__global const float *restrict a, __global float *restrict 
     for (int i = 4 * n4 + l; i < n; i += WG)
       acc += a[i];
   buf[l] = acc;
-  for (int half = WG / 2; half > 0; half >>= 1)
+  for (int width = WG / 2; width > 0; width >>= 1)
   {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (l < half)
-      buf[l] += buf[l + half];
+    if (l < width)
+      buf[l] += buf[l + width];
   }
   if (l == 0)
     partial[get_group_id(0)] = buf[0];
@@ -383,11 +383,11 @@ void sum_stage2(__global const float *restrict partial, __global float *restrict
   for (int i = l; i < m; i += WG)
     acc += partial[i];
   buf[l] = acc;
-  for (int half = WG / 2; half > 0; half >>= 1)
+  for (int width = WG / 2; width > 0; width >>= 1)
   {
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (l < half)
-      buf[l] += buf[l + half];
+    if (l < width)
+      buf[l] += buf[l + width];
   }
   if (l == 0)
     out[0] = buf[0];

@@ -11,7 +11,7 @@ from kernelcore.ir.data import ArrayArg
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, assignee_subscript, assignee_var_name)
-from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag, is_hw_parallel
+from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
 
 
 class _Reads(WalkMapper):
@@ -38,19 +38,10 @@ def _silenced(knl, kind: str, insn_id: str) -> bool:
 
 
 def check_kernel(knl) -> None:
-    """Raise if the kernel would race or reduce across parallel work-items."""
+    """Raise if the kernel would race, or move data between work-items without
+    a global barrier."""
     hw = {n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n))
           and any(n in i.within_inames for i in knl.instructions)}
-    for insn in knl.instructions:
-        for expr in insn.expressions():
-            for red in find_reductions(expr):
-                bad = [n for n in red.inames
-                       if isinstance(knl.iname_tags.get(n), GroupIndexTag)]
-                if bad:
-                    raise KernelcoreError(
-                        f"instruction '{insn.id}' reduces over group iname(s) "
-                        f"{', '.join(bad)}: reductions across work-groups are not "
-                        "supported yet; reduce over l.N or sequential inames")
     if not hw:
         return
     axes = {_axis(knl, n) for n in hw}

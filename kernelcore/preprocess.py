@@ -10,7 +10,7 @@ import logging
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.check import check_kernel
 from kernelcore.transform.ilp import expand_ilp_temporaries
-from kernelcore.transform.reduction import realize_reduction
+from kernelcore.transform.reduction import realize_reduction, split_group_reductions
 from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import choose_temporary_scopes
 from kernelcore.types import infer_types
@@ -28,7 +28,7 @@ def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
         knl = knl.copy(substitutions={})
     knl = infer_types(knl)
     check_kernel(knl)
-    knl = realize_reduction(knl)
+    knl = realize_reduction(split_group_reductions(knl))
     knl = choose_temporary_scopes(knl)
     knl = expand_ilp_temporaries(knl)
     logger.debug("preprocessed %s", knl.name)

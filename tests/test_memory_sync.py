@@ -502,6 +502,35 @@ def test_nosync_for_one_of_two_keeps_a_barrier():
     assert has_barrier(code), code
 
 
+def test_local_temporary_reused_in_sequential_loop(queue, rng):
+    """Reading other work-items' entries, then overwriting them in the next
+    iteration: a barrier after the write and another before the next write."""
+    knl = lp.make_kernel(
+        "{[s, i_inner]: 0<=s<ns and 0<=i_inner<16}",
+        """
+        for s
+          <float32> t[i_inner] = a[s, i_inner] {id=w}
+          out[s, i_inner] = t[15 - i_inner] {id=r, dep=w}
+        end
+        """,
+        [lp.GlobalArg("a", np.float32, shape=("ns", 16)),
+         lp.GlobalArg("out", np.float32, shape=("ns", 16)),
+         "..."])
+    knl = lp.tag_inames(knl, {"i_inner": "l.0"})
+    code = device_code(knl)
+    lines = code.splitlines()
+    loop = line_index(lines, r"for \(int s = 0;")
+    w = line_index(lines, r"\bt\[lid\(0\)\] = a\[", loop)
+    b1 = line_index(lines, r"\bbarrier\(CLK_LOCAL_MEM_FENCE\)", w)
+    r = line_index(lines, r"\bout\[.*\] = t\[", b1)
+    line_index(lines, r"\bbarrier\(CLK_LOCAL_MEM_FENCE\)", r)
+    assert len(re.findall(r"\bbarrier\(", code)) == 2
+    for ns in (1, 5):
+        a = rng.uniform(-1, 1, (ns, 16)).astype(np.float32)
+        evt, (out,) = knl(queue, a=a)
+        np.testing.assert_array_equal(host(out), a[:, ::-1])
+
+
 def test_no_barrier_when_each_work_item_reads_its_own_entry(queue, rng):
     knl = lp.make_kernel(
         "{ [i_outer,i_inner]: 0<=i_outer<ng and 0<=i_inner<16 }",
@@ -651,6 +680,36 @@ def test_save_and_reload_accepts_unscheduled_kernel(queue):
     arr = np.arange(32, dtype=np.int32)
     evt, (out,) = knl(queue, arr=arr.copy())
     np.testing.assert_array_equal(host(out), np.roll(np.arange(32, dtype=np.int32), 1))
+
+
+def test_save_and_reload_two_temporaries_three_kernels(queue):
+    knl = lp.make_kernel(
+        "[n] -> {[i] : 0<=i<n}",
+        """
+        for i
+           <>t1 = arr[i] {id=m1,dep=*}
+           <>t2 = 2*arr[i] {id=m2,dep=*}
+           ... gbarrier {id=b1,dep=m1:m2}
+           arr[(i + 1) % n] = t1 {id=r1,dep=b1}
+           ... gbarrier {id=b2,dep=r1}
+           out[i] = arr[i] + t2 {id=r2,dep=b2}
+        end
+        """,
+        [lp.GlobalArg("arr", shape=("n",), dtype=np.int32), "..."],
+        name="three_parts", assumptions="n mod 16 = 0")
+    knl = lp.split_iname(knl, "i", 16, inner_tag="l.0", outer_tag="g.0")
+    with pytest.raises(lp.MissingDefinitionError):
+        lp.generate_code_v2(knl)
+    knl = lp.get_one_scheduled_kernel(lp.preprocess_kernel(knl))
+    knl = lp.get_one_scheduled_kernel(lp.save_and_reload_temporaries(knl))
+    assert {"t1_save_slot", "t2_save_slot"} <= set(knl.temporary_variables)
+    code = lp.generate_code_v2(knl).device_code()
+    assert kernel_functions(code) == ["three_parts", "three_parts_0", "three_parts_1"]
+    for n in (16, 64):
+        x = np.arange(n, dtype=np.int32)
+        evt, (arr, out) = knl(queue, arr=x.copy())
+        np.testing.assert_array_equal(host(arr), np.roll(x, 1))
+        np.testing.assert_array_equal(host(out), np.roll(x, 1) + 2 * x)
 
 
 # }}}

@@ -319,7 +319,7 @@ def test_parallel_outer_sequential_inner_loop(queue, rng):
     knl = lp.split_iname(knl, "i", 8, outer_tag="g.0", inner_tag="l.0")
     for n, m in [(0, 3), (1, 0), (1, 1), (7, 5), (8, 8), (20, 3)]:
         a = rng.integers(-5, 6, size=(n, m)).astype(np.float64)
-        evt, (out,) = knl(queue, a=a)
+        evt, (out,) = knl(queue, a=a, out=np.full(n, -12345.0))
         np.testing.assert_array_equal(host(out), a.sum(axis=1))
 
 # }}}

@@ -401,7 +401,7 @@ def check_slabs_each_iteration_once(queue, slabs):
         knl = lp.split_iname(knl, "j", factor, slabs=slabs, inner_tag="unr")
         for m in list(range(1, 10)) + [0]:
             a = np.ones((2, m))
-            evt, (out,) = knl(queue, a=a)
+            evt, (out,) = knl(queue, a=a, out=np.full(2, -12345.0))
             np.testing.assert_array_equal(
                 host(out), np.full(2, float(m)),
                 err_msg=f"reduction, split factor={factor}, slabs={slabs}, m={m}")
@@ -756,7 +756,7 @@ RED_EMPTY_SIZES = [(0, 2, 2), (2, 0, 3), (2, 3, 0)]
 def _check_red(queue, knl, sizes=RED_SIZES):
     for n, p, q in sizes:
         a = np.arange(n * p * q, dtype=np.float64).reshape(n, p, q)
-        evt, (out,) = knl(queue, a=a)
+        evt, (out,) = knl(queue, a=a, out=np.full(n, -12345.0))
         np.testing.assert_array_equal(host(out), a.sum(axis=(1, 2)),
                                       err_msg=f"n={n} p={p} q={q}")
 
@@ -929,6 +929,7 @@ FAMILIES = {
         insns=["out1[i] = 3*a[i + 2] - b[i] {id=w1}",
                "out2[i] = a[i] + b[n - 1 - i] {id=w2}"],
         shapes=lambda n, m: {"a": (n + 2,), "b": (n,)},
+        out_shapes=lambda n, m: {"out1": (n,), "out2": (n,)},
         ref=lambda d, n, m: (3 * d["a"][2:] - d["b"], d["a"][:n] + d["b"][::-1]),
         reduction_inames=()),
     # 2-D elementwise with a transposed read and a broadcast
@@ -937,6 +938,7 @@ FAMILIES = {
         insns=["out1[i,j] = 2*a[i,j] + bt[j,i] {id=w1}",
                "out2[j,i] = a[i,j] - v[j] {id=w2}"],
         shapes=lambda n, m: {"a": (n, m), "bt": (m, n), "v": (m,)},
+        out_shapes=lambda n, m: {"out1": (n, m), "out2": (m, n)},
         ref=lambda d, n, m: (2 * d["a"] + d["bt"].T, (d["a"] - d["v"][None, :]).T),
         reduction_inames=()),
     # small reduction plus an elementwise instruction
@@ -945,11 +947,13 @@ FAMILIES = {
         insns=["out1[i] = sum(k, a[i,k]*x[k]) {id=w1}",
                "out2[i] = 2*b[i] + 1 {id=w2}"],
         shapes=lambda n, m: {"a": (n, m), "x": (m,), "b": (n,)},
+        out_shapes=lambda n, m: {"out1": (n,), "out2": (n,)},
         ref=lambda d, n, m: (d["a"] @ d["x"] if m else np.zeros(n), 2 * d["b"] + 1),
         reduction_inames=("k",)),
 }
 
 _BASE_KERNELS: dict = {}
+SENTINEL = -12345.0
 
 
 def base_kernel(family):
@@ -967,9 +971,15 @@ def make_inputs(family, n, m, seed):
             for name, shape in shapes.items()}
 
 
+def make_outputs(family, n, m):
+    # prefilled with a value no result can have, so unwritten elements show
+    return {name: np.full(shape, SENTINEL)
+            for name, shape in FAMILIES[family]["out_shapes"](n, m).items()}
+
+
 def run_family(queue, knl, family, n, m, seed):
     data = make_inputs(family, n, m, seed)
-    evt, outs = knl(queue, **data)
+    evt, outs = knl(queue, **data, **make_outputs(family, n, m))
     return data, [host(o) for o in outs]
 
 

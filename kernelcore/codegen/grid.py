@@ -1,6 +1,6 @@
 """Work-group sizes and group counts of kernels with parallel (l.N / g.N) inames.
 
-Public names: grid_sizes, hw_iname_ranges, HwRange.
+Public names: grid_sizes, hw_iname_ranges, iname_range, HwRange.
 """
 
 from __future__ import annotations
@@ -36,29 +36,36 @@ def hw_iname_ranges(knl, insn_ids=None) -> list[HwRange]:
     """Ranges of the kernel's parallel inames that the instructions *insn_ids*
     (default: all) use."""
     result = []
-    ctx = knl.assumptions_set.params()
     for iname in knl.all_inames():
-        tag = knl.iname_tags.get(iname)
-        if not is_hw_parallel(tag):
+        if not is_hw_parallel(knl.iname_tags.get(iname)):
             continue
         users = [i for i in knl.instructions if iname in i.within_inames
                  and (insn_ids is None or i.id in insn_ids)]
-        if not users:
-            continue
-        dom = reduce(isl.Set.union, [knl.get_insn_domain(i) for i in users])
-        dom = project_to(dom, [iname]).coalesce()
-        lo, hi = _pw_over_params(dom, iname)
-        try:
-            lo_aff = static_max_of_pw_aff(lo, ctx) if len(lo.get_pieces()) == 1 else None
-        except StaticValueFindingError:
-            lo_aff = None
-        if lo_aff is None:
-            raise KernelcoreError(f"parallel iname '{iname}' ({tag}) has no single lower "
-                                  f"bound ({lo}); split or shift it so it starts at a "
-                                  "fixed expression")
-        size = hi.sub(isl.PwAff.from_aff(lo_aff)).add_constant_val(1)
-        result.append(HwRange(iname, tag, aff_to_expr(lo_aff), _simplest(size, ctx)))
+        if users:
+            dom = reduce(isl.Set.union, [knl.get_insn_domain(i) for i in users])
+            result.append(iname_range(knl, iname, dom))
     return result
+
+
+def iname_range(knl, iname: str, dom: isl.Set | None = None) -> HwRange:
+    """Lower bound and extent of a parallel *iname* over *dom* (default: its
+    whole domain)."""
+    tag = knl.iname_tags.get(iname)
+    ctx = knl.assumptions_set.params()
+    if dom is None:
+        dom = knl.get_inames_domain([iname])
+    dom = project_to(dom, [iname]).coalesce()
+    lo, hi = _pw_over_params(dom, iname)
+    try:
+        lo_aff = static_max_of_pw_aff(lo, ctx) if len(lo.get_pieces()) == 1 else None
+    except StaticValueFindingError:
+        lo_aff = None
+    if lo_aff is None:
+        raise KernelcoreError(f"parallel iname '{iname}' ({tag}) has no single lower "
+                              f"bound ({lo}); split or shift it so it starts at a "
+                              "fixed expression")
+    size = hi.sub(isl.PwAff.from_aff(lo_aff)).add_constant_val(1)
+    return HwRange(iname, tag, aff_to_expr(lo_aff), _simplest(size, ctx))
 
 
 def _simplest(size: isl.PwAff, ctx) -> isl.PwAff:

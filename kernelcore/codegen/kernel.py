@@ -58,6 +58,8 @@ class CodeGenerationResult:
 
     source: str
     kernels: tuple[DeviceKernel, ...]
+    #: global temporaries the host allocates per call: (name, dtype name, shape)
+    global_temporaries: tuple[tuple[str, str, tuple], ...] = ()
 
     def device_code(self) -> str:
         return self.source
@@ -306,9 +308,13 @@ class _Generator:
 
     def temp_decls(self) -> list:
         decls = []
+        used: set[str] = set()
+        for iid in self.insn_ids:
+            insn = self.knl.id_to_insn[iid]
+            used |= insn.assignee_names() | insn.read_dependency_names()
         for name, tv in sorted(self.knl.temporary_variables.items()):
-            if tv.address_space == AddressSpace.GLOBAL:
-                continue          # passed as an argument, allocated by the runtime
+            if tv.address_space == AddressSpace.GLOBAL or name not in used:
+                continue          # globals are arguments, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
             size = 1
             for s in tv.shape:
@@ -384,7 +390,9 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     preamble = target.preamble(uses_complex, uses_double)
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
     preamble += list(helpers.helpers.values())
-    return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels))
+    temps = tuple((tv.name, tv.dtype.name, tuple(tv.shape))
+                  for tv in knl.device_arguments()[len(knl.args):])
+    return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels), temps)
 
 
 def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:

@@ -207,15 +207,16 @@ class Executor:
                   f"{str(a.dtype)!r}), {strides})")
         # }}}
 
-        for tv in knl.device_arguments()[len(knl.args):]:
-            shape = "(" + "".join(f"{_py(x)}, " for x in tv.shape) + ")"
-            w(f"    {tv.name} = _rt.cla.empty(queue, {shape}, _np.dtype({str(tv.dtype)!r}))")
+        for name, dtype, shape in self.code.global_temporaries:
+            shape_code = "(" + "".join(f"max(0, {_py(x)}), " for x in shape) + ")"
+            w(f"    {name} = _rt.cla.empty(queue, {shape_code}, _np.dtype({dtype!r}))")
         call_args = []
-        for arg in knl.device_arguments():
+        for arg in knl.args:
             if isinstance(arg, ValueArg):
                 call_args.append(f"_np.{arg.dtype.name}({arg.name})")
             else:
                 call_args.append(f"_rt.buffer({arg.name})")
+        call_args += [f"_rt.buffer({name})" for name, _, _ in self.code.global_temporaries]
         w("    _knls = _rt.kernels(queue)")
         w("    _evt = None")
         for k, dk in enumerate(self.code.kernels):
