@@ -315,7 +315,7 @@ def test_local_only_2d_block(queue):
 
 def test_parallel_outer_sequential_inner_loop(queue, rng):
     """Rows in parallel, a sequential reduction inside each work-item."""
-    knl = lp.make_kernel("{ [i,k]: 0<=i<n and 0<=k<m }", "out[i] = sum(k, a[i,k])")
+    knl = lp.make_kernel(["{ [i]: 0<=i<n }", "{ [k]: 0<=k<m }"], "out[i] = sum(k, a[i,k])")
     knl = lp.split_iname(knl, "i", 8, outer_tag="g.0", inner_tag="l.0")
     for n, m in [(0, 3), (1, 0), (1, 1), (7, 5), (8, 8), (20, 3)]:
         a = rng.integers(-5, 6, size=(n, m)).astype(np.float64)

@@ -210,22 +210,24 @@ class _Generator:
         it = self._iname_aff(iname)
         nodes: list = []
         pieces = []
+        # the slabs partition [lower, upper], also when it is shorter than them
         if head:
             pieces.append(("initial", it.lt_set(lo + head), b.lower,
-                           simplify(prim.Sum((b.lower, head - 1)))))
+                           prim.Min((simplify(prim.Sum((b.lower, head - 1))), b.upper))))
         pieces.append(("bulk", it.ge_set(lo + head) & it.le_set(hi - tail),
                        simplify(prim.Sum((b.lower, head))),
                        simplify(prim.Sum((b.upper, -tail)))))
         if tail:
             pieces.append(("final", it.gt_set(hi - tail) & it.ge_set(lo + head),
-                           simplify(prim.Sum((b.upper, 1 - tail))), b.upper))
+                           prim.Max((simplify(prim.Sum((b.upper, 1 - tail))),
+                                     simplify(prim.Sum((b.lower, head))))), b.upper))
         for name, restriction, low, up in pieces:
             inner = (b.inner_context & restriction).coalesce()
             if inner.is_empty():
                 continue
             nodes.append(cast.Comment(f"{name} slab for '{iname}'"))
-            if low == up or (name == "final" and tail == 1) or (name == "initial" and head == 1):
-                value = low if name != "final" else up
+            if (name == "final" and tail == 1) or (name == "initial" and head == 1):
+                value = low if name == "initial" else up
                 body = self.gen(start, stop, active + [iname], inner)
                 nonempty = guard_condition(
                     align_to(project_to(inner, set(active)), self.knl._universe), context)

@@ -311,6 +311,11 @@ def _to_aff(expr, affs):
                     raise NotAffineError(f"{expr} is not affine")
         return (affs[0] + const) if nonconst is None else nonconst.scale_val(
             isl.Val.int_from_si(isl.DEFAULT_CONTEXT, const)) if const != 1 else nonconst
+    if isinstance(expr, prim.If):
+        cond = _to_set(expr.condition, affs)
+        then, else_ = _to_aff(expr.then, affs), _to_aff(expr.else_, affs)
+        return then.intersect_domain(cond).union_add(
+            else_.intersect_domain(cond.complement()))
     if isinstance(expr, (prim.Min, prim.Max)):
         parts = [_to_aff(c, affs) for c in expr.children]
         combine = isl.PwAff.min if isinstance(expr, prim.Min) else isl.PwAff.max
@@ -325,5 +330,22 @@ def _to_aff(expr, affs):
         num = _to_aff(expr.numerator, affs)
         return num.mod_val(isl.Val.int_from_si(isl.DEFAULT_CONTEXT, expr.denominator))
     raise NotAffineError(f"{expr} is not quasi-affine")
+
+
+_COMPARE = {">=": "ge_set", ">": "gt_set", "<=": "le_set", "<": "lt_set",
+            "==": "eq_set", "!=": "ne_set"}
+
+
+def _to_set(cond, affs) -> isl.Set:
+    if isinstance(cond, prim.Comparison) and cond.operator in _COMPARE:
+        left, right = _to_aff(cond.left, affs), _to_aff(cond.right, affs)
+        return getattr(left, _COMPARE[cond.operator])(right)
+    if isinstance(cond, prim.LogicalAnd):
+        return reduce(isl.Set.intersect, [_to_set(c, affs) for c in cond.children])
+    if isinstance(cond, prim.LogicalOr):
+        return reduce(isl.Set.union, [_to_set(c, affs) for c in cond.children])
+    if isinstance(cond, prim.LogicalNot):
+        return _to_set(cond.child, affs).complement()
+    raise NotAffineError(f"{cond} is not an affine condition")
 
 # }}}
