@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kernelcore.diagnostic import (
     KernelcoreError, MissingBarrierError, WriteRaceConditionWarning)
-from kernelcore.ir.data import ArrayArg
+from kernelcore.ir.data import AddressSpace, ArrayArg
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, assignee_subscript, assignee_var_name)
@@ -49,11 +49,12 @@ def check_kernel(knl) -> None:
         if not isinstance(insn, Assignment):
             continue
         name = assignee_var_name(insn.assignee)
-        var = knl.arg_dict.get(name)
-        if not isinstance(var, ArrayArg):
+        var = knl.arg_dict.get(name) or knl.temporary_variables.get(name)
+        if not (isinstance(var, ArrayArg) or getattr(var, "address_space", None)
+                == AddressSpace.GLOBAL):
             continue
         if insn.atomic:
-            if not var.for_atomic:
+            if not getattr(var, "for_atomic", False):
                 raise KernelcoreError(
                     f"instruction '{insn.id}' updates '{name}' atomically, but '{name}' is "
                     f"not declared for atomics: use lp.GlobalArg('{name}', ..., "

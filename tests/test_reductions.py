@@ -396,6 +396,16 @@ def test_parallel_sum_lengths(queue, group_size):
         np.testing.assert_allclose(host(out), a.sum(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("group_size", [1, 2, 3, 5])
+def test_parallel_reduction_tiny_groups(queue, group_size):
+    knl = parallel_reduction_kernel("max", group_size)
+    rng = np.random.default_rng(100 + group_size)
+    for m in (0, 1, group_size, 2 * group_size + 1, 17):
+        a = rng.integers(-1000, 1000, m).astype(np.int32)
+        evt, (out,) = knl(queue, a=a)
+        np.testing.assert_array_equal(host(out), numpy_reduce("max", a, (0,)))
+
+
 @st.composite
 def parallel_cases(draw):
     op = draw(st.sampled_from(OPS))

@@ -232,8 +232,9 @@ def realize_reduction(knl):
         new_insns += realizer.new_insns
         final = insn.copy(expression=expr, depends_on=insn.depends_on | realizer.final_deps)
         target = knl.temporary_variables.get(assignee_var_name(insn.assignee))
-        if realizer.lane_axes and (target is None
-                                   or target.address_space != AddressSpace.PRIVATE):
+        shared = target is None or target.address_space in (AddressSpace.LOCAL,
+                                                             AddressSpace.GLOBAL)
+        if realizer.lane_axes and shared:
             # every work-item holds the result; one of them stores it
             final = final.copy(predicates=final.predicates | {
                 prim.Comparison(_lane(a), "==", 0) for a in realizer.lane_axes})
