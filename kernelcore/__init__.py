@@ -38,7 +38,7 @@ from kernelcore.transform.data import (
 from kernelcore.transform.iname import (
     duplicate_inames, join_inames, prioritize_loops, rename_iname, split_iname,
     split_reduction_inward, split_reduction_outward, tag_inames)
-from kernelcore.transform.instruction import add_dependency, remove_instructions
+from kernelcore.transform.instruction import add_dependency, add_nosync, remove_instructions
 from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.precompute import add_prefetch, precompute
 from kernelcore.transform.save import save_and_reload_temporaries
@@ -83,7 +83,7 @@ __all__ = [
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
     "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
     "tag_array_axes", "rename_argument", "remove_unused_arguments",
-    "add_dependency", "remove_instructions", "auto_parallelize",
+    "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "expand_subst", "assignment_to_subst", "add_prefetch", "precompute",
     "fix_parameters", "assume",

@@ -112,8 +112,9 @@ def check_kernel(knl) -> None:
                     continue
                 raise MissingBarrierError(
                     f"Dependency '{later} depends on {earlier}' (for variable '{name}') "
-                    "requires synchronization by a global barrier (add a 'no_sync_with' "
-                    "instruction option to state that no synchronization is needed)")
+                    "requires synchronization by a global barrier (add a '... gbarrier' "
+                    "between them, or a 'nosync' instruction option (no_sync_with) to state "
+                    "that no synchronization is needed)")
 
 
 def _nosync(knl, a: str, b: str) -> bool:

@@ -293,6 +293,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
             iname_set.add(n)
     _check_domains(domains, assumptions)
     _check_names(iname_set, "iname")
+    _check_names([name], "kernel")
 
     parsed = parse_instructions(instructions)
     resolver = _ReductionResolver(iname_set)

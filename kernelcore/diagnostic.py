@@ -71,6 +71,6 @@ class KernelcoreWarning(UserWarning):
 LoopyWarning = KernelcoreWarning
 
 
-class WriteRaceConditionWarning(KernelcoreWarning):
+class WriteRaceConditionWarning(KernelcoreWarning, KernelcoreError):
     """Several work-items would write the same element. Raised as an error unless
     silenced with the kernel's ``silenced_warnings``."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 
 import numpy as np
 import pytest
@@ -188,7 +187,7 @@ def _run_case(queue, case):
     assert_reduced(case["op"], case["dtype"], host(out), ref, count)
 
 
-@_settings(30)
+@_settings(25)
 @given(case=reduction_cases())
 def test_random_reductions(queue, case):
     _run_case(queue, case)
@@ -426,7 +425,7 @@ def _run_parallel(queue, case):
                    case["m"])
 
 
-@_settings(25)
+@_settings(20)
 @given(case=parallel_cases())
 def test_random_parallel_reductions(queue, case):
     _run_parallel(queue, case)

@@ -95,15 +95,19 @@ class _Generator:
         return mapper(expr, prec, want)
 
     def initial_context(self):
-        """Assumptions, plus the range of every parallel iname."""
+        """Assumptions, plus the values each parallel iname takes: the launch
+        covers the whole axis (the largest extent of the inames on it), so an
+        iname of a shorter extent gets guards."""
         ctx = self.knl.assumptions_set
         space = self.knl.space
+        groups, local = grid_sizes(self.knl, self.insn_ids)
         for r in self.hw_ranges:
+            axis_sizes = local if isinstance(r.tag, LocalIndexTag) else groups
             h = expr_to_pw_aff(prim.Variable(r.iname), space)
             lo = expr_to_pw_aff(r.lower, space)
             ctx = ctx & h.ge_set(lo)
             try:
-                size = expr_to_pw_aff(pw_aff_to_expr(r.size), space)
+                size = expr_to_pw_aff(pw_aff_to_expr(axis_sizes[r.tag.axis]), space)
             except NotAffineError:
                 continue        # a piecewise size: guards alone keep accesses valid
             ctx = ctx & h.lt_set(lo + size)

@@ -23,6 +23,7 @@ from pymbolic import evaluate
 from kernelcore.codegen.kernel import generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.runtime.build import build_kernels
 from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
@@ -39,6 +40,11 @@ _EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _missing(name: str, what: str = "argument"):
     raise InvocationError(f"missing {what} '{name}': pass it, or an array whose shape "
                           "determines it")
+
+
+def _assumption_failed(assumptions: str, params: dict):
+    raise InvocationError(f"parameter values {params} violate the kernel's assumptions "
+                          f"{assumptions}")
 
 
 def _to_device(queue, name: str, ary: np.ndarray, order: str):
@@ -84,10 +90,22 @@ def _to_host(ary, host):
     return host
 
 
+_POOLS: dict[int, object] = {}
+
+
+def _memory_pool(queue):
+    key = queue.context.int_ptr
+    if key not in _POOLS:
+        import pyopencl.tools as cl_tools
+        _POOLS[key] = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+    return _POOLS[key]
+
+
 class _Runtime:
     """What a generated invoker needs besides its arguments."""
 
     missing = staticmethod(_missing)
+    assumption_failed = staticmethod(_assumption_failed)
     to_device = staticmethod(_to_device)
     check = staticmethod(_check)
     buffer = staticmethod(_buffer)
@@ -101,6 +119,11 @@ class _Runtime:
 
     def kernels(self, queue):
         return self.executor.cl_kernels(queue.context)
+
+    @staticmethod
+    def pool(queue):
+        """A memory pool for scratch arrays (global temporaries) of *queue*'s context."""
+        return _memory_pool(queue)
 
 # }}}
 
@@ -183,6 +206,15 @@ class Executor:
                 w(f"        _rt.missing({v.name!r}, 'parameter')")
         # }}}
 
+        # {{{ assumptions about the parameters
+        if knl.assumptions is not None and not knl.options.skip_arg_checks:
+            cond = set_to_cond_expr(knl.assumptions)
+            if cond is not True:
+                w(f"    if not ({cond}):")
+                w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
+                  "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
+        # }}}
+
         # {{{ arrays
         for a in arrays:
             shape = "(" + "".join(f"{_py(s)}, " for s in a.shape) + ")"
@@ -209,7 +241,8 @@ class Executor:
 
         for name, dtype, shape in self.code.global_temporaries:
             shape_code = "(" + "".join(f"max(0, {_py(x)}), " for x in shape) + ")"
-            w(f"    {name} = _rt.cla.empty(queue, {shape_code}, _np.dtype({dtype!r}))")
+            w(f"    {name} = _rt.cla.empty(queue, {shape_code}, _np.dtype({dtype!r}), "
+              "allocator=_rt.pool(queue))")
         call_args = []
         for arg in knl.args:
             if isinstance(arg, ValueArg):

@@ -1,6 +1,6 @@
 """Transformations of the instruction list and its dependencies.
 
-Public names: add_dependency, remove_instructions.
+Public names: add_dependency, remove_instructions, add_nosync.
 """
 
 from __future__ import annotations
@@ -57,3 +57,23 @@ def remove_instructions(knl: LoopKernel, insn_ids) -> LoopKernel:
     insns = tuple(i.copy(depends_on=resolved(i.depends_on))
                   for i in knl.instructions if i.id not in ids)
     return knl.copy(instructions=insns)
+
+
+def add_nosync(knl: LoopKernel, source, sink, bidirectional: bool = True) -> LoopKernel:
+    """State that no barrier is needed between the instructions matching *source*
+    and those matching *sink* (both directions unless *bidirectional* is False)."""
+    src = {i.id for i in knl.instructions if parse_match(source)(knl, i)}
+    snk = {i.id for i in knl.instructions if parse_match(sink)(knl, i)}
+    if not src or not snk:
+        raise UnknownNameError(f"add_nosync: no instruction matches "
+                               f"{source if not src else sink!r}")
+
+    def update(insn):
+        extra = set()
+        if insn.id in snk:
+            extra |= {(s, "any") for s in src}
+        if bidirectional and insn.id in src:
+            extra |= {(s, "any") for s in snk}
+        return insn.copy(no_sync_with=insn.no_sync_with | extra) if extra else insn
+
+    return knl.copy(instructions=tuple(update(i) for i in knl.instructions))

@@ -121,6 +121,9 @@ class _Realizer(IdentityMapper):
     def _arg_reduction(self, expr: Reduction):
         """The first index where the value is largest (smallest); NaN counts as
         largest, as in NumPy."""
+        if len(expr.inames) != 1:
+            raise KernelcoreError(f"{expr.operation} reduces over exactly one iname, got "
+                                  f"{', '.join(expr.inames)} (was its iname split?)")
         (iname,) = expr.inames
         if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
             raise KernelcoreError(f"{expr.operation} over parallel iname '{iname}' is not "
@@ -137,7 +140,8 @@ class _Realizer(IdentityMapper):
         inner = self.rec(expr.expr)
         ids = [self.names(f"{base}_{s}") for s in ("init", "init_idx", "idx", "update")]
         v, i = prim.Variable(val), prim.Variable(idx)
-        better = prim.Comparison(inner, ">" if op == "max" else "<", v)
+        better = prim.LogicalOr((prim.Comparison(inner, ">" if op == "max" else "<", v),
+                                 prim.Comparison(i, "==", -1)))
         if dtype.kind == "f":
             # NaN wins once and then stays (NumPy returns the first NaN)
             better = prim.LogicalOr((better, prim.LogicalAnd((
