@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
-from pymbolic.parser import Parser as _PymbolicParser, _imaginary, _not, _float
+from pymbolic.parser import Parser as _PymbolicParser, _imaginary, _not
 from pytools.lex import ParseError as _LexParseError
 
 from kernelcore.diagnostic import ParseError
@@ -64,7 +64,6 @@ class _Parser(_PymbolicParser):
 
 
 _parser = _Parser()
-_ = _float  # float literals go through parse_float
 
 
 class _CallRewriter(IdentityMapper):
