@@ -13,16 +13,20 @@ Public names: realize_reduction, reduction_identity.
 
 from __future__ import annotations
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
-from kernelcore.ir.expr import IdentityMapper, Reduction, get_dependencies
+from kernelcore.ir.domain import align_to, move_names_to_params, project_to
+from kernelcore.ir.expr import IdentityMapper, Reduction, get_dependencies, substitute
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
+
+dim_type = isl.dim_type
 
 
 def reduction_identity(op: str, dtype: np.dtype):
@@ -56,6 +60,17 @@ def _combine(op: str, acc, value):
     return prim.Call(prim.Variable(op), (acc, value))
 
 
+def _is_shift_of(aff: isl.Aff, name: str) -> bool:
+    """Whether *aff* is ``name + constant`` (over parameters)."""
+    for k in range(aff.dim(dim_type.param)):
+        coeff = aff.get_coefficient_val(dim_type.param, k).get_num_si()
+        if coeff != (1 if aff.get_dim_name(dim_type.param, k) == name else 0):
+            return False
+    return aff.dim(dim_type.div) == 0 and all(
+        aff.get_coefficient_val(dim_type.in_, k).is_zero()
+        for k in range(aff.dim(dim_type.in_)))
+
+
 def _lane(axis: int):
     return prim.Variable(f"lid({axis})")
 
@@ -78,6 +93,9 @@ class _Realizer(IdentityMapper):
     def map_reduction(self, expr: Reduction):
         if expr.operation in ("argmax", "argmin"):
             return self._arg_reduction(expr)
+        sweep = self._scan_sweep(expr)
+        if sweep is not None:
+            return self._scan(expr, *sweep)
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
             dtype = np.dtype(np.int64)
@@ -117,6 +135,70 @@ class _Realizer(IdentityMapper):
             raise KernelcoreError(f"reduction over {', '.join(lanes)}: at most one "
                                   "reduction iname may be tagged l.N")
         return self._tree(expr.operation, dtype, acc, update_id, lanes[0])
+
+    def _scan_sweep(self, expr: Reduction):
+        """(i, c) when the reduction is a prefix scan: its single iname j runs over
+        ``L <= j <= i + c`` for a sequential loop i of the instruction starting at
+        ``L - c`` (constants), so each iteration of i adds one term."""
+        if len(expr.inames) != 1 or expr.operation not in ("sum", "product", "max", "min") \
+                or self.outer_inames != self.insn.within_inames:
+            return None
+        (j,) = expr.inames
+        if self.knl.iname_tags.get(j) is not None:
+            return None
+        for i in sorted(self.outer_inames):
+            if self.knl.iname_tags.get(i) is not None:
+                continue
+            dom = self.knl.get_inames_domain([i, j])
+            j_of_i = project_to(move_names_to_params(dom, [i]), [j])
+            lo, hi = j_of_i.dim_min(0).get_pieces(), j_of_i.dim_max(0).get_pieces()
+            i_range = project_to(dom, [i])
+            i0 = i_range.dim_min(i_range.get_var_dict()[i][1]).get_pieces()
+            if len(lo) != 1 or len(hi) != 1 or len(i0) != 1:
+                continue
+            lo, hi, i0 = lo[0][1], hi[0][1], i0[0][1]
+            if not (lo.is_cst() and i0.is_cst() and _is_shift_of(hi, i)):
+                continue
+            low, c = lo.get_constant_val().get_num_si(), hi.get_constant_val().get_num_si()
+            if i0.get_constant_val().get_num_si() + c != low:
+                continue
+            # the domain must be exactly {i in range, low <= j <= i + c}
+            v = isl.affs_from_space(dom.space)
+            candidate = (align_to(i_range, dom) & v[j].ge_set(v[0] + low)
+                         & v[j].le_set(v[i] + c))
+            if candidate.is_equal(dom):
+                return i, c
+        return None
+
+    def _scan(self, expr: Reduction, sweep: str, shift: int):
+        """A prefix scan along sweep loop *sweep*: one accumulator carried over
+        its iterations, one new term per iteration."""
+        (j,) = expr.inames
+        dtype = self.types(expr.expr).dtype
+        if dtype.kind == "b" and expr.operation in ("sum", "product"):
+            dtype = np.dtype(np.int64)
+        acc = self.names(f"scan_{j}")
+        self.new_temps[acc] = TemporaryVariable(acc, dtype, (),
+                                                address_space=AddressSpace.PRIVATE)
+        init_id = self.names(f"{self.insn.id}_{acc}_init")
+        update_id = self.names(f"{self.insn.id}_{acc}_update")
+        reduced_reads = get_dependencies(expr.expr)
+        init_deps = frozenset(d for d in self.insn.depends_on
+                              if not self.knl.id_to_insn[d].assignee_names() & reduced_reads)
+        term = substitute(self.rec(expr.expr), {j: prim.Sum((prim.Variable(sweep), shift))
+                                                if shift else prim.Variable(sweep)})
+        self.new_insns += [
+            Assignment(id=init_id, assignee=prim.Variable(acc),
+                       expression=reduction_identity(expr.operation, dtype),
+                       within_inames=self.outer_inames - {sweep}, depends_on=init_deps,
+                       predicates=self.insn.predicates),
+            Assignment(id=update_id, assignee=prim.Variable(acc),
+                       expression=_combine(expr.operation, prim.Variable(acc), term),
+                       within_inames=self.outer_inames,
+                       depends_on=self.insn.depends_on | {init_id},
+                       predicates=self.insn.predicates)]
+        self.final_deps.add(update_id)
+        return prim.Variable(acc)
 
     def _arg_reduction(self, expr: Reduction):
         """The first index where the value is largest (smallest); NaN counts as
