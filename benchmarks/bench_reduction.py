@@ -159,7 +159,7 @@ def _kc_stage1_domains(lp, geom: Geometry):
         f"partial[g] = sum((s, l), a[l + {wg}*(s + {S}*g)])",
         [lp.GlobalArg("a", np.float32, shape=("n",)),
          lp.GlobalArg("partial", np.float32, shape=(G,)), "..."],
-        name="kc_sum_stage1")
+        name="sum_stage1_kernelcore")
     return lp.tag_inames(knl, {"g": "g.0", "l": "l.0"})
 
 
@@ -173,7 +173,7 @@ def _kc_stage1_split(lp, geom: Geometry):
         f"partial[g] = sum(t, a[t + {T}*g])",
         [lp.GlobalArg("a", np.float32, shape=("n",)),
          lp.GlobalArg("partial", np.float32, shape=(G,)), "..."],
-        name="kc_sum_stage1_split")
+        name="sum_stage1_split_kernelcore")
     knl = lp.split_iname(knl, "t", wg, inner_tag="l.0")
     return lp.tag_inames(knl, {"g": "g.0"})
 
@@ -183,7 +183,7 @@ def _kc_stage2(lp, geom: Geometry):
     knl = lp.make_kernel(f"{{[g]: 0<=g<{G}}}", "out[0] = sum(g, partial[g])",
                          [lp.GlobalArg("partial", np.float32, shape=(G,)),
                           lp.GlobalArg("out", np.float32, shape=(1,))],
-                         name="kc_sum_stage2")
+                         name="sum_stage2_kernelcore")
     if geom.stage2_local:
         knl = lp.tag_inames(knl, {"g": "l.0"})
     return knl
@@ -202,7 +202,7 @@ def _kc_fused(lp, geom: Geometry, silence: bool = True):
         [lp.TemporaryVariable("partial", np.float32, shape=(G,)),
          lp.GlobalArg("a", np.float32, shape=("n",)),
          lp.GlobalArg("out", np.float32, shape=(1,)), "..."],
-        name="kc_sum_fused",
+        name="sum_fused_kernelcore",
         silenced_warnings=["write_race(stage2)"] if silence else None)
     knl = lp.tag_inames(knl, {"g": "g.0", "l": "l.0"})
     if geom.stage2_local:
@@ -217,7 +217,7 @@ def _kc_split_full(lp, geom: Geometry):
     knl = lp.make_kernel("{[i]: 0<=i<n}", "out[0] = sum(i, a[i])",
                          [lp.GlobalArg("a", np.float32, shape=("n",)),
                           lp.GlobalArg("out", np.float32, shape=(1,)), "..."],
-                         name="kc_sum_split_full")
+                         name="sum_split_full_kernelcore")
     knl = lp.split_iname(knl, "i", T, outer_tag="g.0")
     return lp.split_iname(knl, "i_inner", geom.wg, inner_tag="l.0")
 
@@ -276,6 +276,8 @@ def _kernelcore_variants() -> list[Variant]:
     def split_full_build(geom):
         knl = _kc_split_full(lp, geom)
         code = code_of(knl)
+        # several device kernels: the returned event is the last one's only
+        multi = code.count("__kernel") > 1
 
         def factory(queue, d):
             import pyopencl.array as cla
@@ -283,7 +285,7 @@ def _kernelcore_variants() -> list[Variant]:
 
             def launch():
                 evt, _ = knl(queue, a=d["a"], out=out, n=d["n"])
-                return evt
+                return None if multi else evt
             launch.result = lambda: out.get(queue=queue)[0]
             return launch
         return code, factory
@@ -312,7 +314,8 @@ def _kernelcore_variants() -> list[Variant]:
         Variant("kernelcore-split-full",
                 "kernelcore, one kernel: `out[0] = sum(i, a[i])` with i split by WG*S "
                 "(outer g.0) and the rest by WG (inner l.0): a reduction across "
-                "work-groups",
+                "work-groups (wall clock only if kernelcore makes several device "
+                "kernels of it)",
                 build=split_full_build),
     ]
 
@@ -416,11 +419,14 @@ def _hand_written_variants(ctx) -> list[Variant]:
     import pyopencl as cl
     import pyopencl.array as cla
 
-    programs: dict[int, object] = {}
+    programs: dict[int, SimpleNamespace] = {}
 
     def program(wg):
+        """The kernels for work-group size *wg*, built and retrieved once."""
         if wg not in programs:
-            programs[wg] = cl.Program(ctx, f"#define WG {wg}\n" + HAND_WRITTEN_SOURCE).build()
+            prg = cl.Program(ctx, f"#define WG {wg}\n" + HAND_WRITTEN_SOURCE).build()
+            programs[wg] = SimpleNamespace(**{k.function_name: k
+                                              for k in prg.all_kernels()})
         return programs[wg]
 
     def two_stage(kname):

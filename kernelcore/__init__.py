@@ -46,6 +46,7 @@ from kernelcore.transform.subst import assignment_to_subst, expand_subst
 from kernelcore.transform.temporaries import set_temporary_scope
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
+from kernelcore.testing import AutomaticTestFailure, auto_test_vs_ref
 from kernelcore.version import VERSION
 
 __version__ = VERSION
@@ -96,4 +97,5 @@ __all__ = [
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",
     "MissingBarrierError", "MissingDefinitionError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
+    "auto_test_vs_ref", "AutomaticTestFailure",
 ]

@@ -146,13 +146,17 @@ class _Realizer(IdentityMapper):
         (j,) = expr.inames
         if self.knl.iname_tags.get(j) is not None:
             return None
+        reads = get_dependencies(expr.expr)
         for i in sorted(self.outer_inames):
-            if self.knl.iname_tags.get(i) is not None:
+            # the terms must not change with i, or the running value would not be
+            # a prefix of the next one
+            if self.knl.iname_tags.get(i) is not None or i in reads:
                 continue
             dom = self.knl.get_inames_domain([i, j])
             j_of_i = project_to(move_names_to_params(dom, [i]), [j])
             lo, hi = j_of_i.dim_min(0).get_pieces(), j_of_i.dim_max(0).get_pieces()
-            i_range = project_to(dom, [i])
+            # where the instruction itself runs along i
+            i_range = project_to(self.knl.get_inames_domain([i]), [i])
             i0 = i_range.dim_min(i_range.get_var_dict()[i][1]).get_pieces()
             if len(lo) != 1 or len(hi) != 1 or len(i0) != 1:
                 continue
