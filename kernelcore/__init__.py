@@ -29,6 +29,10 @@ from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import cache_stats, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue
+from kernelcore.runtime.launchers import (
+    KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClIterativeKernelLauncher,
+    OpenClKernelLauncher, OpenClKernelListLauncher, OpenClKernelParameterGenerator,
+    OpenClKernelParameterYielder, OpenClParametrizedKernelLauncher, make_launcher)
 from kernelcore.schedule.items import linearization_lines
 from kernelcore.schedule.linearize import (
     get_one_linearized_kernel, get_one_scheduled_kernel, linearize)
@@ -92,6 +96,10 @@ __all__ = [
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
     "OpenCLTarget", "PyOpenCLTarget",
     "default_context", "default_queue", "cache_stats", "set_caching_enabled",
+    "make_launcher", "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
+    "OpenClKernelListLauncher", "OpenClParametrizedKernelLauncher",
+    "OpenClIterativeKernelLauncher", "OpenClKernelParameterGenerator",
+    "OpenClKernelParameterYielder", "OpenClCopyLauncher",
     "KernelcoreError", "LoopyError", "ParseError", "UnsatisfiableDomainError",
     "UnknownNameError", "TypeInferenceFailure", "StaticValueFindingError",
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",

@@ -83,6 +83,30 @@ class _Linearizer:
         return min(pool, key=lambda n: (isinstance(self.knl.iname_tags.get(n), IlpTag),
                                         self.iname_order[n]))
 
+    def _loop_body(self, loop: str, remaining: set[str], active_set: set[str],
+                   ready: set[str]) -> tuple[set[str], int]:
+        """Instructions that can run in one *loop* here, and how many were left
+        out only for waiting on *ready* instructions outside it."""
+        body = {iid for iid in remaining if loop in self.knl.id_to_insn[iid].within_inames}
+        if isinstance(self.knl.iname_tags.get(loop), IlpTag):
+            # an ilp loop only wraps work that needs no further sequential loops,
+            # so its iterations interleave inside those loops
+            ilp = {n for n, t in self.knl.iname_tags.items() if isinstance(t, IlpTag)}
+            body = {iid for iid in body
+                    if self.knl.id_to_insn[iid].within_inames - active_set <= ilp}
+        premature = 0
+        changed = True
+        while changed:
+            changed = False
+            for iid in list(body):
+                outside = {d for d in self.knl.id_to_insn[iid].depends_on
+                           if d not in self.done and d not in body}
+                if outside:
+                    premature += outside <= ready
+                    body.discard(iid)
+                    changed = True
+        return body, premature
+
     def run(self, active: tuple[str, ...], block: set[str]) -> None:
         remaining = set(block)
         active_set = set(active)
@@ -104,23 +128,19 @@ class _Linearizer:
                 self.done.add(iid)
                 remaining.discard(iid)
                 continue
-            first = self.knl.id_to_insn[ready[0]]
-            loop = self._choose_loop(first, active_set)
-            body = {iid for iid in remaining if loop in self.knl.id_to_insn[iid].within_inames}
-            if isinstance(self.knl.iname_tags.get(loop), IlpTag):
-                # an ilp loop only wraps work that needs no further sequential loops,
-                # so its iterations interleave inside those loops
-                ilp = {n for n, t in self.knl.iname_tags.items() if isinstance(t, IlpTag)}
-                body = {iid for iid in body
-                        if self.knl.id_to_insn[iid].within_inames - active_set <= ilp}
-            changed = True
-            while changed:
-                changed = False
-                for iid in list(body):
-                    deps = self.knl.id_to_insn[iid].depends_on
-                    if any(d not in self.done and d not in body for d in deps):
-                        body.discard(iid)
-                        changed = True
+            # open a loop for a ready instruction, preferring one whose loop body
+            # does not leave out work that only waits for other ready instructions
+            # (those should run first)
+            ready_set = set(ready)
+            best = None
+            for iid in ready:
+                loop = self._choose_loop(self.knl.id_to_insn[iid], active_set)
+                body, premature = self._loop_body(loop, remaining, active_set, ready_set)
+                if best is None or premature < best[0]:
+                    best = (premature, loop, body)
+                if not premature:
+                    break
+            _, loop, body = best
             self.items.append(EnterLoop(loop))
             self.run(active + (loop,), body)
             self.items.append(LeaveLoop(loop))
