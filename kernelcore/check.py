@@ -44,8 +44,17 @@ def check_kernel(knl) -> None:
           and any(n in i.within_inames for i in knl.instructions)}
     if not hw:
         return
-    axes = {_axis(knl, n) for n in hw}
+    # a global barrier ends a device kernel: only the parallel inames of the
+    # instructions after the same global barriers share a launch
+    stretch = {i.id: frozenset(a for a in _ancestors(knl, i.id)
+                               if _is_global_barrier(knl.id_to_insn[a]))
+               for i in knl.instructions}
+    launch_axes: dict[frozenset, set] = {}
+    for i in knl.instructions:
+        launch_axes.setdefault(stretch[i.id], set()).update(
+            _axis(knl, n) for n in i.within_inames & hw)
     for insn in knl.instructions:
+        axes = launch_axes[stretch[insn.id]]
         if not isinstance(insn, Assignment):
             continue
         name = assignee_var_name(insn.assignee)
@@ -117,6 +126,10 @@ def check_kernel(knl) -> None:
                     "that no synchronization is needed)")
 
 
+def _is_global_barrier(insn) -> bool:
+    return isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global"
+
+
 def _nosync(knl, a: str, b: str) -> bool:
     return (b, "any") in knl.id_to_insn[a].no_sync_with or \
         (a, "any") in knl.id_to_insn[b].no_sync_with
@@ -124,9 +137,7 @@ def _nosync(knl, a: str, b: str) -> bool:
 
 def _separated_by_global_barrier(knl, later: str, earlier: str) -> bool:
     for bid in _ancestors(knl, later):
-        b = knl.id_to_insn[bid]
-        if isinstance(b, BarrierInstruction) and b.synchronization_kind == "global" \
-                and earlier in _ancestors(knl, bid):
+        if _is_global_barrier(knl.id_to_insn[bid]) and earlier in _ancestors(knl, bid):
             return True
     return False
 

@@ -46,9 +46,19 @@ __kernel void twice(__global float *x, int n)
 N = 100
 
 
+class _Kernels:
+    """The program built from SOURCE and one instance of each of its kernels
+    (launchers make their own instances, so sharing these is harmless)."""
+
+    def __init__(self, ctx):
+        self.program = cl.Program(ctx, SOURCE).build()
+        for k in self.program.all_kernels():
+            setattr(self, k.function_name, k)
+
+
 @pytest.fixture(scope="module")
 def prg(ctx):
-    return cl.Program(ctx, SOURCE).build()
+    return _Kernels(ctx)
 
 
 @pytest.fixture
@@ -58,7 +68,8 @@ def arrays(queue, rng):
 
 
 def _axpb(prg, queue, a, out, alpha=2.0, **kw):
-    return OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, np.float32(alpha), np.int32(N)),
+    return OpenClKernelLauncher("axpb", prg.axpb,
+                                (out, a, np.float32(alpha), np.int32(N)),
                                 default_global_work_size=(N,), default_queue=queue, **kw)
 
 
@@ -80,7 +91,7 @@ def test_kernel_launcher_runs_with_defaults(prg, queue, arrays):
 def test_kernel_launcher_index_pairs_and_overrides(prg, queue, arrays):
     a_host, a, out = arrays
     launcher = OpenClKernelLauncher(
-        "axpb", cl.Kernel(prg, "axpb"), ((3, np.int32(N)), (0, out), (2, np.float32(-1)), (1, a)))
+        "axpb", prg.axpb, ((3, np.int32(N)), (0, out), (2, np.float32(-1)), (1, a)))
     assert not launcher.global_size_configured() and not launcher.queue_configured()
     launcher(queue, global_work_size=(N,), local_work_size=None).wait()
     np.testing.assert_allclose(out.get(), 1 - a_host, rtol=1e-6)
@@ -93,10 +104,10 @@ def test_kernel_launcher_from_program_and_own_instances(ctx, prg, queue, arrays)
     a_host, a, out = arrays
     out2 = cla.zeros(queue, N, np.float32)
     # a program with several kernels: the launcher's name picks one
-    l1 = OpenClKernelLauncher("axpb", prg, (out, a, np.float32(3), np.int32(N)),
+    l1 = OpenClKernelLauncher("axpb", prg.program, (out, a, np.float32(3), np.int32(N)),
                               default_global_work_size=(N,), default_queue=queue)
     # the same cl.Kernel object twice: each launcher binds its own arguments
-    l2 = OpenClKernelLauncher("other", cl.Kernel(prg, "axpb"), (out2, a, np.float32(5), np.int32(N)),
+    l2 = OpenClKernelLauncher("other", prg.axpb, (out2, a, np.float32(5), np.int32(N)),
                               default_global_work_size=(N,), default_queue=queue)
     l3 = OpenClKernelLauncher("again", l1.kernel, (out, a, np.float32(3), np.int32(N)),
                               default_global_work_size=(N,), default_queue=queue)
@@ -116,36 +127,37 @@ def test_kernel_launcher_from_program_and_own_instances(ctx, prg, queue, arrays)
 def test_kernel_launcher_errors(prg, queue, arrays):
     a_host, a, out = arrays
     with pytest.raises(lp.InvocationError, match="no default queue"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, np.float32(1), np.int32(N)),
+        OpenClKernelLauncher("axpb", prg.axpb, (out, a, np.float32(1), np.int32(N)),
                              default_global_work_size=(N,))()
-    launcher = OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, np.float32(1), np.int32(N)),
+    launcher = OpenClKernelLauncher("axpb", prg.axpb,
+                                    (out, a, np.float32(1), np.int32(N)),
                                     default_queue=queue)
     with pytest.raises(lp.InvocationError, match="global work size"):
         launcher()
     with pytest.raises(lp.InvocationError, match="takes no parameters"):
         launcher(global_work_size=(N,), alpha=3)
     with pytest.raises(lp.InvocationError, match=r"misses argument\(s\) \[3\]"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, np.float32(1)))
+        OpenClKernelLauncher("axpb", prg.axpb, (out, a, np.float32(1)))
     with pytest.raises(lp.InvocationError, match="out of range"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), ((0, out), (1, a), (2, np.float32(1)),
+        OpenClKernelLauncher("axpb", prg.axpb, ((0, out), (1, a), (2, np.float32(1)),
                                                 (3, np.int32(N)), (4, np.int32(0))))
     with pytest.raises(lp.InvocationError, match="given twice"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), ((0, out), (0, a)))
+        OpenClKernelLauncher("axpb", prg.axpb, ((0, out), (0, a)))
     with pytest.raises(lp.InvocationError, match="numpy scalar"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, 1.0, np.int32(N)))
+        OpenClKernelLauncher("axpb", prg.axpb, (out, a, 1.0, np.int32(N)))
     with pytest.raises(lp.InvocationError, match="numpy array"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a_host, np.float32(1), np.int32(N)))
+        OpenClKernelLauncher("axpb", prg.axpb, (out, a_host, np.float32(1), np.int32(N)))
     with pytest.raises(lp.InvocationError, match="cannot set argument 2"):
         # a float64 where the kernel takes a float
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, np.float64(1), np.int32(N)))
+        OpenClKernelLauncher("axpb", prg.axpb, (out, a, np.float64(1), np.int32(N)))
     with pytest.raises(lp.InvocationError, match="holds kernels"):
-        OpenClKernelLauncher("nope", prg, ())
+        OpenClKernelLauncher("nope", prg.program, ())
     with pytest.raises(lp.InvocationError, match="Kernel or Program"):
         OpenClKernelLauncher("nope", "axpb", ())
     with pytest.raises(lp.InvocationError, match="nonzero offset"):
-        OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a[1:], np.float32(1), np.int32(N)))
+        OpenClKernelLauncher("axpb", prg.axpb, (out, a[1:], np.float32(1), np.int32(N)))
     with pytest.raises(lp.InvocationError, match="non-empty name"):
-        OpenClKernelLauncher("", cl.Kernel(prg, "axpb"), (out, a, np.float32(1), np.int32(N)))
+        OpenClKernelLauncher("", prg.axpb, (out, a, np.float32(1), np.int32(N)))
 
 
 def test_zero_global_size_enqueues_marker(prg, queue, arrays):
@@ -230,9 +242,9 @@ def test_list_launcher_order_with_copies(prg, queue, rng):
     result = np.empty(N, np.float32)
     x = cla.zeros(queue, N, np.float32)
     y = cla.zeros(queue, N, np.float32)
-    twice = OpenClKernelLauncher("twice", cl.Kernel(prg, "twice"), (x, np.int32(N)),
+    twice = OpenClKernelLauncher("twice", prg.twice, (x, np.int32(N)),
                                  default_global_work_size=(N,))
-    axpb = OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (y, x, np.float32(3), np.int32(N)),
+    axpb = OpenClKernelLauncher("axpb", prg.axpb, (y, x, np.float32(3), np.int32(N)),
                                 default_global_work_size=(N,))
     lst = OpenClKernelListLauncher("pipeline", default_queue=queue)
     lst.push_copy_host_to_device("upload", x_host, x)
@@ -259,7 +271,7 @@ def test_list_launcher_order_with_copies(prg, queue, rng):
 def test_list_launcher_flattens_and_explicit_queue(prg, queue, rng):
     x_host = rng.random(N, dtype=np.float32)
     x = cla.to_device(queue, x_host)
-    twice = OpenClKernelLauncher("twice", cl.Kernel(prg, "twice"), (x, np.int32(N)),
+    twice = OpenClKernelLauncher("twice", prg.twice, (x, np.int32(N)),
                                  default_global_work_size=(N,))
     inner = twice.as_list_launcher("inner")
     inner += twice
@@ -298,7 +310,7 @@ def test_list_launcher_empty_and_errors(prg, queue, arrays):
     assert isinstance(evt, cl.Event)
     evt.wait()
     assert empty.statistics == {}
-    no_size = OpenClKernelLauncher("axpb", cl.Kernel(prg, "axpb"), (out, a, np.float32(1), np.int32(N)))
+    no_size = OpenClKernelLauncher("axpb", prg.axpb, (out, a, np.float32(1), np.int32(N)))
     with pytest.raises(lp.InvocationError, match="global work size"):
         empty.push_kernels(no_size)
     with pytest.raises(lp.InvocationError, match="cannot add"):
@@ -327,7 +339,7 @@ def test_list_launcher_out_of_order_queue(ctx, prg, rng):
     x_host = rng.random(N, dtype=np.float32)
     x = cla.to_device(ooo, x_host)
     ooo.finish()
-    twice = OpenClKernelLauncher("twice", cl.Kernel(prg, "twice"), (x, np.int32(N)),
+    twice = OpenClKernelLauncher("twice", prg.twice, (x, np.int32(N)),
                                  default_global_work_size=(N,))
     lst = OpenClKernelListLauncher("chain", *[twice] * 6, default_queue=ooo)
     lst().wait()
@@ -343,7 +355,7 @@ def test_parametrized_launcher(prg, queue, arrays):
     launcher = OpenClParametrizedKernelLauncher(
         {"alpha": (2, np.float32), "src": (1, cla.Array)},
         ((0, out), (3, np.int32(N))),
-        name="axpb", kernel=cl.Kernel(prg, "axpb"), default_global_work_size=(N,), default_queue=queue)
+        name="axpb", kernel=prg.axpb, default_global_work_size=(N,), default_queue=queue)
     assert launcher.parameters == {"alpha": np.float32, "src": cla.Array}
     assert launcher.parameters_map["alpha"] == (2, np.float32)
     launcher(alpha=0.5, src=a).wait()
@@ -369,7 +381,7 @@ def test_parametrized_launcher(prg, queue, arrays):
 
 def test_parametrized_launcher_errors(prg, queue, arrays):
     _, a, out = arrays
-    kw = dict(name="axpb", kernel=cl.Kernel(prg, "axpb"), default_global_work_size=(N,))
+    kw = dict(name="axpb", kernel=prg.axpb, default_global_work_size=(N,))
     with pytest.raises(lp.InvocationError, match="both fixed and parameters"):
         OpenClParametrizedKernelLauncher({"alpha": (2, np.float32)},
                                          ((0, out), (1, a), (2, np.float32(1)),
@@ -389,8 +401,9 @@ def test_iterative_launcher(prg, queue):
     out = cla.zeros(queue, 3 * m, np.int32)
     launcher = OpenClIterativeKernelLauncher(
         {"i": (1, np.int32), "j": (2, np.int32), "m": (3, np.int32)}, ((0, out),),
-        {"i": OpenClKernelParameterYielder(lambda: range(3)), "j": lambda: iter(range(m))},
-        name="fill", kernel=cl.Kernel(prg, "fill"), default_global_work_size=(1,), default_queue=queue)
+        {"i": OpenClKernelParameterYielder(lambda: range(3)),
+         "j": lambda: iter(range(m))},
+        name="fill", kernel=prg.fill, default_global_work_size=(1,), default_queue=queue)
     assert [tuple(d.values()) for d in launcher.iter_parameters()][:3] == \
         [(0, 0), (0, 1), (0, 2)]
     evt = launcher(m=m)
@@ -413,7 +426,7 @@ def test_iterative_launcher(prg, queue):
     with pytest.raises(lp.InvocationError, match="not in parameters_map"):
         OpenClIterativeKernelLauncher(
             {"i": (1, np.int32), "j": (2, np.int32), "m": (3, np.int32)}, ((0, out),),
-            {"k": lambda: range(2)}, name="fill", kernel=cl.Kernel(prg, "fill"),
+            {"k": lambda: range(2)}, name="fill", kernel=prg.fill,
             default_global_work_size=(1,))
     with pytest.raises(lp.InvocationError, match="callable"):
         OpenClKernelParameterYielder(range(3))
@@ -424,7 +437,7 @@ def test_iterative_launcher_no_values(prg, queue):
     launcher = OpenClIterativeKernelLauncher(
         {"i": (1, np.int32), "j": (2, np.int32), "m": (3, np.int32)}, ((0, out),),
         {"i": lambda: [], "j": lambda: [0]},
-        name="fill", kernel=cl.Kernel(prg, "fill"), default_global_work_size=(1,), default_queue=queue)
+        name="fill", kernel=prg.fill, default_global_work_size=(1,), default_queue=queue)
     evt = launcher(m=1)
     assert isinstance(evt, cl.Event)
     evt.wait()
@@ -487,6 +500,8 @@ def test_make_launcher_errors(queue):
                            lp.ValueArg("n", np.int32), lp.ValueArg("m", np.int32)])
     with pytest.raises(lp.InvocationError, match="missing parameter 'n'"):
         lp.make_launcher(knl2, queue, a=x, out=x)
+    with pytest.raises(lp.InvocationError, match="must be a number"):
+        lp.make_launcher(knl2, queue, a=x, out=x, n=x)
     with pytest.raises(lp.InvocationError, match="dtype"):
         lp.make_launcher(knl2, queue, a=x, out=cla.zeros(queue, 10, np.int32), n=4)
     out = cla.zeros(queue, 10, np.float32)

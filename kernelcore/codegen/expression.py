@@ -19,6 +19,7 @@ from pymbolic.mapper import Mapper
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
+from kernelcore.ir.expr import WalkMapper
 from kernelcore.types import ExprType, TypeInferenceMapper, promote
 
 PREC_NONE = 0
@@ -100,6 +101,25 @@ class HelperRegistry:
         return name
 
 
+class _LargeConstantFinder(WalkMapper):
+    def __init__(self):
+        self.found = False
+
+    def map_constant(self, expr):
+        if isinstance(expr, (int, np.integer)) and not isinstance(expr, bool) \
+                and abs(int(expr)) >= _LARGE:
+            self.found = True
+
+
+_LARGE = 2**16
+
+
+def _has_large_constant(expr) -> bool:
+    finder = _LargeConstantFinder()
+    finder(expr)
+    return finder.found
+
+
 def _is_int(dt: np.dtype) -> bool:
     return dt.kind in "iub"
 
@@ -123,6 +143,12 @@ class CExpressionMapper(Mapper):
     def code(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
         """C code for *expr*, converted to *want* if given."""
         t = self.types(expr)
+        if t.weak and t.dtype == np.int32 and _has_large_constant(expr):
+            # index arithmetic with large coefficients (from ISL bounds) could
+            # overflow 32 bits: compute it in 64
+            t = ExprType(np.dtype(np.int64), weak=True)
+            if want is None:
+                return self.rec(expr, prec, t.dtype)
         if want is not None and isinstance(expr, (int, float, complex, np.generic)) \
                 and not isinstance(expr, bool) and (t.weak or np.dtype(want) != t.dtype):
             if not (np.dtype(want).kind != "c" and isinstance(expr, complex)):

@@ -57,7 +57,9 @@ def iname_range(knl, iname: str, dom: isl.Set | None = None) -> HwRange:
     dom = project_to(dom, [iname]).coalesce()
     lo, hi = _pw_over_params(dom, iname)
     try:
-        lo_aff = static_max_of_pw_aff(lo, ctx) if len(lo.get_pieces()) == 1 else None
+        # the launch may start below where some parameter values start: guards
+        # keep the extra work-items idle
+        lo_aff = static_max_of_pw_aff(lo.neg(), ctx).neg()
     except StaticValueFindingError:
         lo_aff = None
     if lo_aff is None:

@@ -441,8 +441,8 @@ class OpenClParametrizedKernelLauncher(OpenClKernelLauncher):
                 parts.append("missing parameter(s) " + ", ".join(missing))
             if unknown:
                 parts.append("unknown parameter(s) " + ", ".join(unknown))
-            raise InvocationError(f"launcher '{self._name}': {'; '.join(parts)}; it takes "
-                                  + (", ".join(sorted(expected)) or "none"))
+            raise InvocationError(f"launcher '{self._name}': {'; '.join(parts)}; it "
+                                  "takes " + (", ".join(sorted(expected)) or "none"))
         params = self._params
         for pname, value in values.items():
             index, convert = params[pname]
@@ -883,11 +883,12 @@ def make_launcher(knl, queue: cl.CommandQueue | None = None,
                 if value is not None:
                     break
         if value is None:
-            raise InvocationError(f"make_launcher: missing parameter '{v.name}': pass it, "
-                                  "or an array whose shape determines it")
-        if isinstance(value, np.ndarray) and value.ndim:
+            raise InvocationError(f"make_launcher: missing parameter '{v.name}': pass "
+                                  "it, or an array whose shape determines it")
+        if not (isinstance(value, (numbers.Number, np.generic))
+                or (isinstance(value, np.ndarray) and value.ndim == 0)):
             raise InvocationError(f"make_launcher: parameter '{v.name}' must be a "
-                                  "scalar")
+                                  f"number, got {type(value).__name__}")
         params[v.name] = np.dtype(v.dtype).type(value)
     env = {k: (int(x) if isinstance(x, np.integer) else x) for k, x in params.items()}
 

@@ -368,7 +368,7 @@ def split_group_reductions(knl):
     from kernelcore.ir.domain import pw_aff_to_expr
     from kernelcore.ir.instruction import BarrierInstruction
     from kernelcore.ir.tags import is_hw_parallel
-    from kernelcore.transform.iname import _duplicate_in_set, split_iname
+    from kernelcore.transform.iname import split_iname
 
     dtypes, weak = kernel_type_context(knl)
     types = TypeInferenceMapper(dtypes, weak)
@@ -429,7 +429,7 @@ def split_group_reductions(knl):
             barrier_ids.add(barrier_id)
             g2 = names(f"{g}_stage2")
             stage2_inames.append(g2)
-            domains = [_duplicate_in_set(d, g, g2) for d in domains]
+            domains.append(_range_domain(g2, ranges[g], knl.all_params()))
             tags[g2] = None
             g2_index = prim.Variable(g2) if ranges[g].lower == 0 else prim.Sum(
                 (prim.Variable(g2), prim.Product((-1, ranges[g].lower))))
@@ -455,6 +455,18 @@ def split_group_reductions(knl):
     for g2 in stage2_inames:
         knl = split_iname(knl, g2, STAGE2_GROUP_SIZE, inner_tag="l.0")
     return knl
+
+
+def _range_domain(name: str, rng, params) -> isl.BasicSet:
+    """``{[name]: lower <= name < lower + size}`` for a parallel iname's range."""
+    from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
+    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=list(params))
+    v = prim.Variable(name)
+    lo = expr_to_pw_aff(rng.lower, space)
+    hi = expr_to_pw_aff(prim.Sum((rng.lower, pw_aff_to_expr(rng.size))), space)
+    dom = (expr_to_pw_aff(v, space).ge_set(lo) & expr_to_pw_aff(v, space).lt_set(hi)).coalesce()
+    bsets = dom.get_basic_sets()
+    return bsets[0] if len(bsets) == 1 else dom
 
 
 #: work-group size of the second stage of a reduction across work-groups
