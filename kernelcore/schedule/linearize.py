@@ -147,6 +147,43 @@ class _Linearizer:
             remaining -= body
 
 
+def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
+    """A private or local value written in one run of a loop and read in another
+    run of that loop would be overwritten in between: refuse such a schedule."""
+    from kernelcore.ir.data import AddressSpace
+    from kernelcore.ir.instruction import assignee_subscript
+    from kernelcore.ir.expr import get_dependencies
+    where: dict[str, dict[str, int]] = {}
+    stack: list[tuple[str, int]] = []
+    count = 0
+    for item in items:
+        if isinstance(item, EnterLoop):
+            count += 1
+            stack.append((item.iname, count))
+        elif isinstance(item, LeaveLoop):
+            stack.pop()
+        else:
+            where[item.insn_id] = dict(stack)
+    for name, tv in knl.temporary_variables.items():
+        if tv.address_space not in (AddressSpace.PRIVATE, AddressSpace.LOCAL):
+            continue
+        writers = [i for i in knl.instructions if name in i.assignee_names()]
+        readers = [i for i in knl.instructions if name in i.read_dependency_names()]
+        for w in writers:
+            indexed_by = set().union(*(get_dependencies(x) for x in
+                                       assignee_subscript(w.assignee)))
+            for r in readers:
+                for loop in (set(where[w.id]) & set(where[r.id])) - indexed_by:
+                    if where[w.id][loop] != where[r.id][loop]:
+                        raise SchedulingError(
+                            f"{tv.address_space} temporary '{name}' is written by '{w.id}' "
+                            f"and read by '{r.id}' in different runs of loop '{loop}', so "
+                            "each value would be overwritten before it is read. Usually "
+                            "another temporary forces the loops apart: tag the inames it "
+                            "is shared across 'ilp' (one copy per iteration) instead of "
+                            "'unr'/'for'")
+
+
 def linearize(knl: LoopKernel) -> LoopKernel:
     """A copy of the (preprocessed) kernel with :attr:`linearization` set."""
     if knl.state < KernelState.PREPROCESSED:
@@ -158,6 +195,7 @@ def linearize(knl: LoopKernel) -> LoopKernel:
     lin = _Linearizer(knl)
     parallel = tuple(n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n)))
     lin.run(parallel, {insn.id for insn in knl.instructions})
+    _check_private_temporaries(knl, lin.items)
     items = insert_local_barriers(knl, split_kernels(knl, lin.items))
     logger.debug("linearized %s into %d items", knl.name, len(items))
     return knl.copy(linearization=tuple(items), state=KernelState.LINEARIZED)
