@@ -43,6 +43,8 @@ from kernelcore.transform.iname import (
     duplicate_inames, join_inames, prioritize_loops, rename_iname, split_iname,
     split_reduction_inward, split_reduction_outward, tag_inames)
 from kernelcore.transform.instruction import add_dependency, add_nosync, remove_instructions
+from kernelcore.transform.ilp import privatize_temporaries_with_inames
+from kernelcore.transform.reduction import register_reduction
 from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.precompute import add_prefetch, precompute
 from kernelcore.transform.save import save_and_reload_temporaries
@@ -91,6 +93,7 @@ __all__ = [
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "expand_subst", "assignment_to_subst", "add_prefetch", "precompute",
+    "privatize_temporaries_with_inames", "register_reduction",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",

@@ -27,7 +27,7 @@ from kernelcore.ir.domain import (
     NotAffineError, expr_to_pw_aff, parse_assumptions, parse_domain, static_max_of_pw_aff,
     aff_to_expr, align_to)
 from kernelcore.ir.expr import (
-    REDUCTION_OPS, IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies)
+    IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies, is_reduction_name)
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, InstructionBase, NoOpInstruction, assignee_subscript,
     assignee_var_name)
@@ -58,11 +58,10 @@ class _ReductionResolver(IdentityMapper):
     def map_call(self, expr):
         fn = expr.function
         params = expr.parameters
-        if isinstance(fn, prim.Variable) and fn.name in REDUCTION_OPS and len(params) == 2:
+        if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
-                fn.name in ("sum", "product", "argmax", "argmin", "any", "all")
-                or all(n in self.inames for n in names))
+                fn.name not in ("max", "min") or all(n in self.inames for n in names))
             if is_reduction:
                 unknown = [n for n in names if n not in self.inames]
                 if unknown:
@@ -72,7 +71,7 @@ class _ReductionResolver(IdentityMapper):
                 return Reduction(fn.name, names, self.rec(params[1]))
             if fn.name.startswith("arg") and names is not None and len(names) != 1:
                 raise ParseError(f"{fn.name}() reduces over exactly one iname")
-            if fn.name in ("sum", "product", "argmax", "argmin", "any", "all"):
+            if fn.name not in ("max", "min"):
                 raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
                                  f"first argument, got {params[0]}")
         if isinstance(fn, prim.Variable) and fn.name in _CAST_NAMES:

@@ -2,7 +2,7 @@
 
 Public names: Reduction, TypeCast, IdentityMapper, CombineMapper, WalkMapper,
 StringifyMapper, VariableCollector, SubstitutionMapper, substitute,
-get_dependencies, find_reductions, REDUCTION_OPS.
+get_dependencies, find_reductions, REDUCTION_OPS, USER_REDUCTIONS, is_reduction_name.
 """
 
 from __future__ import annotations
@@ -21,6 +21,13 @@ from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper as _Stringify
 
 #: names of the built-in reductions, usable as ``op(iname, expr)``
 REDUCTION_OPS = ("sum", "product", "max", "min", "argmax", "argmin", "any", "all")
+
+#: user-registered reductions: name -> (identity(dtype), combine(acc, value))
+USER_REDUCTIONS: dict[str, tuple] = {}
+
+
+def is_reduction_name(name: str) -> bool:
+    return name in REDUCTION_OPS or name in USER_REDUCTIONS
 
 
 @prim.expr_dataclass()

@@ -1,7 +1,7 @@
 """Instruction-level parallelism: private temporaries get one copy per iteration
 of an ``ilp`` iname, so the iterations no longer share (and serialize on) them.
 
-Public names: expand_ilp_temporaries.
+Public names: expand_ilp_temporaries, privatize_temporaries_with_inames.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import IdentityMapper
 from kernelcore.ir.tags import IlpTag
@@ -45,18 +45,23 @@ def _static_range(knl, iname: str) -> tuple[int, int]:
     return lo.get_num_si(), hi.get_num_si()
 
 
-def expand_ilp_temporaries(knl):
-    """A copy of *knl* where private temporaries written inside ``ilp`` loops have
-    an extra leading axis indexed by the ilp iname."""
-    ilp = [n for n in knl.all_inames() if isinstance(knl.iname_tags.get(n), IlpTag)]
-    if not ilp:
-        return knl
+def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=None):
+    """A copy of *knl* where private temporaries written inside loops over
+    *privatizing_inames* get one copy per iteration (a leading axis indexed by
+    the iname), so iterations no longer share them."""
+    names = [s.strip() for s in privatizing_inames.split(",")] \
+        if isinstance(privatizing_inames, str) else list(privatizing_inames)
+    knl.check_inames(names, "privatize_temporaries_with_inames")
+    only = None if only_var_names is None else (
+        {s.strip() for s in only_var_names.split(",")} if isinstance(only_var_names, str)
+        else set(only_var_names))
     insns = list(knl.instructions)
     temps = dict(knl.temporary_variables)
-    for iname in ilp:
+    for iname in names:
         lo, hi = _static_range(knl, iname)
         for name, tv in list(temps.items()):
-            if tv.address_space not in (AddressSpace.PRIVATE,):
+            if tv.address_space not in (AddressSpace.PRIVATE, auto) or (
+                    only is not None and name not in only):
                 continue
             writers = [i for i in insns if name in i.assignee_names()]
             if not any(iname in w.within_inames for w in writers):
@@ -66,11 +71,21 @@ def expand_ilp_temporaries(knl):
             outside = [u.id for u in users if iname not in u.within_inames]
             if outside:
                 raise KernelcoreError(
-                    f"temporary '{name}' is written inside ilp loop '{iname}' but used by "
-                    f"instruction(s) {', '.join(outside)} outside it")
+                    f"temporary '{name}' is written inside loop '{iname}' but used by "
+                    f"instruction(s) {', '.join(outside)} outside it: it cannot get one "
+                    "copy per iteration")
             index = prim.Variable(iname) if lo == 0 else prim.Sum((prim.Variable(iname), -lo))
             mapper = _Expand(name, index)
             insns = [i.with_transformed_expressions(mapper) if i in users else i
                      for i in insns]
             temps[name] = tv.copy(shape=(hi - lo + 1,) + tuple(tv.shape))
     return knl.copy(instructions=tuple(insns), temporary_variables=temps)
+
+
+def expand_ilp_temporaries(knl):
+    """A copy of *knl* where private temporaries written inside ``ilp`` loops have
+    an extra leading axis indexed by the ilp iname."""
+    ilp = [n for n in knl.all_inames() if isinstance(knl.iname_tags.get(n), IlpTag)]
+    if not ilp:
+        return knl
+    return privatize_temporaries_with_inames(knl, ilp)

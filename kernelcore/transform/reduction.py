@@ -20,7 +20,8 @@ from pytools import UniqueNameGenerator
 
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
 from kernelcore.ir.domain import align_to, move_names_to_params, project_to
-from kernelcore.ir.expr import IdentityMapper, Reduction, get_dependencies, substitute
+from kernelcore.ir.expr import (
+    REDUCTION_OPS, USER_REDUCTIONS, IdentityMapper, Reduction, get_dependencies, substitute)
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
@@ -29,8 +30,44 @@ from kernelcore.types import TypeInferenceMapper, kernel_type_context
 dim_type = isl.dim_type
 
 
+def register_reduction(name: str, identity, combine, merge=None) -> None:
+    """Make ``name(iname, expr)`` a reduction in the instruction language.
+
+    *identity* is the neutral value, or a function of the dtype returning it;
+    *combine* folds the next value ``b`` into the accumulated ``a``; *merge*
+    joins two partial results (needed when the reduction runs over ``l.N`` or
+    ``g.N`` inames; e.g. ``combine="a + b*b"``, ``merge="a + b"``). Both are
+    expression strings in ``a`` and ``b``, or functions of two expressions."""
+    if name in REDUCTION_OPS:
+        raise KernelcoreError(f"'{name}' is a built-in reduction")
+    identity_fn = identity if callable(identity) else (lambda dtype, v=identity: v)
+    USER_REDUCTIONS[name] = (identity_fn, _binary(combine),
+                             None if merge is None else _binary(merge))
+
+
+def _binary(spec):
+    if not isinstance(spec, str):
+        return spec
+    from kernelcore.parse import parse_expression
+    template = parse_expression(spec)
+    return lambda a, b: substitute(template, {"a": a, "b": b})
+
+
+def _merge(op: str, left, right):
+    """Join two partial results of reduction *op*."""
+    if op in USER_REDUCTIONS:
+        merge = USER_REDUCTIONS[op][2]
+        if merge is None:
+            raise KernelcoreError(f"reduction '{op}' runs in parallel here but was "
+                                  "registered without merge=")
+        return merge(left, right)
+    return _combine(op, left, right)
+
+
 def reduction_identity(op: str, dtype: np.dtype):
     """The neutral element of *op* for *dtype* (max: -inf or the smallest integer)."""
+    if op in USER_REDUCTIONS:
+        return dtype.type(USER_REDUCTIONS[op][0](dtype))
     if op in ("any", "all"):
         return np.bool_(op == "all")
     if op == "sum":
@@ -51,6 +88,8 @@ def reduction_identity(op: str, dtype: np.dtype):
 def _combine(op: str, acc, value):
     if op == "sum":
         return prim.Sum((acc, value))
+    if op in USER_REDUCTIONS:
+        return USER_REDUCTIONS[op][1](acc, value)
     if op == "product":
         return prim.Product((acc, value))
     if op == "any":
@@ -287,7 +326,7 @@ class _Realizer(IdentityMapper):
             step_id = self.names(f"{self.insn.id}_{acc}_tree_{stride}")
             insns.append(Assignment(
                 id=step_id, assignee=at(lane),
-                expression=_combine(op, at(lane), at(prim.Sum((lane, stride)))),
+                expression=_merge(op, at(lane), at(prim.Sum((lane, stride)))),
                 within_inames=within, depends_on=frozenset({prev}),
                 predicates=self.insn.predicates | {prim.Comparison(lane, "<", stride)}
                 | ({prim.Comparison(prim.Sum((lane, stride)), "<", size)}
@@ -338,6 +377,18 @@ def realize_reduction(knl):
 
 _STAGE2_OP = {"sum": "sum", "product": "product", "max": "max", "min": "min",
               "any": "any", "all": "all"}
+
+
+def _stage2_op(op: str) -> str | None:
+    """The reduction that combines partial results of *op*."""
+    if op not in USER_REDUCTIONS:
+        return _STAGE2_OP.get(op)
+    identity, _, merge = USER_REDUCTIONS[op]
+    if merge is None:
+        return None
+    partials = f"{op}__partials"
+    USER_REDUCTIONS.setdefault(partials, (identity, merge, merge))
+    return partials
 
 
 class _GroupReductionFinder(IdentityMapper):
@@ -406,8 +457,9 @@ def split_group_reductions(knl):
         replacements = {}
         barrier_ids = set()
         for red, g in finder.found:
-            if red.operation not in _STAGE2_OP:
-                raise KernelcoreError(f"{red.operation} across work-groups is not supported")
+            if _stage2_op(red.operation) is None:
+                raise KernelcoreError(f"{red.operation} across work-groups is not supported "
+                                      "(user reductions need merge=)")
             dtype = types(red).dtype
             partial = names(f"{insn.id}_partial")
             shape = tuple(pw_aff_to_expr(ranges[n].size) for n in outer + [g])
@@ -434,7 +486,7 @@ def split_group_reductions(knl):
             g2_index = prim.Variable(g2) if ranges[g].lower == 0 else prim.Sum(
                 (prim.Variable(g2), prim.Product((-1, ranges[g].lower))))
             replacements[red] = Reduction(
-                _STAGE2_OP[red.operation], (g2,),
+                _stage2_op(red.operation), (g2,),
                 prim.Subscript(prim.Variable(partial),
                                tuple(rel(n) for n in outer) + (g2_index,)))
 

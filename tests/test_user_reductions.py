@@ -1,0 +1,61 @@
+"""User-registered reductions and privatization of temporaries."""
+
+import numpy as np
+import pytest
+
+import kernelcore as lp
+
+lp.register_reduction("kc_test_sumsq", 0, "a + b*b", merge="a + b")
+lp.register_reduction("kc_test_nomerge", 0, "a + b*b")
+
+
+def _rows(op):
+    return lp.make_kernel(["{[i]: 0<=i<n}", "{[j]: 0<=j<m}"], f"out[i] = {op}(j, a[i,j])")
+
+
+@pytest.mark.parametrize("m", [0, 1, 17, 300])
+def test_sequential_and_parallel_user_reduction(queue, m):
+    a = np.random.default_rng(m).random((4, m))
+    evt, (out,) = _rows("kc_test_sumsq")(queue, a=a)
+    np.testing.assert_allclose(out, (a * a).sum(axis=1))
+    knl = lp.split_iname(_rows("kc_test_sumsq"), "j", 16, inner_tag="l.0")
+    evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out, (a * a).sum(axis=1))
+
+
+def test_user_reduction_across_groups(queue):
+    knl = lp.make_kernel("{[j]: 0<=j<m}", "out[0] = kc_test_sumsq(j, a[j])",
+                         [lp.GlobalArg("out", np.float64, shape=(1,)), "..."])
+    knl = lp.split_iname(knl, "j", 32, inner_tag="l.0")
+    knl = lp.split_iname(knl, "j_outer", 4, outer_tag="g.0")
+    a = np.random.default_rng(0).random(10007)
+    evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out[0], (a * a).sum())
+
+
+def test_parallel_user_reduction_needs_merge(queue):
+    knl = lp.split_iname(_rows("kc_test_nomerge"), "j", 16, inner_tag="l.0")
+    with pytest.raises(lp.KernelcoreError, match="merge"):
+        knl(queue, a=np.ones((2, 5)))
+
+
+def test_builtin_names_cannot_be_registered():
+    with pytest.raises(lp.KernelcoreError, match="built-in"):
+        lp.register_reduction("sum", 0, "a + b")
+
+
+def test_privatize_gives_each_iteration_a_copy(queue):
+    knl = lp.make_kernel("{[i,j]: 0<=i<4 and 0<=j<n}",
+                         ["<> t = a[i] {id=w}", "out[i, j] = t*b[j] {dep=w}"])
+    knl = lp.privatize_temporaries_with_inames(knl, "i")
+    assert knl.temporary_variables["t"].shape == (4,)
+    a, b = np.arange(4.0), np.arange(3.0)
+    evt, (out,) = knl(queue, a=a, b=b)
+    np.testing.assert_array_equal(out, np.outer(a, b))
+
+
+def test_privatize_refuses_values_used_outside_the_loop():
+    knl = lp.make_kernel(["{[i]: 0<=i<4}", "{[k]: 0<=k<1}"],
+                         ["<> t = a[i] {id=w}", "out[k] = t {dep=w}"])
+    with pytest.raises(lp.KernelcoreError, match="outside"):
+        lp.privatize_temporaries_with_inames(knl, "i")
