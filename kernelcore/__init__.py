@@ -46,9 +46,9 @@ from kernelcore.transform.instruction import add_dependency, add_nosync, remove_
 from kernelcore.transform.ilp import privatize_temporaries_with_inames
 from kernelcore.transform.reduction import register_reduction
 from kernelcore.transform.parallel import auto_parallelize
-from kernelcore.transform.precompute import add_prefetch, precompute
+from kernelcore.transform.precompute import add_prefetch, buffer_array, precompute
 from kernelcore.transform.save import save_and_reload_temporaries
-from kernelcore.transform.subst import assignment_to_subst, expand_subst
+from kernelcore.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from kernelcore.transform.temporaries import set_temporary_scope
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
@@ -92,8 +92,8 @@ __all__ = [
     "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
-    "expand_subst", "assignment_to_subst", "add_prefetch", "precompute",
-    "privatize_temporaries_with_inames", "register_reduction",
+    "expand_subst", "assignment_to_subst", "extract_subst", "add_prefetch", "precompute",
+    "privatize_temporaries_with_inames", "register_reduction", "buffer_array",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",

@@ -59,3 +59,36 @@ def test_privatize_refuses_values_used_outside_the_loop():
                          ["<> t = a[i] {id=w}", "out[k] = t {dep=w}"])
     with pytest.raises(lp.KernelcoreError, match="outside"):
         lp.privatize_temporaries_with_inames(knl, "i")
+
+
+def test_extract_subst_and_precompute(queue):
+    knl = lp.make_kernel("{[i]: 1<=i<n-1}",
+                         "out[i] = a[i-1]*a[i-1] + a[i+1]*a[i+1] + a[i]*a[i]")
+    knl = lp.extract_subst(knl, "sq", "a[x]*a[x]", "x")
+    assert "sq" in knl.substitutions
+    a = np.arange(7.0)
+    evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out[1:], a[:-2]**2 + a[2:]**2 + a[1:-1]**2)
+    with pytest.raises(lp.KernelcoreError, match="matches"):
+        lp.extract_subst(knl, "cube", "a[x]*a[x]*a[x]", "x")
+
+
+@pytest.mark.parametrize("n", [1, 16, 37])
+def test_buffer_array_loads_updates_and_stores(queue, n):
+    knl = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<8}", "out[i] = out[i] + a[i,j] {id=acc}")
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.buffer_array(knl, "out", ["i_inner"], default_tag="l.0")
+    code = lp.generate_code_v2(lp.add_dtypes(knl, {"a": np.float32, "out": np.float32}))
+    assert "__local float out_buf[16]" in code.device_code()
+    a = np.random.default_rng(n).random((n, 8), dtype=np.float32)
+    evt, (out,) = knl(queue, a=a, out=np.ones(n, np.float32))
+    np.testing.assert_allclose(out, 1 + a.sum(axis=1), rtol=1e-5)
+
+
+def test_buffer_array_with_init_expression(queue):
+    knl = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<4}", "out[i] = out[i] + a[i,j] {id=acc}")
+    knl = lp.split_iname(knl, "i", 8, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.buffer_array(knl, "out", ["i_inner"], init_expression="0", default_tag="l.0")
+    a = np.arange(40.0).reshape(10, 4)
+    evt, (out,) = knl(queue, a=a, out=np.full(10, 99.0))
+    np.testing.assert_allclose(out, a.sum(axis=1))

@@ -1,5 +1,6 @@
-"""Storing values in temporaries: ``precompute`` (of a substitution rule) and
-``add_prefetch`` (of an array).
+"""Storing values in temporaries: ``precompute`` (of a substitution rule),
+``add_prefetch`` (of an array read) and ``buffer_array`` (of an array read and
+written: loaded, worked on in the temporary, stored back).
 
 Both find the values the using instructions need while the *sweep* inames
 vary (the footprint, as an ISL set of index tuples parametrized by the
@@ -11,7 +12,7 @@ Storage inames get *default_tag*: ``"l.auto"`` maps them, innermost first, onto
 the kernel's work-group axes (splitting a storage iname longer than its axis),
 so all work-items of a group cooperate in the fetch; ``None`` keeps loops.
 
-Public names: precompute, add_prefetch.
+Public names: precompute, add_prefetch, buffer_array.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
 
 def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
-                fetch_outer_inames, insn_id) -> LoopKernel:
+                fetch_outer_inames, insn_id, store_of=None) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
     match = parse_match(within)
@@ -105,7 +106,8 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         if not isinstance(insn, Assignment) or not match(knl, insn):
             continue
         finder = _UseFinder(is_use)
-        for e in (insn.expression, *insn.predicates):
+        for e in (insn.expression, *insn.predicates) + (
+                (insn.assignee,) if store_of is not None else ()):
             finder(e)
         if finder.uses:
             users.append((insn, finder.uses))
@@ -226,10 +228,20 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             rewriter = _UseFinder(is_use, replace)
             insn = insn.copy(expression=rewriter(insn.expression),
                              predicates=frozenset(rewriter(p) for p in insn.predicates),
-                             depends_on=insn.depends_on | {fetch_id})
+                             depends_on=insn.depends_on | {fetch_id},
+                             assignee=rewriter(insn.assignee) if store_of is not None
+                             else insn.assignee)
         new_insns.append(insn)
     position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
     new_insns.insert(position, fetch)
+    if store_of is not None:
+        target, value = store_of(index, fetch.assignee)
+        if target is not None:
+            last = max(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
+            new_insns.insert(last + 1, Assignment(
+                id=names(f"{temp}_store"), assignee=target, expression=value,
+                within_inames=fetch.within_inames,
+                depends_on=frozenset(u.id for u, _ in users)))
     aspace = temporary_address_space if temporary_address_space is not None else auto
     if isinstance(aspace, str):
         aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
@@ -332,3 +344,50 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=
                        temporary_address_space=temporary_address_space,
                        fetch_outer_inames=fetch_outer_inames,
                        insn_id=prefetch_insn_id or f"{var_name}_fetch_rule")
+
+
+def buffer_array(knl: LoopKernel, var_name: str, buffer_inames, init_expression=None,
+                 store_expression=None, within=None, default_tag="l.auto",
+                 temporary_name=None, temporary_address_space=None,
+                 fetch_bounding_box: bool = False) -> LoopKernel:
+    """Work on the part of array *var_name* that *buffer_inames* sweep in a
+    temporary: loaded first (or set to *init_expression*, which may use
+    ``base``, the array element), updated by the instructions, stored back
+    after them (*store_expression* may use ``buffer`` and ``base``;
+    ``"False"`` skips the store)."""
+    from kernelcore.parse import parse_expression
+    if var_name not in knl.arg_dict:
+        raise UnknownNameError(f"buffer_array: no array argument called '{var_name}'")
+    del fetch_bounding_box      # the footprint's bounding box is always buffered
+    init = None if init_expression is None else (
+        parse_expression(init_expression) if isinstance(init_expression, str)
+        else init_expression)
+    store = None if store_expression is None else (
+        parse_expression(store_expression) if isinstance(store_expression, str)
+        else store_expression)
+
+    def is_use(expr):
+        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
+                and expr.aggregate.name == var_name:
+            return expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        return None
+
+    def element(index):
+        return prim.Subscript(prim.Variable(var_name), index)
+
+    def value_of(index):
+        return element(index) if init is None else substitute(init, {"base": element(index)})
+
+    def store_of(index, buffer):
+        if store is False or (isinstance(store, prim.Variable) and store.name == "False"):
+            return None, None
+        value = buffer if store is None else substitute(
+            store, {"buffer": buffer, "base": element(index)})
+        return element(index), value
+
+    return _precompute(knl, is_use=is_use, value_of=value_of, base_name=f"{var_name}_buf",
+                       sweep=buffer_inames, within=within, dim_arg_names=None,
+                       default_tag=default_tag, temporary_name=temporary_name,
+                       temporary_address_space=temporary_address_space,
+                       fetch_outer_inames=None, insn_id=f"{var_name}_buf_init",
+                       store_of=store_of)

@@ -1,9 +1,11 @@
 """Transformations of substitution rules.
 
-Public names: expand_subst, assignment_to_subst.
+Public names: expand_subst, assignment_to_subst, extract_subst.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pymbolic.primitives as prim
 
@@ -95,3 +97,58 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
     temps = {n: t for n, t in knl.temporary_variables.items() if n != lhs_name}
     return knl.copy(instructions=tuple(insns), temporary_variables=temps,
                     substitutions={**knl.substitutions, lhs_name: rule})
+
+
+def _match(template, expr, params: set[str], bindings: dict) -> bool:
+    """Whether *expr* has the shape of *template* (parameters match anything,
+    consistently); fills *bindings*."""
+    if isinstance(template, prim.Variable) and template.name in params:
+        if template.name in bindings:
+            return bindings[template.name] == expr
+        bindings[template.name] = expr
+        return True
+    if type(template) is not type(expr):
+        return False
+    if isinstance(template, prim.ExpressionNode):
+        names = [f.name for f in dataclasses.fields(template)]
+        return all(_match(getattr(template, n), getattr(expr, n), params, bindings)
+                   for n in names)
+    if isinstance(template, tuple):
+        return len(template) == len(expr) and all(
+            _match(t, e, params, bindings) for t, e in zip(template, expr))
+    return template == expr
+
+
+def extract_subst(knl: LoopKernel, subst_name: str, template, parameters=()) -> LoopKernel:
+    """Name the subexpressions shaped like *template* as substitution rule
+    *subst_name* with arguments *parameters* (names in *template* that match
+    anything); operands are matched in the order written."""
+    from kernelcore.ir.expr import IdentityMapper
+    from kernelcore.parse import parse_expression
+    if subst_name in knl.substitutions:
+        raise KernelcoreError(f"extract_subst: rule '{subst_name}' exists already")
+    params = tuple(s.strip() for s in parameters.split(",")) if isinstance(parameters, str) \
+        else tuple(parameters)
+    template = parse_expression(template) if isinstance(template, str) else template
+    found = []
+
+    class _Extract(IdentityMapper):
+        def rec(self, expr, *args, **kwargs):
+            bindings: dict = {}
+            if isinstance(expr, prim.ExpressionNode) and _match(template, expr, set(params),
+                                                                 bindings):
+                found.append(expr)
+                return prim.Call(prim.Variable(subst_name),
+                                 tuple(self.rec(bindings[p]) for p in params))
+            return super().rec(expr, *args, **kwargs)
+
+        def map_constant(self, expr):
+            return expr
+
+    mapper = _Extract()
+    insns = tuple(i.with_transformed_expressions(mapper) if isinstance(i, Assignment) else i
+                  for i in knl.instructions)
+    if not found:
+        raise KernelcoreError(f"extract_subst: nothing in the kernel matches {template}")
+    rule = SubstitutionRule(subst_name, params, template)
+    return knl.copy(instructions=insns, substitutions={**knl.substitutions, subst_name: rule})
