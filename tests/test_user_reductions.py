@@ -92,3 +92,23 @@ def test_buffer_array_with_init_expression(queue):
     a = np.arange(40.0).reshape(10, 4)
     evt, (out,) = knl(queue, a=a, out=np.full(10, 99.0))
     np.testing.assert_allclose(out, a.sum(axis=1))
+
+
+@pytest.mark.parametrize("n", [1, 5, 63, 64])
+def test_scan_across_work_items(queue, n):
+    knl = lp.make_kernel("{[i,j]: 0<=j<=i<n}", "out[i] = sum(j, a[j])", assumptions="n<=64")
+    knl = lp.tag_inames(knl, "i:l.0")
+    code = lp.generate_code_v2(lp.add_dtypes(knl, {"a": np.float32})).device_code()
+    assert "__local float" in code and "barrier(" in code and "for (" not in code
+    a = np.random.default_rng(n).random(n, dtype=np.float32)
+    evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out, np.cumsum(a), rtol=1e-5)
+
+
+def test_scan_rows_across_work_items(queue):
+    knl = lp.make_kernel(["{[r]: 0<=r<m}", "{[i,j]: 0<=j<=i<16}"],
+                         "out[r, i] = max(j, a[r, j])")
+    knl = lp.tag_inames(knl, "r:g.0, i:l.0")
+    a = np.random.default_rng(1).random((5, 16))
+    evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out, np.maximum.accumulate(a, axis=1))

@@ -88,12 +88,10 @@ def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwA
         target = local if isinstance(r.tag, LocalIndexTag) else groups
         prev = target.get(r.tag.axis)
         target[r.tag.axis] = r.size if prev is None else _simplest(prev.union_max(r.size), ctx)
-    for axis, pw in local.items():
+    for axis, pw in list(local.items()):
         pieces = pw.get_pieces()
         if len(pieces) != 1 or not pieces[0][1].is_cst():
-            raise KernelcoreError(
-                f"work-group size along l.{axis} must be a constant, got {pw}; split the "
-                "iname with a fixed length before tagging it l.N")
+            local[axis] = _constant_local_size(knl, axis, insn_ids, pw)
 
     def as_tuple(d: dict[int, isl.PwAff]) -> tuple:
         if not d:
@@ -102,6 +100,25 @@ def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwA
         return tuple(d.get(k, _one_like(some)) for k in range(max(d) + 1))
 
     return as_tuple(groups), as_tuple(local)
+
+
+def _constant_local_size(knl, axis: int, insn_ids, pw: isl.PwAff) -> isl.PwAff:
+    """A constant work-group size along l.*axis*: the largest extent the
+    assumptions allow (an error if there is none)."""
+    from kernelcore.transform.ilp import _static_range
+    size = 0
+    for r in hw_iname_ranges(knl, insn_ids):
+        if isinstance(r.tag, LocalIndexTag) and r.tag.axis == axis:
+            try:
+                lo, hi = _static_range(knl, r.iname)
+            except KernelcoreError:
+                raise KernelcoreError(
+                    f"work-group size along l.{axis} must be a constant, got {pw}; split "
+                    "the iname with a fixed length before tagging it l.N, or bound it "
+                    "in the assumptions") from None
+            size = max(size, hi - lo + 1)
+    return isl.PwAff.from_aff(isl.Aff.zero_on_domain(
+        isl.LocalSpace.from_space(pw.get_domain_space())) + size)
 
 
 def _one_like(pw: isl.PwAff) -> isl.PwAff:

@@ -36,12 +36,15 @@ class _Expand(IdentityMapper):
 
 
 def _static_range(knl, iname: str) -> tuple[int, int]:
-    dom = project_to(knl.get_inames_domain([iname]), [iname])
+    """The smallest and largest value *iname* takes for any parameters the
+    assumptions allow (an error if either is unbounded)."""
+    dom = project_to(knl.get_inames_domain([iname]) & knl.assumptions_set, [iname])
     idx = dom.get_var_dict()[iname][1]
     lo, hi = dom.dim_min_val(idx), dom.dim_max_val(idx)
     if not lo.is_int() or not hi.is_int():
-        raise KernelcoreError(f"ilp iname '{iname}' needs a constant range (split it with a "
-                              "fixed length first)")
+        raise KernelcoreError(f"iname '{iname}' needs a constant range here (split it "
+                              "with a fixed length first, or state a bound in the "
+                              "assumptions)")
     return lo.get_num_si(), hi.get_num_si()
 
 

@@ -134,6 +134,8 @@ class _Realizer(IdentityMapper):
             return self._arg_reduction(expr)
         sweep = self._scan_sweep(expr)
         if sweep is not None:
+            if isinstance(self.knl.iname_tags.get(sweep[0]), LocalIndexTag):
+                return self._parallel_scan(expr, *sweep)
             return self._scan(expr, *sweep)
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
@@ -177,8 +179,8 @@ class _Realizer(IdentityMapper):
 
     def _scan_sweep(self, expr: Reduction):
         """(i, c) when the reduction is a prefix scan: its single iname j runs over
-        ``L <= j <= i + c`` for a sequential loop i of the instruction starting at
-        ``L - c`` (constants), so each iteration of i adds one term."""
+        ``L <= j <= i + c`` for a sequential (or ``l.N``) iname i of the
+        instruction starting at ``L - c`` (constants), so each i adds one term."""
         if len(expr.inames) != 1 or expr.operation not in ("sum", "product", "max", "min") \
                 or self.outer_inames != self.insn.within_inames:
             return None
@@ -189,7 +191,8 @@ class _Realizer(IdentityMapper):
         for i in sorted(self.outer_inames):
             # the terms must not change with i, or the running value would not be
             # a prefix of the next one
-            if self.knl.iname_tags.get(i) is not None or i in reads:
+            tag = self.knl.iname_tags.get(i)
+            if (tag is not None and not isinstance(tag, LocalIndexTag)) or i in reads:
                 continue
             dom = self.knl.get_inames_domain([i, j])
             j_of_i = project_to(move_names_to_params(dom, [i]), [j])
@@ -242,6 +245,70 @@ class _Realizer(IdentityMapper):
                        predicates=self.insn.predicates)]
         self.final_deps.add(update_id)
         return prim.Variable(acc)
+
+    def _parallel_scan(self, expr: Reduction, sweep: str, shift: int):
+        """A prefix scan across the work-items of a work-group (sweep iname tagged
+        ``l.N``): terms in local memory, log2(group size) doubling steps."""
+        from kernelcore.transform.ilp import _static_range
+        (j,) = expr.inames
+        dtype = self.types(expr.expr).dtype
+        if dtype.kind == "b" and expr.operation in ("sum", "product"):
+            dtype = np.dtype(np.int64)
+        axis = self.knl.iname_tags[sweep].axis
+        lo, hi = _static_range(self.knl, sweep)
+        size = hi - lo + 1
+        outer = self.outer_inames - {sweep}
+        others = [n for n in sorted(outer, key=self.knl.all_inames().index)
+                  if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
+        other_sizes = [_static_range(self.knl, n)[1] - _static_range(self.knl, n)[0] + 1
+                       for n in others]
+        prefix = tuple(prim.Sum((prim.Variable(n), -_static_range(self.knl, n)[0]))
+                       if _static_range(self.knl, n)[0] else prim.Variable(n) for n in others)
+        buf = self.names(f"scan_{j}_buf")
+        self.new_temps[buf] = TemporaryVariable(buf, dtype, tuple(other_sizes) + (size,),
+                                                address_space=AddressSpace.LOCAL)
+
+        def at(index):
+            return prim.Subscript(prim.Variable(buf), prefix + (index,))
+
+        lane = _lane(axis)
+        mine = prim.Variable(sweep) if lo == 0 else prim.Sum((prim.Variable(sweep), -lo))
+        identity = reduction_identity(expr.operation, dtype)
+        term = substitute(self.rec(expr.expr), {j: prim.Sum((prim.Variable(sweep), shift))
+                                                if shift else prim.Variable(sweep)})
+        base = f"{self.insn.id}_{buf}"
+        ids = [self.names(f"{base}_clear"), self.names(f"{base}_load")]
+        insns = [
+            Assignment(id=ids[0], assignee=at(lane), expression=identity,
+                       within_inames=outer, depends_on=frozenset(),
+                       predicates=self.insn.predicates),
+            Assignment(id=ids[1], assignee=at(mine), expression=term,
+                       within_inames=self.outer_inames,
+                       depends_on=self.insn.depends_on | {ids[0]},
+                       predicates=self.insn.predicates)]
+        prev = ids[1]
+        step = 1
+        while step < size:
+            tmp = self.names(f"{buf}_{step}")
+            self.new_temps[tmp] = TemporaryVariable(tmp, dtype, (),
+                                                    address_space=AddressSpace.PRIVATE)
+            read_id, write_id = self.names(f"{base}_read_{step}"), self.names(
+                f"{base}_add_{step}")
+            insns += [
+                Assignment(id=read_id, assignee=prim.Variable(tmp),
+                           expression=prim.If(prim.Comparison(lane, ">=", step),
+                                              at(prim.Sum((lane, -step))), identity),
+                           within_inames=outer, depends_on=frozenset({prev}),
+                           predicates=self.insn.predicates),
+                Assignment(id=write_id, assignee=at(lane),
+                           expression=_merge(expr.operation, at(lane), prim.Variable(tmp)),
+                           within_inames=outer, depends_on=frozenset({read_id}),
+                           predicates=self.insn.predicates)]
+            prev = write_id
+            step *= 2
+        self.new_insns += insns
+        self.final_deps.add(prev)
+        return at(mine)
 
     def _arg_reduction(self, expr: Reduction):
         """The first index where the value is largest (smallest); NaN counts as
