@@ -34,7 +34,7 @@ def time_it(fn, queue, reps=10):
     queue.finish()
     start = time.perf_counter()
     for _ in range(reps):
-        evt = fn()
+        fn()
     queue.finish()
     return (time.perf_counter() - start) / reps
 

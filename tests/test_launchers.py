@@ -19,7 +19,7 @@ import kernelcore as lp
 from kernelcore.runtime.launchers import (
     KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClIterativeKernelLauncher,
     OpenClKernelLauncher, OpenClKernelListLauncher, OpenClKernelParameterYielder,
-    OpenClParametrizedKernelLauncher, make_launcher)
+    OpenClParametrizedKernelLauncher)
 
 SOURCE = """
 __kernel void axpb(__global float *out, __global const float *a, float alpha, int n)

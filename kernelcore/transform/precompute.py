@@ -137,7 +137,6 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
 
     # {{{ footprint
 
-    space = knl.space
     footprint = None
     for insn, uses in users:
         for args, bound in uses:
