@@ -110,3 +110,7 @@ __all__ = [
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
     "auto_test_vs_ref", "AutomaticTestFailure",
 ]
+
+from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
+
+__all__ += ["CTarget", "ExecutableCTarget"]

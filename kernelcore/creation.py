@@ -85,7 +85,7 @@ class _ReductionResolver(IdentityMapper):
 
 
 _CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128"}
+               "float32", "float64", "complex64", "complex128", "bool"}
 
 
 class _ArrayAccessCollector(WalkMapper):

@@ -41,7 +41,8 @@ PREC_CALL = 15
 class HelperRegistry:
     """Helper C functions a kernel needs, emitted once each in its preamble."""
 
-    def __init__(self):
+    def __init__(self, linkage: str = "inline"):
+        self.linkage = linkage
         self.helpers: dict[str, str] = {}
         self.extensions: set[str] = set()
 
@@ -53,7 +54,7 @@ class HelperRegistry:
             else:
                 body = ("const %s q = a / b; "
                         "return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;" % ctype)
-            self.helpers[name] = (f"inline {ctype} {name}({ctype} a, {ctype} b) "
+            self.helpers[name] = (f"{self.linkage} {ctype} {name}({ctype} a, {ctype} b) "
                                   f"{{ {body} }}")
         return name
 
@@ -62,7 +63,7 @@ class HelperRegistry:
         if name not in self.helpers:
             rem = "fmod(a, b)" if is_float else "a % b"
             self.helpers[name] = (
-                f"inline {ctype} {name}({ctype} a, {ctype} b) "
+                f"{self.linkage} {ctype} {name}({ctype} a, {ctype} b) "
                 f"{{ const {ctype} r = {rem}; "
                 "return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }")
         return name
@@ -71,7 +72,7 @@ class HelperRegistry:
         name = "kc_ipow_" + ctype.replace(" ", "_")
         if name not in self.helpers:
             self.helpers[name] = (
-                f"inline {ctype} {name}({ctype} b, {ctype} e) "
+                f"{self.linkage} {ctype} {name}({ctype} b, {ctype} e) "
                 f"{{ {ctype} r = 1; if (e < 0) return (b == 1) ? 1 : (b == -1) ? "
                 "((e & 1) ? -1 : 1) : 0; "
                 "while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return r; }")
@@ -96,7 +97,7 @@ class HelperRegistry:
             body = (f"union {{ {bits} i; {ctype} f; }} old, new; "
                     f"do {{ old.f = *p; new.f = old.f + v; }} "
                     f"while ({cas}((volatile __global {bits} *) p, old.i, new.i) != old.i);")
-        self.helpers[name] = (f"inline void {name}(volatile __global {ctype} *p, "
+        self.helpers[name] = (f"{self.linkage} void {name}(volatile __global {ctype} *p, "
                               f"{ctype} v) {{ {body} }}")
         return name
 
@@ -292,8 +293,9 @@ class CExpressionMapper(Mapper):
                     f"{self.code(expr.exponent, PREC_NONE, dtype)})")
         exp_t = self.types(expr.exponent)
         if exp_t.dtype.kind in "iu" and exp_t.weak:
-            return f"pown({self.code(expr.base, PREC_NONE, dtype)}, {self.code(expr.exponent, PREC_NONE, np.dtype(np.int32))})"
-        return (f"pow({self.code(expr.base, PREC_NONE, dtype)}, "
+            fn = self._function("pown", [dtype, np.dtype(np.int32)], dtype)
+            return f"{fn}({self.code(expr.base, PREC_NONE, dtype)}, {self.code(expr.exponent, PREC_NONE, np.dtype(np.int32))})"
+        return (f"{self._function('pow', [dtype, dtype], dtype)}({self.code(expr.base, PREC_NONE, dtype)}, "
                 f"{self.code(expr.exponent, PREC_NONE, dtype)})")
 
     def _common(self, exprs) -> np.dtype:
@@ -389,12 +391,22 @@ class CExpressionMapper(Mapper):
             return arg if name == "real" else self.target.literal(0, dtype)
         if rule == "same" and common.kind != "c":
             return self.code(params[0], PREC_NONE, common)
-        fname = self.target.function_name(name, [common] * len(params), dtype)
+        fname = self._function(name, [common] * len(params), dtype)
         args = ", ".join(self.code(p, PREC_NONE, common) for p in params)
         code = f"{fname}({args})"
         if name == "abs" and common.kind == "i":
             code = f"({self.target.dtype_to_ctype(common)}) {code}"
         return code
+
+    def _function(self, name, arg_dtypes, result_dtype) -> str:
+        """The target's spelling of function *name*; helpers it needs are
+        added to the preamble."""
+        fname = self.target.function_name(name, arg_dtypes, result_dtype)
+        if fname not in self.helpers.helpers:
+            source = self.target.helper_function_source(fname)
+            if source is not None:
+                self.helpers.helpers[fname] = source
+        return fname
 
     def map_type_cast(self, expr, prec, dtype):
         return self.code(expr.child, prec, expr.dtype)

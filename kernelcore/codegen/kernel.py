@@ -80,8 +80,8 @@ class _Generator:
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.subst: dict[str, object] = {}
         for r in self.hw_ranges:
-            hw = prim.Variable(f"{'lid' if isinstance(r.tag, LocalIndexTag) else 'gid'}"
-                               f"({r.tag.axis})")
+            hw = prim.Variable(self.target.hw_index_name(
+                isinstance(r.tag, LocalIndexTag), r.tag.axis))
             self.subst[r.iname] = hw if r.lower == 0 else prim.Sum((r.lower, hw))
             dtypes[hw.name] = INDEX_DTYPE
             weak.add(hw.name)
@@ -145,7 +145,9 @@ class _Generator:
                 k += 1
             elif isinstance(item, Barrier):
                 note = f" /* {item.comment} */" if item.comment else ""
-                nodes.append(cast.Statement(f"barrier(CLK_LOCAL_MEM_FENCE){note};"))
+                stmt = self.target.barrier("local")
+                if stmt is not None:
+                    nodes.append(cast.Statement(f"{stmt}{note};"))
                 k += 1
             else:
                 raise AssertionError(f"unexpected {item}")
@@ -255,16 +257,15 @@ class _Generator:
         if isinstance(insn, NoOpInstruction):
             return []
         if isinstance(insn, BarrierInstruction):
-            fence = "CLK_GLOBAL_MEM_FENCE" if insn.mem_kind == "global" \
-                else "CLK_LOCAL_MEM_FENCE"
-            return [cast.Statement(f"barrier({fence}) /* {insn.id} */;")]
+            stmt = self.target.barrier("global" if insn.mem_kind == "global" else "local")
+            return [] if stmt is None else [cast.Statement(f"{stmt} /* {insn.id} */;")]
         if not isinstance(insn, Assignment):
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
         dom = self.knl.get_insn_domain(insn)
         cond = guard_condition(dom, context)
         lhs_t = self.types(insn.assignee).dtype
         lhs = self.emit(insn.assignee, context)
-        if insn.atomic:
+        if insn.atomic and not self.target.sequential:
             node = cast.Statement(self.atomic_update(insn, lhs, lhs_t, context))
         else:
             rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
@@ -295,8 +296,7 @@ class _Generator:
         ctype = self.target.dtype_to_ctype(arg.dtype)
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
-        const = "" if arg.name in written else " const"
-        return f"__global {ctype}{const} *__restrict__ {arg.name}"
+        return self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
 
     def check_definitions(self) -> None:
         """Private and local temporaries do not survive between device kernels."""
@@ -312,14 +312,14 @@ class _Generator:
                         f"'{self.name}' without a definition (maybe you forgot to call "
                         "save_and_reload_temporaries?)")
 
-    def temp_decls(self) -> list:
+    def temp_decls(self, spaces=(AddressSpace.LOCAL, AddressSpace.PRIVATE)) -> list:
         decls = []
         used: set[str] = set()
         for iid in self.insn_ids:
             insn = self.knl.id_to_insn[iid]
             used |= insn.assignee_names() | insn.read_dependency_names()
         for name, tv in sorted(self.knl.temporary_variables.items()):
-            if tv.address_space == AddressSpace.GLOBAL or name not in used:
+            if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
             size = 1
@@ -330,7 +330,9 @@ class _Generator:
                         f"got {tv.shape}")
                 size *= int(s)
             if tv.address_space == AddressSpace.LOCAL:
-                decls.append(cast.Statement(f"__local {ctype} {name}[{size}];"))
+                qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
+                qual = f"{qual} " if qual else ""
+                decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}];"))
             elif tv.shape == ():
                 decls.append(cast.Statement(f"{ctype} {name};"))
             else:
@@ -350,11 +352,14 @@ class _Generator:
         decl_args = ", ".join(self.arg_decl(a, written)
                               for a in self.knl.device_arguments())
         prototype = f"{prefix} {self.name}({decl_args})"
-        body = self.temp_decls()
-        if body:
-            body.append(cast.Statement(""))
-        body += self.gen(0, len(self.items), [r.iname for r in self.hw_ranges],
-                         self.initial_context())
+        if self.target.sequential and self.hw_ranges:
+            body = self.target.sequential_body(self, num_groups, local_size)
+        else:
+            body = self.temp_decls()
+            if body:
+                body.append(cast.Statement(""))
+            body += self.gen(0, len(self.items), [r.iname for r in self.hw_ranges],
+                             self.initial_context())
         lines = [prototype, "{"]
         lines += [ln.rstrip() for ln in cast.print_nodes(body)]
         lines.append("}")
@@ -381,7 +386,8 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
             raise CodeGenerationError(
                 f"type of argument '{arg.name}' is unknown: use add_dtypes or call "
                 "the kernel with data")
-    helpers = HelperRegistry()
+    target = knl.target or PyOpenCLTarget()
+    helpers = HelperRegistry(target.helper_linkage)
     kernels = []
     bodies: list[str] = []
     for name, items in _segments(knl.linearization):
@@ -392,7 +398,6 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     uses_complex = any(v.dtype is not None and v.dtype.kind == "c" for v in variables)
     uses_double = any(v.dtype is not None and v.dtype in (np.float64, np.complex128)
                       for v in variables)
-    target = knl.target or PyOpenCLTarget()
     preamble = target.preamble(uses_complex, uses_double)
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
     preamble += list(helpers.helpers.values())

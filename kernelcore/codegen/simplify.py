@@ -8,7 +8,7 @@ from __future__ import annotations
 from pymbolic.mapper.constant_folder import ConstantFoldingMapper
 from pymbolic.mapper.flattener import FlattenMapper
 
-from kernelcore.ir.expr import TypeCast
+from kernelcore.ir.expr import TypeCast, get_dependencies
 
 
 class _Flatten(FlattenMapper):
@@ -17,6 +17,9 @@ class _Flatten(FlattenMapper):
 
 
 class _Fold(ConstantFoldingMapper):
+    def is_constant(self, expr):
+        return not get_dependencies(expr)
+
     def map_type_cast(self, expr):
         return TypeCast(expr.dtype, self.rec(expr.child))
 

@@ -247,6 +247,9 @@ class LoopKernel:
 
     def __call__(self, queue, **kwargs):
         """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""
+        target_invoke = getattr(self.target, "invoke", None)
+        if target_invoke is not None:      # a target running code its own way (C)
+            return target_invoke(self, queue, kwargs)
         from kernelcore.runtime.invoke import invoke
         return invoke(self, queue, kwargs)
 

@@ -25,6 +25,10 @@ class OpenCLTarget:
     """Generates OpenCL C 1.2 kernels."""
 
     name = "opencl"
+    #: True for targets that run every work-item one after another (plain C)
+    sequential = False
+    #: how helper functions in the preamble are declared
+    helper_linkage = "inline"
 
     def dtype_to_ctype(self, dtype: np.dtype) -> str:
         try:
@@ -38,6 +42,25 @@ class OpenCLTarget:
     def address_space_qualifier(self, aspace: AddressSpace) -> str:
         return {AddressSpace.GLOBAL: "__global", AddressSpace.LOCAL: "__local",
                 AddressSpace.PRIVATE: ""}[aspace]
+
+    def hw_index_name(self, is_local: bool, axis: int) -> str:
+        """The C spelling of the local (or group) index along *axis*."""
+        return f"{'lid' if is_local else 'gid'}({axis})"
+
+    def barrier(self, fence: str) -> str | None:
+        """A barrier statement (without ';') for fence "local"/"global", or None
+        when the target needs none."""
+        return "barrier(CLK_GLOBAL_MEM_FENCE)" if fence == "global" \
+            else "barrier(CLK_LOCAL_MEM_FENCE)"
+
+    def array_arg_decl(self, ctype: str, name: str, is_const: bool) -> str:
+        const = " const" if is_const else ""
+        return f"__global {ctype}{const} *__restrict__ {name}"
+
+    def helper_function_source(self, name: str) -> str | None:
+        """Source of a helper function *name* returned by :meth:`function_name`
+        that the preamble must define (None: a built-in)."""
+        return None
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))

@@ -1,0 +1,357 @@
+"""Running kernels of ExecutableCTarget: the system C compiler, a disk cache of
+shared libraries, ctypes calls with NumPy arrays.
+
+As on the OpenCL path, each combination of argument dtypes gets its generated
+code (from the same code cache) and a small generated Python *invoker* that
+finds parameters from array shapes, checks the assumptions, shapes, dtypes
+and strides, allocates outputs, and calls the compiled functions in order.
+The queue is ignored; the returned event is None.
+
+The compiled library is stored under ``KERNELCORE_CACHE_DIR`` (else the user
+cache directory) in ``c-libraries/``, named by a hash of the source and the
+compiler command, so a second process reuses it without compiling.
+
+Public names: invoke, build_library, library_cache_dir, CCompilationError, STATS.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+from kernelcore.codegen.kernel import generate_code_v2
+from kernelcore.diagnostic import InvocationError, KernelcoreError
+from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.ir.domain import set_to_cond_expr
+from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
+from kernelcore.runtime.invoke import _arg_dtype, _assumption_failed, _missing, _py, _solve_for
+from kernelcore.types import add_dtypes, infer_types
+
+logger = logging.getLogger(__name__)
+
+#: compiler runs and library loads of this process (read by tests)
+STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
+
+_EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LIBRARIES: dict[str, ctypes.CDLL] = {}
+_LOCATION = re.compile(r":(\d+):(\d+):")
+
+
+class CCompilationError(KernelcoreError, RuntimeError):
+    """The system C compiler rejected generated code (or could not be run)."""
+
+
+# {{{ compiling and loading
+
+def library_cache_dir() -> str:
+    """Where compiled libraries are kept."""
+    base = os.environ.get("KERNELCORE_CACHE_DIR")
+    if not base:
+        try:
+            import platformdirs
+            base = platformdirs.user_cache_dir("kernelcore")
+        except ImportError:
+            base = os.path.join(os.path.expanduser("~"), ".cache", "kernelcore")
+    return os.path.join(base, "c-libraries")
+
+
+def _quote_errors(source: str, log: str) -> str:
+    lines = source.splitlines()
+    quoted = []
+    for log_line in log.splitlines():
+        m = _LOCATION.search(log_line)
+        if m is None or "error" not in log_line:
+            continue
+        k = int(m.group(1))
+        if 1 <= k <= len(lines):
+            quoted.append(f"{log_line.strip()}\n> {k:4d} | {lines[k - 1]}")
+    return "\n".join(quoted[:5])
+
+
+def build_library(source: str, command: list[str], name: str = "kernel") -> ctypes.CDLL:
+    """The shared library compiled from *source* by *command* (the compiler and
+    its options), from memory, the disk cache, or a compiler run."""
+    key = hashlib.sha256(("\0".join(command) + "\0\0" + source).encode()).hexdigest()
+    lib = _LIBRARIES.get(key)
+    if lib is not None:
+        STATS["memory_hits"] += 1
+        return lib
+    directory = library_cache_dir()
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{key[:40]}.so")
+    if os.path.exists(path):
+        STATS["disk_hits"] += 1
+    else:
+        if shutil.which(command[0]) is None:
+            raise CCompilationError(f"C compiler '{command[0]}' not found; pass "
+                                    "ExecutableCTarget(compiler=...)")
+        start = time.perf_counter()
+        work = tempfile.mkdtemp(prefix="build-", dir=directory)
+        try:
+            src = os.path.join(work, f"{name}.c")
+            out = os.path.join(work, f"{name}.so")
+            with open(src, "w") as f:
+                f.write(source)
+            full = [*command, src, "-o", out, "-lm"]
+            STATS["compiles"] += 1
+            proc = subprocess.run(full, capture_output=True, text=True)
+            if proc.returncode != 0:
+                log = (proc.stderr + proc.stdout).strip()
+                quoted = _quote_errors(source, log)
+                raise CCompilationError(
+                    f"C compilation of kernel '{name}' failed ({' '.join(full)})"
+                    + (f"\n{quoted}" if quoted else "")
+                    + "\n--- compiler log ---\n" + log)
+            os.replace(out, path)          # atomic: concurrent builders agree
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        logger.info("compiled %s in %.1f ms", name, 1e3 * (time.perf_counter() - start))
+    lib = ctypes.CDLL(path)
+    _LIBRARIES[key] = lib
+    return lib
+
+
+def _scalar_ctype(dtype: np.dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        real = ctypes.c_float if dtype == np.complex64 else ctypes.c_double
+        return type(f"complex_{dtype.name}", (ctypes.Structure,),
+                    {"_fields_": [("real", real), ("imag", real)]})
+    if dtype.kind == "b":
+        return ctypes.c_ubyte
+    return np.ctypeslib.as_ctypes_type(dtype)
+
+# }}}
+
+
+# {{{ helpers the generated invoker calls
+
+def _host_array(name: str, ary, order: str):
+    """*ary* as a NumPy array in *order* (a copy where it is not already)."""
+    if not isinstance(ary, np.ndarray):
+        if hasattr(ary, "get") and hasattr(ary, "queue"):
+            raise InvocationError(f"argument '{name}': ExecutableCTarget takes NumPy "
+                                  "arrays, got a device array (use .get())")
+        ary = np.asarray(ary)
+    return np.asfortranarray(ary) if order == "F" else np.ascontiguousarray(ary)
+
+
+def _check(name: str, ary: np.ndarray, shape: tuple, dtype: np.dtype, strides: tuple):
+    if ary.dtype != dtype:
+        raise InvocationError(f"argument '{name}' has dtype {ary.dtype}, the kernel "
+                              f"expects {dtype}")
+    if tuple(ary.shape) != shape:
+        raise InvocationError(f"argument '{name}' has shape {tuple(ary.shape)}, the kernel "
+                              f"expects {shape}")
+    if ary.size == 0:
+        return
+    for axis, (extent, stride, want) in enumerate(zip(shape, ary.strides, strides)):
+        if extent > 1 and stride != want * dtype.itemsize:
+            raise InvocationError(
+                f"argument '{name}' has stride {stride // dtype.itemsize} (elements) "
+                f"along axis {axis}, the kernel expects {want}")
+
+
+def _copy_back(host, ary):
+    if host is None or host is ary:
+        return ary
+    host[...] = ary
+    return host
+
+
+class _Runtime:
+    missing = staticmethod(_missing)
+    assumption_failed = staticmethod(_assumption_failed)
+    host_array = staticmethod(_host_array)
+    check = staticmethod(_check)
+    copy_back = staticmethod(_copy_back)
+    np = np
+
+    def __init__(self, executor: CExecutor):
+        self.executor = executor
+        self.scalar_types = executor.scalar_types
+
+    def functions(self):
+        return self.executor.functions()
+
+    def scalar(self, k: int, value):
+        """Value argument number *k* converted to its ctypes type."""
+        ct, dtype = self.scalar_types[k]
+        v = dtype.type(value)
+        if dtype.kind == "c":
+            return ct(float(v.real), float(v.imag))
+        return ct(v.item())
+
+# }}}
+
+
+class CExecutor:
+    """A kernel specialized to argument dtypes: C code, compiled functions, invoker."""
+
+    def __init__(self, knl):
+        self.knl = knl
+        self.key = kernel_key(knl)
+        code = code_cache_get(self.key)
+        if code is None:
+            code = generate_code_v2(knl)
+            code_cache_put(self.key, code)
+        self.code = code
+        self.device_args = knl.device_arguments()
+        self.scalar_types = {k: (_scalar_ctype(a.dtype), np.dtype(a.dtype))
+                             for k, a in enumerate(self.device_args)
+                             if isinstance(a, ValueArg)}
+        self._functions = None
+        self.wrapper_source = self._wrapper_source()
+        namespace: dict[str, Any] = {}
+        exec(compile(self.wrapper_source, f"<kernelcore C invoker {knl.name}>", "exec"),
+             namespace)
+        self.invoker = namespace["invoke"]
+        self.runtime = _Runtime(self)
+
+    def functions(self) -> list:
+        if self._functions is None:
+            if self.knl.options.write_code:
+                print(self.code.device_code())
+            lib = build_library(self.code.device_code(), self.knl.target.compile_command(),
+                                self.knl.name)
+            argtypes = [self.scalar_types[k][0] if k in self.scalar_types else ctypes.c_void_p
+                        for k in range(len(self.device_args))]
+            fns = []
+            for dk in self.code.kernels:
+                fn = getattr(lib, dk.name)
+                fn.restype = None
+                fn.argtypes = argtypes
+                fns.append(fn)
+            self._functions = fns
+        return self._functions
+
+    def _wrapper_source(self) -> str:
+        knl = self.knl
+        written = knl.get_written_variables()
+        arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
+        values = [a for a in knl.args if isinstance(a, ValueArg)]
+        names = [a.name for a in knl.args]
+        out: list[str] = []
+        w = out.append
+        w(f"def invoke(_rt, {', '.join(f'{n}=None' for n in names)}):")
+        w("    _np = _rt.np")
+        for a in arrays:
+            w(f"    _{a.name}_host = {a.name}")
+            w(f"    if {a.name} is not None:")
+            w(f"        {a.name} = _rt.host_array({a.name!r}, {a.name}, {a.order!r})")
+
+        # parameters from shapes (as on the OpenCL path)
+        for v in values:
+            candidates = []
+            for a in arrays:
+                for axis, extent in enumerate(a.shape):
+                    code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
+                    if code is not None:
+                        candidates.append((a.name, code))
+            w(f"    if {v.name} is None:")
+            for k, (aname, code) in enumerate(candidates):
+                w(f"        {'if' if k == 0 else 'elif'} {aname} is not None:")
+                w(f"            {v.name} = {code}")
+            if candidates:
+                w("        else:")
+                w(f"            _rt.missing({v.name!r}, 'parameter')")
+            else:
+                w(f"        _rt.missing({v.name!r}, 'parameter')")
+
+        if knl.assumptions is not None and not knl.options.skip_arg_checks:
+            cond = set_to_cond_expr(knl.assumptions)
+            if cond is not True:
+                w(f"    if not ({cond}):")
+                w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
+                  "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
+
+        for a in arrays:
+            shape = "(" + "".join(f"{_py(s)}, " for s in a.shape) + ")"
+            strides = "(" + "".join(f"{_py(s)}, " for s in a.element_strides()) + ")"
+            w(f"    if {a.name} is None:")
+            if a.name in written:
+                w(f"        {a.name} = _np.empty({shape}, _np.dtype({str(a.dtype)!r}), "
+                  f"order={a.order!r})")
+            else:
+                w(f"        _rt.missing({a.name!r})")
+            if not knl.options.skip_arg_checks:
+                w(f"    _rt.check({a.name!r}, {a.name}, {shape}, _np.dtype("
+                  f"{str(a.dtype)!r}), {strides})")
+
+        for name, dtype, shape in self.code.global_temporaries:
+            shape_code = "(" + "".join(f"max(0, {_py(x)}), " for x in shape) + ")"
+            w(f"    {name} = _np.empty({shape_code}, _np.dtype({dtype!r}))")
+        call_args = []
+        for k, arg in enumerate(self.device_args):
+            if isinstance(arg, ValueArg):
+                call_args.append(f"_rt.scalar({k}, {arg.name})")
+            else:
+                call_args.append(f"{arg.name}.ctypes.data")
+        w("    _fns = _rt.functions()")
+        for k in range(len(self.code.kernels)):
+            w(f"    _fns[{k}]({', '.join(call_args)})")
+        outputs = [a.name for a in arrays if a.name in written]
+        for o in outputs:
+            w(f"    {o} = _rt.copy_back(_{o}_host, {o})")
+        if knl.options.return_dict:
+            w("    return None, {" + ", ".join(f"{o!r}: {o}" for o in outputs) + "}")
+        else:
+            w("    return None, (" + "".join(f"{o}, " for o in outputs) + ")")
+        return "\n".join(out) + "\n"
+
+    def __call__(self, kwargs: dict):
+        kwargs.pop("wait_for", None)
+        kwargs.pop("allocator", None)
+        if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
+            print(self.wrapper_source)
+            self._wrapper_printed = True
+        return self.invoker(self.runtime, **kwargs)
+
+
+def get_executor(knl, kwargs: dict) -> CExecutor:
+    """The executor of *knl* for the dtypes of the arguments in *kwargs*."""
+    per_kernel = _EXECUTORS.get(knl)
+    if per_kernel is None:
+        per_kernel = _EXECUTORS[knl] = {}
+    params = set(knl.all_params())
+    untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
+    written = knl.get_written_variables()
+    for name in untyped:
+        if kwargs.get(name) is None and name not in written and \
+                isinstance(knl.arg_dict[name], ArrayArg):
+            _missing(name)
+    type_key = tuple(_arg_dtype(knl, n, _as_typed(kwargs.get(n))) for n in untyped)
+    ex = per_kernel.get(type_key)
+    if ex is None:
+        given = {n: dt for n, dt in zip(untyped, type_key) if dt is not None}
+        ex = per_kernel[type_key] = CExecutor(infer_types(add_dtypes(knl, given)))
+    return ex
+
+
+def _as_typed(value):
+    """Lists and tuples passed for arrays get NumPy's dtype for them."""
+    return np.asarray(value) if isinstance(value, (list, tuple)) else value
+
+
+def invoke(knl, queue, kwargs: dict):
+    """Run *knl* (of ExecutableCTarget) on NumPy arrays; *queue* is ignored.
+
+    Returns ``(None, outputs)``: the written arrays, as NumPy arrays.
+    """
+    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator"}
+    if unknown:
+        raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
+                              f"{', '.join(sorted(unknown))}; its arguments are "
+                              + ", ".join(a.name for a in knl.args))
+    return get_executor(knl, kwargs)(dict(kwargs))

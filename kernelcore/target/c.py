@@ -1,0 +1,270 @@
+"""Plain C99 targets: source generation (CTarget) and execution through the
+system C compiler (ExecutableCTarget).
+
+The generated code is one C function per device kernel.  Parallel inames
+(``l.N``/``g.N``) run as ordinary sequential loops around the body of a
+work-item; that is only correct when the work-items of a group never wait for
+each other, so a kernel needing a local barrier between work-items is
+rejected.  Atomic updates become ordinary updates (nothing runs concurrently).
+
+Complex numbers are a struct of two reals (the memory layout NumPy uses) whose
+arithmetic goes through C99 ``<complex.h>``.
+
+Public names: CTarget, ExecutableCTarget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelcore.codegen import cast
+from kernelcore.diagnostic import CodeGenerationError, InvocationError
+from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.tags import LocalIndexTag
+from kernelcore.target.opencl import OpenCLTarget
+
+_C_TYPES = {
+    "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
+    "int32": "int", "uint32": "unsigned int", "int64": "int64_t", "uint64": "uint64_t",
+    "float32": "float", "float64": "double", "complex64": "kc_cfloat_t",
+    "complex128": "kc_cdouble_t", "bool": "unsigned char",
+}
+
+#: <math.h> names of instruction-language functions spelled differently
+_RENAMED = {"abs": "fabs", "min": "fmin", "max": "fmax"}
+#: classification macros of <math.h>: generic in the argument type already
+_GENERIC = {"isnan", "isinf", "isfinite", "signbit"}
+#: functions C99 lacks, as helpers: name -> body in terms of the argument x
+_MISSING = {"exp10": "return {pow}(({t}) 10, x);", "rsqrt": "return ({t}) 1 / {sqrt}(x);"}
+#: complex functions of <complex.h> (name -> C99 name without the f suffix)
+_COMPLEX_MATH = {name: "c" + name for name in (
+    "sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt")}
+
+
+#: sources of the helper functions function_name has named (name -> source)
+_HELPERS: dict[str, str] = {}
+
+
+def _helper(name: str, source: str) -> str:
+    _HELPERS.setdefault(name, source)
+    return name
+
+
+def _complex_support(prefix: str, real: str, suffix: str) -> list[str]:
+    """Type and basic operations of one complex type (``suffix``: "f" or "")."""
+    t = f"{prefix}_t"
+    z = f"{real} _Complex"
+    s = "static inline"
+    return [
+        f"typedef struct {{ {real} real, imag; }} {t};",
+        f"typedef union {{ {t} s; {z} z; }} {prefix}_u;",
+        f"{s} {t} {prefix}_new({real} re, {real} im) "
+        f"{{ {t} r; r.real = re; r.imag = im; return r; }}",
+        f"{s} {t} {prefix}_fromreal({real} re) {{ return {prefix}_new(re, 0); }}",
+        f"{s} {z} {prefix}_c99({t} a) {{ {prefix}_u u; u.s = a; return u.z; }}",
+        f"{s} {t} {prefix}_s({z} a) {{ {prefix}_u u; u.z = a; return u.s; }}",
+        f"{s} {t} {prefix}_add({t} a, {t} b) "
+        f"{{ return {prefix}_new(a.real + b.real, a.imag + b.imag); }}",
+        f"{s} {t} {prefix}_mul({t} a, {t} b) "
+        f"{{ return {prefix}_s({prefix}_c99(a) * {prefix}_c99(b)); }}",
+        f"{s} {t} {prefix}_divide({t} a, {t} b) "
+        f"{{ return {prefix}_s({prefix}_c99(a) / {prefix}_c99(b)); }}",
+        f"{s} {t} {prefix}_pow({t} a, {t} b) "
+        f"{{ return {prefix}_s(cpow{suffix}({prefix}_c99(a), {prefix}_c99(b))); }}",
+    ]
+
+
+class CTarget(OpenCLTarget):
+    """Generates plain C99: one ``void`` function per device kernel, with
+    parallel inames run as sequential loops."""
+
+    name = "c"
+    sequential = True
+    helper_linkage = "static inline"
+
+    # {{{ types and literals
+
+    def dtype_to_ctype(self, dtype: np.dtype) -> str:
+        try:
+            return _C_TYPES[np.dtype(dtype).name]
+        except KeyError:
+            raise CodeGenerationError(f"type {dtype} is not supported by the C target") \
+                from None
+
+    def complex_prefix(self, dtype: np.dtype) -> str:
+        return "kc_cfloat" if np.dtype(dtype) == np.complex64 else "kc_cdouble"
+
+    def literal(self, value, dtype: np.dtype) -> str:
+        text = super().literal(value, dtype)
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu" and dtype.itemsize == 8 and text.endswith("l"):
+            # 'long' is 32 bits on some platforms: spell 64-bit literals portably
+            text = text[:-1] + "LL"
+        return text
+
+    # }}}
+
+    # {{{ declarations and control
+
+    def address_space_qualifier(self, aspace: AddressSpace) -> str:
+        return ""
+
+    def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
+        return "void"
+
+    def hw_index_name(self, is_local: bool, axis: int) -> str:
+        return f"_kc_{'lid' if is_local else 'gid'}{axis}"
+
+    def barrier(self, fence: str) -> str | None:
+        # only kernels whose barriers synchronize nothing get this far
+        return None
+
+    def array_arg_decl(self, ctype: str, name: str, is_const: bool) -> str:
+        const = " const" if is_const else ""
+        return f"{ctype}{const} *restrict {name}"
+
+    def sequential_body(self, gen, num_groups: tuple, local_size: tuple) -> list:
+        """The body of *gen*'s kernel with its parallel inames run as loops: the
+        groups one after another, and in each group its work-items."""
+        local_axes = sorted({r.tag.axis for r in gen.hw_ranges
+                             if isinstance(r.tag, LocalIndexTag)})
+        group_axes = sorted({r.tag.axis for r in gen.hw_ranges
+                             if not isinstance(r.tag, LocalIndexTag)})
+        group_size = int(np.prod(local_size)) if local_size else 1
+        if group_size > 1 and gen._has_barrier(0, len(gen.items)):
+            raise CodeGenerationError(
+                f"kernel '{gen.name}': the C target runs the work-items of a group one "
+                "after another and cannot synchronize them at a barrier; remove the "
+                "local parallel tags (l.N) or generate OpenCL code instead")
+        from kernelcore.codegen.expression import PREC_REL
+        body = gen.temp_decls((AddressSpace.PRIVATE,))
+        if body:
+            body.append(cast.Statement(""))
+        body += gen.gen(0, len(gen.items), [r.iname for r in gen.hw_ranges],
+                        gen.initial_context())
+        for axis in reversed(local_axes):
+            idx = self.hw_index_name(True, axis)
+            body = [cast.For(f"int {idx} = 0; {idx} < {local_size[axis]}; ++{idx}", body)]
+        params = gen.knl.assumptions_set
+        for axis in reversed(group_axes):
+            idx = self.hw_index_name(False, axis)
+            count = gen.emit(num_groups[axis], params, PREC_REL + 1)
+            body = [cast.For(f"int {idx} = 0; {idx} < {count}; ++{idx}", body)]
+        shared = gen.temp_decls((AddressSpace.LOCAL,))
+        if shared:
+            shared.append(cast.Statement(""))
+        return shared + body
+
+    # }}}
+
+    # {{{ functions
+
+    def function_name(self, name: str, arg_dtypes: list[np.dtype],
+                      result_dtype: np.dtype) -> str:
+        s = "static inline"
+        if any(dt.kind == "c" for dt in arg_dtypes):
+            dt = result_dtype if result_dtype.kind == "c" else next(
+                dt for dt in arg_dtypes if dt.kind == "c")
+            return self._complex_function(name, dt)
+        if all(dt.kind in "iub" for dt in arg_dtypes) and name in ("abs", "min", "max"):
+            ctype = self.dtype_to_ctype(arg_dtypes[0])
+            fname = f"kc_{name}_{ctype.replace(' ', '_')}"
+            if name == "abs":
+                return _helper(fname, f"{s} {ctype} {fname}({ctype} a) "
+                                      "{ return a < 0 ? -a : a; }")
+            op = "<" if name == "min" else ">"
+            return _helper(fname, f"{s} {ctype} {fname}({ctype} a, {ctype} b) "
+                                  f"{{ return a {op} b ? a : b; }}")
+        if name in _GENERIC:
+            return name
+        fdt = result_dtype if result_dtype.kind == "f" else arg_dtypes[0]
+        ctype = self.dtype_to_ctype(fdt)
+        suffix = "f" if fdt == np.float32 else ""
+        if name == "pown":
+            fname = f"kc_pown_{ctype}"
+            return _helper(fname, f"{s} {ctype} {fname}({ctype} x, int n) "
+                                  f"{{ return pow{suffix}(x, ({ctype}) n); }}")
+        if name in _MISSING:
+            fname = f"kc_{name}_{ctype}"
+            body = _MISSING[name].format(t=ctype, pow="pow" + suffix, sqrt="sqrt" + suffix)
+            return _helper(fname, f"{s} {ctype} {fname}({ctype} x) {{ {body} }}")
+        return _RENAMED.get(name, name) + suffix
+
+    def _complex_function(self, name: str, dtype: np.dtype) -> str:
+        prefix = self.complex_prefix(dtype)
+        fname = f"{prefix}_{name}"
+        t = f"{prefix}_t"
+        real = "float" if dtype == np.complex64 else "double"
+        suffix = "f" if real == "float" else ""
+        s = "static inline"
+        if name in ("pow",):
+            return fname                    # in the preamble
+        if name in _COMPLEX_MATH:
+            return _helper(fname, f"{s} {t} {fname}({t} a) {{ return {prefix}_s("
+                                  f"{_COMPLEX_MATH[name]}{suffix}({prefix}_c99(a))); }}")
+        if name == "abs":
+            return _helper(fname, f"{s} {real} {fname}({t} a) "
+                                  f"{{ return cabs{suffix}({prefix}_c99(a)); }}")
+        if name in ("real", "imag"):
+            return _helper(fname, f"{s} {real} {fname}({t} a) {{ return a.{name}; }}")
+        if name == "conj":
+            return _helper(fname, f"{s} {t} {fname}({t} a) "
+                                  f"{{ return {prefix}_new(a.real, -a.imag); }}")
+        raise CodeGenerationError(f"function '{name}' of complex values is not "
+                                  "available on the C target")
+
+    def helper_function_source(self, name: str) -> str | None:
+        return _HELPERS.get(name)
+
+    def preamble(self, uses_complex: bool, uses_double: bool) -> list[str]:
+        lines = ["#include <math.h>", "#include <stdint.h>"]
+        if uses_complex:
+            lines.append("#include <complex.h>")
+            lines += _complex_support("kc_cfloat", "float", "f")
+            lines += _complex_support("kc_cdouble", "double", "")
+        return lines
+
+    # }}}
+
+    def invoke(self, knl, queue, kwargs: dict):
+        raise InvocationError(
+            f"kernel '{knl.name}' has target CTarget, which only generates C source; "
+            "use ExecutableCTarget() to run it")
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+@dataclass(frozen=True, eq=True)
+class ExecutableCTarget(CTarget):
+    """C99 code compiled by the system compiler into a shared library (cached
+    on disk) and called through ctypes with NumPy arrays.
+
+    *compiler* is the compiler command, *cflags* its options (``-lm`` and the
+    output options are added).
+    """
+
+    compiler: str = "cc"
+    cflags: tuple[str, ...] = ("-O2", "-std=c99", "-shared", "-fPIC")
+
+    def compile_command(self) -> list[str]:
+        """The compiler and its options, without input and output files."""
+        return [self.compiler, *self.cflags]
+
+    def invoke(self, knl, queue, kwargs: dict):
+        from kernelcore.runtime.c_invoke import invoke
+        return invoke(knl, queue, kwargs)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.compiler, self.cflags))
+
+    def __repr__(self) -> str:
+        return f"ExecutableCTarget(compiler={self.compiler!r})"

@@ -1,0 +1,144 @@
+"""The dataflow graph: immutable, interned nodes with shapes and dtypes.
+
+Constructing a node with the same content as an existing one returns that
+node, so equal subexpressions are one object and ``==`` is identity.
+
+Public names: Node, Input, Const, Map, Reduce, walk.
+"""
+
+from __future__ import annotations
+
+import abc
+import weakref
+
+import numpy as np
+
+_INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class Node(abc.ABC):
+    """A value of the graph: its *shape* and *dtype* are known when it is made."""
+
+    __slots__ = ("shape", "dtype", "_key", "value_on_device", "__weakref__")
+
+    def __new__(cls, *args):
+        key = (cls, *cls._content(*args))
+        node = _INTERNED.get(key)
+        if node is None:
+            node = object.__new__(cls)
+            node._key = key
+            node.value_on_device = None
+            node._init(*args)
+            _INTERNED[key] = node
+        return node
+
+    @staticmethod
+    @abc.abstractmethod
+    def _content(*args) -> tuple:
+        """The constructor arguments as a hashable tuple (the interning key)."""
+
+    @abc.abstractmethod
+    def _init(self, *args) -> None:
+        """Set the node's fields from the constructor arguments."""
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def children(self) -> tuple[Node, ...]:
+        return ()
+
+    def __reduce__(self):
+        raise TypeError("graph nodes are not picklable")
+
+
+class Input(Node):
+    """Data already on the device (a pyopencl array), identified by its buffer."""
+
+    __slots__ = ("data",)
+
+    @staticmethod
+    def _content(data):
+        return (id(data), tuple(data.shape), np.dtype(data.dtype).str)
+
+    def _init(self, data):
+        self.data = data
+        self.shape = tuple(data.shape)
+        self.dtype = np.dtype(data.dtype)
+
+
+class Const(Node):
+    """A scalar constant (broadcast to any shape); *weak* when it came from a
+    Python scalar, which takes the type of the arrays it meets (NumPy 2)."""
+
+    __slots__ = ("value", "weak")
+
+    @staticmethod
+    def _content(value, dtype, weak):
+        return (np.dtype(dtype).str, repr(np.dtype(dtype).type(value).item()), bool(weak))
+
+    def _init(self, value, dtype, weak):
+        self.dtype = np.dtype(dtype)
+        self.value = self.dtype.type(value)
+        self.weak = bool(weak)
+        self.shape = ()
+
+
+class Map(Node):
+    """An elementwise operation on operands broadcast to *shape*."""
+
+    __slots__ = ("op", "args")
+
+    @staticmethod
+    def _content(op, args, shape, dtype):
+        return (op, tuple(args), tuple(shape), np.dtype(dtype).str)
+
+    def _init(self, op, args, shape, dtype):
+        self.op = op
+        self.args = tuple(args)
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    def children(self):
+        return self.args
+
+
+class Reduce(Node):
+    """A reduction of *arg* over *axes* (kept as length-1 axes when *keepdims*)."""
+
+    __slots__ = ("op", "axes", "arg", "keepdims")
+
+    @staticmethod
+    def _content(op, axes, arg, dtype, keepdims):
+        return (op, tuple(axes), arg, np.dtype(dtype).str, bool(keepdims))
+
+    def _init(self, op, axes, arg, dtype, keepdims):
+        self.op = op
+        self.axes = tuple(sorted(axes))
+        self.arg = arg
+        self.dtype = np.dtype(dtype)
+        self.keepdims = bool(keepdims)
+        self.shape = tuple(1 if k in self.axes else s for k, s in enumerate(arg.shape)
+                           if keepdims or k not in self.axes)
+
+    def children(self):
+        return (self.arg,)
+
+
+def walk(root: Node):
+    """Every node reachable from *root*, each once, children before parents."""
+    seen: set[int] = set()
+    order: list[Node] = []
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for ch in node.children():
+            visit(ch)
+        order.append(node)
+
+    visit(root)
+    return order
+
+

@@ -1,0 +1,87 @@
+"""Lowering graph nodes to kernelcore kernels.
+
+Elementwise operations fuse into their consumer: a kernel computes one stored
+node (a reduction or the requested result) from stored inputs, inlining every
+elementwise operation and broadcast between them.
+
+Public names: build_kernel, stored_nodes.
+"""
+
+from __future__ import annotations
+
+import kernelcore as lp
+from lazyarray.graph import Const, Map, Node, Reduce, walk
+from lazyarray.ops.elementwise import ELEMENTWISE
+
+_REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
+           "any": "any", "all": "all"}
+
+
+def stored_nodes(root: Node) -> list[Node]:
+    """Nodes whose values are stored (children before parents): reductions and
+    the root; elementwise nodes are recomputed inside their consumers."""
+    return [n for n in walk(root) if isinstance(n, Reduce) or n is root]
+
+
+def _literal(c: Const) -> str:
+    v = c.value.item()
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if c.weak:
+        return repr(v)
+    return f"{c.dtype.name}({v!r})"
+
+
+class _Expr:
+    """Instruction-language text for elementwise subgraphs."""
+
+    def __init__(self, inputs: dict[int, tuple[Node, str]]):
+        self.inputs = inputs        # stored node id -> (node, argument name)
+
+    def __call__(self, node: Node, index: list[str]) -> str:
+        if id(node) in self.inputs:
+            name = self.inputs[id(node)][1]
+            return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
+        if isinstance(node, Const):
+            return _literal(node)
+        if isinstance(node, Map):
+            if node.op == "astype":
+                return f"{node.dtype.name}({self(node.args[0], index)})"
+            parts = [self(a, _broadcast(index, a.shape, node.shape)) for a in node.args]
+            return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
+        raise AssertionError(f"unstored {type(node).__name__}")
+
+
+def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:
+    offset = len(shape) - len(arg_shape)
+    return ["0" if arg_shape[k] == 1 and shape[k + offset] != 1 else index[k + offset]
+            for k in range(len(arg_shape))]
+
+
+def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
+    """A kernelcore kernel computing *node* into ``out`` from the stored nodes
+    in *inputs* (node id -> (node, argument name)), parallelized for the device."""
+    expr = _Expr(inputs)
+    if isinstance(node, Reduce):
+        arg = node.arg
+        index = [f"i{k}" for k in range(arg.ndim)]
+        red = [index[a] for a in node.axes]
+        kept = [index[k] for k in range(arg.ndim) if k not in node.axes]
+        out_index = [index[k] if k not in node.axes else "0"
+                     for k in range(arg.ndim)] if node.keepdims else kept
+        body = expr(arg, index)
+        red_spec = red[0] if len(red) == 1 else f"({', '.join(red)})"
+        rhs = f"{_REDUCE[node.op]}({red_spec}, {body})" if red else body
+        domains = [f"{{ [{i}]: 0 <= {i} < {arg.shape[k]} }}" for k, i in enumerate(index)]
+    else:
+        out_index = [f"i{k}" for k in range(node.ndim)]
+        rhs = expr(node, out_index)
+        domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
+                   for k, i in enumerate(out_index)]
+    lhs = f"out[{', '.join(out_index)}]" if out_index else "out[0]"
+    data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
+    for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
+        data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
+    knl = lp.make_kernel(domains or ["{ [z]: 0 <= z < 1 }"], f"{lhs} = {rhs}", data,
+                         name="lazyarray_kernel")
+    return lp.auto_parallelize(knl)

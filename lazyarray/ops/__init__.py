@@ -1,0 +1,1 @@
+"""Operations on lazy arrays, one module per family."""
