@@ -54,6 +54,9 @@ from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
 from kernelcore.testing import AutomaticTestFailure, auto_test_vs_ref
 from kernelcore.version import VERSION
+from kernelcore.statistics import (
+    Count, CountGranularity, MemAccess, Op, ToCountMap, get_mem_access_map, get_op_map,
+    get_synchronization_map, stringify_stats_mapping)
 
 __version__ = VERSION
 
@@ -109,6 +112,8 @@ __all__ = [
     "MissingBarrierError", "MissingDefinitionError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
     "auto_test_vs_ref", "AutomaticTestFailure",
+    "get_op_map", "get_mem_access_map", "get_synchronization_map", "ToCountMap",
+    "Op", "MemAccess", "CountGranularity", "Count", "stringify_stats_mapping",
 ]
 
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402

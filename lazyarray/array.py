@@ -13,7 +13,7 @@ import pyopencl.array as cla
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Const, Input, Map, Node
 from lazyarray.ops.elementwise import ELEMENTWISE, elementwise
-from lazyarray.ops import reductions
+from lazyarray.ops import reductions, shape as shape_ops
 from lazyarray.runtime import default_queue, evaluate
 
 
@@ -103,6 +103,24 @@ class LazyArray:
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
 
     # }}}
+
+    def __getitem__(self, key) -> LazyArray:
+        return LazyArray(shape_ops.getitem(self.node, key))
+
+    def transpose(self, *axes) -> LazyArray:
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
+        return LazyArray(shape_ops.transpose(self.node, axes))
+
+    @property
+    def T(self) -> LazyArray:
+        return self.transpose()
+
+    def reshape(self, *shape) -> LazyArray:
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return LazyArray(shape_ops.reshape(self.node, shape))
+
+    def ravel(self) -> LazyArray:
+        return self.reshape(-1)
 
     def astype(self, dtype) -> LazyArray:
         dtype = np.dtype(dtype)

@@ -142,3 +142,45 @@ def walk(root: Node):
     return order
 
 
+
+
+class View(Node):
+    """A re-indexing of *arg* (no computation): each output index maps to an
+    index of *arg* through an affine map per axis.
+
+    *axis_map* has one entry per axis of *arg*: ``("const", c)`` (fixed index),
+    or ``("axis", k, start, step)`` (``start + step * out_index[k]``).
+    """
+
+    __slots__ = ("arg", "axis_map")
+
+    @staticmethod
+    def _content(arg, axis_map, shape):
+        return (arg, tuple(axis_map), tuple(shape))
+
+    def _init(self, arg, axis_map, shape):
+        self.arg = arg
+        self.axis_map = tuple(axis_map)
+        self.shape = tuple(shape)
+        self.dtype = arg.dtype
+
+    def children(self):
+        return (self.arg,)
+
+
+class Reshape(Node):
+    """*arg* with its elements in C order read into *shape*."""
+
+    __slots__ = ("arg",)
+
+    @staticmethod
+    def _content(arg, shape):
+        return (arg, tuple(shape))
+
+    def _init(self, arg, shape):
+        self.arg = arg
+        self.shape = tuple(shape)
+        self.dtype = arg.dtype
+
+    def children(self):
+        return (self.arg,)

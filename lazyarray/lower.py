@@ -10,7 +10,7 @@ Public names: build_kernel, stored_nodes.
 from __future__ import annotations
 
 import kernelcore as lp
-from lazyarray.graph import Const, Map, Node, Reduce, walk
+from lazyarray.graph import Const, Map, Node, Reduce, Reshape, View, walk
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
@@ -44,12 +44,42 @@ class _Expr:
             return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
         if isinstance(node, Const):
             return _literal(node)
+        if isinstance(node, View):
+            arg_index = [str(m[1]) if m[0] == "const" else
+                         _affine(m[2], m[3], index[m[1]]) for m in node.axis_map]
+            return self(node.arg, arg_index)
+        if isinstance(node, Reshape):
+            return self(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape))
         if isinstance(node, Map):
             if node.op == "astype":
                 return f"{node.dtype.name}({self(node.args[0], index)})"
             parts = [self(a, _broadcast(index, a.shape, node.shape)) for a in node.args]
             return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
         raise AssertionError(f"unstored {type(node).__name__}")
+
+
+def _affine(start: int, step: int, var: str) -> str:
+    term = var if step == 1 else f"{step}*{var}"
+    return term if start == 0 else f"({start} + {term})"
+
+
+def _flatten(index: list[str], shape: tuple) -> str:
+    """The C-order flat offset of *index* in *shape*."""
+    flat = "0"
+    for var, extent in zip(index, shape):
+        flat = var if flat == "0" else f"({flat})*{extent} + {var}"
+    return flat
+
+
+def _unflatten(flat: str, shape: tuple) -> list[str]:
+    """The index in *shape* of C-order flat offset *flat*."""
+    result = []
+    stride = 1
+    for extent in reversed(shape):
+        part = f"({flat})" if stride == 1 else f"(({flat}) // {stride})"
+        result.append(f"({part} % {extent})" if extent != 1 else "0")
+        stride *= extent
+    return list(reversed(result))
 
 
 def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:

@@ -116,3 +116,48 @@ def test_random_expressions_match_numpy(case):
     assert result.dtype == np.asarray(expected).dtype
     tol = 1e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(result, expected, rtol=tol, atol=tol)
+
+
+_SLICES = st.one_of(st.integers(-3, 3).map(lambda i: i),
+                    st.tuples(st.one_of(st.none(), st.integers(-5, 5)),
+                              st.one_of(st.none(), st.integers(-5, 5)),
+                              st.sampled_from([None, 1, 2, -1, -2])).map(lambda t: slice(*t)))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.tuples(st.integers(1, 5), st.integers(1, 5)),
+       st.lists(st.one_of(_SLICES, st.none()), min_size=0, max_size=2))
+def test_basic_indexing_matches_numpy(shape, key):
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    key = tuple(key)
+    try:
+        expected = a[key]
+    except IndexError:
+        with pytest.raises(la.ShapeError):
+            la.asarray(a)[key]
+        return
+    result = la.asarray(a)[key]
+    assert result.shape == expected.shape
+    np.testing.assert_array_equal(np.asarray(result), expected)
+
+
+def test_views_fuse_into_one_kernel():
+    u = np.random.default_rng(3).random((10, 12))
+    x = la.asarray(u)
+    step = x[1:-1, 1:-1] + 0.1*(x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]
+                                - 4*x[1:-1, 1:-1])
+    value, launches = _launches(step.get)
+    assert launches == 1
+    ref = u[1:-1, 1:-1] + 0.1*(u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                               - 4*u[1:-1, 1:-1])
+    np.testing.assert_allclose(value, ref)
+
+
+@pytest.mark.parametrize("new_shape", [(3, 8), (-1,), (2, -1, 3), (24, 1)])
+def test_transpose_and_reshape(new_shape):
+    a = np.arange(24.0).reshape(4, 6)
+    x = la.asarray(a)
+    np.testing.assert_array_equal(np.asarray(x.T), a.T)
+    np.testing.assert_array_equal(np.asarray(x.T.reshape(new_shape)), a.T.reshape(new_shape))
+    with pytest.raises(la.ShapeError, match="reshape"):
+        x.reshape(5, 5)

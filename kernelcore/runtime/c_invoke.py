@@ -163,6 +163,15 @@ def _check(name: str, ary: np.ndarray, shape: tuple, dtype: np.dtype, strides: t
                 f"along axis {axis}, the kernel expects {want}")
 
 
+def _unalias(ary, *others):
+    """*ary* (written by the kernel), copied if it may overlap another argument:
+    the generated code declares its pointers ``restrict``, and the OpenCL path
+    copies every host array to a buffer of its own."""
+    if any(o is not None and np.may_share_memory(ary, o) for o in others):
+        return ary.copy(order="A")
+    return ary
+
+
 def _copy_back(host, ary):
     if host is None or host is ary:
         return ary
@@ -176,6 +185,7 @@ class _Runtime:
     host_array = staticmethod(_host_array)
     check = staticmethod(_check)
     copy_back = staticmethod(_copy_back)
+    unalias = staticmethod(_unalias)
     np = np
 
     def __init__(self, executor: CExecutor):
@@ -288,6 +298,11 @@ class CExecutor:
             if not knl.options.skip_arg_checks:
                 w(f"    _rt.check({a.name!r}, {a.name}, {shape}, _np.dtype("
                   f"{str(a.dtype)!r}), {strides})")
+
+        for a in arrays:
+            others = [b.name for b in arrays if b is not a]
+            if a.name in written and others:
+                w(f"    {a.name} = _rt.unalias({a.name}, {', '.join(others)})")
 
         for name, dtype, shape in self.code.global_temporaries:
             shape_code = "(" + "".join(f"max(0, {_py(x)}), " for x in shape) + ")"

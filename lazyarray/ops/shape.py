@@ -1,0 +1,86 @@
+"""Views: basic indexing, transposes and reshapes (index maps, no copies).
+
+Public names: getitem, transpose, reshape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarray.errors import ShapeError
+from lazyarray.graph import Node, Reshape, View
+
+
+def _identity_map(node: Node):
+    return [("axis", k, 0, 1) for k in range(node.ndim)]
+
+
+def getitem(node: Node, key) -> Node:
+    """NumPy basic indexing: integers, slices (any step), ``None`` and ``...``."""
+    key = key if isinstance(key, tuple) else (key,)
+    if any(not (isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis)
+           for k in key):
+        raise ShapeError("only integers, slices, None and ... are supported as indices "
+                         "(advanced indexing is not implemented yet)")
+    if sum(k is Ellipsis for k in key) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > node.ndim:
+        raise ShapeError(f"too many indices for array: array is {node.ndim}-dimensional, "
+                         f"but {n_real} were indexed")
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        key = key[:at] + (slice(None),) * (node.ndim - n_real) + key[at + 1:]
+    else:
+        key = key + (slice(None),) * (node.ndim - n_real)
+    axis_map = []
+    shape = []
+    axis = 0
+    for k in key:
+        if k is None:
+            shape.append(1)
+            continue
+        extent = node.shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(extent)
+            length = len(range(start, stop, step))
+            axis_map.append(("axis", len(shape), start if length else 0, step))
+            shape.append(length)
+        else:
+            i = int(k)
+            if not -extent <= i < extent:
+                raise ShapeError(f"index {i} is out of bounds for axis {axis} with size "
+                                 f"{extent}")
+            axis_map.append(("const", i % extent))
+        axis += 1
+    return View(node, axis_map, shape)
+
+
+def transpose(node: Node, axes=None) -> Node:
+    """The axes of *node* permuted (reversed by default)."""
+    axes = tuple(reversed(range(node.ndim))) if axes is None else tuple(
+        int(a) % node.ndim for a in axes)
+    if sorted(axes) != list(range(node.ndim)):
+        raise ShapeError(f"axes {axes} don't match array of dimension {node.ndim}")
+    axis_map = [None] * node.ndim
+    for out_axis, in_axis in enumerate(axes):
+        axis_map[in_axis] = ("axis", out_axis, 0, 1)
+    return View(node, axis_map, [node.shape[a] for a in axes])
+
+
+def reshape(node: Node, shape) -> Node:
+    """*node*'s elements in C order, in *shape* (one entry may be -1)."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    size = int(np.prod(node.shape, dtype=np.int64))
+    if shape.count(-1) > 1:
+        raise ShapeError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ShapeError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if int(np.prod(shape, dtype=np.int64)) != size:
+        raise ShapeError(f"cannot reshape array of size {size} into shape {shape}")
+    if shape == node.shape:
+        return node
+    return Reshape(node, shape)
