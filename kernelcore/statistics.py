@@ -79,8 +79,6 @@ def _param_names(obj) -> tuple[str, ...]:
 
 def _involves_params(obj) -> bool:
     n = obj.dim(dim_type.param)
-    if isinstance(obj, isl.Set):
-        return n > 0 and obj.involves_dims(dim_type.param, 0, n)
     return n > 0 and obj.involves_dims(dim_type.param, 0, n)
 
 
@@ -269,16 +267,14 @@ def _same_factors(a: tuple, b: tuple) -> bool:
     return True
 
 
-def _fix_params(obj, values: dict[str, int]):
-    for i, p in enumerate(_param_names(obj)):
-        if p not in values:
-            if _involves(obj, i):
-                raise KernelcoreError(
-                    f"a value for parameter '{p}' is needed to evaluate this count")
-            continue
-        obj = obj.fix_val(dim_type.param, i, values[p]) if isinstance(obj, isl.Set) \
-            else obj
-    return obj
+def _fix_params(s: isl.Set, values: dict[str, int]) -> isl.Set:
+    for i, p in enumerate(_param_names(s)):
+        if p in values:
+            s = s.fix_val(dim_type.param, i, values[p])
+        elif _involves(s, i):
+            raise KernelcoreError(
+                f"a value for parameter '{p}' is needed to evaluate this count")
+    return s
 
 
 def _involves(obj, i: int) -> bool:
@@ -483,11 +479,6 @@ class MemAccess(_Key):
 
 # {{{ the map
 
-def _is_zero(v) -> bool:
-    return (isinstance(v, Count) and not v.terms) or (
-        isinstance(v, (int, float, Fraction)) and v == 0)
-
-
 def _matches(value, allowed, field: str) -> bool:
     if field == "dtype":
         try:
@@ -501,8 +492,10 @@ class ToCountMap:
     """A mapping from keys to counts (:class:`Count` objects or numbers) with
     helpers to filter, group and evaluate them. A missing key counts zero."""
 
-    def __init__(self, count_map=None):
+    def __init__(self, count_map=None, zero=None):
         self.count_map: dict = dict(count_map or {})
+        #: what a missing key counts (a zero :class:`Count` unless given)
+        self.zero = zero
 
     # mapping protocol
 
@@ -510,7 +503,7 @@ class ToCountMap:
         try:
             return self.count_map[key]
         except KeyError:
-            return Count.zero()
+            return Count.zero() if self.zero is None else self.zero
 
     def __setitem__(self, key, value) -> None:
         self.count_map[key] = value
@@ -618,7 +611,8 @@ class ToCountMap:
 
     def eval(self, params: dict[str, Any] | None = None) -> ToCountMap:
         """A map of the same keys to numbers, for the parameter values *params*."""
-        return ToCountMap({k: _eval(v, params) for k, v in self.count_map.items()})
+        return ToCountMap({k: _eval(v, params) for k, v in self.count_map.items()},
+                          zero=0)
 
     def eval_and_sum(self, params: dict[str, Any] | None = None):
         """The sum of all counts evaluated at *params*."""
@@ -768,10 +762,6 @@ class _InsnCounter:
 
 
 # {{{ operations
-
-class _NotCounted(Exception):
-    pass
-
 
 class _OpCounter(Mapper):
     """expression -> {(dtype, op name): multiplicity} for one evaluation."""
