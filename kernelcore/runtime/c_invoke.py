@@ -33,9 +33,9 @@ import numpy as np
 from kernelcore.codegen.kernel import generate_code_v2
 from kernelcore.diagnostic import InvocationError, KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
-from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
-from kernelcore.runtime.invoke import _arg_dtype, _assumption_failed, _missing, _py, _solve_for
+from kernelcore.runtime.invoke import (
+    _arg_dtype, _assumption_failed, _missing, _py, emit_parameter_code, tuple_code)
 from kernelcore.types import add_dtypes, infer_types
 
 logger = logging.getLogger(__name__)
@@ -250,7 +250,6 @@ class CExecutor:
         knl = self.knl
         written = knl.get_written_variables()
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
-        values = [a for a in knl.args if isinstance(a, ValueArg)]
         names = [a.name for a in knl.args]
         out: list[str] = []
         w = out.append
@@ -261,34 +260,10 @@ class CExecutor:
             w(f"    if {a.name} is not None:")
             w(f"        {a.name} = _rt.host_array({a.name!r}, {a.name}, {a.order!r})")
 
-        # parameters from shapes (as on the OpenCL path)
-        for v in values:
-            candidates = []
-            for a in arrays:
-                for axis, extent in enumerate(a.shape):
-                    code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
-                    if code is not None:
-                        candidates.append((a.name, code))
-            w(f"    if {v.name} is None:")
-            for k, (aname, code) in enumerate(candidates):
-                w(f"        {'if' if k == 0 else 'elif'} {aname} is not None:")
-                w(f"            {v.name} = {code}")
-            if candidates:
-                w("        else:")
-                w(f"            _rt.missing({v.name!r}, 'parameter')")
-            else:
-                w(f"        _rt.missing({v.name!r}, 'parameter')")
-
-        if knl.assumptions is not None and not knl.options.skip_arg_checks:
-            cond = set_to_cond_expr(knl.assumptions)
-            if cond is not True:
-                w(f"    if not ({cond}):")
-                w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
-                  "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
+        emit_parameter_code(w, knl)
 
         for a in arrays:
-            shape = "(" + "".join(f"{_py(s)}, " for s in a.shape) + ")"
-            strides = "(" + "".join(f"{_py(s)}, " for s in a.element_strides()) + ")"
+            shape, strides = tuple_code(a.shape), tuple_code(a.element_strides())
             w(f"    if {a.name} is None:")
             if a.name in written:
                 w(f"        {a.name} = _np.empty({shape}, _np.dtype({str(a.dtype)!r}), "

@@ -147,6 +147,39 @@ def _solve_for(param: str, expr, shape_value_code: str) -> str | None:
     return f"({shape_value_code} - ({d})) // ({c})"
 
 
+def tuple_code(exprs) -> str:
+    """Python source of a tuple of shape/stride expressions."""
+    return "(" + "".join(f"{_py(x)}, " for x in exprs) + ")"
+
+
+def emit_parameter_code(w, knl) -> None:
+    """Write (through *w*) invoker lines that find missing parameters from array
+    shapes and check the kernel's assumptions about them."""
+    arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
+    for v in (a for a in knl.args if isinstance(a, ValueArg)):
+        candidates = []
+        for a in arrays:
+            for axis, extent in enumerate(a.shape):
+                code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
+                if code is not None:
+                    candidates.append((a.name, code))
+        w(f"    if {v.name} is None:")
+        for k, (aname, code) in enumerate(candidates):
+            w(f"        {'if' if k == 0 else 'elif'} {aname} is not None:")
+            w(f"            {v.name} = {code}")
+        if candidates:
+            w("        else:")
+            w(f"            _rt.missing({v.name!r}, 'parameter')")
+        else:
+            w(f"        _rt.missing({v.name!r}, 'parameter')")
+    if knl.assumptions is not None and not knl.options.skip_arg_checks:
+        cond = set_to_cond_expr(knl.assumptions)
+        if cond is not True:
+            w(f"    if not ({cond}):")
+            w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
+              "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
+
+
 class Executor:
     """A kernel specialized to argument dtypes: code, compiled kernels, invoker."""
 
@@ -177,7 +210,6 @@ class Executor:
         knl = self.knl
         written = knl.get_written_variables()
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
-        values = [a for a in knl.args if isinstance(a, ValueArg)]
         names = [a.name for a in knl.args]
         out = []
         w = out.append
@@ -185,40 +217,11 @@ class Executor:
         w("    _np = _rt.np")
         w("    _any_host = False")
 
-        # {{{ parameters from shapes
-        for v in values:
-            candidates = []
-            for a in arrays:
-                for axis, extent in enumerate(a.shape):
-                    code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
-                    if code is not None:
-                        candidates.append((a.name, code))
-            w(f"    if {v.name} is None:")
-            first = True
-            for aname, code in candidates:
-                w(f"        {'if' if first else 'elif'} {aname} is not None:")
-                w(f"            {v.name} = {code}")
-                first = False
-            if candidates:
-                w("        else:")
-                w(f"            _rt.missing({v.name!r}, 'parameter')")
-            else:
-                w(f"        _rt.missing({v.name!r}, 'parameter')")
-        # }}}
-
-        # {{{ assumptions about the parameters
-        if knl.assumptions is not None and not knl.options.skip_arg_checks:
-            cond = set_to_cond_expr(knl.assumptions)
-            if cond is not True:
-                w(f"    if not ({cond}):")
-                w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
-                  "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
-        # }}}
+        emit_parameter_code(w, knl)
 
         # {{{ arrays
         for a in arrays:
-            shape = "(" + "".join(f"{_py(s)}, " for s in a.shape) + ")"
-            strides = "(" + "".join(f"{_py(s)}, " for s in a.element_strides()) + ")"
+            shape, strides = tuple_code(a.shape), tuple_code(a.element_strides())
             is_out = a.name in written
             w(f"    _{a.name}_host = None")
             w(f"    if {a.name} is None:")
