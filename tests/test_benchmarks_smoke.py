@@ -20,7 +20,7 @@ def test_bench_elementwise_quick(tmp_path):
         capture_output=True, text=True, timeout=120)
     elapsed = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert elapsed < 30, f"--quick took {elapsed:.1f} s"
+    assert elapsed < 120, f"--quick took {elapsed:.1f} s"
 
     data = json.loads(json_path.read_text())
     assert data["quick"] is True
@@ -62,7 +62,7 @@ def _run_quick(script: str, tmp_path: Path) -> tuple[dict, str, float]:
 
 def test_bench_matmul_quick(tmp_path):
     data, md, elapsed = _run_quick("bench_matmul", tmp_path)
-    assert elapsed < 20, f"--quick took {elapsed:.1f} s"
+    assert elapsed < 120, f"--quick took {elapsed:.1f} s"
     for entry in data["results"]:
         assert entry["n"] == 64
         variants = entry["variants"]
@@ -82,7 +82,7 @@ def test_bench_matmul_quick(tmp_path):
 
 def test_bench_reduction_quick(tmp_path):
     data, md, elapsed = _run_quick("bench_reduction", tmp_path)
-    assert elapsed < 20, f"--quick took {elapsed:.1f} s"
+    assert elapsed < 120, f"--quick took {elapsed:.1f} s"
     for entry in data["results"]:
         assert entry["n"] == 2**12
         variants = entry["variants"]
