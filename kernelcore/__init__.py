@@ -11,6 +11,9 @@ from __future__ import annotations
 import logging as _logging
 import os as _os
 
+from kernelcore.callables import (
+    ArrayArgDescriptor, FixedStrideArrayDimTag, InKernelCallable, NumpyType,
+    ScalarCallable, ValueArgDescriptor, register_callable)
 from kernelcore.codegen.kernel import (
     CodeGenerationResult, generate_code, generate_code_v2, generate_header)
 from kernelcore.creation import make_kernel
@@ -23,7 +26,7 @@ from kernelcore.diagnostic import (
 from kernelcore.ir.data import (
     AddressSpace, ArrayArg, GlobalArg, TemporaryVariable, ValueArg, auto)
 from kernelcore.ir.expr import Reduction, TypeCast
-from kernelcore.ir.instruction import Assignment, NoOpInstruction
+from kernelcore.ir.instruction import Assignment, CallInstruction, NoOpInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel

@@ -29,8 +29,8 @@ from kernelcore.ir.domain import (
 from kernelcore.ir.expr import (
     IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies, is_reduction_name)
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, InstructionBase, NoOpInstruction, assignee_subscript,
-    assignee_var_name)
+    Assignment, BarrierInstruction, CallInstruction, InstructionBase, NoOpInstruction,
+    assignee_subscript, assignee_var_name, has_slices)
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import SubstitutionRule, expand_rules
 from kernelcore.options import Options
@@ -170,7 +170,9 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
     temps = {}
     auto_rest = False
     for item in kernel_data:
-        if isinstance(item, str):
+        if item is Ellipsis:
+            auto_rest = True
+        elif isinstance(item, str):
             if item.strip() == "...":
                 auto_rest = True
                 continue
@@ -364,7 +366,13 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                     f"temporary '{target_name}' declared with conflicting types "
                     f"{prev} and {pi.temp_var_type}")
             declared_temps[target_name] = pi.temp_var_type
-        insns.append(Assignment(assignee=assignee, expression=expression,
+        insn_class = Assignment
+        if has_slices(assignee) or has_slices(expression):
+            if not isinstance(expression, prim.Call):
+                raise ParseError(f"in {pi.source!r}: array slices ('x[:]') may only "
+                                 "be passed to or returned from a function call")
+            insn_class = CallInstruction
+        insns.append(insn_class(assignee=assignee, expression=expression,
                                 atomic=bool(pi.extra.get("atomic")),
                                 temp_var_type=None if pi.temp_var_type is None
                                 else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
@@ -379,7 +387,9 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
             reads.remove(expanded(insn.assignee))
             reads += list(assignee_subscript(insn.assignee))
             sub = assignee_subscript(insn.assignee)
-            if sub:
+            if has_slices(insn.assignee):
+                pass
+            elif sub:
                 access_list.append((assignee_var_name(insn.assignee), insn, sub))
             else:
                 collector.bare.add(assignee_var_name(insn.assignee))
@@ -387,6 +397,8 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
             collector.accesses = []
             collector(e)
             for arr, idx, bound in collector.accesses:
+                if any(isinstance(i, prim.Slice) for i in idx):
+                    continue
                 access_list.append((arr, insn.within_inames | bound, idx))
     arrays = {a for a, _, _ in access_list}
     scalars = collector.bare - iname_set - arrays

@@ -40,7 +40,8 @@ def is_known_function(name: str) -> bool:
 def unknown_function_error(name: str) -> CodeGenerationError:
     return CodeGenerationError(
         f"unknown function '{name}': it is not a built-in math function "
-        f"(known: {', '.join(sorted(MATH_FUNCTIONS))})")
+        f"(known: {', '.join(sorted(MATH_FUNCTIONS))}); to call your own function, "
+        f"register it with lp.register_callable(knl, '{name}', callable)")
 
 
 def _float_of(dt: np.dtype) -> np.dtype:

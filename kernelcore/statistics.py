@@ -869,7 +869,7 @@ def _type_function(knl):
     for p in knl.all_params():
         if dtypes.get(p) is None:
             dtypes[p] = INDEX_DTYPE
-    mapper = TypeInferenceMapper(dtypes, set(weak))
+    mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables)
 
     def type_of(expr):
         return mapper(expr).dtype

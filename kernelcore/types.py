@@ -10,6 +10,7 @@ add_and_infer_dtypes, INDEX_DTYPE.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,9 +56,11 @@ def promote(types: list[ExprType]) -> ExprType:
 class TypeInferenceMapper(Mapper):
     """Expression -> :class:`ExprType`, given the dtypes of the variables."""
 
-    def __init__(self, var_dtypes: dict[str, np.dtype | None], weak_names: set[str]):
+    def __init__(self, var_dtypes: dict[str, np.dtype | None], weak_names: set[str],
+                 callables: Mapping | None = None):
         self.var_dtypes = var_dtypes
         self.weak_names = weak_names
+        self.callables = callables or {}
 
     def map_constant(self, expr):
         if isinstance(expr, np.generic):
@@ -156,11 +159,24 @@ class TypeInferenceMapper(Mapper):
     def map_call(self, expr):
         name = expr.function.name
         arg_types = [self.rec(p) for p in expr.parameters]
+        if name in self.callables:
+            return self._registered_call(name, arg_types)
         # weak scalars take the type of the other arguments, as in arithmetic
         common = promote(arg_types)
         concrete = [common.dtype if t.weak else t.dtype for t in arg_types]
         result = function_result_dtype(name, concrete)
         return ExprType(result, weak=common.weak and all(t.weak for t in arg_types))
+
+    def _registered_call(self, name: str, arg_types: list[ExprType]) -> ExprType:
+        from kernelcore.callables import not_ready_error, result_dtype, specialize_call
+        common = promote(arg_types)
+        concrete = {i: (common.dtype if t.weak else t.dtype)
+                    for i, t in enumerate(arg_types)}
+        result = result_dtype(specialize_call(self.callables[name], concrete,
+                                              self.callables))
+        if result is None:
+            raise not_ready_error(name)
+        return ExprType(result)
 
     def map_reduction(self, expr):
         t = self.rec(expr.expr)
@@ -213,7 +229,7 @@ def infer_types(knl, *, require_all: bool = True):
     for p in knl.all_params():
         if dtypes.get(p, INDEX_DTYPE) is None:
             dtypes[p] = INDEX_DTYPE
-    mapper = TypeInferenceMapper(dtypes, set(weak))
+    mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables)
     assignments = [i for i in knl.instructions if isinstance(i, Assignment)]
     writers: dict[str, list] = {}
     for insn in assignments:

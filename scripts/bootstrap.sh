@@ -169,6 +169,11 @@ log "OpenCL OK: $ocl_dev${OCL_ICD_VENDORS:+ (OCL_ICD_VENDORS=$OCL_ICD_VENDORS)}"
 rm -f "$PROBE_ERR" "$PROBE_CUR"
 trap - EXIT
 
+# OpenBLAS lets the C target's CBLAS example (tests/test_callables.py) run.
+if ! ls /usr/include/cblas.h /usr/include/*/cblas.h >/dev/null 2>&1; then
+    apt_install libopenblas-dev || log "OpenBLAS not installed; its tests will be skipped"
+fi
+
 # ---------------------------------------------------------------- (f) action
 case "$ACTION" in
     demo)

@@ -44,6 +44,8 @@ class HelperRegistry:
     def __init__(self, linkage: str = "inline"):
         self.linkage = linkage
         self.helpers: dict[str, str] = {}
+        # (sort key, code) from registered callables: includes and the like
+        self.preambles: dict[str, str] = {}
         self.extensions: set[str] = set()
 
     def floordiv(self, ctype: str, is_float: bool) -> str:
@@ -378,6 +380,12 @@ class CExpressionMapper(Mapper):
         return self._call(expr.function.name, expr.parameters, dtype)
 
     def _call(self, name, params, dtype):
+        if name in self.knl.callables:
+            from kernelcore.codegen.calls import RegisteredCallEmitter
+            emitter = RegisteredCallEmitter(
+                self.knl, self.target, self.types, self.helpers,
+                lambda e, want: self.code(e, PREC_NONE, want))
+            return emitter.call_expression(prim.Call(prim.Variable(name), tuple(params)))
         if name not in MATH_FUNCTIONS:
             raise unknown_function_error(name)
         rule = MATH_FUNCTIONS[name][0]

@@ -15,6 +15,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.codegen import cast
+from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
 from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
@@ -26,7 +27,8 @@ from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.tags import LocalIndexTag, is_unrolled
-from kernelcore.ir.instruction import Assignment, BarrierInstruction, NoOpInstruction
+from kernelcore.ir.instruction import (
+    Assignment, BarrierInstruction, CallInstruction, NoOpInstruction)
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import (
     Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
@@ -73,7 +75,7 @@ class _Generator:
         self.name = name
         self.target = knl.target or PyOpenCLTarget()
         dtypes, weak = kernel_type_context(knl)
-        self.types = TypeInferenceMapper(dtypes, weak)
+        self.types = TypeInferenceMapper(dtypes, weak, knl.callables)
         self.helpers = helpers
         self.items = items
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
@@ -263,6 +265,27 @@ class _Generator:
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
         dom = self.knl.get_insn_domain(insn)
         cond = guard_condition(dom, context)
+        if isinstance(insn, CallInstruction):
+            node = cast.Statement(self.call_statement(insn, context))
+        else:
+            node = self.assignment_statement(insn, context)
+        for pred in sorted(insn.predicates, key=str):
+            node = cast.If(self.emit(pred, context), [node])
+        if cond is not True:
+            node = cast.If(self.emit(cond, context), [node])
+        return [node]
+
+    def call_statement(self, insn, context) -> str:
+        if insn.expression.function.name not in self.knl.callables:
+            raise CodeGenerationError(
+                f"instruction '{insn.id}' calls '{insn.expression.function}' with array "
+                "slices, which needs a registered callable (register_callable)")
+        emitter = RegisteredCallEmitter(
+            self.knl, self.target, self.types, self.helpers,
+            lambda e, want: self.emit(e, context, PREC_NONE, want))
+        return emitter.call_statement(insn)
+
+    def assignment_statement(self, insn, context):
         lhs_t = self.types(insn.assignee).dtype
         lhs = self.emit(insn.assignee, context)
         if insn.atomic and not self.target.sequential:
@@ -270,11 +293,7 @@ class _Generator:
         else:
             rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
             node = cast.Statement(f"{lhs} = {rhs};")
-        for pred in sorted(insn.predicates, key=str):
-            node = cast.If(self.emit(pred, context), [node])
-        if cond is not True:
-            node = cast.If(self.emit(cond, context), [node])
-        return [node]
+        return node
 
     def atomic_update(self, insn, lhs: str, dtype, context) -> str:
         """``x = x + e`` as an atomic addition (compare-and-swap for floats)."""
@@ -398,7 +417,8 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     uses_complex = any(v.dtype is not None and v.dtype.kind == "c" for v in variables)
     uses_double = any(v.dtype is not None and v.dtype in (np.float64, np.complex128)
                       for v in variables)
-    preamble = target.preamble(uses_complex, uses_double)
+    preamble = [code for _, code in sorted(helpers.preambles.items())]
+    preamble += target.preamble(uses_complex, uses_double)
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
     preamble += list(helpers.helpers.values())
     temps = tuple((tv.name, tv.dtype.name, tuple(tv.shape))

@@ -38,6 +38,9 @@ def parse_domain(text: str | isl.BasicSet | isl.Set) -> isl.BasicSet | isl.Set:
     if not isinstance(text, str):
         raise ParseError(f"a domain must be an ISL set string, got {type(text).__name__}")
     src = text.strip()
+    if re.fullmatch(r"\{\s*:?\s*\}", src):
+        # a domain without loops: the instructions run once
+        return isl.BasicSet("{ : }")
     if "->" not in src.split("{", 1)[0]:
         m = re.match(r"\{\s*\[([^\]]*)\]\s*(:?)(.*)\}\s*$", src, re.S)
         if m is None:

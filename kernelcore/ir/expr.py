@@ -121,6 +121,9 @@ class VariableCollector(CombineMapper):
     def map_reduction(self, expr):
         return self.rec(expr.expr) - frozenset(expr.inames)
 
+    def map_slice(self, expr):
+        return self.combine(self.rec(c) for c in expr.children if c is not None)
+
     map_nan = map_constant
 
 

@@ -1,6 +1,7 @@
 """Instructions: what a kernel executes for each point of its loop domain.
 
-Public names: InstructionBase, Assignment, BarrierInstruction, NoOpInstruction.
+Public names: InstructionBase, Assignment, CallInstruction, BarrierInstruction,
+NoOpInstruction, has_slices.
 """
 
 from __future__ import annotations
@@ -110,6 +111,27 @@ class Assignment(InstructionBase):
 
     def __str__(self) -> str:
         return f"{self.assignee} = {self.expression}  {self._options_str()}"
+
+
+def has_slices(expr) -> bool:
+    """Whether *expr* subscripts an array with a slice (``x[:]``)."""
+    if isinstance(expr, prim.Slice):
+        return True
+    if isinstance(expr, prim.Subscript):
+        return any(has_slices(i) for i in assignee_subscript(expr))
+    if isinstance(expr, prim.Call):
+        return any(has_slices(p) for p in expr.parameters)
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallInstruction(Assignment):
+    """``y[:] = f(A[:, :], x[:])``: a call of a registered function that takes or
+    returns whole arrays (written as full slices)."""
+
+    @property
+    def assignees(self) -> tuple:
+        return (self.assignee,)
 
 
 @dataclass(frozen=True, kw_only=True)

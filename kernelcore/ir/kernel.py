@@ -44,6 +44,7 @@ class LoopKernel:
     iname_slabs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     silenced_warnings: frozenset[str] = frozenset()
     substitutions: Mapping[str, Any] = field(default_factory=dict)
+    callables: Mapping[str, Any] = field(default_factory=dict)
     assumptions: isl.Set | None = None
     options: Options = field(default_factory=Options)
     target: Any = None

@@ -79,10 +79,13 @@ def _quote_errors(source: str, log: str) -> str:
     return "\n".join(quoted[:5])
 
 
-def build_library(source: str, command: list[str], name: str = "kernel") -> ctypes.CDLL:
+def build_library(source: str, command: list[str], name: str = "kernel",
+                  link_flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     """The shared library compiled from *source* by *command* (the compiler and
-    its options), from memory, the disk cache, or a compiler run."""
-    key = hashlib.sha256(("\0".join(command) + "\0\0" + source).encode()).hexdigest()
+    its options) and linked with *link_flags*, from memory, the disk cache, or a
+    compiler run."""
+    key = hashlib.sha256(("\0".join([*command, "--", *link_flags]) + "\0\0"
+                          + source).encode()).hexdigest()
     lib = _LIBRARIES.get(key)
     if lib is not None:
         STATS["memory_hits"] += 1
@@ -103,7 +106,7 @@ def build_library(source: str, command: list[str], name: str = "kernel") -> ctyp
             out = os.path.join(work, f"{name}.so")
             with open(src, "w") as f:
                 f.write(source)
-            full = [*command, src, "-o", out, "-lm"]
+            full = [*command, src, "-o", out, *link_flags, "-lm"]
             STATS["compiles"] += 1
             proc = subprocess.run(full, capture_output=True, text=True)
             if proc.returncode != 0:
@@ -234,7 +237,7 @@ class CExecutor:
             if self.knl.options.write_code:
                 print(self.code.device_code())
             lib = build_library(self.code.device_code(), self.knl.target.compile_command(),
-                                self.knl.name)
+                                self.knl.name, self.knl.target.link_flags())
             argtypes = [self.scalar_types[k][0] if k in self.scalar_types else ctypes.c_void_p
                         for k in range(len(self.device_args))]
             fns = []

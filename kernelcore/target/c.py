@@ -249,22 +249,28 @@ class ExecutableCTarget(CTarget):
     on disk) and called through ctypes with NumPy arrays.
 
     *compiler* is the compiler command, *cflags* its options (``-lm`` and the
-    output options are added).
+    output options are added); *libraries* are linked in (``("openblas",)`` for
+    kernels calling CBLAS).
     """
 
     compiler: str = "cc"
     cflags: tuple[str, ...] = ("-O2", "-std=c99", "-shared", "-fPIC")
+    libraries: tuple[str, ...] = ()
 
     def compile_command(self) -> list[str]:
         """The compiler and its options, without input and output files."""
         return [self.compiler, *self.cflags]
+
+    def link_flags(self) -> tuple[str, ...]:
+        """Options naming the libraries to link, after the source file."""
+        return tuple(f"-l{lib}" for lib in self.libraries)
 
     def invoke(self, knl, queue, kwargs: dict):
         from kernelcore.runtime.c_invoke import invoke
         return invoke(knl, queue, kwargs)
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.compiler, self.cflags))
+        return hash((type(self).__name__, self.compiler, self.cflags, self.libraries))
 
     def __repr__(self) -> str:
         return f"ExecutableCTarget(compiler={self.compiler!r})"

@@ -409,7 +409,7 @@ class _Realizer(IdentityMapper):
 def realize_reduction(knl):
     """A copy of the (typed) kernel without Reduction nodes."""
     dtypes, weak = kernel_type_context(knl)
-    types = TypeInferenceMapper(dtypes, weak)
+    types = TypeInferenceMapper(dtypes, weak, knl.callables)
     names = UniqueNameGenerator(set(dtypes) | {i.id for i in knl.instructions})
     new_insns = []
     temps = dict(knl.temporary_variables)
@@ -489,7 +489,7 @@ def split_group_reductions(knl):
     from kernelcore.transform.iname import split_iname
 
     dtypes, weak = kernel_type_context(knl)
-    types = TypeInferenceMapper(dtypes, weak)
+    types = TypeInferenceMapper(dtypes, weak, knl.callables)
     names = UniqueNameGenerator(set(dtypes) | {i.id for i in knl.instructions}
                                 | set(knl.all_inames()))
     ranges = {n: iname_range(knl, n) for n in knl.all_inames()

@@ -1,0 +1,152 @@
+"""User-supplied functions callable from kernels, and their specialization.
+
+Public names: NumpyType, ValueArgDescriptor, FixedStrideArrayDimTag,
+ArrayArgDescriptor, InKernelCallable, ScalarCallable, register_callable,
+specialize_call.
+
+A call ``f(a, b)`` in a kernel starts out untyped. Before code generation the
+callable registered under ``f`` is asked for a specialized copy twice: once
+with the argument types (:meth:`InKernelCallable.with_types`), once with the
+argument shapes and layouts (:meth:`InKernelCallable.with_descrs`). Arguments
+are numbered 0, 1, ... in call order; results -1, -2, ... in assignee order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pymbolic.primitives as prim
+from pytools import ImmutableRecord
+
+from kernelcore.diagnostic import CodeGenerationError, KernelcoreError
+from kernelcore.ir.data import AddressSpace
+
+
+@dataclass(frozen=True)
+class NumpyType:
+    """A dtype as callables see it (``.numpy_dtype`` is the NumPy dtype)."""
+
+    numpy_dtype: np.dtype
+
+    def __post_init__(self):
+        object.__setattr__(self, "numpy_dtype", np.dtype(self.numpy_dtype))
+
+
+@dataclass(frozen=True)
+class ValueArgDescriptor:
+    """Describes a scalar argument or result of a call."""
+
+
+@dataclass(frozen=True)
+class FixedStrideArrayDimTag:
+    """One array axis: *stride* in elements."""
+
+    stride: Any
+
+
+@dataclass(frozen=True)
+class ArrayArgDescriptor:
+    """An array passed to a call: its *shape*, *address_space* and one
+    :class:`FixedStrideArrayDimTag` per axis in *dim_tags*."""
+
+    shape: tuple
+    address_space: AddressSpace
+    dim_tags: tuple
+
+
+class InKernelCallable(ImmutableRecord):
+    """A function kernels may call. Subclasses specialize it per call site.
+
+    .. attribute:: name
+
+        the name calls use.
+
+    .. attribute:: arg_id_to_dtype
+
+        ``{arg id: NumpyType}`` once types are known, else None.
+
+    .. attribute:: arg_id_to_descr
+
+        ``{arg id: descriptor}`` once shapes are known, else None.
+
+    .. attribute:: name_in_target
+
+        the function's name in the generated code, once known.
+    """
+
+    def __init__(self, name: str, arg_id_to_dtype: Mapping | None = None,
+                 arg_id_to_descr: Mapping | None = None,
+                 name_in_target: str | None = None):
+        super().__init__(name=name, arg_id_to_dtype=arg_id_to_dtype,
+                         arg_id_to_descr=arg_id_to_descr, name_in_target=name_in_target)
+
+    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Mapping):
+        """``(specialized copy, callables_table)`` for these argument types; a
+        callable that cannot decide yet returns itself unchanged."""
+        return self, callables_table
+
+    def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Mapping):
+        """``(specialized copy, callables_table)`` for these argument shapes."""
+        return self.copy(arg_id_to_descr=dict(arg_id_to_descr)), callables_table
+
+    def is_ready_for_codegen(self) -> bool:
+        return self.arg_id_to_dtype is not None and self.name_in_target is not None
+
+    def generate_preambles(self, target) -> Iterator[tuple[str, str]]:
+        """``(sort key, code)`` pairs the generated source needs (includes,
+        helper functions)."""
+        return iter(())
+
+    def emit_call(self, expression_to_code_mapper, expression, target):
+        """The target expression for a call used inside an expression."""
+        ecm = expression_to_code_mapper
+        params = tuple(ecm(p).expr for p in expression.parameters)
+        return prim.Variable(self.name_in_target)(*params)
+
+    def emit_call_insn(self, insn, target, expression_to_code_mapper):
+        """``(expression, returns_value)`` for a call instruction: with
+        *returns_value* the call's value is stored in the first assignee."""
+        return self.emit_call(expression_to_code_mapper, insn.expression, target), True
+
+
+class ScalarCallable(InKernelCallable):
+    """A callable whose code is a single function call in the target language."""
+
+
+def register_callable(knl, name: str, callable: InKernelCallable):
+    """A copy of *knl* in which calls to *name* go to *callable*."""
+    if not isinstance(callable, InKernelCallable):
+        raise KernelcoreError(
+            f"register_callable: expected an InKernelCallable for '{name}', "
+            f"got {type(callable).__name__}")
+    return knl.copy(callables={**knl.callables, name: callable})
+
+
+def specialize_call(callable: InKernelCallable, arg_dtypes: Mapping[int, np.dtype],
+                    callables: Mapping, arg_descrs: Mapping | None = None
+                    ) -> InKernelCallable:
+    """*callable* specialized for *arg_dtypes* (and *arg_descrs*, if given)."""
+    typed = {k: NumpyType(v) for k, v in arg_dtypes.items() if v is not None}
+    result, _ = callable.with_types(typed, callables)
+    if arg_descrs is not None:
+        result, _ = result.with_descrs(arg_descrs, callables)
+    return result
+
+
+def result_dtype(callable: InKernelCallable, index: int = -1) -> np.dtype | None:
+    """The dtype a specialized callable returns as result *index*, if known."""
+    dtypes = callable.arg_id_to_dtype or {}
+    t = dtypes.get(index)
+    if t is None:
+        return None
+    return t.numpy_dtype if isinstance(t, NumpyType) else np.dtype(t)
+
+
+def not_ready_error(name: str) -> CodeGenerationError:
+    return CodeGenerationError(
+        f"the callable registered as '{name}' did not specialize for this call "
+        "(with_types must set name_in_target and arg_id_to_dtype, including -1 "
+        "for the result)")

@@ -1,0 +1,182 @@
+"""Registered callables: the function-interface spec's CBLAS gemv example, scalar
+callables inside expressions, and the errors around them."""
+
+import ctypes.util
+import os
+
+import numpy as np
+import pytest
+from pymbolic import var
+
+import kernelcore as lp
+from kernelcore.diagnostic import KernelcoreError
+
+
+class CBLASGEMV(lp.ScalarCallable):
+    """The spec's example: ``y[:] = gemv(A[:, :], x[:])`` becomes a cblas call."""
+
+    def with_types(self, arg_id_to_dtype, callables_table):
+        mat_dtype = arg_id_to_dtype.get(0)
+        vec_dtype = arg_id_to_dtype.get(1)
+        if mat_dtype is None or vec_dtype is None:
+            return self, callables_table
+        if mat_dtype != vec_dtype:
+            raise KernelcoreError("GEMV requires same dtypes for matrix and vector")
+        names = {np.float32: "cblas_sgemv", np.float64: "cblas_dgemv"}
+        if vec_dtype.numpy_dtype.type not in names:
+            raise KernelcoreError("GEMV is only supported for float32 and float64")
+        return (self.copy(name_in_target=names[vec_dtype.numpy_dtype.type],
+                          arg_id_to_dtype={0: vec_dtype, 1: vec_dtype, -1: vec_dtype}),
+                callables_table)
+
+    def with_descrs(self, arg_id_to_descr, callables_table):
+        mat, vec, res = (arg_id_to_descr.get(k) for k in (0, 1, -1))
+        if mat is None or vec is None or res is None:
+            return self, callables_table
+        assert mat.shape[1] == vec.shape[0]
+        assert mat.shape[0] == res.shape[0]
+        assert len(vec.shape) == len(res.shape) == 1
+        assert vec.dim_tags[0].stride == 1
+        assert mat.dim_tags[1].stride == 1
+        assert res.dim_tags[0].stride == 1
+        return self.copy(arg_id_to_descr=arg_id_to_descr), callables_table
+
+    def emit_call_insn(self, insn, target, expression_to_code_mapper):
+        m, n = self.arg_id_to_descr[0].shape
+        ecm = expression_to_code_mapper
+        mat, vec = insn.expression.parameters
+        result, = insn.assignees
+        params = [var("CblasRowMajor"), var("CblasNoTrans"), m, n, 1, ecm(mat).expr,
+                  n, ecm(vec).expr, 1, 0, ecm(result).expr, 1]
+        return var(self.name_in_target)(*params), False
+
+    def generate_preambles(self, target):
+        assert isinstance(target, lp.CTarget)
+        yield ("99_cblas", "#include <cblas.h>")
+
+
+def gemv_kernel(n, dtype, target):
+    knl = lp.make_kernel(
+        "{:}", "y[:] = gemv(A[:, :], x[:])",
+        [lp.GlobalArg("A", dtype=dtype, shape=(n, n)),
+         lp.GlobalArg("x", dtype=dtype, shape=(n,)),
+         lp.GlobalArg("y", shape=(n,)), ...],
+        target=target)
+    return lp.register_callable(knl, "gemv", CBLASGEMV(name="gemv"))
+
+
+@pytest.mark.parametrize("dtype,fname", [(np.float64, "cblas_dgemv"),
+                                         (np.float32, "cblas_sgemv")])
+def test_gemv_generates_cblas_call(dtype, fname):
+    code = lp.generate_code_v2(gemv_kernel(10, dtype, lp.CTarget())).device_code()
+    assert code.startswith("#include <cblas.h>")
+    assert (f"{fname}(CblasRowMajor, CblasNoTrans, 10, 10, 1, A, 10, x, 1, 0, y, 1);"
+            in code)
+
+
+def test_gemv_result_type_comes_from_the_callable():
+    knl = lp.infer_types(gemv_kernel(10, np.float32, lp.CTarget()))
+    assert knl.arg_dict["y"].dtype == np.float32
+
+
+def test_gemv_rejects_integer_types():
+    with pytest.raises(KernelcoreError, match="only supported"):
+        lp.generate_code_v2(gemv_kernel(4, np.int32, lp.CTarget()))
+
+
+def _has_cblas() -> bool:
+    return ctypes.util.find_library("openblas") is not None and any(
+        os.path.exists(p) for p in ("/usr/include/cblas.h",
+                                    "/usr/include/x86_64-linux-gnu/cblas.h",
+                                    "/usr/include/openblas/cblas.h"))
+
+
+@pytest.mark.skipif(not _has_cblas(), reason="needs OpenBLAS with cblas.h "
+                    "(scripts/bootstrap.sh installs libopenblas-dev)")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gemv_runs_through_openblas(dtype):
+    n = 37
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    x = rng.standard_normal(n).astype(dtype)
+    knl = gemv_kernel(n, dtype, lp.ExecutableCTarget(libraries=("openblas",)))
+    _, (y,) = knl(None, A=a, x=x)
+    rtol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(y, a @ x, rtol=rtol, atol=rtol)
+
+
+class Cube(lp.ScalarCallable):
+    """``cube(x)``: a scalar callable with a helper function in the preamble."""
+
+    def with_types(self, arg_id_to_dtype, callables_table):
+        t = arg_id_to_dtype.get(0)
+        if t is None:
+            return self, callables_table
+        if t.numpy_dtype.kind != "f":
+            raise KernelcoreError("cube takes floating-point values")
+        ctype = {4: "float", 8: "double"}[t.numpy_dtype.itemsize]
+        return (self.copy(name_in_target=f"cube_{ctype}",
+                          arg_id_to_dtype={0: t, -1: t}), callables_table)
+
+    def generate_preambles(self, target):
+        ctype = self.name_in_target.split("_")[1]
+        yield ("50_cube", f"static inline {ctype} {self.name_in_target}({ctype} v) "
+                          "{ return v * v * v; }")
+
+
+def test_scalar_callable_in_expression_runs_on_opencl(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = 2 * cube(a[i]) + 1")
+    knl = lp.register_callable(knl, "cube", Cube(name="cube"))
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    a = np.linspace(-2, 2, 100).astype(np.float32)
+    _, (out,) = knl(queue, a=a)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, 2 * a**3 + 1, rtol=1e-6, atol=1e-6)
+    code = lp.generate_code_v2(lp.add_dtypes(knl, {"a": np.float32})).device_code()
+    assert "cube_float(" in code and "static inline float cube_float" in code
+
+
+def test_integer_arguments_are_converted_to_the_callable_type(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = cube(a[i])",
+                         [lp.GlobalArg("a", np.float64, shape="n"), ...])
+    knl = lp.register_callable(knl, "cube", Cube(name="cube"))
+    a = np.arange(5, dtype=np.float64)
+    _, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out, a**3)
+
+
+def test_unknown_function_suggests_register_callable(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = frobnicate(a[i])")
+    with pytest.raises(KernelcoreError, match="register_callable"):
+        knl(queue, a=np.ones(4, np.float32))
+
+
+def test_callable_that_never_specializes_is_reported(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = f(a[i])",
+                         [lp.GlobalArg("a", np.float32, shape="n"),
+                          lp.GlobalArg("out", np.float32, shape="n"), ...])
+    knl = lp.register_callable(knl, "f", lp.ScalarCallable(name="f"))
+    with pytest.raises(KernelcoreError, match="did not specialize"):
+        lp.generate_code_v2(knl)
+
+
+def test_register_callable_checks_its_argument():
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i]")
+    with pytest.raises(KernelcoreError, match="InKernelCallable"):
+        lp.register_callable(knl, "f", lambda x: x)
+
+
+def test_slices_outside_calls_are_rejected():
+    with pytest.raises(KernelcoreError, match="slices"):
+        lp.make_kernel("{:}", "y[:] = x[:]",
+                       [lp.GlobalArg("x", np.float32, shape=(4,)),
+                        lp.GlobalArg("y", np.float32, shape=(4,))])
+
+
+def test_array_call_without_registered_callable_is_reported():
+    knl = lp.make_kernel(
+        "{:}", "y[:] = g(x[:])",
+        [lp.GlobalArg("x", np.float32, shape=(4,)),
+         lp.GlobalArg("y", np.float32, shape=(4,))], target=lp.CTarget())
+    with pytest.raises(KernelcoreError, match="register_callable"):
+        lp.generate_code_v2(knl)
