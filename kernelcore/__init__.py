@@ -120,5 +120,12 @@ __all__ = [
 ]
 
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
+from kernelcore.translation_unit import (  # noqa: E402
+    CallableKernel, TranslationUnit, make_function, merge)
+from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 
-__all__ += ["CTarget", "ExecutableCTarget"]
+__all__ += ["CTarget", "ExecutableCTarget",
+            "InKernelCallable", "ScalarCallable", "CallableKernel", "NumpyType",
+            "ValueArgDescriptor", "ArrayArgDescriptor", "FixedStrideArrayDimTag",
+            "register_callable", "CallInstruction",
+            "TranslationUnit", "merge", "make_function", "inline_callable_kernel"]

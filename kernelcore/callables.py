@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
-from pytools import ImmutableRecord
 
 from kernelcore.diagnostic import CodeGenerationError, KernelcoreError
 from kernelcore.ir.data import AddressSpace
@@ -57,7 +56,7 @@ class ArrayArgDescriptor:
     dim_tags: tuple
 
 
-class InKernelCallable(ImmutableRecord):
+class InKernelCallable:
     """A function kernels may call. Subclasses specialize it per call site.
 
     .. attribute:: name
@@ -77,11 +76,36 @@ class InKernelCallable(ImmutableRecord):
         the function's name in the generated code, once known.
     """
 
+    #: the constructor arguments, which :meth:`copy` carries over
+    init_arg_names: tuple[str, ...] = (
+        "name", "arg_id_to_dtype", "arg_id_to_descr", "name_in_target")
+
     def __init__(self, name: str, arg_id_to_dtype: Mapping | None = None,
                  arg_id_to_descr: Mapping | None = None,
                  name_in_target: str | None = None):
-        super().__init__(name=name, arg_id_to_dtype=arg_id_to_dtype,
-                         arg_id_to_descr=arg_id_to_descr, name_in_target=name_in_target)
+        self._set(name=name, arg_id_to_dtype=arg_id_to_dtype,
+                  arg_id_to_descr=arg_id_to_descr, name_in_target=name_in_target)
+
+    def _set(self, **values) -> None:
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"{type(self).__name__} is immutable: use copy({key}=...)")
+
+    def copy(self, **kwargs) -> InKernelCallable:
+        """A copy with the given constructor arguments replaced."""
+        unknown = sorted(set(kwargs) - set(self.init_arg_names))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.copy: unknown field(s) "
+                            f"{', '.join(unknown)}")
+        values = {n: getattr(self, n) for n in self.init_arg_names}
+        values.update(kwargs)
+        return type(self)(**values)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.init_arg_names)
+        return f"{type(self).__name__}({fields})"
 
     def with_types(self, arg_id_to_dtype: Mapping, callables_table: Mapping):
         """``(specialized copy, callables_table)`` for these argument types; a
@@ -117,11 +141,18 @@ class ScalarCallable(InKernelCallable):
 
 
 def register_callable(knl, name: str, callable: InKernelCallable):
-    """A copy of *knl* in which calls to *name* go to *callable*."""
+    """A copy of *knl* (a kernel or a translation unit: then each of its
+    kernels) in which calls to *name* go to *callable*."""
+    from kernelcore.translation_unit import CallableKernel, TranslationUnit
     if not isinstance(callable, InKernelCallable):
         raise KernelcoreError(
             f"register_callable: expected an InKernelCallable for '{name}', "
             f"got {type(callable).__name__}")
+    if isinstance(knl, TranslationUnit):
+        table = {n: (CallableKernel(register_callable(c.subkernel, name, callable))
+                     if isinstance(c, CallableKernel) else c)
+                 for n, c in knl.callables_table.items()}
+        return TranslationUnit({**table, name: callable}, knl.entrypoints)
     return knl.copy(callables={**knl.callables, name: callable})
 
 

@@ -650,8 +650,17 @@ def stringify_stats_mapping(m) -> str:
 # {{{ helpers: kernels, domains, granularity
 
 def _prepare(knl):
+    from kernelcore.ir.instruction import CallInstruction
     from kernelcore.ir.kernel import KernelState
     from kernelcore.preprocess import preprocess_kernel
+    from kernelcore.translation_unit import TranslationUnit
+    if isinstance(knl, TranslationUnit):
+        knl = knl.executable_kernel()
+    opaque = sorted(i.id for i in knl.instructions if isinstance(i, CallInstruction))
+    if opaque:
+        raise KernelcoreError(
+            f"cannot count the work of call instruction(s) {', '.join(opaque)}: the "
+            "called function is opaque to kernelcore (inline kernel calls first)")
     if knl.state < KernelState.PREPROCESSED:
         knl = preprocess_kernel(knl)
     return knl

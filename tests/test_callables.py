@@ -79,6 +79,12 @@ def test_gemv_result_type_comes_from_the_callable():
     assert knl.arg_dict["y"].dtype == np.float32
 
 
+def test_statistics_refuse_opaque_calls():
+    knl = gemv_kernel(10, np.float64, lp.CTarget())
+    with pytest.raises(KernelcoreError, match="opaque"):
+        lp.get_op_map(knl)
+
+
 def test_gemv_rejects_integer_types():
     with pytest.raises(KernelcoreError, match="only supported"):
         lp.generate_code_v2(gemv_kernel(4, np.int32, lp.CTarget()))
@@ -180,3 +186,120 @@ def test_array_call_without_registered_callable_is_reported():
          lp.GlobalArg("y", np.float32, shape=(4,))], target=lp.CTarget())
     with pytest.raises(KernelcoreError, match="register_callable"):
         lp.generate_code_v2(knl)
+
+
+# {{{ kernels calling kernels
+
+def _twice():
+    return lp.make_function(
+        "{[j]: 0<=j<4}", "b[j] = 2*a[j] + 1",
+        [lp.GlobalArg("a", np.float32, shape=(4,)),
+         lp.GlobalArg("b", np.float32, shape=(4,))], name="twice")
+
+
+def _row_caller():
+    return lp.make_kernel(
+        "{[i]: 0<=i<n}",
+        """
+        [i]: y[i, :] = twice(x[i, :])
+        z[i] = y[i, 0] + y[i, 3]
+        """,
+        [lp.GlobalArg("x", np.float32, shape=("n", 4)),
+         lp.GlobalArg("y", np.float32, shape=("n", 4)), ...])
+
+
+def test_merge_makes_callers_the_entry_points():
+    tu = lp.merge([_row_caller(), _twice()])
+    assert tu.entrypoints == frozenset({"loopy_kernel"})
+    assert isinstance(tu.callables_table["twice"], lp.CallableKernel)
+    assert tu["twice"].name == "twice"
+    assert tu.default_entrypoint.name == "loopy_kernel"
+
+
+def test_calling_before_inlining_is_reported(queue):
+    tu = lp.merge([_row_caller(), _twice()])
+    with pytest.raises(KernelcoreError, match="inline_callable_kernel"):
+        tu(queue, x=np.ones((3, 4), np.float32))
+
+
+def test_inlined_row_call_matches_numpy(queue):
+    tu = lp.inline_callable_kernel(lp.merge([_row_caller(), _twice()]), "twice")
+    assert set(tu.callables_table) == {"loopy_kernel"}
+    knl = tu.default_entrypoint
+    assert not any(isinstance(i, lp.CallInstruction) for i in knl.instructions)
+    assert "twice(" not in "\n".join(str(i) for i in knl.instructions)
+    x = np.random.default_rng(1).random((7, 4)).astype(np.float32)
+    _, (y, z) = tu(queue, x=x)
+    np.testing.assert_allclose(y, 2 * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(z, y[:, 0] + y[:, 3], rtol=1e-6)
+
+
+def test_inlined_callee_with_parameter_reduction_and_temporary(queue):
+    callee = lp.make_function(
+        "{[j, k]: 0<=j, k<m}",
+        """
+        <> s = sum(k, a[k] * a[k])
+        out[j] = a[j] / sqrt(s) * scale
+        """,
+        [lp.GlobalArg("a", np.float64, shape=("m",)),
+         lp.ValueArg("m", np.int32), lp.ValueArg("scale", np.float64),
+         lp.GlobalArg("out", np.float64, shape=("m",))], name="normalize")
+    caller = lp.make_kernel(
+        "{[i]: 0<=i<n}",
+        "[i]: res[i, :] = normalize(v[i, :], 5, 3.0)",
+        [lp.GlobalArg("v", np.float64, shape=("n", 5)),
+         lp.GlobalArg("res", np.float64, shape=("n", 5)), ...])
+    tu = lp.inline_callable_kernel(lp.merge([caller, callee]), "normalize")
+    tu = tu.with_kernel(lp.tag_inames(tu.default_entrypoint, {"i": "g.0"}))
+    v = np.random.default_rng(2).random((6, 5))
+    _, (res,) = tu(queue, v=v)
+    expected = 3.0 * v / np.linalg.norm(v, axis=1, keepdims=True)
+    np.testing.assert_allclose(res, expected, rtol=1e-12)
+
+
+def test_inlined_call_returning_a_scalar_into_an_element(queue):
+    callee = lp.make_function(
+        "{[k]: 0<=k<3}", "r = sum(k, w[k])",
+        [lp.GlobalArg("w", np.float32, shape=(3,)),
+         lp.GlobalArg("r", np.float32, shape=())], name="total")
+    caller = lp.make_kernel(
+        "{[i]: 0<=i<n}", "[i]: t[i] = total(m[i, :])",
+        [lp.GlobalArg("m", np.float32, shape=("n", 3)),
+         lp.GlobalArg("t", np.float32, shape=("n",)), ...])
+    tu = lp.inline_callable_kernel(lp.merge([caller, callee]), "total")
+    m = np.arange(12, dtype=np.float32).reshape(4, 3)
+    _, (t,) = tu(queue, m=m)
+    np.testing.assert_allclose(t, m.sum(axis=1))
+
+
+def test_statistics_of_an_inlined_translation_unit():
+    tu = lp.inline_callable_kernel(lp.merge([_row_caller(), _twice()]), "twice")
+    ops = lp.get_op_map(tu).eval_and_sum({"n": 10})
+    # per row: 4 multiplications and 4 additions in the callee, 1 addition for z
+    assert ops == 90
+
+
+def test_inlining_checks_argument_shapes():
+    caller = lp.make_kernel(
+        "{[i]: 0<=i<n}", "[i]: y[i, :] = twice(x[i, :])",
+        [lp.GlobalArg("x", np.float32, shape=("n", 5)),
+         lp.GlobalArg("y", np.float32, shape=("n", 5)), ...])
+    with pytest.raises(KernelcoreError, match="shape mismatch for 'a'"):
+        lp.inline_callable_kernel(lp.merge([caller, _twice()]), "twice")
+
+
+def test_inlining_checks_argument_counts():
+    caller = lp.make_kernel(
+        "{[i]: 0<=i<n}", "[i]: y[i, :] = twice(x[i, :], x[i, :])",
+        [lp.GlobalArg("x", np.float32, shape=("n", 4)),
+         lp.GlobalArg("y", np.float32, shape=("n", 4)), ...])
+    with pytest.raises(KernelcoreError, match="takes 1 input"):
+        lp.inline_callable_kernel(lp.merge([caller, _twice()]), "twice")
+
+
+def test_unknown_kernel_name_in_translation_unit():
+    tu = lp.merge([_row_caller(), _twice()])
+    with pytest.raises(KernelcoreError, match="no kernel named 'thrice'"):
+        lp.inline_callable_kernel(tu, "thrice")
+
+# }}}

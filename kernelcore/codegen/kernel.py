@@ -427,7 +427,11 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
 
 
 def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
-    """Generate device code for a kernel whose argument types are all known."""
+    """Generate device code for a kernel (or a translation unit's entry point)
+    whose argument types are all known."""
+    from kernelcore.translation_unit import TranslationUnit
+    if isinstance(knl, TranslationUnit):
+        knl = knl.executable_kernel()
     start = time.perf_counter()
     if knl.state < KernelState.LINEARIZED:
         knl = linearize(knl)
