@@ -4,7 +4,8 @@ A first slice of the user API: ``asarray``, elementwise ufuncs (operators,
 ``np.sin(x)`` through ``__array_ufunc__`` and the functions below) with NumPy's
 broadcasting and type promotion, and reductions (``sum``, ``prod``, ``max``,
 ``min``, ``any``, ``all``, ``mean``). Elementwise chains fuse into the kernel
-of their consumer; reductions and results are stored.
+of their consumer; reductions and results are stored. ``jit`` traces a function
+once per argument signature and replays its kernels.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as _np
 
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import DTypeError, LazyArrayError, ShapeError
+from lazyarray.jit import jit
 from lazyarray.ops.elementwise import ELEMENTWISE as _ELEMENTWISE
 
 __version__ = "0.1.0"
@@ -64,7 +66,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     return asarray(x).prod(axis, keepdims, dtype)
 
 
-__all__ = ["LazyArray", "asarray", "where", "sum", "max", "min", "mean", "prod",
+__all__ = ["LazyArray", "asarray", "jit", "where", "sum", "max", "min", "mean", "prod",
            "LazyArrayError", "ShapeError", "DTypeError", "__version__",
            "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128",
            "uint8", "int8", "int16", "uint32", *[n for n in _ELEMENTWISE if n in globals()]]

@@ -1,11 +1,13 @@
 """Evaluation: stored nodes computed kernel by kernel on the default device.
 
-Public names: evaluate, default_queue, STATS.
+Public names: evaluate, plan, run_step, Step, default_queue, STATS.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Any
 
 import pyopencl.array as cla
 
@@ -43,6 +45,62 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
     return key(node)
 
 
+@dataclass(frozen=True)
+class Step:
+    """Computing one stored *node*: a *kernel* with its inputs (argument name,
+    node) in *args*, or a *fill* value for empty reductions (neither: a node
+    with no elements)."""
+
+    node: Node
+    kernel: Any = None
+    fill: Any = None
+    args: tuple = ()
+
+
+def plan(roots: list[Node]) -> list[Step]:
+    """The steps computing the stored nodes of *roots* not computed yet,
+    producers first."""
+    steps: list[Step] = []
+    seen: set[int] = set()
+    for root in roots:
+        if root.value_on_device is not None or isinstance(root, Input):
+            continue
+        for node in stored_nodes(root):
+            if node.value_on_device is None and id(node) not in seen:
+                seen.add(id(node))
+                steps.append(_step_for(node))
+    return steps
+
+
+def _step_for(node: Node) -> Step:
+    if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
+        return Step(node, fill=_EMPTY_REDUCTION[node.op])
+    if 0 in node.shape:
+        return Step(node)
+    inputs: dict[int, tuple[Node, str]] = {}
+    _collect_inputs(node, node, inputs)
+    key = _structure_key(node, inputs)
+    knl = _KERNELS.get(key)
+    if knl is None:
+        knl = _KERNELS[key] = build_kernel(node, inputs)
+    return Step(node, kernel=knl, args=tuple((name, n) for n, name in inputs.values()))
+
+
+def run_step(step: Step, queue, args: dict) -> cla.Array:
+    """Run *step* with its inputs' values in *args* (by argument name)."""
+    node = step.node
+    out = cla.empty(queue, node.shape or (1,), node.dtype)
+    if step.fill is not None:
+        out.fill(step.fill)
+    elif step.kernel is not None:
+        # 0-d values travel as one-element arrays
+        step.kernel(queue, out=out, **{name: a.reshape(a.shape or (1,))
+                                       for name, a in args.items()})
+        STATS["launches"] += 1
+        logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
+    return out if node.shape else out.reshape(())
+
+
 def evaluate(root: Node) -> cla.Array:
     """The value of *root* on the device (stored nodes are computed once)."""
     if root.value_on_device is not None:
@@ -50,25 +108,9 @@ def evaluate(root: Node) -> cla.Array:
     if isinstance(root, Input):
         return root.data
     queue = default_queue()
-    for node in stored_nodes(root):
-        if node.value_on_device is not None:
-            continue
-        out = cla.empty(queue, node.shape or (1,), node.dtype)
-        if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
-            out.fill(_EMPTY_REDUCTION[node.op])
-        elif out.size:
-            inputs: dict[int, tuple[Node, str]] = {}
-            _collect_inputs(node, node, inputs)
-            key = _structure_key(node, inputs)
-            knl = _KERNELS.get(key)
-            if knl is None:
-                knl = _KERNELS[key] = build_kernel(node, inputs)
-            # 0-d values travel as one-element arrays
-            args = {name: evaluate(n).reshape(n.shape or (1,)) for n, name in inputs.values()}
-            knl(queue, out=out, **args)
-            STATS["launches"] += 1
-            logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
-        node.value_on_device = out if node.shape else out.reshape(())
+    for step in plan([root]):
+        args = {name: evaluate(n) for name, n in step.args}
+        step.node.value_on_device = run_step(step, queue, args)
     return root.value_on_device
 
 

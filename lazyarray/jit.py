@@ -1,0 +1,175 @@
+"""``la.jit``: trace a function once per argument signature, replay its kernels.
+
+Public names: jit.
+
+The first call with a new signature (array shapes and dtypes, the container
+structure, and the values of static arguments and Python scalars) runs the function on lazy placeholders and plans
+the kernels of its results. Later calls with that signature launch the planned
+kernels on the new arguments without running the function again.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pyopencl.array as cla
+
+from lazyarray.array import LazyArray, asarray
+from lazyarray.errors import LazyArrayError
+from lazyarray.graph import Input
+from lazyarray.pytree import flatten, unflatten
+from lazyarray.runtime import default_queue, evaluate, plan, run_step
+
+logger = logging.getLogger(__name__)
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (LazyArray, np.ndarray, cla.Array))
+
+
+@dataclass(frozen=True)
+class _Program:
+    """Planned kernels: each step's inputs and each output are a source,
+    ``("arg", k)`` (array argument k), ``("step", j)`` or ``("const", array)``."""
+
+    steps: tuple          # of (Step, ((argument name, source), ...))
+    outputs: tuple        # of sources
+    structure: tuple      # of the result
+
+
+class _Jitted:
+    def __init__(self, fn: Callable, static_argnums: tuple[int, ...],
+                 static_argnames: tuple[str, ...]):
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self.static_argnums = static_argnums
+        self.static_argnames = static_argnames
+        self.programs: dict = {}
+        #: how often the function was traced (once per new signature)
+        self.trace_count = 0
+        functools.update_wrapper(self, fn)
+
+    def _split(self, args, kwargs):
+        """``(static part, dynamic tree)`` of a call."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.fn.__name__}(): {e}") from None
+        static, dynamic = [], {}
+        for k, (name, value) in enumerate(bound.arguments.items()):
+            if k in self.static_argnums or name in self.static_argnames:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise LazyArrayError(
+                        f"static argument '{name}' of {self.fn.__name__} must be "
+                        f"hashable, got {type(value).__name__}") from None
+                static.append((name, value))
+            else:
+                dynamic[name] = value
+        return tuple(static), dynamic
+
+    def __call__(self, *args, **kwargs):
+        static, dynamic = self._split(args, kwargs)
+        leaves, structure = flatten(dynamic)
+        arrays = []
+        scalars = []
+        for leaf in leaves:
+            if _is_array(leaf):
+                arrays.append(leaf)
+            elif isinstance(leaf, (numbers.Number, np.generic, str)):
+                scalars.append((type(leaf), leaf))
+            else:
+                raise LazyArrayError(
+                    f"{self.fn.__name__}: cannot pass a {type(leaf).__name__} to a "
+                    "jitted function (arrays, scalars and tuples/lists/dicts/"
+                    "dataclasses of them are allowed; mark others static)")
+        data = [_device_data(a) for a in arrays]
+        key = (static, structure, tuple(scalars),
+               tuple((d.shape, d.dtype.str) for d in data))
+        program = self.programs.get(key)
+        if program is None:
+            program = self.programs[key] = self._trace(static, dynamic, leaves, data)
+        return _run(program, data)
+
+    def _trace(self, static, dynamic, leaves, data) -> _Program:
+        self.trace_count += 1
+        logger.info("tracing %s (trace %d)", self.fn.__name__, self.trace_count)
+        # fresh placeholders (a new array object per argument): nothing computed for
+        # earlier values of the same arrays is mistaken for this trace's results
+        placeholders = [Input(d.reshape(d.shape)) for d in data]
+        position = {id(p): k for k, p in enumerate(placeholders)}
+        it = iter(placeholders)
+        traced = [LazyArray(next(it)) if _is_array(leaf) else leaf for leaf in leaves]
+        _, structure = flatten(dynamic)
+        call_args = unflatten(structure, traced)
+        call_args.update(dict(static))
+        result = self.fn(**call_args)
+        out_leaves, out_structure = flatten(result)
+        out_nodes = []
+        for leaf in out_leaves:
+            if not isinstance(leaf, LazyArray):
+                leaf = asarray(leaf)
+            out_nodes.append(leaf.node)
+        steps = plan(out_nodes)
+        step_index = {id(st.node): j for j, st in enumerate(steps)}
+
+        def source(node):
+            if id(node) in position:
+                return ("arg", position[id(node)])
+            if id(node) in step_index:
+                return ("step", step_index[id(node)])
+            return ("const", evaluate(node))
+
+        planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
+                        for st in steps)
+        return _Program(planned, tuple(source(n) for n in out_nodes), out_structure)
+
+
+def _device_data(x) -> cla.Array:
+    if isinstance(x, LazyArray):
+        return evaluate(x.node)
+    if isinstance(x, cla.Array):
+        return x
+    return asarray(x).node.data
+
+
+def _run(program: _Program, data: list) -> Any:
+    queue = default_queue()
+    values: list = []
+
+    def value(src):
+        kind, what = src
+        if kind == "arg":
+            return data[what]
+        if kind == "step":
+            return values[what]
+        return what
+
+    for step, sources in program.steps:
+        values.append(run_step(step, queue, {name: value(s) for name, s in sources}))
+    outputs = [LazyArray(Input(value(s))) for s in program.outputs]
+    return unflatten(program.structure, outputs)
+
+
+def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=()):
+    """A version of *fn* that traces once per argument signature and then only
+    launches its kernels (usable as ``@jit`` or ``@jit(static_argnums=...)``).
+
+    Arguments may be arrays, scalars, and tuples/lists/dicts/dataclasses of
+    them; the result has the structure *fn* returned, with lazy arrays as
+    leaves. Python scalars are part of the signature: a new value retraces.
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if fn is None:
+        return lambda f: _Jitted(f, tuple(static_argnums), tuple(static_argnames))
+    return _Jitted(fn, tuple(static_argnums), tuple(static_argnames))

@@ -1,0 +1,144 @@
+"""la.jit: results equal NumPy's, tracing happens once per signature, replays
+launch only the planned kernels."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from lazyarray.runtime import STATS
+
+
+def _rand(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).random(shape).astype(dtype)
+
+
+def test_same_signature_traces_once_and_replays_the_kernels(queue):
+    @la.jit
+    def f(x, y):
+        return np.sin(x) * y + 1
+
+    a, b = _rand(100), _rand(100, seed=1)
+    np.testing.assert_allclose(f(a, b).get(), np.sin(a) * b + 1, rtol=1e-6)
+    before = STATS["launches"]
+    for seed in range(3):
+        c, d = _rand(100, seed=seed + 5), _rand(100, seed=seed + 9)
+        np.testing.assert_allclose(np.asarray(f(c, d)), np.sin(c) * d + 1, rtol=1e-6)
+    assert f.trace_count == 1
+    assert STATS["launches"] - before == 3     # one fused kernel per call
+
+
+def test_new_shape_or_dtype_retraces(queue):
+    @la.jit
+    def f(x):
+        return (x * 2).sum(axis=0)
+
+    f(_rand((4, 3)))
+    f(_rand((4, 3), seed=2))
+    assert f.trace_count == 1
+    np.testing.assert_allclose(f(_rand((5, 3))).get(), 2 * _rand((5, 3)).sum(axis=0),
+                               rtol=1e-5)
+    assert f.trace_count == 2
+    x64 = _rand((4, 3), np.float64)
+    out = f(x64)
+    assert out.dtype == np.float64 and f.trace_count == 3
+    np.testing.assert_allclose(out.get(), 2 * x64.sum(axis=0))
+
+
+def test_static_arguments_and_python_scalars(queue):
+    @la.jit(static_argnums=1)
+    def scaled_sum(x, axis, scale):
+        return x.sum(axis=axis) * scale
+
+    a = _rand((3, 4))
+    np.testing.assert_allclose(scaled_sum(a, 0, 2.0).get(), a.sum(axis=0) * 2, rtol=1e-6)
+    np.testing.assert_allclose(scaled_sum(a, 1, 2.0).get(), a.sum(axis=1) * 2, rtol=1e-6)
+    assert scaled_sum.trace_count == 2
+    np.testing.assert_allclose(scaled_sum(a, 1, 3.0).get(), a.sum(axis=1) * 3, rtol=1e-6)
+    assert scaled_sum.trace_count == 3
+    scaled_sum(a, 1, 3.0)
+    assert scaled_sum.trace_count == 3
+
+
+def test_static_argnames_must_be_hashable(queue):
+    f = la.jit(lambda x, axes: x.sum(axis=axes), static_argnames="axes")
+    with pytest.raises(la.LazyArrayError, match="hashable"):
+        f(_rand((2, 2)), [0])
+
+
+@dataclass
+class State:
+    u: object
+    v: object
+
+
+def test_containers_in_and_out(queue):
+    @la.jit
+    def step(state, params):
+        u = state.u + params["dt"] * state.v
+        return State(u=u, v=state.v * params["decay"]), [u.max(), (u.min(),)]
+
+    u, v = _rand(50), _rand(50, seed=3)
+    dt, decay = np.float32(0.1), np.float32(0.9)
+    new, [mx, (mn,)] = step(State(u, v), {"dt": dt, "decay": decay})
+    expected_u = u + dt * v
+    assert isinstance(new, State)
+    np.testing.assert_allclose(new.u.get(), expected_u, rtol=1e-6)
+    np.testing.assert_allclose(new.v.get(), v * decay, rtol=1e-6)
+    assert float(mx) == pytest.approx(expected_u.max(), rel=1e-6)
+    assert float(mn) == pytest.approx(expected_u.min(), rel=1e-6)
+    # feed the result back: the same signature, no retrace
+    step(new, {"dt": dt, "decay": decay})
+    assert step.trace_count == 1
+
+
+def test_closure_constants_and_identity_outputs(queue):
+    offset = la.asarray(np.arange(4, dtype=np.float32))
+
+    @la.jit
+    def f(x):
+        return x, x + offset
+
+    a = _rand(4)
+    same, shifted = f(a)
+    np.testing.assert_array_equal(same.get(), a)
+    np.testing.assert_allclose(shifted.get(), a + np.arange(4), rtol=1e-6)
+
+
+def test_lazy_arguments_are_evaluated_first(queue):
+    f = la.jit(lambda x: x * x)
+    a = la.asarray(_rand(10)) + 1
+    np.testing.assert_allclose(f(a).get(), (_rand(10) + 1) ** 2, rtol=1e-6)
+
+
+def test_unsupported_argument_is_reported(queue):
+    f = la.jit(lambda x: x)
+    with pytest.raises(la.LazyArrayError, match="cannot pass a object"):
+        f(object())
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=3), st.integers(0, 2**31 - 1))
+def test_jit_matches_eager_and_numpy(shape, seed):
+    @la.jit
+    def f(x, y):
+        return np.exp(-x) * y - x.mean(), (y * y).sum()
+
+    a, b = _rand(tuple(shape), seed=seed), _rand(tuple(shape), seed=seed + 1)
+    r, s = f(a, b)
+    np.testing.assert_allclose(r.get(), np.exp(-a) * b - a.mean(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(s), (b * b).sum(), rtol=1e-5)
+    r2, _ = f(b, a)
+    np.testing.assert_allclose(r2.get(), np.exp(-b) * a - b.mean(), rtol=1e-5, atol=1e-6)
+    assert f.trace_count == 1
+
+
+def test_zero_dimensional_array_arguments_do_not_retrace(queue):
+    f = la.jit(lambda x, dt: x * dt)
+    for d in (0.1, 0.2, 0.3):
+        out = f(np.ones(3, np.float32), np.asarray(d, np.float32))
+        np.testing.assert_allclose(out.get(), np.full(3, d, np.float32))
+    assert f.trace_count == 1
