@@ -9,6 +9,8 @@ that the device work is tiny and the host's launch path dominates. Variants:
 - ``pyopencl-call``: ``Kernel.__call__(queue, gsize, lsize, *args)`` of the same
   compiled kernel (sets arguments and enqueues)
 - ``enqueue-preset``: ``cl.enqueue_nd_range_kernel`` with arguments set once
+- ``lazyarray-jit``: a ``@la.jit`` function ``a + b`` called with the device
+  arrays (signature lookup, output allocation, one launch)
 
 Each sample enqueues many launches back to back and calls ``queue.finish()``
 once at the end. ``host us/launch`` is the time of the enqueue loop divided by
@@ -71,8 +73,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _variants(queue, n: int, wg: int) -> tuple[dict, dict[str, tuple[str, Callable]]]:
-    """Arrays and ``{name: (description, loop(count))}``."""
+def _variants(queue, n: int, wg: int) -> tuple[dict, dict[str, tuple]]:
+    """Arrays and ``{name: (description, loop(count)[, result()])}``; without
+    *result* the variant writes its result into ``data["out"]``."""
     import pyopencl as cl
     import pyopencl.array as cla
 
@@ -117,6 +120,19 @@ def _variants(queue, n: int, wg: int) -> tuple[dict, dict[str, tuple[str, Callab
         for _ in range(count):
             enqueue(queue, preset, gsize, lsize)
 
+    import lazyarray as la
+    jitted = la.jit(lambda x, y: x + y)
+
+    last = []
+
+    def loop_jit(count):
+        for _ in range(count):
+            res = jitted(a, b)
+        last[:] = [res]
+
+    def jit_result():
+        return last[0].get()
+
     return data, {
         "launcher": ("lp.make_launcher(...) replay (arguments bound once)",
                      loop_launcher),
@@ -125,6 +141,8 @@ def _variants(queue, n: int, wg: int) -> tuple[dict, dict[str, tuple[str, Callab
                           loop_pyopencl),
         "enqueue-preset": ("cl.enqueue_nd_range_kernel, arguments set once",
                            loop_preset),
+        "lazyarray-jit": ("@la.jit function a + b, warm (new output per call)",
+                          loop_jit, jit_result),
     }
 
 
@@ -154,11 +172,12 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
     out = data["out"]
     expected = data["a"] + data["b"]
     checks = {}
-    for name, (_, loop) in variants.items():
+    for name, (_, loop, *result) in variants.items():
         out.fill(0)
         loop(1)
         queue.finish()
-        ok = np.allclose(out.get(), expected, rtol=1e-6)
+        got = result[0]() if result else out.get()
+        ok = np.allclose(got, expected, rtol=1e-6)
         checks[name] = "ok" if ok else "wrong result"
         loop(max(10, launches // 10))            # warm-up
         queue.finish()
@@ -181,7 +200,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
             total[name].append((t2 - t0) / launches * 1e6)
 
     results = []
-    for name, (description, _) in variants.items():
+    for name, (description, *_) in variants.items():
         results.append({
             "variant": name,
             "description": description,

@@ -94,7 +94,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         out.fill(step.fill)
     elif step.kernel is not None:
         # 0-d values travel as one-element arrays
-        step.kernel(queue, out=out, **{name: a.reshape(a.shape or (1,))
+        step.kernel(queue, out=out, **{name: a if a.shape else a.reshape(1)
                                        for name, a in args.items()})
         STATS["launches"] += 1
         logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
