@@ -114,4 +114,6 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
     knl = lp.make_kernel(domains or ["{ [z]: 0 <= z < 1 }"], f"{lhs} = {rhs}", data,
                          name="lazyarray_kernel")
+    # lazyarray passes device arrays only
+    knl = lp.set_options(knl, no_numpy=True)
     return lp.auto_parallelize(knl)

@@ -305,15 +305,17 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
 
 def get_executor(knl, kwargs: dict) -> Executor:
     """The executor of *knl* for the dtypes of the arrays in *kwargs*."""
-    per_kernel = _EXECUTORS.get(knl)
-    if per_kernel is None:
-        per_kernel = _EXECUTORS[knl] = {}
-    params = set(knl.all_params())
-    untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
-    written = knl.get_written_variables()
-    for name in untyped:
-        if kwargs.get(name) is None and name not in written and \
-                isinstance(knl.arg_dict[name], ArrayArg):
+    entry = _EXECUTORS.get(knl)
+    if entry is None:
+        params = set(knl.all_params())
+        untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
+        written = knl.get_written_variables()
+        required = [n for n in untyped
+                    if n not in written and isinstance(knl.arg_dict[n], ArrayArg)]
+        entry = _EXECUTORS[knl] = (untyped, required, {})
+    untyped, required, per_kernel = entry
+    for name in required:
+        if kwargs.get(name) is None:
             _missing(name)
     type_key = tuple(_arg_dtype(knl, n, kwargs.get(n)) for n in untyped
                      if n in knl.arg_dict)
