@@ -10,11 +10,14 @@ once per argument signature and replays its kernels.
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as _np
 
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import DTypeError, LazyArrayError, ShapeError
 from lazyarray.jit import jit
+from lazyarray.ops import construct as _construct
 from lazyarray.ops.elementwise import ELEMENTWISE as _ELEMENTWISE
 
 __version__ = "0.1.0"
@@ -66,7 +69,117 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     return asarray(x).prod(axis, keepdims, dtype)
 
 
-__all__ = ["LazyArray", "asarray", "jit", "where", "sum", "max", "min", "mean", "prod",
+# {{{ creation
+
+def full(shape, fill_value, dtype=None) -> LazyArray:
+    """An array of *shape* filled with *fill_value* (NumPy's full)."""
+    return LazyArray(_construct.full(shape, fill_value, dtype))
+
+
+def zeros(shape, dtype=float) -> LazyArray:
+    return full(shape, 0, dtype)
+
+
+def ones(shape, dtype=float) -> LazyArray:
+    return full(shape, 1, dtype)
+
+
+def empty(shape, dtype=float) -> LazyArray:
+    """Like :func:`zeros` (lazy arrays are never uninitialized)."""
+    return zeros(shape, dtype)
+
+
+def full_like(x, fill_value, dtype=None, shape=None) -> LazyArray:
+    x = asarray(x)
+    return full(x.shape if shape is None else shape, fill_value,
+                x.dtype if dtype is None else dtype)
+
+
+def zeros_like(x, dtype=None, shape=None) -> LazyArray:
+    return full_like(x, 0, dtype, shape)
+
+
+def ones_like(x, dtype=None, shape=None) -> LazyArray:
+    return full_like(x, 1, dtype, shape)
+
+
+def empty_like(x, dtype=None, shape=None) -> LazyArray:
+    return zeros_like(x, dtype, shape)
+
+
+def arange(start, stop=None, step=1, dtype=None) -> LazyArray:
+    """Evenly spaced values in ``[start, stop)`` (NumPy's arange)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    natural = _np.result_type(start, stop, step)
+    length = _builtins.max(0, int(_np.ceil((stop - start) / step)))
+    index = LazyArray(_construct.iota((length,), 0))
+    if natural.kind in "iub":
+        values = index * int(step) + int(start)
+    else:
+        values = index * float(step) + float(start)
+    return values.astype(natural if dtype is None else dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None) -> LazyArray:
+    """*num* evenly spaced values from *start* to *stop* (NumPy's linspace)."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    index = LazyArray(_construct.iota((num,), 0))
+    values = index * float(step) + float(start)
+    if endpoint and num > 1:
+        values = where(index == num - 1, float(stop), values)
+    natural = _np.result_type(float(start), float(stop))
+    return values.astype(natural if dtype is None else dtype)
+
+
+def eye(N, M=None, k=0, dtype=float) -> LazyArray:
+    """Ones on the *k*-th diagonal of an ``N x M`` array, zeros elsewhere."""
+    shape = (int(N), int(N if M is None else M))
+    rows = LazyArray(_construct.iota(shape, 0))
+    cols = LazyArray(_construct.iota(shape, 1))
+    return (rows + int(k) == cols).astype(dtype)
+
+
+def identity(n, dtype=float) -> LazyArray:
+    return eye(n, dtype=dtype)
+
+# }}}
+
+
+# {{{ joining
+
+def concatenate(arrays, axis=0, dtype=None) -> LazyArray:
+    """*arrays* joined along *axis* (NumPy's concatenate); no copies until used."""
+    return LazyArray(_construct.concatenate([asarray(a).node for a in arrays], axis, dtype))
+
+
+def stack(arrays, axis=0) -> LazyArray:
+    """*arrays* of one shape joined along a new *axis* (NumPy's stack)."""
+    return LazyArray(_construct.stack([asarray(a).node for a in arrays], axis))
+
+
+def hstack(arrays) -> LazyArray:
+    arrays = [asarray(a) for a in arrays]
+    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays) -> LazyArray:
+    arrays = [asarray(a) for a in arrays]
+    return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0)
+
+# }}}
+
+
+__all__ = ["LazyArray", "asarray", "jit", "where",
+           "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
+           "empty_like", "arange", "linspace", "eye", "identity",
+           "concatenate", "stack", "hstack", "vstack", "sum", "max", "min", "mean", "prod",
            "LazyArrayError", "ShapeError", "DTypeError", "__version__",
            "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128",
            "uint8", "int8", "int16", "uint32", *[n for n in _ELEMENTWISE if n in globals()]]

@@ -102,6 +102,13 @@ class LazyArray:
             return NotImplemented
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
 
+    def __array_function__(self, func, types, args, kwargs):
+        import lazyarray
+        impl = getattr(lazyarray, func.__name__, None)
+        if impl is None or func.__name__ not in _ARRAY_FUNCTIONS:
+            return NotImplemented
+        return impl(*args, **kwargs)
+
     # }}}
 
     def __getitem__(self, key) -> LazyArray:
@@ -152,6 +159,12 @@ class LazyArray:
         return LazyArray(reductions.mean(self.node, axis, keepdims, dtype))
 
     # }}}
+
+
+#: NumPy functions that stay lazy on lazy arrays (``np.concatenate(...)`` etc.)
+_ARRAY_FUNCTIONS = frozenset([
+    "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
+    "mean", "full_like", "zeros_like", "ones_like", "empty_like"])
 
 
 def _binary(name, reflected=False):

@@ -3,7 +3,7 @@
 Constructing a node with the same content as an existing one returns that
 node, so equal subexpressions are one object and ``==`` is identity.
 
-Public names: Node, Input, Const, Map, Reduce, walk.
+Public names: Node, Input, Const, Map, Reduce, View, Reshape, Concat, Iota, walk.
 """
 
 from __future__ import annotations
@@ -184,3 +184,39 @@ class Reshape(Node):
 
     def children(self):
         return (self.arg,)
+
+
+class Concat(Node):
+    """*args* (same shape except along *axis*) joined along *axis*."""
+
+    __slots__ = ("args", "axis")
+
+    @staticmethod
+    def _content(args, axis, dtype):
+        return (tuple(args), int(axis), np.dtype(dtype).str)
+
+    def _init(self, args, axis, dtype):
+        self.args = tuple(args)
+        self.axis = int(axis)
+        shape = list(self.args[0].shape)
+        shape[self.axis] = sum(a.shape[self.axis] for a in self.args)
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    def children(self):
+        return self.args
+
+
+class Iota(Node):
+    """The index along *axis* of each element of an array of *shape* (int64)."""
+
+    __slots__ = ("axis",)
+
+    @staticmethod
+    def _content(shape, axis):
+        return (tuple(shape), int(axis))
+
+    def _init(self, shape, axis):
+        self.shape = tuple(shape)
+        self.axis = int(axis)
+        self.dtype = np.dtype(np.int64)

@@ -10,7 +10,7 @@ Public names: build_kernel, stored_nodes.
 from __future__ import annotations
 
 import kernelcore as lp
-from lazyarray.graph import Const, Map, Node, Reduce, Reshape, View, walk
+from lazyarray.graph import Concat, Const, Iota, Map, Node, Reduce, Reshape, View, walk
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
@@ -50,12 +50,33 @@ class _Expr:
             return self(node.arg, arg_index)
         if isinstance(node, Reshape):
             return self(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape))
+        if isinstance(node, Iota):
+            return f"int64({index[node.axis]})"
+        if isinstance(node, Concat):
+            return self._concat(node, index)
         if isinstance(node, Map):
             if node.op == "astype":
                 return f"{node.dtype.name}({self(node.args[0], index)})"
             parts = [self(a, _broadcast(index, a.shape, node.shape)) for a in node.args]
             return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
         raise AssertionError(f"unstored {type(node).__name__}")
+
+    def _concat(self, node: Concat, index: list[str]) -> str:
+        """Each part read where the index along the axis falls into it."""
+        var = index[node.axis]
+        parts = []
+        offset = 0
+        for arg in node.args:
+            extent = arg.shape[node.axis]
+            if extent:
+                idx = list(index)
+                idx[node.axis] = var if offset == 0 else f"({var} - {offset})"
+                parts.append((offset + extent, f"{node.dtype.name}({self(arg, idx)})"))
+            offset += extent
+        expr = parts[-1][1]
+        for bound, part in reversed(parts[:-1]):
+            expr = f"if({var} < {bound}, {part}, {expr})"
+        return expr
 
 
 def _affine(start: int, step: int, var: str) -> str:

@@ -40,7 +40,8 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
             return n._key
         return (type(n).__name__, getattr(n, "op", None), n.shape, n.dtype.str,
                 getattr(n, "axes", None), getattr(n, "keepdims", None),
-                getattr(n, "axis_map", None), tuple(key(c) for c in n.children()))
+                getattr(n, "axis_map", None), getattr(n, "axis", None),
+                tuple(key(c) for c in n.children()))
 
     return key(node)
 

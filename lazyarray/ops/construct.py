@@ -1,0 +1,97 @@
+"""Arrays made from shapes and parts: filled arrays, ranges, the identity
+matrix, concatenation and stacking.
+
+Public names: full, iota, concatenate, stack.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.graph import Concat, Const, Iota, Map, Node, View
+
+
+def normalize_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (numbers.Integral, np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise ShapeError(f"a shape must be an integer or a sequence of integers, "
+                         f"got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def _check_dtype(dtype: np.dtype) -> np.dtype:
+    if dtype.kind not in "biufc" or dtype == np.float16:
+        raise DTypeError(f"lazyarray does not support dtype {dtype}")
+    return dtype
+
+
+def full(shape, value, dtype=None) -> Node:
+    """An array of *shape* with every element *value*."""
+    shape = normalize_shape(shape)
+    dtype = _check_dtype(np.dtype(dtype) if dtype is not None
+                         else np.asarray(value).dtype)
+    return View(Const(value, dtype, False), (), shape)
+
+
+def iota(shape, axis: int) -> Node:
+    """int64 indices along *axis* of an array of *shape*."""
+    return Iota(normalize_shape(shape), axis)
+
+
+def _axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def concatenate(nodes: list[Node], axis: int | None = 0, dtype=None) -> Node:
+    """*nodes* joined along *axis* (``None``: flattened first)."""
+    if not nodes:
+        raise ShapeError("need at least one array to concatenate")
+    if axis is None:
+        from lazyarray.ops.shape import reshape
+        nodes = [reshape(n, -1) for n in nodes]
+        axis = 0
+    ndim = nodes[0].ndim
+    if ndim == 0:
+        raise ShapeError("zero-dimensional arrays cannot be concatenated")
+    axis = _axis(axis, ndim)
+    for k, n in enumerate(nodes):
+        if n.ndim != ndim:
+            raise ShapeError(
+                f"all the input arrays must have the same number of dimensions, but "
+                f"array 0 has {ndim} dimension(s) and array {k} has {n.ndim}")
+        for ax in range(ndim):
+            if ax != axis and n.shape[ax] != nodes[0].shape[ax]:
+                raise ShapeError(
+                    f"all the input array dimensions except for the concatenation axis "
+                    f"must match exactly, but along dimension {ax}, array 0 has size "
+                    f"{nodes[0].shape[ax]} and array {k} has size {n.shape[ax]}")
+    result_dtype = np.dtype(dtype) if dtype is not None else np.result_type(
+        *(n.dtype for n in nodes))
+    if len(nodes) == 1:
+        n = nodes[0]
+        return n if n.dtype == result_dtype else Map("astype", (n,), n.shape, result_dtype)
+    return Concat(nodes, axis, result_dtype)
+
+
+def stack(nodes: list[Node], axis: int = 0) -> Node:
+    """*nodes* (all of one shape) joined along a new *axis*."""
+    from lazyarray.ops.shape import getitem
+    if not nodes:
+        raise ShapeError("need at least one array to stack")
+    shape = nodes[0].shape
+    if any(n.shape != shape for n in nodes):
+        raise ShapeError("all input arrays must have the same shape, got "
+                         + ", ".join(str(n.shape) for n in nodes))
+    axis = _axis(axis, len(shape) + 1)
+    key = (slice(None),) * axis + (None,)
+    return concatenate([getitem(n, key) for n in nodes], axis)
