@@ -18,6 +18,7 @@ from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import DTypeError, LazyArrayError, ShapeError
 from lazyarray.jit import jit
 from lazyarray.ops import construct as _construct
+from lazyarray.ops import linalg as _linalg
 from lazyarray.ops.elementwise import ELEMENTWISE as _ELEMENTWISE
 
 __version__ = "0.1.0"
@@ -176,7 +177,34 @@ def vstack(arrays) -> LazyArray:
 # }}}
 
 
+# {{{ products
+
+def einsum(subscripts: str, *operands) -> LazyArray:
+    """NumPy's einsum (subscripts without ellipsis); one fused kernel."""
+    return LazyArray(_linalg.einsum(subscripts, *(asarray(x).node for x in operands)))
+
+
+def _product(name):
+    def f(a, b):
+        return LazyArray(getattr(_linalg, name)(asarray(a).node, asarray(b).node))
+    f.__name__ = name
+    f.__doc__ = f"NumPy's {name}, lazily."
+    return f
+
+
+matmul, dot, inner, outer, vdot = (_product(n) for n in
+                                   ("matmul", "dot", "inner", "outer", "vdot"))
+
+
+def tensordot(a, b, axes=2) -> LazyArray:
+    """NumPy's tensordot, lazily."""
+    return LazyArray(_linalg.tensordot(asarray(a).node, asarray(b).node, axes))
+
+# }}}
+
+
 __all__ = ["LazyArray", "asarray", "jit", "where",
+           "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
            "empty_like", "arange", "linspace", "eye", "identity",
            "concatenate", "stack", "hstack", "vstack", "sum", "max", "min", "mean", "prod",

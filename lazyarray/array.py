@@ -98,6 +98,9 @@ class LazyArray:
     # {{{ NumPy protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs and ufunc is np.matmul:
+            from lazyarray.ops.linalg import matmul
+            return LazyArray(matmul(*(_node(x) for x in inputs)))
         if method != "__call__" or kwargs or ufunc.__name__ not in ELEMENTWISE:
             return NotImplemented
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
@@ -110,6 +113,18 @@ class LazyArray:
         return impl(*args, **kwargs)
 
     # }}}
+
+    def __matmul__(self, other) -> LazyArray:
+        from lazyarray.ops.linalg import matmul
+        return LazyArray(matmul(self.node, _node(other)))
+
+    def __rmatmul__(self, other) -> LazyArray:
+        from lazyarray.ops.linalg import matmul
+        return LazyArray(matmul(_node(other), self.node))
+
+    def dot(self, other) -> LazyArray:
+        from lazyarray.ops.linalg import dot
+        return LazyArray(dot(self.node, _node(other)))
 
     def __getitem__(self, key) -> LazyArray:
         return LazyArray(shape_ops.getitem(self.node, key))
@@ -164,7 +179,8 @@ class LazyArray:
 #: NumPy functions that stay lazy on lazy arrays (``np.concatenate(...)`` etc.)
 _ARRAY_FUNCTIONS = frozenset([
     "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
-    "mean", "full_like", "zeros_like", "ones_like", "empty_like"])
+    "mean", "full_like", "zeros_like", "ones_like", "empty_like",
+    "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot"])
 
 
 def _binary(name, reflected=False):

@@ -1,0 +1,141 @@
+"""Contractions: einsum and the products built on it (matmul, dot, tensordot,
+inner, outer, vdot). Each is a broadcast elementwise product summed over the
+contracted axes, which the lowering fuses into one kernel.
+
+Public names: einsum, matmul, tensordot, dot, inner, outer, vdot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarray.errors import ShapeError
+from lazyarray.graph import Map, Node, View
+from lazyarray.ops.elementwise import elementwise
+from lazyarray.ops.reductions import reduce
+from lazyarray.ops.shape import getitem, reshape
+
+
+def _parse(spec: str, nops: int) -> tuple[list[str], str]:
+    spec = spec.replace(" ", "")
+    if "." in spec:
+        raise ShapeError("einsum: ellipsis ('...') is not supported yet")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != nops:
+        raise ShapeError(f"einsum: the subscripts name {len(terms)} operand(s) but "
+                         f"{nops} were given")
+    for t in terms + [output]:
+        if not all(c.isalpha() for c in t):
+            raise ShapeError(f"einsum: invalid subscript '{t}' (letters only)")
+    if not arrow:
+        counts: dict[str, int] = {}
+        for c in inputs.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    if len(set(output)) != len(output):
+        raise ShapeError(f"einsum: output subscript '{output}' repeats a label")
+    unknown = set(output) - set(inputs)
+    if unknown:
+        raise ShapeError(f"einsum: output label(s) {', '.join(sorted(unknown))} do not "
+                         "appear in the inputs")
+    return terms, output
+
+
+def einsum(spec: str, *nodes: Node) -> Node:
+    """NumPy's einsum for subscripts without ellipsis."""
+    terms, output = _parse(spec, len(nodes))
+    sizes: dict[str, int] = {}
+    for k, (term, node) in enumerate(zip(terms, nodes)):
+        if len(term) != node.ndim:
+            raise ShapeError(f"einsum: operand {k} has {node.ndim} dimension(s) but "
+                             f"subscript '{term}' names {len(term)}")
+        for label, extent in zip(term, node.shape):
+            if sizes.setdefault(label, extent) != extent:
+                raise ShapeError(f"einsum: label '{label}' has sizes {sizes[label]} and "
+                                 f"{extent}")
+    contracted = [c for c in dict.fromkeys("".join(terms)) if c not in output]
+    labels = list(output) + contracted
+    dtype = np.result_type(*(n.dtype for n in nodes))
+    product = None
+    for term, node in zip(terms, nodes):
+        axis_map = [("axis", labels.index(c), 0, 1) for c in term]
+        shape = [sizes[c] if c in term else 1 for c in labels]
+        view = View(node, axis_map, shape)
+        product = view if product is None else elementwise("multiply", product, view)
+    if product.dtype != dtype:
+        product = Map("astype", (product,), product.shape, dtype)
+    if not contracted:
+        return product
+    return reduce("sum", product, tuple(range(len(output), len(labels))), dtype=dtype)
+
+
+def matmul(a: Node, b: Node) -> Node:
+    """NumPy's matmul: batched over leading axes, 1-D operands promoted."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError("matmul: input operand does not have enough dimensions "
+                         "(scalars are not allowed; use *)")
+    a2 = getitem(a, (None, slice(None))) if a.ndim == 1 else a
+    b2 = getitem(b, (slice(None), None)) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ShapeError(f"matmul: input operand 1 has a mismatch in its core dimension "
+                         f"0 (size {b2.shape[-2]} is different from {a2.shape[-1]}); "
+                         f"shapes {a.shape} and {b.shape}")
+    left = getitem(a2, (Ellipsis, slice(None), slice(None), None))
+    right = getitem(b2, (Ellipsis, None, slice(None), slice(None)))
+    dtype = np.result_type(a.dtype, b.dtype)
+    result = reduce("sum", elementwise("multiply", left, right), -2, dtype=dtype)
+    if a.ndim == 1:
+        result = getitem(result, (Ellipsis, 0, slice(None)))
+    if b.ndim == 1:
+        result = getitem(result, (Ellipsis, 0))
+    return result
+
+
+def tensordot(a: Node, b: Node, axes=2) -> Node:
+    """Sum of products over *axes* of *a* and *b* (NumPy's tensordot)."""
+    if isinstance(axes, (int, np.integer)):
+        axes_a = list(range(a.ndim - int(axes), a.ndim))
+        axes_b = list(range(int(axes)))
+    else:
+        axes_a, axes_b = ([x] if isinstance(x, (int, np.integer)) else list(x)
+                          for x in axes)
+    if len(axes_a) != len(axes_b):
+        raise ShapeError("tensordot: the two axis lists differ in length")
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    la_ = [next(letters) for _ in range(a.ndim)]
+    lb = [next(letters) for _ in range(b.ndim)]
+    for x, y in zip(axes_a, axes_b):
+        lb[int(y) % b.ndim] = la_[int(x) % a.ndim]
+    out = [c for c in la_ if c not in lb] + [c for c in lb if c not in la_]
+    return einsum(f"{''.join(la_)},{''.join(lb)}->{''.join(out)}", a, b)
+
+
+def dot(a: Node, b: Node) -> Node:
+    """NumPy's dot."""
+    if a.ndim == 0 or b.ndim == 0:
+        return elementwise("multiply", a, b)
+    return tensordot(a, b, ([a.ndim - 1], [max(b.ndim - 2, 0)]))
+
+
+def inner(a: Node, b: Node) -> Node:
+    """Sum of products over the last axes (NumPy's inner)."""
+    if a.ndim == 0 or b.ndim == 0:
+        return elementwise("multiply", a, b)
+    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def outer(a: Node, b: Node) -> Node:
+    """All products of the flattened operands."""
+    return elementwise("multiply", getitem(reshape(a, -1), (slice(None), None)),
+                       getitem(reshape(b, -1), (None, slice(None))))
+
+
+def vdot(a: Node, b: Node) -> Node:
+    """Dot product of the flattened operands, the first conjugated."""
+    fa, fb = reshape(a, -1), reshape(b, -1)
+    if fa.shape != fb.shape:
+        raise ShapeError(f"vdot: vectors of sizes {fa.shape[0]} and {fb.shape[0]}")
+    if fa.dtype.kind == "c":
+        fa = elementwise("conjugate", fa)
+    return einsum("i,i->", fa, fb)

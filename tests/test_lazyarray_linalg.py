@@ -1,0 +1,95 @@
+"""matmul, dot, einsum and friends against NumPy; one kernel per contraction."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from lazyarray.runtime import STATS
+
+_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+
+
+def _rand(shape, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-5, 5, shape).astype(dtype)
+    return rng.random(shape).astype(dtype)
+
+
+@_SETTINGS
+@given(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(1, 5),
+       st.integers(1, 5), st.integers(1, 5), st.sampled_from(["mm", "vm", "mv", "vv"]),
+       st.sampled_from([np.float32, np.float64, np.int32]))
+def test_matmul_matches_numpy(batch, n, k, m, kind, dtype):
+    a_shape = (k,) if kind[0] == "v" else (*batch, n, k)
+    b_shape = (k,) if kind[1] == "v" else (*batch[1:], k, m)
+    a, b = _rand(a_shape, dtype, 1), _rand(b_shape, dtype, 2)
+    got = la.asarray(a) @ la.asarray(b)
+    expected = a @ b
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("ij->ji", [(3, 4)]),
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),
+    ("ij->", [(3, 4)]),
+    ("i,i->", [(6,), (6,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ijk,kj->i", [(2, 3, 4), (4, 3)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("iij->j", [(3, 3, 2)]),
+])
+def test_einsum_matches_numpy(queue, spec, shapes):
+    ops = [_rand(s, seed=k) for k, s in enumerate(shapes)]
+    got = la.einsum(spec, *(la.asarray(o) for o in ops))
+    np.testing.assert_allclose(np.asarray(got), np.einsum(spec, *ops), rtol=1e-12)
+    # through NumPy's own function
+    assert isinstance(np.einsum(spec, *(la.asarray(o) for o in ops)), la.LazyArray)
+
+
+def test_products_match_numpy(queue):
+    a, b, v = _rand((3, 4)), _rand((4, 5), seed=1), _rand(4, seed=2)
+    A, B = _rand((2, 3, 4), seed=3), _rand((5, 4, 2), seed=4)
+    np.testing.assert_allclose(la.dot(a, b).get(), np.dot(a, b))
+    np.testing.assert_allclose(la.dot(A, B).get(), np.dot(A, B))
+    np.testing.assert_allclose(float(la.dot(v, v)), np.dot(v, v))
+    np.testing.assert_allclose(la.dot(2.0, v).get(), np.dot(2.0, v))
+    np.testing.assert_allclose(la.inner(a, a).get(), np.inner(a, a))
+    np.testing.assert_allclose(la.outer(v, b).get(), np.outer(v, b))
+    np.testing.assert_allclose(float(la.vdot(a, a)), np.vdot(a, a))
+    np.testing.assert_allclose(la.tensordot(A, B, axes=([2], [1])).get(),
+                               np.tensordot(A, B, axes=([2], [1])))
+    np.testing.assert_allclose(la.tensordot(a, a.T, axes=1).get(), np.tensordot(a, a.T, 1))
+    np.testing.assert_allclose((v @ la.asarray(b)).get(), v @ b)
+    np.testing.assert_allclose(la.asarray(a).dot(b).get(), a.dot(b))
+
+
+def test_fused_contraction_is_one_kernel(queue):
+    a, b = _rand((8, 6), np.float32), _rand((6, 7), np.float32, 1)
+    x, y = la.asarray(a), la.asarray(b)
+    before = STATS["launches"]
+    got = (np.exp(x) @ (y * 2)).get()
+    assert STATS["launches"] - before == 1
+    np.testing.assert_allclose(got, np.exp(a) @ (b * 2), rtol=1e-5)
+
+
+def test_contraction_errors_name_the_problem():
+    with pytest.raises(la.ShapeError, match="mismatch in its core dimension"):
+        la.matmul(np.ones((2, 3)), np.ones((4, 2)))
+    with pytest.raises(la.ShapeError, match="scalars are not allowed"):
+        la.matmul(np.ones(3), 2.0)
+    with pytest.raises(la.ShapeError, match="label 'j' has sizes"):
+        la.einsum("ij,jk", np.ones((2, 3)), np.ones((4, 2)))
+    with pytest.raises(la.ShapeError, match="names 2"):
+        la.einsum("ij", np.ones(3))
+    with pytest.raises(la.ShapeError, match="ellipsis"):
+        la.einsum("...i->i", np.ones((2, 3)))
+    with pytest.raises(la.ShapeError, match="do not appear"):
+        la.einsum("ij->k", np.ones((2, 3)))
