@@ -70,6 +70,28 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     return asarray(x).prod(axis, keepdims, dtype)
 
 
+def var(x, axis=None, dtype=None, ddof=0, keepdims=False):
+    return asarray(x).var(axis, dtype, ddof, keepdims)
+
+
+def std(x, axis=None, dtype=None, ddof=0, keepdims=False):
+    return asarray(x).std(axis, dtype, ddof, keepdims)
+
+
+def argmax(x, axis=None, keepdims=False):
+    return asarray(x).argmax(axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return asarray(x).argmin(axis, keepdims)
+
+
+def count_nonzero(x, axis=None, keepdims=False):
+    """The number of non-zero elements (NumPy's count_nonzero)."""
+    from lazyarray.ops.reductions import count_nonzero as _count
+    return LazyArray(_count(asarray(x).node, axis, keepdims))
+
+
 # {{{ creation
 
 def full(shape, fill_value, dtype=None) -> LazyArray:
@@ -204,6 +226,7 @@ def tensordot(a, b, axes=2) -> LazyArray:
 
 
 __all__ = ["LazyArray", "asarray", "jit", "where",
+           "var", "std", "argmax", "argmin", "count_nonzero",
            "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
            "empty_like", "arange", "linspace", "eye", "identity",

@@ -173,6 +173,19 @@ class LazyArray:
     def mean(self, axis=None, keepdims=False, dtype=None):
         return LazyArray(reductions.mean(self.node, axis, keepdims, dtype))
 
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return LazyArray(reductions.var(self.node, axis, keepdims, dtype, ddof))
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return LazyArray(elementwise("sqrt", reductions.var(self.node, axis, keepdims,
+                                                            dtype, ddof)))
+
+    def argmax(self, axis=None, keepdims=False):
+        return LazyArray(reductions.argreduce("argmax", self.node, axis, keepdims))
+
+    def argmin(self, axis=None, keepdims=False):
+        return LazyArray(reductions.argreduce("argmin", self.node, axis, keepdims))
+
     # }}}
 
 
@@ -180,7 +193,8 @@ class LazyArray:
 _ARRAY_FUNCTIONS = frozenset([
     "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
     "mean", "full_like", "zeros_like", "ones_like", "empty_like",
-    "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot"])
+    "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
+    "var", "std", "argmax", "argmin", "count_nonzero"])
 
 
 def _binary(name, reflected=False):

@@ -14,7 +14,7 @@ from lazyarray.graph import Concat, Const, Iota, Map, Node, Reduce, Reshape, Vie
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
-           "any": "any", "all": "all"}
+           "any": "any", "all": "all", "argmax": "argmax", "argmin": "argmin"}
 
 
 def stored_nodes(root: Node) -> list[Node]:

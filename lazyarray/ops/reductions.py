@@ -1,13 +1,14 @@
-"""Reductions (sum, prod, max, min, any, all, mean) over axes.
+"""Reductions (sum, prod, max, min, any, all, mean, var, std, argmax, argmin,
+count_nonzero) over axes.
 
-Public names: reduce, normalize_axes.
+Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.errors import ShapeError
+from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.graph import Const, Map, Node, Reduce
 
 _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
@@ -52,3 +53,37 @@ def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
         np.mean(np.zeros(1, node.dtype)).dtype
     total = reduce("sum", node, axes, keepdims, dtype=result_dtype)
     return Map("true_divide", (total, Const(count, np.int64, True)), total.shape, result_dtype)
+
+
+def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0) -> Node:
+    """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
+    from lazyarray.ops.elementwise import elementwise
+    if node.dtype.kind == "c":
+        raise DTypeError("var/std of complex arrays is not supported yet")
+    axes = normalize_axes(axis, node.ndim)
+    count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
+    centered = elementwise("subtract", node, mean(node, axes, True, dtype))
+    squares = elementwise("multiply", centered, centered)
+    total = reduce("sum", squares, axes, keepdims)
+    return Map("true_divide", (total, Const(max(count - ddof, 0), np.int64, True)),
+               total.shape, total.dtype)
+
+
+def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
+    """Index of the largest (``argmax``) or smallest (``argmin``) element along
+    *axis* (of the flattened array if None), first one on ties, NaN wins."""
+    from lazyarray.ops.shape import reshape
+    if 0 in node.shape:
+        raise ShapeError(f"attempt to get {op} of an empty sequence")
+    if axis is None:
+        flat = Reduce(op, (0,), reshape(node, -1), np.dtype(np.int64), False)
+        return reshape(flat, (1,) * node.ndim) if keepdims else flat
+    (axis,) = normalize_axes(axis, node.ndim)
+    return Reduce(op, (axis,), node, np.dtype(np.int64), keepdims)
+
+
+def count_nonzero(node: Node, axis=None, keepdims: bool = False) -> Node:
+    """The number of non-zero elements over *axis*."""
+    from lazyarray.ops.elementwise import elementwise
+    nonzero = elementwise("not_equal", node, Const(0, node.dtype, True))
+    return reduce("sum", nonzero, axis, keepdims, dtype=np.int64)
