@@ -17,10 +17,32 @@ _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
            "any": "any", "all": "all", "argmax": "argmax", "argmin": "argmin"}
 
 
+#: a computed node that would be recomputed this many times per element of a
+#: stored value is stored itself (e.g. each step of an unrolled stencil loop)
+RECOMPUTE_LIMIT = 4
+
+
 def stored_nodes(root: Node) -> list[Node]:
-    """Nodes whose values are stored (children before parents): reductions and
-    the root; elementwise nodes are recomputed inside their consumers."""
-    return [n for n in walk(root) if isinstance(n, Reduce) or n is root]
+    """Nodes whose values are stored (children before parents).
+
+    Stored are: the root, every reduction, and every elementwise or
+    concatenation node that fusing would recompute at least
+    :data:`RECOMPUTE_LIMIT` times per element of the value that reads it. All
+    other nodes are recomputed inside the kernel of the stored value that
+    reads them.
+    """
+    order = walk(root)
+    uses: dict[int, int] = {id(root): 1}
+    stored: set[int] = set()
+    for node in reversed(order):            # consumers before producers
+        count = uses.get(id(node), 0)
+        if node is root or isinstance(node, Reduce) or (
+                isinstance(node, (Map, Concat)) and count >= RECOMPUTE_LIMIT):
+            stored.add(id(node))
+            count = 1
+        for child in node.children():
+            uses[id(child)] = uses.get(id(child), 0) + count
+    return [n for n in order if id(n) in stored]
 
 
 def _literal(c: Const) -> str:

@@ -66,20 +66,22 @@ def plan(roots: list[Node]) -> list[Step]:
     for root in roots:
         if root.value_on_device is not None or isinstance(root, Input):
             continue
-        for node in stored_nodes(root):
+        stored = stored_nodes(root)
+        stored_ids = {id(n) for n in stored}
+        for node in stored:
             if node.value_on_device is None and id(node) not in seen:
                 seen.add(id(node))
-                steps.append(_step_for(node))
+                steps.append(_step_for(node, stored_ids))
     return steps
 
 
-def _step_for(node: Node) -> Step:
+def _step_for(node: Node, stored_ids: set[int]) -> Step:
     if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
         return Step(node)
     inputs: dict[int, tuple[Node, str]] = {}
-    _collect_inputs(node, node, inputs)
+    _collect_inputs(node, node, inputs, stored_ids)
     key = _structure_key(node, inputs)
     knl = _KERNELS.get(key)
     if knl is None:
@@ -115,13 +117,14 @@ def evaluate(root: Node) -> cla.Array:
     return root.value_on_device
 
 
-def _collect_inputs(node: Node, root: Node, inputs: dict) -> None:
-    if node is not root and (node.value_on_device is not None
-                             or isinstance(node, (Input, Reduce))):
+def _collect_inputs(node: Node, root: Node, inputs: dict, stored_ids: set[int]) -> None:
+    """The values *root*'s kernel reads: inputs, computed values, stored nodes."""
+    if node is not root and (node.value_on_device is not None or isinstance(node, Input)
+                             or id(node) in stored_ids):
         if id(node) not in inputs:
             inputs[id(node)] = (node, f"in{len(inputs)}")
         return
     for ch in node.children():
-        _collect_inputs(ch, root, inputs)
+        _collect_inputs(ch, root, inputs, stored_ids)
 
 

@@ -142,3 +142,21 @@ def test_zero_dimensional_array_arguments_do_not_retrace(queue):
         out = f(np.ones(3, np.float32), np.asarray(d, np.float32))
         np.testing.assert_allclose(out.get(), np.full(3, d, np.float32))
     assert f.trace_count == 1
+
+
+def test_stencil_steps_are_stored_not_recomputed(queue):
+    """Each step reads the previous one five times: the planner stores every
+    step (one kernel each) instead of recomputing 5**steps times."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "heat2d.py"
+    spec = importlib.util.spec_from_file_location("heat2d", path)
+    heat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heat)
+    u0 = heat.initial(24)
+    before = STATS["launches"]
+    got = heat.run_jit(u0, steps=12).get()
+    assert STATS["launches"] - before == 12
+    np.testing.assert_allclose(got, heat.run(u0, 12, 0.2), rtol=1e-5, atol=1e-6)
+    eager = heat.run(la.asarray(u0), 12, 0.2)
+    np.testing.assert_allclose(eager.get(), heat.run(u0, 12, 0.2), rtol=1e-5, atol=1e-6)
