@@ -12,6 +12,7 @@ from typing import Any
 import pyopencl.array as cla
 
 import kernelcore as lp
+from kernelcore.runtime.invoke import memory_pool
 from lazyarray.graph import Const, Input, Node, Reduce
 from lazyarray.lower import build_kernel, stored_nodes
 
@@ -92,7 +93,7 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
 def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
-    out = cla.empty(queue, node.shape or (1,), node.dtype)
+    out = cla.empty(queue, node.shape or (1,), node.dtype, allocator=memory_pool(queue))
     if step.fill is not None:
         out.fill(step.fill)
     elif step.kernel is not None:

@@ -6,7 +6,7 @@ function (the *invoker*, shown by the ``write_wrapper`` option) that finds
 parameters from array shapes, checks and transfers arguments, allocates
 outputs, and enqueues the kernel.
 
-Public names: invoke, get_executor, Executor.
+Public names: invoke, get_executor, Executor, memory_pool.
 """
 
 from __future__ import annotations
@@ -93,7 +93,9 @@ def _to_host(ary, host):
 _POOLS: dict[int, object] = {}
 
 
-def _memory_pool(queue):
+def memory_pool(queue):
+    """The memory pool (pyopencl.tools.MemoryPool) of *queue*'s context, shared
+    by kernelcore's scratch arrays and lazyarray's results."""
     key = queue.context.int_ptr
     if key not in _POOLS:
         import pyopencl.tools as cl_tools
@@ -123,7 +125,7 @@ class _Runtime:
     @staticmethod
     def pool(queue):
         """A memory pool for scratch arrays (global temporaries) of *queue*'s context."""
-        return _memory_pool(queue)
+        return memory_pool(queue)
 
 # }}}
 
