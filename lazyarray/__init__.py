@@ -19,6 +19,7 @@ from lazyarray.errors import DTypeError, LazyArrayError, ShapeError
 from lazyarray.jit import jit
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import linalg as _linalg
+from lazyarray.ops import manipulate as _manipulate
 from lazyarray.ops.elementwise import ELEMENTWISE as _ELEMENTWISE
 
 __version__ = "0.1.0"
@@ -225,7 +226,57 @@ def tensordot(a, b, axes=2) -> LazyArray:
 # }}}
 
 
+# {{{ shape manipulation
+
+def _manipulation(name):
+    impl = getattr(_manipulate, name)
+
+    def f(x, *args, **kwargs):
+        return LazyArray(impl(asarray(x).node, *args, **kwargs))
+    f.__name__ = name
+    f.__doc__ = f"NumPy's {name}, as a view (no copy until used)."
+    return f
+
+
+(broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip, roll, tile, repeat,
+ pad) = (_manipulation(n) for n in ("broadcast_to", "expand_dims", "squeeze", "moveaxis",
+                                     "swapaxes", "flip", "roll", "tile", "repeat", "pad"))
+
+
+def split(x, indices_or_sections, axis=0) -> list[LazyArray]:
+    """NumPy's split: views of consecutive parts along *axis*."""
+    return [LazyArray(n) for n in _manipulate.split(asarray(x).node, indices_or_sections,
+                                                     axis)]
+
+
+def broadcast_arrays(*arrays) -> list[LazyArray]:
+    from lazyarray.ops.elementwise import broadcast_shapes
+    arrays = [asarray(a) for a in arrays]
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def transpose(x, axes=None) -> LazyArray:
+    return asarray(x).transpose(axes)
+
+
+permute_dims = transpose
+
+
+def reshape(x, shape) -> LazyArray:
+    return asarray(x).reshape(shape)
+
+
+def ravel(x) -> LazyArray:
+    return asarray(x).ravel()
+
+# }}}
+
+
 __all__ = ["LazyArray", "asarray", "jit", "where",
+           "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
+           "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
+           "permute_dims", "reshape", "ravel",
            "var", "std", "argmax", "argmin", "count_nonzero",
            "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",

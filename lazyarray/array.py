@@ -144,6 +144,20 @@ class LazyArray:
     def ravel(self) -> LazyArray:
         return self.reshape(-1)
 
+    flatten = ravel
+
+    def squeeze(self, axis=None) -> LazyArray:
+        from lazyarray.ops.manipulate import squeeze
+        return LazyArray(squeeze(self.node, axis))
+
+    def swapaxes(self, axis1, axis2) -> LazyArray:
+        from lazyarray.ops.manipulate import swapaxes
+        return LazyArray(swapaxes(self.node, axis1, axis2))
+
+    def repeat(self, repeats, axis=None) -> LazyArray:
+        from lazyarray.ops.manipulate import repeat
+        return LazyArray(repeat(self.node, repeats, axis))
+
     def astype(self, dtype) -> LazyArray:
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
@@ -194,7 +208,9 @@ _ARRAY_FUNCTIONS = frozenset([
     "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
     "mean", "full_like", "zeros_like", "ones_like", "empty_like",
     "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
-    "var", "std", "argmax", "argmin", "count_nonzero"])
+    "var", "std", "argmax", "argmin", "count_nonzero",
+    "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis", "swapaxes",
+    "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel"])
 
 
 def _binary(name, reflected=False):

@@ -27,12 +27,13 @@ def stored_nodes(root: Node) -> list[Node]:
 
     Stored are: the root, every reduction, and every elementwise or
     concatenation node that fusing would recompute at least
-    :data:`RECOMPUTE_LIMIT` times per element of the value that reads it. All
+    :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
+    reads it. All
     other nodes are recomputed inside the kernel of the stored value that
     reads them.
     """
     order = walk(root)
-    uses: dict[int, int] = {id(root): 1}
+    uses: dict[int, float] = {id(root): 1}
     stored: set[int] = set()
     for node in reversed(order):            # consumers before producers
         count = uses.get(id(node), 0)
@@ -40,9 +41,19 @@ def stored_nodes(root: Node) -> list[Node]:
                 isinstance(node, (Map, Concat)) and count >= RECOMPUTE_LIMIT):
             stored.add(id(node))
             count = 1
-        for child in node.children():
-            uses[id(child)] = uses.get(id(child), 0) + count
+        for child, share in _shares(node):
+            uses[id(child)] = uses.get(id(child), 0) + count * share
     return [n for n in order if id(n) in stored]
+
+
+def _shares(node: Node) -> list[tuple[Node, float]]:
+    """How often *node* evaluates each child per element, on average: once per
+    reference, except that a concatenation evaluates each part only for its
+    own elements."""
+    if isinstance(node, Concat):
+        total = node.shape[node.axis] or 1
+        return [(a, a.shape[node.axis] / total) for a in node.args]
+    return [(child, 1) for child in node.children()]
 
 
 def _literal(c: Const) -> str:

@@ -1,0 +1,183 @@
+"""Shape manipulation built from views, reshapes and concatenation (no copies
+until a kernel reads them).
+
+Public names: broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip,
+roll, tile, repeat, pad, split.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from lazyarray.errors import ShapeError
+from lazyarray.graph import Node, View
+from lazyarray.ops.construct import concatenate, full
+from lazyarray.ops.elementwise import broadcast_shapes
+from lazyarray.ops.reductions import normalize_axes
+from lazyarray.ops.shape import getitem, reshape, transpose
+
+
+def _one_axis(axis, ndim: int) -> int:
+    (axis,) = normalize_axes(axis, ndim)
+    return axis
+
+
+def broadcast_to(node: Node, shape) -> Node:
+    """*node* seen with *shape* under NumPy's broadcasting rules."""
+    shape = tuple(int(s) for s in ((shape,) if isinstance(shape, numbers.Integral)
+                                   else shape))
+    try:
+        result = broadcast_shapes(node.shape, shape)
+    except ShapeError:
+        result = None
+    if result != shape:
+        raise ShapeError(f"cannot broadcast an array of shape {node.shape} to {shape}")
+    offset = len(shape) - node.ndim
+    axis_map = [("const", 0) if extent == 1 and shape[k + offset] != 1
+                else ("axis", k + offset, 0, 1) for k, extent in enumerate(node.shape)]
+    return View(node, axis_map, shape)
+
+
+def expand_dims(node: Node, axis) -> Node:
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    ndim = node.ndim + len(axes)
+    new = normalize_axes(axes, ndim)
+    shape = iter(node.shape)
+    return reshape(node, tuple(1 if k in new else next(shape) for k in range(ndim)))
+
+
+def squeeze(node: Node, axis=None) -> Node:
+    axes = [k for k, s in enumerate(node.shape) if s == 1] if axis is None \
+        else normalize_axes(axis, node.ndim)
+    for a in axes:
+        if node.shape[a] != 1:
+            raise ShapeError(f"cannot select an axis to squeeze out which has size not "
+                             f"equal to one (axis {a} has size {node.shape[a]})")
+    return reshape(node, tuple(s for k, s in enumerate(node.shape) if k not in axes))
+
+
+def moveaxis(node: Node, source, destination) -> Node:
+    src = [_one_axis(s, node.ndim) for s in ((source,) if isinstance(
+        source, numbers.Integral) else source)]
+    dst = [_one_axis(d, node.ndim) for d in ((destination,) if isinstance(
+        destination, numbers.Integral) else destination)]
+    if len(src) != len(dst):
+        raise ShapeError("moveaxis: source and destination must have the same number "
+                         "of elements")
+    order = [k for k in range(node.ndim) if k not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(node, order)
+
+
+def swapaxes(node: Node, axis1: int, axis2: int) -> Node:
+    a, b = _one_axis(axis1, node.ndim), _one_axis(axis2, node.ndim)
+    order = list(range(node.ndim))
+    order[a], order[b] = order[b], order[a]
+    return transpose(node, order)
+
+
+def flip(node: Node, axis=None) -> Node:
+    axes = normalize_axes(axis, node.ndim)
+    return getitem(node, tuple(slice(None, None, -1) if k in axes else slice(None)
+                               for k in range(node.ndim)))
+
+
+def _take_range(node: Node, axis: int, start: int, stop: int) -> Node:
+    return getitem(node, (slice(None),) * axis + (slice(start, stop),))
+
+
+def roll(node: Node, shift, axis=None) -> Node:
+    if axis is None:
+        return reshape(roll(reshape(node, -1), shift, 0), node.shape)
+    shifts = (shift,) if isinstance(shift, numbers.Integral) else tuple(shift)
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ShapeError("roll: shift and axis must have the same length")
+    for s, a in zip(shifts, axes):
+        a = _one_axis(a, node.ndim)
+        n = node.shape[a]
+        if n == 0 or int(s) % n == 0:
+            continue
+        k = int(s) % n
+        node = concatenate([_take_range(node, a, n - k, n), _take_range(node, a, 0, n - k)],
+                           a)
+    return node
+
+
+def tile(node: Node, reps) -> Node:
+    reps = (int(reps),) if isinstance(reps, numbers.Integral) else tuple(int(r) for r in reps)
+    ndim = max(node.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    base = reshape(node, (1,) * (ndim - node.ndim) + node.shape)
+    # (r0, n0, r1, n1, ...) broadcast, then merged pairwise
+    spread = reshape(base, tuple(x for s in base.shape for x in (1, s)))
+    target = tuple(x for r, s in zip(reps, base.shape) for x in (r, s))
+    return reshape(broadcast_to(spread, target),
+                   tuple(r * s for r, s in zip(reps, base.shape)))
+
+
+def repeat(node: Node, repeats: int, axis=None) -> Node:
+    if not isinstance(repeats, numbers.Integral):
+        raise ShapeError("repeat: only an integer number of repeats is supported")
+    if axis is None:
+        node, axis = reshape(node, -1), 0
+    axis = _one_axis(axis, node.ndim)
+    shape = node.shape
+    expanded = reshape(node, shape[:axis + 1] + (1,) + shape[axis + 1:])
+    spread = broadcast_to(expanded, shape[:axis + 1] + (int(repeats),) + shape[axis + 1:])
+    return reshape(spread, shape[:axis] + (shape[axis] * int(repeats),) + shape[axis + 1:])
+
+
+def pad(node: Node, pad_width, mode: str = "constant", constant_values=0) -> Node:
+    """NumPy's pad for modes ``constant``, ``edge`` and ``wrap``."""
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (node.ndim, 2))
+    if (widths < 0).any():
+        raise ShapeError("pad: index can't contain negative values")
+    if mode not in ("constant", "edge", "wrap"):
+        raise ShapeError(f"pad: mode '{mode}' is not supported (constant, edge, wrap)")
+    for axis, (before, after) in enumerate(widths.tolist()):
+        if before == after == 0:
+            continue
+        n = node.shape[axis]
+        if n == 0 and mode != "constant":
+            raise ShapeError(f"pad: can't extend empty axis {axis} using mode '{mode}'")
+        parts = []
+        for width, at_start in ((before, True), (after, False)):
+            if width == 0:
+                parts.append(None)
+                continue
+            shape = list(node.shape)
+            shape[axis] = width
+            if mode == "constant":
+                part = full(shape, constant_values, node.dtype)
+            elif mode == "edge":
+                edge = _take_range(node, axis, 0, 1) if at_start else \
+                    _take_range(node, axis, n - 1, n)
+                part = broadcast_to(edge, tuple(shape))
+            else:
+                reps = -(-width // n)
+                wrapped = concatenate([node] * reps, axis) if reps > 1 else node
+                m = wrapped.shape[axis]
+                part = _take_range(wrapped, axis, m - width, m) if at_start else \
+                    _take_range(wrapped, axis, 0, width)
+            parts.append(part)
+        node = concatenate([p for p in (parts[0], node, parts[1]) if p is not None], axis)
+    return node
+
+
+def split(node: Node, indices_or_sections, axis: int = 0) -> list[Node]:
+    axis = _one_axis(axis, node.ndim)
+    n = node.shape[axis]
+    if isinstance(indices_or_sections, numbers.Integral):
+        sections = int(indices_or_sections)
+        if sections <= 0 or n % sections:
+            raise ShapeError("array split does not result in an equal division")
+        bounds = [k * (n // sections) for k in range(sections + 1)]
+    else:
+        bounds = [0, *(int(i) for i in indices_or_sections), n]
+    return [_take_range(node, axis, lo, max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
