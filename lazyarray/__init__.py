@@ -15,7 +15,7 @@ import builtins as _builtins
 import numpy as _np
 
 from lazyarray.array import LazyArray, asarray
-from lazyarray.errors import DTypeError, LazyArrayError, ShapeError
+from lazyarray.errors import DTypeError, IndexingError, LazyArrayError, ShapeError
 from lazyarray.jit import jit
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import linalg as _linalg
@@ -282,6 +282,6 @@ __all__ = ["LazyArray", "asarray", "jit", "where",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
            "empty_like", "arange", "linspace", "eye", "identity",
            "concatenate", "stack", "hstack", "vstack", "sum", "max", "min", "mean", "prod",
-           "LazyArrayError", "ShapeError", "DTypeError", "__version__",
+           "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "__version__",
            "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128",
            "uint8", "int8", "int16", "uint32", *[n for n in _ELEMENTWISE if n in globals()]]

@@ -59,6 +59,16 @@ class LazyArray:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[k] for k in range(self.shape[0]))
+
+    def __array_namespace__(self, api_version=None):
+        """The lazyarray module, as a Python Array API namespace."""
+        import lazyarray
+        return lazyarray
+
     # }}}
 
     # {{{ evaluation

@@ -1,6 +1,6 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
-Public names: LazyArrayError, ShapeError, DTypeError.
+Public names: LazyArrayError, ShapeError, DTypeError, IndexingError.
 """
 
 
@@ -14,3 +14,7 @@ class ShapeError(LazyArrayError, ValueError):
 
 class DTypeError(LazyArrayError, TypeError):
     """A dtype an operation does not support."""
+
+
+class IndexingError(LazyArrayError, IndexError):
+    """An index outside an array, or more indices than axes."""

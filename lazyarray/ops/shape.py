@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.errors import ShapeError
+from lazyarray.errors import IndexingError, ShapeError
 from lazyarray.graph import Node, Reshape, View
 
 
@@ -26,7 +26,7 @@ def getitem(node: Node, key) -> Node:
         raise ShapeError("an index can only have a single ellipsis ('...')")
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_real > node.ndim:
-        raise ShapeError(f"too many indices for array: array is {node.ndim}-dimensional, "
+        raise IndexingError(f"too many indices for array: array is {node.ndim}-dimensional, "
                          f"but {n_real} were indexed")
     if Ellipsis in key:
         at = key.index(Ellipsis)
@@ -49,7 +49,7 @@ def getitem(node: Node, key) -> Node:
         else:
             i = int(k)
             if not -extent <= i < extent:
-                raise ShapeError(f"index {i} is out of bounds for axis {axis} with size "
+                raise IndexingError(f"index {i} is out of bounds for axis {axis} with size "
                                  f"{extent}")
             axis_map.append(("const", i % extent))
         axis += 1
