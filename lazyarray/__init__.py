@@ -16,6 +16,7 @@ import numpy as _np
 
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import DTypeError, IndexingError, LazyArrayError, ShapeError
+from lazyarray.explain import explain, to_dot
 from lazyarray.jit import jit
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import linalg as _linalg
@@ -273,7 +274,7 @@ def ravel(x) -> LazyArray:
 # }}}
 
 
-__all__ = ["LazyArray", "asarray", "jit", "where",
+__all__ = ["LazyArray", "asarray", "jit", "explain", "to_dot", "where",
            "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
            "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
            "permute_dims", "reshape", "ravel",

@@ -4,7 +4,7 @@ Elementwise operations fuse into their consumer: a kernel computes one stored
 node (a reduction or the requested result) from stored inputs, inlining every
 elementwise operation and broadcast between them.
 
-Public names: build_kernel, stored_nodes.
+Public names: build_kernel, stored_nodes, storage_plan, RECOMPUTE_LIMIT.
 """
 
 from __future__ import annotations
@@ -22,28 +22,38 @@ _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
 RECOMPUTE_LIMIT = 4
 
 
-def stored_nodes(root: Node) -> list[Node]:
-    """Nodes whose values are stored (children before parents).
+def storage_plan(root: Node) -> list[tuple[Node, str]]:
+    """The nodes whose values are stored, children before parents, each with
+    the rule that stores it.
 
     Stored are: the root, every reduction, and every elementwise or
     concatenation node that fusing would recompute at least
     :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
-    reads it. All
-    other nodes are recomputed inside the kernel of the stored value that
-    reads them.
+    reads it. All other nodes are recomputed inside the kernel of the stored
+    value that reads them.
     """
     order = walk(root)
     uses: dict[int, float] = {id(root): 1}
-    stored: set[int] = set()
+    reasons: dict[int, str] = {}
     for node in reversed(order):            # consumers before producers
         count = uses.get(id(node), 0)
-        if node is root or isinstance(node, Reduce) or (
-                isinstance(node, (Map, Concat)) and count >= RECOMPUTE_LIMIT):
-            stored.add(id(node))
+        if node is root:
+            reasons[id(node)] = "result"
+        elif isinstance(node, Reduce):
+            reasons[id(node)] = "reduction"
+        elif isinstance(node, (Map, Concat)) and count >= RECOMPUTE_LIMIT:
+            reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
+                                 f"(limit {RECOMPUTE_LIMIT})")
+        if id(node) in reasons:
             count = 1
         for child, share in _shares(node):
             uses[id(child)] = uses.get(id(child), 0) + count * share
-    return [n for n in order if id(n) in stored]
+    return [(n, reasons[id(n)]) for n in order if id(n) in reasons]
+
+
+def stored_nodes(root: Node) -> list[Node]:
+    """The nodes of :func:`storage_plan`."""
+    return [n for n, _ in storage_plan(root)]
 
 
 def _shares(node: Node) -> list[tuple[Node, float]]:
