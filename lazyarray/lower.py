@@ -9,6 +9,8 @@ Public names: build_kernel, stored_nodes, storage_plan, RECOMPUTE_LIMIT.
 
 from __future__ import annotations
 
+import numpy as np
+
 import kernelcore as lp
 from lazyarray.graph import Concat, Const, Iota, Map, Node, Reduce, Reshape, View, walk
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -48,7 +50,65 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
             count = 1
         for child, share in _shares(node):
             uses[id(child)] = uses.get(id(child), 0) + count * share
-    return [(n, reasons[id(n)]) for n in order if id(n) in reasons]
+    absorbed = row_reductions(root, {k for k in reasons if k != id(root)})
+    if absorbed:
+        ops = ", ".join(n.op for n in order if id(n) in absorbed)
+        reasons[id(root)] += f" (row kernel: {ops} per row)"
+    return [(n, reasons[id(n)]) for n in order
+            if id(n) in reasons and id(n) not in absorbed]
+
+
+#: rows up to this many elements are reduced inside the kernel that uses them
+ROW_LIMIT = 4096
+#: ... when there are at least this many rows to spread over work-items
+MIN_ROWS = 64
+
+
+def row_reductions(root: Node, stored: set[int]) -> set[int]:
+    """Reductions that the kernel of *root* computes itself, once per row, into
+    private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
+
+    A reduction qualifies when it keeps its dimensions, its kept axes have
+    *root*'s extents, its rows are short (:data:`ROW_LIMIT`) and many
+    (:data:`MIN_ROWS`), and *root* reads it only through elementwise
+    operations (possibly inside other such reductions).
+    """
+    if isinstance(root, Reduce) or root.ndim == 0:
+        return set()
+
+    def fits(d: Reduce) -> bool:
+        row = int(np.prod([d.arg.shape[a] for a in d.axes], dtype=np.int64))
+        rows = int(np.prod([root.shape[k] for k in range(root.ndim) if k not in d.axes],
+                           dtype=np.int64))
+        return (d.keepdims and d.ndim == root.ndim and d.op in _ROW_OPS
+                and d.arg.shape == root.shape and 0 < row <= ROW_LIMIT
+                and rows >= MIN_ROWS)
+
+    region: set[int] = set()
+    found: dict[int, Reduce] = {}
+
+    def visit(node: Node) -> None:
+        if id(node) in region:
+            return
+        region.add(id(node))
+        for child in node.children():
+            if id(child) in stored and not (isinstance(child, Reduce) and fits(child)):
+                continue
+            if isinstance(child, Map) or (isinstance(child, Reduce) and fits(child)):
+                if isinstance(child, Reduce):
+                    found[id(child)] = child
+                visit(child)
+
+    visit(root)
+    # every reader of an absorbed reduction must be inside the kernel
+    parents: dict[int, list[int]] = {}
+    for n in walk(root):
+        for child in n.children():
+            parents.setdefault(id(child), []).append(id(n))
+    return {k for k in found if all(p in region for p in parents.get(k, []))}
+
+
+_ROW_OPS = ("sum", "product", "max", "min")
 
 
 def stored_nodes(root: Node) -> list[Node]:
@@ -80,6 +140,9 @@ class _Expr:
 
     def __init__(self, inputs: dict[int, tuple[Node, str]]):
         self.inputs = inputs        # stored node id -> (node, argument name)
+        self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
+        self.row_insns: list[str] = []          # their instructions, in order
+        self.row_domains: list[str] = []
 
     def __call__(self, node: Node, index: list[str]) -> str:
         if id(node) in self.inputs:
@@ -97,12 +160,32 @@ class _Expr:
             return f"int64({index[node.axis]})"
         if isinstance(node, Concat):
             return self._concat(node, index)
+        if isinstance(node, Reduce):
+            return self._row_reduction(node, index)
         if isinstance(node, Map):
             if node.op == "astype":
                 return f"{node.dtype.name}({self(node.args[0], index)})"
             parts = [self(a, _broadcast(index, a.shape, node.shape)) for a in node.args]
             return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
         raise AssertionError(f"unstored {type(node).__name__}")
+
+    def _row_reduction(self, node: Reduce, index: list[str]) -> str:
+        """A reduction absorbed into this kernel (see :func:`row_reductions`):
+        a private temporary computed once per row."""
+        name = self.row_temps.get(id(node))
+        if name is None:
+            k = len(self.row_temps)
+            red = {a: f"r{k}_{a}" for a in node.axes}
+            for a, iname in red.items():
+                self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {node.arg.shape[a]} }}")
+            body = self(node.arg, [red.get(a, index[a]) for a in range(node.arg.ndim)])
+            spec = ", ".join(red.values())
+            spec = spec if len(red) == 1 else f"({spec})"
+            name = f"row{k}"
+            self.row_insns.append(
+                f"<{node.dtype.name}> {name} = {_REDUCE[node.op]}({spec}, {body})")
+            self.row_temps[id(node)] = name
+        return name
 
     def _concat(self, node: Concat, index: list[str]) -> str:
         """Each part read where the index along the axis falls into it."""
@@ -176,8 +259,9 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
-    knl = lp.make_kernel(domains or ["{ [z]: 0 <= z < 1 }"], f"{lhs} = {rhs}", data,
-                         name="lazyarray_kernel")
+    instructions = "\n".join([*expr.row_insns, f"{lhs} = {rhs}"])
+    knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,
+                         instructions, data, name="lazyarray_kernel")
     # lazyarray passes device arrays only
     knl = lp.set_options(knl, no_numpy=True)
     return lp.auto_parallelize(knl)

@@ -4,8 +4,11 @@ Heuristic (used by lazyarray for every kernel it generates):
 
 1. Candidates are inames that are not reduction inames, that every instruction
    writing a global array runs in and indexes that array with (so no two
-   work-items write one element), and that no private temporary carries
-   across (a temporary written inside the loop is read only inside it).
+   work-items write one element), that no private temporary carries
+   across (a temporary written inside the loop is read only inside it), and
+   that no temporary computed outside the loop is read inside it (a parallel
+   loop would recompute it in every work-item: e.g. a row's maximum computed
+   once per row and used for each element of the row).
 2. The *fast* candidate is the one that walks the written array contiguously
    (coefficient 1 in its last subscript); it is split by the work-group size,
    outer part ``g.0``, inner part ``l.0``, so neighbouring work-items touch
@@ -54,7 +57,7 @@ def _candidates(knl) -> list[str]:
                 iname in get_dependencies(s) for s in assignee_subscript(w.assignee))
                 for w in writes):
             continue
-        if _carries_temporary(knl, iname):
+        if _carries_temporary(knl, iname) or _shares_temporary(knl, iname):
             continue
         result.append(iname)
     return result
@@ -67,6 +70,17 @@ def _carries_temporary(knl, iname: str) -> bool:
             continue
         readers = [i for i in knl.instructions if name in i.read_dependency_names()]
         if any(iname not in r.within_inames for r in readers):
+            return True
+    return False
+
+
+def _shares_temporary(knl, iname: str) -> bool:
+    for name in knl.temporary_variables:
+        writers = [i for i in knl.instructions if name in i.assignee_names()]
+        if any(iname in w.within_inames for w in writers):
+            continue
+        if any(iname in r.within_inames for r in knl.instructions
+               if name in r.read_dependency_names()):
             return True
     return False
 
