@@ -387,12 +387,12 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
             reads.remove(expanded(insn.assignee))
             reads += list(assignee_subscript(insn.assignee))
             sub = assignee_subscript(insn.assignee)
-            if has_slices(insn.assignee):
-                pass
-            elif sub:
-                access_list.append((assignee_var_name(insn.assignee), insn, sub))
-            else:
-                collector.bare.add(assignee_var_name(insn.assignee))
+            # a whole-array slice (``y[:] = f(...)``) says nothing about extents
+            if not has_slices(insn.assignee):
+                if sub:
+                    access_list.append((assignee_var_name(insn.assignee), insn, sub))
+                else:
+                    collector.bare.add(assignee_var_name(insn.assignee))
         for e in reads:
             collector.accesses = []
             collector(e)
