@@ -13,7 +13,7 @@ import pyopencl.array as cla
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Const, Input, Map, Node
 from lazyarray.ops.elementwise import ELEMENTWISE, elementwise
-from lazyarray.ops import reductions, shape as shape_ops
+from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.runtime import default_queue, evaluate
 
 
@@ -109,8 +109,7 @@ class LazyArray:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs and ufunc is np.matmul:
-            from lazyarray.ops.linalg import matmul
-            return LazyArray(matmul(*(_node(x) for x in inputs)))
+                return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
         if method != "__call__" or kwargs or ufunc.__name__ not in ELEMENTWISE:
             return NotImplemented
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
@@ -125,16 +124,13 @@ class LazyArray:
     # }}}
 
     def __matmul__(self, other) -> LazyArray:
-        from lazyarray.ops.linalg import matmul
-        return LazyArray(matmul(self.node, _node(other)))
+        return LazyArray(linalg.matmul(self.node, _node(other)))
 
     def __rmatmul__(self, other) -> LazyArray:
-        from lazyarray.ops.linalg import matmul
-        return LazyArray(matmul(_node(other), self.node))
+        return LazyArray(linalg.matmul(_node(other), self.node))
 
     def dot(self, other) -> LazyArray:
-        from lazyarray.ops.linalg import dot
-        return LazyArray(dot(self.node, _node(other)))
+        return LazyArray(linalg.dot(self.node, _node(other)))
 
     def __getitem__(self, key) -> LazyArray:
         return LazyArray(shape_ops.getitem(self.node, key))
@@ -157,16 +153,13 @@ class LazyArray:
     flatten = ravel
 
     def squeeze(self, axis=None) -> LazyArray:
-        from lazyarray.ops.manipulate import squeeze
-        return LazyArray(squeeze(self.node, axis))
+        return LazyArray(manipulate.squeeze(self.node, axis))
 
     def swapaxes(self, axis1, axis2) -> LazyArray:
-        from lazyarray.ops.manipulate import swapaxes
-        return LazyArray(swapaxes(self.node, axis1, axis2))
+        return LazyArray(manipulate.swapaxes(self.node, axis1, axis2))
 
     def repeat(self, repeats, axis=None) -> LazyArray:
-        from lazyarray.ops.manipulate import repeat
-        return LazyArray(repeat(self.node, repeats, axis))
+        return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
     def astype(self, dtype) -> LazyArray:
         dtype = np.dtype(dtype)
