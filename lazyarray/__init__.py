@@ -88,6 +88,16 @@ def argmin(x, axis=None, keepdims=False):
     return asarray(x).argmin(axis, keepdims)
 
 
+def cumsum(x, axis=None, dtype=None):
+    """Running sums along *axis* (NumPy's cumsum)."""
+    return asarray(x).cumsum(axis, dtype)
+
+
+def cumprod(x, axis=None, dtype=None):
+    """Running products along *axis* (NumPy's cumprod)."""
+    return asarray(x).cumprod(axis, dtype)
+
+
 def count_nonzero(x, axis=None, keepdims=False):
     """The number of non-zero elements (NumPy's count_nonzero)."""
     from lazyarray.ops.reductions import count_nonzero as _count
@@ -278,7 +288,7 @@ __all__ = ["LazyArray", "asarray", "jit", "explain", "to_dot", "where",
            "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
            "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
            "permute_dims", "reshape", "ravel",
-           "var", "std", "argmax", "argmin", "count_nonzero",
+           "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod",
            "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
            "empty_like", "arange", "linspace", "eye", "identity",

@@ -197,6 +197,12 @@ class LazyArray:
         return LazyArray(elementwise("sqrt", reductions.var(self.node, axis, keepdims,
                                                             dtype, ddof)))
 
+    def cumsum(self, axis=None, dtype=None):
+        return LazyArray(reductions.scan("sum", self.node, axis, dtype))
+
+    def cumprod(self, axis=None, dtype=None):
+        return LazyArray(reductions.scan("product", self.node, axis, dtype))
+
     def argmax(self, axis=None, keepdims=False):
         return LazyArray(reductions.argreduce("argmax", self.node, axis, keepdims))
 
@@ -211,7 +217,7 @@ _ARRAY_FUNCTIONS = frozenset([
     "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
     "mean", "full_like", "zeros_like", "ones_like", "empty_like",
     "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
-    "var", "std", "argmax", "argmin", "count_nonzero",
+    "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod",
     "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis", "swapaxes",
     "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel"])
 

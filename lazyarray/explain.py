@@ -11,7 +11,8 @@ from pathlib import Path
 
 import kernelcore as lp
 from lazyarray.array import asarray
-from lazyarray.graph import Concat, Const, Input, Iota, Map, Node, Reduce, View, walk
+from lazyarray.graph import (
+    Concat, Const, Input, Iota, Map, Node, Reduce, Scan, View, walk)
 from lazyarray.lower import storage_plan
 from lazyarray.runtime import plan
 
@@ -25,6 +26,8 @@ def _label(node: Node) -> str:
         kind = node.op
     elif isinstance(node, Reduce):
         kind = f"{node.op} over axes {list(node.axes)}"
+    elif isinstance(node, Scan):
+        kind = f"running {node.op} along axis {node.axis}"
     elif isinstance(node, Concat):
         kind = f"concatenate along axis {node.axis}"
     elif isinstance(node, Iota):

@@ -3,7 +3,8 @@
 Constructing a node with the same content as an existing one returns that
 node, so equal subexpressions are one object and ``==`` is identity.
 
-Public names: Node, Input, Const, Map, Reduce, View, Reshape, Concat, Iota, walk.
+Public names: Node, Input, Const, Map, Reduce, Scan, View, Reshape, Concat, Iota,
+walk.
 """
 
 from __future__ import annotations
@@ -220,3 +221,24 @@ class Iota(Node):
         self.shape = tuple(shape)
         self.axis = int(axis)
         self.dtype = np.dtype(np.int64)
+
+
+class Scan(Node):
+    """Running reduction *op* (``sum``: cumsum, ``product``: cumprod) of *arg*
+    along *axis*."""
+
+    __slots__ = ("op", "axis", "arg")
+
+    @staticmethod
+    def _content(op, axis, arg, dtype):
+        return (op, int(axis), arg, np.dtype(dtype).str)
+
+    def _init(self, op, axis, arg, dtype):
+        self.op = op
+        self.axis = int(axis)
+        self.arg = arg
+        self.shape = arg.shape
+        self.dtype = np.dtype(dtype)
+
+    def children(self):
+        return (self.arg,)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 import kernelcore as lp
-from lazyarray.graph import Concat, Const, Iota, Map, Node, Reduce, Reshape, View, walk
+from lazyarray.graph import (
+    Concat, Const, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
@@ -43,6 +44,8 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
             reasons[id(node)] = "result"
         elif isinstance(node, Reduce):
             reasons[id(node)] = "reduction"
+        elif isinstance(node, Scan):
+            reasons[id(node)] = "scan"
         elif isinstance(node, (Map, Concat)) and count >= RECOMPUTE_LIMIT:
             reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
                                  f"(limit {RECOMPUTE_LIMIT})")
@@ -259,6 +262,15 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         red_spec = red[0] if len(red) == 1 else f"({', '.join(red)})"
         rhs = f"{_REDUCE[node.op]}({red_spec}, {body})" if red else body
         domains = [f"{{ [{i}]: 0 <= {i} < {arg.shape[k]} }}" for k, i in enumerate(index)]
+    elif isinstance(node, Scan):
+        out_index = [f"i{k}" for k in range(node.ndim)]
+        running = list(out_index)
+        running[node.axis] = "s"
+        rhs = f"{_REDUCE[node.op]}(s, {expr(node.arg, running)})"
+        domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
+                   for k, i in enumerate(out_index)]
+        # the running index depends on the output's: a scan, computed in O(n)
+        domains.append(f"{{ [s]: 0 <= s <= {out_index[node.axis]} }}")
     else:
         out_index = [f"i{k}" for k in range(node.ndim)]
         rhs = expr(node, out_index)

@@ -1,4 +1,4 @@
-"""var, std, argmax, argmin and count_nonzero against NumPy."""
+"""var, std, argmax, argmin, count_nonzero, cumsum and cumprod against NumPy."""
 
 import numpy as np
 import pytest
@@ -61,3 +61,24 @@ def test_argmax_prefers_the_first_nan(queue):
 def test_empty_argmax_is_an_error():
     with pytest.raises(la.ShapeError, match="empty sequence"):
         la.argmax(np.ones((0, 3)))
+
+
+@_SETTINGS
+@given(arrays_and_axis())
+def test_cumsum_cumprod_match_numpy(case):
+    data, axis, _ = case
+    x = la.asarray(data)
+    for name in ("cumsum", "cumprod"):
+        expected = getattr(np, name)(data, axis=axis)
+        got = getattr(np, name)(x, axis=axis)
+        assert isinstance(got, la.LazyArray)
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5)
+
+
+def test_long_cumsum_runs_as_a_scan(queue):
+    data = np.random.default_rng(0).random(300_000).astype(np.float32)
+    x = la.asarray(data)
+    text = la.explain(x.cumsum(), print_it=False)
+    assert "running sum along axis 0" in text and "[result]" in text
+    np.testing.assert_allclose(la.cumsum(x).get(), np.cumsum(data), rtol=1e-3)

@@ -8,7 +8,9 @@ Heuristic (used by lazyarray for every kernel it generates):
    across (a temporary written inside the loop is read only inside it), and
    that no temporary computed outside the loop is read inside it (a parallel
    loop would recompute it in every work-item: e.g. a row's maximum computed
-   once per row and used for each element of the row).
+   once per row and used for each element of the row), and that bound no
+   reduction's loop (a running sum ``sum(j, ...)`` over ``0 <= j <= i``
+   stays sequential in ``i``, so it is computed as an O(n) scan).
 2. The *fast* candidate is the one that walks the written array contiguously
    (coefficient 1 in its last subscript); it is split by the work-group size,
    outer part ``g.0``, inner part ``l.0``, so neighbouring work-items touch
@@ -25,6 +27,7 @@ Public names: auto_parallelize.
 
 from __future__ import annotations
 
+import islpy as isl
 import pymbolic.primitives as prim
 
 from kernelcore.ir.data import ArrayArg
@@ -33,6 +36,8 @@ from kernelcore.ir.instruction import Assignment, assignee_subscript, assignee_v
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel
 from kernelcore.transform.iname import split_iname, tag_inames
+
+dim_type = isl.dim_type
 
 
 def _global_writes(knl):
@@ -57,7 +62,8 @@ def _candidates(knl) -> list[str]:
                 iname in get_dependencies(s) for s in assignee_subscript(w.assignee))
                 for w in writes):
             continue
-        if _carries_temporary(knl, iname) or _shares_temporary(knl, iname):
+        if _carries_temporary(knl, iname) or _shares_temporary(knl, iname) \
+                or _bounds_reduction(knl, iname, red):
             continue
         result.append(iname)
     return result
@@ -70,6 +76,17 @@ def _carries_temporary(knl, iname: str) -> bool:
             continue
         readers = [i for i in knl.instructions if name in i.read_dependency_names()]
         if any(iname not in r.within_inames for r in readers):
+            return True
+    return False
+
+
+def _bounds_reduction(knl, iname: str, reduction_inames: set[str]) -> bool:
+    """Whether *iname* bounds a reduction's loop (``sum(j, ...)`` over
+    ``0 <= j <= i``): kept sequential, that is an O(n) scan."""
+    for dom in knl.domains:
+        dims = dom.get_var_dict()
+        if iname in dims and dims[iname][0] == dim_type.param and any(
+                r in dims and dims[r][0] == dim_type.set for r in reduction_inames):
             return True
     return False
 

@@ -1,7 +1,7 @@
 """Reductions (sum, prod, max, min, any, all, mean, var, std, argmax, argmin,
 count_nonzero) over axes.
 
-Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero.
+Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero, scan.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.errors import DTypeError, ShapeError
-from lazyarray.graph import Const, Map, Node, Reduce
+from lazyarray.graph import Const, Map, Node, Reduce, Scan
 
 _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
           "any": np.any, "all": np.all}
@@ -87,3 +87,19 @@ def count_nonzero(node: Node, axis=None, keepdims: bool = False) -> Node:
     from lazyarray.ops.elementwise import elementwise
     nonzero = elementwise("not_equal", node, Const(0, node.dtype, True))
     return reduce("sum", nonzero, axis, keepdims, dtype=np.int64)
+
+
+def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
+    """Running ``sum`` (cumsum) or ``product`` (cumprod) along *axis* (of the
+    flattened array if None), with NumPy's result dtype."""
+    from lazyarray.ops.shape import reshape
+    if axis is None:
+        node, axis = reshape(node, -1), 0
+    elif node.ndim == 0:
+        raise ShapeError(f"axis {axis} is out of bounds for an array of dimension 0")
+    (axis,) = normalize_axes(axis, node.ndim)
+    if dtype is None:
+        dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
+    arg = node if np.dtype(dtype) == node.dtype else \
+        Map("astype", (node,), node.shape, dtype)
+    return Scan(op, axis, arg, dtype)
