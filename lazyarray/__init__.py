@@ -267,6 +267,11 @@ def broadcast_arrays(*arrays) -> list[LazyArray]:
     return [broadcast_to(a, shape) for a in arrays]
 
 
+def take(x, indices, axis=None) -> LazyArray:
+    """NumPy's take: elements at integer *indices* along *axis*."""
+    return asarray(x).take(indices, axis)
+
+
 def transpose(x, axes=None) -> LazyArray:
     return asarray(x).transpose(axes)
 
@@ -287,7 +292,7 @@ def ravel(x) -> LazyArray:
 __all__ = ["LazyArray", "asarray", "jit", "explain", "to_dot", "where",
            "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
            "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
-           "permute_dims", "reshape", "ravel",
+           "permute_dims", "reshape", "ravel", "take",
            "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod",
            "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",

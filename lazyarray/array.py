@@ -135,6 +135,9 @@ class LazyArray:
     def __getitem__(self, key) -> LazyArray:
         return LazyArray(shape_ops.getitem(self.node, key))
 
+    def take(self, indices, axis=None) -> LazyArray:
+        return LazyArray(shape_ops.take(self.node, indices, axis))
+
     def transpose(self, *axes) -> LazyArray:
         axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
         return LazyArray(shape_ops.transpose(self.node, axes))
@@ -217,7 +220,7 @@ _ARRAY_FUNCTIONS = frozenset([
     "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
     "mean", "full_like", "zeros_like", "ones_like", "empty_like",
     "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
-    "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod",
+    "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod", "take",
     "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis", "swapaxes",
     "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel"])
 

@@ -3,7 +3,7 @@
 Constructing a node with the same content as an existing one returns that
 node, so equal subexpressions are one object and ``==`` is identity.
 
-Public names: Node, Input, Const, Map, Reduce, Scan, View, Reshape, Concat, Iota,
+Public names: Node, Input, Const, Map, Reduce, Scan, View, Reshape, Concat, Iota, Gather,
 walk.
 """
 
@@ -242,3 +242,25 @@ class Scan(Node):
 
     def children(self):
         return (self.arg,)
+
+
+class Gather(Node):
+    """Elements of *arg* picked along *axis* by the integer array *indices*
+    (already checked to lie in ``[-n, n)``); the result's axis is replaced by
+    the axes of *indices*."""
+
+    __slots__ = ("arg", "indices", "axis")
+
+    @staticmethod
+    def _content(arg, indices, axis):
+        return (arg, indices, int(axis))
+
+    def _init(self, arg, indices, axis):
+        self.arg = arg
+        self.indices = indices
+        self.axis = int(axis)
+        self.shape = arg.shape[:axis] + indices.shape + arg.shape[axis + 1:]
+        self.dtype = arg.dtype
+
+    def children(self):
+        return (self.arg, self.indices)

@@ -13,7 +13,7 @@ import numpy as np
 
 import kernelcore as lp
 from lazyarray.graph import (
-    Concat, Const, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
+    Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
@@ -172,6 +172,8 @@ class _Expr:
             return f"int64({index[node.axis]})"
         if isinstance(node, Concat):
             return self._concat(node, index)
+        if isinstance(node, Gather):
+            return self._gather(node, index)
         if isinstance(node, Reduce):
             return self._row_reduction(node, index)
         if isinstance(node, Map):
@@ -198,6 +200,18 @@ class _Expr:
                 f"<{node.dtype.name}> {name} = {_REDUCE[node.op]}({spec}, {body})")
             self.row_temps[id(node)] = name
         return name
+
+    def _gather(self, node: Gather, index: list[str]) -> str:
+        """*arg* read at the gathered position (negative indices count from
+        the end, as in NumPy). The indices were checked when the gather was
+        made; the clamp only keeps a changed index array (a jitted function's
+        argument) from reading outside the array."""
+        k, m = node.axis, node.indices.ndim
+        extent = node.arg.shape[k]
+        picked = f"int64({self(node.indices, index[k:k + m])})"
+        wrapped = f"if({picked} < 0, {picked} + {extent}, {picked})"
+        position = f"min(max({wrapped}, 0), {extent - 1})"
+        return self(node.arg, index[:k] + [position] + index[k + m:])
 
     def _concat(self, node: Concat, index: list[str]) -> str:
         """Each part read where the index along the axis falls into it."""

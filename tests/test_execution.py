@@ -1490,3 +1490,17 @@ def test_caching_disabled_still_runs(queue, rng):
 # }}}
 
 # vim: foldmethod=marker
+
+
+def test_indirect_index_clamped_with_64_bit_min_max(queue):
+    """``max(x, 0)`` on 64-bit integers needs a typed literal (the OpenCL
+    overload is ambiguous otherwise); data-dependent subscripts with casts are
+    not affine, which the bounds checks must accept."""
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}", "out[i] = a[min(max(int64(b[i]), 0), 3)]",
+        [lp.GlobalArg("a", np.float32, shape=(4,)),
+         lp.GlobalArg("b", np.int64, shape="n"), ...])
+    a = np.array([10, 20, 30, 40], np.float32)
+    b = np.array([-5, 0, 2, 3, 9], np.int64)
+    _, (out,) = knl(queue, a=a, b=b)
+    np.testing.assert_array_equal(out, a[np.clip(b, 0, 3)])

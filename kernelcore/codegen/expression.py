@@ -400,10 +400,21 @@ class CExpressionMapper(Mapper):
         if rule == "same" and common.kind != "c":
             return self.code(params[0], PREC_NONE, common)
         fname = self._function(name, [common] * len(params), dtype)
-        args = ", ".join(self.code(p, PREC_NONE, common) for p in params)
+        args = ", ".join(self._argument(p, common, overloaded=rule == "promote")
+                         for p in params)
         code = f"{fname}({args})"
         if name == "abs" and common.kind == "i":
             code = f"({self.target.dtype_to_ctype(common)}) {code}"
+        return code
+
+    def _argument(self, param, dtype: np.dtype, overloaded: bool) -> str:
+        """An argument of *dtype*; a literal passed to an overloaded builtin
+        on 64-bit integers (``max(x, 0)`` with long x) is cast, or the
+        overload is ambiguous (a plain literal is an int)."""
+        code = self.code(param, PREC_NONE, dtype)
+        if overloaded and dtype.kind in "iu" and dtype.itemsize == 8 \
+                and isinstance(param, (int, np.integer)):
+            return f"({self.target.dtype_to_ctype(dtype)}) {code}"
         return code
 
     def _function(self, name, arg_dtypes, result_dtype) -> str:

@@ -12,6 +12,7 @@ from functools import reduce
 from collections.abc import Iterable, Sequence
 
 import islpy as isl
+import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import ParseError, StaticValueFindingError
@@ -285,7 +286,7 @@ def expr_to_pw_aff(expr, space: isl.Space) -> isl.PwAff:
 def _to_aff(expr, affs):
     if isinstance(expr, bool):
         raise NotAffineError(f"boolean {expr} in affine expression")
-    if isinstance(expr, int) or (hasattr(expr, "dtype") and getattr(expr, "dtype").kind in "iu"):
+    if isinstance(expr, (int, np.integer)):
         return affs[0] + int(expr)
     if isinstance(expr, prim.Variable):
         if expr.name not in affs:

@@ -1,6 +1,6 @@
 """Views: basic indexing, transposes and reshapes (index maps, no copies).
 
-Public names: getitem, transpose, reshape.
+Public names: getitem, transpose, reshape, take.
 """
 
 from __future__ import annotations
@@ -18,10 +18,13 @@ def _identity_map(node: Node):
 def getitem(node: Node, key) -> Node:
     """NumPy basic indexing: integers, slices (any step), ``None`` and ``...``."""
     key = key if isinstance(key, tuple) else (key,)
+    if key and _is_index_array(key[0]) and all(
+            isinstance(k, slice) and k == slice(None) for k in key[1:]):
+        return _array_index(node, key[0])
     if any(not (isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis)
            for k in key):
-        raise ShapeError("only integers, slices, None and ... are supported as indices "
-                         "(advanced indexing is not implemented yet)")
+        raise IndexingError("only integers, slices, None, ... and one integer or "
+                            "boolean array as the first index are supported")
     if sum(k is Ellipsis for k in key) > 1:
         raise ShapeError("an index can only have a single ellipsis ('...')")
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -56,6 +59,27 @@ def getitem(node: Node, key) -> Node:
     return View(node, axis_map, shape)
 
 
+def _is_index_array(k) -> bool:
+    from lazyarray.array import LazyArray
+    return isinstance(k, (list, np.ndarray, LazyArray))
+
+
+def _array_index(node: Node, key) -> Node:
+    """``x[indices]`` (integers, along axis 0) or ``x[mask]`` (booleans over the
+    leading axes; the mask is computed first, as its count sets the shape)."""
+    from lazyarray.array import LazyArray, asarray
+    from lazyarray.runtime import evaluate
+    mask = key if isinstance(key, LazyArray) else asarray(np.asarray(key))
+    if mask.dtype != np.bool_:
+        return take(node, mask, 0)
+    if mask.shape != node.shape[:mask.ndim]:
+        raise IndexingError(f"boolean index of shape {mask.shape} does not match the "
+                            f"array's leading shape {node.shape[:mask.ndim]}")
+    positions = np.flatnonzero(evaluate(mask.node).get())
+    rows = reshape(node, (int(np.prod(mask.shape, dtype=np.int64)),) + node.shape[mask.ndim:])
+    return take(rows, positions.astype(np.int64), 0)
+
+
 def transpose(node: Node, axes=None) -> Node:
     """The axes of *node* permuted (reversed by default)."""
     axes = tuple(reversed(range(node.ndim))) if axes is None else tuple(
@@ -84,3 +108,30 @@ def reshape(node: Node, shape) -> Node:
     if shape == node.shape:
         return node
     return Reshape(node, shape)
+
+
+def take(node: Node, indices, axis: int | None = 0) -> Node:
+    """Elements of *node* at integer *indices* along *axis* (NumPy's take;
+    ``None``: of the flattened array). Indices are checked against the extent
+    when the call is made, computing lazy index arrays first."""
+    from lazyarray.array import LazyArray, asarray
+    from lazyarray.runtime import evaluate
+    if axis is None:
+        node, axis = reshape(node, -1), 0
+    if node.ndim == 0:
+        raise IndexingError("cannot index a 0-d array with an integer array")
+    if not -node.ndim <= axis < node.ndim:
+        raise ShapeError(f"axis {axis} is out of bounds for array of dimension {node.ndim}")
+    axis %= node.ndim
+    index_array = indices if isinstance(indices, LazyArray) else asarray(np.asarray(indices))
+    if index_array.dtype.kind not in "iu":
+        raise IndexingError(f"arrays used as indices must be of integer type, got "
+                            f"{index_array.dtype}")
+    host = evaluate(index_array.node).get() if index_array.size else np.zeros(0, np.int64)
+    extent = node.shape[axis]
+    if host.size and (host.min() < -extent or host.max() >= extent):
+        bad = host[(host < -extent) | (host >= extent)].flat[0]
+        raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
+                            f"{extent}")
+    from lazyarray.graph import Gather
+    return Gather(node, index_array.node, axis)
