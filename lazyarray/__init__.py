@@ -19,6 +19,7 @@ from lazyarray.errors import DTypeError, IndexingError, LazyArrayError, ShapeErr
 from lazyarray.explain import explain, to_dot
 from lazyarray.jit import jit
 from lazyarray.ops import construct as _construct
+from lazyarray.ops import host as _host
 from lazyarray.ops import linalg as _linalg
 from lazyarray.ops import manipulate as _manipulate
 from lazyarray.ops.elementwise import ELEMENTWISE as _ELEMENTWISE
@@ -237,6 +238,11 @@ def tensordot(a, b, axes=2) -> LazyArray:
 # }}}
 
 
+for _name in _host.HOST_FUNCTIONS:
+    if hasattr(_np, _name):
+        globals()[_name] = _host.host_function(_name)
+
+
 # {{{ shape manipulation
 
 def _manipulation(name):
@@ -293,6 +299,7 @@ __all__ = ["LazyArray", "asarray", "jit", "explain", "to_dot", "where",
            "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
            "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
            "permute_dims", "reshape", "ravel", "take",
+           *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
            "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod",
            "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
            "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",

@@ -14,6 +14,7 @@ from lazyarray.errors import DTypeError
 from lazyarray.graph import Const, Input, Map, Node
 from lazyarray.ops.elementwise import ELEMENTWISE, elementwise
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
+from lazyarray.ops.host import HOST_FUNCTIONS
 from lazyarray.runtime import default_queue, evaluate
 
 
@@ -222,7 +223,8 @@ _ARRAY_FUNCTIONS = frozenset([
     "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
     "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod", "take",
     "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis", "swapaxes",
-    "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel"])
+    "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel",
+    *HOST_FUNCTIONS])
 
 
 def _binary(name, reflected=False):

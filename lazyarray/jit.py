@@ -24,7 +24,7 @@ from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.runtime import default_queue, evaluate, plan, run_step
+from lazyarray.runtime import TRACING, default_queue, evaluate, plan, run_step
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,11 @@ class _Jitted:
         _, structure = flatten(dynamic)
         call_args = unflatten(structure, traced)
         call_args.update(dict(static))
-        result = self.fn(**call_args)
+        TRACING.append(self.fn.__name__)
+        try:
+            result = self.fn(**call_args)
+        finally:
+            TRACING.pop()
         out_leaves, out_structure = flatten(result)
         out_nodes = []
         for leaf in out_leaves:

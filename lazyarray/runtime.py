@@ -1,6 +1,7 @@
 """Evaluation: stored nodes computed kernel by kernel on the default device.
 
-Public names: evaluate, plan, run_step, Step, default_queue, STATS.
+Public names: evaluate, plan, run_step, Step, default_queue, STATS, TRACING,
+refuse_while_tracing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,19 @@ _EMPTY_REDUCTION = {"sum": 0, "product": 1, "any": False, "all": True}
 
 #: kernels launched by this process (tests read it to check fusion)
 STATS = {"launches": 0}
+
+#: names of the jitted functions being traced (innermost last)
+TRACING: list[str] = []
+
+
+def refuse_while_tracing(what: str) -> None:
+    """Raise if a function is being traced by ``la.jit``: *what* depends on
+    array values, which a trace must not bake in."""
+    if TRACING:
+        from lazyarray.errors import LazyArrayError
+        raise LazyArrayError(
+            f"{what} depends on the values of arrays, so it cannot be used inside "
+            f"la.jit (tracing {TRACING[-1]}); call it outside the jitted function")
 
 
 def default_queue():

@@ -68,13 +68,14 @@ def _array_index(node: Node, key) -> Node:
     """``x[indices]`` (integers, along axis 0) or ``x[mask]`` (booleans over the
     leading axes; the mask is computed first, as its count sets the shape)."""
     from lazyarray.array import LazyArray, asarray
-    from lazyarray.runtime import evaluate
+    from lazyarray.runtime import evaluate, refuse_while_tracing
     mask = key if isinstance(key, LazyArray) else asarray(np.asarray(key))
     if mask.dtype != np.bool_:
         return take(node, mask, 0)
     if mask.shape != node.shape[:mask.ndim]:
         raise IndexingError(f"boolean index of shape {mask.shape} does not match the "
                             f"array's leading shape {node.shape[:mask.ndim]}")
+    refuse_while_tracing("indexing with a boolean mask (its count sets the shape)")
     positions = np.flatnonzero(evaluate(mask.node).get())
     rows = reshape(node, (int(np.prod(mask.shape, dtype=np.int64)),) + node.shape[mask.ndim:])
     return take(rows, positions.astype(np.int64), 0)
