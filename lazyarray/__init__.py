@@ -1,11 +1,14 @@
 """lazyarray: lazily evaluated NumPy-style arrays compiled to fused OpenCL kernels.
 
-A first slice of the user API: ``asarray``, elementwise ufuncs (operators,
-``np.sin(x)`` through ``__array_ufunc__`` and the functions below) with NumPy's
-broadcasting and type promotion, and reductions (``sum``, ``prod``, ``max``,
-``min``, ``any``, ``all``, ``mean``). Elementwise chains fuse into the kernel
-of their consumer; reductions and results are stored. ``jit`` traces a function
-once per argument signature and replays its kernels.
+The ``la`` namespace mirrors NumPy's: ``asarray``, creation functions, ufuncs
+(also as ``np.sin(x)`` through ``__array_ufunc__``/``__array_function__``)
+with NumPy's broadcasting and type promotion, reductions and scans, views
+(slicing, reshapes, transposes, concatenation, padding, ...), array indexing,
+contractions (``einsum``, ``matmul``), and host-side sorting. Elementwise work
+and views fuse into the kernel of the value that reads them; reductions,
+results and values that would be recomputed too often are stored. ``jit``
+traces a function once per argument signature and replays its kernels;
+``explain`` shows the plan.
 """
 
 from __future__ import annotations

@@ -256,7 +256,10 @@ def asarray(data, dtype=None) -> LazyArray:
     if isinstance(data, cla.Array):
         if dtype is not None and np.dtype(dtype) != data.dtype:
             data = data.astype(dtype)
-        return LazyArray(Input(data))
+        # a new array object per call: the caller may change the buffer's
+        # contents between calls, so values computed from an earlier call's
+        # array must not be reused for this one
+        return LazyArray(Input(data.reshape(data.shape)))
     host = np.asarray(data, dtype=dtype)
     if host.dtype.kind not in "biufc":
         raise DTypeError(f"lazyarray does not support dtype {host.dtype}")

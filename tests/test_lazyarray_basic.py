@@ -177,3 +177,14 @@ def test_python_protocols(queue):
         x[0, 0, 0]
     with pytest.raises(TypeError, match="0-d"):
         iter(x.sum())
+
+
+def test_pyopencl_buffers_changed_in_place_are_read_again(queue):
+    import pyopencl.array as cla
+    buf = cla.to_device(queue, np.arange(4, dtype=np.float32))
+    first = la.asarray(buf) + 1
+    np.testing.assert_array_equal(first.get(), [1, 2, 3, 4])
+    buf.fill(10)                                   # changed outside lazyarray
+    second = la.asarray(buf) + 1
+    np.testing.assert_array_equal(second.get(), [11, 11, 11, 11])
+    np.testing.assert_array_equal(first.get(), [1, 2, 3, 4])   # computed before
