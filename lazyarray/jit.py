@@ -53,10 +53,18 @@ class _Jitted:
         self.programs: dict = {}
         #: how often the function was traced (once per new signature)
         self.trace_count = 0
+        params = list(self.signature.parameters.values())
+        # calls passing every argument by position skip signature binding
+        self._positional = tuple(p.name for p in params) if not (
+            static_argnums or static_argnames) and all(
+            p.kind == p.POSITIONAL_OR_KEYWORD for p in params) else None
         functools.update_wrapper(self, fn)
 
     def _split(self, args, kwargs):
         """``(static part, dynamic tree)`` of a call."""
+        if self._positional is not None and not kwargs \
+                and len(args) == len(self._positional):
+            return (), dict(zip(self._positional, args))
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
