@@ -19,6 +19,7 @@ OpenClKernelParameterYielder, make_launcher.
 
 from __future__ import annotations
 
+import abc
 import itertools
 import logging
 import numbers
@@ -85,7 +86,7 @@ def _merge_statistics(parts: Iterable[Mapping[str, KernelStatistics]]
 
 # {{{ base
 
-class LauncherI:
+class LauncherI(abc.ABC):
     """Something that enqueues work on a command queue and returns its event.
 
     Subclasses implement ``__call__(queue=None, wait_for=None, **kwds)`` and
@@ -120,12 +121,13 @@ class LauncherI:
         self._collect()
         return {} if self._stats is None else {self._name: self._stats}
 
+    @abc.abstractmethod
     def __call__(self, queue: cl.CommandQueue | None = None, wait_for=None, **kwds):
-        raise NotImplementedError
+        """Enqueue the work; return its event."""
 
+    @abc.abstractmethod
     def global_size_configured(self) -> bool:
         """Whether a call needs no explicit global work size."""
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._name!r})"
@@ -461,12 +463,12 @@ class OpenClParametrizedKernelLauncher(OpenClKernelLauncher):
 
 # {{{ iterated parameters
 
-class OpenClKernelParameterGenerator:
+class OpenClKernelParameterGenerator(abc.ABC):
     """Source of the values of one iterated kernel parameter."""
 
+    @abc.abstractmethod
     def new_generator(self) -> Iterator:
         """A fresh iterator over the values (one per launch round)."""
-        raise NotImplementedError
 
 
 class OpenClKernelParameterYielder(OpenClKernelParameterGenerator):
