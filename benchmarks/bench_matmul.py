@@ -661,22 +661,9 @@ def markdown_report(result: dict) -> str:
 def main(argv=None) -> int:
     args = parse_args(argv)
     result, ok = run(args)
-    kind = result["environment"]["device"]["kind"]
-    out_dir = common.RESULTS_DIR / "tmp" if args.quick else common.RESULTS_DIR
-    stem = f"matmul-{kind}" + ("-quick" if args.quick else "")
-    json_path = args.json or out_dir / f"{stem}.json"
-    md_path = args.markdown or (json_path.with_suffix(".md") if args.json
-                                else out_dir / f"{stem}.md")
-    print()
-    print(text_report(result))
-    common.write_json(json_path, result)
-    md_path.parent.mkdir(parents=True, exist_ok=True)
-    md_path.write_text(markdown_report(result))
-    print(f"\nwrote {json_path} and {md_path}")
-    if not ok:
-        print(f"error: '{PRIMARY}' or '{REFERENCE}' failed (see above)", file=sys.stderr)
-        return 1
-    return 0
+    return common.write_reports(args, result, ok, "matmul", text_report,
+                                markdown_report,
+                                f"'{PRIMARY}' or '{REFERENCE}' failed (see above)")
 
 
 if __name__ == "__main__":

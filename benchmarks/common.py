@@ -185,6 +185,29 @@ def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
 
 # {{{ output
 
+def write_reports(args, result: dict, ok: bool, stem: str, text_report: Callable,
+                  markdown_report: Callable, failure: str) -> int:
+    """Print the text report, write the JSON and Markdown results (to
+    ``args.json``/``args.markdown``, else ``results/[tmp/]<stem>-<kind>[-quick]``)
+    and return the exit status (1 with *failure* on stderr unless *ok*)."""
+    kind = result["environment"]["device"]["kind"]
+    out_dir = RESULTS_DIR / "tmp" if args.quick else RESULTS_DIR
+    stem = f"{stem}-{kind}" + ("-quick" if args.quick else "")
+    json_path = args.json or out_dir / f"{stem}.json"
+    md_path = args.markdown or (json_path.with_suffix(".md") if args.json
+                                else out_dir / f"{stem}.md")
+    print()
+    print(text_report(result))
+    write_json(json_path, result)
+    md_path.parent.mkdir(parents=True, exist_ok=True)
+    md_path.write_text(markdown_report(result))
+    print(f"\nwrote {json_path} and {md_path}")
+    if not ok:
+        print(f"error: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
