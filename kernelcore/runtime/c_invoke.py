@@ -26,17 +26,14 @@ import subprocess
 import tempfile
 import time
 import weakref
-from typing import Any
 
 import numpy as np
 
-from kernelcore.codegen.kernel import generate_code_v2
 from kernelcore.diagnostic import InvocationError, KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
-from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
 from kernelcore.runtime.invoke import (
-    _arg_dtype, _assumption_failed, _missing, _py, emit_parameter_code, tuple_code)
-from kernelcore.types import add_dtypes, infer_types
+    _assumption_failed, _missing, _py, cached_code, check_argument_names, compile_invoker,
+    emit_parameter_code, find_executor, tuple_code)
 
 logger = logging.getLogger(__name__)
 
@@ -214,22 +211,15 @@ class CExecutor:
 
     def __init__(self, knl):
         self.knl = knl
-        self.key = kernel_key(knl)
-        code = code_cache_get(self.key)
-        if code is None:
-            code = generate_code_v2(knl)
-            code_cache_put(self.key, code)
-        self.code = code
+        self.key, self.code = cached_code(knl)
         self.device_args = knl.device_arguments()
         self.scalar_types = {k: (_scalar_ctype(a.dtype), np.dtype(a.dtype))
                              for k, a in enumerate(self.device_args)
                              if isinstance(a, ValueArg)}
         self._functions = None
         self.wrapper_source = self._wrapper_source()
-        namespace: dict[str, Any] = {}
-        exec(compile(self.wrapper_source, f"<kernelcore C invoker {knl.name}>", "exec"),
-             namespace)
-        self.invoker = namespace["invoke"]
+        self.invoker = compile_invoker(self.wrapper_source,
+                                       f"kernelcore C invoker {knl.name}")
         self.runtime = _Runtime(self)
 
     def functions(self) -> list:
@@ -314,22 +304,7 @@ class CExecutor:
 
 def get_executor(knl, kwargs: dict) -> CExecutor:
     """The executor of *knl* for the dtypes of the arguments in *kwargs*."""
-    per_kernel = _EXECUTORS.get(knl)
-    if per_kernel is None:
-        per_kernel = _EXECUTORS[knl] = {}
-    params = set(knl.all_params())
-    untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
-    written = knl.get_written_variables()
-    for name in untyped:
-        if kwargs.get(name) is None and name not in written and \
-                isinstance(knl.arg_dict[name], ArrayArg):
-            _missing(name)
-    type_key = tuple(_arg_dtype(knl, n, _as_typed(kwargs.get(n))) for n in untyped)
-    ex = per_kernel.get(type_key)
-    if ex is None:
-        given = {n: dt for n, dt in zip(untyped, type_key) if dt is not None}
-        ex = per_kernel[type_key] = CExecutor(infer_types(add_dtypes(knl, given)))
-    return ex
+    return find_executor(knl, kwargs, _EXECUTORS, CExecutor, _as_typed)
 
 
 def _as_typed(value):
@@ -342,9 +317,5 @@ def invoke(knl, queue, kwargs: dict):
 
     Returns ``(None, outputs)``: the written arrays, as NumPy arrays.
     """
-    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator"}
-    if unknown:
-        raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
-                              f"{', '.join(sorted(unknown))}; its arguments are "
-                              + ", ".join(a.name for a in knl.args))
+    check_argument_names(knl, kwargs)
     return get_executor(knl, kwargs)(dict(kwargs))

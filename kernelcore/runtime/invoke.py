@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyopencl as cl
@@ -182,22 +182,31 @@ def emit_parameter_code(w, knl) -> None:
               "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
 
 
+def cached_code(knl):
+    """``(cache key, generated code)`` of *knl*, from the code cache if there."""
+    key = kernel_key(knl)
+    code = code_cache_get(key)
+    if code is None:
+        code = generate_code_v2(knl)
+        code_cache_put(key, code)
+    return key, code
+
+
+def compile_invoker(source: str, label: str) -> Callable:
+    """The ``invoke`` function defined by generated Python *source*."""
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<{label}>", "exec"), namespace)
+    return namespace["invoke"]
+
+
 class Executor:
     """A kernel specialized to argument dtypes: code, compiled kernels, invoker."""
 
     def __init__(self, knl):
         self.knl = knl
-        self.key = kernel_key(knl)
-        code = code_cache_get(self.key)
-        if code is None:
-            code = generate_code_v2(knl)
-            code_cache_put(self.key, code)
-        self.code = code
+        self.key, self.code = cached_code(knl)
         self.wrapper_source = self._wrapper_source()
-        namespace: dict[str, Any] = {}
-        exec(compile(self.wrapper_source, f"<kernelcore invoker {knl.name}>", "exec"),
-             namespace)
-        self.invoker = namespace["invoke"]
+        self.invoker = compile_invoker(self.wrapper_source, f"kernelcore invoker {knl.name}")
         self.runtime = _Runtime(self)
         self._printed = False
 
@@ -307,26 +316,39 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
 
 def get_executor(knl, kwargs: dict) -> Executor:
     """The executor of *knl* for the dtypes of the arrays in *kwargs*."""
-    entry = _EXECUTORS.get(knl)
+    return find_executor(knl, kwargs, _EXECUTORS, Executor)
+
+
+def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v: v):
+    """The executor (made by *make* from the typed kernel, kept in *registry*)
+    of *knl* for the dtypes of the arguments in *kwargs* (after *as_typed*)."""
+    entry = registry.get(knl)
     if entry is None:
         params = set(knl.all_params())
         untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
         written = knl.get_written_variables()
         required = [n for n in untyped
                     if n not in written and isinstance(knl.arg_dict[n], ArrayArg)]
-        entry = _EXECUTORS[knl] = (untyped, required, {})
+        entry = registry[knl] = (untyped, required, {})
     untyped, required, per_kernel = entry
     for name in required:
         if kwargs.get(name) is None:
             _missing(name)
-    type_key = tuple(_arg_dtype(knl, n, kwargs.get(n)) for n in untyped
-                     if n in knl.arg_dict)
+    type_key = tuple(_arg_dtype(knl, n, as_typed(kwargs.get(n))) for n in untyped)
     ex = per_kernel.get(type_key)
     if ex is None:
         given = {n: dt for n, dt in zip(untyped, type_key) if dt is not None}
-        typed = infer_types(add_dtypes(knl, given))
-        ex = per_kernel[type_key] = Executor(typed)
+        ex = per_kernel[type_key] = make(infer_types(add_dtypes(knl, given)))
     return ex
+
+
+def check_argument_names(knl, kwargs: dict) -> None:
+    """Raise for keyword arguments that are not arguments of *knl*."""
+    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator"}
+    if unknown:
+        raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
+                              f"{', '.join(sorted(unknown))}; its arguments are "
+                              + ", ".join(a.name for a in knl.args))
 
 
 def invoke(knl, queue, kwargs: dict):
@@ -335,11 +357,7 @@ def invoke(knl, queue, kwargs: dict):
     Returns ``(event, outputs)``: outputs are the written arrays, as numpy arrays
     if any argument was a numpy array, else as pyopencl arrays.
     """
-    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator"}
-    if unknown:
-        raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
-                              f"{', '.join(sorted(unknown))}; its arguments are "
-                              + ", ".join(a.name for a in knl.args))
+    check_argument_names(knl, kwargs)
     if queue is None:
         queue = default_queue()
     return get_executor(knl, kwargs)(queue, dict(kwargs))
