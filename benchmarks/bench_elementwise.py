@@ -656,19 +656,9 @@ def markdown_report(result: dict) -> str:
         for name, rec in e.get("variants", {}).items():
             if rec.get("error") and rec["error"] != result["variants"][name]["build_error"]:
                 errors.append(f"- `{name}` n={e['n']}: `{rec['error']}`")
-    if errors:
-        w("")
-        w("## Failures")
-        w("")
-        out.extend(errors)
-    code = result["variants"].get(PRIMARY, {}).get("code")
-    if code:
-        w("")
-        w(f"## Generated code of `{PRIMARY}`")
-        w("")
-        w("```c")
-        w(code.strip())
-        w("```")
+    out.extend(common.failures_and_code(
+        errors, result["variants"].get(PRIMARY, {}).get("code"),
+        f"Generated code of `{PRIMARY}`"))
     w("")
     return "\n".join(out)
 

@@ -639,19 +639,9 @@ def markdown_report(result: dict) -> str:
     for name, v in result["variants"].items():
         w(f"- `{name}`: {v['description']}")
     errors = _failures(result)
-    if errors:
-        w("")
-        w("## Failures")
-        w("")
-        out.extend(errors)
-    code = result["variants"].get(PRIMARY, {}).get("code")
-    if code:
-        w("")
-        w(f"## Generated code of `{PRIMARY}`")
-        w("")
-        w("```c")
-        w(code.strip())
-        w("```")
+    out.extend(common.failures_and_code(
+        errors, result["variants"].get(PRIMARY, {}).get("code"),
+        f"Generated code of `{PRIMARY}`"))
     w("")
     return "\n".join(out)
 

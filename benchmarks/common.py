@@ -208,6 +208,17 @@ def write_reports(args, result: dict, ok: bool, stem: str, text_report: Callable
     return 0
 
 
+def failures_and_code(errors: list[str], code: str | None, code_heading: str) -> list[str]:
+    """Markdown sections listing *errors* and showing generated *code* (each
+    only when there is something to show)."""
+    lines: list[str] = []
+    if errors:
+        lines += ["", "## Failures", "", *errors]
+    if code:
+        lines += ["", f"## {code_heading}", "", "```c", code.strip(), "```"]
+    return lines
+
+
 def write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
