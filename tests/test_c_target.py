@@ -303,3 +303,28 @@ def test_missing_compiler():
         knl(None, a=np.ones(3))
 
 # }}}
+
+
+def test_c_compilation_error_quotes_the_source_line():
+    from kernelcore.runtime.c_invoke import CCompilationError
+
+    class Broken(lp.ScalarCallable):
+        def with_types(self, arg_id_to_dtype, callables_table):
+            t = arg_id_to_dtype.get(0)
+            if t is None:
+                return self, callables_table
+            return (self.copy(name_in_target="broken", arg_id_to_dtype={0: t, -1: t}),
+                    callables_table)
+
+        def generate_preambles(self, target):
+            yield ("00_broken", f"this is not C {uuid.uuid4().hex};")
+
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = broken(a[i])",
+                         target=lp.ExecutableCTarget())
+    knl = lp.register_callable(knl, "broken", Broken(name="broken"))
+    with pytest.raises(CCompilationError) as info:
+        knl(None, a=np.ones(3, np.float32))
+    msg = str(info.value)
+    assert msg.startswith("C compilation of kernel 'loopy_kernel' (")
+    assert ">    1 | this is not C" in msg
+    assert "--- compiler log ---" in msg

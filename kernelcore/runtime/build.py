@@ -19,8 +19,9 @@ _PROGRAMS: dict[tuple, cl.Kernel] = {}
 _LOCATION = re.compile(r":(\d+):(\d+)\b")
 
 
-def format_build_error(source: str, log: str, kernel_name: str) -> str:
-    """The compiler's message with the failing source lines quoted."""
+def format_build_error(source: str, log: str, what: str) -> str:
+    """``<what> failed``, then the compiler's error lines (at most five), each
+    with the source lines around it, then the whole compiler log."""
     lines = source.splitlines()
     quoted = []
     for log_line in log.splitlines():
@@ -32,7 +33,7 @@ def format_build_error(source: str, log: str, kernel_name: str) -> str:
         block = [f"{'>' if k == lineno else ' '} {k:4d} | {lines[k - 1]}"
                  for k in range(lo, hi + 1)]
         quoted.append(f"{log_line.strip()}\n" + "\n".join(block))
-    msg = f"OpenCL compilation of kernel '{kernel_name}' failed"
+    msg = f"{what} failed"
     if quoted:
         msg += "\n" + "\n".join(quoted[:5])
     return msg + "\n--- compiler log ---\n" + log.strip()
@@ -49,7 +50,8 @@ def build_kernels(ctx: cl.Context, source: str, names: list[str], key: str
     try:
         prg = cl.Program(ctx, source).build()
     except (cl.RuntimeError, cl.LogicError) as e:
-        raise OpenCLBuildError(format_build_error(source, str(e), names[0])) from None
+        raise OpenCLBuildError(format_build_error(
+            source, str(e), f"OpenCL compilation of kernel '{names[0]}'")) from None
     STATS["builds"] += 1
     kernels = [getattr(prg, name) for name in names]
     _PROGRAMS[cache_key] = kernels

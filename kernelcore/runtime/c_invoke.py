@@ -20,7 +20,6 @@ import ctypes
 import hashlib
 import logging
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +30,7 @@ import numpy as np
 
 from kernelcore.diagnostic import InvocationError, KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.runtime.build import format_build_error
 from kernelcore.runtime.invoke import (
     _assumption_failed, _missing, _py, cached_code, check_argument_names, compile_invoker,
     emit_parameter_code, find_executor, tuple_code)
@@ -42,7 +42,6 @@ STATS = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
 
 _EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LIBRARIES: dict[str, ctypes.CDLL] = {}
-_LOCATION = re.compile(r":(\d+):(\d+):")
 
 
 class CCompilationError(KernelcoreError, RuntimeError):
@@ -61,19 +60,6 @@ def library_cache_dir() -> str:
         except ImportError:
             base = os.path.join(os.path.expanduser("~"), ".cache", "kernelcore")
     return os.path.join(base, "c-libraries")
-
-
-def _quote_errors(source: str, log: str) -> str:
-    lines = source.splitlines()
-    quoted = []
-    for log_line in log.splitlines():
-        m = _LOCATION.search(log_line)
-        if m is None or "error" not in log_line:
-            continue
-        k = int(m.group(1))
-        if 1 <= k <= len(lines):
-            quoted.append(f"{log_line.strip()}\n> {k:4d} | {lines[k - 1]}")
-    return "\n".join(quoted[:5])
 
 
 def build_library(source: str, command: list[str], name: str = "kernel",
@@ -107,12 +93,9 @@ def build_library(source: str, command: list[str], name: str = "kernel",
             STATS["compiles"] += 1
             proc = subprocess.run(full, capture_output=True, text=True)
             if proc.returncode != 0:
-                log = (proc.stderr + proc.stdout).strip()
-                quoted = _quote_errors(source, log)
-                raise CCompilationError(
-                    f"C compilation of kernel '{name}' failed ({' '.join(full)})"
-                    + (f"\n{quoted}" if quoted else "")
-                    + "\n--- compiler log ---\n" + log)
+                raise CCompilationError(format_build_error(
+                    source, proc.stderr + proc.stdout,
+                    f"C compilation of kernel '{name}' ({' '.join(full)})"))
             os.replace(out, path)          # atomic: concurrent builders agree
         finally:
             shutil.rmtree(work, ignore_errors=True)
