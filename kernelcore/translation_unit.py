@@ -1,6 +1,6 @@
 """Several kernels that call each other: translation units.
 
-Public names: CallableKernel, TranslationUnit, merge, make_function.
+Public names: CallableKernel, TranslationUnit, merge, make_function, kernel_called_names.
 
 A :class:`TranslationUnit` maps names to callables; the names in
 :attr:`TranslationUnit.entrypoints` are the kernels callable from the host,
@@ -15,11 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import pymbolic.primitives as prim
-
 from kernelcore.callables import InKernelCallable
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.expr import WalkMapper
+from kernelcore.ir.expr import called_names
 from kernelcore.ir.kernel import LoopKernel
 
 
@@ -34,24 +32,10 @@ class CallableKernel(InKernelCallable):
         self._set(subkernel=subkernel)
 
 
-class _CalledNames(WalkMapper):
-    def __init__(self):
-        self.names: set[str] = set()
-
-    def map_call(self, expr, *args):
-        if isinstance(expr.function, prim.Variable):
-            self.names.add(expr.function.name)
-        for p in expr.parameters:
-            self.rec(p)
-
-
-def called_names(knl: LoopKernel) -> frozenset[str]:
+def kernel_called_names(knl: LoopKernel) -> frozenset[str]:
     """The names of the functions *knl* calls."""
-    finder = _CalledNames()
-    for insn in knl.instructions:
-        for e in insn.expressions():
-            finder(e)
-    return frozenset(finder.names)
+    return frozenset().union(*(called_names(e) for insn in knl.instructions
+                               for e in insn.expressions()))
 
 
 @dataclass(frozen=True)
@@ -99,7 +83,7 @@ class TranslationUnit:
             raise KernelcoreError(f"'{name}' is not an entry point of the translation "
                                   f"unit (entry points: {', '.join(sorted(self.entrypoints))})")
         knl = self[name] if name is not None else self.default_entrypoint
-        pending = sorted(called_names(knl) & set(self.kernel_names()))
+        pending = sorted(kernel_called_names(knl) & set(self.kernel_names()))
         if pending:
             raise KernelcoreError(
                 f"kernel '{knl.name}' calls kernel(s) {', '.join(pending)} of the "
@@ -145,6 +129,6 @@ def merge(items: Iterable[LoopKernel | TranslationUnit]) -> TranslationUnit:
     called: set[str] = set()
     for clbl in table.values():
         if isinstance(clbl, CallableKernel):
-            called |= called_names(clbl.subkernel)
+            called |= kernel_called_names(clbl.subkernel)
     entry |= {n for n in plain if n not in called}
     return TranslationUnit(table, frozenset(entry))

@@ -2,7 +2,8 @@
 
 Public names: Reduction, TypeCast, IdentityMapper, CombineMapper, WalkMapper,
 StringifyMapper, VariableCollector, SubstitutionMapper, substitute,
-get_dependencies, find_reductions, REDUCTION_OPS, USER_REDUCTIONS, is_reduction_name.
+get_dependencies, called_names, find_reductions, REDUCTION_OPS, USER_REDUCTIONS,
+is_reduction_name.
 """
 
 from __future__ import annotations
@@ -125,6 +126,27 @@ class VariableCollector(CombineMapper):
         return self.combine(self.rec(c) for c in expr.children if c is not None)
 
     map_nan = map_constant
+
+
+class _CalledNames(WalkMapper):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def map_call(self, expr):
+        if isinstance(expr.function, prim.Variable):
+            self.names.add(expr.function.name)
+        for p in expr.parameters:
+            self.rec(p)
+
+    def map_constant(self, expr):
+        pass
+
+
+def called_names(expr) -> set[str]:
+    """The names of the functions (and substitution rules) *expr* calls."""
+    finder = _CalledNames()
+    finder(expr)
+    return finder.names
 
 
 def get_dependencies(expr) -> frozenset[str]:

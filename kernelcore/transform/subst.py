@@ -10,6 +10,7 @@ import dataclasses
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
+from kernelcore.ir.expr import called_names
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import RuleExpander, SubstitutionRule
@@ -28,30 +29,9 @@ def expand_subst(knl: LoopKernel, within=None) -> LoopKernel:
     still_used = set()
     for insn in insns:
         for e in insn.expressions():
-            still_used |= _called(e) & set(knl.substitutions)
+            still_used |= called_names(e) & set(knl.substitutions)
     rules = {n: r for n, r in knl.substitutions.items() if n in still_used}
     return knl.copy(instructions=insns, substitutions=rules)
-
-
-def _called(expr) -> set[str]:
-    from kernelcore.ir.expr import WalkMapper
-
-    class _Calls(WalkMapper):
-        def __init__(self):
-            self.names: set[str] = set()
-
-        def map_call(self, e):
-            if isinstance(e.function, prim.Variable):
-                self.names.add(e.function.name)
-            for p in e.parameters:
-                self.rec(p)
-
-        def map_constant(self, e):
-            pass
-
-    c = _Calls()
-    c(expr)
-    return c.names
 
 
 def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
