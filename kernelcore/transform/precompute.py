@@ -318,6 +318,17 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames=(), *,
                        fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id)
 
 
+def _array_use(var_name: str):
+    """The *is_use* test of :func:`_precompute` for reads of array *var_name*:
+    the subscript of a use, None for other expressions."""
+    def is_use(expr):
+        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
+                and expr.aggregate.name == var_name:
+            return expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        return None
+    return is_use
+
+
 def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=None,
                  default_tag="l.auto", temporary_name=None, temporary_address_space=None,
                  fetch_bounding_box: bool = False, fetch_outer_inames=None,
@@ -328,11 +339,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=
         raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
 
-    def is_use(expr):
-        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
-                and expr.aggregate.name == var_name:
-            return expr.index if isinstance(expr.index, tuple) else (expr.index,)
-        return None
+    is_use = _array_use(var_name)
 
     def value_of(index):
         return prim.Subscript(prim.Variable(var_name), index)
@@ -365,11 +372,7 @@ def buffer_array(knl: LoopKernel, var_name: str, buffer_inames, init_expression=
         parse_expression(store_expression) if isinstance(store_expression, str)
         else store_expression)
 
-    def is_use(expr):
-        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
-                and expr.aggregate.name == var_name:
-            return expr.index if isinstance(expr.index, tuple) else (expr.index,)
-        return None
+    is_use = _array_use(var_name)
 
     def element(index):
         return prim.Subscript(prim.Variable(var_name), index)
