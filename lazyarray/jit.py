@@ -103,10 +103,10 @@ class _Jitted:
                tuple((d.shape, d.dtype.str) for d in data))
         program = self.programs.get(key)
         if program is None:
-            program = self.programs[key] = self._trace(static, dynamic, leaves, data)
+            program = self.programs[key] = self._trace(static, structure, leaves, data)
         return _run(program, data)
 
-    def _trace(self, static, dynamic, leaves, data) -> _Program:
+    def _trace(self, static, structure, leaves, data) -> _Program:
         self.trace_count += 1
         logger.info("tracing %s (trace %d)", self.fn.__name__, self.trace_count)
         # fresh placeholders (a new array object per argument): nothing computed for
@@ -115,7 +115,6 @@ class _Jitted:
         position = {id(p): k for k, p in enumerate(placeholders)}
         it = iter(placeholders)
         traced = [LazyArray(next(it)) if _is_array(leaf) else leaf for leaf in leaves]
-        _, structure = flatten(dynamic)
         call_args = unflatten(structure, traced)
         call_args.update(dict(static))
         TRACING.append(self.fn.__name__)
