@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import kernelcore as lp
+from lazyarray.lower_reduction import device_profile, reduction_kernel, row_kernel_schedule
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -71,16 +72,16 @@ def row_reductions(root: Node, stored: set[int]) -> set[int]:
     """Reductions that the kernel of *root* computes itself, once per row, into
     private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
 
-    Used on CPU devices only: one work-item per row is a good schedule there,
-    while on GPUs separate, parallel reductions measured faster (row kernels
-    with a work-group per row are still to come).
+    On CPUs one work-item computes a row; on GPUs a work-group does
+    (:func:`~lazyarray.lower_reduction.row_kernel_schedule`).
 
-    A reduction qualifies when it keeps its dimensions, its kept axes have
+    A reduction qualifies when it reduces the last axis and keeps its
+    dimensions, its kept axes have
     *root*'s extents, its rows are short (:data:`ROW_LIMIT`) and many
     (:data:`MIN_ROWS`), and *root* reads it only through elementwise
     operations (possibly inside other such reductions).
     """
-    if isinstance(root, Reduce) or root.ndim == 0 or not _device_is_cpu():
+    if isinstance(root, Reduce) or root.ndim == 0:
         return set()
 
     def fits(d: Reduce) -> bool:
@@ -88,6 +89,7 @@ def row_reductions(root: Node, stored: set[int]) -> set[int]:
         rows = int(np.prod([root.shape[k] for k in range(root.ndim) if k not in d.axes],
                            dtype=np.int64))
         return (d.keepdims and d.ndim == root.ndim and d.op in _ROW_OPS
+                and d.axes == (root.ndim - 1,)
                 and d.arg.shape == root.shape and 0 < row <= ROW_LIMIT
                 and rows >= MIN_ROWS)
 
@@ -116,11 +118,6 @@ def row_reductions(root: Node, stored: set[int]) -> set[int]:
 
 
 _ROW_OPS = ("sum", "product", "max", "min")
-
-
-def _device_is_cpu() -> bool:
-    import pyopencl as cl
-    return bool(lp.default_queue().device.type & cl.device_type.CPU)
 
 
 def stored_nodes(root: Node) -> list[Node]:
@@ -265,6 +262,14 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device."""
     expr = _Expr(inputs)
+    data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
+    for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
+        data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
+    device = lp.default_queue().device
+    if isinstance(node, Reduce):
+        knl = reduction_kernel(node, expr, data, device)
+        if knl is not None:
+            return knl
     if isinstance(node, Reduce):
         arg = node.arg
         index = [f"i{k}" for k in range(arg.ndim)]
@@ -291,12 +296,11 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
                    for k, i in enumerate(out_index)]
     lhs = f"out[{', '.join(out_index)}]" if out_index else "out[0]"
-    data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
-    for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
-        data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
     instructions = "\n".join([*expr.row_insns, f"{lhs} = {rhs}"])
     knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,
                          instructions, data, name="lazyarray_kernel")
     # lazyarray passes device arrays only
     knl = lp.set_options(knl, no_numpy=True)
+    if expr.row_temps and device_profile(device)[0] == "gpu":
+        return row_kernel_schedule(knl, node.ndim, expr.row_temps.values())
     return lp.auto_parallelize(knl)

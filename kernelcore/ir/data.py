@@ -204,7 +204,8 @@ KernelArgument = ArrayArg | ValueArg
 class TemporaryVariable(_ArrayBase):
     """A variable that lives only during the kernel's execution.
 
-    *address_space* is :data:`auto` until chosen; a scalar temporary has shape ().
+    *address_space* is :data:`auto` until chosen (an :class:`AddressSpace` or its
+    name, e.g. ``"local"``); a scalar temporary has shape ().
     """
 
     address_space: Any = auto
@@ -214,6 +215,12 @@ class TemporaryVariable(_ArrayBase):
     def __init__(self, name: str, dtype: Any = None, shape: Any = (), *,
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False):
+        if isinstance(address_space, str):
+            try:
+                address_space = AddressSpace[address_space.upper()]
+            except KeyError:
+                raise ValueError(f"temporary '{name}': unknown address space "
+                                 f"{address_space!r} (private, local or global)") from None
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          initializer=initializer, read_only=read_only).items():

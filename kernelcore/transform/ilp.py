@@ -11,7 +11,8 @@ import pymbolic.primitives as prim
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import project_to
-from kernelcore.ir.expr import IdentityMapper
+from kernelcore.ir.expr import IdentityMapper, get_dependencies
+from kernelcore.ir.instruction import assignee_subscript
 from kernelcore.ir.tags import IlpTag
 
 
@@ -48,10 +49,18 @@ def _static_range(knl, iname: str) -> tuple[int, int]:
     return lo.get_num_si(), hi.get_num_si()
 
 
+def _indexed_by(writers, iname: str) -> bool:
+    """Whether every write of a temporary is subscripted with *iname* (each
+    iteration then writes its own elements already)."""
+    return all(any(iname in get_dependencies(s) for s in assignee_subscript(w.assignee))
+               for w in writers)
+
+
 def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=None):
     """A copy of *knl* where private temporaries written inside loops over
     *privatizing_inames* get one copy per iteration (a leading axis indexed by
-    the iname), so iterations no longer share them."""
+    the iname), so iterations no longer share them. Temporaries that every
+    write already subscripts with the iname are left alone."""
     names = [s.strip() for s in privatizing_inames.split(",")] \
         if isinstance(privatizing_inames, str) else list(privatizing_inames)
     knl.check_inames(names, "privatize_temporaries_with_inames")
@@ -67,7 +76,8 @@ def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=No
                     only is not None and name not in only):
                 continue
             writers = [i for i in insns if name in i.assignee_names()]
-            if not any(iname in w.within_inames for w in writers):
+            if not any(iname in w.within_inames for w in writers) or \
+                    _indexed_by(writers, iname):
                 continue
             users = [i for i in insns
                      if name in i.assignee_names() or name in i.read_dependency_names()]

@@ -1,0 +1,304 @@
+"""Reduction kernels laid out for the device.
+
+A reduction ``out[k] = red(r, f(k, r))`` is scheduled by where its reduced
+axes lie:
+
+* *row* reductions reduce the innermost axis, which is contiguous in memory:
+  on a GPU a work-group reduces each output (work-items ``l.0`` walk the row
+  coalesced, then a local tree combines them); on a CPU one work-item does,
+  keeping :data:`CPU_LANES` running results for consecutive elements (an
+  ``ilp`` loop the compiler vectorizes), plus a sequential tail.
+* *column* reductions keep the innermost axis: neighbouring work-items (GPU) or
+  the unrolled lanes of one work-item (CPU) own neighbouring outputs and walk
+  the reduced axes together, so every load is contiguous.
+* When the outputs give too few work-groups for the device, the outermost
+  reduced axis is cut into parts: a first device kernel reduces each part into
+  a global temporary, a second (after a global barrier) combines the parts.
+
+Small reductions (short rows, argmax/argmin, few elements) keep the default
+one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
+
+Public names: reduction_kernel, row_kernel_schedule, choose_layout, device_profile,
+Layout, CPU_LANES.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pyopencl as cl
+
+import kernelcore as lp
+
+#: running results per work-item of a CPU reduction (one AVX-512 register)
+CPU_LANES = 16
+#: work-items per group of a GPU reduction
+GPU_GROUP = 256
+#: work-groups per compute unit a reduction should provide at least
+GROUPS_PER_UNIT = {"gpu": 8, "cpu": 4}
+#: reductions over fewer elements per output keep one work-item per output
+MIN_ROW = {"gpu": 64, "cpu": 2 * CPU_LANES}
+#: a part of a split reduction covers at least this many elements per lane
+MIN_PART = 16
+
+_COMBINE = {"sum": "({a}) + ({b})", "product": "({a}) * ({b})",
+            "max": "max({a}, {b})", "min": "min({a}, {b})",
+            "any": "({a}) or ({b})", "all": "({a}) and ({b})"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one reduction runs: *row* or column, *lanes* (the split of the
+    innermost axis), *parts* of the outermost reduced axis (1: no split)."""
+
+    row: bool
+    lanes: int
+    parts: int
+
+
+def device_profile(device) -> tuple[str, int]:
+    """``("gpu" or "cpu", compute units)`` of a pyopencl *device*."""
+    kind = "gpu" if device.type & cl.device_type.GPU else "cpu"
+    return kind, device.max_compute_units
+
+
+def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
+                  ) -> Layout | None:
+    """The layout for reducing *shape* over *axes* with *op* on a device of
+    *kind* (``"gpu"``/``"cpu"``) with *units* compute units, or None for the
+    default schedule."""
+    if op not in _COMBINE or not axes:
+        return None
+    last = len(shape) - 1
+    row = last in axes
+    kept = [shape[k] for k in range(len(shape)) if k not in axes]
+    outputs = math.prod(kept)
+    per_output = math.prod(shape[a] for a in axes)
+    if per_output < MIN_ROW[kind]:
+        return None
+    lanes = CPU_LANES if kind == "cpu" else GPU_GROUP
+    if row:
+        lanes = min(lanes, _pow2_at_least(shape[last])) if kind == "gpu" else lanes
+        if kind == "cpu" and shape[last] < lanes:
+            return None
+        groups = outputs
+    else:
+        if kind == "gpu":
+            lanes = min(lanes, _pow2_at_least(shape[last]))
+        elif shape[last] < lanes:
+            return None
+        groups = math.ceil(shape[last] / lanes) * math.prod(kept[:-1])
+    wanted = GROUPS_PER_UNIT[kind] * units
+    parts = 1
+    if groups < wanted:
+        first = shape[axes[0]]
+        per_lane = lanes if (row and axes[0] == last) else 1
+        parts = min(math.ceil(wanted / groups), first // (MIN_PART * per_lane))
+        if kind == "gpu":
+            parts = min(_pow2_at_most(max(parts, 1)), GPU_GROUP * 4)
+        parts = max(parts, 1)
+    return Layout(row=row, lanes=lanes, parts=parts)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _pow2_at_most(n: int) -> int:
+    return 1 << (n.bit_length() - 1)
+
+
+def reduction_kernel(node, expr, data: list, device) -> lp.LoopKernel | None:
+    """A scheduled kernel for Reduce *node* (bodies from *expr*, arguments
+    *data*), or None when the default schedule suits it better."""
+    kind, units = device_profile(device)
+    layout = choose_layout(node.op, node.arg.shape, node.axes, kind, units)
+    if layout is None:
+        return None
+    return _Builder(node, expr, layout, kind == "gpu").kernel(data)
+
+
+class _Builder:
+    """Instruction text, domains and tags of one laid-out reduction."""
+
+    def __init__(self, node, expr, layout: Layout, is_gpu: bool):
+        self.node, self.expr, self.layout, self.is_gpu = node, expr, layout, is_gpu
+        self.shape = node.arg.shape
+        self.last = len(self.shape) - 1
+        self.kept = [k for k in range(len(self.shape)) if k not in node.axes]
+        self.domains: list[str] = []
+        self.tags: dict[str, str] = {}
+        self.group_axes = 0
+        self.tail: tuple[int, int] | None = None      # (start, count) on the last axis
+
+    def kernel(self, data: list) -> lp.LoopKernel:
+        """The kernel: one instruction, or a lane/part stage and its combination."""
+        node, layout = self.node, self.layout
+        kept = self._kept_index("")
+        split = layout.parts > 1
+        if split:
+            self._box("pg", layout.parts, tag=self._group_tag())
+        index, inames = self._reduced_index(kept)
+        body = self.expr(node.arg, [index[k] for k in range(len(self.shape))])
+        stage1 = self._reduce(inames, body)
+        cpu_lanes = layout.row and not self.is_gpu
+        if not (split or cpu_lanes):
+            insns = [f"{self._out(kept)} = {stage1}"]
+            temporaries = []
+        else:
+            kept_names = [kept[k] for k in self.kept] if split else []
+            per_output = ((layout.parts,) if split else ()) + \
+                ((layout.lanes,) if cpu_lanes else ())
+            kept_shape = tuple(self.shape[k] for k in self.kept) if split else ()
+            temporaries = [lp.TemporaryVariable(
+                "part", node.dtype, shape=kept_shape + per_output,
+                address_space="global" if split else "private")]
+            written = kept_names + (["pg"] if split else []) + (["v"] if cpu_lanes else [])
+            insns = [f"part[{', '.join(written)}] = {stage1}  {{id=stage1}}"]
+            if split:
+                insns.append("... gbarrier  {id=parts, dep=stage1}")
+                kept = self._kept_index("_2")
+                # a GPU row layout combines the parts in a work-group tree
+                self._box("pg2", layout.parts,
+                          tag="l.0" if self.is_gpu and layout.row else None)
+            combined = (["pg2"] if split else []) + (["w"] if cpu_lanes else [])
+            if cpu_lanes:
+                self._box("w", layout.lanes)
+            read = f"part[{', '.join(([kept[k] for k in self.kept] if split else []) + combined)}]"
+            total = self._reduce(combined, read)
+            if self.tail is not None:
+                total = _COMBINE[node.op].format(a=total, b=self._tail_value(kept))
+            insns.append(f"{self._out(kept)} = {total}  {{dep={'parts' if split else 'stage1'}}}")
+        knl = lp.make_kernel(self.domains, "\n".join(insns), data + temporaries,
+                             name="lazyarray_kernel")
+        knl = lp.set_options(knl, no_numpy=True)
+        return lp.tag_inames(knl, self.tags)
+
+    # {{{ inames
+
+    def _box(self, name: str, extent: int, tag: str | None = None) -> str:
+        self.domains.append(f"{{ [{name}]: 0 <= {name} < {extent} }}")
+        if tag:
+            self.tags[name] = tag
+        return name
+
+    def _group_tag(self) -> str | None:
+        """The next free ``g.N`` tag (None once all three are used)."""
+        if self.group_axes == 3:
+            return None
+        self.group_axes += 1
+        return f"g.{self.group_axes - 1}"
+
+    def _kept_index(self, suffix: str) -> dict[int, str]:
+        """Index of the kept axes (the innermost one split into lanes in a
+        column layout), with their inames tagged for the device."""
+        self.group_axes = 0
+        index: dict[int, str] = {}
+        kept = list(self.kept)
+        if not self.layout.row:
+            jo, jv, lanes = f"jo{suffix}", f"jv{suffix}", self.layout.lanes
+            self.domains.append(f"{{ [{jo}, {jv}]: 0 <= {jv} < {lanes} and 0 <= {jo} "
+                                f"and {lanes}*{jo} + {jv} < {self.shape[self.last]} }}")
+            self.tags[jo] = self._group_tag()
+            self.tags[jv] = "l.0" if self.is_gpu else "ilp"
+            index[self.last] = f"({lanes}*{jo} + {jv})"
+            kept.remove(self.last)
+        for k in reversed(kept):
+            index[k] = self._box(f"k{k}{suffix}", self.shape[k], tag=self._group_tag())
+        return index
+
+    def _reduced_index(self, kept: dict[int, str]) -> tuple[dict[int, str], list[str]]:
+        """Index of every axis in the first stage and its reduction inames."""
+        layout, lanes = self.layout, self.layout.lanes
+        first = self.node.axes[0]
+        index = dict(kept)
+        inames: list[str] = []
+        for a in self.node.axes:
+            extent = self.shape[a]
+            parted = layout.parts > 1 and a == first
+            if a == self.last and layout.row:
+                if parted:
+                    per_part = (math.ceil(extent / (layout.parts * lanes)) if self.is_gpu
+                                else extent // (layout.parts * lanes))
+                    base, count = f"{per_part * lanes}*pg + ", per_part
+                else:
+                    base, count = "", (math.ceil(extent / lanes) if self.is_gpu
+                                       else extent // lanes)
+                index[a] = f"({base}{lanes}*ro + v)"
+                if self.is_gpu:
+                    self.domains.append(f"{{ [ro, v]: 0 <= v < {lanes} and 0 <= ro < "
+                                        f"{count} and {index[a]} < {extent} }}")
+                    self.tags["v"] = "l.0"
+                    inames += ["ro", "v"]
+                else:
+                    self._box("ro", count)
+                    self._box("v", lanes, tag="ilp")
+                    inames.append("ro")
+                    done = count * lanes * (layout.parts if parted else 1)
+                    if done < extent:
+                        self.tail = (done, extent - done)
+            elif parted:
+                per = math.ceil(extent / layout.parts)
+                self.domains.append(f"{{ [rp]: 0 <= rp < {per} and {per}*pg + rp < {extent} }}")
+                index[a] = f"({per}*pg + rp)"
+                inames.append("rp")
+            else:
+                index[a] = self._box(f"r{a}", extent)
+                inames.append(index[a])
+        return index, inames
+
+    # }}}
+
+    def _tail_value(self, kept: dict[int, str]) -> str:
+        """The reduction of the innermost axis' leftover elements (the other
+        reduced axes whole)."""
+        start, count = self.tail
+        index = dict(kept)
+        inames = []
+        for a in self.node.axes:
+            if a == self.last:
+                index[a] = f"({start} + t)"
+                inames.append(self._box("t", count))
+            else:
+                index[a] = self._box(f"q{a}", self.shape[a])
+                inames.append(index[a])
+        return self._reduce(inames, self.expr(
+            self.node.arg, [index[k] for k in range(len(self.shape))]))
+
+    def _reduce(self, inames: list[str], body: str) -> str:
+        if not inames:
+            return body
+        spec = inames[0] if len(inames) == 1 else f"({', '.join(inames)})"
+        return f"{self.node.op}({spec}, {body})"
+
+    def _out(self, kept: dict[int, str]) -> str:
+        if self.node.keepdims:
+            sub = [kept.get(k, "0") for k in range(len(self.shape))]
+        else:
+            sub = [kept[k] for k in self.kept]
+        return f"out[{', '.join(sub)}]" if sub else "out[0]"
+
+
+def row_kernel_schedule(knl: lp.LoopKernel, ndim: int, row_temps) -> lp.LoopKernel:
+    """*knl* (a row kernel: reductions along the last axis into the private
+    temporaries *row_temps*, then elementwise work over the rows) with one
+    work-group per row, for GPUs: the work-items reduce the row together (a
+    local tree whose result each of them reads), then write the row, each its
+    own contiguous elements. (On PoCL this measured several times slower than
+    one work-item per row, which the default schedule gives.)"""
+    last = f"i{ndim - 1}"
+    lanes = min(GPU_GROUP, _pow2_at_least(_static_extent(knl, last)))
+    knl = lp.split_iname(knl, last, lanes, inner_tag="l.0")
+    for name in row_temps:
+        red = next(i for i in knl.all_inames() if i.startswith(f"r{name[3:]}_"))
+        knl = lp.split_iname(knl, red, lanes, inner_tag="l.0")
+    tags = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
+    return lp.tag_inames(knl, tags)
+
+
+def _static_extent(knl, iname: str) -> int:
+    from kernelcore.ir.domain import project_to
+    dom = project_to(knl.get_inames_domain([iname]), [iname])
+    idx = dom.get_var_dict()[iname][1]
+    return dom.dim_max_val(idx).get_num_si() - dom.dim_min_val(idx).get_num_si() + 1

@@ -1,0 +1,125 @@
+"""Reduction layouts (lazyarray.lower_reduction) give NumPy's results.
+
+Both the CPU layout (lanes in an ``ilp`` loop, a sequential tail) and the GPU
+layout (work-group trees) run here on whatever device the tests use: the
+device profile is replaced, so each layout is exercised on the CPU too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from lazyarray import lower, lower_reduction, runtime
+from lazyarray.lower_reduction import choose_layout
+
+
+@pytest.fixture(params=[("cpu", 2), ("gpu", 4)], ids=["cpu-layout", "gpu-layout"])
+def profile(request, monkeypatch):
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: request.param)
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    return request.param
+
+
+def _data(shape, op, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == np.bool_:
+        return rng.random(shape) < (0.999 if op == "all" else 0.001)
+    if op == "prod":
+        return (1 + (rng.random(shape) - 0.5) * 1e-3).astype(dtype)
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-50, 50, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+CASES = [
+    ((5000,), None),            # one output: parts over the row
+    ((3, 7001), 1),             # few long rows with a tail
+    ((2048, 40), 0),            # columns that are not a multiple of the lanes
+    ((37, 129), 1),             # many short rows
+    ((6, 50, 33), (0, 2)),      # the innermost and an outer axis
+    ((64, 300), None),          # all of a matrix
+    ((300, 3, 70), (0, 1)),     # a column layout over two axes
+]
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod"])
+def test_layouts_match_numpy(profile, shape, axis, op):
+    x = _data(shape, op, np.float32)
+    got = getattr(la.asarray(x), op)(axis=axis)
+    want = getattr(x.astype(np.float64), op)(axis=axis)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape,axis", CASES[:4])
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_boolean_layouts(profile, shape, axis, op):
+    x = _data(shape, op, np.bool_)
+    x[(0,) * len(shape)] = op == "any"       # at least one deciding element
+    got = getattr(la.asarray(x), op)(axis=axis)
+    np.testing.assert_array_equal(np.asarray(got), getattr(x, op)(axis=axis))
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+def test_integer_sums_and_keepdims(profile, shape, axis):
+    x = _data(shape, "sum", np.int32)
+    got = la.asarray(x).sum(axis=axis, keepdims=True)
+    want = x.sum(axis=axis, keepdims=True)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3),
+       data=st.data())
+def test_random_layouts(shape, data):
+    shape = tuple(shape)
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    kind = data.draw(st.sampled_from([("cpu", 2), ("gpu", 4)]))
+    x = _data(shape, "sum", np.float32, seed=len(shape))
+    saved, saved_kernels = lower_reduction.device_profile, runtime._KERNELS
+    lower_reduction.device_profile = lambda device: kind
+    runtime._KERNELS = {}
+    try:
+        got = np.asarray(la.asarray(x).sum(axis=axes))
+    finally:
+        lower_reduction.device_profile, runtime._KERNELS = saved, saved_kernels
+    np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=axes), rtol=1e-5,
+                               atol=1e-3)
+
+
+def test_layout_choices():
+    # a long dot product on two CPU cores: row lanes, cut into 8 parts
+    assert choose_layout("sum", (2 ** 24,), (0,), "cpu", 2) == \
+        lower_reduction.Layout(row=True, lanes=16, parts=8)
+    # column sums of a big matrix: 32 groups of 256 columns, times 32 parts
+    # of the rows fill 132 compute units with 8 groups each
+    layout = choose_layout("sum", (8192, 8192), (0,), "gpu", 132)
+    assert not layout.row and layout.lanes == 256 and layout.parts == 32
+    # many long rows: one work-group per row, no parts
+    assert choose_layout("max", (4096, 4096), (1,), "gpu", 132).parts == 1
+    # short rows and argmax keep the default schedule
+    assert choose_layout("sum", (10 ** 6, 3), (1,), "gpu", 132) is None
+    assert choose_layout("argmax", (4096, 4096), (1,), "gpu", 132) is None
+
+
+@pytest.mark.parametrize("shape", [(100, 300), (70, 33), (64, 4096)])
+def test_row_kernels(profile, shape):
+    """Softmax and row normalization: one kernel, NumPy's values."""
+    a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    x = la.asarray(a)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    before = runtime.STATS["launches"]
+    got = np.asarray(e / e.sum(axis=1, keepdims=True))
+    assert runtime.STATS["launches"] - before == 1
+    ea = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, ea / ea.sum(axis=1, keepdims=True), rtol=1e-5,
+                               atol=1e-7)
+    norm = np.asarray((x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True))
+    np.testing.assert_allclose(norm, (a - a.mean(axis=1, keepdims=True))
+                               / a.std(axis=1, keepdims=True), rtol=1e-4, atol=1e-5)
