@@ -180,6 +180,47 @@ def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
                 samples[name].event_s.append(dt)
     return samples
 
+
+def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
+                     warmup: int = 2, inner: int = 1, seed: int = 0
+                     ) -> tuple[dict[str, list[float]], dict[str, BaseException]]:
+    """Wall-clock seconds per call of functions that return only when their work
+    is done (each does its own synchronisation, e.g. ``queue.finish()``).
+
+    As in :func:`time_round_robin`, the functions are interleaved in rounds whose
+    order is shuffled (seeded). Each of the *repeat* samples per function is the
+    time of *inner* consecutive calls divided by *inner*. A function that raises
+    is dropped from the rounds; the second result maps its name to the exception.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    errors: dict[str, BaseException] = {}
+    live = dict(calls)
+
+    def sample(name: str, count: int) -> float | None:
+        fn = live[name]
+        t0 = time.perf_counter()
+        try:
+            for _ in range(count):
+                fn()
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            errors[name] = e
+            del live[name]
+            return None
+        return (time.perf_counter() - t0) / count
+
+    if warmup:
+        for name in list(live):
+            sample(name, warmup)
+    rng = random.Random(seed)
+    for _ in range(repeat):
+        order = list(live)
+        rng.shuffle(order)
+        for name in order:
+            dt = sample(name, inner)
+            if dt is not None:
+                samples[name].append(dt)
+    return samples, errors
+
 # }}}
 
 

@@ -61,9 +61,13 @@ class _Replay:
         self.template = out
         self.pool = memory_pool(queue)
         self.launches = []
+        #: arguments bound once (global temporaries): the kernels refer to them
+        self.bound = []
         for sub in launcher.launchers:
             slots = tuple((k, name) for k, value in sub.args_list
                           for name, a in flat.items() if value is a)
+            rebound = {k for k, _ in slots}
+            self.bound += [value for k, value in sub.args_list if k not in rebound]
             self.launches.append((sub.kernel, sub.default_global_work_size,
                                   sub.default_local_work_size, slots))
 

@@ -2,12 +2,9 @@
 elementwise are computed inside the result's kernel (on CPU devices)."""
 
 import numpy as np
-import pyopencl as cl
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kernelcore as lp
 
 import lazyarray as la
 from lazyarray.runtime import STATS
@@ -24,12 +21,7 @@ def _launches(result):
     return value, STATS["launches"] - before
 
 
-cpu_only = pytest.mark.skipif(
-    not lp.default_queue().device.type & cl.device_type.CPU,
-    reason="row kernels are used on CPU devices")
 
-
-@cpu_only
 def test_softmax_over_rows_is_one_kernel(queue):
     a = np.random.default_rng(0).standard_normal((1000, 300)).astype(np.float32)
     got, launches = _launches(_softmax(la.asarray(a), np))
@@ -38,7 +30,6 @@ def test_softmax_over_rows_is_one_kernel(queue):
     np.testing.assert_allclose(got, _softmax(a, np), rtol=1e-5, atol=1e-7)
 
 
-@cpu_only
 def test_row_normalization_is_one_kernel(queue):
     a = np.random.default_rng(1).random((128, 50))
     x = la.asarray(a)
@@ -56,7 +47,6 @@ def test_few_rows_keep_parallel_reductions(queue):
     np.testing.assert_allclose(got, _softmax(a, np), rtol=1e-5)
 
 
-@cpu_only
 def test_explain_reports_the_row_kernel(queue):
     x = la.asarray(np.ones((100, 8), np.float32))
     text = la.explain(x / x.sum(axis=1, keepdims=True), print_it=False)
