@@ -221,6 +221,12 @@ def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
                 samples[name].append(dt)
     return samples, errors
 
+
+def timing_summary(seconds: list[float]) -> dict:
+    """Median, minimum and count of timing samples (seconds)."""
+    return {"median_s": statistics.median(seconds), "min_s": min(seconds),
+            "repeats": len(seconds)}
+
 # }}}
 
 

@@ -54,9 +54,19 @@ class Node(abc.ABC):
 
 
 class Input(Node):
-    """Data already on the device (a pyopencl array), identified by its buffer."""
+    """Data already on the device (a pyopencl array), identified by its buffer.
+
+    Not interned: every array handed in is a value of its own (and a jitted
+    call's results skip the interning table's cost)."""
 
     __slots__ = ("data",)
+
+    def __new__(cls, data):
+        node = object.__new__(cls)
+        node._key = (cls, *cls._content(data))
+        node.value_on_device = None
+        node._init(data)
+        return node
 
     @staticmethod
     def _content(data):
