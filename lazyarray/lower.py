@@ -302,5 +302,5 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     # lazyarray passes device arrays only
     knl = lp.set_options(knl, no_numpy=True)
     if expr.row_temps and device_profile(device)[0] == "gpu":
-        return row_kernel_schedule(knl, node.ndim, expr.row_temps.values())
+        return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
     return lp.auto_parallelize(knl)

@@ -280,15 +280,16 @@ class _Builder:
         return f"out[{', '.join(sub)}]" if sub else "out[0]"
 
 
-def row_kernel_schedule(knl: lp.LoopKernel, ndim: int, row_temps) -> lp.LoopKernel:
+def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, row_temps) -> lp.LoopKernel:
     """*knl* (a row kernel: reductions along the last axis into the private
     temporaries *row_temps*, then elementwise work over the rows) with one
     work-group per row, for GPUs: the work-items reduce the row together (a
     local tree whose result each of them reads), then write the row, each its
     own contiguous elements. (On PoCL this measured several times slower than
     one work-item per row, which the default schedule gives.)"""
+    ndim = len(shape)
     last = f"i{ndim - 1}"
-    lanes = min(GPU_GROUP, _pow2_at_least(_static_extent(knl, last)))
+    lanes = min(GPU_GROUP, _pow2_at_least(shape[-1]))
     knl = lp.split_iname(knl, last, lanes, inner_tag="l.0")
     for name in row_temps:
         red = next(i for i in knl.all_inames() if i.startswith(f"r{name[3:]}_"))
@@ -296,9 +297,3 @@ def row_kernel_schedule(knl: lp.LoopKernel, ndim: int, row_temps) -> lp.LoopKern
     tags = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
     return lp.tag_inames(knl, tags)
 
-
-def _static_extent(knl, iname: str) -> int:
-    from kernelcore.ir.domain import project_to
-    dom = project_to(knl.get_inames_domain([iname]), [iname])
-    idx = dom.get_var_dict()[iname][1]
-    return dom.dim_max_val(idx).get_num_si() - dom.dim_min_val(idx).get_num_si() + 1
