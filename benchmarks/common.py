@@ -182,24 +182,31 @@ def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
 
 
 def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
-                     warmup: int = 2, inner: int = 1, seed: int = 0
+                     warmup: int = 2, inner: int = 1, seed: int = 0,
+                     budget_s: float | None = None, settle: int = 0
                      ) -> tuple[dict[str, list[float]], dict[str, BaseException]]:
     """Wall-clock seconds per call of functions that return only when their work
     is done (each does its own synchronisation, e.g. ``queue.finish()``).
 
     As in :func:`time_round_robin`, the functions are interleaved in rounds whose
     order is shuffled (seeded). Each of the *repeat* samples per function is the
-    time of *inner* consecutive calls divided by *inner*. A function that raises
-    is dropped from the rounds; the second result maps its name to the exception.
+    time of *inner* consecutive calls divided by *inner*, taken after *settle*
+    untimed calls (so that it does not pay for switching from the function
+    before, e.g. between the GPU contexts of different libraries); with
+    *budget_s*, a function whose samples add up to more than that stops after 3
+    of them. A function that raises is dropped from the rounds; the second
+    result maps its name to the exception.
     """
     samples: dict[str, list[float]] = {name: [] for name in calls}
     errors: dict[str, BaseException] = {}
     live = dict(calls)
 
-    def sample(name: str, count: int) -> float | None:
+    def sample(name: str, count: int, untimed: int = 0) -> float | None:
         fn = live[name]
-        t0 = time.perf_counter()
         try:
+            for _ in range(untimed):
+                fn()
+            t0 = time.perf_counter()
             for _ in range(count):
                 fn()
         except Exception as e:  # noqa: BLE001 - reported to the caller
@@ -208,15 +215,20 @@ def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
             return None
         return (time.perf_counter() - t0) / count
 
+    def spent(name: str) -> bool:
+        done = samples[name]
+        return (budget_s is not None and len(done) >= 3
+                and sum(done) * inner > budget_s)
+
     if warmup:
         for name in list(live):
             sample(name, warmup)
     rng = random.Random(seed)
     for _ in range(repeat):
-        order = list(live)
+        order = [name for name in live if not spent(name)]
         rng.shuffle(order)
         for name in order:
-            dt = sample(name, inner)
+            dt = sample(name, inner, settle)
             if dt is not None:
                 samples[name].append(dt)
     return samples, errors

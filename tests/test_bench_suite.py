@@ -1,0 +1,53 @@
+"""Keeps benchmarks/suite.py from rotting: a --quick run must check and time
+lazyarray on every workload W1-W9 and write its JSON and Markdown reports."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "suite.py"
+WORKLOADS = [f"W{k}" for k in range(1, 10)]
+OPTIONAL_PEERS = ("numexpr", "jax", "torch", "tinygrad")
+
+
+def test_suite_quick(tmp_path):
+    json_path = tmp_path / "suite.json"
+    md_path = tmp_path / "suite.md"
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json", str(json_path),
+         "--markdown", str(md_path)],
+        capture_output=True, text=True, timeout=300)
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert elapsed < 60, f"--quick took {elapsed:.1f} s"
+
+    data = json.loads(json_path.read_text())
+    assert data["quick"] is True and data["ok"] is True
+    assert data["environment"]["device"]["name"]
+    cases = data["cases"]
+    assert sorted({c["workload"] for c in cases}) == WORKLOADS
+    for case in cases:
+        jit = case["variants"]["lazyarray-jit"]
+        assert jit["status"] == "ok", (case["name"], jit)
+        assert jit["median_s"] > 0
+        assert jit["max_rel_error"] <= case.get("rtol", 1e-4)
+        if case["workload"] not in ("W8", "W9"):
+            for name in ("hand-written", "copy", "numpy"):
+                assert case["variants"][name]["status"] == "ok", (case["name"], name)
+            assert case["copy_gbps"] > 0
+            assert jit["of_copy"] > 0 and jit["vs_numpy"] > 0 and jit["vs_hand_written"] > 0
+
+    w1 = next(c for c in cases if c["name"] == "W1")["variants"]
+    for peer in OPTIONAL_PEERS:
+        installed = importlib.util.find_spec(peer) is not None
+        assert (w1[peer]["status"] != "not installed") == installed, (peer, w1[peer])
+    assert {t["case"] for t in data["targets"]} >= {"W1", "W8", "W9 cold", "W9 warm"}
+
+    md = md_path.read_text()
+    assert md.startswith("# lazyarray benchmark suite")
+    assert "suite.py --quick" in md and "## Targets" in md
+    assert all(f"### {w}" in md for w in WORKLOADS)
