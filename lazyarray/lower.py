@@ -31,16 +31,21 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     the rule that stores it.
 
     Stored are: the root, every reduction, and every elementwise or
-    concatenation node that fusing would recompute at least
+    concatenation node that fusing would evaluate at least
     :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
-    reads it. All other nodes are recomputed inside the kernel of the stored
-    value that reads them.
+    reads it. Reads of one node at the same index in one kernel count once
+    (the kernel computes the value once, see :class:`_Expr`). All other nodes
+    are recomputed inside the kernel of the stored value that reads them.
     """
     order = walk(root)
-    uses: dict[int, float] = {id(root): 1}
+    # per node: the (kernel, index) pairs it is evaluated at, and the number of
+    # evaluations that are never shared (conditional, or inside a reduction)
+    at: dict[int, set] = {}
+    unshared: dict[int, float] = {}
     reasons: dict[int, str] = {}
+    _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
-        count = uses.get(id(node), 0)
+        count = len(at.get(id(node), ())) + unshared.get(id(node), 0)
         if node is root:
             reasons[id(node)] = "result"
         elif isinstance(node, Reduce):
@@ -50,16 +55,58 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
         elif isinstance(node, (Map, Concat)) and count >= RECOMPUTE_LIMIT:
             reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
                                  f"(limit {RECOMPUTE_LIMIT})")
-        if id(node) in reasons:
-            count = 1
-        for child, share in _shares(node):
-            uses[id(child)] = uses.get(id(child), 0) + count * share
+        if id(node) in reasons and node is not root:
+            _evaluate_as_root(node, at, unshared)
+        for kernel, index in at.get(id(node), ()):
+            for child, child_index, share in _accesses(node, list(index)):
+                if child_index is None:
+                    unshared[id(child)] = unshared.get(id(child), 0) + share
+                else:
+                    at.setdefault(id(child), set()).add((kernel, tuple(child_index)))
+        times = unshared.get(id(node), 0)
+        if times:
+            for child, _, share in _accesses(node, _out_index(node)):
+                unshared[id(child)] = unshared.get(id(child), 0) + times * share
     absorbed = row_reductions(root, {k for k in reasons if k != id(root)})
     if absorbed:
         ops = ", ".join(n.op for n in order if id(n) in absorbed)
         reasons[id(root)] += f" (row kernel: {ops} per row)"
     return [(n, reasons[id(n)]) for n in order
             if id(n) in reasons and id(n) not in absorbed]
+
+
+def _evaluate_as_root(node: Node, at: dict, unshared: dict) -> None:
+    """Record that *node* is computed once per element by a kernel of its own."""
+    if isinstance(node, (Reduce, Scan)):
+        at[id(node)], unshared[id(node)] = set(), 1
+    else:
+        at[id(node)], unshared[id(node)] = {(id(node), tuple(_out_index(node)))}, 0
+
+
+def _out_index(node: Node) -> list[str]:
+    """The inames of a kernel computing *node* elementwise."""
+    return [f"i{k}" for k in range(node.ndim)]
+
+
+def _accesses(node: Node, index: list[str]) -> list[tuple[Node, list[str] | None, float]]:
+    """The children that computing *node* at *index* reads: each with the index
+    it is read at (``None`` where the read is never shared: a part of a
+    concatenation, which is read conditionally, gathered data, or inside a
+    reduction) and how often per element it is read on average."""
+    if isinstance(node, View):
+        return [(node.arg, [str(m[1]) if m[0] == "const" else _affine(m[2], m[3], index[m[1]])
+                            for m in node.axis_map], 1)]
+    if isinstance(node, Reshape):
+        return [(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape), 1)]
+    if isinstance(node, Map):
+        return [(a, _broadcast(index, a.shape, node.shape), 1) for a in node.args]
+    if isinstance(node, Concat):
+        total = node.shape[node.axis] or 1
+        return [(a, None, a.shape[node.axis] / total) for a in node.args]
+    if isinstance(node, Gather):
+        k, m = node.axis, node.indices.ndim
+        return [(node.indices, index[k:k + m], 1), (node.arg, None, 1)]
+    return [(child, None, 1) for child in node.children()]
 
 
 #: rows up to this many elements are reduced inside the kernel that uses them
@@ -125,16 +172,6 @@ def stored_nodes(root: Node) -> list[Node]:
     return [n for n, _ in storage_plan(root)]
 
 
-def _shares(node: Node) -> list[tuple[Node, float]]:
-    """How often *node* evaluates each child per element, on average: once per
-    reference, except that a concatenation evaluates each part only for its
-    own elements."""
-    if isinstance(node, Concat):
-        total = node.shape[node.axis] or 1
-        return [(a, a.shape[node.axis] / total) for a in node.args]
-    return [(child, 1) for child in node.children()]
-
-
 def _literal(c: Const) -> str:
     v = c.value.item()
     if isinstance(v, bool):
@@ -145,26 +182,46 @@ def _literal(c: Const) -> str:
 
 
 class _Expr:
-    """Instruction-language text for elementwise subgraphs."""
+    """Instruction-language text for elementwise subgraphs.
 
-    def __init__(self, inputs: dict[int, tuple[Node, str]]):
+    With *shared* (from :func:`_shared_values`), a non-scalar value the kernel
+    reads more than once at the same index becomes a private temporary computed
+    once (scalars are loop-invariant: the OpenCL compiler hoists them).
+    """
+
+    def __init__(self, inputs: dict[int, tuple[Node, str]], shared: dict | None = None,
+                 inames: list[str] = ()):
         self.inputs = inputs        # stored node id -> (node, argument name)
+        self.shared = shared or {}
+        self.inames = ":".join(inames)
+        self.row_insns: list[str] = []          # row temporaries' instructions, in order
         self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
-        self.row_insns: list[str] = []          # their instructions, in order
+        self.cse_insns: list[str] = []          # shared values' instructions, in order
         self.row_domains: list[str] = []
+        self._temps: dict[tuple, str] = {}
+        self._unshared = 0                      # > 0: inside a conditional or a reduction
 
     def __call__(self, node: Node, index: list[str]) -> str:
         if id(node) in self.inputs:
             name = self.inputs[id(node)][1]
             return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
+        key = (id(node), tuple(index))
+        if self._unshared or node.ndim == 0 or self.shared.get(key, 0) < 2:
+            return self._text(node, index)
+        name = self._temps.get(key)
+        if name is None:
+            text = self._text(node, index)
+            name = self._temps[key] = f"cse{len(self._temps)}"
+            within = f" {{inames={self.inames}}}" if self.inames else ""
+            self.cse_insns.append(f"<{node.dtype.name}> {name} = {text}{within}")
+        return name
+
+    def _text(self, node: Node, index: list[str]) -> str:
         if isinstance(node, Const):
             return _literal(node)
-        if isinstance(node, View):
-            arg_index = [str(m[1]) if m[0] == "const" else
-                         _affine(m[2], m[3], index[m[1]]) for m in node.axis_map]
-            return self(node.arg, arg_index)
-        if isinstance(node, Reshape):
-            return self(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape))
+        if isinstance(node, (View, Reshape)):
+            [(arg, arg_index, _)] = _accesses(node, index)
+            return self(arg, arg_index)
         if isinstance(node, Iota):
             return f"int64({index[node.axis]})"
         if isinstance(node, Concat):
@@ -174,11 +231,18 @@ class _Expr:
         if isinstance(node, Reduce):
             return self._row_reduction(node, index)
         if isinstance(node, Map):
+            parts = [self(a, a_index) for a, a_index, _ in _accesses(node, index)]
             if node.op == "astype":
-                return f"{node.dtype.name}({self(node.args[0], index)})"
-            parts = [self(a, _broadcast(index, a.shape, node.shape)) for a in node.args]
+                return f"{node.dtype.name}({parts[0]})"
             return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
         raise AssertionError(f"unstored {type(node).__name__}")
+
+    def _unshared_read(self, node: Node, index: list[str]) -> str:
+        self._unshared += 1
+        try:
+            return self(node, index)
+        finally:
+            self._unshared -= 1
 
     def _row_reduction(self, node: Reduce, index: list[str]) -> str:
         """A reduction absorbed into this kernel (see :func:`row_reductions`):
@@ -189,7 +253,8 @@ class _Expr:
             red = {a: f"r{k}_{a}" for a in node.axes}
             for a, iname in red.items():
                 self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {node.arg.shape[a]} }}")
-            body = self(node.arg, [red.get(a, index[a]) for a in range(node.arg.ndim)])
+            body = self._unshared_read(
+                node.arg, [red.get(a, index[a]) for a in range(node.arg.ndim)])
             spec = ", ".join(red.values())
             spec = spec if len(red) == 1 else f"({spec})"
             name = f"row{k}"
@@ -208,7 +273,7 @@ class _Expr:
         picked = f"int64({self(node.indices, index[k:k + m])})"
         wrapped = f"if({picked} < 0, {picked} + {extent}, {picked})"
         position = f"min(max({wrapped}, 0), {extent - 1})"
-        return self(node.arg, index[:k] + [position] + index[k + m:])
+        return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])
 
     def _concat(self, node: Concat, index: list[str]) -> str:
         """Each part read where the index along the axis falls into it."""
@@ -220,7 +285,8 @@ class _Expr:
             if extent:
                 idx = list(index)
                 idx[node.axis] = var if offset == 0 else f"({var} - {offset})"
-                parts.append((offset + extent, f"{node.dtype.name}({self(arg, idx)})"))
+                parts.append((offset + extent,
+                              f"{node.dtype.name}({self._unshared_read(arg, idx)})"))
             offset += extent
         expr = parts[-1][1]
         for bound, part in reversed(parts[:-1]):
@@ -258,10 +324,31 @@ def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:
             for k in range(len(arg_shape))]
 
 
+def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, int]:
+    """How many times computing *root* at *index* reads each (node id, index)
+    pair that could be shared (see :func:`_accesses`)."""
+    counts: dict[tuple, int] = {}
+
+    def visit(node: Node, at: list[str]) -> None:
+        key = (id(node), tuple(at))
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] == 1 and id(node) not in inputs:
+            for child, child_index, _ in _accesses(node, at):
+                if child_index is not None:
+                    visit(child, child_index)
+
+    visit(root, index)
+    return counts
+
+
 def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device."""
-    expr = _Expr(inputs)
+    if isinstance(node, (Reduce, Scan)):
+        expr = _Expr(inputs)
+    else:
+        index = _out_index(node)
+        expr = _Expr(inputs, _shared_values(node, inputs, index), index)
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
@@ -291,12 +378,12 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         # the running index depends on the output's: a scan, computed in O(n)
         domains.append(f"{{ [s]: 0 <= s <= {out_index[node.axis]} }}")
     else:
-        out_index = [f"i{k}" for k in range(node.ndim)]
+        out_index = index
         rhs = expr(node, out_index)
         domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
                    for k, i in enumerate(out_index)]
     lhs = f"out[{', '.join(out_index)}]" if out_index else "out[0]"
-    instructions = "\n".join([*expr.row_insns, f"{lhs} = {rhs}"])
+    instructions = "\n".join([*expr.row_insns, *expr.cse_insns, f"{lhs} = {rhs}"])
     knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,
                          instructions, data, name="lazyarray_kernel")
     # lazyarray passes device arrays only

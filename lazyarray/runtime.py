@@ -45,20 +45,29 @@ def default_queue():
 
 
 def _structure_key(node: Node, inputs: dict) -> tuple:
-    """Kernels are reused for nodes of the same structure (inputs by position)."""
+    """Kernels are reused for nodes of the same structure (inputs by position):
+    one entry per node, children referred to by their entries' numbers."""
     position = {nid: k for k, nid in enumerate(inputs)}
+    number: dict[int, int] = {}
+    entries: list[tuple] = []
 
-    def key(n):
-        if id(n) in position:
-            return ("in", position[id(n)], n.dtype.str, n.shape)
-        if isinstance(n, Const):
-            return n._key
-        return (type(n).__name__, getattr(n, "op", None), n.shape, n.dtype.str,
-                getattr(n, "axes", None), getattr(n, "keepdims", None),
-                getattr(n, "axis_map", None), getattr(n, "axis", None),
-                tuple(key(c) for c in n.children()))
+    def visit(n: Node) -> int:
+        if id(n) not in number:
+            if id(n) in position:
+                entry = ("in", position[id(n)], n.dtype.str, n.shape)
+            elif isinstance(n, Const):
+                entry = n._key
+            else:
+                entry = (type(n).__name__, getattr(n, "op", None), n.shape, n.dtype.str,
+                         getattr(n, "axes", None), getattr(n, "keepdims", None),
+                         getattr(n, "axis_map", None), getattr(n, "axis", None),
+                         tuple(visit(c) for c in n.children()))
+            number[id(n)] = len(entries)
+            entries.append(entry)
+        return number[id(n)]
 
-    return key(node)
+    visit(node)
+    return tuple(entries)
 
 
 @dataclass(frozen=True)
@@ -132,14 +141,19 @@ def evaluate(root: Node) -> cla.Array:
     return root.value_on_device
 
 
-def _collect_inputs(node: Node, root: Node, inputs: dict, stored_ids: set[int]) -> None:
+def _collect_inputs(node: Node, root: Node, inputs: dict, stored_ids: set[int],
+                    seen: set[int] | None = None) -> None:
     """The values *root*'s kernel reads: inputs, computed values, stored nodes."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if node is not root and (node.value_on_device is not None or isinstance(node, Input)
                              or id(node) in stored_ids):
         if id(node) not in inputs:
             inputs[id(node)] = (node, f"in{len(inputs)}")
         return
     for ch in node.children():
-        _collect_inputs(ch, root, inputs, stored_ids)
+        _collect_inputs(ch, root, inputs, stored_ids, seen)
 
 

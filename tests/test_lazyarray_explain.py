@@ -24,7 +24,7 @@ def test_explain_lists_the_kernels_that_run(queue):
 def test_explain_names_the_recompute_rule(queue):
     u = la.asarray(np.ones(16, np.float32))
     for _ in range(3):
-        u = u[:-2] + u[1:-1] + u[2:] + u[1:-1]      # four reads of the previous step
+        u = u[:-3] + u[1:-2] + u[2:-1] + u[3:]      # four reads of the previous step
     text = la.explain(u, print_it=False)
     assert text.startswith("3 kernel(s)")
     assert "recompute rule: read 4 times per element (limit 4)" in text
