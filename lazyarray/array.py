@@ -12,10 +12,11 @@ import pyopencl.array as cla
 
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Const, Input, Map, Node
-from lazyarray.ops.elementwise import ELEMENTWISE, elementwise
+from lazyarray.ops.elementwise import (
+    UFUNCS, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
-from lazyarray.runtime import default_queue, evaluate
+from lazyarray.runtime import adopt, default_queue, evaluate
 
 
 def _node(x) -> Node:
@@ -68,7 +69,49 @@ class LazyArray:
     def __array_namespace__(self, api_version=None):
         """The lazyarray module, as a Python Array API namespace."""
         import lazyarray
+        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+            raise ValueError(f"lazyarray implements the array API 2023.12, "
+                             f"not {api_version!r}")
         return lazyarray
+
+    @property
+    def device(self) -> Device:
+        """The OpenCL device the array lives on."""
+        return Device(default_queue().device)
+
+    def to_device(self, device, /, *, stream=None) -> LazyArray:
+        """The array on *device* (lazyarray uses one device: it must be that one)."""
+        if device != self.device:
+            raise DTypeError(f"lazyarray uses one device, {self.device}; cannot move to "
+                             f"{device!r}")
+        return self
+
+    @property
+    def mT(self) -> LazyArray:
+        """The transpose of the last two axes (a view)."""
+        if self.ndim < 2:
+            raise ValueError("mT needs an array of at least 2 dimensions")
+        return LazyArray(manipulate.swapaxes(self.node, -1, -2))
+
+    @property
+    def real(self) -> LazyArray:
+        return LazyArray(real_part(self.node))
+
+    @property
+    def imag(self) -> LazyArray:
+        return LazyArray(imag_part(self.node))
+
+    def conj(self) -> LazyArray:
+        return LazyArray(elementwise("conjugate", self.node))
+
+    conjugate = conj
+
+    def clip(self, min=None, max=None) -> LazyArray:   # noqa: A002 - NumPy's names
+        import lazyarray
+        return lazyarray.clip(self, min, max)
+
+    def round(self, decimals=0) -> LazyArray:
+        return LazyArray(round_half_even(self.node, decimals))
 
     # }}}
 
@@ -101,6 +144,21 @@ class LazyArray:
     def __bool__(self):
         return bool(self.get())
 
+    def __complex__(self):
+        return complex(self.get())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu" or self.ndim:
+            raise TypeError("only integer scalar arrays can be converted to an index")
+        return int(self.get())
+
+    def __dlpack__(self, **kwargs):
+        """DLPack export of the computed value (a host copy)."""
+        return self.get().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.get().__dlpack_device__()
+
     def __repr__(self) -> str:
         return f"lazyarray({np.array2string(self.get(), separator=', ')}, dtype={self.dtype})"
 
@@ -109,9 +167,18 @@ class LazyArray:
     # {{{ NumPy protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method == "__call__" and not kwargs and ufunc is np.matmul:
-                return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
-        if method != "__call__" or kwargs or ufunc.__name__ not in ELEMENTWISE:
+        if kwargs.get("out", None) is None and kwargs.get("where", True) is True \
+                and kwargs.get("casting", "same_kind") == "same_kind":
+            kwargs = {k: v for k, v in kwargs.items()
+                      if k not in ("out", "where", "casting")}
+        if method != "__call__" or kwargs:
+            return NotImplemented
+        if ufunc is np.matmul:
+            return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
+        if ufunc.__name__ in ("vecdot", "divmod", "modf"):
+            import lazyarray
+            return getattr(lazyarray, ufunc.__name__)(*inputs)
+        if ufunc.__name__ not in UFUNCS:
             return NotImplemented
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
 
@@ -165,11 +232,13 @@ class LazyArray:
     def repeat(self, repeats, axis=None) -> LazyArray:
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
-    def astype(self, dtype) -> LazyArray:
+    def astype(self, dtype, copy=True) -> LazyArray:
+        """The values converted to *dtype* as NumPy converts them (lazy arrays
+        are immutable, so *copy* makes no difference)."""
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
             return self
-        return LazyArray(Map("astype", (self.node,), self.shape, dtype))
+        return LazyArray(cast(self.node, dtype))
 
     # {{{ reductions
 
@@ -224,6 +293,9 @@ _ARRAY_FUNCTIONS = frozenset([
     "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod", "take",
     "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis", "swapaxes",
     "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel",
+    "all", "any", "clip", "round", "around", "real", "imag", "isclose", "allclose",
+    "tril", "triu", "meshgrid", "diff", "nan_to_num", "angle", "astype", "concat",
+    "unstack", "matrix_transpose", "cumulative_sum", "permute_dims", "vecdot",
     *HOST_FUNCTIONS])
 
 
@@ -236,21 +308,46 @@ def _binary(name, reflected=False):
 
 for _dunder, _name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("truediv", "true_divide"), ("floordiv", "floor_divide"),
-                       ("mod", "remainder"), ("pow", "power")]:
+                       ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
+                       ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                       ("lshift", "left_shift"), ("rshift", "right_shift")]:
     setattr(LazyArray, f"__{_dunder}__", _binary(_name))
     setattr(LazyArray, f"__r{_dunder}__", _binary(_name, reflected=True))
 for _dunder, _name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                        ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
     setattr(LazyArray, f"__{_dunder}__", _binary(_name))
 LazyArray.__neg__ = lambda self: LazyArray(elementwise("negative", self.node))
-LazyArray.__pos__ = lambda self: self
+LazyArray.__pos__ = lambda self: LazyArray(elementwise("positive", self.node))
+LazyArray.__invert__ = lambda self: LazyArray(elementwise("invert", self.node))
 LazyArray.__abs__ = lambda self: LazyArray(elementwise("absolute", self.node))
 LazyArray.__hash__ = None
 
 
-def asarray(data, dtype=None) -> LazyArray:
+class Device:
+    """An OpenCL device, as the Array API's ``x.device``."""
+
+    def __init__(self, cl_device):
+        self.cl_device = cl_device
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Device) and other.cl_device == self.cl_device
+
+    def __hash__(self) -> int:
+        return hash(self.cl_device.int_ptr)
+
+    def __repr__(self) -> str:
+        return f"Device({self.cl_device.name.strip()!r})"
+
+
+def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
     """A lazy array holding *data* (NumPy array, scalar, pyopencl array or lazy
-    array) on the default device."""
+    array) on the default device (lazy arrays are immutable: *copy* does not
+    matter, except that ``copy=False`` refuses a conversion that must copy)."""
+    if device is not None and device != Device(default_queue().device):
+        raise DTypeError(f"lazyarray uses one device; cannot place an array on {device!r}")
+    if copy is False and not isinstance(data, (LazyArray, cla.Array)) and not (
+            dtype is None or np.dtype(dtype) == np.asarray(data).dtype):
+        raise ValueError("asarray(copy=False): converting the dtype needs a copy")
     if isinstance(data, LazyArray):
         return data if dtype is None else data.astype(dtype)
     if isinstance(data, cla.Array):
@@ -259,7 +356,7 @@ def asarray(data, dtype=None) -> LazyArray:
         # a new array object per call: the caller may change the buffer's
         # contents between calls, so values computed from an earlier call's
         # array must not be reused for this one
-        return LazyArray(Input(data.reshape(data.shape)))
+        return LazyArray(Input(adopt(data).reshape(data.shape)))
     host = np.asarray(data, dtype=dtype)
     if host.dtype.kind not in "biufc":
         raise DTypeError(f"lazyarray does not support dtype {host.dtype}")

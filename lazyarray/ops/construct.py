@@ -38,7 +38,8 @@ def full(shape, value, dtype=None) -> Node:
     shape = normalize_shape(shape)
     dtype = _check_dtype(np.dtype(dtype) if dtype is not None
                          else np.asarray(value).dtype)
-    return View(Const(value, dtype, False), (), shape)
+    from lazyarray.ops.elementwise import constant
+    return View(constant(value, dtype), (), shape)
 
 
 def iota(shape, axis: int) -> Node:

@@ -1,10 +1,15 @@
 """Elementwise operations: the table of supported ufuncs and graph building.
 
 Each entry maps a NumPy ufunc name to its spelling in kernelcore's
-instruction language; result dtypes are NumPy's own (computed by applying the
-ufunc to empty arrays), and Python scalars stay weak as in NumPy 2.
+instruction language. Result dtypes are NumPy's own, and so are the dtypes a
+ufunc computes in: operands are cast to the input types of the loop NumPy
+would pick (``np.sin`` of int16 computes in float32), Python scalars stay weak
+as in NumPy 2. Where the spelling depends on the operands' kinds (shifts,
+``sign``, NaN-propagating ``maximum``, bool arithmetic, complex tests), the
+graph records an internal variant (a name starting with ``_``) chosen here.
 
-Public names: ELEMENTWISE, elementwise, broadcast_shapes.
+Public names: ELEMENTWISE, UFUNCS, COMPLEX_UFUNCS, elementwise, cast, constant,
+real_part, imag_part, broadcast_shapes.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ ELEMENTWISE: dict[str, str] = {
     "log1p": "log1p({0})", "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})",
     "arcsin": "asin({0})", "arccos": "acos({0})", "arctan": "atan({0})",
     "sinh": "sinh({0})", "cosh": "cosh({0})", "tanh": "tanh({0})",
+    "arcsinh": "asinh({0})", "arccosh": "acosh({0})", "arctanh": "atanh({0})",
     "arctan2": "atan2({0}, {1})", "hypot": "hypot({0}, {1})", "cbrt": "cbrt({0})",
+    "exp2": "exp2({0})", "fabs": "fabs({0})", "copysign": "copysign({0}, {1})",
     "floor": "floor({0})", "ceil": "ceil({0})", "trunc": "trunc({0})", "rint": "rint({0})",
     "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
     "fmax": "fmax({0}, {1})", "fmin": "fmin({0}, {1})",
@@ -33,9 +40,91 @@ ELEMENTWISE: dict[str, str] = {
     "greater_equal": "({0} >= {1})", "equal": "({0} == {1})",
     "not_equal": "({0} != {1})", "logical_and": "({0} and {1})",
     "logical_or": "({0} or {1})", "logical_not": "(not {0})",
+    "logical_xor": "(({0} != 0) != ({1} != 0))",
     "isnan": "isnan({0})", "isinf": "isinf({0})", "isfinite": "isfinite({0})",
+    "signbit": "signbit({0})",
+    "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
+    "invert": "(~{0})",
+    "square": "({0} * {0})", "reciprocal": "(1 / {0})",
+    "conjugate": "conj({0})",
+    "deg2rad": "({0} * 0.017453292519943295)", "radians": "({0} * 0.017453292519943295)",
+    "rad2deg": "({0} * 57.29577951308232)", "degrees": "({0} * 57.29577951308232)",
+    "float_power": "({0} ** {1})",
+    "fmod": "fmod({0}, {1})",
+    # NumPy's: NaN stays NaN, -0.0 and 0.0 give 0.0
+    "sign": "if({0} > 0, 1, if({0} < 0, -1, if({0} == 0, 0, {0})))",
+    "heaviside": "if({0} < 0, 0, if({0} > 0, 1, if({0} == 0, {1}, {0})))",
+    # x + log(1 + exp(y - x)) for x >= y; equal values (infinities) first
+    "logaddexp": ("if({0} == {1}, {0} + 0.6931471805599453, "
+                  "if({0} > {1}, {0} + log1p(exp({1} - {0})), "
+                  "if({0} < {1}, {1} + log1p(exp({0} - {1})), {0} - {1})))"),
+    "logaddexp2": ("if({0} == {1}, {0} + 1, "
+                   "if({0} > {1}, {0} + log1p(exp2({1} - {0})) * 1.4426950408889634, "
+                   "if({0} < {1}, {1} + log1p(exp2({0} - {1})) * 1.4426950408889634, "
+                   "{0} - {1})))"),
     "where": "if({0}, {1}, {2})",
+    # {{{ internal variants (chosen by _variant)
+    "_maximum_f": "if({0} > {1} or isnan({0}), {0}, {1})",
+    "_minimum_f": "if({0} < {1} or isnan({0}), {0}, {1})",
+    "_fmax_f": "if({0} >= {1} or isnan({1}), {0}, {1})",
+    "_fmin_f": "if({0} <= {1} or isnan({1}), {0}, {1})",
+    "_identity": "({0})",
+    "_false": "({0} != {0})",
+    "_true": "({0} == {0})",
+    "_nonzero": "({0} != 0)",
+    "_real": "real({0})",
+    "_imag": "imag({0})",
+    "_or": "({0} or {1})",
+    "_and": "({0} and {1})",
+    "_sign_i": "if({0} > 0, 1, if({0} < 0, -1, 0))",
+    "_sign_u": "if({0} > 0, 1, 0)",
+    "_sign_c": "if({0} == 0, 0, {0} / abs({0}))",
+    "_isnan_c": "(isnan(real({0})) or isnan(imag({0})))",
+    "_isinf_c": "(isinf(real({0})) or isinf(imag({0})))",
+    "_isfinite_c": "(isfinite(real({0})) and isfinite(imag({0})))",
+    "_logical_and_c": "(({0} != 0) and ({1} != 0))",
+    "_logical_or_c": "(({0} != 0) or ({1} != 0))",
+    "_logical_not_c": "({0} == 0)",
+    # integer division and remainders: NumPy gives 0 for a zero divisor and
+    # wraps MIN // -1 (C would trap on both)
+    "_floor_divide_i": "if({1} == 0, 0, if({1} == -1, -{0}, {0} // {1}))",
+    "_floor_divide_u": "if({1} == 0, 0, {0} // {1})",
+    "_remainder_i": "if({1} == 0 or {1} == -1, 0, {0} % {1})",
+    "_remainder_u": "if({1} == 0, 0, {0} % {1})",
+    # C's remainder (sign of the dividend) from the floored one
+    "_fmod_i": ("if({1} == 0 or {1} == -1, 0, if({0} % {1} != 0 and "
+                "(({0} % {1} < 0) != ({0} < 0)), {0} % {1} - {1}, {0} % {1}))"),
+    "_fmod_u": "if({1} == 0, 0, {0} % {1})",
+    # 1/x truncated; 1/0 converted to an integer as NumPy does on this platform
+    "_reciprocal_i": "if({0} == 1 or {0} == -1, {0}, 0)",
+    "_reciprocal_u": "if({0} == 1, {0}, 0)",
+    # non-finite constants (kernelcore has no names for them)
+    "_posinf": "1e309", "_neginf": "(-1e309)", "_nan": "(1e309 - 1e309)",
+    # }}}
 }
+
+for _bits in (8, 16, 32, 64):
+    # NumPy: shifting by a negative count or by the width or more gives 0
+    # (right shifts of negative values: -1)
+    ELEMENTWISE[f"_left_shift{_bits}"] = f"if({{1}} < 0 or {{1}} >= {_bits}, 0, {{0}} << {{1}})"
+    ELEMENTWISE[f"_right_shift_i{_bits}"] = (
+        f"if({{1}} < 0 or {{1}} >= {_bits}, if({{0}} < 0, -1, 0), {{0}} >> {{1}})")
+    ELEMENTWISE[f"_right_shift_u{_bits}"] = f"if({{1}} >= {_bits}, 0, {{0}} >> {{1}})"
+    ELEMENTWISE[f"_reciprocal_zero{_bits}"] = (
+        f"if({{0}} == 1 or {{0}} == -1, {{0}}, if({{0}} == 0, ({1 - 2**(_bits - 1)} - 1), 0))")
+del _bits
+
+#: the NumPy ufuncs lazyarray computes (NumPy's names; ``la`` also has the
+#: Array API spellings)
+UFUNCS = frozenset(n for n in ELEMENTWISE if not n.startswith("_") and n != "where") | {
+    "left_shift", "right_shift"}
+
+#: ufuncs that take complex operands (OpenCL code that agrees with NumPy)
+COMPLEX_UFUNCS = frozenset([
+    "add", "subtract", "multiply", "true_divide", "divide", "negative", "positive",
+    "exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "equal",
+    "not_equal", "absolute", "square", "conjugate", "reciprocal", "sign", "isnan",
+    "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor"])
 
 
 def broadcast_shapes(*shapes: tuple) -> tuple:
@@ -54,22 +143,180 @@ def _probe(x):
     return np.empty(0, x.dtype)
 
 
+def _loop_operand(x):
+    """What ``ufunc.resolve_dtypes`` takes for *x* (Python types are weak)."""
+    if isinstance(x, Const) and x.weak:
+        v = x.value.item()
+        return np.dtype(np.bool_) if isinstance(v, bool) else type(v)
+    return x.dtype
+
+
+def constant(value, dtype) -> Node:
+    """A scalar node of *dtype* holding *value* (also NaN and infinities)."""
+    dtype = np.dtype(dtype)
+    v = dtype.type(value)
+    if dtype.kind == "f" and not np.isfinite(v):
+        op = "_nan" if np.isnan(v) else ("_posinf" if v > 0 else "_neginf")
+        return Map(op, (), (), dtype)
+    if dtype.kind == "c" and not np.isfinite(v):
+        raise DTypeError(f"non-finite complex constants ({value!r}) are not supported")
+    return Const(v, dtype, False)
+
+
+def _finite_const(node: Node) -> Node:
+    """*node*, with a non-finite float constant replaced by a node kernelcore
+    can spell (of the constant's own dtype)."""
+    if isinstance(node, Const) and node.dtype.kind in "fc" and not np.isfinite(node.value):
+        return constant(node.value, node.dtype)
+    return node
+
+
+def cast(node: Node, dtype) -> Node:
+    """*node* converted to *dtype* as NumPy's ``astype`` does (nonzero is True,
+    complex to real keeps the real part)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc" or dtype == np.float16:
+        raise DTypeError(f"lazyarray does not support dtype {dtype}")
+    if node.dtype == dtype:
+        return node
+    if isinstance(node, Const):
+        with np.errstate(all="ignore"):
+            if node.dtype.kind == "c" and dtype.kind != "c":
+                value = node.value.real
+            else:
+                value = node.value
+            if dtype.kind == "b":
+                return Const(bool(value), dtype, False)
+            return constant(np.asarray(value).astype(dtype)[()], dtype)
+    if dtype.kind == "b":
+        return Map("_nonzero", (node,), node.shape, dtype)
+    if node.dtype.kind == "c" and dtype.kind != "c":
+        return cast(real_part(node), dtype)
+    return Map("astype", (node,), node.shape, dtype)
+
+
+def real_part(node: Node) -> Node:
+    """The real part of *node* (*node* itself when it is not complex)."""
+    if node.dtype.kind != "c":
+        return node
+    return Map("_real", (node,), node.shape, np.empty(0, node.dtype).real.dtype)
+
+
+def imag_part(node: Node) -> Node:
+    """The imaginary part of *node* (zeros of its dtype when it is not complex)."""
+    from lazyarray.graph import View
+    if node.dtype.kind != "c":
+        return View(Const(0, node.dtype, False), (), node.shape)
+    return Map("_imag", (node,), node.shape, np.empty(0, node.dtype).real.dtype)
+
+
+def _variant(name: str, loop: tuple, out: np.dtype) -> str:
+    """The ELEMENTWISE entry computing ufunc *name* on operands of the loop
+    dtypes *loop* (results of dtype *out*)."""
+    kind = loop[0].kind if loop else "f"
+    bits = loop[0].itemsize * 8 if loop else 0
+    if kind == "c":
+        if name in ("sign", "isnan", "isinf", "isfinite", "logical_and", "logical_or",
+                    "logical_not"):
+            return f"_{name}_c"
+        return name
+    if name in ("add", "multiply") and out.kind == "b":
+        return "_or" if name == "add" else "_and"
+    if name in ("maximum", "minimum", "fmax", "fmin"):
+        if kind == "f":
+            return f"_{name}_f"
+        return {"fmax": "maximum", "fmin": "minimum"}.get(name, name)
+    if name in ("floor", "ceil", "trunc", "rint") and kind in "biu":
+        return "_identity"
+    if name in ("isnan", "isinf") and kind in "biu":
+        return "_false"
+    if name == "isfinite" and kind in "biu":
+        return "_true"
+    if name == "invert" and kind == "b":
+        return "logical_not"
+    if name == "left_shift":
+        return f"_left_shift{bits}"
+    if name == "right_shift":
+        return f"_right_shift_{'u' if kind == 'u' else 'i'}{bits}"
+    if name == "sign" and kind in "iu":
+        return f"_sign_{kind}"
+    if name in ("floor_divide", "remainder", "mod", "fmod") and kind in "iu":
+        return f"_{'remainder' if name == 'mod' else name}_{kind}"
+    if name == "reciprocal" and kind in "iu":
+        if kind == "u":
+            return "_reciprocal_u"
+        return f"_reciprocal_zero{bits}" if bits >= 32 else "_reciprocal_i"
+    return name
+
+
 def elementwise(name: str, *args: Node) -> Node:
     """The graph node of ufunc *name* applied to *args* (nodes)."""
-    if name not in ELEMENTWISE:
+    if name not in UFUNCS and name != "where":
         raise DTypeError(f"ufunc '{name}' is not supported by lazyarray")
     shape = broadcast_shapes(*(a.shape for a in args))
     if name == "where":
         dtype = np.result_type(*(_probe(a) for a in args[1:]))
-    else:
-        try:
-            with np.errstate(all="ignore"):
-                dtype = getattr(np, name)(*(_probe(a) for a in args)).dtype
-        except TypeError as e:
-            raise DTypeError(f"{name} is not defined for dtypes "
-                             f"{', '.join(str(a.dtype) for a in args)}: {e}") from None
-    if dtype.kind == "c" and name not in ("add", "subtract", "multiply", "true_divide",
-                                         "divide", "negative", "positive", "exp", "log",
-                                         "sqrt", "sin", "cos", "equal", "not_equal"):
+        args = (args[0],) + tuple(_finite_const(a) if isinstance(a, Const) and a.weak
+                                  else cast(_finite_const(a), dtype) for a in args[1:])
+        return Map(name, args, shape, dtype)
+    ufunc = getattr(np, name)
+    try:
+        with np.errstate(all="ignore"):
+            dtype = ufunc(*(_probe(a) for a in args)).dtype
+        loop = ufunc.resolve_dtypes(tuple(_loop_operand(a) for a in args) + (None,))[:-1]
+    except TypeError as e:
+        raise DTypeError(f"{name} is not defined for dtypes "
+                         f"{', '.join(str(a.dtype) for a in args)}: {e}") from None
+    if np.dtype(np.float16) in (dtype, *loop):
+        raise DTypeError(
+            f"{name} of {', '.join(str(a.dtype) for a in args)} computes in float16 in "
+            "NumPy, which lazyarray does not support; cast the operands to float32 first")
+    if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
         raise DTypeError(f"{name} on complex values is not supported yet")
-    return Map(name, args, shape, dtype)
+    args = tuple(_finite_const(a) if isinstance(a, Const) and a.weak
+                 else cast(_finite_const(a), d) for a, d in zip(args, loop))
+    return Map(_variant(name, loop, dtype), args, shape, dtype)
+
+
+def isclose(a: Node, b: Node, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Node:
+    """NumPy's isclose: ``|a - b| <= atol + rtol * |b|`` where *b* is finite,
+    or ``a == b`` (infinities); NaNs are close only with *equal_nan*."""
+    b = cast(b, np.result_type(_probe(b), 1.0))
+    bound = elementwise("add", Const(float(atol), np.float64, True),
+                        elementwise("multiply", Const(float(rtol), np.float64, True),
+                                    elementwise("absolute", b)))
+    close = elementwise("less_equal", elementwise("absolute", elementwise("subtract", a, b)),
+                        bound)
+    close = elementwise("logical_or", elementwise(
+        "logical_and", close, elementwise("isfinite", b)), elementwise("equal", a, b))
+    if equal_nan:
+        close = elementwise("logical_or", close, elementwise(
+            "logical_and", elementwise("isnan", a), elementwise("isnan", b)))
+    return close
+
+
+def round_half_even(x: Node, decimals: int = 0) -> Node:
+    """NumPy's round (``around``): half to even, at *decimals* digits."""
+    decimals = int(decimals)
+    if x.dtype.kind == "c":
+        raise DTypeError("round of complex values is not supported yet")
+    if x.dtype.kind in "biu":
+        if decimals >= 0:
+            return x
+        scale = 10 ** -decimals
+        wide = cast(x, np.float64)
+        y = elementwise("multiply", elementwise("rint", elementwise(
+            "true_divide", wide, Const(float(scale), np.float64, True))),
+            Const(float(scale), np.float64, True))
+        return cast(y, x.dtype)
+    if decimals == 0:
+        return elementwise("rint", x)
+    if decimals > 0:
+        scale = Const(float(10.0 ** decimals), np.float64, True)
+        return elementwise("true_divide", elementwise("rint", elementwise(
+            "multiply", x, scale)), scale)
+    scale = Const(float(10.0 ** -decimals), np.float64, True)
+    return elementwise("multiply", elementwise("rint", elementwise(
+        "true_divide", x, scale)), scale)
+

@@ -2,7 +2,7 @@
 inner, outer, vdot). Each is a broadcast elementwise product summed over the
 contracted axes, which the lowering fuses into one kernel.
 
-Public names: einsum, matmul, tensordot, dot, inner, outer, vdot.
+Public names: einsum, matmul, tensordot, dot, inner, outer, vdot, vecdot.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.errors import ShapeError
-from lazyarray.graph import Map, Node, View
-from lazyarray.ops.elementwise import elementwise
+from lazyarray.graph import Node, View
+from lazyarray.ops.elementwise import cast, elementwise
 from lazyarray.ops.reductions import reduce
 from lazyarray.ops.shape import getitem, reshape
 
@@ -64,7 +64,7 @@ def einsum(spec: str, *nodes: Node) -> Node:
         view = View(node, axis_map, shape)
         product = view if product is None else elementwise("multiply", product, view)
     if product.dtype != dtype:
-        product = Map("astype", (product,), product.shape, dtype)
+        product = cast(product, dtype)
     if not contracted:
         return product
     return reduce("sum", product, tuple(range(len(output), len(labels))), dtype=dtype)
@@ -139,3 +139,22 @@ def vdot(a: Node, b: Node) -> Node:
     if fa.dtype.kind == "c":
         fa = elementwise("conjugate", fa)
     return einsum("i,i->", fa, fb)
+
+
+def vecdot(a: Node, b: Node, axis: int = -1) -> Node:
+    """Sums over *axis* of ``conj(a) * b``, broadcast over the other axes
+    (NumPy's vecdot; the contracted axis must have one length in both)."""
+    from lazyarray.ops.elementwise import broadcast_shapes
+    ndim = max(a.ndim, b.ndim)
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"vecdot: axis {axis} is out of bounds for the operands of "
+                         f"shapes {a.shape} and {b.shape}")
+    back = axis % ndim - ndim              # the same axis counted from the end
+    if -back > a.ndim or -back > b.ndim or a.shape[back] != b.shape[back]:
+        raise ShapeError(f"vecdot: the contracted axis {axis} differs in length: shapes "
+                         f"{a.shape} and {b.shape}")
+    broadcast_shapes(a.shape, b.shape)
+    dtype = np.result_type(a.dtype, b.dtype)
+    if a.dtype.kind == "c":
+        a = elementwise("conjugate", a)
+    return reduce("sum", elementwise("multiply", a, b), back % ndim, dtype=dtype)

@@ -40,8 +40,9 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
                          "identity")
     if dtype is None:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
+    from lazyarray.ops.elementwise import cast
     arg = node if np.dtype(dtype) == node.dtype or op in ("any", "all") else \
-        Map("astype", (node,), node.shape, dtype)
+        cast(node, dtype)
     return Reduce(op, axes, arg, dtype, keepdims)
 
 
@@ -100,6 +101,6 @@ def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
     (axis,) = normalize_axes(axis, node.ndim)
     if dtype is None:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
-    arg = node if np.dtype(dtype) == node.dtype else \
-        Map("astype", (node,), node.shape, dtype)
+    from lazyarray.ops.elementwise import cast
+    arg = cast(node, dtype)
     return Scan(op, axis, arg, dtype)
