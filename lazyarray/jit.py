@@ -28,7 +28,7 @@ from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.runtime import STATS, TRACING, default_queue, evaluate, plan, run_step
+from lazyarray.runtime import STATS, TRACING, adopt, default_queue, evaluate, plan, run_step
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +91,8 @@ class _Jitted:
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.programs: dict = {}
+        #: programs of calls passing only arrays by position, by shapes and dtypes
+        self._by_shapes: dict = {}
         #: how often the function was traced (once per new signature)
         self.trace_count = 0
         params = list(self.signature.parameters.values())
@@ -124,6 +126,22 @@ class _Jitted:
         return tuple(static), dynamic
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and self._positional is not None \
+                and len(args) == len(self._positional):
+            # the common call: arrays only, by position (no containers to walk)
+            data = [_fast_data(a) for a in args]
+            if all(d is not None for d in data):
+                key = tuple((d.shape, d.dtype) for d in data)
+                program = self._by_shapes.get(key)
+                if program is None:
+                    program, data = self._program(args, kwargs)
+                    self._by_shapes[key] = program
+                return _run(program, data)
+        return _run(*self._program(args, kwargs))
+
+    def _program(self, args, kwargs) -> tuple[_Program, list]:
+        """The program for a call's signature (traced on the first call with
+        it) and the call's array arguments on the device."""
         static, dynamic = self._split(args, kwargs)
         leaves, structure = flatten(dynamic)
         arrays = []
@@ -144,7 +162,7 @@ class _Jitted:
         program = self.programs.get(key)
         if program is None:
             program = self.programs[key] = self._trace(static, structure, leaves, data)
-        return _run(program, data)
+        return program, data
 
     def _trace(self, static, structure, leaves, data) -> _Program:
         self.trace_count += 1
@@ -183,32 +201,34 @@ class _Jitted:
         return _Program(planned, tuple(source(n) for n in out_nodes), out_structure)
 
 
+def _fast_data(x) -> cla.Array | None:
+    """The device data of a computed lazy array or a pyopencl array, else None."""
+    if type(x) is LazyArray:
+        node = x.node
+        if node.value_on_device is not None:
+            return node.value_on_device
+        return node.data if type(node) is Input else None
+    return adopt(x) if type(x) is cla.Array else None
+
+
 def _device_data(x) -> cla.Array:
     if isinstance(x, LazyArray):
         return evaluate(x.node)
     if isinstance(x, cla.Array):
-        return x
+        return adopt(x)
     return asarray(x).node.data
 
 
 def _run(program: _Program, data: list) -> Any:
     queue = default_queue()
     values: list = []
-
-    def value(src):
-        kind, what = src
-        if kind == "arg":
-            return data[what]
-        if kind == "step":
-            return values[what]
-        return what
-
     replays = program.replays
     for k, (step, sources) in enumerate(program.steps):
-        args = {name: value(s) for name, s in sources}
-        if k < len(replays) and replays[k] is not None and not any(
-                a.offset for a in args.values()):
-            values.append(replays[k](queue, args))
+        args = {name: data[what] if kind == "arg" else values[what] if kind == "step" else what
+                for name, (kind, what) in sources}
+        replay = replays[k] if k < len(replays) else None
+        if replay is not None and not any(a.offset for a in args.values()):
+            values.append(replay(queue, args))
             continue
         out = run_step(step, queue, args)
         if k == len(replays):
@@ -216,8 +236,16 @@ def _run(program: _Program, data: list) -> Any:
             replays.append(_Replay(step, queue, args, out) if step.kernel is not None
                            and out.size and all(a.size for a in args.values()) else None)
         values.append(out)
-    outputs = [LazyArray(Input(value(s))) for s in program.outputs]
+    outputs = [LazyArray(Input(data[what] if kind == "arg" else values[what]
+                               if kind == "step" else what))
+               for kind, what in program.outputs]
+    if program.structure == _SINGLE:
+        return outputs[0]
     return unflatten(program.structure, outputs)
+
+
+#: the structure of a result that is a single array
+_SINGLE = flatten(0)[1]
 
 
 def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=()):

@@ -13,6 +13,7 @@ import numpy as np
 
 import kernelcore as lp
 from lazyarray.lower_reduction import device_profile, reduction_kernel, row_kernel_schedule
+from lazyarray.lower_tiles import TILE, tiled_transpose_schedule, transposed_inputs
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -20,6 +21,9 @@ from lazyarray.ops.elementwise import ELEMENTWISE
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
            "any": "any", "all": "all", "argmax": "argmax", "argmin": "argmin"}
 
+
+#: device kinds whose kernels read transposed inputs through local-memory tiles
+TILED_TRANSPOSES = ("gpu", "cpu")
 
 #: a computed node that would be recomputed this many times per element of a
 #: stored value is stored itself (e.g. each step of an unrolled stencil loop)
@@ -388,6 +392,12 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
                          instructions, data, name="lazyarray_kernel")
     # lazyarray passes device arrays only
     knl = lp.set_options(knl, no_numpy=True)
-    if expr.row_temps and device_profile(device)[0] == "gpu":
+    kind = device_profile(device)[0]
+    if expr.row_temps and kind == "gpu":
         return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
+    if not expr.row_temps and kind in TILED_TRANSPOSES and min(node.shape[-2:], default=0) >= TILE:
+        tiled = transposed_inputs(knl, out_index)
+        tiled = tiled and tiled_transpose_schedule(knl, out_index, node.shape, tiled)
+        if tiled:
+            return tiled
     return lp.auto_parallelize(knl)

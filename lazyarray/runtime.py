@@ -1,6 +1,6 @@
 """Evaluation: stored nodes computed kernel by kernel on the default device.
 
-Public names: evaluate, plan, run_step, Step, default_queue, STATS, TRACING,
+Public names: evaluate, plan, run_step, Step, default_queue, adopt, STATS, TRACING,
 refuse_while_tracing.
 """
 
@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
@@ -40,8 +41,28 @@ def refuse_while_tracing(what: str) -> None:
             f"la.jit (tracing {TRACING[-1]}); call it outside the jitted function")
 
 
-def default_queue():
-    return lp.default_queue()
+_QUEUES: dict[int, cl.CommandQueue] = {}
+
+
+def default_queue() -> cl.CommandQueue:
+    """lazyarray's in-order command queue on kernelcore's default context.
+
+    It is a queue of its own without profiling: on NVIDIA's OpenCL a launch
+    on a profiling queue (such as kernelcore's default one) costs about twice
+    as much. Arrays handed in from other queues are waited for
+    (:func:`adopt`)."""
+    ctx = lp.default_context()
+    queue = _QUEUES.get(ctx.int_ptr)
+    if queue is None:
+        queue = _QUEUES[ctx.int_ptr] = cl.CommandQueue(ctx)
+    return queue
+
+
+def adopt(data: cla.Array) -> cla.Array:
+    """*data*, once the work queued on its own queue (if not lazyarray's) is done."""
+    if data.queue is not None and data.queue is not default_queue():
+        data.queue.finish()
+    return data
 
 
 def _structure_key(node: Node, inputs: dict) -> tuple:

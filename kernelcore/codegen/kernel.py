@@ -341,13 +341,7 @@ class _Generator:
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
-            size = 1
-            for s in tv.shape:
-                if not isinstance(s, (int, np.integer)):
-                    raise CodeGenerationError(
-                        f"{tv.address_space} temporary '{name}' needs a constant shape, "
-                        f"got {tv.shape}")
-                size *= int(s)
+            size = _storage_size(name, tv)
             if tv.address_space == AddressSpace.LOCAL:
                 qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
                 qual = f"{qual} " if qual else ""
@@ -451,3 +445,19 @@ def generate_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
 def generate_header(knl: LoopKernel) -> list[str]:
     """The kernel prototypes (declarations) of the generated code."""
     return [k.prototype + ";" for k in generate_code_v2(knl).kernels]
+
+
+def _storage_size(name: str, tv) -> int:
+    """Elements a temporary spans: its shape times its strides (padded
+    strides, such as a tile with one spare column, span more than the shape)."""
+    extents = []
+    for s in (*tv.shape, *tv.element_strides()):
+        if not isinstance(s, (int, np.integer)):
+            raise CodeGenerationError(
+                f"{tv.address_space} temporary '{name}' needs a constant shape and "
+                f"strides, got shape {tv.shape}")
+        extents.append(int(s))
+    shape, strides = extents[:len(tv.shape)], extents[len(tv.shape):]
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * abs(st) for n, st in zip(shape, strides))

@@ -94,9 +94,11 @@ _POOLS: dict[int, object] = {}
 
 
 def memory_pool(queue):
-    """The memory pool (pyopencl.tools.MemoryPool) of *queue*'s context, shared
-    by kernelcore's scratch arrays and lazyarray's results."""
-    key = queue.context.int_ptr
+    """The memory pool (pyopencl.tools.MemoryPool) of *queue*, shared by
+    kernelcore's scratch arrays and lazyarray's results. One pool per queue: a
+    buffer freed while work on it is still queued is only reused by later
+    work of the same in-order queue."""
+    key = queue.int_ptr
     if key not in _POOLS:
         import pyopencl.tools as cl_tools
         _POOLS[key] = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))

@@ -1,0 +1,92 @@
+"""Transposed reads through local-memory tiles.
+
+An elementwise kernel whose result is written along its last axis but which
+reads an input along another axis (``2*a.T``, ``a.T + b``, a ``moveaxis``
+materialized) would read that input with a large stride between neighbouring
+work-items. On a GPU such a kernel works in square tiles instead: a
+work-group first copies the input's tile into local memory, reading the input
+contiguously, then writes its tile of the result, also contiguously, reading
+the local copy transposed. The local tile has one spare column so that the
+transposed reads fall into different memory banks.
+
+Public names: transposed_inputs, tiled_transpose_schedule, TILE.
+"""
+
+from __future__ import annotations
+
+import pymbolic.primitives as prim
+
+import kernelcore as lp
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.expr import WalkMapper, get_dependencies
+
+#: edge of a square tile (one warp wide)
+TILE = 32
+#: work-item rows of a tile's work-group (each walks TILE // ROWS tile rows)
+ROWS = 8
+
+
+class _SubscriptCollector(WalkMapper):
+    """The subscripts of every read of the arrays in *names*."""
+
+    def __init__(self, names):
+        self.names = set(names)
+        self.found: dict[str, list[tuple]] = {}
+
+    def visit(self, expr, *args, **kwargs):
+        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
+                and expr.aggregate.name in self.names:
+            index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+            self.found.setdefault(expr.aggregate.name, []).append(index)
+        return True
+
+    def map_constant(self, expr, *args, **kwargs):
+        pass
+
+    map_nan = map_constant
+
+
+def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
+    """The arguments of *knl* (written along *inames*, the last contiguous)
+    that every read walks along another of the last two *inames*: their last
+    subscript follows the next-to-last iname, not the last one."""
+    if len(inames) < 2:
+        return []
+    row, col = inames[-2], inames[-1]
+    names = [a.name for a in knl.args if a.name != "out" and a.shape]
+    collector = _SubscriptCollector(names)
+    for insn in knl.instructions:
+        for expr in insn.expressions():
+            collector(expr)
+    result = []
+    for name, reads in sorted(collector.found.items()):
+        if all(len(ix) >= 2 and get_dependencies(ix[-1]) & set(inames) == {row}
+               and any(col in get_dependencies(e) for e in ix[:-1]) for ix in reads):
+            result.append(name)
+    return result
+
+
+def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tuple,
+                             arrays: list[str]) -> lp.LoopKernel | None:
+    """*knl* computed in TILE x TILE tiles of its last two *inames*, each of
+    *arrays* fetched into a padded local tile first; None when the reads do
+    not allow it (their footprint is not a tile)."""
+    row, col = inames[-2], inames[-1]
+    knl = lp.split_iname(knl, col, TILE, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, row, TILE, outer_tag="g.1")
+    knl = lp.split_iname(knl, f"{row}_inner", ROWS, inner_tag="l.1")
+    batch = [i for i, n in zip(inames[:-2], extents[:-2]) if n > 1]
+    if batch:
+        knl = lp.tag_inames(knl, {batch[-1]: "g.2"})
+    sweep = [f"{row}_inner_outer", f"{row}_inner_inner", f"{col}_inner"]
+    for name in arrays:
+        try:
+            knl = lp.add_prefetch(knl, name, sweep, temporary_name=f"{name}_tile",
+                                  default_tag="l.auto")
+        except KernelcoreError:
+            return None
+        tile = knl.temporary_variables[f"{name}_tile"]
+        if len(tile.shape) != 2:
+            return None
+        knl = lp.tag_array_axes(knl, tile.name, f"stride:{tile.shape[1] + 1},stride:1")
+    return knl

@@ -1,0 +1,62 @@
+"""Kernels that read an input transposed work through local-memory tiles."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray import lower, lower_reduction, lower_tiles, runtime
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def kind(request, monkeypatch):
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: (request.param, 4))
+    monkeypatch.setattr(lower, "TILED_TRANSPOSES", (request.param,))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    return request.param
+
+
+def _tiled(fn, *arrays):
+    """fn's value on lazy arrays, and whether its kernel used tiles."""
+    lazy = fn(*(la.asarray(a) for a in arrays))
+    [step] = runtime.plan([lazy.node])
+    return np.asarray(lazy), "_tile" in str(step.kernel)
+
+
+CASES = [
+    ("2*a.T", lambda a: 2 * a.T, [(64, 96)]),
+    ("odd edges", lambda a: a.T * a.T + 1, [(33, 70)]),
+    ("transposed sum", lambda a, b: a.T + np.sin(b), [(100, 40), (40, 100)]),
+    ("moveaxis", lambda a: np.moveaxis(a, 2, 1) - 1, [(3, 40, 50)]),
+    ("sliced", lambda a: a[1:-1, ::2].T * 3, [(70, 90)]),
+]
+
+
+@pytest.mark.parametrize("name, fn, shapes", CASES, ids=[c[0] for c in CASES])
+def test_transposed_reads_are_tiled_and_exact(kind, name, fn, shapes):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got, tiled = _tiled(fn, *arrays)
+    assert tiled
+    np.testing.assert_allclose(got, fn(*arrays), rtol=1e-6, atol=1e-6)
+
+
+def test_mixed_reads_are_not_tiled(kind):
+    """``a + a.T`` reads *a* both ways: no tile covers both reads."""
+    a = np.random.default_rng(1).standard_normal((50, 50)).astype(np.float32)
+    got, tiled = _tiled(lambda x: x + x.T, a)
+    assert not tiled
+    np.testing.assert_allclose(got, a + a.T)
+
+
+def test_small_results_keep_the_default_schedule(kind):
+    a = np.arange(20 * 10, dtype=np.float32).reshape(20, 10)
+    got, tiled = _tiled(lambda x: x.T * 2, a)
+    assert not tiled and np.array_equal(got, a.T * 2)
+
+
+def test_tiles_are_padded(kind):
+    a = la.asarray(np.ones((64, 64), np.float32))
+    [step] = runtime.plan([(a.T * 2).node])
+    [tile] = [t for n, t in step.kernel.temporary_variables.items() if n.endswith("_tile")]
+    assert tile.element_strides() == (lower_tiles.TILE + 1, 1)
