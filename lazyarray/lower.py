@@ -13,6 +13,7 @@ import numpy as np
 
 import kernelcore as lp
 from lazyarray.lower_reduction import device_profile, reduction_kernel, row_kernel_schedule
+from lazyarray.lower_contraction import contraction_schedule
 from lazyarray.lower_tiles import TILE, tiled_transpose_schedule, transposed_inputs
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
@@ -24,6 +25,8 @@ _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
 
 #: device kinds whose kernels read transposed inputs through local-memory tiles
 TILED_TRANSPOSES = ("gpu", "cpu")
+#: device kinds whose matrix products are blocked in registers and local memory
+BLOCKED_CONTRACTIONS = ("gpu",)
 
 #: a computed node that would be recomputed this many times per element of a
 #: stored value is stored itself (e.g. each step of an unrolled stencil loop)
@@ -356,11 +359,40 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
-    device = lp.default_queue().device
+    kind = device_profile(lp.default_queue().device)[0]
     if isinstance(node, Reduce):
-        knl = reduction_kernel(node, expr, data, device)
-        if knl is not None:
-            return knl
+        if kind in BLOCKED_CONTRACTIONS and _is_product_sum(node):
+            knl, out_index = _plain_kernel(node, expr, data)
+            extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
+            blocked = contraction_schedule(knl, out_index, f"i{node.axes[0]}", extents)
+            if blocked is not None:
+                return blocked
+        laid_out = reduction_kernel(node, expr, data, lp.default_queue().device)
+        if laid_out is not None:
+            return laid_out
+    knl, out_index = _plain_kernel(node, expr, data)
+    if expr.row_temps and kind == "gpu":
+        return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
+    if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
+            and kind in TILED_TRANSPOSES and min(node.shape[-2:], default=0) >= TILE:
+        tiled = transposed_inputs(knl, out_index)
+        tiled = tiled and tiled_transpose_schedule(knl, out_index, node.shape, tiled)
+        if tiled:
+            return tiled
+    return lp.auto_parallelize(knl)
+
+
+def _is_product_sum(node: Reduce) -> bool:
+    """Whether *node* sums a product over one axis (a matrix product's shape)."""
+    arg = node.arg
+    if isinstance(arg, Map) and arg.op == "astype":
+        arg = arg.args[0]
+    return (node.op == "sum" and len(node.axes) == 1 and not node.keepdims
+            and isinstance(arg, Map) and arg.op == "multiply" and node.ndim >= 2)
+
+
+def _plain_kernel(node: Node, expr: _Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
+    """The unscheduled kernel computing *node*, and the inames of its output."""
     if isinstance(node, Reduce):
         arg = node.arg
         index = [f"i{k}" for k in range(arg.ndim)]
@@ -382,7 +414,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         # the running index depends on the output's: a scan, computed in O(n)
         domains.append(f"{{ [s]: 0 <= s <= {out_index[node.axis]} }}")
     else:
-        out_index = index
+        out_index = _out_index(node)
         rhs = expr(node, out_index)
         domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
                    for k, i in enumerate(out_index)]
@@ -391,13 +423,4 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,
                          instructions, data, name="lazyarray_kernel")
     # lazyarray passes device arrays only
-    knl = lp.set_options(knl, no_numpy=True)
-    kind = device_profile(device)[0]
-    if expr.row_temps and kind == "gpu":
-        return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
-    if not expr.row_temps and kind in TILED_TRANSPOSES and min(node.shape[-2:], default=0) >= TILE:
-        tiled = transposed_inputs(knl, out_index)
-        tiled = tiled and tiled_transpose_schedule(knl, out_index, node.shape, tiled)
-        if tiled:
-            return tiled
-    return lp.auto_parallelize(knl)
+    return lp.set_options(knl, no_numpy=True), out_index

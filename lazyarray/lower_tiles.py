@@ -9,7 +9,7 @@ contiguously, then writes its tile of the result, also contiguously, reading
 the local copy transposed. The local tile has one spare column so that the
 transposed reads fall into different memory banks.
 
-Public names: transposed_inputs, tiled_transpose_schedule, TILE.
+Public names: transposed_inputs, tiled_transpose_schedule, read_subscripts, TILE.
 """
 
 from __future__ import annotations
@@ -46,6 +46,15 @@ class _SubscriptCollector(WalkMapper):
     map_nan = map_constant
 
 
+def read_subscripts(knl: lp.LoopKernel, names) -> dict[str, list[tuple]]:
+    """The subscripts of every read of the arrays *names* in *knl*, by array."""
+    collector = _SubscriptCollector(names)
+    for insn in knl.instructions:
+        for expr in insn.expressions():
+            collector(expr)
+    return collector.found
+
+
 def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
     """The arguments of *knl* (written along *inames*, the last contiguous)
     that every read walks along another of the last two *inames*: their last
@@ -54,12 +63,8 @@ def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
         return []
     row, col = inames[-2], inames[-1]
     names = [a.name for a in knl.args if a.name != "out" and a.shape]
-    collector = _SubscriptCollector(names)
-    for insn in knl.instructions:
-        for expr in insn.expressions():
-            collector(expr)
     result = []
-    for name, reads in sorted(collector.found.items()):
+    for name, reads in sorted(read_subscripts(knl, names).items()):
         if all(len(ix) >= 2 and get_dependencies(ix[-1]) & set(inames) == {row}
                and any(col in get_dependencies(e) for e in ix[:-1]) for ix in reads):
             result.append(name)

@@ -1,0 +1,81 @@
+"""Matrix products on GPUs: register and local-memory blocking.
+
+A reduction ``out[..., i, j] = sum(k, A[..., i, k] * B[..., k, j])`` (matmul,
+einsum, tensordot, any operands transposed or broadcast) is computed in
+blocks: each work-group owns a ``GROUP[0]*BLOCK[0]`` by ``GROUP[1]*BLOCK[1]``
+block of the result; for every ``K_TILE`` slice of *k* the group first copies
+the slices of A and B it needs into local memory, then each work-item
+accumulates its ``BLOCK[0] x BLOCK[1]`` outputs in registers. A work-item's
+outputs are ``GROUP`` apart along both axes, so neighbouring work-items write
+neighbouring elements and read neighbouring local-memory words.
+
+Public names: contraction_operands, contraction_schedule, GROUP, BLOCK, K_TILE.
+"""
+
+from __future__ import annotations
+
+import kernelcore as lp
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.expr import find_reductions, get_dependencies
+from lazyarray.lower_tiles import read_subscripts
+
+#: work-items of a group along (i, j)
+GROUP = (16, 16)
+#: outputs per work-item along (i, j)
+BLOCK = (8, 8)
+#: length of the k slices staged in local memory
+K_TILE = 16
+
+
+def contraction_operands(knl: lp.LoopKernel, i: str, j: str, k: str) -> tuple[str, str] | None:
+    """``(A, B)``: the arguments the single reduction of *knl* over *k* multiplies,
+    A read along (i, k) and B along (k, j), each read once; None for other kernels."""
+    if len(knl.instructions) != 1:
+        return None
+    [insn] = knl.instructions
+    reductions = [r for e in insn.expressions() for r in find_reductions(e)]
+    if len(reductions) != 1 or reductions[0].inames != (k,) \
+            or reductions[0].operation != "sum":
+        return None
+    names = [a.name for a in knl.args if a.name != "out" and a.shape]
+    reads = read_subscripts(knl, names)
+    if len(reads) != 2 or any(len(r) != 1 for r in reads.values()):
+        return None
+    roles = {}
+    for name, [index] in reads.items():
+        used = set().union(*(get_dependencies(e) for e in index)) & {i, j, k}
+        roles[frozenset(used)] = name
+    a, b = roles.get(frozenset({i, k})), roles.get(frozenset({k, j}))
+    return (a, b) if a and b else None
+
+
+def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
+                         extents: dict[str, int], group=GROUP, block=BLOCK,
+                         k_tile=K_TILE) -> lp.LoopKernel | None:
+    """*knl* blocked as the module describes, or None when it is not a
+    contraction or too small to fill a block."""
+    if len(out_inames) < 2:
+        return None
+    i, j = out_inames[-2], out_inames[-1]
+    operands = contraction_operands(knl, i, j, k)
+    if operands is None or extents[i] < group[0] * block[0] \
+            or extents[j] < group[1] * block[1] or extents[k] < k_tile:
+        return None
+    a, b = operands
+    for name, size, threads, per_item, tag in ((i, extents[i], group[0], block[0], 1),
+                                               (j, extents[j], group[1], block[1], 0)):
+        knl = lp.split_iname(knl, name, threads * per_item, outer_tag=f"g.{tag}")
+        knl = lp.split_iname(knl, f"{name}_inner", threads, outer_tag="ilp",
+                             inner_tag=f"l.{tag}")
+    batch = [n for n in out_inames[:-2] if extents[n] > 1]
+    if batch:
+        knl = lp.tag_inames(knl, {batch[-1]: "g.2"})
+    knl = lp.split_iname(knl, k, k_tile)
+    try:
+        for name, axis in ((a, i), (b, j)):
+            knl = lp.add_prefetch(knl, name, [f"{k}_inner", f"{axis}_inner_outer",
+                                              f"{axis}_inner_inner"],
+                                  temporary_name=f"{name}_slab", default_tag="l.auto")
+    except KernelcoreError:
+        return None
+    return knl

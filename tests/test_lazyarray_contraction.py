@@ -1,0 +1,74 @@
+"""Matrix products blocked in registers and local memory (the GPU schedule,
+run here on the CPU through a replaced device profile)."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray import lower, lower_reduction, runtime
+
+
+@pytest.fixture
+def gpu(monkeypatch):
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+
+
+def _blocked(lazy) -> bool:
+    [step] = runtime.plan([lazy.node])
+    return any(n.endswith("_slab") for n in step.kernel.temporary_variables)
+
+
+CASES = [
+    ("square", lambda a, b: a @ b, (128, 64), (64, 128)),
+    ("ragged edges", lambda a, b: a @ b, (200, 33), (33, 129)),
+    ("batched", lambda a, b: a @ b, (3, 130, 40), (3, 40, 150)),
+    ("transposed operand", lambda a, b: a @ b.T, (130, 20), (150, 20)),
+    ("einsum", lambda a, b: np.einsum("ki,kj->ij", a, b), (24, 140), (24, 131)),
+    ("tensordot", lambda a, b: np.tensordot(a, b, axes=([1], [0])), (128, 17), (17, 128)),
+]
+
+
+_DTYPE_CASES = [(*c, np.float32) for c in CASES] + [
+    (*CASES[1], np.float64), (*CASES[2], np.int32)]
+
+
+@pytest.mark.parametrize("name, fn, sa, sb, dtype", _DTYPE_CASES,
+                         ids=[f"{c[0]}-{np.dtype(c[4]).name}" for c in _DTYPE_CASES])
+def test_blocked_products_match_numpy(gpu, name, fn, sa, sb, dtype):
+    rng = np.random.default_rng(0)
+    a = (rng.random(sa) * 10).astype(dtype)
+    b = (rng.random(sb) * 10).astype(dtype)
+    lazy = fn(la.asarray(a), la.asarray(b))
+    assert _blocked(lazy)
+    expected = fn(a, b)
+    got = np.asarray(lazy)
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_products_with_fused_operands(gpu):
+    """Operands computed elementwise are stored first, then multiplied blocked."""
+    rng = np.random.default_rng(1)
+    a, b = rng.random((130, 40)), rng.random((40, 140))
+    lazy = np.exp(la.asarray(a)) @ (la.asarray(b) * 2)
+    np.testing.assert_allclose(np.asarray(lazy), np.exp(a) @ (b * 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sa, sb", [((100, 64), (64, 300)), ((128, 8), (8, 128))])
+def test_small_products_keep_the_reduction_schedule(gpu, sa, sb):
+    a, b = np.ones(sa, np.float32), np.ones(sb, np.float32)
+    lazy = la.asarray(a) @ la.asarray(b)
+    assert not _blocked(lazy)
+    np.testing.assert_array_equal(np.asarray(lazy), a @ b)
+
+
+def test_an_operand_read_twice_is_not_blocked(gpu):
+    """``a @ a.T`` reads one array in both roles; it keeps the reduction layout."""
+    a = np.random.default_rng(2).random((130, 30)).astype(np.float32)
+    x = la.asarray(a)
+    lazy = x @ x.T
+    assert not _blocked(lazy)
+    np.testing.assert_allclose(np.asarray(lazy), a @ a.T, rtol=1e-5)
+
