@@ -255,10 +255,18 @@ class LazyArray:
         return LazyArray(reductions.reduce("min", self.node, axis, keepdims))
 
     def any(self, axis=None, keepdims=False):
-        return LazyArray(reductions.reduce("any", self.node, axis, keepdims))
+        return self._logical_reduction("any", axis, keepdims)
 
     def all(self, axis=None, keepdims=False):
-        return LazyArray(reductions.reduce("all", self.node, axis, keepdims))
+        return self._logical_reduction("all", axis, keepdims)
+
+    def _logical_reduction(self, op, axis, keepdims):
+        node = reductions.reduce(op, self.node, axis, keepdims)
+        if self.size == 0:
+            # nothing to reduce: the identity, as a constant
+            from lazyarray.ops.construct import full
+            return LazyArray(full(node.shape, op == "all", np.bool_))
+        return LazyArray(node)
 
     def mean(self, axis=None, keepdims=False, dtype=None):
         return LazyArray(reductions.mean(self.node, axis, keepdims, dtype))

@@ -68,6 +68,9 @@ ELEMENTWISE: dict[str, str] = {
     "_minimum_f": "if({0} < {1} or isnan({0}), {0}, {1})",
     "_fmax_f": "if({0} >= {1} or isnan({1}), {0}, {1})",
     "_fmin_f": "if({0} <= {1} or isnan({1}), {0}, {1})",
+    # integers: a comparison (OpenCL's max(uchar, literal) is ambiguous)
+    "_maximum_i": "if({0} < {1}, {1}, {0})",
+    "_minimum_i": "if({1} < {0}, {1}, {0})",
     "_identity": "({0})",
     "_false": "({0} != {0})",
     "_true": "({0} == {0})",
@@ -98,8 +101,10 @@ ELEMENTWISE: dict[str, str] = {
     # 1/x truncated; 1/0 converted to an integer as NumPy does on this platform
     "_reciprocal_i": "if({0} == 1 or {0} == -1, {0}, 0)",
     "_reciprocal_u": "if({0} == 1, {0}, 0)",
-    # non-finite constants (kernelcore has no names for them)
+    # non-finite constants (kernelcore has no names for them) and float zeros
+    # (kernelcore's constant folding would turn x * 0.0 into 0)
     "_posinf": "1e309", "_neginf": "(-1e309)", "_nan": "(1e309 - 1e309)",
+    "_zero": "copysign(0.0, 1.0)", "_negzero": "copysign(0.0, -1.0)",
     # }}}
 }
 
@@ -158,17 +163,42 @@ def constant(value, dtype) -> Node:
     if dtype.kind == "f" and not np.isfinite(v):
         op = "_nan" if np.isnan(v) else ("_posinf" if v > 0 else "_neginf")
         return Map(op, (), (), dtype)
+    if dtype.kind == "f" and v == 0:
+        return Map("_negzero" if np.signbit(v) else "_zero", (), (), dtype)
     if dtype.kind == "c" and not np.isfinite(v):
         raise DTypeError(f"non-finite complex constants ({value!r}) are not supported")
     return Const(v, dtype, False)
 
 
-def _finite_const(node: Node) -> Node:
-    """*node*, with a non-finite float constant replaced by a node kernelcore
-    can spell (of the constant's own dtype)."""
-    if isinstance(node, Const) and node.dtype.kind in "fc" and not np.isfinite(node.value):
-        return constant(node.value, node.dtype)
-    return node
+#: ufuncs whose spelling is plain operators: an integer literal may meet a
+#: float there (elsewhere, e.g. ``isnan(2)``, OpenCL's overloads are ambiguous)
+_OPERATORS = frozenset(["add", "subtract", "multiply", "true_divide", "divide", "power",
+                        "less", "less_equal", "greater", "greater_equal", "equal",
+                        "not_equal"])
+
+
+def _operand(node: Node, loop_dtype: np.dtype, name: str = "") -> Node:
+    """*node* as an operand of a loop on *loop_dtype*: converted, except for
+    Python scalars written as plain literals (see :func:`_stays_weak`).
+    Float zeros are always converted: kernelcore folds ``x * 0`` to 0."""
+    if _stays_weak(node, loop_dtype) and node.value != 0 and (
+            loop_dtype.kind in "iu" or node.dtype.kind == "f" or name in _OPERATORS) \
+            and np.isfinite(node.value):
+        return node
+    if _stays_weak(node, loop_dtype) and loop_dtype.kind in "iu":
+        return node
+    return cast(node, loop_dtype)
+
+
+def _stays_weak(node: Node, loop_dtype: np.dtype) -> bool:
+    """Whether the Python scalar *node* is written as a plain literal (which
+    takes the type of the expression): integers in integer and float loops
+    (a comparison may use one outside the loop type's range), floats in float
+    loops; bools and complex numbers are converted."""
+    if not (isinstance(node, Const) and node.weak):
+        return False
+    kinds = {"i": "iuf", "u": "iuf", "f": "f"}.get(node.dtype.kind, "")
+    return loop_dtype.kind in kinds
 
 
 def cast(node: Node, dtype) -> Node:
@@ -177,16 +207,14 @@ def cast(node: Node, dtype) -> Node:
     dtype = np.dtype(dtype)
     if dtype.kind not in "biufc" or dtype == np.float16:
         raise DTypeError(f"lazyarray does not support dtype {dtype}")
-    if node.dtype == dtype:
+    if node.dtype == dtype and not isinstance(node, Const):
         return node
     if isinstance(node, Const):
+        if dtype.kind == "b":
+            return Const(bool(node.value != 0), dtype, False)
         with np.errstate(all="ignore"):
-            if node.dtype.kind == "c" and dtype.kind != "c":
-                value = node.value.real
-            else:
-                value = node.value
-            if dtype.kind == "b":
-                return Const(bool(value), dtype, False)
+            value = node.value.real if node.dtype.kind == "c" and dtype.kind != "c" \
+                else node.value
             return constant(np.asarray(value).astype(dtype)[()], dtype)
     if dtype.kind == "b":
         return Map("_nonzero", (node,), node.shape, dtype)
@@ -225,7 +253,7 @@ def _variant(name: str, loop: tuple, out: np.dtype) -> str:
     if name in ("maximum", "minimum", "fmax", "fmin"):
         if kind == "f":
             return f"_{name}_f"
-        return {"fmax": "maximum", "fmin": "minimum"}.get(name, name)
+        return "_maximum_i" if name in ("maximum", "fmax") else "_minimum_i"
     if name in ("floor", "ceil", "trunc", "rint") and kind in "biu":
         return "_identity"
     if name in ("isnan", "isinf") and kind in "biu":
@@ -256,8 +284,7 @@ def elementwise(name: str, *args: Node) -> Node:
     shape = broadcast_shapes(*(a.shape for a in args))
     if name == "where":
         dtype = np.result_type(*(_probe(a) for a in args[1:]))
-        args = (args[0],) + tuple(_finite_const(a) if isinstance(a, Const) and a.weak
-                                  else cast(_finite_const(a), dtype) for a in args[1:])
+        args = (args[0],) + tuple(_operand(a, dtype) for a in args[1:])
         return Map(name, args, shape, dtype)
     ufunc = getattr(np, name)
     try:
@@ -273,8 +300,7 @@ def elementwise(name: str, *args: Node) -> Node:
             "NumPy, which lazyarray does not support; cast the operands to float32 first")
     if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
         raise DTypeError(f"{name} on complex values is not supported yet")
-    args = tuple(_finite_const(a) if isinstance(a, Const) and a.weak
-                 else cast(_finite_const(a), d) for a, d in zip(args, loop))
+    args = tuple(_operand(a, d, name) for a, d in zip(args, loop))
     return Map(_variant(name, loop, dtype), args, shape, dtype)
 
 
