@@ -535,7 +535,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     import kernelcore as lp
 
-    queue = lp.default_queue()
+    queue = lp.profiling_queue()      # event timings
     ctx = queue.context
     dev = queue.device
     kind = common.device_kind(dev)

@@ -31,7 +31,7 @@ from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import cache_stats, set_caching_enabled
-from kernelcore.runtime.device import default_context, default_queue
+from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launchers import (
     KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClIterativeKernelLauncher,
     OpenClKernelLauncher, OpenClKernelListLauncher, OpenClKernelParameterGenerator,
@@ -104,7 +104,7 @@ __all__ = [
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
     "OpenCLTarget", "PyOpenCLTarget",
-    "default_context", "default_queue", "cache_stats", "set_caching_enabled",
+    "default_context", "default_queue", "profiling_queue", "cache_stats", "set_caching_enabled",
     "make_launcher", "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
     "OpenClKernelListLauncher", "OpenClParametrizedKernelLauncher",
     "OpenClIterativeKernelLauncher", "OpenClKernelParameterGenerator",

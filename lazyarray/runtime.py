@@ -41,21 +41,9 @@ def refuse_while_tracing(what: str) -> None:
             f"la.jit (tracing {TRACING[-1]}); call it outside the jitted function")
 
 
-_QUEUES: dict[int, cl.CommandQueue] = {}
-
-
 def default_queue() -> cl.CommandQueue:
-    """lazyarray's in-order command queue on kernelcore's default context.
-
-    It is a queue of its own without profiling: on NVIDIA's OpenCL a launch
-    on a profiling queue (such as kernelcore's default one) costs about twice
-    as much. Arrays handed in from other queues are waited for
-    (:func:`adopt`)."""
-    ctx = lp.default_context()
-    queue = _QUEUES.get(ctx.int_ptr)
-    if queue is None:
-        queue = _QUEUES[ctx.int_ptr] = cl.CommandQueue(ctx)
-    return queue
+    """The queue lazyarray computes on: kernelcore's default queue."""
+    return lp.default_queue()
 
 
 def adopt(data: cla.Array) -> cla.Array:

@@ -61,6 +61,15 @@ def prg(ctx):
     return _Kernels(ctx)
 
 
+@pytest.fixture(scope="module")
+def queue(ctx):
+    """Launcher statistics need a profiling queue."""
+    import kernelcore
+    q = kernelcore.profiling_queue()
+    yield q
+    q.finish()
+
+
 @pytest.fixture
 def arrays(queue, rng):
     a_host = rng.random(N, dtype=np.float32)

@@ -84,9 +84,20 @@ def default_context() -> cl.Context:
 
 
 def default_queue() -> cl.CommandQueue:
-    """A process-wide command queue on :func:`default_context` (profiling enabled)."""
+    """A process-wide in-order command queue on :func:`default_context`.
+
+    Profiling is off unless ``KERNELCORE_PROFILING=1``: on NVIDIA's OpenCL a
+    launch on a profiling queue costs about twice as much. Launcher
+    statistics need a profiling queue (:func:`profiling_queue`)."""
     if "queue" not in _DEFAULT:
+        on = os.environ.get("KERNELCORE_PROFILING", "").lower() in ("1", "true", "yes")
         _DEFAULT["queue"] = cl.CommandQueue(
             default_context(),
-            properties=cl.command_queue_properties.PROFILING_ENABLE)
+            properties=cl.command_queue_properties.PROFILING_ENABLE if on else 0)
     return _DEFAULT["queue"]
+
+
+def profiling_queue() -> cl.CommandQueue:
+    """A new in-order command queue with profiling on :func:`default_context`."""
+    return cl.CommandQueue(default_context(),
+                           properties=cl.command_queue_properties.PROFILING_ENABLE)
