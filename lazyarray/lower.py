@@ -117,7 +117,7 @@ def _accesses(node: Node, index: list[str]) -> list[tuple[Node, list[str] | None
 
 
 #: rows up to this many elements are reduced inside the kernel that uses them
-ROW_LIMIT = 4096
+ROW_LIMIT = 8192
 #: ... when there are at least this many rows to spread over work-items
 MIN_ROWS = 64
 

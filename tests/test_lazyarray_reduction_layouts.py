@@ -106,9 +106,11 @@ def test_layout_choices():
     # short rows and argmax keep the default schedule
     assert choose_layout("sum", (10 ** 6, 3), (1,), "gpu", 132) is None
     assert choose_layout("argmax", (4096, 4096), (1,), "gpu", 132) is None
+    # the parts of one huge sum are combined by one work-group of at most 1024
+    assert choose_layout("sum", (2 ** 28,), (0,), "gpu", 1000).parts == 1024
 
 
-@pytest.mark.parametrize("shape", [(100, 300), (70, 33), (64, 4096)])
+@pytest.mark.parametrize("shape", [(100, 300), (70, 33), (64, 8192)])
 def test_row_kernels(profile, shape):
     """Softmax and row normalization: one kernel, NumPy's values."""
     a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
