@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 import kernelcore as lp
-from lazyarray.lower_reduction import device_profile, reduction_kernel, row_kernel_schedule
+from lazyarray.lower_reduction import (
+    COMBINE, CPU_LANES, cpu_row_kernel_schedule, device_profile, reduction_kernel,
+    row_kernel_schedule)
 from lazyarray.lower_contraction import contraction_schedule
 from lazyarray.lower_tiles import TILE, tiled_transpose_schedule, transposed_inputs
 from lazyarray.graph import (
@@ -197,7 +199,7 @@ class _Expr:
     """
 
     def __init__(self, inputs: dict[int, tuple[Node, str]], shared: dict | None = None,
-                 inames: list[str] = ()):
+                 inames: list[str] = (), row_lanes: int | None = None):
         self.inputs = inputs        # stored node id -> (node, argument name)
         self.shared = shared or {}
         self.inames = ":".join(inames)
@@ -205,6 +207,9 @@ class _Expr:
         self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
         self.cse_insns: list[str] = []          # shared values' instructions, in order
         self.row_domains: list[str] = []
+        self.row_lanes = row_lanes
+        self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
+        self.row_temporaries: list = []         # their lanes
         self._temps: dict[tuple, str] = {}
         self._unshared = 0                      # > 0: inside a conditional or a reduction
 
@@ -253,21 +258,42 @@ class _Expr:
 
     def _row_reduction(self, node: Reduce, index: list[str]) -> str:
         """A reduction absorbed into this kernel (see :func:`row_reductions`):
-        a private temporary computed once per row."""
+        a private temporary computed once per row; with *row_lanes*, the row
+        is walked in that many interleaved lanes (vector registers on a CPU)
+        and a sequential tail."""
         name = self.row_temps.get(id(node))
-        if name is None:
-            k = len(self.row_temps)
-            red = {a: f"r{k}_{a}" for a in node.axes}
-            for a, iname in red.items():
-                self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {node.arg.shape[a]} }}")
-            body = self._unshared_read(
-                node.arg, [red.get(a, index[a]) for a in range(node.arg.ndim)])
-            spec = ", ".join(red.values())
-            spec = spec if len(red) == 1 else f"({spec})"
-            name = f"row{k}"
-            self.row_insns.append(
-                f"<{node.dtype.name}> {name} = {_REDUCE[node.op]}({spec}, {body})")
-            self.row_temps[id(node)] = name
+        if name is not None:
+            return name
+        k = len(self.row_temps)
+        name = self.row_temps[id(node)] = f"row{k}"
+        [axis] = node.axes
+        extent, op = node.arg.shape[axis], _REDUCE[node.op]
+
+        def body(position: str) -> str:
+            return self._unshared_read(node.arg, [position if a == axis else index[a]
+                                                  for a in range(node.arg.ndim)])
+
+        def box(iname: str, n: int) -> str:
+            self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {n} }}")
+            return iname
+
+        lanes = self.row_lanes
+        if not lanes or extent < 2 * lanes:
+            r = box(f"r{k}_{axis}", extent)
+            self.row_insns.append(f"<{node.dtype.name}> {name} = {op}({r}, {body(r)})")
+            return name
+        count = extent // lanes
+        o, v, w = box(f"r{k}_o", count), box(f"r{k}_v", lanes), box(f"r{k}_w", lanes)
+        self.row_tags[v] = "ilp"
+        part = f"{name}_lanes"
+        self.row_temporaries.append(
+            lp.TemporaryVariable(part, node.dtype, shape=(lanes,), address_space="private"))
+        self.row_insns.append(f"{part}[{v}] = {op}({o}, {body(f'({lanes}*{o} + {v})')})")
+        total = f"{op}({w}, {part}[{w}])"
+        if count * lanes < extent:
+            t = box(f"r{k}_t", extent - count * lanes)
+            total = COMBINE[node.op].format(a=total, b=f"{op}({t}, {body(f'({count * lanes} + {t})')})")
+        self.row_insns.append(f"<{node.dtype.name}> {name} = {total}")
         return name
 
     def _gather(self, node: Gather, index: list[str]) -> str:
@@ -351,15 +377,16 @@ def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, in
 def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device."""
+    kind = device_profile(lp.default_queue().device)[0]
     if isinstance(node, (Reduce, Scan)):
         expr = _Expr(inputs)
     else:
         index = _out_index(node)
-        expr = _Expr(inputs, _shared_values(node, inputs, index), index)
+        expr = _Expr(inputs, _shared_values(node, inputs, index), index,
+                     row_lanes=CPU_LANES if kind == "cpu" else None)
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
-    kind = device_profile(lp.default_queue().device)[0]
     if isinstance(node, Reduce):
         if kind in BLOCKED_CONTRACTIONS and _is_product_sum(node):
             knl, out_index = _plain_kernel(node, expr, data)
@@ -371,8 +398,10 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         if laid_out is not None:
             return laid_out
     knl, out_index = _plain_kernel(node, expr, data)
-    if expr.row_temps and kind == "gpu":
-        return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
+    if expr.row_temps:
+        if kind == "gpu":
+            return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
+        return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and kind in TILED_TRANSPOSES and min(node.shape[-2:], default=0) >= TILE:
         tiled = transposed_inputs(knl, out_index)
@@ -421,6 +450,6 @@ def _plain_kernel(node: Node, expr: _Expr, data: list) -> tuple[lp.LoopKernel, l
     lhs = f"out[{', '.join(out_index)}]" if out_index else "out[0]"
     instructions = "\n".join([*expr.row_insns, *expr.cse_insns, f"{lhs} = {rhs}"])
     knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,
-                         instructions, data, name="lazyarray_kernel")
+                         instructions, data + expr.row_temporaries, name="lazyarray_kernel")
     # lazyarray passes device arrays only
     return lp.set_options(knl, no_numpy=True), out_index

@@ -18,8 +18,8 @@ axes lie:
 Small reductions (short rows, argmax/argmin, few elements) keep the default
 one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
-Public names: reduction_kernel, row_kernel_schedule, choose_layout, device_profile,
-Layout, CPU_LANES.
+Public names: reduction_kernel, row_kernel_schedule, cpu_row_kernel_schedule,
+choose_layout, device_profile, Layout, CPU_LANES, COMBINE.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ MIN_ROW = {"gpu": 64, "cpu": 2 * CPU_LANES}
 #: a part of a split reduction covers at least this many elements per lane
 MIN_PART = 16
 
-_COMBINE = {"sum": "({a}) + ({b})", "product": "({a}) * ({b})",
+COMBINE = {"sum": "({a}) + ({b})", "product": "({a}) * ({b})",
             "max": "max({a}, {b})", "min": "min({a}, {b})",
             "any": "({a}) or ({b})", "all": "({a}) and ({b})"}
 
@@ -73,7 +73,7 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
     """The layout for reducing *shape* over *axes* with *op* on a device of
     *kind* (``"gpu"``/``"cpu"``) with *units* compute units, or None for the
     default schedule."""
-    if op not in _COMBINE or not axes:
+    if op not in COMBINE or not axes:
         return None
     last = len(shape) - 1
     row = last in axes
@@ -173,7 +173,7 @@ class _Builder:
             read = f"part[{', '.join(([kept[k] for k in self.kept] if split else []) + combined)}]"
             total = self._reduce(combined, read)
             if self.tail is not None:
-                total = _COMBINE[node.op].format(a=total, b=self._tail_value(kept))
+                total = COMBINE[node.op].format(a=total, b=self._tail_value(kept))
             insns.append(f"{self._out(kept)} = {total}  {{dep={'parts' if split else 'stage1'}}}")
         knl = lp.make_kernel(self.domains, "\n".join(insns), data + temporaries,
                              name="lazyarray_kernel")
@@ -283,6 +283,19 @@ class _Builder:
         else:
             sub = [kept[k] for k in self.kept]
         return f"out[{', '.join(sub)}]" if sub else "out[0]"
+
+
+def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict) -> lp.LoopKernel:
+    """*knl* (a row kernel whose reductions walk rows in lanes tagged by
+    *tags*) for CPUs: one work-item per row (a work-group each, so that the
+    compiler vectorizes the lanes, not across rows), the elementwise work over
+    the row in :data:`CPU_LANES` lanes too."""
+    ndim = len(shape)
+    knl = lp.tag_inames(knl, tags)
+    if shape[-1] >= CPU_LANES:
+        knl = lp.split_iname(knl, f"i{ndim - 1}", CPU_LANES, inner_tag="ilp")
+    rows = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
+    return lp.tag_inames(knl, rows)
 
 
 def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, row_temps) -> lp.LoopKernel:

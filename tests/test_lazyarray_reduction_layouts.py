@@ -125,3 +125,18 @@ def test_row_kernels(profile, shape):
     norm = np.asarray((x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True))
     np.testing.assert_allclose(norm, (a - a.mean(axis=1, keepdims=True))
                                / a.std(axis=1, keepdims=True), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("width, lanes", [(33, True), (20, False)])
+def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
+    """On a CPU a row kernel's reductions keep CPU_LANES running results (a
+    sequential tail for the rest); rows shorter than two lanes' worth do not."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(7).standard_normal((70, width)).astype(np.float32)
+    x = la.asarray(a)
+    y = x - x.max(axis=1, keepdims=True)
+    [step] = runtime.plan([y.node])
+    assert ("row0_lanes" in step.kernel.temporary_variables) == lanes
+    np.testing.assert_allclose(np.asarray(y), a - a.max(axis=1, keepdims=True))
