@@ -203,6 +203,11 @@ class LazyArray:
     def __getitem__(self, key) -> LazyArray:
         return LazyArray(shape_ops.getitem(self.node, key))
 
+    def __setitem__(self, key, value) -> None:
+        """``x[key] = value``: *x* becomes a new lazy value with the region
+        replaced (arrays computed from *x* earlier keep the old values)."""
+        self.node = shape_ops.setitem(self.node, key, value)
+
     def take(self, indices, axis=None) -> LazyArray:
         return LazyArray(shape_ops.take(self.node, indices, axis))
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 
@@ -48,4 +49,81 @@ def test_bad_indices_raise_index_error():
     with pytest.raises(IndexError, match="does not match"):
         x[np.array([True, False, True])]
     with pytest.raises(IndexError, match="only integers"):
-        x[0, [1, 2]]
+        x[0.5]
+    with pytest.raises(IndexError, match="boolean scalar"):
+        x[True]
+
+
+@st.composite
+def _mixed_keys(draw, shape):
+    """Keys mixing integer arrays (broadcast together), boolean masks,
+    integers, slices, None and ``...``; indices may be out of bounds."""
+    common = draw(st.sampled_from([(2,), (3,), (2, 1), (0,)]))
+    key, axis = [], 0
+    while axis < len(shape):
+        kind = draw(st.sampled_from(["array", "array", "slice", "int", "none", "mask"]))
+        n = shape[axis]
+        if kind == "none":
+            key.append(None)
+            continue
+        if kind == "mask":
+            span = draw(st.integers(1, len(shape) - axis))
+            key.append(draw(hnp.arrays(np.bool_, shape[axis:axis + span])))
+            axis += span
+            continue
+        if kind == "slice":
+            key.append(slice(draw(st.integers(-n, n)), None, draw(st.sampled_from([1, -2]))))
+        elif kind == "int":
+            key.append(draw(st.integers(-n - 1, n) if n == 0 or draw(st.integers(0, 9)) == 0
+                            else st.integers(-n, n - 1)))
+        else:
+            sub = tuple(draw(st.sampled_from([s, 1])) for s in common)
+            sub = sub[draw(st.integers(0, len(sub))):]
+            bad = draw(st.integers(0, 9)) == 0
+            low, high = (-n - 2, n + 1) if bad else (-n, max(n - 1, -n))
+            key.append(draw(hnp.arrays(draw(st.sampled_from([np.int64, np.int32, np.uint8]))
+                                       if low >= 0 else np.int64, sub,
+                                       elements=st.integers(low, high))))
+        axis += 1
+    if draw(st.booleans()) and key:
+        at = draw(st.integers(0, len(key) - 1))
+        if not isinstance(key[at], np.ndarray):
+            key[at:at + 1] = [Ellipsis]
+    return tuple(key)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple), st.data())
+def test_mixed_advanced_indexing_matches_numpy(shape, data):
+    a = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    key = data.draw(_mixed_keys(shape))
+    lazy_arrays = data.draw(st.booleans())
+    lazy_key = tuple(la.asarray(k) if lazy_arrays and isinstance(k, np.ndarray) else k
+                     for k in key)
+    try:
+        expected = a[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            la.asarray(a)[lazy_key]
+        return
+    got = la.asarray(a)[lazy_key]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got.get(), expected)
+
+
+def test_mixed_advanced_indexing_rules(queue):
+    a = np.arange(120).reshape(2, 3, 4, 5)
+    x = la.asarray(a)
+    for key in [(slice(None), 0, slice(None), [1, 2]),       # separated: indexed axes first
+                (slice(None), [0, 2], [[1], [3]]),            # adjacent: in place
+                ([1, 0], slice(1, 3), None, [-1, 3]),
+                (Ellipsis, [1, -1]), (1, ..., [0, 0, 2]),
+                (a[:, :, 0, 0] > 30, slice(None, None, -1)),
+                (slice(None), a[0, :, :, 0] % 3 == 0, [1, 2, 3, 4, 0][:1]),
+                ([], slice(None))]:
+        expected = a[key]
+        got = x[key]
+        assert got.shape == expected.shape, key
+        np.testing.assert_array_equal(got.get(), expected)
+    with pytest.raises(IndexError, match="could not be broadcast"):
+        x[[0, 1], :, [0, 1, 2]]

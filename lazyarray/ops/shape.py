@@ -1,84 +1,440 @@
-"""Views: basic indexing, transposes and reshapes (index maps, no copies).
+"""Views: indexing, transposes and reshapes (index maps, no copies), and
+functional updates of indexed regions (``x[key] = value``).
 
-Public names: getitem, transpose, reshape, take.
+Public names: getitem, setitem, transpose, reshape, take.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from lazyarray.errors import IndexingError, ShapeError
-from lazyarray.graph import Node, Reshape, View
+from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, Reshape, View
 
 
 def _identity_map(node: Node):
     return [("axis", k, 0, 1) for k in range(node.ndim)]
 
 
-def getitem(node: Node, key) -> Node:
-    """NumPy basic indexing: integers, slices (any step), ``None`` and ``...``."""
-    key = key if isinstance(key, tuple) else (key,)
-    if key and _is_index_array(key[0]) and all(
-            isinstance(k, slice) and k == slice(None) for k in key[1:]):
-        return _array_index(node, key[0])
-    if any(not (isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis)
-           for k in key):
-        raise IndexingError("only integers, slices, None, ... and one integer or "
-                            "boolean array as the first index are supported")
-    if sum(k is Ellipsis for k in key) > 1:
-        raise ShapeError("an index can only have a single ellipsis ('...')")
-    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if n_real > node.ndim:
-        raise IndexingError(f"too many indices for array: array is {node.ndim}-dimensional, "
-                         f"but {n_real} were indexed")
-    if Ellipsis in key:
-        at = key.index(Ellipsis)
-        key = key[:at] + (slice(None),) * (node.ndim - n_real) + key[at + 1:]
-    else:
-        key = key + (slice(None),) * (node.ndim - n_real)
-    axis_map = []
-    shape = []
-    axis = 0
-    for k in key:
-        if k is None:
-            shape.append(1)
-            continue
-        extent = node.shape[axis]
-        if isinstance(k, slice):
-            start, stop, step = k.indices(extent)
-            length = len(range(start, stop, step))
-            axis_map.append(("axis", len(shape), start if length else 0, step))
-            shape.append(length)
-        else:
-            i = int(k)
-            if not -extent <= i < extent:
-                raise IndexingError(f"index {i} is out of bounds for axis {axis} with size "
-                                 f"{extent}")
-            axis_map.append(("const", i % extent))
-        axis += 1
-    return View(node, axis_map, shape)
-
+# {{{ reading keys
 
 def _is_index_array(k) -> bool:
     from lazyarray.array import LazyArray
     return isinstance(k, (list, np.ndarray, LazyArray))
 
 
-def _array_index(node: Node, key) -> Node:
-    """``x[indices]`` (integers, along axis 0) or ``x[mask]`` (booleans over the
-    leading axes; the mask is computed first, as its count sets the shape)."""
+def _is_array(k) -> bool:
+    """Whether an entry of an expanded key is an index array."""
+    from lazyarray.array import LazyArray
+    return isinstance(k, (np.ndarray, LazyArray))
+
+
+def _is_mask(k) -> bool:
+    return _is_array(k) and k.dtype == np.bool_
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _check_entry(k) -> None:
+    if isinstance(k, (bool, np.bool_)):
+        raise IndexingError("boolean scalar indices are not supported (use a boolean "
+                            "array)")
+    if not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis
+            or _is_index_array(k)):
+        raise IndexingError(f"only integers, slices (`:`), ellipsis (`...`), None and "
+                            f"integer or boolean arrays are valid indices, not "
+                            f"{type(k).__name__}")
+
+
+def _as_array(k):
+    """An index array as a LazyArray or a NumPy array (an empty list is an
+    integer index, as in NumPy)."""
+    from lazyarray.array import LazyArray
+    if isinstance(k, LazyArray):
+        return k
+    host = np.asarray(k)
+    if host.size == 0 and host.dtype == np.float64 and isinstance(k, list):
+        host = host.astype(np.int64)
+    return host
+
+
+def _expand(key, ndim: int) -> list:
+    """*key* as a list with one entry per axis of the array (``None`` entries
+    aside; a boolean array stands for as many axes as it has): the ellipsis
+    expanded, missing trailing slices added."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    for k in key:
+        _check_entry(k)
+    key = [_as_array(k) if _is_index_array(k) else k for k in key]
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexingError("an index can only have a single ellipsis ('...')")
+
+    def width(k):
+        if k is None or k is Ellipsis:
+            return 0
+        return k.ndim if _is_mask(k) else 1
+
+    used = sum(width(k) for k in key)
+    if used > ndim:
+        raise IndexingError(f"too many indices for array: array is {ndim}-dimensional, "
+                            f"but {used} were indexed")
+    fill = [slice(None)] * (ndim - used)
+    if any(k is Ellipsis for k in key):
+        at = next(j for j, k in enumerate(key) if k is Ellipsis)
+        return key[:at] + fill + key[at + 1:]
+    return key + fill
+
+
+def _basic_plan(shape: tuple, key: list):
+    """For a key of integers, slices and ``None`` (already expanded): the
+    View's axis map, the result's shape, and per axis of the array its
+    ``(start, step, length)`` (length ``None``: an integer index)."""
+    axis_map, out_shape, ranges = [], [], []
+    axis = 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            continue
+        extent = shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(extent)
+            length = len(range(start, stop, step))
+            axis_map.append(("axis", len(out_shape), start if length else 0, step))
+            ranges.append((start if length else 0, step, length))
+            out_shape.append(length)
+        else:
+            i = int(k)
+            if not -extent <= i < extent:
+                raise IndexingError(f"index {i} is out of bounds for axis {axis} with size "
+                                    f"{extent}")
+            axis_map.append(("const", i % extent))
+            ranges.append((i % extent, 1, None))
+        axis += 1
+    return axis_map, tuple(out_shape), ranges
+
+# }}}
+
+
+# {{{ reading: getitem
+
+def getitem(node: Node, key) -> Node:
+    """NumPy indexing: integers, slices (any step), ``None``, ``...``, and
+    integer or boolean arrays (NumPy's rules for mixing them with the rest)."""
+    key = _expand(key, node.ndim)
+    if any(_is_array(k) for k in key):
+        return _advanced_getitem(node, key)
+    axis_map, shape, _ = _basic_plan(node.shape, key)
+    return View(node, axis_map, shape)
+
+
+def _checked_indices(index, extent: int, axis: int):
+    """The node of an integer index array whose values are checked against
+    *extent* now (a lazy array is computed first), and its host values."""
+    from lazyarray.array import LazyArray, asarray
+    from lazyarray.runtime import evaluate
+    array = index if isinstance(index, LazyArray) else asarray(index)
+    if array.dtype.kind not in "iu":
+        raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
+                            f"got {array.dtype}")
+    host = evaluate(array.node).get() if array.size else np.zeros(array.shape, np.int64)
+    if host.size and (host.min() < -extent or host.max() >= extent):
+        bad = host[(host < -extent) | (host >= extent)].flat[0]
+        raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
+                            f"{extent}")
+    return array.node, host
+
+
+def _wrapped(index: Node, extent: int) -> Node:
+    """int64 *index* with negative entries counted from the end (checked
+    indices; a later jitted call may pass other values, hence not on the host)."""
+    unsigned = index.dtype.kind == "u"
+    if index.dtype != np.int64:
+        index = Map("astype", (index,), index.shape, np.int64)
+    if unsigned:
+        return index
+    negative = Map("less", (index, Const(0, np.int64, False)), index.shape, np.bool_)
+    shifted = Map("add", (index, Const(extent, np.int64, False)), index.shape, np.int64)
+    return Map("where", (negative, shifted, index), index.shape, np.int64)
+
+
+def _mask_positions(mask, shape: tuple, axis: int):
+    """The C-order positions of the true entries of boolean *mask*, which
+    covers the axes of *shape* (computed now: the count sets the shape)."""
     from lazyarray.array import LazyArray, asarray
     from lazyarray.runtime import evaluate, refuse_while_tracing
-    mask = key if isinstance(key, LazyArray) else asarray(np.asarray(key))
-    if mask.dtype != np.bool_:
-        return take(node, mask, 0)
-    if mask.shape != node.shape[:mask.ndim]:
-        raise IndexingError(f"boolean index of shape {mask.shape} does not match the "
-                            f"array's leading shape {node.shape[:mask.ndim]}")
+    if mask.ndim == 0:
+        raise IndexingError("0-d boolean indices are not supported")
+    if tuple(mask.shape) != tuple(shape):
+        raise IndexingError(f"boolean index of shape {tuple(mask.shape)} does not match "
+                            f"the indexed array's shape {tuple(shape)} at axis {axis}")
     refuse_while_tracing("indexing with a boolean mask (its count sets the shape)")
-    positions = np.flatnonzero(evaluate(mask.node).get())
-    rows = reshape(node, (int(np.prod(mask.shape, dtype=np.int64)),) + node.shape[mask.ndim:])
-    return take(rows, positions.astype(np.int64), 0)
+    host = evaluate(mask.node).get() if isinstance(mask, LazyArray) else mask
+    return asarray(np.flatnonzero(host).astype(np.int64)).node
+
+
+def _advanced_getitem(node: Node, key: list) -> Node:
+    # new axes first become unit axes of the array, indexed by ':'
+    if any(k is None for k in key):
+        it = iter(node.shape)
+        shape = []
+        for k in key:
+            shape.extend([1] if k is None else [next(it) for _ in range(
+                k.ndim if _is_mask(k) else 1)])
+        node = reshape(node, tuple(shape))
+        key = [slice(None) if k is None else k for k in key]
+    # the slices are a view; the integer and array entries index what is left
+    basic, groups = [], []          # groups: (first axis, axes, flat index, shape)
+    axis = 0
+    for position, k in enumerate(key):
+        if isinstance(k, slice):
+            basic.append(k)
+            axis += 1
+            continue
+        if _is_int(k):
+            span, extent = 1, node.shape[axis]
+            if not -extent <= int(k) < extent:
+                raise IndexingError(f"index {int(k)} is out of bounds for axis {axis} "
+                                    f"with size {extent}")
+            index = Const(int(k) % extent, np.int64, False)
+        elif _is_mask(k):
+            span = k.ndim
+            index = _mask_positions(k, node.shape[axis:axis + span], axis)
+        else:
+            span = 1
+            index, _ = _checked_indices(k, node.shape[axis], axis)
+            if any(_is_array(j) or _is_int(j) for j in key if j is not k):
+                index = _wrapped(index, node.shape[axis])
+        groups.append((position, axis, span, index))
+        basic.extend([slice(None)] * span)
+        axis += span
+    axis_map, shape, _ = _basic_plan(node.shape, basic)
+    node = View(node, axis_map, shape)
+    try:
+        index_shape = tuple(np.broadcast_shapes(*(g[3].shape for g in groups)))
+    except ValueError:
+        raise IndexingError("shape mismatch: indexing arrays could not be broadcast "
+                            "together with shapes "
+                            + " ".join(str(g[3].shape) for g in groups)) from None
+    positions = [g[0] for g in groups]
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    axes = [a for g in groups for a in range(g[1], g[1] + g[2])]
+    if not adjacent:
+        # NumPy: separated advanced indices put their axes first
+        rest = [a for a in range(node.ndim) if a not in axes]
+        node = transpose(node, axes + rest)
+        axes = list(range(len(axes)))
+    first = axes[0]
+    if len(groups) == 1 and groups[0][2] == 1:
+        return Gather(node, groups[0][3], first)
+    # the indexed axes become one axis, indexed by a flat position
+    extents = [node.shape[a] for a in axes]
+    merged = int(np.prod(extents, dtype=np.int64))
+    node = reshape(node, node.shape[:first] + (merged,) + node.shape[first + len(axes):])
+    flat = None
+    for j, (_, _, span, index) in enumerate(groups):
+        later = sum(g[2] for g in groups[j + 1:])
+        stride = int(np.prod(extents[len(extents) - later:], dtype=np.int64)) if later else 1
+        term = index if stride == 1 else Map(
+            "multiply", (index, Const(stride, np.int64, False)), index.shape, np.int64)
+        flat = term if flat is None else Map(
+            "add", (flat, term), tuple(np.broadcast_shapes(flat.shape, term.shape)), np.int64)
+    if flat.shape != index_shape:
+        flat = _broadcast_view(flat, index_shape)
+    return Gather(node, flat, first)
+
+
+def _unit_reshape(node: Node, shape: tuple) -> Node:
+    """*node* in *shape*, which differs from *node*'s by unit axes only: a
+    view (no index arithmetic in kernels, unlike a general reshape)."""
+    shape = tuple(shape)
+    if shape == node.shape:
+        return node
+    targets = iter([k for k, n in enumerate(shape) if n != 1])
+    axis_map = [("const", 0) if n == 1 else ("axis", next(targets), 0, 1)
+                for n in node.shape]
+    return View(node, axis_map, shape)
+
+
+def _broadcast_view(node: Node, shape: tuple) -> Node:
+    offset = len(shape) - node.ndim
+    return View(node, [("const", 0) if n == 1 and shape[d + offset] != 1
+                       else ("axis", d + offset, 0, 1) for d, n in enumerate(node.shape)],
+                shape)
+
+# }}}
+
+
+# {{{ writing: setitem
+
+def setitem(node: Node, key, value) -> Node:
+    """The value of *node* with the region *key* selects replaced by *value*
+    (broadcast to the region's shape, converted to *node*'s dtype as NumPy's
+    assignment converts it). A new node: *node* itself does not change.
+
+    Keys of integers, slices, ``None`` and ``...`` give a lazy update that
+    fuses into its readers; so does a boolean mask with a value that does
+    not depend on the mask's count. Other array keys decide on the host which
+    value element lands where (later writes win, as in NumPy), so their index
+    arrays are computed first."""
+    key = _expand(key, node.ndim)
+    value = _value_node(value, node.dtype)
+    if not any(_is_array(k) for k in key):
+        return _basic_setitem(node, key, value)
+    masked = _masked_setitem(node, key, value)
+    if masked is not None:
+        return masked
+    return _scattered_setitem(node, key, value)
+
+
+def _value_node(value, dtype: np.dtype) -> Node:
+    """*value* as a node of *dtype* (converted as NumPy's assignment does)."""
+    from lazyarray.array import LazyArray, asarray
+    from lazyarray.ops.elementwise import cast, constant
+    if isinstance(value, LazyArray):
+        return cast(value.node, dtype)
+    host = np.asarray(value)
+    if host.ndim == 0:
+        one = np.empty((), dtype)
+        one[()] = value                 # NumPy's own conversion (and its errors)
+        return constant(one[()], dtype)
+    return asarray(host.astype(dtype, copy=False)).node
+
+
+def _fit_value(value: Node, target: tuple) -> Node:
+    """*value* as it broadcasts to *target* (leading unit axes beyond
+    *target*'s may be dropped, as in NumPy)."""
+    shape = value.shape
+    while len(shape) > len(target) and shape[0] == 1:
+        shape = shape[1:]
+    try:
+        fits = len(shape) <= len(target) and tuple(np.broadcast_shapes(shape, target)) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"could not broadcast input array from shape {value.shape} into "
+                         f"shape {tuple(target)}")
+    value = _unit_reshape(value, shape)
+    return value if value.shape == target else _broadcast_view(value, target)
+
+
+def _basic_setitem(node: Node, key: list, value: Node) -> Node:
+    _, target, ranges = _basic_plan(node.shape, key)
+    value = _fit_value(value, target)
+    if 0 in target:
+        return node
+    # the value with one axis per axis of node (length 1 where an integer indexes)
+    region = tuple(1 if n is None else n for _, _, n in ranges)
+    value = _unit_reshape(value, region)
+    ranges = [(start, step, 1 if n is None else n) for start, step, n in ranges]
+    for axis, (start, step, n) in enumerate(ranges):
+        if step == 1 or n == 1:
+            continue
+        value, ranges[axis] = _spread(node, value, ranges, axis)
+    return _embed(node, value, [(start, start + n) for start, _, n in ranges])
+
+
+def _spread(node: Node, value: Node, ranges: list, axis: int):
+    """A strided region along *axis* made contiguous: the value's elements
+    spaced out by the step, *node*'s own elements between them."""
+    start, step, n = ranges[axis]
+    if step < 0:
+        start, step = start + step * (n - 1), -step
+        flip = _identity_map(value)
+        flip[axis] = ("axis", axis, n - 1, -1)
+        value = View(value, flip, value.shape)
+    m = (n - 1) * step + 1
+    block = [(s, st, k) for s, st, k in ranges]
+    block[axis] = (start, 1, m)
+    own = View(node, [("axis", a, s, st) for a, (s, st, _) in enumerate(block)],
+               tuple(k for _, _, k in block))
+    position = Iota((m,), 0)
+    stride = Const(step, np.int64, False)
+    spaced = Gather(value, Map("floor_divide", (position, stride), (m,), np.int64), axis)
+    on_grid = Map("equal", (Map("remainder", (position, stride), (m,), np.int64),
+                            Const(0, np.int64, False)), (m,), np.bool_)
+    on_grid = _unit_reshape(on_grid, tuple(m if a == axis else 1 for a in range(node.ndim)))
+    merged = Map("where", (on_grid, spaced, own), own.shape, node.dtype)
+    return merged, (start, 1, m)
+
+
+def _embed(node: Node, value: Node, bounds: list, axis: int = 0) -> Node:
+    """*node* with the box *bounds* (from axis *axis* on; the axes before it
+    are already cut to the box) replaced by *value*: the untouched slabs
+    before and after the box, joined to the box along each axis."""
+    if axis == node.ndim:
+        return value
+    lo, hi = bounds[axis]
+    outer = tuple(slice(a, b) for a, b in bounds[:axis])
+    inner = _embed(node, value, bounds, axis + 1)
+    parts = []
+    if lo > 0:
+        parts.append(getitem(node, outer + (slice(0, lo),)))
+    parts.append(inner)
+    if hi < node.shape[axis]:
+        parts.append(getitem(node, outer + (slice(hi, None),)))
+    from lazyarray.ops.construct import concatenate
+    return concatenate(parts, axis)
+
+
+def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
+    """``x[mask] = value`` (trailing ``:`` allowed) as an elementwise choice,
+    when the value does not depend on the mask's count; else None."""
+    from lazyarray.array import asarray
+    mask = key[0]
+    if not (_is_mask(mask) and mask.ndim >= 1
+            and all(isinstance(k, slice) and k == slice(None) for k in key[1:])):
+        return None
+    if tuple(mask.shape) != node.shape[:mask.ndim]:
+        raise IndexingError(f"boolean index of shape {tuple(mask.shape)} does not match "
+                            f"the indexed array's shape {node.shape[:mask.ndim]}")
+    rest = node.shape[mask.ndim:]
+    shape = value.shape
+    while len(shape) > len(rest) and shape[0] == 1:
+        shape = shape[1:]
+    try:
+        if len(shape) > len(rest) or tuple(np.broadcast_shapes(shape, rest)) != rest:
+            return None
+    except ValueError:
+        return None
+    value = _unit_reshape(value, shape)
+    mask_node = mask.node if not isinstance(mask, np.ndarray) else asarray(mask).node
+    mask_node = _unit_reshape(mask_node, mask_node.shape + (1,) * len(rest))
+    return Map("where", (mask_node, value, node), node.shape, node.dtype)
+
+
+def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
+    """Array keys in general: NumPy decides, on the host, which element of
+    the value each element of *node* receives last; the update reads the
+    value through that map."""
+    from lazyarray.array import LazyArray, asarray
+    from lazyarray.runtime import evaluate, refuse_while_tracing
+    if any(isinstance(k, LazyArray) for k in key):
+        refuse_while_tracing("assigning through an integer or boolean array index (which "
+                             "element goes where)")
+    host_key = tuple(evaluate(k.node).get() if isinstance(k, LazyArray) else k for k in key)
+    source = np.full(node.shape, -1, np.int64)
+    try:
+        target = source[host_key].shape
+    except IndexError as e:
+        raise IndexingError(str(e)) from None
+    value = _fit_value(value, target)
+    size = int(np.prod(target, dtype=np.int64))
+    if size == 0:
+        return node
+    source[host_key] = np.arange(size).reshape(target)
+    if size < 2**31:
+        source = source.astype(np.int32)
+    source_node = asarray(source).node
+    picked = Gather(reshape(value, (size,)), source_node, 0)
+    hit = Map("greater_equal", (source_node, Const(0, source.dtype, False)), node.shape,
+              np.bool_)
+    return Map("where", (hit, picked, node), node.shape, node.dtype)
+
+# }}}
 
 
 def transpose(node: Node, axes=None) -> Node:
