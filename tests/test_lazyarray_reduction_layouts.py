@@ -101,6 +101,9 @@ def test_layout_choices():
     # of the rows fill 132 compute units with 8 groups each
     layout = choose_layout("sum", (8192, 8192), (0,), "gpu", 132)
     assert not layout.row and layout.lanes == 256 and layout.parts == 32
+    # CPU column sums: one work-item sums up to 256 neighbouring columns
+    assert choose_layout("sum", (2048, 2048), (0,), "cpu", 2).lanes == 256
+    assert choose_layout("sum", (2048, 40), (0,), "cpu", 2).lanes == 32
     # many long rows: one work-group per row, no parts
     assert choose_layout("max", (4096, 4096), (1,), "gpu", 132).parts == 1
     # short rows and argmax keep the default schedule
