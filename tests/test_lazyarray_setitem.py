@@ -128,6 +128,13 @@ def test_assignments_in_place_of_numpy_idioms(queue):
     expected[expected > 6] = -1.0
     expected[[0, 0, 3], [4, 4, 2]] = [10, 11, 12]
     np.testing.assert_array_equal(x.get(), expected)
+    v = la.asarray(np.zeros((7, 3)))
+    v[5:0:-2, ::-1] = np.arange(9).reshape(3, 3)    # reversed and strided
+    v[-1:-3:-1, 0] = [7, 8]
+    w = np.zeros((7, 3))
+    w[5:0:-2, ::-1] = np.arange(9).reshape(3, 3)
+    w[-1:-3:-1, 0] = [7, 8]
+    np.testing.assert_array_equal(v.get(), w)
     i = la.asarray(np.zeros(4, np.int16))
     i[1:] = np.array([2.9, -2.9, 1e2])             # truncated like NumPy
     np.testing.assert_array_equal(i.get(), [0, 2, -2, 100])
