@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import IndexingError, ShapeError
-from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, Reshape, View
+from lazyarray.graph import Const, Gather, Iota, Map, Node, Reshape, View
 
 
 def _identity_map(node: Node):
