@@ -33,8 +33,8 @@ import kernelcore as lp
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
 CPU_LANES = 16
-#: neighbouring columns one CPU work-item sums at most, a multiple of CPU_LANES
-#: (column sums of 2048x2048 on PoCL: 1.8 ms with 256, 2.9 ms with 16)
+#: neighbouring columns one CPU work-item sums at most in column reductions of
+#: more than two axes, a multiple of CPU_LANES (wider strips stream better)
 CPU_COLUMN_LANES = 256
 #: work-items per group of a GPU reduction
 GPU_GROUP = 256
@@ -126,7 +126,47 @@ def reduction_kernel(node, expr, data: list, device) -> lp.LoopKernel | None:
     layout = choose_layout(node.op, node.arg.shape, node.axes, kind, units)
     if layout is None:
         return None
+    if kind == "cpu" and not layout.row and node.arg.ndim == 2:
+        return _streamed_columns(node, expr, data, units)
     return _Builder(node, expr, layout, kind == "gpu").kernel(data)
+
+
+#: a part of a streamed column reduction covers at least this many rows
+MIN_STREAM_ROWS = 64
+
+
+def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
+    """Column reductions of a matrix on a CPU, walked as memory lies: the
+    rows are cut into parts, one work-item per part adds its rows one after
+    the other into a row of partial results (a loop over contiguous columns
+    the compiler vectorizes); a second kernel combines the parts."""
+    rows, cols = node.arg.shape
+    parts = max(1, min(2 * units, rows // MIN_STREAM_ROWS))
+    per = -(-rows // parts)
+    parts = -(-rows // per)
+    op = COMBINE[node.op]
+    cast = node.dtype.name
+
+    def element(row: str, col: str) -> str:
+        return f"{cast}({expr(node.arg, [row, col])})"
+
+    out = "out[0, j2]" if node.keepdims else "out[j2]"
+    insns = [
+        f"part[pg, j] = {element(f'{per}*pg', 'j')}  {{id=first}}",
+        f"part[pg, jr] = {op.format(a='part[pg, jr]', b=element(f'({per}*pg + r)', 'jr'))}"
+        "  {id=rest, dep=first, nosync=first}",
+        "... gbarrier  {id=parts, dep=rest}",
+        f"{out} = {node.op}(pg2, part[pg2, j2])  {{dep=parts}}",
+    ]
+    domains = [f"{{ [pg, j, jr]: 0 <= pg < {parts} and 0 <= j, jr < {cols} }}",
+               f"{{ [r]: 1 <= r < {per} and {per}*pg + r < {rows} }}",
+               f"{{ [pg2, j2]: 0 <= pg2 < {parts} and 0 <= j2 < {cols} }}"]
+    part = lp.TemporaryVariable("part", node.dtype, shape=(parts, cols), address_space="global")
+    knl = lp.make_kernel(domains, "\n".join(insns), data + [part], name="lazyarray_kernel")
+    knl = lp.set_options(knl, no_numpy=True)
+    knl = lp.tag_inames(knl, {"pg": "g.0"})
+    knl = lp.prioritize_loops(knl, "r,jr")
+    return lp.split_iname(knl, "j2", 64, outer_tag="g.0", inner_tag="l.0")
 
 
 class _Builder:

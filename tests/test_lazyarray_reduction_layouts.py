@@ -143,3 +143,22 @@ def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
     [step] = runtime.plan([y.node])
     assert ("row0_lanes" in step.kernel.temporary_variables) == lanes
     np.testing.assert_allclose(np.asarray(y), a - a.max(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("shape, op, keepdims", [
+    ((2048, 40), "sum", False), ((333, 17), "max", True), ((100, 64), "min", False),
+    ((70, 50), "prod", False)])
+def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
+    """On a CPU, column reductions of a matrix add whole rows into a row of
+    partial results per part of the rows (the matrix is read as it lies)."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = _data(shape, op, np.float32, seed=3)
+    x = la.asarray(a)
+    y = getattr(x * 2, op)(axis=0, keepdims=keepdims)
+    [step] = runtime.plan([y.node])
+    part = step.kernel.temporary_variables["part"]
+    assert part.shape[1] == shape[1]
+    np.testing.assert_allclose(np.asarray(y), getattr(a * 2, op)(axis=0, keepdims=keepdims),
+                               rtol=1e-5, atol=1e-3)
