@@ -16,7 +16,8 @@ from lazyarray.lower_reduction import (
     COMBINE, CPU_LANES, cpu_row_kernel_schedule, device_profile, reduction_kernel,
     row_kernel_schedule)
 from lazyarray.lower_contraction import contraction_schedule
-from lazyarray.lower_tiles import TILE, tiled_transpose_schedule, transposed_inputs
+from lazyarray.lower_tiles import (
+    TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -25,8 +26,6 @@ _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
            "any": "any", "all": "all", "argmax": "argmax", "argmin": "argmin"}
 
 
-#: device kinds whose kernels read transposed inputs through local-memory tiles
-TILED_TRANSPOSES = ("gpu", "cpu")
 #: device kinds whose matrix products are blocked in registers and local memory
 BLOCKED_CONTRACTIONS = ("gpu",)
 
@@ -403,9 +402,11 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
             return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
-            and kind in TILED_TRANSPOSES and min(node.shape[-2:], default=0) >= TILE:
-        tiled = transposed_inputs(knl, out_index)
-        tiled = tiled and tiled_transpose_schedule(knl, out_index, node.shape, tiled)
+            and min(node.shape[-2:], default=0) >= TILE:
+        transposed = transposed_inputs(knl, out_index)
+        if transposed and kind == "cpu":
+            return blocked_transpose_schedule(knl, out_index, node.shape)
+        tiled = transposed and tiled_transpose_schedule(knl, out_index, node.shape, transposed)
         if tiled:
             return tiled
     return lp.auto_parallelize(knl)

@@ -1,9 +1,11 @@
-"""Kernels that read an input transposed work through local-memory tiles."""
+"""Kernels that read an input transposed: local-memory tiles on GPUs, blocks
+per work-item on CPUs."""
 
 import numpy as np
 import pytest
 
 import lazyarray as la
+from kernelcore.ir.tags import IlpTag
 from lazyarray import lower, lower_reduction, lower_tiles, runtime
 
 
@@ -11,16 +13,19 @@ from lazyarray import lower, lower_reduction, lower_tiles, runtime
 def kind(request, monkeypatch):
     for module in (lower_reduction, lower):
         monkeypatch.setattr(module, "device_profile", lambda device: (request.param, 4))
-    monkeypatch.setattr(lower, "TILED_TRANSPOSES", (request.param,))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     return request.param
 
 
 def _tiled(fn, *arrays):
-    """fn's value on lazy arrays, and whether its kernel used tiles."""
+    """fn's value on lazy arrays, and whether its kernel used tiles (GPU) or
+    blocks (CPU)."""
     lazy = fn(*(la.asarray(a) for a in arrays))
     [step] = runtime.plan([lazy.node])
-    return np.asarray(lazy), "_tile" in str(step.kernel)
+    knl = step.kernel
+    blocked = any(n.endswith("_tile") for n in knl.temporary_variables) or any(
+        isinstance(t, IlpTag) for t in knl.iname_tags.values())
+    return np.asarray(lazy), blocked
 
 
 CASES = [
@@ -55,7 +60,10 @@ def test_small_results_keep_the_default_schedule(kind):
     assert not tiled and np.array_equal(got, a.T * 2)
 
 
-def test_tiles_are_padded(kind):
+def test_gpu_tiles_are_padded(monkeypatch):
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
     a = la.asarray(np.ones((64, 64), np.float32))
     [step] = runtime.plan([(a.T * 2).node])
     [tile] = [t for n, t in step.kernel.temporary_variables.items() if n.endswith("_tile")]
