@@ -16,7 +16,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
+import json
 import logging
 import os
 import sys
@@ -60,6 +62,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="JSON output (default benchmarks/results/suite-<kind>.json)")
     p.add_argument("--markdown", type=Path, default=None,
                    help="Markdown output (default next to the JSON)")
+    p.add_argument("--variant", default=None,
+                   help="run only this variant (W8 measures each variant this way, in "
+                        "a process of its own)")
     args = p.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -88,12 +93,15 @@ def _lazyarray(queue, jitted: bool, case: Case, inputs: list[np.ndarray]) -> Run
         f = la.jit(f)
         held = [la.asarray(d) for d in dev]
 
-    def call():
+    def launch():
         args = held if jitted else [la.asarray(d) for d in dev]
-        out = f(*args).compute()
+        return f(*args).compute()
+
+    def call():
+        out = launch()
         queue.finish()
         return out
-    return Runner(call)
+    return Runner(call, launch=launch, wait=queue.finish)
 
 
 def _copy(queue, case: Case, inputs: list[np.ndarray]) -> Runner:
@@ -182,9 +190,19 @@ def run_case(case: Case, builders: dict[str, Builder], repeat: int, warmup: int,
         record["variants"][name] = rec
         if runner is not None:
             runners[name] = runner
-    samples, errors = common.time_synchronous(
-        {name: r.call for name, r in runners.items()}, repeat, warmup, case.inner, seed,
-        BUDGET_S, settle=1)
+    if case.batched:
+        for name in [n for n, r in runners.items() if r.launch is None]:
+            del runners[name]
+            record["variants"][name] = {"status": "not applicable",
+                                        "reason": "no launch without waiting"}
+        calls = {name: functools.partial(_batch, r, case.inner) for name, r in runners.items()}
+        samples, errors = common.time_synchronous(calls, repeat, warmup, 1, seed, BUDGET_S,
+                                                  settle=1)
+        samples = {name: [v / case.inner for v in values] for name, values in samples.items()}
+    else:
+        samples, errors = common.time_synchronous(
+            {name: r.call for name, r in runners.items()}, repeat, warmup, case.inner, seed,
+            BUDGET_S, settle=1)
     for name, e in errors.items():
         record["variants"][name].update(status="failed",
                                         error="while timing: " + _error_text(e))
@@ -193,6 +211,51 @@ def run_case(case: Case, builders: dict[str, Builder], repeat: int, warmup: int,
             record["variants"][name].update(common.timing_summary(values))
     _add_rates(record, case)
     return record
+
+
+#: workloads whose variants each run in a process of their own: per-call
+#: overhead on a small CPU suffers from other libraries' idle worker threads
+#: (torch's OpenMP threads spin after each call), so W8 measures every
+#: library alone
+ISOLATED = ("W8",)
+
+
+def isolated_cases(cases: list[Case], builders: dict[str, Builder], args, repeat: int
+                   ) -> list[dict]:
+    """The records of *cases* (of one workload), each variant measured by a
+    child run of this script."""
+    import subprocess
+    import tempfile
+    records: dict[str, dict] = {}
+    names = [n for n in builders if any(c.only is None or n in c.only for c in cases)]
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "child.json"
+            command = [sys.executable, str(Path(__file__).resolve()),
+                       "--only", cases[0].workload, "--variant", name, "--repeat", str(repeat),
+                       "--seed", str(args.seed), "--json", str(out),
+                       "--markdown", str(Path(tmp) / "child.md")]
+            command += (["--quick"] if args.quick else []) + (
+                ["--device", args.device] if args.device else [])
+            done = subprocess.run(command, capture_output=True, text=True)
+            if not out.exists():
+                raise RuntimeError(f"{cases[0].workload} / {name}: the child run failed:\n"
+                                   f"{done.stderr[-2000:]}")
+            children = json.loads(out.read_text())["cases"]
+        for child in children:
+            record = records.setdefault(child["name"], dict(child, variants={}, isolated=True))
+            if name in child["variants"]:       # absent: the variant has no such case
+                record["variants"][name] = child["variants"][name]
+    for case in cases:
+        _add_rates(records[case.name], case)
+    return [records[case.name] for case in cases]
+
+
+def _batch(runner: Runner, count: int) -> None:
+    """*count* launches of *runner*, then one wait."""
+    for _ in range(count):
+        runner.launch()
+    runner.wait()
 
 
 def _add_rates(record: dict, case: Case) -> None:
@@ -269,13 +332,14 @@ def targets(kind: str) -> list[Target]:
         ratio = [("W1", "hand-written", 0.91), ("W2", "numpy", 15),
                  ("W3 dot", "numpy", 2), ("W3 cols", "numpy", 1), ("W4", "numpy", 2),
                  ("W5", "numpy", 5), ("W6", "numpy", 0.5), ("W7", "numpy", 8)]
-        latency = [("W8", j, "us", 20), ("W8", e, "us", 150), ("W9 cold", j, "ms", 600),
+        latency = [("W8 batched", j, "us", 20), ("W8 batched", e, "us", 150),
+                   ("W9 cold", j, "ms", 600),
                    ("W9 warm", j, "ms", 150)]
         out = [Target(c, f">= {x:g}x {ref}", _speedup(j, ref), x) for c, ref, x in ratio]
     else:
         fractions = [("W1", 1.0), ("W3 dot", 0.95), ("W3 rows", 0.95), ("W3 cols", 0.95),
                      ("W4", 0.90), ("W5", 0.80), ("W7", 0.80)]
-        latency = [("W8", j, "us", 20), ("W9 cold", j, "ms", 250),
+        latency = [("W8 batched", j, "us", 20), ("W9 cold", j, "ms", 250),
                    ("W9 warm", j, "ms", 40)]
         out = [Target(c, f">= {x:.2f} of copy bandwidth", _of_copy(j), x, unit=" of copy")
                for c, x in fractions]
@@ -286,7 +350,8 @@ def targets(kind: str) -> list[Target]:
     out += [Target(c, f"< {x:g} {unit}", _time(v, unit), x, below=True, variant=v,
                    unit=f" {unit}") for c, v, unit, x in latency]
     order = {c: k for k, c in enumerate(["W1", "W2", "W3 dot", "W3 rows", "W3 cols", "W4",
-                                         "W5", "W6", "W7", "W8", "W9 cold", "W9 warm"])}
+                                         "W5", "W6", "W7", "W8 batched", "W9 cold",
+                                         "W9 warm"])}
     return sorted(out, key=lambda t: order[t.case])
 
 
@@ -337,12 +402,23 @@ def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
                            "check_calls": CHECK_CALLS},
               "environment": env, "peers": peers.versions(setup), "cases": []}
     builders = variant_builders(queue, setup)
-    for case in workloads.cases(kind, args.quick):
-        if case.workload in args.only:
-            logger.info("%s: %s (%s)", case.name, case.expression, case.size)
-            result["cases"].append(run_case(case, builders, repeat, warmup, args.seed))
-            gc.collect()
-            setup.release()
+    if args.variant is not None:
+        if args.variant not in builders:
+            raise SystemExit(f"--variant: unknown variant {args.variant!r} "
+                             f"(known: {', '.join(builders)})")
+        builders = {args.variant: builders[args.variant]}
+    all_cases = [c for c in workloads.cases(kind, args.quick) if c.workload in args.only]
+    for case in all_cases:
+        if case.workload in ISOLATED and args.variant is None:
+            if case is next(c for c in all_cases if c.workload == case.workload):
+                same = [c for c in all_cases if c.workload == case.workload]
+                logger.info("%s: each variant in a process of its own", case.workload)
+                result["cases"] += isolated_cases(same, builders, args, repeat)
+            continue
+        logger.info("%s: %s (%s)", case.name, case.expression, case.size)
+        result["cases"].append(run_case(case, builders, repeat, warmup, args.seed))
+        gc.collect()
+        setup.release()
     if "W9" in args.only:
         logger.info("W9: first call in fresh processes")
         result["cases"] += latency.run(kind, 1 if args.quick else 3)

@@ -33,6 +33,10 @@ class Runner:
     to_host: Callable[[Any], np.ndarray] = np.asarray
     expected: np.ndarray | None = None
     nbytes: int | None = None
+    #: for batched cases: ``launch()`` starts one call without waiting for it,
+    #: ``wait()`` returns once everything launched is done
+    launch: Callable[[], Any] | None = None
+    wait: Callable[[], None] | None = None
 
 
 class NotApplicable(Exception):
@@ -171,8 +175,9 @@ class Case:
     """One measured computation: workload *fn* on float32 inputs of *shapes*,
     uniform in *span*. *traffic* multiplies the bytes of inputs read once and
     output written once (W5: once per step); *rtol* bounds max |error| / max
-    |float64 reference|. *inner* calls make one timing sample (W8); *only*
-    restricts the variants run."""
+    |float64 reference|. *inner* calls make one timing sample (W8); when
+    *batched*, they are launched one after the other and waited for once (the
+    dispatch cost per call). *only* restricts the variants run."""
 
     name: str
     workload: str
@@ -186,6 +191,7 @@ class Case:
     unit: str = "ms"
     inner: int = 1
     only: tuple[str, ...] | None = None
+    batched: bool = False
 
     @property
     def size(self) -> str:
@@ -250,9 +256,12 @@ def cases(kind: str, quick: bool) -> list[Case]:
         Case("W6", "W6", "A @ B", w6, ((n6, n6),) * 2, span=(-1.0, 1.0), rtol=1e-3,
              flop=2 * n6**3),
         Case("W7", "W7", "2*a.T in C order", w7, ((n7, n7),)),
-        Case("W8", "W8", f"a + b on {W8_SIZE} elements: time per call", w8,
-             ((W8_SIZE,),) * 2, unit="us", inner=20 if quick else 100,
+        Case("W8", "W8", f"a + b on {W8_SIZE} elements: time per call, each waited for",
+             w8, ((W8_SIZE,),) * 2, unit="us", inner=20 if quick else 100,
              only=W8_VARIANTS),
+        Case("W8 batched", "W8", f"a + b on {W8_SIZE} elements: time per call in batches "
+             f"of {20 if quick else 100}, one wait per batch", w8, ((W8_SIZE,),) * 2,
+             unit="us", inner=20 if quick else 100, only=W8_VARIANTS, batched=True),
     ]
 
 

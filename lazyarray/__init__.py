@@ -26,7 +26,6 @@ from lazyarray.ops import host as _host
 from lazyarray.ops import linalg as _linalg
 from lazyarray.ops import manipulate as _manipulate
 from lazyarray.ops import elementwise as _elementwise
-from lazyarray.ops import reductions as _reductions
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 
 __version__ = "0.1.0"

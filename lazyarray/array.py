@@ -11,7 +11,7 @@ import numpy as np
 import pyopencl.array as cla
 
 from lazyarray.errors import DTypeError
-from lazyarray.graph import Const, Input, Map, Node
+from lazyarray.graph import Const, Input, Node
 from lazyarray.ops.elementwise import (
     UFUNCS, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
@@ -366,10 +366,10 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
     if isinstance(data, cla.Array):
         if dtype is not None and np.dtype(dtype) != data.dtype:
             data = data.astype(dtype)
-        # a new array object per call: the caller may change the buffer's
-        # contents between calls, so values computed from an earlier call's
-        # array must not be reused for this one
-        return LazyArray(Input(adopt(data).reshape(data.shape)))
+        # a new graph input per call (inputs are not interned): the caller may
+        # change the buffer's contents between calls, so values computed from
+        # an earlier call's array are not reused for this one
+        return LazyArray(Input(adopt(data)))
     host = np.asarray(data, dtype=dtype)
     if host.dtype.kind not in "biufc":
         raise DTypeError(f"lazyarray does not support dtype {host.dtype}")

@@ -14,21 +14,18 @@ import functools
 import inspect
 import logging
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-import pyopencl as cl
 import pyopencl.array as cla
 
-import kernelcore as lp
-from kernelcore.runtime.invoke import memory_pool
 
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.runtime import STATS, TRACING, adopt, default_queue, evaluate, plan, run_step
+from lazyarray.runtime import TRACING, adopt, default_queue, evaluate, plan, run_step
 
 logger = logging.getLogger(__name__)
 
@@ -45,42 +42,6 @@ class _Program:
     steps: tuple          # of (Step, ((argument name, source), ...))
     outputs: tuple        # of sources
     structure: tuple      # of the result
-    #: per step, its :class:`_Replay` once the step has run (filled on use)
-    replays: list = field(default_factory=list)
-
-
-class _Replay:
-    """One step's device kernels with their grids and argument slots worked out
-    on its first run, so that a replay only allocates the result, sets the
-    changed buffers and enqueues."""
-
-    def __init__(self, step, queue, args: dict, out: cla.Array):
-        flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
-        flat["out"] = out if out.shape else out.reshape(1)
-        launcher = lp.make_launcher(step.kernel, queue, **flat)
-        self.template = out
-        self.pool = memory_pool(queue)
-        self.launches = []
-        #: arguments bound once (global temporaries): the kernels refer to them
-        self.bound = []
-        for sub in launcher.launchers:
-            slots = tuple((k, name) for k, value in sub.args_list
-                          for name, a in flat.items() if value is a)
-            rebound = {k for k, _ in slots}
-            self.bound += [value for k, value in sub.args_list if k not in rebound]
-            self.launches.append((sub.kernel, sub.default_global_work_size,
-                                  sub.default_local_work_size, slots))
-
-    def __call__(self, queue, args: dict) -> cla.Array:
-        out = self.template._new_with_changes(self.pool(self.template.nbytes or 1), 0)
-        buffers = {name: a.base_data for name, a in args.items()}
-        buffers["out"] = out.base_data
-        for kernel, gsize, lsize, slots in self.launches:
-            for k, name in slots:
-                kernel.set_arg(k, buffers[name])
-            cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
-        STATS["launches"] += 1
-        return out
 
 
 class _Jitted:
@@ -222,20 +183,10 @@ def _device_data(x) -> cla.Array:
 def _run(program: _Program, data: list) -> Any:
     queue = default_queue()
     values: list = []
-    replays = program.replays
-    for k, (step, sources) in enumerate(program.steps):
+    for step, sources in program.steps:
         args = {name: data[what] if kind == "arg" else values[what] if kind == "step" else what
                 for name, (kind, what) in sources}
-        replay = replays[k] if k < len(replays) else None
-        if replay is not None and not any(a.offset for a in args.values()):
-            values.append(replay(queue, args))
-            continue
-        out = run_step(step, queue, args)
-        if k == len(replays):
-            # kernels with no arguments to rebind (fills, empty results) replay as before
-            replays.append(_Replay(step, queue, args, out) if step.kernel is not None
-                           and out.size and all(a.size for a in args.values()) else None)
-        values.append(out)
+        values.append(run_step(step, queue, args))
     outputs = [LazyArray(Input(data[what] if kind == "arg" else values[what]
                                if kind == "step" else what))
                for kind, what in program.outputs]

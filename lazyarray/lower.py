@@ -19,7 +19,7 @@ from lazyarray.lower_contraction import contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
 from lazyarray.graph import (
-    Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
+    Concat, Const, Gather, Input, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
@@ -45,6 +45,8 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     (the kernel computes the value once, see :class:`_Expr`). All other nodes
     are recomputed inside the kernel of the stored value that reads them.
     """
+    if all(isinstance(c, (Input, Const)) for c in root.children()):
+        return [(root, "result")]       # one operation on inputs (eager calls)
     order = walk(root)
     # per node: the (kernel, index) pairs it is evaluated at, and the number of
     # evaluations that are never shared (conditional, or inside a reduction)

@@ -1,13 +1,13 @@
 """Evaluation: stored nodes computed kernel by kernel on the default device.
 
-Public names: evaluate, plan, run_step, Step, default_queue, adopt, STATS, TRACING,
+Public names: evaluate, plan, run_step, new_array, Step, default_queue, adopt, STATS, TRACING,
 refuse_while_tracing.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyopencl as cl
@@ -83,12 +83,47 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
 class Step:
     """Computing one stored *node*: a *kernel* with its inputs (argument name,
     node) in *args*, or a *fill* value for empty reductions (neither: a node
-    with no elements)."""
+    with no elements). *bound* holds the kernel's :class:`_Bound` once it ran
+    (shared by every step of that kernel)."""
 
     node: Node
     kernel: Any = None
     fill: Any = None
     args: tuple = ()
+    bound: list = field(default_factory=list)
+
+
+class _Bound:
+    """A step's device kernels with their grids and argument slots worked out
+    on a first run, so that a later run only allocates the result, sets the
+    changed buffers and enqueues."""
+
+    def __init__(self, step: Step, queue, args: dict, out: cla.Array):
+        flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
+        flat["out"] = out if out.shape else out.reshape(1)
+        launcher = lp.make_launcher(step.kernel, queue, **flat)
+        self.template = out
+        self.pool = memory_pool(queue)
+        self.launches = []
+        #: arguments bound once (global temporaries): the kernels refer to them
+        self.kept = []
+        for sub in launcher.launchers:
+            slots = tuple((k, name) for k, value in sub.args_list
+                          for name, a in flat.items() if value is a)
+            rebound = {k for k, _ in slots}
+            self.kept += [value for k, value in sub.args_list if k not in rebound]
+            self.launches.append((sub.kernel, sub.default_global_work_size,
+                                  sub.default_local_work_size, slots))
+
+    def __call__(self, queue, args: dict) -> cla.Array:
+        out = self.template._new_with_changes(self.pool(self.template.nbytes or 1), 0)
+        buffers = {name: a.base_data for name, a in args.items()}
+        buffers["out"] = out.base_data
+        for kernel, gsize, lsize, slots in self.launches:
+            for k, name in slots:
+                kernel.set_arg(k, buffers[name])
+            cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+        return out
 
 
 def plan(roots: list[Node]) -> list[Step]:
@@ -116,16 +151,36 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
     inputs: dict[int, tuple[Node, str]] = {}
     _collect_inputs(node, node, inputs, stored_ids)
     key = _structure_key(node, inputs)
-    knl = _KERNELS.get(key)
-    if knl is None:
-        knl = _KERNELS[key] = build_kernel(node, inputs)
-    return Step(node, kernel=knl, args=tuple((name, n) for n, name in inputs.values()))
+    compiled = _KERNELS.get(key)
+    if compiled is None:
+        compiled = _KERNELS[key] = (build_kernel(node, inputs), [])
+    knl, bound = compiled
+    return Step(node, kernel=knl, args=tuple((name, n) for n, name in inputs.values()),
+                bound=bound)
+
+
+_TEMPLATES: dict[tuple, cla.Array] = {}
+
+
+def new_array(queue, shape: tuple, dtype) -> cla.Array:
+    """An uninitialized C-order array from *queue*'s memory pool. (It is made
+    from a template array of that shape, which is ten times cheaper than
+    constructing an array.)"""
+    key = (queue.int_ptr, shape, dtype)
+    template = _TEMPLATES.get(key)
+    pool = memory_pool(queue)
+    if template is None:
+        template = _TEMPLATES[key] = cla.Array(queue, shape, dtype, data=pool(1))
+    return template._new_with_changes(pool(template.nbytes or 1), 0)
 
 
 def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
-    out = cla.empty(queue, node.shape or (1,), node.dtype, allocator=memory_pool(queue))
+    if step.bound and not any(a.offset for a in args.values()):
+        STATS["launches"] += 1
+        return step.bound[0](queue, args)
+    out = new_array(queue, node.shape or (1,), node.dtype)
     if step.fill is not None:
         out.fill(step.fill)
     elif step.kernel is not None:
@@ -134,7 +189,13 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
                                        for name, a in args.items()})
         STATS["launches"] += 1
         logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
-    return out if node.shape else out.reshape(())
+    result = out if node.shape else out.reshape(())
+    # later runs of this kernel skip the checks of a kernel call (not for
+    # kernels with nothing to rebind: fills, empty values)
+    if step.kernel is not None and not step.bound and out.size \
+            and all(a.size for a in args.values()):
+        step.bound.append(_Bound(step, queue, args, result))
+    return result
 
 
 def evaluate(root: Node) -> cla.Array:

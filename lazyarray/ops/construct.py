@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import DTypeError, ShapeError
-from lazyarray.graph import Concat, Const, Iota, Map, Node, View
+from lazyarray.graph import Concat, Iota, Map, Node, View
 
 
 def normalize_shape(shape) -> tuple[int, ...]:
