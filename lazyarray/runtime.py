@@ -7,14 +7,17 @@ refuse_while_tracing.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
-from kernelcore.runtime.invoke import memory_pool
+from kernelcore.runtime.invoke import get_executor, memory_pool
+from lazyarray import lower_reduction
+from lazyarray.cache import Recipe, load_recipe, recipe_key, store_recipe
 from lazyarray.graph import Const, Input, Node, Reduce
 from lazyarray.lower import build_kernel, stored_nodes
 
@@ -79,41 +82,71 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
     return tuple(entries)
 
 
-@dataclass(frozen=True)
-class Step:
-    """Computing one stored *node*: a *kernel* with its inputs (argument name,
-    node) in *args*, or a *fill* value for empty reductions (neither: a node
-    with no elements). *bound* holds the kernel's :class:`_Bound` once it ran
-    (shared by every step of that kernel)."""
-
-    node: Node
-    kernel: Any = None
-    fill: Any = None
-    args: tuple = ()
-    bound: list = field(default_factory=list)
-
-
 class _Bound:
-    """A step's device kernels with their grids and argument slots worked out
-    on a first run, so that a later run only allocates the result, sets the
-    changed buffers and enqueues."""
+    """A planned kernel's device kernels with their grids, global temporaries
+    and argument slots worked out once (on a first run, or from a disk
+    recipe), so that a run only allocates the result, sets the changed
+    buffers and enqueues."""
 
-    def __init__(self, step: Step, queue, args: dict, out: cla.Array):
+    def __init__(self, recipe: Recipe, kernels: list, queue, out_template: cla.Array):
+        self.recipe = recipe
+        self.template = out_template
+        self.pool = memory_pool(queue)
+        #: global temporaries (the kernels refer to them)
+        self.kept: dict[int, cla.Array] = {}
+        self.launches = []
+        for kernel, (_, gsize, lsize, arguments) in zip(kernels, recipe.launches):
+            slots = []
+            for k, spec in enumerate(arguments):
+                if spec[0] == "array":
+                    slots.append((k, spec[1]))
+                elif spec[0] == "temporary":
+                    temp = self.kept.get(spec[1])
+                    if temp is None:
+                        temp = self.kept[spec[1]] = cla.empty(queue, (max(spec[2], 1),),
+                                                              np.uint8)
+                    kernel.set_arg(k, temp.base_data)
+                else:
+                    kernel.set_arg(k, spec[1])
+            self.launches.append((kernel, gsize, lsize, tuple(slots)))
+
+    @classmethod
+    def from_run(cls, knl, queue, args: dict, out: cla.Array) -> _Bound:
+        """Bound from kernelcore's launcher of *knl* for the arrays of a run."""
         flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
         flat["out"] = out if out.shape else out.reshape(1)
-        launcher = lp.make_launcher(step.kernel, queue, **flat)
-        self.template = out
-        self.pool = memory_pool(queue)
-        self.launches = []
-        #: arguments bound once (global temporaries): the kernels refer to them
-        self.kept = []
+        launcher = lp.make_launcher(knl, queue, **flat)
+        temporaries: dict[int, int] = {}
+        launches = []
         for sub in launcher.launchers:
-            slots = tuple((k, name) for k, value in sub.args_list
-                          for name, a in flat.items() if value is a)
-            rebound = {k for k, _ in slots}
-            self.kept += [value for k, value in sub.args_list if k not in rebound]
-            self.launches.append((sub.kernel, sub.default_global_work_size,
-                                  sub.default_local_work_size, slots))
+            arguments = []
+            for _, value in sub.args_list:
+                name = next((n for n, a in flat.items() if a is value), None)
+                if name is not None:
+                    arguments.append(("array", name))
+                elif isinstance(value, cla.Array):
+                    index = temporaries.setdefault(id(value), len(temporaries))
+                    arguments.append(("temporary", index, value.nbytes))
+                else:
+                    arguments.append(("value", value))
+            launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size),
+                             None if sub.default_local_work_size is None
+                             else tuple(sub.default_local_work_size), tuple(arguments)))
+        source = get_executor(knl, flat).code.device_code()
+        recipe = Recipe(source, tuple(launches))
+        return cls(recipe, [cl.Kernel(sub.kernel.program, name)
+                            for sub, (name, *_) in zip(launcher.launchers, launches)],
+                   queue, out)
+
+    @classmethod
+    def from_recipe(cls, recipe: Recipe, queue, node: Node) -> _Bound:
+        """Bound from a stored recipe: its source built (a pyopencl binary
+        cache lookup after the first process)."""
+        program = cl.Program(queue.context, recipe.source).build()
+        kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
+        shape = node.shape
+        template = cla.Array(queue, shape or (1,), node.dtype, data=memory_pool(queue)(1))
+        return cls(recipe, kernels, queue, template if shape else template.reshape(()))
 
     def __call__(self, queue, args: dict) -> cla.Array:
         out = self.template._new_with_changes(self.pool(self.template.nbytes or 1), 0)
@@ -124,6 +157,39 @@ class _Bound:
                 kernel.set_arg(k, buffers[name])
             cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         return out
+
+
+class _Compiled:
+    """The kernel planned for one structure: the kernelcore kernel (None when
+    the step came from a disk recipe, until something needs it) and, once it
+    ran or was loaded, its :class:`_Bound` launch."""
+
+    def __init__(self, kernel, bound: _Bound | None, disk_key: str):
+        self.kernel = kernel
+        self.bound = bound
+        self.disk_key = disk_key
+
+
+@dataclass(frozen=True)
+class Step:
+    """Computing one stored *node*: a planned kernel (*compiled*) with its
+    inputs (argument name, node) in *args*, or a *fill* value for empty
+    reductions (neither: a node with no elements)."""
+
+    node: Node
+    compiled: _Compiled | None = None
+    fill: Any = None
+    args: tuple = ()
+
+    @property
+    def kernel(self):
+        """The kernelcore kernel (lowered now if the step came from disk)."""
+        if self.compiled is None:
+            return None
+        if self.compiled.kernel is None:
+            self.compiled.kernel = build_kernel(
+                self.node, {id(n): (n, name) for name, n in self.args})
+        return self.compiled.kernel
 
 
 def plan(roots: list[Node]) -> list[Step]:
@@ -153,10 +219,18 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
     key = _structure_key(node, inputs)
     compiled = _KERNELS.get(key)
     if compiled is None:
-        compiled = _KERNELS[key] = (build_kernel(node, inputs), [])
-    knl, bound = compiled
-    return Step(node, kernel=knl, args=tuple((name, n) for n, name in inputs.values()),
-                bound=bound)
+        device = lp.default_queue().device
+        disk_key = recipe_key(key, device, lower_reduction.device_profile(device))
+        recipe = load_recipe(disk_key)
+        bound = None
+        if recipe is not None:
+            try:
+                bound = _Bound.from_recipe(recipe, default_queue(), node)
+            except cl.Error as e:
+                logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
+        compiled = _KERNELS[key] = _Compiled(
+            None if bound is not None else build_kernel(node, inputs), bound, disk_key)
+    return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
 
 
 _TEMPLATES: dict[tuple, cla.Array] = {}
@@ -177,24 +251,28 @@ def new_array(queue, shape: tuple, dtype) -> cla.Array:
 def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
-    if step.bound and not any(a.offset for a in args.values()):
+    compiled = step.compiled
+    if compiled is not None and compiled.bound is not None \
+            and not any(a.offset for a in args.values()):
         STATS["launches"] += 1
-        return step.bound[0](queue, args)
+        return compiled.bound(queue, args)
     out = new_array(queue, node.shape or (1,), node.dtype)
     if step.fill is not None:
         out.fill(step.fill)
-    elif step.kernel is not None:
+    elif compiled is not None:
         # 0-d values travel as one-element arrays
         step.kernel(queue, out=out, **{name: a if a.shape else a.reshape(1)
                                        for name, a in args.items()})
         STATS["launches"] += 1
         logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
     result = out if node.shape else out.reshape(())
-    # later runs of this kernel skip the checks of a kernel call (not for
-    # kernels with nothing to rebind: fills, empty values)
-    if step.kernel is not None and not step.bound and out.size \
+    # later runs (in this process and, through the disk recipe, in others) skip
+    # lowering and the checks of a kernel call; not for kernels with nothing
+    # to rebind (empty values)
+    if compiled is not None and compiled.bound is None and out.size \
             and all(a.size for a in args.values()):
-        step.bound.append(_Bound(step, queue, args, result))
+        compiled.bound = _Bound.from_run(step.kernel, queue, args, result)
+        store_recipe(compiled.disk_key, compiled.bound.recipe)
     return result
 
 

@@ -1,0 +1,73 @@
+"""Planned kernels are stored on disk: a new process runs them without
+lowering or generating code; unreadable entries are rebuilt."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+_CHILD = """
+import json, sys
+import numpy as np
+import kernelcore as lp
+import lazyarray as la
+from lazyarray import cache, lower
+
+lowered = []
+original = lower.build_kernel
+def counting(node, inputs):
+    lowered.append(type(node).__name__)
+    return original(node, inputs)
+lower.build_kernel = counting
+import lazyarray.runtime as runtime
+runtime.build_kernel = counting
+
+x = la.asarray(np.arange(3000, dtype=np.float32).reshape(30, 100))
+f = la.jit(lambda x: (np.sin(x) * 2).sum(axis=1) + x.max())
+y = np.asarray(f(x))
+z = np.asarray(np.exp(x[:, :7] / 1000).T * 3)
+print(json.dumps({"y": y.tolist(), "z": z.tolist(), "lowered": lowered,
+                  "hits": cache.STATS["disk_hits"], "stores": cache.STATS["disk_stores"]}))
+"""
+
+
+def _child(cache_dir: Path) -> dict:
+    env = dict(os.environ, LAZYARRAY_CACHE_DIR=str(cache_dir))
+    done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _expected():
+    x = np.arange(3000, dtype=np.float32).reshape(30, 100)
+    return (np.sin(x) * 2).sum(axis=1) + x.max(), np.exp(x[:, :7] / 1000).T * 3
+
+
+def test_a_second_process_lowers_nothing(tmp_path):
+    first = _child(tmp_path)
+    second = _child(tmp_path)
+    y, z = _expected()
+    for run in (first, second):
+        np.testing.assert_allclose(run["y"], y, rtol=1e-5)
+        np.testing.assert_allclose(run["z"], z, rtol=1e-5)
+    assert first["lowered"] and first["stores"] == len(first["lowered"])
+    assert second["lowered"] == [] and second["hits"] == len(first["lowered"])
+
+
+def test_unreadable_entries_are_rebuilt(tmp_path):
+    first = _child(tmp_path)
+    damaged = 0
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and "lazyarray-recipes" in str(path) and path.suffix != ".lock":
+            path.write_bytes(b"\\x00 not a pickle")
+            damaged += 1
+    assert damaged
+    again = _child(tmp_path)
+    y, z = _expected()
+    np.testing.assert_allclose(again["y"], y, rtol=1e-5)
+    np.testing.assert_allclose(again["z"], z, rtol=1e-5)
+    assert sorted(again["lowered"]) == sorted(first["lowered"])
