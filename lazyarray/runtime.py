@@ -7,6 +7,7 @@ refuse_while_tracing.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,8 +229,12 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
                 bound = _Bound.from_recipe(recipe, default_queue(), node)
             except cl.Error as e:
                 logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
-        compiled = _KERNELS[key] = _Compiled(
-            None if bound is not None else build_kernel(node, inputs), bound, disk_key)
+        start = time.perf_counter()
+        knl = None if bound is not None else build_kernel(node, inputs)
+        compiled = _KERNELS[key] = _Compiled(knl, bound, disk_key)
+        logger.info("%s %s%s %s in %.1f ms", "lowered" if knl is not None else
+                    "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
+                    1e3 * (time.perf_counter() - start))
     return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
 
 
