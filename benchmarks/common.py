@@ -24,7 +24,7 @@ REPO_ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
 
 # Environment variables that influence device selection or the OpenCL loader.
-_ENV_VARS = ("KERNELCORE_DEVICE", "PYOPENCL_CTX", "OCL_ICD_VENDORS",
+_ENV_VARS = ("KERNELCORE_DEVICE", "PYOPENCL_CTX", "OCL_ICD_VENDORS", "OMP_WAIT_POLICY",
              "OCL_ICD_FILENAMES", "POCL_DEVICES", "POCL_MAX_PTHREAD_COUNT",
              "CUDA_VISIBLE_DEVICES", "KERNELCORE_CACHE_DIR")
 

@@ -435,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.device:
         os.environ["KERNELCORE_DEVICE"] = args.device
+    # OpenMP worker threads (torch's) otherwise spin for a while after each
+    # call, taking the cores from whatever runs next in the same process
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     _setup_logging()
     common.ensure_repo_on_path()
     import report

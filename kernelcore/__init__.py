@@ -75,10 +75,12 @@ def print_linearization(knl: LoopKernel) -> None:
     print("\n".join(linearization_lines(linearize(knl).linearization)))
 
 
-def _configure_logging() -> None:
-    level = _os.environ.get("KERNELCORE_LOG") or _os.environ.get("LAZYARRAY_LOG")
+def configure_logging(logger_name: str, *env_vars: str) -> None:
+    """Send the records of logger *logger_name* to stderr at the level
+    (``info``, ``debug``, ...) named by the first of *env_vars* that is set."""
+    level = next((_os.environ[v] for v in env_vars if _os.environ.get(v)), None)
     if level:
-        logger = _logging.getLogger("kernelcore")
+        logger = _logging.getLogger(logger_name)
         logger.setLevel(level.upper())
         if not logger.handlers:
             handler = _logging.StreamHandler()
@@ -86,10 +88,10 @@ def _configure_logging() -> None:
             logger.addHandler(handler)
 
 
-_configure_logging()
+configure_logging("kernelcore", "KERNELCORE_LOG", "LAZYARRAY_LOG")
 
 __all__ = [
-    "make_kernel", "LoopKernel", "KernelState", "Options", "set_options",
+    "make_kernel", "LoopKernel", "KernelState", "Options", "set_options", "configure_logging",
     "ArrayArg", "GlobalArg", "ValueArg", "TemporaryVariable", "AddressSpace", "auto",
     "Assignment", "NoOpInstruction", "Reduction", "TypeCast",
     "add_dtypes", "add_and_infer_dtypes", "infer_types",

@@ -17,6 +17,8 @@ import builtins as _builtins
 
 import numpy as _np
 
+import kernelcore as _lp
+
 from lazyarray.array import Device, LazyArray, asarray
 from lazyarray.errors import DTypeError, IndexingError, LazyArrayError, ShapeError
 from lazyarray.explain import explain, to_dot
@@ -31,22 +33,10 @@ from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 __version__ = "0.1.0"
 
 
-def _configure_logging() -> None:
-    """``LAZYARRAY_LOG=info`` (or ``debug``) shows planning, lowering and
-    kernel runs with their timings on stderr."""
-    import logging
-    import os
-    level = os.environ.get("LAZYARRAY_LOG")
-    if level:
-        logger = logging.getLogger("lazyarray")
-        logger.setLevel(level.upper())
-        if not logger.handlers:
-            handler = logging.StreamHandler()
-            handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
-            logger.addHandler(handler)
+# LAZYARRAY_LOG=info (or debug) shows planning, lowering and kernel runs with
+# their timings on stderr
+_lp.configure_logging("lazyarray", "LAZYARRAY_LOG")
 
-
-_configure_logging()
 __array_api_version__ = "2023.12"
 
 float32, float64, int32, int64, bool_ = (_np.float32, _np.float64, _np.int32, _np.int64,

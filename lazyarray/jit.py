@@ -61,6 +61,8 @@ class _Jitted:
         self._positional = tuple(p.name for p in params) if not (
             static_argnums or static_argnames) and all(
             p.kind == p.POSITIONAL_OR_KEYWORD for p in params) else None
+        #: the function's name in messages (partials and callables have none)
+        self.name = getattr(fn, "__name__", None) or repr(fn)
         functools.update_wrapper(self, fn)
 
     def _split(self, args, kwargs):
@@ -71,7 +73,7 @@ class _Jitted:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.fn.__name__}(): {e}") from None
+            raise TypeError(f"{self.name}(): {e}") from None
         static, dynamic = [], {}
         for k, (name, value) in enumerate(bound.arguments.items()):
             if k in self.static_argnums or name in self.static_argnames:
@@ -79,7 +81,7 @@ class _Jitted:
                     hash(value)
                 except TypeError:
                     raise LazyArrayError(
-                        f"static argument '{name}' of {self.fn.__name__} must be "
+                        f"static argument '{name}' of {self.name} must be "
                         f"hashable, got {type(value).__name__}") from None
                 static.append((name, value))
             else:
@@ -114,7 +116,7 @@ class _Jitted:
                 scalars.append((type(leaf), leaf))
             else:
                 raise LazyArrayError(
-                    f"{self.fn.__name__}: cannot pass a {type(leaf).__name__} to a "
+                    f"{self.name}: cannot pass a {type(leaf).__name__} to a "
                     "jitted function (arrays, scalars and tuples/lists/dicts/"
                     "dataclasses of them are allowed; mark others static)")
         data = [_device_data(a) for a in arrays]
@@ -127,7 +129,7 @@ class _Jitted:
 
     def _trace(self, static, structure, leaves, data) -> _Program:
         self.trace_count += 1
-        logger.info("tracing %s (trace %d)", self.fn.__name__, self.trace_count)
+        logger.info("tracing %s (trace %d)", self.name, self.trace_count)
         # fresh placeholders (a new array object per argument): nothing computed for
         # earlier values of the same arrays is mistaken for this trace's results
         placeholders = [Input(d.reshape(d.shape)) for d in data]
@@ -136,7 +138,7 @@ class _Jitted:
         traced = [LazyArray(next(it)) if _is_array(leaf) else leaf for leaf in leaves]
         call_args = unflatten(structure, traced)
         call_args.update(dict(static))
-        TRACING.append(self.fn.__name__)
+        TRACING.append(self.name)
         try:
             result = self.fn(**call_args)
         finally:

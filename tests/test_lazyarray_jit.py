@@ -160,3 +160,15 @@ def test_stencil_steps_are_stored_not_recomputed(queue):
     np.testing.assert_allclose(got, heat.run(u0, 12, 0.2), rtol=1e-5, atol=1e-6)
     eager = heat.run(la.asarray(u0), 12, 0.2)
     np.testing.assert_allclose(eager.get(), heat.run(u0, 12, 0.2), rtol=1e-5, atol=1e-6)
+
+
+def test_jit_of_a_partial():
+    import functools
+
+    def scale(k, x):
+        return x * k
+
+    f = la.jit(functools.partial(scale, 3))
+    a = np.arange(5, dtype=np.float32)
+    assert np.array_equal(np.asarray(f(a)), a * 3)
+    assert "scale" in f.name
