@@ -151,3 +151,27 @@ def test_random_shared_dags_match_numpy(case):
     got = np.asarray(_build(la.asarray(a), ops, la))
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
 
+
+
+@pytest.mark.parametrize("kind, kernels", [("cpu", 10), ("gpu", 5)])
+def test_gpus_recompute_a_stencil_step_inside_the_next(monkeypatch, kind, kernels):
+    """Ten 5-point steps: a CPU stores every step; a GPU recomputes each step
+    inside the next one (the limit is per device kind), halving the traffic."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: (kind, 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(6).random((20, 24)).astype(np.float32)
+
+    def step(u, cat):
+        c = u[1:-1, 1:-1]
+        inner = c + np.float32(0.2) * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:]
+                                       + u[1:-1, :-2] - 4 * c)
+        middle = cat([u[1:-1, :1], inner, u[1:-1, -1:]], axis=1)
+        return cat([u[:1], middle, u[-1:]], axis=0)
+
+    u, v = la.asarray(a), a
+    for _ in range(10):
+        u, v = step(u, la.concatenate), step(v, np.concatenate)
+    got, launches = _launches(lambda: np.asarray(u))
+    assert launches == kernels
+    np.testing.assert_allclose(got, v, rtol=1e-5)
