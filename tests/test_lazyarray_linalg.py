@@ -89,7 +89,29 @@ def test_contraction_errors_name_the_problem():
         la.einsum("ij,jk", np.ones((2, 3)), np.ones((4, 2)))
     with pytest.raises(la.ShapeError, match="names 2"):
         la.einsum("ij", np.ones(3))
-    with pytest.raises(la.ShapeError, match="ellipsis"):
+    with pytest.raises(la.ShapeError, match="one '...' at most"):
+        la.einsum("..i->i", np.ones((2, 3)))
+    with pytest.raises(la.ShapeError, match="must appear in the output"):
         la.einsum("...i->i", np.ones((2, 3)))
+    with pytest.raises(la.ShapeError, match="label 'a' has sizes 2 and 3"):
+        la.einsum("...ij,...jk", np.ones((2, 3, 4)), np.ones((3, 4, 5)))
     with pytest.raises(la.ShapeError, match="do not appear"):
         la.einsum("ij->k", np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,...jk", [(2, 3, 4), (1, 4, 5)]),          # broadcast ellipsis
+    ("ij...->...", [(3, 4, 2, 5)]),
+    ("...i,...i->...", [(3, 4), (4,)]),
+    ("i...,i...", [(3, 2), (3, 2)]),
+    ("ba...->...ab", [(2, 3, 4)]),
+    ("...i->i", [(3,)]),                              # an empty ellipsis
+])
+def test_einsum_ellipsis_matches_numpy(spec, shapes):
+    rng = np.random.default_rng(5)
+    args = [rng.random(s) for s in shapes]
+    got = np.asarray(la.einsum(spec, *(la.asarray(a) for a in args)))
+    expected = np.einsum(spec, *args)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -82,3 +82,16 @@ def test_long_cumsum_runs_as_a_scan(queue):
     text = la.explain(x.cumsum(), print_it=False)
     assert "running sum along axis 0" in text and "[result]" in text
     np.testing.assert_allclose(la.cumsum(x).get(), np.cumsum(data), rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("kw", [{"axis": 0}, {"axis": None, "ddof": 1},
+                                {"axis": 1, "keepdims": True}])
+def test_complex_var_and_std_are_real(dtype, kw):
+    rng = np.random.default_rng(9)
+    c = (rng.random((5, 3)) + 1j * rng.random((5, 3))).astype(dtype)
+    for name in ("var", "std"):
+        got = getattr(la.asarray(c), name)(**kw)
+        expected = getattr(c, name)(**kw)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5)

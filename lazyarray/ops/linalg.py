@@ -16,23 +16,51 @@ from lazyarray.ops.reductions import reduce
 from lazyarray.ops.shape import getitem, reshape
 
 
-def _parse(spec: str, nops: int) -> tuple[list[str], str]:
-    spec = spec.replace(" ", "")
-    if "." in spec:
-        raise ShapeError("einsum: ellipsis ('...') is not supported yet")
+def _expand_ellipsis(spec: str, ndims: list[int]) -> tuple[str, str]:
+    """*spec* with each ``...`` replaced by letters of its own (aligned from
+    the right, as NumPy broadcasts) and the output spelled out (NumPy's
+    implicit output: the ellipsis, then the labels used once, sorted), and
+    the ellipsis letters."""
     inputs, arrow, output = spec.partition("->")
     terms = inputs.split(",")
-    if len(terms) != nops:
+    if len(terms) != len(ndims):
         raise ShapeError(f"einsum: the subscripts name {len(terms)} operand(s) but "
-                         f"{nops} were given")
+                         f"{len(ndims)} were given")
+    for t in terms + [output]:
+        if t.replace("...", "", 1).count(".") or t.count("...") > 1:
+            raise ShapeError(f"einsum: invalid subscript '{t}' (one '...' at most)")
+    widths = []
+    for k, (t, nd) in enumerate(zip(terms, ndims)):
+        width = nd - (len(t) - 3) if "..." in t else 0
+        if width < 0:
+            raise ShapeError(f"einsum: operand {k} has {nd} dimension(s) but "
+                             f"subscript '{t}' names more")
+        widths.append(width)
+    used = set(spec)
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    ellipsis = "".join(free[:max(widths, default=0)])
+    terms = [t.replace("...", ellipsis[len(ellipsis) - w:]) for t, w in zip(terms, widths)]
+    if arrow:
+        if ellipsis and "..." not in output:
+            raise ShapeError("einsum: the operands' '...' dimensions must appear in the "
+                             "output (write '...' there), as in NumPy")
+        output = output.replace("...", ellipsis)
+    else:
+        counts: dict[str, int] = {}
+        for c in "".join(terms):
+            counts[c] = counts.get(c, 0) + 1
+        output = ellipsis + "".join(sorted(c for c, n in counts.items()
+                                           if n == 1 and c not in ellipsis))
+    return ",".join(terms) + "->" + output, ellipsis
+
+
+def _check(spec: str) -> tuple[list[str], str]:
+    """The operand terms and the output of an expanded *spec* (``a,b->c``)."""
+    inputs, _, output = spec.partition("->")
+    terms = inputs.split(",")
     for t in terms + [output]:
         if not all(c.isalpha() for c in t):
             raise ShapeError(f"einsum: invalid subscript '{t}' (letters only)")
-    if not arrow:
-        counts: dict[str, int] = {}
-        for c in inputs.replace(",", ""):
-            counts[c] = counts.get(c, 0) + 1
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
     if len(set(output)) != len(output):
         raise ShapeError(f"einsum: output subscript '{output}' repeats a label")
     unknown = set(output) - set(inputs)
@@ -43,23 +71,28 @@ def _parse(spec: str, nops: int) -> tuple[list[str], str]:
 
 
 def einsum(spec: str, *nodes: Node) -> Node:
-    """NumPy's einsum for subscripts without ellipsis."""
-    terms, output = _parse(spec, len(nodes))
+    """NumPy's einsum (``...`` broadcasts as in NumPy)."""
+    spec, ellipsis = _expand_ellipsis(spec.replace(" ", ""), [n.ndim for n in nodes])
+    terms, output = _check(spec)
     sizes: dict[str, int] = {}
     for k, (term, node) in enumerate(zip(terms, nodes)):
         if len(term) != node.ndim:
             raise ShapeError(f"einsum: operand {k} has {node.ndim} dimension(s) but "
                              f"subscript '{term}' names {len(term)}")
         for label, extent in zip(term, node.shape):
-            if sizes.setdefault(label, extent) != extent:
-                raise ShapeError(f"einsum: label '{label}' has sizes {sizes[label]} and "
-                                 f"{extent}")
+            known = sizes.setdefault(label, extent)
+            if known != extent:
+                if label not in ellipsis or 1 not in (known, extent):
+                    raise ShapeError(f"einsum: label '{label}' has sizes {known} and "
+                                     f"{extent}")
+                sizes[label] = max(known, extent)      # broadcast
     contracted = [c for c in dict.fromkeys("".join(terms)) if c not in output]
     labels = list(output) + contracted
     dtype = np.result_type(*(n.dtype for n in nodes))
     product = None
     for term, node in zip(terms, nodes):
-        axis_map = [("axis", labels.index(c), 0, 1) for c in term]
+        axis_map = [("const", 0) if extent != sizes[c] else ("axis", labels.index(c), 0, 1)
+                    for c, extent in zip(term, node.shape)]
         shape = [sizes[c] if c in term else 1 for c in labels]
         view = View(node, axis_map, shape)
         product = view if product is None else elementwise("multiply", product, view)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.errors import ShapeError
 from lazyarray.graph import Const, Map, Node, Reduce, Scan
 
 _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
@@ -58,13 +58,16 @@ def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
 
 def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0) -> Node:
     """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
-    from lazyarray.ops.elementwise import elementwise
-    if node.dtype.kind == "c":
-        raise DTypeError("var/std of complex arrays is not supported yet")
+    from lazyarray.ops.elementwise import elementwise, imag_part, real_part
     axes = normalize_axes(axis, node.ndim)
     count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
     centered = elementwise("subtract", node, mean(node, axes, True, dtype))
-    squares = elementwise("multiply", centered, centered)
+    if centered.dtype.kind == "c":      # |d|^2, a real value
+        re, im = real_part(centered), imag_part(centered)
+        squares = elementwise("add", elementwise("multiply", re, re),
+                              elementwise("multiply", im, im))
+    else:
+        squares = elementwise("multiply", centered, centered)
     total = reduce("sum", squares, axes, keepdims)
     return Map("true_divide", (total, Const(max(count - ddof, 0), np.int64, True)),
                total.shape, total.dtype)
