@@ -214,10 +214,18 @@ def run_case(case: Case, builders: dict[str, Builder], repeat: int, warmup: int,
 
 
 #: workloads whose variants each run in a process of their own: per-call
-#: overhead on a small CPU suffers from other libraries' idle worker threads
-#: (torch's OpenMP threads spin after each call), so W8 measures every
-#: library alone
+#: overhead suffers from other libraries' idle worker threads (which spin for
+#: a while after each call), so W8 measures every library alone; on a CPU
+#: device (PoCL's threads share the few cores with XLA's and torch's) every
+#: workload does, except in --quick runs
 ISOLATED = ("W8",)
+
+
+def isolated_workloads(kind: str, quick: bool) -> set[str]:
+    """The workloads whose variants run in processes of their own."""
+    if kind == "gpu" or quick:
+        return set(ISOLATED)
+    return set(WORKLOADS) - {"W9"}
 
 
 def isolated_cases(cases: list[Case], builders: dict[str, Builder], args, repeat: int
@@ -408,8 +416,9 @@ def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
                              f"(known: {', '.join(builders)})")
         builders = {args.variant: builders[args.variant]}
     all_cases = [c for c in workloads.cases(kind, args.quick) if c.workload in args.only]
+    isolated = isolated_workloads(kind, args.quick)
     for case in all_cases:
-        if case.workload in ISOLATED and args.variant is None:
+        if case.workload in isolated and args.variant is None:
             if case is next(c for c in all_cases if c.workload == case.workload):
                 same = [c for c in all_cases if c.workload == case.workload]
                 logger.info("%s: each variant in a process of its own", case.workload)
