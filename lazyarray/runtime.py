@@ -51,7 +51,14 @@ def default_queue() -> cl.CommandQueue:
 
 
 def adopt(data: cla.Array) -> cla.Array:
-    """*data*, once the work queued on its own queue (if not lazyarray's) is done."""
+    """*data*, once the work queued on its own queue (if not lazyarray's) is
+    done; strided views are refused (kernels read whole, C-ordered buffers)."""
+    if not data.flags.c_contiguous:
+        from lazyarray.errors import LazyArrayError
+        raise LazyArrayError(
+            f"lazyarray reads pyopencl arrays in C order; this one has strides "
+            f"{data.strides} for shape {data.shape}: pass a contiguous array (or a "
+            f"NumPy array, or slice the lazy array instead: la.asarray(x)[::2])")
     if data.queue is not None and data.queue is not default_queue():
         data.queue.finish()
     return data
@@ -257,8 +264,11 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
     compiled = step.compiled
-    if compiled is not None and compiled.bound is not None \
-            and not any(a.offset for a in args.values()):
+    if any(a.offset for a in args.values()):
+        # views starting inside their buffer (pyopencl slices): kernels take
+        # whole buffers, so such an input is read through a copy
+        args = {name: a.copy(queue=queue) if a.offset else a for name, a in args.items()}
+    if compiled is not None and compiled.bound is not None:
         STATS["launches"] += 1
         return compiled.bound(queue, args)
     out = new_array(queue, node.shape or (1,), node.dtype)

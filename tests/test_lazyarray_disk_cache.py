@@ -85,3 +85,18 @@ def test_offset_views_of_device_arrays_are_read_where_they_start(queue):
         view = dev[start:start + 20]
         got = np.asarray(la.asarray(view) * 2 + 1)
         np.testing.assert_array_equal(got, host[start:start + 20] * 2 + 1)
+
+
+def test_strided_device_views_are_refused_with_a_clear_error(queue):
+    import pyopencl.array as cla
+    import pytest
+
+    import lazyarray as la
+    dev = cla.to_device(queue, np.arange(40, dtype=np.float32))
+    np.asarray(la.asarray(dev[:20]) + 1)          # binds a launch for shape (20,)
+    f = la.jit(lambda x: x + 1)
+    f(dev[:20])
+    with pytest.raises(la.LazyArrayError, match="C order"):
+        la.asarray(dev[::2])
+    with pytest.raises(la.LazyArrayError, match="C order"):
+        f(dev[::2])
