@@ -124,7 +124,19 @@ class LazyArray:
 
     def get(self) -> np.ndarray:
         """The value as a NumPy array."""
-        return evaluate(self.node).get(queue=default_queue())
+        return self._host().copy()
+
+    def _host(self) -> np.ndarray:
+        """The value on the host, fetched once for a computed value (an array
+        handed in is read anew: its device buffer may have changed); not to
+        be modified."""
+        node = self.node
+        if node.value_on_host is not None:
+            return node.value_on_host
+        host = evaluate(node).get(queue=default_queue())
+        if not isinstance(node, Input) or node.owned:
+            node.value_on_host = host
+        return host
 
     to_numpy = get
 
@@ -133,19 +145,19 @@ class LazyArray:
         return result if dtype is None else result.astype(dtype)
 
     def item(self):
-        return self.get().item()
+        return self._host().item()
 
     def __float__(self):
-        return float(self.get())
+        return float(self._host())
 
     def __int__(self):
-        return int(self.get())
+        return int(self._host())
 
     def __bool__(self):
-        return bool(self.get())
+        return bool(self._host())
 
     def __complex__(self):
-        return complex(self.get())
+        return complex(self._host())
 
     def __index__(self):
         if self.dtype.kind not in "iu" or self.ndim:
@@ -375,4 +387,5 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
         raise DTypeError(f"lazyarray does not support dtype {host.dtype}")
     if host.dtype == np.float16:
         raise DTypeError("float16 is not supported")
-    return LazyArray(Input(cla.to_device(default_queue(), np.require(host, requirements='C'))))
+    return LazyArray(Input(cla.to_device(default_queue(), np.require(host, requirements='C')),
+                             owned=True))

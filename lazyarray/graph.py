@@ -20,7 +20,7 @@ _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 class Node(abc.ABC):
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
-    __slots__ = ("shape", "dtype", "_key", "value_on_device", "__weakref__")
+    __slots__ = ("shape", "dtype", "_key", "value_on_device", "value_on_host", "__weakref__")
 
     def __new__(cls, *args):
         key = (cls, *cls._content(*args))
@@ -28,7 +28,7 @@ class Node(abc.ABC):
         if node is None:
             node = object.__new__(cls)
             node._key = key
-            node.value_on_device = None
+            node.value_on_device = node.value_on_host = None
             node._init(*args)
             _INTERNED[key] = node
         return node
@@ -55,25 +55,28 @@ class Node(abc.ABC):
 
 class Input(Node):
     """Data already on the device (a pyopencl array), identified by its buffer.
+    *owned*: lazyarray made the buffer (a jitted call's result), so nobody
+    else changes its contents.
 
     Not interned: every array handed in is a value of its own (and a jitted
     call's results skip the interning table's cost)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "owned")
 
-    def __new__(cls, data):
+    def __new__(cls, data, owned: bool = False):
         node = object.__new__(cls)
-        node._key = (cls, *cls._content(data))
-        node.value_on_device = None
-        node._init(data)
+        node._key = (cls, *cls._content(data, owned))
+        node.value_on_device = node.value_on_host = None
+        node._init(data, owned)
         return node
 
     @staticmethod
-    def _content(data):
-        return (id(data), tuple(data.shape), np.dtype(data.dtype).str)
+    def _content(data, owned=False):
+        return (id(data), tuple(data.shape), np.dtype(data.dtype).str, owned)
 
-    def _init(self, data):
+    def _init(self, data, owned=False):
         self.data = data
+        self.owned = owned
         self.shape = tuple(data.shape)
         self.dtype = np.dtype(data.dtype)
 

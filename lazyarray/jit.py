@@ -189,8 +189,8 @@ def _run(program: _Program, data: list) -> Any:
         args = {name: data[what] if kind == "arg" else values[what] if kind == "step" else what
                 for name, (kind, what) in sources}
         values.append(run_step(step, queue, args))
-    outputs = [LazyArray(Input(data[what] if kind == "arg" else values[what]
-                               if kind == "step" else what))
+    outputs = [LazyArray(Input(values[what], owned=True)) if kind == "step"
+               else LazyArray(Input(data[what] if kind == "arg" else what))
                for kind, what in program.outputs]
     if program.structure == _SINGLE:
         return outputs[0]

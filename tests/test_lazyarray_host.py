@@ -38,3 +38,23 @@ def test_value_dependent_operations_refuse_jit(queue):
         la.jit(lambda v: v[v > 1])(a)
     # outside jit both work
     np.testing.assert_array_equal(np.sort(la.asarray(a)).get(), [1, 2, 3])
+
+
+def test_scalar_conversions_fetch_a_computed_value_once(queue):
+    import pyopencl.array as cla
+    x = la.asarray(np.arange(6.0)).sum()
+    assert float(x) == 15.0 and x.node.value_on_host is not None
+    host = x.node.value_on_host
+    assert int(x) == 15 and x.node.value_on_host is host       # no second fetch
+    got = x.get()
+    got[...] = -1                                              # a copy: the cache is intact
+    assert float(x) == 15.0
+    # an array handed in is read anew: its buffer may change
+    dev = cla.to_device(queue, np.array([1.0]))
+    y = la.asarray(dev)
+    assert float(y[0]) == 1.0
+    dev.fill(2.0)
+    assert float(y[0]) == 2.0
+    f = la.jit(lambda a: a * 2)
+    r = f(np.array([3.0]))
+    assert float(r[0]) == 6.0 and bool(r[0])
