@@ -1,6 +1,6 @@
 """Evaluation: stored nodes computed kernel by kernel on the default device.
 
-Public names: evaluate, plan, run_step, new_array, Step, default_queue, adopt, STATS, TRACING,
+Public names: evaluate, plan, run_step, Step, default_queue, adopt, STATS, TRACING,
 refuse_while_tracing.
 """
 
@@ -11,15 +11,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
-from kernelcore.runtime.invoke import get_executor, memory_pool
 from lazyarray import lower_reduction
-from lazyarray.cache import Recipe, load_recipe, recipe_key, store_recipe
+from lazyarray.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.graph import Const, Input, Node, Reduce
+from lazyarray.launch import BoundLaunch, new_array
 from lazyarray.lower import build_kernel, stored_nodes
 
 logger = logging.getLogger(__name__)
@@ -90,89 +89,12 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
     return tuple(entries)
 
 
-class _Bound:
-    """A planned kernel's device kernels with their grids, global temporaries
-    and argument slots worked out once (on a first run, or from a disk
-    recipe), so that a run only allocates the result, sets the changed
-    buffers and enqueues."""
-
-    def __init__(self, recipe: Recipe, kernels: list, queue, out_template: cla.Array):
-        self.recipe = recipe
-        self.template = out_template
-        self.pool = memory_pool(queue)
-        #: global temporaries (the kernels refer to them)
-        self.kept: dict[int, cla.Array] = {}
-        self.launches = []
-        for kernel, (_, gsize, lsize, arguments) in zip(kernels, recipe.launches):
-            slots = []
-            for k, spec in enumerate(arguments):
-                if spec[0] == "array":
-                    slots.append((k, spec[1]))
-                elif spec[0] == "temporary":
-                    temp = self.kept.get(spec[1])
-                    if temp is None:
-                        temp = self.kept[spec[1]] = cla.empty(queue, (max(spec[2], 1),),
-                                                              np.uint8)
-                    kernel.set_arg(k, temp.base_data)
-                else:
-                    kernel.set_arg(k, spec[1])
-            self.launches.append((kernel, gsize, lsize, tuple(slots)))
-
-    @classmethod
-    def from_run(cls, knl, queue, args: dict, out: cla.Array) -> _Bound:
-        """Bound from kernelcore's launcher of *knl* for the arrays of a run."""
-        flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
-        flat["out"] = out if out.shape else out.reshape(1)
-        launcher = lp.make_launcher(knl, queue, **flat)
-        temporaries: dict[int, int] = {}
-        launches = []
-        for sub in launcher.launchers:
-            arguments = []
-            for _, value in sub.args_list:
-                name = next((n for n, a in flat.items() if a is value), None)
-                if name is not None:
-                    arguments.append(("array", name))
-                elif isinstance(value, cla.Array):
-                    index = temporaries.setdefault(id(value), len(temporaries))
-                    arguments.append(("temporary", index, value.nbytes))
-                else:
-                    arguments.append(("value", value))
-            launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size),
-                             None if sub.default_local_work_size is None
-                             else tuple(sub.default_local_work_size), tuple(arguments)))
-        source = get_executor(knl, flat).code.device_code()
-        recipe = Recipe(source, tuple(launches))
-        return cls(recipe, [cl.Kernel(sub.kernel.program, name)
-                            for sub, (name, *_) in zip(launcher.launchers, launches)],
-                   queue, out)
-
-    @classmethod
-    def from_recipe(cls, recipe: Recipe, queue, node: Node) -> _Bound:
-        """Bound from a stored recipe: its source built (a pyopencl binary
-        cache lookup after the first process)."""
-        program = cl.Program(queue.context, recipe.source).build()
-        kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
-        shape = node.shape
-        template = cla.Array(queue, shape or (1,), node.dtype, data=memory_pool(queue)(1))
-        return cls(recipe, kernels, queue, template if shape else template.reshape(()))
-
-    def __call__(self, queue, args: dict) -> cla.Array:
-        out = self.template._new_with_changes(self.pool(self.template.nbytes or 1), 0)
-        buffers = {name: a.base_data for name, a in args.items()}
-        buffers["out"] = out.base_data
-        for kernel, gsize, lsize, slots in self.launches:
-            for k, name in slots:
-                kernel.set_arg(k, buffers[name])
-            cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
-        return out
-
-
 class _Compiled:
     """The kernel planned for one structure: the kernelcore kernel (None when
     the step came from a disk recipe, until something needs it) and, once it
-    ran or was loaded, its :class:`_Bound` launch."""
+    ran or was loaded, its :class:`~lazyarray.launch.BoundLaunch`."""
 
-    def __init__(self, kernel, bound: _Bound | None, disk_key: str):
+    def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str):
         self.kernel = kernel
         self.bound = bound
         self.disk_key = disk_key
@@ -233,7 +155,7 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
         bound = None
         if recipe is not None:
             try:
-                bound = _Bound.from_recipe(recipe, default_queue(), node)
+                bound = BoundLaunch.from_recipe(recipe, default_queue(), node)
             except cl.Error as e:
                 logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
         start = time.perf_counter()
@@ -243,21 +165,6 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
                     "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
                     1e3 * (time.perf_counter() - start))
     return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
-
-
-_TEMPLATES: dict[tuple, cla.Array] = {}
-
-
-def new_array(queue, shape: tuple, dtype) -> cla.Array:
-    """An uninitialized C-order array from *queue*'s memory pool. (It is made
-    from a template array of that shape, which is ten times cheaper than
-    constructing an array.)"""
-    key = (queue.int_ptr, shape, dtype)
-    template = _TEMPLATES.get(key)
-    pool = memory_pool(queue)
-    if template is None:
-        template = _TEMPLATES[key] = cla.Array(queue, shape, dtype, data=pool(1))
-    return template._new_with_changes(pool(template.nbytes or 1), 0)
 
 
 def run_step(step: Step, queue, args: dict) -> cla.Array:
@@ -286,7 +193,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     # to rebind (empty values)
     if compiled is not None and compiled.bound is None and out.size \
             and all(a.size for a in args.values()):
-        compiled.bound = _Bound.from_run(step.kernel, queue, args, result)
+        compiled.bound = BoundLaunch.from_run(step.kernel, queue, args, result)
         store_recipe(compiled.disk_key, compiled.bound.recipe)
     return result
 
