@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from kernelcore.version import source_fingerprint
+from kernelcore.version import source_fingerprint, tree_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +53,7 @@ def _enabled() -> bool:
 def _fingerprint() -> str:
     """A digest of lazyarray's and kernelcore's sources: a changed lowering
     never reuses a stale recipe."""
-    digest = hashlib.sha256(source_fingerprint().encode())
-    root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return tree_fingerprint(Path(__file__).parent, source_fingerprint())
 
 
 def recipe_key(structure: tuple, device, profile: tuple) -> str:
