@@ -115,12 +115,12 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     return asarray(x).prod(axis, keepdims, dtype)
 
 
-def var(x, axis=None, dtype=None, ddof=0, keepdims=False):
-    return asarray(x).var(axis, dtype, ddof, keepdims)
+def var(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    return asarray(x).var(axis, dtype, ddof, keepdims, correction=correction)
 
 
-def std(x, axis=None, dtype=None, ddof=0, keepdims=False):
-    return asarray(x).std(axis, dtype, ddof, keepdims)
+def std(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    return asarray(x).std(axis, dtype, ddof, keepdims, correction=correction)
 
 
 def argmax(x, axis=None, keepdims=False):

@@ -288,12 +288,15 @@ class LazyArray:
     def mean(self, axis=None, keepdims=False, dtype=None):
         return LazyArray(reductions.mean(self.node, axis, keepdims, dtype))
 
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
-        return LazyArray(reductions.var(self.node, axis, keepdims, dtype, ddof))
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+        """Variance; *correction* is the Array API's (and NumPy 2's) name of *ddof*."""
+        return LazyArray(reductions.var(self.node, axis, keepdims, dtype,
+                                        _ddof(ddof, correction)))
 
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
-        return LazyArray(elementwise("sqrt", reductions.var(self.node, axis, keepdims,
-                                                            dtype, ddof)))
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+        """Standard deviation (see :meth:`var`)."""
+        return LazyArray(elementwise("sqrt", reductions.var(
+            self.node, axis, keepdims, dtype, _ddof(ddof, correction))))
 
     def cumsum(self, axis=None, dtype=None):
         return LazyArray(reductions.scan("sum", self.node, axis, dtype))
@@ -362,6 +365,14 @@ class Device:
 
     def __repr__(self) -> str:
         return f"Device({self.cl_device.name.strip()!r})"
+
+
+def _ddof(ddof, correction):
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction cannot both be given")
+    return correction
 
 
 def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:

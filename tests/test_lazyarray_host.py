@@ -58,3 +58,25 @@ def test_scalar_conversions_fetch_a_computed_value_once(queue):
     f = la.jit(lambda a: a * 2)
     r = f(np.array([3.0]))
     assert float(r[0]) == 6.0 and bool(r[0])
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=10), st.integers(1, 2))
+def test_array_api_descending_sorts_are_stable(values, rows):
+    a = np.asarray(values * rows, dtype=np.int64).reshape(rows, -1)
+    x = la.asarray(a)
+    order = np.asarray(la.argsort(x, axis=1, descending=True))
+    for r in range(rows):
+        expected = sorted(range(a.shape[1]), key=lambda k: (-a[r, k], k))
+        assert order[r].tolist() == expected
+    np.testing.assert_array_equal(np.asarray(la.sort(x, axis=1, descending=True)),
+                                  -np.sort(-a, axis=1))
+
+
+def test_correction_is_ddof():
+    a = np.array([3.0, 1.0, 2.0, 5.0])
+    x = la.asarray(a)
+    assert float(la.var(x, correction=1)) == pytest.approx(np.var(a, ddof=1))
+    assert float(x.std(correction=1)) == pytest.approx(np.std(a, ddof=1))
+    with pytest.raises(ValueError, match="both"):
+        la.var(x, ddof=1, correction=1)
