@@ -509,10 +509,14 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, *, device=None) -> 
     return values.astype(natural if dtype is None else dtype)
 
 
-def eye(N, M=None, k=0, dtype=None, *, device=None) -> LazyArray:
-    """Ones on the *k*-th diagonal of an ``N x M`` array, zeros elsewhere."""
+def eye(N, M=None, k=0, dtype=None, *, n_cols=None, device=None) -> LazyArray:
+    """Ones on the *k*-th diagonal of an ``N x M`` array, zeros elsewhere
+    (*n_cols* is the Array API's name of *M*)."""
     _check_device(device)
     dtype = float if dtype is None else dtype
+    if n_cols is not None and M is not None:
+        raise TypeError("eye(): M and n_cols name the same argument")
+    M = n_cols if M is None else M
     shape = (int(N), int(N if M is None else M))
     rows = LazyArray(_construct.iota(shape, 0))
     cols = LazyArray(_construct.iota(shape, 1))
@@ -649,7 +653,9 @@ def transpose(x, axes=None) -> LazyArray:
 permute_dims = transpose
 
 
-def reshape(x, shape) -> LazyArray:
+def reshape(x, shape, *, copy=None) -> LazyArray:
+    """NumPy's reshape (C order). *copy* (Array API) makes no difference: a
+    reshape is an index map, and lazy arrays are immutable."""
     return asarray(x).reshape(shape)
 
 

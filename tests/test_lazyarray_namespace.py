@@ -178,3 +178,13 @@ def test_numpy_functions_stay_lazy():
                    np.cumulative_sum(i), np.matrix_transpose(x), np.square(x),
                    np.logaddexp(x, 1.0), np.copysign(x, -1.0)):
         assert isinstance(result, la.LazyArray)
+
+
+def test_array_api_keyword_spellings():
+    np.testing.assert_array_equal(np.asarray(la.eye(2, n_cols=3, k=1)), np.eye(2, 3, k=1))
+    with pytest.raises(TypeError, match="same argument"):
+        la.eye(2, 3, n_cols=3)
+    x = la.asarray(np.arange(6.0))
+    for copy in (None, True, False):
+        np.testing.assert_array_equal(np.asarray(la.reshape(x, (2, 3), copy=copy)),
+                                      np.arange(6.0).reshape(2, 3))
