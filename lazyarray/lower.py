@@ -380,9 +380,11 @@ def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, in
     return counts
 
 
-def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
+def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
+                 group_size: int | None = None):
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
-    in *inputs* (node id -> (node, argument name)), parallelized for the device."""
+    in *inputs* (node id -> (node, argument name)), parallelized for the device
+    (elementwise kernels with *group_size* work-items per group, if given)."""
     kind = device_profile(lp.default_queue().device)[0]
     if isinstance(node, (Reduce, Scan)):
         expr = _Expr(inputs)
@@ -416,7 +418,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]]):
         tiled = transposed and tiled_transpose_schedule(knl, out_index, node.shape, transposed)
         if tiled:
             return tiled
-    return lp.auto_parallelize(knl)
+    return lp.auto_parallelize(knl, group_size=group_size)
 
 
 def _is_product_sum(node: Reduce) -> bool:

@@ -17,9 +17,10 @@ import pyopencl.array as cla
 import kernelcore as lp
 from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
-from lazyarray.graph import Const, Input, Node, Reduce
+from lazyarray.graph import Const, Input, Node, Reduce, Scan
 from lazyarray.launch import BoundLaunch, new_array
 from lazyarray.lower import build_kernel, stored_nodes
+from lazyarray.tune import tune, tuning_enabled
 
 logger = logging.getLogger(__name__)
 _KERNELS: dict = {}
@@ -179,6 +180,9 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         STATS["launches"] += 1
         return compiled.bound(queue, args)
     out = new_array(queue, node.shape or (1,), node.dtype)
+    if compiled is not None and compiled.bound is None and tuning_enabled() \
+            and not isinstance(node, (Reduce, Scan)) and out.size:
+        _tune_step(step, queue, args, out)
     if step.fill is not None:
         out.fill(step.fill)
     elif compiled is not None:
@@ -196,6 +200,23 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         compiled.bound = BoundLaunch.from_run(step.kernel, queue, args, result)
         store_recipe(compiled.disk_key, compiled.bound.recipe)
     return result
+
+
+def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
+    """Replace *step*'s kernel by the fastest work-group size on *args*
+    (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.tune`)."""
+    node = step.node
+    inputs = {id(n): (n, name) for name, n in step.args}
+    flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
+    flat["out"] = out if out.shape else out.reshape(1)
+
+    def run(knl) -> None:
+        knl(queue, **flat)
+        queue.finish()
+
+    kind = lower_reduction.device_profile(queue.device)[0]
+    step.compiled.kernel, _ = tune(step.kernel, lambda size: build_kernel(node, inputs, size),
+                                   kind, run)
 
 
 def evaluate(root: Node) -> cla.Array:
