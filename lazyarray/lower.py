@@ -201,21 +201,29 @@ class _Expr:
 
     With *shared* (from :func:`_shared_values`), a non-scalar value the kernel
     reads more than once at the same index becomes a private temporary computed
-    once (scalars are loop-invariant: the OpenCL compiler hoists them).
+    once (scalars are loop-invariant: the OpenCL compiler hoists them). With
+    *row_lanes* (CPUs), a value that a row reduction reduces and the result
+    also reads (softmax's exponentials) is computed once per element into a
+    private row array.
     """
 
     def __init__(self, inputs: dict[int, tuple[Node, str]], shared: dict | None = None,
                  inames: list[str] = (), row_lanes: int | None = None):
         self.inputs = inputs        # stored node id -> (node, argument name)
         self.shared = shared or {}
+        self.out_index = tuple(inames)
         self.inames = ":".join(inames)
+        self.row_arrays: dict[int, str] = {}    # node id -> its private row array
         self.row_insns: list[str] = []          # row temporaries' instructions, in order
         self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
         self.cse_insns: list[str] = []          # shared values' instructions, in order
         self.row_domains: list[str] = []
         self.row_lanes = row_lanes
         self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
-        self.row_temporaries: list = []         # their lanes
+        self.row_temporaries: list = []         # their lanes and row arrays
+        self.row_splits: list[str] = []         # row array inames to walk in lanes
+        self.reduced: set[int] = set()          # ids of what row reductions reduce
+        self.shape_of_out: tuple | None = None
         self._temps: dict[tuple, str] = {}
         self._unshared = 0                      # > 0: inside a conditional or a reduction
 
@@ -224,6 +232,8 @@ class _Expr:
             name = self.inputs[id(node)][1]
             return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
         key = (id(node), tuple(index))
+        if not self._unshared and key[1] == self.out_index and self._in_row_array(node):
+            return f"{self._row_array(node)}[{index[-1]}]"
         if self._unshared or node.ndim == 0 or self.shared.get(key, 0) < 2:
             return self._text(node, index)
         name = self._temps.get(key)
@@ -262,6 +272,32 @@ class _Expr:
         finally:
             self._unshared -= 1
 
+    def _in_row_array(self, node: Node) -> bool:
+        """Whether *node* is kept in a row array: it is computed (a Map), a
+        row reduction of this kernel reduces it, and the result reads it at
+        its own index."""
+        if id(node) in self.row_arrays:
+            return True
+        return (self.row_lanes is not None and isinstance(node, Map)
+                and node.shape == self.shape_of_out and id(node) in self.reduced
+                and self.shared.get((id(node), self.out_index), 0) > 0)
+
+    def _row_array(self, node: Node) -> str:
+        """The private row array holding *node* along the current row."""
+        name = self.row_arrays.get(id(node))
+        if name is None:
+            k = len(self.row_arrays)
+            name = self.row_arrays[id(node)] = f"rowvals{k}"
+            j = f"rv{k}"
+            extent = node.shape[-1]
+            self.row_domains.append(f"{{ [{j}]: 0 <= {j} < {extent} }}")
+            self.row_splits.append(j)
+            self.row_temporaries.append(lp.TemporaryVariable(
+                name, node.dtype, shape=(extent,), address_space="private"))
+            body = self._unshared_read(node, [*self.out_index[:-1], j])
+            self.row_insns.append(f"{name}[{j}] = {body}")
+        return name
+
     def _row_reduction(self, node: Reduce, index: list[str]) -> str:
         """A reduction absorbed into this kernel (see :func:`row_reductions`):
         a private temporary computed once per row; with *row_lanes*, the row
@@ -275,7 +311,12 @@ class _Expr:
         [axis] = node.axes
         extent, op = node.arg.shape[axis], _REDUCE[node.op]
 
+        in_array = (list(index[:-1]) == list(self.out_index[:-1])
+                    and self._in_row_array(node.arg))
+
         def body(position: str) -> str:
+            if in_array:
+                return f"{self._row_array(node.arg)}[{position}]"
             return self._unshared_read(node.arg, [position if a == axis else index[a]
                                                   for a in range(node.arg.ndim)])
 
@@ -363,6 +404,21 @@ def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:
             for k in range(len(arg_shape))]
 
 
+def _region(root: Node, inputs: dict) -> list[Node]:
+    """The nodes a kernel computing *root* evaluates (up to its inputs)."""
+    seen: set[int] = set()
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or id(node) in inputs:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(node.children())
+    return found
+
+
 def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, int]:
     """How many times computing *root* at *index* reads each (node id, index)
     pair that could be shared (see :func:`_accesses`)."""
@@ -392,6 +448,8 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         index = _out_index(node)
         expr = _Expr(inputs, _shared_values(node, inputs, index), index,
                      row_lanes=CPU_LANES if kind == "cpu" else None)
+        expr.shape_of_out = node.shape
+        expr.reduced = {id(n.arg) for n in _region(node, inputs) if isinstance(n, Reduce)}
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
@@ -409,7 +467,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     if expr.row_temps:
         if kind == "gpu":
             return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
-        return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags)
+        return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and min(node.shape[-2:], default=0) >= TILE:
         transposed = transposed_inputs(knl, out_index)

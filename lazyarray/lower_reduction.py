@@ -330,15 +330,18 @@ class _Builder:
         return f"out[{', '.join(sub)}]" if sub else "out[0]"
 
 
-def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict) -> lp.LoopKernel:
+def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
+                            row_loops=()) -> lp.LoopKernel:
     """*knl* (a row kernel whose reductions walk rows in lanes tagged by
     *tags*) for CPUs: one work-item per row (a work-group each, so that the
     compiler vectorizes the lanes, not across rows), the elementwise work over
-    the row in :data:`CPU_LANES` lanes too."""
+    the row and the loops filling row arrays (*row_loops*) in
+    :data:`CPU_LANES` lanes too."""
     ndim = len(shape)
     knl = lp.tag_inames(knl, tags)
     if shape[-1] >= CPU_LANES:
-        knl = lp.split_iname(knl, f"i{ndim - 1}", CPU_LANES, inner_tag="ilp")
+        for iname in (f"i{ndim - 1}", *row_loops):
+            knl = lp.split_iname(knl, iname, CPU_LANES, inner_tag="ilp")
     rows = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
     return lp.tag_inames(knl, rows)
 

@@ -162,3 +162,26 @@ def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
     assert part.shape[1] == shape[1]
     np.testing.assert_allclose(np.asarray(y), getattr(a * 2, op)(axis=0, keepdims=keepdims),
                                rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("width", [33, 20, 100])
+def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
+    """Softmax on a CPU: the exponentials that the row sum reduces and the
+    result reads are computed once per element, into a private row array."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(8).standard_normal((70, width)).astype(np.float32)
+    x = la.asarray(a)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    flipped = e[:, ::-1] / e.sum(axis=1, keepdims=True)   # read elsewhere: no row array
+    [step] = runtime.plan([y.node])
+    assert "rowvals0" in step.kernel.temporary_variables
+    [other] = runtime.plan([flipped.node])
+    assert "rowvals0" not in other.kernel.temporary_variables
+    ea = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(y), ea / ea.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(flipped), ea[:, ::-1] / ea.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-7)
