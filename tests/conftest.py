@@ -7,13 +7,20 @@
   kernelcore's own device selection.
 * ``rng`` is a seeded NumPy generator (fresh for every test, so tests do not
   depend on execution order).
+* ``run_benchmark_quick`` runs a script of ``benchmarks/`` with ``--quick``
+  (the smoke tests that keep the benchmarks from rotting).
 * Tests marked ``slow`` are skipped unless ``--runslow`` is given or a ``-m``
   expression is used.
 """
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -89,3 +96,26 @@ def queue(ctx):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20240229)
+
+
+@pytest.fixture
+def run_benchmark_quick(tmp_path):
+    """``run(script, timeout)``: ``benchmarks/<script>.py --quick`` with its JSON
+    and Markdown written into *tmp_path*; checks that it succeeded and says it
+    ran quick on a named device, and returns (JSON data, Markdown text, seconds)."""
+    bench_dir = Path(__file__).resolve().parent.parent / "benchmarks"
+
+    def run(script: str, timeout: float = 120):
+        json_path, md_path = tmp_path / f"{script}.json", tmp_path / f"{script}.md"
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, str(bench_dir / f"{script}.py"), "--quick", "--json",
+             str(json_path), "--markdown", str(md_path)],
+            capture_output=True, text=True, timeout=timeout)
+        elapsed = time.perf_counter() - t0
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        data = json.loads(json_path.read_text())
+        assert data["quick"] is True
+        assert data["environment"]["device"]["name"]
+        return data, md_path.read_text(), elapsed
+    return run

@@ -2,32 +2,15 @@
 lazyarray on every workload W1-W9 and write its JSON and Markdown reports."""
 
 import importlib.util
-import json
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "suite.py"
 WORKLOADS = [f"W{k}" for k in range(1, 10)]
 OPTIONAL_PEERS = ("numexpr", "jax", "torch", "tinygrad")
 
 
-def test_suite_quick(tmp_path):
-    json_path = tmp_path / "suite.json"
-    md_path = tmp_path / "suite.md"
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--json", str(json_path),
-         "--markdown", str(md_path)],
-        capture_output=True, text=True, timeout=300)
-    elapsed = time.perf_counter() - t0
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def test_suite_quick(run_benchmark_quick):
+    data, md, elapsed = run_benchmark_quick("suite", timeout=300)
     assert elapsed < 60, f"--quick took {elapsed:.1f} s"
-
-    data = json.loads(json_path.read_text())
-    assert data["quick"] is True and data["ok"] is True
-    assert data["environment"]["device"]["name"]
+    assert data["ok"] is True
     cases = data["cases"]
     assert sorted({c["workload"] for c in cases}) == WORKLOADS
     for case in cases:
@@ -49,7 +32,6 @@ def test_suite_quick(tmp_path):
     # W8 runs each variant in a process of its own
     assert all(c.get("isolated") for c in cases if c["workload"] == "W8")
 
-    md = md_path.read_text()
     assert md.startswith("# lazyarray benchmark suite")
     assert "suite.py --quick" in md and "## Targets" in md
     assert all(f"### {w}" in md for w in WORKLOADS)

@@ -1,30 +1,10 @@
 """Keeps benchmarks/bench_elementwise.py from rotting: a --quick run must succeed
 and report kernelcore and hand-written bandwidths."""
 
-import json
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_elementwise.py"
-
-
-def test_bench_elementwise_quick(tmp_path):
-    json_path = tmp_path / "elementwise.json"
-    md_path = tmp_path / "elementwise.md"
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--json", str(json_path),
-         "--markdown", str(md_path)],
-        capture_output=True, text=True, timeout=120)
-    elapsed = time.perf_counter() - t0
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def test_bench_elementwise_quick(run_benchmark_quick):
+    data, md, elapsed = run_benchmark_quick("bench_elementwise")
     assert elapsed < 120, f"--quick took {elapsed:.1f} s"
-
-    data = json.loads(json_path.read_text())
-    assert data["quick"] is True
-    assert data["environment"]["device"]["name"]
     assert data["environment"]["pyopencl"]
     assert data["results"]
     for entry in data["results"]:
@@ -36,32 +16,18 @@ def test_bench_elementwise_quick(tmp_path):
             assert rec["wall_gbps"] > 0
             assert rec["event_gbps"] is None or rec["event_gbps"] > 0
         assert entry["ratio_wall"] > 0
-    assert "kernelcore" in md_path.read_text()
+    assert "kernelcore" in md
 
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _run_quick(script: str, tmp_path: Path) -> tuple[dict, str, float]:
-    json_path = tmp_path / f"{script}.json"
-    md_path = tmp_path / f"{script}.md"
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, str(BENCH_DIR / f"{script}.py"), "--quick", "--json",
-         str(json_path), "--markdown", str(md_path)],
-        capture_output=True, text=True, timeout=120)
-    elapsed = time.perf_counter() - t0
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(json_path.read_text())
-    assert data["quick"] is True
-    assert data["environment"]["device"]["name"]
+def _run_quick(run_benchmark_quick, script: str) -> tuple[dict, str, float]:
+    data, md, elapsed = run_benchmark_quick(script)
     assert data["environment"]["command"]
     assert data["results"]
-    return data, md_path.read_text(), elapsed
+    return data, md, elapsed
 
 
-def test_bench_matmul_quick(tmp_path):
-    data, md, elapsed = _run_quick("bench_matmul", tmp_path)
+def test_bench_matmul_quick(run_benchmark_quick):
+    data, md, elapsed = _run_quick(run_benchmark_quick, "bench_matmul")
     assert elapsed < 120, f"--quick took {elapsed:.1f} s"
     for entry in data["results"]:
         assert entry["n"] == 64
@@ -80,8 +46,8 @@ def test_bench_matmul_quick(tmp_path):
     assert "kernelcore-tiled" in md and "hand-written" in md
 
 
-def test_bench_reduction_quick(tmp_path):
-    data, md, elapsed = _run_quick("bench_reduction", tmp_path)
+def test_bench_reduction_quick(run_benchmark_quick):
+    data, md, elapsed = _run_quick(run_benchmark_quick, "bench_reduction")
     assert elapsed < 120, f"--quick took {elapsed:.1f} s"
     for entry in data["results"]:
         assert entry["n"] == 2**12
