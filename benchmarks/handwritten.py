@@ -80,39 +80,28 @@ typedef float floatv;
 #define hmax(v) (v)
 #endif
 
-/* Tree sum of the RWG values in scratch (every work-item passes its own);
-   returns the total in every work-item. */
-float group_sum(__local float *scratch, float value)
-{
-  const int lid = get_local_id(0);
-  scratch[lid] = value;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = RWG / 2; s > 0; s >>= 1)
-  {
-    if (lid < s)
-      scratch[lid] += scratch[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const float total = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
+/* Tree reduction (COMBINE) of the RWG values in scratch (every work-item
+   passes its own); returns the result in every work-item. */
+#define GROUP_REDUCTION(NAME, COMBINE) \
+float NAME(__local float *scratch, float value) \
+{ \
+  const int lid = get_local_id(0); \
+  scratch[lid] = value; \
+  barrier(CLK_LOCAL_MEM_FENCE); \
+  for (int s = RWG / 2; s > 0; s >>= 1) \
+  { \
+    if (lid < s) \
+      scratch[lid] = COMBINE(scratch[lid], scratch[lid + s]); \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+  } \
+  const float total = scratch[0]; \
+  barrier(CLK_LOCAL_MEM_FENCE); \
+  return total; \
 }
 
-float group_max(__local float *scratch, float value)
-{
-  const int lid = get_local_id(0);
-  scratch[lid] = value;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = RWG / 2; s > 0; s >>= 1)
-  {
-    if (lid < s)
-      scratch[lid] = fmax(scratch[lid], scratch[lid + s]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const float total = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
-}
+#define ADD(a, b) ((a) + (b))
+GROUP_REDUCTION(group_sum, ADD)
+GROUP_REDUCTION(group_max, fmax)
 
 /* dot, stage 1: partial sums, one per work-group */
 __kernel __attribute__((reqd_work_group_size(RWG, 1, 1)))
