@@ -21,7 +21,7 @@ Variants are interleaved in shuffled (seeded) rounds; medians are reported.
 Usage::
 
     python benchmarks/bench_launch_overhead.py [--device cpu] [--n 1000]
-        [--launches 2000] [--repeat 7] [--plain-queue] [--json PATH]
+        [--launches 2000] [--repeat 7] [--profiling-queue] [--json PATH]
         [--markdown PATH] [--quick]
 """
 
@@ -58,9 +58,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=None,
                    help="samples per variant (default 7; 3 with --quick)")
     p.add_argument("--wg", type=int, default=128, help="work-group size (default 128)")
-    p.add_argument("--plain-queue", action="store_true",
-                   help="use a queue without profiling (default: kernelcore's default "
-                        "queue, which has profiling enabled)")
+    p.add_argument("--profiling-queue", action="store_true",
+                   help="use a queue with profiling enabled (default: kernelcore's default "
+                        "queue, which has profiling off)")
     p.add_argument("--quick", action="store_true",
                    help="few launches and samples (for the smoke test)")
     p.add_argument("--json", type=Path, default=None,
@@ -152,9 +152,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
 
     import kernelcore as lp
 
-    queue = lp.default_queue()
-    if args.plain_queue:
-        queue = cl.CommandQueue(queue.context)
+    queue = lp.profiling_queue() if args.profiling_queue else lp.default_queue()
     dev = queue.device
     kind = common.device_kind(dev)
     wg = min(args.wg, dev.max_work_group_size)
