@@ -17,7 +17,7 @@ from __future__ import annotations
 import kernelcore as lp
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import find_reductions, get_dependencies
-from lazyarray.lower_tiles import read_subscripts
+from lazyarray.lower_tiles import read_subscripts, tag_batch
 
 #: work-items of a group along (i, j)
 GROUP = (16, 16)
@@ -67,9 +67,7 @@ def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
         knl = lp.split_iname(knl, name, threads * per_item, outer_tag=f"g.{tag}")
         knl = lp.split_iname(knl, f"{name}_inner", threads, outer_tag="ilp",
                              inner_tag=f"l.{tag}")
-    batch = [n for n in out_inames[:-2] if extents[n] > 1]
-    if batch:
-        knl = lp.tag_inames(knl, {batch[-1]: "g.2"})
+    knl = tag_batch(knl, out_inames, [extents[n] for n in out_inames])
     knl = lp.split_iname(knl, k, k_tile)
     try:
         for name, axis in ((a, i), (b, j)):

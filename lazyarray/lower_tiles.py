@@ -16,7 +16,7 @@ block's columns are read (2*a.T of 1024x1024 on PoCL: 0.6 ms, 1.2 ms with
 local-memory tiles, 7.6 ms for NumPy).
 
 Public names: transposed_inputs, tiled_transpose_schedule, blocked_transpose_schedule,
-read_subscripts, TILE, BLOCK.
+read_subscripts, tag_batch, TILE, BLOCK.
 """
 
 from __future__ import annotations
@@ -55,6 +55,13 @@ class _SubscriptCollector(WalkMapper):
     map_nan = map_constant
 
 
+def tag_batch(knl: lp.LoopKernel, inames: list[str], extents) -> lp.LoopKernel:
+    """*knl* with the innermost of *inames* before the last two (a batch axis)
+    that has more than one element, if any, on work-group axis 2."""
+    batch = [i for i, n in zip(inames[:-2], extents[:-2]) if n > 1]
+    return lp.tag_inames(knl, {batch[-1]: "g.2"}) if batch else knl
+
+
 def read_subscripts(knl: lp.LoopKernel, names) -> dict[str, list[tuple]]:
     """The subscripts of every read of the arrays *names* in *knl*, by array."""
     collector = _SubscriptCollector(names)
@@ -89,9 +96,7 @@ def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tup
     knl = lp.split_iname(knl, col, TILE, outer_tag="g.0", inner_tag="l.0")
     knl = lp.split_iname(knl, row, TILE, outer_tag="g.1")
     knl = lp.split_iname(knl, f"{row}_inner", ROWS, inner_tag="l.1")
-    batch = [i for i, n in zip(inames[:-2], extents[:-2]) if n > 1]
-    if batch:
-        knl = lp.tag_inames(knl, {batch[-1]: "g.2"})
+    knl = tag_batch(knl, inames, extents)
     sweep = [f"{row}_inner_outer", f"{row}_inner_inner", f"{col}_inner"]
     for name in arrays:
         try:
@@ -113,7 +118,5 @@ def blocked_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: t
     row, col = inames[-2], inames[-1]
     knl = lp.split_iname(knl, col, BLOCK, outer_tag="g.0", inner_tag="ilp")
     knl = lp.split_iname(knl, row, BLOCK, outer_tag="g.1")
-    batch = [i for i, n in zip(inames[:-2], extents[:-2]) if n > 1]
-    if batch:
-        knl = lp.tag_inames(knl, {batch[-1]: "g.2"})
+    knl = tag_batch(knl, inames, extents)
     return knl
