@@ -2,7 +2,7 @@
 and kernels whose grids, global temporaries and argument slots are worked out
 once (on a first run, or from a disk recipe).
 
-Public names: BoundLaunch, new_array.
+Public names: BoundLaunch, new_array, kernel_arguments.
 """
 
 from __future__ import annotations
@@ -17,6 +17,14 @@ from lazyarray.cache import Recipe
 from lazyarray.graph import Node
 
 _TEMPLATES: dict[tuple, cla.Array] = {}
+
+
+def kernel_arguments(args: dict, out: cla.Array) -> dict:
+    """The arrays of a kernel call: *args* by name and ``out``, 0-d values as
+    one-element arrays (kernels index them ``[0]``)."""
+    flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
+    flat["out"] = out if out.shape else out.reshape(1)
+    return flat
 
 
 def new_array(queue, shape: tuple, dtype) -> cla.Array:
@@ -62,8 +70,7 @@ class BoundLaunch:
     @classmethod
     def from_run(cls, knl, queue, args: dict, out: cla.Array) -> BoundLaunch:
         """Bound from kernelcore's launcher of *knl* for the arrays of a run."""
-        flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
-        flat["out"] = out if out.shape else out.reshape(1)
+        flat = kernel_arguments(args, out)
         launcher = lp.make_launcher(knl, queue, **flat)
         temporaries: dict[int, int] = {}
         launches = []

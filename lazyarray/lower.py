@@ -441,7 +441,8 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device
     (elementwise kernels with *group_size* work-items per group, if given)."""
-    kind = device_profile(lp.default_queue().device)[0]
+    device = lp.default_queue().device
+    kind = device_profile(device)[0]
     if isinstance(node, (Reduce, Scan)):
         expr = _Expr(inputs)
     else:
@@ -460,7 +461,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
             blocked = contraction_schedule(knl, out_index, f"i{node.axes[0]}", extents)
             if blocked is not None:
                 return blocked
-        laid_out = reduction_kernel(node, expr, data, lp.default_queue().device)
+        laid_out = reduction_kernel(node, expr, data, device)
         if laid_out is not None:
             return laid_out
     knl, out_index = _plain_kernel(node, expr, data)

@@ -18,7 +18,7 @@ import kernelcore as lp
 from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.graph import Const, Input, Node, Reduce, Scan
-from lazyarray.launch import BoundLaunch, new_array
+from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.lower import build_kernel, stored_nodes
 from lazyarray.tune import tune, tuning_enabled
 
@@ -186,9 +186,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     if step.fill is not None:
         out.fill(step.fill)
     elif compiled is not None:
-        # 0-d values travel as one-element arrays
-        step.kernel(queue, out=out, **{name: a if a.shape else a.reshape(1)
-                                       for name, a in args.items()})
+        step.kernel(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1
         logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
     result = out if node.shape else out.reshape(())
@@ -207,8 +205,7 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
     (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.tune`)."""
     node = step.node
     inputs = {id(n): (n, name) for name, n in step.args}
-    flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
-    flat["out"] = out if out.shape else out.reshape(1)
+    flat = kernel_arguments(args, out)
 
     def run(knl) -> None:
         knl(queue, **flat)
