@@ -26,6 +26,7 @@ RESULTS_DIR = BENCH_DIR / "results"
 # Environment variables that influence device selection or the OpenCL loader.
 _ENV_VARS = ("KERNELCORE_DEVICE", "PYOPENCL_CTX", "OCL_ICD_VENDORS", "OMP_WAIT_POLICY",
              "OCL_ICD_FILENAMES", "POCL_DEVICES", "POCL_MAX_PTHREAD_COUNT",
+             "POCL_AFFINITY",
              "CUDA_VISIBLE_DEVICES", "KERNELCORE_CACHE_DIR")
 
 

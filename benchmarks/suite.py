@@ -447,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     # OpenMP worker threads (torch's) otherwise spin for a while after each
     # call, taking the cores from whatever runs next in the same process
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # PoCL's workers pinned to cores, for every OpenCL variant (kernelcore's
+    # default; unpinned, a run is twice as slow in about one process out of two)
+    os.environ.setdefault("POCL_AFFINITY", "1")
     _setup_logging()
     common.ensure_repo_on_path()
     import report

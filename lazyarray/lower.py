@@ -331,7 +331,7 @@ class _Expr:
             return name
         count = extent // lanes
         o, v, w = box(f"r{k}_o", count), box(f"r{k}_v", lanes), box(f"r{k}_w", lanes)
-        self.row_tags[v] = "ilp"
+        self.row_tags[v] = "vec"
         part = f"{name}_lanes"
         self.row_temporaries.append(
             lp.TemporaryVariable(part, node.dtype, shape=(lanes,), address_space="private"))

@@ -283,7 +283,7 @@ class _Builder:
                     inames += ["ro", "v"]
                 else:
                     self._box("ro", count)
-                    self._box("v", lanes, tag="ilp")
+                    self._box("v", lanes, tag="vec")
                     inames.append("ro")
                     done = count * lanes * (layout.parts if parted else 1)
                     if done < extent:
@@ -341,7 +341,7 @@ def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
     knl = lp.tag_inames(knl, tags)
     if shape[-1] >= CPU_LANES:
         for iname in (f"i{ndim - 1}", *row_loops):
-            knl = lp.split_iname(knl, iname, CPU_LANES, inner_tag="ilp")
+            knl = lp.split_iname(knl, iname, CPU_LANES, inner_tag="vec")
     rows = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
     return lp.tag_inames(knl, rows)
 

@@ -131,12 +131,15 @@ class CExpressionMapper(Mapper):
     """pymbolic expression -> C source string."""
 
     def __init__(self, knl, target, types: TypeInferenceMapper, helpers: HelperRegistry,
-                 is_nonnegative: Callable[[object], bool] | None = None):
+                 is_nonnegative: Callable[[object], bool] | None = None,
+                 vector_temps: dict[str, int] | None = None):
         self.knl = knl
         self.target = target
         self.types = types
         self.helpers = helpers
         self.is_nonnegative = is_nonnegative or (lambda e: False)
+        #: private temporaries held in vector variables (name -> width)
+        self.vector_temps = vector_temps or {}
 
     # {{{ entry points
 
@@ -224,6 +227,10 @@ class CExpressionMapper(Mapper):
         name = expr.aggregate.name
         var = self.knl.get_var(name)
         index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        if name in self.vector_temps:
+            if len(index) != 1 or not isinstance(index[0], (int, np.integer)):
+                raise CodeGenerationError(f"vector temporary '{name}' indexed by {index}")
+            return f"{name}.s{int(index[0]):x}"
         flat = self.flat_index(var, index)
         idx_code = self.code(flat, PREC_NONE)
         return f"{name}[{idx_code}]"
@@ -386,14 +393,7 @@ class CExpressionMapper(Mapper):
                 self.knl, self.target, self.types, self.helpers,
                 lambda e, want: self.code(e, PREC_NONE, want))
             return emitter.call_expression(prim.Call(prim.Variable(name), tuple(params)))
-        if name not in MATH_FUNCTIONS:
-            raise unknown_function_error(name)
-        rule = MATH_FUNCTIONS[name][0]
-        arg_types = [self.types(p) for p in params]
-        common = promote(arg_types).dtype
-        if rule in ("float", "promote_float") and common.kind in "iub":
-            common = np.dtype(np.float64) if dtype.kind in "iub" else (
-                dtype if dtype.kind == "f" else np.dtype(np.float64))
+        rule, common = self.call_types(name, params, dtype)
         if rule == "real" and common.kind != "c":
             arg = self.code(params[0], PREC_NONE, common)
             return arg if name == "real" else self.target.literal(0, dtype)
@@ -406,6 +406,18 @@ class CExpressionMapper(Mapper):
         if name == "abs" and common.kind == "i":
             code = f"({self.target.dtype_to_ctype(common)}) {code}"
         return code
+
+    def call_types(self, name: str, params, dtype: np.dtype) -> tuple[str, np.dtype]:
+        """The typing rule of math function *name* and the type its arguments
+        are converted to, when its result is wanted as *dtype*."""
+        if name not in MATH_FUNCTIONS:
+            raise unknown_function_error(name)
+        rule = MATH_FUNCTIONS[name][0]
+        common = promote([self.types(p) for p in params]).dtype
+        if rule in ("float", "promote_float") and common.kind in "iub":
+            common = np.dtype(np.float64) if dtype.kind in "iub" else (
+                dtype if dtype.kind == "f" else np.dtype(np.float64))
+        return rule, common
 
     def _argument(self, param, dtype: np.dtype, overloaded: bool) -> str:
         """An argument of *dtype*; a literal passed to an overloaded builtin

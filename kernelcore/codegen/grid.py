@@ -105,12 +105,12 @@ def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwA
 def _constant_local_size(knl, axis: int, insn_ids, pw: isl.PwAff) -> isl.PwAff:
     """A constant work-group size along l.*axis*: the largest extent the
     assumptions allow (an error if there is none)."""
-    from kernelcore.transform.ilp import _static_range
+    from kernelcore.transform.ilp import static_range
     size = 0
     for r in hw_iname_ranges(knl, insn_ids):
         if isinstance(r.tag, LocalIndexTag) and r.tag.axis == axis:
             try:
-                lo, hi = _static_range(knl, r.iname)
+                lo, hi = static_range(knl, r.iname)
             except KernelcoreError:
                 raise KernelcoreError(
                     f"work-group size along l.{axis} must be a constant, got {pw}; split "

@@ -21,12 +21,15 @@ from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
+from kernelcore.codegen.vector import (
+    VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
+    vector_ctype, vector_temporaries)
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, ValueArg
 from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
-from kernelcore.ir.expr import substitute
-from kernelcore.ir.tags import LocalIndexTag, is_unrolled
+from kernelcore.ir.expr import get_dependencies, substitute
+from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, CallInstruction, NoOpInstruction)
 from kernelcore.ir.kernel import KernelState, LoopKernel
@@ -80,6 +83,7 @@ class _Generator:
         self.items = items
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
+        self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
         self.subst: dict[str, object] = {}
         for r in self.hw_ranges:
             hw = prim.Variable(self.target.hw_index_name(
@@ -91,10 +95,12 @@ class _Generator:
     def emit(self, expr, context, prec: int = PREC_NONE, want=None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
         mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
-                                   nonnegative_checker(self.knl, context))
-        if self.subst:
-            expr = simplify(substitute(expr, self.subst))
-        return mapper(expr, prec, want)
+                                   nonnegative_checker(self.knl, context), self.vector_temps)
+        return mapper(self.prepared(expr), prec, want)
+
+    def prepared(self, expr):
+        """*expr* with the inames generated so far replaced by their values."""
+        return simplify(substitute(expr, self.subst)) if self.subst else expr
 
     def initial_context(self):
         """Assumptions, plus the values each parallel iname takes: the launch
@@ -172,10 +178,16 @@ class _Generator:
         b = loop_bounds(self.knl, iname, shared, domains, context,
                         uniform=self._has_barrier(start, stop))
         tag = self.knl.iname_tags.get(iname)
-        if is_unrolled(tag):
-            nodes = self.gen_unrolled(iname, b, start, stop, active, context)
-        else:
-            nodes = self.gen_slabs(iname, b, start, stop, active, context)
+        nodes = None
+        if isinstance(tag, VectorizeTag) and self.target.vector_types:
+            try:
+                nodes = self.gen_vector(iname, b, start, stop, context)
+            except NotVectorizable as e:
+                logger.debug("vec loop '%s' of %s unrolled: %s", iname, self.knl.name, e)
+        if nodes is None:
+            nodes = (self.gen_unrolled(iname, b, start, stop, active, context)
+                     if is_unrolled(tag) else
+                     self.gen_slabs(iname, b, start, stop, active, context))
         if b.guard is True or not nodes:
             return nodes
         return [cast.If(self.emit(b.guard, context), nodes)]
@@ -207,6 +219,58 @@ class _Generator:
         else:
             self.subst[iname] = saved
         return nodes
+
+    def gen_vector(self, iname, b, start, stop, context) -> list:
+        """The body of ``vec`` loop *iname* as vector statements, one per
+        instruction (NotVectorizable if it has no such form)."""
+        items = self.items[start:stop]
+        if not all(isinstance(item, RunInstruction) for item in items):
+            raise NotVectorizable("its body holds loops or barriers")
+        width = self._lane_count(iname, b, context)
+        insns = [self.knl.id_to_insn[item.insn_id] for item in items]
+        check_lanes_independent(insns, iname)
+        inner = b.inner_context
+        mapper = VectorExpressionMapper(
+            self.knl, self.target, self.types, self.helpers,
+            nonnegative_checker(self.knl, inner), self.vector_temps, iname,
+            self.prepared(b.lower), width)
+        nodes = []
+        for insn in insns:
+            if isinstance(insn, CallInstruction) or not isinstance(insn, Assignment) \
+                    or insn.atomic:
+                raise NotVectorizable(f"instruction '{insn.id}' is not a plain assignment")
+            cond = guard_condition(self.knl.get_insn_domain(insn), inner)
+            conds = sorted(insn.predicates, key=str) + ([] if cond is True else [cond])
+            if any(iname in get_dependencies(c) for c in conds):
+                raise NotVectorizable(f"instruction '{insn.id}' runs in some lanes only")
+            if iname in get_dependencies(insn.assignee):
+                value = mapper.vector_code(self.prepared(insn.expression),
+                                           self.types(insn.assignee).dtype)
+                node = cast.Statement(mapper.store(self.prepared(insn.assignee), value))
+            elif iname in get_dependencies(insn.expression):
+                raise NotVectorizable(f"instruction '{insn.id}' stores every lane's "
+                                      "value in one place")
+            else:
+                node = self.assignment_statement(insn, inner)
+            for c in conds:
+                node = cast.If(self.emit(c, inner), [node])
+            nodes.append(node)
+        return nodes
+
+    def _lane_count(self, iname, b, context) -> int:
+        """The constant number of iterations of ``vec`` loop *iname*."""
+        space = self.knl.space
+        lower, upper = expr_to_pw_aff(b.lower, space), expr_to_pw_aff(b.upper, space)
+        pieces = (self._iname_aff(iname) - lower).get_pieces()
+        last = b.inner_context.max_val(pieces[0][1]) if len(pieces) == 1 else None
+        if last is None or not last.is_int():
+            raise NotVectorizable("its extent is not a constant")
+        width = last.get_num_si() + 1
+        if width not in VECTOR_WIDTHS:
+            raise NotVectorizable(f"OpenCL has no vectors of {width} elements")
+        if not (context & upper.lt_set(lower + (width - 1))).is_empty():
+            raise NotVectorizable("it has fewer iterations in places")
+        return width
 
     def gen_slabs(self, iname, b, start, stop, active, context) -> list:
         head, tail = self.knl.iname_slabs.get(iname, (0, 0))
@@ -348,6 +412,9 @@ class _Generator:
                 decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}];"))
             elif tv.shape == ():
                 decls.append(cast.Statement(f"{ctype} {name};"))
+            elif name in self.vector_temps:
+                vtype = vector_ctype(self.target, tv.dtype, self.vector_temps[name])
+                decls.append(cast.Statement(f"{vtype} {name};"))
             else:
                 decls.append(cast.Statement(f"{ctype} {name}[{size}];"))
         return decls

@@ -7,11 +7,13 @@
 ``"g.N"``   the work-group index, axis N
 ``"ilp"``   unrolled, with private temporaries expanded per iteration
             (also ``"ilp.unr"``; ``"ilp.seq"`` keeps a loop)
-``"vec"``   vectorized (currently generated as an unrolled loop)
+``"vec"``   like ``"ilp"``, generated as OpenCL vector operations (one
+            statement for all iterations, ``vloadN``/``vstoreN``) where
+            the body allows, else unrolled
 ==========  ==========================================================
 
 Public names: parse_tag, UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
-VectorizeTag, is_hw_parallel, HW_AXIS_LIMIT.
+VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT.
 """
 
 from __future__ import annotations
@@ -93,6 +95,12 @@ def parse_tag(tag) -> Tag:
 
 def is_hw_parallel(tag) -> bool:
     return isinstance(tag, (LocalIndexTag, GroupIndexTag))
+
+
+def is_lane_tag(tag) -> bool:
+    """Whether *tag* makes independent lanes (``ilp``, ``vec``): private
+    temporaries get a copy per lane and the loop goes innermost."""
+    return isinstance(tag, (IlpTag, VectorizeTag))
 
 
 def is_unrolled(tag) -> bool:

@@ -17,7 +17,7 @@ import logging
 
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.kernel import KernelState, LoopKernel
-from kernelcore.ir.tags import IlpTag, is_hw_parallel
+from kernelcore.ir.tags import is_hw_parallel, is_lane_tag
 from kernelcore.schedule.barriers import insert_local_barriers, split_kernels
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
 
@@ -78,9 +78,9 @@ class _Linearizer:
         unconstrained = [n for n in openable
                          if not any((m, n) in self.prio for m in todo if m != n)]
         pool = unconstrained or openable
-        # ilp loops go innermost: their iterations should interleave with the
-        # loops inside them
-        return min(pool, key=lambda n: (isinstance(self.knl.iname_tags.get(n), IlpTag),
+        # ilp and vec loops go innermost: their iterations should interleave
+        # with the loops inside them
+        return min(pool, key=lambda n: (is_lane_tag(self.knl.iname_tags.get(n)),
                                         self.iname_order[n]))
 
     def _loop_body(self, loop: str, remaining: set[str], active_set: set[str],
@@ -88,10 +88,10 @@ class _Linearizer:
         """Instructions that can run in one *loop* here, and how many were left
         out only for waiting on *ready* instructions outside it."""
         body = {iid for iid in remaining if loop in self.knl.id_to_insn[iid].within_inames}
-        if isinstance(self.knl.iname_tags.get(loop), IlpTag):
-            # an ilp loop only wraps work that needs no further sequential loops,
-            # so its iterations interleave inside those loops
-            ilp = {n for n, t in self.knl.iname_tags.items() if isinstance(t, IlpTag)}
+        if is_lane_tag(self.knl.iname_tags.get(loop)):
+            # an ilp (or vec) loop only wraps work that needs no further
+            # sequential loops, so its iterations interleave inside those loops
+            ilp = {n for n, t in self.knl.iname_tags.items() if is_lane_tag(t)}
             body = {iid for iid in body
                     if self.knl.id_to_insn[iid].within_inames - active_set <= ilp}
         premature = 0

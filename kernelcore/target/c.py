@@ -82,6 +82,8 @@ class CTarget(OpenCLTarget):
 
     name = "c"
     sequential = True
+    #: whether OpenCL vector types (``float8``, ``vload8``) exist
+    vector_types = False
     helper_linkage = "static inline"
 
     # {{{ types and literals

@@ -27,6 +27,8 @@ class OpenCLTarget:
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
     sequential = False
+    #: whether OpenCL vector types (``float8``, ``vload8``) exist
+    vector_types = True
     #: how helper functions in the preamble are declared
     helper_linkage = "inline"
 

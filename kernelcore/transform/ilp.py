@@ -1,7 +1,7 @@
 """Instruction-level parallelism: private temporaries get one copy per iteration
 of an ``ilp`` iname, so the iterations no longer share (and serialize on) them.
 
-Public names: expand_ilp_temporaries, privatize_temporaries_with_inames.
+Public names: expand_ilp_temporaries, privatize_temporaries_with_inames, static_range.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import IdentityMapper, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
-from kernelcore.ir.tags import IlpTag
+from kernelcore.ir.tags import is_lane_tag
 
 
 class _Expand(IdentityMapper):
@@ -36,7 +36,7 @@ class _Expand(IdentityMapper):
         return expr
 
 
-def _static_range(knl, iname: str) -> tuple[int, int]:
+def static_range(knl, iname: str) -> tuple[int, int]:
     """The smallest and largest value *iname* takes for any parameters the
     assumptions allow (an error if either is unbounded)."""
     dom = project_to(knl.get_inames_domain([iname]) & knl.assumptions_set, [iname])
@@ -70,7 +70,7 @@ def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=No
     insns = list(knl.instructions)
     temps = dict(knl.temporary_variables)
     for iname in names:
-        lo, hi = _static_range(knl, iname)
+        lo, hi = static_range(knl, iname)
         for name, tv in list(temps.items()):
             if tv.address_space not in (AddressSpace.PRIVATE, auto) or (
                     only is not None and name not in only):
@@ -96,9 +96,9 @@ def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=No
 
 
 def expand_ilp_temporaries(knl):
-    """A copy of *knl* where private temporaries written inside ``ilp`` loops have
-    an extra leading axis indexed by the ilp iname."""
-    ilp = [n for n in knl.all_inames() if isinstance(knl.iname_tags.get(n), IlpTag)]
+    """A copy of *knl* where private temporaries written inside ``ilp`` and
+    ``vec`` loops have an extra leading axis indexed by that loop's iname."""
+    ilp = [n for n in knl.all_inames() if is_lane_tag(knl.iname_tags.get(n))]
     if not ilp:
         return knl
     return privatize_temporaries_with_inames(knl, ilp)

@@ -285,10 +285,10 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
     if within is not None:
         raise KernelcoreError("join_inames: within= is not supported; join for all "
                               "instructions")
-    from kernelcore.transform.ilp import _static_range
+    from kernelcore.transform.ilp import static_range
     extents = []
     for n in names[1:]:
-        lo, hi = _static_range(knl, n)
+        lo, hi = static_range(knl, n)
         if lo != 0:
             raise KernelcoreError(f"join_inames: '{n}' must start at 0 (starts at {lo})")
         extents.append(hi + 1)

@@ -267,11 +267,11 @@ def _tag_storage(knl, dim_names, extents, default_tag):
     if default_tag != "l.auto":
         tag = parse_tag(default_tag)
         return tag_inames(knl, {d: tag for d in dim_names})
-    from kernelcore.transform.ilp import _static_range
+    from kernelcore.transform.ilp import static_range
     axes: dict[int, int] = {}
     for n, t in knl.iname_tags.items():
         if isinstance(t, LocalIndexTag) and n not in dim_names:
-            lo, hi = _static_range(knl, n)
+            lo, hi = static_range(knl, n)
             axes[t.axis] = max(axes.get(t.axis, 0), hi - lo + 1)
     free = sorted(axes)
     for d, extent in zip(reversed(dim_names), reversed(extents)):

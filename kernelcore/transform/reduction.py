@@ -249,21 +249,21 @@ class _Realizer(IdentityMapper):
     def _parallel_scan(self, expr: Reduction, sweep: str, shift: int):
         """A prefix scan across the work-items of a work-group (sweep iname tagged
         ``l.N``): terms in local memory, log2(group size) doubling steps."""
-        from kernelcore.transform.ilp import _static_range
+        from kernelcore.transform.ilp import static_range
         (j,) = expr.inames
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
             dtype = np.dtype(np.int64)
         axis = self.knl.iname_tags[sweep].axis
-        lo, hi = _static_range(self.knl, sweep)
+        lo, hi = static_range(self.knl, sweep)
         size = hi - lo + 1
         outer = self.outer_inames - {sweep}
         others = [n for n in sorted(outer, key=self.knl.all_inames().index)
                   if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
-        other_sizes = [_static_range(self.knl, n)[1] - _static_range(self.knl, n)[0] + 1
+        other_sizes = [static_range(self.knl, n)[1] - static_range(self.knl, n)[0] + 1
                        for n in others]
-        prefix = tuple(prim.Sum((prim.Variable(n), -_static_range(self.knl, n)[0]))
-                       if _static_range(self.knl, n)[0] else prim.Variable(n) for n in others)
+        prefix = tuple(prim.Sum((prim.Variable(n), -static_range(self.knl, n)[0]))
+                       if static_range(self.knl, n)[0] else prim.Variable(n) for n in others)
         buf = self.names(f"scan_{j}_buf")
         self.new_temps[buf] = TemporaryVariable(buf, dtype, tuple(other_sizes) + (size,),
                                                 address_space=AddressSpace.LOCAL)
@@ -358,22 +358,22 @@ class _Realizer(IdentityMapper):
 
     def _tree(self, op, dtype, acc, update_id, lane_iname):
         """Combine the work-items' partial results through local memory."""
-        from kernelcore.transform.ilp import _static_range
+        from kernelcore.transform.ilp import static_range
         axis = self.knl.iname_tags[lane_iname].axis
-        lo, hi = _static_range(self.knl, lane_iname)
+        lo, hi = static_range(self.knl, lane_iname)
         size = hi - lo + 1
         within = self.outer_inames
         others = [n for n in sorted(within, key=self.knl.all_inames().index)
                   if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
         other_sizes = []
         for n in others:
-            olo, ohi = _static_range(self.knl, n)
+            olo, ohi = static_range(self.knl, n)
             other_sizes.append(ohi - olo + 1)
         buf = self.names(f"{acc}_buf")
         self.new_temps[buf] = TemporaryVariable(buf, dtype, tuple(other_sizes) + (size,),
                                                 address_space=AddressSpace.LOCAL)
-        prefix = tuple(prim.Variable(n) if _static_range(self.knl, n)[0] == 0 else
-                       prim.Sum((prim.Variable(n), -_static_range(self.knl, n)[0]))
+        prefix = tuple(prim.Variable(n) if static_range(self.knl, n)[0] == 0 else
+                       prim.Sum((prim.Variable(n), -static_range(self.knl, n)[0]))
                        for n in others)
 
         def at(index):

@@ -1,0 +1,296 @@
+"""Expressions of a ``vec`` loop -> OpenCL vector code.
+
+All iterations of a ``vec`` loop run as one statement on vector values: an
+array element whose address moves by one per iteration is read with
+``vloadN`` and written with ``vstoreN``; values that do not depend on the
+iteration stay scalars (OpenCL widens them). What has no vector form here
+(complex or boolean values, helper functions, registered callables,
+conditions that are not comparisons) raises :class:`NotVectorizable`, and
+the loop is unrolled instead.
+
+Public names: NotVectorizable, VECTOR_WIDTHS, vector_ctype, lane_offset,
+VectorExpressionMapper, check_lanes_independent, vector_temporaries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymbolic.primitives as prim
+
+from kernelcore.codegen.expression import (
+    PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, CExpressionMapper)
+from kernelcore.codegen.simplify import simplify
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.data import AddressSpace, ValueArg
+from kernelcore.ir.expr import WalkMapper, get_dependencies
+from kernelcore.ir.tags import VectorizeTag
+
+#: the lane counts OpenCL has vector types for
+VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+
+
+class NotVectorizable(Exception):
+    """A ``vec`` loop whose body has no vector form (the message says why)."""
+
+
+def vector_ctype(target, dtype: np.dtype, width: int) -> str:
+    """The OpenCL vector type of *width* elements of *dtype* (``float8``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iuf":
+        raise NotVectorizable(f"no vector type for {dtype}")
+    base = target.dtype_to_ctype(dtype)
+    if base.startswith("unsigned "):
+        base = "u" + base[len("unsigned "):]
+    return f"{base}{width}"
+
+
+def lane_offset(expr, iname: str) -> tuple[object, int]:
+    """(*rest*, *c*) with *expr* == *rest* + *c* * *iname* and *rest* not
+    depending on *iname*; NotVectorizable if *expr* is not of that form."""
+    if iname not in get_dependencies(expr):
+        return expr, 0
+    if isinstance(expr, prim.Variable):
+        return 0, 1
+    if isinstance(expr, prim.Sum):
+        parts = [lane_offset(ch, iname) for ch in expr.children]
+        return simplify(prim.Sum(tuple(r for r, _ in parts))), sum(c for _, c in parts)
+    if isinstance(expr, prim.Product):
+        factors = [ch for ch in expr.children if iname in get_dependencies(ch)]
+        scale = [ch for ch in expr.children if iname not in get_dependencies(ch)]
+        if len(factors) == 1 and all(isinstance(f, (int, np.integer)) for f in scale):
+            rest, c = lane_offset(factors[0], iname)
+            k = int(np.prod(scale)) if scale else 1
+            return simplify(prim.Product((k, rest))), k * c
+    raise NotVectorizable(f"index {expr} is not affine in '{iname}'")
+
+
+class VectorExpressionMapper(CExpressionMapper):
+    """C code for expressions inside a ``vec`` loop over *iname*, whose
+    *width* iterations start at *lower*: values that depend on *iname* are
+    vectors of *width* elements."""
+
+    def __init__(self, knl, target, types, helpers, is_nonnegative, vector_temps,
+                 iname: str, lower, width: int):
+        super().__init__(knl, target, types, helpers, is_nonnegative, vector_temps)
+        self.iname = iname
+        self.lower = lower
+        self.width = width
+
+    def is_vector(self, expr) -> bool:
+        return self.iname in get_dependencies(expr)
+
+    def vtype(self, dtype: np.dtype) -> str:
+        return vector_ctype(self.target, dtype, self.width)
+
+    def vector_code(self, expr, dtype: np.dtype) -> str:
+        """*expr* as a vector of *dtype* (a scalar is widened)."""
+        code = self.code(expr, PREC_NONE, dtype)
+        return code if self.is_vector(expr) else f"({self.vtype(dtype)}) ({code})"
+
+    def code(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
+        if self.is_vector(expr):
+            kinds = {self.types(expr).dtype.kind} | (
+                {np.dtype(want).kind} if want is not None else set())
+            if kinds & set("cb"):
+                raise NotVectorizable(f"{expr} is complex or boolean")
+        return super().code(expr, prec, want)
+
+    def convert(self, expr, t, want: np.dtype, prec: int) -> str:
+        if not self.is_vector(expr):
+            return super().convert(expr, t, want, prec)
+        return f"convert_{self.vtype(want)}({self.rec(expr, PREC_NONE, t.dtype)})"
+
+    # {{{ lanes
+
+    def lane_pointer(self, expr: prim.Subscript) -> str:
+        """``p + base``: where the lanes of array access *expr* start (its
+        address must move by one element per iteration)."""
+        name = expr.aggregate.name
+        var = self.knl.get_var(name)
+        if isinstance(var, ValueArg) or var.dtype.kind not in "iuf":
+            raise NotVectorizable(f"'{name}' has no vector form")
+        index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        rest, step = lane_offset(self.flat_index(var, index), self.iname)
+        if step != 1:
+            raise NotVectorizable(f"{expr} moves by {step} elements per iteration")
+        base = simplify(prim.Sum((rest, self.lower)))
+        return f"{name} + {self.code(base, PREC_SUM + 1)}" if base != 0 else name
+
+    def map_variable(self, expr, prec, dtype):
+        if expr.name != self.iname:
+            return super().map_variable(expr, prec, dtype)
+        lanes = ", ".join(str(k) for k in range(self.width))
+        first = self.code(self.lower, PREC_SUM, dtype)
+        own = f"({self.vtype(dtype)}) ({lanes})"
+        return self._paren(f"{first} + {own}", PREC_SUM, prec) if self.lower != 0 else own
+
+    def map_subscript(self, expr, prec, dtype):
+        if not self.is_vector(expr):
+            return super().map_subscript(expr, prec, dtype)
+        if expr.aggregate.name in self.vector_temps:
+            return expr.aggregate.name
+        return f"vload{self.width}(0, {self.lane_pointer(expr)})"
+
+    def store(self, assignee: prim.Subscript, value: str) -> str:
+        """The statement writing the lanes of *value* to *assignee*."""
+        name = assignee.aggregate.name
+        if name in self.vector_temps:
+            return f"{name} = {value};"
+        return f"vstore{self.width}({value}, 0, {self.lane_pointer(assignee)});"
+
+    # }}}
+
+    # {{{ operations with a different vector form
+
+    def map_comparison(self, expr, prec, dtype):
+        if self.is_vector(expr):
+            raise NotVectorizable(f"comparison {expr} outside a condition")
+        return super().map_comparison(expr, prec, dtype)
+
+    def _scalar_logic(self, expr) -> None:
+        if self.is_vector(expr):
+            raise NotVectorizable(f"logical operation {expr}")
+
+    def map_logical_and(self, expr, prec, dtype):
+        self._scalar_logic(expr)
+        return super().map_logical_and(expr, prec, dtype)
+
+    def map_logical_or(self, expr, prec, dtype):
+        self._scalar_logic(expr)
+        return super().map_logical_or(expr, prec, dtype)
+
+    def map_logical_not(self, expr, prec, dtype):
+        self._scalar_logic(expr)
+        return super().map_logical_not(expr, prec, dtype)
+
+    def map_if(self, expr, prec, dtype):
+        if not self.is_vector(expr):
+            return super().map_if(expr, prec, dtype)
+        then = self.vector_code(expr.then, dtype)
+        else_ = self.vector_code(expr.else_, dtype)
+        cond = expr.condition
+        if not self.is_vector(cond):
+            code = f"{self._cond(cond, PREC_TERNARY + 1)} ? {then} : {else_}"
+            return self._paren(code, PREC_TERNARY, prec)
+        if not isinstance(cond, prim.Comparison):
+            raise NotVectorizable(f"condition {cond} is not a comparison")
+        common = self._common([cond.left, cond.right])
+        if common.kind not in "iuf" or common.itemsize != dtype.itemsize:
+            raise NotVectorizable(f"condition {cond} compares {common}, not "
+                                  f"{dtype.itemsize}-byte values")
+        test = (f"{self.code(cond.left, PREC_REL, common)} {cond.operator} "
+                f"{self.code(cond.right, PREC_REL + 1, common)}")
+        return f"select({else_}, {then}, {test})"
+
+    def _helper_path(self, expr, dtype) -> bool:
+        """Whether ``//`` or ``%`` in *expr* needs a helper function."""
+        return not (dtype.kind == "u" or (dtype.kind in "ib" and self._nonneg_pos_const(expr)))
+
+    def map_floor_div(self, expr, prec, dtype):
+        if self.is_vector(expr) and self._helper_path(expr, dtype):
+            raise NotVectorizable(f"floor division {expr} needs a helper")
+        return super().map_floor_div(expr, prec, dtype)
+
+    def map_remainder(self, expr, prec, dtype):
+        if self.is_vector(expr) and self._helper_path(expr, dtype):
+            raise NotVectorizable(f"remainder {expr} needs a helper")
+        return super().map_remainder(expr, prec, dtype)
+
+    def map_power(self, expr, prec, dtype):
+        if not self.is_vector(expr):
+            return super().map_power(expr, prec, dtype)
+        if dtype.kind != "f":
+            raise NotVectorizable(f"power {expr} of {dtype} values")
+        exp_t = self.types(expr.exponent)
+        if exp_t.dtype.kind in "iu" and exp_t.weak:
+            exponent = self.vector_code(expr.exponent, np.dtype(np.int32))
+            return f"pown({self.vector_code(expr.base, dtype)}, {exponent})"
+        return (f"pow({self.vector_code(expr.base, dtype)}, "
+                f"{self.vector_code(expr.exponent, dtype)})")
+
+    def _call(self, name, params, dtype):
+        if not any(self.is_vector(p) for p in params):
+            return super()._call(name, params, dtype)
+        if name in self.knl.callables:
+            raise NotVectorizable(f"'{name}' is a registered callable")
+        rule, common = self.call_types(name, params, dtype)
+        if rule in ("real", "same"):
+            return super()._call(name, params, dtype)
+        result = self.types(prim.Call(prim.Variable(name), tuple(params))).dtype
+        if result.kind not in "iuf" or (name == "abs" and common.kind == "i"):
+            raise NotVectorizable(f"'{name}' of {common} has no vector form here")
+        fname = self.target.function_name(name, [common] * len(params), dtype)
+        if self.target.helper_function_source(fname) is not None:
+            raise NotVectorizable(f"'{name}' needs a helper function")
+        args = ", ".join(self.vector_code(p, common) for p in params)
+        return f"{fname}({args})"
+
+    # }}}
+
+
+class _Accesses(WalkMapper):
+    """The subscripts an expression holds, (array name, index) each, and the
+    names it uses without a subscript."""
+
+    def __init__(self):
+        self.found: list[tuple[str, tuple]] = []
+        self.bare: set[str] = set()
+
+    def map_subscript(self, expr):
+        index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        self.found.append((expr.aggregate.name, index))
+        for ix in index:
+            self.rec(ix)
+
+    def map_variable(self, expr):
+        self.bare.add(expr.name)
+
+    def map_constant(self, expr):
+        pass
+
+
+def _accesses(insns) -> _Accesses:
+    walker = _Accesses()
+    for insn in insns:
+        for expr in insn.expressions():
+            walker(expr)
+    return walker
+
+
+def check_lanes_independent(insns, iname: str) -> None:
+    """NotVectorizable unless every array the loop body *insns* writes is only
+    accessed there at one index per iteration (so running each instruction
+    for all iterations at once keeps the order of every element's accesses)."""
+    written = set().union(*(insn.assignee_names() for insn in insns))
+    by_name: dict[str, set] = {}
+    for name, index in _accesses(insns).found:
+        by_name.setdefault(name, set()).add(index)
+    for name in sorted(written & set(by_name)):
+        if len(by_name[name]) > 1:
+            raise NotVectorizable(f"'{name}' is written and accessed at other "
+                                  f"indices in the '{iname}' loop")
+
+
+def vector_temporaries(knl) -> dict[str, int]:
+    """Private temporaries held in one vector variable each (name -> width):
+    those of shape (*w*,) that are only ever accessed at a ``vec`` iname
+    running over 0..*w*-1 (the per-lane copies of ``vec`` loops' temporaries)."""
+    from kernelcore.transform.ilp import static_range
+    candidates = {name: tv.shape[0] for name, tv in knl.temporary_variables.items()
+                  if tv.address_space == AddressSpace.PRIVATE and len(tv.shape) == 1
+                  and tv.shape[0] in VECTOR_WIDTHS and tv.dtype is not None
+                  and np.dtype(tv.dtype).kind in "iuf"}
+    lanes = {}
+    for iname, tag in knl.iname_tags.items() if candidates else ():
+        if isinstance(tag, VectorizeTag):
+            try:
+                lanes[iname] = static_range(knl, iname)
+            except KernelcoreError:
+                pass                    # not a lane index of a vector
+    walker = _accesses(knl.instructions)
+    for name, index in walker.found:
+        if name in candidates and not (
+                len(index) == 1 and isinstance(index[0], prim.Variable)
+                and lanes.get(index[0].name) == (0, candidates[name] - 1)):
+            del candidates[name]
+    return {name: w for name, w in candidates.items() if name not in walker.bare}

@@ -1,0 +1,181 @@
+"""The ``vec`` iname tag: OpenCL vector code where the loop body allows it,
+an unrolled loop otherwise; results equal NumPy's either way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import kernelcore as lp
+
+N = 256
+
+
+def _kernel(instructions: str, args, n: int = N, width: int = 16, assumptions=None,
+            names=("a", "b"), out="out"):
+    data = [lp.GlobalArg(x, np.float32, shape="n") for x in names]
+    data += args + [lp.ValueArg("n", np.int32)]
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", instructions, data,
+                         assumptions=assumptions or f"n mod {4 * width} = 0 and n >= 1")
+    knl = lp.split_iname(knl, "i", width, inner_tag="vec")
+    return lp.split_iname(knl, "i_outer", 4, outer_tag="g.0", inner_tag="l.0")
+
+
+def _run(queue, knl, n: int = N, seed: int = 0, **extra):
+    rng = np.random.default_rng(seed)
+    a = rng.random(n, dtype=np.float32) - np.float32(0.5)
+    b = rng.random(n, dtype=np.float32) + np.float32(0.5)
+    _, (out,) = knl(queue, a=a, b=b, n=np.int32(n), **extra)
+    return a, b, out
+
+
+def _out(dtype=np.float32):
+    return [lp.GlobalArg("out", dtype, shape="n")]
+
+
+def test_vector_loads_stores_and_temporaries(queue):
+    knl = _kernel("""
+        <> t = exp(a[i] - 1.0f)
+        out[i] = if(a[i] > 0.25f, t * 2, b[i]) + sqrt(fabs(a[i]))
+        """, _out())
+    code = lp.generate_code_v2(knl).device_code()
+    assert "vload16(0, a + " in code and "vstore16(" in code
+    assert "float16 t;" in code and "select(" in code
+    a, b, out = _run(queue, knl)
+    t = np.exp(a - np.float32(1))
+    np.testing.assert_allclose(out, np.where(a > 0.25, 2 * t, b) + np.sqrt(np.abs(a)),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("width", [2, 4, 8, 16])
+def test_widths(queue, width):
+    knl = _kernel("out[i] = a[i] * b[i] + fmax(a[i], 0.0f)", _out(), width=width)
+    assert f"vload{width}" in lp.generate_code_v2(knl).device_code()
+    a, b, out = _run(queue, knl)
+    np.testing.assert_allclose(out, a * b + np.maximum(a, 0), rtol=1e-6)
+
+
+def test_conversion_and_lane_index(queue):
+    knl = _kernel("out[i] = a[i] + 0.5 * i", _out(np.float64))
+    code = lp.generate_code_v2(knl).device_code()
+    assert "convert_double16(" in code and "(int16) (0, 1, 2, 3" in code
+    a, _, out = _run(queue, knl)
+    # the weakly typed 0.5 * i joins float32 a: the sum is a float32, then stored
+    lane_part = (0.5 * np.arange(N)).astype(np.float32)
+    np.testing.assert_array_equal(out, (a + lane_part).astype(np.float64))
+
+
+def test_vector_accumulator_of_a_reduction(queue):
+    """Per-lane partial sums (a temporary privatized by the vec loop) live in a
+    vector variable."""
+    knl = lp.make_kernel(
+        ["{[v]: 0 <= v < 8}", "{[o]: 0 <= o < 32}", "{[w]: 0 <= w < 8}"],
+        """
+        acc[v] = 0.0f  {id=init}
+        acc[v] = acc[v] + a[8*o + v]  {id=add, dep=init}
+        lanes[v] = acc[v]  {id=copy, dep=add}
+        out[0] = sum(w, lanes[w])  {dep=copy}
+        """,
+        [lp.GlobalArg("a", np.float32, shape=(256,)),
+         lp.GlobalArg("out", np.float32, shape=(1,)),
+         lp.TemporaryVariable("acc", np.float32, shape=(8,), address_space="private"),
+         lp.TemporaryVariable("lanes", np.float32, shape=(8,), address_space="private")])
+    knl = lp.tag_inames(knl, {"v": "vec"})
+    knl = lp.prioritize_loops(knl, "o,v")
+    code = lp.generate_code_v2(knl).device_code()
+    assert "float8 acc;" in code and "acc = acc + vload8(0, a + 8 * o);" in code
+    a = np.random.default_rng(1).random(256, dtype=np.float32)
+    _, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out[0], a.sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("body, reference", [
+    # integer floor division needs a helper function
+    ("out[i] = a[i] + (i // 3)", lambda a, b: a + np.arange(N) // 3),
+    # a strided read has no vload
+    ("out[i] = a[(2*i) % n]", lambda a, b: a[(2 * np.arange(N)) % N]),
+    # a logical operation of vectors
+    ("out[i] = if(a[i] > 0 and b[i] < 1, 1.0f, 0.0f)",
+     lambda a, b: ((a > 0) & (b < 1)).astype(np.float32)),
+])
+def test_bodies_without_vector_form_are_unrolled(queue, body, reference):
+    knl = _kernel(body, _out())
+    code = lp.generate_code_v2(knl).device_code()
+    assert "vstore16" not in code
+    a, b, out = _run(queue, knl)
+    np.testing.assert_allclose(out, reference(a, b), rtol=1e-6)
+
+
+def test_fallback_keeps_vector_temporaries_as_components(queue):
+    """One instruction without vector form unrolls the loop; its temporary
+    still lives in a vector variable, accessed lane by lane."""
+    knl = _kernel("""
+        <> t = a[i] * 2
+        out[i] = t + (i // 3)
+        """, _out())
+    code = lp.generate_code_v2(knl).device_code()
+    assert "float16 t;" in code and "t.sf = " in code and "vstore16" not in code
+    a, _, out = _run(queue, knl)
+    np.testing.assert_allclose(out, 2 * a + np.arange(N) // 3, rtol=1e-6)
+
+
+def test_a_partial_last_vector_is_unrolled_with_guards(queue):
+    knl = _kernel("out[i] = a[i] * 3", _out(), assumptions="n >= 1")
+    n = 100
+    a, _, out = _run(queue, knl, n=n)
+    np.testing.assert_allclose(out, 3 * a, rtol=1e-6)
+
+
+def test_cross_lane_access_is_unrolled(queue):
+    """Lane k reads what lane k-1 left in a temporary: unrolled, lane after
+    lane, that is the 0 lane k-1 wrote last; instruction after instruction for
+    all lanes at once it would be a[k-1]. Such a loop stays unrolled."""
+    knl = lp.make_kernel(
+        "{[v]: 0 <= v < 8}",
+        """
+        t[v] = a[v]  {id=w1}
+        out[v] = t[(v + 7) % 8]  {id=r, dep=w1}
+        t[v] = 0  {dep=r}
+        """,
+        [lp.GlobalArg("a", np.float32, shape=(8,)), lp.GlobalArg("out", np.float32, shape=(8,)),
+         lp.TemporaryVariable("t", np.float32, shape=(8,), address_space="private")])
+    knl = lp.tag_inames(knl, {"v": "vec"})
+    assert "vstore8" not in lp.generate_code_v2(knl).device_code()
+    _, (out,) = knl(queue, a=np.arange(1, 9, dtype=np.float32))
+    np.testing.assert_array_equal(out[1:], np.zeros(7, np.float32))
+
+
+_UNARY = {"sqrt(fabs({}))": lambda x: np.sqrt(np.abs(x)),
+          "exp(fmin({}, 2.0f))": lambda x: np.exp(np.minimum(x, np.float32(2))),
+          "-{}": np.negative,
+          "({} * 0.5f)": lambda x: x * np.float32(0.5)}
+_BINARY = {"({} + {})": np.add, "({} - {})": np.subtract, "({} * {})": np.multiply,
+           "fmax({}, {})": np.maximum,
+           "if({0} > {1}, {0}, {1} * 2.0f)": lambda x, y: np.where(x > y, x, y * np.float32(2))}
+
+
+@st.composite
+def _expressions(draw, depth=3):
+    """(OpenCL-language text, NumPy function of a, b) of a random expression."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        name = draw(st.sampled_from(["a", "b"]))
+        return f"{name}[i]", (lambda a, b, name=name: a if name == "a" else b)
+    if draw(st.booleans()):
+        text, fn = draw(st.sampled_from(sorted(_UNARY.items())))
+        inner, g = draw(_expressions(depth - 1))
+        return text.format(inner), lambda a, b: fn(g(a, b))
+    text, fn = draw(st.sampled_from(sorted(_BINARY.items(), key=lambda kv: kv[0])))
+    (left, f), (right, g) = draw(_expressions(depth - 1)), draw(_expressions(depth - 1))
+    return text.format(left, right), lambda a, b: fn(f(a, b), g(a, b))
+
+
+@settings(max_examples=15, deadline=None)
+@given(_expressions(), st.sampled_from([4, 8, 16]))
+def test_random_expressions_match_numpy(queue, expr, width):
+    text, fn = expr
+    knl = _kernel(f"out[i] = {text}", _out(), width=width)
+    a, b, out = _run(queue, knl)
+    with np.errstate(all="ignore"):
+        expected = fn(a, b).astype(np.float32)
+    np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-6)
