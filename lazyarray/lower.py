@@ -15,7 +15,7 @@ import kernelcore as lp
 from lazyarray.lower_reduction import (
     COMBINE, CPU_LANES, cpu_row_kernel_schedule, device_profile, reduction_kernel,
     row_kernel_schedule)
-from lazyarray.lower_contraction import contraction_schedule
+from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
 from lazyarray.graph import (
@@ -25,9 +25,6 @@ from lazyarray.ops.elementwise import ELEMENTWISE
 _REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
            "any": "any", "all": "all", "argmax": "argmax", "argmin": "argmin"}
 
-
-#: device kinds whose matrix products are blocked in registers and local memory
-BLOCKED_CONTRACTIONS = ("gpu",)
 
 #: per device kind: a computed node that would be evaluated this many times
 #: per element of a stored value is stored itself (e.g. each step of an
@@ -455,10 +452,11 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
     if isinstance(node, Reduce):
-        if kind in BLOCKED_CONTRACTIONS and _is_product_sum(node):
+        if _is_product_sum(node):
             knl, out_index = _plain_kernel(node, expr, data)
             extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
-            blocked = contraction_schedule(knl, out_index, f"i{node.axes[0]}", extents)
+            schedule = contraction_schedule if kind == "gpu" else cpu_contraction_schedule
+            blocked = schedule(knl, out_index, f"i{node.axes[0]}", extents)
             if blocked is not None:
                 return blocked
         laid_out = reduction_kernel(node, expr, data, device)

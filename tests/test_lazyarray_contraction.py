@@ -4,6 +4,7 @@ run here on the CPU through a replaced device profile)."""
 import numpy as np
 import pytest
 
+import kernelcore as lp
 import lazyarray as la
 from lazyarray import lower, lower_reduction, runtime
 
@@ -72,3 +73,55 @@ def test_an_operand_read_twice_is_not_blocked(gpu):
     assert not _blocked(lazy)
     np.testing.assert_allclose(np.asarray(lazy), a @ a.T, rtol=1e-5)
 
+
+
+# {{{ the CPU schedule: rows by vectors of columns in registers
+
+@pytest.fixture
+def cpu(monkeypatch):
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+
+
+def _vector_blocked(lazy) -> bool:
+    [step] = runtime.plan([lazy.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    return "vload16" in code and "vstore16" in code
+
+
+CPU_CASES = [
+    ("square", lambda a, b: a @ b, (128, 64), (64, 128), True),
+    ("ragged rows", lambda a, b: a @ b, (203, 33), (33, 144), True),
+    ("one vector per row", lambda a, b: a @ b, (40, 20), (20, 48), True),
+    ("batched", lambda a, b: a @ b, (3, 130, 40), (3, 40, 160), True),
+    ("broadcast batch", lambda a, b: a @ b, (2, 30, 40), (40, 32), True),
+    ("transposed A", lambda a, b: np.einsum("ki,kj->ij", a, b), (24, 140), (24, 128), True),
+    ("ragged columns", lambda a, b: a @ b, (64, 33), (33, 129), False),
+    ("transposed B", lambda a, b: a @ b.T, (130, 20), (160, 20), False),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("name, fn, sa, sb, vectors", CPU_CASES,
+                         ids=[c[0] for c in CPU_CASES])
+def test_cpu_products_match_numpy(cpu, name, fn, sa, sb, vectors, dtype):
+    rng = np.random.default_rng(3)
+    a = (rng.random(sa) * 10).astype(dtype)
+    b = (rng.random(sb) * 10).astype(dtype)
+    lazy = fn(la.asarray(a), la.asarray(b))
+    assert _vector_blocked(lazy) == vectors
+    expected = fn(a, b)
+    got = np.asarray(lazy)
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_cpu_products_of_mixed_types(cpu):
+    a = np.arange(40 * 30, dtype=np.int32).reshape(40, 30) % 7
+    b = np.random.default_rng(4).random((30, 64)).astype(np.float32)
+    lazy = la.asarray(a) @ la.asarray(b)
+    assert _vector_blocked(lazy)
+    np.testing.assert_allclose(np.asarray(lazy), a @ b, rtol=1e-5)
+
+# }}}

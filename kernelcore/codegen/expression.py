@@ -16,6 +16,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper import Mapper
 
+from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
@@ -228,12 +229,24 @@ class CExpressionMapper(Mapper):
         var = self.knl.get_var(name)
         index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
         if name in self.vector_temps:
-            if len(index) != 1 or not isinstance(index[0], (int, np.integer)):
+            lane = index[-1]
+            if not isinstance(lane, (int, np.integer)):
                 raise CodeGenerationError(f"vector temporary '{name}' indexed by {index}")
-            return f"{name}.s{int(index[0]):x}"
+            return f"{self.vector_element(expr)}.s{int(lane):x}"
         flat = self.flat_index(var, index)
         idx_code = self.code(flat, PREC_NONE)
         return f"{name}[{idx_code}]"
+
+    def vector_element(self, expr: prim.Subscript) -> str:
+        """The vector of temporary ``expr.aggregate`` (one of
+        :attr:`vector_temps`) that holds element *expr*."""
+        name = expr.aggregate.name
+        var = self.knl.get_var(name)
+        if len(var.shape) == 1:
+            return name
+        lead = self.flat_index(var.copy(shape=var.shape[:-1], strides=None),
+                               tuple(expr.index[:-1]))
+        return f"{name}[{self.code(simplify(lead), PREC_NONE)}]"
 
     def map_sum(self, expr, prec, dtype):
         if dtype.kind == "c":

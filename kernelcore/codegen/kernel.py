@@ -414,7 +414,9 @@ class _Generator:
                 decls.append(cast.Statement(f"{ctype} {name};"))
             elif name in self.vector_temps:
                 vtype = vector_ctype(self.target, tv.dtype, self.vector_temps[name])
-                decls.append(cast.Statement(f"{vtype} {name};"))
+                count = int(np.prod(tv.shape[:-1]))
+                decls.append(cast.Statement(f"{vtype} {name}[{count}];" if len(tv.shape) > 1
+                                            else f"{vtype} {name};"))
             else:
                 decls.append(cast.Statement(f"{ctype} {name}[{size}];"))
         return decls

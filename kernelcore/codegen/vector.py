@@ -21,7 +21,7 @@ from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, CExpressionMapper)
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.data import AddressSpace, ValueArg
+from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
 from kernelcore.ir.expr import WalkMapper, get_dependencies
 from kernelcore.ir.tags import VectorizeTag
 
@@ -128,14 +128,13 @@ class VectorExpressionMapper(CExpressionMapper):
         if not self.is_vector(expr):
             return super().map_subscript(expr, prec, dtype)
         if expr.aggregate.name in self.vector_temps:
-            return expr.aggregate.name
+            return self.vector_element(expr)
         return f"vload{self.width}(0, {self.lane_pointer(expr)})"
 
     def store(self, assignee: prim.Subscript, value: str) -> str:
         """The statement writing the lanes of *value* to *assignee*."""
-        name = assignee.aggregate.name
-        if name in self.vector_temps:
-            return f"{name} = {value};"
+        if assignee.aggregate.name in self.vector_temps:
+            return f"{self.vector_element(assignee)} = {value};"
         return f"vstore{self.width}({value}, 0, {self.lane_pointer(assignee)});"
 
     # }}}
@@ -272,14 +271,19 @@ def check_lanes_independent(insns, iname: str) -> None:
 
 
 def vector_temporaries(knl) -> dict[str, int]:
-    """Private temporaries held in one vector variable each (name -> width):
-    those of shape (*w*,) that are only ever accessed at a ``vec`` iname
-    running over 0..*w*-1 (the per-lane copies of ``vec`` loops' temporaries)."""
+    """Private temporaries held as vectors (name -> width): those whose last
+    axis, of *w* elements, is only ever indexed by a ``vec`` iname running
+    over 0..*w*-1 (the per-lane copies of ``vec`` loops' temporaries). One of
+    shape (..., *w*) becomes an array of vectors, one per leading index."""
     from kernelcore.transform.ilp import static_range
-    candidates = {name: tv.shape[0] for name, tv in knl.temporary_variables.items()
-                  if tv.address_space == AddressSpace.PRIVATE and len(tv.shape) == 1
-                  and tv.shape[0] in VECTOR_WIDTHS and tv.dtype is not None
-                  and np.dtype(tv.dtype).kind in "iuf"}
+    candidates = {}
+    for name, tv in knl.temporary_variables.items():
+        shape = tv.shape if isinstance(tv.shape, tuple) else ()
+        if tv.address_space == AddressSpace.PRIVATE and shape \
+                and shape[-1] in VECTOR_WIDTHS and tv.dtype is not None \
+                and np.dtype(tv.dtype).kind in "iuf" \
+                and tuple(tv.element_strides()) == c_order_strides(shape):
+            candidates[name] = shape[-1]
     lanes = {}
     for iname, tag in knl.iname_tags.items() if candidates else ():
         if isinstance(tag, VectorizeTag):
@@ -290,7 +294,8 @@ def vector_temporaries(knl) -> dict[str, int]:
     walker = _accesses(knl.instructions)
     for name, index in walker.found:
         if name in candidates and not (
-                len(index) == 1 and isinstance(index[0], prim.Variable)
-                and lanes.get(index[0].name) == (0, candidates[name] - 1)):
+                isinstance(index[-1], prim.Variable)
+                and lanes.get(index[-1].name) == (0, candidates[name] - 1)):
             del candidates[name]
     return {name: w for name, w in candidates.items() if name not in walker.bare}
+

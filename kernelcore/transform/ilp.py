@@ -13,7 +13,7 @@ from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import IdentityMapper, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
-from kernelcore.ir.tags import is_lane_tag
+from kernelcore.ir.tags import VectorizeTag, is_lane_tag
 
 
 class _Expand(IdentityMapper):
@@ -101,4 +101,7 @@ def expand_ilp_temporaries(knl):
     ilp = [n for n in knl.all_inames() if is_lane_tag(knl.iname_tags.get(n))]
     if not ilp:
         return knl
+    # vec inames first: each expansion adds a leading axis, so theirs ends up
+    # last, where consecutive lanes are neighbours (one vector)
+    ilp.sort(key=lambda n: not isinstance(knl.iname_tags.get(n), VectorizeTag))
     return privatize_temporaries_with_inames(knl, ilp)
