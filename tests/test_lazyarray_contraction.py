@@ -9,11 +9,16 @@ import lazyarray as la
 from lazyarray import lower, lower_reduction, runtime
 
 
+def _lay_out_for(monkeypatch, profile: tuple) -> None:
+    """Lower kernels as for a device of *profile* (kind, compute units)."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: profile)
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+
+
 @pytest.fixture
 def gpu(monkeypatch):
-    for module in (lower_reduction, lower):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    _lay_out_for(monkeypatch, ("gpu", 4))
 
 
 def _blocked(lazy) -> bool:
@@ -79,9 +84,7 @@ def test_an_operand_read_twice_is_not_blocked(gpu):
 
 @pytest.fixture
 def cpu(monkeypatch):
-    for module in (lower_reduction, lower):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    _lay_out_for(monkeypatch, ("cpu", 2))
 
 
 def _vector_blocked(lazy) -> bool:

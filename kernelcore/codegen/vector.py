@@ -128,14 +128,22 @@ class VectorExpressionMapper(CExpressionMapper):
         if not self.is_vector(expr):
             return super().map_subscript(expr, prec, dtype)
         if expr.aggregate.name in self.vector_temps:
-            return self.vector_element(expr)
+            return self.whole_vector(expr)
         return f"vload{self.width}(0, {self.lane_pointer(expr)})"
 
     def store(self, assignee: prim.Subscript, value: str) -> str:
         """The statement writing the lanes of *value* to *assignee*."""
         if assignee.aggregate.name in self.vector_temps:
-            return f"{self.vector_element(assignee)} = {value};"
+            return f"{self.whole_vector(assignee)} = {value};"
         return f"vstore{self.width}({value}, 0, {self.lane_pointer(assignee)});"
+
+    def whole_vector(self, expr: prim.Subscript) -> str:
+        """The vector temporary's vector that *expr* spans with its lanes."""
+        index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        if index[-1] != prim.Variable(self.iname) or any(
+                self.is_vector(ix) for ix in index[:-1]):
+            raise NotVectorizable(f"{expr} is not one lane of each vector")
+        return self.vector_element(expr)
 
     # }}}
 
