@@ -2,6 +2,8 @@
 elementwise are computed inside the result's kernel (on CPU devices)."""
 
 import numpy as np
+import pyopencl as cl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,6 +54,19 @@ def test_explain_reports_the_row_kernel(queue):
     text = la.explain(x / x.sum(axis=1, keepdims=True), print_it=False)
     assert text.startswith("1 kernel(s)")
     assert "row kernel: sum per row" in text
+
+
+def test_cpu_row_kernels_run_on_vectors(queue):
+    """On a CPU the row kernel walks rows in float16 vectors: running maxima
+    and sums in vector registers, vector loads and a vector exp."""
+    if queue.device.type & cl.device_type.GPU:
+        pytest.skip("GPUs use a work-group per row instead")
+    a = np.random.default_rng(5).standard_normal((64, 256)).astype(np.float32)
+    y = _softmax(la.asarray(a), np)
+    code = la.explain(y, show_code=True, print_it=False)
+    assert "vload16" in code and "vstore16(exp(" in code
+    assert "float16 acc_" in code
+    np.testing.assert_allclose(y.get(), _softmax(a, np), rtol=1e-5, atol=1e-7)
 
 
 @settings(max_examples=15, deadline=None, derandomize=True, database=None)
