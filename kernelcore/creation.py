@@ -27,7 +27,8 @@ from kernelcore.ir.domain import (
     NotAffineError, expr_to_pw_aff, parse_assumptions, parse_domain, static_max_of_pw_aff,
     aff_to_expr, align_to)
 from kernelcore.ir.expr import (
-    IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies, is_reduction_name)
+    AccessCollector, IdentityMapper, Reduction, TypeCast, get_dependencies,
+    is_reduction_name)
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, CallInstruction, InstructionBase, NoOpInstruction,
     assignee_subscript, assignee_var_name, has_slices)
@@ -86,45 +87,6 @@ class _ReductionResolver(IdentityMapper):
 
 _CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                "float32", "float64", "complex64", "complex128", "bool"}
-
-
-class _ArrayAccessCollector(WalkMapper):
-    """(array name, subscript tuple, bound reduction inames) of every subscript read."""
-
-    def __init__(self):
-        self.accesses: list[tuple[str, tuple, frozenset[str]]] = []
-        self.bound: frozenset[str] = frozenset()
-        self.bare: set[str] = set()
-        self.functions: set[str] = set()
-
-    def map_subscript(self, expr):
-        if isinstance(expr.aggregate, prim.Variable):
-            idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
-            self.accesses.append((expr.aggregate.name, idx, self.bound))
-            for i in idx:
-                self.rec(i)
-        else:
-            super().map_subscript(expr)
-
-    def map_variable(self, expr):
-        self.bare.add(expr.name)
-
-    def map_call(self, expr):
-        if isinstance(expr.function, prim.Variable):
-            self.functions.add(expr.function.name)
-        for p in expr.parameters:
-            self.rec(p)
-
-    def map_reduction(self, expr):
-        outer = self.bound
-        self.bound = outer | frozenset(expr.inames)
-        self.rec(expr.expr)
-        self.bound = outer
-
-    def map_constant(self, expr):
-        pass
-
-    map_nan = map_constant
 
 
 _C_RESERVED = frozenset("""
@@ -321,7 +283,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     def expanded(expr):
         return None if expr is None else expand_rules(expr, rules)
 
-    collector = _ArrayAccessCollector()
+    collector = AccessCollector()
     written: dict[str, list] = {}
     declared_temps: dict[str, Any] = {}
     insns: list[InstructionBase] = []

@@ -21,11 +21,9 @@ read_subscripts, tag_batch, TILE, BLOCK.
 
 from __future__ import annotations
 
-import pymbolic.primitives as prim
-
 import kernelcore as lp
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.expr import WalkMapper, get_dependencies
+from kernelcore.ir.expr import AccessCollector, get_dependencies
 
 #: edge of a square tile (one warp wide)
 TILE = 32
@@ -33,26 +31,6 @@ TILE = 32
 BLOCK = 16
 #: work-item rows of a tile's work-group (each walks TILE // ROWS tile rows)
 ROWS = 8
-
-
-class _SubscriptCollector(WalkMapper):
-    """The subscripts of every read of the arrays in *names*."""
-
-    def __init__(self, names):
-        self.names = set(names)
-        self.found: dict[str, list[tuple]] = {}
-
-    def visit(self, expr, *args, **kwargs):
-        if isinstance(expr, prim.Subscript) and isinstance(expr.aggregate, prim.Variable) \
-                and expr.aggregate.name in self.names:
-            index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
-            self.found.setdefault(expr.aggregate.name, []).append(index)
-        return True
-
-    def map_constant(self, expr, *args, **kwargs):
-        pass
-
-    map_nan = map_constant
 
 
 def tag_batch(knl: lp.LoopKernel, inames: list[str], extents) -> lp.LoopKernel:
@@ -64,11 +42,15 @@ def tag_batch(knl: lp.LoopKernel, inames: list[str], extents) -> lp.LoopKernel:
 
 def read_subscripts(knl: lp.LoopKernel, names) -> dict[str, list[tuple]]:
     """The subscripts of every read of the arrays *names* in *knl*, by array."""
-    collector = _SubscriptCollector(names)
+    collector = AccessCollector()
     for insn in knl.instructions:
         for expr in insn.expressions():
             collector(expr)
-    return collector.found
+    found: dict[str, list[tuple]] = {}
+    for name, index, _ in collector.accesses:
+        if name in names:
+            found.setdefault(name, []).append(index)
+    return found
 
 
 def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:

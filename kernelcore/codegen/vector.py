@@ -22,7 +22,7 @@ from kernelcore.codegen.expression import (
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
-from kernelcore.ir.expr import WalkMapper, get_dependencies
+from kernelcore.ir.expr import AccessCollector, get_dependencies
 from kernelcore.ir.tags import VectorizeTag
 
 #: the lane counts OpenCL has vector types for
@@ -235,33 +235,12 @@ class VectorExpressionMapper(CExpressionMapper):
     # }}}
 
 
-class _Accesses(WalkMapper):
-    """The subscripts an expression holds, (array name, index) each, and the
-    names it uses without a subscript."""
-
-    def __init__(self):
-        self.found: list[tuple[str, tuple]] = []
-        self.bare: set[str] = set()
-
-    def map_subscript(self, expr):
-        index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
-        self.found.append((expr.aggregate.name, index))
-        for ix in index:
-            self.rec(ix)
-
-    def map_variable(self, expr):
-        self.bare.add(expr.name)
-
-    def map_constant(self, expr):
-        pass
-
-
-def _accesses(insns) -> _Accesses:
-    walker = _Accesses()
+def _accesses(insns) -> AccessCollector:
+    collector = AccessCollector()
     for insn in insns:
         for expr in insn.expressions():
-            walker(expr)
-    return walker
+            collector(expr)
+    return collector
 
 
 def check_lanes_independent(insns, iname: str) -> None:
@@ -270,7 +249,7 @@ def check_lanes_independent(insns, iname: str) -> None:
     for all iterations at once keeps the order of every element's accesses)."""
     written = set().union(*(insn.assignee_names() for insn in insns))
     by_name: dict[str, set] = {}
-    for name, index in _accesses(insns).found:
+    for name, index, _ in _accesses(insns).accesses:
         by_name.setdefault(name, set()).add(index)
     for name in sorted(written & set(by_name)):
         if len(by_name[name]) > 1:
@@ -300,7 +279,7 @@ def vector_temporaries(knl) -> dict[str, int]:
             except KernelcoreError:
                 pass                    # not a lane index of a vector
     walker = _accesses(knl.instructions)
-    for name, index in walker.found:
+    for name, index, _ in walker.accesses:
         if name in candidates and not (
                 isinstance(index[-1], prim.Variable)
                 and lanes.get(index[-1].name) == (0, candidates[name] - 1)):

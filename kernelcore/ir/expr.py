@@ -1,7 +1,7 @@
 """Kernel-specific expression nodes and the mappers every pass builds on.
 
 Public names: Reduction, TypeCast, IdentityMapper, CombineMapper, WalkMapper,
-StringifyMapper, VariableCollector, SubstitutionMapper, substitute,
+StringifyMapper, VariableCollector, AccessCollector, SubstitutionMapper, substitute,
 get_dependencies, called_names, find_reductions, REDUCTION_OPS, USER_REDUCTIONS,
 is_reduction_name.
 """
@@ -128,25 +128,53 @@ class VariableCollector(CombineMapper):
     map_nan = map_constant
 
 
-class _CalledNames(WalkMapper):
+class AccessCollector(WalkMapper):
+    """One walk over expressions collecting every subscript as (array name,
+    index tuple, reduction inames bound there) in :attr:`accesses`, the
+    names used without a subscript in :attr:`bare` and the names of called
+    functions in :attr:`functions`."""
+
     def __init__(self):
-        self.names: set[str] = set()
+        self.accesses: list[tuple[str, tuple, frozenset[str]]] = []
+        self.bound: frozenset[str] = frozenset()
+        self.bare: set[str] = set()
+        self.functions: set[str] = set()
+
+    def map_subscript(self, expr):
+        if isinstance(expr.aggregate, prim.Variable):
+            idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+            self.accesses.append((expr.aggregate.name, idx, self.bound))
+            for i in idx:
+                self.rec(i)
+        else:
+            super().map_subscript(expr)
+
+    def map_variable(self, expr):
+        self.bare.add(expr.name)
 
     def map_call(self, expr):
         if isinstance(expr.function, prim.Variable):
-            self.names.add(expr.function.name)
+            self.functions.add(expr.function.name)
         for p in expr.parameters:
             self.rec(p)
+
+    def map_reduction(self, expr):
+        outer = self.bound
+        self.bound = outer | frozenset(expr.inames)
+        self.rec(expr.expr)
+        self.bound = outer
 
     def map_constant(self, expr):
         pass
 
+    map_nan = map_constant
+
 
 def called_names(expr) -> set[str]:
     """The names of the functions (and substitution rules) *expr* calls."""
-    finder = _CalledNames()
-    finder(expr)
-    return finder.names
+    collector = AccessCollector()
+    collector(expr)
+    return collector.functions
 
 
 def get_dependencies(expr) -> frozenset[str]:
