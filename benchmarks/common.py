@@ -26,7 +26,7 @@ RESULTS_DIR = BENCH_DIR / "results"
 # Environment variables that influence device selection or the OpenCL loader.
 _ENV_VARS = ("KERNELCORE_DEVICE", "PYOPENCL_CTX", "OCL_ICD_VENDORS", "OMP_WAIT_POLICY",
              "OCL_ICD_FILENAMES", "POCL_DEVICES", "POCL_MAX_PTHREAD_COUNT",
-             "POCL_AFFINITY",
+             "POCL_AFFINITY", "XLA_PYTHON_CLIENT_PREALLOCATE",
              "CUDA_VISIBLE_DEVICES", "KERNELCORE_CACHE_DIR")
 
 
@@ -184,7 +184,7 @@ def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
 
 def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
                      warmup: int = 2, inner: int = 1, seed: int = 0,
-                     budget_s: float | None = None, settle: int = 0
+                     budget_s: float | None = None, settle: int = 0, warmup_s: float = 0.0
                      ) -> tuple[dict[str, list[float]], dict[str, BaseException]]:
     """Wall-clock seconds per call of functions that return only when their work
     is done (each does its own synchronisation, e.g. ``queue.finish()``).
@@ -193,7 +193,9 @@ def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
     order is shuffled (seeded). Each of the *repeat* samples per function is the
     time of *inner* consecutive calls divided by *inner*, taken after *settle*
     untimed calls (so that it does not pay for switching from the function
-    before, e.g. between the GPU contexts of different libraries); with
+    before, e.g. between the GPU contexts of different libraries). Each
+    function is first called *warmup* times, and then until *warmup_s* seconds
+    of such calls have passed; with
     *budget_s*, a function whose samples add up to more than that stops after 3
     of them. A function that raises is dropped from the rounds; the second
     result maps its name to the exception.
@@ -221,9 +223,12 @@ def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
         return (budget_s is not None and len(done) >= 3
                 and sum(done) * inner > budget_s)
 
-    if warmup:
-        for name in list(live):
-            sample(name, warmup)
+    for name in list(live):
+        start = time.perf_counter()
+        for _ in range(warmup):
+            sample(name, 1)
+        while name in live and time.perf_counter() - start < warmup_s:
+            sample(name, 1)
     rng = random.Random(seed)
     for _ in range(repeat):
         order = [name for name in live if not spent(name)]

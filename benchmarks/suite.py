@@ -38,6 +38,9 @@ LAZY_JIT, LAZY_EAGER = "lazyarray-jit", "lazyarray-eager"
 WORKLOADS = tuple(f"W{k}" for k in range(1, 10))
 CHECK_CALLS = 3          # calls before timing; the first and the last are checked
 BUDGET_S = 3.0           # timing per variant and case stops past this (>= 3 samples)
+#: on a GPU each variant is first called for at least this long (its clocks
+#: reach their working speed: a child process starts on an idle GPU)
+WARMUP_S = 0.5
 
 Builder = Callable[[Case, list[np.ndarray]], Runner]
 
@@ -62,6 +65,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="JSON output (default benchmarks/results/suite-<kind>.json)")
     p.add_argument("--markdown", type=Path, default=None,
                    help="Markdown output (default next to the JSON)")
+    p.add_argument("--isolated", action="store_true",
+                   help="every workload's variants in processes of their own (the "
+                        "default on a CPU; on a GPU only W8 without this)")
     p.add_argument("--variant", default=None,
                    help="run only this variant (W8 measures each variant this way, in "
                         "a process of its own)")
@@ -169,7 +175,7 @@ def _prepare(name: str, build: Builder, case: Case, inputs: list[np.ndarray],
 
 
 def run_case(case: Case, builders: dict[str, Builder], repeat: int, warmup: int,
-             seed: int) -> dict:
+             seed: int, warmup_s: float = 0.0) -> dict:
     """Check every applicable variant of *case*, time those that passed
     (interleaved rounds), and return the case's record."""
     inputs = case.inputs(seed)
@@ -197,12 +203,12 @@ def run_case(case: Case, builders: dict[str, Builder], repeat: int, warmup: int,
                                         "reason": "no launch without waiting"}
         calls = {name: functools.partial(_batch, r, case.inner) for name, r in runners.items()}
         samples, errors = common.time_synchronous(calls, repeat, warmup, 1, seed, BUDGET_S,
-                                                  settle=1)
+                                                  settle=1, warmup_s=warmup_s)
         samples = {name: [v / case.inner for v in values] for name, values in samples.items()}
     else:
         samples, errors = common.time_synchronous(
             {name: r.call for name, r in runners.items()}, repeat, warmup, case.inner, seed,
-            BUDGET_S, settle=1)
+            BUDGET_S, settle=1, warmup_s=warmup_s)
     for name, e in errors.items():
         record["variants"][name].update(status="failed",
                                         error="while timing: " + _error_text(e))
@@ -221,9 +227,10 @@ def run_case(case: Case, builders: dict[str, Builder], repeat: int, warmup: int,
 ISOLATED = ("W8",)
 
 
-def isolated_workloads(kind: str, quick: bool) -> set[str]:
-    """The workloads whose variants run in processes of their own."""
-    if kind == "gpu" or quick:
+def isolated_workloads(kind: str, quick: bool, every: bool = False) -> set[str]:
+    """The workloads whose variants run in processes of their own (all but W9
+    with *every*)."""
+    if not every and (kind == "gpu" or quick):
         return set(ISOLATED)
     return set(WORKLOADS) - {"W9"}
 
@@ -244,6 +251,7 @@ def isolated_cases(cases: list[Case], builders: dict[str, Builder], args, repeat
                        "--seed", str(args.seed), "--json", str(out),
                        "--markdown", str(Path(tmp) / "child.md")]
             command += (["--quick"] if args.quick else []) + (
+                ["--isolated"] if args.isolated else []) + (
                 ["--device", args.device] if args.device else [])
             done = subprocess.run(command, capture_output=True, text=True)
             if not out.exists():
@@ -416,7 +424,7 @@ def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
                              f"(known: {', '.join(builders)})")
         builders = {args.variant: builders[args.variant]}
     all_cases = [c for c in workloads.cases(kind, args.quick) if c.workload in args.only]
-    isolated = isolated_workloads(kind, args.quick)
+    isolated = isolated_workloads(kind, args.quick, args.isolated)
     for case in all_cases:
         if case.workload in isolated and args.variant is None:
             if case is next(c for c in all_cases if c.workload == case.workload):
@@ -425,7 +433,8 @@ def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
                 result["cases"] += isolated_cases(same, builders, args, repeat)
             continue
         logger.info("%s: %s (%s)", case.name, case.expression, case.size)
-        result["cases"].append(run_case(case, builders, repeat, warmup, args.seed))
+        result["cases"].append(run_case(case, builders, repeat, warmup, args.seed,
+                                        WARMUP_S if kind == "gpu" and not args.quick else 0.0))
         gc.collect()
         setup.release()
     if "W9" in args.only:
@@ -450,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     # PoCL's workers pinned to cores, for every OpenCL variant (kernelcore's
     # default; unpinned, a run is twice as slow in about one process out of two)
     os.environ.setdefault("POCL_AFFINITY", "1")
+    # JAX otherwise takes 75% of the GPU's memory when it starts, and every
+    # other library shares what is left
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     _setup_logging()
     common.ensure_repo_on_path()
     import report

@@ -75,7 +75,8 @@ def check_kernel(knl) -> None:
         # (axes that the instruction reduces over combine into one value)
         reduced = {n for e in insn.expressions() for r in find_reductions(e)
                    for n in r.inames}
-        covered = {_axis(knl, n) for n in (insn.within_inames & hw & used) | (reduced & hw)}
+        covered = {_axis(knl, n) for n in insn.within_inames & hw & used} | {
+            _axis(knl, n) for n in reduced if is_hw_parallel(knl.iname_tags.get(n))}
         missing = sorted(f"{kind}.{axis}" for kind, axis in axes - covered)
         if missing and not _silenced(knl, "write_race", insn.id):
             loose = sorted((insn.within_inames & hw) - used)

@@ -13,8 +13,8 @@ import numpy as np
 
 import kernelcore as lp
 from lazyarray.lower_reduction import (
-    COMBINE, CPU_LANES, cpu_row_kernel_schedule, device_profile, reduction_kernel,
-    row_kernel_schedule)
+    COMBINE, CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
+    reduction_kernel, row_group, row_kernel_schedule)
 from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
@@ -48,7 +48,8 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     """
     if all(isinstance(c, (Input, Const)) for c in root.children()):
         return [(root, "result")]       # one operation on inputs (eager calls)
-    limit = RECOMPUTE_LIMIT[device_profile(lp.default_queue().device)[0]]
+    kind = device_profile(lp.default_queue().device)[0]
+    limit = RECOMPUTE_LIMIT[kind]
     order = walk(root)
     # per node: the (kernel, index) pairs it is evaluated at, and the number of
     # evaluations that are never shared (conditional, or inside a reduction)
@@ -79,7 +80,7 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
         if times:
             for child, _, share in _accesses(node, _out_index(node)):
                 unshared[id(child)] = unshared.get(id(child), 0) + times * share
-    absorbed = row_reductions(root, {k for k in reasons if k != id(root)})
+    absorbed = row_reductions(root, {k for k in reasons if k != id(root)}, ROW_LIMIT[kind])
     if absorbed:
         ops = ", ".join(n.op for n in order if id(n) in absorbed)
         reasons[id(root)] += f" (row kernel: {ops} per row)"
@@ -121,13 +122,14 @@ def _accesses(node: Node, index: list[str]) -> list[tuple[Node, list[str] | None
     return [(child, None, 1) for child in node.children()]
 
 
-#: rows up to this many elements are reduced inside the kernel that uses them
-ROW_LIMIT = 8192
+#: per device kind: rows up to this many elements are reduced inside the
+#: kernel that uses them (GPUs: as many as a row kernel's registers hold)
+ROW_LIMIT = {"cpu": 8192, "gpu": MAX_GROUP * ROW_SLOTS}
 #: ... when there are at least this many rows to spread over work-items
 MIN_ROWS = 64
 
 
-def row_reductions(root: Node, stored: set[int]) -> set[int]:
+def row_reductions(root: Node, stored: set[int], limit: int) -> set[int]:
     """Reductions that the kernel of *root* computes itself, once per row, into
     private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
 
@@ -136,7 +138,7 @@ def row_reductions(root: Node, stored: set[int]) -> set[int]:
 
     A reduction qualifies when it reduces the last axis and keeps its
     dimensions, its kept axes have
-    *root*'s extents, its rows are short (:data:`ROW_LIMIT`) and many
+    *root*'s extents, its rows are at most *limit* long and many
     (:data:`MIN_ROWS`), and *root* reads it only through elementwise
     operations (possibly inside other such reductions).
     """
@@ -149,7 +151,7 @@ def row_reductions(root: Node, stored: set[int]) -> set[int]:
                            dtype=np.int64))
         return (d.keepdims and d.ndim == root.ndim and d.op in _ROW_OPS
                 and d.axes == (root.ndim - 1,)
-                and d.arg.shape == root.shape and 0 < row <= ROW_LIMIT
+                and d.arg.shape == root.shape and 0 < row <= limit
                 and rows >= MIN_ROWS)
 
     region: set[int] = set()
@@ -201,21 +203,29 @@ class _Expr:
     once (scalars are loop-invariant: the OpenCL compiler hoists them). With
     *row_lanes* (CPUs), a value that a row reduction reduces and the result
     also reads (softmax's exponentials) is computed once per element into a
-    private row array.
+    private row array. With *row_group* (GPUs: the work-items sharing a row),
+    such values and the inputs read that way are held in registers: each
+    work-item keeps the row's elements it owns (every *row_group*-th), so
+    that the row is read from memory once.
     """
 
-    def __init__(self, inputs: dict[int, tuple[Node, str]], shared: dict | None = None,
-                 inames: list[str] = (), row_lanes: int | None = None):
+    def __init__(self, inputs: dict[int, tuple[Node, str]], row_lanes: int | None = None,
+                 row_group: int | None = None):
         self.inputs = inputs        # stored node id -> (node, argument name)
-        self.shared = shared or {}
-        self.out_index = tuple(inames)
-        self.inames = ":".join(inames)
+        self.shared: dict = {}
+        self.out_index: tuple = ()
+        self.inames = ""
         self.row_arrays: dict[int, str] = {}    # node id -> its private row array
         self.row_insns: list[str] = []          # row temporaries' instructions, in order
         self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
         self.cse_insns: list[str] = []          # shared values' instructions, in order
         self.row_domains: list[str] = []
         self.row_lanes = row_lanes
+        self.row_group = row_group
+        self._slots: dict[str, str] = {}        # GPU row position -> its register slot
+        self._positions: dict[str, tuple] = {}  # GPU row position -> its inames
+        self._row_count = 0
+        self._filling: set[int] = set()         # ids of row arrays being filled
         self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
         self.row_temporaries: list = []         # their lanes and row arrays
         self.row_splits: list[str] = []         # row array inames to walk in lanes
@@ -225,12 +235,13 @@ class _Expr:
         self._unshared = 0                      # > 0: inside a conditional or a reduction
 
     def __call__(self, node: Node, index: list[str]) -> str:
+        key = (id(node), tuple(index))
+        held = self._held(node, index)
+        if held is not None:
+            return held
         if id(node) in self.inputs:
             name = self.inputs[id(node)][1]
             return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
-        key = (id(node), tuple(index))
-        if not self._unshared and key[1] == self.out_index and self._in_row_array(node):
-            return f"{self._row_array(node)}[{index[-1]}]"
         if self._unshared or node.ndim == 0 or self.shared.get(key, 0) < 2:
             return self._text(node, index)
         name = self._temps.get(key)
@@ -269,30 +280,85 @@ class _Expr:
         finally:
             self._unshared -= 1
 
+    def _held(self, node: Node, index: list[str]) -> str | None:
+        """*node* at *index* read from its row array, if it has (or, read
+        at the output's index, gets) one and this work-item holds that
+        element; else None."""
+        if not index or len(index) != len(self.out_index) \
+                or list(index[:-1]) != list(self.out_index[:-1]) or id(node) in self._filling:
+            return None
+        position = index[-1]
+        at_output = not self._unshared and tuple(index) == self.out_index
+        if id(node) not in self.row_arrays and not (
+                (at_output or position in self._slots) and self._in_row_array(node)):
+            return None
+        if self.row_group is not None:
+            if position not in self._slots:
+                return None
+            position = self._slots[position]
+        return f"{self._row_array(node)}[{position}]"
+
     def _in_row_array(self, node: Node) -> bool:
-        """Whether *node* is kept in a row array: it is computed (a Map), a
-        row reduction of this kernel reduces it, and the result reads it at
-        its own index."""
+        """Whether *node* is kept in a row array: it is computed (a Map; on a
+        GPU also an input), a row reduction of this kernel reduces it, and the
+        result reads it at its own index."""
         if id(node) in self.row_arrays:
             return True
-        return (self.row_lanes is not None and isinstance(node, Map)
-                and node.shape == self.shape_of_out and id(node) in self.reduced
+        if self.row_group is not None:
+            kept = isinstance(node, Map) or id(node) in self.inputs
+        else:
+            kept = self.row_lanes is not None and isinstance(node, Map)
+        return (kept and node.shape == self.shape_of_out and id(node) in self.reduced
                 and self.shared.get((id(node), self.out_index), 0) > 0)
 
+    def row_position(self, outer: str, inner: str, extent: int) -> str:
+        """A GPU row kernel's position ``group*outer + inner`` along a row of
+        *extent* elements: *inner* are the work-items of the row, *outer* (a
+        loop unrolled, so that row arrays stay in registers) the slot of each
+        work-item's row arrays."""
+        group = self.row_group
+        self.row_domains.append(f"{{ [{outer}, {inner}]: 0 <= {inner} < {group} and "
+                                f"0 <= {outer} and {group}*{outer} + {inner} < {extent} }}")
+        self.row_tags.update({inner: "l.0", outer: "unr"})
+        position = f"({group}*{outer} + {inner})"
+        self._slots[position] = outer
+        self._positions[position] = (outer, inner)
+        return position
+
+    def compute(self, node: Node, index: list[str], reduced: set[int]) -> None:
+        """Prepare to compute *node* elementwise at *index* (inames, or row
+        positions), whose region's row reductions reduce the nodes *reduced*."""
+        self.out_index = tuple(index)
+        self.shared = _shared_values(node, self.inputs, index)
+        self.inames = ":".join(i for k in index for i in self._positions.get(k, (k,)))
+        self.shape_of_out = node.shape
+        self.reduced = reduced
+
     def _row_array(self, node: Node) -> str:
-        """The private row array holding *node* along the current row."""
+        """The private row array holding *node* along the current row (on a
+        GPU, the elements this work-item owns)."""
         name = self.row_arrays.get(id(node))
         if name is None:
-            k = len(self.row_arrays)
-            name = self.row_arrays[id(node)] = f"rowvals{k}"
-            j = f"rv{k}"
+            k = self._row_count
+            self._row_count += 1
+            name = f"rowvals{k}"
             extent = node.shape[-1]
-            self.row_domains.append(f"{{ [{j}]: 0 <= {j} < {extent} }}")
-            self.row_splits.append(j)
+            if self.row_group is None:
+                j = slot = f"rv{k}"
+                self.row_domains.append(f"{{ [{j}]: 0 <= {j} < {extent} }}")
+                self.row_splits.append(j)
+                shape = (extent,)
+            else:
+                slot = f"rv{k}_o"
+                j = self.row_position(slot, f"rv{k}_l", extent)
+                shape = (-(-extent // self.row_group),)
             self.row_temporaries.append(lp.TemporaryVariable(
-                name, node.dtype, shape=(extent,), address_space="private"))
+                name, node.dtype, shape=shape, address_space="private"))
+            self._filling.add(id(node))     # the fill reads *node* itself
             body = self._unshared_read(node, [*self.out_index[:-1], j])
-            self.row_insns.append(f"{name}[{j}] = {body}")
+            self._filling.remove(id(node))
+            self.row_arrays[id(node)] = name
+            self.row_insns.append(f"{name}[{slot}] = {body}")
         return name
 
     def _row_reduction(self, node: Reduce, index: list[str]) -> str:
@@ -313,7 +379,7 @@ class _Expr:
 
         def body(position: str) -> str:
             if in_array:
-                return f"{self._row_array(node.arg)}[{position}]"
+                return f"{self._row_array(node.arg)}[{self._slots.get(position, position)}]"
             return self._unshared_read(node.arg, [position if a == axis else index[a]
                                                   for a in range(node.arg.ndim)])
 
@@ -321,6 +387,12 @@ class _Expr:
             self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {n} }}")
             return iname
 
+        if self.row_group is not None:
+            o, v = f"r{k}_o", f"r{k}_l"
+            position = self.row_position(o, v, extent)
+            self.row_insns.append(
+                f"<{node.dtype.name}> {name} = {op}(({o}, {v}), {body(position)})")
+            return name
         lanes = self.row_lanes
         if not lanes or extent < 2 * lanes:
             r = box(f"r{k}_{axis}", extent)
@@ -443,11 +515,13 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     if isinstance(node, (Reduce, Scan)):
         expr = _Expr(inputs)
     else:
+        reduced = {id(n.arg) for n in _region(node, inputs) if isinstance(n, Reduce)}
+        group = row_group(node.shape[-1]) if kind == "gpu" and reduced else None
+        expr = _Expr(inputs, row_lanes=CPU_LANES if kind == "cpu" else None, row_group=group)
         index = _out_index(node)
-        expr = _Expr(inputs, _shared_values(node, inputs, index), index,
-                     row_lanes=CPU_LANES if kind == "cpu" else None)
-        expr.shape_of_out = node.shape
-        expr.reduced = {id(n.arg) for n in _region(node, inputs) if isinstance(n, Reduce)}
+        if group is not None:
+            index[-1] = expr.row_position(f"{index[-1]}_o", f"{index[-1]}_l", node.shape[-1])
+        expr.compute(node, index, reduced)
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
         data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
@@ -465,7 +539,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     knl, out_index = _plain_kernel(node, expr, data)
     if expr.row_temps:
         if kind == "gpu":
-            return row_kernel_schedule(knl, node.shape, expr.row_temps.values())
+            return row_kernel_schedule(knl, node.shape, expr.row_tags)
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and min(node.shape[-2:], default=0) >= TILE:
@@ -510,10 +584,11 @@ def _plain_kernel(node: Node, expr: _Expr, data: list) -> tuple[lp.LoopKernel, l
         # the running index depends on the output's: a scan, computed in O(n)
         domains.append(f"{{ [s]: 0 <= s <= {out_index[node.axis]} }}")
     else:
-        out_index = _out_index(node)
+        out_index = list(expr.out_index)
         rhs = expr(node, out_index)
+        # (a GPU row kernel's row position has its domain among the rows')
         domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
-                   for k, i in enumerate(out_index)]
+                   for k, i in enumerate(out_index) if i.isidentifier()]
     lhs = f"out[{', '.join(out_index)}]" if out_index else "out[0]"
     instructions = "\n".join([*expr.row_insns, *expr.cse_insns, f"{lhs} = {rhs}"])
     knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,

@@ -18,7 +18,7 @@ axes lie:
 Small reductions (short rows, argmax/argmin, few elements) keep the default
 one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
-Public names: reduction_kernel, row_kernel_schedule, cpu_row_kernel_schedule,
+Public names: reduction_kernel, row_kernel_schedule, row_group, cpu_row_kernel_schedule,
 choose_layout, device_profile, Layout, CPU_LANES, COMBINE.
 """
 
@@ -43,6 +43,10 @@ GPU_GROUP = 256
 ROW_GROUP = 512
 #: the largest work-group any GPU allows
 MAX_GROUP = 1024
+#: elements of a row array (a value kept in registers) per work-item of a GPU
+#: row kernel at most: rows of up to MAX_GROUP * ROW_SLOTS elements are read
+#: from memory once
+ROW_SLOTS = 32
 #: work-groups per compute unit a reduction should provide at least
 GROUPS_PER_UNIT = {"gpu": 8, "cpu": 4}
 #: reductions over fewer elements per output keep one work-item per output
@@ -197,15 +201,24 @@ class _Builder:
             insns = [f"{self._out(kept)} = {stage1}"]
             temporaries = []
         else:
-            kept_names = [kept[k] for k in self.kept] if split else []
-            per_output = ((layout.parts,) if split else ()) + \
-                ((layout.lanes,) if cpu_lanes else ())
+            # the parts of a column layout lie one after the other (its
+            # work-items write and combine neighbouring outputs), a row
+            # layout's parts of one output together (a work-group combines them)
+            kept_first = layout.row
             kept_shape = tuple(self.shape[k] for k in self.kept) if split else ()
+            parts = (layout.parts,) if split else ()
+            shape = (kept_shape + parts if kept_first else parts + kept_shape) + \
+                ((layout.lanes,) if cpu_lanes else ())
             temporaries = [lp.TemporaryVariable(
-                "part", node.dtype, shape=kept_shape + per_output,
+                "part", node.dtype, shape=shape,
                 address_space="global" if split else "private")]
-            written = kept_names + (["pg"] if split else []) + (["v"] if cpu_lanes else [])
-            insns = [f"part[{', '.join(written)}] = {stage1}  {{id=stage1}}"]
+
+            def at(kept: dict[int, str], part: list[str], lanes: list[str]) -> str:
+                names = [kept[k] for k in self.kept] if split else []
+                return f"part[{', '.join((names + part if kept_first else part + names) + lanes)}]"
+
+            written = at(kept, ["pg"] if split else [], ["v"] if cpu_lanes else [])
+            insns = [f"{written} = {stage1}  {{id=stage1}}"]
             if split:
                 insns.append("... gbarrier  {id=parts, dep=stage1}")
                 kept = self._kept_index("_2")
@@ -215,7 +228,7 @@ class _Builder:
             combined = (["pg2"] if split else []) + (["w"] if cpu_lanes else [])
             if cpu_lanes:
                 self._box("w", layout.lanes)
-            read = f"part[{', '.join(([kept[k] for k in self.kept] if split else []) + combined)}]"
+            read = at(kept, ["pg2"] if split else [], ["w"] if cpu_lanes else [])
             total = self._reduce(combined, read)
             if self.tail is not None:
                 total = COMBINE[node.op].format(a=total, b=self._tail_value(kept))
@@ -346,20 +359,22 @@ def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
     return lp.tag_inames(knl, rows)
 
 
-def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, row_temps) -> lp.LoopKernel:
-    """*knl* (a row kernel: reductions along the last axis into the private
-    temporaries *row_temps*, then elementwise work over the rows) with one
+def row_group(extent: int) -> int:
+    """Work-items of a GPU row kernel over rows of *extent* elements: each
+    holds at most :data:`ROW_SLOTS` elements of a row array."""
+    group = min(ROW_GROUP, _pow2_at_least(extent))
+    while group < MAX_GROUP and extent > group * ROW_SLOTS:
+        group *= 2
+    return group
+
+
+def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict) -> lp.LoopKernel:
+    """*knl* (a row kernel whose rows are walked by the work-items and
+    unrolled slots that *tags* names, see :func:`row_group`) with one
     work-group per row, for GPUs: the work-items reduce the row together (a
     local tree whose result each of them reads), then write the row, each its
-    own contiguous elements. (On PoCL this measured several times slower than
-    one work-item per row, which the default schedule gives.)"""
+    own elements. (On PoCL this measured several times slower than one
+    work-item per row, which the default schedule gives.)"""
     ndim = len(shape)
-    last = f"i{ndim - 1}"
-    lanes = min(ROW_GROUP, _pow2_at_least(shape[-1]))
-    knl = lp.split_iname(knl, last, lanes, inner_tag="l.0")
-    for name in row_temps:
-        red = next(i for i in knl.all_inames() if i.startswith(f"r{name[3:]}_"))
-        knl = lp.split_iname(knl, red, lanes, inner_tag="l.0")
-    tags = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
-    return lp.tag_inames(knl, tags)
-
+    rows = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
+    return lp.tag_inames(knl, {**tags, **rows})

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import kernelcore as lp
 import lazyarray as la
 from lazyarray import lower, lower_reduction, runtime
 from lazyarray.lower_reduction import choose_layout
@@ -185,3 +186,36 @@ def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
                                rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(np.asarray(flipped), ea[:, ::-1] / ea.sum(axis=1, keepdims=True),
                                rtol=1e-5, atol=1e-7)
+
+
+def test_gpu_row_groups():
+    """Work-items per row of a GPU row kernel: at most ROW_SLOTS elements of
+    a row array each."""
+    assert lower_reduction.row_group(33) == 64
+    assert lower_reduction.row_group(8192) == lower_reduction.ROW_GROUP
+    assert lower_reduction.row_group(20000) == 1024
+    assert lower.ROW_LIMIT["gpu"] == 1024 * lower_reduction.ROW_SLOTS
+
+
+@pytest.mark.parametrize("shape", [(64, 8192), (64, 20000)])
+def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
+    """Softmax with a GPU's layout: one kernel, each work-item reads its
+    elements of the row once into registers (unrolled slots), NumPy's values,
+    also for rows longer than a CPU row kernel takes."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
+    x = la.asarray(a)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    [step] = runtime.plan([y.node])
+    slots = -(-shape[1] // lower_reduction.row_group(shape[1]))
+    rows = {n: t.shape for n, t in step.kernel.temporary_variables.items()
+            if n.startswith("rowvals")}
+    assert sorted(rows.values()) == [(slots,), (slots,)]     # the input and exp(x - max)
+    code = lp.generate_code_v2(step.kernel).device_code()
+    assert code.count("in0[") == slots
+    ea = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(y), ea / ea.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-8)

@@ -452,6 +452,26 @@ def test_private_temporary_per_work_item_is_no_race(queue):
         evt, (out,) = knl(queue, a=a)
     np.testing.assert_array_equal(host(out), 3 * a - 1)
 
+
+def test_work_group_tree_after_a_local_loop_is_no_race(queue):
+    """Per-work-item partial sums (written under one l.0 iname) combined by a
+    reduction over another l.0 iname into one element per group: the
+    reduction covers the local axis, so there is no race."""
+    _need_race_check()
+    knl = lp.make_kernel(
+        "{ [g, r, l, l2]: 0 <= g < 4 and 0 <= r < 8 and 0 <= l, l2 < 16 }",
+        """
+        <float32> p = sum(r, a[128*g + 16*r + l])  {id=lanes}
+        out[g] = sum(l2, p)  {dep=lanes, inames=g}
+        """, [lp.GlobalArg("a", np.float32, shape=(512,)),
+              lp.GlobalArg("out", np.float32, shape=(4,))])
+    knl = lp.tag_inames(knl, {"g": "g.0", "l": "l.0", "l2": "l.0"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = np.arange(512, dtype=np.float32)
+        evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(host(out), a.reshape(4, 128).sum(axis=1))
+
 # }}}
 
 
