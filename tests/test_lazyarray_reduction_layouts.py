@@ -98,10 +98,15 @@ def test_layout_choices():
     # a long dot product on two CPU cores: row lanes, cut into 8 parts
     assert choose_layout("sum", (2 ** 24,), (0,), "cpu", 2) == \
         lower_reduction.Layout(row=True, lanes=16, parts=8)
-    # column sums of a big matrix: 32 groups of 256 columns, times 32 parts
-    # of the rows fill 132 compute units with 8 groups each
+    # column sums of a big matrix: 8 groups of 256 work-items, each summing 4
+    # neighbouring columns, times 128 parts of the rows fill 132 compute units
+    # with 8 groups each
     layout = choose_layout("sum", (8192, 8192), (0,), "gpu", 132)
-    assert not layout.row and layout.lanes == 256 and layout.parts == 32
+    assert not layout.row and layout.lanes == 256 and layout.vector == 4
+    assert layout.parts == 128
+    # one column per work-item when the columns do not fill whole vectors
+    layout = choose_layout("sum", (8192, 8190), (0,), "gpu", 132)
+    assert layout.vector == 1 and layout.parts == 32
     # CPU column sums: one work-item sums up to 256 neighbouring columns
     assert choose_layout("sum", (2048, 2048), (0,), "cpu", 2).lanes == 256
     assert choose_layout("sum", (2048, 40), (0,), "cpu", 2).lanes == 32
@@ -219,3 +224,24 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
     ea = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(np.asarray(y), ea / ea.sum(axis=1, keepdims=True),
                                rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape, axes, op, dtype", [
+    ((300, 2048), (0,), "sum", np.float32),
+    ((64, 3, 1024), (0,), "max", np.float32),
+    ((5, 40, 1024), (0, 1), "sum", np.int32),
+    ((200, 1024), (0,), "min", np.float64),
+])
+def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
+    """Column reductions with a GPU's layout: each work-item reduces four
+    neighbouring columns with vector loads; NumPy's values."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = _data(shape, op, dtype, seed=4)
+    y = getattr(np, op)(la.asarray(a), axis=axes)
+    steps = runtime.plan([y.node])
+    code = "\n".join(lp.generate_code_v2(s.kernel).device_code() for s in steps)
+    assert "vload4" in code
+    np.testing.assert_allclose(np.asarray(y), getattr(np, op)(a, axis=axes), rtol=1e-5,
+                               atol=1e-4)
