@@ -38,10 +38,11 @@ CPU_LANES = 16
 CPU_COLUMN_LANES = 256
 #: work-items per group of a GPU reduction
 GPU_GROUP = 256
-#: neighbouring columns per work-item of a GPU column reduction (float4
-#: loads: column sums of 16384^2 floats at 100% of a copy's bandwidth on an
-#: H100, 95% one column each)
-GPU_COLUMN_VECTOR = 4
+#: neighbouring columns per work-item of a GPU column reduction, loaded as
+#: one vector (column sums of 16384^2 floats on an H100, launches back to
+#: back: 0.96 of a copy's bandwidth with one column each, 1.01 with two or
+#: four; 8192^2: 0.95, 0.98 with two, 0.96 with four)
+GPU_COLUMN_VECTOR = 2
 #: work-items per group of a GPU row kernel (softmax over 8192-long rows: 98%
 #: of copy bandwidth on an H100 with 512, 57% with 256)
 ROW_GROUP = 512
@@ -112,7 +113,9 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
             return None
         else:
             lanes = min(CPU_COLUMN_LANES, lanes * (shape[last] // lanes))
-        groups = math.ceil(shape[last] / (lanes * vector)) * math.prod(kept[:-1])
+        # (a work-item of vectors keeps as many loads in flight as that many
+        # work-items of one column each: parts as for one column each)
+        groups = math.ceil(shape[last] / lanes) * math.prod(kept[:-1])
     wanted = GROUPS_PER_UNIT[kind] * units
     parts = 1
     if groups < wanted:

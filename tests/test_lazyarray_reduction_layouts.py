@@ -98,12 +98,12 @@ def test_layout_choices():
     # a long dot product on two CPU cores: row lanes, cut into 8 parts
     assert choose_layout("sum", (2 ** 24,), (0,), "cpu", 2) == \
         lower_reduction.Layout(row=True, lanes=16, parts=8)
-    # column sums of a big matrix: 8 groups of 256 work-items, each summing 4
-    # neighbouring columns, times 128 parts of the rows fill 132 compute units
-    # with 8 groups each
+    # column sums of a big matrix: 16 groups of 256 work-items, each summing 2
+    # neighbouring columns, times 32 parts of the rows (as many loads in
+    # flight as 8 groups of one column per work-item on each of 132 units)
     layout = choose_layout("sum", (8192, 8192), (0,), "gpu", 132)
-    assert not layout.row and layout.lanes == 256 and layout.vector == 4
-    assert layout.parts == 128
+    assert not layout.row and layout.lanes == 256 and layout.vector == 2
+    assert layout.parts == 32
     # one column per work-item when the columns do not fill whole vectors
     layout = choose_layout("sum", (8192, 8190), (0,), "gpu", 132)
     assert layout.vector == 1 and layout.parts == 32
@@ -231,9 +231,10 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
     ((64, 3, 1024), (0,), "max", np.float32),
     ((5, 40, 1024), (0, 1), "sum", np.int32),
     ((200, 1024), (0,), "min", np.float64),
+    ((100, 512), (0,), "sum", np.float32),
 ])
 def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
-    """Column reductions with a GPU's layout: each work-item reduces four
+    """Column reductions with a GPU's layout: each work-item reduces
     neighbouring columns with vector loads; NumPy's values."""
     for module in (lower_reduction, lower):
         monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
@@ -242,6 +243,6 @@ def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
     y = getattr(np, op)(la.asarray(a), axis=axes)
     steps = runtime.plan([y.node])
     code = "\n".join(lp.generate_code_v2(s.kernel).device_code() for s in steps)
-    assert "vload4" in code
+    assert f"vload{lower_reduction.GPU_COLUMN_VECTOR}" in code
     np.testing.assert_allclose(np.asarray(y), getattr(np, op)(a, axis=axes), rtol=1e-5,
                                atol=1e-4)
