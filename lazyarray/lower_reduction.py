@@ -301,14 +301,17 @@ class _Builder:
             extent = self.shape[a]
             parted = layout.parts > 1 and a == first
             if a == self.last and layout.row:
-                if parted:
-                    per_part = (math.ceil(extent / (layout.parts * lanes)) if self.is_gpu
-                                else extent // (layout.parts * lanes))
-                    base, count = f"{per_part * lanes}*pg + ", per_part
+                if parted and self.is_gpu:
+                    # the parts interleave, so that all work-groups read
+                    # neighbouring blocks together (as a copy does)
+                    count = math.ceil(extent / (layout.parts * lanes))
+                    index[a] = f"({layout.parts * lanes}*ro + {lanes}*pg + v)"
+                elif parted:
+                    count = extent // (layout.parts * lanes)
+                    index[a] = f"({count * lanes}*pg + {lanes}*ro + v)"
                 else:
-                    base, count = "", (math.ceil(extent / lanes) if self.is_gpu
-                                       else extent // lanes)
-                index[a] = f"({base}{lanes}*ro + v)"
+                    count = math.ceil(extent / lanes) if self.is_gpu else extent // lanes
+                    index[a] = f"({lanes}*ro + v)"
                 if self.is_gpu:
                     self.domains.append(f"{{ [ro, v]: 0 <= v < {lanes} and 0 <= ro < "
                                         f"{count} and {index[a]} < {extent} }}")
