@@ -235,13 +235,13 @@ class _Expr:
         self._unshared = 0                      # > 0: inside a conditional or a reduction
 
     def __call__(self, node: Node, index: list[str]) -> str:
-        key = (id(node), tuple(index))
         held = self._held(node, index)
         if held is not None:
             return held
         if id(node) in self.inputs:
             name = self.inputs[id(node)][1]
             return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
+        key = (id(node), tuple(index))
         if self._unshared or node.ndim == 0 or self.shared.get(key, 0) < 2:
             return self._text(node, index)
         name = self._temps.get(key)
