@@ -473,6 +473,23 @@ def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:
             for k in range(len(arg_shape))]
 
 
+def _row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
+    """Ids of the values that row *reductions* read at their own positions:
+    their arguments and, through elementwise operations of the same shape,
+    the operands of those (``x`` in ``(x*x).sum(axis=-1)``)."""
+    found: set[int] = set()
+    stack = [r.arg for r in reductions]
+    while stack:
+        node = stack.pop()
+        if id(node) in found:
+            continue
+        found.add(id(node))
+        if isinstance(node, Map) and id(node) not in inputs:
+            stack.extend(c for c in node.args
+                         if (isinstance(c, Map) or id(c) in inputs) and c.shape == node.shape)
+    return found
+
+
 def _region(root: Node, inputs: dict) -> list[Node]:
     """The nodes a kernel computing *root* evaluates (up to its inputs)."""
     seen: set[int] = set()
@@ -515,8 +532,11 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     if isinstance(node, (Reduce, Scan)):
         expr = _Expr(inputs)
     else:
-        reduced = {id(n.arg) for n in _region(node, inputs) if isinstance(n, Reduce)}
+        reductions = [n for n in _region(node, inputs) if isinstance(n, Reduce)]
+        reduced = {id(n.arg) for n in reductions}
         group = row_group(node.shape[-1]) if kind == "gpu" and reduced else None
+        if group is not None:
+            reduced = _row_operands(reductions, inputs)
         expr = _Expr(inputs, row_lanes=CPU_LANES if kind == "cpu" else None, row_group=group)
         index = _out_index(node)
         if group is not None:

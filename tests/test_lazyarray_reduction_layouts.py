@@ -246,3 +246,23 @@ def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
     assert f"vload{lower_reduction.GPU_COLUMN_VECTOR}" in code
     np.testing.assert_allclose(np.asarray(y), getattr(np, op)(a, axis=axes), rtol=1e-5,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["normalize by sum of squares", "standardize"])
+def test_gpu_row_kernels_hold_operands_of_reduced_values(monkeypatch, name):
+    """With a GPU's layout an input that a row reduction reads through
+    elementwise operations (``x`` in ``(x*x).sum(axis=1)``) and the result
+    reads too is loaded once."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fn = {"normalize by sum of squares": lambda x: x / (x * x).sum(axis=1, keepdims=True),
+          "standardize": lambda x: (x - x.mean(axis=1, keepdims=True))
+          / x.std(axis=1, keepdims=True)}[name]
+    a = np.random.default_rng(10).standard_normal((100, 3000)).astype(np.float32)
+    y = fn(la.asarray(a))
+    [step] = runtime.plan([y.node])
+    slots = -(-3000 // lower_reduction.row_group(3000))
+    assert lp.generate_code_v2(step.kernel).device_code().count("in0[") == slots
+    np.testing.assert_allclose(np.asarray(y), fn(a.astype(np.float64)), rtol=1e-4,
+                               atol=1e-6)
