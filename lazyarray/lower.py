@@ -475,18 +475,20 @@ def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:
 
 def _row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
     """Ids of the values that row *reductions* read at their own positions:
-    their arguments and, through elementwise operations of the same shape,
-    the operands of those (``x`` in ``(x*x).sum(axis=-1)``)."""
-    found: set[int] = set()
+    their arguments, and the inputs they read through elementwise operations
+    of the same shape (``x`` in ``(x*x).sum(axis=-1)``)."""
+    found = {id(r.arg) for r in reductions}
+    seen: set[int] = set()
     stack = [r.arg for r in reductions]
     while stack:
         node = stack.pop()
-        if id(node) in found:
+        if id(node) in seen:
             continue
-        found.add(id(node))
-        if isinstance(node, Map) and id(node) not in inputs:
-            stack.extend(c for c in node.args
-                         if (isinstance(c, Map) or id(c) in inputs) and c.shape == node.shape)
+        seen.add(id(node))
+        if id(node) in inputs:
+            found.add(id(node))
+        elif isinstance(node, Map):
+            stack.extend(c for c in node.args if c.shape == node.shape)
     return found
 
 
