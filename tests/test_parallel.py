@@ -435,7 +435,7 @@ def test_no_race_reported_for_parallel_subscripts(queue):
                          "out[ii,jj] = a[ii,jj] + 1 {id=fine}")
     knl = lp.tag_inames(knl, {"ii": "g.0", "jj": "l.0"})
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", lp.KernelcoreWarning)
         a = np.arange(24, dtype=np.float32).reshape(3, 8)
         evt, (out,) = knl(queue, a=a)
     np.testing.assert_array_equal(host(out), a + 1)
@@ -447,7 +447,7 @@ def test_private_temporary_per_work_item_is_no_race(queue):
                          ["<> t = 3*a[i]", "out[i] = t - 1"])
     knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", lp.KernelcoreWarning)
         a = np.arange(40, dtype=np.float32)
         evt, (out,) = knl(queue, a=a)
     np.testing.assert_array_equal(host(out), 3 * a - 1)
@@ -467,7 +467,7 @@ def test_work_group_tree_after_a_local_loop_is_no_race(queue):
               lp.GlobalArg("out", np.float32, shape=(4,))])
     knl = lp.tag_inames(knl, {"g": "g.0", "l": "l.0", "l2": "l.0"})
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", lp.KernelcoreWarning)
         a = np.arange(512, dtype=np.float32)
         evt, (out,) = knl(queue, a=a)
     np.testing.assert_allclose(host(out), a.reshape(4, 128).sum(axis=1))
