@@ -11,7 +11,9 @@ The cache lives in ``LAZYARRAY_CACHE_DIR`` if set, else ``KERNELCORE_CACHE_DIR``
 else pytools' default (the user cache directory); ``LAZYARRAY_DISK_CACHE=0``
 turns it off. Entries are written once (pytools.persistent_dict, safe under
 concurrent processes); an entry that cannot be read is ignored and the kernel
-rebuilt.
+rebuilt. A key covers the kernel's structure, the device and the source of
+lazyarray and kernelcore, not layout constants changed at run time (as
+experiments do): run those with the cache off.
 
 Public names: Recipe, recipe_key, load_recipe, store_recipe, STATS.
 """
