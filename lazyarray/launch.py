@@ -42,8 +42,8 @@ def new_array(queue, shape: tuple, dtype) -> cla.Array:
 class BoundLaunch:
     """A planned kernel's device kernels with their grids, global temporaries
     and argument slots worked out once (on a first run, or from a disk
-    recipe), so that a run only allocates the result, sets the changed
-    buffers and enqueues."""
+    recipe), so that a run only allocates the result, sets the input and
+    result buffers and enqueues."""
 
     def __init__(self, recipe: Recipe, kernels: list, queue, out_template: cla.Array):
         self.recipe = recipe

@@ -198,7 +198,7 @@ def _literal(c: Const) -> str:
 class _Expr:
     """Instruction-language text for elementwise subgraphs.
 
-    With *shared* (from :func:`_shared_values`), a non-scalar value the kernel
+    Once told what it computes (:meth:`compute`), a non-scalar value the kernel
     reads more than once at the same index becomes a private temporary computed
     once (scalars are loop-invariant: the OpenCL compiler hoists them). With
     *row_lanes* (CPUs), a value that a row reduction reduces and the result
@@ -222,14 +222,13 @@ class _Expr:
         self.row_domains: list[str] = []
         self.row_lanes = row_lanes
         self.row_group = row_group
-        self._slots: dict[str, str] = {}        # GPU row position -> its register slot
-        self._positions: dict[str, tuple] = {}  # GPU row position -> its inames
+        self._positions: dict[str, tuple] = {}  # GPU row position -> (slot, work-item) inames
         self._row_count = 0
         self._filling: set[int] = set()         # ids of row arrays being filled
         self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
         self.row_temporaries: list = []         # their lanes and row arrays
         self.row_splits: list[str] = []         # row array inames to walk in lanes
-        self.reduced: set[int] = set()          # ids of what row reductions reduce
+        self.reduced: set[int] = set()          # ids of what row reductions read per element
         self.shape_of_out: tuple | None = None
         self._temps: dict[tuple, str] = {}
         self._unshared = 0                      # > 0: inside a conditional or a reduction
@@ -290,18 +289,21 @@ class _Expr:
         position = index[-1]
         at_output = not self._unshared and tuple(index) == self.out_index
         if id(node) not in self.row_arrays and not (
-                (at_output or position in self._slots) and self._in_row_array(node)):
+                (at_output or position in self._positions) and self._in_row_array(node)):
             return None
-        if self.row_group is not None:
-            if position not in self._slots:
-                return None
-            position = self._slots[position]
-        return f"{self._row_array(node)}[{position}]"
+        if self.row_group is not None and position not in self._positions:
+            return None
+        return f"{self._row_array(node)}[{self._slot(position)}]"
+
+    def _slot(self, position: str) -> str:
+        """The index of the element at *position* in a row array: the position
+        on a CPU, the work-item's slot on a GPU."""
+        return self._positions[position][0] if position in self._positions else position
 
     def _in_row_array(self, node: Node) -> bool:
         """Whether *node* is kept in a row array: it is computed (a Map; on a
-        GPU also an input), a row reduction of this kernel reduces it, and the
-        result reads it at its own index."""
+        GPU also an input), a row reduction of this kernel reads it per element
+        (:attr:`reduced`), and the result reads it at its own index."""
         if id(node) in self.row_arrays:
             return True
         if self.row_group is not None:
@@ -321,7 +323,6 @@ class _Expr:
                                 f"0 <= {outer} and {group}*{outer} + {inner} < {extent} }}")
         self.row_tags.update({inner: "l.0", outer: "unr"})
         position = f"({group}*{outer} + {inner})"
-        self._slots[position] = outer
         self._positions[position] = (outer, inner)
         return position
 
@@ -379,7 +380,7 @@ class _Expr:
 
         def body(position: str) -> str:
             if in_array:
-                return f"{self._row_array(node.arg)}[{self._slots.get(position, position)}]"
+                return f"{self._row_array(node.arg)}[{self._slot(position)}]"
             return self._unshared_read(node.arg, [position if a == axis else index[a]
                                                   for a in range(node.arg.ndim)])
 

@@ -180,7 +180,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         STATS["launches"] += 1
         return compiled.bound(queue, args)
     out = new_array(queue, node.shape or (1,), node.dtype)
-    if compiled is not None and compiled.bound is None and tuning_enabled() \
+    if compiled is not None and tuning_enabled() \
             and not isinstance(node, (Reduce, Scan)) and out.size:
         _tune_step(step, queue, args, out)
     if step.fill is not None:
@@ -193,8 +193,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     # later runs (in this process and, through the disk recipe, in others) skip
     # lowering and the checks of a kernel call; not for kernels with nothing
     # to rebind (empty values)
-    if compiled is not None and compiled.bound is None and out.size \
-            and all(a.size for a in args.values()):
+    if compiled is not None and out.size and all(a.size for a in args.values()):
         compiled.bound = BoundLaunch.from_run(step.kernel, queue, args, result)
         store_recipe(compiled.disk_key, compiled.bound.recipe)
     return result
