@@ -225,8 +225,8 @@ def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
 
     for name in list(live):
         start = time.perf_counter()
-        for _ in range(warmup):
-            sample(name, 1)
+        if warmup:
+            sample(name, warmup)
         while name in live and time.perf_counter() - start < warmup_s:
             sample(name, 1)
     rng = random.Random(seed)

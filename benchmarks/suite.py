@@ -425,9 +425,11 @@ def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
         builders = {args.variant: builders[args.variant]}
     all_cases = [c for c in workloads.cases(kind, args.quick) if c.workload in args.only]
     isolated = isolated_workloads(kind, args.quick, args.isolated)
+    measured_apart: set[str] = set()
     for case in all_cases:
         if case.workload in isolated and args.variant is None:
-            if case is next(c for c in all_cases if c.workload == case.workload):
+            if case.workload not in measured_apart:
+                measured_apart.add(case.workload)
                 same = [c for c in all_cases if c.workload == case.workload]
                 logger.info("%s: each variant in a process of its own", case.workload)
                 result["cases"] += isolated_cases(same, builders, args, repeat)
