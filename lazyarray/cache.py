@@ -11,9 +11,9 @@ The cache lives in ``LAZYARRAY_CACHE_DIR`` if set, else ``KERNELCORE_CACHE_DIR``
 else pytools' default (the user cache directory); ``LAZYARRAY_DISK_CACHE=0``
 turns it off. Entries are written once (pytools.persistent_dict, safe under
 concurrent processes); an entry that cannot be read is ignored and the kernel
-rebuilt. A key covers the kernel's structure, the device and the source of
-lazyarray and kernelcore, not layout constants changed at run time (as
-experiments do): run those with the cache off.
+rebuilt. A key covers the kernel's structure, whether tuning is on, the
+device and the source of lazyarray and kernelcore, not layout constants
+changed at run time (as experiments do): run those with the cache off.
 
 Public names: Recipe, recipe_key, load_recipe, store_recipe, STATS.
 """
@@ -59,8 +59,8 @@ def _fingerprint() -> str:
 
 
 def recipe_key(structure: tuple, device, profile: tuple) -> str:
-    """The key of a kernel of *structure* (see ``runtime._structure_key``) on
-    *device* (a pyopencl device) laid out for *profile*."""
+    """The key of a kernel of *structure* (``runtime._structure_key`` and
+    whether tuning is on) on *device* (a pyopencl device) laid out for *profile*."""
     identity = (device.platform.name, device.platform.version, device.name,
                 device.driver_version)
     text = repr((_fingerprint(), identity, profile, structure))

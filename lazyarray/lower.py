@@ -526,10 +526,12 @@ def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, in
 
 
 def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
-                 group_size: int | None = None):
+                 choice: tuple[str, tuple] | None = None):
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
-    in *inputs* (node id -> (node, argument name)), parallelized for the device
-    (elementwise kernels with *group_size* work-items per group, if given)."""
+    in *inputs* (node id -> (node, argument name)), parallelized for the device;
+    *choice* (knob, values) overrides one of the schedule's sizes, as
+    :mod:`lazyarray.tune` describes."""
+    sizes = dict([choice]) if choice else {}
     device = lp.default_queue().device
     kind = device_profile(device)[0]
     if isinstance(node, (Reduce, Scan)):
@@ -553,7 +555,8 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
             knl, out_index = _plain_kernel(node, expr, data)
             extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
             schedule = contraction_schedule if kind == "gpu" else cpu_contraction_schedule
-            blocked = schedule(knl, out_index, f"i{node.axes[0]}", extents)
+            blocked = schedule(knl, out_index, f"i{node.axes[0]}", extents,
+                               *sizes.get("contraction", ()))
             if blocked is not None:
                 return blocked
         laid_out = reduction_kernel(node, expr, data, device)
@@ -567,12 +570,14 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and min(node.shape[-2:], default=0) >= TILE:
         transposed = transposed_inputs(knl, out_index)
+        tile = sizes.get("transpose", ())
         if transposed and kind == "cpu":
-            return blocked_transpose_schedule(knl, out_index, node.shape)
-        tiled = transposed and tiled_transpose_schedule(knl, out_index, node.shape, transposed)
+            return blocked_transpose_schedule(knl, out_index, node.shape, *tile)
+        tiled = transposed and tiled_transpose_schedule(knl, out_index, node.shape,
+                                                        transposed, *tile)
         if tiled:
             return tiled
-    return lp.auto_parallelize(knl, group_size=group_size)
+    return lp.auto_parallelize(knl, group_size=sizes.get("group_size", (None,))[0])
 
 
 def _is_product_sum(node: Reduce) -> bool:

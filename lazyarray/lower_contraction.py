@@ -66,13 +66,15 @@ def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
                          extents: dict[str, int], group=GROUP, block=BLOCK,
                          k_tile=K_TILE) -> lp.LoopKernel | None:
     """*knl* blocked as the module describes, or None when it is not a
-    contraction or too small to fill a block."""
+    contraction or too small to fill a block of the default sizes or of the
+    sizes given (so other sizes change how a kernel is blocked, never whether)."""
     if len(out_inames) < 2:
         return None
     i, j = out_inames[-2], out_inames[-1]
     operands = contraction_operands(knl, i, j, k)
-    if operands is None or extents[i] < group[0] * block[0] \
-            or extents[j] < group[1] * block[1] or extents[k] < k_tile:
+    if operands is None or not all(
+            extents[i] >= g[0] * b[0] and extents[j] >= g[1] * b[1] and extents[k] >= t
+            for g, b, t in ((GROUP, BLOCK, K_TILE), (group, block, k_tile))):
         return None
     a, b = operands
     for name, size, threads, per_item, tag in ((i, extents[i], group[0], block[0], 1),
@@ -93,10 +95,12 @@ def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
 
 
 def cpu_contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
-                             extents: dict[str, int]) -> lp.LoopKernel | None:
-    """*knl* register-blocked in vectors as the module describes, or None when
-    it is not a contraction whose B rows are contiguous along the result's
-    columns, a multiple of :data:`CPU_WIDTH` long."""
+                             extents: dict[str, int], rows: int = CPU_ROWS,
+                             vectors: int = CPU_VECTORS) -> lp.LoopKernel | None:
+    """*knl* register-blocked in vectors as the module describes (*rows* by
+    *vectors* vectors per work-item), or None when it is not a contraction
+    whose B rows are contiguous along the result's columns, a multiple of
+    :data:`CPU_WIDTH` long."""
     if len(out_inames) < 2:
         return None
     i, j = out_inames[-2], out_inames[-1]
@@ -106,8 +110,9 @@ def cpu_contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
     [b_index] = read_subscripts(knl, [operands[1]])[operands[1]]
     if not (isinstance(b_index[-1], prim.Variable) and b_index[-1].name == j):
         return None
-    vectors = CPU_VECTORS if extents[j] % (CPU_VECTORS * CPU_WIDTH) == 0 else 1
+    if extents[j] % (vectors * CPU_WIDTH):
+        vectors = 1
     knl = lp.split_iname(knl, j, vectors * CPU_WIDTH, outer_tag="g.0")
     knl = lp.split_iname(knl, f"{j}_inner", CPU_WIDTH, outer_tag="ilp", inner_tag="vec")
-    knl = lp.split_iname(knl, i, CPU_ROWS, outer_tag="g.1", inner_tag="ilp")
+    knl = lp.split_iname(knl, i, rows, outer_tag="g.1", inner_tag="ilp")
     return tag_batch(knl, out_inames, [extents[n] for n in out_inames])

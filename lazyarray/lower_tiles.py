@@ -70,14 +70,16 @@ def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
 
 
 def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tuple,
-                             arrays: list[str]) -> lp.LoopKernel | None:
-    """*knl* computed in TILE x TILE tiles of its last two *inames*, each of
-    *arrays* fetched into a padded local tile first; None when the reads do
-    not allow it (their footprint is not a tile)."""
+                             arrays: list[str], tile: int = TILE, rows: int = ROWS
+                             ) -> lp.LoopKernel | None:
+    """*knl* computed in *tile* x *tile* tiles of its last two *inames* by
+    work-groups of *tile* x *rows* work-items, each of *arrays* fetched into a
+    padded local tile first; None when the reads do not allow it (their
+    footprint is not a tile)."""
     row, col = inames[-2], inames[-1]
-    knl = lp.split_iname(knl, col, TILE, outer_tag="g.0", inner_tag="l.0")
-    knl = lp.split_iname(knl, row, TILE, outer_tag="g.1")
-    knl = lp.split_iname(knl, f"{row}_inner", ROWS, inner_tag="l.1")
+    knl = lp.split_iname(knl, col, tile, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, row, tile, outer_tag="g.1")
+    knl = lp.split_iname(knl, f"{row}_inner", rows, inner_tag="l.1")
     knl = tag_batch(knl, inames, extents)
     sweep = [f"{row}_inner_outer", f"{row}_inner_inner", f"{col}_inner"]
     for name in arrays:
@@ -93,12 +95,12 @@ def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tup
     return knl
 
 
-def blocked_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tuple
-                               ) -> lp.LoopKernel:
-    """*knl* with each work-item computing a BLOCK x BLOCK block of its last
-    two *inames*, row by row, a row's BLOCK elements unrolled (for CPUs)."""
+def blocked_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tuple,
+                               block: int = BLOCK) -> lp.LoopKernel:
+    """*knl* with each work-item computing a *block* x *block* block of its
+    last two *inames*, row by row, a row's elements unrolled (for CPUs)."""
     row, col = inames[-2], inames[-1]
-    knl = lp.split_iname(knl, col, BLOCK, outer_tag="g.0", inner_tag="ilp")
-    knl = lp.split_iname(knl, row, BLOCK, outer_tag="g.1")
+    knl = lp.split_iname(knl, col, block, outer_tag="g.0", inner_tag="ilp")
+    knl = lp.split_iname(knl, row, block, outer_tag="g.1")
     knl = tag_batch(knl, inames, extents)
     return knl

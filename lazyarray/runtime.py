@@ -20,7 +20,7 @@ from lazyarray.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.graph import Const, Input, Node, Reduce, Scan
 from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.lower import build_kernel, stored_nodes
-from lazyarray.tune import tune, tuning_enabled
+from lazyarray.tune import candidates, tune, tuning_enabled
 
 logger = logging.getLogger(__name__)
 _KERNELS: dict = {}
@@ -147,7 +147,8 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
         return Step(node)
     inputs: dict[int, tuple[Node, str]] = {}
     _collect_inputs(node, node, inputs, stored_ids)
-    key = _structure_key(node, inputs)
+    # tuned kernels are kept apart: turning tuning on tunes kernels run before
+    key = (_structure_key(node, inputs), tuning_enabled())
     compiled = _KERNELS.get(key)
     if compiled is None:
         device = lp.default_queue().device
@@ -180,8 +181,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         STATS["launches"] += 1
         return compiled.bound(queue, args)
     out = new_array(queue, node.shape or (1,), node.dtype)
-    if compiled is not None and tuning_enabled() \
-            and not isinstance(node, (Reduce, Scan)) and out.size:
+    if compiled is not None and tuning_enabled() and not isinstance(node, Scan) and out.size:
         _tune_step(step, queue, args, out)
     if step.fill is not None:
         out.fill(step.fill)
@@ -200,7 +200,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
 
 
 def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
-    """Replace *step*'s kernel by the fastest work-group size on *args*
+    """Replace *step*'s kernel by its fastest version on *args*
     (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.tune`)."""
     node = step.node
     inputs = {id(n): (n, name) for name, n in step.args}
@@ -210,9 +210,10 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
         knl(queue, **flat)
         queue.finish()
 
-    kind = lower_reduction.device_profile(queue.device)[0]
-    step.compiled.kernel, _ = tune(step.kernel, lambda size: build_kernel(node, inputs, size),
-                                   kind, run)
+    choices = candidates(lower_reduction.device_profile(queue.device)[0],
+                         isinstance(node, Reduce))
+    step.compiled.kernel, _ = tune(step.kernel, lambda choice: build_kernel(node, inputs, choice),
+                                   choices, run)
 
 
 def evaluate(root: Node) -> cla.Array:

@@ -1,14 +1,22 @@
-"""Optional autotuning of work-group sizes (``LAZYARRAY_TUNE=1``; off by default).
+"""Optional autotuning of work-group and tile sizes (``LAZYARRAY_TUNE=1``;
+off by default).
 
-On its first run, an elementwise kernel is built with each candidate
-work-group size, each version is timed on the run's own arguments, and the
-fastest is kept. Only elementwise kernels are tuned: every version computes
-each element with the same operations, so tuning never changes a result
-(reductions are not tuned: their layout decides the order of the additions).
+On its first run, a kernel is built with each candidate *choice* of its
+schedule's sizes, each version is timed on the run's own arguments, and the
+fastest is kept. The choices never change a result:
+
+- elementwise kernels try work-group sizes and, when they read an input
+  transposed, tile sizes: every version computes each element with the same
+  operations;
+- matrix products try the blocking of the result and of *k*: every version
+  accumulates each output over *k* in order, and a blocking is used only
+  where the default blocking would be (the other reductions are not tuned:
+  their layout decides the order of the additions).
+
 The choice lives on in the kernel's disk recipe, so later processes reuse it
 without timing again.
 
-Public names: tuning_enabled, tune, CANDIDATES.
+Public names: tuning_enabled, tune, candidates, CANDIDATES, Choice.
 """
 
 from __future__ import annotations
@@ -16,15 +24,53 @@ from __future__ import annotations
 import logging
 import os
 import time
+from typing import Callable
 
 import numpy as np
+import pyopencl as cl
+
+from kernelcore.diagnostic import KernelcoreError
 
 logger = logging.getLogger(__name__)
 
-#: work-group sizes tried, per device kind
-CANDIDATES = {"cpu": (32, 64, 128, 256), "gpu": (64, 128, 256, 512)}
+#: one tuned size: (knob, value), see :data:`CANDIDATES`
+Choice = tuple[str, tuple]
+
+#: values tried per device kind and knob; each is passed on to the schedule
+#: that uses the knob: ``group_size`` (elementwise work-items per group),
+#: ``transpose`` (GPU: tile edge and work-item rows; CPU: block edge),
+#: ``contraction`` (GPU: work-group shape, outputs per work-item, k slice;
+#: CPU: result rows and vectors per work-item)
+CANDIDATES: dict[str, dict[str, tuple]] = {
+    "cpu": {
+        "group_size": ((32,), (64,), (128,), (256,)),
+        "transpose": ((8,), (16,), (32,)),
+        "contraction": ((8, 2), (4, 2), (4, 4), (6, 4), (12, 2), (8, 1)),
+    },
+    "gpu": {
+        "group_size": ((64,), (128,), (256,), (512,)),
+        "transpose": ((32, 8), (32, 4), (32, 16), (16, 8), (64, 8)),
+        "contraction": (((16, 16), (8, 8), 16), ((16, 16), (8, 8), 8),
+                        ((16, 16), (8, 8), 32), ((16, 16), (4, 8), 16),
+                        ((16, 16), (4, 4), 16), ((8, 16), (8, 8), 16),
+                        ((32, 8), (4, 16), 16)),
+    },
+}
+#: the knobs tried for reductions (those that keep the order of the additions)
+REDUCTION_KNOBS = ("contraction",)
 #: timed runs per candidate (after one untimed run)
 RUNS = 3
+
+
+def tuning_enabled() -> bool:
+    return os.environ.get("LAZYARRAY_TUNE", "").lower() in ("1", "true", "yes")
+
+
+def candidates(kind: str, reduction: bool) -> list[Choice]:
+    """The choices tried on a device of *kind* for a reduction or an
+    elementwise kernel."""
+    return [(knob, value) for knob, values in CANDIDATES[kind].items()
+            if (knob in REDUCTION_KNOBS) == reduction for value in values]
 
 
 def _code(knl) -> str:
@@ -32,34 +78,44 @@ def _code(knl) -> str:
     return lp.generate_code_v2(knl).device_code()
 
 
-def tuning_enabled() -> bool:
-    return os.environ.get("LAZYARRAY_TUNE", "").lower() in ("1", "true", "yes")
+def _label(choice: Choice | None) -> str:
+    return "default" if choice is None else f"{choice[0]}={choice[1]}"
 
 
-def tune(default, build, kind: str, run) -> tuple:
-    """The fastest of the kernels ``build(group_size)`` for the candidate
-    sizes of *kind* and *default* (the untuned kernel), timed by ``run(knl)``
-    (which runs one kernel and waits for it); and the timings by size."""
+def tune(default, build: Callable, choices: list[Choice], run: Callable) -> tuple:
+    """The fastest of *default* (the untuned kernel) and the kernels
+    ``build(choice)`` for *choices*, timed by ``run(knl)`` (which runs one
+    kernel and waits for it); and the median timings by choice label
+    (``"default"``, ``"group_size=(128,)"``, ...). Choices that build the
+    default's code are not timed; those that fail to build or run are skipped."""
     versions = {None: default}
     codes = {_code(default)}
-    for size in CANDIDATES[kind]:
-        knl = build(size)
-        code = _code(knl)
-        if code not in codes:       # schedules that take no group size build one kernel
-            versions[size] = knl
+    for choice in choices:
+        try:
+            knl = build(choice)
+            code = _code(knl)
+        except KernelcoreError as e:
+            logger.info("tuning skips %s: %s", _label(choice), e)
+            continue
+        if code not in codes:       # the knob does not apply to this kernel
+            versions[choice] = knl
             codes.add(code)
     if len(versions) == 1:
         return default, {}
     timings = {}
-    for size, knl in versions.items():
-        run(knl)
+    for choice, knl in versions.items():
+        try:
+            run(knl)
+        except (cl.Error, KernelcoreError) as e:
+            logger.info("tuning skips %s: %s", _label(choice), e)
+            continue
         samples = []
         for _ in range(RUNS):
             start = time.perf_counter()
             run(knl)
             samples.append(time.perf_counter() - start)
-        timings[size] = float(np.median(samples))
+        timings[choice] = float(np.median(samples))
     best = min(timings, key=timings.get)
-    logger.info("tuned work-group size: %s (%s)", best or "default",
-                ", ".join(f"{s or 'default'}: {1e3 * t:.3f} ms" for s, t in timings.items()))
-    return versions[best], timings
+    logger.info("tuned kernel: %s (%s)", _label(best),
+                ", ".join(f"{_label(c)}: {1e3 * t:.3f} ms" for c, t in timings.items()))
+    return versions[best], {_label(c): t for c, t in timings.items()}

@@ -1,10 +1,11 @@
-"""LAZYARRAY_TUNE=1: elementwise kernels get the fastest work-group size;
+"""LAZYARRAY_TUNE=1: kernels get their fastest work-group and tile sizes;
 results never change."""
 
 import logging
 import time
 
 import numpy as np
+import pytest
 
 import kernelcore as lp
 import lazyarray as la
@@ -26,7 +27,7 @@ def test_tuned_results_are_unchanged(monkeypatch, caplog):
     monkeypatch.setattr(runtime, "_KERNELS", {})
     with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
         tuned, tuned_sums = compute()
-    assert "tuned work-group size" in caplog.text
+    assert "tuned kernel" in caplog.text
     np.testing.assert_array_equal(tuned, plain)
     np.testing.assert_array_equal(tuned_sums, plain_sums)       # reductions are not tuned
     np.testing.assert_allclose(tuned, np.sin(a) * 2 + a / np.float32(3), rtol=1e-6, atol=1e-6)
@@ -45,17 +46,96 @@ def test_the_fastest_size_is_kept():
             codes[id(knl)] = lp.generate_code_v2(knl).device_code()
         time.sleep(0.0005 if "reqd_work_group_size(128" in codes[id(knl)] else 0.002)
 
-    best, timings = tune.tune(build_kernel(node, inputs), lambda g: build_kernel(node, inputs, g),
-                              "cpu", run)
+    best, timings = tune.tune(build_kernel(node, inputs), lambda c: build_kernel(node, inputs, c),
+                              tune.candidates("cpu", reduction=False), run)
     assert "reqd_work_group_size(128" in lp.generate_code_v2(best).device_code()
-    assert min(timings, key=timings.get) == 128
+    assert min(timings, key=timings.get) == "group_size=(128,)"
 
 
-def test_schedules_without_a_group_size_are_not_timed():
+def test_knobs_a_schedule_does_not_use_are_not_timed():
     x = la.asarray(np.ones((64, 64), np.float32))
-    node = (2 * x.T).node           # a blocked transpose: one version only
+    node = (2 * x.T).node           # a blocked transpose takes no group size
     inputs = {id(x.node): (x.node, "in0")}
     calls = []
-    best, timings = tune.tune(build_kernel(node, inputs), lambda g: build_kernel(node, inputs, g),
-                              "cpu", calls.append)
+    group_sizes = [c for c in tune.candidates("cpu", reduction=False) if c[0] == "group_size"]
+    best, timings = tune.tune(build_kernel(node, inputs), lambda c: build_kernel(node, inputs, c),
+                              group_sizes, calls.append)
     assert timings == {} and calls == []
+
+
+def _tuned_and_plain(monkeypatch, caplog, compute):
+    """*compute()* untuned, then tuned (from empty kernel caches), and the log
+    of the tuned run."""
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
+    plain = compute()
+    monkeypatch.setenv("LAZYARRAY_TUNE", "1")
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
+        tuned = compute()
+    return plain, tuned, caplog.text
+
+
+def test_matrix_products_are_tuned_without_changing_a_bit(monkeypatch, caplog):
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
+    plain, tuned, log = _tuned_and_plain(
+        monkeypatch, caplog, lambda: np.asarray(la.asarray(a) @ la.asarray(b)))
+    tried = [c for c in tune.CANDIDATES["cpu"]["contraction"] if f"contraction={c}" in log]
+    assert len(tried) >= 3, log
+    np.testing.assert_array_equal(tuned, plain)
+    np.testing.assert_allclose(tuned, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_transposes_are_tuned(monkeypatch, caplog):
+    a = np.random.default_rng(2).standard_normal((96, 160)).astype(np.float32)
+    plain, tuned, log = _tuned_and_plain(
+        monkeypatch, caplog, lambda: np.asarray(2 * la.asarray(a).T))
+    assert "transpose=(8,)" in log and "transpose=(32,)" in log
+    np.testing.assert_array_equal(tuned, 2 * a.T)
+    np.testing.assert_array_equal(plain, 2 * a.T)
+
+
+def test_other_reductions_are_not_tuned(monkeypatch, caplog):
+    a = np.random.default_rng(3).standard_normal((300, 200)).astype(np.float32)
+    plain, tuned, log = _tuned_and_plain(
+        monkeypatch, caplog, lambda: np.asarray(la.asarray(a).sum(axis=0)))
+    assert "tuned kernel" not in log
+    np.testing.assert_array_equal(tuned, plain)
+
+
+@pytest.mark.parametrize("extents", [(64, 256, 256), (256, 256, 8)])
+def test_gpu_blockings_apply_only_where_the_default_does(extents):
+    from lazyarray.lower_contraction import contraction_schedule
+    m, n, k = extents
+    knl = lp.make_kernel("{[i, j, k]: 0 <= i < %d and 0 <= j < %d and 0 <= k < %d}"
+                         % extents, "out[i, j] = sum(k, a[i, k] * b[k, j])",
+                         [lp.GlobalArg("a", np.float32, shape=(m, k)),
+                          lp.GlobalArg("b", np.float32, shape=(k, n)),
+                          lp.GlobalArg("out", np.float32, shape=(m, n))])
+    sizes = {"i": m, "j": n, "k": k}
+    assert contraction_schedule(knl, ["i", "j"], "k", sizes) is None
+    for group, block, k_tile in tune.CANDIDATES["gpu"]["contraction"]:
+        assert contraction_schedule(knl, ["i", "j"], "k", sizes, group, block, k_tile) is None
+
+
+def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp_path):
+    from lazyarray import cache
+    monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_DISK", {})
+    a = np.random.default_rng(4).standard_normal((128, 192)).astype(np.float32)
+
+    def fresh_process_log() -> str:
+        """The tuning log of computing ``3a - 1`` with an empty in-process cache."""
+        monkeypatch.setattr(runtime, "_KERNELS", {})
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
+            np.testing.assert_allclose(np.asarray(la.asarray(a) * 3 - 1), a * 3 - 1, rtol=1e-6, atol=1e-6)
+        return caplog.text
+
+    assert "tuned kernel" not in fresh_process_log()       # stores an untuned recipe
+    monkeypatch.setenv("LAZYARRAY_TUNE", "1")
+    assert "tuned kernel" in fresh_process_log()           # not the untuned recipe
+    hits = cache.STATS["disk_hits"]
+    assert "tuned kernel" not in fresh_process_log()       # the tuned recipe
+    assert cache.STATS["disk_hits"] == hits + 1
