@@ -43,6 +43,11 @@ GPU_GROUP = 256
 #: back: 0.96 of a copy's bandwidth with one column each, 1.01 with two or
 #: four; 8192^2: 0.95, 0.98 with two, 0.96 with four)
 GPU_COLUMN_VECTOR = 2
+#: neighbouring elements a work-item of a split GPU row reduction reads per
+#: step (a dot product of 2^28 floats on an H100, first kernel: 0.968 of a
+#: copy's bandwidth with one; 1.008 with two, 1.023 with two and half as many
+#: parts, as many loads in flight)
+GPU_ROW_PAIR = 2
 #: work-items per group of a GPU row kernel (softmax over 8192-long rows: 98%
 #: of copy bandwidth on an H100 with 512, 57% with 256)
 ROW_GROUP = 512
@@ -117,10 +122,13 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
         # work-items of one column each: parts as for one column each)
         groups = math.ceil(shape[last] / lanes) * math.prod(kept[:-1])
     wanted = GROUPS_PER_UNIT[kind] * units
+    split_row = row and axes[0] == last
+    if split_row and kind == "gpu":
+        wanted //= GPU_ROW_PAIR
     parts = 1
     if groups < wanted:
         first = shape[axes[0]]
-        per_lane = lanes if (row and axes[0] == last) else 1
+        per_lane = (lanes * (GPU_ROW_PAIR if kind == "gpu" else 1)) if split_row else 1
         parts = min(math.ceil(wanted / groups), first // (MIN_PART * per_lane))
         if kind == "gpu":
             parts = min(_pow2_at_most(max(parts, 1)), GPU_GROUP * 4, MAX_GROUP)
@@ -300,13 +308,10 @@ class _Builder:
         for a in self.node.axes:
             extent = self.shape[a]
             parted = layout.parts > 1 and a == first
-            if a == self.last and layout.row:
-                if parted and self.is_gpu:
-                    # the parts interleave, so that all work-groups read
-                    # neighbouring blocks together (as a copy does)
-                    count = math.ceil(extent / (layout.parts * lanes))
-                    index[a] = f"({layout.parts * lanes}*ro + {lanes}*pg + v)"
-                elif parted:
+            if a == self.last and layout.row and parted and self.is_gpu:
+                inames += self._interleaved_parts(extent, index, a)
+            elif a == self.last and layout.row:
+                if parted:
                     count = extent // (layout.parts * lanes)
                     index[a] = f"({count * lanes}*pg + {lanes}*ro + v)"
                 else:
@@ -333,6 +338,21 @@ class _Builder:
                 index[a] = self._box(f"r{a}", extent)
                 inames.append(index[a])
         return index, inames
+
+    def _interleaved_parts(self, extent: int, index: dict[int, str], a: int) -> list[str]:
+        """Index axis *a* (the last, of *extent*) of a split GPU row layout;
+        its reduction inames. The parts interleave, so that all work-groups
+        read neighbouring blocks together (as a copy does); every work-item
+        reads :data:`GPU_ROW_PAIR` neighbouring elements per step."""
+        parts, lanes, pair = self.layout.parts, self.layout.lanes, GPU_ROW_PAIR
+        index[a] = f"({parts * lanes * pair}*ro + {lanes * pair}*pg + {pair}*v + w)"
+        self.domains.append(f"{{ [ro, v]: 0 <= v < {lanes} and "
+                            f"0 <= ro < {math.ceil(extent / (parts * lanes * pair))} }}")
+        # (the bound on w, not ro, keeps the pair's loop innermost)
+        bound = "" if extent % (parts * lanes * pair) == 0 else f" and {index[a]} < {extent}"
+        self.domains.append(f"{{ [w]: 0 <= w < {pair}{bound} }}")
+        self.tags.update(v="l.0", w="unr")
+        return ["ro", "v", "w"]
 
     # }}}
 

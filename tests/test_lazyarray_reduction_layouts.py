@@ -45,6 +45,8 @@ CASES = [
     ((6, 50, 33), (0, 2)),      # the innermost and an outer axis
     ((64, 300), None),          # all of a matrix
     ((300, 3, 70), (0, 1)),     # a column layout over two axes
+    ((1 << 17,), None),         # one output: parts over the row in whole steps (GPU)
+    ((100003,), None),          # the same with a ragged last step
 ]
 
 
@@ -117,6 +119,8 @@ def test_layout_choices():
     assert choose_layout("argmax", (4096, 4096), (1,), "gpu", 132) is None
     # the parts of one huge sum are combined by one work-group of at most 1024
     assert choose_layout("sum", (2 ** 28,), (0,), "gpu", 1000).parts == 1024
+    # a GPU's split row reduction reads two elements per step: half as many parts
+    assert choose_layout("sum", (2 ** 28,), (0,), "gpu", 132).parts == 512
 
 
 @pytest.mark.parametrize("shape", [(100, 300), (70, 33), (64, 8192)])
@@ -224,6 +228,24 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
     ea = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(np.asarray(y), ea / ea.sum(axis=1, keepdims=True),
                                rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [1 << 17, 100003])
+def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
+    """A long dot product with a GPU's layout: each step of a work-item reads
+    two neighbouring elements of each input; NumPy's value."""
+    for module in (lower_reduction, lower):
+        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    y = (la.asarray(a) * la.asarray(b)).sum()
+    [step] = runtime.plan([y.node])
+    first = lp.generate_code_v2(step.kernel).device_code().split("__kernel")[1]
+    pair = lower_reduction.GPU_ROW_PAIR
+    assert first.count("in0[") == first.count("in1[") == pair
+    assert f"{pair} * lid(0)" in first
+    np.testing.assert_allclose(float(np.asarray(y)), a.astype(np.float64) @ b, rtol=1e-5)
 
 
 @pytest.mark.parametrize("shape, axes, op, dtype", [
