@@ -93,8 +93,8 @@ class _Jitted:
                 and len(args) == len(self._positional):
             # the common call: arrays only, by position (no containers to walk)
             data = [_fast_data(a) for a in args]
-            if all(d is not None for d in data):
-                key = tuple((d.shape, d.dtype) for d in data)
+            if not any(d is None for d in data):
+                key = tuple([(d.shape, d.dtype) for d in data])
                 program = self._by_shapes.get(key)
                 if program is None:
                     program, data = self._program(args, kwargs)

@@ -105,11 +105,10 @@ class BoundLaunch:
         return cls(recipe, kernels, queue, template if shape else template.reshape(()))
 
     def __call__(self, queue, args: dict) -> cla.Array:
-        out = self.template._new_with_changes(self.pool(self.template.nbytes or 1), 0)
-        buffers = {name: a.base_data for name, a in args.items()}
-        buffers["out"] = out.base_data
+        # the result's array is made after the launches: the device starts sooner
+        data = self.pool(self.template.nbytes or 1)
         for kernel, gsize, lsize, slots in self.launches:
             for k, name in slots:
-                kernel.set_arg(k, buffers[name])
+                kernel.set_arg(k, data if name == "out" else args[name].base_data)
             cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
-        return out
+        return self.template._new_with_changes(data, 0)
