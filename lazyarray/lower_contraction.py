@@ -35,9 +35,10 @@ BLOCK = (8, 8)
 #: length of the k slices staged in local memory
 K_TILE = 16
 #: result rows, vectors per row and vector width of one CPU work-item
-#: (8 x 2 float16 accumulators measured 250 GFLOP/s on a 512² product on
-#: PoCL with two AVX-512 cores, near NumPy's BLAS; 4 x 1 gave 167)
-CPU_ROWS, CPU_VECTORS, CPU_WIDTH = 8, 2, 16
+#: (float32 products on PoCL with two AVX-512 cores: 6 x 4 float16
+#: accumulators took 0.99 ms at 512² (270 GFLOP/s, near NumPy's BLAS) and
+#: 13.9 ms at 1024²; 8 x 2 1.05 and 14.8 ms, 4 x 4 1.19 and 18.4 ms)
+CPU_ROWS, CPU_VECTORS, CPU_WIDTH = 6, 4, 16
 
 
 def contraction_operands(knl: lp.LoopKernel, i: str, j: str, k: str) -> tuple[str, str] | None:
@@ -98,9 +99,10 @@ def cpu_contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
                              extents: dict[str, int], rows: int = CPU_ROWS,
                              vectors: int = CPU_VECTORS) -> lp.LoopKernel | None:
     """*knl* register-blocked in vectors as the module describes (*rows* by
-    *vectors* vectors per work-item), or None when it is not a contraction
-    whose B rows are contiguous along the result's columns, a multiple of
-    :data:`CPU_WIDTH` long."""
+    *vectors* vectors per work-item, fewer vectors, halving, where the
+    columns are not a multiple of that many), or None when it is not a
+    contraction whose B rows are contiguous along the result's columns, a
+    multiple of :data:`CPU_WIDTH` long."""
     if len(out_inames) < 2:
         return None
     i, j = out_inames[-2], out_inames[-1]
@@ -110,8 +112,8 @@ def cpu_contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
     [b_index] = read_subscripts(knl, [operands[1]])[operands[1]]
     if not (isinstance(b_index[-1], prim.Variable) and b_index[-1].name == j):
         return None
-    if extents[j] % (vectors * CPU_WIDTH):
-        vectors = 1
+    while extents[j] % (vectors * CPU_WIDTH):
+        vectors //= 2
     knl = lp.split_iname(knl, j, vectors * CPU_WIDTH, outer_tag="g.0")
     knl = lp.split_iname(knl, f"{j}_inner", CPU_WIDTH, outer_tag="ilp", inner_tag="vec")
     knl = lp.split_iname(knl, i, rows, outer_tag="g.1", inner_tag="ilp")

@@ -1,5 +1,7 @@
 """matmul, dot, einsum and friends against NumPy; one kernel per contraction."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -115,3 +117,26 @@ def test_einsum_ellipsis_matches_numpy(spec, shapes):
     expected = np.einsum(spec, *args)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n, k, m", [(37, 20, 16), (13, 9, 48), (30, 33, 96), (6, 64, 160),
+                                     (25, 17, 256)])
+def test_cpu_register_blocked_products(monkeypatch, n, k, m):
+    """The CPU's blocked products: as many vectors per work-item as divide the
+    columns, rows in blocks with a ragged last one; NumPy's values."""
+    import kernelcore as lp
+    from lazyarray import lower, lower_contraction, runtime
+    monkeypatch.setattr(lower, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a, b = _rand((n, k), np.float32, 3), _rand((k, m), np.float32, 4)
+    z = la.asarray(a) @ la.asarray(b)
+    [step] = runtime.plan([z.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    width = lower_contraction.CPU_WIDTH
+    vectors = lower_contraction.CPU_VECTORS
+    while m % (vectors * width):
+        vectors //= 2
+    [accumulators] = re.findall(rf"float{width} acc_\w+\[(\d+)\]", code)
+    assert int(accumulators) == lower_contraction.CPU_ROWS * vectors
+    assert f"vload{width}" in code
+    np.testing.assert_allclose(np.asarray(z), a.astype(np.float64) @ b, rtol=1e-5)
