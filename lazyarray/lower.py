@@ -18,6 +18,7 @@ from lazyarray.lower_reduction import (
 from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
+from lazyarray.tune import NotApplicable
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -559,6 +560,10 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                                *sizes.get("contraction", ()))
             if blocked is not None:
                 return blocked
+            if "contraction" in sizes:
+                # (another layout would add the terms in another order)
+                raise NotApplicable(f"the blocking {sizes['contraction']} does not "
+                                    "apply to this product")
         laid_out = reduction_kernel(node, expr, data, device)
         if laid_out is not None:
             return laid_out

@@ -16,7 +16,7 @@ fastest is kept. The choices never change a result:
 The choice lives on in the kernel's disk recipe, so later processes reuse it
 without timing again.
 
-Public names: tuning_enabled, tune, candidates, CANDIDATES, Choice.
+Public names: tuning_enabled, tune, candidates, CANDIDATES, Choice, NotApplicable.
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 
 #: one tuned size: (knob, value), see :data:`CANDIDATES`
 Choice = tuple[str, tuple]
+
+
+class NotApplicable(Exception):
+    """A choice that does not apply to the kernel being built."""
+
 
 #: values tried per device kind and knob; each is passed on to the schedule
 #: that uses the knob: ``group_size`` (elementwise work-items per group),
@@ -94,7 +99,7 @@ def tune(default, build: Callable, choices: list[Choice], run: Callable) -> tupl
         try:
             knl = build(choice)
             code = _code(knl)
-        except KernelcoreError as e:
+        except (KernelcoreError, NotApplicable) as e:
             logger.info("tuning skips %s: %s", _label(choice), e)
             continue
         if code not in codes:       # the knob does not apply to this kernel
@@ -107,6 +112,8 @@ def tune(default, build: Callable, choices: list[Choice], run: Callable) -> tupl
         try:
             run(knl)
         except (cl.Error, KernelcoreError) as e:
+            if choice is None:          # the kernel itself fails: say so
+                raise
             logger.info("tuning skips %s: %s", _label(choice), e)
             continue
         samples = []

@@ -139,3 +139,20 @@ def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp
     hits = cache.STATS["disk_hits"]
     assert "tuned kernel" not in fresh_process_log()       # the tuned recipe
     assert cache.STATS["disk_hits"] == hits + 1
+
+
+def test_a_blocking_that_does_not_apply_is_not_built(monkeypatch):
+    """A product too small for the GPU's default blocking keeps its reduction
+    layout: a smaller blocking (another order of the additions) is refused."""
+    from lazyarray import lower
+    monkeypatch.setattr(lower, "device_profile", lambda device: ("gpu", 4))
+    x = la.asarray(np.ones((64, 64), np.float32))
+    node = (x @ x).node
+    inputs = {id(x.node): (x.node, "in0")}
+    small = ("contraction", ((8, 8), (8, 8), 16))
+    with pytest.raises(tune.NotApplicable, match="does not apply"):
+        build_kernel(node, inputs, small)
+    calls = []
+    best, timings = tune.tune(build_kernel(node, inputs), lambda c: build_kernel(node, inputs, c),
+                              [small], calls.append)
+    assert timings == {} and calls == []
