@@ -12,6 +12,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
+from kernelcore.runtime.build import compile_program
 from kernelcore.runtime.invoke import get_executor, memory_pool
 from lazyarray.cache import Recipe
 from lazyarray.graph import Node
@@ -98,7 +99,7 @@ class BoundLaunch:
     def from_recipe(cls, recipe: Recipe, queue, node: Node) -> BoundLaunch:
         """Bound from a stored recipe: its source built (a pyopencl binary
         cache lookup after the first process)."""
-        program = cl.Program(queue.context, recipe.source).build()
+        program = compile_program(queue.context, recipe.source)
         kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
         shape = node.shape
         template = cla.Array(queue, shape or (1,), node.dtype, data=memory_pool(queue)(1))

@@ -9,7 +9,9 @@ OPTIONAL_PEERS = ("numexpr", "jax", "torch", "tinygrad")
 
 def test_suite_quick(run_benchmark_quick):
     data, md, elapsed = run_benchmark_quick("suite", timeout=300)
-    assert elapsed < 60, f"--quick took {elapsed:.1f} s"
+    if data["environment"]["device"]["kind"] == "cpu":
+        # (the CI budget; on a GPU torch.compile and JAX compile for seconds each)
+        assert elapsed < 60, f"--quick took {elapsed:.1f} s"
     assert data["ok"] is True
     cases = data["cases"]
     assert sorted({c["workload"] for c in cases}) == WORKLOADS

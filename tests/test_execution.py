@@ -1504,3 +1504,20 @@ def test_indirect_index_clamped_with_64_bit_min_max(queue):
     b = np.array([-5, 0, 2, 3, 9], np.int64)
     _, (out,) = knl(queue, a=a, b=b)
     np.testing.assert_array_equal(out, a[np.clip(b, 0, 3)])
+
+
+def test_single_precision_division_and_sqrt_round_correctly(queue):
+    """Programs are built asking for correctly rounded float32 division and
+    square roots where the device offers them (NVIDIA's OpenCL does not by
+    default), so they match NumPy bit for bit."""
+    from kernelcore.runtime.build import build_options
+    supported = queue.device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+    assert ("-cl-fp32-correctly-rounded-divide-sqrt" in build_options(queue.device)) \
+        == bool(supported)
+    rng = np.random.default_rng(7)
+    a, b = (rng.uniform(0.1, 10, 4096).astype(np.float32) for _ in range(2))
+    knl = lp.make_kernel("{[i]: 0 <= i < 4096}",
+                         ["q[i] = a[i] / b[i]", "r[i] = sqrt(a[i])"])
+    _, out = knl(queue, a=a, b=b)
+    np.testing.assert_array_equal(out[0], a / b)
+    np.testing.assert_array_equal(out[1], np.sqrt(a))

@@ -63,6 +63,11 @@ def test_knobs_a_schedule_does_not_use_are_not_timed():
     assert timings == {} and calls == []
 
 
+def _kind() -> str:
+    from lazyarray.lower_reduction import device_profile
+    return device_profile(lp.default_queue().device)[0]
+
+
 def _tuned_and_plain(monkeypatch, caplog, compute):
     """*compute()* untuned, then tuned (from empty kernel caches), and the log
     of the tuned run."""
@@ -81,7 +86,7 @@ def test_matrix_products_are_tuned_without_changing_a_bit(monkeypatch, caplog):
     a, b = (rng.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
     plain, tuned, log = _tuned_and_plain(
         monkeypatch, caplog, lambda: np.asarray(la.asarray(a) @ la.asarray(b)))
-    tried = [c for c in tune.CANDIDATES["cpu"]["contraction"] if f"contraction={c}" in log]
+    tried = [c for c in tune.CANDIDATES[_kind()]["contraction"] if f"contraction={c}" in log]
     assert len(tried) >= 3, log
     np.testing.assert_array_equal(tuned, plain)
     np.testing.assert_allclose(tuned, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
@@ -91,7 +96,8 @@ def test_transposes_are_tuned(monkeypatch, caplog):
     a = np.random.default_rng(2).standard_normal((96, 160)).astype(np.float32)
     plain, tuned, log = _tuned_and_plain(
         monkeypatch, caplog, lambda: np.asarray(2 * la.asarray(a).T))
-    assert "transpose=(8,)" in log and "transpose=(32,)" in log
+    tried = [c for c in tune.CANDIDATES[_kind()]["transpose"] if f"transpose={c}" in log]
+    assert len(tried) >= 2, log
     np.testing.assert_array_equal(tuned, 2 * a.T)
     np.testing.assert_array_equal(plain, 2 * a.T)
 

@@ -103,7 +103,9 @@ class OpenCLTarget:
                       result_dtype: np.dtype) -> str:
         """The C function implementing math function *name* for these types."""
         if any(dt.kind == "c" for dt in arg_dtypes):
-            return f"{self.complex_prefix(result_dtype if result_dtype.kind == 'c' else arg_dtypes[0])}_{name}"
+            prefix = self.complex_prefix(result_dtype if result_dtype.kind == 'c'
+                                         else arg_dtypes[0])
+            return f"kc_{prefix}_sqrt" if name == "sqrt" else f"{prefix}_{name}"
         if all(dt.kind in "iub" for dt in arg_dtypes):
             if name in ("abs", "min", "max"):
                 return name
@@ -119,7 +121,22 @@ class OpenCLTarget:
             if uses_double:
                 lines.append("#define PYOPENCL_DEFINE_CDOUBLE")
             lines.append("#include <pyopencl-complex.h>")
+            for prefix in ("cfloat", "cdouble") if uses_double else ("cfloat",):
+                lines.append(_COMPLEX_SQRT.format(p=prefix))
         return lines
+
+
+#: complex square root: pyopencl's, except that a zero imaginary part keeps
+#: its sign, as in C99 and NumPy (sqrt(-1 - 0j) is -1j, pyopencl gives +1j)
+_COMPLEX_SQRT = """inline {p}_t kc_{p}_sqrt({p}_t a)
+{{
+  if (a.imag != 0 || isnan(a.real))
+    return {p}_sqrt(a);
+  {p}_t r;
+  r.real = a.real < 0 ? 0 : sqrt(fabs(a.real));
+  r.imag = a.real < 0 ? copysign(sqrt(-a.real), a.imag) : a.imag;
+  return r;
+}}"""
 
 
 class PyOpenCLTarget(OpenCLTarget):
