@@ -111,7 +111,10 @@ def _compare(name, actual, desired, from_complex=False):
                                           err_msg=f"{name}: signs of zeros")
         return
     single = desired.dtype in (np.float32, np.complex64)
-    np.testing.assert_allclose(actual, desired, rtol=2e-6 if single else 1e-13,
+    # (a complex function combines several real ones, each a few ulp off:
+    # near a pole, tanh(1.625j), that grows to 3e-6 on NVIDIA's OpenCL)
+    rtol = (1e-5 if from_complex else 2e-6) if single else 1e-13
+    np.testing.assert_allclose(actual, desired, rtol=rtol,
                                atol=1e-6 if single else 1e-14, equal_nan=True,
                                err_msg=name)
 
