@@ -387,3 +387,17 @@ def test_complex_sqrt_on_the_branch_cut(dtype):
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
     np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_tanh_and_tan_near_their_poles(dtype):
+    """Near tan's poles complex tanh and tan keep their relative accuracy
+    (a formula dividing by 1 + cos(2y) gave inf for tanh(1.5707j) in single
+    precision); far from the origin tanh goes to +-1."""
+    z = np.array([1.5625j, 1.57j, 1.5707j, 0.3 + 1.5625j, 1.5707, 1.5707 + 1e-3j,
+                  12 + 3j, -30 - 1j, complex(-0.0, -0.0), 0.5 - 0.25j], dtype)
+    single = dtype == np.complex64
+    for f in (np.tanh, np.tan):
+        got, want = f(la.asarray(z)).get(), f(z)
+        np.testing.assert_allclose(got, want, rtol=1e-6 if single else 1e-14, err_msg=f.__name__)
+        np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))

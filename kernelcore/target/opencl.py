@@ -105,7 +105,7 @@ class OpenCLTarget:
         if any(dt.kind == "c" for dt in arg_dtypes):
             prefix = self.complex_prefix(result_dtype if result_dtype.kind == 'c'
                                          else arg_dtypes[0])
-            return f"kc_{prefix}_sqrt" if name == "sqrt" else f"{prefix}_{name}"
+            return f"kc_{prefix}_{name}" if name in _COMPLEX_OWN else f"{prefix}_{name}"
         if all(dt.kind in "iub" for dt in arg_dtypes):
             if name in ("abs", "min", "max"):
                 return name
@@ -121,20 +121,56 @@ class OpenCLTarget:
             if uses_double:
                 lines.append("#define PYOPENCL_DEFINE_CDOUBLE")
             lines.append("#include <pyopencl-complex.h>")
-            for prefix in ("cfloat", "cdouble") if uses_double else ("cfloat",):
-                lines.append(_COMPLEX_SQRT.format(p=prefix))
+            for prefix, real, big in (("cfloat", "float", 11), ("cdouble", "double", 22)
+                                      )[:2 if uses_double else 1]:
+                lines.append(_COMPLEX_OWN_SOURCE.format(p=prefix, r=real, big=big))
         return lines
 
 
-#: complex square root: pyopencl's, except that a zero imaginary part keeps
-#: its sign, as in C99 and NumPy (sqrt(-1 - 0j) is -1j, pyopencl gives +1j)
-_COMPLEX_SQRT = """inline {p}_t kc_{p}_sqrt({p}_t a)
+#: complex functions kernelcore defines itself (``kc_cfloat_sqrt``, ...)
+#: instead of using pyopencl's: sqrt keeps the sign of a zero imaginary part,
+#: as in C99 and NumPy (sqrt(-1 - 0j) is -1j, pyopencl's gives +1j); tanh and
+#: tan use Kahan's formulas (pyopencl's divide by 1 + cos(2y), which cancels
+#: near the poles: tanh(1.5707j) came out inf in single precision). Values
+#: that are not finite go to pyopencl's functions.
+_COMPLEX_OWN = ("sqrt", "tanh", "tan")
+_COMPLEX_OWN_SOURCE = """inline {p}_t kc_{p}_sqrt({p}_t a)
 {{
   if (a.imag != 0 || isnan(a.real))
     return {p}_sqrt(a);
   {p}_t r;
   r.real = a.real < 0 ? 0 : sqrt(fabs(a.real));
   r.imag = a.real < 0 ? copysign(sqrt(-a.real), a.imag) : a.imag;
+  return r;
+}}
+inline {p}_t kc_{p}_tanh({p}_t a)
+{{
+  {r} x = a.real, y = a.imag;
+  if (!isfinite(x) || !isfinite(y))
+    return {p}_tanh(a);
+  {p}_t r;
+  if (fabs(x) >= {big}) {{
+    {r} e = exp(-fabs(x));
+    r.real = copysign(({r}) 1, x);
+    r.imag = 4 * sin(y) * cos(y) * e * e;
+    return r;
+  }}
+  {r} t = tan(y), beta = 1 + t * t, s = sinh(x), rho = sqrt(1 + s * s);
+  {r} d = 1 + beta * s * s;
+  r.real = beta * rho * s / d;
+  r.imag = t / d;
+  return r;
+}}
+inline {p}_t kc_{p}_tan({p}_t a)
+{{
+  if (!isfinite(a.real) || !isfinite(a.imag))
+    return {p}_tan(a);
+  {p}_t w, r;
+  w.real = -a.imag;
+  w.imag = a.real;
+  w = kc_{p}_tanh(w);
+  r.real = w.imag;
+  r.imag = -w.real;
   return r;
 }}"""
 
