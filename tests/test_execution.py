@@ -1521,3 +1521,17 @@ def test_single_precision_division_and_sqrt_round_correctly(queue):
     _, out = knl(queue, a=a, b=b)
     np.testing.assert_array_equal(out[0], a / b)
     np.testing.assert_array_equal(out[1], np.sqrt(a))
+
+
+def test_guards_are_not_repeated_inside_themselves():
+    """An ``if`` inside an ``if`` of the same condition is opened (not inside
+    a loop, which may rebind the condition's names); adjacent ones merge."""
+    from kernelcore.codegen.cast import For, If, Statement, merge_guards, print_nodes
+    a, b, c = (Statement(f"{v} = 0;") for v in "abc")
+    nodes = merge_guards([If("x > 0", [a, If("x > 0", [b, If("y > 0", [If("x > 0", [c])])])]),
+                          If("x > 0", [c]),
+                          For("int x = 0; x < 4; ++x", [If("x > 0", [a])])])
+    text = "\n".join(print_nodes(nodes))
+    assert text.count("if (x > 0)") == 2          # the outer one, and the one in the loop
+    assert text.count("if (y > 0)") == 1
+    assert text.count("c = 0;") == 2 and text.count("a = 0;") == 2

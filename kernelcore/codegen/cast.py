@@ -36,15 +36,36 @@ class If:
 
 
 def merge_guards(nodes: list) -> list:
-    """Adjacent ``if`` nodes with the same condition become one."""
+    """Adjacent ``if`` nodes with the same condition become one, and so do an
+    ``if`` and the only ``if`` in its body when they test the same condition."""
     result: list = []
     for node in nodes:
+        if isinstance(node, If):
+            node = _guard(node.condition, node.body)
         if (isinstance(node, If) and result and isinstance(result[-1], If)
                 and result[-1].condition == node.condition):
-            result[-1] = If(node.condition, merge_guards(result[-1].body + node.body))
+            result[-1] = _guard(node.condition, merge_guards(result[-1].body + node.body))
         else:
             result.append(node)
     return result
+
+
+def _guard(condition: str, body: list) -> If:
+    """``if (condition) body``, the ``if`` nodes of *body* that test the same
+    condition (outside loops, which may rebind its names) opened."""
+    return If(condition, _opened(condition, body))
+
+
+def _opened(condition: str, body: list) -> list:
+    nodes: list = []
+    for node in body:
+        if isinstance(node, If) and node.condition == condition:
+            nodes += _opened(condition, node.body)
+        elif isinstance(node, If):
+            nodes.append(If(node.condition, _opened(condition, node.body)))
+        else:
+            nodes.append(node)
+    return nodes
 
 
 def _single(body: list) -> bool:
