@@ -68,6 +68,7 @@ RUNS = 3
 
 
 def tuning_enabled() -> bool:
+    """Whether ``LAZYARRAY_TUNE`` asks for tuning."""
     return os.environ.get("LAZYARRAY_TUNE", "").lower() in ("1", "true", "yes")
 
 
