@@ -195,20 +195,24 @@ class _Generator:
     def _iname_aff(self, iname):
         return expr_to_pw_aff(prim.Variable(iname), self.knl.space)
 
+    def _last_offset(self, iname, b) -> int | None:
+        """The largest value of *iname* minus its lower bound *b.lower*, if
+        that is a constant."""
+        lower = expr_to_pw_aff(b.lower, self.knl.space)
+        pieces = (self._iname_aff(iname) - lower).get_pieces()
+        last = b.inner_context.max_val(pieces[0][1]) if len(pieces) == 1 else None
+        return last.get_num_si() if last is not None and last.is_int() else None
+
     def gen_unrolled(self, iname, b, start, stop, active, context) -> list:
-        space = self.knl.space
-        lower = expr_to_pw_aff(b.lower, space)
-        offset = self._iname_aff(iname) - lower
-        span = b.inner_context
-        pieces = offset.get_pieces()
-        count = span.max_val(pieces[0][1]) if len(pieces) == 1 else None
-        if count is None or not count.is_int():
+        last = self._last_offset(iname, b)
+        if last is None:
             raise CodeGenerationError(
                 f"cannot unroll '{iname}': its extent has no constant upper bound "
                 "(split it with a fixed length first)")
+        lower = expr_to_pw_aff(b.lower, self.knl.space)
         nodes: list = []
         saved = self.subst.get(iname)
-        for k in range(count.get_num_si() + 1):
+        for k in range(last + 1):
             ctx_k = (context & self._iname_aff(iname).eq_set(lower + k)).coalesce()
             if ctx_k.is_empty():
                 continue
@@ -259,15 +263,13 @@ class _Generator:
 
     def _lane_count(self, iname, b, context) -> int:
         """The constant number of iterations of ``vec`` loop *iname*."""
-        space = self.knl.space
-        lower, upper = expr_to_pw_aff(b.lower, space), expr_to_pw_aff(b.upper, space)
-        pieces = (self._iname_aff(iname) - lower).get_pieces()
-        last = b.inner_context.max_val(pieces[0][1]) if len(pieces) == 1 else None
-        if last is None or not last.is_int():
+        last = self._last_offset(iname, b)
+        if last is None:
             raise NotVectorizable("its extent is not a constant")
-        width = last.get_num_si() + 1
+        width = last + 1
         if width not in VECTOR_WIDTHS:
             raise NotVectorizable(f"OpenCL has no vectors of {width} elements")
+        lower, upper = (expr_to_pw_aff(e, self.knl.space) for e in (b.lower, b.upper))
         if not (context & upper.lt_set(lower + (width - 1))).is_empty():
             raise NotVectorizable("it has fewer iterations in places")
         return width
