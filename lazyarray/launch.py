@@ -28,16 +28,21 @@ def kernel_arguments(args: dict, out: cla.Array) -> dict:
     return flat
 
 
-def new_array(queue, shape: tuple, dtype) -> cla.Array:
-    """An uninitialized C-order array from *queue*'s memory pool. (It is made
-    from a template array of that shape, which is ten times cheaper than
-    constructing an array.)"""
+def _template(queue, shape: tuple, dtype) -> cla.Array:
+    """The array that arrays of *shape* and *dtype* on *queue* are made from
+    (copying one is ten times cheaper than constructing an array)."""
     key = (queue.int_ptr, shape, dtype)
     template = _TEMPLATES.get(key)
-    pool = memory_pool(queue)
     if template is None:
-        template = _TEMPLATES[key] = cla.Array(queue, shape, dtype, data=pool(1))
-    return template._new_with_changes(pool(template.nbytes or 1), 0)
+        template = _TEMPLATES[key] = cla.Array(queue, shape, dtype,
+                                               data=memory_pool(queue)(1))
+    return template
+
+
+def new_array(queue, shape: tuple, dtype) -> cla.Array:
+    """An uninitialized C-order array from *queue*'s memory pool."""
+    template = _template(queue, shape, dtype)
+    return template._new_with_changes(memory_pool(queue)(template.nbytes or 1), 0)
 
 
 class BoundLaunch:
@@ -101,9 +106,8 @@ class BoundLaunch:
         cache lookup after the first process)."""
         program = compile_program(queue.context, recipe.source)
         kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
-        shape = node.shape
-        template = cla.Array(queue, shape or (1,), node.dtype, data=memory_pool(queue)(1))
-        return cls(recipe, kernels, queue, template if shape else template.reshape(()))
+        template = _template(queue, node.shape or (1,), node.dtype)
+        return cls(recipe, kernels, queue, template if node.shape else template.reshape(()))
 
     def __call__(self, queue, args: dict) -> cla.Array:
         # the result's array is made after the launches: the device starts sooner
