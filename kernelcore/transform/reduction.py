@@ -249,28 +249,13 @@ class _Realizer(IdentityMapper):
     def _parallel_scan(self, expr: Reduction, sweep: str, shift: int):
         """A prefix scan across the work-items of a work-group (sweep iname tagged
         ``l.N``): terms in local memory, log2(group size) doubling steps."""
-        from kernelcore.transform.ilp import static_range
         (j,) = expr.inames
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
             dtype = np.dtype(np.int64)
         axis = self.knl.iname_tags[sweep].axis
-        lo, hi = static_range(self.knl, sweep)
-        size = hi - lo + 1
         outer = self.outer_inames - {sweep}
-        others = [n for n in sorted(outer, key=self.knl.all_inames().index)
-                  if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
-        other_sizes = [static_range(self.knl, n)[1] - static_range(self.knl, n)[0] + 1
-                       for n in others]
-        prefix = tuple(prim.Sum((prim.Variable(n), -static_range(self.knl, n)[0]))
-                       if static_range(self.knl, n)[0] else prim.Variable(n) for n in others)
-        buf = self.names(f"scan_{j}_buf")
-        self.new_temps[buf] = TemporaryVariable(buf, dtype, tuple(other_sizes) + (size,),
-                                                address_space=AddressSpace.LOCAL)
-
-        def at(index):
-            return prim.Subscript(prim.Variable(buf), prefix + (index,))
-
+        buf, at, lo, size = self._local_buffer(f"scan_{j}_buf", dtype, sweep, outer)
         lane = _lane(axis)
         mine = prim.Variable(sweep) if lo == 0 else prim.Sum((prim.Variable(sweep), -lo))
         identity = reduction_identity(expr.operation, dtype)
@@ -356,29 +341,33 @@ class _Realizer(IdentityMapper):
         self.final_deps.add(ids[3])
         return i
 
-    def _tree(self, op, dtype, acc, update_id, lane_iname):
-        """Combine the work-items' partial results through local memory."""
+    def _local_buffer(self, name: str, dtype, lane_iname: str, outer: frozenset):
+        """A local-memory buffer with one element per work-item of the group:
+        its name, ``at(index)`` (the element of this work-item's position
+        along *lane_iname*'s axis given by *index*), and the lowest value and
+        extent of *lane_iname*."""
         from kernelcore.transform.ilp import static_range
-        axis = self.knl.iname_tags[lane_iname].axis
         lo, hi = static_range(self.knl, lane_iname)
-        size = hi - lo + 1
-        within = self.outer_inames
-        others = [n for n in sorted(within, key=self.knl.all_inames().index)
+        others = [n for n in sorted(outer, key=self.knl.all_inames().index)
                   if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
-        other_sizes = []
-        for n in others:
-            olo, ohi = static_range(self.knl, n)
-            other_sizes.append(ohi - olo + 1)
-        buf = self.names(f"{acc}_buf")
-        self.new_temps[buf] = TemporaryVariable(buf, dtype, tuple(other_sizes) + (size,),
-                                                address_space=AddressSpace.LOCAL)
-        prefix = tuple(prim.Variable(n) if static_range(self.knl, n)[0] == 0 else
-                       prim.Sum((prim.Variable(n), -static_range(self.knl, n)[0]))
-                       for n in others)
+        ranges = [static_range(self.knl, n) for n in others]
+        buf = self.names(name)
+        self.new_temps[buf] = TemporaryVariable(
+            buf, dtype, tuple(h - low + 1 for low, h in ranges) + (hi - lo + 1,),
+            address_space=AddressSpace.LOCAL)
+        prefix = tuple(prim.Sum((prim.Variable(n), -low)) if low else prim.Variable(n)
+                       for n, (low, _) in zip(others, ranges))
 
         def at(index):
             return prim.Subscript(prim.Variable(buf), prefix + (index,))
 
+        return buf, at, lo, hi - lo + 1
+
+    def _tree(self, op, dtype, acc, update_id, lane_iname):
+        """Combine the work-items' partial results through local memory."""
+        axis = self.knl.iname_tags[lane_iname].axis
+        within = self.outer_inames
+        buf, at, _, size = self._local_buffer(f"{acc}_buf", dtype, lane_iname, within)
         lane = _lane(axis)
         store_id = self.names(f"{self.insn.id}_{acc}_store")
         insns = [Assignment(id=store_id, assignee=at(lane), expression=prim.Variable(acc),
