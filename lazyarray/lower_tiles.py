@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import kernelcore as lp
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.expr import AccessCollector, get_dependencies
+from kernelcore.ir.expr import collect_accesses, get_dependencies
 
 #: edge of a square tile (one warp wide)
 TILE = 32
@@ -42,12 +42,8 @@ def tag_batch(knl: lp.LoopKernel, inames: list[str], extents) -> lp.LoopKernel:
 
 def read_subscripts(knl: lp.LoopKernel, names) -> dict[str, list[tuple]]:
     """The subscripts of every read of the arrays *names* in *knl*, by array."""
-    collector = AccessCollector()
-    for insn in knl.instructions:
-        for expr in insn.expressions():
-            collector(expr)
     found: dict[str, list[tuple]] = {}
-    for name, index, _ in collector.accesses:
+    for name, index, _ in collect_accesses(knl.instructions).accesses:
         if name in names:
             found.setdefault(name, []).append(index)
     return found

@@ -22,7 +22,7 @@ from kernelcore.codegen.expression import (
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
-from kernelcore.ir.expr import AccessCollector, get_dependencies
+from kernelcore.ir.expr import collect_accesses, get_dependencies
 from kernelcore.ir.tags import VectorizeTag
 
 #: the lane counts OpenCL has vector types for
@@ -235,21 +235,13 @@ class VectorExpressionMapper(CExpressionMapper):
     # }}}
 
 
-def _accesses(insns) -> AccessCollector:
-    collector = AccessCollector()
-    for insn in insns:
-        for expr in insn.expressions():
-            collector(expr)
-    return collector
-
-
 def check_lanes_independent(insns, iname: str) -> None:
     """NotVectorizable unless every array the loop body *insns* writes is only
     accessed there at one index per iteration (so running each instruction
     for all iterations at once keeps the order of every element's accesses)."""
     written = set().union(*(insn.assignee_names() for insn in insns))
     by_name: dict[str, set] = {}
-    for name, index, _ in _accesses(insns).accesses:
+    for name, index, _ in collect_accesses(insns).accesses:
         by_name.setdefault(name, set()).add(index)
     for name in sorted(written & set(by_name)):
         if len(by_name[name]) > 1:
@@ -278,7 +270,7 @@ def vector_temporaries(knl) -> dict[str, int]:
                 lanes[iname] = static_range(knl, iname)
             except KernelcoreError:
                 pass                    # not a lane index of a vector
-    walker = _accesses(knl.instructions)
+    walker = collect_accesses(knl.instructions)
     for name, index, _ in walker.accesses:
         if name in candidates and not (
                 isinstance(index[-1], prim.Variable)

@@ -1,8 +1,8 @@
 """Kernel-specific expression nodes and the mappers every pass builds on.
 
 Public names: Reduction, TypeCast, IdentityMapper, CombineMapper, WalkMapper,
-StringifyMapper, VariableCollector, AccessCollector, SubstitutionMapper, substitute,
-get_dependencies, called_names, find_reductions, REDUCTION_OPS, USER_REDUCTIONS,
+StringifyMapper, VariableCollector, AccessCollector, collect_accesses, SubstitutionMapper,
+substitute, get_dependencies, called_names, find_reductions, REDUCTION_OPS, USER_REDUCTIONS,
 is_reduction_name.
 """
 
@@ -168,6 +168,15 @@ class AccessCollector(WalkMapper):
         pass
 
     map_nan = map_constant
+
+
+def collect_accesses(insns) -> AccessCollector:
+    """An :class:`AccessCollector` that walked every expression of *insns*."""
+    collector = AccessCollector()
+    for insn in insns:
+        for expr in insn.expressions():
+            collector(expr)
+    return collector
 
 
 def called_names(expr) -> set[str]:
