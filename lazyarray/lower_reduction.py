@@ -398,8 +398,7 @@ def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
     if shape[-1] >= CPU_LANES:
         for iname in (f"i{ndim - 1}", *row_loops):
             knl = lp.split_iname(knl, iname, CPU_LANES, inner_tag="vec")
-    rows = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
-    return lp.tag_inames(knl, rows)
+    return lp.tag_inames(knl, _row_groups(ndim))
 
 
 def row_group(extent: int) -> int:
@@ -418,6 +417,10 @@ def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict) -> lp.Loop
     local tree whose result each of them reads), then write the row, each its
     own elements. (On PoCL this measured several times slower than one
     work-item per row, which the default schedule gives.)"""
-    ndim = len(shape)
-    rows = {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
-    return lp.tag_inames(knl, {**tags, **rows})
+    return lp.tag_inames(knl, {**tags, **_row_groups(len(shape))})
+
+
+def _row_groups(ndim: int) -> dict[str, str]:
+    """Tags putting the rows of a row kernel of *ndim* axes on work-groups:
+    the innermost three axes before the last on ``g.0``, ``g.1``, ``g.2``."""
+    return {f"i{k}": f"g.{n}" for n, k in enumerate(reversed(range(ndim - 1))) if n < 3}
