@@ -8,12 +8,14 @@ kind of device builds the recipe's source (pyopencl's binary cache makes that
 a lookup) and launches it, without lowering, scheduling or generating code.
 
 The cache lives in ``LAZYARRAY_CACHE_DIR`` if set, else ``KERNELCORE_CACHE_DIR``,
-else pytools' default (the user cache directory); ``LAZYARRAY_DISK_CACHE=0``
-turns it off. Entries are written once (pytools.persistent_dict, safe under
-concurrent processes); an entry that cannot be read is ignored and the kernel
-rebuilt. A key covers the kernel's structure, whether tuning is on, the
-device and the source of lazyarray and kernelcore, not layout constants
-changed at run time (as experiments do): run those with the cache off.
+else the user cache directory; ``LAZYARRAY_DISK_CACHE=0`` turns it off. It is
+a :class:`~kernelcore.runtime.store.DiskStore`: safe under concurrent
+processes, and each entry is checked by a digest of its content when read,
+so a damaged entry is logged and its kernel rebuilt (and stored again),
+never run. A key covers the kernel's structure, whether tuning is on, the
+device, the options programs are built with and the source of lazyarray and
+kernelcore, not layout constants changed at run time (as experiments do):
+run those with the cache off.
 
 Public names: Recipe, recipe_key, load_recipe, store_recipe, STATS.
 """
@@ -22,18 +24,26 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import numbers
 import os
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
+from kernelcore.runtime.build import build_options
+from kernelcore.runtime.store import DiskStore, default_cache_dir
 from kernelcore.version import source_fingerprint, tree_fingerprint
 
 logger = logging.getLogger(__name__)
 
-#: recipes loaded from disk and stored to it by this process
+#: recipes loaded from disk and stored to it by this process (approximate when
+#: several threads count at once)
 STATS = {"disk_hits": 0, "disk_stores": 0}
 _DISK: dict = {}
+_DISK_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,29 @@ class Recipe:
 
     source: str
     launches: tuple
+
+    def well_formed(self) -> bool:
+        """Whether the fields have the types and forms documented above."""
+        return isinstance(self.source, str) and isinstance(self.launches, tuple) \
+            and bool(self.launches) and all(_launch_well_formed(x) for x in self.launches)
+
+
+def _sizes(value) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, int) and v >= 0 for v in value)
+
+
+def _launch_well_formed(launch) -> bool:
+    if not (isinstance(launch, tuple) and len(launch) == 4):
+        return False
+    name, gsize, lsize, arguments = launch
+    return (isinstance(name, str) and _sizes(gsize) and (lsize is None or _sizes(lsize))
+            and isinstance(arguments, tuple) and all(
+                isinstance(a, tuple) and a and (
+                    (a[0] == "array" and len(a) == 2 and isinstance(a[1], str))
+                    or (a[0] == "temporary" and len(a) == 3 and _sizes(a[1:]))
+                    or (a[0] == "value" and len(a) == 2
+                        and (a[1] is None or isinstance(a[1], (numbers.Number, np.generic)))))
+                for a in arguments))
 
 
 def _enabled() -> bool:
@@ -62,48 +95,34 @@ def recipe_key(structure: tuple, device, profile: tuple) -> str:
     """The key of a kernel of *structure* (``runtime._structure_key`` and
     whether tuning is on) on *device* (a pyopencl device) laid out for *profile*."""
     identity = (device.platform.name, device.platform.version, device.name,
-                device.driver_version)
+                device.driver_version, tuple(build_options(device)))
     text = repr((_fingerprint(), identity, profile, structure))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _disk():
-    if "dict" not in _DISK:
-        from pytools.persistent_dict import WriteOncePersistentDict
-        directory = (os.environ.get("LAZYARRAY_CACHE_DIR")
-                     or os.environ.get("KERNELCORE_CACHE_DIR"))
-        _DISK["dict"] = WriteOncePersistentDict("lazyarray-recipes-v1",
-                                                container_dir=directory, safe_sync=False)
-    return _DISK["dict"]
+def _disk() -> DiskStore:
+    with _DISK_LOCK:
+        if "store" not in _DISK:
+            directory = os.environ.get("LAZYARRAY_CACHE_DIR") or default_cache_dir()
+            _DISK["store"] = DiskStore("lazyarray-recipes-v2", directory)
+        return _DISK["store"]
+
+
+def _is_recipe(value) -> bool:
+    return isinstance(value, Recipe) and value.well_formed()
 
 
 def load_recipe(key: str) -> Recipe | None:
-    """The recipe stored under *key*, or None."""
+    """The recipe stored under *key*, or None (also for a damaged entry)."""
     if not _enabled():
         return None
-    try:
-        recipe = _disk().fetch(key)
-    except KeyError:
-        return None
-    except Exception as e:  # noqa: BLE001 - an unreadable entry: rebuild the kernel
-        logger.warning("ignoring unreadable kernel recipe %s: %s", key[:12], e)
-        return None
-    if not isinstance(recipe, Recipe):
-        logger.warning("ignoring kernel recipe %s of unexpected type", key[:12])
-        return None
-    STATS["disk_hits"] += 1
+    recipe = _disk().get(key, _is_recipe)
+    if recipe is not None:
+        STATS["disk_hits"] += 1
     return recipe
 
 
 def store_recipe(key: str, recipe: Recipe) -> None:
-    """Store *recipe* under *key* (kept if another process stored it first)."""
-    if not _enabled():
-        return
-    from pytools.persistent_dict import ReadOnlyEntryError
-    try:
-        _disk().store_if_not_present(key, recipe)
+    """Store *recipe* under *key* (replacing a damaged entry)."""
+    if _enabled() and _disk().put(key, recipe):
         STATS["disk_stores"] += 1
-    except ReadOnlyEntryError:
-        pass
-    except Exception as e:  # noqa: BLE001 - caching is an optimization
-        logger.warning("could not store kernel recipe %s: %s", key[:12], e)

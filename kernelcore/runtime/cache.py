@@ -1,28 +1,48 @@
 """Caches of generated code: in memory, and on disk across processes.
 
-The on-disk cache (pytools.persistent_dict) maps a structural key of a typed
-kernel to its generated device code. Its directory is ``KERNELCORE_CACHE_DIR``
-if set, else the user cache directory.
+The code of a typed kernel is cached under :func:`kernel_key`, a digest of
+everything that decides the code and the checks made around it: the kernel's
+text and every field of the kernel (registered callables by what they are,
+see :mod:`kernelcore.runtime.fingerprint`; options; silenced warnings; the
+target with its settings) and kernelcore's sources. The device does not take
+part: code is generated for a target, and programs are built per context
+(:mod:`kernelcore.runtime.build`).
 
-Public names: kernel_key, code_cache_get, code_cache_put, set_caching_enabled,
-cache_stats, STATS.
+The on-disk cache (:class:`~kernelcore.runtime.store.DiskStore`, whose
+entries are checked by a digest) lives in ``KERNELCORE_CACHE_DIR`` if set,
+else the user cache directory. Code for one key is generated once even when
+several threads ask for it at the same time.
+
+Public names: kernel_key, code_for, code_cache_get, code_cache_put,
+set_caching_enabled, cache_stats, STATS.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
-import os
+import threading
+from collections.abc import Callable
+from typing import Any
 
 from kernelcore.codegen.kernel import CODEGEN_STATS
+from kernelcore.runtime.fingerprint import describe
+from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore.runtime.store import DiskStore, default_cache_dir
 from kernelcore.version import source_fingerprint
 
 logger = logging.getLogger(__name__)
 
+#: counters of this process (approximate when several threads count at once)
 STATS = {"memory_hits": 0, "disk_hits": 0, "builds": 0}
 _CACHING = {"disk": True}
-_MEMORY: dict[str, object] = {}
-_DISK: dict[str, object] = {}
+_MEMORY: dict[str, Any] = {}
+_DISK: dict[str, DiskStore] = {}
+_DISK_LOCK = threading.Lock()
+_GENERATING = KeyedLocks()
+#: kernel fields that the kernel's text shows in full
+_IN_TEXT = frozenset({"name", "domains"})
 
 
 def set_caching_enabled(flag: bool) -> None:
@@ -36,50 +56,61 @@ def cache_stats() -> dict[str, int]:
 
 
 def kernel_key(knl, extra: str = "") -> str:
-    """A hex digest identifying the code a typed kernel generates."""
-    parts = [source_fingerprint(), knl.stringify(with_dependencies=True), repr(knl.loop_priority), repr(sorted(knl.iname_slabs.items())),
-             str(knl.assumptions), type(knl.target).__name__ if knl.target else "default",
-             repr([(a.name, str(a.dtype)) for a in knl.args]), extra]
+    """A hex digest of everything that decides the code a typed kernel
+    generates and the checks made when it is called (see the module
+    documentation)."""
+    parts = [source_fingerprint(), extra, knl.stringify(with_dependencies=True)]
+    parts += [f"{f.name}: {describe(getattr(knl, f.name))}"
+              for f in dataclasses.fields(knl) if f.name not in _IN_TEXT]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _disk():
-    if "dict" not in _DISK:
-        from pytools.persistent_dict import WriteOncePersistentDict
-        directory = os.environ.get("KERNELCORE_CACHE_DIR")
-        _DISK["dict"] = WriteOncePersistentDict(
-            "kernelcore-code-v1", container_dir=directory,
-            safe_sync=False)
-    return _DISK["dict"]
+def _disk() -> DiskStore:
+    with _DISK_LOCK:
+        if "store" not in _DISK:
+            _DISK["store"] = DiskStore("kernelcore-code-v2", default_cache_dir())
+        return _DISK["store"]
 
 
-def code_cache_get(key: str):
-    """The cached code for *key*, or None."""
-    if key in _MEMORY:
+def _is_code(value: Any) -> bool:
+    from kernelcore.codegen.kernel import CodeGenerationResult
+    return isinstance(value, CodeGenerationResult)
+
+
+def code_cache_get(key: str) -> Any:
+    """The cached code for *key* (from memory, else from disk), or None."""
+    code = _MEMORY.get(key)
+    if code is not None:
         STATS["memory_hits"] += 1
-        return _MEMORY[key]
+        return code
     if not _CACHING["disk"]:
         return None
-    try:
-        result = _disk().fetch(key)
-    except KeyError:
-        return None
-    except Exception as e:  # a corrupt entry: regenerate
-        logger.warning("ignoring unreadable disk cache entry %s: %s", key[:12], e)
-        return None
-    STATS["disk_hits"] += 1
-    _MEMORY[key] = result
-    return result
+    code = _disk().get(key, _is_code)
+    if code is not None:
+        STATS["disk_hits"] += 1
+        _MEMORY[key] = code
+    return code
 
 
-def code_cache_put(key: str, value) -> None:
+def code_cache_put(key: str, value: Any) -> None:
+    """Keep *value* as the code for *key* in memory and on disk."""
     _MEMORY[key] = value
-    if not _CACHING["disk"]:
-        return
-    from pytools.persistent_dict import ReadOnlyEntryError
-    try:
-        _disk().store_if_not_present(key, value)
-    except ReadOnlyEntryError:
-        pass
-    except Exception as e:
-        logger.warning("could not write disk cache entry %s: %s", key[:12], e)
+    if _CACHING["disk"]:
+        _disk().put(key, value)
+
+
+def code_for(key: str, generate: Callable[[], Any]) -> Any:
+    """The code for *key*: cached, else made by *generate* and cached (once,
+    when several threads ask at the same time)."""
+    code = code_cache_get(key)
+    if code is not None:
+        return code
+
+    def make() -> Any:
+        code = code_cache_get(key)
+        if code is None:
+            code = generate()
+            code_cache_put(key, code)
+        return code
+
+    return made_once(_MEMORY, key, make, _GENERATING)

@@ -1,0 +1,59 @@
+"""Filling caches from several threads: each missing value is made once.
+
+A cache is a mapping (a dict, a WeakKeyDictionary, ...). :func:`made_once`
+returns its value for a key, making it when missing while other threads that
+want the same key wait for it; threads that want other keys go on (so
+different kernels compile at the same time). Reading a value that is there
+takes no lock.
+
+Public names: KeyedLocks, made_once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+V = TypeVar("V")
+
+
+class KeyedLocks:
+    """One re-entrant lock per key, there while a thread holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[Any, list] = {}       # key -> [lock, holders and waiters]
+
+    @contextmanager
+    def hold(self, key: Any) -> Iterator[None]:
+        """Hold the lock of *key* for the block."""
+        with self._guard:
+            entry = self._locks.get(key)
+            if entry is None:
+                entry = self._locks[key] = [threading.RLock(), 0]
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._locks[key]
+
+
+def made_once(table: MutableMapping, key: Any, make: Callable[[], V],
+              locks: KeyedLocks) -> V:
+    """``table[key]``, made by *make* and stored if missing (None counts as
+    missing); threads asking for one key at once make it once."""
+    value = table.get(key)
+    if value is not None:
+        return value
+    with locks.hold(key):
+        value = table.get(key)
+        if value is None:
+            value = make()
+            table[key] = value
+    return value
