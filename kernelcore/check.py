@@ -1,17 +1,28 @@
-"""Checks of a preprocessed kernel that catch wrong programs before they run.
+"""Checks of a preprocessed kernel that catch wrong programs before they run:
+two loops of one instruction on one hardware axis, array accesses outside
+their arrays (:mod:`kernelcore.check_bounds`), write races and missing global
+barriers.
 
-Public names: check_kernel.
+Public names: check_kernel, check_hw_axes_unique.
 """
 
 from __future__ import annotations
 
+import islpy as isl
+import pymbolic.primitives as prim
+
+from kernelcore.check_bounds import (
+    affine_condition, affine_pw_aff, check_bounds, kernel_params)
 from kernelcore.diagnostic import (
     KernelcoreError, MissingBarrierError, WriteRaceConditionWarning)
 from kernelcore.ir.data import AddressSpace, ArrayArg
+from kernelcore.ir.domain import NotAffineError, align_to, project_to
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, assignee_subscript, assignee_var_name)
 from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
+
+dim_type = isl.dim_type
 
 
 class _Reads(WalkMapper):
@@ -38,8 +49,11 @@ def _silenced(knl, kind: str, insn_id: str) -> bool:
 
 
 def check_kernel(knl) -> None:
-    """Raise if the kernel would race, or move data between work-items without
-    a global barrier."""
+    """Raise if an instruction runs two loops on one hardware axis, an array
+    access may leave its array, the kernel would race, or it moves data between
+    work-items without a global barrier."""
+    check_hw_axes_unique(knl)
+    check_bounds(knl)
     hw = {n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n))
           and any(n in i.within_inames for i in knl.instructions)}
     if not hw:
@@ -71,22 +85,13 @@ def check_kernel(knl) -> None:
             continue
         sub = assignee_subscript(insn.assignee)
         used = set().union(*(get_dependencies(s) for s in sub)) if sub else set()
-        # every hardware axis of the launch must select a different element
-        # (axes that the instruction reduces over combine into one value)
-        reduced = {n for e in insn.expressions() for r in find_reductions(e)
-                   for n in r.inames}
-        covered = {_axis(knl, n) for n in insn.within_inames & hw & used} | {
-            _axis(knl, n) for n in reduced if is_hw_parallel(knl.iname_tags.get(n))}
-        missing = sorted(f"{kind}.{axis}" for kind, axis in axes - covered)
-        if missing and not _silenced(knl, "write_race", insn.id):
-            loose = sorted((insn.within_inames & hw) - used)
-            raise WriteRaceConditionWarning(
-                f"in kernel {knl.name}: instruction '{insn.id}' writes '{name}' at an index "
-                f"that does not vary along parallel axis(es) {', '.join(missing)}"
-                + (f" (iname(s) {', '.join(loose)} are not in its subscript)" if loose
-                   else "")
-                + ", so several work-items write the same element (add "
-                f"'write_race({insn.id})' to silenced_warnings if that is intended)")
+        if not _silenced(knl, "write_race", insn.id):
+            race = _write_race(knl, insn, name, sub, axes, hw)
+            if race is not None:
+                raise WriteRaceConditionWarning(
+                    f"in kernel {knl.name}: instruction '{insn.id}' writes '{name}' {race}, "
+                    "so several work-items write the same element (add "
+                    f"'write_race({insn.id})' to silenced_warnings if that is intended)")
         # reads of the same array at other elements, ordered by a dependency,
         # move data between work-items: that needs a global barrier between them
         for other in knl.instructions:
@@ -125,6 +130,127 @@ def check_kernel(knl) -> None:
                     "requires synchronization by a global barrier (add a '... gbarrier' "
                     "between them, or a 'nosync' instruction option (no_sync_with) to state "
                     "that no synchronization is needed)")
+
+
+def check_hw_axes_unique(knl) -> None:
+    """Raise if two loops of one instruction that run at the same time (its
+    inames, and those of the reductions around each point of its expression)
+    are on the same hardware axis: that axis would walk only their diagonal."""
+    tags = [knl.iname_tags.get(n) for n in knl.all_inames()]
+    hw_tags = [t for t in tags if is_hw_parallel(t)]
+    if len(set(hw_tags)) == len(hw_tags):
+        return
+    for insn in knl.instructions:
+        for inames in _active_inames(insn):
+            seen: dict = {}
+            for iname in sorted(inames):
+                tag = knl.iname_tags.get(iname)
+                if not is_hw_parallel(tag):
+                    continue
+                if tag in seen:
+                    raise KernelcoreError(
+                        f"in kernel {knl.name}: instruction '{insn.id}' has inames "
+                        f"'{seen[tag]}' and '{iname}' both tagged '{tag}': one hardware "
+                        "axis can run only one loop of an instruction (tag one of them "
+                        "with another axis, or make it a sequential loop)")
+                seen[tag] = iname
+
+
+def _active_inames(insn) -> list[frozenset[str]]:
+    """The sets of inames of *insn* that run together: its own, with those of
+    each chain of nested reductions (sibling reductions run one after the other)."""
+    result = [frozenset(insn.within_inames)]
+    todo = [(red, result[0]) for e in insn.expressions() for red in _outer_reductions(e)]
+    while todo:
+        red, outer = todo.pop()
+        active = outer | frozenset(red.inames)
+        result.append(active)
+        todo += [(inner, active) for inner in _outer_reductions(red.expr)]
+    return result
+
+
+def _outer_reductions(expr) -> list:
+    """The reductions in *expr* that no other reduction in it encloses."""
+    found = find_reductions(expr)
+    inner = {id(r) for red in found for r in find_reductions(red.expr)}
+    return [r for r in found if id(r) not in inner]
+
+
+def _write_race(knl, insn, name: str, sub: tuple, axes: set, hw: set) -> str | None:
+    """How *insn*, a write of global *name* at *sub*, lets two work-items of the
+    launch (parallel over *axes*) write one element, or None if it does not.
+
+    Every axis of the launch must be one the instruction loops over, or
+    reduces over (the reduction combines into one value). For the parallel
+    inames it loops over, the written index must differ between any two
+    work-items at the same point of the instruction's sequential loops (where
+    its affine predicates hold): ISL decides that for a quasi-affine index;
+    otherwise each parallel iname must at least appear in the index."""
+    own = insn.within_inames & hw
+    missing = axes - {_axis(knl, n) for n in own}
+    if missing:
+        reduced = {n for e in insn.expressions() for r in find_reductions(e)
+                   for n in r.inames}
+        missing = missing - {_axis(knl, n) for n in reduced
+                             if is_hw_parallel(knl.iname_tags.get(n))}
+    missing = sorted(f"{kind}.{axis}" for kind, axis in missing)
+    if missing:
+        return (f"at an index that does not vary along parallel axis(es) "
+                f"{', '.join(missing)}, on which the instruction does not run")
+    if not own:
+        return None
+    try:
+        collision = _colliding_writes(knl, insn, name, sub, own)
+        if collision is None:
+            return None
+    except NotAffineError:
+        collision = None
+    loose = sorted(own - set().union(*(get_dependencies(s) for s in sub)))
+    if loose:
+        return (f"at an index that does not vary along parallel axis(es) "
+                f"{', '.join(str(knl.iname_tags[n]) for n in loose)} (iname(s) "
+                f"{', '.join(loose)} are not in its subscript)")
+    return collision
+
+
+def _colliding_writes(knl, insn, name: str, sub: tuple, parallel: set) -> str | None:
+    """Two points of *insn* that differ in the *parallel* inames, agree in its
+    other inames and write the same element, described; None if there are none.
+    Raises :class:`NotAffineError` if the index is not quasi-affine."""
+    inames = sorted(insn.within_inames)
+    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=inames,
+                                        params=kernel_params(knl))
+    dom = align_to(project_to(knl.get_insn_domain(insn), inames), isl.Set.universe(space))
+    if knl.assumptions is not None:
+        dom = dom & align_to(knl.assumptions, dom)
+    for pred in insn.predicates:
+        try:
+            dom = dom & affine_condition(pred, lambda e: affine_pw_aff(e, space))
+        except NotAffineError:
+            pass        # (a data-dependent guard may hold for several work-items)
+    # point -> (its sequential inames, the written element): injective unless
+    # two work-items write one element at one point of the sequential loops
+    index = [affine_pw_aff(s, space) for s in sub]
+    sequential = [affine_pw_aff(prim.Variable(n), space) for n in inames if n not in parallel]
+    graph = isl.Map.from_domain(dom)
+    for part in sequential + index:
+        graph = graph.flat_range_product(isl.Map.from_pw_aff(part))
+    if graph.is_injective():
+        return None
+    same = graph.apply_range(graph.reverse()).subtract(
+        isl.Map.identity(space.map_from_set()))
+    point = same.wrap().sample_point()
+    value = [point.get_coordinate_val(dim_type.set, k).to_python()
+             for k in range(2 * len(inames))]
+    one = ", ".join(f"{n} = {value[k]}" for k, n in enumerate(inames) if n in parallel)
+    other = ", ".join(f"{n} = {value[len(inames) + k]}" for k, n in enumerate(inames)
+                      if n in parallel)
+    first = isl.Set.from_point(point).unwrap().domain().sample_point()
+    element = ", ".join(str(aff.eval(first)) for aff in index)
+    tags = ", ".join(f"{n} ({knl.iname_tags[n]})" for n in sorted(parallel))
+    return (f"at [{', '.join(map(str, sub))}], which does not differ between all work-items "
+            f"of parallel iname(s) {tags}: e.g. the work-items {one} and {other} "
+            f"both write {name}[{element}]")
 
 
 def _is_global_barrier(insn) -> bool:

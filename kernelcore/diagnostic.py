@@ -6,7 +6,7 @@ built-in exception type a Python user would expect for that kind of problem.
 Public names: KernelcoreError, LoopyError, ParseError, UnsatisfiableDomainError,
 UnknownNameError, TypeInferenceFailure, StaticValueFindingError, InvocationError,
 OpenCLBuildError, SchedulingError, MissingBarrierError, CodeGenerationError,
-MissingDefinitionError, KernelcoreWarning, LoopyWarning,
+MissingDefinitionError, AccessOutOfBoundsError, KernelcoreWarning, LoopyWarning,
 WriteRaceConditionWarning.
 """
 
@@ -62,6 +62,11 @@ class CodeGenerationError(KernelcoreError, RuntimeError):
 
 class MissingDefinitionError(CodeGenerationError):
     """A temporary is read in a device kernel that does not write it."""
+
+
+class AccessOutOfBoundsError(KernelcoreError, IndexError):
+    """An array access may fall outside the array's shape for parameter values
+    the kernel accepts (see :mod:`kernelcore.check_bounds`)."""
 
 
 class KernelcoreWarning(UserWarning):

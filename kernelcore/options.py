@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from kernelcore.diagnostic import UnknownNameError
+from kernelcore.diagnostic import ParseError, UnknownNameError
 
 _ALIASES = {"write_cl": "write_code"}
 
@@ -21,7 +21,9 @@ class Options:
     return ``{name: array}`` instead of a tuple; *no_numpy*: do not accept or
     return numpy arrays (skip the host-transfer checks); *skip_arg_checks*: skip
     shape/dtype/stride checks of passed arrays; *allow_terminal_colors*: accepted
-    for compatibility (output is never colored).
+    for compatibility (output is never colored);
+    *enforce_array_accesses_within_bounds*: an array access that may leave its
+    array raises (True), warns (False), or is not looked for (``"no_check"``).
     """
 
     write_code: bool = False
@@ -30,6 +32,13 @@ class Options:
     no_numpy: bool = False
     skip_arg_checks: bool = False
     allow_terminal_colors: bool = False
+    enforce_array_accesses_within_bounds: bool | str = True
+
+    def __post_init__(self):
+        if self.enforce_array_accesses_within_bounds not in (True, False, "no_check"):
+            raise ParseError("option 'enforce_array_accesses_within_bounds' must be True, "
+                             "False or 'no_check', got "
+                             f"{self.enforce_array_accesses_within_bounds!r}")
 
     def with_updates(self, *names: str, **values: bool) -> Options:
         """A copy with the given flags set (positional names mean True; names
