@@ -13,7 +13,7 @@ import pyopencl.array as cla
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Const, Input, Node
 from lazyarray.ops.elementwise import (
-    UFUNCS, cast, elementwise, imag_part, real_part, round_half_even)
+    UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
 from lazyarray.runtime import adopt, default_queue, evaluate
@@ -22,6 +22,8 @@ from lazyarray.runtime import adopt, default_queue, evaluate
 def _node(x) -> Node:
     if isinstance(x, LazyArray):
         return x.node
+    if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
+        return HugeInt(x)
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
         return Const(x, np.result_type(x), True)
     if isinstance(x, np.generic):
@@ -394,6 +396,8 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
         # an earlier call's array are not reused for this one
         return LazyArray(Input(adopt(data)))
     host = np.asarray(data, dtype=dtype)
+    if not host.dtype.isnative:         # (kernels read native byte order)
+        host = host.astype(host.dtype.newbyteorder("="))
     if host.dtype.kind not in "biufc":
         raise DTypeError(f"lazyarray does not support dtype {host.dtype}")
     if host.dtype == np.float16:

@@ -14,7 +14,7 @@ import numpy as np
 import kernelcore as lp
 from lazyarray.lower_reduction import (
     COMBINE, CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
-    reduction_kernel, row_group, row_kernel_schedule)
+    kernel_reduction, reduction_kernel, row_group, row_kernel_schedule)
 from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
@@ -22,9 +22,6 @@ from lazyarray.tune import NotApplicable
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
 from lazyarray.ops.elementwise import ELEMENTWISE
-
-_REDUCE = {"sum": "sum", "product": "product", "max": "max", "min": "min",
-           "any": "any", "all": "all", "argmax": "argmax", "argmin": "argmin"}
 
 
 #: per device kind: a computed node that would be evaluated this many times
@@ -192,7 +189,8 @@ def _literal(c: Const) -> str:
     if isinstance(v, bool):
         return "True" if v else "False"
     if c.weak:
-        return repr(v)
+        # (parenthesized: ``-2 ** x`` would read as ``-(2 ** x)``)
+        return f"({v!r})" if str(v).startswith("-") else repr(v)
     return f"{c.dtype.name}({v!r})"
 
 
@@ -374,7 +372,7 @@ class _Expr:
         k = len(self.row_temps)
         name = self.row_temps[id(node)] = f"row{k}"
         [axis] = node.axes
-        extent, op = node.arg.shape[axis], _REDUCE[node.op]
+        extent, op = node.arg.shape[axis], kernel_reduction(node)
 
         in_array = (list(index[:-1]) == list(self.out_index[:-1])
                     and self._in_row_array(node.arg))
@@ -410,7 +408,11 @@ class _Expr:
         total = f"{op}({w}, {part}[{w}])"
         if count * lanes < extent:
             t = box(f"r{k}_t", extent - count * lanes)
-            total = COMBINE[node.op].format(a=total, b=f"{op}({t}, {body(f'({count * lanes} + {t})')})")
+            self.row_insns += [
+                f"<{node.dtype.name}> {name}_body = {total}",
+                f"<{node.dtype.name}> {name}_tail = "
+                f"{op}({t}, {body(f'({count * lanes} + {t})')})"]
+            total = COMBINE[op].format(a=f"{name}_body", b=f"{name}_tail")
         self.row_insns.append(f"<{node.dtype.name}> {name} = {total}")
         return name
 
@@ -532,6 +534,16 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     in *inputs* (node id -> (node, argument name)), parallelized for the device;
     *choice* (knob, values) overrides one of the schedule's sizes, as
     :mod:`lazyarray.tune` describes."""
+    knl = _scheduled_kernel(node, inputs, choice)
+    # NumPy rounds every operation: no fused multiply-adds, except in matrix
+    # products (which add in another order than NumPy's BLAS anyway)
+    product = isinstance(node, Reduce) and _is_product_sum(node)
+    return knl.copy(target=lp.PyOpenCLTarget(fp_contract=product))
+
+
+def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
+                      choice: tuple[str, tuple] | None):
+    """:func:`build_kernel`'s kernel, for the default target."""
     sizes = dict([choice]) if choice else {}
     device = lp.default_queue().device
     kind = device_profile(device)[0]
@@ -605,13 +617,13 @@ def _plain_kernel(node: Node, expr: _Expr, data: list) -> tuple[lp.LoopKernel, l
                      for k in range(arg.ndim)] if node.keepdims else kept
         body = expr(arg, index)
         red_spec = red[0] if len(red) == 1 else f"({', '.join(red)})"
-        rhs = f"{_REDUCE[node.op]}({red_spec}, {body})" if red else body
+        rhs = f"{kernel_reduction(node)}({red_spec}, {body})" if red else body
         domains = [f"{{ [{i}]: 0 <= {i} < {arg.shape[k]} }}" for k, i in enumerate(index)]
     elif isinstance(node, Scan):
         out_index = [f"i{k}" for k in range(node.ndim)]
         running = list(out_index)
         running[node.axis] = "s"
-        rhs = f"{_REDUCE[node.op]}(s, {expr(node.arg, running)})"
+        rhs = f"{node.op}(s, {expr(node.arg, running)})"
         domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
                    for k, i in enumerate(out_index)]
         # the running index depends on the output's: a scan, computed in O(n)

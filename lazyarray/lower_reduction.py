@@ -19,7 +19,8 @@ Small reductions (short rows, argmax/argmin, few elements) keep the default
 one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
 Public names: reduction_kernel, row_kernel_schedule, row_group, cpu_row_kernel_schedule,
-choose_layout, device_profile, Layout, CPU_LANES, COMBINE.
+choose_layout, device_profile, Layout, CPU_LANES, COMBINE, NAN_PROPAGATING,
+kernel_reduction.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pyopencl as cl
 
 import kernelcore as lp
@@ -64,9 +66,30 @@ MIN_ROW = {"gpu": 64, "cpu": 2 * CPU_LANES}
 #: a part of a split reduction covers at least this many elements per lane
 MIN_PART = 16
 
+#: kernelcore reduction -> the combination of two partial results {a}, {b}
+#: (variables or array elements: a template may read them more than once)
 COMBINE = {"sum": "({a}) + ({b})", "product": "({a}) * ({b})",
-            "max": "max({a}, {b})", "min": "min({a}, {b})",
-            "any": "({a}) or ({b})", "all": "({a}) and ({b})"}
+           "max": "max({a}, {b})", "min": "min({a}, {b})",
+           "any": "({a}) or ({b})", "all": "({a}) and ({b})"}
+
+#: the kernelcore reductions computing NumPy's max and min of floats: a NaN
+#: wins (kernelcore's built-in ones combine with OpenCL's fmax and fmin,
+#: which drop it)
+NAN_PROPAGATING = {"max": "la_max", "min": "la_min"}
+
+for _op, _name in NAN_PROPAGATING.items():
+    COMBINE[_name] = f"if({{a}} != {{a}}, {{a}}, if({{b}} != {{b}}, {{b}}, {_op}({{a}}, {{b}})))"
+    lp.register_reduction(
+        _name, identity=lambda dtype, low=_op == "max": dtype.type(-np.inf if low else np.inf),
+        combine=COMBINE[_name].format(a="a", b="b"), merge=COMBINE[_name].format(a="a", b="b"))
+del _op, _name
+
+
+def kernel_reduction(node) -> str:
+    """The kernelcore reduction computing Reduce *node*."""
+    if node.op in NAN_PROPAGATING and node.dtype.kind == "f":
+        return NAN_PROPAGATING[node.op]
+    return node.op
 
 
 @dataclass(frozen=True)
@@ -169,7 +192,8 @@ def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
     parts = max(1, min(2 * units, rows // MIN_STREAM_ROWS))
     per = -(-rows // parts)
     parts = -(-rows // per)
-    op = COMBINE[node.op]
+    name = kernel_reduction(node)
+    op = COMBINE[name]
     cast = node.dtype.name
 
     def element(row: str, col: str) -> str:
@@ -181,7 +205,7 @@ def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
         f"part[pg, jr] = {op.format(a='part[pg, jr]', b=element(f'({per}*pg + r)', 'jr'))}"
         "  {id=rest, dep=first, nosync=first}",
         "... gbarrier  {id=parts, dep=rest}",
-        f"{out} = {node.op}(pg2, part[pg2, j2])  {{dep=parts}}",
+        f"{out} = {name}(pg2, part[pg2, j2])  {{dep=parts}}",
     ]
     domains = [f"{{ [pg, j, jr]: 0 <= pg < {parts} and 0 <= j, jr < {cols} }}",
                f"{{ [r]: 1 <= r < {per} and {per}*pg + r < {rows} }}",
@@ -251,9 +275,14 @@ class _Builder:
                 self._box("w", layout.lanes)
             read = at(kept, ["pg2"] if split else [], ["w"] if cpu_lanes else [])
             total = self._reduce(combined, read)
+            dep = "parts" if split else "stage1"
             if self.tail is not None:
-                total = COMBINE[node.op].format(a=total, b=self._tail_value(kept))
-            insns.append(f"{self._out(kept)} = {total}  {{dep={'parts' if split else 'stage1'}}}")
+                typed = f"<{node.dtype.name}>"
+                insns += [f"{typed} body_total = {total}  {{id=body, dep={dep}}}",
+                          f"{typed} tail_total = {self._tail_value(kept)}  {{id=tail, dep={dep}}}"]
+                total = COMBINE[kernel_reduction(node)].format(a="body_total", b="tail_total")
+                dep = "body:tail"
+            insns.append(f"{self._out(kept)} = {total}  {{dep={dep}}}")
         knl = lp.make_kernel(self.domains, "\n".join(insns), data + temporaries,
                              name="lazyarray_kernel")
         knl = lp.set_options(knl, no_numpy=True)
@@ -376,7 +405,7 @@ class _Builder:
         if not inames:
             return body
         spec = inames[0] if len(inames) == 1 else f"({', '.join(inames)})"
-        return f"{self.node.op}({spec}, {body})"
+        return f"{kernel_reduction(self.node)}({spec}, {body})"
 
     def _out(self, kept: dict[int, str]) -> str:
         if self.node.keepdims:

@@ -20,7 +20,7 @@ from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
-from kernelcore.ir.expr import WalkMapper
+from kernelcore.ir.expr import TypeCast, WalkMapper
 from kernelcore.types import ExprType, TypeInferenceMapper, promote
 
 PREC_NONE = 0
@@ -48,12 +48,21 @@ class HelperRegistry:
         # (sort key, code) from registered callables: includes and the like
         self.preambles: dict[str, str] = {}
         self.extensions: set[str] = set()
+        #: the types of all expressions printed (the preamble declares what they need)
+        self.dtypes: set[np.dtype] = set()
 
     def floordiv(self, ctype: str, is_float: bool) -> str:
         name = "kc_floordiv_" + ctype.replace(" ", "_")
         if name not in self.helpers:
             if is_float:
-                body = "return floor(a / b);"
+                # NumPy's: from the exact remainder, not floor(a / b), whose
+                # rounded quotient can be an integer too large (1.0 // 0.001
+                # is 999)
+                body = (f"if (b == 0) return a / b; const {ctype} m = fmod(a, b); "
+                        f"{ctype} d = (a - m) / b; "
+                        "if (m != 0 && ((b < 0) != (m < 0))) d -= 1; "
+                        f"if (d == 0) return copysign(({ctype}) 0, a / b); "
+                        f"const {ctype} f = floor(d); return (d - f > 0.5) ? f + 1 : f;")
             else:
                 body = ("const %s q = a / b; "
                         "return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;" % ctype)
@@ -65,20 +74,25 @@ class HelperRegistry:
         name = "kc_mod_" + ctype.replace(" ", "_")
         if name not in self.helpers:
             rem = "fmod(a, b)" if is_float else "a % b"
+            # (a zero remainder of floats takes the divisor's sign, as in NumPy)
+            zero = f"if (r == 0 && b != 0) return copysign(({ctype}) 0, b); " \
+                if is_float else ""
             self.helpers[name] = (
                 f"{self.linkage} {ctype} {name}({ctype} a, {ctype} b) "
-                f"{{ const {ctype} r = {rem}; "
+                f"{{ const {ctype} r = {rem}; {zero}"
                 "return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }")
         return name
 
     def ipow(self, ctype: str) -> str:
         name = "kc_ipow_" + ctype.replace(" ", "_")
         if name not in self.helpers:
+            # (products in the unsigned type: they wrap around, as in NumPy)
+            work = ctype if ctype.startswith("unsigned") else f"unsigned {ctype}"
             self.helpers[name] = (
                 f"{self.linkage} {ctype} {name}({ctype} b, {ctype} e) "
-                f"{{ {ctype} r = 1; if (e < 0) return (b == 1) ? 1 : (b == -1) ? "
-                "((e & 1) ? -1 : 1) : 0; "
-                "while (e > 0) { if (e & 1) r *= b; b *= b; e >>= 1; } return r; }")
+                f"{{ if (e < 0) return (b == 1) ? 1 : (b == -1) ? ((e & 1) ? -1 : 1) : 0; "
+                f"{work} r = 1, p = ({work}) b; "
+                f"while (e > 0) {{ if (e & 1) r *= p; p *= p; e >>= 1; }} return ({ctype}) r; }}")
         return name
 
 
@@ -124,6 +138,22 @@ def _has_large_constant(expr) -> bool:
     return finder.found
 
 
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+#: operations whose overflow on signed ``int``/``long`` C leaves undefined
+_SIGNED_OVERFLOW = (prim.Sum, prim.Product, prim.LeftShift)
+
+#: operations whose C result on ``char``/``short`` operands is an ``int``
+_C_PROMOTED = (prim.Sum, prim.Product, prim.FloorDiv, prim.Remainder, prim.BitwiseNot,
+               prim.LeftShift)
+
+
+def _is_two(expr) -> bool:
+    """Whether *expr* is the literal 2 (a power that is a square, as in NumPy)."""
+    return isinstance(expr, (int, float, np.integer, np.floating)) \
+        and not isinstance(expr, bool) and expr == 2
+
+
 def _is_int(dt: np.dtype) -> bool:
     return dt.kind in "iub"
 
@@ -150,6 +180,10 @@ class CExpressionMapper(Mapper):
     def code(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
         """C code for *expr*, converted to *want* if given."""
         t = self.types(expr)
+        if not t.weak:      # (a weak literal is written in the type it meets)
+            self.helpers.dtypes.add(t.dtype)
+        if want is not None:
+            self.helpers.dtypes.add(np.dtype(want))
         if t.weak and t.dtype == np.int32 and _has_large_constant(expr):
             # index arithmetic with large coefficients (from ISL bounds) could
             # overflow 32 bits: compute it in 64
@@ -161,8 +195,40 @@ class CExpressionMapper(Mapper):
             if not (np.dtype(want).kind != "c" and isinstance(expr, complex)):
                 return self.target.literal(expr, want)
         if want is None or np.dtype(want) == t.dtype:
-            return self.rec(expr, prec, t.dtype)
+            return self.wrapped(expr, prec, t)
         return self.convert(expr, t, np.dtype(want), prec)
+
+    def wrapped(self, expr, prec: int, t: ExprType) -> str:
+        """C code for *expr* of type *t*, wrapping around on overflow as NumPy
+        does where C would not: arithmetic on integers narrower than ``int``,
+        which C computes in ``int``, is cast back to their type (``uint8(200)
+        + uint8(200)`` is 144), and arithmetic on signed ``int``/``long`` data,
+        whose overflow C leaves undefined, is computed unsigned."""
+        dtype = t.dtype
+        if self.overflows_in_c(expr, t):
+            unsigned = np.dtype(f"u{dtype.itemsize}")
+            return self.reinterpret(expr, self.rec(expr, PREC_NONE, unsigned), dtype, prec)
+        if not self.promotes_in_c(expr, dtype):
+            return self.rec(expr, prec, dtype)
+        inner = self.rec(expr, PREC_NONE, dtype)
+        return self._paren(f"({self.target.dtype_to_ctype(dtype)}) ({inner})",
+                           PREC_UNARY, prec)
+
+    def overflows_in_c(self, expr, t: ExprType) -> bool:
+        """Whether *expr* is arithmetic on signed ``int``/``long`` data (not
+        index arithmetic, whose values are weakly typed)."""
+        return (t.dtype.kind == "i" and t.dtype.itemsize >= 4 and not t.weak
+                and isinstance(expr, _SIGNED_OVERFLOW))
+
+    def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
+        """*code*, the value of *expr* computed in the unsigned type of the
+        same size, as *dtype*."""
+        return self._paren(f"({self.target.dtype_to_ctype(dtype)}) ({code})",
+                           PREC_UNARY, prec)
+
+    def promotes_in_c(self, expr, dtype: np.dtype) -> bool:
+        """Whether C computes *expr*, of the narrow integer *dtype*, in a wider type."""
+        return dtype.kind in "iu" and dtype.itemsize < 4 and isinstance(expr, _C_PROMOTED)
 
     def convert(self, expr, t: ExprType, want: np.dtype, prec: int) -> str:
         if want.kind == "c":
@@ -176,8 +242,12 @@ class CExpressionMapper(Mapper):
             return f"{prefix}_fromreal({self.code(expr, PREC_NONE, real_dt)})"
         if t.dtype.kind == "c":
             raise CodeGenerationError(f"cannot convert complex value {expr} to {want}")
+        while isinstance(expr, TypeCast) and self.types(expr.child) == t:
+            expr = expr.child                     # (a cast to its own type)
+        if want == np.dtype(f"u{t.dtype.itemsize}") and self.overflows_in_c(expr, t):
+            return self.rec(expr, prec, want)     # (computed unsigned anyway)
         ctype = self.target.dtype_to_ctype(want)
-        inner = self.rec(expr, PREC_UNARY, t.dtype)
+        inner = self.wrapped(expr, PREC_UNARY, t)
         return self._paren(f"({ctype}) {inner}", PREC_UNARY, prec)
 
     # }}}
@@ -313,10 +383,10 @@ class CExpressionMapper(Mapper):
             fn = self.helpers.ipow(self.target.dtype_to_ctype(dtype))
             return (f"{fn}({self.code(expr.base, PREC_NONE, dtype)}, "
                     f"{self.code(expr.exponent, PREC_NONE, dtype)})")
-        exp_t = self.types(expr.exponent)
-        if exp_t.dtype.kind in "iu" and exp_t.weak:
-            fn = self._function("pown", [dtype, np.dtype(np.int32)], dtype)
-            return f"{fn}({self.code(expr.base, PREC_NONE, dtype)}, {self.code(expr.exponent, PREC_NONE, np.dtype(np.int32))})"
+        if _is_two(expr.exponent):
+            base = self.code(expr.base, PREC_PRODUCT + 1, dtype)
+            return self._paren(f"{base} * {base}", PREC_PRODUCT, prec)
+        # (not pown: PoCL's double16 pown is wrong)
         return (f"{self._function('pow', [dtype, dtype], dtype)}({self.code(expr.base, PREC_NONE, dtype)}, "
                 f"{self.code(expr.exponent, PREC_NONE, dtype)})")
 
@@ -333,9 +403,29 @@ class CExpressionMapper(Mapper):
             right = self.code(expr.right, PREC_NONE, common)
             eq = f"({left}).real == ({right}).real && ({left}).imag == ({right}).imag"
             return f"({eq})" if expr.operator == "==" else f"!({eq})"
+        settled = self.settled_comparison(expr)
+        if settled is not None:
+            return "1" if settled else "0"
         left = self.code(expr.left, own, common)
         right = self.code(expr.right, own + 1, common)
         return self._paren(f"{left} {expr.operator} {right}", own, prec)
+
+    def settled_comparison(self, expr: prim.Comparison) -> bool | None:
+        """The value of integer comparison *expr* when one side is a Python
+        integer outside the range of the other side's type (``uint8 > -1`` is
+        true, as in NumPy, where C would convert -1 to 255); else None."""
+        common = self._common([expr.left, expr.right])
+        if common.kind not in "iu":
+            return None
+        info = np.iinfo(common)
+        for literal, flipped in ((expr.right, False), (expr.left, True)):
+            if isinstance(literal, (int, np.integer)) and not isinstance(literal, bool) \
+                    and not info.min <= int(literal) <= info.max:
+                above = int(literal) > info.max     # the literal is the larger side
+                op = _FLIPPED[expr.operator] if flipped else expr.operator
+                return {"<": above, "<=": above, ">": not above, ">=": not above,
+                        "==": False, "!=": True}[op]
+        return None
 
     def _cond(self, expr, prec):
         t = self.types(expr)

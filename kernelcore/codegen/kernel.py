@@ -384,14 +384,21 @@ class _Generator:
         return self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
 
     def check_definitions(self) -> None:
-        """Private and local temporaries do not survive between device kernels."""
+        """Private and local temporaries do not survive between device kernels:
+        each one read here must be written here, by an instruction the reader
+        depends on if it depends on a writer at all (a reduction's update
+        reads the value its initialization wrote)."""
         insns = [self.knl.id_to_insn[i] for i in self.insn_ids]
+        here = set(self.insn_ids)
         written = set().union(*(i.assignee_names() for i in insns)) if insns else set()
         for insn in insns:
             for name in sorted(insn.read_dependency_names()):
                 tv = self.knl.temporary_variables.get(name)
-                if tv is not None and tv.address_space != AddressSpace.GLOBAL \
-                        and name not in written:
+                if tv is None or tv.address_space == AddressSpace.GLOBAL:
+                    continue
+                writers = {d for d in insn.depends_on
+                           if name in self.knl.id_to_insn[d].assignee_names()}
+                if name not in written or (writers and not writers & here):
                     raise MissingDefinitionError(
                         f"temporary variable '{name}' gets used in subkernel "
                         f"'{self.name}' without a definition (maybe you forgot to call "
@@ -479,9 +486,9 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
         kernels.append(dk)
         bodies += [""] + lines
     variables = list(knl.args) + list(knl.temporary_variables.values())
-    uses_complex = any(v.dtype is not None and v.dtype.kind == "c" for v in variables)
-    uses_double = any(v.dtype is not None and v.dtype in (np.float64, np.complex128)
-                      for v in variables)
+    dtypes = helpers.dtypes | {v.dtype for v in variables if v.dtype is not None}
+    uses_complex = any(dt.kind == "c" for dt in dtypes)
+    uses_double = any(dt in (np.float64, np.complex128) for dt in dtypes)
     preamble = [code for _, code in sorted(helpers.preambles.items())]
     preamble += target.preamble(uses_complex, uses_double)
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]

@@ -18,7 +18,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.codegen.expression import (
-    PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, CExpressionMapper)
+    PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, CExpressionMapper, _is_two)
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
@@ -95,10 +95,22 @@ class VectorExpressionMapper(CExpressionMapper):
                 raise NotVectorizable(f"{expr} is complex or boolean")
         return super().code(expr, prec, want)
 
+    def promotes_in_c(self, expr, dtype: np.dtype) -> bool:
+        # (OpenCL computes vectors of narrow integers in their own type)
+        return not self.is_vector(expr) and super().promotes_in_c(expr, dtype)
+
+    def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
+        if not self.is_vector(expr):
+            return super().reinterpret(expr, code, dtype, prec)
+        return f"as_{self.vtype(dtype)}({code})"
+
     def convert(self, expr, t, want: np.dtype, prec: int) -> str:
         if not self.is_vector(expr):
             return super().convert(expr, t, want, prec)
-        return f"convert_{self.vtype(want)}({self.rec(expr, PREC_NONE, t.dtype)})"
+        if {t.dtype.kind, want.kind} == {"i", "u"} and t.dtype.itemsize == want.itemsize:
+            # (the same bits: convert_ of an out-of-range value is undefined)
+            return f"as_{self.vtype(want)}({self.wrapped(expr, PREC_NONE, t)})"
+        return f"convert_{self.vtype(want)}({self.wrapped(expr, PREC_NONE, t)})"
 
     # {{{ lanes
 
@@ -181,6 +193,9 @@ class VectorExpressionMapper(CExpressionMapper):
             return self._paren(code, PREC_TERNARY, prec)
         if not isinstance(cond, prim.Comparison):
             raise NotVectorizable(f"condition {cond} is not a comparison")
+        settled = self.settled_comparison(cond)
+        if settled is not None:
+            return then if settled else else_
         common = self._common([cond.left, cond.right])
         if common.kind not in "iuf" or common.itemsize != dtype.itemsize:
             raise NotVectorizable(f"condition {cond} compares {common}, not "
@@ -208,10 +223,8 @@ class VectorExpressionMapper(CExpressionMapper):
             return super().map_power(expr, prec, dtype)
         if dtype.kind != "f":
             raise NotVectorizable(f"power {expr} of {dtype} values")
-        exp_t = self.types(expr.exponent)
-        if exp_t.dtype.kind in "iu" and exp_t.weak:
-            exponent = self.vector_code(expr.exponent, np.dtype(np.int32))
-            return f"pown({self.vector_code(expr.base, dtype)}, {exponent})"
+        if _is_two(expr.exponent):
+            return super().map_power(expr, prec, dtype)
         return (f"pow({self.vector_code(expr.base, dtype)}, "
                 f"{self.vector_code(expr.exponent, dtype)})")
 

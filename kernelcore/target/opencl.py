@@ -22,7 +22,9 @@ _FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax"}
 
 
 class OpenCLTarget:
-    """Generates OpenCL C 1.2 kernels."""
+    """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
+    compiler to fuse ``a*b + c`` into one rounding (an FMA), True allows it,
+    None leaves the compiler's default (OpenCL allows it)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
@@ -31,6 +33,26 @@ class OpenCLTarget:
     vector_types = True
     #: how helper functions in the preamble are declared
     helper_linkage = "inline"
+    fp_contract: bool | None = None
+
+    def __init__(self, fp_contract: bool | None = None):
+        self.fp_contract = fp_contract
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.fp_contract == other.fp_contract
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.fp_contract))
+
+    def __repr__(self) -> str:
+        setting = "" if self.fp_contract is None else f"fp_contract={self.fp_contract}"
+        return f"{type(self).__name__}({setting})"
+
+    def contraction_pragma(self) -> list[str]:
+        """The pragma line stating :attr:`fp_contract` (none for the default)."""
+        if self.fp_contract is None:
+            return []
+        return [f"#pragma OPENCL FP_CONTRACT {'ON' if self.fp_contract else 'OFF'}"]
 
     def dtype_to_ctype(self, dtype: np.dtype) -> str:
         try:
@@ -111,9 +133,13 @@ class OpenCLTarget:
                 return name
         return _FUNCTION_NAMES.get(name, name)
 
-    def preamble(self, uses_complex: bool, uses_double: bool) -> list[str]:
-        lines = ["#define lid(N) ((int) get_local_id(N))",
-                 "#define gid(N) ((int) get_group_id(N))"]
+    def preamble(self, uses_complex: bool, uses_double: bool,
+                 index_ctype: str = "int") -> list[str]:
+        """Lines before the kernels: extensions, helper headers, and the
+        ``lid``/``gid`` macros giving hardware indices as *index_ctype*."""
+        lines = [*self.contraction_pragma(),
+                 f"#define lid(N) (({index_ctype}) get_local_id(N))",
+                 f"#define gid(N) (({index_ctype}) get_group_id(N))"]
         if uses_double:
             lines.insert(0, "#if __OPENCL_C_VERSION__ < 120\n"
                             "#pragma OPENCL EXTENSION cl_khr_fp64: enable\n#endif")

@@ -7,6 +7,7 @@ Public names: full, iota, concatenate, stack.
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -14,14 +15,20 @@ from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.graph import Concat, Iota, Map, Node, View
 
 
+class ShapeTypeError(ShapeError, TypeError):
+    """A shape that is not made of integers (a TypeError, as in NumPy)."""
+
+
 def normalize_shape(shape) -> tuple[int, ...]:
+    """*shape* (an integer or a sequence of them) as a tuple of ints."""
     if isinstance(shape, (numbers.Integral, np.integer)):
         shape = (shape,)
     try:
-        shape = tuple(int(s) for s in shape)
+        # (operator.index, as NumPy: a float such as 3.5 is refused, not truncated)
+        shape = tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise ShapeError(f"a shape must be an integer or a sequence of integers, "
-                         f"got {shape!r}") from None
+        raise ShapeTypeError(f"a shape must be an integer or a sequence of integers, "
+                             f"got {shape!r}") from None
     if any(s < 0 for s in shape):
         raise ShapeError(f"negative dimensions are not allowed: {shape}")
     return shape

@@ -277,14 +277,49 @@ def _variant(name: str, loop: tuple, out: np.dtype) -> str:
     return name
 
 
+class HugeInt(int):
+    """A Python integer outside the range of every NumPy integer type: an
+    operand of comparisons only (``uint64_array < 2**70`` is all True)."""
+
+
+_COMPARISONS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+                "equal": "==", "not_equal": "!="}
+
+
+def _huge_operands(name: str, args: tuple) -> tuple:
+    """*args* with their :class:`HugeInt` resolved as NumPy does: compared
+    with integers it settles the comparison (one bool constant is returned),
+    with floats it is a float; elsewhere NumPy's OverflowError."""
+    others = [a for a in args if not isinstance(a, HugeInt)]
+    if len(others) != 1 or len(args) != 2 or name not in _COMPARISONS:
+        huge = next(a for a in args if isinstance(a, HugeInt))
+        raise OverflowError(f"Python integer {huge} out of bounds for "
+                            f"{others[0].dtype if others else 'int64'}")
+    [other] = others
+    if other.dtype.kind in "fc":
+        return tuple(a if a is other else constant(float(a), np.float64) for a in args)
+    # any value of an integer type lies between the huge value and zero
+    sign = [0 if a is other else int(np.sign(a)) for a in args]
+    truth = {"<": sign[0] < sign[1], "<=": sign[0] <= sign[1], ">": sign[0] > sign[1],
+             ">=": sign[0] >= sign[1], "==": False, "!=": True}[_COMPARISONS[name]]
+    return (Const(truth, np.bool_, False),)
+
+
 def elementwise(name: str, *args: Node) -> Node:
     """The graph node of ufunc *name* applied to *args* (nodes)."""
     if name not in UFUNCS and name != "where":
         raise DTypeError(f"ufunc '{name}' is not supported by lazyarray")
+    if any(isinstance(a, HugeInt) for a in args):
+        resolved = _huge_operands(name, args)
+        if len(resolved) == 1:
+            from lazyarray.graph import View
+            other = next(a for a in args if not isinstance(a, HugeInt))
+            return View(resolved[0], (), other.shape)
+        args = resolved
     shape = broadcast_shapes(*(a.shape for a in args))
     if name == "where":
         dtype = np.result_type(*(_probe(a) for a in args[1:]))
-        args = (args[0],) + tuple(_operand(a, dtype) for a in args[1:])
+        args = (cast(args[0], np.bool_),) + tuple(_operand(a, dtype) for a in args[1:])
         return Map(name, args, shape, dtype)
     ufunc = getattr(np, name)
     try:
@@ -298,10 +333,31 @@ def elementwise(name: str, *args: Node) -> Node:
         raise DTypeError(
             f"{name} of {', '.join(str(a.dtype) for a in args)} computes in float16 in "
             "NumPy, which lazyarray does not support; cast the operands to float32 first")
+    if name in ("power", "float_power") and isinstance(args[1], Const):
+        special = _scalar_power(args[0], args[1], loop[0], dtype)
+        if special is not None:
+            return special
     if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
         raise DTypeError(f"{name} on complex values is not supported yet")
     args = tuple(_operand(a, d, name) for a, d in zip(args, loop))
     return Map(_variant(name, loop, dtype), args, shape, dtype)
+
+
+#: powers NumPy computes with another ufunc (``x**0.5`` is ``sqrt(x)``, so
+#: ``(-inf)**0.5`` is NaN where C's ``pow`` gives inf)
+_POWER_AS = {2: "square", 0.5: "sqrt", -1: "reciprocal", 1: "positive"}
+
+
+def _scalar_power(base: Node, exponent: Const, loop: np.dtype, dtype: np.dtype) -> Node | None:
+    """``base ** exponent`` for a scalar exponent the way NumPy computes it,
+    or None where it is an ordinary power; NumPy's error for integers to a
+    negative integer power."""
+    value = exponent.value
+    if loop.kind in "iu" and value < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    if loop.kind not in "fc" or value.imag != 0 or value.real not in _POWER_AS:
+        return None
+    return cast(elementwise(_POWER_AS[value.real], cast(base, loop)), dtype)
 
 
 def isclose(a: Node, b: Node, rtol: float = 1e-05, atol: float = 1e-08,

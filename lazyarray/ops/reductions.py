@@ -6,6 +6,8 @@ Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero, scan.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from lazyarray.errors import ShapeError
@@ -40,9 +42,14 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
                          "identity")
     if dtype is None:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
+    if np.dtype(dtype).kind == "b" and op in ("max", "min"):
+        op = "any" if op == "max" else "all"      # (OpenCL has no max of bools)
     from lazyarray.ops.elementwise import cast
-    arg = node if np.dtype(dtype) == node.dtype or op in ("any", "all") else \
-        cast(node, dtype)
+    if op in ("any", "all"):
+        # (complex values are no conditions in OpenCL: their truth is x != 0)
+        arg = cast(node, np.bool_) if node.dtype.kind == "c" else node
+    else:
+        arg = node if np.dtype(dtype) == node.dtype else cast(node, dtype)
     return Reduce(op, axes, arg, dtype, keepdims)
 
 
@@ -77,7 +84,8 @@ def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
     from lazyarray.ops.shape import reshape
-    if 0 in node.shape:
+    extent = math.prod(node.shape) if axis is None else node.shape[normalize_axes(axis, node.ndim)[0]]
+    if extent == 0:
         raise ShapeError(f"attempt to get {op} of an empty sequence")
     if axis is None:
         flat = Reduce(op, (0,), reshape(node, -1), np.dtype(np.int64), False)
