@@ -1,7 +1,8 @@
 """The dataflow graph: immutable, interned nodes with shapes and dtypes.
 
 Constructing a node with the same content as an existing one returns that
-node, so equal subexpressions are one object and ``==`` is identity.
+node, so equal subexpressions are one object and ``==`` is identity (also
+when several threads construct nodes at once).
 
 Public names: Node, Input, Const, Map, Reduce, Scan, View, Reshape, Concat, Iota, Gather,
 walk.
@@ -10,11 +11,13 @@ walk.
 from __future__ import annotations
 
 import abc
+import threading
 import weakref
 
 import numpy as np
 
 _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_INTERNING = threading.RLock()
 
 
 class Node(abc.ABC):
@@ -26,11 +29,14 @@ class Node(abc.ABC):
         key = (cls, *cls._content(*args))
         node = _INTERNED.get(key)
         if node is None:
-            node = object.__new__(cls)
-            node._key = key
-            node.value_on_device = node.value_on_host = None
-            node._init(*args)
-            _INTERNED[key] = node
+            with _INTERNING:
+                node = _INTERNED.get(key)
+                if node is None:
+                    node = object.__new__(cls)
+                    node._key = key
+                    node.value_on_device = node.value_on_host = None
+                    node._init(*args)
+                    _INTERNED[key] = node
         return node
 
     @staticmethod

@@ -6,6 +6,10 @@ The first call with a new signature (array shapes and dtypes, the container
 structure, and the values of static arguments and Python scalars) runs the function on lazy placeholders and plans
 the kernels of its results. Later calls with that signature launch the planned
 kernels on the new arguments without running the function again.
+
+A jitted function may be called from several threads: a signature is traced
+once (other threads with that signature wait for the trace), and a program
+keeps no array of the call that traced it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import functools
 import inspect
 import logging
 import numbers
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -21,11 +26,12 @@ import numpy as np
 import pyopencl.array as cla
 
 
+from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.runtime import TRACING, adopt, default_queue, evaluate, plan, run_step
+from lazyarray.runtime import adopt, default_queue, evaluate, plan, run_step, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +58,12 @@ class _Jitted:
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.programs: dict = {}
+        self._tracing = KeyedLocks()
         #: programs of calls passing only arrays by position, by shapes and dtypes
         self._by_shapes: dict = {}
         #: how often the function was traced (once per new signature)
         self.trace_count = 0
+        self._count_lock = threading.Lock()
         params = list(self.signature.parameters.values())
         # calls passing every argument by position skip signature binding
         self._positional = tuple(p.name for p in params) if not (
@@ -122,14 +130,16 @@ class _Jitted:
         data = [_device_data(a) for a in arrays]
         key = (static, structure, tuple(scalars),
                tuple((d.shape, d.dtype.str) for d in data))
-        program = self.programs.get(key)
-        if program is None:
-            program = self.programs[key] = self._trace(static, structure, leaves, data)
+        program = made_once(self.programs, key,
+                            lambda: self._trace(static, structure, leaves, data),
+                            self._tracing)
         return program, data
 
     def _trace(self, static, structure, leaves, data) -> _Program:
-        self.trace_count += 1
-        logger.info("tracing %s (trace %d)", self.name, self.trace_count)
+        with self._count_lock:
+            self.trace_count += 1
+            count = self.trace_count
+        logger.info("tracing %s (trace %d)", self.name, count)
         # fresh placeholders (a new array object per argument): nothing computed for
         # earlier values of the same arrays is mistaken for this trace's results
         placeholders = [Input(d.reshape(d.shape)) for d in data]
@@ -138,11 +148,8 @@ class _Jitted:
         traced = [LazyArray(next(it)) if _is_array(leaf) else leaf for leaf in leaves]
         call_args = unflatten(structure, traced)
         call_args.update(dict(static))
-        TRACING.append(self.name)
-        try:
+        with tracing(self.name):
             result = self.fn(**call_args)
-        finally:
-            TRACING.pop()
         out_leaves, out_structure = flatten(result)
         out_nodes = []
         for leaf in out_leaves:
@@ -161,7 +168,12 @@ class _Jitted:
 
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
-        return _Program(planned, tuple(source(n) for n in out_nodes), out_structure)
+        program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure)
+        # the program reads placeholders for their shapes and dtypes only: let
+        # the arrays of the call that traced it go
+        for p in placeholders:
+            p.data = None
+        return program
 
 
 def _fast_data(x) -> cla.Array | None:

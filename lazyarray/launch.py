@@ -2,10 +2,22 @@
 and kernels whose grids, global temporaries and argument slots are worked out
 once (on a first run, or from a disk recipe).
 
-Public names: BoundLaunch, new_array, kernel_arguments.
+lazyarray's arrays keep no events: all their work goes to one in-order
+queue, which orders it. Their event list is an empty one that ignores what
+pyopencl adds (see :data:`NO_EVENTS`), so threads sharing an array never
+share a list of events, and the host copies of ``.get()`` (which pyopencl's
+transfer events hold) are not kept alive by the array.
+
+Several threads may run one :class:`BoundLaunch` at once: setting its
+kernels' arguments and enqueueing them (with its global temporaries) is
+done under its lock.
+
+Public names: BoundLaunch, new_array, kernel_arguments, NO_EVENTS.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pyopencl as cl
@@ -14,10 +26,25 @@ import pyopencl.array as cla
 import kernelcore as lp
 from kernelcore.runtime.build import compile_program
 from kernelcore.runtime.invoke import get_executor, memory_pool
+from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.cache import Recipe
 from lazyarray.graph import Node
 
+
+class _NoEvents(list):
+    """An event list that stays empty (see the module documentation)."""
+
+    def append(self, event) -> None:
+        pass
+
+    def extend(self, events) -> None:
+        pass
+
+
+#: the event list of every array lazyarray makes
+NO_EVENTS = _NoEvents()
 _TEMPLATES: dict[tuple, cla.Array] = {}
+_TEMPLATE_LOCKS = KeyedLocks()
 
 
 def kernel_arguments(args: dict, out: cla.Array) -> dict:
@@ -31,16 +58,18 @@ def kernel_arguments(args: dict, out: cla.Array) -> dict:
 def _template(queue, shape: tuple, dtype) -> cla.Array:
     """The array that arrays of *shape* and *dtype* on *queue* are made from
     (copying one is ten times cheaper than constructing an array)."""
-    key = (queue.int_ptr, shape, dtype)
-    template = _TEMPLATES.get(key)
-    if template is None:
-        template = _TEMPLATES[key] = cla.Array(queue, shape, dtype,
-                                               data=memory_pool(queue)(1))
-    return template
+    def make() -> cla.Array:
+        template = cla.Array(queue, shape, dtype, data=memory_pool(queue)(1))
+        template.events = NO_EVENTS
+        return template
+
+    return made_once(_TEMPLATES, (queue.int_ptr, shape, np.dtype(dtype)), make,
+                     _TEMPLATE_LOCKS)
 
 
 def new_array(queue, shape: tuple, dtype) -> cla.Array:
-    """An uninitialized C-order array from *queue*'s memory pool."""
+    """An uninitialized C-order array from *queue*'s memory pool (without
+    events)."""
     template = _template(queue, shape, dtype)
     return template._new_with_changes(memory_pool(queue)(template.nbytes or 1), 0)
 
@@ -55,6 +84,7 @@ class BoundLaunch:
         self.recipe = recipe
         self.template = out_template
         self.pool = memory_pool(queue)
+        self._lock = threading.Lock()
         #: global temporaries (the kernels refer to them)
         self.kept: dict[int, cla.Array] = {}
         self.launches = []
@@ -98,7 +128,7 @@ class BoundLaunch:
         recipe = Recipe(source, tuple(launches))
         return cls(recipe, [cl.Kernel(sub.kernel.program, name)
                             for sub, (name, *_) in zip(launcher.launchers, launches)],
-                   queue, out)
+                   queue, _result_template(queue, out.shape, out.dtype))
 
     @classmethod
     def from_recipe(cls, recipe: Recipe, queue, node: Node) -> BoundLaunch:
@@ -106,14 +136,20 @@ class BoundLaunch:
         cache lookup after the first process)."""
         program = compile_program(queue.context, recipe.source)
         kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
-        template = _template(queue, node.shape or (1,), node.dtype)
-        return cls(recipe, kernels, queue, template if node.shape else template.reshape(()))
+        return cls(recipe, kernels, queue, _result_template(queue, node.shape, node.dtype))
 
     def __call__(self, queue, args: dict) -> cla.Array:
         # the result's array is made after the launches: the device starts sooner
         data = self.pool(self.template.nbytes or 1)
-        for kernel, gsize, lsize, slots in self.launches:
-            for k, name in slots:
-                kernel.set_arg(k, data if name == "out" else args[name].base_data)
-            cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+        with self._lock:
+            for kernel, gsize, lsize, slots in self.launches:
+                for k, name in slots:
+                    kernel.set_arg(k, data if name == "out" else args[name].base_data)
+                cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         return self.template._new_with_changes(data, 0)
+
+
+def _result_template(queue, shape: tuple, dtype) -> cla.Array:
+    """The template of results of *shape* (0-d results are one element)."""
+    template = _template(queue, shape or (1,), dtype)
+    return template if shape else template.reshape(())

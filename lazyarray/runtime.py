@@ -1,13 +1,21 @@
 """Evaluation: stored nodes computed kernel by kernel on the default device.
 
+Threads may evaluate at the same time: the kernel of a structure is planned
+once (threads that need it meanwhile wait; other kernels are planned
+concurrently), and two threads computing one shared node both get a right
+value.
+
 Public names: evaluate, plan, run_step, Step, default_queue, adopt, STATS, TRACING,
-refuse_while_tracing.
+tracing, refuse_while_tracing.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +23,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
+from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.graph import Const, Input, Node, Reduce, Scan
@@ -24,25 +33,46 @@ from lazyarray.tune import candidates, tune, tuning_enabled
 
 logger = logging.getLogger(__name__)
 _KERNELS: dict = {}
+_PLANNING = KeyedLocks()
 
 #: the result of reducing nothing (max and min refuse empty input earlier)
 _EMPTY_REDUCTION = {"sum": 0, "product": 1, "any": False, "all": True}
 
-#: kernels launched by this process (tests read it to check fusion)
+#: kernels launched by this process (tests read it to check fusion; approximate
+#: when several threads launch at once)
 STATS = {"launches": 0}
 
-#: names of the jitted functions being traced (innermost last)
-TRACING: list[str] = []
+
+class _Tracing(threading.local):
+    """What ``la.jit`` is tracing in the current thread."""
+
+    def __init__(self) -> None:
+        #: names of the jitted functions being traced (innermost last)
+        self.names: list[str] = []
+
+
+#: the jitted functions each thread is tracing
+TRACING = _Tracing()
+
+
+@contextmanager
+def tracing(name: str) -> Iterator[None]:
+    """Mark the jitted function *name* as traced by this thread for the block."""
+    TRACING.names.append(name)
+    try:
+        yield
+    finally:
+        TRACING.names.pop()
 
 
 def refuse_while_tracing(what: str) -> None:
-    """Raise if a function is being traced by ``la.jit``: *what* depends on
-    array values, which a trace must not bake in."""
-    if TRACING:
+    """Raise if this thread is tracing a function for ``la.jit``: *what*
+    depends on array values, which a trace must not bake in."""
+    if TRACING.names:
         from lazyarray.errors import LazyArrayError
         raise LazyArrayError(
             f"{what} depends on the values of arrays, so it cannot be used inside "
-            f"la.jit (tracing {TRACING[-1]}); call it outside the jitted function")
+            f"la.jit (tracing {TRACING.names[-1]}); call it outside the jitted function")
 
 
 def default_queue() -> cl.CommandQueue:
@@ -149,24 +179,27 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
     _collect_inputs(node, node, inputs, stored_ids)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (_structure_key(node, inputs), tuning_enabled())
-    compiled = _KERNELS.get(key)
-    if compiled is None:
-        device = lp.default_queue().device
-        disk_key = recipe_key(key, device, lower_reduction.device_profile(device))
-        recipe = load_recipe(disk_key)
-        bound = None
-        if recipe is not None:
-            try:
-                bound = BoundLaunch.from_recipe(recipe, default_queue(), node)
-            except cl.Error as e:
-                logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
-        start = time.perf_counter()
-        knl = None if bound is not None else build_kernel(node, inputs)
-        compiled = _KERNELS[key] = _Compiled(knl, bound, disk_key)
-        logger.info("%s %s%s %s in %.1f ms", "lowered" if knl is not None else
-                    "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
-                    1e3 * (time.perf_counter() - start))
+    compiled = made_once(_KERNELS, key, lambda: _compile(key, node, inputs), _PLANNING)
     return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
+
+
+def _compile(key: tuple, node: Node, inputs: dict) -> _Compiled:
+    """The kernel of *node*'s structure *key*: from its disk recipe, else lowered."""
+    start = time.perf_counter()
+    device = lp.default_queue().device
+    disk_key = recipe_key(key, device, lower_reduction.device_profile(device))
+    recipe = load_recipe(disk_key)
+    bound = None
+    if recipe is not None:
+        try:
+            bound = BoundLaunch.from_recipe(recipe, default_queue(), node)
+        except cl.Error as e:
+            logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
+    knl = None if bound is not None else build_kernel(node, inputs)
+    logger.info("%s %s%s %s in %.1f ms", "lowered" if knl is not None else
+                "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
+                1e3 * (time.perf_counter() - start))
+    return _Compiled(knl, bound, disk_key)
 
 
 def run_step(step: Step, queue, args: dict) -> cla.Array:
@@ -221,6 +254,12 @@ def evaluate(root: Node) -> cla.Array:
     if root.value_on_device is not None:
         return root.value_on_device
     if isinstance(root, Input):
+        if root.data is None:
+            from lazyarray.errors import LazyArrayError
+            raise LazyArrayError(
+                "this array was made while la.jit traced a function from its arguments' "
+                "placeholders, which hold no values after the trace; return it from "
+                "the jitted function instead")
         return root.data
     queue = default_queue()
     for step in plan([root]):

@@ -1,21 +1,32 @@
 """Compiling device code with pyopencl, with readable build errors.
 
-Public names: build_kernels, compile_program, build_options, format_build_error.
+A program is built once per context and code key, also when several threads
+ask for it at the same time (different programs build concurrently). Its
+kernels come with a lock: a kernel's arguments are set and it is enqueued
+under that lock, so threads sharing the kernels do not launch each other's
+arguments.
+
+Public names: BuiltProgram, built_program, compile_program, build_options,
+format_build_error.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
+from dataclasses import dataclass, field
 
 import pyopencl as cl
 
 from kernelcore.diagnostic import OpenCLBuildError
 from kernelcore.runtime.cache import STATS
+from kernelcore.runtime.once import KeyedLocks, made_once
 
 logger = logging.getLogger(__name__)
-_PROGRAMS: dict[tuple, cl.Kernel] = {}
+_PROGRAMS: dict[tuple, BuiltProgram] = {}
+_BUILDING = KeyedLocks()
 _LOCATION = re.compile(r":(\d+):(\d+)\b")
 
 
@@ -53,21 +64,30 @@ def compile_program(ctx: cl.Context, source: str) -> cl.Program:
     return cl.Program(ctx, source).build(options=build_options(ctx.devices[0]))
 
 
-def build_kernels(ctx: cl.Context, source: str, names: list[str], key: str
-                  ) -> list[cl.Kernel]:
-    """The compiled kernels *names* of *source* for *ctx* (cached in memory)."""
-    cache_key = (ctx.int_ptr, key)
-    kernels = _PROGRAMS.get(cache_key)
-    if kernels is not None:
-        return kernels
-    start = time.perf_counter()
-    try:
-        prg = compile_program(ctx, source)
-    except (cl.RuntimeError, cl.LogicError) as e:
-        raise OpenCLBuildError(format_build_error(
-            source, str(e), f"OpenCL compilation of kernel '{names[0]}'")) from None
-    STATS["builds"] += 1
-    kernels = [getattr(prg, name) for name in names]
-    _PROGRAMS[cache_key] = kernels
-    logger.info("built %s in %.1f ms", ", ".join(names), 1e3 * (time.perf_counter() - start))
-    return kernels
+@dataclass(frozen=True)
+class BuiltProgram:
+    """A program's *kernels*, shared by its callers, and the *lock* under
+    which a caller sets their arguments and enqueues them."""
+
+    kernels: list[cl.Kernel]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def built_program(ctx: cl.Context, source: str, names: list[str], key: str) -> BuiltProgram:
+    """The kernels *names* of *source* (whose code key is *key*) compiled for
+    *ctx*: built once, then from memory."""
+
+    def build() -> BuiltProgram:
+        start = time.perf_counter()
+        try:
+            prg = compile_program(ctx, source)
+        except (cl.RuntimeError, cl.LogicError) as e:
+            raise OpenCLBuildError(format_build_error(
+                source, str(e), f"OpenCL compilation of kernel '{names[0]}'")) from None
+        STATS["builds"] += 1
+        logger.info("built %s in %.1f ms", ", ".join(names),
+                    1e3 * (time.perf_counter() - start))
+        return BuiltProgram([getattr(prg, name) for name in names])
+
+    return made_once(_PROGRAMS, (ctx.int_ptr, key), build, _BUILDING)
+

@@ -10,6 +10,9 @@ the environment says otherwise: unpinned, the scheduler often stacks both
 workers on one core of a small machine, and a kernel then takes twice as
 long in about one process out of two.
 
+The default context and queue are made once per process, also when several
+threads ask for them first at the same time.
+
 Public names: default_context, default_queue, choose_device.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 
 import pyopencl as cl
 
@@ -25,6 +29,7 @@ from kernelcore.diagnostic import KernelcoreError
 logger = logging.getLogger(__name__)
 os.environ.setdefault("POCL_AFFINITY", "1")      # read when PoCL starts up
 _DEFAULT: dict[str, object] = {}
+_DEFAULT_LOCK = threading.RLock()
 
 
 def _all_devices() -> list[tuple[int, int, cl.Device]]:
@@ -79,14 +84,18 @@ def choose_device(spec: str | None = None) -> cl.Device:
 
 def default_context() -> cl.Context:
     """The process-wide default OpenCL context (created on first use)."""
-    if "ctx" not in _DEFAULT:
-        if not os.environ.get("KERNELCORE_DEVICE") and os.environ.get("PYOPENCL_CTX"):
-            ctx = cl.create_some_context(interactive=False)
-        else:
-            ctx = cl.Context([choose_device()])
-        logger.info("default OpenCL device: %s", ctx.devices[0].name.strip())
-        _DEFAULT["ctx"] = ctx
-    return _DEFAULT["ctx"]
+    ctx = _DEFAULT.get("ctx")
+    if ctx is not None:
+        return ctx
+    with _DEFAULT_LOCK:
+        if "ctx" not in _DEFAULT:
+            if not os.environ.get("KERNELCORE_DEVICE") and os.environ.get("PYOPENCL_CTX"):
+                ctx = cl.create_some_context(interactive=False)
+            else:
+                ctx = cl.Context([choose_device()])
+            logger.info("default OpenCL device: %s", ctx.devices[0].name.strip())
+            _DEFAULT["ctx"] = ctx
+        return _DEFAULT["ctx"]
 
 
 def default_queue() -> cl.CommandQueue:
@@ -95,12 +104,16 @@ def default_queue() -> cl.CommandQueue:
     Profiling is off unless ``KERNELCORE_PROFILING=1``: on NVIDIA's OpenCL a
     launch on a profiling queue costs about twice as much. Launcher
     statistics need a profiling queue (:func:`profiling_queue`)."""
-    if "queue" not in _DEFAULT:
-        on = os.environ.get("KERNELCORE_PROFILING", "").lower() in ("1", "true", "yes")
-        _DEFAULT["queue"] = cl.CommandQueue(
-            default_context(),
-            properties=cl.command_queue_properties.PROFILING_ENABLE if on else 0)
-    return _DEFAULT["queue"]
+    queue = _DEFAULT.get("queue")
+    if queue is not None:
+        return queue
+    with _DEFAULT_LOCK:
+        if "queue" not in _DEFAULT:
+            on = os.environ.get("KERNELCORE_PROFILING", "").lower() in ("1", "true", "yes")
+            _DEFAULT["queue"] = cl.CommandQueue(
+                default_context(),
+                properties=cl.command_queue_properties.PROFILING_ENABLE if on else 0)
+        return _DEFAULT["queue"]
 
 
 def profiling_queue() -> cl.CommandQueue:

@@ -6,12 +6,17 @@ function (the *invoker*, shown by the ``write_wrapper`` option) that finds
 parameters from array shapes, checks and transfers arguments, allocates
 outputs, and enqueues the kernel.
 
+Several threads may call one kernel at once: code is generated and built
+once, and each call sets the shared device kernels' arguments and enqueues
+them under the program's lock.
+
 Public names: invoke, get_executor, Executor, memory_pool.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
 from typing import Any, Callable
 
@@ -25,14 +30,17 @@ from kernelcore.diagnostic import InvocationError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
-from kernelcore.runtime.build import build_kernels
-from kernelcore.runtime.cache import code_cache_get, code_cache_put, kernel_key
+from kernelcore.runtime.build import BuiltProgram, built_program
+from kernelcore.runtime.cache import code_for, kernel_key
 from kernelcore.runtime.device import default_queue
+from kernelcore.runtime.once import KeyedLocks, made_once
 from kernelcore.types import add_dtypes, infer_types
 
 logger = logging.getLogger(__name__)
 
 _EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: guards the creation of registry entries (one per kernel)
+_REGISTRY_LOCK = threading.Lock()
 
 
 # {{{ helpers the generated invoker calls
@@ -91,18 +99,20 @@ def _to_host(ary, host):
 
 
 _POOLS: dict[int, object] = {}
+_POOL_LOCKS = KeyedLocks()
 
 
 def memory_pool(queue):
     """The memory pool (pyopencl.tools.MemoryPool) of *queue*, shared by
     kernelcore's scratch arrays and lazyarray's results. One pool per queue: a
     buffer freed while work on it is still queued is only reused by later
-    work of the same in-order queue."""
-    key = queue.int_ptr
-    if key not in _POOLS:
+    work of the same in-order queue. (pyopencl's pool changes its state
+    holding the GIL, so threads may share it.)"""
+    def make():
         import pyopencl.tools as cl_tools
-        _POOLS[key] = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
-    return _POOLS[key]
+        return cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+
+    return made_once(_POOLS, queue.int_ptr, make, _POOL_LOCKS)
 
 
 class _Runtime:
@@ -121,8 +131,9 @@ class _Runtime:
     def __init__(self, executor: Executor):
         self.executor = executor
 
-    def kernels(self, queue):
-        return self.executor.cl_kernels(queue.context)
+    def program(self, queue) -> BuiltProgram:
+        """The built program of *queue*'s context: kernels and their lock."""
+        return self.executor.program(queue.context)
 
     @staticmethod
     def pool(queue):
@@ -187,11 +198,7 @@ def emit_parameter_code(w, knl) -> None:
 def cached_code(knl):
     """``(cache key, generated code)`` of *knl*, from the code cache if there."""
     key = kernel_key(knl)
-    code = code_cache_get(key)
-    if code is None:
-        code = generate_code_v2(knl)
-        code_cache_put(key, code)
-    return key, code
+    return key, code_for(key, lambda: generate_code_v2(knl))
 
 
 def compile_invoker(source: str, label: str) -> Callable:
@@ -212,12 +219,18 @@ class Executor:
         self.runtime = _Runtime(self)
         self._printed = False
 
-    def cl_kernels(self, ctx: cl.Context) -> list[cl.Kernel]:
+    def program(self, ctx: cl.Context) -> BuiltProgram:
+        """The program built for *ctx*: its kernels are shared, set their
+        arguments and enqueue them under its lock."""
         if self.knl.options.write_code and not self._printed:
             print(self.code.device_code())
             self._printed = True
-        return build_kernels(ctx, self.code.device_code(),
+        return built_program(ctx, self.code.device_code(),
                              [k.name for k in self.code.kernels], self.key)
+
+    def cl_kernels(self, ctx: cl.Context) -> list[cl.Kernel]:
+        """The kernels of :meth:`program` (shared: see there)."""
+        return self.program(ctx).kernels
 
     def _wrapper_source(self) -> str:
         knl = self.knl
@@ -266,17 +279,19 @@ class Executor:
             else:
                 call_args.append(f"_rt.buffer({arg.name})")
         call_args += [f"_rt.buffer({name})" for name, _, _ in self.code.global_temporaries]
-        w("    _knls = _rt.kernels(queue)")
+        w("    _program = _rt.program(queue)")
+        w("    _knls = _program.kernels")
         w("    _evt = None")
+        w("    with _program.lock:")
         for k, dk in enumerate(self.code.kernels):
             gsize = ", ".join(f"max(0, {_py(g)}) * {l}"
                               for g, l in zip(dk.num_groups, dk.local_size))
-            w(f"    _knls[{k}].set_args({', '.join(call_args)})")
-            w(f"    _gsize = ({gsize},)")
-            w("    if 0 not in _gsize:")
-            w(f"        _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knls[{k}], _gsize, "
+            w(f"        _knls[{k}].set_args({', '.join(call_args)})")
+            w(f"        _gsize = ({gsize},)")
+            w("        if 0 not in _gsize:")
+            w(f"            _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knls[{k}], _gsize, "
               f"{tuple(dk.local_size)!r}, wait_for=wait_for)")
-            w("        wait_for = None")
+            w("            wait_for = None")
         w("    if _evt is None:")
         w("        _evt = _rt.cl.enqueue_marker(queue, wait_for=wait_for)")
         outputs = [a.name for a in arrays if a.name in written]
@@ -323,7 +338,8 @@ def get_executor(knl, kwargs: dict) -> Executor:
 
 def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v: v):
     """The executor (made by *make* from the typed kernel, kept in *registry*)
-    of *knl* for the dtypes of the arguments in *kwargs* (after *as_typed*)."""
+    of *knl* for the dtypes of the arguments in *kwargs* (after *as_typed*);
+    made once, also when several threads ask at the same time."""
     entry = registry.get(knl)
     if entry is None:
         params = set(knl.all_params())
@@ -331,8 +347,11 @@ def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v
         written = knl.get_written_variables()
         required = [n for n in untyped
                     if n not in written and isinstance(knl.arg_dict[n], ArrayArg)]
-        entry = registry[knl] = (untyped, required, {})
-    untyped, required, per_kernel = entry
+        with _REGISTRY_LOCK:
+            entry = registry.get(knl)
+            if entry is None:
+                entry = registry[knl] = (untyped, required, {}, KeyedLocks())
+    untyped, required, per_kernel, making = entry
     for name in required:
         if kwargs.get(name) is None:
             _missing(name)
@@ -340,7 +359,8 @@ def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v
     ex = per_kernel.get(type_key)
     if ex is None:
         given = {n: dt for n, dt in zip(untyped, type_key) if dt is not None}
-        ex = per_kernel[type_key] = make(infer_types(add_dtypes(knl, given)))
+        ex = made_once(per_kernel, type_key,
+                       lambda: make(infer_types(add_dtypes(knl, given))), making)
     return ex
 
 
