@@ -237,14 +237,21 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
                 name: str = "loopy_kernel", assumptions: str | isl.Set | None = None,
                 target: Any = None, lang_version: Any = None,
                 seq_dependencies: bool = False, options: Options | None = None,
-                silenced_warnings: Any = None) -> LoopKernel:
+                silenced_warnings: Any = None, index_dtype: Any = np.int32) -> LoopKernel:
     """Build a kernel from ISL domains and instruction-language statements.
 
     *kernel_data* lists arguments/temporaries; ``"..."`` (default) adds the
     rest automatically. *silenced_warnings* names checks to skip (e.g.
     ``"write_race(insn)"``); *lang_version* is accepted for loopy compatibility.
+    *index_dtype* (``np.int32`` or ``np.int64``) types loop indices and the
+    offsets computed from them; arrays or loops longer than ``2**31 - 1``
+    need ``np.int64`` (fixed sizes get it without asking, see
+    :mod:`kernelcore.index_width`).
     """
     del lang_version
+    index_dtype = np.dtype(index_dtype)
+    if index_dtype not in (np.int32, np.int64):
+        raise KernelcoreError(f"index_dtype must be int32 or int64, got {index_dtype}")
     if isinstance(domains, (str, isl.BasicSet, isl.Set)):
         domains = [domains]
     domains = [parse_domain(d) for d in domains]
@@ -415,6 +422,7 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
         iname_tags={n: None for n in proto.all_inames()},
         assumptions=parse_assumptions(assumptions, proto.all_params()),
         options=options or Options(), target=target, substitutions=rules,
+        index_dtype=index_dtype,
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
     knl = find_auto_shapes(knl, access_list)

@@ -873,12 +873,12 @@ def _is_minus_one(c) -> bool:
 
 
 def _type_function(knl):
-    from kernelcore.types import INDEX_DTYPE, TypeInferenceMapper, kernel_type_context
+    from kernelcore.types import TypeInferenceMapper, kernel_type_context
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
         if dtypes.get(p) is None:
-            dtypes[p] = INDEX_DTYPE
-    mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables)
+            dtypes[p] = knl.index_dtype
+    mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)
 
     def type_of(expr):
         return mapper(expr).dtype

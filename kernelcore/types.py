@@ -2,7 +2,8 @@
 
 Python scalars and loop indices are *weak* (as in NumPy 2): they take the type
 of the array data they meet (``2*a[i]`` stays float32, ``a[i] + i`` too).
-Integer domain parameters default to int32.
+Loop indices and integer domain parameters have the kernel's index dtype
+(int32 unless the kernel was made with ``index_dtype=np.int64``).
 
 Public names: ExprType, TypeInferenceMapper, infer_types, add_dtypes,
 add_and_infer_dtypes, INDEX_DTYPE.
@@ -40,27 +41,30 @@ class _Unknown(Exception):
     """The type of a variable is not known yet."""
 
 
-def promote(types: list[ExprType]) -> ExprType:
-    """NumPy 2 promotion of strong dtypes with weak scalars."""
+def promote(types: list[ExprType], index_dtype: np.dtype = INDEX_DTYPE) -> ExprType:
+    """NumPy 2 promotion of strong dtypes with weak scalars (weak integers
+    alone: *index_dtype*, the kernel's)."""
     strong = [t.dtype for t in types if not t.weak]
     weak = [t for t in types if t.weak]
     if not strong:
         kind = max((t.dtype.kind for t in weak), key=_KIND_ORDER.index)
         if kind in "iu":
-            return ExprType(INDEX_DTYPE, weak=True)
+            return ExprType(index_dtype, weak=True)
         return ExprType(np.result_type(_WEAK_VALUE[kind]) if kind != "b"
                         else np.dtype(np.bool_), weak=True)
     return ExprType(np.result_type(*strong, *[_WEAK_VALUE[t.dtype.kind] for t in weak]))
 
 
 class TypeInferenceMapper(Mapper):
-    """Expression -> :class:`ExprType`, given the dtypes of the variables."""
+    """Expression -> :class:`ExprType`, given the dtypes of the variables and
+    the kernel's *index_dtype*."""
 
     def __init__(self, var_dtypes: dict[str, np.dtype | None], weak_names: set[str],
-                 callables: Mapping | None = None):
+                 callables: Mapping | None = None, index_dtype: np.dtype = INDEX_DTYPE):
         self.var_dtypes = var_dtypes
         self.weak_names = weak_names
         self.callables = callables or {}
+        self.index_dtype = np.dtype(index_dtype)
 
     def map_constant(self, expr):
         if isinstance(expr, np.generic):
@@ -68,8 +72,8 @@ class TypeInferenceMapper(Mapper):
         if isinstance(expr, bool):
             return ExprType(np.dtype(np.bool_), weak=True)
         if isinstance(expr, int):
-            return ExprType(INDEX_DTYPE if -2**31 <= expr < 2**31 else np.dtype(np.int64),
-                            weak=True)
+            return ExprType(self.index_dtype if -2**31 <= expr < 2**31
+                            else np.dtype(np.int64), weak=True)
         if isinstance(expr, float):
             return ExprType(np.dtype(np.float64), weak=True)
         if isinstance(expr, complex):
@@ -93,24 +97,28 @@ class TypeInferenceMapper(Mapper):
         t = self._var(expr.aggregate.name)
         return ExprType(t.dtype)
 
+    def promote(self, types: list[ExprType]) -> ExprType:
+        """:func:`promote` with this kernel's index dtype."""
+        return promote(types, self.index_dtype)
+
     def map_sum(self, expr):
-        return promote([self.rec(c) for c in expr.children])
+        return self.promote([self.rec(c) for c in expr.children])
 
     map_product = map_sum
 
     def map_quotient(self, expr):
-        t = promote([self.rec(expr.numerator), self.rec(expr.denominator)])
+        t = self.promote([self.rec(expr.numerator), self.rec(expr.denominator)])
         if t.dtype.kind in "biu":
             return ExprType(np.dtype(np.float64), weak=t.weak)
         return t
 
     def map_floor_div(self, expr):
-        return promote([self.rec(expr.numerator), self.rec(expr.denominator)])
+        return self.promote([self.rec(expr.numerator), self.rec(expr.denominator)])
 
     map_remainder = map_floor_div
 
     def map_power(self, expr):
-        return promote([self.rec(expr.base), self.rec(expr.exponent)])
+        return self.promote([self.rec(expr.base), self.rec(expr.exponent)])
 
     def map_comparison(self, expr):
         self.rec(expr.left)
@@ -129,7 +137,7 @@ class TypeInferenceMapper(Mapper):
         return ExprType(np.dtype(np.bool_))
 
     def _bitwise(self, children):
-        t = promote([self.rec(c) for c in children])
+        t = self.promote([self.rec(c) for c in children])
         if t.dtype.kind not in "biu":
             raise TypeInferenceFailure(f"bitwise operation on non-integer type {t.dtype}")
         return t
@@ -149,10 +157,10 @@ class TypeInferenceMapper(Mapper):
 
     def map_if(self, expr):
         self.rec(expr.condition)
-        return promote([self.rec(expr.then), self.rec(expr.else_)])
+        return self.promote([self.rec(expr.then), self.rec(expr.else_)])
 
     def map_min(self, expr):
-        return promote([self.rec(c) for c in expr.children])
+        return self.promote([self.rec(c) for c in expr.children])
 
     map_max = map_min
 
@@ -162,14 +170,14 @@ class TypeInferenceMapper(Mapper):
         if name in self.callables:
             return self._registered_call(name, arg_types)
         # weak scalars take the type of the other arguments, as in arithmetic
-        common = promote(arg_types)
+        common = self.promote(arg_types)
         concrete = [common.dtype if t.weak else t.dtype for t in arg_types]
         result = function_result_dtype(name, concrete)
         return ExprType(result, weak=common.weak and all(t.weak for t in arg_types))
 
     def _registered_call(self, name: str, arg_types: list[ExprType]) -> ExprType:
         from kernelcore.callables import not_ready_error, result_dtype, specialize_call
-        common = promote(arg_types)
+        common = self.promote(arg_types)
         concrete = {i: (common.dtype if t.weak else t.dtype)
                     for i, t in enumerate(arg_types)}
         result = result_dtype(specialize_call(self.callables[name], concrete,
@@ -181,7 +189,7 @@ class TypeInferenceMapper(Mapper):
     def map_reduction(self, expr):
         t = self.rec(expr.expr)
         if expr.operation in ("argmax", "argmin"):
-            return ExprType(INDEX_DTYPE, weak=True)
+            return ExprType(self.index_dtype, weak=True)
         if expr.operation in ("any", "all"):
             return ExprType(np.dtype(np.bool_))
         return t
@@ -209,9 +217,9 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
     for name, tv in knl.temporary_variables.items():
         dtypes[name] = tv.dtype
     for iname in knl.all_inames():
-        dtypes[iname] = INDEX_DTYPE
+        dtypes[iname] = knl.index_dtype
     for axis in range(3):
-        dtypes[f"lid({axis})"] = dtypes[f"gid({axis})"] = INDEX_DTYPE
+        dtypes[f"lid({axis})"] = dtypes[f"gid({axis})"] = knl.index_dtype
     # loop indices and scalar arguments do not widen array data (NumPy 2's rule for
     # Python scalars)
     weak = set(knl.all_inames()) | {a.name for a in knl.args if isinstance(a, ValueArg)} \
@@ -227,9 +235,9 @@ def infer_types(knl, *, require_all: bool = True):
     knl = expand_subst(knl)
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
-        if dtypes.get(p, INDEX_DTYPE) is None:
-            dtypes[p] = INDEX_DTYPE
-    mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables)
+        if dtypes.get(p, knl.index_dtype) is None:
+            dtypes[p] = knl.index_dtype
+    mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)
     assignments = [i for i in knl.instructions if isinstance(i, Assignment)]
     writers: dict[str, list] = {}
     for insn in assignments:
@@ -247,7 +255,7 @@ def infer_types(knl, *, require_all: bool = True):
                     pass
             # the target holds every written value: NumPy promotion of their types
             if found and (len(found) == len(insns) or not require_all_writers):
-                value_type = promote(found)
+                value_type = mapper.promote(found)
                 dtypes[target] = _storage_dtype(value_type)
                 if value_type.weak:
                     weak_targets.add(target)
@@ -271,7 +279,8 @@ def infer_types(knl, *, require_all: bool = True):
                 found = [mapper(insn.expression) for insn in insns]
             except _Unknown:
                 continue
-            value_type = promote([ExprType(dtypes[target], target in weak_targets)] + found)
+            value_type = mapper.promote(
+                [ExprType(dtypes[target], target in weak_targets)] + found)
             if not value_type.weak and target in weak_targets:
                 weak_targets.discard(target)
                 mapper.weak_names.discard(target)

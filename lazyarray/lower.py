@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import kernelcore as lp
+from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower_reduction import (
     COMBINE, CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
     kernel_reduction, reduction_kernel, row_group, row_kernel_schedule)
@@ -529,21 +530,33 @@ def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, in
 
 
 def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
-                 choice: tuple[str, tuple] | None = None):
+                 choice: tuple[str, tuple] | None = None) -> lp.LoopKernel:
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device;
     *choice* (knob, values) overrides one of the schedule's sizes, as
-    :mod:`lazyarray.tune` describes."""
+    :mod:`lazyarray.tune` describes. Kernels reaching element offsets beyond
+    ``2**31 - 1`` index with int64."""
     knl = _scheduled_kernel(node, inputs, choice)
     # NumPy rounds every operation: no fused multiply-adds, except in matrix
     # products (which add in another order than NumPy's BLAS anyway)
     product = isinstance(node, Reduce) and _is_product_sum(node)
-    return knl.copy(target=lp.PyOpenCLTarget(fp_contract=product))
+    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product))
+    if _needs_wide_indices(node, inputs):
+        knl = knl.copy(index_dtype=np.dtype(np.int64))
+    return knl
+
+
+def _needs_wide_indices(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool:
+    """Whether a kernel computing *node* from *inputs* has more than
+    ``2**31 - 1`` elements in an array it reads or writes, or in a value it
+    computes (a reshape's flat offsets, a broadcast)."""
+    values = _region(node, inputs) + [n for n, _ in inputs.values()]
+    return any(int(np.prod(n.shape, dtype=np.int64)) > INDEX_LIMIT for n in values)
 
 
 def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                       choice: tuple[str, tuple] | None):
-    """:func:`build_kernel`'s kernel, for the default target."""
+    """:func:`build_kernel`'s kernel, for the default target and index type."""
     sizes = dict([choice]) if choice else {}
     device = lp.default_queue().device
     kind = device_profile(device)[0]

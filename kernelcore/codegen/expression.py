@@ -21,7 +21,7 @@ from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
 from kernelcore.ir.expr import TypeCast, WalkMapper
-from kernelcore.types import ExprType, TypeInferenceMapper, promote
+from kernelcore.types import ExprType, TypeInferenceMapper
 
 PREC_NONE = 0
 PREC_TERNARY = 3
@@ -391,7 +391,7 @@ class CExpressionMapper(Mapper):
                 f"{self.code(expr.exponent, PREC_NONE, dtype)})")
 
     def _common(self, exprs) -> np.dtype:
-        return promote([self.types(e) for e in exprs]).dtype
+        return self.types.promote([self.types(e) for e in exprs]).dtype
 
     def map_comparison(self, expr, prec, dtype):
         common = self._common([expr.left, expr.right])
@@ -516,7 +516,7 @@ class CExpressionMapper(Mapper):
         if name not in MATH_FUNCTIONS:
             raise unknown_function_error(name)
         rule = MATH_FUNCTIONS[name][0]
-        common = promote([self.types(p) for p in params]).dtype
+        common = self.types.promote([self.types(p) for p in params]).dtype
         if rule in ("float", "promote_float") and common.kind in "iub":
             common = np.dtype(np.float64) if dtype.kind in "iub" else (
                 dtype if dtype.kind == "f" else np.dtype(np.float64))

@@ -37,7 +37,7 @@ from kernelcore.schedule.items import (
     Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
-from kernelcore.types import INDEX_DTYPE, TypeInferenceMapper, kernel_type_context
+from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,9 @@ class _Generator:
         self.name = name
         self.target = knl.target or PyOpenCLTarget()
         dtypes, weak = kernel_type_context(knl)
-        self.types = TypeInferenceMapper(dtypes, weak, knl.callables)
+        self.types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)
+        #: the C type of loop indices
+        self.index_ctype = self.target.dtype_to_ctype(knl.index_dtype)
         self.helpers = helpers
         self.items = items
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
@@ -89,7 +91,7 @@ class _Generator:
             hw = prim.Variable(self.target.hw_index_name(
                 isinstance(r.tag, LocalIndexTag), r.tag.axis))
             self.subst[r.iname] = hw if r.lower == 0 else prim.Sum((r.lower, hw))
-            dtypes[hw.name] = INDEX_DTYPE
+            dtypes[hw.name] = knl.index_dtype
             weak.add(hw.name)
 
     def emit(self, expr, context, prec: int = PREC_NONE, want=None) -> str:
@@ -305,7 +307,7 @@ class _Generator:
                 body = self.gen(start, stop, active + [iname], inner)
                 nonempty = guard_condition(
                     align_to(project_to(inner, set(active)), self.knl._universe), context)
-                block = [cast.Statement(f"int const {iname} = "
+                block = [cast.Statement(f"{self.index_ctype} const {iname} = "
                                         f"{self.emit(value, context)};"),
                          cast.Statement("")]
                 block += [cast.If(self.emit(nonempty, context), body)] \
@@ -319,7 +321,8 @@ class _Generator:
         body = self.gen(start, stop, active + [iname], inner)
         lo = self.emit(lower, context, PREC_REL + 1)
         up = self.emit(upper, context, PREC_REL + 1)
-        return cast.For(f"int {iname} = {lo}; {iname} <= {up}; ++{iname}", body)
+        return cast.For(f"{self.index_ctype} {iname} = {lo}; {iname} <= {up}; ++{iname}",
+                        body)
 
     def gen_insn(self, insn, context) -> list:
         if isinstance(insn, NoOpInstruction):
@@ -490,7 +493,8 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     uses_complex = any(dt.kind == "c" for dt in dtypes)
     uses_double = any(dt in (np.float64, np.complex128) for dt in dtypes)
     preamble = [code for _, code in sorted(helpers.preambles.items())]
-    preamble += target.preamble(uses_complex, uses_double)
+    preamble += target.preamble(uses_complex, uses_double,
+                                target.dtype_to_ctype(knl.index_dtype))
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
     preamble += list(helpers.helpers.values())
     temps = tuple((tv.name, tv.dtype.name, tuple(tv.shape))

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 import islpy as isl
+import numpy as np
 
 from kernelcore.diagnostic import UnknownNameError
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg
@@ -32,7 +33,12 @@ class KernelState(enum.IntEnum):
 @dataclass(frozen=True, eq=False)
 class LoopKernel:
     """A loop-domain kernel. Transformations return modified copies
-    (:meth:`copy`); nothing mutates a kernel in place."""
+    (:meth:`copy`); nothing mutates a kernel in place.
+
+    *index_dtype* (int32 or int64) is the type of loop indices, hardware
+    indices, domain parameters of unknown type and the element offsets
+    computed from them.
+    """
 
     name: str
     domains: tuple
@@ -48,6 +54,7 @@ class LoopKernel:
     assumptions: isl.Set | None = None
     options: Options = field(default_factory=Options)
     target: Any = None
+    index_dtype: np.dtype = np.dtype(np.int32)
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
 

@@ -27,6 +27,7 @@ from pymbolic import evaluate
 
 from kernelcore.codegen.kernel import generate_code_v2
 from kernelcore.diagnostic import InvocationError
+from kernelcore.index_width import emit_index_checks
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
@@ -169,7 +170,8 @@ def tuple_code(exprs) -> str:
 
 def emit_parameter_code(w, knl) -> None:
     """Write (through *w*) invoker lines that find missing parameters from array
-    shapes and check the kernel's assumptions about them."""
+    shapes and check the kernel's assumptions about them (and that its
+    indices reach the sizes they give)."""
     arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
     for v in (a for a in knl.args if isinstance(a, ValueArg)):
         candidates = []
@@ -193,6 +195,7 @@ def emit_parameter_code(w, knl) -> None:
             w(f"    if not ({cond}):")
             w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
               "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
+    emit_index_checks(w, knl)
 
 
 def cached_code(knl):

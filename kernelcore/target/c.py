@@ -148,12 +148,14 @@ class CTarget(OpenCLTarget):
                         gen.initial_context())
         for axis in reversed(local_axes):
             idx = self.hw_index_name(True, axis)
-            body = [cast.For(f"int {idx} = 0; {idx} < {local_size[axis]}; ++{idx}", body)]
+            body = [cast.For(f"{gen.index_ctype} {idx} = 0; {idx} < {local_size[axis]}; "
+                             f"++{idx}", body)]
         params = gen.knl.assumptions_set
         for axis in reversed(group_axes):
             idx = self.hw_index_name(False, axis)
             count = gen.emit(num_groups[axis], params, PREC_REL + 1)
-            body = [cast.For(f"int {idx} = 0; {idx} < {count}; ++{idx}", body)]
+            body = [cast.For(f"{gen.index_ctype} {idx} = 0; {idx} < {count}; ++{idx}",
+                             body)]
         shared = gen.temp_decls((AddressSpace.LOCAL,))
         if shared:
             shared.append(cast.Statement(""))
@@ -220,7 +222,8 @@ class CTarget(OpenCLTarget):
     def helper_function_source(self, name: str) -> str | None:
         return _HELPERS.get(name)
 
-    def preamble(self, uses_complex: bool, uses_double: bool) -> list[str]:
+    def preamble(self, uses_complex: bool, uses_double: bool,
+                 index_ctype: str = "int") -> list[str]:
         lines = ["#include <math.h>", "#include <stdint.h>"]
         if uses_complex:
             lines.append("#include <complex.h>")

@@ -310,7 +310,7 @@ class _Realizer(IdentityMapper):
         val = self.names(f"acc_{iname}_val")
         idx = self.names(f"acc_{iname}_idx")
         self.new_temps[val] = TemporaryVariable(val, dtype, (), address_space=AddressSpace.PRIVATE)
-        self.new_temps[idx] = TemporaryVariable(idx, np.dtype(np.int32), (),
+        self.new_temps[idx] = TemporaryVariable(idx, self.knl.index_dtype, (),
                                                 address_space=AddressSpace.PRIVATE)
         within = self.outer_inames
         base = f"{self.insn.id}_{val}"
@@ -398,7 +398,7 @@ class _Realizer(IdentityMapper):
 def realize_reduction(knl):
     """A copy of the (typed) kernel without Reduction nodes."""
     dtypes, weak = kernel_type_context(knl)
-    types = TypeInferenceMapper(dtypes, weak, knl.callables)
+    types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)
     names = UniqueNameGenerator(set(dtypes) | {i.id for i in knl.instructions})
     new_insns = []
     temps = dict(knl.temporary_variables)
@@ -478,7 +478,7 @@ def split_group_reductions(knl):
     from kernelcore.transform.iname import split_iname
 
     dtypes, weak = kernel_type_context(knl)
-    types = TypeInferenceMapper(dtypes, weak, knl.callables)
+    types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)
     names = UniqueNameGenerator(set(dtypes) | {i.id for i in knl.instructions}
                                 | set(knl.all_inames()))
     ranges = {n: iname_range(knl, n) for n in knl.all_inames()
