@@ -18,7 +18,7 @@ from kernelcore.codegen.kernel import (
     CodeGenerationResult, generate_code, generate_code_v2, generate_header)
 from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import (
-    CodeGenerationError, InvocationError, KernelcoreError, KernelcoreWarning, LoopyError,
+    AccessOutOfBoundsError, CodeGenerationError, InvocationError, KernelcoreError, KernelcoreWarning, LoopyError,
     LoopyWarning, MissingBarrierError, MissingDefinitionError, OpenCLBuildError,
     ParseError, SchedulingError, StaticValueFindingError,
     TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError,
@@ -114,7 +114,7 @@ __all__ = [
     "KernelcoreError", "LoopyError", "ParseError", "UnsatisfiableDomainError",
     "UnknownNameError", "TypeInferenceFailure", "StaticValueFindingError",
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",
-    "MissingBarrierError", "MissingDefinitionError",
+    "MissingBarrierError", "MissingDefinitionError", "AccessOutOfBoundsError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
     "auto_test_vs_ref", "AutomaticTestFailure",
     "get_op_map", "get_mem_access_map", "get_synchronization_map", "ToCountMap",

@@ -19,7 +19,8 @@ violation does: ``True`` (default) raises
 :class:`~kernelcore.diagnostic.AccessOutOfBoundsError`, ``False`` warns, and
 ``"no_check"`` skips the check.
 
-Public names: check_bounds, affine_pw_aff, affine_condition, kernel_params.
+Public names: check_bounds, reads_unguarded_in_bounds, affine_pw_aff, affine_condition,
+kernel_params.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ class _BoundsChecker:
             self._domains[key] = dom
         return self._domains[key]
 
-    def check_access(self, insn, name: str, idx: tuple, inames: frozenset[str],
+    def check_access(self, insn_id: str, name: str, idx: tuple, inames: frozenset[str],
                      guards: tuple, writes: bool) -> str | None:
         """A description of how the access leaves the array, or None if it
         provably does not (or cannot be decided)."""
@@ -215,11 +216,12 @@ class _BoundsChecker:
                 pass        # (an extent that is not affine: only the lower bound)
             outside = outside & dom
             if not outside.is_empty():
-                return _describe(insn, name, idx, shape, axis, index, dom, outside, writes)
+                return _describe(insn_id, name, idx, shape, axis, index, dom, outside,
+                                 writes)
         return None
 
 
-def _describe(insn, name: str, idx: tuple, shape: tuple, axis: int,
+def _describe(insn_id: str, name: str, idx: tuple, shape: tuple, axis: int,
               index: isl.PwAff, dom: isl.Set, outside: isl.Set, writes: bool) -> str:
     values = isl.Map.from_pw_aff(index).intersect_domain(dom).range() \
         .set_dim_name(dim_type.set, 0, "index")
@@ -232,7 +234,7 @@ def _describe(insn, name: str, idx: tuple, shape: tuple, axis: int,
             if dim in shown:
                 example.append(f"{dim} = {point.get_coordinate_val(dt, k).to_python()}")
     example.append(f"index = {index.eval(point)}")
-    return (f"instruction '{insn.id}' {'writes' if writes else 'reads'} '{name}' at "
+    return (f"instruction '{insn_id}' {'writes' if writes else 'reads'} '{name}' at "
             f"[{', '.join(map(str, idx))}] outside its shape "
             f"({', '.join(map(str, shape))}): along axis {axis} the index '{idx[axis]}' "
             f"takes the values {values}, not all within 0 <= index < {shape[axis]} "
@@ -275,7 +277,7 @@ def check_bounds(knl) -> None:
         for name, idx, bound, guards, writes in _accesses(insn):
             if checker is None:
                 checker = _BoundsChecker(knl)
-            problem = checker.check_access(insn, name, idx, insn.within_inames | bound,
+            problem = checker.check_access(insn.id, name, idx, insn.within_inames | bound,
                                            guards, writes)
             if problem is None:
                 continue
@@ -286,3 +288,26 @@ def check_bounds(knl) -> None:
             if enforce:
                 raise AccessOutOfBoundsError(message)
             warnings.warn(message, KernelcoreWarning, stacklevel=2)
+
+
+def reads_unguarded_in_bounds(knl, expr, inames: frozenset[str], predicates: tuple = ()
+                              ) -> bool:
+    """Whether every array element *expr* reads provably lies in its array
+    at all points of *inames* where *predicates* hold, even where the
+    ``if(...)`` conditions around the read do not (a vectorized ``if`` reads
+    both of its branches in every lane)."""
+    walker = _GuardedAccesses(frozenset(), ())
+    walker(expr)
+    checker = _BoundsChecker(knl)
+    for name, idx, bound, _ in walker.found:
+        used = frozenset().union(*(get_dependencies(i) for i in idx))
+        where = (inames | bound | used) & frozenset(knl.all_inames())
+        try:
+            dom = checker.domain(where, tuple(predicates))
+            if dom is None or any(checker.pw_aff(i) is None for i in idx):
+                return False
+        except NotAffineError:
+            return False
+        if checker.check_access("", name, idx, where, tuple(predicates), False) is not None:
+            return False
+    return True

@@ -255,8 +255,8 @@ class LazyArray:
         """The values converted to *dtype* as NumPy converts them (lazy arrays
         are immutable, so *copy* makes no difference)."""
         dtype = np.dtype(dtype)
-        if dtype == self.dtype:
-            return self
+        # (a new array, even of the same dtype: assigning to its elements
+        # must not change this one)
         return LazyArray(cast(self.node, dtype))
 
     # {{{ reductions

@@ -229,3 +229,59 @@ def test_any_and_all_of_complex_values():
     _both(lambda m, x: x.any(axis=-1, keepdims=True), z)
     _both(lambda m, x: x.all(axis=0), z)
     _both(lambda m, x: x.any(), z)
+
+
+def test_real_and_conj_of_real_values_keep_their_grouping():
+    a = np.array([[1., 2.], [4., 8.]])
+    _both(lambda m, x: m.conjugate(m.concatenate([x, x])).sum(axis=-1), a)
+    _both(lambda m, x: m.conjugate(m.where(x > 2, x, 0.0)) * 2, a)
+    _both(lambda m, x: m.real(m.where(x > 2, x, 0.0)) * 2, a)
+
+
+def test_any_and_all_over_no_axis_test_for_nonzero():
+    _both(lambda m, x: x.any(), np.array(0.4))
+    _both(lambda m, x: x.all(axis=()), np.array([0.4, -0.5, 0.0]))
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+def test_reductions_of_narrow_integer_expressions(dtype):
+    x = np.array([3, 5, 7, 100], dtype)
+    _both(lambda m, a: m.minimum(a, a).max(), x)
+    _both(lambda m, a: m.where(a > 4, a, a).max(), x)
+    _both(lambda m, a: (a | a).max(axis=0), x)
+    _both(lambda m, a: m.fmin(a, a).min(axis=None, keepdims=True), x)
+    rows = (np.arange(1, 1501) * 37 % 120).astype(dtype).reshape(3, 500)
+    _both(lambda m, a: m.clip(a, None, 60).sum(axis=1), rows)
+    _both(lambda m, a: m.minimum(a, 60).astype(np.float32).sum(axis=1), rows)
+    _both(lambda m, a: m.clip(a, None, 60).max(axis=1), rows)
+
+
+@pytest.mark.parametrize("name", ["fmod", "hypot", "power", "arctan2", "copysign"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_non_finite_scalars_as_function_arguments(name, dtype):
+    x = np.array([1.5, -2.0, 0.0], dtype)
+    for c in (np.inf, -np.inf, np.nan):
+        _both(lambda m, a: getattr(m, name)(a, c), x)
+
+
+def test_bool_products_store_bools():
+    b1 = np.array([[True, True, False]])
+    b2 = np.array([[True], [True], [True]])
+    _both(lambda m, p, q: (p @ q).astype(np.int64), b1, b2)
+    _both(lambda m, p, q: (p @ q).sum(), b1, b2)
+    _both(lambda m, p, q: m.einsum('ij,jk->ik', p, q).astype(np.int8), b1, b2)
+    _both(lambda m, p: p.sum(axis=1, dtype=bool).astype(int), b1)
+
+
+def test_out_of_range_python_ints_wrap_in_where():
+    u8 = np.array([25, 127, 1], np.uint8)
+    _both(lambda m, v: v >> m.where(v > 3, v, -2**63), u8)
+    _both(lambda m, v: m.where(v > 3, v, -1) + v, u8)
+
+
+def test_astype_to_the_same_dtype_is_a_copy():
+    x = la.asarray(np.array([1., 2., 3.]))
+    y = x.astype(np.float64)
+    y[0] = 5
+    _same(x, np.array([1., 2., 3.]))
+    _same(y, np.array([5., 2., 3.]))

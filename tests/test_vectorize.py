@@ -179,3 +179,30 @@ def test_random_expressions_match_numpy(queue, expr, width):
     with np.errstate(all="ignore"):
         expected = fn(a, b).astype(np.float32)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-6)
+
+
+def test_selects_that_would_read_outside_an_array_are_unrolled(queue):
+    """As a vector ``select``, an ``if`` reads both branches in every lane:
+    a branch valid only under its condition (a concatenation's shifted
+    read) must not be vectorized, one valid everywhere may be."""
+    n, m = 64, 48
+    knl = lp.make_kernel(
+        "{[i]: 0 <= i < n + m}", "out[i] = if(i < n, a[i], b[i - n])",
+        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("b", np.float32, shape="m"),
+         lp.GlobalArg("out", np.float32, shape="n + m"), lp.ValueArg("n", np.int32),
+         lp.ValueArg("m", np.int32)],
+        assumptions="n mod 16 = 0 and m mod 16 = 0 and n >= 16 and m >= 16")
+    knl = lp.split_iname(knl, "i", 16, inner_tag="vec", outer_tag="g.0")
+    code = lp.generate_code_v2(lp.add_dtypes(knl, {})).device_code()
+    assert "select" not in code and "vload" not in code, code
+    a = np.arange(n, dtype=np.float32)
+    b = -np.arange(m, dtype=np.float32)
+    _, (out,) = knl(queue, a=a, b=b, n=np.int32(n), m=np.int32(m))
+    np.testing.assert_array_equal(out.get() if hasattr(out, "get") else out,
+                                  np.concatenate([a, b]))
+
+    safe = _kernel("out[i] = if(a[i] > 0, a[i], b[i])", _out())
+    assert "select(" in lp.generate_code_v2(safe).device_code()
+    a, b, out = _run(queue, safe)
+    np.testing.assert_array_equal(out.get() if hasattr(out, "get") else out,
+                                  np.where(a > 0, a, b))

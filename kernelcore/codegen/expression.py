@@ -145,7 +145,8 @@ _SIGNED_OVERFLOW = (prim.Sum, prim.Product, prim.LeftShift)
 
 #: operations whose C result on ``char``/``short`` operands is an ``int``
 _C_PROMOTED = (prim.Sum, prim.Product, prim.FloorDiv, prim.Remainder, prim.BitwiseNot,
-               prim.LeftShift)
+               prim.LeftShift, prim.RightShift, prim.BitwiseAnd, prim.BitwiseOr,
+               prim.BitwiseXor, prim.If)
 
 
 def _is_two(expr) -> bool:
@@ -193,7 +194,7 @@ class CExpressionMapper(Mapper):
         if want is not None and isinstance(expr, (int, float, complex, np.generic)) \
                 and not isinstance(expr, bool) and (t.weak or np.dtype(want) != t.dtype):
             if not (np.dtype(want).kind != "c" and isinstance(expr, complex)):
-                return self.target.literal(expr, want)
+                return self.literal(expr, np.dtype(want))
         if want is None or np.dtype(want) == t.dtype:
             return self.wrapped(expr, prec, t)
         return self.convert(expr, t, np.dtype(want), prec)
@@ -230,6 +231,10 @@ class CExpressionMapper(Mapper):
         """Whether C computes *expr*, of the narrow integer *dtype*, in a wider type."""
         return dtype.kind in "iu" and dtype.itemsize < 4 and isinstance(expr, _C_PROMOTED)
 
+    def literal(self, value, dtype: np.dtype) -> str:
+        """*value* written as a constant of *dtype*."""
+        return self.target.literal(value, dtype)
+
     def convert(self, expr, t: ExprType, want: np.dtype, prec: int) -> str:
         if want.kind == "c":
             prefix = self.target.complex_prefix(want)
@@ -262,7 +267,7 @@ class CExpressionMapper(Mapper):
     def map_constant(self, expr, prec, dtype):
         if isinstance(expr, bool):
             return "1" if expr else "0"
-        s = self.target.literal(expr, dtype)
+        s = self.literal(expr, dtype)
         return self._paren(s, PREC_UNARY, prec) if s.startswith("-") and prec > PREC_SUM else s
 
     def map_variable(self, expr, prec, dtype):
@@ -497,11 +502,12 @@ class CExpressionMapper(Mapper):
                 lambda e, want: self.code(e, PREC_NONE, want))
             return emitter.call_expression(prim.Call(prim.Variable(name), tuple(params)))
         rule, common = self.call_types(name, params, dtype)
+        # (the argument's own code stands for a call: it must bind as tightly)
         if rule == "real" and common.kind != "c":
-            arg = self.code(params[0], PREC_NONE, common)
+            arg = self.code(params[0], PREC_CALL, common)
             return arg if name == "real" else self.target.literal(0, dtype)
         if rule == "same" and common.kind != "c":
-            return self.code(params[0], PREC_NONE, common)
+            return self.code(params[0], PREC_CALL, common)
         fname = self._function(name, [common] * len(params), dtype)
         args = ", ".join(self._argument(p, common, overloaded=rule == "promote")
                          for p in params)

@@ -23,7 +23,7 @@ from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
-    vector_ctype, vector_temporaries)
+    check_selects_in_bounds, vector_ctype, vector_temporaries)
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, ValueArg
 from kernelcore.ir.domain import (
@@ -245,6 +245,7 @@ class _Generator:
             if isinstance(insn, CallInstruction) or not isinstance(insn, Assignment) \
                     or insn.atomic:
                 raise NotVectorizable(f"instruction '{insn.id}' is not a plain assignment")
+            check_selects_in_bounds(self.knl, insn, iname)
             cond = guard_condition(self.knl.get_insn_domain(insn), inner)
             conds = sorted(insn.predicates, key=str) + ([] if cond is True else [cond])
             if any(iname in get_dependencies(c) for c in conds):

@@ -9,7 +9,8 @@ conditions that are not comparisons) raises :class:`NotVectorizable`, and
 the loop is unrolled instead.
 
 Public names: NotVectorizable, VECTOR_WIDTHS, vector_ctype, lane_offset,
-VectorExpressionMapper, check_lanes_independent, vector_temporaries.
+VectorExpressionMapper, check_lanes_independent, check_selects_in_bounds,
+vector_temporaries.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from kernelcore.codegen.expression import (
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
-from kernelcore.ir.expr import collect_accesses, get_dependencies
+from kernelcore.ir.expr import TypeCast, WalkMapper, collect_accesses, get_dependencies
 from kernelcore.ir.tags import VectorizeTag
 
 #: the lane counts OpenCL has vector types for
@@ -98,6 +99,13 @@ class VectorExpressionMapper(CExpressionMapper):
     def promotes_in_c(self, expr, dtype: np.dtype) -> bool:
         # (OpenCL computes vectors of narrow integers in their own type)
         return not self.is_vector(expr) and super().promotes_in_c(expr, dtype)
+
+    def literal(self, value, dtype: np.dtype) -> str:
+        text = super().literal(value, dtype)
+        if dtype.kind in "iu" and dtype.itemsize < 4:
+            # (an int literal meeting a short16 has the greater rank: an error)
+            return f"(({self.target.dtype_to_ctype(dtype)}) {text})"
+        return text
 
     def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
         if not self.is_vector(expr):
@@ -188,6 +196,9 @@ class VectorExpressionMapper(CExpressionMapper):
         then = self.vector_code(expr.then, dtype)
         else_ = self.vector_code(expr.else_, dtype)
         cond = expr.condition
+        while isinstance(cond, TypeCast) and np.dtype(cond.dtype) == np.bool_ \
+                and isinstance(cond.child, prim.Comparison):
+            cond = cond.child       # (a comparison is a bool already)
         if not self.is_vector(cond):
             code = f"{self._cond(cond, PREC_TERNARY + 1)} ? {then} : {else_}"
             return self._paren(code, PREC_TERNARY, prec)
@@ -246,6 +257,35 @@ class VectorExpressionMapper(CExpressionMapper):
         return f"{fname}({args})"
 
     # }}}
+
+
+class _LaneConditions(WalkMapper):
+    """The ``if(...)`` expressions whose condition depends on *iname*."""
+
+    def __init__(self, iname: str):
+        self.iname = iname
+        self.found: list[prim.If] = []
+
+    def map_if(self, expr):
+        if self.iname in get_dependencies(expr.condition):
+            self.found.append(expr)
+        super().map_if(expr)
+
+
+def check_selects_in_bounds(knl, insn, iname: str) -> None:
+    """NotVectorizable if an ``if(...)`` of *insn* whose condition differs
+    between lanes of the ``vec`` loop *iname* has a branch that may read
+    outside an array where the condition does not hold: as a ``select``,
+    both branches are read in every lane (``if(i < n, a[i], b[i - n])``)."""
+    from kernelcore.check_bounds import reads_unguarded_in_bounds
+    finder = _LaneConditions(iname)
+    finder(insn.expression)
+    for expr in finder.found:
+        for branch in (expr.then, expr.else_):
+            if not reads_unguarded_in_bounds(knl, branch, insn.within_inames,
+                                             tuple(insn.predicates)):
+                raise NotVectorizable(f"as a 'select', {expr} would read {branch} "
+                                      "in every lane, also outside its array")
 
 
 def check_lanes_independent(insns, iname: str) -> None:

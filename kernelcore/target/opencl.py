@@ -102,10 +102,11 @@ class OpenCLTarget:
                     f"{self.literal(v.imag, real_dt)})")
         if dtype.kind == "f":
             v = float(value)
-            if np.isnan(v):
-                return "NAN"
-            if np.isinf(v):
-                return "INFINITY" if v > 0 else "-INFINITY"
+            # (OpenCL's NAN and INFINITY are floats: fmod(x, INFINITY) of a
+            # double x would be ambiguous)
+            name = "NAN" if np.isnan(v) else "INFINITY" if v > 0 else "-INFINITY"
+            if not np.isfinite(v):
+                return name if dtype == np.float32 else f"((double) {name})"
             text = repr(v)
             if "e" not in text and "." not in text:
                 text += ".0"

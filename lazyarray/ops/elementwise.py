@@ -181,13 +181,23 @@ def _operand(node: Node, loop_dtype: np.dtype, name: str = "") -> Node:
     """*node* as an operand of a loop on *loop_dtype*: converted, except for
     Python scalars written as plain literals (see :func:`_stays_weak`).
     Float zeros are always converted: kernelcore folds ``x * 0`` to 0."""
-    if _stays_weak(node, loop_dtype) and node.value != 0 and (
-            loop_dtype.kind in "iu" or node.dtype.kind == "f" or name in _OPERATORS) \
+    if not _stays_weak(node, loop_dtype):
+        return cast(node, loop_dtype)
+    if loop_dtype.kind in "iu":
+        # one outside the loop type's range stays only in a comparison; NumPy's
+        # where(c, uint8_array, -1) wraps it (to 255)
+        return node if name in _COMPARISONS or _fits(node.value, loop_dtype) \
+            else cast(node, loop_dtype)
+    if node.value != 0 and (node.dtype.kind == "f" or name in _OPERATORS) \
             and np.isfinite(node.value):
         return node
-    if _stays_weak(node, loop_dtype) and loop_dtype.kind in "iu":
-        return node
     return cast(node, loop_dtype)
+
+
+def _fits(value, dtype: np.dtype) -> bool:
+    """Whether the integer *value* is one of *dtype*'s values."""
+    info = np.iinfo(dtype)
+    return info.min <= int(value) <= info.max
 
 
 def _stays_weak(node: Node, loop_dtype: np.dtype) -> bool:

@@ -17,6 +17,10 @@ _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
           "any": np.any, "all": np.all}
 
 
+#: reductions of bools to bools, and the logical reduction each is
+_BOOLEAN = {"max": "any", "sum": "any", "min": "all", "product": "all"}
+
+
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """*axis* (None, an int or a tuple) as sorted non-negative axes."""
     if axis is None:
@@ -42,12 +46,13 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
                          "identity")
     if dtype is None:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
-    if np.dtype(dtype).kind == "b" and op in ("max", "min"):
-        op = "any" if op == "max" else "all"      # (OpenCL has no max of bools)
+    if np.dtype(dtype).kind == "b" and op in _BOOLEAN:
+        op = _BOOLEAN[op]       # (the sum of bools as bool is an or: NumPy's add.reduce)
     from lazyarray.ops.elementwise import cast
     if op in ("any", "all"):
-        # (complex values are no conditions in OpenCL: their truth is x != 0)
-        arg = cast(node, np.bool_) if node.dtype.kind == "c" else node
+        # (complex values are no conditions in OpenCL, and a value reduced over
+        # no axis is stored as it is: their truth is x != 0)
+        arg = cast(node, np.bool_) if node.dtype.kind == "c" or not axes else node
     else:
         arg = node if np.dtype(dtype) == node.dtype else cast(node, dtype)
     return Reduce(op, axes, arg, dtype, keepdims)
