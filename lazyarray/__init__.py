@@ -197,13 +197,20 @@ def clip(x, a_min=None, a_max=None, /, out=None, *, min=None, max=None):  # noqa
     lo = a_min if min is None else min
     hi = a_max if max is None else max
     x = asarray(x)
-    result = x
+
+    def probe(v):
+        return _np.empty(0, v.dtype) if isinstance(v, (LazyArray, _np.ndarray)) else v
+
+    # (NumPy resolves the three operands together: clip(bool, 3, uint8(200)) is uint8)
+    with _np.errstate(all="ignore"):
+        dtype = _np.clip(probe(x), probe(lo), probe(hi)).dtype
+    result = x.astype(dtype) if dtype != x.dtype else x
     for bound, name in ((lo, "maximum"), (hi, "minimum")):
         if bound is None:
             continue
         if isinstance(bound, int) and not isinstance(bound, _builtins.bool) \
-                and x.dtype.kind in "iu":
-            info = _np.iinfo(x.dtype)
+                and dtype.kind in "iu":
+            info = _np.iinfo(dtype)
             bound = _builtins.min(_builtins.max(bound, int(info.min)), int(info.max))
         result = LazyArray(_elementwise.elementwise(name, result.node, _node(bound)))
     return result

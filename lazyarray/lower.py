@@ -169,12 +169,35 @@ def row_reductions(root: Node, stored: set[int], limit: int) -> set[int]:
                 visit(child)
 
     visit(root)
-    # every reader of an absorbed reduction must be inside the kernel
+    # every reader of an absorbed reduction must be inside the kernel, and no
+    # other stored value's kernel may read it (it would not be stored)
     parents: dict[int, list[int]] = {}
-    for n in walk(root):
+    nodes = walk(root)
+    for n in nodes:
         for child in n.children():
             parents.setdefault(id(child), []).append(id(n))
-    return {k for k in found if all(p in region for p in parents.get(k, []))}
+    absorbed = {k for k in found if all(p in region for p in parents.get(k, []))}
+    for other in nodes:
+        if id(other) in stored and id(other) not in absorbed and absorbed:
+            absorbed -= _read_by(other, stored)
+    return absorbed
+
+
+def _read_by(node: Node, stored: set[int]) -> set[int]:
+    """Ids of the stored values that the kernel computing *node* reads."""
+    found: set[int] = set()
+    seen: set[int] = set()
+    stack = list(node.children())
+    while stack:
+        child = stack.pop()
+        if id(child) in seen:
+            continue
+        seen.add(id(child))
+        if id(child) in stored:
+            found.add(id(child))
+        else:
+            stack.extend(child.children())
+    return found
 
 
 _ROW_OPS = ("sum", "product", "max", "min")

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
@@ -217,7 +218,8 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     if compiled is not None and tuning_enabled() and not isinstance(node, Scan) and out.size:
         _tune_step(step, queue, args, out)
     if step.fill is not None:
-        out.fill(step.fill)
+        # (pyopencl has no fill for bools: their bytes are filled as uint8)
+        (out.view(np.uint8) if out.dtype == np.bool_ else out).fill(step.fill)
     elif compiled is not None:
         step.kernel(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1

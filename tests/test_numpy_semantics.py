@@ -285,3 +285,63 @@ def test_astype_to_the_same_dtype_is_a_copy():
     y[0] = 5
     _same(x, np.array([1., 2., 3.]))
     _same(y, np.array([5., 2., 3.]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint16, np.bool_])
+def test_floor_divide_by_nan(dtype):
+    x = np.array([1, 2, 0], dtype)
+    _both(lambda m, a: m.floor_divide(a, np.float32(np.nan)), x)
+    _both(lambda m, a: a // np.nan, x)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_negation_keeps_infinite_parts(dtype):
+    z = np.array([complex(np.inf, 0.5), complex(1, np.inf), 2 + 3j], dtype)
+    _both(lambda m, a: -a, z)
+    _both(lambda m, a: m.negative(a), z)
+    _both(lambda m, a: 0 - a, z)
+    _both(lambda m, a: m.ones(3, dtype) - a, z)
+
+
+def test_empty_bool_products_and_reductions():
+    _both(lambda m, a, b: a @ b, np.zeros((2, 0), bool), np.zeros((0, 3), bool))
+    _both(lambda m, a: a.all(axis=1), np.zeros((2, 0), bool))
+    _both(lambda m, a: a.any(axis=1), np.zeros((2, 0), bool))
+
+
+@pytest.mark.parametrize("x,bounds", [
+    (np.array([True, False]), (2**64 - 1, 1e30)), (np.array([True, False]), (3, np.uint8(200))),
+    (np.array([True, False]), (None, 0)), (np.array([-3, 100, 7], np.int8), (-1000, 1000)),
+    (np.array([-3, 100, 7], np.int8), (np.int16(-300), None)),
+    (np.array([1.5, np.nan]), (np.float32(0), 1))])
+def test_clip_resolves_its_three_operands_together(x, bounds):
+    _both(lambda m, a: m.clip(a, *bounds), x)
+
+
+def test_a_row_reduction_read_by_two_kernels_is_stored():
+    rng = np.random.default_rng(4)
+    for shape in [(64, 200), (64, 2), (2000, 2)]:
+        a = rng.random(shape)
+
+        def f(m, x):
+            v = x * x.max(axis=1, keepdims=True)
+            return v - v.sum(axis=0, keepdims=True)
+
+        def g(m, x):
+            v = x - x.min(axis=-1, keepdims=True)
+            return m.where((v != 0).any(axis=0, keepdims=True), v, 1) * v.mean(axis=0)
+
+        for h in (f, g):
+            want = h(np, a)
+            np.testing.assert_allclose(h(la, la.asarray(a)).get(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_sqrt_of_huge_and_tiny_values(dtype):
+    big = np.finfo(np.dtype(dtype).char.lower()).max
+    z = np.array([complex(big, 1e-30), complex(big / 2, big / 2), complex(-big / 2, big / 3),
+                  3 + 4j, -3 - 4j, complex(1e-40, 1e-41), complex(-1e-42, 1e-44),
+                  complex(np.inf, 1), complex(-np.inf, 1), complex(1, np.inf),
+                  complex(1, -np.inf)], dtype)
+    got = la.sqrt(la.asarray(z)).get()
+    np.testing.assert_allclose(got, np.sqrt(z), rtol=4 * np.finfo(got.real.dtype).eps, atol=0)

@@ -58,7 +58,7 @@ class HelperRegistry:
                 # NumPy's: from the exact remainder, not floor(a / b), whose
                 # rounded quotient can be an integer too large (1.0 // 0.001
                 # is 999)
-                body = (f"if (b == 0) return a / b; const {ctype} m = fmod(a, b); "
+                body = (f"if (b == 0 || b != b) return a / b; const {ctype} m = fmod(a, b); "
                         f"{ctype} d = (a - m) / b; "
                         "if (m != 0 && ((b < 0) != (m < 0))) d -= 1; "
                         f"if (d == 0) return copysign(({ctype}) 0, a / b); "
@@ -147,6 +147,12 @@ _SIGNED_OVERFLOW = (prim.Sum, prim.Product, prim.LeftShift)
 _C_PROMOTED = (prim.Sum, prim.Product, prim.FloorDiv, prim.Remainder, prim.BitwiseNot,
                prim.LeftShift, prim.RightShift, prim.BitwiseAnd, prim.BitwiseOr,
                prim.BitwiseXor, prim.If)
+
+
+def _is_minus_one(expr) -> bool:
+    """Whether *expr* is the real literal -1."""
+    return isinstance(expr, (int, float, np.integer, np.floating)) \
+        and not isinstance(expr, bool) and expr == -1
 
 
 def _is_two(expr) -> bool:
@@ -334,10 +340,14 @@ class CExpressionMapper(Mapper):
 
     def map_product(self, expr, prec, dtype):
         if dtype.kind == "c":
-            result = self.code(expr.children[0], PREC_NONE, dtype)
-            for ch in expr.children[1:]:
+            # a factor -1 negates (as a complex product, 0 * inf in its cross
+            # terms would make -(inf + 0.5j) NaN)
+            negated = [ch for ch in expr.children if _is_minus_one(ch)]
+            factors = [ch for ch in expr.children if not _is_minus_one(ch)] or [1]
+            result = self.code(factors[0], PREC_NONE, dtype)
+            for ch in factors[1:]:
                 result = f"{self._complex(dtype)}_mul({result}, {self.code(ch, PREC_NONE, dtype)})"
-            return result
+            return f"{self._complex(dtype)}_neg({result})" if len(negated) % 2 else result
         # later factors get parentheses if they divide: a * (b / c) != a * b / c
         parts = [self.code(ch, PREC_PRODUCT + (k > 0), dtype)
                  for k, ch in enumerate(expr.children)]

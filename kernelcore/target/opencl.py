@@ -148,9 +148,10 @@ class OpenCLTarget:
             if uses_double:
                 lines.append("#define PYOPENCL_DEFINE_CDOUBLE")
             lines.append("#include <pyopencl-complex.h>")
-            for prefix, real, big in (("cfloat", "float", 11), ("cdouble", "double", 22)
-                                      )[:2 if uses_double else 1]:
-                lines.append(_COMPLEX_OWN_SOURCE.format(p=prefix, r=real, big=big))
+            for prefix, real, big, scales in (("cfloat", "float", 11, _SQRT_SCALES[0]),
+                                              ("cdouble", "double", 22, _SQRT_SCALES[1])
+                                              )[:2 if uses_double else 1]:
+                lines.append(_COMPLEX_OWN_SOURCE.format(p=prefix, r=real, big=big, **scales))
         return lines
 
 
@@ -158,16 +159,47 @@ class OpenCLTarget:
 #: instead of using pyopencl's: sqrt keeps the sign of a zero imaginary part,
 #: as in C99 and NumPy (sqrt(-1 - 0j) is -1j, pyopencl's gives +1j); tanh and
 #: tan use Kahan's formulas (pyopencl's divide by 1 + cos(2y), which cancels
-#: near the poles: tanh(1.5707j) came out inf in single precision). Values
-#: that are not finite go to pyopencl's functions.
+#: near the poles: tanh(1.5707j) came out inf in single precision); sqrt
+#: neither overflows near the largest values nor loses bits on subnormal ones.
+#: Values that are not finite (sqrt: NaN) go to pyopencl's functions.
 _COMPLEX_OWN = ("sqrt", "tanh", "tan")
+#: complex sqrt scales its operand by 1/4 above *huge* (where |z| + |x|
+#: overflows), and by *up* (2**24, 2**54) below *tiny* (subnormal halves lose
+#: bits), its result by 2 or *down*
+_SQRT_SCALES = ({"huge": "8.0e37f", "tiny": "1.0e-36f", "up": "16777216.0f",
+                 "down": "0.000244140625f"},
+                {"huge": "4.0e307", "tiny": "1.0e-300", "up": "18014398509481984.0",
+                 "down": "7.450580596923828e-09"})
 _COMPLEX_OWN_SOURCE = """inline {p}_t kc_{p}_sqrt({p}_t a)
 {{
-  if (a.imag != 0 || isnan(a.real))
-    return {p}_sqrt(a);
   {p}_t r;
-  r.real = a.real < 0 ? 0 : sqrt(fabs(a.real));
-  r.imag = a.real < 0 ? copysign(sqrt(-a.real), a.imag) : a.imag;
+  if (isnan(a.real) || isnan(a.imag))
+    return {p}_sqrt(a);
+  if (isinf(a.imag)) {{
+    r.real = INFINITY;
+    r.imag = a.imag;
+    return r;
+  }}
+  if (a.imag == 0) {{
+    r.real = a.real < 0 ? 0 : sqrt(fabs(a.real));
+    r.imag = a.real < 0 ? copysign(sqrt(-a.real), a.imag) : a.imag;
+    return r;
+  }}
+  {r} x = a.real, y = a.imag, scale = 1;
+  if (fabs(x) > {huge} || fabs(y) > {huge}) {{
+    x *= ({r}) 0.25;
+    y *= ({r}) 0.25;
+    scale = 2;
+  }} else if (fabs(x) < {tiny} && fabs(y) < {tiny}) {{
+    x *= {up};
+    y *= {up};
+    scale = {down};
+  }}
+  {r} t = sqrt((fabs(x) + hypot(x, y)) * ({r}) 0.5);
+  r.real = x >= 0 ? t : fabs(y) / (2 * t);
+  r.imag = x >= 0 ? y / (2 * t) : copysign(t, y);
+  r.real *= scale;
+  r.imag *= scale;
   return r;
 }}
 inline {p}_t kc_{p}_tanh({p}_t a)
