@@ -1396,6 +1396,16 @@ class _Builder:
             ops.append(v)
         if "j" in val and x.dtype.kind != "c":
             raise _Reject("complex into real")
+        if x.dtype.kind in "iu":
+            vv = np.asarray(self._eval_with(val, {}))
+            if vv.dtype.kind in "fc":
+                # float to int: NaN, infinities and out-of-range values are the
+                # platform's (NumPy casts NumPy scalars silently, Python floats raise)
+                vr = vv.real.astype(np.float64)
+                ii = np.iinfo(x.dtype)
+                if not (np.isfinite(vr) & (vr > float(ii.min) - 1)
+                        & (vr < float(ii.max) + 1)).all() or x.dtype.itemsize == 8:
+                    raise _Reject("undefined float to int assignment")
         expr = f"{x.name}.astype({dtype_text(x.dtype)})"
         post = "{name}[" + key + "] = " + val
         return expr, ops, "setitem", ("setitem",), post
