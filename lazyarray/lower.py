@@ -141,7 +141,7 @@ def row_reductions(root: Node, stored: set[int], limit: int) -> set[int]:
     (:data:`MIN_ROWS`), and *root* reads it only through elementwise
     operations (possibly inside other such reductions).
     """
-    if isinstance(root, Reduce) or root.ndim == 0:
+    if isinstance(root, (Reduce, Scan)) or root.ndim == 0:
         return set()
 
     def fits(d: Reduce) -> bool:

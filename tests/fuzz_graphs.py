@@ -1652,7 +1652,13 @@ def check_program(prog: Program, localize: bool = True, la=None) -> Mismatch | N
         # lazyarray gave a result where NumPy raised (or gave float16)
         expected = prog.expect_error or "DTypeError (NumPy's result is float16)"
         line = prog.out_line
-        return Mismatch(prog.seed, prog.index, "la_no_error" if prog.expect_error else "float16",
+        # documented in docs/lazyarray.md: integer powers with an array
+        # exponent are not checked for negative exponents (NumPy checks each
+        # element when it computes)
+        documented = prog.tags[line].startswith("error:x ** (x * 0 - 1)")
+        return Mismatch(prog.seed, prog.index,
+                        "unsupported" if documented else
+                        "la_no_error" if prog.expect_error else "float16",
                         prog.tags[line], _signature(prog, line), prog.source(), expected,
                         _summ(got))
     want = prog.vals[prog.out_line]

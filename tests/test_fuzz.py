@@ -35,9 +35,6 @@ def _report(mismatches, limit=15):
     return "\n".join(lines)
 
 
-# FIXME: marked slow until the mismatches it finds today are fixed; then it
-# belongs in the default suite (it takes about 45 s on a 2-core CPU with PoCL).
-@pytest.mark.slow
 def test_fuzz_fast():
     stats = {}
     mms = F.run_fuzz(seed=20240601, n_graphs=120, stats=stats)

@@ -345,3 +345,46 @@ def test_complex_sqrt_of_huge_and_tiny_values(dtype):
                   complex(1, -np.inf)], dtype)
     got = la.sqrt(la.asarray(z)).get()
     np.testing.assert_allclose(got, np.sqrt(z), rtol=4 * np.finfo(got.real.dtype).eps, atol=0)
+
+
+def test_min_and_max_of_literals_and_conditionals_on_narrow_and_wide_integers():
+    # NVIDIA's OpenCL found min(short, 256) and max(long, c ? 1 : 1) ambiguous
+    _both(lambda m, a: m.where(a, True, 1).max(axis=0, keepdims=True),
+          np.array([75], np.uint8))
+    for dtype in (np.int16, np.uint8, np.int64, np.uint64):
+        x = np.array([3, 0, 5], dtype)
+
+        def f(m, a):
+            b = a.astype(dtype)
+            b[0] = 100
+            return m.min(b, axis=0) + m.max(m.where(a > 1, 1, 2))
+
+        _both(f, x)
+
+
+def test_array_keys_cast_numpy_scalars_as_numpy_does():
+    x = np.array([1, 2, 3, 4], np.int32)
+    mask = np.array([True, False, True, False])
+
+    def fancy(m, a):
+        b = a.astype(np.int32)
+        b[np.array([1, 3])] = np.uint32(4000000000)
+        b[a > 2] = np.uint64(2**63)
+        return b
+
+    _both(fancy, x)
+    with pytest.raises(OverflowError):
+        y = la.asarray(x)
+        y[mask] = 2**40                          # a Python int out of range: NumPy's error
+
+
+def test_negative_scalar_powers_of_empty_integer_arrays():
+    _both(lambda m, a: a ** -2, np.zeros((2, 0, 3), np.int8))
+
+
+def test_a_scan_never_holds_a_row_reduction():
+    rng = np.random.default_rng(7)
+    a1 = rng.integers(-6, 7, (65, 70)).astype(np.int8)
+    a2 = rng.integers(-128, 128, (65, 70)).astype(np.int8)
+    _both(lambda m, x, y: m.fmod(x, y * y.max(axis=1, keepdims=True) | 1).cumsum(axis=-2),
+          a1, a2)

@@ -539,13 +539,16 @@ class CExpressionMapper(Mapper):
         return rule, common
 
     def _argument(self, param, dtype: np.dtype, overloaded: bool) -> str:
-        """An argument of *dtype*; a literal passed to an overloaded builtin
-        on 64-bit integers (``max(x, 0)`` with long x) is cast, or the
-        overload is ambiguous (a plain literal is an int)."""
+        """An argument of *dtype*; one passed to an overloaded builtin on
+        integers other than ``int``/``uint`` is cast unless it is a variable or
+        an array element (whose C type is *dtype*): ``max(x, 0)`` with long or
+        short x, or ``min(x, c ? 1 : 2)``, would be ambiguous (literals and
+        ``?:`` are ints in C)."""
         code = self.code(param, PREC_NONE, dtype)
-        if overloaded and dtype.kind in "iu" and dtype.itemsize == 8 \
-                and isinstance(param, (int, np.integer)):
-            return f"({self.target.dtype_to_ctype(dtype)}) {code}"
+        if overloaded and dtype.kind in "iu" and dtype.itemsize != 4 \
+                and not isinstance(param, (prim.Variable, prim.Subscript)) \
+                and not code.startswith(f"({self.target.dtype_to_ctype(dtype)}) "):
+            return f"({self.target.dtype_to_ctype(dtype)}) ({code})"
         return code
 
     def _function(self, name, arg_dtypes, result_dtype) -> str:

@@ -363,7 +363,7 @@ def _scalar_power(base: Node, exponent: Const, loop: np.dtype, dtype: np.dtype) 
     or None where it is an ordinary power; NumPy's error for integers to a
     negative integer power."""
     value = exponent.value
-    if loop.kind in "iu" and value < 0:
+    if loop.kind in "iu" and value < 0 and 0 not in base.shape:    # (NumPy checks elements)
         raise ValueError("Integers to negative integer powers are not allowed.")
     if loop.kind not in "fc" or value.imag != 0 or value.real not in _POWER_AS:
         return None

@@ -281,7 +281,7 @@ def setitem(node: Node, key, value) -> Node:
     value element lands where (later writes win, as in NumPy), so their index
     arrays are computed first."""
     key = _expand(key, node.ndim)
-    value = _value_node(value, node.dtype)
+    value = _value_node(value, node.dtype, any(_is_array(k) for k in key))
     if not any(_is_array(k) for k in key):
         return _basic_setitem(node, key, value)
     masked = _masked_setitem(node, key, value)
@@ -290,13 +290,18 @@ def setitem(node: Node, key, value) -> Node:
     return _scattered_setitem(node, key, value)
 
 
-def _value_node(value, dtype: np.dtype) -> Node:
-    """*value* as a node of *dtype* (converted as NumPy's assignment does)."""
+def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
+    """*value* as a node of *dtype* (converted as NumPy's assignment does:
+    through an array key, a NumPy scalar is cast as an array, wrapping
+    around, where an integer or slice key refuses values out of range)."""
     from lazyarray.array import LazyArray, asarray
     from lazyarray.ops.elementwise import cast, constant
     if isinstance(value, LazyArray):
         return cast(value.node, dtype)
     host = np.asarray(value)
+    if host.ndim == 0 and array_key and isinstance(value, np.generic):
+        with np.errstate(all="ignore"):
+            return constant(host.astype(dtype)[()], dtype)
     if host.ndim == 0:
         one = np.empty((), dtype)
         one[()] = value                 # NumPy's own conversion (and its errors)
