@@ -388,3 +388,15 @@ def test_a_scan_never_holds_a_row_reduction():
     a2 = rng.integers(-128, 128, (65, 70)).astype(np.int8)
     _both(lambda m, x, y: m.fmod(x, y * y.max(axis=1, keepdims=True) | 1).cumsum(axis=-2),
           a1, a2)
+
+
+@pytest.mark.parametrize("shape,axis", [((64, 200), 0), ((64, 200), 1), ((5000,), None),
+                                        ((300, 3, 70), (0, 1))])
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_any_and_all_of_small_floats_on_every_layout(shape, axis, op):
+    rng = np.random.default_rng(9)
+    x = (np.sign(rng.standard_normal(shape)) * 10.0 ** rng.uniform(-30, 30, shape)
+         ).astype(np.float32)
+    _both(lambda m, a: getattr(a, op)(axis=axis), x)
+    x.flat[::7] = 0
+    _both(lambda m, a: getattr(a, op)(axis=axis), x)

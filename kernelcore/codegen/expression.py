@@ -207,13 +207,14 @@ class CExpressionMapper(Mapper):
 
     def wrapped(self, expr, prec: int, t: ExprType) -> str:
         """C code for *expr* of type *t*, wrapping around on overflow as NumPy
-        does where C would not: arithmetic on integers narrower than ``int``,
-        which C computes in ``int``, is cast back to their type (``uint8(200)
-        + uint8(200)`` is 144), and arithmetic on signed ``int``/``long`` data,
-        whose overflow C leaves undefined, is computed unsigned."""
+        does where C would not: sums, products and left shifts of signed data
+        and of narrow unsigned data (which C computes in ``int``), whose
+        overflow C leaves undefined, are computed unsigned (``uint8(200) +
+        uint8(200)`` is 144); other arithmetic on integers narrower than
+        ``int`` is cast back to their type."""
         dtype = t.dtype
         if self.overflows_in_c(expr, t):
-            unsigned = np.dtype(f"u{dtype.itemsize}")
+            unsigned = self.unsigned_twin(expr, dtype)
             return self.reinterpret(expr, self.rec(expr, PREC_NONE, unsigned), dtype, prec)
         if not self.promotes_in_c(expr, dtype):
             return self.rec(expr, prec, dtype)
@@ -222,10 +223,16 @@ class CExpressionMapper(Mapper):
                            PREC_UNARY, prec)
 
     def overflows_in_c(self, expr, t: ExprType) -> bool:
-        """Whether *expr* is arithmetic on signed ``int``/``long`` data (not
-        index arithmetic, whose values are weakly typed)."""
-        return (t.dtype.kind == "i" and t.dtype.itemsize >= 4 and not t.weak
-                and isinstance(expr, _SIGNED_OVERFLOW))
+        """Whether *expr* is a sum, product or left shift of signed or narrow
+        unsigned data (not index arithmetic, whose values are weakly typed)."""
+        dtype = t.dtype
+        return (not t.weak and isinstance(expr, _SIGNED_OVERFLOW)
+                and (dtype.kind == "i" or dtype.kind == "u" and dtype.itemsize < 4))
+
+    def unsigned_twin(self, expr, dtype: np.dtype) -> np.dtype:
+        """The unsigned type *expr* of integer *dtype* is computed in: of its
+        size, at least ``unsigned int`` (C computes narrower ones in ``int``)."""
+        return np.dtype(f"u{max(dtype.itemsize, 4)}")
 
     def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
         """*code*, the value of *expr* computed in the unsigned type of the
@@ -255,7 +262,7 @@ class CExpressionMapper(Mapper):
             raise CodeGenerationError(f"cannot convert complex value {expr} to {want}")
         while isinstance(expr, TypeCast) and self.types(expr.child) == t:
             expr = expr.child                     # (a cast to its own type)
-        if want == np.dtype(f"u{t.dtype.itemsize}") and self.overflows_in_c(expr, t):
+        if self.overflows_in_c(expr, t) and want == self.unsigned_twin(expr, t.dtype):
             return self.rec(expr, prec, want)     # (computed unsigned anyway)
         ctype = self.target.dtype_to_ctype(want)
         inner = self.wrapped(expr, PREC_UNARY, t)

@@ -107,6 +107,11 @@ class VectorExpressionMapper(CExpressionMapper):
             return f"(({self.target.dtype_to_ctype(dtype)}) {text})"
         return text
 
+    def unsigned_twin(self, expr, dtype: np.dtype) -> np.dtype:
+        if not self.is_vector(expr):
+            return super().unsigned_twin(expr, dtype)
+        return np.dtype(f"u{dtype.itemsize}")       # (vectors keep their size)
+
     def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
         if not self.is_vector(expr):
             return super().reinterpret(expr, code, dtype, prec)

@@ -50,9 +50,10 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
         op = _BOOLEAN[op]       # (the sum of bools as bool is an or: NumPy's add.reduce)
     from lazyarray.ops.elementwise import cast
     if op in ("any", "all"):
-        # (complex values are no conditions in OpenCL, and a value reduced over
-        # no axis is stored as it is: their truth is x != 0)
-        arg = cast(node, np.bool_) if node.dtype.kind == "c" or not axes else node
+        # the truth of a value is x != 0 (complex values are no conditions in
+        # OpenCL, and layouts that store partial results convert them to bool
+        # as C does: 0.5 would be false)
+        arg = cast(node, np.bool_)
     else:
         arg = node if np.dtype(dtype) == node.dtype else cast(node, dtype)
     return Reduce(op, axes, arg, dtype, keepdims)
