@@ -16,7 +16,7 @@ from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
-from lazyarray.runtime import adopt, default_queue, evaluate
+from lazyarray.runtime import DEVICE_LOCK, adopt, default_queue, evaluate
 
 
 def _node(x) -> Node:
@@ -135,7 +135,8 @@ class LazyArray:
         node = self.node
         if node.value_on_host is not None:
             return node.value_on_host
-        host = evaluate(node).get(queue=default_queue())
+        with DEVICE_LOCK:
+            host = evaluate(node).get(queue=default_queue())
         if not isinstance(node, Input) or node.owned:
             node.value_on_host = host
         return host
@@ -402,5 +403,6 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
         raise DTypeError(f"lazyarray does not support dtype {host.dtype}")
     if host.dtype == np.float16:
         raise DTypeError("float16 is not supported")
-    return LazyArray(Input(cla.to_device(default_queue(), np.require(host, requirements='C')),
-                             owned=True))
+    with DEVICE_LOCK:
+        data = cla.to_device(default_queue(), np.require(host, requirements='C'))
+    return LazyArray(Input(data, owned=True))

@@ -251,8 +251,22 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
                                    choices, run)
 
 
+#: held while a thread computes values or moves them between host and device:
+#: the evaluations of several threads share stored nodes, and NVIDIA's OpenCL
+#: crashed when threads transferred and launched at once (their work runs on
+#: one in-order queue anyway)
+DEVICE_LOCK = threading.RLock()
+
+
 def evaluate(root: Node) -> cla.Array:
     """The value of *root* on the device (stored nodes are computed once)."""
+    if root.value_on_device is not None:
+        return root.value_on_device
+    with DEVICE_LOCK:
+        return _evaluate(root)
+
+
+def _evaluate(root: Node) -> cla.Array:
     if root.value_on_device is not None:
         return root.value_on_device
     if isinstance(root, Input):
@@ -265,7 +279,7 @@ def evaluate(root: Node) -> cla.Array:
         return root.data
     queue = default_queue()
     for step in plan([root]):
-        args = {name: evaluate(n) for name, n in step.args}
+        args = {name: _evaluate(n) for name, n in step.args}
         step.node.value_on_device = run_step(step, queue, args)
     return root.value_on_device
 

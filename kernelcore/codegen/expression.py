@@ -218,9 +218,25 @@ class CExpressionMapper(Mapper):
             return self.reinterpret(expr, self.rec(expr, PREC_NONE, unsigned), dtype, prec)
         if not self.promotes_in_c(expr, dtype):
             return self.rec(expr, prec, dtype)
-        inner = self.rec(expr, PREC_NONE, dtype)
-        return self._paren(f"({self.target.dtype_to_ctype(dtype)}) ({inner})",
+        return self._paren(self.wrap_to(self.rec(expr, PREC_NONE, dtype), dtype),
                            PREC_UNARY, prec)
+
+    def wrap_to(self, code: str, dtype: np.dtype) -> str:
+        """*code*, an integer value, as the integer *dtype*, wrapping around.
+        OpenCL converts to a signed type through its unsigned twin and
+        ``as_*`` (a conversion out of a signed type's range is the
+        implementation's choice in C)."""
+        ctype = self.target.dtype_to_ctype(dtype)
+        if dtype.kind != "i" or not self.target.vector_types:
+            return f"({ctype}) ({code})"
+        if dtype.itemsize < 4:
+            # sign-extended in int arithmetic first: NVIDIA's OpenCL widened a
+            # short made by a cast, by as_short or by int arithmetic from its
+            # low bits unextended ((long) (short) -32768 came out as 32768)
+            shift = 32 - 8 * dtype.itemsize
+            return f"({ctype}) (((int) ((unsigned int) ({code}) << {shift})) >> {shift})"
+        unsigned = self.target.dtype_to_ctype(np.dtype(f"u{dtype.itemsize}"))
+        return f"as_{ctype}(({unsigned}) ({code}))"
 
     def overflows_in_c(self, expr, t: ExprType) -> bool:
         """Whether *expr* is a sum, product or left shift of signed or narrow
@@ -235,10 +251,8 @@ class CExpressionMapper(Mapper):
         return np.dtype(f"u{max(dtype.itemsize, 4)}")
 
     def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
-        """*code*, the value of *expr* computed in the unsigned type of the
-        same size, as *dtype*."""
-        return self._paren(f"({self.target.dtype_to_ctype(dtype)}) ({code})",
-                           PREC_UNARY, prec)
+        """*code*, the value of *expr* computed in an unsigned type, as *dtype*."""
+        return self._paren(self.wrap_to(code, dtype), PREC_UNARY, prec)
 
     def promotes_in_c(self, expr, dtype: np.dtype) -> bool:
         """Whether C computes *expr*, of the narrow integer *dtype*, in a wider type."""
@@ -262,9 +276,16 @@ class CExpressionMapper(Mapper):
             raise CodeGenerationError(f"cannot convert complex value {expr} to {want}")
         while isinstance(expr, TypeCast) and self.types(expr.child) == t:
             expr = expr.child                     # (a cast to its own type)
-        if self.overflows_in_c(expr, t) and want == self.unsigned_twin(expr, t.dtype):
+        if self.overflows_in_c(expr, t) and want == self.unsigned_twin(expr, t.dtype) \
+                and want.itemsize == t.dtype.itemsize:
             return self.rec(expr, prec, want)     # (computed unsigned anyway)
         ctype = self.target.dtype_to_ctype(want)
+        if t.dtype.kind in "iu" and want.kind == "i" and not t.weak and (
+                want.itemsize < t.dtype.itemsize
+                or want.itemsize == t.dtype.itemsize and t.dtype.kind == "u"):
+            # (a value that may lie outside the signed type: NumPy wraps it)
+            return self._paren(self.wrap_to(self.wrapped(expr, PREC_NONE, t), want),
+                               PREC_UNARY, prec)
         inner = self.wrapped(expr, PREC_UNARY, t)
         return self._paren(f"({ctype}) {inner}", PREC_UNARY, prec)
 

@@ -328,7 +328,9 @@ def elementwise(name: str, *args: Node) -> Node:
         args = resolved
     shape = broadcast_shapes(*(a.shape for a in args))
     if name == "where":
-        dtype = np.result_type(*(_probe(a) for a in args[1:]))
+        # (NumPy's own where: a Python int out of the array's range is
+        # wrapped by NumPy 2.4, refused by later versions)
+        dtype = np.where(np.empty(0, bool), *(_probe(a) for a in args[1:])).dtype
         args = (cast(args[0], np.bool_),) + tuple(_operand(a, dtype) for a in args[1:])
         return Map(name, args, shape, dtype)
     ufunc = getattr(np, name)
