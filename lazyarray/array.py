@@ -16,7 +16,11 @@ from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
-from lazyarray.runtime import DEVICE_LOCK, adopt, default_queue, evaluate
+from lazyarray.runtime import DEVICE_LOCK, TRACING, adopt, default_queue, evaluate
+
+#: an array whose graph of uncomputed operations gets deeper than this is
+#: computed when it is made (a Python loop of eager steps stays bounded)
+DEPTH_LIMIT = 100
 
 
 def _node(x) -> Node:
@@ -39,6 +43,21 @@ class LazyArray:
 
     def __init__(self, node: Node):
         self.node = node
+        if node.depth > DEPTH_LIMIT and not TRACING.names:
+            # a bounded graph: long loops of eager steps compute every so often
+            self._settle()
+
+    def _settle(self) -> cla.Array:
+        """Compute this array's value and hold it as a leaf (the graph that
+        computed it can be freed); the value on the device."""
+        node = self.node
+        with DEVICE_LOCK:
+            value = evaluate(node)
+        if not isinstance(node, Input) and node.value_on_device is value:
+            leaf = Input(value, owned=True)
+            leaf.value_on_host = node.value_on_host
+            self.node = leaf
+        return value
 
     # {{{ attributes
 
@@ -121,7 +140,14 @@ class LazyArray:
 
     def compute(self) -> LazyArray:
         """Compute now; the result stays on the device."""
-        evaluate(self.node)
+        self._settle()
+        return self
+
+    def block_until_ready(self) -> LazyArray:
+        """Compute now and wait until the device has finished (for timing)."""
+        self._settle()
+        with DEVICE_LOCK:
+            default_queue().finish()
         return self
 
     def get(self) -> np.ndarray:
@@ -132,11 +158,11 @@ class LazyArray:
         """The value on the host, fetched once for a computed value (an array
         handed in is read anew: its device buffer may have changed); not to
         be modified."""
-        node = self.node
-        if node.value_on_host is not None:
-            return node.value_on_host
+        if self.node.value_on_host is not None:
+            return self.node.value_on_host
         with DEVICE_LOCK:
-            host = evaluate(node).get(queue=default_queue())
+            host = self._settle().get(queue=default_queue())
+        node = self.node
         if not isinstance(node, Input) or node.owned:
             node.value_on_host = host
         return host

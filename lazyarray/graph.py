@@ -5,7 +5,7 @@ node, so equal subexpressions are one object and ``==`` is identity (also
 when several threads construct nodes at once).
 
 Public names: Node, Input, Const, Map, Reduce, Scan, View, Reshape, Concat, Iota, Gather,
-walk.
+walk, computed, pending_depth, Param, is_weak.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import abc
 import threading
 import weakref
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -23,7 +24,8 @@ _INTERNING = threading.RLock()
 class Node(abc.ABC):
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
-    __slots__ = ("shape", "dtype", "_key", "value_on_device", "value_on_host", "__weakref__")
+    __slots__ = ("shape", "dtype", "_key", "value_on_device", "value_on_host", "depth",
+                 "__weakref__")
 
     def __new__(cls, *args):
         key = (cls, *cls._content(*args))
@@ -36,6 +38,7 @@ class Node(abc.ABC):
                     node._key = key
                     node.value_on_device = node.value_on_host = None
                     node._init(*args)
+                    node.depth = pending_depth(node.children())
                     _INTERNED[key] = node
         return node
 
@@ -73,6 +76,7 @@ class Input(Node):
         node = object.__new__(cls)
         node._key = (cls, *cls._content(data, owned))
         node.value_on_device = node.value_on_host = None
+        node.depth = 0
         node._init(data, owned)
         return node
 
@@ -104,20 +108,59 @@ class Const(Node):
         self.shape = ()
 
 
-class Map(Node):
-    """An elementwise operation on operands broadcast to *shape*."""
+class Param(Node):
+    """A Python scalar argument of a function ``la.jit`` traces: a weak scalar
+    of *dtype*'s kind (float64, int64 or complex128) whose value each call
+    passes to the kernels as an argument. Not interned (one per argument).
 
-    __slots__ = ("op", "args")
+    *converted_to* collects the dtypes the trace converts it to (a call checks
+    that its value fits them, as NumPy's conversion of a Python int does)."""
+
+    __slots__ = ("slot", "converted_to")
+
+    def __new__(cls, slot: int, dtype):
+        node = object.__new__(cls)
+        node._key = (cls, id(node))
+        node.value_on_device = node.value_on_host = None
+        node.depth = 0
+        node._init(slot, dtype)
+        return node
 
     @staticmethod
-    def _content(op, args, shape, dtype):
-        return (op, tuple(args), tuple(shape), np.dtype(dtype).str)
+    def _content(slot, dtype):
+        raise AssertionError("parameters are not interned")
 
-    def _init(self, op, args, shape, dtype):
+    def _init(self, slot, dtype):
+        self.slot = int(slot)
+        self.dtype = np.dtype(dtype)
+        self.shape = ()
+        self.converted_to: set = set()
+
+
+def is_weak(node: Node) -> bool:
+    """Whether *node* is a Python scalar for NumPy's typing (NEP 50): a weak
+    constant, a jit's scalar parameter, or a 0-d operation on such only."""
+    if isinstance(node, Const):
+        return node.weak
+    return isinstance(node, Param) or (isinstance(node, Map) and node.weak)
+
+
+class Map(Node):
+    """An elementwise operation on operands broadcast to *shape*; *weak* when
+    all its operands are Python scalars (its result types as one, NEP 50)."""
+
+    __slots__ = ("op", "args", "weak")
+
+    @staticmethod
+    def _content(op, args, shape, dtype, weak=False):
+        return (op, tuple(args), tuple(shape), np.dtype(dtype).str, bool(weak))
+
+    def _init(self, op, args, shape, dtype, weak=False):
         self.op = op
         self.args = tuple(args)
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        self.weak = bool(weak)
 
     def children(self):
         return self.args
@@ -145,23 +188,39 @@ class Reduce(Node):
         return (self.arg,)
 
 
-def walk(root: Node):
-    """Every node reachable from *root*, each once, children before parents."""
-    seen: set[int] = set()
+def pending_depth(children) -> int:
+    """The depth of the uncomputed graph of a node with *children*: 0 for a
+    leaf, else one more than its deepest child not computed yet."""
+    return 1 + max((c.depth for c in children if c.value_on_device is None), default=-1)
+
+
+def walk(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
+    """Every node reachable from *root*, each once, children before parents;
+    a node for which *stop* is true is listed but not entered (its children
+    are not reached through it). Iterative: any depth."""
+    seen: set[int] = {id(root)}
     order: list[Node] = []
-
-    def visit(node):
-        if id(node) in seen:
-            return
-        seen.add(id(node))
-        for ch in node.children():
-            visit(ch)
-        order.append(node)
-
-    visit(root)
+    stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_entered(root, stop)))]
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, iter(_entered(child, stop))))
+                break
+        else:
+            stack.pop()
+            order.append(node)
     return order
 
 
+def _entered(node: Node, stop: Callable[[Node], bool] | None) -> tuple[Node, ...]:
+    return () if stop is not None and stop(node) else node.children()
+
+
+def computed(node: Node) -> bool:
+    """Whether *node*'s value is on the device already (a leaf for planning)."""
+    return node.value_on_device is not None or isinstance(node, Input)
 
 
 class View(Node):

@@ -3,7 +3,8 @@
 Public names: jit.
 
 The first call with a new signature (array shapes and dtypes, the container
-structure, and the values of static arguments and Python scalars) runs the function on lazy placeholders and plans
+structure, the kinds of Python numbers, and the values of static arguments,
+bools, strings and NumPy scalars) runs the function on lazy placeholders and plans
 the kernels of its results. Later calls with that signature launch the planned
 kernels on the new arguments without running the function again.
 
@@ -29,7 +30,7 @@ import pyopencl.array as cla
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
-from lazyarray.graph import Input
+from lazyarray.graph import Const, Input, Param
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.runtime import adopt, default_queue, evaluate, plan, run_step, tracing
 
@@ -43,11 +44,13 @@ def _is_array(x) -> bool:
 @dataclass(frozen=True)
 class _Program:
     """Planned kernels: each step's inputs and each output are a source,
-    ``("arg", k)`` (array argument k), ``("step", j)`` or ``("const", array)``."""
+    ``("arg", k)`` (array argument k), ``("param", k)`` (scalar argument k),
+    ``("step", j)``, ``("const", array)`` or ``("value", scalar)``."""
 
     steps: tuple          # of (Step, ((argument name, source), ...))
     outputs: tuple        # of sources
     structure: tuple      # of the result
+    params: tuple         # the Param of each scalar argument
 
 
 class _Jitted:
@@ -105,21 +108,26 @@ class _Jitted:
                 key = tuple([(d.shape, d.dtype) for d in data])
                 program = self._by_shapes.get(key)
                 if program is None:
-                    program, data = self._program(args, kwargs)
+                    program, data, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
-                return _run(program, data)
+                return _run(program, data, ())
         return _run(*self._program(args, kwargs))
 
-    def _program(self, args, kwargs) -> tuple[_Program, list]:
+    def _program(self, args, kwargs) -> tuple[_Program, list, list]:
         """The program for a call's signature (traced on the first call with
-        it) and the call's array arguments on the device."""
+        it), the call's array arguments on the device, and its traced scalar
+        arguments."""
         static, dynamic = self._split(args, kwargs)
         leaves, structure = flatten(dynamic)
         arrays = []
         scalars = []
+        values = []
         for leaf in leaves:
             if _is_array(leaf):
                 arrays.append(leaf)
+            elif _traced_scalar(leaf):
+                scalars.append(type(leaf))
+                values.append(leaf)
             elif isinstance(leaf, (numbers.Number, np.generic, str)):
                 scalars.append((type(leaf), leaf))
             else:
@@ -133,7 +141,7 @@ class _Jitted:
         program = made_once(self.programs, key,
                             lambda: self._trace(static, structure, leaves, data),
                             self._tracing)
-        return program, data
+        return program, data, values
 
     def _trace(self, static, structure, leaves, data) -> _Program:
         with self._count_lock:
@@ -145,7 +153,16 @@ class _Jitted:
         placeholders = [Input(d.reshape(d.shape)) for d in data]
         position = {id(p): k for k, p in enumerate(placeholders)}
         it = iter(placeholders)
-        traced = [LazyArray(next(it)) if _is_array(leaf) else leaf for leaf in leaves]
+        params = []
+        traced = []
+        for leaf in leaves:
+            if _is_array(leaf):
+                traced.append(LazyArray(next(it)))
+            elif _traced_scalar(leaf):
+                params.append(Param(len(params), np.result_type(leaf)))
+                traced.append(LazyArray(params[-1]))
+            else:
+                traced.append(leaf)
         call_args = unflatten(structure, traced)
         call_args.update(dict(static))
         with tracing(self.name):
@@ -162,13 +179,18 @@ class _Jitted:
         def source(node):
             if id(node) in position:
                 return ("arg", position[id(node)])
+            if isinstance(node, Param):
+                return ("param", node.slot)
             if id(node) in step_index:
                 return ("step", step_index[id(node)])
+            if isinstance(node, Const):
+                return ("value", node.value)
             return ("const", evaluate(node))
 
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
-        program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure)
+        program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
+                           tuple(params))
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
         for p in placeholders:
@@ -194,14 +216,40 @@ def _device_data(x) -> cla.Array:
     return asarray(x).node.data
 
 
-def _run(program: _Program, data: list) -> Any:
+def _traced_scalar(leaf) -> bool:
+    """Whether *leaf* is a Python number that a trace takes as a value (bools
+    and NumPy scalars are part of the signature)."""
+    return isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic))
+
+
+def _param_values(program: _Program, scalars: list) -> list:
+    """The kernel arguments of a call's scalar arguments, converted to their
+    parameters' dtypes; NumPy's OverflowError for an int that a conversion of
+    the trace cannot hold."""
+    values = []
+    for param, value in zip(program.params, scalars):
+        for dtype in (param.dtype, *param.converted_to):
+            if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+                raise OverflowError(
+                    f"Python integer {value} out of bounds for {dtype} (a scalar argument "
+                    "the jitted function converts to it); pass it as a static argument "
+                    "(static_argnames) to have it compared as NumPy does")
+        values.append(param.dtype.type(value))
+    return values
+
+
+def _run(program: _Program, data: list, scalars: list) -> Any:
     queue = default_queue()
+    params = _param_values(program, scalars)
     values: list = []
     for step, sources in program.steps:
-        args = {name: data[what] if kind == "arg" else values[what] if kind == "step" else what
+        args = {name: data[what] if kind == "arg" else values[what] if kind == "step"
+                else params[what] if kind == "param" else what
                 for name, (kind, what) in sources}
         values.append(run_step(step, queue, args))
     outputs = [LazyArray(Input(values[what], owned=True)) if kind == "step"
+               else asarray(params[what]) if kind == "param"
+               else asarray(what) if kind == "value"
                else LazyArray(Input(data[what] if kind == "arg" else what))
                for kind, what in program.outputs]
     if program.structure == _SINGLE:
@@ -219,7 +267,11 @@ def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=()):
 
     Arguments may be arrays, scalars, and tuples/lists/dicts/dataclasses of
     them; the result has the structure *fn* returned, with lazy arrays as
-    leaves. Python scalars are part of the signature: a new value retraces.
+    leaves. Python ints, floats and complex numbers are traced as values (weak
+    scalars, as NumPy types them): a new value reuses the trace and its
+    kernels; the function cannot branch on them or use them as sizes (mark
+    such arguments static). Static arguments, bools, strings and NumPy
+    scalars are part of the signature: a new value retraces.
     """
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)

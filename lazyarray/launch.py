@@ -48,9 +48,10 @@ _TEMPLATE_LOCKS = KeyedLocks()
 
 
 def kernel_arguments(args: dict, out: cla.Array) -> dict:
-    """The arrays of a kernel call: *args* by name and ``out``, 0-d values as
-    one-element arrays (kernels index them ``[0]``)."""
-    flat = {name: a if a.shape else a.reshape(1) for name, a in args.items()}
+    """The arguments of a kernel call: *args* by name and ``out``, 0-d arrays
+    as one-element arrays (kernels index them ``[0]``), scalars as they are."""
+    flat = {name: a if not isinstance(a, cla.Array) or a.shape else a.reshape(1)
+            for name, a in args.items()}
     flat["out"] = out if out.shape else out.reshape(1)
     return flat
 
@@ -91,8 +92,8 @@ class BoundLaunch:
         for kernel, (_, gsize, lsize, arguments) in zip(kernels, recipe.launches):
             slots = []
             for k, spec in enumerate(arguments):
-                if spec[0] == "array":
-                    slots.append((k, spec[1]))
+                if spec[0] in ("array", "scalar"):
+                    slots.append((k, spec[1], spec[0] == "scalar"))
                 elif spec[0] == "temporary":
                     temp = self.kept.get(spec[1])
                     if temp is None:
@@ -108,14 +109,20 @@ class BoundLaunch:
         """Bound from kernelcore's launcher of *knl* for the arrays of a run."""
         flat = kernel_arguments(args, out)
         launcher = lp.make_launcher(knl, queue, **flat)
+        executor = get_executor(knl, flat)
+        # (the launcher converts scalars: they are known by position)
+        names = [a.name for a in executor.knl.args]
         temporaries: dict[int, int] = {}
         launches = []
         for sub in launcher.launchers:
             arguments = []
-            for _, value in sub.args_list:
+            for k, value in sub.args_list:
                 name = next((n for n, a in flat.items() if a is value), None)
                 if name is not None:
                     arguments.append(("array", name))
+                elif k < len(names) and not isinstance(flat.get(names[k]), (cla.Array,
+                                                                             type(None))):
+                    arguments.append(("scalar", names[k]))
                 elif isinstance(value, cla.Array):
                     index = temporaries.setdefault(id(value), len(temporaries))
                     arguments.append(("temporary", index, value.nbytes))
@@ -124,7 +131,7 @@ class BoundLaunch:
             launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size),
                              None if sub.default_local_work_size is None
                              else tuple(sub.default_local_work_size), tuple(arguments)))
-        source = get_executor(knl, flat).code.device_code()
+        source = executor.code.device_code()
         recipe = Recipe(source, tuple(launches))
         return cls(recipe, [cl.Kernel(sub.kernel.program, name)
                             for sub, (name, *_) in zip(launcher.launchers, launches)],
@@ -143,8 +150,9 @@ class BoundLaunch:
         data = self.pool(self.template.nbytes or 1)
         with self._lock:
             for kernel, gsize, lsize, slots in self.launches:
-                for k, name in slots:
-                    kernel.set_arg(k, data if name == "out" else args[name].base_data)
+                for k, name, scalar in slots:
+                    kernel.set_arg(k, args[name] if scalar else
+                                   data if name == "out" else args[name].base_data)
                 cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         return self.template._new_with_changes(data, 0)
 

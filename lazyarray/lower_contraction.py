@@ -51,7 +51,7 @@ def contraction_operands(knl: lp.LoopKernel, i: str, j: str, k: str) -> tuple[st
     if len(reductions) != 1 or reductions[0].inames != (k,) \
             or reductions[0].operation != "sum":
         return None
-    names = [a.name for a in knl.args if a.name != "out" and a.shape]
+    names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
     reads = read_subscripts(knl, names)
     if len(reads) != 2 or any(len(r) != 1 for r in reads.values()):
         return None

@@ -56,7 +56,7 @@ def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
     if len(inames) < 2:
         return []
     row, col = inames[-2], inames[-1]
-    names = [a.name for a in knl.args if a.name != "out" and a.shape]
+    names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
     result = []
     for name, reads in sorted(read_subscripts(knl, names).items()):
         if all(len(ix) >= 2 and get_dependencies(ix[-1]) & set(inames) == {row}

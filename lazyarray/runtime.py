@@ -27,7 +27,7 @@ import kernelcore as lp
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
-from lazyarray.graph import Const, Input, Node, Reduce, Scan
+from lazyarray.graph import Const, Input, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.lower import build_kernel, stored_nodes
 from lazyarray.tune import candidates, tune, tuning_enabled
@@ -96,28 +96,25 @@ def adopt(data: cla.Array) -> cla.Array:
 
 
 def _structure_key(node: Node, inputs: dict) -> tuple:
-    """Kernels are reused for nodes of the same structure (inputs by position):
-    one entry per node, children referred to by their entries' numbers."""
+    """Kernels are reused for nodes of the same structure (inputs and scalar
+    arguments by position, not value): one entry per node, children referred
+    to by their entries' numbers."""
     position = {nid: k for k, nid in enumerate(inputs)}
     number: dict[int, int] = {}
     entries: list[tuple] = []
-
-    def visit(n: Node) -> int:
-        if id(n) not in number:
-            if id(n) in position:
-                entry = ("in", position[id(n)], n.dtype.str, n.shape)
-            elif isinstance(n, Const):
-                entry = n._key
-            else:
-                entry = (type(n).__name__, getattr(n, "op", None), n.shape, n.dtype.str,
-                         getattr(n, "axes", None), getattr(n, "keepdims", None),
-                         getattr(n, "axis_map", None), getattr(n, "axis", None),
-                         tuple(visit(c) for c in n.children()))
-            number[id(n)] = len(entries)
-            entries.append(entry)
-        return number[id(n)]
-
-    visit(node)
+    for n in walk(node, lambda n: id(n) in position):
+        if id(n) in position:
+            kind = "scalar" if kernel_scalar(n) else "in"
+            entry = (kind, position[id(n)], n.dtype.str, n.shape)
+        elif isinstance(n, Const):
+            entry = n._key
+        else:
+            entry = (type(n).__name__, getattr(n, "op", None), n.shape, n.dtype.str,
+                     getattr(n, "axes", None), getattr(n, "keepdims", None),
+                     getattr(n, "axis_map", None), getattr(n, "axis", None),
+                     tuple(number[id(c)] for c in n.children()))
+        number[id(n)] = len(entries)
+        entries.append(entry)
     return tuple(entries)
 
 
@@ -160,7 +157,7 @@ def plan(roots: list[Node]) -> list[Step]:
     steps: list[Step] = []
     seen: set[int] = set()
     for root in roots:
-        if root.value_on_device is not None or isinstance(root, Input):
+        if computed(root) or isinstance(root, Param):
             continue
         stored = stored_nodes(root)
         stored_ids = {id(n) for n in stored}
@@ -176,8 +173,11 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
         return Step(node)
-    inputs: dict[int, tuple[Node, str]] = {}
-    _collect_inputs(node, node, inputs, stored_ids)
+    if node.dtype.kind != "c" and (isinstance(node, Const) or (
+            isinstance(node, View) and isinstance(node.arg, Const))):
+        # one value everywhere: a fill (pyopencl fills no complex values)
+        return Step(node, fill=(node if isinstance(node, Const) else node.arg).value)
+    inputs = _collect_inputs(node, stored_ids)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (_structure_key(node, inputs), tuning_enabled())
     compiled = made_once(_KERNELS, key, lambda: _compile(key, node, inputs), _PLANNING)
@@ -207,10 +207,11 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
     compiled = step.compiled
-    if any(a.offset for a in args.values()):
+    if any(getattr(a, "offset", 0) for a in args.values()):
         # views starting inside their buffer (pyopencl slices): kernels take
         # whole buffers, so such an input is read through a copy
-        args = {name: a.copy(queue=queue) if a.offset else a for name, a in args.items()}
+        args = {name: a.copy(queue=queue) if getattr(a, "offset", 0) else a
+                for name, a in args.items()}
     if compiled is not None and compiled.bound is not None:
         STATS["launches"] += 1
         return compiled.bound(queue, args)
@@ -219,7 +220,10 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         _tune_step(step, queue, args, out)
     if step.fill is not None:
         # (pyopencl has no fill for bools: their bytes are filled as uint8)
-        (out.view(np.uint8) if out.dtype == np.bool_ else out).fill(step.fill)
+        if out.dtype == np.bool_:
+            out.view(np.uint8).fill(np.uint8(step.fill))
+        else:
+            out.fill(step.fill)
     elif compiled is not None:
         step.kernel(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1
@@ -228,7 +232,8 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     # later runs (in this process and, through the disk recipe, in others) skip
     # lowering and the checks of a kernel call; not for kernels with nothing
     # to rebind (empty values)
-    if compiled is not None and out.size and all(a.size for a in args.values()):
+    if compiled is not None and out.size and all(a.size for a in args.values()
+                                                 if isinstance(a, cla.Array)):
         compiled.bound = BoundLaunch.from_run(step.kernel, queue, args, result)
         store_recipe(compiled.disk_key, compiled.bound.recipe)
     return result
@@ -269,6 +274,11 @@ def evaluate(root: Node) -> cla.Array:
 def _evaluate(root: Node) -> cla.Array:
     if root.value_on_device is not None:
         return root.value_on_device
+    if isinstance(root, Param):
+        from lazyarray.errors import LazyArrayError
+        raise LazyArrayError(
+            "a value computed from a scalar argument of a jitted function is not known "
+            "while the function is traced; return it from the jitted function instead")
     if isinstance(root, Input):
         if root.data is None:
             from lazyarray.errors import LazyArrayError
@@ -279,24 +289,33 @@ def _evaluate(root: Node) -> cla.Array:
         return root.data
     queue = default_queue()
     for step in plan([root]):
-        args = {name: _evaluate(n) for name, n in step.args}
+        args = {name: n.value if isinstance(n, Const) else _evaluate(n)
+                for name, n in step.args}
         step.node.value_on_device = run_step(step, queue, args)
     return root.value_on_device
 
 
-def _collect_inputs(node: Node, root: Node, inputs: dict, stored_ids: set[int],
-                    seen: set[int] | None = None) -> None:
-    """The values *root*'s kernel reads: inputs, computed values, stored nodes."""
-    seen = set() if seen is None else seen
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    if node is not root and (node.value_on_device is not None or isinstance(node, Input)
-                             or id(node) in stored_ids):
-        if id(node) not in inputs:
-            inputs[id(node)] = (node, f"in{len(inputs)}")
-        return
-    for ch in node.children():
-        _collect_inputs(ch, root, inputs, stored_ids, seen)
+def kernel_scalar(node: Node) -> bool:
+    """Whether *node* is a kernel's scalar argument (a new value reuses the
+    kernel): a jit's scalar parameter, or a constant other than a bool (OpenCL
+    kernels take none) or a Python integer kept as written (compared outside
+    its operand's range)."""
+    return isinstance(node, Param) or (
+        isinstance(node, Const) and not node.weak and node.dtype.kind != "b")
 
 
+def _collect_inputs(root: Node, stored_ids: set[int]) -> dict[int, tuple[Node, str]]:
+    """The values *root*'s kernel reads, by node id with their argument names:
+    inputs, computed values and stored nodes (``in<k>``), and scalar
+    constants (``s<k>``)."""
+    inputs: dict[int, tuple[Node, str]] = {}
+
+    def read(node: Node) -> bool:
+        return node is not root and (computed(node) or id(node) in stored_ids
+                                     or kernel_scalar(node))
+
+    for node in walk(root, read):
+        if node is not root and read(node):
+            prefix = "s" if kernel_scalar(node) else "in"
+            inputs[id(node)] = (node, f"{prefix}{len(inputs)}")
+    return inputs

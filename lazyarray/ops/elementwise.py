@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.errors import DTypeError, ShapeError
-from lazyarray.graph import Const, Map, Node
+from lazyarray.graph import Const, Map, Node, Param, is_weak
 
 #: ufunc name -> instruction-language template over operands {0}, {1}, ...
 ELEMENTWISE: dict[str, str] = {
@@ -101,10 +101,6 @@ ELEMENTWISE: dict[str, str] = {
     # 1/x truncated; 1/0 converted to an integer as NumPy does on this platform
     "_reciprocal_i": "if({0} == 1 or {0} == -1, {0}, 0)",
     "_reciprocal_u": "if({0} == 1, {0}, 0)",
-    # non-finite constants (kernelcore has no names for them) and float zeros
-    # (kernelcore's constant folding would turn x * 0.0 into 0)
-    "_posinf": "1e309", "_neginf": "(-1e309)", "_nan": "(1e309 - 1e309)",
-    "_zero": "copysign(0.0, 1.0)", "_negzero": "copysign(0.0, -1.0)",
     # }}}
 }
 
@@ -141,55 +137,43 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
                          + " ".join(str(tuple(s)) for s in shapes)) from None
 
 
+#: a Python scalar standing for a weak value of each kind, in typing
+_WEAK_PROBES = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1j}
+
+
 def _probe(x):
     """A stand-in with NumPy's typing behaviour: empty arrays, or Python scalars."""
     if isinstance(x, Const):
         return x.value.item() if x.weak else x.value
+    if is_weak(x):
+        return _WEAK_PROBES[x.dtype.kind]
     return np.empty(0, x.dtype)
 
 
 def _loop_operand(x):
     """What ``ufunc.resolve_dtypes`` takes for *x* (Python types are weak)."""
-    if isinstance(x, Const) and x.weak:
-        v = x.value.item()
+    if is_weak(x):
+        v = _probe(x)
         return np.dtype(np.bool_) if isinstance(v, bool) else type(v)
     return x.dtype
 
 
 def constant(value, dtype) -> Node:
-    """A scalar node of *dtype* holding *value* (also NaN and infinities)."""
+    """A scalar node of *dtype* holding *value* (also NaN and infinities: a
+    kernel reads it as an argument)."""
     dtype = np.dtype(dtype)
-    v = dtype.type(value)
-    if dtype.kind == "f" and not np.isfinite(v):
-        op = "_nan" if np.isnan(v) else ("_posinf" if v > 0 else "_neginf")
-        return Map(op, (), (), dtype)
-    if dtype.kind == "f" and v == 0:
-        return Map("_negzero" if np.signbit(v) else "_zero", (), (), dtype)
-    if dtype.kind == "c" and not np.isfinite(v):
-        raise DTypeError(f"non-finite complex constants ({value!r}) are not supported")
-    return Const(v, dtype, False)
-
-
-#: ufuncs whose spelling is plain operators: an integer literal may meet a
-#: float there (elsewhere, e.g. ``isnan(2)``, OpenCL's overloads are ambiguous)
-_OPERATORS = frozenset(["add", "subtract", "multiply", "true_divide", "divide", "power",
-                        "less", "less_equal", "greater", "greater_equal", "equal",
-                        "not_equal"])
+    return Const(dtype.type(value), dtype, False)
 
 
 def _operand(node: Node, loop_dtype: np.dtype, name: str = "") -> Node:
-    """*node* as an operand of a loop on *loop_dtype*: converted, except for
-    Python scalars written as plain literals (see :func:`_stays_weak`).
-    Float zeros are always converted: kernelcore folds ``x * 0`` to 0."""
-    if not _stays_weak(node, loop_dtype):
-        return cast(node, loop_dtype)
-    if loop_dtype.kind in "iu":
-        # one outside the loop type's range stays only in a comparison; NumPy's
-        # where(c, uint8_array, -1) wraps it (to 255)
-        return node if name in _COMPARISONS or _fits(node.value, loop_dtype) \
-            else cast(node, loop_dtype)
-    if node.value != 0 and (node.dtype.kind == "f" or name in _OPERATORS) \
-            and np.isfinite(node.value):
+    """*node* as an operand of a loop on *loop_dtype*: converted to it. A
+    Python scalar becomes a constant of the loop type, as NumPy converts it
+    (a kernel argument: a new value reuses the kernel), except an integer
+    outside the loop type's range in a comparison, which NumPy compares as
+    the integer it is."""
+    if isinstance(node, Const) and node.weak and loop_dtype.kind in "iu" \
+            and node.dtype.kind in "iu" and name in _COMPARISONS \
+            and not _fits(node.value, loop_dtype):
         return node
     return cast(node, loop_dtype)
 
@@ -200,23 +184,14 @@ def _fits(value, dtype: np.dtype) -> bool:
     return info.min <= int(value) <= info.max
 
 
-def _stays_weak(node: Node, loop_dtype: np.dtype) -> bool:
-    """Whether the Python scalar *node* is written as a plain literal (which
-    takes the type of the expression): integers in integer and float loops
-    (a comparison may use one outside the loop type's range), floats in float
-    loops; bools and complex numbers are converted."""
-    if not (isinstance(node, Const) and node.weak):
-        return False
-    kinds = {"i": "iuf", "u": "iuf", "f": "f"}.get(node.dtype.kind, "")
-    return loop_dtype.kind in kinds
-
-
 def cast(node: Node, dtype) -> Node:
     """*node* converted to *dtype* as NumPy's ``astype`` does (nonzero is True,
     complex to real keeps the real part)."""
     dtype = np.dtype(dtype)
     if dtype.kind not in "biufc" or dtype == np.float16:
         raise DTypeError(f"lazyarray does not support dtype {dtype}")
+    if isinstance(node, Param):
+        node.converted_to.add(dtype)
     if node.dtype == dtype and not isinstance(node, Const):
         return node
     if isinstance(node, Const):
@@ -351,8 +326,9 @@ def elementwise(name: str, *args: Node) -> Node:
             return special
     if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
         raise DTypeError(f"{name} on complex values is not supported yet")
+    weak = all(is_weak(a) for a in args)
     args = tuple(_operand(a, d, name) for a, d in zip(args, loop))
-    return Map(_variant(name, loop, dtype), args, shape, dtype)
+    return Map(_variant(name, loop, dtype), args, shape, dtype, weak)
 
 
 #: powers NumPy computes with another ufunc (``x**0.5`` is ``sqrt(x)``, so
