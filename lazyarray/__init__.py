@@ -23,6 +23,7 @@ from lazyarray.array import Device, LazyArray, asarray
 from lazyarray.errors import DTypeError, IndexingError, LazyArrayError, ShapeError
 from lazyarray.explain import explain, to_dot
 from lazyarray.jit import jit
+from lazyarray.runtime import synchronize
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import host as _host
 from lazyarray.ops import linalg as _linalg
@@ -672,7 +673,7 @@ def ravel(x) -> LazyArray:
 # }}}
 
 
-__all__ = ["LazyArray", "asarray", "jit", "explain", "to_dot", "where",
+__all__ = ["LazyArray", "asarray", "jit", "synchronize", "explain", "to_dot", "where",
            "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
            "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
            "permute_dims", "reshape", "ravel", "take",

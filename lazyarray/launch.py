@@ -145,7 +145,9 @@ class BoundLaunch:
         kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
         return cls(recipe, kernels, queue, _result_template(queue, node.shape, node.dtype))
 
-    def __call__(self, queue, args: dict) -> cla.Array:
+    def __call__(self, queue, args: dict, events: list | None = None) -> cla.Array:
+        """The result of a run on *args* (by name); the launches' events are
+        added to *events* if given."""
         # the result's array is made after the launches: the device starts sooner
         data = self.pool(self.template.nbytes or 1)
         with self._lock:
@@ -153,7 +155,9 @@ class BoundLaunch:
                 for k, name, scalar in slots:
                     kernel.set_arg(k, args[name] if scalar else
                                    data if name == "out" else args[name].base_data)
-                cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+                event = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+                if events is not None:
+                    events.append(event)
         return self.template._new_with_changes(data, 0)
 
 

@@ -6,7 +6,7 @@ concurrently), and two threads computing one shared node both get a right
 value.
 
 Public names: evaluate, plan, run_step, Step, default_queue, adopt, STATS, TRACING,
-tracing, refuse_while_tracing.
+tracing, refuse_while_tracing, synchronize, kernel_scalar.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import kernelcore as lp
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
-from lazyarray.graph import Const, Input, Node, Param, Reduce, Scan, View, computed, walk
+from lazyarray.graph import (
+    Const, Input, Node, Param, Reduce, Reshape, Scan, View, computed, walk)
 from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.lower import build_kernel, stored_nodes
 from lazyarray.tune import candidates, tune, tuning_enabled
@@ -39,9 +40,10 @@ _PLANNING = KeyedLocks()
 #: the result of reducing nothing (max and min refuse empty input earlier)
 _EMPTY_REDUCTION = {"sum": 0, "product": 1, "any": False, "all": True}
 
-#: kernels launched by this process (tests read it to check fusion; approximate
-#: when several threads launch at once)
-STATS = {"launches": 0}
+#: kernels launched by this process, and kernel structures planned (lowered,
+#: or loaded from a disk recipe): tests read them to check fusion and reuse
+#: (approximate when several threads launch at once)
+STATS = {"launches": 0, "planned": 0}
 
 
 class _Tracing(threading.local):
@@ -187,6 +189,7 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
 def _compile(key: tuple, node: Node, inputs: dict) -> _Compiled:
     """The kernel of *node*'s structure *key*: from its disk recipe, else lowered."""
     start = time.perf_counter()
+    STATS["planned"] += 1
     device = lp.default_queue().device
     disk_key = recipe_key(key, device, lower_reduction.device_profile(device))
     recipe = load_recipe(disk_key)
@@ -214,7 +217,11 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
                 for name, a in args.items()}
     if compiled is not None and compiled.bound is not None:
         STATS["launches"] += 1
-        return compiled.bound(queue, args)
+        if not logger.isEnabledFor(logging.INFO):
+            return compiled.bound(queue, args)
+        events: list = []
+        with _kernel_time(node, queue, events):
+            return compiled.bound(queue, args, events)
     out = new_array(queue, node.shape or (1,), node.dtype)
     if compiled is not None and tuning_enabled() and not isinstance(node, Scan) and out.size:
         _tune_step(step, queue, args, out)
@@ -225,9 +232,9 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         else:
             out.fill(step.fill)
     elif compiled is not None:
-        step.kernel(queue, **kernel_arguments(args, out))
+        with _kernel_time(node, queue, None):
+            step.kernel(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1
-        logger.info("computed %s%s %s", type(node).__name__, node.shape, node.dtype)
     result = out if node.shape else out.reshape(())
     # later runs (in this process and, through the disk recipe, in others) skip
     # lowering and the checks of a kernel call; not for kernels with nothing
@@ -237,6 +244,32 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         compiled.bound = BoundLaunch.from_run(step.kernel, queue, args, result)
         store_recipe(compiled.disk_key, compiled.bound.recipe)
     return result
+
+
+@contextmanager
+def _kernel_time(node: Node, queue, events: list | None) -> Iterator[None]:
+    """Log the device time of the kernel launched in the block (at info
+    level only: from profiling *events* on a profiling queue, else by
+    waiting for the device, which synchronizes)."""
+    if not logger.isEnabledFor(logging.INFO):
+        yield
+        return
+    profiling = events is not None and bool(
+        queue.properties & cl.command_queue_properties.PROFILING_ENABLE)
+    queue.finish()
+    start = time.perf_counter()
+    yield
+    queue.finish()
+    seconds = (sum(e.profile.end - e.profile.start for e in events) * 1e-9 if profiling
+               else time.perf_counter() - start)
+    logger.info("ran %s%s %s in %.3f ms (%s)", type(node).__name__, node.shape, node.dtype,
+                1e3 * seconds, "profiled" if profiling else "waited for")
+
+
+def synchronize() -> None:
+    """Wait until the device has finished all queued work."""
+    with DEVICE_LOCK:
+        default_queue().finish()
 
 
 def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
@@ -287,6 +320,10 @@ def _evaluate(root: Node) -> cla.Array:
                 "placeholders, which hold no values after the trace; return it from "
                 "the jitted function instead")
         return root.data
+    part = _contiguous_part(root)
+    if part is not None:
+        root.value_on_device = part
+        return part
     queue = default_queue()
     for step in plan([root]):
         args = {name: n.value if isinstance(n, Const) else _evaluate(n)
@@ -302,6 +339,34 @@ def kernel_scalar(node: Node) -> bool:
     its operand's range)."""
     return isinstance(node, Param) or (
         isinstance(node, Const) and not node.weak and node.dtype.kind != "b")
+
+
+def _contiguous_part(node: Node) -> cla.Array | None:
+    """A reshape of a computed array, or a contiguous part of one (``x[3]``,
+    ``x[2, 1]``, ``x[1:4]``), as a view of its buffer: no kernel, so reading
+    elements one by one compiles nothing. None for other nodes."""
+    if not isinstance(node, (View, Reshape)):
+        return None
+    arg = node.arg
+    while isinstance(arg, (View, Reshape)) and not computed(arg):
+        arg = arg.arg
+    if not computed(arg):
+        return None
+    arg = node.arg
+    if isinstance(node, Reshape):
+        return _evaluate(arg).reshape(node.shape)
+    fixed = [m[1] for m in node.axis_map if m[0] == "const"]
+    rest = node.axis_map[len(fixed):]
+    key: list = list(fixed)
+    if rest and rest[0][0] == "axis" and rest[0][3] == 1:
+        start = rest[0][2]
+        key.append(slice(start, start + node.shape[0]))
+        rest = rest[1:]
+    full = tuple(("axis", k, 0, 1) for k in range(node.ndim - len(rest), node.ndim))
+    if rest != full or node.shape[node.ndim - len(rest):] != arg.shape[arg.ndim - len(rest):] \
+            or len(key) + len(rest) != arg.ndim:
+        return None
+    return _evaluate(arg)[tuple(key)]
 
 
 def _collect_inputs(root: Node, stored_ids: set[int]) -> dict[int, tuple[Node, str]]:

@@ -1,0 +1,225 @@
+"""The core's promises for real programs: a new scalar value reuses the
+kernel, loops of any length run in bounded memory, reading elements one by one
+compiles nothing, and users can wait for and time the device."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray import graph
+from lazyarray.runtime import STATS
+
+
+def _planned(fn) -> int:
+    """How many kernel structures *fn* planned."""
+    before = STATS["planned"]
+    fn()
+    return STATS["planned"] - before
+
+
+# {{{ 1. scalars are values, not part of the kernel
+
+def test_a_time_loop_with_a_new_dt_each_step_plans_its_kernels_once(queue):
+    u0 = np.linspace(0, 1, 257).astype(np.float32)
+    ref = u0.copy()
+    u = la.asarray(u0)
+
+    def step(u, dt):
+        return u + dt * (u[2:] - 2 * u[1:-1] + u[:-2]).sum() * 0.5 - dt
+
+    def loop() -> None:
+        nonlocal u, ref
+        for k in range(100):
+            dt = 1e-3 * (1 + 0.37 * k)
+            u = step(u, dt).compute()
+            ref = step(ref, dt)
+
+    planned = _planned(loop)
+    assert planned <= 2, f"{planned} kernels planned for 100 steps of two kernels"
+    assert u.dtype == np.float32
+    np.testing.assert_allclose(u.get(), ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int64, np.float32, np.float64,
+                                   np.complex64])
+def test_new_scalar_values_reuse_the_kernel_with_numpy_typing(queue, dtype):
+    h = (np.arange(12) % 5).astype(dtype)
+    x = la.asarray(h)
+    results = []
+
+    def run() -> None:
+        for v in (1, 2, 3, 7, 0, -1 if np.dtype(dtype).kind != "u" else 9):
+            results.append((v, (x * v + 3).get()))
+
+    planned = _planned(run)
+    for v, got in results:
+        want = h * v + 3
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    # (a value equal to another constant of the kernel shares its argument)
+    assert planned <= 2
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-300, 2.5])
+def test_special_float_scalars_are_arguments_too(queue, value):
+    h = np.array([1.0, -2.0, 0.0, np.inf], np.float32)
+    x = la.asarray(h)
+    with np.errstate(all="ignore"):
+        for got, want in [((x * value).get(), h * value), ((x + value).get(), h + value),
+                          (la.full((3,), value).get(), np.full((3,), value)),
+                          (la.maximum(x, value).get(), np.maximum(h, value))]:
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_jit_traces_python_numbers_as_values(queue):
+    @la.jit
+    def step(u, dt, k):
+        return u + dt * u * u - 2 * dt + k
+
+    u0 = np.linspace(0, 1, 50).astype(np.float32)
+    u = la.asarray(u0)
+    for i in range(20):
+        dt = 0.01 * (i + 1)
+        r = step(u, dt, 3)
+        assert r.dtype == np.float32            # dt stays weak, as in NumPy
+        np.testing.assert_allclose(r.get(), u0 + dt * u0 * u0 - 2 * dt + 3, rtol=1e-6)
+    assert step.trace_count == 1
+    step(u, 0.5, 2.5)                          # a float where an int was: a new signature
+    assert step.trace_count == 2
+
+
+def test_jit_refuses_an_int_that_its_conversion_cannot_hold(queue):
+    @la.jit
+    def add(x, n):
+        return x + n
+
+    x = la.asarray(np.arange(5, dtype=np.int8))
+    np.testing.assert_array_equal(add(x, 3).get(), np.arange(5, dtype=np.int8) + 3)
+    with pytest.raises(OverflowError, match="300 out of bounds for int8"):
+        add(x, 300)
+    with pytest.raises(OverflowError):
+        np.arange(5, dtype=np.int8) + 300       # (NumPy's own error)
+
+
+def test_reading_elements_one_by_one_compiles_nothing(queue):
+    h = np.random.default_rng(0).random((40, 25))
+    x = la.asarray(h)
+    (x * 2).compute()
+    before = STATS["launches"]
+    start = time.perf_counter()
+    values = [float(v) for v in x.ravel()]
+    rows = [row.get() for row in x]
+    elapsed = time.perf_counter() - start
+    assert STATS["launches"] == before
+    assert values == h.ravel().tolist()
+    np.testing.assert_array_equal(np.array(rows), h)
+    assert elapsed < 5, f"1,000 element reads took {elapsed:.1f} s"
+
+# }}}
+
+
+# {{{ 2. programs of any length
+
+def _interned() -> int:
+    gc.collect()
+    return len(graph._INTERNED)
+
+
+@pytest.mark.parametrize("compute_each_step", [False, True])
+def test_long_eager_loops_run_in_bounded_memory(queue, compute_each_step):
+    h = np.linspace(0, 1, 64)
+    x, ref = la.asarray(h), h.copy()
+    counts = []
+    for k in range(3000):
+        x = x * 0.999 + 0.001
+        ref = ref * 0.999 + 0.001
+        if compute_each_step:
+            x.compute()
+        if k % 1000 == 999:
+            counts.append(_interned())
+    np.testing.assert_allclose(x.get(), ref, rtol=1e-12)
+    # the graph held alive does not grow with the number of steps
+    assert counts[-1] <= counts[0] + 10, counts
+
+
+def test_eager_loop_time_is_linear_in_its_steps(queue):
+    x = la.asarray(np.ones(16))
+
+    def run(n: int) -> float:
+        nonlocal x
+        start = time.perf_counter()
+        for _ in range(n):
+            x = x * 1.0 + 0.0
+        x.compute()
+        return time.perf_counter() - start
+
+    run(500)                                    # (kernels planned)
+    short, long = run(1000), run(4000)
+    assert long < 8 * short, f"1,000 steps: {short:.2f} s, 4,000 steps: {long:.2f} s"
+
+
+@pytest.mark.slow
+def test_a_hundred_thousand_eager_steps(queue):
+    x = la.asarray(np.zeros(8))
+    start = time.perf_counter()
+    for _ in range(100_000):
+        x = x + 1.0
+    assert float(x.sum()) == 8 * 100_000
+    assert time.perf_counter() - start < 600
+
+
+def test_jit_of_a_thousand_step_python_loop(queue):
+    @la.jit
+    def relax(x, a, b):
+        for _ in range(1000):
+            x = x * a + b
+        return x
+
+    h = np.linspace(0, 1, 33)
+    want = h.copy()
+    for _ in range(1000):
+        want = want * 0.995 + 0.004
+    np.testing.assert_allclose(relax(la.asarray(h), 0.995, 0.004).get(), want, rtol=1e-12)
+    np.testing.assert_allclose(relax(la.asarray(h), 0.995, 0.004).get(), want, rtol=1e-12)
+    assert relax.trace_count == 1
+
+
+def test_a_deep_lazy_graph_evaluates_without_recursion_errors(queue):
+    h = np.arange(10.0)
+    x = la.asarray(h)
+    y = x
+    for _ in range(5000):
+        y = -y
+    np.testing.assert_array_equal(y.get(), h)
+
+# }}}
+
+
+# {{{ 7. waiting and timing
+
+def test_block_until_ready_and_synchronize(queue):
+    x = la.asarray(np.arange(5.0))
+    y = x * 2
+    assert y.block_until_ready() is y
+    la.synchronize()
+    np.testing.assert_array_equal(y.get(), np.arange(5.0) * 2)
+
+
+def test_info_logging_reports_kernel_times(queue, caplog):
+    x = la.asarray(np.arange(7.0))
+    with caplog.at_level(logging.INFO, logger="lazyarray"):
+        (x * 3 + 1).get()
+        (x * 4 + 1).get()
+    times = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ran ")]
+    assert len(times) == 2, times
+    assert all(" ms " in t for t in times)
+
+# }}}
