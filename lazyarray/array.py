@@ -16,6 +16,7 @@ from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
+from lazyarray.values import keep_on_host, on_device, on_host
 from lazyarray.runtime import DEVICE_LOCK, TRACING, adopt, default_queue, evaluate
 
 #: an array whose graph of uncomputed operations gets deeper than this is
@@ -53,9 +54,11 @@ class LazyArray:
         node = self.node
         with DEVICE_LOCK:
             value = evaluate(node)
-        if not isinstance(node, Input) and node.value_on_device is value:
+        if not isinstance(node, Input) and on_device(node) is value:
             leaf = Input(value, owned=True)
-            leaf.value_on_host = node.value_on_host
+            host = on_host(node)
+            if host is not None:
+                keep_on_host(leaf, host)
             self.node = leaf
         return value
 
@@ -158,13 +161,14 @@ class LazyArray:
         """The value on the host, fetched once for a computed value (an array
         handed in is read anew: its device buffer may have changed); not to
         be modified."""
-        if self.node.value_on_host is not None:
-            return self.node.value_on_host
+        host = on_host(self.node)
+        if host is not None:
+            return host
         with DEVICE_LOCK:
             host = self._settle().get(queue=default_queue())
         node = self.node
         if not isinstance(node, Input) or node.owned:
-            node.value_on_host = host
+            keep_on_host(node, host)
         return host
 
     to_numpy = get

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from lazyarray.values import on_device
+
 _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _INTERNING = threading.RLock()
 
@@ -24,8 +26,7 @@ _INTERNING = threading.RLock()
 class Node(abc.ABC):
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
-    __slots__ = ("shape", "dtype", "_key", "value_on_device", "value_on_host", "depth",
-                 "__weakref__")
+    __slots__ = ("shape", "dtype", "_key", "depth", "__weakref__")
 
     def __new__(cls, *args):
         key = (cls, *cls._content(*args))
@@ -36,7 +37,6 @@ class Node(abc.ABC):
                 if node is None:
                     node = object.__new__(cls)
                     node._key = key
-                    node.value_on_device = node.value_on_host = None
                     node._init(*args)
                     node.depth = pending_depth(node.children())
                     _INTERNED[key] = node
@@ -75,7 +75,6 @@ class Input(Node):
     def __new__(cls, data, owned: bool = False):
         node = object.__new__(cls)
         node._key = (cls, *cls._content(data, owned))
-        node.value_on_device = node.value_on_host = None
         node.depth = 0
         node._init(data, owned)
         return node
@@ -121,7 +120,6 @@ class Param(Node):
     def __new__(cls, slot: int, dtype):
         node = object.__new__(cls)
         node._key = (cls, id(node))
-        node.value_on_device = node.value_on_host = None
         node.depth = 0
         node._init(slot, dtype)
         return node
@@ -191,7 +189,7 @@ class Reduce(Node):
 def pending_depth(children) -> int:
     """The depth of the uncomputed graph of a node with *children*: 0 for a
     leaf, else one more than its deepest child not computed yet."""
-    return 1 + max((c.depth for c in children if c.value_on_device is None), default=-1)
+    return 1 + max((c.depth for c in children if on_device(c) is None), default=-1)
 
 
 def walk(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
@@ -220,7 +218,7 @@ def _entered(node: Node, stop: Callable[[Node], bool] | None) -> tuple[Node, ...
 
 def computed(node: Node) -> bool:
     """Whether *node*'s value is on the device already (a leaf for planning)."""
-    return node.value_on_device is not None or isinstance(node, Input)
+    return isinstance(node, Input) or on_device(node) is not None
 
 
 class View(Node):

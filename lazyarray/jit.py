@@ -31,6 +31,7 @@ from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.array import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Const, Input, Param
+from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.runtime import adopt, default_queue, evaluate, plan, run_step, tracing
 
@@ -202,8 +203,9 @@ def _fast_data(x) -> cla.Array | None:
     """The device data of a computed lazy array or a pyopencl array, else None."""
     if type(x) is LazyArray:
         node = x.node
-        if node.value_on_device is not None:
-            return node.value_on_device
+        value = on_device(node)
+        if value is not None:
+            return value
         return node.data if type(node) is Input else None
     return adopt(x) if type(x) is cla.Array else None
 

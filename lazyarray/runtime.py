@@ -29,6 +29,7 @@ from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.graph import (
     Const, Input, Node, Param, Reduce, Reshape, Scan, View, computed, walk)
+from lazyarray.values import keep_on_device, on_device
 from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.lower import build_kernel, stored_nodes
 from lazyarray.tune import candidates, tune, tuning_enabled
@@ -164,7 +165,7 @@ def plan(roots: list[Node]) -> list[Step]:
         stored = stored_nodes(root)
         stored_ids = {id(n) for n in stored}
         for node in stored:
-            if node.value_on_device is None and id(node) not in seen:
+            if on_device(node) is None and id(node) not in seen:
                 seen.add(id(node))
                 steps.append(_step_for(node, stored_ids))
     return steps
@@ -298,15 +299,17 @@ DEVICE_LOCK = threading.RLock()
 
 def evaluate(root: Node) -> cla.Array:
     """The value of *root* on the device (stored nodes are computed once)."""
-    if root.value_on_device is not None:
-        return root.value_on_device
+    value = on_device(root)
+    if value is not None:
+        return value
     with DEVICE_LOCK:
         return _evaluate(root)
 
 
 def _evaluate(root: Node) -> cla.Array:
-    if root.value_on_device is not None:
-        return root.value_on_device
+    value = on_device(root)
+    if value is not None:
+        return value
     if isinstance(root, Param):
         from lazyarray.errors import LazyArrayError
         raise LazyArrayError(
@@ -322,14 +325,14 @@ def _evaluate(root: Node) -> cla.Array:
         return root.data
     part = _contiguous_part(root)
     if part is not None:
-        root.value_on_device = part
+        keep_on_device(root, part)
         return part
     queue = default_queue()
     for step in plan([root]):
         args = {name: n.value if isinstance(n, Const) else _evaluate(n)
                 for name, n in step.args}
-        step.node.value_on_device = run_step(step, queue, args)
-    return root.value_on_device
+        keep_on_device(step.node, run_step(step, queue, args))
+    return on_device(root)
 
 
 def kernel_scalar(node: Node) -> bool:

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
+from lazyarray.values import on_host
 
 
 @settings(max_examples=15, deadline=None, derandomize=True, database=None)
@@ -43,9 +44,9 @@ def test_value_dependent_operations_refuse_jit(queue):
 def test_scalar_conversions_fetch_a_computed_value_once(queue):
     import pyopencl.array as cla
     x = la.asarray(np.arange(6.0)).sum()
-    assert float(x) == 15.0 and x.node.value_on_host is not None
-    host = x.node.value_on_host
-    assert int(x) == 15 and x.node.value_on_host is host       # no second fetch
+    assert float(x) == 15.0 and on_host(x.node) is not None
+    host = on_host(x.node)
+    assert int(x) == 15 and on_host(x.node) is host             # no second fetch
     got = x.get()
     got[...] = -1                                              # a copy: the cache is intact
     assert float(x) == 15.0
