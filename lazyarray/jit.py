@@ -73,6 +73,10 @@ class _Jitted:
         self._positional = tuple(p.name for p in params) if not (
             static_argnums or static_argnames) and all(
             p.kind == p.POSITIONAL_OR_KEYWORD for p in params) else None
+        #: the positions of those arguments in the order the traced program
+        #: takes its arrays (the order of flattening, by name)
+        self._leaf_order = None if self._positional is None else sorted(
+            range(len(self._positional)), key=lambda k: self._positional[k])
         #: the function's name in messages (partials and callables have none)
         self.name = getattr(fn, "__name__", None) or repr(fn)
         functools.update_wrapper(self, fn)
@@ -104,7 +108,7 @@ class _Jitted:
         if not kwargs and self._positional is not None \
                 and len(args) == len(self._positional):
             # the common call: arrays only, by position (no containers to walk)
-            data = [_fast_data(a) for a in args]
+            data = [_fast_data(args[k]) for k in self._leaf_order]
             if not any(d is None for d in data):
                 key = tuple([(d.shape, d.dtype) for d in data])
                 program = self._by_shapes.get(key)

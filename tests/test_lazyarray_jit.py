@@ -179,3 +179,21 @@ def test_jit_of_a_partial():
     a = np.arange(5, dtype=np.float32)
     assert np.array_equal(np.asarray(f(a)), a * 3)
     assert "scale" in f.name
+
+
+def test_arguments_named_out_of_alphabetical_order_keep_their_places(queue):
+    """Calls passing computed arrays by position take a fast path: it must give
+    the program its arrays in the order the trace took them (flattened by
+    name), not by position (a wrong answer from the second call on)."""
+    @la.jit
+    def f(z, a, m):
+        return z * 2 + a - m
+
+    h = [np.arange(4.0) * (k + 1) for k in range(3)]
+    z, a, m = (la.asarray(x) for x in h)
+    for _ in range(3):
+        out = f(z, a, m)
+        np.testing.assert_array_equal(out.get(), h[0] * 2 + h[1] - h[2])
+        z = out
+        h[0] = h[0] * 2 + h[1] - h[2]
+    assert f.trace_count == 1

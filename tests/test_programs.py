@@ -383,9 +383,6 @@ def test_nbody():
     _check(nbody(*_lazy(pos, vel, mass)), nbody(pos, vel, mass), rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="la.jit replay: fed its own results, a program whose "
-                   "stored result (p + dt*v) is also read by a reduction gives garbage/NaN "
-                   "from the 2nd call on (1st call and repeated fresh inputs are right)")
 def test_nbody_step_under_jit():
     pos, vel, mass = _bodies()
     step = la.jit(lambda p, v, m: nbody(p, v, m, steps=1))
