@@ -19,8 +19,9 @@ import numpy as _np
 
 import kernelcore as _lp
 
-from lazyarray.array import Device, LazyArray, asarray
-from lazyarray.errors import DTypeError, IndexingError, LazyArrayError, ShapeError
+from lazyarray.array import VIEW_FUNCTIONS as _VIEW_FUNCTIONS, Device, LazyArray, asarray, copy
+from lazyarray.errors import (ConcretizationError, DTypeError, IndexingError, LazyArrayError,
+                              ShapeError, ViewWriteError)
 from lazyarray.explain import explain, to_dot
 from lazyarray.jit import jit
 from lazyarray.runtime import synchronize
@@ -625,6 +626,8 @@ def _manipulation(name):
     impl = getattr(_manipulate, name)
 
     def f(x, *args, **kwargs):
+        if name in _VIEW_FUNCTIONS:
+            return _VIEW_FUNCTIONS[name](asarray(x), *args, **kwargs)
         return LazyArray(impl(asarray(x).node, *args, **kwargs))
     f.__name__ = name
     f.__doc__ = f"NumPy's {name}, as a view (no copy until used)."
@@ -662,9 +665,8 @@ permute_dims = transpose
 
 
 def reshape(x, shape, *, copy=None) -> LazyArray:
-    """NumPy's reshape (C order). *copy* (Array API) makes no difference: a
-    reshape is an index map, and lazy arrays are immutable."""
-    return asarray(x).reshape(shape)
+    """NumPy's reshape (C order): a view where NumPy's is one."""
+    return asarray(x).reshape(shape, copy=copy)
 
 
 def ravel(x) -> LazyArray:
@@ -684,6 +686,7 @@ __all__ = ["LazyArray", "asarray", "jit", "synchronize", "explain", "to_dot", "w
            "empty_like", "arange", "linspace", "eye", "identity",
            "concatenate", "stack", "hstack", "vstack", "sum", "max", "min", "mean", "prod",
            "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "__version__",
+           "ConcretizationError", "ViewWriteError", "copy",
            "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128",
            "uint8", "int8", "int16", "uint32", "uint16", "uint64", "bool",
            "e", "pi", "inf", "nan", "newaxis", "__array_api_version__",

@@ -1,6 +1,11 @@
 """LazyArray: NumPy-style arrays that record operations and compute on demand.
 
-Public names: LazyArray, asarray.
+A LazyArray is a handle on a value: in-place operators and ``x[key] = v``
+give the handle a new value (its aliases see it), and views (basic indexing,
+transposes, contiguous reshapes, ``.real``) read and write their base's
+current value, as NumPy's views do.
+
+Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 """
 
 from __future__ import annotations
@@ -9,9 +14,11 @@ import numbers
 
 import numpy as np
 import pyopencl.array as cla
+from numpy.lib.stride_tricks import as_strided
 
-from lazyarray.errors import DTypeError
-from lazyarray.graph import Const, Input, Node
+from lazyarray.errors import (
+    ConcretizationError, DTypeError, concretization_message)
+from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
@@ -42,6 +49,15 @@ class LazyArray:
 
     __array_priority__ = 100
 
+    #: a view's base array (None: the array owns its value)
+    _base: LazyArray | None = None
+    #: a view's maps: ``forward(base value) -> value`` and ``write_back(base
+    #: value, new value) -> new base value``; ``layout(base stand-in) -> stand-in``
+    _forward = _write_back = _layout_step = None
+    #: the base value a view's node was read from
+    _seen: Node | None = None
+    _stand_in: np.ndarray | None = None
+
     def __init__(self, node: Node):
         self.node = node
         if node.depth > DEPTH_LIMIT and not TRACING.names:
@@ -61,6 +77,106 @@ class LazyArray:
                 keep_on_host(leaf, host)
             self.node = leaf
         return value
+
+    # {{{ values, views and writes
+
+    @property
+    def node(self) -> Node:
+        """The graph node of the current value (a view's is read from its
+        base's current value)."""
+        base = self._base
+        if base is not None:
+            base_node = base.node
+            if base_node is not self._seen:
+                self._node = self._forward(base_node)
+                self._seen = base_node
+        return self._node
+
+    @node.setter
+    def node(self, node: Node) -> None:
+        self._node = node
+
+    def _assign(self, node: Node) -> None:
+        """Give this array the value *node* (same shape and dtype), as NumPy's
+        in-place writes do: a view writes through to its base. A graph that
+        gets too deep is computed (long loops of updates stay bounded)."""
+        base = self._base
+        if base is None:
+            self._node = node
+            if node.depth > DEPTH_LIMIT and not TRACING.names:
+                self._settle()
+            return
+        base._assign(self._write_back(base.node, node))
+
+    def _view(self, forward, write_back, layout_step) -> LazyArray:
+        """A view of this array: its value is ``forward(this value)``; writing
+        it gives this array ``write_back(this value, new value)``."""
+        node = self.node
+        view = LazyArray(forward(node))
+        view._base, view._seen = self, node
+        view._forward, view._write_back, view._layout_step = forward, write_back, layout_step
+        return view
+
+    def _layout(self) -> np.ndarray:
+        """A NumPy array of this array's shape, dtype and strides (as NumPy
+        lays out views) over no memory: NumPy decides which reshapes are views."""
+        if self._base is None:
+            strides, step = [], self.dtype.itemsize
+            for n in reversed(self.shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+            return as_strided(np.zeros(1, self.dtype), self.shape, strides, writeable=False)
+        if self._stand_in is None:
+            self._stand_in = self._layout_step(self._base._layout())
+        return self._stand_in
+
+    def _permuted(self, axes) -> LazyArray:
+        """The view with axes permuted: axis k of the view is axis ``axes[k]``."""
+        axes = tuple(axes)
+        inverse = tuple(np.argsort(axes))
+        return self._view(lambda b: shape_ops.transpose(b, axes),
+                          lambda b, v: shape_ops.transpose(v, inverse),
+                          lambda s: s.transpose(axes))
+
+    def _reshaped(self, shape: tuple) -> LazyArray:
+        """The view in *shape* (same size)."""
+        return self._view(lambda b: shape_ops.reshape(b, shape),
+                          lambda b, v: shape_ops.reshape(v, b.shape),
+                          lambda s: np.reshape(s, shape, copy=False))
+
+    def copy(self) -> LazyArray:
+        """A new array with this one's value (later writes to either do not
+        reach the other)."""
+        return LazyArray(self.node)
+
+    def _in_place(self, name: str, result: Node) -> LazyArray:
+        """``self op= other`` given ``result = self op other``: NumPy's checks
+        (the result fits the shape and casts back with same_kind casting)."""
+        node = self.node
+        if result.shape != node.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {node.shape} "
+                             f"doesn't match the broadcast shape {result.shape}")
+        if result.dtype != node.dtype:
+            if not np.can_cast(result.dtype, node.dtype, "same_kind"):
+                probe = np.zeros((1, 1), result.dtype)
+                with np.errstate(all="ignore"):     # NumPy's own casting error
+                    getattr(np, name)(probe, probe, out=np.zeros((1, 1), node.dtype))
+                raise DTypeError(f"cannot cast {name}'s result from {result.dtype} to "
+                                 f"{node.dtype} with casting rule 'same_kind'")
+            result = cast(result, node.dtype)
+        self._assign(result)
+        return self
+
+    def __imatmul__(self, other) -> LazyArray:
+        return self._in_place("matmul", linalg.matmul(self.node, _node(other)))
+
+    def _refuse_value(self, what: str) -> None:
+        """Raise ConcretizationError while ``la.jit`` traces: *what* needs
+        this array's value."""
+        if TRACING.names:
+            raise ConcretizationError(concretization_message(self, what))
+
+    # }}}
 
     # {{{ attributes
 
@@ -115,15 +231,21 @@ class LazyArray:
         """The transpose of the last two axes (a view)."""
         if self.ndim < 2:
             raise ValueError("mT needs an array of at least 2 dimensions")
-        return LazyArray(manipulate.swapaxes(self.node, -1, -2))
+        return self.swapaxes(-1, -2)
 
     @property
     def real(self) -> LazyArray:
-        return LazyArray(real_part(self.node))
+        """The real part (a view; of a real array, the array itself)."""
+        if self.dtype.kind != "c":
+            return self._view(lambda b: b, lambda b, v: v, lambda s: s)
+        return self._view(real_part, shape_ops.part_write_back("real"), lambda s: s.real)
 
     @property
     def imag(self) -> LazyArray:
-        return LazyArray(imag_part(self.node))
+        """The imaginary part (a view; of a real array, read-only zeros)."""
+        if self.dtype.kind != "c":
+            return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s)
+        return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s.imag)
 
     def conj(self) -> LazyArray:
         return LazyArray(elementwise("conjugate", self.node))
@@ -155,6 +277,7 @@ class LazyArray:
 
     def get(self) -> np.ndarray:
         """The value as a NumPy array."""
+        self._refuse_value(".get()")
         return self._host().copy()
 
     def _host(self) -> np.ndarray:
@@ -174,38 +297,48 @@ class LazyArray:
     to_numpy = get
 
     def __array__(self, dtype=None, copy=None):
-        result = self.get()
+        self._refuse_value("np.asarray() (NumPy's conversion of the array)")
+        result = self._host().copy()
         return result if dtype is None else result.astype(dtype)
 
     def item(self):
+        self._refuse_value(".item()")
         return self._host().item()
 
     def __float__(self):
+        self._refuse_value("float()")
         return float(self._host())
 
     def __int__(self):
+        self._refuse_value("int()")
         return int(self._host())
 
     def __bool__(self):
+        self._refuse_value("bool() (an `if`, `while`, `and`, `or` or `not` on an array)")
         return bool(self._host())
 
     def __complex__(self):
+        self._refuse_value("complex()")
         return complex(self._host())
 
     def __index__(self):
         if self.dtype.kind not in "iu" or self.ndim:
             raise TypeError("only integer scalar arrays can be converted to an index")
-        return int(self.get())
+        self._refuse_value("use as an index or size (`range(n)`, `x[n]`, `[0] * n`)")
+        return int(self._host())
 
     def __dlpack__(self, **kwargs):
         """DLPack export of the computed value (a host copy)."""
-        return self.get().__dlpack__(**kwargs)
+        self._refuse_value("DLPack export")
+        return self._host().copy().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
-        return self.get().__dlpack_device__()
+        return self._host().__dlpack_device__()
 
     def __repr__(self) -> str:
-        return f"lazyarray({np.array2string(self.get(), separator=', ')}, dtype={self.dtype})"
+        self._refuse_value("repr() or print()")
+        return (f"lazyarray({np.array2string(self._host(), separator=', ')}, "
+                f"dtype={self.dtype})")
 
     # }}}
 
@@ -246,48 +379,78 @@ class LazyArray:
         return LazyArray(linalg.dot(self.node, _node(other)))
 
     def __getitem__(self, key) -> LazyArray:
-        return LazyArray(shape_ops.getitem(self.node, key))
+        """NumPy indexing: integers, slices, ``None`` and ``...`` give a view
+        (a single element, a copy, as NumPy's scalar); array keys a copy."""
+        if not shape_ops.is_basic_key(key) or shape_ops.is_element_key(key, self.ndim):
+            return LazyArray(shape_ops.getitem(self.node, key))
+        return self._view(lambda b: shape_ops.getitem(b, key),
+                          lambda b, v: shape_ops.setitem(b, key, v),
+                          lambda s: s[key])
 
     def __setitem__(self, key, value) -> None:
-        """``x[key] = value``: *x* becomes a new lazy value with the region
-        replaced (arrays computed from *x* earlier keep the old values)."""
-        self.node = shape_ops.setitem(self.node, key, value)
+        """``x[key] = value``: *x* (its aliases, and for a view the array it
+        views) gets the region replaced; copies made earlier keep the old values."""
+        node = self.node
+        if isinstance(value, LazyArray) and shape_ops.is_basic_key(key) \
+                and value.node is shape_ops.getitem(node, key):
+            return          # (``x[k] += 1`` wrote through the view x[k] already)
+        self._assign(shape_ops.setitem(node, key, value))
 
     def take(self, indices, axis=None) -> LazyArray:
         return LazyArray(shape_ops.take(self.node, indices, axis))
 
     def transpose(self, *axes) -> LazyArray:
+        """The axes permuted (reversed by default): a view."""
         axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
-        return LazyArray(shape_ops.transpose(self.node, axes))
+        return self._permuted(shape_ops.permutation_of(shape_ops.transpose(self.node, axes)))
 
     @property
     def T(self) -> LazyArray:
         return self.transpose()
 
-    def reshape(self, *shape) -> LazyArray:
+    def reshape(self, *shape, copy=None) -> LazyArray:
+        """The elements in C order in *shape*: a view where NumPy's reshape
+        is one (no copy needed), else a copy (*copy*: NumPy's meaning)."""
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return LazyArray(shape_ops.reshape(self.node, shape))
+        node = shape_ops.reshape(self.node, shape)
+        if copy:
+            return LazyArray(node)
+        if self._base is not None:
+            try:
+                np.reshape(self._layout(), node.shape, copy=False)
+            except ValueError:
+                if copy is False:
+                    raise
+                return LazyArray(node)
+        return self._reshaped(node.shape)
 
     def ravel(self) -> LazyArray:
-        return self.reshape(-1)
+        """The elements in C order: a view of a C-contiguous array, else a copy."""
+        if self._base is None or self._layout().flags.c_contiguous:
+            return self._reshaped((self.size,))
+        return LazyArray(shape_ops.reshape(self.node, -1))
 
-    flatten = ravel
+    def flatten(self) -> LazyArray:
+        """The elements in C order (a copy)."""
+        return LazyArray(shape_ops.reshape(self.node, -1))
 
     def squeeze(self, axis=None) -> LazyArray:
-        return LazyArray(manipulate.squeeze(self.node, axis))
+        """Unit axes removed (a view)."""
+        return self._reshaped(manipulate.squeeze(self.node, axis).shape)
 
     def swapaxes(self, axis1, axis2) -> LazyArray:
-        return LazyArray(manipulate.swapaxes(self.node, axis1, axis2))
+        """Two axes exchanged (a view)."""
+        return self._permuted(shape_ops.permutation_of(manipulate.swapaxes(self.node, axis1, axis2)))
 
     def repeat(self, repeats, axis=None) -> LazyArray:
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
     def astype(self, dtype, copy=True) -> LazyArray:
-        """The values converted to *dtype* as NumPy converts them (lazy arrays
-        are immutable, so *copy* makes no difference)."""
+        """The values converted to *dtype* as NumPy converts them: a new array
+        (this one itself for the same dtype and ``copy=False``)."""
         dtype = np.dtype(dtype)
-        # (a new array, even of the same dtype: assigning to its elements
-        # must not change this one)
+        if not copy and dtype == self.dtype:
+            return self
         return LazyArray(cast(self.node, dtype))
 
     # {{{ reductions
@@ -356,14 +519,43 @@ _ARRAY_FUNCTIONS = frozenset([
     "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel",
     "all", "any", "clip", "round", "around", "real", "imag", "isclose", "allclose",
     "tril", "triu", "meshgrid", "diff", "nan_to_num", "angle", "astype", "concat",
-    "unstack", "matrix_transpose", "cumulative_sum", "permute_dims", "vecdot",
+    "unstack", "matrix_transpose", "cumulative_sum", "permute_dims", "vecdot", "copy",
     *HOST_FUNCTIONS])
+
+
+def copy(x) -> LazyArray:
+    """A copy of *x* (later writes to *x* do not change it)."""
+    return asarray(x).copy()
+
+
+def _flipped(x: LazyArray, axis=None) -> LazyArray:
+    flip = manipulate.flip(x.node, axis)
+    return x[tuple(slice(None, None, -1) if m[3] < 0 else slice(None)
+                   for m in flip.axis_map)] if isinstance(flip, View) else x[...]
+
+
+#: NumPy functions that return views, as views of lazy arrays (the
+#: namespace's versions of them)
+VIEW_FUNCTIONS = {
+    "squeeze": lambda x, axis=None: x.squeeze(axis),
+    "expand_dims": lambda x, axis: x._reshaped(manipulate.expand_dims(x.node, axis).shape),
+    "swapaxes": lambda x, axis1, axis2: x.swapaxes(axis1, axis2),
+    "moveaxis": lambda x, source, destination: x._permuted(
+        shape_ops.permutation_of(manipulate.moveaxis(x.node, source, destination))),
+    "flip": _flipped,
+}
 
 
 def _binary(name, reflected=False):
     def op(self, other):
         args = (other, self) if reflected else (self, other)
         return LazyArray(elementwise(name, *(_node(a) for a in args)))
+    return op
+
+
+def _in_place(name):
+    def op(self, other):
+        return self._in_place(name, elementwise(name, self.node, _node(other)))
     return op
 
 
@@ -374,6 +566,7 @@ for _dunder, _name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("lshift", "left_shift"), ("rshift", "right_shift")]:
     setattr(LazyArray, f"__{_dunder}__", _binary(_name))
     setattr(LazyArray, f"__r{_dunder}__", _binary(_name, reflected=True))
+    setattr(LazyArray, f"__i{_dunder}__", _in_place(_name))
 for _dunder, _name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                        ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
     setattr(LazyArray, f"__{_dunder}__", _binary(_name))
@@ -418,7 +611,9 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
             dtype is None or np.dtype(dtype) == np.asarray(data).dtype):
         raise ValueError("asarray(copy=False): converting the dtype needs a copy")
     if isinstance(data, LazyArray):
-        return data if dtype is None else data.astype(dtype)
+        if dtype is None:
+            return data.copy() if copy else data
+        return data.astype(dtype, copy=bool(copy))
     if isinstance(data, cla.Array):
         if dtype is not None and np.dtype(dtype) != data.dtype:
             data = data.astype(dtype)

@@ -1,7 +1,16 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
-Public names: LazyArrayError, ShapeError, DTypeError, IndexingError.
+Public names: LazyArrayError, ShapeError, DTypeError, IndexingError,
+ConcretizationError, ViewWriteError, user_line, concretization_message.
 """
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class LazyArrayError(Exception):
@@ -18,3 +27,70 @@ class DTypeError(LazyArrayError, TypeError):
 
 class IndexingError(LazyArrayError, IndexError):
     """An index outside an array, or more indices than axes."""
+
+
+class ConcretizationError(LazyArrayError, TypeError):
+    """A function that ``la.jit`` traces asked for the value of an array
+    (``float(x)``, ``if x > 0:``, ``range(n)``, ``x.get()``, ``print(x)``...):
+    while tracing, values are unknown, and one computed anyway would be
+    frozen into every later call."""
+
+
+class ViewWriteError(LazyArrayError, ValueError):
+    """A write through a view that cannot reach the array it views."""
+
+
+def _inside(frame) -> bool:
+    """Whether *frame* runs lazyarray's own code."""
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
+
+
+def user_line() -> str:
+    """Where the innermost caller outside lazyarray is: ``file:line (in
+    function): source line``."""
+    frame = sys._getframe(1)
+    while frame is not None and _inside(frame):
+        frame = frame.f_back
+    if frame is None:
+        return "(no caller outside lazyarray)"
+    code = frame.f_code
+    source = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return f"{code.co_filename}:{frame.f_lineno} (in {code.co_name}): {source}"
+
+
+def concretization_message(array, what: str) -> str:
+    """Why *what* on lazy *array* is refused while ``la.jit`` traces, where,
+    and what to do instead."""
+    from lazyarray.graph import Param, walk
+    from lazyarray.runtime import TRACING
+    name = TRACING.names[-1]
+    lines = [(f"{what} needs the value of an array, but la.jit is tracing {name}(): "
+              f"values are unknown while tracing, and one computed now would be frozen "
+              f"into every later call."), f"  at {user_line()}"]
+    params = {id(n) for n in walk(array.node) if isinstance(n, Param)}
+    if params:
+        names = _argument_names(params) or ["n"]
+        lines.append(f"It depends on the Python number argument(s) {', '.join(names)} "
+                     f"of {name}, which la.jit traces as values; to branch on them or "
+                     f"use them as sizes, make them static: "
+                     f"la.jit({name}, static_argnames={tuple(names)!r}).")
+    lines.append("Instead: choose per element with la.where(condition, a, b) rather "
+                 "than an `if`; pass what sets a shape, a count or a branch as a static "
+                 "argument (static_argnames); return arrays and convert them after the "
+                 "call; or leave the function un-jitted.")
+    return "\n".join(lines)
+
+
+def _argument_names(params: set) -> list[str]:
+    """Names of the callers' variables that hold the scalar parameters
+    *params* (ids of Param nodes): the traced function's arguments."""
+    from lazyarray.array import LazyArray
+    names = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _inside(frame):
+            names.extend(local for local, value in frame.f_locals.items()
+                         if isinstance(value, LazyArray) and id(value.node) in params
+                         and local not in names)
+        frame = frame.f_back
+    return names

@@ -40,7 +40,8 @@ def _values(draw, target):
 def _assign_both(a, key, value):
     """Assign in NumPy and in lazyarray; both must agree, also on errors."""
     x = la.asarray(a)
-    before = x[...]                         # a view taken before: keeps the old values
+    before = x.copy()                       # a copy taken before: keeps the old values
+    view = x[...]                           # a view: sees the new values
     expected = a.copy()
     try:
         expected[key] = value
@@ -52,6 +53,7 @@ def _assign_both(a, key, value):
     assert x.shape == a.shape and x.dtype == a.dtype
     np.testing.assert_array_equal(x.get(), expected)
     np.testing.assert_array_equal(before.get(), a)
+    np.testing.assert_array_equal(view.get(), expected)
     return x
 
 

@@ -1,7 +1,8 @@
 """Views: indexing, transposes and reshapes (index maps, no copies), and
 functional updates of indexed regions (``x[key] = value``).
 
-Public names: getitem, setitem, transpose, reshape, take.
+Public names: getitem, setitem, transpose, reshape, take, permutation_of,
+is_basic_key, is_element_key, part_write_back.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from lazyarray.errors import IndexingError, ShapeError
+from lazyarray.errors import IndexingError, ShapeError, ViewWriteError
 from lazyarray.graph import Const, Gather, Iota, Map, Node, Reshape, View
 
 
@@ -296,8 +297,8 @@ def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
     around, where an integer or slice key refuses values out of range)."""
     from lazyarray.array import LazyArray, asarray
     from lazyarray.ops.elementwise import cast, constant
-    if isinstance(value, LazyArray):
-        return cast(value.node, dtype)
+    if isinstance(value, (LazyArray, Node)):
+        return cast(value if isinstance(value, Node) else value.node, dtype)
     host = np.asarray(value)
     if host.ndim == 0 and array_key and isinstance(value, np.generic):
         with np.errstate(all="ignore"):
@@ -440,6 +441,45 @@ def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
     return Map("where", (hit, picked, node), node.shape, node.dtype)
 
 # }}}
+
+
+def permutation_of(view: Node) -> tuple:
+    """The axes of a View made by :func:`transpose`: axis k of *view* is
+    axis ``axes[k]`` of its argument."""
+    axes = [0] * view.ndim
+    for in_axis, (_, out_axis, _, _) in enumerate(view.axis_map):
+        axes[out_axis] = in_axis
+    return tuple(axes)
+
+
+def is_basic_key(key) -> bool:
+    """Whether *key* has only integers, slices, ``None`` and ``...`` (NumPy
+    gives a view)."""
+    entries = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
+               for k in entries)
+
+
+def is_element_key(key, ndim: int) -> bool:
+    """Whether basic *key* picks one element by an integer per axis (NumPy
+    gives a scalar, not a view)."""
+    entries = key if isinstance(key, tuple) else (key,)
+    return len(entries) == ndim and all(_is_int(k) for k in entries)
+
+
+def part_write_back(part: str):
+    """The write-back of a view of the real or imaginary *part* of an array:
+    a refusal (a complex value cannot be assembled from its parts in kernels;
+    the imaginary part of a real array is read-only, as in NumPy)."""
+    def refuse(base: Node, value: Node) -> Node:
+        if base.dtype.kind != "c":
+            raise ViewWriteError(f"the imaginary part of a real array is read-only "
+                                 f"(it is zeros, not a view of {base.dtype} values)")
+        raise ViewWriteError(
+            f"writing to the {part} part of a complex array (x.{part}[...] = v, "
+            f"x.{part} += v) is not supported; give the array a new value instead, e.g. "
+            f"x[...] = new_real + 1j * x.imag (for finite parts)")
+    return refuse
 
 
 def transpose(node: Node, axes=None) -> Node:
