@@ -348,7 +348,7 @@ def _contiguous_part(node: Node) -> cla.Array | None:
     """A reshape of a computed array, or a contiguous part of one (``x[3]``,
     ``x[2, 1]``, ``x[1:4]``), as a view of its buffer: no kernel, so reading
     elements one by one compiles nothing. None for other nodes."""
-    if not isinstance(node, (View, Reshape)):
+    if not isinstance(node, (View, Reshape)) or 0 in node.shape:
         return None
     arg = node.arg
     while isinstance(arg, (View, Reshape)) and not computed(arg):
@@ -358,17 +358,17 @@ def _contiguous_part(node: Node) -> cla.Array | None:
     arg = node.arg
     if isinstance(node, Reshape):
         return _evaluate(arg).reshape(node.shape)
-    fixed = [m[1] for m in node.axis_map if m[0] == "const"]
-    rest = node.axis_map[len(fixed):]
-    key: list = list(fixed)
-    if rest and rest[0][0] == "axis" and rest[0][3] == 1:
-        start = rest[0][2]
-        key.append(slice(start, start + node.shape[0]))
-        rest = rest[1:]
-    full = tuple(("axis", k, 0, 1) for k in range(node.ndim - len(rest), node.ndim))
-    if rest != full or node.shape[node.ndim - len(rest):] != arg.shape[arg.ndim - len(rest):] \
-            or len(key) + len(rest) != arg.ndim:
+    m = next((k for k, a in enumerate(node.axis_map) if a[0] != "const"), arg.ndim)
+    fixed = [a[1] for a in node.axis_map[:m]]
+    rest = node.axis_map[m:]
+    # the other axes of arg are the view's, in order: the first a range, the
+    # others whole
+    if node.ndim != len(rest) or any(
+            a[0] != "axis" or a[1] != j or a[3] != 1
+            or (j and (a[2] != 0 or node.shape[j] != arg.shape[m + j]))
+            for j, a in enumerate(rest)):
         return None
+    key = [*fixed, *([slice(rest[0][2], rest[0][2] + node.shape[0])] if rest else [])]
     return _evaluate(arg)[tuple(key)]
 
 

@@ -123,6 +123,19 @@ def test_reading_elements_one_by_one_compiles_nothing(queue):
     np.testing.assert_array_equal(np.array(rows), h)
     assert elapsed < 5, f"1,000 element reads took {elapsed:.1f} s"
 
+@pytest.mark.parametrize("key", [
+    (1,), (1, 2), (1, 2, 3), (slice(1, 2),), (1, slice(0, 2)), (1, slice(1, 3), 2),
+    (slice(None), 1), (Ellipsis, 1), (None, 1), (1, None), (slice(None, None, -1),),
+    (0, slice(None, None, 2)), (slice(0, 1), slice(1, 2)), ()])
+def test_parts_of_computed_arrays_read_as_numpy_reads_them(queue, key):
+    h = np.arange(24.0).reshape(2, 3, 4)
+    x = (la.asarray(h) * 1).compute()
+    for got, want in [(x[key], h[key]), (x.reshape(6, 4)[key[:2]], h.reshape(6, 4)[key[:2]]),
+                      ((x[key] + 1), h[key] + 1)]:
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.get(), want)
+        np.testing.assert_array_equal((got * 2).get(), want * 2)
+
 # }}}
 
 

@@ -1,0 +1,172 @@
+"""Array creation: full, zeros, arange, linspace, eye, meshgrid, ..."""
+
+from __future__ import annotations
+
+import builtins as _builtins
+
+import numpy as _np
+
+from lazyarray.api.dtypes import __array_namespace_info__
+from lazyarray.api.manipulation import broadcast_arrays
+from lazyarray.api.ufuncs import where
+from lazyarray.array import LazyArray, asarray
+from lazyarray.errors import LazyArrayError, ShapeError
+from lazyarray.ops import construct as _construct
+
+# {{{ creation
+
+def _check_device(device) -> None:
+    if device is not None and device != __array_namespace_info__().default_device():
+        raise LazyArrayError(f"lazyarray uses one device; cannot place an array on "
+                             f"{device!r}")
+
+
+def full(shape, fill_value, dtype=None, *, device=None) -> LazyArray:
+    """An array of *shape* filled with *fill_value* (NumPy's full)."""
+    _check_device(device)
+    return LazyArray(_construct.full(shape, fill_value, dtype))
+
+
+def zeros(shape, dtype=None, *, device=None) -> LazyArray:
+    return full(shape, 0, float if dtype is None else dtype, device=device)
+
+
+def ones(shape, dtype=None, *, device=None) -> LazyArray:
+    return full(shape, 1, float if dtype is None else dtype, device=device)
+
+
+def empty(shape, dtype=None, *, device=None) -> LazyArray:
+    """Like :func:`zeros` (lazy arrays are never uninitialized)."""
+    return zeros(shape, dtype, device=device)
+
+
+def full_like(x, fill_value, dtype=None, shape=None, *, device=None) -> LazyArray:
+    x = asarray(x)
+    return full(x.shape if shape is None else shape, fill_value,
+                x.dtype if dtype is None else dtype, device=device)
+
+
+def zeros_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+    return full_like(x, 0, dtype, shape, device=device)
+
+
+def ones_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+    return full_like(x, 1, dtype, shape, device=device)
+
+
+def empty_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+    return zeros_like(x, dtype, shape, device=device)
+
+
+def from_dlpack(x, /, *, device=None, copy=None) -> LazyArray:
+    """A lazy array with the values of *x*, any object with ``__dlpack__``
+    (read through NumPy, then copied to the device)."""
+    _check_device(device)
+    if isinstance(x, LazyArray):
+        return x
+    if copy is False:
+        raise ValueError("from_dlpack(copy=False): lazyarray always copies to its device")
+    return asarray(_np.from_dlpack(x))
+
+
+def meshgrid(*arrays, indexing="xy", sparse=False, copy=True) -> list[LazyArray]:
+    """Coordinate arrays from 1-D *arrays* (NumPy's meshgrid, as views)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    arrays = [asarray(a).reshape(-1) for a in arrays]
+    n = len(arrays)
+    shapes = [(1,) * k + (-1,) + (1,) * (n - k - 1) for k in range(n)]
+    if indexing == "xy" and n > 1:
+        shapes[0], shapes[1] = ((1, -1) + (1,) * (n - 2), (-1, 1) + (1,) * (n - 2))
+    grids = [a.reshape(s) for a, s in zip(arrays, shapes)]
+    if sparse:
+        return grids
+    return broadcast_arrays(*grids)
+
+
+def _band(n_rows, n_cols, k, lower: _builtins.bool) -> LazyArray:
+    """Whether each element of an ``n_rows x n_cols`` matrix is on or below
+    (*lower*) / above the *k*-th diagonal."""
+    rows = LazyArray(_construct.iota((n_rows, n_cols), 0))
+    cols = LazyArray(_construct.iota((n_rows, n_cols), 1))
+    return cols <= rows + int(k) if lower else cols >= rows + int(k)
+
+
+def tri(N, M=None, k=0, dtype=float) -> LazyArray:
+    """Ones at and below the *k*-th diagonal (NumPy's tri)."""
+    return _band(int(N), int(N if M is None else M), k, True).astype(
+        float if dtype is None else dtype)
+
+
+def tril(x, k=0) -> LazyArray:
+    """*x* with the elements above the *k*-th diagonal zeroed (last two axes)."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ShapeError("tril needs an array of at least 2 dimensions")
+    return where(_band(x.shape[-2], x.shape[-1], k, True), x, zeros((), x.dtype))
+
+
+def triu(x, k=0) -> LazyArray:
+    """*x* with the elements below the *k*-th diagonal zeroed (last two axes)."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ShapeError("triu needs an array of at least 2 dimensions")
+    return where(_band(x.shape[-2], x.shape[-1], k, False), x, zeros((), x.dtype))
+
+
+def arange(start, stop=None, step=1, dtype=None, *, device=None) -> LazyArray:
+    """Evenly spaced values in ``[start, stop)`` (NumPy's arange)."""
+    _check_device(device)
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    natural = _np.result_type(start, stop, step)
+    length = _builtins.max(0, int(_np.ceil((stop - start) / step)))
+    index = LazyArray(_construct.iota((length,), 0))
+    if natural.kind in "iub":
+        values = index * int(step) + int(start)
+    else:
+        values = index * float(step) + float(start)
+    return values.astype(natural if dtype is None else dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, *, device=None) -> LazyArray:
+    """*num* evenly spaced values from *start* to *stop* (NumPy's linspace)."""
+    _check_device(device)
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    index = LazyArray(_construct.iota((num,), 0))
+    values = index * float(step) + float(start)
+    if endpoint and num > 1:
+        values = where(index == num - 1, float(stop), values)
+    natural = _np.result_type(float(start), float(stop))
+    return values.astype(natural if dtype is None else dtype)
+
+
+def eye(N, M=None, k=0, dtype=None, *, n_cols=None, device=None) -> LazyArray:
+    """Ones on the *k*-th diagonal of an ``N x M`` array, zeros elsewhere
+    (*n_cols* is the Array API's name of *M*)."""
+    _check_device(device)
+    dtype = float if dtype is None else dtype
+    if n_cols is not None and M is not None:
+        raise TypeError("eye(): M and n_cols name the same argument")
+    M = n_cols if M is None else M
+    shape = (int(N), int(N if M is None else M))
+    rows = LazyArray(_construct.iota(shape, 0))
+    cols = LazyArray(_construct.iota(shape, 1))
+    return (rows + int(k) == cols).astype(dtype)
+
+
+def identity(n, dtype=None) -> LazyArray:
+    return eye(n, dtype=dtype)
+
+# }}}
+
+
+__all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
+           "empty_like", "from_dlpack", "meshgrid", "tri", "tril", "triu", "arange",
+           "linspace", "eye", "identity"]

@@ -1,0 +1,99 @@
+"""Data types: conversions, promotion, finfo/iinfo and the Array API's inspection."""
+
+from __future__ import annotations
+
+import builtins as _builtins
+
+import numpy as _np
+
+from lazyarray.array import Device, LazyArray, asarray
+
+# {{{ data types
+
+def astype(x, dtype, /, *, copy=True, device=None) -> LazyArray:
+    """*x* converted to *dtype* (the Array API's astype)."""
+    x = asarray(x)
+    if device is not None:
+        x = x.to_device(device)
+    return x.astype(dtype, copy=copy)
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, LazyArray) else x
+
+
+def result_type(*arrays_and_dtypes):
+    """NumPy's result_type; lazy arrays count by their dtypes."""
+    return _np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
+
+
+def can_cast(from_, to, /, casting="safe") -> _builtins.bool:
+    """Whether *from_* (a dtype or an array's dtype) casts to *to* under *casting*."""
+    return _builtins.bool(_np.can_cast(_dtype_of(from_), to, casting=casting))
+
+
+def finfo(type, /):                                   # noqa: A002 - the API's name
+    """Machine limits of a floating dtype (or of an array's dtype)."""
+    return _np.finfo(_dtype_of(type))
+
+
+def iinfo(type, /):                                   # noqa: A002
+    """Machine limits of an integer dtype (or of an array's dtype)."""
+    return _np.iinfo(_dtype_of(type))
+
+
+def isdtype(dtype, kind) -> _builtins.bool:
+    """Whether *dtype* is of *kind* (the Array API's isdtype)."""
+    return _builtins.bool(_np.isdtype(_np.dtype(dtype), kind))
+
+
+class _NamespaceInfo:
+    """What ``la.__array_namespace_info__()`` returns: lazyarray's devices and
+    dtypes, for the Array API's inspection functions."""
+
+    _KINDS = {"bool": ("bool",), "signed integer": ("int8", "int16", "int32", "int64"),
+              "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
+              "real floating": ("float32", "float64"),
+              "complex floating": ("complex64", "complex128")}
+    _KINDS["integral"] = _KINDS["signed integer"] + _KINDS["unsigned integer"]
+    _KINDS["numeric"] = (_KINDS["integral"] + _KINDS["real floating"]
+                         + _KINDS["complex floating"])
+
+    def capabilities(self) -> dict:
+        return {"boolean indexing": False, "data-dependent shapes": True,
+                "max dimensions": None}
+
+    def default_device(self) -> Device:
+        from lazyarray.runtime import default_queue
+        return Device(default_queue().device)
+
+    def devices(self) -> list:
+        return [self.default_device()]
+
+    def default_dtypes(self, *, device=None) -> dict:
+        return {"real floating": _np.dtype(_np.float64),
+                "complex floating": _np.dtype(_np.complex128),
+                "integral": _np.dtype(_np.int64), "indexing": _np.dtype(_np.int64)}
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        if kind is None:
+            names = self._KINDS["bool"] + self._KINDS["numeric"]
+        else:
+            kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+            names = []
+            for k in kinds:
+                if k not in self._KINDS:
+                    raise ValueError(f"unknown dtype kind {k!r}")
+                names += [n for n in self._KINDS[k] if n not in names]
+        return {n: _np.dtype(n) for n in names}
+
+
+def __array_namespace_info__() -> _NamespaceInfo:
+    """The Array API inspection object (devices, default and supported dtypes)."""
+    return _NamespaceInfo()
+
+# }}}
+
+
+__all__ = ["astype", "result_type", "can_cast", "finfo", "iinfo", "isdtype",
+           "__array_namespace_info__"]

@@ -1,0 +1,155 @@
+"""Elementwise functions that are not NumPy ufuncs (clip, isclose, round, ...)."""
+
+from __future__ import annotations
+
+import builtins as _builtins
+
+import numpy as _np
+
+from lazyarray.api.manipulation import broadcast_to, concatenate
+from lazyarray.api.ufuncs import (
+    arctan2,
+    copysign,
+    floor_divide,
+    isinf,
+    isnan,
+    not_equal,
+    remainder,
+    trunc,
+    where,
+)
+from lazyarray.array import LazyArray, asarray
+from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.ops import elementwise as _elementwise
+
+# {{{ ufunc-like functions that are not NumPy ufuncs
+
+def real(x) -> LazyArray:
+    """The real part (the array itself for real dtypes)."""
+    return asarray(x).real
+
+
+def imag(x) -> LazyArray:
+    """The imaginary part (zeros for real dtypes)."""
+    return asarray(x).imag
+
+
+def round(x, decimals=0, out=None) -> LazyArray:    # noqa: A001 - NumPy's name
+    """NumPy's round: half to even, at *decimals* digits."""
+    if out is not None:
+        raise TypeError("lazyarray.round does not take out=")
+    return asarray(x).round(decimals)
+
+
+around = round
+
+
+def clip(x, a_min=None, a_max=None, /, out=None, *, min=None, max=None):  # noqa: A002
+    """*x* limited to ``[min, max]`` (NumPy's clip; NaN stays NaN; either bound
+    may be None). Python integers outside *x*'s integer type are clipped to it."""
+    from lazyarray.array import _node
+    if out is not None:
+        raise TypeError("lazyarray.clip does not take out=")
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    x = asarray(x)
+
+    def probe(v):
+        return _np.empty(0, v.dtype) if isinstance(v, (LazyArray, _np.ndarray)) else v
+
+    # (NumPy resolves the three operands together: clip(bool, 3, uint8(200)) is uint8)
+    with _np.errstate(all="ignore"):
+        dtype = _np.clip(probe(x), probe(lo), probe(hi)).dtype
+    result = x.astype(dtype) if dtype != x.dtype else x
+    for bound, name in ((lo, "maximum"), (hi, "minimum")):
+        if bound is None:
+            continue
+        if isinstance(bound, int) and not isinstance(bound, _builtins.bool) \
+                and dtype.kind in "iu":
+            info = _np.iinfo(dtype)
+            bound = _builtins.min(_builtins.max(bound, int(info.min)), int(info.max))
+        result = LazyArray(_elementwise.elementwise(name, result.node, _node(bound)))
+    return result
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> LazyArray:
+    """NumPy's isclose, lazily."""
+    from lazyarray.array import _node
+    return LazyArray(_elementwise.isclose(_node(a), _node(b), rtol, atol, equal_nan))
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> _builtins.bool:
+    """Whether every element of *a* is close to *b* (computes now)."""
+    return _builtins.bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> LazyArray:
+    """NaN replaced by *nan*, infinities by *posinf*/*neginf* (by default the
+    largest finite values of the dtype), as NumPy's nan_to_num."""
+    x = asarray(x)
+    if x.dtype.kind in "biu":
+        return x
+    if x.dtype.kind == "c":
+        raise DTypeError("nan_to_num of complex values is not supported yet")
+    info = _np.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    result = where(isnan(x), x.dtype.type(nan), x)
+    result = where(isinf(x) & (x > 0), x.dtype.type(big), result)
+    return where(isinf(x) & (x < 0), x.dtype.type(small), result)
+
+
+def angle(z, deg=False) -> LazyArray:
+    """The argument of complex *z* (radians, or degrees with *deg*)."""
+    z = asarray(z)
+    if z.dtype.kind == "c":
+        raise DTypeError("angle of complex values needs arctan2 of their parts, which "
+                         "is not supported yet")
+    result = arctan2(0, z) if z.dtype.kind == "f" else arctan2(0.0, z)
+    return result * (180 / _np.pi) if deg else result
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None) -> LazyArray:
+    """The *n*-th differences along *axis* (NumPy's diff)."""
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ShapeError("diff requires input that is at least one dimensional")
+    axis = axis % a.ndim
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None:
+            extra = asarray(extra)
+            if extra.ndim == 0:
+                shape = a.shape[:axis] + (1,) + a.shape[axis + 1:]
+                extra = broadcast_to(extra, shape)
+        parts.append(extra)
+    if parts[0] is not None or parts[1] is not None:
+        a = concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    head = (slice(None),) * axis
+    for _ in range(n):
+        later, earlier = a[head + (slice(1, None),)], a[head + (slice(None, -1),)]
+        a = not_equal(later, earlier) if a.dtype == _np.bool_ else later - earlier
+    return a
+
+
+def divmod(x, y):                                     # noqa: A001 - NumPy's name
+    """NumPy's divmod: ``(x // y, x % y)``."""
+    return floor_divide(x, y), remainder(x, y)
+
+
+def modf(x):
+    """NumPy's modf: the fractional and integral parts, with the sign of *x*."""
+    x = asarray(x)
+    if x.dtype.kind not in "f":
+        x = x.astype(_np.modf(_np.zeros(0, x.dtype))[0].dtype)
+    whole = trunc(x)
+    frac = copysign(where(isinf(x), 0.0, x - whole), x)
+    return frac, whole
+
+# }}}
+
+
+__all__ = ["real", "imag", "round", "around", "clip", "isclose", "allclose",
+           "nan_to_num", "angle", "diff", "divmod", "modf"]

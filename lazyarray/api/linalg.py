@@ -1,0 +1,47 @@
+"""Products: einsum, matmul, dot, tensordot, vecdot."""
+
+from __future__ import annotations
+
+from lazyarray.array import LazyArray, asarray
+from lazyarray.ops import linalg as _linalg
+
+# {{{ products
+
+def einsum(subscripts: str, *operands) -> LazyArray:
+    """NumPy's einsum (subscripts without ellipsis); one fused kernel."""
+    return LazyArray(_linalg.einsum(subscripts, *(asarray(x).node for x in operands)))
+
+
+def _product(name):
+    def f(a, b):
+        return LazyArray(getattr(_linalg, name)(asarray(a).node, asarray(b).node))
+    f.__name__ = name
+    f.__doc__ = f"NumPy's {name}, lazily."
+    return f
+
+
+matmul, dot, inner, outer, vdot = (_product(n) for n in
+                                   ("matmul", "dot", "inner", "outer", "vdot"))
+
+
+def tensordot(a, b, axes=2) -> LazyArray:
+    """NumPy's tensordot, lazily."""
+    return LazyArray(_linalg.tensordot(asarray(a).node, asarray(b).node, axes))
+
+
+def matrix_transpose(x) -> LazyArray:
+    """The transpose of the last two axes (a view)."""
+    return asarray(x).mT
+
+
+def vecdot(x1, x2, /, *, axis=-1) -> LazyArray:
+    """Dot products of vectors along *axis* (the first conjugated), broadcast
+    over the other axes (NumPy's and the Array API's vecdot)."""
+    from lazyarray.array import _node
+    return LazyArray(_linalg.vecdot(_node(x1), _node(x2), axis))
+
+# }}}
+
+
+__all__ = ["einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
+           "matrix_transpose", "vecdot"]

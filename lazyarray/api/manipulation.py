@@ -1,0 +1,109 @@
+"""Joining, splitting, reshaping and other views."""
+
+from __future__ import annotations
+
+from lazyarray.array import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
+from lazyarray.array import LazyArray, asarray
+from lazyarray.errors import ShapeError
+from lazyarray.ops import construct as _construct
+from lazyarray.ops import manipulate as _manipulate
+
+# {{{ joining
+
+def concatenate(arrays, axis=0, dtype=None) -> LazyArray:
+    """*arrays* joined along *axis* (NumPy's concatenate); no copies until used."""
+    return LazyArray(_construct.concatenate([asarray(a).node for a in arrays], axis, dtype))
+
+
+def concat(arrays, /, *, axis=0) -> LazyArray:
+    """*arrays* joined along *axis* (the Array API's concat; ``None``: flattened)."""
+    return concatenate(arrays, axis=axis)
+
+
+def unstack(x, /, *, axis=0) -> tuple[LazyArray, ...]:
+    """Views of *x* split along *axis* into its slices (the Array API's unstack)."""
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ShapeError("unstack needs an array of at least 1 dimension")
+    axis = _manipulate._one_axis(axis, x.ndim)
+    head = (slice(None),) * axis
+    return tuple(x[head + (k,)] for k in range(x.shape[axis]))
+
+
+def stack(arrays, axis=0) -> LazyArray:
+    """*arrays* of one shape joined along a new *axis* (NumPy's stack)."""
+    return LazyArray(_construct.stack([asarray(a).node for a in arrays], axis))
+
+
+def hstack(arrays) -> LazyArray:
+    arrays = [asarray(a) for a in arrays]
+    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays) -> LazyArray:
+    arrays = [asarray(a) for a in arrays]
+    return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0)
+
+# }}}
+
+
+
+# {{{ shape manipulation
+
+def _manipulation(name):
+    impl = getattr(_manipulate, name)
+
+    def f(x, *args, **kwargs):
+        if name in _VIEW_FUNCTIONS:
+            return _VIEW_FUNCTIONS[name](asarray(x), *args, **kwargs)
+        return LazyArray(impl(asarray(x).node, *args, **kwargs))
+    f.__name__ = name
+    f.__doc__ = f"NumPy's {name}, as a view (no copy until used)."
+    return f
+
+
+(broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip, roll, tile, repeat,
+ pad) = (_manipulation(n) for n in ("broadcast_to", "expand_dims", "squeeze", "moveaxis",
+                                     "swapaxes", "flip", "roll", "tile", "repeat", "pad"))
+
+
+def split(x, indices_or_sections, axis=0) -> list[LazyArray]:
+    """NumPy's split: views of consecutive parts along *axis*."""
+    return [LazyArray(n) for n in _manipulate.split(asarray(x).node, indices_or_sections,
+                                                     axis)]
+
+
+def broadcast_arrays(*arrays) -> list[LazyArray]:
+    from lazyarray.ops.elementwise import broadcast_shapes
+    arrays = [asarray(a) for a in arrays]
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def take(x, indices, axis=None) -> LazyArray:
+    """NumPy's take: elements at integer *indices* along *axis*."""
+    return asarray(x).take(indices, axis)
+
+
+def transpose(x, axes=None) -> LazyArray:
+    return asarray(x).transpose(axes)
+
+
+permute_dims = transpose
+
+
+def reshape(x, shape, *, copy=None) -> LazyArray:
+    """NumPy's reshape (C order): a view where NumPy's is one."""
+    return asarray(x).reshape(shape, copy=copy)
+
+
+def ravel(x) -> LazyArray:
+    return asarray(x).ravel()
+
+# }}}
+
+
+__all__ = ["concatenate", "concat", "unstack", "stack", "hstack", "vstack",
+           "broadcast_to", "expand_dims", "squeeze", "moveaxis", "swapaxes", "flip",
+           "roll", "tile", "repeat", "pad", "split", "broadcast_arrays", "take",
+           "transpose", "permute_dims", "reshape", "ravel"]

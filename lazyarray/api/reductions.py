@@ -1,0 +1,93 @@
+"""Reductions and scans as functions (NumPy's sum, mean, cumsum, ...)."""
+
+from __future__ import annotations
+
+from lazyarray.api.creation import zeros
+from lazyarray.api.manipulation import concatenate
+from lazyarray.array import LazyArray, asarray
+from lazyarray.errors import ShapeError
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):   # noqa: A001 - NumPy's name
+    return asarray(x).sum(axis, keepdims, dtype)
+
+
+def all(x, axis=None, keepdims=False):                # noqa: A001
+    """Whether every element (along *axis*) is nonzero."""
+    return asarray(x).all(axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):                # noqa: A001
+    """Whether some element (along *axis*) is nonzero."""
+    return asarray(x).any(axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False):                # noqa: A001
+    return asarray(x).max(axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):                # noqa: A001
+    return asarray(x).min(axis, keepdims)
+
+
+def mean(x, axis=None, keepdims=False, dtype=None):
+    return asarray(x).mean(axis, keepdims, dtype)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    return asarray(x).prod(axis, keepdims, dtype)
+
+
+def var(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    return asarray(x).var(axis, dtype, ddof, keepdims, correction=correction)
+
+
+def std(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    return asarray(x).std(axis, dtype, ddof, keepdims, correction=correction)
+
+
+def argmax(x, axis=None, keepdims=False):
+    return asarray(x).argmax(axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return asarray(x).argmin(axis, keepdims)
+
+
+def cumsum(x, axis=None, dtype=None):
+    """Running sums along *axis* (NumPy's cumsum)."""
+    return asarray(x).cumsum(axis, dtype)
+
+
+def cumprod(x, axis=None, dtype=None):
+    """Running products along *axis* (NumPy's cumprod)."""
+    return asarray(x).cumprod(axis, dtype)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along *axis* (the Array API's cumulative_sum: *axis* may be
+    left out only for 0-d and 1-d arrays; *include_initial* starts with 0)."""
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ShapeError("cumulative_sum: axis is required for arrays of more than "
+                             "one dimension")
+        axis = 0
+    if x.ndim == 0:
+        x = x.reshape(1)
+    result = x.cumsum(axis, dtype)
+    if include_initial:
+        axis = axis % x.ndim
+        shape = x.shape[:axis] + (1,) + x.shape[axis + 1:]
+        result = concatenate([zeros(shape, dtype=result.dtype), result], axis=axis)
+    return result
+
+
+def count_nonzero(x, axis=None, keepdims=False):
+    """The number of non-zero elements (NumPy's count_nonzero)."""
+    from lazyarray.ops.reductions import count_nonzero as _count
+    return LazyArray(_count(asarray(x).node, axis, keepdims))
+
+
+__all__ = ["sum", "all", "any", "max", "min", "mean", "prod", "var", "std", "argmax",
+           "argmin", "cumsum", "cumprod", "cumulative_sum", "count_nonzero"]
