@@ -18,7 +18,8 @@ from kernelcore.codegen.kernel import (
     CodeGenerationResult, generate_code, generate_code_v2, generate_header)
 from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import (
-    AccessOutOfBoundsError, CodeGenerationError, InvocationError, KernelcoreError, KernelcoreWarning, LoopyError,
+    AccessOutOfBoundsError, CodeGenerationError, InvocationError, KernelcoreError,
+    KernelcoreWarning, LoopyError,
     LoopyWarning, MissingBarrierError, MissingDefinitionError, OpenCLBuildError,
     ParseError, SchedulingError, StaticValueFindingError,
     TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError,

@@ -166,7 +166,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.extra["atomic"] = True
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
-                             "(known: id, dep, priority, tags, nosync, inames, if, mem_kind, atomic)")
+                             "(known: id, dep, priority, tags, nosync, inames, if, mem_kind, "
+                             "atomic)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",

@@ -27,6 +27,11 @@ class Node(abc.ABC):
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
     __slots__ = ("shape", "dtype", "_key", "depth", "__weakref__")
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    _key: tuple
+    #: the depth of the graph behind the node not computed when it was made
+    depth: int
 
     def __new__(cls, *args):
         key = (cls, *cls._content(*args))

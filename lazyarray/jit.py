@@ -75,8 +75,9 @@ class _Jitted:
             p.kind == p.POSITIONAL_OR_KEYWORD for p in params) else None
         #: the positions of those arguments in the order the traced program
         #: takes its arrays (the order of flattening, by name)
-        self._leaf_order = None if self._positional is None else sorted(
-            range(len(self._positional)), key=lambda k: self._positional[k])
+        names = self._positional
+        self._leaf_order = None if names is None else sorted(range(len(names)),
+                                                             key=lambda k: names[k])
         #: the function's name in messages (partials and callables have none)
         self.name = getattr(fn, "__name__", None) or repr(fn)
         functools.update_wrapper(self, fn)
@@ -125,7 +126,7 @@ class _Jitted:
         static, dynamic = self._split(args, kwargs)
         leaves, structure = flatten(dynamic)
         arrays = []
-        scalars = []
+        scalars: list = []
         values = []
         for leaf in leaves:
             if _is_array(leaf):
@@ -158,7 +159,7 @@ class _Jitted:
         placeholders = [Input(d.reshape(d.shape)) for d in data]
         position = {id(p): k for k, p in enumerate(placeholders)}
         it = iter(placeholders)
-        params = []
+        params: list[Param] = []
         traced = []
         for leaf in leaves:
             if _is_array(leaf):
@@ -219,7 +220,9 @@ def _device_data(x) -> cla.Array:
         return evaluate(x.node)
     if isinstance(x, cla.Array):
         return adopt(x)
-    return asarray(x).node.data
+    node = asarray(x).node
+    assert isinstance(node, Input)
+    return node.data
 
 
 def _traced_scalar(leaf) -> bool:

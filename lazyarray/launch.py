@@ -26,6 +26,7 @@ import pyopencl.array as cla
 import kernelcore as lp
 from kernelcore.runtime.build import compile_program
 from kernelcore.runtime.invoke import get_executor, memory_pool
+from kernelcore.runtime.launchers import OpenClKernelLauncher
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.cache import Recipe
 from lazyarray.graph import Node
@@ -114,8 +115,10 @@ class BoundLaunch:
         names = [a.name for a in executor.knl.args]
         temporaries: dict[int, int] = {}
         launches = []
-        for sub in launcher.launchers:
-            arguments = []
+        subs = [sub for sub in launcher.launchers
+                if isinstance(sub, OpenClKernelLauncher)]
+        for sub in subs:
+            arguments: list[tuple] = []
             for k, value in sub.args_list:
                 name = next((n for n, a in flat.items() if a is value), None)
                 if name is not None:
@@ -128,13 +131,13 @@ class BoundLaunch:
                     arguments.append(("temporary", index, value.nbytes))
                 else:
                     arguments.append(("value", value))
-            launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size),
+            launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size or ()),
                              None if sub.default_local_work_size is None
                              else tuple(sub.default_local_work_size), tuple(arguments)))
         source = executor.code.device_code()
         recipe = Recipe(source, tuple(launches))
         return cls(recipe, [cl.Kernel(sub.kernel.program, name)
-                            for sub, (name, *_) in zip(launcher.launchers, launches)],
+                            for sub, (name, *_) in zip(subs, launches)],
                    queue, _result_template(queue, out.shape, out.dtype))
 
     @classmethod

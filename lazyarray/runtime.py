@@ -106,6 +106,7 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
     number: dict[int, int] = {}
     entries: list[tuple] = []
     for n in walk(node, lambda n: id(n) in position):
+        entry: tuple
         if id(n) in position:
             kind = "scalar" if kernel_scalar(n) else "in"
             entry = (kind, position[id(n)], n.dtype.str, n.shape)
@@ -255,14 +256,14 @@ def _kernel_time(node: Node, queue, events: list | None) -> Iterator[None]:
     if not logger.isEnabledFor(logging.INFO):
         yield
         return
-    profiling = events is not None and bool(
-        queue.properties & cl.command_queue_properties.PROFILING_ENABLE)
     queue.finish()
     start = time.perf_counter()
     yield
     queue.finish()
-    seconds = (sum(e.profile.end - e.profile.start for e in events) * 1e-9 if profiling
-               else time.perf_counter() - start)
+    profiling = events is not None and bool(
+        queue.properties & cl.command_queue_properties.PROFILING_ENABLE)
+    seconds = (sum(e.profile.end - e.profile.start for e in events) * 1e-9
+               if events is not None and profiling else time.perf_counter() - start)
     logger.info("ran %s%s %s in %.3f ms (%s)", type(node).__name__, node.shape, node.dtype,
                 1e3 * seconds, "profiled" if profiling else "waited for")
 
@@ -286,6 +287,7 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
 
     choices = candidates(lower_reduction.device_profile(queue.device)[0],
                          isinstance(node, Reduce))
+    assert step.compiled is not None
     step.compiled.kernel, _ = tune(step.kernel, lambda choice: build_kernel(node, inputs, choice),
                                    choices, run)
 

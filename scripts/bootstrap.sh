@@ -190,6 +190,9 @@ case "$ACTION" in
         for arg in "$@"; do
             [ -e "${arg%%::*}" ] && { where=(); break; }
         done
+        log "checking style (ruff) and types (mypy)"
+        "$VPY" -m ruff check . || die "ruff found problems (above)"
+        "$VPY" -m mypy || die "mypy found problems (above)"
         log "running the test suite"
         exec "$VPY" -m pytest -q -m "not slow" ${xdist[@]+"${xdist[@]}"} ${where[@]+"${where[@]}"} "$@"
         ;;

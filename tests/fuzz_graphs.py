@@ -1262,7 +1262,7 @@ class _Builder:
             mode = self.choice(["constant", "edge", "wrap"])
             if mode == "constant":
                 return f"m.pad({x.name}, 1)", [x], "view:pad", ("view", sub)
-            return f"m.pad({x.name}, 2, mode={mode!r})", [x], f"view:pad", ("view", sub)
+            return f"m.pad({x.name}, 2, mode={mode!r})", [x], "view:pad", ("view", sub)
         return f"{x.name}[None]", [x], "view:newaxis", ("view", sub)
 
     def _reshape(self, x: _Val):

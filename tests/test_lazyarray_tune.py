@@ -136,7 +136,8 @@ def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp
         monkeypatch.setattr(runtime, "_KERNELS", {})
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
-            np.testing.assert_allclose(np.asarray(la.asarray(a) * 3 - 1), a * 3 - 1, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(np.asarray(la.asarray(a) * 3 - 1), a * 3 - 1,
+                                       rtol=1e-6, atol=1e-6)
         return caplog.text
 
     assert "tuned kernel" not in fresh_process_log()       # stores an untuned recipe

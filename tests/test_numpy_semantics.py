@@ -63,7 +63,7 @@ def test_issue_examples_of_narrow_wrapping():
 @pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
 def test_comparisons_with_python_ints_outside_the_range(dtype, op):
     info = np.iinfo(dtype)
-    x = np.array([info.min, 0, 9, info.max], dtype)
+    x = np.array([info.min, 0, 9, info.max], dtype)    # noqa: F841 (read by eval)
     for c in (-1, info.min - 1, info.max + 1, 2**70, -2**70):
         want = eval(f"x {op} c")
         _same(eval(f"la.asarray(x) {op} c"), want)

@@ -430,7 +430,8 @@ class CExpressionMapper(Mapper):
             base = self.code(expr.base, PREC_PRODUCT + 1, dtype)
             return self._paren(f"{base} * {base}", PREC_PRODUCT, prec)
         # (not pown: PoCL's double16 pown is wrong)
-        return (f"{self._function('pow', [dtype, dtype], dtype)}({self.code(expr.base, PREC_NONE, dtype)}, "
+        pow_name = self._function('pow', [dtype, dtype], dtype)
+        return (f"{pow_name}({self.code(expr.base, PREC_NONE, dtype)}, "
                 f"{self.code(expr.exponent, PREC_NONE, dtype)})")
 
     def _common(self, exprs) -> np.dtype:

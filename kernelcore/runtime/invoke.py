@@ -287,8 +287,8 @@ class Executor:
         w("    _evt = None")
         w("    with _program.lock:")
         for k, dk in enumerate(self.code.kernels):
-            gsize = ", ".join(f"max(0, {_py(g)}) * {l}"
-                              for g, l in zip(dk.num_groups, dk.local_size))
+            gsize = ", ".join(f"max(0, {_py(g)}) * {size}"
+                              for g, size in zip(dk.num_groups, dk.local_size))
             w(f"        _knls[{k}].set_args({', '.join(call_args)})")
             w(f"        _gsize = ({gsize},)")
             w("        if 0 not in _gsize:")

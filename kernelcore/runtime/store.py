@@ -59,7 +59,8 @@ def _damaged_file(error: sqlite3.Error, path: str) -> bool:
     if code is None:
         return type(error) is sqlite3.DatabaseError
     if code & 0xFF == _SQLITE_READONLY:
-        return code != _SQLITE_READONLY_DBMOVED and os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK)
+        return (code != _SQLITE_READONLY_DBMOVED and os.access(path, os.W_OK)
+                and os.access(os.path.dirname(path) or ".", os.W_OK))
     return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 

@@ -90,7 +90,8 @@ def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
     from lazyarray.ops.shape import reshape
-    extent = math.prod(node.shape) if axis is None else node.shape[normalize_axes(axis, node.ndim)[0]]
+    extent = math.prod(node.shape) if axis is None \
+        else node.shape[normalize_axes(axis, node.ndim)[0]]
     if extent == 0:
         raise ShapeError(f"attempt to get {op} of an empty sequence")
     if axis is None:
