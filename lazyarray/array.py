@@ -150,17 +150,22 @@ class LazyArray:
         return LazyArray(self.node)
 
     def _in_place(self, name: str, result: Node) -> LazyArray:
-        """``self op= other`` given ``result = self op other``: NumPy's checks
-        (the result fits the shape and casts back with same_kind casting)."""
+        """``self op= other`` (or ``out=self``) given ``result = self op other``:
+        NumPy's checks (the result broadcasts to the shape and casts back
+        with same_kind casting)."""
         node = self.node
         if result.shape != node.shape:
-            raise ValueError(f"non-broadcastable output operand with shape {node.shape} "
-                             f"doesn't match the broadcast shape {result.shape}")
+            try:
+                result = manipulate.broadcast_to(result, node.shape)
+            except ValueError:
+                raise ValueError(f"non-broadcastable output operand with shape "
+                                 f"{node.shape} doesn't match the broadcast shape "
+                                 f"{result.shape}") from None
         if result.dtype != node.dtype:
             if not np.can_cast(result.dtype, node.dtype, "same_kind"):
-                probe = np.zeros((1, 1), result.dtype)
+                ufunc, probe = getattr(np, name), np.zeros((1, 1), result.dtype)
                 with np.errstate(all="ignore"):     # NumPy's own casting error
-                    getattr(np, name)(probe, probe, out=np.zeros((1, 1), node.dtype))
+                    ufunc(*[probe] * ufunc.nin, out=np.zeros((1, 1), node.dtype))
                 raise DTypeError(f"cannot cast {name}'s result from {result.dtype} to "
                                  f"{node.dtype} with casting rule 'same_kind'")
             result = cast(result, node.dtype)
@@ -345,7 +350,16 @@ class LazyArray:
     # {{{ NumPy protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if kwargs.get("out", None) is None and kwargs.get("where", True) is True \
+        out = kwargs.get("out", None)
+        out = out if isinstance(out, tuple) or out is None else (out,)
+        if out is not None and len(out) == 1 and isinstance(out[0], LazyArray):
+            # ``out=x``: the result written into x, as ``x op= y`` writes it
+            del kwargs["out"]
+            result = self.__array_ufunc__(ufunc, method, *inputs, **kwargs)
+            if result is NotImplemented:
+                return result
+            return out[0]._in_place(ufunc.__name__, result.node)
+        if out is None and kwargs.get("where", True) is True \
                 and kwargs.get("casting", "same_kind") == "same_kind":
             kwargs = {k: v for k, v in kwargs.items()
                       if k not in ("out", "where", "casting")}

@@ -131,6 +131,26 @@ def test_in_place_operators_refuse_a_broadcast_that_grows_the_array(queue):
     _same(x, np.ones(3))
 
 
+def test_ufunc_out_writes_into_the_array(queue):
+    host = np.arange(5.0)
+    x = la.asarray(host)
+    alias = x
+    assert np.add(x, 1, out=x) is x
+    np.sin(x[:3], out=x[2:])                # overlapping: as if the input were copied
+    np.multiply(2, 3, out=(x[:1],))
+    expected = host.copy()
+    np.add(expected, 1, out=expected)
+    np.sin(expected[:3], out=expected[2:])
+    np.multiply(2, 3, out=(expected[:1],))
+    np.testing.assert_allclose(alias.get(), expected, rtol=1e-15)
+    ints = la.asarray(np.arange(3))
+    with pytest.raises(TypeError, match="same_kind"):
+        np.sqrt(ints, out=ints)
+    with pytest.raises(ValueError, match="non-broadcastable"):
+        np.sin(x, out=x[1:])
+    _same(ints, np.arange(3))
+
+
 def test_in_place_matmul(queue):
     a = np.arange(6.0).reshape(2, 3)
     b = np.arange(9.0).reshape(3, 3)
