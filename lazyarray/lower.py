@@ -2,9 +2,11 @@
 
 Elementwise operations fuse into their consumer: a kernel computes one stored
 node (a reduction or the requested result) from stored inputs, inlining every
-elementwise operation and broadcast between them.
+elementwise operation and broadcast between them (see
+:mod:`lazyarray.lower_expr`), up to a size budget per kernel.
 
-Public names: build_kernel, stored_nodes, storage_plan, RECOMPUTE_LIMIT.
+Public names: build_kernel, stored_nodes, storage_plan, row_reductions,
+RECOMPUTE_LIMIT, ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
 """
 
 from __future__ import annotations
@@ -14,15 +16,16 @@ import numpy as np
 import kernelcore as lp
 from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower_reduction import (
-    COMBINE, CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
+    CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
     kernel_reduction, reduction_kernel, row_group, row_kernel_schedule)
 from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
 from lazyarray.tune import NotApplicable
 from lazyarray.graph import (
-    Concat, Const, Gather, Input, Iota, Map, Node, Reduce, Reshape, Scan, View, walk)
-from lazyarray.ops.elementwise import ELEMENTWISE
+    Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
+from lazyarray.lower_expr import (
+    Expr, Ix, accesses, operand_uses, out_index, row_operands)
 
 
 #: per device kind: a computed node that would be evaluated this many times
@@ -42,22 +45,32 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     concatenation node that fusing would evaluate at least the device kind's
     :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
     reads it. Reads of one node at the same index in one kernel count once
-    (the kernel computes the value once, see :class:`_Expr`). All other nodes
-    are recomputed inside the kernel of the stored value that reads them.
+    (the kernel computes the value once, see :class:`~lazyarray.lower_expr.Expr`).
+    A computed value is also stored where inlining it would make a kernel's
+    code larger than :data:`KERNEL_BUDGET` operations, or nest it deeper than
+    :data:`PASTE_DEPTH` where no temporary can hold it. All other nodes are
+    recomputed inside the kernel of the stored value that reads them.
     """
     if all(isinstance(c, (Input, Const)) for c in root.children()):
         return [(root, "result")]       # one operation on inputs (eager calls)
     kind = device_profile(lp.default_queue().device)[0]
     limit = RECOMPUTE_LIMIT[kind]
-    order = walk(root)
-    # per node: the (kernel, index) pairs it is evaluated at, and the number of
-    # evaluations that are never shared (conditional, or inside a reduction)
-    at: dict[int, set] = {}
+    # (computed values are inputs: planning covers the new part of the graph)
+    order = [n for n in walk(root, computed) if n is root or not computed(n)]
+    # per node: the (kernel, index) pairs it is evaluated at (with the share of
+    # the kernel's elements that evaluate it), and the number of evaluations
+    # that are never shared (conditional, or inside a reduction)
+    at: dict[int, dict[tuple, float]] = {}
     unshared: dict[int, float] = {}
     reasons: dict[int, str] = {}
+    # per kernel: the operations in its code; per node: per kernel, the copies
+    # of its expression inlined without temporaries, and their deepest nesting
+    size: dict[int, int] = {}
+    pasted: dict[int, dict[int, tuple[int, int]]] = {}
+    reducing: set[int] = set()
     _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
-        count = len(at.get(id(node), ())) + unshared.get(id(node), 0)
+        count = sum(at.get(id(node), {}).values()) + unshared.get(id(node), 0)
         if node is root:
             reasons[id(node)] = "result"
         elif isinstance(node, Reduce):
@@ -67,19 +80,42 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
         elif isinstance(node, (Map, Concat)) and count >= limit:
             reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
                                  f"(limit {limit})")
-        if id(node) in reasons and node is not root:
-            _evaluate_as_root(node, at, unshared)
-        for kernel, index in at.get(id(node), ()):
-            for child, child_index, share in _accesses(node, list(index)):
+        elif isinstance(node, (Map, Concat, Gather)):
+            over = _over_budget(node, at.get(id(node), ()), pasted.get(id(node), {}), size,
+                                reducing)
+            if over:
+                reasons[id(node)] = over
+        if id(node) in reasons:
+            if node is not root:
+                _evaluate_as_root(node, at, unshared)
+            size[id(node)] = _operations(node)
+            pasted[id(node)] = {}
+            if isinstance(node, (Reduce, Scan)):
+                reducing.add(id(node))
+                pasted[id(node)] = {id(node): (1, 0)}
+        else:
+            for kernel, copies in _copies(at.get(id(node), ()), pasted.get(id(node), {}),
+                                          reducing):
+                size[kernel] += copies * _operations(node)
+        for (kernel, index), weight in at.get(id(node), {}).items():
+            for child, child_index, share in accesses(node, list(index)):
                 if child_index is None:
-                    unshared[id(child)] = unshared.get(id(child), 0) + share
+                    unshared[id(child)] = unshared.get(id(child), 0) + weight * share
+                    _paste(pasted, child, kernel, 1, 1)
                 else:
-                    at.setdefault(id(child), set()).add((kernel, tuple(child_index)))
+                    key = (kernel, tuple(child_index))
+                    reads = at.setdefault(id(child), {})
+                    reads[key] = min(1, reads.get(key, 0) + weight * share)
         times = unshared.get(id(node), 0)
         if times:
-            for child, _, share in _accesses(node, _out_index(node)):
+            for child, _, share in accesses(node, out_index(node)):
                 unshared[id(child)] = unshared.get(id(child), 0) + times * share
-    absorbed = row_reductions(root, {k for k in reasons if k != id(root)}, ROW_LIMIT[kind])
+        for kernel, (copies, depth) in pasted.get(id(node), {}).items():
+            for (child, _, _), uses in zip(accesses(node, out_index(node)),
+                                           operand_uses(node)):
+                _paste(pasted, child, kernel, copies * uses, depth + 1)
+    absorbed = row_reductions(root, {k for k in reasons if k != id(root)}, ROW_LIMIT[kind],
+                              size)
     if absorbed:
         ops = ", ".join(n.op for n in order if id(n) in absorbed)
         reasons[id(root)] += f" (row kernel: {ops} per row)"
@@ -87,38 +123,65 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
             if id(n) in reasons and id(n) not in absorbed]
 
 
+#: the most operations one kernel computes: a value whose inlining would make
+#: a kernel larger is stored (the code stays linear in the graph's size)
+KERNEL_BUDGET = 1024
+#: the deepest that operations nest where no temporary can hold a value
+#: (inside reductions, gathered and conditional reads: the copies multiply)
+PASTE_DEPTH = 24
+#: such operations count this many times against the budget of a reduction
+#: (its layouts repeat its body: vector lanes, tails)
+PASTE_WEIGHT = 16
+
+
+def _operations(node: Node) -> int:
+    """The operations computing *node* adds to a kernel's code, counting the
+    reads of its operands."""
+    if isinstance(node, (View, Const, Input)):
+        return 0
+    return 1 + sum(operand_uses(node))
+
+
+def _copies(keys, pasted: dict, reducing: set[int]) -> list[tuple[int, int]]:
+    """Per kernel: how many copies of a node's expression its code holds, from
+    the node's (kernel, index) pairs and its inlined copies *pasted* (weighed
+    by :data:`PASTE_WEIGHT` in the kernels of reductions and scans,
+    *reducing*)."""
+    copies: dict[int, int] = {}
+    for kernel, _ in keys:
+        copies[kernel] = copies.get(kernel, 0) + 1
+    for kernel, (n, _) in pasted.items():
+        weight = PASTE_WEIGHT if kernel in reducing else 1
+        copies[kernel] = copies.get(kernel, 0) + n * weight
+    return list(copies.items())
+
+
+def _over_budget(node: Node, keys, pasted: dict, size: dict, reducing: set[int]) -> str | None:
+    """Why inlining *node* into the kernels that read it breaks the size
+    budget, or None if it does not."""
+    for kernel, copies in _copies(keys, pasted, reducing):
+        if size[kernel] + copies * _operations(node) > KERNEL_BUDGET:
+            return f"size budget: a kernel would compute over {KERNEL_BUDGET} operations"
+    depth = max((d for _, d in pasted.values()), default=0)
+    if depth > PASTE_DEPTH:
+        return f"size budget: inlined {depth} operations deep (limit {PASTE_DEPTH})"
+    return None
+
+
+def _paste(pasted: dict, node: Node, kernel: int, copies: int, depth: int) -> None:
+    """Record *copies* more copies of *node*'s expression, nested *depth*
+    operations deep, in the code of *kernel*."""
+    mine = pasted.setdefault(id(node), {})
+    n, d = mine.get(kernel, (0, 0))
+    mine[kernel] = (n + copies, max(d, depth))
+
+
 def _evaluate_as_root(node: Node, at: dict, unshared: dict) -> None:
     """Record that *node* is computed once per element by a kernel of its own."""
     if isinstance(node, (Reduce, Scan)):
-        at[id(node)], unshared[id(node)] = set(), 1
+        at[id(node)], unshared[id(node)] = {}, 1
     else:
-        at[id(node)], unshared[id(node)] = {(id(node), tuple(_out_index(node)))}, 0
-
-
-def _out_index(node: Node) -> list[str]:
-    """The inames of a kernel computing *node* elementwise."""
-    return [f"i{k}" for k in range(node.ndim)]
-
-
-def _accesses(node: Node, index: list[str]) -> list[tuple[Node, list[str] | None, float]]:
-    """The children that computing *node* at *index* reads: each with the index
-    it is read at (``None`` where the read is never shared: a part of a
-    concatenation, which is read conditionally, gathered data, or inside a
-    reduction) and how often per element it is read on average."""
-    if isinstance(node, View):
-        return [(node.arg, [str(m[1]) if m[0] == "const" else _affine(m[2], m[3], index[m[1]])
-                            for m in node.axis_map], 1)]
-    if isinstance(node, Reshape):
-        return [(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape), 1)]
-    if isinstance(node, Map):
-        return [(a, _broadcast(index, a.shape, node.shape), 1) for a in node.args]
-    if isinstance(node, Concat):
-        total = node.shape[node.axis] or 1
-        return [(a, None, a.shape[node.axis] / total) for a in node.args]
-    if isinstance(node, Gather):
-        k, m = node.axis, node.indices.ndim
-        return [(node.indices, index[k:k + m], 1), (node.arg, None, 1)]
-    return [(child, None, 1) for child in node.children()]
+        at[id(node)], unshared[id(node)] = {(id(node), tuple(out_index(node))): 1}, 0
 
 
 #: per device kind: rows up to this many elements are reduced inside the
@@ -128,7 +191,8 @@ ROW_LIMIT = {"cpu": 8192, "gpu": MAX_GROUP * ROW_SLOTS}
 MIN_ROWS = 64
 
 
-def row_reductions(root: Node, stored: set[int], limit: int) -> set[int]:
+def row_reductions(root: Node, stored: set[int], limit: int,
+                   size: dict[int, int] | None = None) -> set[int]:
     """Reductions that the kernel of *root* computes itself, once per row, into
     private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
 
@@ -139,7 +203,9 @@ def row_reductions(root: Node, stored: set[int], limit: int) -> set[int]:
     dimensions, its kept axes have
     *root*'s extents, its rows are at most *limit* long and many
     (:data:`MIN_ROWS`), and *root* reads it only through elementwise
-    operations (possibly inside other such reductions).
+    operations (possibly inside other such reductions). With the kernels'
+    code sizes *size* (kernel id -> operations), reductions are absorbed
+    only while *root*'s kernel stays within :data:`KERNEL_BUDGET`.
     """
     if isinstance(root, (Reduce, Scan)) or root.ndim == 0:
         return set()
@@ -153,33 +219,43 @@ def row_reductions(root: Node, stored: set[int], limit: int) -> set[int]:
                 and d.arg.shape == root.shape and 0 < row <= limit
                 and rows >= MIN_ROWS)
 
-    region: set[int] = set()
+    region: set[int] = {id(root)}
     found: dict[int, Reduce] = {}
-
-    def visit(node: Node) -> None:
-        if id(node) in region:
-            return
-        region.add(id(node))
-        for child in node.children():
-            if id(child) in stored and not (isinstance(child, Reduce) and fits(child)):
+    stack = [root]
+    while stack:
+        for child in stack.pop().children():
+            if id(child) in region or (id(child) in stored and not (
+                    isinstance(child, Reduce) and fits(child))):
                 continue
             if isinstance(child, Map) or (isinstance(child, Reduce) and fits(child)):
                 if isinstance(child, Reduce):
                     found[id(child)] = child
-                visit(child)
-
-    visit(root)
+                region.add(id(child))
+                stack.append(child)
     # every reader of an absorbed reduction must be inside the kernel, and no
     # other stored value's kernel may read it (it would not be stored)
     parents: dict[int, list[int]] = {}
-    nodes = walk(root)
+    nodes = [n for n in walk(root, computed) if n is root or not computed(n)]
     for n in nodes:
         for child in n.children():
             parents.setdefault(id(child), []).append(id(n))
     absorbed = {k for k in found if all(p in region for p in parents.get(k, []))}
-    for other in nodes:
-        if id(other) in stored and id(other) not in absorbed and absorbed:
-            absorbed -= _read_by(other, stored)
+    if size is not None:
+        total = size.get(id(root), 0)
+        for k in found:
+            if k in absorbed and total + size.get(k, 0) > KERNEL_BUDGET:
+                absorbed.discard(k)
+            elif k in absorbed:
+                total += size.get(k, 0)
+    changed = True
+    while changed and absorbed:
+        changed = False
+        for other in nodes:
+            if id(other) in stored and id(other) not in absorbed:
+                dropped = absorbed & _read_by(other, stored)
+                if dropped:
+                    absorbed -= dropped
+                    changed = True
     return absorbed
 
 
@@ -208,318 +284,6 @@ def stored_nodes(root: Node) -> list[Node]:
     return [n for n, _ in storage_plan(root)]
 
 
-def _literal(c: Const) -> str:
-    v = c.value.item()
-    if isinstance(v, bool):
-        return "True" if v else "False"
-    if c.weak:
-        # (parenthesized: ``-2 ** x`` would read as ``-(2 ** x)``)
-        return f"({v!r})" if str(v).startswith("-") else repr(v)
-    return f"{c.dtype.name}({v!r})"
-
-
-class _Expr:
-    """Instruction-language text for elementwise subgraphs.
-
-    Once told what it computes (:meth:`compute`), a non-scalar value the kernel
-    reads more than once at the same index becomes a private temporary computed
-    once (scalars are loop-invariant: the OpenCL compiler hoists them). With
-    *row_lanes* (CPUs), a value that a row reduction reduces and the result
-    also reads (softmax's exponentials) is computed once per element into a
-    private row array. With *row_group* (GPUs: the work-items sharing a row),
-    such values and the inputs read that way are held in registers: each
-    work-item keeps the row's elements it owns (every *row_group*-th), so
-    that the row is read from memory once.
-    """
-
-    def __init__(self, inputs: dict[int, tuple[Node, str]], row_lanes: int | None = None,
-                 row_group: int | None = None):
-        self.inputs = inputs        # stored node id -> (node, argument name)
-        self.shared: dict = {}
-        self.out_index: tuple = ()
-        self.inames = ""
-        self.row_arrays: dict[int, str] = {}    # node id -> its private row array
-        self.row_insns: list[str] = []          # row temporaries' instructions, in order
-        self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
-        self.cse_insns: list[str] = []          # shared values' instructions, in order
-        self.row_domains: list[str] = []
-        self.row_lanes = row_lanes
-        self.row_group = row_group
-        self._positions: dict[str, tuple] = {}  # GPU row position -> (slot, work-item) inames
-        self._row_count = 0
-        self._filling: set[int] = set()         # ids of row arrays being filled
-        self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
-        self.row_temporaries: list = []         # their lanes and row arrays
-        self.row_splits: list[str] = []         # row array inames to walk in lanes
-        self.reduced: set[int] = set()          # ids of what row reductions read per element
-        self.shape_of_out: tuple | None = None
-        self._temps: dict[tuple, str] = {}
-        self._unshared = 0                      # > 0: inside a conditional or a reduction
-
-    def __call__(self, node: Node, index: list[str]) -> str:
-        held = self._held(node, index)
-        if held is not None:
-            return held
-        if id(node) in self.inputs:
-            name = self.inputs[id(node)][1]
-            return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(index)}]"
-        key = (id(node), tuple(index))
-        if self._unshared or node.ndim == 0 or self.shared.get(key, 0) < 2:
-            return self._text(node, index)
-        name = self._temps.get(key)
-        if name is None:
-            text = self._text(node, index)
-            name = self._temps[key] = f"cse{len(self._temps)}"
-            within = f" {{inames={self.inames}}}" if self.inames else ""
-            self.cse_insns.append(f"<{node.dtype.name}> {name} = {text}{within}")
-        return name
-
-    def _text(self, node: Node, index: list[str]) -> str:
-        if isinstance(node, Const):
-            return _literal(node)
-        if isinstance(node, (View, Reshape)):
-            [(arg, arg_index, _)] = _accesses(node, index)
-            return self(arg, arg_index)
-        if isinstance(node, Iota):
-            return f"int64({index[node.axis]})"
-        if isinstance(node, Concat):
-            return self._concat(node, index)
-        if isinstance(node, Gather):
-            return self._gather(node, index)
-        if isinstance(node, Reduce):
-            return self._row_reduction(node, index)
-        if isinstance(node, Map):
-            parts = [self(a, a_index) for a, a_index, _ in _accesses(node, index)]
-            if node.op == "astype":
-                return f"{node.dtype.name}({parts[0]})"
-            return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
-        raise AssertionError(f"unstored {type(node).__name__}")
-
-    def _unshared_read(self, node: Node, index: list[str]) -> str:
-        self._unshared += 1
-        try:
-            return self(node, index)
-        finally:
-            self._unshared -= 1
-
-    def _held(self, node: Node, index: list[str]) -> str | None:
-        """*node* at *index* read from its row array, if it has (or, read
-        at the output's index, gets) one and this work-item holds that
-        element; else None."""
-        if not index or len(index) != len(self.out_index) \
-                or list(index[:-1]) != list(self.out_index[:-1]) or id(node) in self._filling:
-            return None
-        position = index[-1]
-        at_output = not self._unshared and tuple(index) == self.out_index
-        if id(node) not in self.row_arrays and not (
-                (at_output or position in self._positions) and self._in_row_array(node)):
-            return None
-        if self.row_group is not None and position not in self._positions:
-            return None
-        return f"{self._row_array(node)}[{self._slot(position)}]"
-
-    def _slot(self, position: str) -> str:
-        """The index of the element at *position* in a row array: the position
-        on a CPU, the work-item's slot on a GPU."""
-        return self._positions[position][0] if position in self._positions else position
-
-    def _in_row_array(self, node: Node) -> bool:
-        """Whether *node* is kept in a row array: it is computed (a Map; on a
-        GPU also an input), a row reduction of this kernel reads it per element
-        (:attr:`reduced`), and the result reads it at its own index."""
-        if id(node) in self.row_arrays:
-            return True
-        if self.row_group is not None:
-            kept = isinstance(node, Map) or id(node) in self.inputs
-        else:
-            kept = self.row_lanes is not None and isinstance(node, Map)
-        return (kept and node.shape == self.shape_of_out and id(node) in self.reduced
-                and self.shared.get((id(node), self.out_index), 0) > 0)
-
-    def row_position(self, outer: str, inner: str, extent: int) -> str:
-        """A GPU row kernel's position ``group*outer + inner`` along a row of
-        *extent* elements: *inner* are the work-items of the row, *outer* (a
-        loop unrolled, so that row arrays stay in registers) the slot of each
-        work-item's row arrays."""
-        group = self.row_group
-        self.row_domains.append(f"{{ [{outer}, {inner}]: 0 <= {inner} < {group} and "
-                                f"0 <= {outer} and {group}*{outer} + {inner} < {extent} }}")
-        self.row_tags.update({inner: "l.0", outer: "unr"})
-        position = f"({group}*{outer} + {inner})"
-        self._positions[position] = (outer, inner)
-        return position
-
-    def compute(self, node: Node, index: list[str], reduced: set[int]) -> None:
-        """Prepare to compute *node* elementwise at *index* (inames, or row
-        positions), whose region's row reductions reduce the nodes *reduced*."""
-        self.out_index = tuple(index)
-        self.shared = _shared_values(node, self.inputs, index)
-        self.inames = ":".join(i for k in index for i in self._positions.get(k, (k,)))
-        self.shape_of_out = node.shape
-        self.reduced = reduced
-
-    def _row_array(self, node: Node) -> str:
-        """The private row array holding *node* along the current row (on a
-        GPU, the elements this work-item owns)."""
-        name = self.row_arrays.get(id(node))
-        if name is None:
-            k = self._row_count
-            self._row_count += 1
-            name = f"rowvals{k}"
-            extent = node.shape[-1]
-            if self.row_group is None:
-                j = slot = f"rv{k}"
-                self.row_domains.append(f"{{ [{j}]: 0 <= {j} < {extent} }}")
-                self.row_splits.append(j)
-                shape = (extent,)
-            else:
-                slot = f"rv{k}_o"
-                j = self.row_position(slot, f"rv{k}_l", extent)
-                shape = (-(-extent // self.row_group),)
-            self.row_temporaries.append(lp.TemporaryVariable(
-                name, node.dtype, shape=shape, address_space="private"))
-            self._filling.add(id(node))     # the fill reads *node* itself
-            body = self._unshared_read(node, [*self.out_index[:-1], j])
-            self._filling.remove(id(node))
-            self.row_arrays[id(node)] = name
-            self.row_insns.append(f"{name}[{slot}] = {body}")
-        return name
-
-    def _row_reduction(self, node: Reduce, index: list[str]) -> str:
-        """A reduction absorbed into this kernel (see :func:`row_reductions`):
-        a private temporary computed once per row; with *row_lanes*, the row
-        is walked in that many interleaved lanes (vector registers on a CPU)
-        and a sequential tail."""
-        name = self.row_temps.get(id(node))
-        if name is not None:
-            return name
-        k = len(self.row_temps)
-        name = self.row_temps[id(node)] = f"row{k}"
-        [axis] = node.axes
-        extent, op = node.arg.shape[axis], kernel_reduction(node)
-
-        in_array = (list(index[:-1]) == list(self.out_index[:-1])
-                    and self._in_row_array(node.arg))
-
-        def body(position: str) -> str:
-            if in_array:
-                return f"{self._row_array(node.arg)}[{self._slot(position)}]"
-            return self._unshared_read(node.arg, [position if a == axis else index[a]
-                                                  for a in range(node.arg.ndim)])
-
-        def box(iname: str, n: int) -> str:
-            self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {n} }}")
-            return iname
-
-        if self.row_group is not None:
-            o, v = f"r{k}_o", f"r{k}_l"
-            position = self.row_position(o, v, extent)
-            self.row_insns.append(
-                f"<{node.dtype.name}> {name} = {op}(({o}, {v}), {body(position)})")
-            return name
-        lanes = self.row_lanes
-        if not lanes or extent < 2 * lanes:
-            r = box(f"r{k}_{axis}", extent)
-            self.row_insns.append(f"<{node.dtype.name}> {name} = {op}({r}, {body(r)})")
-            return name
-        count = extent // lanes
-        o, v, w = box(f"r{k}_o", count), box(f"r{k}_v", lanes), box(f"r{k}_w", lanes)
-        self.row_tags[v] = "vec"
-        part = f"{name}_lanes"
-        self.row_temporaries.append(
-            lp.TemporaryVariable(part, node.dtype, shape=(lanes,), address_space="private"))
-        self.row_insns.append(f"{part}[{v}] = {op}({o}, {body(f'({lanes}*{o} + {v})')})")
-        total = f"{op}({w}, {part}[{w}])"
-        if count * lanes < extent:
-            t = box(f"r{k}_t", extent - count * lanes)
-            self.row_insns += [
-                f"<{node.dtype.name}> {name}_body = {total}",
-                f"<{node.dtype.name}> {name}_tail = "
-                f"{op}({t}, {body(f'({count * lanes} + {t})')})"]
-            total = COMBINE[op].format(a=f"{name}_body", b=f"{name}_tail")
-        self.row_insns.append(f"<{node.dtype.name}> {name} = {total}")
-        return name
-
-    def _gather(self, node: Gather, index: list[str]) -> str:
-        """*arg* read at the gathered position (negative indices count from
-        the end, as in NumPy). The indices were checked when the gather was
-        made; the clamp only keeps a changed index array (a jitted function's
-        argument) from reading outside the array."""
-        k, m = node.axis, node.indices.ndim
-        extent = node.arg.shape[k]
-        picked = f"int64({self(node.indices, index[k:k + m])})"
-        wrapped = f"if({picked} < 0, {picked} + {extent}, {picked})"
-        position = f"min(max({wrapped}, 0), {extent - 1})"
-        return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])
-
-    def _concat(self, node: Concat, index: list[str]) -> str:
-        """Each part read where the index along the axis falls into it."""
-        var = index[node.axis]
-        parts = []
-        offset = 0
-        for arg in node.args:
-            extent = arg.shape[node.axis]
-            if extent:
-                idx = list(index)
-                idx[node.axis] = var if offset == 0 else f"({var} - {offset})"
-                parts.append((offset + extent,
-                              f"{node.dtype.name}({self._unshared_read(arg, idx)})"))
-            offset += extent
-        expr = parts[-1][1]
-        for bound, part in reversed(parts[:-1]):
-            expr = f"if({var} < {bound}, {part}, {expr})"
-        return expr
-
-
-def _affine(start: int, step: int, var: str) -> str:
-    term = var if step == 1 else f"{step}*{var}"
-    return term if start == 0 else f"({start} + {term})"
-
-
-def _flatten(index: list[str], shape: tuple) -> str:
-    """The C-order flat offset of *index* in *shape*."""
-    flat = "0"
-    for var, extent in zip(index, shape):
-        flat = var if flat == "0" else f"({flat})*{extent} + {var}"
-    return flat
-
-
-def _unflatten(flat: str, shape: tuple) -> list[str]:
-    """The index in *shape* of C-order flat offset *flat*."""
-    result = []
-    stride = 1
-    for extent in reversed(shape):
-        part = f"({flat})" if stride == 1 else f"(({flat}) // {stride})"
-        result.append(f"({part} % {extent})" if extent != 1 else "0")
-        stride *= extent
-    return list(reversed(result))
-
-
-def _broadcast(index: list[str], arg_shape: tuple, shape: tuple) -> list[str]:
-    offset = len(shape) - len(arg_shape)
-    return ["0" if arg_shape[k] == 1 and shape[k + offset] != 1 else index[k + offset]
-            for k in range(len(arg_shape))]
-
-
-def _row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
-    """Ids of the values that row *reductions* read at their own positions:
-    their arguments, and the inputs they read through elementwise operations
-    of the same shape (``x`` in ``(x*x).sum(axis=-1)``)."""
-    found = {id(r.arg) for r in reductions}
-    seen: set[int] = set()
-    stack = [r.arg for r in reductions]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if id(node) in inputs:
-            found.add(id(node))
-        elif isinstance(node, Map):
-            stack.extend(c for c in node.args if c.shape == node.shape)
-    return found
-
-
 def _region(root: Node, inputs: dict) -> list[Node]:
     """The nodes a kernel computing *root* evaluates (up to its inputs)."""
     seen: set[int] = set()
@@ -533,23 +297,6 @@ def _region(root: Node, inputs: dict) -> list[Node]:
         found.append(node)
         stack.extend(node.children())
     return found
-
-
-def _shared_values(root: Node, inputs: dict, index: list[str]) -> dict[tuple, int]:
-    """How many times computing *root* at *index* reads each (node id, index)
-    pair that could be shared (see :func:`_accesses`)."""
-    counts: dict[tuple, int] = {}
-
-    def visit(node: Node, at: list[str]) -> None:
-        key = (id(node), tuple(at))
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] == 1 and id(node) not in inputs:
-            for child, child_index, _ in _accesses(node, at):
-                if child_index is not None:
-                    visit(child, child_index)
-
-    visit(root, index)
-    return counts
 
 
 def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
@@ -584,27 +331,29 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     device = lp.default_queue().device
     kind = device_profile(device)[0]
     if isinstance(node, (Reduce, Scan)):
-        expr = _Expr(inputs)
+        expr = Expr(inputs)
     else:
         reductions = [n for n in _region(node, inputs) if isinstance(n, Reduce)]
         reduced = {id(n.arg) for n in reductions}
         group = row_group(node.shape[-1]) if kind == "gpu" and reduced else None
         if group is not None:
-            reduced = _row_operands(reductions, inputs)
-        expr = _Expr(inputs, row_lanes=CPU_LANES if kind == "cpu" else None, row_group=group)
-        index = _out_index(node)
+            reduced = row_operands(reductions, inputs)
+        expr = Expr(inputs, row_lanes=CPU_LANES if kind == "cpu" else None, row_group=group)
+        index = out_index(node)
         if group is not None:
-            index[-1] = expr.row_position(f"{index[-1]}_o", f"{index[-1]}_l", node.shape[-1])
+            last = node.shape[-1]
+            index[-1] = Ix(expr.row_position(f"{index[-1]}_o", f"{index[-1]}_l", last), last)
         expr.compute(node, index, reduced)
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
-        data.append(lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
+        data.append(lp.ValueArg(name, stored_node.dtype) if name.startswith("s")
+                    else lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
     if isinstance(node, Reduce):
         if _is_product_sum(node):
-            knl, out_index = _plain_kernel(node, expr, data)
+            knl, out_inames = _plain_kernel(node, expr, data)
             extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
             schedule = contraction_schedule if kind == "gpu" else cpu_contraction_schedule
-            blocked = schedule(knl, out_index, f"i{node.axes[0]}", extents,
+            blocked = schedule(knl, out_inames, f"i{node.axes[0]}", extents,
                                *sizes.get("contraction", ()))
             if blocked is not None:
                 return blocked
@@ -615,18 +364,18 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         laid_out = reduction_kernel(node, expr, data, device)
         if laid_out is not None:
             return laid_out
-    knl, out_index = _plain_kernel(node, expr, data)
+    knl, out_inames = _plain_kernel(node, expr, data)
     if expr.row_temps:
         if kind == "gpu":
             return row_kernel_schedule(knl, node.shape, expr.row_tags)
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and min(node.shape[-2:], default=0) >= TILE:
-        transposed = transposed_inputs(knl, out_index)
+        transposed = transposed_inputs(knl, out_inames)
         tile = sizes.get("transpose", ())
         if transposed and kind == "cpu":
-            return blocked_transpose_schedule(knl, out_index, node.shape, *tile)
-        tiled = transposed and tiled_transpose_schedule(knl, out_index, node.shape,
+            return blocked_transpose_schedule(knl, out_inames, node.shape, *tile)
+        tiled = transposed and tiled_transpose_schedule(knl, out_inames, node.shape,
                                                         transposed, *tile)
         if tiled:
             return tiled
@@ -642,7 +391,7 @@ def _is_product_sum(node: Reduce) -> bool:
             and isinstance(arg, Map) and arg.op == "multiply" and node.ndim >= 2)
 
 
-def _plain_kernel(node: Node, expr: _Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
+def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
     """The unscheduled kernel computing *node*, and the inames of its output."""
     if isinstance(node, Reduce):
         arg = node.arg
@@ -665,8 +414,8 @@ def _plain_kernel(node: Node, expr: _Expr, data: list) -> tuple[lp.LoopKernel, l
         # the running index depends on the output's: a scan, computed in O(n)
         domains.append(f"{{ [s]: 0 <= s <= {out_index[node.axis]} }}")
     else:
-        out_index = list(expr.out_index)
-        rhs = expr(node, out_index)
+        rhs = expr(node, list(expr.out_index))
+        out_index = [str(i) for i in expr.out_index]
         # (a GPU row kernel's row position has its domain among the rows')
         domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
                    for k, i in enumerate(out_index) if i.isidentifier()]
