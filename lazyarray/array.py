@@ -454,7 +454,8 @@ class LazyArray:
 
     def swapaxes(self, axis1, axis2) -> LazyArray:
         """Two axes exchanged (a view)."""
-        return self._permuted(shape_ops.permutation_of(manipulate.swapaxes(self.node, axis1, axis2)))
+        swapped = manipulate.swapaxes(self.node, axis1, axis2)
+        return self._permuted(shape_ops.permutation_of(swapped))
 
     def repeat(self, repeats, axis=None) -> LazyArray:
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
