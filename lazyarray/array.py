@@ -269,15 +269,19 @@ class LazyArray:
     # {{{ evaluation
 
     def compute(self) -> LazyArray:
-        """Compute now; the result stays on the device."""
-        self._settle()
+        """Compute now; the result stays on the device. (Inside a function
+        ``la.jit`` traces, nothing: the trace computes what it returns.)"""
+        if not TRACING.names:
+            self._settle()
         return self
 
     def block_until_ready(self) -> LazyArray:
-        """Compute now and wait until the device has finished (for timing)."""
-        self._settle()
-        with DEVICE_LOCK:
-            default_queue().finish()
+        """Compute now and wait until the device has finished (for timing);
+        nothing inside a function ``la.jit`` traces."""
+        if not TRACING.names:
+            self._settle()
+            with DEVICE_LOCK:
+                default_queue().finish()
         return self
 
     def get(self) -> np.ndarray:

@@ -173,6 +173,7 @@ class _Jitted:
         call_args.update(dict(static))
         with tracing(self.name):
             result = self.fn(**call_args)
+        _refuse_changed_arguments(self.name, call_args, traced, leaves, placeholders)
         out_leaves, out_structure = flatten(result)
         out_nodes = []
         for leaf in out_leaves:
@@ -202,6 +203,24 @@ class _Jitted:
         for p in placeholders:
             p.data = None
         return program
+
+
+def _refuse_changed_arguments(name: str, call_args: dict, traced: list, leaves: list,
+                              placeholders: list) -> None:
+    """Raise if the traced function assigned into one of its array arguments
+    (``x[...] = v``, ``x += 1``): a jitted call cannot change the caller's
+    arrays."""
+    it = iter(placeholders)
+    for handle, leaf in zip(traced, leaves):
+        if not _is_array(leaf):
+            continue
+        if handle.node is not next(it):
+            argument = next((k for k, v in call_args.items()
+                             if any(x is handle for x in flatten(v)[0])), "?")
+            raise LazyArrayError(
+                f"{name} assigns into its argument '{argument}' (x[...] = v or an in-place "
+                "operator): a jitted function cannot change the caller's arrays; return "
+                "the new value instead (x = x + 1 rebinds a name and is fine)")
 
 
 def _fast_data(x) -> cla.Array | None:

@@ -371,7 +371,8 @@ def _contiguous_part(node: Node) -> cla.Array | None:
             for j, a in enumerate(rest)):
         return None
     key = [*fixed, *([slice(rest[0][2], rest[0][2] + node.shape[0])] if rest else [])]
-    return _evaluate(arg)[tuple(key)]
+    part = _evaluate(arg)[tuple(key)]
+    return part if part.shape == node.shape else None
 
 
 def _collect_inputs(root: Node, stored_ids: set[int]) -> dict[int, tuple[Node, str]]:

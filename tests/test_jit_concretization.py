@@ -219,3 +219,29 @@ def test_allclose_under_jit_refuses_at_the_users_line(queue):
         return x * la.allclose(x, x)           # allclose-site
 
     _check_refused(compare, "allclose-site", _X, what="bool()")
+
+
+def test_compute_inside_a_trace_does_not_freeze_the_value(queue):
+    @la.jit
+    def f(x):
+        y = (x * 2).compute().block_until_ready()
+        return y + 1
+
+    np.testing.assert_array_equal(f(np.ones(3)).get(), np.full(3, 3.0))
+    np.testing.assert_array_equal(f(np.zeros(3)).get(), np.ones(3))
+
+
+def test_assigning_into_an_argument_inside_jit_is_refused(queue):
+    @la.jit
+    def bump(u, v):
+        u[0] = 5.0
+        return u + v
+
+    @la.jit
+    def rebinds(u):
+        u = u + 1                           # a new value under the same name: fine
+        return u
+
+    with pytest.raises(la.LazyArrayError, match="bump assigns into its argument 'u'"):
+        bump(np.zeros(3), np.ones(3))
+    np.testing.assert_array_equal(rebinds(np.zeros(3)).get(), np.ones(3))

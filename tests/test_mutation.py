@@ -444,3 +444,18 @@ def test_writes_inside_jit(queue):
         expected.T[0] *= 2
         np.testing.assert_allclose(stepped(a).get(), expected)
     assert stepped.trace_count == 1
+
+
+@pytest.mark.parametrize("key", [(None,), (1, None), (None, slice(1, 3)), (slice(1, 3), None),
+                                 (None, 1, None), (Ellipsis, None)])
+def test_views_with_new_axes_read_and_write_through(queue, key):
+    h = np.arange(12, dtype=np.int32).reshape(3, 4) if key != (None,) else np.array(5, np.int32)
+    x = la.asarray(h)
+    x.compute()
+    view, host_view = x[key], h[key]
+    assert view.shape == host_view.shape
+    np.testing.assert_array_equal(view.get(), host_view)
+    view += 7
+    host_view += 7
+    np.testing.assert_array_equal(x.get(), h)
+    np.testing.assert_array_equal(view.get(), host_view)
