@@ -28,7 +28,7 @@ from lazyarray.runtime import DEVICE_LOCK, TRACING, adopt, default_queue, evalua
 
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)
-DEPTH_LIMIT = 100
+DEPTH_LIMIT = 256
 
 
 def _node(x) -> Node:

@@ -50,8 +50,9 @@ _DISK_LOCK = threading.Lock()
 class Recipe:
     """How to run one planned kernel: its *source*, and per device kernel
     ``(name, global size, local size, arguments)``; an argument is
-    ``("array", name)``, ``("temporary", index, nbytes)`` (temporaries with one
-    index are one buffer) or ``("value", scalar)``."""
+    ``("array", name)``, ``("scalar", name)`` (a value each run passes),
+    ``("temporary", index, nbytes)`` (temporaries with one index are one
+    buffer) or ``("value", scalar)``."""
 
     source: str
     launches: tuple
@@ -73,7 +74,7 @@ def _launch_well_formed(launch) -> bool:
     return (isinstance(name, str) and _sizes(gsize) and (lsize is None or _sizes(lsize))
             and isinstance(arguments, tuple) and all(
                 isinstance(a, tuple) and a and (
-                    (a[0] == "array" and len(a) == 2 and isinstance(a[1], str))
+                    (a[0] in ("array", "scalar") and len(a) == 2 and isinstance(a[1], str))
                     or (a[0] == "temporary" and len(a) == 3 and _sizes(a[1:]))
                     or (a[0] == "value" and len(a) == 2
                         and (a[1] is None or isinstance(a[1], (numbers.Number, np.generic)))))

@@ -12,7 +12,7 @@ from pathlib import Path
 import kernelcore as lp
 from lazyarray.array import asarray
 from lazyarray.graph import (
-    Concat, Const, Input, Iota, Map, Node, Reduce, Scan, View, walk)
+    Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
 from lazyarray.lower import storage_plan
 from lazyarray.runtime import plan
 
@@ -22,6 +22,8 @@ def _label(node: Node) -> str:
         kind = "input"
     elif isinstance(node, Const):
         kind = f"const {node.value.item()!r}"
+    elif isinstance(node, Param):
+        kind = f"scalar argument {node.slot} of the jitted function"
     elif isinstance(node, Map):
         kind = node.op
     elif isinstance(node, Reduce):
@@ -54,12 +56,14 @@ def explain(x, show_code: bool = False, print_it: bool = True) -> str:
         lines.append(f"kernel {k}: stores {_label(step.node)}  "
                      f"[{reasons.get(id(step.node), 'stored')}]")
         if step.fill is not None:
-            lines.append(f"  no launch: empty reduction, filled with {step.fill!r}")
+            lines.append(f"  no launch: filled with {step.fill!r}")
         elif step.kernel is None:
             lines.append("  no launch: no elements")
         for name, n in step.args:
             source = (f"kernel {index[id(n)]}" if id(n) in index else
-                      "device data" if isinstance(n, Input) else "computed earlier")
+                      "device data" if isinstance(n, Input) else
+                      "a kernel argument" if isinstance(n, (Const, Param)) else
+                      "computed earlier")
             lines.append(f"  reads {name}: {_label(n)} ({source})")
         if show_code and step.kernel is not None:
             code = lp.generate_code_v2(step.kernel).device_code()

@@ -35,7 +35,9 @@ def test_explain_names_the_recompute_rule(queue, monkeypatch):
 def test_explain_shows_code_on_request(queue, capsys):
     la.explain(la.asarray(np.ones(3)) + 1, show_code=True)
     out = capsys.readouterr().out
-    assert "__kernel void" in out and "1.0 + in0[" in out
+    # (the scalar is an argument: a new value reuses the kernel)
+    assert "__kernel void" in out and "in0[" in out and "+ s1;" in out
+    assert "reads s1: const 1.0 () float64 (a kernel argument)" in out
 
 
 def test_to_dot_marks_stored_values(tmp_path):
