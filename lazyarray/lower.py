@@ -12,8 +12,10 @@ RECOMPUTE_LIMIT, ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
 from __future__ import annotations
 
 import numpy as np
+import pymbolic.primitives as prim
 
 import kernelcore as lp
+from kernelcore.ir.expr import Reduction
 from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower_reduction import (
     CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
@@ -25,7 +27,8 @@ from lazyarray.tune import NotApplicable
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
 from lazyarray.lower_expr import (
-    Expr, Ix, accesses, operand_uses, out_index, row_operands)
+    Expr, Ix, accesses, index_expr, operand_uses, out_index, row_operands)
+from lazyarray.lower_ir import assignment, box, domain
 
 
 #: per device kind: a computed node that would be evaluated this many times
@@ -342,7 +345,8 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         index = out_index(node)
         if group is not None:
             last = node.shape[-1]
-            index[-1] = Ix(expr.row_position(f"{index[-1]}_o", f"{index[-1]}_l", last), last)
+            name = index[-1].var.name
+            index[-1] = Ix(expr.row_position(f"{name}_o", f"{name}_l", last), last)
         expr.compute(node, index, reduced)
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
     for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
@@ -393,35 +397,35 @@ def _is_product_sum(node: Reduce) -> bool:
 
 def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
     """The unscheduled kernel computing *node*, and the inames of its output."""
+    v = prim.Variable
     if isinstance(node, Reduce):
         arg = node.arg
         index = [f"i{k}" for k in range(arg.ndim)]
-        red = [index[a] for a in node.axes]
-        kept = [index[k] for k in range(arg.ndim) if k not in node.axes]
-        out_index = [index[k] if k not in node.axes else "0"
+        red = tuple(index[a] for a in node.axes)
+        kept = [v(index[k]) for k in range(arg.ndim) if k not in node.axes]
+        out_index = [v(index[k]) if k not in node.axes else 0
                      for k in range(arg.ndim)] if node.keepdims else kept
-        body = expr(arg, index)
-        red_spec = red[0] if len(red) == 1 else f"({', '.join(red)})"
-        rhs = f"{kernel_reduction(node)}({red_spec}, {body})" if red else body
-        domains = [f"{{ [{i}]: 0 <= {i} < {arg.shape[k]} }}" for k, i in enumerate(index)]
+        body = expr(arg, [v(i) for i in index])
+        rhs = Reduction(kernel_reduction(node), red, body) if red else body
+        domains = [box(i, arg.shape[k]) for k, i in enumerate(index)]
     elif isinstance(node, Scan):
-        out_index = [f"i{k}" for k in range(node.ndim)]
+        names = [f"i{k}" for k in range(node.ndim)]
+        out_index = [v(i) for i in names]
         running = list(out_index)
-        running[node.axis] = "s"
-        rhs = f"{node.op}(s, {expr(node.arg, running)})"
-        domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
-                   for k, i in enumerate(out_index)]
+        running[node.axis] = v("s")
+        rhs = Reduction(node.op, ("s",), expr(node.arg, running))
+        domains = [box(i, node.shape[k]) for k, i in enumerate(names)]
         # the running index depends on the output's: a scan, computed in O(n)
-        domains.append(f"{{ [s]: 0 <= s <= {out_index[node.axis]} }}")
+        domains.append(domain(["s"], {"s": 1}, {names[node.axis]: 1, "s": -1}))
     else:
         rhs = expr(node, list(expr.out_index))
-        out_index = [str(i) for i in expr.out_index]
+        out_index = [index_expr(i) for i in expr.out_index]
         # (a GPU row kernel's row position has its domain among the rows')
-        domains = [f"{{ [{i}]: 0 <= {i} < {node.shape[k]} }}"
-                   for k, i in enumerate(out_index) if i.isidentifier()]
-    lhs = f"out[{', '.join(out_index)}]" if out_index else "out[0]"
-    instructions = "\n".join([*expr.row_insns, *expr.cse_insns, f"{lhs} = {rhs}"])
-    knl = lp.make_kernel((domains or ["{ [z]: 0 <= z < 1 }"]) + expr.row_domains,
+        domains = [box(i.name, node.shape[k])
+                   for k, i in enumerate(out_index) if isinstance(i, prim.Variable)]
+    lhs = prim.Subscript(v("out"), tuple(out_index) or (0,))
+    instructions = [*expr.row_insns, *expr.cse_insns, assignment(lhs, rhs)]
+    knl = lp.make_kernel((domains or [box("z", 1)]) + expr.row_domains,
                          instructions, data + expr.row_temporaries, name="lazyarray_kernel")
     # lazyarray passes device arrays only
-    return lp.set_options(knl, no_numpy=True), out_index
+    return lp.set_options(knl, no_numpy=True), [str(i) for i in out_index]

@@ -1,4 +1,4 @@
-"""Expressions of elementwise subgraphs, in kernelcore's instruction language.
+"""Expressions of elementwise subgraphs, as kernelcore expressions.
 
 A kernel computes one stored node; the nodes between it and its stored
 inputs are inlined into its expression. A value the kernel reads more than
@@ -7,15 +7,22 @@ temporary computed once, so that a kernel's code grows with the number of
 values it computes, not with the number of ways they are read.
 
 Public names: Expr, Ix, accesses, operand_uses, out_index, row_operands,
-TEMP_DEPTH.
+index_expr, TEMP_DEPTH.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pymbolic.primitives as prim
 
 import kernelcore as lp
-from lazyarray.lower_reduction import COMBINE, kernel_reduction
+from kernelcore.ir.expr import Reduction, TypeCast, substitute
+from kernelcore.parse import parse_expression
+from lazyarray.lower_ir import assignment, bounds, box, domain
+from lazyarray.lower_reduction import combine, kernel_reduction
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View)
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -29,18 +36,17 @@ TEMP_DEPTH = 16
 @dataclass(frozen=True)
 class Ix:
     """The index ``scale*var + offset``, where *var* (an iname, or a row
-    position) takes the values ``0 .. extent - 1``."""
+    position: an expression) takes the values ``0 .. extent - 1``."""
 
-    var: str
+    var: prim.Expression
     extent: int
     scale: int = 1
     offset: int = 0
 
-    def __str__(self) -> str:
-        term = self.var if self.scale == 1 else f"{self.scale}*{self.var}"
-        if self.offset == 0:
-            return term
-        return f"({self.offset} + {term})" if self.offset > 0 else f"({term} - {-self.offset})"
+    def expr(self) -> prim.Expression:
+        """This index as an expression."""
+        term = self.var if self.scale == 1 else prim.Product((self.scale, self.var))
+        return term if self.offset == 0 else prim.Sum((self.offset, term))
 
     def bounds(self) -> tuple[int, int]:
         """The smallest and the largest value this index takes."""
@@ -48,14 +54,20 @@ class Ix:
         return min(ends), max(ends)
 
 
-def _affine(start: int, step: int, var) -> Ix | str:
+def index_expr(entry) -> prim.Expression:
+    """An index entry (an :class:`Ix`, an expression or an integer) as an
+    expression."""
+    return entry.expr() if isinstance(entry, Ix) else entry
+
+
+def _affine(start: int, step: int, var):
     """``start + step*var``."""
     if isinstance(var, Ix):
         if step == 0:
-            return str(start)
+            return start
         return Ix(var.var, var.extent, step * var.scale, start + step * var.offset)
-    term = var if step == 1 else f"{step}*{var}"
-    return term if start == 0 else f"({start} + {term})"
+    term = var if step == 1 else prim.Product((step, var))
+    return term if start == 0 else prim.Sum((start, term))
 
 
 def _within(index: list, shape: tuple) -> bool:
@@ -63,8 +75,8 @@ def _within(index: list, shape: tuple) -> bool:
     for entry, extent in zip(index, shape):
         if isinstance(entry, Ix):
             low, high = entry.bounds()
-        elif isinstance(entry, str) and entry.isdigit():
-            low = high = int(entry)
+        elif isinstance(entry, int):
+            low = high = entry
         else:
             return False
         if low < 0 or high >= extent:
@@ -72,34 +84,35 @@ def _within(index: list, shape: tuple) -> bool:
     return True
 
 
-def _flatten(index: list, shape: tuple) -> str:
+def _flatten(index: list, shape: tuple) -> prim.Expression:
     """The C-order flat offset of *index* in *shape*."""
-    flat = "0"
-    for var, extent in zip(index, shape):
-        flat = str(var) if flat == "0" else f"({flat})*{extent} + {var}"
+    flat = 0
+    for k, (var, extent) in enumerate(zip(index, shape)):
+        var = index_expr(var)
+        flat = var if k == 0 else prim.Sum((prim.Product((flat, extent)), var))
     return flat
 
 
-def _unflatten(flat: str, shape: tuple) -> list[str]:
+def _unflatten(flat: prim.Expression, shape: tuple) -> list:
     """The index in *shape* of C-order flat offset *flat*."""
     result = []
     stride = 1
     for extent in reversed(shape):
-        part = f"({flat})" if stride == 1 else f"(({flat}) // {stride})"
-        result.append(f"({part} % {extent})" if extent != 1 else "0")
+        part = flat if stride == 1 else prim.FloorDiv(flat, stride)
+        result.append(prim.Remainder(part, extent) if extent != 1 else 0)
         stride *= extent
     return list(reversed(result))
 
 
 def _broadcast(index: list, arg_shape: tuple, shape: tuple) -> list:
     offset = len(shape) - len(arg_shape)
-    return ["0" if arg_shape[k] == 1 and shape[k + offset] != 1 else index[k + offset]
+    return [0 if arg_shape[k] == 1 and shape[k + offset] != 1 else index[k + offset]
             for k in range(len(arg_shape))]
 
 
 def out_index(node: Node) -> list[Ix]:
     """The index of a kernel computing *node* elementwise (inames ``i0, i1, ...``)."""
-    return [Ix(f"i{k}", n) for k, n in enumerate(node.shape)]
+    return [Ix(prim.Variable(f"i{k}"), n) for k, n in enumerate(node.shape)]
 
 
 def _viewed(node: Node, index: list) -> tuple[Node, list]:
@@ -119,7 +132,7 @@ def accesses(node: Node, index: list) -> list[tuple[Node, list | None, float]]:
     parts of ``x`` in ``x[:, 3] = v``: each element read where it is) are
     one read of that value, shared."""
     if isinstance(node, View):
-        return [(node.arg, [str(m[1]) if m[0] == "const" else _affine(m[2], m[3], index[m[1]])
+        return [(node.arg, [m[1] if m[0] == "const" else _affine(m[2], m[3], index[m[1]])
                             for m in node.axis_map], 1)]
     if isinstance(node, Reshape):
         return [(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape), 1)]
@@ -178,14 +191,26 @@ def operand_uses(node: Node) -> list[int]:
     return [1] * len(node.children())
 
 
-def _literal(c: Const) -> str:
+def _literal(c: Const):
+    """The value of *c*: a Python number where it is weak (or a bool), else
+    converted to its type."""
     v = c.value.item()
-    if isinstance(v, bool):
-        return "True" if v else "False"
-    if c.weak:
-        # (parenthesized: ``-2 ** x`` would read as ``-(2 ** x)``)
-        return f"({v!r})" if str(v).startswith("-") else repr(v)
-    return f"{c.dtype.name}({v!r})"
+    if isinstance(v, bool) or c.weak:
+        return v
+    return TypeCast(c.dtype, v)
+
+
+@cache
+def _template(op: str) -> prim.Expression:
+    """The expression of elementwise operation *op* (see
+    :data:`~lazyarray.ops.elementwise.ELEMENTWISE`) over the operands
+    ``_op0, _op1, _op2``."""
+    return parse_expression(ELEMENTWISE[op].format("_op0", "_op1", "_op2"))
+
+
+def _apply(op: str, operands: list) -> prim.Expression:
+    """Elementwise operation *op* of *operands* (expressions)."""
+    return substitute(_template(op), {f"_op{k}": v for k, v in enumerate(operands)})
 
 
 def row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
@@ -208,7 +233,7 @@ def row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
 
 
 class Expr:
-    """Instruction-language text for elementwise subgraphs.
+    """Kernelcore expressions and statements computing elementwise subgraphs.
 
     Once told what it computes (:meth:`compute`), a value the kernel reads
     more than once at the same index (counting the repeats of an operand in
@@ -227,15 +252,15 @@ class Expr:
         self.inputs = inputs        # stored node id -> (node, argument name)
         self.shared: dict = {}      # (node id, index) -> reads in shareable places
         self.out_index: tuple = ()
-        self.inames = ""
+        self.inames: list[str] = []             # the loops of the output's elements
         self.row_arrays: dict[int, str] = {}    # node id -> its private row array
-        self.row_insns: list[str] = []          # row temporaries' instructions, in order
-        self.row_temps: dict[int, str] = {}     # reduction id -> private temporary
-        self.cse_insns: list[str] = []          # shared values' instructions, in order
+        self.row_insns: list = []               # row temporaries' statements, in order
+        self.row_temps: dict[int, prim.Variable] = {}  # reduction id -> private temporary
+        self.cse_insns: list = []               # shared values' statements, in order
         self.row_domains: list[str] = []
         self.row_lanes = row_lanes
         self.row_group = row_group
-        self._positions: dict[str, tuple] = {}  # GPU row position -> (slot, work-item) inames
+        self._positions: dict = {}  # GPU row position -> (slot, work-item) inames
         self._row_count = 0
         self._filling: set[int] = set()         # ids of row arrays being filled
         self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
@@ -243,44 +268,43 @@ class Expr:
         self.row_splits: list[str] = []         # row array inames to walk in lanes
         self.reduced: set[int] = set()          # ids of what row reductions read per element
         self.shape_of_out: tuple | None = None
-        self._temps: dict[tuple, str] = {}      # (node id, index) -> temporary, once made
+        self._temps: dict[tuple, prim.Variable] = {}  # (node id, index) -> its temporary
         self._temp_keys: set[tuple] = set()     # the (node id, index) pairs to hold
         self._unshared = 0                      # > 0: inside a conditional or a reduction
         self._in_rows = 0                       # > 0: inside a row temporary's instruction
 
-    def __call__(self, node: Node, index: list) -> str:
+    def __call__(self, node: Node, index: list) -> prim.Expression:
         held = self._held(node, index)
         if held is not None:
             return held
         if id(node) in self.inputs:
-            name = self.inputs[id(node)][1]
-            if node.ndim == 0 and name.startswith("s"):     # a scalar argument
+            name = prim.Variable(self.inputs[id(node)][1])
+            if node.ndim == 0 and name.name.startswith("s"):    # a scalar argument
                 return name
-            return f"{name}[0]" if node.ndim == 0 else f"{name}[{', '.join(map(str, index))}]"
+            return prim.Subscript(name, tuple(index_expr(i) for i in index) or (0,))
         key = (id(node), tuple(index))
         if key in self._temps and not self._in_rows:
             return self._temps[key]     # (computed for every element, also where conditional)
         if self._unshared or key not in self._temp_keys:
             return self._text(node, index)
-        name = self._temps[key] = self._private(node.dtype.name, self._text(node, index))
+        name = self._temps[key] = self._private(node.dtype, self._text(node, index))
         return name
 
-    def _private(self, dtype: str, text: str) -> str:
-        """A private temporary of type *dtype* holding *text*, computed once
+    def _private(self, dtype: np.dtype, value: prim.Expression) -> prim.Variable:
+        """A private temporary of type *dtype* holding *value*, computed once
         per element of the output."""
-        name = f"cse{len(self.cse_insns)}"
-        within = f" {{inames={self.inames}}}" if self.inames else ""
-        self.cse_insns.append(f"<{dtype}> {name} = {text}{within}")
+        name = prim.Variable(f"cse{len(self.cse_insns)}")
+        self.cse_insns.append(assignment(name, value, dtype, self.inames or None))
         return name
 
-    def _text(self, node: Node, index: list) -> str:
+    def _text(self, node: Node, index: list) -> prim.Expression:
         if isinstance(node, Const):
             return _literal(node)
         if isinstance(node, (View, Reshape)):
             [(arg, arg_index, _)] = accesses(node, index)
             return self(arg, arg_index)
         if isinstance(node, Iota):
-            return f"int64({index[node.axis]})"
+            return TypeCast(np.dtype(np.int64), index_expr(index[node.axis]))
         if isinstance(node, Concat):
             return self._concat(node, index)
         if isinstance(node, Gather):
@@ -290,8 +314,8 @@ class Expr:
         if isinstance(node, Map):
             parts = [self(a, a_index) for a, a_index, _ in accesses(node, index)]
             if node.op == "astype":
-                return f"{node.dtype.name}({parts[0]})"
-            return f"{node.dtype.name}({ELEMENTWISE[node.op].format(*parts)})"
+                return TypeCast(node.dtype, parts[0])
+            return TypeCast(node.dtype, _apply(node.op, parts))
         raise AssertionError(f"unstored {type(node).__name__}")
 
     def _unshared_read(self, node: Node, index: list, rows: bool = False) -> str:
@@ -306,27 +330,28 @@ class Expr:
             self._unshared -= 1
             self._in_rows -= rows
 
-    def _held(self, node: Node, index: list[str]) -> str | None:
+    def _held(self, node: Node, index: list) -> prim.Expression | None:
         """*node* at *index* read from its row array, if it has (or, read
         at the output's index, gets) one and this work-item holds that
         element; else None."""
         if not index or len(index) != len(self.out_index) \
                 or list(index[:-1]) != list(self.out_index[:-1]) or id(node) in self._filling:
             return None
-        position = str(index[-1])
+        position = index_expr(index[-1])
         at_output = not self._unshared and tuple(index) == self.out_index
         if id(node) not in self.row_arrays and not (
                 (at_output or position in self._positions) and self._in_row_array(node)):
             return None
         if self.row_group is not None and position not in self._positions:
             return None
-        return f"{self._row_array(node)}[{self._slot(position)}]"
+        return prim.Subscript(self._row_array(node), (self._slot(position),))
 
-    def _slot(self, position: str) -> str:
+    def _slot(self, position: prim.Expression) -> prim.Expression:
         """The index of the element at *position* in a row array: the position
         on a CPU, the work-item's slot on a GPU."""
-        position = str(position)
-        return self._positions[position][0] if position in self._positions else position
+        if position in self._positions:
+            return prim.Variable(self._positions[position][0])
+        return position
 
     def _in_row_array(self, node: Node) -> bool:
         """Whether *node* is kept in a row array: it is computed (a Map; on a
@@ -341,16 +366,17 @@ class Expr:
         return (kept and node.shape == self.shape_of_out and id(node) in self.reduced
                 and self.shared.get((id(node), self.out_index), 0) > 0)
 
-    def row_position(self, outer: str, inner: str, extent: int) -> str:
+    def row_position(self, outer: str, inner: str, extent: int) -> prim.Expression:
         """A GPU row kernel's position ``group*outer + inner`` along a row of
         *extent* elements: *inner* are the work-items of the row, *outer* (a
         loop unrolled, so that row arrays stay in registers) the slot of each
         work-item's row arrays."""
         group = self.row_group
-        self.row_domains.append(f"{{ [{outer}, {inner}]: 0 <= {inner} < {group} and "
-                                f"0 <= {outer} and {group}*{outer} + {inner} < {extent} }}")
+        self.row_domains.append(domain(
+            [outer, inner], *bounds(inner, group), {outer: 1},
+            {outer: -group, inner: -1, 1: extent - 1}))
         self.row_tags.update({inner: "l.0", outer: "unr"})
-        position = f"({group}*{outer} + {inner})"
+        position = prim.Sum((prim.Product((group, prim.Variable(outer))), prim.Variable(inner)))
         self._positions[position] = (outer, inner)
         return position
 
@@ -360,7 +386,9 @@ class Expr:
         decide which values become temporaries, and compute them (producers
         first, so that no expression nests deeper than :data:`TEMP_DEPTH`)."""
         self.out_index = tuple(index)
-        self.inames = ":".join(i for k in index for i in self._positions.get(str(k), (str(k),)))
+        positions = [index_expr(k) for k in index]
+        self.inames = [i for k in positions
+                       for i in (self._positions[k] if k in self._positions else (k.name,))]
         self.shape_of_out = node.shape
         self.reduced = reduced
         order, reads, counts = self._shared_reads(node, index)
@@ -437,34 +465,34 @@ class Expr:
                 pending += _conditional_parts(node, at)
         return order, reads, counts
 
-    def _row_array(self, node: Node) -> str:
+    def _row_array(self, node: Node) -> prim.Variable:
         """The private row array holding *node* along the current row (on a
         GPU, the elements this work-item owns)."""
         name = self.row_arrays.get(id(node))
         if name is None:
             k = self._row_count
             self._row_count += 1
-            name = f"rowvals{k}"
+            name = prim.Variable(f"rowvals{k}")
             extent = node.shape[-1]
             if self.row_group is None:
-                j = slot = f"rv{k}"
-                self.row_domains.append(f"{{ [{j}]: 0 <= {j} < {extent} }}")
-                self.row_splits.append(j)
+                j = slot = prim.Variable(f"rv{k}")
+                self.row_domains.append(box(j.name, extent))
+                self.row_splits.append(j.name)
                 shape = (extent,)
             else:
-                slot = f"rv{k}_o"
-                j = self.row_position(slot, f"rv{k}_l", extent)
+                slot = prim.Variable(f"rv{k}_o")
+                j = self.row_position(slot.name, f"rv{k}_l", extent)
                 shape = (-(-extent // self.row_group),)
             self.row_temporaries.append(lp.TemporaryVariable(
-                name, node.dtype, shape=shape, address_space="private"))
+                name.name, node.dtype, shape=shape, address_space="private"))
             self._filling.add(id(node))     # the fill reads *node* itself
             body = self._unshared_read(node, [*self.out_index[:-1], j], rows=True)
             self._filling.remove(id(node))
             self.row_arrays[id(node)] = name
-            self.row_insns.append(f"{name}[{slot}] = {body}")
+            self.row_insns.append(assignment(prim.Subscript(name, (slot,)), body))
         return name
 
-    def _row_reduction(self, node: Reduce, index: list[str]) -> str:
+    def _row_reduction(self, node: Reduce, index: list) -> prim.Variable:
         """A reduction absorbed into this kernel (see :func:`row_reductions`):
         a private temporary computed once per row; with *row_lanes*, the row
         is walked in that many interleaved lanes (vector registers on a CPU)
@@ -473,53 +501,56 @@ class Expr:
         if name is not None:
             return name
         k = len(self.row_temps)
-        name = self.row_temps[id(node)] = f"row{k}"
+        name = self.row_temps[id(node)] = prim.Variable(f"row{k}")
         [axis] = node.axes
         extent, op = node.arg.shape[axis], kernel_reduction(node)
 
         in_array = (list(index[:-1]) == list(self.out_index[:-1])
                     and self._in_row_array(node.arg))
 
-        def body(position: str) -> str:
+        def body(position: prim.Expression) -> prim.Expression:
             if in_array:
-                return f"{self._row_array(node.arg)}[{self._slot(position)}]"
+                return prim.Subscript(self._row_array(node.arg), (self._slot(position),))
             return self._unshared_read(node.arg, [position if a == axis else index[a]
                                                   for a in range(node.arg.ndim)], rows=True)
 
-        def box(iname: str, n: int) -> str:
-            self.row_domains.append(f"{{ [{iname}]: 0 <= {iname} < {n} }}")
+        def loop(iname: str, n: int) -> str:
+            self.row_domains.append(box(iname, n))
             return iname
+
+        def declared(var: prim.Variable, value: prim.Expression) -> None:
+            self.row_insns.append(assignment(var, value, node.dtype))
 
         if self.row_group is not None:
             o, v = f"r{k}_o", f"r{k}_l"
             position = self.row_position(o, v, extent)
-            self.row_insns.append(
-                f"<{node.dtype.name}> {name} = {op}(({o}, {v}), {body(position)})")
+            declared(name, Reduction(op, (o, v), body(position)))
             return name
         lanes = self.row_lanes
         if not lanes or extent < 2 * lanes:
-            r = box(f"r{k}_{axis}", extent)
-            self.row_insns.append(f"<{node.dtype.name}> {name} = {op}({r}, {body(r)})")
+            r = loop(f"r{k}_{axis}", extent)
+            declared(name, Reduction(op, (r,), body(prim.Variable(r))))
             return name
         count = extent // lanes
-        o, v, w = box(f"r{k}_o", count), box(f"r{k}_v", lanes), box(f"r{k}_w", lanes)
+        o, v, w = loop(f"r{k}_o", count), loop(f"r{k}_v", lanes), loop(f"r{k}_w", lanes)
         self.row_tags[v] = "vec"
-        part = f"{name}_lanes"
+        part = prim.Variable(f"{name.name}_lanes")
         self.row_temporaries.append(
-            lp.TemporaryVariable(part, node.dtype, shape=(lanes,), address_space="private"))
-        self.row_insns.append(f"{part}[{v}] = {op}({o}, {body(f'({lanes}*{o} + {v})')})")
-        total = f"{op}({w}, {part}[{w}])"
+            lp.TemporaryVariable(part.name, node.dtype, shape=(lanes,), address_space="private"))
+        lane = prim.Sum((prim.Product((lanes, prim.Variable(o))), prim.Variable(v)))
+        self.row_insns.append(assignment(prim.Subscript(part, (prim.Variable(v),)),
+                                         Reduction(op, (o,), body(lane))))
+        total = Reduction(op, (w,), prim.Subscript(part, (prim.Variable(w),)))
         if count * lanes < extent:
-            t = box(f"r{k}_t", extent - count * lanes)
-            self.row_insns += [
-                f"<{node.dtype.name}> {name}_body = {total}",
-                f"<{node.dtype.name}> {name}_tail = "
-                f"{op}({t}, {body(f'({count * lanes} + {t})')})"]
-            total = COMBINE[op].format(a=f"{name}_body", b=f"{name}_tail")
-        self.row_insns.append(f"<{node.dtype.name}> {name} = {total}")
+            t = loop(f"r{k}_t", extent - count * lanes)
+            whole, tail = prim.Variable(f"{name.name}_body"), prim.Variable(f"{name.name}_tail")
+            declared(whole, total)
+            declared(tail, Reduction(op, (t,), body(prim.Sum((count * lanes, prim.Variable(t))))))
+            total = combine(op, whole, tail)
+        declared(name, total)
         return name
 
-    def _gather(self, node: Gather, index: list[str]) -> str:
+    def _gather(self, node: Gather, index: list) -> prim.Expression:
         """*arg* read at the gathered position (negative indices count from
         the end, as in NumPy: the index modulo the extent, which also keeps a
         changed index array, a jitted function's argument, from reading
@@ -527,44 +558,47 @@ class Expr:
         made)."""
         k, m = node.axis, node.indices.ndim
         extent = max(node.arg.shape[k], 1)
-        position = f"(int64({self(node.indices, index[k:k + m])}) % {extent})"
+        int64 = np.dtype(np.int64)
+        position = prim.Remainder(TypeCast(int64, self(node.indices, index[k:k + m])), extent)
         if not self._unshared:
-            position = self._private("int64", position)
+            position = self._private(int64, position)
         return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])
 
-    def _concat(self, node: Concat, index: list) -> str:
+    def _concat(self, node: Concat, index: list) -> prim.Expression:
         """Each part read where the index along the axis falls into it (by
         bisection, so that the choices nest as deep as the logarithm of their
         number, where each source is one part)."""
-        var = index[node.axis]
+        var = index_expr(index[node.axis])
         extent = node.shape[node.axis]
         sources = []
         for read, read_index, shared, ranges in _concat_sources(node, index):
-            text = self(read, read_index) if shared else self._unshared_read(read, read_index)
-            sources.append((f"{node.dtype.name}({text})", ranges))
+            value = self(read, read_index) if shared else self._unshared_read(read, read_index)
+            sources.append((TypeCast(node.dtype, value), ranges))
         if all(len(ranges) == 1 for _, ranges in sources):
-            def choice(low: int, high: int) -> str:
+            def choice(low: int, high: int) -> prim.Expression:
                 if high - low == 1:
                     return sources[low][0]
                 middle = (low + high) // 2
-                return (f"if({var} < {sources[middle][1][0][0]}, {choice(low, middle)}, "
-                        f"{choice(middle, high)})")
+                return prim.If(prim.Comparison(var, "<", sources[middle][1][0][0]),
+                               choice(low, middle), choice(middle, high))
 
             return choice(0, len(sources))
         # (joined views of one value, as after x[:, 3] = v: the value most of
         # the elements read is the last choice)
         last = max(range(len(sources)), key=lambda k: sum(b - a for a, b in sources[k][1]))
         expr = sources[last][0]
-        for text, ranges in reversed([s for k, s in enumerate(sources) if k != last]):
-            expr = f"if({_ranges_test(var, ranges, extent)}, {text}, {expr})"
+        for value, ranges in reversed([s for k, s in enumerate(sources) if k != last]):
+            expr = prim.If(_ranges_test(var, ranges, extent), value, expr)
         return expr
 
 
-def _ranges_test(var, ranges: list[tuple[int, int]], extent: int) -> str:
+def _ranges_test(var: prim.Expression, ranges: list[tuple[int, int]], extent: int
+                 ) -> prim.Expression:
     """A test that *var* (from 0 to *extent*) falls into one of *ranges*."""
     tests = []
     for low, high in ranges:
-        bounds = ([f"{var} >= {low}"] if low > 0 else []) + (
-            [f"{var} < {high}"] if high < extent else [])
-        tests.append(" and ".join(bounds) or "True")
-    return " or ".join(f"({t})" for t in tests) if len(tests) > 1 else tests[0]
+        bounds = ([prim.Comparison(var, ">=", low)] if low > 0 else []) + (
+            [prim.Comparison(var, "<", high)] if high < extent else [])
+        tests.append(bounds[0] if len(bounds) == 1 else prim.LogicalAnd(tuple(bounds))
+                     if bounds else True)
+    return tests[0] if len(tests) == 1 else prim.LogicalOr(tuple(tests))

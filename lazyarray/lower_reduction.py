@@ -20,18 +20,23 @@ one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
 Public names: reduction_kernel, row_kernel_schedule, row_group, cpu_row_kernel_schedule,
 choose_layout, device_profile, Layout, CPU_LANES, COMBINE, NAN_PROPAGATING,
-kernel_reduction.
+kernel_reduction, combine.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
+import pymbolic.primitives as prim
 import pyopencl as cl
 
 import kernelcore as lp
+from kernelcore.ir.expr import Reduction, TypeCast, substitute
+from kernelcore.parse import parse_expression
+from lazyarray.lower_ir import assignment, barrier, below, bounds, box, domain
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
 CPU_LANES = 16
@@ -83,6 +88,24 @@ for _op, _name in NAN_PROPAGATING.items():
         _name, identity=lambda dtype, low=_op == "max": dtype.type(-np.inf if low else np.inf),
         combine=COMBINE[_name].format(a="a", b="b"), merge=COMBINE[_name].format(a="a", b="b"))
 del _op, _name
+
+
+@cache
+def _combination(op: str) -> prim.Expression:
+    return parse_expression(COMBINE[op].format(a="_a", b="_b"))
+
+
+def combine(op: str, a: prim.Expression, b: prim.Expression) -> prim.Expression:
+    """The combination of partial results *a* and *b* of kernelcore reduction *op*."""
+    return substitute(_combination(op), {"_a": a, "_b": b})
+
+
+def _lin(*terms) -> prim.Expression:
+    """The sum of *terms*: integers, iname names, and (factor, iname name) pairs."""
+    parts = [prim.Variable(t) if isinstance(t, str) else
+             prim.Product((t[0], prim.Variable(t[1]))) if isinstance(t, tuple) else t
+             for t in terms]
+    return parts[0] if len(parts) == 1 else prim.Sum(tuple(parts))
 
 
 def kernel_reduction(node) -> str:
@@ -193,25 +216,31 @@ def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
     per = -(-rows // parts)
     parts = -(-rows // per)
     name = kernel_reduction(node)
-    op = COMBINE[name]
-    cast = node.dtype.name
+    v = prim.Variable
 
-    def element(row: str, col: str) -> str:
-        return f"{cast}({expr(node.arg, [row, col])})"
+    def element(row, col: str) -> prim.Expression:
+        return TypeCast(node.dtype, expr(node.arg, [row, v(col)]))
 
-    out = "out[0, j2]" if node.keepdims else "out[j2]"
+    def part(row: str, col: str) -> prim.Expression:
+        return prim.Subscript(v("part"), (v(row), v(col)))
+
+    out = prim.Subscript(v("out"), (0, v("j2")) if node.keepdims else (v("j2"),))
     insns = [
-        f"part[pg, j] = {element(f'{per}*pg', 'j')}  {{id=first}}",
-        f"part[pg, jr] = {op.format(a='part[pg, jr]', b=element(f'({per}*pg + r)', 'jr'))}"
-        "  {id=rest, dep=first, nosync=first}",
-        "... gbarrier  {id=parts, dep=rest}",
-        f"{out} = {name}(pg2, part[pg2, j2])  {{dep=parts}}",
+        assignment(part("pg", "j"), element(_lin((per, "pg")), "j"), id="first"),
+        assignment(part("pg", "jr"),
+                   combine(name, part("pg", "jr"), element(_lin((per, "pg"), "r"), "jr")),
+                   id="rest", depends_on=("first",), no_sync_with=frozenset({("first", "any")})),
+        barrier(id="parts", depends_on=("rest",)),
+        assignment(out, Reduction(name, ("pg2",), part("pg2", "j2")), depends_on=("parts",)),
     ]
-    domains = [f"{{ [pg, j, jr]: 0 <= pg < {parts} and 0 <= j, jr < {cols} }}",
-               f"{{ [r]: 1 <= r < {per} and {per}*pg + r < {rows} }}",
-               f"{{ [pg2, j2]: 0 <= pg2 < {parts} and 0 <= j2 < {cols} }}"]
-    part = lp.TemporaryVariable("part", node.dtype, shape=(parts, cols), address_space="global")
-    knl = lp.make_kernel(domains, "\n".join(insns), data + [part], name="lazyarray_kernel")
+    domains = [domain(["pg", "j", "jr"], *bounds("pg", parts), *bounds("j", cols),
+                      *bounds("jr", cols)),
+               domain(["r"], {"r": 1, 1: -1}, {"r": -1, 1: per - 1},
+                      below(_lin((per, "pg"), "r"), rows)),
+               domain(["pg2", "j2"], *bounds("pg2", parts), *bounds("j2", cols))]
+    partial = lp.TemporaryVariable("part", node.dtype, shape=(parts, cols),
+                                   address_space="global")
+    knl = lp.make_kernel(domains, insns, data + [partial], name="lazyarray_kernel")
     knl = lp.set_options(knl, no_numpy=True)
     knl = lp.tag_inames(knl, {"pg": "g.0"})
     knl = lp.prioritize_loops(knl, "r,jr")
@@ -219,7 +248,7 @@ def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
 
 
 class _Builder:
-    """Instruction text, domains and tags of one laid-out reduction."""
+    """Statements, domains and tags of one laid-out reduction."""
 
     def __init__(self, node, expr, layout: Layout, is_gpu: bool):
         self.node, self.expr, self.layout, self.is_gpu = node, expr, layout, is_gpu
@@ -243,7 +272,7 @@ class _Builder:
         stage1 = self._reduce(inames, body)
         cpu_lanes = layout.row and not self.is_gpu
         if not (split or cpu_lanes):
-            insns = [f"{self._out(kept)} = {stage1}"]
+            insns = [assignment(self._out(kept), stage1)]
             temporaries = []
         else:
             # the parts of a column layout lie one after the other (its
@@ -258,14 +287,17 @@ class _Builder:
                 "part", node.dtype, shape=shape,
                 address_space="global" if split else "private")]
 
-            def at(kept: dict[int, str], part: list[str], lanes: list[str]) -> str:
+            def at(kept: dict, part: list[str], lanes: list[str]) -> prim.Expression:
                 names = [kept[k] for k in self.kept] if split else []
-                return f"part[{', '.join((names + part if kept_first else part + names) + lanes)}]"
+                part = [prim.Variable(p) for p in part]
+                lanes = [prim.Variable(v) for v in lanes]
+                return prim.Subscript(prim.Variable("part"), tuple(
+                    (names + part if kept_first else part + names) + lanes))
 
             written = at(kept, ["pg"] if split else [], ["v"] if cpu_lanes else [])
-            insns = [f"{written} = {stage1}  {{id=stage1}}"]
+            insns = [assignment(written, stage1, id="stage1")]
             if split:
-                insns.append("... gbarrier  {id=parts, dep=stage1}")
+                insns.append(barrier(id="parts", depends_on=("stage1",)))
                 kept = self._kept_index("_2")
                 # a GPU row layout combines the parts in a work-group tree
                 self._box("pg2", layout.parts,
@@ -277,21 +309,22 @@ class _Builder:
             total = self._reduce(combined, read)
             dep = "parts" if split else "stage1"
             if self.tail is not None:
-                typed = f"<{node.dtype.name}>"
-                insns += [f"{typed} body_total = {total}  {{id=body, dep={dep}}}",
-                          f"{typed} tail_total = {self._tail_value(kept)}  {{id=tail, dep={dep}}}"]
-                total = COMBINE[kernel_reduction(node)].format(a="body_total", b="tail_total")
-                dep = "body:tail"
-            insns.append(f"{self._out(kept)} = {total}  {{dep={dep}}}")
-        knl = lp.make_kernel(self.domains, "\n".join(insns), data + temporaries,
-                             name="lazyarray_kernel")
+                whole, tail = prim.Variable("body_total"), prim.Variable("tail_total")
+                insns += [assignment(whole, total, node.dtype, id="body", depends_on=(dep,)),
+                          assignment(tail, self._tail_value(kept), node.dtype, id="tail",
+                                     depends_on=(dep,))]
+                total = combine(kernel_reduction(node), whole, tail)
+                dep = ("body", "tail")
+            insns.append(assignment(self._out(kept), total,
+                                    depends_on=dep if isinstance(dep, tuple) else (dep,)))
+        knl = lp.make_kernel(self.domains, insns, data + temporaries, name="lazyarray_kernel")
         knl = lp.set_options(knl, no_numpy=True)
         return lp.tag_inames(knl, self.tags)
 
     # {{{ inames
 
     def _box(self, name: str, extent: int, tag: str | None = None) -> str:
-        self.domains.append(f"{{ [{name}]: 0 <= {name} < {extent} }}")
+        self.domains.append(box(name, extent))
         if tag:
             self.tags[name] = tag
         return name
@@ -303,32 +336,33 @@ class _Builder:
         self.group_axes += 1
         return f"g.{self.group_axes - 1}"
 
-    def _kept_index(self, suffix: str) -> dict[int, str]:
+    def _kept_index(self, suffix: str) -> dict[int, prim.Expression]:
         """Index of the kept axes (the innermost one split into lanes in a
         column layout), with their inames tagged for the device."""
         self.group_axes = 0
-        index: dict[int, str] = {}
+        index: dict[int, prim.Expression] = {}
         kept = list(self.kept)
         if not self.layout.row:
             jo, jv, lanes = f"jo{suffix}", f"jv{suffix}", self.layout.lanes
             vector, extent = self.layout.vector, self.shape[self.last]
             if vector == 1:
-                index[self.last] = f"({lanes}*{jo} + {jv})"
-                self.domains.append(f"{{ [{jo}, {jv}]: 0 <= {jv} < {lanes} and 0 <= {jo} "
-                                    f"and {index[self.last]} < {extent} }}")
+                index[self.last] = _lin((lanes, jo), jv)
+                self.domains.append(domain([jo, jv], *bounds(jv, lanes), {jo: 1},
+                                           below(index[self.last], extent)))
             else:               # (the extent is a multiple of lanes * vector)
                 jw = self._box(f"jw{suffix}", vector, tag="vec")
-                index[self.last] = f"({lanes * vector}*{jo} + {vector}*{jv} + {jw})"
-                self.domains.append(f"{{ [{jo}, {jv}]: 0 <= {jv} < {lanes} and 0 <= {jo} < "
-                                    f"{extent // (lanes * vector)} }}")
+                index[self.last] = _lin((lanes * vector, jo), (vector, jv), jw)
+                self.domains.append(domain([jo, jv], *bounds(jo, extent // (lanes * vector)),
+                                           *bounds(jv, lanes)))
             self.tags[jo] = self._group_tag()
             self.tags[jv] = "l.0" if self.is_gpu else "ilp"
             kept.remove(self.last)
         for k in reversed(kept):
-            index[k] = self._box(f"k{k}{suffix}", self.shape[k], tag=self._group_tag())
+            index[k] = prim.Variable(
+                self._box(f"k{k}{suffix}", self.shape[k], tag=self._group_tag()))
         return index
 
-    def _reduced_index(self, kept: dict[int, str]) -> tuple[dict[int, str], list[str]]:
+    def _reduced_index(self, kept: dict) -> tuple[dict, list[str]]:
         """Index of every axis in the first stage and its reduction inames."""
         layout, lanes = self.layout, self.layout.lanes
         first = self.node.axes[0]
@@ -342,13 +376,13 @@ class _Builder:
             elif a == self.last and layout.row:
                 if parted:
                     count = extent // (layout.parts * lanes)
-                    index[a] = f"({count * lanes}*pg + {lanes}*ro + v)"
+                    index[a] = _lin((count * lanes, "pg"), (lanes, "ro"), "v")
                 else:
                     count = math.ceil(extent / lanes) if self.is_gpu else extent // lanes
-                    index[a] = f"({lanes}*ro + v)"
+                    index[a] = _lin((lanes, "ro"), "v")
                 if self.is_gpu:
-                    self.domains.append(f"{{ [ro, v]: 0 <= v < {lanes} and 0 <= ro < "
-                                        f"{count} and {index[a]} < {extent} }}")
+                    self.domains.append(domain(["ro", "v"], *bounds("v", lanes),
+                                               *bounds("ro", count), below(index[a], extent)))
                     self.tags["v"] = "l.0"
                     inames += ["ro", "v"]
                 else:
@@ -360,32 +394,33 @@ class _Builder:
                         self.tail = (done, extent - done)
             elif parted:
                 per = math.ceil(extent / layout.parts)
-                self.domains.append(f"{{ [rp]: 0 <= rp < {per} and {per}*pg + rp < {extent} }}")
-                index[a] = f"({per}*pg + rp)"
+                self.domains.append(domain(["rp"], *bounds("rp", per),
+                                           below(_lin((per, "pg"), "rp"), extent)))
+                index[a] = _lin((per, "pg"), "rp")
                 inames.append("rp")
             else:
-                index[a] = self._box(f"r{a}", extent)
-                inames.append(index[a])
+                inames.append(self._box(f"r{a}", extent))
+                index[a] = prim.Variable(inames[-1])
         return index, inames
 
-    def _interleaved_parts(self, extent: int, index: dict[int, str], a: int) -> list[str]:
+    def _interleaved_parts(self, extent: int, index: dict, a: int) -> list[str]:
         """Index axis *a* (the last, of *extent*) of a split GPU row layout;
         its reduction inames. The parts interleave, so that all work-groups
         read neighbouring blocks together (as a copy does); every work-item
         reads :data:`GPU_ROW_PAIR` neighbouring elements per step."""
         parts, lanes, pair = self.layout.parts, self.layout.lanes, GPU_ROW_PAIR
-        index[a] = f"({parts * lanes * pair}*ro + {lanes * pair}*pg + {pair}*v + w)"
-        self.domains.append(f"{{ [ro, v]: 0 <= v < {lanes} and "
-                            f"0 <= ro < {math.ceil(extent / (parts * lanes * pair))} }}")
+        index[a] = _lin((parts * lanes * pair, "ro"), (lanes * pair, "pg"), (pair, "v"), "w")
+        self.domains.append(domain(["ro", "v"], *bounds("v", lanes),
+                                   *bounds("ro", math.ceil(extent / (parts * lanes * pair)))))
         # (the bound on w, not ro, keeps the pair's loop innermost)
-        bound = "" if extent % (parts * lanes * pair) == 0 else f" and {index[a]} < {extent}"
-        self.domains.append(f"{{ [w]: 0 <= w < {pair}{bound} }}")
+        bound = [] if extent % (parts * lanes * pair) == 0 else [below(index[a], extent)]
+        self.domains.append(domain(["w"], *bounds("w", pair), *bound))
         self.tags.update(v="l.0", w="unr")
         return ["ro", "v", "w"]
 
     # }}}
 
-    def _tail_value(self, kept: dict[int, str]) -> str:
+    def _tail_value(self, kept: dict) -> prim.Expression:
         """The reduction of the innermost axis' leftover elements (the other
         reduced axes whole)."""
         start, count = self.tail
@@ -393,26 +428,25 @@ class _Builder:
         inames = []
         for a in self.node.axes:
             if a == self.last:
-                index[a] = f"({start} + t)"
+                index[a] = _lin(start, "t")
                 inames.append(self._box("t", count))
             else:
-                index[a] = self._box(f"q{a}", self.shape[a])
-                inames.append(index[a])
+                inames.append(self._box(f"q{a}", self.shape[a]))
+                index[a] = prim.Variable(inames[-1])
         return self._reduce(inames, self.expr(
             self.node.arg, [index[k] for k in range(len(self.shape))]))
 
-    def _reduce(self, inames: list[str], body: str) -> str:
+    def _reduce(self, inames: list[str], body: prim.Expression) -> prim.Expression:
         if not inames:
             return body
-        spec = inames[0] if len(inames) == 1 else f"({', '.join(inames)})"
-        return f"{kernel_reduction(self.node)}({spec}, {body})"
+        return Reduction(kernel_reduction(self.node), tuple(inames), body)
 
-    def _out(self, kept: dict[int, str]) -> str:
+    def _out(self, kept: dict) -> prim.Expression:
         if self.node.keepdims:
-            sub = [kept.get(k, "0") for k in range(len(self.shape))]
+            sub = [kept.get(k, 0) for k in range(len(self.shape))]
         else:
             sub = [kept[k] for k in self.kept]
-        return f"out[{', '.join(sub)}]" if sub else "out[0]"
+        return prim.Subscript(prim.Variable("out"), tuple(sub) or (0,))
 
 
 def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
