@@ -26,9 +26,8 @@ from lazyarray.lower_tiles import (
 from lazyarray.tune import NotApplicable
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
-from lazyarray.lower_expr import (
-    Expr, Ix, accesses, index_expr, operand_uses, out_index, row_operands)
-from lazyarray.lower_ir import assignment, box, domain
+from lazyarray.lower_expr import Expr, accesses, operand_uses, row_operands
+from lazyarray.lower_ir import Ix, assignment, box, domain, index_expr, out_index
 
 
 #: per device kind: a computed node that would be evaluated this many times

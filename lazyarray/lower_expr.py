@@ -6,13 +6,11 @@ once at the same index, or one deep in a long chain, becomes a private
 temporary computed once, so that a kernel's code grows with the number of
 values it computes, not with the number of ways they are read.
 
-Public names: Expr, Ix, accesses, operand_uses, out_index, row_operands,
-index_expr, TEMP_DEPTH.
+Public names: Expr, accesses, operand_uses, row_operands, TEMP_DEPTH.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -21,98 +19,17 @@ import pymbolic.primitives as prim
 import kernelcore as lp
 from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
-from lazyarray.lower_ir import assignment, bounds, box, domain
+from lazyarray.lower_ir import (
+    affine, assignment, bounds, box, broadcast, domain, flatten, index_expr, unflatten, within)
 from lazyarray.lower_reduction import combine, kernel_reduction
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View)
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 #: a computed value whose expression would nest deeper than this many
-#: operations is held in a private temporary (deeply nested text is slow to
-#: process and overflows recursive parsers)
+#: operations is held in a private temporary (deeply nested expressions are
+#: slow to process and overflow recursive code generators)
 TEMP_DEPTH = 16
-
-
-@dataclass(frozen=True)
-class Ix:
-    """The index ``scale*var + offset``, where *var* (an iname, or a row
-    position: an expression) takes the values ``0 .. extent - 1``."""
-
-    var: prim.Expression
-    extent: int
-    scale: int = 1
-    offset: int = 0
-
-    def expr(self) -> prim.Expression:
-        """This index as an expression."""
-        term = self.var if self.scale == 1 else prim.Product((self.scale, self.var))
-        return term if self.offset == 0 else prim.Sum((self.offset, term))
-
-    def bounds(self) -> tuple[int, int]:
-        """The smallest and the largest value this index takes."""
-        ends = (self.offset, self.offset + self.scale * (self.extent - 1))
-        return min(ends), max(ends)
-
-
-def index_expr(entry) -> prim.Expression:
-    """An index entry (an :class:`Ix`, an expression or an integer) as an
-    expression."""
-    return entry.expr() if isinstance(entry, Ix) else entry
-
-
-def _affine(start: int, step: int, var):
-    """``start + step*var``."""
-    if isinstance(var, Ix):
-        if step == 0:
-            return start
-        return Ix(var.var, var.extent, step * var.scale, start + step * var.offset)
-    term = var if step == 1 else prim.Product((step, var))
-    return term if start == 0 else prim.Sum((start, term))
-
-
-def _within(index: list, shape: tuple) -> bool:
-    """Whether *index* lies inside *shape* wherever it is evaluated."""
-    for entry, extent in zip(index, shape):
-        if isinstance(entry, Ix):
-            low, high = entry.bounds()
-        elif isinstance(entry, int):
-            low = high = entry
-        else:
-            return False
-        if low < 0 or high >= extent:
-            return False
-    return True
-
-
-def _flatten(index: list, shape: tuple) -> prim.Expression:
-    """The C-order flat offset of *index* in *shape*."""
-    flat = 0
-    for k, (var, extent) in enumerate(zip(index, shape)):
-        var = index_expr(var)
-        flat = var if k == 0 else prim.Sum((prim.Product((flat, extent)), var))
-    return flat
-
-
-def _unflatten(flat: prim.Expression, shape: tuple) -> list:
-    """The index in *shape* of C-order flat offset *flat*."""
-    result = []
-    stride = 1
-    for extent in reversed(shape):
-        part = flat if stride == 1 else prim.FloorDiv(flat, stride)
-        result.append(prim.Remainder(part, extent) if extent != 1 else 0)
-        stride *= extent
-    return list(reversed(result))
-
-
-def _broadcast(index: list, arg_shape: tuple, shape: tuple) -> list:
-    offset = len(shape) - len(arg_shape)
-    return [0 if arg_shape[k] == 1 and shape[k + offset] != 1 else index[k + offset]
-            for k in range(len(arg_shape))]
-
-
-def out_index(node: Node) -> list[Ix]:
-    """The index of a kernel computing *node* elementwise (inames ``i0, i1, ...``)."""
-    return [Ix(prim.Variable(f"i{k}"), n) for k, n in enumerate(node.shape)]
 
 
 def _viewed(node: Node, index: list) -> tuple[Node, list]:
@@ -132,12 +49,12 @@ def accesses(node: Node, index: list) -> list[tuple[Node, list | None, float]]:
     parts of ``x`` in ``x[:, 3] = v``: each element read where it is) are
     one read of that value, shared."""
     if isinstance(node, View):
-        return [(node.arg, [m[1] if m[0] == "const" else _affine(m[2], m[3], index[m[1]])
+        return [(node.arg, [m[1] if m[0] == "const" else affine(m[2], m[3], index[m[1]])
                             for m in node.axis_map], 1)]
     if isinstance(node, Reshape):
-        return [(node.arg, _unflatten(_flatten(index, node.shape), node.arg.shape), 1)]
+        return [(node.arg, unflatten(flatten(index, node.shape), node.arg.shape), 1)]
     if isinstance(node, Map):
-        return [(a, _broadcast(index, a.shape, node.shape), 1) for a in node.args]
+        return [(a, broadcast(index, a.shape, node.shape), 1) for a in node.args]
     if isinstance(node, Concat):
         total = node.shape[node.axis] or 1
         return [(read, read_index if shared else None, sum(b - a for a, b in ranges) / total)
@@ -160,9 +77,9 @@ def _concat_sources(node: Concat, index: list) -> list[tuple[Node, list, bool, l
         extent = arg.shape[node.axis]
         if extent:
             part_index = list(index)
-            part_index[node.axis] = _affine(-offset, 1, index[node.axis])
+            part_index[node.axis] = affine(-offset, 1, index[node.axis])
             base, base_index = _viewed(arg, part_index)
-            if base is not arg and _within(base_index, base.shape):
+            if base is not arg and within(base_index, base.shape):
                 key = (id(base), tuple(base_index))
                 if key not in found:
                     found[key] = [base, base_index, True, []]
@@ -184,7 +101,7 @@ def _conditional_parts(node: Node, index) -> list[tuple[Node, list]]:
 
 
 def operand_uses(node: Node) -> list[int]:
-    """How many times the text of *node* repeats each read of :func:`accesses`."""
+    """How many times the expression of *node* repeats each read of :func:`accesses`."""
     if isinstance(node, Map) and node.op != "astype":
         template = ELEMENTWISE[node.op]
         return [max(1, template.count(f"{{{k}}}")) for k in range(len(node.args))]
@@ -272,6 +189,7 @@ class Expr:
         self._temp_keys: set[tuple] = set()     # the (node id, index) pairs to hold
         self._unshared = 0                      # > 0: inside a conditional or a reduction
         self._in_rows = 0                       # > 0: inside a row temporary's instruction
+        self._elementwise = False               # computing an output elementwise (compute)
 
     def __call__(self, node: Node, index: list) -> prim.Expression:
         held = self._held(node, index)
@@ -286,8 +204,8 @@ class Expr:
         if key in self._temps and not self._in_rows:
             return self._temps[key]     # (computed for every element, also where conditional)
         if self._unshared or key not in self._temp_keys:
-            return self._text(node, index)
-        name = self._temps[key] = self._private(node.dtype, self._text(node, index))
+            return self._value(node, index)
+        name = self._temps[key] = self._private(node.dtype, self._value(node, index))
         return name
 
     def _private(self, dtype: np.dtype, value: prim.Expression) -> prim.Variable:
@@ -297,7 +215,7 @@ class Expr:
         self.cse_insns.append(assignment(name, value, dtype, self.inames or None))
         return name
 
-    def _text(self, node: Node, index: list) -> prim.Expression:
+    def _value(self, node: Node, index: list) -> prim.Expression:
         if isinstance(node, Const):
             return _literal(node)
         if isinstance(node, (View, Reshape)):
@@ -386,6 +304,7 @@ class Expr:
         decide which values become temporaries, and compute them (producers
         first, so that no expression nests deeper than :data:`TEMP_DEPTH`)."""
         self.out_index = tuple(index)
+        self._elementwise = True
         positions = [index_expr(k) for k in index]
         self.inames = [i for k in positions
                        for i in (self._positions[k] if k in self._positions else (k.name,))]
@@ -560,7 +479,7 @@ class Expr:
         extent = max(node.arg.shape[k], 1)
         int64 = np.dtype(np.int64)
         position = prim.Remainder(TypeCast(int64, self(node.indices, index[k:k + m])), extent)
-        if not self._unshared:
+        if self._elementwise and not self._unshared:
             position = self._private(int64, position)
         return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])
 

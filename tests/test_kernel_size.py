@@ -230,3 +230,21 @@ def test_many_concatenated_parts(generated):
         lambda: la.concatenate([la.asarray(p) * 2 for p in parts]))
     np.testing.assert_array_equal(got, np.concatenate(parts) * 2)
     assert seconds < SECONDS
+
+
+def test_gathered_reads_inside_reductions_and_scans(queue):
+    """A gathered position is held in a temporary only where the output's
+    loops compute it (found by the fuzzer: reductions and scans read it in
+    their own loops)."""
+    a = np.array([42, 148, 36], dtype=np.uint64).reshape(1, 3, 1)
+    pick = np.array([-1, -1, 0])
+    x = la.asarray(a)[pick]
+    np.testing.assert_array_equal(np.asarray(la.where(la.asarray(a), x, x).cumsum(axis=0)),
+                                  np.where(a, a[pick], a[pick]).cumsum(axis=0))
+    b = np.array([87, -102, -37], dtype=np.int8).reshape(1, 3)
+    y = la.clip(la.asarray(b), None, 0).T[:, np.array([0])]
+    z = np.clip(b, None, 0).T[:, np.array([0])]
+    np.testing.assert_array_equal(np.asarray(la.where((y != 0).any(axis=-1, keepdims=True), y, 1)),
+                                  np.where((z != 0).any(axis=-1, keepdims=True), z, 1))
+    np.testing.assert_array_equal(np.asarray(la.asarray(a)[pick].sum(axis=1)),
+                                  a[pick].sum(axis=1))
