@@ -70,6 +70,7 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     size: dict[int, int] = {}
     pasted: dict[int, dict[int, tuple[int, int]]] = {}
     reducing: set[int] = set()
+    whole = _inlined_sizes(order)
     _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
         count = sum(at.get(id(node), {}).values()) + unshared.get(id(node), 0)
@@ -95,6 +96,11 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
             if isinstance(node, (Reduce, Scan)):
                 reducing.add(id(node))
                 pasted[id(node)] = {id(node): (1, 0)}
+                # (a long body is computed elementwise, where values are shared)
+                if isinstance(node.arg, (Map, Concat, Gather)) and not computed(node.arg) \
+                        and whole[id(node.arg)] * PASTE_WEIGHT > KERNEL_BUDGET:
+                    reasons[id(node.arg)] = ("size budget: the body of a reduction, over "
+                                             f"{KERNEL_BUDGET // PASTE_WEIGHT} operations")
         else:
             for kernel, copies in _copies(at.get(id(node), ()), pasted.get(id(node), {}),
                                           reducing):
@@ -134,6 +140,17 @@ PASTE_DEPTH = 24
 #: such operations count this many times against the budget of a reduction
 #: (its layouts repeat its body: vector lanes, tails)
 PASTE_WEIGHT = 16
+
+
+def _inlined_sizes(order: list[Node]) -> dict[int, int]:
+    """Per node of *order* (producers first): the operations of its expression
+    inlined whole, without temporaries (at most :data:`KERNEL_BUDGET` + 1)."""
+    whole: dict[int, int] = {}
+    for node in order:
+        reads = zip(accesses(node, out_index(node)), operand_uses(node))
+        whole[id(node)] = min(KERNEL_BUDGET + 1, _operations(node) + sum(
+            uses * whole.get(id(child), 0) for (child, _, _), uses in reads))
+    return whole
 
 
 def _operations(node: Node) -> int:

@@ -155,6 +155,22 @@ def test_reductions_of_long_chains_store_an_intermediate(generated, depth):
     got, seconds, sizes = generated(lambda: _clips(la.asarray(a), depth, la).sum(axis=1))
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     assert seconds < SECONDS and max(sizes) <= KERNEL_CHARS
+    assert len(sizes) == 2 and sizes[-1] <= 2000     # the chain, then a plain sum
+
+
+def test_a_sum_over_repeated_slice_assignments(generated):
+    def record(mod, pos, save):
+        for i in range(50):
+            pos = pos * np.float32(1.01)
+            save[:, :, i + 1] = pos
+        return save.sum(axis=2)
+
+    pos0 = np.random.default_rng(5).random((10, 3)).astype(np.float32)
+    expected = record(np, pos0, np.zeros((10, 3, 51), np.float32))
+    got, seconds, sizes = generated(
+        lambda: record(la, la.asarray(pos0), la.zeros((10, 3, 51), np.float32)))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert seconds < SECONDS and len(sizes) == 2 and sum(sizes) <= 20_000
 
 
 def test_softmax_of_a_relu_chain(generated):
