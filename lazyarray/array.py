@@ -23,12 +23,12 @@ from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
-from lazyarray.values import keep_on_host, on_device, on_host
+from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.runtime import DEVICE_LOCK, TRACING, adopt, default_queue, evaluate
 
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)
-DEPTH_LIMIT = 256
+DEPTH_LIMIT = 100
 
 
 def _node(x) -> Node:
@@ -95,6 +95,7 @@ class LazyArray:
     @node.setter
     def node(self, node: Node) -> None:
         self._node = node
+        hold(node, self)
 
     def _assign(self, node: Node) -> None:
         """Give this array the value *node* (same shape and dtype), as NumPy's
@@ -102,7 +103,7 @@ class LazyArray:
         gets too deep is computed (long loops of updates stay bounded)."""
         base = self._base
         if base is None:
-            self._node = node
+            self.node = node
             if node.depth > DEPTH_LIMIT and not TRACING.names:
                 self._settle()
             return

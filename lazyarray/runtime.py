@@ -29,7 +29,7 @@ from lazyarray import lower_reduction
 from lazyarray.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.graph import (
     Const, Input, Node, Param, Reduce, Reshape, Scan, View, computed, walk)
-from lazyarray.values import keep_on_device, on_device
+from lazyarray.values import holder, keep_on_device, on_device
 from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.lower import build_kernel, stored_nodes
 from lazyarray.tune import candidates, tune, tuning_enabled
@@ -325,6 +325,8 @@ def _evaluate(root: Node) -> cla.Array:
                 "placeholders, which hold no values after the trace; return it from "
                 "the jitted function instead")
         return root.data
+    if not TRACING.names:
+        _compute_named_values(root)
     part = _contiguous_part(root)
     if part is not None:
         keep_on_device(root, part)
@@ -344,6 +346,23 @@ def kernel_scalar(node: Node) -> bool:
     its operand's range)."""
     return isinstance(node, Param) or (
         isinstance(node, Const) and not node.weak and node.dtype.kind != "b")
+
+
+#: a value that an array handle holds, NAMED_DEPTH or more operations deep in
+#: work not computed yet, is computed (and stored) when work reading it is:
+#: a loop that tests a value each step (``while float(err) > tol``) would
+#: otherwise compute the named arrays' growing graphs anew each step
+NAMED_DEPTH = 16
+
+
+def _compute_named_values(root: Node) -> None:
+    """Compute the deep values named by live handles that *root* reads (the
+    handles then hold the computed values)."""
+    for node in walk(root, computed):
+        if node is not root and node.depth >= NAMED_DEPTH and not computed(node):
+            handle = holder(node)
+            if handle is not None:
+                handle._settle()
 
 
 def _contiguous_part(node: Node) -> cla.Array | None:

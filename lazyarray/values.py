@@ -1,7 +1,10 @@
 """Computed values of graph nodes, kept apart from the nodes (which stay
 immutable values): a value lives as long as its node.
 
-Public names: on_device, keep_on_device, on_host, keep_on_host.
+Also which array handle (``LazyArray``) holds a node as its value: a value a
+user named, which later work will read again.
+
+Public names: on_device, keep_on_device, on_host, keep_on_host, hold, holder.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 _DEVICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _HOST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_HOLDERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def on_device(node) -> Any:
@@ -31,3 +35,14 @@ def on_host(node) -> Any:
 def keep_on_host(node, value) -> None:
     """Record *value* (a NumPy array) as *node*'s host copy."""
     _HOST[node] = value
+
+
+def hold(node, handle) -> None:
+    """Record that *handle* (an array handle) now holds *node* as its value."""
+    _HOLDERS[id(node)] = handle
+
+
+def holder(node) -> Any:
+    """The live handle holding *node* as its value, or None."""
+    handle = _HOLDERS.get(id(node))
+    return handle if handle is not None and handle._node is node else None

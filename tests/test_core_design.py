@@ -236,3 +236,27 @@ def test_info_logging_reports_kernel_times(queue, caplog):
     assert all(" ms " in t for t in times)
 
 # }}}
+
+
+def test_a_loop_testing_a_value_each_step_computes_its_named_arrays(queue):
+    """``while float(change) > tol``: each step computes the named array it
+    tests, so the next step plans only its own new work (planning the whole
+    history anew each step was quadratic)."""
+    from lazyarray.runtime import NAMED_DEPTH
+
+    def run(xp):
+        p = xp.zeros((12, 12))
+        p[-1, :] = 1.0
+        changes = []
+        for _ in range(60):
+            pn = p.copy()
+            p[1:-1, 1:-1] = 0.25 * (pn[1:-1, 2:] + pn[1:-1, :-2] + pn[2:, 1:-1]
+                                    + pn[:-2, 1:-1])
+            changes.append(float(np.abs(p - pn).sum()))
+        return p, changes
+
+    p, changes = run(la)
+    p_np, changes_np = run(np)
+    np.testing.assert_allclose(changes, changes_np, rtol=1e-12)
+    np.testing.assert_allclose(p.get(), p_np, rtol=1e-12)
+    assert p.node.depth < NAMED_DEPTH + 10     # (p is computed as the loop goes)

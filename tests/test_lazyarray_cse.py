@@ -22,8 +22,10 @@ def _w2(x, steps, mod):
     return x
 
 
-@pytest.mark.parametrize("steps", [1, 8, 40])
+@pytest.mark.parametrize("steps", [1, 8, 16])
 def test_chains_reading_each_step_twice_are_one_kernel(queue, steps):
+    # (16 steps are 80 operations deep; a longer chain is computed every
+    # DEPTH_LIMIT = 100 operations as it is built)
     a = np.random.default_rng(0).random(1000).astype(np.float32)
     got, launches = _launches(lambda: np.asarray(_w2(la.asarray(a), steps, np)))
     assert launches == 1
