@@ -76,7 +76,9 @@ def test_special_float_scalars_are_arguments_too(queue, value):
                           (la.maximum(x, value).get(), np.maximum(h, value))]:
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
-            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+            # (zeros keep their sign; a NaN's sign bit is the platform's)
+            real = ~np.isnan(want)
+            np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))
 
 
 def test_jit_traces_python_numbers_as_values(queue):
