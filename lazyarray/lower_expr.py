@@ -198,7 +198,9 @@ class Expr:
         if id(node) in self.inputs:
             name = prim.Variable(self.inputs[id(node)][1])
             if node.ndim == 0 and name.name.startswith("s"):    # a scalar argument
-                return name
+                # (typed as its node: kernelcore types scalar arguments weakly,
+                # as it types Python numbers)
+                return TypeCast(node.dtype, name)
             return prim.Subscript(name, tuple(index_expr(i) for i in index) or (0,))
         key = (id(node), tuple(index))
         if key in self._temps and not self._in_rows:

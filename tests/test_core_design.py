@@ -81,6 +81,25 @@ def test_special_float_scalars_are_arguments_too(queue, value):
             np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))
 
 
+def test_scalar_arguments_keep_their_full_width(queue):
+    """Kernel arguments are typed as their values (fuzzer finds: a shift by
+    2**32 and a uint64 constant were narrowed to int when compared or
+    combined with a literal)."""
+    i64 = np.array([-8, 24, 100, -1, 2**40], np.int64)
+    u8 = np.array([True, False])
+    f64 = np.array([1.0, 2.0])
+    cases = [
+        (lambda m, x: x >> 4294967296, i64), (lambda m, x: x << 2**33, i64),
+        (lambda m, x: x > 2**35, i64), (lambda m, x: m.where(x < 2**36, x, 2**37), i64),
+        (lambda m, x: x - np.uint64(2**63), u8), (lambda m, x: x + 2**62, i64),
+        (lambda m, x: x * (1 + 1e-12) - x, f64), (lambda m, x: m.maximum(x, 2**40 + 1), i64)]
+    for f, h in cases:
+        want = f(np, h)
+        got = f(la, la.asarray(h)).get()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def test_jit_traces_python_numbers_as_values(queue):
     @la.jit
     def step(u, dt, k):
