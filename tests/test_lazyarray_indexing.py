@@ -127,3 +127,13 @@ def test_mixed_advanced_indexing_rules(queue):
         np.testing.assert_array_equal(got.get(), expected)
     with pytest.raises(IndexError, match="could not be broadcast"):
         x[[0, 1], :, [0, 1, 2]]
+
+
+def test_take_into_an_empty_result_checks_nothing(queue):
+    # (NumPy: no element is taken, so no index is out of bounds)
+    for shape, axis in [((0, 0), 1), ((0, 3), 1), ((2, 0, 0), 2)]:
+        h = np.zeros(shape)
+        got = la.take(la.asarray(h), np.array([0]), axis=axis)
+        assert got.shape == np.take(h, [0], axis=axis).shape
+    with pytest.raises(la.IndexingError, match="out of bounds"):
+        la.take(la.asarray(np.zeros((2, 0))), np.array([0]), axis=1)

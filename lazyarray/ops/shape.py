@@ -531,7 +531,9 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
                             f"{index_array.dtype}")
     host = evaluate(index_array.node).get() if index_array.size else np.zeros(0, np.int64)
     extent = node.shape[axis]
-    if host.size and (host.min() < -extent or host.max() >= extent):
+    # (NumPy checks nothing where the result has no elements: another axis is empty)
+    others = node.shape[:axis] + node.shape[axis + 1:]
+    if host.size and 0 not in others and (host.min() < -extent or host.max() >= extent):
         bad = host[(host < -extent) | (host >= extent)].flat[0]
         raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
                             f"{extent}")
