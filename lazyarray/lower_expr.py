@@ -379,7 +379,7 @@ class Expr:
             key = (id(node), tuple(at))
             if key in counts:
                 counts[key] += 1
-            elif key not in seen:
+            elif key not in seen and id(node) not in self.inputs:
                 seen.add(key)
                 pending += [(child, child_index) for child, child_index, _
                             in accesses(node, list(at)) if child_index is not None]

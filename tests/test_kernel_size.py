@@ -264,3 +264,31 @@ def test_gathered_reads_inside_reductions_and_scans(queue):
                                   np.where((z != 0).any(axis=-1, keepdims=True), z, 1))
     np.testing.assert_array_equal(np.asarray(la.asarray(a)[pick].sum(axis=1)),
                                   a[pick].sum(axis=1))
+
+
+def test_stencil_assignments_in_a_loop(monkeypatch):
+    """Jacobi steps written as slice assignments (values computed on the way
+    are read as inputs): each kernel looks no further than the values it
+    reads (a search for shared values once walked through its inputs into
+    every earlier step: minutes)."""
+    monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+
+    def jacobi(xp, n=24):
+        p, b = xp.zeros((n, n)), xp.zeros((n, n))
+        b[n // 4, n // 4] = 100.0
+        b[3 * n // 4, 3 * n // 4] = -100.0
+        for _ in range(40):
+            pn = p.copy()
+            p[1:-1, 1:-1] = ((pn[1:-1, 2:] + pn[1:-1, :-2]) * 0.5 + (pn[2:, 1:-1] + pn[:-2, 1:-1])
+                             * 0.5 - b[1:-1, 1:-1] * 0.01) / 2
+            p[:, -1] = p[:, -2]
+            p[:, 0] = p[:, 1]
+            p[-1, :] = p[-2, :]
+            p[0, :] = 0.0
+        return p
+
+    start = time.perf_counter()
+    got = np.asarray(jacobi(la))
+    assert time.perf_counter() - start < SECONDS
+    np.testing.assert_allclose(got, jacobi(np), rtol=1e-12)
