@@ -52,6 +52,8 @@ class _Program:
     outputs: tuple        # of sources
     structure: tuple      # of the result
     params: tuple         # the Param of each scalar argument
+    #: ``(k, source)``: array argument k's new value (the function assigned into it)
+    written: tuple = ()
 
 
 class _Jitted:
@@ -114,15 +116,15 @@ class _Jitted:
                 key = tuple([(d.shape, d.dtype) for d in data])
                 program = self._by_shapes.get(key)
                 if program is None:
-                    program, data, _ = self._program(args, kwargs)
+                    program, data, _, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
-                return _run(program, data, ())
+                return _run(program, data, (), [args[k] for k in self._leaf_order])
         return _run(*self._program(args, kwargs))
 
-    def _program(self, args, kwargs) -> tuple[_Program, list, list]:
+    def _program(self, args, kwargs) -> tuple[_Program, list, list, list]:
         """The program for a call's signature (traced on the first call with
-        it), the call's array arguments on the device, and its traced scalar
-        arguments."""
+        it), the call's array arguments on the device, its traced scalar
+        arguments, and its array arguments as passed."""
         static, dynamic = self._split(args, kwargs)
         leaves, structure = flatten(dynamic)
         arrays = []
@@ -147,7 +149,7 @@ class _Jitted:
         program = made_once(self.programs, key,
                             lambda: self._trace(static, structure, leaves, data),
                             self._tracing)
-        return program, data, values
+        return program, data, values, arrays
 
     def _trace(self, static, structure, leaves, data) -> _Program:
         with self._count_lock:
@@ -173,14 +175,14 @@ class _Jitted:
         call_args.update(dict(static))
         with tracing(self.name):
             result = self.fn(**call_args)
-        _refuse_changed_arguments(self.name, call_args, traced, leaves, placeholders)
         out_leaves, out_structure = flatten(result)
         out_nodes = []
         for leaf in out_leaves:
             if not isinstance(leaf, LazyArray):
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
-        steps = plan(out_nodes)
+        changed = _changed_arguments(traced, leaves, placeholders)
+        steps = plan(out_nodes + [node for _, node in changed])
         step_index = {id(st.node): j for j, st in enumerate(steps)}
 
         def source(node):
@@ -197,7 +199,7 @@ class _Jitted:
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
         program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
-                           tuple(params))
+                           tuple(params), tuple((k, source(n)) for k, n in changed))
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
         for p in placeholders:
@@ -205,22 +207,29 @@ class _Jitted:
         return program
 
 
-def _refuse_changed_arguments(name: str, call_args: dict, traced: list, leaves: list,
-                              placeholders: list) -> None:
-    """Raise if the traced function assigned into one of its array arguments
-    (``x[...] = v``, ``x += 1``): a jitted call cannot change the caller's
-    arrays."""
-    it = iter(placeholders)
+def _changed_arguments(traced: list, leaves: list, placeholders: list) -> list:
+    """``(k, node)`` for each array argument k that the traced function
+    assigned into (``u[1:-1] = ...``, ``u += 1``): its new value, which every
+    call writes back into the caller's array, as NumPy would have changed it."""
+    changed = []
+    it = iter(enumerate(placeholders))
     for handle, leaf in zip(traced, leaves):
-        if not _is_array(leaf):
-            continue
-        if handle.node is not next(it):
-            argument = next((k for k, v in call_args.items()
-                             if any(x is handle for x in flatten(v)[0])), "?")
-            raise LazyArrayError(
-                f"{name} assigns into its argument '{argument}' (x[...] = v or an in-place "
-                "operator): a jitted function cannot change the caller's arrays; return "
-                "the new value instead (x = x + 1 rebinds a name and is fine)")
+        if _is_array(leaf):
+            k, placeholder = next(it)
+            if handle.node is not placeholder:
+                changed.append((k, handle.node))
+    return changed
+
+
+def _write_back(array, value: cla.Array) -> None:
+    """Give the caller's argument *array* its new *value* (as NumPy's in-place
+    writes would have changed it)."""
+    if isinstance(array, LazyArray):
+        array._assign(Input(value, owned=True))
+    elif isinstance(array, cla.Array):
+        array.set(value.get(queue=default_queue()), queue=default_queue())
+    else:
+        array[...] = value.get(queue=default_queue())
 
 
 def _fast_data(x) -> cla.Array | None:
@@ -266,7 +275,7 @@ def _param_values(program: _Program, scalars: list) -> list:
     return values
 
 
-def _run(program: _Program, data: list, scalars: list) -> Any:
+def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:
     queue = default_queue()
     params = _param_values(program, scalars)
     values: list = []
@@ -280,6 +289,9 @@ def _run(program: _Program, data: list, scalars: list) -> Any:
                else asarray(what) if kind == "value"
                else LazyArray(Input(data[what] if kind == "arg" else what))
                for kind, what in program.outputs]
+    for k, (kind, what) in program.written:
+        _write_back(arrays[k], values[what] if kind == "step" else
+                    data[what] if kind == "arg" else evaluate(asarray(what).node))
     if program.structure == _SINGLE:
         return outputs[0]
     return unflatten(program.structure, outputs)
