@@ -48,7 +48,7 @@ print(json.dumps({{"import_s": t1 - t0, "first_call_s": t3 - t2, "error": error,
 
 _LAZYARRAY = """
 import lazyarray as la
-from lazyarray.runtime import default_queue
+from lazyarray.run import default_queue
 t1 = time.perf_counter()
 args = [la.asarray(h) for h in host]
 default_queue().finish()

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray.runtime import default_queue
+from lazyarray.run import default_queue
 
 
 def step(u, alpha):

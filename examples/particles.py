@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 K_TRAP = 1.0        # trap stiffness
 CHARGE2 = 0.05      # product of the charges (repulsion strength)

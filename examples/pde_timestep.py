@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 
 def step(u, v, dt, dx, nu):

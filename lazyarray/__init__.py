@@ -31,7 +31,7 @@ from lazyarray.explain import explain, to_dot
 from lazyarray.jit import jit
 from lazyarray.ops import host as _host
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
-from lazyarray.runtime import synchronize
+from lazyarray.run import synchronize
 
 __version__ = "0.1.0"
 

@@ -24,7 +24,8 @@ from lazyarray.ops.elementwise import (
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.ops.host import HOST_FUNCTIONS
 from lazyarray.values import hold, keep_on_host, on_device, on_host
-from lazyarray.runtime import DEVICE_LOCK, TRACING, adopt, default_queue, evaluate
+from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
+from lazyarray.tracing import TRACING
 
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)

@@ -62,7 +62,7 @@ def concretization_message(array, what: str) -> str:
     """Why *what* on lazy *array* is refused while ``la.jit`` traces, where,
     and what to do instead."""
     from lazyarray.graph import Param, walk
-    from lazyarray.runtime import TRACING
+    from lazyarray.tracing import TRACING
     name = TRACING.names[-1]
     lines = [(f"{what} needs the value of an array, but la.jit is tracing {name}(): "
               f"values are unknown while tracing, and one computed now would be frozen "

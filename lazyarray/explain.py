@@ -14,7 +14,7 @@ from lazyarray.array import asarray
 from lazyarray.graph import (
     Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
 from lazyarray.lower import storage_plan
-from lazyarray.runtime import plan
+from lazyarray.run import plan
 
 
 def _label(node: Node) -> str:

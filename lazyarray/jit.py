@@ -33,7 +33,8 @@ from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Const, Input, Param
 from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.runtime import adopt, default_queue, evaluate, plan, run_step, tracing
+from lazyarray.run import adopt, default_queue, evaluate, plan, run_step
+from lazyarray.tracing import tracing
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from lazyarray.lower_reduction import (
 from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower_tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
-from lazyarray.tune import NotApplicable
+from lazyarray.run.tune import NotApplicable
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
 from lazyarray.lower_expr import Expr, accesses, operand_uses, row_operands
@@ -323,7 +323,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device;
     *choice* (knob, values) overrides one of the schedule's sizes, as
-    :mod:`lazyarray.tune` describes. Kernels reaching element offsets beyond
+    :mod:`lazyarray.run.tune` describes. Kernels reaching element offsets beyond
     ``2**31 - 1`` index with int64."""
     knl = _scheduled_kernel(node, inputs, choice)
     # NumPy rounds every operation: no fused multiply-adds, except in matrix

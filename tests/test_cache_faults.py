@@ -29,8 +29,8 @@ import kernelcore as lp
 import lazyarray as la
 from kernelcore.runtime import cache as code_cache
 from kernelcore.runtime.store import DiskStore
-from lazyarray import cache as recipe_cache
-from lazyarray import runtime
+from lazyarray.run import cache as recipe_cache
+from lazyarray.run import steps as runtime
 
 # {{{ helpers
 
@@ -285,13 +285,14 @@ _LAZY = """
 import json, sys
 import numpy as np
 import lazyarray as la
-from lazyarray import cache, lower
+from lazyarray import lower
+from lazyarray.run import cache
 lowered = []
 original = lower.build_kernel
 def counting(node, inputs, *rest):
     lowered.append(type(node).__name__)
     return original(node, inputs, *rest)
-import lazyarray.runtime as runtime
+from lazyarray.run import steps as runtime
 runtime.build_kernel = counting
 x = np.linspace(-2, 2, 4000, dtype=np.float32).reshape(40, 100)
 a = la.asarray(x)

@@ -13,7 +13,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray import graph
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 
 def _planned(fn) -> int:
@@ -263,7 +263,7 @@ def test_a_loop_testing_a_value_each_step_computes_its_named_arrays(queue):
     """``while float(change) > tol``: each step computes the named array it
     tests, so the next step plans only its own new work (planning the whole
     history anew each step was quadratic)."""
-    from lazyarray.runtime import NAMED_DEPTH
+    from lazyarray.run.evaluate import NAMED_DEPTH
 
     def run(xp):
         p = xp.zeros((12, 12))

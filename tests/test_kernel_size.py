@@ -16,7 +16,8 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import array, lower, runtime
+from lazyarray import array, lower
+from lazyarray.run import steps as runtime
 from lazyarray.graph import walk
 
 #: generous bounds for a slow shared machine: 10 chained clips took over a

@@ -146,7 +146,7 @@ def test_checks_only_where_sizes_can_exceed_int32():
 # {{{ lazyarray: kernels reaching 2**31 - 1 elements get 64-bit indices
 
 def _kernels(value) -> list:
-    from lazyarray.runtime import plan
+    from lazyarray.run import plan
     return [step.kernel for step in plan([value.node])]
 
 

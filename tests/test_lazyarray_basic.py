@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 
 def _launches(fn):

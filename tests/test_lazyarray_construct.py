@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 _SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
 

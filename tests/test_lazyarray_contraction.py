@@ -6,7 +6,8 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import lower, lower_reduction, runtime
+from lazyarray import lower, lower_reduction
+from lazyarray.run import steps as runtime
 
 
 def _lay_out_for(monkeypatch, profile: tuple) -> None:

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray import lower, lower_reduction, runtime
+from lazyarray import lower, lower_reduction
+from lazyarray.run import steps as runtime
 
 
 def _launches(fn):

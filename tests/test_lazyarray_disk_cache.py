@@ -14,7 +14,8 @@ import json, sys
 import numpy as np
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import cache, lower
+from lazyarray import lower
+from lazyarray.run import cache
 
 lowered = []
 original = lower.build_kernel
@@ -22,7 +23,7 @@ def counting(node, inputs):
     lowered.append(type(node).__name__)
     return original(node, inputs)
 lower.build_kernel = counting
-import lazyarray.runtime as runtime
+from lazyarray.run import steps as runtime
 runtime.build_kernel = counting
 
 x = la.asarray(np.arange(3000, dtype=np.float32).reshape(30, 100))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 
 def test_explain_lists_the_kernels_that_run(queue):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 
 def _rand(shape, dtype=np.float32, seed=0):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 _SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
 
@@ -125,7 +125,8 @@ def test_cpu_register_blocked_products(monkeypatch, n, k, m):
     """The CPU's blocked products: as many vectors per work-item as divide the
     columns, rows in blocks with a ragged last one; NumPy's values."""
     import kernelcore as lp
-    from lazyarray import lower, lower_contraction, runtime
+    from lazyarray import lower, lower_contraction
+    from lazyarray.run import steps as runtime
     monkeypatch.setattr(lower, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a, b = _rand((n, k), np.float32, 3), _rand((k, m), np.float32, 4)

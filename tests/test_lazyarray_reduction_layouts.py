@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import lower, lower_reduction, runtime
+from lazyarray import lower, lower_reduction
+from lazyarray.run import steps as runtime
 from lazyarray.lower_reduction import choose_layout
 
 

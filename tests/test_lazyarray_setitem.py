@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
-from lazyarray.runtime import STATS
+from lazyarray.run import STATS
 
 _SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None)
 

@@ -6,7 +6,8 @@ import pytest
 
 import lazyarray as la
 from kernelcore.ir.tags import IlpTag
-from lazyarray import lower, lower_reduction, lower_tiles, runtime
+from lazyarray import lower, lower_reduction, lower_tiles
+from lazyarray.run import steps as runtime
 
 
 @pytest.fixture(params=["cpu", "gpu"])

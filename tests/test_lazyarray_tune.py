@@ -9,7 +9,8 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import runtime, tune
+from lazyarray.run import steps as runtime
+from lazyarray.run import tune
 from lazyarray.lower import build_kernel
 
 
@@ -25,7 +26,7 @@ def test_tuned_results_are_unchanged(monkeypatch, caplog):
     plain, plain_sums = compute()
     monkeypatch.setenv("LAZYARRAY_TUNE", "1")
     monkeypatch.setattr(runtime, "_KERNELS", {})
-    with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
+    with caplog.at_level(logging.INFO, logger="lazyarray.run.tune"):
         tuned, tuned_sums = compute()
     assert "tuned kernel" in caplog.text
     np.testing.assert_array_equal(tuned, plain)
@@ -76,7 +77,7 @@ def _tuned_and_plain(monkeypatch, caplog, compute):
     plain = compute()
     monkeypatch.setenv("LAZYARRAY_TUNE", "1")
     monkeypatch.setattr(runtime, "_KERNELS", {})
-    with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
+    with caplog.at_level(logging.INFO, logger="lazyarray.run.tune"):
         tuned = compute()
     return plain, tuned, caplog.text
 
@@ -126,7 +127,7 @@ def test_gpu_blockings_apply_only_where_the_default_does(extents):
 
 
 def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp_path):
-    from lazyarray import cache
+    from lazyarray.run import cache
     monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cache, "_DISK", {})
     a = np.random.default_rng(4).standard_normal((128, 192)).astype(np.float32)
@@ -135,7 +136,7 @@ def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp
         """The tuning log of computing ``3a - 1`` with an empty in-process cache."""
         monkeypatch.setattr(runtime, "_KERNELS", {})
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="lazyarray.tune"):
+        with caplog.at_level(logging.INFO, logger="lazyarray.run.tune"):
             np.testing.assert_allclose(np.asarray(la.asarray(a) * 3 - 1), a * 3 - 1,
                                        rtol=1e-6, atol=1e-6)
         return caplog.text

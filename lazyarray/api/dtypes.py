@@ -64,7 +64,7 @@ class _NamespaceInfo:
                 "max dimensions": None}
 
     def default_device(self) -> Device:
-        from lazyarray.runtime import default_queue
+        from lazyarray.run import default_queue
         return Device(default_queue().device)
 
     def devices(self) -> list:

@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from lazyarray.runtime import refuse_while_tracing
+from lazyarray.tracing import refuse_while_tracing
 
 #: NumPy functions lazyarray computes on the host
 HOST_FUNCTIONS = ("sort", "argsort", "nonzero", "searchsorted", "unique", "unique_values",

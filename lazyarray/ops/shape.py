@@ -136,7 +136,7 @@ def _checked_indices(index, extent: int, axis: int):
     """The node of an integer index array whose values are checked against
     *extent* now (a lazy array is computed first), and its host values."""
     from lazyarray.array import LazyArray, asarray
-    from lazyarray.runtime import evaluate
+    from lazyarray.run import evaluate
     array = index if isinstance(index, LazyArray) else asarray(index)
     if array.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
@@ -166,7 +166,8 @@ def _mask_positions(mask, shape: tuple, axis: int):
     """The C-order positions of the true entries of boolean *mask*, which
     covers the axes of *shape* (computed now: the count sets the shape)."""
     from lazyarray.array import LazyArray, asarray
-    from lazyarray.runtime import evaluate, refuse_while_tracing
+    from lazyarray.run import evaluate
+    from lazyarray.tracing import refuse_while_tracing
     if mask.ndim == 0:
         raise IndexingError("0-d boolean indices are not supported")
     if tuple(mask.shape) != tuple(shape):
@@ -417,7 +418,8 @@ def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
     the value each element of *node* receives last; the update reads the
     value through that map."""
     from lazyarray.array import LazyArray, asarray
-    from lazyarray.runtime import evaluate, refuse_while_tracing
+    from lazyarray.run import evaluate
+    from lazyarray.tracing import refuse_while_tracing
     if any(isinstance(k, LazyArray) for k in key):
         refuse_while_tracing("assigning through an integer or boolean array index (which "
                              "element goes where)")
@@ -517,7 +519,7 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     ``None``: of the flattened array). Indices are checked against the extent
     when the call is made, computing lazy index arrays first."""
     from lazyarray.array import LazyArray, asarray
-    from lazyarray.runtime import evaluate
+    from lazyarray.run import evaluate
     if axis is None:
         node, axis = reshape(node, -1), 0
     if node.ndim == 0:

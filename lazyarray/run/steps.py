@@ -1,18 +1,16 @@
-"""Evaluation: stored nodes computed kernel by kernel on the default device.
+"""Steps: the kernel of each stored node, planned once per graph structure
+(scalars and inputs by position, not value), and run on its inputs.
 
-Threads may evaluate at the same time: the kernel of a structure is planned
-once (threads that need it meanwhile wait; other kernels are planned
-concurrently), and two threads computing one shared node both get a right
-value.
+Threads may plan at the same time: the kernel of a structure is planned once
+(threads that need it meanwhile wait; other kernels are planned
+concurrently).
 
-Public names: evaluate, plan, run_step, Step, default_queue, adopt, STATS, TRACING,
-tracing, refuse_while_tracing, synchronize, kernel_scalar.
+Public names: plan, run_step, Step, STATS, kernel_scalar.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,13 +24,13 @@ import pyopencl.array as cla
 import kernelcore as lp
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray import lower_reduction
-from lazyarray.cache import load_recipe, recipe_key, store_recipe
-from lazyarray.graph import (
-    Const, Input, Node, Param, Reduce, Reshape, Scan, View, computed, walk)
-from lazyarray.values import holder, keep_on_device, on_device
-from lazyarray.launch import BoundLaunch, kernel_arguments, new_array
+from lazyarray.graph import Const, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.lower import build_kernel, stored_nodes
-from lazyarray.tune import candidates, tune, tuning_enabled
+from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
+from lazyarray.run.device import default_queue
+from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
+from lazyarray.run.tune import candidates, tune, tuning_enabled
+from lazyarray.values import on_device
 
 logger = logging.getLogger(__name__)
 _KERNELS: dict = {}
@@ -45,57 +43,6 @@ _EMPTY_REDUCTION = {"sum": 0, "product": 1, "any": False, "all": True}
 #: or loaded from a disk recipe): tests read them to check fusion and reuse
 #: (approximate when several threads launch at once)
 STATS = {"launches": 0, "planned": 0}
-
-
-class _Tracing(threading.local):
-    """What ``la.jit`` is tracing in the current thread."""
-
-    def __init__(self) -> None:
-        #: names of the jitted functions being traced (innermost last)
-        self.names: list[str] = []
-
-
-#: the jitted functions each thread is tracing
-TRACING = _Tracing()
-
-
-@contextmanager
-def tracing(name: str) -> Iterator[None]:
-    """Mark the jitted function *name* as traced by this thread for the block."""
-    TRACING.names.append(name)
-    try:
-        yield
-    finally:
-        TRACING.names.pop()
-
-
-def refuse_while_tracing(what: str) -> None:
-    """Raise if this thread is tracing a function for ``la.jit``: *what*
-    depends on array values, which a trace must not bake in."""
-    if TRACING.names:
-        from lazyarray.errors import LazyArrayError
-        raise LazyArrayError(
-            f"{what} depends on the values of arrays, so it cannot be used inside "
-            f"la.jit (tracing {TRACING.names[-1]}); call it outside the jitted function")
-
-
-def default_queue() -> cl.CommandQueue:
-    """The queue lazyarray computes on: kernelcore's default queue."""
-    return lp.default_queue()
-
-
-def adopt(data: cla.Array) -> cla.Array:
-    """*data*, once the work queued on its own queue (if not lazyarray's) is
-    done; strided views are refused (kernels read whole, C-ordered buffers)."""
-    if not data.flags.c_contiguous:
-        from lazyarray.errors import LazyArrayError
-        raise LazyArrayError(
-            f"lazyarray reads pyopencl arrays in C order; this one has strides "
-            f"{data.strides} for shape {data.shape}: pass a contiguous array (or a "
-            f"NumPy array, or slice the lazy array instead: la.asarray(x)[::2])")
-    if data.queue is not None and data.queue is not default_queue():
-        data.queue.finish()
-    return data
 
 
 def _structure_key(node: Node, inputs: dict) -> tuple:
@@ -125,7 +72,7 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
 class _Compiled:
     """The kernel planned for one structure: the kernelcore kernel (None when
     the step came from a disk recipe, until something needs it) and, once it
-    ran or was loaded, its :class:`~lazyarray.launch.BoundLaunch`."""
+    ran or was loaded, its :class:`~lazyarray.run.launch.BoundLaunch`."""
 
     def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str):
         self.kernel = kernel
@@ -268,15 +215,9 @@ def _kernel_time(node: Node, queue, events: list | None) -> Iterator[None]:
                 1e3 * seconds, "profiled" if profiling else "waited for")
 
 
-def synchronize() -> None:
-    """Wait until the device has finished all queued work."""
-    with DEVICE_LOCK:
-        default_queue().finish()
-
-
 def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
     """Replace *step*'s kernel by its fastest version on *args*
-    (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.tune`)."""
+    (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.run.tune`)."""
     node = step.node
     inputs = {id(n): (n, name) for name, n in step.args}
     flat = kernel_arguments(args, out)
@@ -292,53 +233,6 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
                                    choices, run)
 
 
-#: held while a thread computes values or moves them between host and device:
-#: the evaluations of several threads share stored nodes, and NVIDIA's OpenCL
-#: crashed when threads transferred and launched at once (their work runs on
-#: one in-order queue anyway)
-DEVICE_LOCK = threading.RLock()
-
-
-def evaluate(root: Node) -> cla.Array:
-    """The value of *root* on the device (stored nodes are computed once)."""
-    value = on_device(root)
-    if value is not None:
-        return value
-    with DEVICE_LOCK:
-        return _evaluate(root)
-
-
-def _evaluate(root: Node) -> cla.Array:
-    value = on_device(root)
-    if value is not None:
-        return value
-    if isinstance(root, Param):
-        from lazyarray.errors import LazyArrayError
-        raise LazyArrayError(
-            "a value computed from a scalar argument of a jitted function is not known "
-            "while the function is traced; return it from the jitted function instead")
-    if isinstance(root, Input):
-        if root.data is None:
-            from lazyarray.errors import LazyArrayError
-            raise LazyArrayError(
-                "this array was made while la.jit traced a function from its arguments' "
-                "placeholders, which hold no values after the trace; return it from "
-                "the jitted function instead")
-        return root.data
-    if not TRACING.names:
-        _compute_named_values(root)
-    part = _contiguous_part(root)
-    if part is not None:
-        keep_on_device(root, part)
-        return part
-    queue = default_queue()
-    for step in plan([root]):
-        args = {name: n.value if isinstance(n, Const) else _evaluate(n)
-                for name, n in step.args}
-        keep_on_device(step.node, run_step(step, queue, args))
-    return on_device(root)
-
-
 def kernel_scalar(node: Node) -> bool:
     """Whether *node* is a kernel's scalar argument (a new value reuses the
     kernel): a jit's scalar parameter, or a constant other than a bool (OpenCL
@@ -346,52 +240,6 @@ def kernel_scalar(node: Node) -> bool:
     its operand's range)."""
     return isinstance(node, Param) or (
         isinstance(node, Const) and not node.weak and node.dtype.kind != "b")
-
-
-#: a value that an array handle holds, NAMED_DEPTH or more operations deep in
-#: work not computed yet, is computed (and stored) when work reading it is:
-#: a loop that tests a value each step (``while float(err) > tol``) would
-#: otherwise compute the named arrays' growing graphs anew each step
-NAMED_DEPTH = 16
-
-
-def _compute_named_values(root: Node) -> None:
-    """Compute the deep values named by live handles that *root* reads (the
-    handles then hold the computed values)."""
-    for node in walk(root, computed):
-        if node is not root and node.depth >= NAMED_DEPTH and not computed(node):
-            handle = holder(node)
-            if handle is not None:
-                handle._settle()
-
-
-def _contiguous_part(node: Node) -> cla.Array | None:
-    """A reshape of a computed array, or a contiguous part of one (``x[3]``,
-    ``x[2, 1]``, ``x[1:4]``), as a view of its buffer: no kernel, so reading
-    elements one by one compiles nothing. None for other nodes."""
-    if not isinstance(node, (View, Reshape)) or 0 in node.shape:
-        return None
-    arg = node.arg
-    while isinstance(arg, (View, Reshape)) and not computed(arg):
-        arg = arg.arg
-    if not computed(arg):
-        return None
-    arg = node.arg
-    if isinstance(node, Reshape):
-        return _evaluate(arg).reshape(node.shape)
-    m = next((k for k, a in enumerate(node.axis_map) if a[0] != "const"), arg.ndim)
-    fixed = [a[1] for a in node.axis_map[:m]]
-    rest = node.axis_map[m:]
-    # the other axes of arg are the view's, in order: the first a range, the
-    # others whole
-    if node.ndim != len(rest) or any(
-            a[0] != "axis" or a[1] != j or a[3] != 1
-            or (j and (a[2] != 0 or node.shape[j] != arg.shape[m + j]))
-            for j, a in enumerate(rest)):
-        return None
-    key = [*fixed, *([slice(rest[0][2], rest[0][2] + node.shape[0])] if rest else [])]
-    part = _evaluate(arg)[tuple(key)]
-    return part if part.shape == node.shape else None
 
 
 def _collect_inputs(root: Node, stored_ids: set[int]) -> dict[int, tuple[Node, str]]:

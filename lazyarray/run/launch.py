@@ -28,7 +28,7 @@ from kernelcore.runtime.build import compile_program
 from kernelcore.runtime.invoke import get_executor, memory_pool
 from kernelcore.runtime.launchers import OpenClKernelLauncher
 from kernelcore.runtime.once import KeyedLocks, made_once
-from lazyarray.cache import Recipe
+from lazyarray.run.cache import Recipe
 from lazyarray.graph import Node
 
 

@@ -94,7 +94,7 @@ def tune(default, build: Callable, choices: list[Choice], run: Callable) -> tupl
     kernel and waits for it); and the median timings by choice label
     (``"default"``, ``"group_size=(128,)"``, ...). Choices that build the
     default's code are not timed; those that fail to build or run are skipped."""
-    versions = {None: default}
+    versions: dict[Choice | None, object] = {None: default}
     codes = {_code(default)}
     for choice in choices:
         try:
@@ -108,22 +108,22 @@ def tune(default, build: Callable, choices: list[Choice], run: Callable) -> tupl
             codes.add(code)
     if len(versions) == 1:
         return default, {}
-    timings = {}
-    for choice, knl in versions.items():
+    timings: dict[Choice | None, float] = {}
+    for option, knl in versions.items():
         try:
             run(knl)
         except (cl.Error, KernelcoreError) as e:
-            if choice is None:          # the kernel itself fails: say so
+            if option is None:          # the kernel itself fails: say so
                 raise
-            logger.info("tuning skips %s: %s", _label(choice), e)
+            logger.info("tuning skips %s: %s", _label(option), e)
             continue
         samples = []
         for _ in range(RUNS):
             start = time.perf_counter()
             run(knl)
             samples.append(time.perf_counter() - start)
-        timings[choice] = float(np.median(samples))
-    best = min(timings, key=timings.get)
+        timings[option] = float(np.median(samples))
+    best = min(timings, key=lambda c: timings[c])
     logger.info("tuned kernel: %s (%s)", _label(best),
                 ", ".join(f"{_label(c)}: {1e3 * t:.3f} ms" for c, t in timings.items()))
     return versions[best], {_label(c): t for c, t in timings.items()}

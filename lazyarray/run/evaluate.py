@@ -1,0 +1,101 @@
+"""Evaluation: the value of a node on the device, its stored nodes computed
+step by step (each once, also when several threads evaluate).
+
+Public names: evaluate, NAMED_DEPTH.
+"""
+
+from __future__ import annotations
+
+import pyopencl.array as cla
+
+from lazyarray.graph import Const, Input, Node, Param, Reshape, View, computed, walk
+from lazyarray.run.device import DEVICE_LOCK, default_queue
+from lazyarray.run.steps import plan, run_step
+from lazyarray.tracing import TRACING
+from lazyarray.values import holder, keep_on_device, on_device
+
+
+def evaluate(root: Node) -> cla.Array:
+    """The value of *root* on the device (stored nodes are computed once)."""
+    value = on_device(root)
+    if value is not None:
+        return value
+    with DEVICE_LOCK:
+        return _evaluate(root)
+
+
+def _evaluate(root: Node) -> cla.Array:
+    value = on_device(root)
+    if value is not None:
+        return value
+    if isinstance(root, Param):
+        from lazyarray.errors import LazyArrayError
+        raise LazyArrayError(
+            "a value computed from a scalar argument of a jitted function is not known "
+            "while the function is traced; return it from the jitted function instead")
+    if isinstance(root, Input):
+        if root.data is None:
+            from lazyarray.errors import LazyArrayError
+            raise LazyArrayError(
+                "this array was made while la.jit traced a function from its arguments' "
+                "placeholders, which hold no values after the trace; return it from "
+                "the jitted function instead")
+        return root.data
+    if not TRACING.names:
+        _compute_named_values(root)
+    part = _contiguous_part(root)
+    if part is not None:
+        keep_on_device(root, part)
+        return part
+    queue = default_queue()
+    for step in plan([root]):
+        args = {name: n.value if isinstance(n, Const) else _evaluate(n)
+                for name, n in step.args}
+        keep_on_device(step.node, run_step(step, queue, args))
+    return on_device(root)
+
+
+#: a value that an array handle holds, NAMED_DEPTH or more operations deep in
+#: work not computed yet, is computed (and stored) when work reading it is:
+#: a loop that tests a value each step (``while float(err) > tol``) would
+#: otherwise compute the named arrays' growing graphs anew each step
+NAMED_DEPTH = 16
+
+
+def _compute_named_values(root: Node) -> None:
+    """Compute the deep values named by live handles that *root* reads (the
+    handles then hold the computed values)."""
+    for node in walk(root, computed):
+        if node is not root and node.depth >= NAMED_DEPTH and not computed(node):
+            handle = holder(node)
+            if handle is not None:
+                handle._settle()
+
+
+def _contiguous_part(node: Node) -> cla.Array | None:
+    """A reshape of a computed array, or a contiguous part of one (``x[3]``,
+    ``x[2, 1]``, ``x[1:4]``), as a view of its buffer: no kernel, so reading
+    elements one by one compiles nothing. None for other nodes."""
+    if not isinstance(node, (View, Reshape)) or 0 in node.shape:
+        return None
+    arg = node.arg
+    while isinstance(arg, (View, Reshape)) and not computed(arg):
+        arg = arg.arg
+    if not computed(arg):
+        return None
+    arg = node.arg
+    if isinstance(node, Reshape):
+        return _evaluate(arg).reshape(node.shape)
+    m = next((k for k, a in enumerate(node.axis_map) if a[0] != "const"), arg.ndim)
+    fixed = [a[1] for a in node.axis_map[:m]]
+    rest = node.axis_map[m:]
+    # the other axes of arg are the view's, in order: the first a range, the
+    # others whole
+    if node.ndim != len(rest) or any(
+            a[0] != "axis" or a[1] != j or a[3] != 1
+            or (j and (a[2] != 0 or node.shape[j] != arg.shape[m + j]))
+            for j, a in enumerate(rest)):
+        return None
+    key = [*fixed, *([slice(rest[0][2], rest[0][2] + node.shape[0])] if rest else [])]
+    part = _evaluate(arg)[tuple(key)]
+    return part if part.shape == node.shape else None
