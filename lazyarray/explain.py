@@ -13,7 +13,7 @@ import kernelcore as lp
 from lazyarray.array import asarray
 from lazyarray.graph import (
     Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
-from lazyarray.lower import storage_plan
+from lazyarray.plan.storage import storage_plan
 from lazyarray.run import plan
 
 

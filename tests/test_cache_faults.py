@@ -285,7 +285,7 @@ _LAZY = """
 import json, sys
 import numpy as np
 import lazyarray as la
-from lazyarray import lower
+from lazyarray.lower import kernel as lower
 from lazyarray.run import cache
 lowered = []
 original = lower.build_kernel

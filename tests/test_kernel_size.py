@@ -16,7 +16,9 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import array, lower
+from lazyarray import array
+from lazyarray.lower import kernel as lower
+from lazyarray.plan import storage
 from lazyarray.run import steps as runtime
 from lazyarray.graph import walk
 
@@ -222,7 +224,7 @@ def test_planning_deep_graphs_does_not_recurse(queue, monkeypatch):
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(200)
     try:
-        plan = lower.storage_plan(x.node)
+        plan = storage.storage_plan(x.node)
     finally:
         sys.setrecursionlimit(limit)
     stored = {id(n) for n, _ in plan}
@@ -237,7 +239,7 @@ def test_planning_deep_graphs_does_not_recurse(queue, monkeypatch):
             seen.add(id(n))
             region += 1
             stack.extend(n.children())
-        assert region <= lower.KERNEL_BUDGET
+        assert region <= storage.KERNEL_BUDGET
     assert len(walk(x.node)) > 5000
 
 

@@ -7,7 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray import lower, lower_reduction
+from lazyarray.lower import kernel as lower
+from lazyarray.plan import storage
+from lazyarray.lower import reduction as lower_reduction
 from lazyarray.run import steps as runtime
 
 
@@ -35,7 +37,7 @@ def test_chains_reading_each_step_twice_are_one_kernel(queue, steps):
 
 def test_the_planner_stores_only_the_result_of_a_chain(queue):
     y = _w2(la.asarray(np.ones(10, np.float32)), 30, np)
-    assert [reason for _, reason in lower.storage_plan(y.node)] == ["result"]
+    assert [reason for _, reason in storage.storage_plan(y.node)] == ["result"]
 
 
 def test_shared_values_become_temporaries(queue):
@@ -95,7 +97,7 @@ def test_where_with_shared_branches(queue):
 def test_row_kernels_with_shared_values(queue, monkeypatch, kind):
     """A softmax whose exponentials are also used elementwise: still one
     kernel, with either device's row layout."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: (kind, 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(5).standard_normal((100, 70)).astype(np.float32)
@@ -160,7 +162,7 @@ def test_random_shared_dags_match_numpy(case):
 def test_gpus_recompute_a_stencil_step_inside_the_next(monkeypatch, kind, kernels):
     """Ten 5-point steps: a CPU stores every step; a GPU recomputes each step
     inside the next one (the limit is per device kind), halving the traffic."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: (kind, 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(6).random((20, 24)).astype(np.float32)

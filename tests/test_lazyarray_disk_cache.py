@@ -14,7 +14,7 @@ import json, sys
 import numpy as np
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import lower
+from lazyarray.lower import kernel as lower
 from lazyarray.run import cache
 
 lowered = []

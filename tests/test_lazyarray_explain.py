@@ -22,8 +22,10 @@ def test_explain_lists_the_kernels_that_run(queue):
 
 
 def test_explain_names_the_recompute_rule(queue, monkeypatch):
-    from lazyarray import lower
+    from lazyarray.lower import kernel as lower
+    from lazyarray.plan import storage
     monkeypatch.setattr(lower, "device_profile", lambda device: ("cpu", 2))   # limit 4
+    monkeypatch.setattr(storage, "device_profile", lambda device: ("cpu", 2))
     u = la.asarray(np.ones(16, np.float32))
     for _ in range(3):
         u = u[:-3] + u[1:-2] + u[2:-1] + u[3:]      # four reads of the previous step

@@ -154,8 +154,10 @@ def test_stencil_steps_are_stored_not_recomputed(queue, monkeypatch, kind, launc
     import importlib.util
     import pathlib
 
-    from lazyarray import lower
+    from lazyarray.lower import kernel as lower
+    from lazyarray.plan import storage
     monkeypatch.setattr(lower, "device_profile", lambda device: (kind, 4))
+    monkeypatch.setattr(storage, "device_profile", lambda device: (kind, 4))
     path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "heat2d.py"
     spec = importlib.util.spec_from_file_location("heat2d", path)
     heat = importlib.util.module_from_spec(spec)

@@ -1,4 +1,4 @@
-"""Reduction layouts (lazyarray.lower_reduction) give NumPy's results.
+"""Reduction layouts (lazyarray.lower.reduction) give NumPy's results.
 
 Both the CPU layout (lanes in an ``ilp`` loop, a sequential tail) and the GPU
 layout (work-group trees) run here on whatever device the tests use: the
@@ -14,14 +14,16 @@ from hypothesis import strategies as st
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import lower, lower_reduction
+from lazyarray.lower import kernel as lower
+from lazyarray.plan import storage
+from lazyarray.lower import reduction as lower_reduction
 from lazyarray.run import steps as runtime
-from lazyarray.lower_reduction import choose_layout
+from lazyarray.lower.reduction import choose_layout
 
 
 @pytest.fixture(params=[("cpu", 2), ("gpu", 4)], ids=["cpu-layout", "gpu-layout"])
 def profile(request, monkeypatch):
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: request.param)
     monkeypatch.setattr(runtime, "_KERNELS", {})
     return request.param
@@ -145,7 +147,7 @@ def test_row_kernels(profile, shape):
 def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
     """On a CPU a row kernel's reductions keep CPU_LANES running results (a
     sequential tail for the rest); rows shorter than two lanes' worth do not."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(7).standard_normal((70, width)).astype(np.float32)
@@ -162,7 +164,7 @@ def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
 def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
     """On a CPU, column reductions of a matrix add whole rows into a row of
     partial results per part of the rows (the matrix is read as it lies)."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = _data(shape, op, np.float32, seed=3)
@@ -179,7 +181,7 @@ def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
 def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
     """Softmax on a CPU: the exponentials that the row sum reduces and the
     result reads are computed once per element, into a private row array."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(8).standard_normal((70, width)).astype(np.float32)
@@ -204,7 +206,7 @@ def test_gpu_row_groups():
     assert lower_reduction.row_group(33) == 64
     assert lower_reduction.row_group(8192) == lower_reduction.ROW_GROUP
     assert lower_reduction.row_group(20000) == 1024
-    assert lower.ROW_LIMIT["gpu"] == 1024 * lower_reduction.ROW_SLOTS
+    assert storage.ROW_LIMIT["gpu"] == 1024 * lower_reduction.ROW_SLOTS
 
 
 @pytest.mark.parametrize("shape", [(64, 8192), (64, 20000)])
@@ -212,7 +214,7 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
     """Softmax with a GPU's layout: one kernel, each work-item reads its
     elements of the row once into registers (unrolled slots), NumPy's values,
     also for rows longer than a CPU row kernel takes."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
@@ -235,7 +237,7 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
 def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
     """A long dot product with a GPU's layout: each step of a work-item reads
     two neighbouring elements of each input; NumPy's value."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     rng = np.random.default_rng(5)
@@ -259,7 +261,7 @@ def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
 def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
     """Column reductions with a GPU's layout: each work-item reduces
     neighbouring columns with vector loads; NumPy's values."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = _data(shape, op, dtype, seed=4)
@@ -276,7 +278,7 @@ def test_gpu_row_kernels_hold_operands_of_reduced_values(monkeypatch, name):
     """With a GPU's layout an input that a row reduction reads through
     elementwise operations (``x`` in ``(x*x).sum(axis=1)``) and the result
     reads too is loaded once."""
-    for module in (lower_reduction, lower):
+    for module in (lower_reduction, lower, storage):
         monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     fn = {"normalize by sum of squares": lambda x: x / (x * x).sum(axis=1, keepdims=True),

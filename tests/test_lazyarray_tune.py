@@ -11,7 +11,7 @@ import kernelcore as lp
 import lazyarray as la
 from lazyarray.run import steps as runtime
 from lazyarray.run import tune
-from lazyarray.lower import build_kernel
+from lazyarray.lower.kernel import build_kernel
 
 
 def test_tuned_results_are_unchanged(monkeypatch, caplog):
@@ -65,7 +65,7 @@ def test_knobs_a_schedule_does_not_use_are_not_timed():
 
 
 def _kind() -> str:
-    from lazyarray.lower_reduction import device_profile
+    from lazyarray.lower.reduction import device_profile
     return device_profile(lp.default_queue().device)[0]
 
 
@@ -113,7 +113,7 @@ def test_other_reductions_are_not_tuned(monkeypatch, caplog):
 
 @pytest.mark.parametrize("extents", [(64, 256, 256), (256, 256, 8)])
 def test_gpu_blockings_apply_only_where_the_default_does(extents):
-    from lazyarray.lower_contraction import contraction_schedule
+    from lazyarray.lower.contraction import contraction_schedule
     m, n, k = extents
     knl = lp.make_kernel("{[i, j, k]: 0 <= i < %d and 0 <= j < %d and 0 <= k < %d}"
                          % extents, "out[i, j] = sum(k, a[i, k] * b[k, j])",
@@ -152,8 +152,10 @@ def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp
 def test_a_blocking_that_does_not_apply_is_not_built(monkeypatch):
     """A product too small for the GPU's default blocking keeps its reduction
     layout: a smaller blocking (another order of the additions) is refused."""
-    from lazyarray import lower
+    from lazyarray.lower import kernel as lower
+    from lazyarray.plan import storage
     monkeypatch.setattr(lower, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(storage, "device_profile", lambda device: ("gpu", 4))
     x = la.asarray(np.ones((64, 64), np.float32))
     node = (x @ x).node
     inputs = {id(x.node): (x.node, "in0")}

@@ -23,9 +23,10 @@ import pyopencl.array as cla
 
 import kernelcore as lp
 from kernelcore.runtime.once import KeyedLocks, made_once
-from lazyarray import lower_reduction
+from lazyarray.lower import reduction as lower_reduction
 from lazyarray.graph import Const, Node, Param, Reduce, Scan, View, computed, walk
-from lazyarray.lower import build_kernel, stored_nodes
+from lazyarray.lower.kernel import build_kernel
+from lazyarray.plan.storage import stored_nodes
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array

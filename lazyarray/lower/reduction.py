@@ -36,7 +36,7 @@ import pyopencl as cl
 import kernelcore as lp
 from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
-from lazyarray.lower_ir import assignment, barrier, below, bounds, box, domain
+from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
 CPU_LANES = 16

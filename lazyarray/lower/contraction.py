@@ -26,7 +26,7 @@ import pymbolic.primitives as prim
 import kernelcore as lp
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import find_reductions, get_dependencies
-from lazyarray.lower_tiles import read_subscripts, tag_batch
+from lazyarray.lower.tiles import read_subscripts, tag_batch
 
 #: work-items of a group along (i, j)
 GROUP = (16, 16)

@@ -19,9 +19,9 @@ import pymbolic.primitives as prim
 import kernelcore as lp
 from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
-from lazyarray.lower_ir import (
+from lazyarray.lower.ir import (
     affine, assignment, bounds, box, broadcast, domain, flatten, index_expr, unflatten, within)
-from lazyarray.lower_reduction import combine, kernel_reduction
+from lazyarray.lower.reduction import combine, kernel_reduction
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View)
 from lazyarray.ops.elementwise import ELEMENTWISE

@@ -1,33 +1,22 @@
-"""Lowering graph nodes to kernelcore kernels.
+"""Storage planning: which nodes of a graph are stored (each then computed
+by a kernel of its own) and why; every other node is inlined into the kernel
+of the stored value that reads it, up to a size budget per kernel.
 
-Elementwise operations fuse into their consumer: a kernel computes one stored
-node (a reduction or the requested result) from stored inputs, inlining every
-elementwise operation and broadcast between them (see
-:mod:`lazyarray.lower_expr`), up to a size budget per kernel.
-
-Public names: build_kernel, stored_nodes, storage_plan, row_reductions,
-RECOMPUTE_LIMIT, ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
+Public names: storage_plan, stored_nodes, row_reductions, RECOMPUTE_LIMIT,
+ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.ir.expr import Reduction
-from kernelcore.index_width import INDEX_LIMIT
-from lazyarray.lower_reduction import (
-    CPU_LANES, MAX_GROUP, ROW_SLOTS, cpu_row_kernel_schedule, device_profile,
-    kernel_reduction, reduction_kernel, row_group, row_kernel_schedule)
-from lazyarray.lower_contraction import contraction_schedule, cpu_contraction_schedule
-from lazyarray.lower_tiles import (
-    TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
-from lazyarray.run.tune import NotApplicable
+from lazyarray.lower.reduction import (
+    MAX_GROUP, ROW_SLOTS, device_profile)
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
-from lazyarray.lower_expr import Expr, accesses, operand_uses, row_operands
-from lazyarray.lower_ir import Ix, assignment, box, domain, index_expr, out_index
+from lazyarray.lower.expr import accesses, operand_uses
+from lazyarray.lower.ir import out_index
 
 
 #: per device kind: a computed node that would be evaluated this many times
@@ -47,7 +36,7 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     concatenation node that fusing would evaluate at least the device kind's
     :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
     reads it. Reads of one node at the same index in one kernel count once
-    (the kernel computes the value once, see :class:`~lazyarray.lower_expr.Expr`).
+    (the kernel computes the value once, see :class:`~lazyarray.lower.expr.Expr`).
     A computed value is also stored where inlining it would make a kernel's
     code larger than :data:`KERNEL_BUDGET` operations, or nest it deeper than
     :data:`PASTE_DEPTH` where no temporary can hold it. All other nodes are
@@ -216,7 +205,7 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
 
     On CPUs one work-item computes a row; on GPUs a work-group does
-    (:func:`~lazyarray.lower_reduction.row_kernel_schedule`).
+    (:func:`~lazyarray.lower.reduction.row_kernel_schedule`).
 
     A reduction qualifies when it reduces the last axis and keeps its
     dimensions, its kept axes have
@@ -301,147 +290,3 @@ _ROW_OPS = ("sum", "product", "max", "min")
 def stored_nodes(root: Node) -> list[Node]:
     """The nodes of :func:`storage_plan`."""
     return [n for n, _ in storage_plan(root)]
-
-
-def _region(root: Node, inputs: dict) -> list[Node]:
-    """The nodes a kernel computing *root* evaluates (up to its inputs)."""
-    seen: set[int] = set()
-    found: list[Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen or id(node) in inputs:
-            continue
-        seen.add(id(node))
-        found.append(node)
-        stack.extend(node.children())
-    return found
-
-
-def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
-                 choice: tuple[str, tuple] | None = None) -> lp.LoopKernel:
-    """A kernelcore kernel computing *node* into ``out`` from the stored nodes
-    in *inputs* (node id -> (node, argument name)), parallelized for the device;
-    *choice* (knob, values) overrides one of the schedule's sizes, as
-    :mod:`lazyarray.run.tune` describes. Kernels reaching element offsets beyond
-    ``2**31 - 1`` index with int64."""
-    knl = _scheduled_kernel(node, inputs, choice)
-    # NumPy rounds every operation: no fused multiply-adds, except in matrix
-    # products (which add in another order than NumPy's BLAS anyway)
-    product = isinstance(node, Reduce) and _is_product_sum(node)
-    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product))
-    if _needs_wide_indices(node, inputs):
-        knl = knl.copy(index_dtype=np.dtype(np.int64))
-    return knl
-
-
-def _needs_wide_indices(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool:
-    """Whether a kernel computing *node* from *inputs* has more than
-    ``2**31 - 1`` elements in an array it reads or writes, or in a value it
-    computes (a reshape's flat offsets, a broadcast)."""
-    values = _region(node, inputs) + [n for n, _ in inputs.values()]
-    return any(int(np.prod(n.shape, dtype=np.int64)) > INDEX_LIMIT for n in values)
-
-
-def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
-                      choice: tuple[str, tuple] | None):
-    """:func:`build_kernel`'s kernel, for the default target and index type."""
-    sizes = dict([choice]) if choice else {}
-    device = lp.default_queue().device
-    kind = device_profile(device)[0]
-    if isinstance(node, (Reduce, Scan)):
-        expr = Expr(inputs)
-    else:
-        reductions = [n for n in _region(node, inputs) if isinstance(n, Reduce)]
-        reduced = {id(n.arg) for n in reductions}
-        group = row_group(node.shape[-1]) if kind == "gpu" and reduced else None
-        if group is not None:
-            reduced = row_operands(reductions, inputs)
-        expr = Expr(inputs, row_lanes=CPU_LANES if kind == "cpu" else None, row_group=group)
-        index = out_index(node)
-        if group is not None:
-            last = node.shape[-1]
-            name = index[-1].var.name
-            index[-1] = Ix(expr.row_position(f"{name}_o", f"{name}_l", last), last)
-        expr.compute(node, index, reduced)
-    data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,))]
-    for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
-        data.append(lp.ValueArg(name, stored_node.dtype) if name.startswith("s")
-                    else lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
-    if isinstance(node, Reduce):
-        if _is_product_sum(node):
-            knl, out_inames = _plain_kernel(node, expr, data)
-            extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
-            schedule = contraction_schedule if kind == "gpu" else cpu_contraction_schedule
-            blocked = schedule(knl, out_inames, f"i{node.axes[0]}", extents,
-                               *sizes.get("contraction", ()))
-            if blocked is not None:
-                return blocked
-            if "contraction" in sizes:
-                # (another layout would add the terms in another order)
-                raise NotApplicable(f"the blocking {sizes['contraction']} does not "
-                                    "apply to this product")
-        laid_out = reduction_kernel(node, expr, data, device)
-        if laid_out is not None:
-            return laid_out
-    knl, out_inames = _plain_kernel(node, expr, data)
-    if expr.row_temps:
-        if kind == "gpu":
-            return row_kernel_schedule(knl, node.shape, expr.row_tags)
-        return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
-    if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
-            and min(node.shape[-2:], default=0) >= TILE:
-        transposed = transposed_inputs(knl, out_inames)
-        tile = sizes.get("transpose", ())
-        if transposed and kind == "cpu":
-            return blocked_transpose_schedule(knl, out_inames, node.shape, *tile)
-        tiled = transposed and tiled_transpose_schedule(knl, out_inames, node.shape,
-                                                        transposed, *tile)
-        if tiled:
-            return tiled
-    return lp.auto_parallelize(knl, group_size=sizes.get("group_size", (None,))[0])
-
-
-def _is_product_sum(node: Reduce) -> bool:
-    """Whether *node* sums a product over one axis (a matrix product's shape)."""
-    arg = node.arg
-    if isinstance(arg, Map) and arg.op == "astype":
-        arg = arg.args[0]
-    return (node.op == "sum" and len(node.axes) == 1 and not node.keepdims
-            and isinstance(arg, Map) and arg.op == "multiply" and node.ndim >= 2)
-
-
-def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
-    """The unscheduled kernel computing *node*, and the inames of its output."""
-    v = prim.Variable
-    if isinstance(node, Reduce):
-        arg = node.arg
-        index = [f"i{k}" for k in range(arg.ndim)]
-        red = tuple(index[a] for a in node.axes)
-        kept = [v(index[k]) for k in range(arg.ndim) if k not in node.axes]
-        out_index = [v(index[k]) if k not in node.axes else 0
-                     for k in range(arg.ndim)] if node.keepdims else kept
-        body = expr(arg, [v(i) for i in index])
-        rhs = Reduction(kernel_reduction(node), red, body) if red else body
-        domains = [box(i, arg.shape[k]) for k, i in enumerate(index)]
-    elif isinstance(node, Scan):
-        names = [f"i{k}" for k in range(node.ndim)]
-        out_index = [v(i) for i in names]
-        running = list(out_index)
-        running[node.axis] = v("s")
-        rhs = Reduction(node.op, ("s",), expr(node.arg, running))
-        domains = [box(i, node.shape[k]) for k, i in enumerate(names)]
-        # the running index depends on the output's: a scan, computed in O(n)
-        domains.append(domain(["s"], {"s": 1}, {names[node.axis]: 1, "s": -1}))
-    else:
-        rhs = expr(node, list(expr.out_index))
-        out_index = [index_expr(i) for i in expr.out_index]
-        # (a GPU row kernel's row position has its domain among the rows')
-        domains = [box(i.name, node.shape[k])
-                   for k, i in enumerate(out_index) if isinstance(i, prim.Variable)]
-    lhs = prim.Subscript(v("out"), tuple(out_index) or (0,))
-    instructions = [*expr.row_insns, *expr.cse_insns, assignment(lhs, rhs)]
-    knl = lp.make_kernel((domains or [box("z", 1)]) + expr.row_domains,
-                         instructions, data + expr.row_temporaries, name="lazyarray_kernel")
-    # lazyarray passes device arrays only
-    return lp.set_options(knl, no_numpy=True), [str(i) for i in out_index]

@@ -1,0 +1,1 @@
+"""Planning: which values of a graph are stored, and why (``storage``)."""
