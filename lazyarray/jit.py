@@ -183,7 +183,7 @@ class _Jitted:
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
         changed = _changed_arguments(traced, leaves, placeholders)
-        steps = plan(out_nodes + [node for _, node in changed])
+        steps = plan(out_nodes + [node for _, node in changed], literals=True)
         step_index = {id(st.node): j for j, st in enumerate(steps)}
 
         def source(node):

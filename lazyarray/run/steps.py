@@ -103,9 +103,12 @@ class Step:
         return self.compiled.kernel
 
 
-def plan(roots: list[Node]) -> list[Step]:
+def plan(roots: list[Node], literals: bool = False) -> list[Step]:
     """The steps computing the stored nodes of *roots* not computed yet,
-    producers first."""
+    producers first. With *literals* (a jitted function's trace, which fixes
+    the constants written in the function), finite nonzero constants are
+    written into the kernels (the compiler folds them) instead of being
+    arguments."""
     steps: list[Step] = []
     seen: set[int] = set()
     for root in roots:
@@ -116,11 +119,11 @@ def plan(roots: list[Node]) -> list[Step]:
         for node in stored:
             if on_device(node) is None and id(node) not in seen:
                 seen.add(id(node))
-                steps.append(_step_for(node, stored_ids))
+                steps.append(_step_for(node, stored_ids, literals))
     return steps
 
 
-def _step_for(node: Node, stored_ids: set[int]) -> Step:
+def _step_for(node: Node, stored_ids: set[int], literals: bool = False) -> Step:
     if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
@@ -129,7 +132,7 @@ def _step_for(node: Node, stored_ids: set[int]) -> Step:
             isinstance(node, View) and isinstance(node.arg, Const))):
         # one value everywhere: a fill (pyopencl fills no complex values)
         return Step(node, fill=(node if isinstance(node, Const) else node.arg).value)
-    inputs = _collect_inputs(node, stored_ids)
+    inputs = _collect_inputs(node, stored_ids, literals)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (_structure_key(node, inputs), tuning_enabled())
     compiled = made_once(_KERNELS, key, lambda: _compile(key, node, inputs), _PLANNING)
@@ -243,18 +246,30 @@ def kernel_scalar(node: Node) -> bool:
         isinstance(node, Const) and not node.weak and node.dtype.kind != "b")
 
 
-def _collect_inputs(root: Node, stored_ids: set[int]) -> dict[int, tuple[Node, str]]:
+def _written_in(node: Node) -> bool:
+    """Whether the constant *node* can be written into a kernel's code: an
+    integer, or a finite nonzero float (kernelcore would fold ``x * 0.0``)."""
+    return isinstance(node, Const) and (node.dtype.kind in "iu" or (
+        node.dtype.kind == "f" and bool(np.isfinite(node.value)) and node.value != 0))
+
+
+def _collect_inputs(root: Node, stored_ids: set[int],
+                    literals: bool = False) -> dict[int, tuple[Node, str]]:
     """The values *root*'s kernel reads, by node id with their argument names:
     inputs, computed values and stored nodes (``in<k>``), and scalar
-    constants (``s<k>``)."""
+    arguments (``s<k>``; with *literals*, constants :func:`_written_in` the
+    code are not arguments)."""
     inputs: dict[int, tuple[Node, str]] = {}
+
+    def scalar(node: Node) -> bool:
+        return kernel_scalar(node) and not (literals and _written_in(node))
 
     def read(node: Node) -> bool:
         return node is not root and (computed(node) or id(node) in stored_ids
-                                     or kernel_scalar(node))
+                                     or scalar(node))
 
     for node in walk(root, read):
         if node is not root and read(node):
-            prefix = "s" if kernel_scalar(node) else "in"
+            prefix = "s" if scalar(node) else "in"
             inputs[id(node)] = (node, f"{prefix}{len(inputs)}")
     return inputs
