@@ -96,7 +96,8 @@ class LazyArray:
     @node.setter
     def node(self, node: Node) -> None:
         self._node = node
-        hold(node, self)
+        if type(node) is not Input:         # (a leaf is computed already)
+            hold(node, self)
 
     def _assign(self, node: Node) -> None:
         """Give this array the value *node* (same shape and dtype), as NumPy's

@@ -237,10 +237,9 @@ def _fast_data(x) -> cla.Array | None:
     """The device data of a computed lazy array or a pyopencl array, else None."""
     if type(x) is LazyArray:
         node = x.node
-        value = on_device(node)
-        if value is not None:
-            return value
-        return node.data if type(node) is Input else None
+        if type(node) is Input:
+            return node.data
+        return on_device(node)
     return adopt(x) if type(x) is cla.Array else None
 
 
