@@ -1,6 +1,6 @@
 """Kernel transformations: split_iname, prioritize_loops, tag_inames (unrolling),
-slabs, duplicate_inames, fix_parameters, assume and the transformations that are
-still being added (each of those is skipped until ``kernelcore`` provides it).
+slabs, duplicate_inames, fix_parameters, assume and the other transformations of
+the tutorial (a missing one fails its test).
 
 The tutorial examples are checked two ways: the results are compared with
 NumPy, and the structural facts the tutorial states (loop names, nesting order,

@@ -269,19 +269,10 @@ def row_reductions(root: Node, stored: set[int], limit: int,
 
 def _read_by(node: Node, stored: set[int]) -> set[int]:
     """Ids of the stored values that the kernel computing *node* reads."""
-    found: set[int] = set()
-    seen: set[int] = set()
-    stack = list(node.children())
-    while stack:
-        child = stack.pop()
-        if id(child) in seen:
-            continue
-        seen.add(id(child))
-        if id(child) in stored:
-            found.add(id(child))
-        else:
-            stack.extend(child.children())
-    return found
+    def read(n: Node) -> bool:
+        return n is not node and id(n) in stored
+
+    return {id(n) for n in walk(node, read) if read(n)}
 
 
 _ROW_OPS = ("sum", "product", "max", "min")
