@@ -91,13 +91,34 @@ def test_vector_accumulator_of_a_reduction(queue):
 
 
 @pytest.mark.parametrize("body, reference", [
+    ("out[i] = if(a[i] > 0 and b[i] < 0.5, a[i], b[i])",
+     lambda a, b: np.where((a > 0) & (b < 0.5), a, b)),
+    ("out[i] = if(not (a[i] <= b[i]) or b[i] != b[i], a[i], 2.0f)",
+     lambda a, b: np.where(~(a <= b) | np.isnan(b), a, 2)),
+    ("out[i] = if(not (a[i] <= b[i]) and b[i] == b[i], a[i], b[i])",
+     lambda a, b: np.where(~(a <= b) & ~np.isnan(b), a, b)),
+])
+def test_conditions_joined_by_logic_are_lane_masks(queue, body, reference):
+    """and / or / not of lane comparisons select lane by lane (a mask of all
+    bits set where true), NaN lanes included."""
+    knl = _kernel(body, _out())
+    code = lp.generate_code_v2(knl).device_code()
+    assert "vstore16(select(" in code
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, N).astype(np.float32)
+    b = rng.uniform(-1, 1, N).astype(np.float32)
+    a[::7], b[::5] = np.nan, np.nan
+    _, (out,) = knl(queue, a=a, b=b)
+    np.testing.assert_array_equal(out, reference(a, b).astype(np.float32))
+
+
+@pytest.mark.parametrize("body, reference", [
     # integer floor division needs a helper function
     ("out[i] = a[i] + (i // 3)", lambda a, b: a + np.arange(N) // 3),
     # a strided read has no vload
     ("out[i] = a[(2*i) % n]", lambda a, b: a[(2 * np.arange(N)) % N]),
-    # a logical operation of vectors
-    ("out[i] = if(a[i] > 0 and b[i] < 1, 1.0f, 0.0f)",
-     lambda a, b: ((a > 0) & (b < 1)).astype(np.float32)),
+    # a comparison of 4-byte lanes selecting 8-byte values
+    ("out[i] = if(a[i] > 0, 1.0, 0.0)", lambda a, b: (a > 0).astype(np.float32)),
 ])
 def test_bodies_without_vector_form_are_unrolled(queue, body, reference):
     knl = _kernel(body, _out())

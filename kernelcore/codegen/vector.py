@@ -207,18 +207,28 @@ class VectorExpressionMapper(CExpressionMapper):
         if not self.is_vector(cond):
             code = f"{self._cond(cond, PREC_TERNARY + 1)} ? {then} : {else_}"
             return self._paren(code, PREC_TERNARY, prec)
-        if not isinstance(cond, prim.Comparison):
-            raise NotVectorizable(f"condition {cond} is not a comparison")
-        settled = self.settled_comparison(cond)
-        if settled is not None:
-            return then if settled else else_
+        if isinstance(cond, prim.Comparison):
+            settled = self.settled_comparison(cond)
+            if settled is not None:
+                return then if settled else else_
+        return f"select({else_}, {then}, {self._mask(cond, dtype)})"
+
+    def _mask(self, cond, dtype) -> str:
+        """The lane mask (all bits set where true) of the vector condition
+        *cond*: comparisons of *dtype*-sized values joined by and, or, not."""
+        if isinstance(cond, prim.LogicalNot):
+            return f"~({self._mask(cond.child, dtype)})"
+        if isinstance(cond, (prim.LogicalAnd, prim.LogicalOr)):
+            op = " & " if isinstance(cond, prim.LogicalAnd) else " | "
+            return op.join(f"({self._mask(c, dtype)})" for c in cond.children)
+        if not isinstance(cond, prim.Comparison) or not self.is_vector(cond):
+            raise NotVectorizable(f"condition {cond} is not a comparison of lanes")
         common = self._common([cond.left, cond.right])
         if common.kind not in "iuf" or common.itemsize != dtype.itemsize:
             raise NotVectorizable(f"condition {cond} compares {common}, not "
                                   f"{dtype.itemsize}-byte values")
-        test = (f"{self.code(cond.left, PREC_REL, common)} {cond.operator} "
+        return (f"{self.code(cond.left, PREC_REL, common)} {cond.operator} "
                 f"{self.code(cond.right, PREC_REL + 1, common)}")
-        return f"select({else_}, {then}, {test})"
 
     def _helper_path(self, expr, dtype) -> bool:
         """Whether ``//`` or ``%`` in *expr* needs a helper function."""

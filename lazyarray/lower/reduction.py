@@ -79,15 +79,19 @@ COMBINE = {"sum": "({a}) + ({b})", "product": "({a}) * ({b})",
 
 #: the kernelcore reductions computing NumPy's max and min of floats: a NaN
 #: wins (kernelcore's built-in ones combine with OpenCL's fmax and fmin,
-#: which drop it)
+#: which drop it). The accumulator {a} is kept where it is beyond {b} or NaN
+#: (an unordered comparison) and {b} is not NaN; ties take {b}, as NumPy's
+#: do. Only one comparison and one select depend on the accumulator, so the
+#: chain through a row is barely longer than fmax's.
 NAN_PROPAGATING = {"max": "la_max", "min": "la_min"}
 
 for _op, _name in NAN_PROPAGATING.items():
-    COMBINE[_name] = f"if({{a}} != {{a}}, {{a}}, if({{b}} != {{b}}, {{b}}, {_op}({{a}}, {{b}})))"
+    _not_beyond = "<=" if _op == "max" else ">="
+    COMBINE[_name] = f"if(not ({{a}} {_not_beyond} {{b}}) and {{b}} == {{b}}, {{a}}, {{b}})"
     lp.register_reduction(
         _name, identity=lambda dtype, low=_op == "max": dtype.type(-np.inf if low else np.inf),
         combine=COMBINE[_name].format(a="a", b="b"), merge=COMBINE[_name].format(a="a", b="b"))
-del _op, _name
+del _op, _name, _not_beyond
 
 
 @cache
