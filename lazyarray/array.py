@@ -69,6 +69,8 @@ class LazyArray:
         """Compute this array's value and hold it as a leaf (the graph that
         computed it can be freed); the value on the device."""
         node = self.node
+        if type(node) is Input and node.data is not None:
+            return node.data                # (computed already: a jitted call's result)
         with DEVICE_LOCK:
             value = evaluate(node)
         if not isinstance(node, Input) and on_device(node) is value:
