@@ -4,6 +4,7 @@ so a changed code generator never reuses stale cached code)."""
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -14,11 +15,16 @@ def tree_fingerprint(root: Path, seed: str = "") -> str:
     """A digest of the Python files below *root*: their paths, sizes and
     modification times (reading their contents would cost a few milliseconds
     at every process start)."""
+    entries = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        relative = os.path.relpath(folder, root)
+        for name in files:
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(folder, name))
+                entries.append(f"{relative}/{name} {stat.st_size} {stat.st_mtime_ns}\n")
     digest = hashlib.sha256(seed.encode())
-    for path in sorted(root.rglob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(root).as_posix()} {stat.st_size} "
-                      f"{stat.st_mtime_ns}\n".encode())
+    digest.update("".join(sorted(entries)).encode())
     return digest.hexdigest()[:16]
 
 

@@ -101,3 +101,21 @@ def test_strided_device_views_are_refused_with_a_clear_error(queue):
         la.asarray(dev[::2])
     with pytest.raises(la.LazyArrayError, match="C order"):
         f(dev[::2])
+
+
+def test_source_fingerprint_covers_every_subfolder(tmp_path):
+    """A changed file in any folder of the sources changes the fingerprint that
+    keys stored recipes (lowering lives in lazyarray/lower, not next to the cache)."""
+    import lazyarray.lower.kernel
+    from kernelcore.version import tree_fingerprint
+    from lazyarray.run import cache
+    assert Path(lazyarray.lower.kernel.__file__).resolve().is_relative_to(cache.PACKAGE_ROOT)
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    source = tmp_path / "deep" / "er" / "m.py"
+    source.write_text("x = 1\n")
+    (tmp_path / "notes.txt").write_text("not a source")
+    before = tree_fingerprint(tmp_path)
+    (tmp_path / "notes.txt").write_text("still not a source")
+    assert tree_fingerprint(tmp_path) == before
+    source.write_text("x = 12\n")
+    assert tree_fingerprint(tmp_path) != before

@@ -85,11 +85,15 @@ def _enabled() -> bool:
     return os.environ.get("LAZYARRAY_DISK_CACHE", "1").lower() not in ("0", "false", "no")
 
 
+#: the folder of lazyarray's sources (all of them are in the recipe key)
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
 @lru_cache(maxsize=1)
 def _fingerprint() -> str:
     """A digest of lazyarray's and kernelcore's sources: a changed lowering
     never reuses a stale recipe."""
-    return tree_fingerprint(Path(__file__).parent, source_fingerprint())
+    return tree_fingerprint(PACKAGE_ROOT, source_fingerprint())
 
 
 def recipe_key(structure: tuple, device, profile: tuple) -> str:
