@@ -56,6 +56,15 @@ class _Program:
     #: ``(k, source)``: array argument k's new value (the function assigned into it)
     written: tuple = ()
 
+    @functools.cached_property
+    def simple(self) -> bool:
+        """Whether every step reads only array arguments and earlier steps,
+        and the result is the last step's value, alone (the common call)."""
+        return (self.structure == _SINGLE and not self.written and bool(self.steps)
+                and self.outputs == (("step", len(self.steps) - 1),)
+                and all(kind in ("arg", "step") for _, sources in self.steps
+                        for _, (kind, _) in sources))
+
 
 class _Jitted:
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...],
@@ -119,6 +128,8 @@ class _Jitted:
                 if program is None:
                     program, data, _, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
+                if program.simple:
+                    return _run_simple(program, data)
                 return _run(program, data, (), [args[k] for k in self._leaf_order])
         return _run(*self._program(args, kwargs))
 
@@ -273,6 +284,16 @@ def _param_values(program: _Program, scalars: list) -> list:
                     "(static_argnames) to have it compared as NumPy does")
         values.append(param.dtype.type(value))
     return values
+
+
+def _run_simple(program: _Program, data: list) -> LazyArray:
+    """:func:`_run` of a :attr:`_Program.simple` program."""
+    queue = default_queue()
+    values: list = []
+    for step, sources in program.steps:
+        values.append(run_step(step, queue, {
+            name: (data if kind == "arg" else values)[what] for name, (kind, what) in sources}))
+    return LazyArray(Input(values[-1], owned=True))
 
 
 def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:

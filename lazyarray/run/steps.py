@@ -163,7 +163,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
     compiled = step.compiled
-    if any(getattr(a, "offset", 0) for a in args.values()):
+    if any([getattr(a, "offset", 0) for a in args.values()]):
         # views starting inside their buffer (pyopencl slices): kernels take
         # whole buffers, so such an input is read through a copy
         args = {name: a.copy(queue=queue) if getattr(a, "offset", 0) else a
