@@ -50,6 +50,19 @@ def test_transposed_reads_are_tiled_and_exact(kind, name, fn, shapes):
     np.testing.assert_allclose(got, fn(*arrays), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("shift", [100, 5, -31])
+def test_a_rolled_transposed_read_is_exact(kind, shift):
+    """A roll wraps its read around the array: a tile's footprint is two
+    pieces whose box reaches past the array, so no local tile is used on a
+    GPU (it read out of bounds) and the result is NumPy's."""
+    a = np.random.default_rng(2).random((270, 260)) < 0.5
+    fn = lambda x: np.roll(x.T == x.T, shift, axis=-1)   # noqa: E731
+    got, tiled = _tiled(fn, a)
+    if kind == "gpu":
+        assert not tiled
+    np.testing.assert_array_equal(got, fn(a))
+
+
 def test_mixed_reads_are_not_tiled(kind):
     """``a + a.T`` reads *a* both ways: no tile covers both reads."""
     a = np.random.default_rng(1).standard_normal((50, 50)).astype(np.float32)

@@ -22,7 +22,8 @@ read_subscripts, tag_batch, TILE, BLOCK.
 from __future__ import annotations
 
 import kernelcore as lp
-from kernelcore.diagnostic import KernelcoreError
+from kernelcore.check_bounds import check_bounds
+from kernelcore.diagnostic import AccessOutOfBoundsError, KernelcoreError
 from kernelcore.ir.expr import collect_accesses, get_dependencies
 
 #: edge of a square tile (one warp wide)
@@ -71,7 +72,8 @@ def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tup
     """*knl* computed in *tile* x *tile* tiles of its last two *inames* by
     work-groups of *tile* x *rows* work-items, each of *arrays* fetched into a
     padded local tile first; None when the reads do not allow it (their
-    footprint is not a tile)."""
+    footprint is not a tile: a rolled or wrapped read covers a box reaching
+    past its array)."""
     row, col = inames[-2], inames[-1]
     knl = lp.split_iname(knl, col, tile, outer_tag="g.0", inner_tag="l.0")
     knl = lp.split_iname(knl, row, tile, outer_tag="g.1")
@@ -84,10 +86,14 @@ def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tup
                                   default_tag="l.auto")
         except KernelcoreError:
             return None
-        tile = knl.temporary_variables[f"{name}_tile"]
-        if len(tile.shape) != 2:
-            return None
-        knl = lp.tag_array_axes(knl, tile.name, f"stride:{tile.shape[1] + 1},stride:1")
+        fetched = knl.temporary_variables[f"{name}_tile"]
+        if len(fetched.shape) != 2 or fetched.shape[0] * fetched.shape[1] > 4 * tile * tile:
+            return None                 # (a footprint in pieces: more than local memory holds)
+        knl = lp.tag_array_axes(knl, fetched.name, f"stride:{fetched.shape[1] + 1},stride:1")
+    try:
+        check_bounds(knl)
+    except AccessOutOfBoundsError:
+        return None
     return knl
 
 
