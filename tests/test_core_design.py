@@ -167,6 +167,75 @@ def _interned() -> int:
     return len(graph._INTERNED)
 
 
+def test_a_loop_saving_a_new_column_each_step_compiles_once(queue):
+    """``history[:, n] = u`` with a new n each step: after a few offsets the
+    region's offset is a kernel argument, so the loop plans a few kernels,
+    not one per column."""
+    rng = np.random.default_rng(0)
+    u_np = rng.random(6).astype(np.float32)
+    history_np = np.zeros((6, 60), np.float32)
+    u, history = la.asarray(u_np), la.asarray(history_np.copy())
+    for n in range(60):
+        if n == 30:             # (the first offsets compile one kernel each)
+            before = STATS["planned"]
+        u = u * 0.5 + 1.0
+        u_np = u_np * np.float32(0.5) + np.float32(1.0)
+        history[:, n] = u
+        history_np[:, n] = u_np
+        history.compute()
+    assert STATS["planned"] == before           # nothing new in the last 30 steps
+    np.testing.assert_array_equal(history.get(), history_np)
+
+
+def test_a_loop_reading_a_new_column_each_step_compiles_once(queue):
+    """``x[:, j]`` of a computed array with a new j each step: the column's
+    offset becomes a kernel argument after a few offsets."""
+    x_np = np.random.default_rng(2).random((50, 40)).astype(np.float32)
+    x = la.asarray(x_np)
+    total, total_np = la.zeros(50, np.float32), np.zeros(50, np.float32)
+    for j in range(40):
+        if j == 20:             # (the first offsets compile one kernel each)
+            before = STATS["planned"]
+        total = total + x[:, j] * 2.0
+        total_np = total_np + x_np[:, j] * np.float32(2.0)
+        total.compute()
+    assert STATS["planned"] == before           # nothing new in the last 20 steps
+    np.testing.assert_array_equal(total.get(), total_np)
+
+
+REGION_KEYS = [
+    (slice(None), 7), (3, slice(2, 9)), (slice(1, 5), slice(30, 5, -5)),
+    (slice(None), slice(None, None, -3)), (2, slice(1, 30, 4)), (slice(2, 4),),
+    (-1,), (slice(None, None, 2), -2), (Ellipsis, slice(3, 4)),
+]
+
+
+@pytest.mark.parametrize("key", REGION_KEYS, ids=[str(k) for k in REGION_KEYS])
+@pytest.mark.parametrize("value_kind", ["array", "scalar", "broadcast"])
+def test_regions_with_offset_arguments_match_numpy(queue, monkeypatch, key,
+                                                               value_kind):
+    """Every region read and assignment through the kernel-argument form
+    (forced from the first offset) reads and writes what NumPy does, also
+    for int and bool arrays."""
+    from lazyarray.ops import shape
+    monkeypatch.setattr(shape, "REGION_OFFSETS", shape.RegionOffsets(limit=1))
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.int16, np.bool_):
+        target = (rng.random((6, 40)) * 10).astype(dtype)
+        region = target[key].shape
+        value = ((rng.random(region) * 10).astype(dtype) if value_kind == "array" else
+                 dtype(3) if value_kind == "scalar" else
+                 (rng.random(region[-1:]) * 10).astype(dtype))
+        lazy = la.asarray(target.copy())
+        np.testing.assert_array_equal(lazy[key].get(), target[key])
+        np.testing.assert_array_equal((lazy[key] * 1).get(), target[key] * 1)
+        lazy[key] = value
+        expected = target.copy()
+        expected[key] = value
+        np.testing.assert_array_equal(lazy.get(), expected)
+
+
+
 @pytest.mark.parametrize("compute_each_step", [False, True])
 def test_long_eager_loops_run_in_bounded_memory(queue, compute_each_step):
     h = np.linspace(0, 1, 64)
