@@ -6,7 +6,7 @@
 * ``ctx`` / ``queue`` are session-wide OpenCL handles obtained through
   kernelcore's own device selection.
 * ``rng`` is a seeded NumPy generator (fresh for every test, so tests do not
-  depend on execution order).
+  depend on execution order); so is lazyarray's record of region offsets.
 * ``run_benchmark_quick`` runs a script of ``benchmarks/`` with ``--quick``
   (the smoke tests that keep the benchmarks from rotting).
 * Tests marked ``slow`` are skipped unless ``--runslow`` is given or a ``-m``
@@ -96,6 +96,15 @@ def queue(ctx):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20240229)
+
+
+@pytest.fixture(autouse=True)
+def fresh_region_offsets(monkeypatch):
+    """Each test starts with no region offsets seen (lazyarray turns offsets
+    that keep changing into kernel arguments): kernel counts do not depend
+    on the tests that ran before."""
+    import lazyarray.ops.shape as shape
+    monkeypatch.setattr(shape, "REGION_OFFSETS", shape.RegionOffsets())
 
 
 @pytest.fixture

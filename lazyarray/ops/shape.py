@@ -12,7 +12,8 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import IndexingError, ShapeError, ViewWriteError
-from lazyarray.graph import Const, Gather, Iota, Map, Node, Reshape, View
+from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, Reshape, View
+from lazyarray.tracing import TRACING
 
 
 def _identity_map(node: Node):
@@ -129,8 +130,8 @@ def getitem(node: Node, key) -> Node:
     if any(_is_array(k) for k in key):
         return _advanced_getitem(node, key)
     axis_map, shape, ranges = _basic_plan(node.shape, key)
-    if 0 not in shape and not _one_run(node.shape, ranges) and REGION_OFFSETS.vary(
-            node, [(start, step, n) for start, step, n in ranges], "read"):
+    if 0 not in shape and _computed(node) and not _one_run(node.shape, ranges) \
+            and REGION_OFFSETS.vary(node, ranges, "read"):
         return _dynamic_read(node, ranges, shape)
     return View(node, axis_map, shape)
 
@@ -370,13 +371,20 @@ def _basic_setitem(node: Node, key: list, value: Node) -> Node:
     region = tuple(1 if n is None else n for _, _, n in ranges)
     value = _unit_reshape(value, region)
     ranges = [(start, step, 1 if n is None else n) for start, step, n in ranges]
-    if REGION_OFFSETS.vary(node, ranges):
+    if _computed(node) and REGION_OFFSETS.vary(node, ranges):
         return _dynamic_update(node, value, ranges)
     for axis, (start, step, n) in enumerate(ranges):
         if step == 1 or n == 1:
             continue
         value, ranges[axis] = _spread(node, value, ranges, axis)
     return _embed(node, value, [(start, start + n) for start, _, n in ranges])
+
+
+def _computed(node: Node) -> bool:
+    """Whether *node* is a computed array outside a trace: where a region's
+    changing offsets would otherwise compile a kernel each (a pending graph
+    is compiled with all its offsets at once)."""
+    return isinstance(node, Input) and not TRACING.names
 
 
 class RegionOffsets:
