@@ -289,9 +289,9 @@ from lazyarray.lower import kernel as lower
 from lazyarray.run import cache
 lowered = []
 original = lower.build_kernel
-def counting(node, inputs, *rest):
+def counting(node, inputs, *rest, **options):
     lowered.append(type(node).__name__)
-    return original(node, inputs, *rest)
+    return original(node, inputs, *rest, **options)
 from lazyarray.run import steps as runtime
 runtime.build_kernel = counting
 x = np.linspace(-2, 2, 4000, dtype=np.float32).reshape(40, 100)

@@ -41,9 +41,9 @@ def generated(monkeypatch):
     built = []
     spent = [0.0]
 
-    def building(node, inputs, choice=None):
+    def building(node, inputs, choice=None, target=None):
         start = time.perf_counter()
-        knl = lower.build_kernel(node, inputs, choice)
+        knl = lower.build_kernel(node, inputs, choice, target)
         code = lp.generate_code_v2(knl).device_code()
         spent[0] += time.perf_counter() - start
         built.append(len(code))

@@ -6,16 +6,13 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray.lower import kernel as lower
-from lazyarray.plan import storage
-from lazyarray.lower import reduction as lower_reduction
+from lazyarray import target as la_target
 from lazyarray.run import steps as runtime
 
 
 def _lay_out_for(monkeypatch, profile: tuple) -> None:
     """Lower kernels as for a device of *profile* (kind, compute units)."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: profile)
+    monkeypatch.setattr(la_target, "device_profile", lambda device: profile)
     monkeypatch.setattr(runtime, "_KERNELS", {})
 
 

@@ -7,9 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.lower import kernel as lower
+from lazyarray import target as la_target
 from lazyarray.plan import storage
-from lazyarray.lower import reduction as lower_reduction
 from lazyarray.run import steps as runtime
 
 
@@ -52,8 +51,7 @@ def test_distinct_indices_count_separately(queue, monkeypatch, steps, kernels):
     """A 3-point stencil: two steps read the first step's values at 3 distinct
     offsets (recomputed), three steps read them at 5 (stored, with a CPU's
     recompute limit; a GPU's is higher)."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 4))
     a = np.random.default_rng(1).random(40).astype(np.float32)
     u, v = la.asarray(a), a
     for _ in range(steps):
@@ -100,8 +98,7 @@ def test_where_with_shared_branches(queue):
 def test_row_kernels_with_shared_values(queue, monkeypatch, kind):
     """A softmax whose exponentials are also used elementwise: still one
     kernel, with either device's row layout."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: (kind, 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(5).standard_normal((100, 70)).astype(np.float32)
     x = la.asarray(a)
@@ -165,8 +162,7 @@ def test_random_shared_dags_match_numpy(case):
 def test_gpus_recompute_a_stencil_step_inside_the_next(monkeypatch, kind, kernels):
     """Ten 5-point steps: a CPU stores every step; a GPU recomputes each step
     inside the next one (the limit is per device kind), halving the traffic."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: (kind, 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(6).random((20, 24)).astype(np.float32)
 

@@ -19,9 +19,9 @@ from lazyarray.run import cache
 
 lowered = []
 original = lower.build_kernel
-def counting(node, inputs):
+def counting(node, inputs, *rest, **options):
     lowered.append(type(node).__name__)
-    return original(node, inputs)
+    return original(node, inputs, *rest, **options)
 lower.build_kernel = counting
 from lazyarray.run import steps as runtime
 runtime.build_kernel = counting

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
+from lazyarray import target as la_target
 from lazyarray.run import STATS
 
 
@@ -22,10 +23,7 @@ def test_explain_lists_the_kernels_that_run(queue):
 
 
 def test_explain_names_the_recompute_rule(queue, monkeypatch):
-    from lazyarray.lower import kernel as lower
-    from lazyarray.plan import storage
-    monkeypatch.setattr(lower, "device_profile", lambda device: ("cpu", 2))   # limit 4
-    monkeypatch.setattr(storage, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))   # limit 4
     u = la.asarray(np.ones(16, np.float32))
     for _ in range(3):
         u = u[:-3] + u[1:-2] + u[2:-1] + u[3:]      # four reads of the previous step

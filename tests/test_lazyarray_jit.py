@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
+from lazyarray import target as la_target
 from lazyarray.run import STATS
 
 
@@ -154,10 +155,7 @@ def test_stencil_steps_are_stored_not_recomputed(queue, monkeypatch, kind, launc
     import importlib.util
     import pathlib
 
-    from lazyarray.lower import kernel as lower
-    from lazyarray.plan import storage
-    monkeypatch.setattr(lower, "device_profile", lambda device: (kind, 4))
-    monkeypatch.setattr(storage, "device_profile", lambda device: (kind, 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
     path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "heat2d.py"
     spec = importlib.util.spec_from_file_location("heat2d", path)
     heat = importlib.util.module_from_spec(spec)

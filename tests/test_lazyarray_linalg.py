@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
+from lazyarray import target as la_target
 from lazyarray.run import STATS
 
 _SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
@@ -125,12 +126,9 @@ def test_cpu_register_blocked_products(monkeypatch, n, k, m):
     """The CPU's blocked products: as many vectors per work-item as divide the
     columns, rows in blocks with a ragged last one; NumPy's values."""
     import kernelcore as lp
-    from lazyarray.lower import kernel as lower
-    from lazyarray.plan import storage
     from lazyarray.lower import contraction as lower_contraction
     from lazyarray.run import steps as runtime
-    monkeypatch.setattr(lower, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(storage, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a, b = _rand((n, k), np.float32, 3), _rand((k, m), np.float32, 4)
     z = la.asarray(a) @ la.asarray(b)

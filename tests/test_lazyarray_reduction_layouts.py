@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray.lower import kernel as lower
+from lazyarray import target as la_target
 from lazyarray.plan import storage
 from lazyarray.lower import reduction as lower_reduction
 from lazyarray.run import steps as runtime
@@ -23,8 +23,7 @@ from lazyarray.lower.reduction import choose_layout
 
 @pytest.fixture(params=[("cpu", 2), ("gpu", 4)], ids=["cpu-layout", "gpu-layout"])
 def profile(request, monkeypatch):
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: request.param)
+    monkeypatch.setattr(la_target, "device_profile", lambda device: request.param)
     monkeypatch.setattr(runtime, "_KERNELS", {})
     return request.param
 
@@ -88,13 +87,13 @@ def test_random_layouts(shape, data):
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
     kind = data.draw(st.sampled_from([("cpu", 2), ("gpu", 4)]))
     x = _data(shape, "sum", np.float32, seed=len(shape))
-    saved, saved_kernels = lower_reduction.device_profile, runtime._KERNELS
-    lower_reduction.device_profile = lambda device: kind
+    saved, saved_kernels = la_target.device_profile, runtime._KERNELS
+    la_target.device_profile = lambda device: kind
     runtime._KERNELS = {}
     try:
         got = np.asarray(la.asarray(x).sum(axis=axes))
     finally:
-        lower_reduction.device_profile, runtime._KERNELS = saved, saved_kernels
+        la_target.device_profile, runtime._KERNELS = saved, saved_kernels
     np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=axes), rtol=1e-5,
                                atol=1e-3)
 
@@ -147,8 +146,7 @@ def test_row_kernels(profile, shape):
 def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
     """On a CPU a row kernel's reductions keep CPU_LANES running results (a
     sequential tail for the rest); rows shorter than two lanes' worth do not."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(7).standard_normal((70, width)).astype(np.float32)
     x = la.asarray(a)
@@ -164,8 +162,7 @@ def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
 def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
     """On a CPU, column reductions of a matrix add whole rows into a row of
     partial results per part of the rows (the matrix is read as it lies)."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = _data(shape, op, np.float32, seed=3)
     x = la.asarray(a)
@@ -181,8 +178,7 @@ def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
 def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
     """Softmax on a CPU: the exponentials that the row sum reduces and the
     result reads are computed once per element, into a private row array."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(8).standard_normal((70, width)).astype(np.float32)
     x = la.asarray(a)
@@ -214,8 +210,7 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
     """Softmax with a GPU's layout: one kernel, each work-item reads its
     elements of the row once into registers (unrolled slots), NumPy's values,
     also for rows longer than a CPU row kernel takes."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
     x = la.asarray(a)
@@ -237,8 +232,7 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
 def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
     """A long dot product with a GPU's layout: each step of a work-item reads
     two neighbouring elements of each input; NumPy's value."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     rng = np.random.default_rng(5)
     a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
@@ -261,8 +255,7 @@ def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
 def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
     """Column reductions with a GPU's layout: each work-item reduces
     neighbouring columns with vector loads; NumPy's values."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = _data(shape, op, dtype, seed=4)
     y = getattr(np, op)(la.asarray(a), axis=axes)
@@ -278,8 +271,7 @@ def test_gpu_row_kernels_hold_operands_of_reduced_values(monkeypatch, name):
     """With a GPU's layout an input that a row reduction reads through
     elementwise operations (``x`` in ``(x*x).sum(axis=1)``) and the result
     reads too is loaded once."""
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     fn = {"normalize by sum of squares": lambda x: x / (x * x).sum(axis=1, keepdims=True),
           "standardize": lambda x: (x - x.mean(axis=1, keepdims=True))

@@ -5,18 +5,15 @@ import numpy as np
 import pytest
 
 import lazyarray as la
+from lazyarray import target as la_target
 from kernelcore.ir.tags import IlpTag
-from lazyarray.lower import kernel as lower
-from lazyarray.plan import storage
-from lazyarray.lower import reduction as lower_reduction
 from lazyarray.lower import tiles as lower_tiles
 from lazyarray.run import steps as runtime
 
 
 @pytest.fixture(params=["cpu", "gpu"])
 def kind(request, monkeypatch):
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: (request.param, 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (request.param, 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     return request.param
 
@@ -78,8 +75,7 @@ def test_small_results_keep_the_default_schedule(kind):
 
 
 def test_gpu_tiles_are_padded(monkeypatch):
-    for module in (lower_reduction, lower, storage):
-        monkeypatch.setattr(module, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = la.asarray(np.ones((64, 64), np.float32))
     [step] = runtime.plan([(a.T * 2).node])

@@ -9,6 +9,7 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
+from lazyarray import target as la_target
 from lazyarray.run import steps as runtime
 from lazyarray.run import tune
 from lazyarray.lower.kernel import build_kernel
@@ -65,7 +66,7 @@ def test_knobs_a_schedule_does_not_use_are_not_timed():
 
 
 def _kind() -> str:
-    from lazyarray.lower.reduction import device_profile
+    from lazyarray.target import device_profile
     return device_profile(lp.default_queue().device)[0]
 
 
@@ -152,10 +153,7 @@ def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp
 def test_a_blocking_that_does_not_apply_is_not_built(monkeypatch):
     """A product too small for the GPU's default blocking keeps its reduction
     layout: a smaller blocking (another order of the additions) is refused."""
-    from lazyarray.lower import kernel as lower
-    from lazyarray.plan import storage
-    monkeypatch.setattr(lower, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(storage, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     x = la.asarray(np.ones((64, 64), np.float32))
     node = (x @ x).node
     inputs = {id(x.node): (x.node, "in0")}

@@ -15,12 +15,13 @@ import kernelcore as lp
 from kernelcore.ir.expr import Reduction
 from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower.reduction import (
-    CPU_LANES, cpu_row_kernel_schedule, device_profile,
+    CPU_LANES, cpu_row_kernel_schedule,
     kernel_reduction, reduction_kernel, row_group, row_kernel_schedule)
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower.tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
 from lazyarray.run.tune import NotApplicable
+from lazyarray.target import Target, default_target
 from lazyarray.graph import (
     Map, Node, Reduce, Scan)
 from lazyarray.lower.expr import Expr, row_operands
@@ -43,13 +44,15 @@ def _region(root: Node, inputs: dict) -> list[Node]:
 
 
 def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
-                 choice: tuple[str, tuple] | None = None) -> lp.LoopKernel:
+                 choice: tuple[str, tuple] | None = None,
+                 target: Target | None = None) -> lp.LoopKernel:
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
     in *inputs* (node id -> (node, argument name)), parallelized for the device;
     *choice* (knob, values) overrides one of the schedule's sizes, as
     :mod:`lazyarray.run.tune` describes. Kernels reaching element offsets beyond
-    ``2**31 - 1`` index with int64."""
-    knl = _scheduled_kernel(node, inputs, choice)
+    ``2**31 - 1`` index with int64. Laid out for *target* (by default
+    lazyarray's device)."""
+    knl = _scheduled_kernel(node, inputs, choice, target or default_target())
     # NumPy rounds every operation: no fused multiply-adds, except in matrix
     # products (which add in another order than NumPy's BLAS anyway)
     product = isinstance(node, Reduce) and _is_product_sum(node)
@@ -68,11 +71,10 @@ def _needs_wide_indices(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool
 
 
 def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
-                      choice: tuple[str, tuple] | None):
-    """:func:`build_kernel`'s kernel, for the default target and index type."""
+                      choice: tuple[str, tuple] | None, target: Target):
+    """:func:`build_kernel`'s kernel, for the default index type."""
     sizes = dict([choice]) if choice else {}
-    device = lp.default_queue().device
-    kind = device_profile(device)[0]
+    kind = target.kind
     if isinstance(node, (Reduce, Scan)):
         expr = Expr(inputs)
     else:
@@ -105,7 +107,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                 # (another layout would add the terms in another order)
                 raise NotApplicable(f"the blocking {sizes['contraction']} does not "
                                     "apply to this product")
-        laid_out = reduction_kernel(node, expr, data, device)
+        laid_out = reduction_kernel(node, expr, data, target)
         if laid_out is not None:
             return laid_out
     knl, out_inames = _plain_kernel(node, expr, data)

@@ -19,7 +19,7 @@ Small reductions (short rows, argmax/argmin, few elements) keep the default
 one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
 Public names: reduction_kernel, row_kernel_schedule, row_group, cpu_row_kernel_schedule,
-choose_layout, device_profile, Layout, CPU_LANES, COMBINE, NAN_PROPAGATING,
+choose_layout, Layout, CPU_LANES, COMBINE, NAN_PROPAGATING,
 kernel_reduction, combine.
 """
 
@@ -31,11 +31,11 @@ from functools import cache
 
 import numpy as np
 import pymbolic.primitives as prim
-import pyopencl as cl
 
 import kernelcore as lp
 from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
+from lazyarray.target import Target
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
@@ -132,12 +132,6 @@ class Layout:
     vector: int = 1
 
 
-def device_profile(device) -> tuple[str, int]:
-    """``("gpu" or "cpu", compute units)`` of a pyopencl *device*."""
-    kind = "gpu" if device.type & cl.device_type.GPU else "cpu"
-    return kind, device.max_compute_units
-
-
 def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
                   ) -> Layout | None:
     """The layout for reducing *shape* over *axes* with *op* on a device of
@@ -194,10 +188,10 @@ def _pow2_at_most(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
-def reduction_kernel(node, expr, data: list, device) -> lp.LoopKernel | None:
+def reduction_kernel(node, expr, data: list, target: Target) -> lp.LoopKernel | None:
     """A scheduled kernel for Reduce *node* (bodies from *expr*, arguments
-    *data*), or None when the default schedule suits it better."""
-    kind, units = device_profile(device)
+    *data*) on *target*, or None when the default schedule suits it better."""
+    kind, units = target.kind, target.units
     layout = choose_layout(node.op, node.arg.shape, node.axes, kind, units)
     if layout is None:
         return None

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import kernelcore as lp
-from lazyarray.lower.reduction import (
-    MAX_GROUP, ROW_SLOTS, device_profile)
+from lazyarray.lower.reduction import MAX_GROUP, ROW_SLOTS
+from lazyarray.target import Target, default_target
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
 from lazyarray.lower.expr import accesses, operand_uses
@@ -28,15 +27,16 @@ from lazyarray.lower.ir import out_index
 RECOMPUTE_LIMIT = {"cpu": 4, "gpu": 6}
 
 
-def storage_plan(root: Node) -> list[tuple[Node, str]]:
+def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, str]]:
     """The nodes whose values are stored, children before parents, each with
     the rule that stores it.
 
     Stored are: the root, every reduction, and every elementwise or
     concatenation node that fusing would evaluate at least the device kind's
     :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
-    reads it. Reads of one node at the same index in one kernel count once
-    (the kernel computes the value once, see :class:`~lazyarray.lower.expr.Expr`).
+    reads it, on *target* (by default lazyarray's device). Reads of one node
+    at the same index in one kernel count once (the kernel computes the value
+    once, see :class:`~lazyarray.lower.expr.Expr`).
     A computed value is also stored where inlining it would make a kernel's
     code larger than :data:`KERNEL_BUDGET` operations, or nest it deeper than
     :data:`PASTE_DEPTH` where no temporary can hold it. All other nodes are
@@ -44,7 +44,7 @@ def storage_plan(root: Node) -> list[tuple[Node, str]]:
     """
     if all(isinstance(c, (Input, Const)) for c in root.children()):
         return [(root, "result")]       # one operation on inputs (eager calls)
-    kind = device_profile(lp.default_queue().device)[0]
+    kind = (target or default_target()).kind
     limit = RECOMPUTE_LIMIT[kind]
     # (computed values are inputs: planning covers the new part of the graph)
     order = [n for n in walk(root, computed) if n is root or not computed(n)]
@@ -278,6 +278,6 @@ def _read_by(node: Node, stored: set[int]) -> set[int]:
 _ROW_OPS = ("sum", "product", "max", "min")
 
 
-def stored_nodes(root: Node) -> list[Node]:
+def stored_nodes(root: Node, target: Target | None = None) -> list[Node]:
     """The nodes of :func:`storage_plan`."""
-    return [n for n, _ in storage_plan(root)]
+    return [n for n, _ in storage_plan(root, target)]

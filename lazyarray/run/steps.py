@@ -21,9 +21,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-import kernelcore as lp
 from kernelcore.runtime.once import KeyedLocks, made_once
-from lazyarray.lower import reduction as lower_reduction
 from lazyarray.graph import Const, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
@@ -31,6 +29,7 @@ from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.run.tune import candidates, tune, tuning_enabled
+from lazyarray.target import Target
 from lazyarray.values import on_device
 
 logger = logging.getLogger(__name__)
@@ -73,12 +72,14 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
 class _Compiled:
     """The kernel planned for one structure: the kernelcore kernel (None when
     the step came from a disk recipe, until something needs it) and, once it
-    ran or was loaded, its :class:`~lazyarray.run.launch.BoundLaunch`."""
+    ran or was loaded, its :class:`~lazyarray.run.launch.BoundLaunch`; laid
+    out for *target*."""
 
-    def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str):
+    def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str, target: Target):
         self.kernel = kernel
         self.bound = bound
         self.disk_key = disk_key
+        self.target = target
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ class Step:
             return None
         if self.compiled.kernel is None:
             self.compiled.kernel = build_kernel(
-                self.node, {id(n): (n, name) for name, n in self.args})
+                self.node, {id(n): (n, name) for name, n in self.args},
+                target=self.compiled.target)
         return self.compiled.kernel
 
 
@@ -111,19 +113,21 @@ def plan(roots: list[Node], literals: bool = False) -> list[Step]:
     arguments."""
     steps: list[Step] = []
     seen: set[int] = set()
+    target = Target.of(default_queue().device)
     for root in roots:
         if computed(root) or isinstance(root, Param):
             continue
-        stored = stored_nodes(root)
+        stored = stored_nodes(root, target)
         stored_ids = {id(n) for n in stored}
         for node in stored:
             if on_device(node) is None and id(node) not in seen:
                 seen.add(id(node))
-                steps.append(_step_for(node, stored_ids, literals))
+                steps.append(_step_for(node, stored_ids, target, literals))
     return steps
 
 
-def _step_for(node: Node, stored_ids: set[int], literals: bool = False) -> Step:
+def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False
+              ) -> Step:
     if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
@@ -135,16 +139,17 @@ def _step_for(node: Node, stored_ids: set[int], literals: bool = False) -> Step:
     inputs = _collect_inputs(node, stored_ids, literals)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (_structure_key(node, inputs), tuning_enabled())
-    compiled = made_once(_KERNELS, key, lambda: _compile(key, node, inputs), _PLANNING)
+    compiled = made_once(_KERNELS, (key, target),
+                         lambda: _compile(key, node, inputs, target), _PLANNING)
     return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
 
 
-def _compile(key: tuple, node: Node, inputs: dict) -> _Compiled:
-    """The kernel of *node*'s structure *key*: from its disk recipe, else lowered."""
+def _compile(key: tuple, node: Node, inputs: dict, target: Target) -> _Compiled:
+    """The kernel of *node*'s structure *key* for *target*: from its disk
+    recipe, else lowered."""
     start = time.perf_counter()
     STATS["planned"] += 1
-    device = lp.default_queue().device
-    disk_key = recipe_key(key, device, lower_reduction.device_profile(device))
+    disk_key = recipe_key(key, default_queue().device, (target.kind, target.units))
     recipe = load_recipe(disk_key)
     bound = None
     if recipe is not None:
@@ -152,11 +157,11 @@ def _compile(key: tuple, node: Node, inputs: dict) -> _Compiled:
             bound = BoundLaunch.from_recipe(recipe, default_queue(), node)
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
-    knl = None if bound is not None else build_kernel(node, inputs)
+    knl = None if bound is not None else build_kernel(node, inputs, target=target)
     logger.info("%s %s%s %s in %.1f ms", "lowered" if knl is not None else
                 "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
                 1e3 * (time.perf_counter() - start))
-    return _Compiled(knl, bound, disk_key)
+    return _Compiled(knl, bound, disk_key, target)
 
 
 def run_step(step: Step, queue, args: dict) -> cla.Array:
@@ -230,10 +235,11 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
         knl(queue, **flat)
         queue.finish()
 
-    choices = candidates(lower_reduction.device_profile(queue.device)[0],
-                         isinstance(node, Reduce))
     assert step.compiled is not None
-    step.compiled.kernel, _ = tune(step.kernel, lambda choice: build_kernel(node, inputs, choice),
+    target = step.compiled.target
+    choices = candidates(target.kind, isinstance(node, Reduce))
+    step.compiled.kernel, _ = tune(step.kernel,
+                                   lambda choice: build_kernel(node, inputs, choice, target),
                                    choices, run)
 
 
