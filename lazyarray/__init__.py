@@ -24,7 +24,7 @@ from lazyarray.api.manipulation import *  # noqa: F403
 from lazyarray.api.reductions import *    # noqa: F403
 from lazyarray.api.ufuncs import *        # noqa: F403
 from lazyarray.api.ufuncs import _UFUNC_ALIASES
-from lazyarray.array import Device, LazyArray, asarray, copy
+from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
 from lazyarray.explain import explain, to_dot

@@ -84,7 +84,7 @@ def concretization_message(array, what: str) -> str:
 def _argument_names(params: set) -> list[str]:
     """Names of the callers' variables that hold the scalar parameters
     *params* (ids of Param nodes): the traced function's arguments."""
-    from lazyarray.array import LazyArray
+    from lazyarray.handle import LazyArray
     names = []
     frame = sys._getframe(1)
     while frame is not None:

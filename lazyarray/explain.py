@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import kernelcore as lp
-from lazyarray.array import asarray
+from lazyarray.handle import asarray
 from lazyarray.graph import (
     Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
 from lazyarray.plan.storage import storage_plan

@@ -28,7 +28,7 @@ import pyopencl.array as cla
 
 
 from kernelcore.runtime.once import KeyedLocks, made_once
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Const, Input, Param
 from lazyarray.values import on_device

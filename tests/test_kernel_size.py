@@ -16,7 +16,7 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import array
+from lazyarray import handle as array
 from lazyarray.lower import kernel as lower
 from lazyarray.plan import storage
 from lazyarray.run import steps as runtime

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.array import DEPTH_LIMIT
+from lazyarray.handle import DEPTH_LIMIT
 
 _SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
 

@@ -9,7 +9,7 @@ import numpy as _np
 from lazyarray.api.dtypes import __array_namespace_info__
 from lazyarray.api.manipulation import broadcast_arrays
 from lazyarray.api.ufuncs import where
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import LazyArrayError, ShapeError
 from lazyarray.ops import construct as _construct
 
@@ -19,6 +19,38 @@ def _check_device(device) -> None:
     if device is not None and device != __array_namespace_info__().default_device():
         raise LazyArrayError(f"lazyarray uses one device; cannot place an array on "
                              f"{device!r}")
+
+
+def _holds_lazy(obj) -> bool:
+    return isinstance(obj, LazyArray) or (
+        isinstance(obj, (list, tuple)) and _builtins.any(_holds_lazy(o) for o in obj))
+
+
+def array(obj, dtype=None, *, copy: bool | None = True, ndmin: int = 0,
+          device=None) -> LazyArray:
+    """NumPy's ``np.array``: a lazy array of *obj* (nested lists or tuples,
+    NumPy arrays, scalars, lazy arrays, lists of lazy arrays) with at least
+    *ndmin* axes; lazy arrays in *obj* are copied (*copy*) or converted on
+    the device."""
+    _check_device(device)
+    if isinstance(obj, (list, tuple)) and _holds_lazy(obj):
+        from lazyarray.api.manipulation import stack
+        if not obj:
+            result = asarray(_np.array(obj, dtype=dtype))
+        else:
+            parts = [array(o, copy=False) for o in obj]
+            result = stack(parts)
+            if dtype is not None:
+                result = result.astype(dtype)
+    elif isinstance(obj, LazyArray):
+        result = obj.astype(dtype) if dtype is not None else obj
+        if copy and result is obj:
+            result = obj.copy()
+    else:
+        result = asarray(_np.array(obj, dtype=dtype))
+    if result.ndim < ndmin:
+        result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
+    return result
 
 
 def full(shape, fill_value, dtype=None, *, device=None) -> LazyArray:
@@ -167,6 +199,6 @@ def identity(n, dtype=None) -> LazyArray:
 # }}}
 
 
-__all__ = ["full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
+__all__ = ["array", "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
            "empty_like", "from_dlpack", "meshgrid", "tri", "tril", "triu", "arange",
            "linspace", "eye", "identity"]

@@ -6,7 +6,7 @@ import builtins as _builtins
 
 import numpy as _np
 
-from lazyarray.array import Device, LazyArray, asarray
+from lazyarray.handle import Device, LazyArray, asarray
 
 # {{{ data types
 

@@ -18,7 +18,7 @@ from lazyarray.api.ufuncs import (
     trunc,
     where,
 )
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.ops import elementwise as _elementwise
 
@@ -47,7 +47,7 @@ around = round
 def clip(x, a_min=None, a_max=None, /, out=None, *, min=None, max=None):  # noqa: A002
     """*x* limited to ``[min, max]`` (NumPy's clip; NaN stays NaN; either bound
     may be None). Python integers outside *x*'s integer type are clipped to it."""
-    from lazyarray.array import _node
+    from lazyarray.handle import _node
     if out is not None:
         raise TypeError("lazyarray.clip does not take out=")
     lo = a_min if min is None else min
@@ -74,7 +74,7 @@ def clip(x, a_min=None, a_max=None, /, out=None, *, min=None, max=None):  # noqa
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> LazyArray:
     """NumPy's isclose, lazily."""
-    from lazyarray.array import _node
+    from lazyarray.handle import _node
     return LazyArray(_elementwise.isclose(_node(a), _node(b), rtol, atol, equal_nan))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import linalg as _linalg
 
 # {{{ products
@@ -37,7 +37,7 @@ def matrix_transpose(x) -> LazyArray:
 def vecdot(x1, x2, /, *, axis=-1) -> LazyArray:
     """Dot products of vectors along *axis* (the first conjugated), broadcast
     over the other axes (NumPy's and the Array API's vecdot)."""
-    from lazyarray.array import _node
+    from lazyarray.handle import _node
     return LazyArray(_linalg.vecdot(_node(x1), _node(x2), axis))
 
 # }}}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lazyarray.array import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import ShapeError
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import manipulate as _manipulate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lazyarray.api.creation import zeros
 from lazyarray.api.manipulation import concatenate
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import ShapeError
 
 

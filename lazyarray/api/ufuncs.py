@@ -6,7 +6,7 @@ import builtins as _builtins
 
 import numpy as _np
 
-from lazyarray.array import LazyArray, asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 
 
@@ -42,7 +42,7 @@ for _alias, _name in _UFUNC_ALIASES.items():
 
 def where(condition, x, y) -> LazyArray:
     """Elements of *x* where *condition* holds, else of *y* (NumPy's where)."""
-    from lazyarray.array import _node
+    from lazyarray.handle import _node
     from lazyarray.ops.elementwise import elementwise
     return LazyArray(elementwise("where", _node(condition), _node(x), _node(y)))
 

@@ -23,13 +23,13 @@ def _identity_map(node: Node):
 # {{{ reading keys
 
 def _is_index_array(k) -> bool:
-    from lazyarray.array import LazyArray
+    from lazyarray.handle import LazyArray
     return isinstance(k, (list, np.ndarray, LazyArray))
 
 
 def _is_array(k) -> bool:
     """Whether an entry of an expanded key is an index array."""
-    from lazyarray.array import LazyArray
+    from lazyarray.handle import LazyArray
     return isinstance(k, (np.ndarray, LazyArray))
 
 
@@ -55,7 +55,7 @@ def _check_entry(k) -> None:
 def _as_array(k):
     """An index array as a LazyArray or a NumPy array (an empty list is an
     integer index, as in NumPy)."""
-    from lazyarray.array import LazyArray
+    from lazyarray.handle import LazyArray
     if isinstance(k, LazyArray):
         return k
     host = np.asarray(k)
@@ -169,7 +169,7 @@ def _dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:
 def _checked_indices(index, extent: int, axis: int):
     """The node of an integer index array whose values are checked against
     *extent* now (a lazy array is computed first), and its host values."""
-    from lazyarray.array import LazyArray, asarray
+    from lazyarray.handle import LazyArray, asarray
     from lazyarray.run import evaluate
     array = index if isinstance(index, LazyArray) else asarray(index)
     if array.dtype.kind not in "iu":
@@ -199,7 +199,7 @@ def _wrapped(index: Node, extent: int) -> Node:
 def _mask_positions(mask, shape: tuple, axis: int):
     """The C-order positions of the true entries of boolean *mask*, which
     covers the axes of *shape* (computed now: the count sets the shape)."""
-    from lazyarray.array import LazyArray, asarray
+    from lazyarray.handle import LazyArray, asarray
     from lazyarray.run import evaluate
     from lazyarray.tracing import refuse_while_tracing
     if mask.ndim == 0:
@@ -330,7 +330,7 @@ def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
     """*value* as a node of *dtype* (converted as NumPy's assignment does:
     through an array key, a NumPy scalar is cast as an array, wrapping
     around, where an integer or slice key refuses values out of range)."""
-    from lazyarray.array import LazyArray, asarray
+    from lazyarray.handle import LazyArray, asarray
     from lazyarray.ops.elementwise import cast, constant
     if isinstance(value, (LazyArray, Node)):
         return cast(value if isinstance(value, Node) else value.node, dtype)
@@ -503,7 +503,7 @@ def _embed(node: Node, value: Node, bounds: list, axis: int = 0) -> Node:
 def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
     """``x[mask] = value`` (trailing ``:`` allowed) as an elementwise choice,
     when the value does not depend on the mask's count; else None."""
-    from lazyarray.array import asarray
+    from lazyarray.handle import asarray
     mask = key[0]
     if not (_is_mask(mask) and mask.ndim >= 1
             and all(isinstance(k, slice) and k == slice(None) for k in key[1:])):
@@ -530,7 +530,7 @@ def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
     """Array keys in general: NumPy decides, on the host, which element of
     the value each element of *node* receives last; the update reads the
     value through that map."""
-    from lazyarray.array import LazyArray, asarray
+    from lazyarray.handle import LazyArray, asarray
     from lazyarray.run import evaluate
     from lazyarray.tracing import refuse_while_tracing
     if any(isinstance(k, LazyArray) for k in key):
@@ -631,7 +631,7 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     """Elements of *node* at integer *indices* along *axis* (NumPy's take;
     ``None``: of the flattened array). Indices are checked against the extent
     when the call is made, computing lazy index arrays first."""
-    from lazyarray.array import LazyArray, asarray
+    from lazyarray.handle import LazyArray, asarray
     from lazyarray.run import evaluate
     if axis is None:
         node, axis = reshape(node, -1), 0
