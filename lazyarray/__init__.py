@@ -28,6 +28,7 @@ from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
 from lazyarray.explain import explain, to_dot
+from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.jit import jit
 from lazyarray.ops import host as _host
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
@@ -67,7 +68,7 @@ __all__ = ["LazyArray", "asarray", "jit", "synchronize", "explain", "to_dot", "w
            "empty_like", "arange", "linspace", "eye", "identity",
            "concatenate", "stack", "hstack", "vstack", "sum", "max", "min", "mean", "prod",
            "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "__version__",
-           "ConcretizationError", "ViewWriteError", "copy",
+           "ConcretizationError", "ViewWriteError", "copy", "array", "LazyArrayHostFallbackWarning",
            "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128",
            "uint8", "int8", "int16", "uint32", "uint16", "uint64", "bool",
            "e", "pi", "inf", "nan", "newaxis", "__array_api_version__",
@@ -77,6 +78,16 @@ __all__ = ["LazyArray", "asarray", "jit", "synchronize", "explain", "to_dot", "w
            "can_cast", "finfo", "iinfo", "isdtype", "from_dlpack", "meshgrid", "tri",
            "tril", "triu", "concat", "unstack", "matrix_transpose", "vecdot",
            *[n for n in _UFUNCS if n in globals()], *_UFUNC_ALIASES]
+
+def __getattr__(name: str):
+    """NumPy's functions that lazyarray has no version of: run on the host
+    (:mod:`lazyarray.fallback`), with a warning the first time."""
+    func = getattr(_np, name, None)
+    if name.startswith("_") or func is None or not callable(func) or isinstance(func, type):
+        raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")
+    from lazyarray.fallback import host_version
+    return host_version(func, f"np.{name}")
+
 
 # the Array API's name of the boolean dtype (last: the module uses the builtin above)
 bool = _np.bool_                                      # noqa: A001

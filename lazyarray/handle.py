@@ -11,6 +11,7 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 from __future__ import annotations
 
 import numbers
+from typing import Callable
 
 import numpy as np
 import pyopencl.array as cla
@@ -22,7 +23,6 @@ from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
-from lazyarray.ops.host import HOST_FUNCTIONS
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
 from lazyarray.tracing import TRACING
@@ -384,10 +384,10 @@ class LazyArray:
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
 
     def __array_function__(self, func, types, args, kwargs):
-        import lazyarray
-        impl = getattr(lazyarray, func.__name__, None)
-        if impl is None or func.__name__ not in _ARRAY_FUNCTIONS:
-            return NotImplemented
+        impl = _implementation(func)
+        if impl is None:
+            from lazyarray.fallback import host_call
+            return host_call(func, args, kwargs)
         return impl(*args, **kwargs)
 
     # }}}
@@ -533,18 +533,27 @@ class LazyArray:
     # }}}
 
 
-#: NumPy functions that stay lazy on lazy arrays (``np.concatenate(...)`` etc.)
-_ARRAY_FUNCTIONS = frozenset([
-    "concatenate", "stack", "hstack", "vstack", "where", "sum", "prod", "max", "min",
-    "mean", "full_like", "zeros_like", "ones_like", "empty_like",
-    "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
-    "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod", "take",
-    "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis", "swapaxes",
-    "flip", "roll", "tile", "repeat", "pad", "split", "transpose", "reshape", "ravel",
-    "all", "any", "clip", "round", "around", "real", "imag", "isclose", "allclose",
-    "tril", "triu", "meshgrid", "diff", "nan_to_num", "angle", "astype", "concat",
-    "unstack", "matrix_transpose", "cumulative_sum", "permute_dims", "vecdot", "copy",
-    *HOST_FUNCTIONS])
+#: NumPy's submodules whose functions lazyarray's namespaces of the same
+#: names implement (``np.linalg.norm`` -> ``la.linalg.norm``)
+_NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
+
+
+def _implementation(func) -> Callable | None:
+    """lazyarray's version of the NumPy function *func* (called for
+    ``np.f(lazy)``), or None: a function of the same name in the matching
+    lazyarray namespace, defined by lazyarray."""
+    import lazyarray
+    module = getattr(func, "__module__", None) or "numpy"
+    sub = _NAMESPACES.get(module, None if module.startswith("numpy.") else "")
+    if sub is None:
+        return None
+    namespace = getattr(lazyarray, sub, None) if sub else lazyarray
+    impl = getattr(namespace, func.__name__, None) if namespace is not None else None
+    if impl is None or not callable(impl) or isinstance(impl, type) \
+            or not (getattr(impl, "__module__", None) or "").startswith("lazyarray") \
+            or getattr(impl, "__module__", None) == "lazyarray.fallback":
+        return None
+    return impl
 
 
 def copy(x) -> LazyArray:

@@ -1,0 +1,101 @@
+"""NumPy on the host for what lazyarray does not compute on the device: the
+inputs are computed and copied to the host, NumPy runs, and array results
+come back as lazy arrays. Each function warns once
+(:class:`LazyArrayHostFallbackWarning`), and ``LAZYARRAY_LOG=info`` logs every
+call, so that a script never fails for a missing function and never runs on
+the host unknowingly.
+
+Functions that write into their arguments (``np.copyto``, ``np.put``, ...)
+have no host fallback: NumPy would write into a host copy, leaving the lazy
+array unchanged. They raise unless lazyarray implements them.
+
+Public names: LazyArrayHostFallbackWarning, host_call, host_version, MUTATING.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from lazyarray.errors import LazyArrayError
+
+logger = logging.getLogger("lazyarray.fallback")
+
+#: NumPy functions that write into an argument
+MUTATING = frozenset(["copyto", "put", "put_along_axis", "place", "putmask", "fill_diagonal",
+                      "at"])
+
+
+class LazyArrayHostFallbackWarning(UserWarning):
+    """A NumPy function ran on the host: its inputs were copied there and its
+    result back (lazyarray has no device version of it)."""
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _note(name: str) -> None:
+    logger.info("%s runs on the host (NumPy): inputs copied to the host, results back", name)
+    with _warned_lock:
+        if name in _warned:
+            return
+        _warned.add(name)
+    warnings.warn(f"{name} ran on the host with NumPy (lazyarray has no device version of "
+                  "it): its inputs were computed and copied to the host, its result back",
+                  LazyArrayHostFallbackWarning, stacklevel=4)
+
+
+def _to_host(value: Any) -> Any:
+    from lazyarray.handle import LazyArray
+    if isinstance(value, LazyArray):
+        return np.asarray(value)
+    if isinstance(value, (list, tuple)):
+        converted = [_to_host(v) for v in value]
+        return type(value)(converted) if isinstance(value, list) or type(value) is tuple \
+            else type(value)(*converted)
+    if isinstance(value, dict):
+        return {k: _to_host(v) for k, v in value.items()}
+    return value
+
+
+def _to_lazy(value: Any) -> Any:
+    from lazyarray.handle import asarray
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" \
+            and value.dtype != np.float16:
+        return asarray(value)
+    if type(value) in (list, tuple):
+        return type(value)(_to_lazy(v) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):       # named tuples
+        return type(value)(*(_to_lazy(v) for v in value))
+    return value
+
+
+def host_call(func: Callable, args: tuple, kwargs: dict, name: str | None = None) -> Any:
+    """*func* (a NumPy function) run on the host values of *args* and
+    *kwargs*; NumPy arrays in its result become lazy arrays."""
+    if name is None:
+        module = (getattr(func, "__module__", None) or "numpy").replace("numpy", "np", 1)
+        name = f"{module if module.startswith('np.') else 'np'}.{getattr(func, '__name__', func)}"
+    if getattr(func, "__name__", "") in MUTATING:
+        raise LazyArrayError(
+            f"{name} writes into its argument, and lazyarray has no version of it: NumPy "
+            "would write into a host copy and leave the lazy array unchanged. Compute on "
+            "the host explicitly (a = x.get(); ...; x[...] = a) or use assignment "
+            "(x[key] = value)")
+    _note(name)
+    return _to_lazy(func(*_to_host(args), **_to_host(kwargs)))
+
+
+def host_version(func: Callable, name: str) -> Callable:
+    """A function running NumPy's *func* through :func:`host_call`."""
+    @functools.wraps(func)
+    def on_host(*args, **kwargs):
+        return host_call(func, args, kwargs, name)
+    on_host.__module__ = "lazyarray.fallback"
+    return on_host
