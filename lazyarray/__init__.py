@@ -23,7 +23,6 @@ from lazyarray.api.linalg import *        # noqa: F403
 from lazyarray.api.manipulation import *  # noqa: F403
 from lazyarray.api.reductions import *    # noqa: F403
 from lazyarray.api.ufuncs import *        # noqa: F403
-from lazyarray.api.ufuncs import _UFUNC_ALIASES
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
@@ -31,7 +30,6 @@ from lazyarray.explain import explain, to_dot
 from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.jit import jit
 from lazyarray.ops import host as _host
-from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 from lazyarray.run import synchronize
 
 __version__ = "0.1.0"
@@ -57,27 +55,20 @@ for _name in _host.HOST_FUNCTIONS:
         globals()[_name] = _host.host_function(_name)
 
 
-__all__ = ["LazyArray", "asarray", "jit", "synchronize", "explain", "to_dot", "where",
-           "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "moveaxis",
-           "swapaxes", "flip", "roll", "tile", "repeat", "pad", "split", "transpose",
-           "permute_dims", "reshape", "ravel", "take",
-           *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
-           "var", "std", "argmax", "argmin", "count_nonzero", "cumsum", "cumprod",
-           "einsum", "matmul", "dot", "inner", "outer", "vdot", "tensordot",
-           "full", "zeros", "ones", "empty", "full_like", "zeros_like", "ones_like",
-           "empty_like", "arange", "linspace", "eye", "identity",
-           "concatenate", "stack", "hstack", "vstack", "sum", "max", "min", "mean", "prod",
-           "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "__version__",
-           "ConcretizationError", "ViewWriteError", "copy", "array", "LazyArrayHostFallbackWarning",
-           "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128",
-           "uint8", "int8", "int16", "uint32", "uint16", "uint64", "bool",
-           "e", "pi", "inf", "nan", "newaxis", "__array_api_version__",
-           "__array_namespace_info__", "Device", "all", "any", "cumulative_sum",
-           "real", "imag", "round", "around", "clip", "isclose", "allclose",
-           "nan_to_num", "angle", "diff", "divmod", "modf", "astype", "result_type",
-           "can_cast", "finfo", "iinfo", "isdtype", "from_dlpack", "meshgrid", "tri",
-           "tril", "triu", "concat", "unstack", "matrix_transpose", "vecdot",
-           *[n for n in _UFUNCS if n in globals()], *_UFUNC_ALIASES]
+from lazyarray.api import (                  # noqa: E402 (the modules, for their __all__)
+    creation as _creation, dtypes as _dtypes, elementwise as _elementwise, linalg as _linalg,
+    manipulation as _manipulation, reductions as _reductions, ufuncs as _ufuncs)
+
+__all__ = sorted({
+    "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
+    "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "ConcretizationError",
+    "ViewWriteError", "LazyArrayHostFallbackWarning", "__version__", "__array_api_version__",
+    "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128", "uint8", "int8",
+    "int16", "uint32", "uint16", "uint64", "bool", "e", "pi", "inf", "nan", "newaxis",
+    *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
+    *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
+    *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__})
+
 
 def __getattr__(name: str):
     """NumPy's functions that lazyarray has no version of: run on the host

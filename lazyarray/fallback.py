@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
 import warnings
 from typing import Any, Callable
@@ -48,19 +49,33 @@ def _note(name: str) -> None:
         _warned.add(name)
     warnings.warn(f"{name} ran on the host with NumPy (lazyarray has no device version of "
                   "it): its inputs were computed and copied to the host, its result back",
-                  LazyArrayHostFallbackWarning, stacklevel=4)
+                  LazyArrayHostFallbackWarning, stacklevel=_user_level())
 
 
-def _to_host(value: Any) -> Any:
+def _user_level() -> int:
+    """The stack level of the innermost caller outside lazyarray and NumPy
+    (the line of the user's code that a warning names)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+            "lazyarray", "numpy"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _to_host(value: Any, moved: list | None = None) -> Any:
+    """*value* with lazy arrays replaced by their host values (*moved*
+    records whether there were any)."""
     from lazyarray.handle import LazyArray
     if isinstance(value, LazyArray):
+        if moved is not None:
+            moved[0] = True
         return np.asarray(value)
     if isinstance(value, (list, tuple)):
-        converted = [_to_host(v) for v in value]
+        converted = [_to_host(v, moved) for v in value]
         return type(value)(converted) if isinstance(value, list) or type(value) is tuple \
             else type(value)(*converted)
     if isinstance(value, dict):
-        return {k: _to_host(v) for k, v in value.items()}
+        return {k: _to_host(v, moved) for k, v in value.items()}
     return value
 
 
@@ -78,7 +93,8 @@ def _to_lazy(value: Any) -> Any:
 
 def host_call(func: Callable, args: tuple, kwargs: dict, name: str | None = None) -> Any:
     """*func* (a NumPy function) run on the host values of *args* and
-    *kwargs*; NumPy arrays in its result become lazy arrays."""
+    *kwargs*; NumPy arrays in its result become lazy arrays. Warned and
+    logged where lazy arrays were copied to the host."""
     if name is None:
         module = (getattr(func, "__module__", None) or "numpy").replace("numpy", "np", 1)
         name = f"{module if module.startswith('np.') else 'np'}.{getattr(func, '__name__', func)}"
@@ -88,8 +104,11 @@ def host_call(func: Callable, args: tuple, kwargs: dict, name: str | None = None
             "would write into a host copy and leave the lazy array unchanged. Compute on "
             "the host explicitly (a = x.get(); ...; x[...] = a) or use assignment "
             "(x[key] = value)")
-    _note(name)
-    return _to_lazy(func(*_to_host(args), **_to_host(kwargs)))
+    moved = [False]
+    host_args, host_kwargs = _to_host(args, moved), _to_host(kwargs, moved)
+    if moved[0]:
+        _note(name)
+    return _to_lazy(func(*host_args, **host_kwargs))
 
 
 def host_version(func: Callable, name: str) -> Callable:

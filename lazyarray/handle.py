@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
     ConcretizationError, DTypeError, concretization_message)
+from lazyarray.methods import NumPyMethods
 from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
@@ -44,7 +45,7 @@ def _node(x) -> Node:
     return asarray(x).node
 
 
-class LazyArray:
+class LazyArray(NumPyMethods):
     """A lazily evaluated array: operations build a graph; ``get()``,
     ``np.asarray`` and scalar conversions compute it."""
 
@@ -193,6 +194,10 @@ class LazyArray:
     @property
     def shape(self) -> tuple:
         return self.node.shape
+
+    @shape.setter
+    def shape(self, shape) -> None:
+        self._set_shape(shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -373,14 +378,15 @@ class LazyArray:
             kwargs = {k: v for k, v in kwargs.items()
                       if k not in ("out", "where", "casting")}
         if method != "__call__" or kwargs:
-            return NotImplemented
+            return _ufunc_method(ufunc, method, inputs, kwargs, out)
         if ufunc is np.matmul:
             return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
         if ufunc.__name__ in ("vecdot", "divmod", "modf"):
             import lazyarray
             return getattr(lazyarray, ufunc.__name__)(*inputs)
         if ufunc.__name__ not in UFUNCS:
-            return NotImplemented
+            from lazyarray.fallback import host_call
+            return host_call(ufunc, inputs, {})
         return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
 
     def __array_function__(self, func, types, args, kwargs):
@@ -531,6 +537,20 @@ class LazyArray:
         return LazyArray(reductions.argreduce("argmin", self.node, axis, keepdims))
 
     # }}}
+
+
+def _ufunc_method(ufunc, method: str, inputs: tuple, kwargs: dict, out):
+    """``np.<ufunc>.<method>(...)`` (or a call with ``where=``/``dtype=``) on
+    lazy arrays: lazyarray's ufunc object of that name, else NumPy on the host."""
+    import lazyarray
+    own = getattr(lazyarray, ufunc.__name__, None)
+    if out is not None:
+        kwargs = dict(kwargs, out=out if len(out) > 1 else out[0])
+    if getattr(own, "_ufunc", None) is ufunc:
+        return getattr(own, "__call__" if method == "__call__" else method)(*inputs, **kwargs)
+    from lazyarray.fallback import host_call
+    return host_call(getattr(ufunc, method) if method != "__call__" else ufunc, inputs, kwargs,
+                     f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
 
 
 #: NumPy's submodules whose functions lazyarray's namespaces of the same

@@ -36,3 +36,209 @@ def test_array_of_lazy_arrays_copies_and_stacks():
     np.testing.assert_array_equal(la.array([x, x * 2]).get(), [[1, 2], [2, 4]])
     np.testing.assert_array_equal(la.array([la.asarray(1.0), 2.0]).get(), [1.0, 2.0])
     assert la.array(x, dtype=np.int32).dtype == np.int32
+
+
+# {{{ ufunc objects
+
+def _pair():
+    rng = np.random.default_rng(3)
+    a = rng.integers(-5, 6, (3, 4)).astype(np.float64)
+    return a, la.asarray(a)
+
+
+def test_ufunc_call_with_out_positionally_and_where():
+    a, x = _pair()
+    z = la.asarray(a.copy())
+    assert np.multiply(z, z, z) is z                      # NumPy's np.multiply(Z, Z, Z)
+    np.testing.assert_array_equal(z.get(), a * a)
+    out = la.asarray(np.full_like(a, -1.0))
+    mask = a > 0
+    la.sqrt(x, out=out, where=mask)
+    expected = np.full_like(a, -1.0)
+    np.sqrt(a, out=expected, where=mask)
+    np.testing.assert_array_equal(out.get(), expected)
+    np.testing.assert_array_equal(la.add(x, 1, dtype=np.float32).get(),
+                                  np.add(a, 1, dtype=np.float32))
+    assert la.add(x, 1, dtype=np.float32).dtype == np.float32
+    with pytest.raises(TypeError, match="where"):
+        la.sqrt(x, where=mask)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "logical_and",
+                                  "logical_or", "subtract"])
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_ufunc_reduce_matches_numpy(name, axis):
+    a, x = _pair()
+    if name == "subtract" and axis in (None, (0, 1)):
+        with pytest.raises(ValueError, match="reorderable"):
+            np.subtract.reduce(a, axis=axis)
+        with pytest.raises(ValueError, match="reorderable"):
+            la.subtract.reduce(x, axis=axis)
+        return
+    for keepdims in (False, True):
+        got = getattr(la, name).reduce(x, axis=axis, keepdims=keepdims)
+        expected = getattr(np, name).reduce(a, axis=axis, keepdims=keepdims)
+        np.testing.assert_array_equal(np.asarray(got), expected)
+        via_numpy = getattr(np, name).reduce(x, axis=axis, keepdims=keepdims)
+        np.testing.assert_array_equal(np.asarray(via_numpy), expected)
+
+
+def test_ufunc_reduce_initial_and_where():
+    a, x = _pair()
+    mask = np.array([True, False, True, True])
+    np.testing.assert_array_equal(np.add.reduce(x, axis=0, where=mask).get(),
+                                  np.add.reduce(a, axis=0, where=mask))
+    np.testing.assert_array_equal(np.maximum.reduce(x, axis=1, initial=3.5).get(),
+                                  np.maximum.reduce(a, axis=1, initial=3.5))
+    np.testing.assert_array_equal(
+        la.maximum.reduce(x, axis=0, initial=-10, where=mask).get(),
+        np.maximum.reduce(a, axis=0, initial=-10, where=mask))
+    with pytest.raises(ValueError, match="identity"):
+        la.maximum.reduce(x, where=mask)
+
+
+def test_ufunc_accumulate_outer_at_and_reduceat():
+    a, x = _pair()
+    np.testing.assert_array_equal(np.add.accumulate(x, axis=1).get(), np.add.accumulate(a, 1))
+    np.testing.assert_array_equal(la.multiply.accumulate(x).get(), np.multiply.accumulate(a))
+    with pytest.warns(la.LazyArrayHostFallbackWarning, match="maximum.accumulate"):
+        got = np.maximum.accumulate(x, axis=1)
+    assert isinstance(got, la.LazyArray)
+    np.testing.assert_array_equal(got.get(), np.maximum.accumulate(a, axis=1))
+    np.testing.assert_array_equal(np.subtract.outer(x[0], x[:, 1]).get(),
+                                  np.subtract.outer(a[0], a[:, 1]))
+    z, expected = la.asarray(np.zeros(5)), np.zeros(5)
+    with pytest.warns(la.LazyArrayHostFallbackWarning, match="add.at"):
+        np.add.at(z, [0, 0, 3], 2.0)
+    np.add.at(expected, [0, 0, 3], 2.0)
+    np.testing.assert_array_equal(z.get(), expected)
+    np.testing.assert_array_equal(la.add.reduceat(x[0], [0, 2]).get(),
+                                  np.add.reduceat(a[0], [0, 2]))
+
+
+@pytest.mark.parametrize("name, args", [("ldexp", ([1.0, 3.0], [2, 3])),
+                                        ("nextafter", ([1.0, 2.0], [2.0, 0.0])),
+                                        ("gcd", ([12, 9], [8, 6])), ("frexp", ([8.0, 3.0],))])
+def test_ufuncs_without_device_versions_run_on_the_host(name, args):
+    lazy = [la.asarray(np.asarray(v)) for v in args]
+    with pytest.warns(la.LazyArrayHostFallbackWarning):
+        got = getattr(np, name)(*lazy)
+    expected = getattr(np, name)(*(np.asarray(v) for v in args))
+    for g, e in zip(got if isinstance(got, tuple) else (got,),
+                    expected if isinstance(expected, tuple) else (expected,)):
+        assert isinstance(g, la.LazyArray)
+        np.testing.assert_array_equal(g.get(), e)
+
+# }}}
+
+
+# {{{ the host fallback
+
+def test_functions_lazyarray_lacks_run_on_the_host_with_one_warning():
+    a = np.random.default_rng(4).random((5, 6))
+    x = la.asarray(a)
+    from lazyarray import fallback
+    fallback._warned.discard("np.nanpercentile")
+    with pytest.warns(la.LazyArrayHostFallbackWarning, match="np.nanpercentile") as record:
+        got = np.nanpercentile(x, [25, 75], axis=0)
+    assert len(record) == 1 and record[0].filename == __file__     # the user's line
+    assert isinstance(got, la.LazyArray)
+    np.testing.assert_allclose(got.get(), np.nanpercentile(a, [25, 75], axis=0))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # once per function
+        np.testing.assert_allclose(la.nanpercentile(x, 50), np.nanpercentile(a, 50))
+        # no lazy input: NumPy's result as a lazy array, without a warning
+        made = la.fromfunction(lambda i, j: i * j, (2, 3))
+    assert isinstance(made, la.LazyArray)
+    np.testing.assert_array_equal(made.get(), np.fromfunction(lambda i, j: i * j, (2, 3)))
+
+
+@pytest.mark.parametrize("call", [lambda x: np.copyto(x, 1.0), lambda x: np.place(x, x > 0, 1),
+                                  lambda x: np.putmask(x, x > 0, 1.0)])
+def test_functions_writing_into_their_arguments_refuse(call):
+    x = la.asarray(np.arange(4.0))
+    with pytest.raises(la.LazyArrayError, match="writes into its argument"):
+        call(x)
+    np.testing.assert_array_equal(x.get(), np.arange(4.0))
+
+
+def test_unknown_names_are_attribute_errors():
+    with pytest.raises(AttributeError):
+        la.no_such_function
+    with pytest.raises(AttributeError):
+        la.ndarray            # NumPy's classes are not host functions
+
+# }}}
+
+
+# {{{ the array object
+
+def test_conversions_sizes_and_formatting():
+    a = np.arange(6.0).reshape(2, 3)
+    x = la.asarray(a)
+    assert x.tolist() == a.tolist() and x.nbytes == a.nbytes and x.itemsize == a.itemsize
+    assert x.strides == a.strides and x.flags["C_CONTIGUOUS"] and x.base is None
+    assert str(x) == str(a) and f"{x}" == f"{a}"
+    err = la.asarray(np.float64(1.234567e-5))
+    assert f"{err:.3e}" == "1.235e-05" and f"{err}" == f"{np.float64(1.234567e-5)}"
+    assert 4.0 in x and 7.0 not in x
+    assert x.tobytes() == a.tobytes()
+    assert x.view() is not x and np.array_equal(x.view().get(), a)
+    with pytest.raises(la.DTypeError, match="astype"):
+        x.view(np.int64)
+
+
+def test_pickling_keeps_the_value():
+    import pickle
+    x = la.asarray(np.arange(5, dtype=np.int16)) * 2
+    y = pickle.loads(pickle.dumps(x))
+    assert isinstance(y, la.LazyArray) and y.dtype == np.int16
+    np.testing.assert_array_equal(y.get(), np.arange(5, dtype=np.int16) * 2)
+
+
+def test_flat_fill_sort_and_shape_assignment():
+    a = np.array([[3.0, 1.0, 2.0], [9.0, 7.0, 8.0]])
+    x = la.asarray(a.copy())
+    assert [float(v) for v in x.flat] == a.ravel().tolist() and len(x.flat) == 6
+    assert float(x.flat[4]) == 7.0
+    x.flat[[0, 5]] = -1.0
+    expected = a.copy()
+    expected.flat[[0, 5]] = -1.0
+    np.testing.assert_array_equal(x.get(), expected)
+    x.sort(axis=1)
+    expected.sort(axis=1)
+    np.testing.assert_array_equal(x.get(), expected)
+    alias = x
+    x.shape = (3, 2)
+    expected.shape = (3, 2)
+    assert alias.shape == (3, 2)
+    np.testing.assert_array_equal(x.get(), expected)
+    with pytest.raises(AttributeError, match="view"):
+        x[1:].shape = (4,)
+    x.fill(2)
+    assert x.get().tolist() == [[2.0, 2.0]] * 3
+
+
+def test_index_by_range_and_where_with_a_condition_only():
+    a = np.arange(12).reshape(3, 4)
+    x = la.asarray(a)
+    np.testing.assert_array_equal(x[range(1, 3)].get(), a[range(1, 3)])
+    np.testing.assert_array_equal(x[:, range(0, 4, 2)].get(), a[:, range(0, 4, 2)])
+    for got, expected in zip(la.where(x > 6), np.where(a > 6)):
+        np.testing.assert_array_equal(np.asarray(got), expected)
+    for got, expected in zip(np.where(x > 6), np.where(a > 6)):
+        np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_dtype_aliases_and_shape_queries_compute_nothing():
+    from lazyarray.run import STATS
+    assert la.double is np.float64 and la.single is np.float32 and la.intc is np.intc
+    x = la.asarray(np.ones((2, 5))) * 3
+    before = STATS["launches"]
+    assert np.shape(x) == (2, 5) and np.ndim(x) == 2 and np.size(x) == 10
+    assert np.size(x, 1) == 5 and np.issubdtype(x.dtype, la.floating)
+    assert la.issubdtype(x, np.floating)
+    assert STATS["launches"] == before
+
+# }}}

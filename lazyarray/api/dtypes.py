@@ -95,5 +95,22 @@ def __array_namespace_info__() -> _NamespaceInfo:
 # }}}
 
 
-__all__ = ["astype", "result_type", "can_cast", "finfo", "iinfo", "isdtype",
-           "__array_namespace_info__"]
+#: NumPy's dtype names, aliases and abstract scalar types (``la.double``,
+#: ``la.intc``, ``np.issubdtype(x.dtype, la.floating)``)
+DTYPE_NAMES = ("dtype", "double", "single", "half", "cdouble", "csingle", "clongdouble",
+               "longdouble", "float16", "int_", "intc", "intp", "uint", "uintc", "uintp",
+               "byte", "ubyte", "short", "ushort", "longlong", "ulonglong", "long", "ulong",
+               "generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact",
+               "floating", "complexfloating", "bool_", "object_", "str_", "bytes_")
+for _name in DTYPE_NAMES:
+    if hasattr(_np, _name):
+        globals()[_name] = getattr(_np, _name)
+
+
+def issubdtype(arg1, arg2) -> _builtins.bool:
+    """NumPy's issubdtype (lazy arrays' dtypes are NumPy dtypes)."""
+    return _np.issubdtype(_dtype_of(arg1), _dtype_of(arg2))
+
+
+__all__ = ["astype", "result_type", "can_cast", "finfo", "iinfo", "isdtype", "issubdtype",
+           "__array_namespace_info__", *(n for n in DTYPE_NAMES if hasattr(_np, n))]

@@ -103,7 +103,23 @@ def ravel(x) -> LazyArray:
 # }}}
 
 
-__all__ = ["concatenate", "concat", "unstack", "stack", "hstack", "vstack",
+def shape(a) -> tuple:
+    """NumPy's shape (no computation)."""
+    return asarray(a).shape
+
+
+def ndim(a) -> int:
+    """NumPy's ndim (no computation)."""
+    return asarray(a).ndim
+
+
+def size(a, axis=None) -> int:
+    """NumPy's size (no computation)."""
+    a = asarray(a)
+    return a.size if axis is None else a.shape[axis]
+
+
+__all__ = ["shape", "ndim", "size", "concatenate", "concat", "unstack", "stack", "hstack", "vstack",
            "broadcast_to", "expand_dims", "squeeze", "moveaxis", "swapaxes", "flip",
            "roll", "tile", "repeat", "pad", "split", "broadcast_arrays", "take",
            "transpose", "permute_dims", "reshape", "ravel"]

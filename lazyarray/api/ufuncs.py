@@ -10,24 +10,162 @@ from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 
 
-def _ufunc_function(name, public_name=None):
-    ufunc = getattr(_np, name)
+#: ufunc -> the lazyarray reduction computing its ``reduce`` (and the
+#: identity that a masked-out element stands for)
+_REDUCTIONS = {"add": ("sum", 0), "multiply": ("prod", 1), "maximum": ("max", None),
+               "minimum": ("min", None), "logical_and": ("all", True),
+               "logical_or": ("any", False)}
+#: ufunc -> the lazyarray scan computing its ``accumulate``
+_SCANS = {"add": "cumsum", "multiply": "cumprod"}
+_NO_INITIAL = _np._NoValue
 
-    def f(*args):
+
+class Ufunc:
+    """A NumPy ufunc on lazy arrays, as NumPy's ufunc objects behave: called
+    with ``out=`` (also positionally), ``where=`` and ``dtype=``, and with the
+    methods ``reduce``, ``accumulate``, ``outer`` and ``at``. What lazyarray
+    cannot compute on the device (``at``, ``reduceat``, other reductions and
+    scans) runs on the host with a :class:`LazyArrayHostFallbackWarning`."""
+
+    def __init__(self, name: str, public_name: str | None = None):
+        self._ufunc = getattr(_np, name)
+        self.__name__ = public_name or name
+        self.__doc__ = f"NumPy's {name} ufunc on lazy arrays (see numpy.{name})."
+
+    def __getattr__(self, attribute: str):
+        # nin, nout, nargs, identity, types, signature: NumPy's
+        return getattr(self._ufunc, attribute)
+
+    def __repr__(self) -> str:
+        return f"<lazyarray ufunc '{self.__name__}'>"
+
+    def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind"):
+        ufunc = self._ufunc
+        if len(args) == ufunc.nin + ufunc.nout and out is None:
+            args, out = args[:ufunc.nin], args[ufunc.nin:]
         if len(args) != ufunc.nin:
-            raise TypeError(f"{public_name or name}() takes {ufunc.nin} positional "
-                            f"argument(s) but {len(args)} were given")
-        if not _builtins.any(isinstance(a, LazyArray) for a in args):
-            args = (asarray(args[0]),) + args[1:]
-        return ufunc(*args)
-    f.__name__ = public_name or name
-    f.__doc__ = f"NumPy's {name}, lazily."
-    return f
+            raise TypeError(f"{self.__name__}() takes {ufunc.nin} positional argument(s) "
+                            f"but {len(args)} were given")
+        out = out if isinstance(out, tuple) or out is None else (out,)
+        if out is not None and len(out) == 1 and out[0] is None:
+            out = None
+        args = tuple(asarray(a) if not isinstance(a, LazyArray) and i == 0
+                     and not _builtins.any(isinstance(b, LazyArray) for b in args) else a
+                     for i, a in enumerate(args))
+        if dtype is not None:
+            args = tuple(asarray(a).astype(dtype) for a in args)
+        result = ufunc(*args)
+        if where is not True:
+            if out is None:
+                raise TypeError(f"{self.__name__}(..., where=...) without out=: NumPy leaves "
+                                "the unselected elements uninitialized; pass out=")
+            base = out[0] if ufunc.nout == 1 else out
+            result = (_where_each(where, result, base) if ufunc.nout == 1 else
+                      tuple(_where_each(where, r, o) for r, o in zip(result, base)))
+        if out is None:
+            return result
+        results = result if ufunc.nout > 1 else (result,)
+        for target, value in zip(out, results):
+            _write(target, value, self.__name__, casting)
+        return out[0] if ufunc.nout == 1 else out
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False,
+               initial=_NO_INITIAL, where=True):
+        """NumPy's ufunc.reduce: on the device for add, multiply, maximum,
+        minimum, logical_and and logical_or."""
+        import lazyarray
+        name = self._ufunc.__name__
+        if name not in _REDUCTIONS:
+            return self._on_host("reduce", (a,), dict(axis=axis, dtype=dtype, keepdims=keepdims,
+                                                       initial=initial, where=where), out)
+        reduction, identity = _REDUCTIONS[name]
+        a = asarray(a)
+        if where is not True:
+            if identity is None and initial is _NO_INITIAL:
+                raise ValueError(f"reduction operation '{name}' does not have an identity, "
+                                 "so to use a where mask one has to specify 'initial'")
+            a = _choose(where, a, identity if identity is not None else initial)
+        if dtype is not None:
+            a = a.astype(dtype)
+        kwargs = {"dtype": dtype} if reduction in ("sum", "prod") and dtype is not None else {}
+        result = getattr(lazyarray, reduction)(a, axis=axis, keepdims=keepdims, **kwargs)
+        if initial is not _NO_INITIAL:
+            result = self._ufunc(result, initial)
+            if dtype is not None:
+                result = result.astype(dtype)
+        return _into(out, result, self.__name__)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """NumPy's ufunc.accumulate: on the device for add and multiply."""
+        import lazyarray
+        scan = _SCANS.get(self._ufunc.__name__)
+        if scan is None:
+            return self._on_host("accumulate", (array,), dict(axis=axis, dtype=dtype), out)
+        result = getattr(lazyarray, scan)(asarray(array), axis=axis, dtype=dtype)
+        return _into(out, result, self.__name__)
+
+    def outer(self, a, b, **kwargs):
+        """NumPy's ufunc.outer: every element of *a* with every element of *b*."""
+        a, b = asarray(a), asarray(b)
+        return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+    def at(self, a, indices, b=None) -> None:
+        """NumPy's ufunc.at (unbuffered, repeated indices apply again): on the
+        host; *a* gets the result."""
+        from lazyarray.fallback import _note
+        _note(f"np.{self._ufunc.__name__}.at")
+        if not isinstance(a, LazyArray):
+            raise TypeError(f"{self.__name__}.at needs a lazy array to write into")
+        host = _np.array(a)
+        index = _host_values(indices)
+        args = () if b is None else (_host_values(b),)
+        self._ufunc.at(host, index, *args)
+        a[...] = host
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        """NumPy's ufunc.reduceat, on the host."""
+        return self._on_host("reduceat", (array, indices), dict(axis=axis, dtype=dtype), out)
+
+    def _on_host(self, method: str, args: tuple, kwargs: dict, out):
+        from lazyarray.fallback import host_call
+        result = host_call(getattr(self._ufunc, method), args, kwargs,
+                           f"np.{self._ufunc.__name__}.{method}")
+        return _into(out, result, self.__name__)
+
+
+def _host_values(value):
+    if isinstance(value, LazyArray):
+        return _np.asarray(value)
+    if isinstance(value, tuple):
+        return tuple(_host_values(v) for v in value)
+    return value
+
+
+def _where_each(where, value, base):
+    return _choose(where, value, base)
+
+
+def _write(target, value, name: str, casting: str) -> None:
+    """*value* written into the array *target* (NumPy's out=)."""
+    if isinstance(target, LazyArray):
+        target._in_place(name, asarray(value).node)
+    elif isinstance(target, _np.ndarray):
+        _np.copyto(target, _np.asarray(value), casting=casting)
+    else:
+        raise TypeError(f"out= must be an array, not {type(target).__name__}")
+
+
+def _into(out, result, name: str):
+    if out is None:
+        return result
+    target = out[0] if isinstance(out, tuple) else out
+    _write(target, result, name, "same_kind")
+    return target
 
 
 for _name in sorted(_UFUNCS):
     if hasattr(_np, _name):
-        globals()[_name] = _ufunc_function(_name)
+        globals()[_name] = Ufunc(_name)
 
 #: Array API (and NumPy alias) spellings of the ufuncs
 _UFUNC_ALIASES = {
@@ -37,14 +175,24 @@ _UFUNC_ALIASES = {
     "bitwise_invert": "invert", "bitwise_not": "invert", "conj": "conjugate",
     "pow": "power"}
 for _alias, _name in _UFUNC_ALIASES.items():
-    globals()[_alias] = _ufunc_function(_name, _alias)
+    globals()[_alias] = Ufunc(_name, _alias)
 
 
-def where(condition, x, y) -> LazyArray:
-    """Elements of *x* where *condition* holds, else of *y* (NumPy's where)."""
+def _choose(condition, x, y) -> LazyArray:
     from lazyarray.handle import _node
     from lazyarray.ops.elementwise import elementwise
     return LazyArray(elementwise("where", _node(condition), _node(x), _node(y)))
 
 
-__all__ = ["where", *(n for n in sorted(_UFUNCS) if hasattr(_np, n)), *_UFUNC_ALIASES]
+def where(condition, x=None, y=None):
+    """Elements of *x* where *condition* holds, else of *y* (NumPy's where);
+    with the condition alone, the indices where it holds (``nonzero``)."""
+    if x is None and y is None:
+        import lazyarray
+        return lazyarray.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return _choose(condition, x, y)
+
+
+__all__ = ["where", "Ufunc", *(n for n in sorted(_UFUNCS) if hasattr(_np, n)), *_UFUNC_ALIASES]

@@ -69,6 +69,7 @@ def _expand(key, ndim: int) -> list:
     aside; a boolean array stands for as many axes as it has): the ellipsis
     expanded, missing trailing slices added."""
     key = list(key) if isinstance(key, tuple) else [key]
+    key = [np.arange(k.start, k.stop, k.step) if isinstance(k, range) else k for k in key]
     for k in key:
         _check_entry(k)
     key = [_as_array(k) if _is_index_array(k) else k for k in key]

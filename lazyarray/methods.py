@@ -1,0 +1,196 @@
+"""The rest of NumPy's ndarray interface on lazy arrays: conversions to
+Python objects, byte sizes, ``flat``, in-place ``fill``/``sort``, shape
+assignment, pickling, formatting, and methods that call the namespace's
+function of the same name (``x.nonzero()`` is ``la.nonzero(x)``).
+
+Public names: NumPyMethods.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _namespace():
+    import lazyarray
+    return lazyarray
+
+
+class _Flat:
+    """``x.flat``: the elements of *x* in C order, to iterate, index and
+    assign (``x.flat[3] = 1`` writes into *x*)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def _flat(self):
+        return self._array.reshape(-1)
+
+    def __len__(self) -> int:
+        return self._array.size
+
+    def __iter__(self):
+        return iter(self._flat())
+
+    def __getitem__(self, key):
+        return self._flat()[key]
+
+    def __setitem__(self, key, value) -> None:
+        array = self._array
+        flat = array.reshape(-1).copy()
+        flat[key] = value
+        array[...] = flat.reshape(array.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._flat(), dtype=dtype)
+
+
+class _Flags:
+    """NumPy's ``x.flags`` for a lazy array: its values are C-ordered buffers
+    that lazyarray writes (through assignment) but never aliases."""
+
+    c_contiguous = contiguous = writeable = aligned = True
+    owndata = True
+
+    def __init__(self, ndim: int, size: int):
+        self.f_contiguous = ndim <= 1 or size <= 1
+
+    def __getitem__(self, name: str) -> bool:
+        return getattr(self, name.lower())
+
+
+class NumPyMethods:
+    """ndarray methods and attributes of :class:`~lazyarray.handle.LazyArray`
+    beyond the arithmetic, views and reductions defined with it."""
+
+    shape: tuple
+    dtype: np.dtype
+    ndim: int
+    size: int
+
+    # {{{ sizes and layout
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all elements."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple:
+        """The strides of the value's C-ordered buffer (a lazy view has no
+        strides of its own: it is computed into a buffer of its own shape)."""
+        return tuple(int(np.prod(self.shape[k + 1:], dtype=np.int64)) * self.dtype.itemsize
+                     for k in range(self.ndim))
+
+    @property
+    def flags(self) -> _Flags:
+        return _Flags(self.ndim, self.size)
+
+    @property
+    def base(self) -> None:
+        return None
+
+    @property
+    def flat(self) -> _Flat:
+        """The elements in C order (iterate, index, assign)."""
+        return _Flat(self)
+
+    # }}}
+
+    # {{{ conversions to Python and bytes
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists of Python scalars."""
+        self._refuse_value(".tolist()")
+        return self._host().tolist()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The value's bytes."""
+        self._refuse_value(".tobytes()")
+        return self._host().tobytes(order)
+
+    def __str__(self) -> str:
+        """NumPy's ``str`` of the value (what ``print(x)`` shows)."""
+        self._refuse_value("str() or print()")
+        return str(self._host())
+
+    def __format__(self, spec: str) -> str:
+        self._refuse_value("format() (an f-string)")
+        host = self._host()
+        return format(host[()] if host.ndim == 0 else host, spec)
+
+    def __reduce__(self):
+        """Pickling stores the computed value (unpickled: a new lazy array on
+        the default device)."""
+        self._refuse_value("pickling")
+        return (_namespace().asarray, (self._host().copy(),))
+
+    def __contains__(self, value) -> bool:
+        return bool((self == value).any())
+
+    # }}}
+
+    # {{{ in place
+
+    def fill(self, value) -> None:
+        """Every element set to *value* (converted to the array's dtype)."""
+        self[...] = value
+
+    def sort(self, axis: int = -1, kind=None, order=None) -> None:
+        """Sorted in place along *axis* (as ``x[...] = la.sort(x, axis)``)."""
+        self[...] = _namespace().sort(self, axis=axis, kind=kind, order=order)
+
+    def _set_shape(self, shape) -> None:
+        """``x.shape = shape``: *x* itself reshaped (NumPy's rule: no copy
+        may be needed, which always holds for a lazy array's own value)."""
+        if self._base is not None:
+            raise AttributeError("cannot set the shape of a view of another array; "
+                                 "reshape it instead (v = v.reshape(shape))")
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        self.node = self.reshape(shape).node
+
+    # }}}
+
+    # {{{ the namespace's functions as methods
+
+    def nonzero(self):
+        return _namespace().nonzero(self)
+
+    def argsort(self, axis: int = -1, kind=None, order=None, *, stable=None):
+        return _namespace().argsort(self, axis=axis, kind=kind, order=order, stable=stable)
+
+    def searchsorted(self, v, side: str = "left", sorter=None):
+        return _namespace().searchsorted(self, v, side=side, sorter=sorter)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+        return _namespace().trace(self, offset, axis1, axis2, dtype, out)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
+        return _namespace().diagonal(self, offset, axis1, axis2)
+
+    def ptp(self, axis=None, out=None, keepdims: bool = False):
+        return _namespace().ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def compress(self, condition, axis=None, out=None):
+        return _namespace().compress(condition, self, axis=axis, out=out)
+
+    def choose(self, choices, out=None, mode: str = "raise"):
+        return _namespace().choose(self, choices, out=out, mode=mode)
+
+    def view(self, dtype=None, type=None):          # noqa: A002 - NumPy's name
+        """A view of the whole array (another dtype's view of the bytes is not
+        supported: use ``astype`` to convert values)."""
+        if dtype is not None and np.dtype(dtype) != self.dtype or type is not None:
+            from lazyarray.errors import DTypeError
+            raise DTypeError("lazyarray cannot reinterpret an array's bytes as another "
+                             f"dtype ({self.dtype} as {dtype}); use astype to convert values")
+        return self[...]
+
+    # }}}
