@@ -82,3 +82,6 @@ def __getattr__(name: str):
 
 # the Array API's name of the boolean dtype (last: the module uses the builtin above)
 bool = _np.bool_                                      # noqa: A001
+
+# NumPy's submodules (after the namespace they build on)
+from lazyarray import random                          # noqa: E402
