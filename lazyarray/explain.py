@@ -15,6 +15,7 @@ from lazyarray.graph import (
     Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
 from lazyarray.plan.storage import storage_plan
 from lazyarray.run import plan
+from lazyarray.values import host_origin
 
 
 def _label(node: Node) -> str:
@@ -61,6 +62,8 @@ def explain(x, show_code: bool = False, print_it: bool = True) -> str:
             lines.append("  no launch: no elements")
         for name, n in step.args:
             source = (f"kernel {index[id(n)]}" if id(n) in index else
+                      f"computed on the host by {host_origin(n)}, copied to the device"
+                      if host_origin(n) else
                       "device data" if isinstance(n, Input) else
                       "a kernel argument" if isinstance(n, (Const, Param)) else
                       "computed earlier")

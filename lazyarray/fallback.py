@@ -79,15 +79,21 @@ def _to_host(value: Any, moved: list | None = None) -> Any:
     return value
 
 
-def _to_lazy(value: Any) -> Any:
+def _to_lazy(value: Any, name: str | None = None) -> Any:
+    """*value* with NumPy arrays as lazy arrays (recorded as computed by
+    *name* on the host, where lazy arrays went there)."""
     from lazyarray.handle import asarray
+    from lazyarray.values import made_on_host
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" \
             and value.dtype != np.float16:
-        return asarray(value)
+        lazy = asarray(value)
+        if name is not None:
+            made_on_host(lazy.node, name)
+        return lazy
     if type(value) in (list, tuple):
-        return type(value)(_to_lazy(v) for v in value)
+        return type(value)(_to_lazy(v, name) for v in value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):       # named tuples
-        return type(value)(*(_to_lazy(v) for v in value))
+        return type(value)(*(_to_lazy(v, name) for v in value))
     return value
 
 
@@ -108,7 +114,7 @@ def host_call(func: Callable, args: tuple, kwargs: dict, name: str | None = None
     host_args, host_kwargs = _to_host(args, moved), _to_host(kwargs, moved)
     if moved[0]:
         _note(name)
-    return _to_lazy(func(*host_args, **host_kwargs))
+    return _to_lazy(func(*host_args, **host_kwargs), name if moved[0] else None)
 
 
 def host_version(func: Callable, name: str) -> Callable:

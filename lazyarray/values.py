@@ -4,7 +4,10 @@ immutable values): a value lives as long as its node.
 Also which array handle (``LazyArray``) holds a node as its value: a value a
 user named, which later work will read again.
 
-Public names: on_device, keep_on_device, on_host, keep_on_host, hold, holder.
+Also which inputs NumPy computed on the host (a host fallback), for ``explain``.
+
+Public names: on_device, keep_on_device, on_host, keep_on_host, hold, holder,
+made_on_host, host_origin.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 _DEVICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _HOST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _HOLDERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_HOST_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def on_device(node) -> Any:
@@ -46,3 +50,14 @@ def holder(node) -> Any:
     """The live handle holding *node* as its value, or None."""
     handle = _HOLDERS.get(id(node))
     return handle if handle is not None and handle._node is node else None
+
+
+def made_on_host(node, what: str) -> None:
+    """Record that NumPy computed *node*'s value on the host (*what*: the
+    function, as ``np.median``)."""
+    _HOST_ORIGIN[node] = what
+
+
+def host_origin(node) -> str | None:
+    """The NumPy function that computed *node*'s value on the host, if one did."""
+    return _HOST_ORIGIN.get(node)

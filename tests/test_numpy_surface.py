@@ -242,3 +242,14 @@ def test_dtype_aliases_and_shape_queries_compute_nothing():
     assert STATS["launches"] == before
 
 # }}}
+
+
+def test_explain_names_values_computed_on_the_host():
+    x = la.asarray(np.random.default_rng(0).random((4, 5)))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", la.LazyArrayHostFallbackWarning)
+        m = np.median(x, axis=0)
+    text = la.explain(x - m, print_it=False)
+    assert "computed on the host by np.median, copied to the device" in text
+    assert "(device data)" in text                         # x itself
