@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The single set-up entry point of the project.
 #
-#   bash scripts/bootstrap.sh demo [args]         set up, then run examples/demo.py
+#   bash scripts/bootstrap.sh demo [args]         set up, then run examples/quickstart.py
+#                                                 (lazyarray) and examples/demo.py [args]
+#                                                 (kernelcore)
 #   bash scripts/bootstrap.sh test [pytest args]  set up, then run the fast test suite
 #
 # Set-up: a Python >= 3.10, a virtual environment in .venv with the project
@@ -177,7 +179,10 @@ fi
 # ---------------------------------------------------------------- (f) action
 case "$ACTION" in
     demo)
-        log "running examples/demo.py"
+        log "running examples/quickstart.py (lazyarray)"
+        "$VPY" examples/quickstart.py || die "examples/quickstart.py failed (above)"
+        echo
+        log "running examples/demo.py (kernelcore)"
         exec "$VPY" examples/demo.py "$@"
         ;;
     test)
