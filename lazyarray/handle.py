@@ -193,6 +193,7 @@ class LazyArray(NumPyMethods):
 
     @property
     def shape(self) -> tuple:
+        """The lengths of the axes (assignable: ``x.shape = (3, -1)`` reshapes *x*)."""
         return self.node.shape
 
     @shape.setter
@@ -201,14 +202,17 @@ class LazyArray(NumPyMethods):
 
     @property
     def dtype(self) -> np.dtype:
+        """The element type (a NumPy dtype)."""
         return self.node.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return self.node.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __len__(self) -> int:
@@ -263,15 +267,18 @@ class LazyArray(NumPyMethods):
         return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s.imag)
 
     def conj(self) -> LazyArray:
+        """The complex conjugate."""
         return LazyArray(elementwise("conjugate", self.node))
 
     conjugate = conj
 
     def clip(self, min=None, max=None) -> LazyArray:   # noqa: A002 - NumPy's names
+        """Values limited to [*min*, *max*]."""
         import lazyarray
         return lazyarray.clip(self, min, max)
 
     def round(self, decimals=0) -> LazyArray:
+        """Values rounded to *decimals* decimals (NumPy's rounding: half to even)."""
         return LazyArray(round_half_even(self.node, decimals))
 
     # }}}
@@ -321,6 +328,7 @@ class LazyArray(NumPyMethods):
         return result if dtype is None else result.astype(dtype)
 
     def item(self):
+        """The single element as a Python scalar (computes the array)."""
         self._refuse_value(".item()")
         return self._host().item()
 
@@ -405,6 +413,7 @@ class LazyArray(NumPyMethods):
         return LazyArray(linalg.matmul(_node(other), self.node))
 
     def dot(self, other) -> LazyArray:
+        """The dot product with *other* (NumPy's dot)."""
         return LazyArray(linalg.dot(self.node, _node(other)))
 
     def __getitem__(self, key) -> LazyArray:
@@ -426,6 +435,7 @@ class LazyArray(NumPyMethods):
         self._assign(shape_ops.setitem(node, key, value))
 
     def take(self, indices, axis=None) -> LazyArray:
+        """Elements at *indices* along *axis*."""
         return LazyArray(shape_ops.take(self.node, indices, axis))
 
     def transpose(self, *axes) -> LazyArray:
@@ -435,6 +445,7 @@ class LazyArray(NumPyMethods):
 
     @property
     def T(self) -> LazyArray:
+        """The transpose (axes reversed): a view."""
         return self.transpose()
 
     def reshape(self, *shape, copy=None) -> LazyArray:
@@ -473,6 +484,7 @@ class LazyArray(NumPyMethods):
         return self._permuted(shape_ops.permutation_of(swapped))
 
     def repeat(self, repeats, axis=None) -> LazyArray:
+        """Each element repeated *repeats* times along *axis*."""
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
     def astype(self, dtype, copy=True) -> LazyArray:
@@ -486,21 +498,27 @@ class LazyArray(NumPyMethods):
     # {{{ reductions
 
     def sum(self, axis=None, keepdims=False, dtype=None):
+        """The sum along *axis*."""
         return LazyArray(reductions.reduce("sum", self.node, axis, keepdims, dtype))
 
     def prod(self, axis=None, keepdims=False, dtype=None):
+        """The product along *axis*."""
         return LazyArray(reductions.reduce("product", self.node, axis, keepdims, dtype))
 
     def max(self, axis=None, keepdims=False):
+        """The largest values along *axis*."""
         return LazyArray(reductions.reduce("max", self.node, axis, keepdims))
 
     def min(self, axis=None, keepdims=False):
+        """The smallest values along *axis*."""
         return LazyArray(reductions.reduce("min", self.node, axis, keepdims))
 
     def any(self, axis=None, keepdims=False):
+        """Whether any element along *axis* is true."""
         return self._logical_reduction("any", axis, keepdims)
 
     def all(self, axis=None, keepdims=False):
+        """Whether all elements along *axis* are true."""
         return self._logical_reduction("all", axis, keepdims)
 
     def _logical_reduction(self, op, axis, keepdims):
@@ -512,6 +530,7 @@ class LazyArray(NumPyMethods):
         return LazyArray(node)
 
     def mean(self, axis=None, keepdims=False, dtype=None):
+        """The mean along *axis*."""
         return LazyArray(reductions.mean(self.node, axis, keepdims, dtype))
 
     def var(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
@@ -525,15 +544,19 @@ class LazyArray(NumPyMethods):
             self.node, axis, keepdims, dtype, _ddof(ddof, correction))))
 
     def cumsum(self, axis=None, dtype=None):
+        """Running sums along *axis* (the flattened array by default)."""
         return LazyArray(reductions.scan("sum", self.node, axis, dtype))
 
     def cumprod(self, axis=None, dtype=None):
+        """Running products along *axis* (the flattened array by default)."""
         return LazyArray(reductions.scan("product", self.node, axis, dtype))
 
     def argmax(self, axis=None, keepdims=False):
+        """Indices of the largest values along *axis*."""
         return LazyArray(reductions.argreduce("argmax", self.node, axis, keepdims))
 
     def argmin(self, axis=None, keepdims=False):
+        """Indices of the smallest values along *axis*."""
         return LazyArray(reductions.argreduce("argmin", self.node, axis, keepdims))
 
     # }}}

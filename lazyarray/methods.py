@@ -91,10 +91,12 @@ class NumPyMethods:
 
     @property
     def flags(self) -> _Flags:
+        """NumPy's flags: a lazy array's value is one C-ordered buffer."""
         return _Flags(self.ndim, self.size)
 
     @property
     def base(self) -> None:
+        """None: a lazy array owns its value (views write through their base instead)."""
         return None
 
     @property
@@ -161,27 +163,35 @@ class NumPyMethods:
     # {{{ the namespace's functions as methods
 
     def nonzero(self):
+        """The indices of the nonzero elements, one array per axis (``la.nonzero``)."""
         return _namespace().nonzero(self)
 
     def argsort(self, axis: int = -1, kind=None, order=None, *, stable=None):
+        """Indices that sort along *axis* (``la.argsort``)."""
         return _namespace().argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def searchsorted(self, v, side: str = "left", sorter=None):
+        """Where *v* would be inserted to keep this sorted array sorted."""
         return _namespace().searchsorted(self, v, side=side, sorter=sorter)
 
     def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+        """The sum along the diagonal with *offset* (``la.trace``)."""
         return _namespace().trace(self, offset, axis1, axis2, dtype, out)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
+        """The diagonal with *offset* of the axes *axis1*, *axis2* (``la.diagonal``)."""
         return _namespace().diagonal(self, offset, axis1, axis2)
 
     def ptp(self, axis=None, out=None, keepdims: bool = False):
+        """Largest minus smallest value along *axis* (``la.ptp``)."""
         return _namespace().ptp(self, axis=axis, out=out, keepdims=keepdims)
 
     def compress(self, condition, axis=None, out=None):
+        """Elements where *condition* holds along *axis* (``la.compress``)."""
         return _namespace().compress(condition, self, axis=axis, out=out)
 
     def choose(self, choices, out=None, mode: str = "raise"):
+        """Elements chosen from *choices* by this index array (``la.choose``)."""
         return _namespace().choose(self, choices, out=out, mode=mode)
 
     def view(self, dtype=None, type=None):          # noqa: A002 - NumPy's name

@@ -60,10 +60,12 @@ def full(shape, fill_value, dtype=None, *, device=None) -> LazyArray:
 
 
 def zeros(shape, dtype=None, *, device=None) -> LazyArray:
+    """An array of *shape* filled with zeros (float64 unless *dtype*)."""
     return full(shape, 0, float if dtype is None else dtype, device=device)
 
 
 def ones(shape, dtype=None, *, device=None) -> LazyArray:
+    """An array of *shape* filled with ones (float64 unless *dtype*)."""
     return full(shape, 1, float if dtype is None else dtype, device=device)
 
 
@@ -73,20 +75,24 @@ def empty(shape, dtype=None, *, device=None) -> LazyArray:
 
 
 def full_like(x, fill_value, dtype=None, shape=None, *, device=None) -> LazyArray:
+    """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with *fill_value*."""
     x = asarray(x)
     return full(x.shape if shape is None else shape, fill_value,
                 x.dtype if dtype is None else dtype, device=device)
 
 
 def zeros_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+    """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with zeros."""
     return full_like(x, 0, dtype, shape, device=device)
 
 
 def ones_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+    """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with ones."""
     return full_like(x, 1, dtype, shape, device=device)
 
 
 def empty_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+    """Like :func:`zeros_like` (lazy arrays are never uninitialized)."""
     return zeros_like(x, dtype, shape, device=device)
 
 
@@ -194,6 +200,7 @@ def eye(N, M=None, k=0, dtype=None, *, n_cols=None, device=None) -> LazyArray:
 
 
 def identity(n, dtype=None) -> LazyArray:
+    """The *n* x *n* identity matrix."""
     return eye(n, dtype=dtype)
 
 # }}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as _np
+
 from lazyarray.handle import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import ShapeError
@@ -36,11 +38,13 @@ def stack(arrays, axis=0) -> LazyArray:
 
 
 def hstack(arrays) -> LazyArray:
+    """The arrays joined along their second axis (the first for 1-D arrays)."""
     arrays = [asarray(a) for a in arrays]
     return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
 
 
 def vstack(arrays) -> LazyArray:
+    """The arrays joined along their first axis (1-D arrays as rows)."""
     arrays = [asarray(a) for a in arrays]
     return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0)
 
@@ -57,9 +61,18 @@ def _manipulation(name):
         if name in _VIEW_FUNCTIONS:
             return _VIEW_FUNCTIONS[name](asarray(x), *args, **kwargs)
         return LazyArray(impl(asarray(x).node, *args, **kwargs))
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"NumPy's {name}, as a view (no copy until used)."
+    f.__signature__ = _signature_of(getattr(_np, name))      # type: ignore[attr-defined]
     return f
+
+
+def _signature_of(numpy_fn):
+    import inspect
+    try:
+        return inspect.signature(numpy_fn)
+    except (TypeError, ValueError):
+        return None
 
 
 (broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip, roll, tile, repeat,
@@ -74,6 +87,7 @@ def split(x, indices_or_sections, axis=0) -> list[LazyArray]:
 
 
 def broadcast_arrays(*arrays) -> list[LazyArray]:
+    """The arrays broadcast against each other (views)."""
     from lazyarray.ops.elementwise import broadcast_shapes
     arrays = [asarray(a) for a in arrays]
     shape = broadcast_shapes(*(a.shape for a in arrays))
@@ -86,6 +100,7 @@ def take(x, indices, axis=None) -> LazyArray:
 
 
 def transpose(x, axes=None) -> LazyArray:
+    """The axes permuted by *axes* (reversed by default): a view."""
     return asarray(x).transpose(axes)
 
 
@@ -98,6 +113,7 @@ def reshape(x, shape, *, copy=None) -> LazyArray:
 
 
 def ravel(x) -> LazyArray:
+    """The elements in C order, one axis (a view where NumPy's is one)."""
     return asarray(x).ravel()
 
 # }}}

@@ -9,6 +9,7 @@ from lazyarray.errors import ShapeError
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):   # noqa: A001 - NumPy's name
+    """The sum along *axis* (NumPy's accumulator dtype unless *dtype*)."""
     return asarray(x).sum(axis, keepdims, dtype)
 
 
@@ -23,34 +24,42 @@ def any(x, axis=None, keepdims=False):                # noqa: A001
 
 
 def max(x, axis=None, keepdims=False):                # noqa: A001
+    """The largest values along *axis* (NaN if any is NaN, as NumPy's max)."""
     return asarray(x).max(axis, keepdims)
 
 
 def min(x, axis=None, keepdims=False):                # noqa: A001
+    """The smallest values along *axis* (NaN if any is NaN, as NumPy's min)."""
     return asarray(x).min(axis, keepdims)
 
 
 def mean(x, axis=None, keepdims=False, dtype=None):
+    """The mean along *axis* (NumPy's result dtype: float64 for integers)."""
     return asarray(x).mean(axis, keepdims, dtype)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
+    """The product along *axis* (NumPy's accumulator dtype unless *dtype*)."""
     return asarray(x).prod(axis, keepdims, dtype)
 
 
 def var(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    """The variance along *axis* with *ddof* (or the Array API's *correction*)."""
     return asarray(x).var(axis, dtype, ddof, keepdims, correction=correction)
 
 
 def std(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    """The standard deviation along *axis* with *ddof* (or the Array API's *correction*)."""
     return asarray(x).std(axis, dtype, ddof, keepdims, correction=correction)
 
 
 def argmax(x, axis=None, keepdims=False):
+    """Indices of the largest values along *axis* (NumPy's argmax; the first one on ties)."""
     return asarray(x).argmax(axis, keepdims)
 
 
 def argmin(x, axis=None, keepdims=False):
+    """Indices of the smallest values along *axis* (NumPy's argmin; the first one on ties)."""
     return asarray(x).argmin(axis, keepdims)
 
 

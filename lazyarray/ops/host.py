@@ -7,6 +7,7 @@ Public names: HOST_FUNCTIONS, host_function.
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -57,6 +58,10 @@ def host_function(name: str) -> Callable:
             return type(result)(*values) if hasattr(result, "_fields") else tuple(values)
         return asarray(result)
 
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"NumPy's {name}, computed on the host (inputs are computed first)."
+    try:
+        f.__signature__ = inspect.signature(numpy_fn)       # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
     return f
