@@ -128,3 +128,9 @@ def test_lazy_input():
     import lazyarray as la
     x = la.asarray(np.arange(10.0)) * -1.0
     np.testing.assert_array_equal(device_sort(x).get(), np.sort(-np.arange(10.0)))
+
+
+def test_refused_inside_jit():
+    import lazyarray as la
+    with pytest.raises(la.LazyArrayError, match="la.jit"):
+        la.jit(lambda x: device_sort(x))(la.asarray(np.arange(5.0))).get()

@@ -20,7 +20,9 @@ from lazyarray.api.ufuncs import isnan, where
 from lazyarray.graph import Gather
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
+from lazyarray.errors import LazyArrayError
 from lazyarray.run import evaluate
+from lazyarray.tracing import TRACING
 
 __all__ = ["device_sort", "device_argsort"]
 
@@ -92,6 +94,9 @@ def _network(keys: LazyArray, rows: int, n: int, descending: bool) -> LazyArray:
 def _rows(x, axis: int | None) -> tuple[LazyArray, LazyArray, int, tuple]:
     """*x* with *axis* moved last and flattened to ``(rows * n,)`` (stored),
     the keys the network compares, the axis's length and the moved shape."""
+    if TRACING.names:
+        raise LazyArrayError("device sorting runs its network stage by stage, so it cannot be "
+                             "used inside la.jit; call it outside the jitted function")
     x = asarray(x)
     if axis is None:
         x, axis = x.reshape(-1), 0
