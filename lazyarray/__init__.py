@@ -84,4 +84,4 @@ def __getattr__(name: str):
 bool = _np.bool_                                      # noqa: A001
 
 # NumPy's submodules (after the namespace they build on)
-from lazyarray import random                          # noqa: E402
+from lazyarray import fft, linalg, random                # noqa: E402

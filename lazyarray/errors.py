@@ -1,6 +1,6 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
-Public names: LazyArrayError, ShapeError, DTypeError, IndexingError,
+Public names: LazyArrayError, ShapeError, DTypeError, NoDeviceVersion, IndexingError,
 ConcretizationError, ViewWriteError, user_line, concretization_message.
 """
 
@@ -23,6 +23,11 @@ class ShapeError(LazyArrayError, ValueError):
 
 class DTypeError(LazyArrayError, TypeError):
     """A dtype an operation does not support."""
+
+
+class NoDeviceVersion(DTypeError):
+    """An operation that NumPy defines but lazyarray's kernels do not
+    compute for these dtypes yet (ufuncs run it on the host instead)."""
 
 
 class IndexingError(LazyArrayError, IndexError):

@@ -84,9 +84,10 @@ def _to_lazy(value: Any, name: str | None = None) -> Any:
     *name* on the host, where lazy arrays went there)."""
     from lazyarray.handle import asarray
     from lazyarray.values import made_on_host
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" \
-            and value.dtype != np.float16:
-        lazy = asarray(value)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc" \
+            and value.dtype != np.float16 and (name is not None or
+                                               isinstance(value, np.ndarray)):
+        lazy = asarray(value)                   # (lazy in, lazy out: scalars as 0-d)
         if name is not None:
             made_on_host(lazy.node, name)
         return lazy

@@ -18,7 +18,7 @@ import pyopencl.array as cla
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
-    ConcretizationError, DTypeError, concretization_message)
+    ConcretizationError, DTypeError, NoDeviceVersion, concretization_message)
 from lazyarray.methods import NumPyMethods
 from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
@@ -279,7 +279,11 @@ class LazyArray(NumPyMethods):
 
     def round(self, decimals=0) -> LazyArray:
         """Values rounded to *decimals* decimals (NumPy's rounding: half to even)."""
-        return LazyArray(round_half_even(self.node, decimals))
+        try:
+            return LazyArray(round_half_even(self.node, decimals))
+        except NoDeviceVersion:
+            from lazyarray.fallback import host_call
+            return host_call(np.round, (self, decimals), {})
 
     # }}}
 
@@ -395,7 +399,11 @@ class LazyArray(NumPyMethods):
         if ufunc.__name__ not in UFUNCS:
             from lazyarray.fallback import host_call
             return host_call(ufunc, inputs, {})
-        return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
+        try:
+            return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
+        except NoDeviceVersion:
+            from lazyarray.fallback import host_call
+            return host_call(ufunc, inputs, {})
 
     def __array_function__(self, func, types, args, kwargs):
         impl = _implementation(func)

@@ -253,3 +253,13 @@ def test_explain_names_values_computed_on_the_host():
     text = la.explain(x - m, print_it=False)
     assert "computed on the host by np.median, copied to the device" in text
     assert "(device data)" in text                         # x itself
+
+
+@pytest.mark.parametrize("name", ["arccos", "arcsinh", "log1p", "expm1", "log2", "log10"])
+def test_complex_ufuncs_without_device_kernels_run_on_the_host(name):
+    z = np.array([0.5 + 1j, -2 + 0.1j, 0j, 3 - 4j], np.complex64)
+    with pytest.warns(la.LazyArrayHostFallbackWarning):
+        got = getattr(np, name)(la.asarray(z))
+    assert isinstance(got, la.LazyArray) and got.dtype == np.complex64
+    np.testing.assert_allclose(got.get(), getattr(np, name)(z), rtol=1e-6)
+    np.testing.assert_array_equal(np.round(la.asarray(z), 1).get(), np.round(z, 1))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError
 from lazyarray.graph import Const, Map, Node, Param, is_weak
 
 #: ufunc name -> instruction-language template over operands {0}, {1}, ...
@@ -325,7 +325,7 @@ def elementwise(name: str, *args: Node) -> Node:
         if special is not None:
             return special
     if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
-        raise DTypeError(f"{name} on complex values is not supported yet")
+        raise NoDeviceVersion(f"{name} on complex values is not supported on the device yet")
     weak = all(is_weak(a) for a in args)
     args = tuple(_operand(a, d, name) for a, d in zip(args, loop))
     return Map(_variant(name, loop, dtype), args, shape, dtype, weak)
@@ -370,7 +370,7 @@ def round_half_even(x: Node, decimals: int = 0) -> Node:
     """NumPy's round (``around``): half to even, at *decimals* digits."""
     decimals = int(decimals)
     if x.dtype.kind == "c":
-        raise DTypeError("round of complex values is not supported yet")
+        raise NoDeviceVersion("round of complex values is not supported on the device yet")
     if x.dtype.kind in "biu":
         if decimals >= 0:
             return x
