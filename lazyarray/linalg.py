@@ -427,7 +427,7 @@ def svdvals(x, /) -> LazyArray:
 
 
 def qr(a, mode: str = "reduced"):
-    """``QRResult(Q, R)`` of the matrices of *a* (NumPy's *mode*s)."""
+    """``QRResult(Q, R)`` of the matrices of *a* (NumPy's *mode* values)."""
     return _on_host("qr", (a,), {"mode": mode})
 
 
