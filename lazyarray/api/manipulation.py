@@ -56,14 +56,19 @@ def vstack(arrays) -> LazyArray:
 
 def _manipulation(name):
     impl = getattr(_manipulate, name)
+    signature = _signature_of(getattr(_np, name))
+    first = next(iter(signature.parameters)) if signature is not None else "x"
 
-    def f(x, *args, **kwargs):
+    def f(*args, **kwargs):
+        if not args and first in kwargs:
+            args = (kwargs.pop(first),)         # (NumPy's name of the array argument)
+        x, *args = args
         if name in _VIEW_FUNCTIONS:
             return _VIEW_FUNCTIONS[name](asarray(x), *args, **kwargs)
         return LazyArray(impl(asarray(x).node, *args, **kwargs))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"NumPy's {name}, as a view (no copy until used)."
-    f.__signature__ = _signature_of(getattr(_np, name))      # type: ignore[attr-defined]
+    f.__signature__ = signature                               # type: ignore[attr-defined]
     return f
 
 
