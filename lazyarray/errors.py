@@ -1,6 +1,6 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
-Public names: LazyArrayError, ShapeError, DTypeError, NoDeviceVersion, IndexingError,
+Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
 ConcretizationError, ViewWriteError, user_line, concretization_message.
 """
 
@@ -19,6 +19,11 @@ class LazyArrayError(Exception):
 
 class ShapeError(LazyArrayError, ValueError):
     """Shapes that do not broadcast or do not fit an operation."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis outside an array's axes (a ValueError and an IndexError, as
+    NumPy's AxisError)."""
 
 
 class DTypeError(LazyArrayError, TypeError):

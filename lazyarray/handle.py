@@ -633,13 +633,22 @@ VIEW_FUNCTIONS = {
 def _binary(name, reflected=False):
     def op(self, other):
         args = (other, self) if reflected else (self, other)
-        return LazyArray(elementwise(name, *(_node(a) for a in args)))
+        try:
+            return LazyArray(elementwise(name, *(_node(a) for a in args)))
+        except NoDeviceVersion:
+            from lazyarray.fallback import host_call
+            return host_call(getattr(np, name), args, {})
     return op
 
 
 def _in_place(name):
     def op(self, other):
-        return self._in_place(name, elementwise(name, self.node, _node(other)))
+        try:
+            result = elementwise(name, self.node, _node(other))
+        except NoDeviceVersion:
+            from lazyarray.fallback import host_call
+            result = host_call(getattr(np, name), (self, other), {}).node
+        return self._in_place(name, result)
     return op
 
 

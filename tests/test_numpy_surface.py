@@ -263,3 +263,29 @@ def test_complex_ufuncs_without_device_kernels_run_on_the_host(name):
     assert isinstance(got, la.LazyArray) and got.dtype == np.complex64
     np.testing.assert_allclose(got.get(), getattr(np, name)(z), rtol=1e-6)
     np.testing.assert_array_equal(np.round(la.asarray(z), 1).get(), np.round(z, 1))
+
+
+def test_array_api_details():
+    """Boolean scalar indices, per-element repeats, finfo as Python floats,
+    eye's far diagonals, axis errors that are IndexErrors, complex powers."""
+    a = np.arange(6.0).reshape(2, 3)
+    x = la.asarray(a)
+    for key in [True, False, (0, True), (Ellipsis, False), (slice(None), True, 1)]:
+        np.testing.assert_array_equal(x[key].get(), a[key])
+    np.testing.assert_array_equal(x[la.asarray(np.bool_(False))].get(), a[np.False_])
+    np.testing.assert_array_equal(la.repeat(x, [1, 0, 2], axis=1).get(),
+                                  np.repeat(a, [1, 0, 2], axis=1))
+    np.testing.assert_array_equal(la.repeat(x, la.asarray(np.array([2]))).get(),
+                                  np.repeat(a, [2]))
+    info = la.finfo(np.float32)
+    assert type(info.eps) is float and info.eps == float(np.finfo(np.float32).eps)
+    assert type(la.finfo(np.complex128).max) is float and info.bits == 32
+    np.testing.assert_array_equal(la.eye(3, 4, k=10**20).get(), np.zeros((3, 4)))
+    with pytest.raises(IndexError):
+        la.expand_dims(x, axis=3)
+    with pytest.raises(ValueError):
+        x.sum(axis=2)
+    z = np.array([1 + 1j, -2 + 0.5j], np.complex64)
+    with pytest.warns(la.LazyArrayHostFallbackWarning):
+        got = la.asarray(z) ** la.asarray(np.complex64(2 - 1j))
+    np.testing.assert_allclose(got.get(), z ** np.complex64(2 - 1j), rtol=1e-6)

@@ -194,9 +194,12 @@ def eye(N, M=None, k=0, dtype=None, *, n_cols=None, device=None) -> LazyArray:
         raise TypeError("eye(): M and n_cols name the same argument")
     M = n_cols if M is None else M
     shape = (int(N), int(N if M is None else M))
+    k = int(k)
+    if not -shape[0] < k < shape[1]:
+        return zeros(shape, dtype)          # (the diagonal lies outside the array)
     rows = LazyArray(_construct.iota(shape, 0))
     cols = LazyArray(_construct.iota(shape, 1))
-    return (rows + int(k) == cols).astype(dtype)
+    return (rows + k == cols).astype(dtype)
 
 
 def identity(n, dtype=None) -> LazyArray:

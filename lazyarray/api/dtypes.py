@@ -32,9 +32,29 @@ def can_cast(from_, to, /, casting="safe") -> _builtins.bool:
     return _builtins.bool(_np.can_cast(_dtype_of(from_), to, casting=casting))
 
 
+class _FloatInfo:
+    """The Array API's finfo object: limits as Python floats."""
+
+    def __init__(self, info):
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+        self.tiny = self.smallest_normal
+        self.precision = int(info.precision)
+        self.dtype = info.dtype
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+                f"dtype={self.dtype})")
+
+
 def finfo(type, /):                                   # noqa: A002 - the API's name
-    """Machine limits of a floating dtype (or of an array's dtype)."""
-    return _np.finfo(_dtype_of(type))
+    """Machine limits of a floating dtype (or of an array's dtype), as Python
+    numbers (complex types give their real part's limits)."""
+    return _FloatInfo(_np.finfo(_dtype_of(type)))
 
 
 def iinfo(type, /):                                   # noqa: A002

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.errors import AxisError, DTypeError, ShapeError
 from lazyarray.graph import Concat, Iota, Map, Node, View
 
 
@@ -56,7 +56,7 @@ def iota(shape, axis: int) -> Node:
 
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 

@@ -121,12 +121,21 @@ def tile(node: Node, reps) -> Node:
                    tuple(r * s for r, s in zip(reps, base.shape)))
 
 
-def repeat(node: Node, repeats: int, axis=None) -> Node:
-    if not isinstance(repeats, numbers.Integral):
-        raise ShapeError("repeat: only an integer number of repeats is supported")
+def repeat(node: Node, repeats, axis=None) -> Node:
+    """NumPy's repeat: a number of repeats, or one per element along *axis*
+    (an array: its values are read now, as the result's length needs them)."""
     if axis is None:
         node, axis = reshape(node, -1), 0
     axis = _one_axis(axis, node.ndim)
+    if not isinstance(repeats, numbers.Integral):
+        counts = np.asarray(repeats.get() if hasattr(repeats, "get") else repeats)
+        if counts.ndim == 0 or counts.size == 1:
+            repeats = int(counts.reshape(-1)[0]) if counts.size else 0
+        else:
+            from lazyarray.graph import Gather
+            from lazyarray.handle import asarray
+            index = np.repeat(np.arange(node.shape[axis]), counts)     # (NumPy's checks)
+            return Gather(node, asarray(index.astype(np.int64)).node, axis)
     shape = node.shape
     expanded = reshape(node, shape[:axis + 1] + (1,) + shape[axis + 1:])
     spread = broadcast_to(expanded, shape[:axis + 1] + (int(repeats),) + shape[axis + 1:])

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from lazyarray.errors import ShapeError
+from lazyarray.errors import AxisError, ShapeError
 from lazyarray.graph import Const, Map, Node, Reduce, Scan
 
 _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
@@ -30,7 +30,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     for a in axes:
         a = int(a)
         if not -ndim <= a < ndim:
-            raise ShapeError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+            raise AxisError(f"axis {a} is out of bounds for an array of dimension {ndim}")
         result.append(a % ndim)
     if len(set(result)) != len(result):
         raise ShapeError(f"repeated axis in {axis}")
@@ -115,7 +115,7 @@ def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
     if axis is None:
         node, axis = reshape(node, -1), 0
     elif node.ndim == 0:
-        raise ShapeError(f"axis {axis} is out of bounds for an array of dimension 0")
+        raise AxisError(f"axis {axis} is out of bounds for an array of dimension 0")
     (axis,) = normalize_axes(axis, node.ndim)
     if dtype is None:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from lazyarray.errors import IndexingError, ShapeError, ViewWriteError
+from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, Reshape, View
 from lazyarray.tracing import TRACING
 
@@ -124,9 +124,42 @@ def _basic_plan(shape: tuple, key: list):
 
 # {{{ reading: getitem
 
+def _scalar_bool(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or (
+        getattr(k, "ndim", None) == 0 and getattr(k, "dtype", None) == np.bool_)
+
+
+def _with_scalar_booleans(node: Node, key: tuple) -> Node:
+    """``x[..., True, ...]``: a new axis of length 1 (0 for False) where each
+    boolean scalar stands, as NumPy indexes (the other entries basic)."""
+    entries = list(key)
+    truths = [bool(np.asarray(k)) if isinstance(k, (bool, np.bool_, np.ndarray)) else bool(k)
+              for k in entries if _scalar_bool(k)]
+    result = getitem(node, tuple(None if _scalar_bool(k) else k for k in entries))
+    if all(truths):
+        return result
+    # the new axes are where the booleans stand among the entries that keep an axis
+    position, cut = 0, []
+    for k in entries:
+        if _scalar_bool(k):
+            cut.append(position)
+        if k is Ellipsis:
+            position += node.ndim - sum(1 for e in entries if not (
+                e is None or e is Ellipsis or _scalar_bool(e)))
+        elif not _is_int(k):
+            position += 1
+    return getitem(result, tuple(slice(0, 0) if a in cut and not truths[cut.index(a)]
+                                 else slice(None) for a in range(result.ndim)))
+
+
 def getitem(node: Node, key) -> Node:
     """NumPy indexing: integers, slices (any step), ``None``, ``...``, and
     integer or boolean arrays (NumPy's rules for mixing them with the rest)."""
+    entries = key if isinstance(key, tuple) else (key,)
+    if any(_scalar_bool(k) for k in entries) and all(
+            _scalar_bool(k) or k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
+            for k in entries):
+        return _with_scalar_booleans(node, entries)
     key = _expand(key, node.ndim)
     if any(_is_array(k) for k in key):
         return _advanced_getitem(node, key)
@@ -639,7 +672,7 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     if node.ndim == 0:
         raise IndexingError("cannot index a 0-d array with an integer array")
     if not -node.ndim <= axis < node.ndim:
-        raise ShapeError(f"axis {axis} is out of bounds for array of dimension {node.ndim}")
+        raise AxisError(f"axis {axis} is out of bounds for array of dimension {node.ndim}")
     axis %= node.ndim
     index_array = indices if isinstance(indices, LazyArray) else asarray(np.asarray(indices))
     if index_array.dtype.kind not in "iu":
