@@ -289,3 +289,24 @@ def test_array_api_details():
     with pytest.warns(la.LazyArrayHostFallbackWarning):
         got = la.asarray(z) ** la.asarray(np.complex64(2 - 1j))
     np.testing.assert_allclose(got.get(), z ** np.complex64(2 - 1j), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype, big", [(np.complex64, [89.0, 100.0, -95.0]),
+                                        (np.complex128, [710.0, 750.0, -720.0])])
+@pytest.mark.parametrize("name", ["exp", "sinh", "cosh", "tanh"])
+def test_complex_exponentials_give_numpys_special_and_large_values(dtype, big, name):
+    """C99 Annex G values for infinite and NaN parts (exp(inf + 0j) is inf + 0j,
+    not inf + nan j), and no overflow where the result is finite."""
+    import itertools
+    parts = [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 1e-30, 3.0e4, *big]
+    z = np.array([complex(a, b) for a, b in itertools.product(parts, parts)], dtype)
+    got = getattr(np, name)(la.asarray(z)).get()
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(z)
+    for part in ("real", "imag"):
+        g, e = getattr(got, part), getattr(expected, part)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(e))
+        np.testing.assert_array_equal(np.isinf(g) & (g > 0), np.isinf(e) & (e > 0))
+        np.testing.assert_array_equal(np.isinf(g) & (g < 0), np.isinf(e) & (e < 0))
+        finite = np.isfinite(e)
+        np.testing.assert_allclose(g[finite], e[finite], rtol=1e-5, atol=1e-30)

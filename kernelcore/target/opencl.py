@@ -161,15 +161,19 @@ class OpenCLTarget:
 #: tan use Kahan's formulas (pyopencl's divide by 1 + cos(2y), which cancels
 #: near the poles: tanh(1.5707j) came out inf in single precision); sqrt
 #: neither overflows near the largest values nor loses bits on subnormal ones.
-#: Values that are not finite (sqrt: NaN) go to pyopencl's functions.
-_COMPLEX_OWN = ("sqrt", "tanh", "tan")
+#: Values that are not finite (sqrt: NaN) go to pyopencl's functions, except
+#: for exp, sinh, cosh and tanh, whose infinite and NaN parts give C99's
+#: Annex G values (as NumPy's and the Array API's: exp(inf + 0j) is inf + 0j,
+#: where exp(x) * cis(y) would make the imaginary part inf * 0 = NaN).
+_COMPLEX_OWN = ("sqrt", "tanh", "tan", "exp", "sinh", "cosh")
 #: complex sqrt scales its operand by 1/4 above *huge* (where |z| + |x|
 #: overflows), and by *up* (2**24, 2**54) below *tiny* (subnormal halves lose
 #: bits), its result by 2 or *down*
 _SQRT_SCALES = ({"huge": "8.0e37f", "tiny": "1.0e-36f", "up": "16777216.0f",
-                 "down": "0.000244140625f"},
+                 "down": "0.000244140625f", "ovf": "88.0f"},
                 {"huge": "4.0e307", "tiny": "1.0e-300", "up": "18014398509481984.0",
-                 "down": "7.450580596923828e-09"})
+                 "down": "7.450580596923828e-09", "ovf": "709.0"})
+#: (*ovf*: above it, exp overflows; exp, sinh and cosh then scale by exp(x/2))
 _COMPLEX_OWN_SOURCE = """inline {p}_t kc_{p}_sqrt({p}_t a)
 {{
   {p}_t r;
@@ -202,11 +206,85 @@ _COMPLEX_OWN_SOURCE = """inline {p}_t kc_{p}_sqrt({p}_t a)
   r.imag *= scale;
   return r;
 }}
+inline {p}_t kc_{p}_make({r} re, {r} im)
+{{
+  {p}_t r;
+  r.real = re;
+  r.imag = im;
+  return r;
+}}
+inline {p}_t kc_{p}_exp({p}_t a)
+{{
+  {r} x = a.real, y = a.imag;
+  if (y == 0)
+    return kc_{p}_make(exp(x), y);
+  if (isfinite(y) && !isnan(x)) {{
+    if (isinf(x))
+      return x < 0 ? kc_{p}_make(0 * cos(y), 0 * sin(y))
+                   : kc_{p}_make(x * cos(y), x * sin(y));
+    {r} e = exp(x > {ovf} ? x * ({r}) 0.5 : x), f = x > {ovf} ? e : 1;
+    return kc_{p}_make(e * (f * cos(y)), e * (f * sin(y)));
+  }}
+  if (isinf(x))
+    return x > 0 ? kc_{p}_make(x, NAN) : kc_{p}_make(0, 0);
+  return kc_{p}_make(NAN, NAN);
+}}
+inline {p}_t kc_{p}_sinh({p}_t a)
+{{
+  {r} x = a.real, y = a.imag;
+  if (isfinite(x) && isfinite(y)) {{
+    if (y == 0)
+      return kc_{p}_make(sinh(x), y);
+    if (fabs(x) <= {ovf})
+      return kc_{p}_make(sinh(x) * cos(y), cosh(x) * sin(y));
+    {r} e = exp(fabs(x) * ({r}) 0.5);
+    return kc_{p}_make(copysign(({r}) 1, x) * e * (e * ({r}) 0.5 * cos(y)),
+                       e * (e * ({r}) 0.5 * sin(y)));
+  }}
+  if (isnan(x))
+    return kc_{p}_make(NAN, y == 0 ? y : NAN);
+  if (isinf(x)) {{
+    if (y == 0)
+      return kc_{p}_make(x, y);
+    if (isfinite(y))
+      return kc_{p}_make(x * cos(y), INFINITY * sin(y));
+    return kc_{p}_make(INFINITY, NAN);
+  }}
+  return kc_{p}_make(x == 0 ? x : NAN, NAN);
+}}
+inline {p}_t kc_{p}_cosh({p}_t a)
+{{
+  {r} x = a.real, y = a.imag;
+  if (isfinite(x) && isfinite(y)) {{
+    if (y == 0)
+      return kc_{p}_make(cosh(x), x * y);
+    if (fabs(x) <= {ovf})
+      return kc_{p}_make(cosh(x) * cos(y), sinh(x) * sin(y));
+    {r} e = exp(fabs(x) * ({r}) 0.5);
+    return kc_{p}_make(e * (e * ({r}) 0.5 * cos(y)),
+                       copysign(({r}) 1, x) * e * (e * ({r}) 0.5 * sin(y)));
+  }}
+  if (isnan(x))
+    return kc_{p}_make(NAN, y == 0 ? y : NAN);
+  if (isinf(x)) {{
+    if (y == 0)
+      return kc_{p}_make(INFINITY, copysign(({r}) 0, x) * y);
+    if (isfinite(y))
+      return kc_{p}_make(INFINITY * cos(y), x * sin(y));
+    return kc_{p}_make(INFINITY, NAN);
+  }}
+  return kc_{p}_make(NAN, x == 0 ? 0 : NAN);
+}}
 inline {p}_t kc_{p}_tanh({p}_t a)
 {{
   {r} x = a.real, y = a.imag;
-  if (!isfinite(x) || !isfinite(y))
-    return {p}_tanh(a);
+  if (isinf(x))
+    return kc_{p}_make(copysign(({r}) 1, x),
+                       isfinite(y) ? copysign(({r}) 0, sin(2 * y)) : 0);
+  if (isnan(x))
+    return kc_{p}_make(NAN, y == 0 ? y : NAN);
+  if (!isfinite(y))
+    return kc_{p}_make(x == 0 ? x : NAN, NAN);
   {p}_t r;
   if (fabs(x) >= {big}) {{
     {r} e = exp(-fabs(x));
