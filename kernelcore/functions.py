@@ -16,10 +16,10 @@ from kernelcore.diagnostic import CodeGenerationError
 # name -> (rule, accepts complex, number of arguments)
 MATH_FUNCTIONS: dict[str, tuple[str, bool, int]] = {
     **{name: ("float", True, 1) for name in (
-        "sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt")},
+        "sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "sqrt")},
     **{name: ("float", False, 1) for name in (
-        "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "exp10", "expm1",
-        "log2", "log10", "log1p", "cbrt", "floor", "ceil", "trunc", "rint", "round",
+        "asin", "acos", "atan", "asinh", "acosh", "atanh", "exp2", "exp10", "log2",
+        "log10", "log1p", "cbrt", "floor", "ceil", "trunc", "rint", "round",
         "erf", "erfc", "tgamma", "lgamma", "rsqrt")},
     "atan2": ("float", False, 2), "hypot": ("float", False, 2),
     "fmod": ("float", False, 2), "copysign": ("float", False, 2),

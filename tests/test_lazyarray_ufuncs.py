@@ -43,7 +43,7 @@ EXACT = {"absolute", "negative", "positive", "sign", "square", "reciprocal", "fl
 EXACT_UP_TO_ZERO_SIGN = {"maximum", "minimum", "fmax", "fmin"}
 #: ufuncs lazyarray computes on complex operands (the others must refuse)
 COMPLEX_OK = {"absolute", "negative", "positive", "sign", "square", "reciprocal",
-              "conjugate", "isnan", "isinf", "isfinite", "logical_not", "sqrt", "exp",
+              "conjugate", "isnan", "isinf", "isfinite", "logical_not", "sqrt", "exp", "expm1",
               "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "add", "subtract",
               "multiply", "true_divide", "equal", "not_equal", "logical_and",
               "logical_or", "logical_xor"}

@@ -165,7 +165,7 @@ class OpenCLTarget:
 #: for exp, sinh, cosh and tanh, whose infinite and NaN parts give C99's
 #: Annex G values (as NumPy's and the Array API's: exp(inf + 0j) is inf + 0j,
 #: where exp(x) * cis(y) would make the imaginary part inf * 0 = NaN).
-_COMPLEX_OWN = ("sqrt", "tanh", "tan", "exp", "sinh", "cosh")
+_COMPLEX_OWN = ("sqrt", "tanh", "tan", "exp", "expm1", "sinh", "cosh")
 #: complex sqrt scales its operand by 1/4 above *huge* (where |z| + |x|
 #: overflows), and by *up* (2**24, 2**54) below *tiny* (subnormal halves lose
 #: bits), its result by 2 or *down*
@@ -228,6 +228,18 @@ inline {p}_t kc_{p}_exp({p}_t a)
   if (isinf(x))
     return x > 0 ? kc_{p}_make(x, NAN) : kc_{p}_make(0, 0);
   return kc_{p}_make(NAN, NAN);
+}}
+inline {p}_t kc_{p}_expm1({p}_t a)
+{{
+  {r} x = a.real, y = a.imag;
+  if (!isfinite(x) || !isfinite(y) || x > {ovf}) {{
+    {p}_t e = kc_{p}_exp(a);
+    return kc_{p}_make(e.real - 1, e.imag);
+  }}
+  if (y == 0)
+    return kc_{p}_make(expm1(x), y);
+  {r} h = sin(y * ({r}) 0.5);
+  return kc_{p}_make(expm1(x) * cos(y) - 2 * h * h, exp(x) * sin(y));
 }}
 inline {p}_t kc_{p}_sinh({p}_t a)
 {{

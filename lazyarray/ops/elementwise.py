@@ -123,7 +123,7 @@ UFUNCS = frozenset(n for n in ELEMENTWISE if not n.startswith("_") and n != "whe
 #: ufuncs that take complex operands (OpenCL code that agrees with NumPy)
 COMPLEX_UFUNCS = frozenset([
     "add", "subtract", "multiply", "true_divide", "divide", "negative", "positive",
-    "exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "equal",
+    "exp", "expm1", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "equal",
     "not_equal", "absolute", "square", "conjugate", "reciprocal", "sign", "isnan",
     "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor"])
 
