@@ -367,19 +367,22 @@ irfftn.__doc__ = ("The real inverse of :func:`rfftn` (the last length defaults t
                   "``2 * (m - 1)``).")
 
 
-def fftfreq(n: int, d: float = 1.0, device=None) -> LazyArray:
+def fftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
     """The sample frequencies of an *n*-point transform with sample spacing
-    *d*: ``[0, 1, ..., -(n // 2), ..., -1] / (d * n)`` (float64), lazily."""
+    *d*: ``[0, 1, ..., -(n // 2), ..., -1] / (d * n)`` (float64 unless
+    *dtype*), lazily."""
     n = operator.index(n)
     k = arange(n, dtype=np.int64)
-    return where(k < (n + 1) // 2, k, k - n) * (1.0 / (n * d))
+    result = where(k < (n + 1) // 2, k, k - n) * (1.0 / (n * d))
+    return result if dtype is None else result.astype(dtype)
 
 
-def rfftfreq(n: int, d: float = 1.0, device=None) -> LazyArray:
+def rfftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
     """The ``n // 2 + 1`` non-negative sample frequencies of :func:`rfft` of
-    *n* points with spacing *d* (float64), lazily."""
+    *n* points with spacing *d* (float64 unless *dtype*), lazily."""
     n = operator.index(n)
-    return arange(n // 2 + 1, dtype=np.int64) * (1.0 / (n * d))
+    result = arange(n // 2 + 1, dtype=np.int64) * (1.0 / (n * d))
+    return result if dtype is None else result.astype(dtype)
 
 
 def _shift(x, axes, sign: int) -> LazyArray:

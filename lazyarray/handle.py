@@ -358,10 +358,12 @@ class LazyArray(NumPyMethods):
         self._refuse_value("use as an index or size (`range(n)`, `x[n]`, `[0] * n`)")
         return int(self._host())
 
-    def __dlpack__(self, **kwargs):
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """DLPack export of the computed value (a host copy)."""
         self._refuse_value("DLPack export")
-        return self._host().copy().__dlpack__(**kwargs)
+        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                     ("copy", copy)) if v is not None}
+        return self._host().copy().__dlpack__(**options)
 
     def __dlpack_device__(self):
         return self._host().__dlpack_device__()

@@ -443,10 +443,11 @@ def lstsq(a, b, rcond=None) -> tuple:
     return _on_host("lstsq", (a, b), {"rcond": rcond})
 
 
-def pinv(a, rcond=None, hermitian: bool = False, **kwargs) -> LazyArray:
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> LazyArray:
     """The Moore-Penrose pseudo-inverses of the matrices of *a* (NumPy's
     *rcond*, *hermitian* and *rtol*)."""
-    return _on_host("pinv", (a,), {"rcond": rcond, "hermitian": hermitian, **kwargs})
+    extra = {} if rtol is None else {"rtol": rtol}
+    return _on_host("pinv", (a,), {"rcond": rcond, "hermitian": hermitian, **extra})
 
 
 def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> LazyArray:  # noqa: N803

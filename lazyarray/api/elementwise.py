@@ -44,9 +44,10 @@ def round(x, decimals=0, out=None) -> LazyArray:    # noqa: A001 - NumPy's name
 around = round
 
 
-def clip(x, a_min=None, a_max=None, /, out=None, *, min=None, max=None):  # noqa: A002
-    """*x* limited to ``[min, max]`` (NumPy's clip; NaN stays NaN; either bound
-    may be None). Python integers outside *x*'s integer type are clipped to it."""
+def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):  # noqa: A002
+    """*x* limited to ``[min, max]`` (NumPy's clip, also with its names
+    *a_min*, *a_max*; NaN stays NaN; either bound may be None). Python
+    integers outside *x*'s integer type are clipped to it."""
     from lazyarray.handle import _node
     if out is not None:
         raise TypeError("lazyarray.clip does not take out=")
