@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
+from arrays import random_array
 import lazyarray.fft as laf
 from lazyarray import fallback
 
@@ -18,15 +19,7 @@ HAVE_VKFFT = importlib.util.find_spec("pyvkfft") is not None and laf._vkfft() is
 NORMS = [None, "backward", "ortho", "forward"]
 
 
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype.kind in "iu":
-        return rng.integers(-4, 5, shape).astype(dtype)
-    a = rng.standard_normal(shape)
-    if dtype.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
+_data = random_array
 
 
 def _check(name, a, host=False, **kwargs):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazyarray as la
+from arrays import random_array
 import lazyarray.linalg as lal
 from lazyarray import fallback
 
@@ -17,15 +18,7 @@ VECTOR_ORDS = [None, 2, 1, np.inf, -np.inf, 0, 3, 0.5, -1, -2.5]
 MATRIX_ORDS = [None, "fro", "nuc", 1, -1, np.inf, -np.inf, 2, -2]
 
 
-def _data(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype.kind in "iu":
-        return rng.integers(-4, 5, shape).astype(dtype)
-    a = rng.standard_normal(shape)
-    if dtype.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
+_data = random_array
 
 
 def _same(got, expected, rtol=None):
