@@ -23,6 +23,10 @@ from lazyarray.api.linalg import *        # noqa: F403
 from lazyarray.api.manipulation import *  # noqa: F403
 from lazyarray.api.reductions import *    # noqa: F403
 from lazyarray.api.ufuncs import *        # noqa: F403
+from lazyarray.api.statistics import *    # noqa: F403
+from lazyarray.api.numeric import *       # noqa: F403
+from lazyarray.api.histograms import *    # noqa: F403
+from lazyarray.api.joining import *       # noqa: F403
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
@@ -56,8 +60,10 @@ for _name in _host.HOST_FUNCTIONS:
 
 
 from lazyarray.api import (                  # noqa: E402 (the modules, for their __all__)
-    creation as _creation, dtypes as _dtypes, elementwise as _elementwise, linalg as _linalg,
-    manipulation as _manipulation, reductions as _reductions, ufuncs as _ufuncs)
+    creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
+    histograms as _histograms, joining as _joining, linalg as _linalg,
+    manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
+    statistics as _statistics, ufuncs as _ufuncs)
 
 __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
@@ -67,7 +73,8 @@ __all__ = sorted({
     "int16", "uint32", "uint16", "uint64", "bool", "e", "pi", "inf", "nan", "newaxis",
     *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
-    *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__})
+    *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
+    *_numeric.__all__, *_histograms.__all__, *_joining.__all__})
 
 
 def __getattr__(name: str):

@@ -49,8 +49,10 @@ def host_function(name: str) -> Callable:
     numpy_fn = _WITH_ARRAY_API_ARGUMENTS.get(name) or getattr(np, name)
 
     def f(*args, **kwargs):
+        from lazyarray.fallback import _note
         from lazyarray.handle import LazyArray, asarray
         refuse_while_tracing(f"la.{name}")
+        _note(f"la.{name}")
         host_args = [a.get() if isinstance(a, LazyArray) else a for a in args]
         result = numpy_fn(*host_args, **kwargs)
         if isinstance(result, tuple):
