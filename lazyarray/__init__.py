@@ -27,6 +27,7 @@ from lazyarray.api.statistics import *    # noqa: F403
 from lazyarray.api.numeric import *       # noqa: F403
 from lazyarray.api.histograms import *    # noqa: F403
 from lazyarray.api.joining import *       # noqa: F403
+from lazyarray.api.inplace import *       # noqa: F403
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
@@ -61,7 +62,7 @@ for _name in _host.HOST_FUNCTIONS:
 
 from lazyarray.api import (                  # noqa: E402 (the modules, for their __all__)
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
-    histograms as _histograms, joining as _joining, linalg as _linalg,
+    histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
     manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
     statistics as _statistics, ufuncs as _ufuncs)
 
@@ -74,7 +75,7 @@ __all__ = sorted({
     *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
     *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
-    *_numeric.__all__, *_histograms.__all__, *_joining.__all__})
+    *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__})
 
 
 def __getattr__(name: str):

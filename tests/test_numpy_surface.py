@@ -154,12 +154,34 @@ def test_functions_lazyarray_lacks_run_on_the_host_with_one_warning():
     np.testing.assert_array_equal(made.get(), np.fromfunction(lambda i, j: i * j, (2, 3)))
 
 
-@pytest.mark.parametrize("call", [lambda x: np.copyto(x, 1.0), lambda x: np.place(x, x > 0, 1),
-                                  lambda x: np.putmask(x, x > 0, 1.0)])
-def test_functions_writing_into_their_arguments_refuse(call):
+@pytest.mark.parametrize("call", [
+    lambda xp, x, a: xp.copyto(x, 7.0, where=a > 5),
+    lambda xp, x, a: xp.put(x, [0, 5, 5, -1], [-1.0, -2.0, -3.0]),
+    lambda xp, x, a: xp.put(x, [13, -20], [4.0], mode="wrap"),
+    lambda xp, x, a: xp.put_along_axis(x, np.argsort(a, axis=1)[:, :2], 99.0, axis=1),
+    lambda xp, x, a: xp.putmask(x, a > 5, [1.0, 2.0]),
+    lambda xp, x, a: xp.place(x, a > 5, [1.0, 2.0, 3.0]),
+    lambda xp, x, a: xp.fill_diagonal(x, 0.5)])
+def test_functions_writing_into_their_arguments_write_into_lazy_arrays(call):
+    a = np.arange(12.0).reshape(3, 4)
+    x = la.asarray(a.copy())
+    alias = x
+    call(np, x, a)                       # NumPy's function on the lazy array
+    expected = a.copy()
+    call(np, expected, a)
+    np.testing.assert_array_equal(alias.get(), expected)
+    y = la.asarray(a.copy())
+    call(la, y, a)
+    np.testing.assert_array_equal(y.get(), expected)
+
+
+def test_a_host_fallback_never_writes_into_a_host_copy():
+    from lazyarray.fallback import host_call
     x = la.asarray(np.arange(4.0))
     with pytest.raises(la.LazyArrayError, match="writes into its argument"):
-        call(x)
+        host_call(np.fill_diagonal, (x.reshape(2, 2), 1.0), {})
+    with pytest.raises(IndexError):
+        la.put(x, [7], 1.0)
     np.testing.assert_array_equal(x.get(), np.arange(4.0))
 
 
