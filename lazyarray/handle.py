@@ -11,7 +11,6 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 from __future__ import annotations
 
 import numbers
-from typing import Callable
 
 import numpy as np
 import pyopencl.array as cla
@@ -22,7 +21,7 @@ from lazyarray.errors import (
 from lazyarray.methods import NumPyMethods
 from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
-    UFUNCS, HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
+    HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
@@ -378,41 +377,12 @@ class LazyArray(NumPyMethods):
     # {{{ NumPy protocols
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        out = kwargs.get("out", None)
-        out = out if isinstance(out, tuple) or out is None else (out,)
-        if out is not None and len(out) == 1 and isinstance(out[0], LazyArray):
-            # ``out=x``: the result written into x, as ``x op= y`` writes it
-            del kwargs["out"]
-            result = self.__array_ufunc__(ufunc, method, *inputs, **kwargs)
-            if result is NotImplemented:
-                return result
-            return out[0]._in_place(ufunc.__name__, result.node)
-        if out is None and kwargs.get("where", True) is True \
-                and kwargs.get("casting", "same_kind") == "same_kind":
-            kwargs = {k: v for k, v in kwargs.items()
-                      if k not in ("out", "where", "casting")}
-        if method != "__call__" or kwargs:
-            return _ufunc_method(ufunc, method, inputs, kwargs, out)
-        if ufunc is np.matmul:
-            return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
-        if ufunc.__name__ in ("vecdot", "divmod", "modf"):
-            import lazyarray
-            return getattr(lazyarray, ufunc.__name__)(*inputs)
-        if ufunc.__name__ not in UFUNCS:
-            from lazyarray.fallback import host_call
-            return host_call(ufunc, inputs, {})
-        try:
-            return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
-        except NoDeviceVersion:
-            from lazyarray.fallback import host_call
-            return host_call(ufunc, inputs, {})
+        from lazyarray.protocols import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        impl = _implementation(func)
-        if impl is None:
-            from lazyarray.fallback import host_call
-            return host_call(func, args, kwargs)
-        return impl(*args, **kwargs)
+        from lazyarray.protocols import array_function
+        return array_function(func, args, kwargs)
 
     # }}}
 
@@ -570,43 +540,6 @@ class LazyArray(NumPyMethods):
         return LazyArray(reductions.argreduce("argmin", self.node, axis, keepdims))
 
     # }}}
-
-
-def _ufunc_method(ufunc, method: str, inputs: tuple, kwargs: dict, out):
-    """``np.<ufunc>.<method>(...)`` (or a call with ``where=``/``dtype=``) on
-    lazy arrays: lazyarray's ufunc object of that name, else NumPy on the host."""
-    import lazyarray
-    own = getattr(lazyarray, ufunc.__name__, None)
-    if out is not None:
-        kwargs = dict(kwargs, out=out if len(out) > 1 else out[0])
-    if getattr(own, "_ufunc", None) is ufunc:
-        return getattr(own, "__call__" if method == "__call__" else method)(*inputs, **kwargs)
-    from lazyarray.fallback import host_call
-    return host_call(getattr(ufunc, method) if method != "__call__" else ufunc, inputs, kwargs,
-                     f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
-
-
-#: NumPy's submodules whose functions lazyarray's namespaces of the same
-#: names implement (``np.linalg.norm`` -> ``la.linalg.norm``)
-_NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
-
-
-def _implementation(func) -> Callable | None:
-    """lazyarray's version of the NumPy function *func* (called for
-    ``np.f(lazy)``), or None: a function of the same name in the matching
-    lazyarray namespace, defined by lazyarray."""
-    import lazyarray
-    module = getattr(func, "__module__", None) or "numpy"
-    sub = _NAMESPACES.get(module, None if module.startswith("numpy.") else "")
-    if sub is None:
-        return None
-    namespace = getattr(lazyarray, sub, None) if sub else lazyarray
-    impl = getattr(namespace, func.__name__, None) if namespace is not None else None
-    if impl is None or not callable(impl) or isinstance(impl, type) \
-            or not (getattr(impl, "__module__", None) or "").startswith("lazyarray") \
-            or getattr(impl, "__module__", None) == "lazyarray.fallback":
-        return None
-    return impl
 
 
 def copy(x) -> LazyArray:

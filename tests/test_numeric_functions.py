@@ -19,7 +19,7 @@ from lazyarray.api import histograms as H
 from lazyarray.api import joining as J
 from lazyarray.api import numeric as N
 from lazyarray.api import statistics as S
-from lazyarray.handle import _implementation
+from lazyarray.protocols import implementation as _implementation
 
 _SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
 _FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)
