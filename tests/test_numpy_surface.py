@@ -361,3 +361,14 @@ def test_complex_expm1_on_the_device(dtype):
         for part, want in ((g.real, re), (g.imag, im)):
             assert (np.isnan(part) and np.isnan(want)) or (
                 part == want and (np.isnan(want) or np.isinf(want) or abs(part) == abs(want)))
+
+
+def test_flat_assignment_into_a_transposed_view_reaches_it():
+    """``y.flat[k] = v`` where the flat reshape of *y* is a copy (a transposed
+    view) still writes into *y*."""
+    a = np.arange(12.0).reshape(3, 4)
+    y = la.asarray(a.copy()).T
+    y.flat[[1, 7]] = 5.0
+    expected = a.copy().T
+    expected.flat[[1, 7]] = 5.0
+    np.testing.assert_array_equal(y.get(), expected)

@@ -164,17 +164,28 @@ def _quantile(a, q, axis, method: str, keepdims: bool, weak_q: bool, skip_nan: b
     return result.reshape(q.shape + out_rest)
 
 
+def _method_of(name: str, out, weights, method: str, interpolation) -> str:
+    """The interpolation method of a quantile function *name* (NumPy's old
+    *interpolation* name wins), refusing what lazyarray does not support."""
+    _no_out(out, name)
+    if weights is not None:
+        raise TypeError(f"lazyarray.{name} does not support weights (NumPy's "
+                        "method='inverted_cdf' with weights)")
+    return interpolation if interpolation is not None else method
+
+
+def _fraction(q):
+    """Percentiles *q* (0..100) as fractions, on the host."""
+    return _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100)
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights=None,
              interpolation=None) -> LazyArray:
     """The *q*-th quantiles of *a* along *axis* (NumPy's quantile, all its
     methods; no *weights*). *a* is sorted on the host (``la.sort``); the
     quantiles are picked and interpolated on the device."""
-    _no_out(out, "quantile")
-    if weights is not None:
-        raise TypeError("lazyarray.quantile does not support weights (NumPy's "
-                        "method='inverted_cdf' with weights)")
-    method = interpolation if interpolation is not None else method
+    method = _method_of("quantile", out, weights, method, interpolation)
     return _quantile(a, q, axis, method, keepdims, type(q) in (int, float), False,
                      "quantile")
 
@@ -183,12 +194,8 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights=None,
                interpolation=None) -> LazyArray:
     """The *q*-th percentiles (0..100) of *a* along *axis* (see :func:`quantile`)."""
-    _no_out(out, "percentile")
-    if weights is not None:
-        raise TypeError("lazyarray.percentile does not support weights")
-    method = interpolation if interpolation is not None else method
-    host_q = _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100)
-    return _quantile(a, host_q, axis, method, keepdims, type(q) in (int, float), False,
+    method = _method_of("percentile", out, weights, method, interpolation)
+    return _quantile(a, _fraction(q), axis, method, keepdims, type(q) in (int, float), False,
                      "percentile")
 
 
@@ -197,10 +204,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
                 interpolation=None) -> LazyArray:
     """The *q*-th quantiles of the non-NaN values of *a* along *axis* (NaN
     for slices of NaNs only; see :func:`quantile`)."""
-    _no_out(out, "nanquantile")
-    if weights is not None:
-        raise TypeError("lazyarray.nanquantile does not support weights")
-    method = interpolation if interpolation is not None else method
+    method = _method_of("nanquantile", out, weights, method, interpolation)
     return _quantile(a, q, axis, method, keepdims, type(q) in (int, float), True,
                      "nanquantile")
 
@@ -209,12 +213,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights=None,
                   interpolation=None) -> LazyArray:
     """The *q*-th percentiles of the non-NaN values of *a* along *axis*."""
-    _no_out(out, "nanpercentile")
-    if weights is not None:
-        raise TypeError("lazyarray.nanpercentile does not support weights")
-    method = interpolation if interpolation is not None else method
-    host_q = _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100)
-    return _quantile(a, host_q, axis, method, keepdims, type(q) in (int, float), True,
+    method = _method_of("nanpercentile", out, weights, method, interpolation)
+    return _quantile(a, _fraction(q), axis, method, keepdims, type(q) in (int, float), True,
                      "nanpercentile")
 
 
