@@ -19,13 +19,12 @@ from kernelcore.codegen.kernel import (
 from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import (
     AccessOutOfBoundsError, CodeGenerationError, InvocationError, KernelcoreError,
-    KernelcoreWarning, LoopyError,
-    LoopyWarning, MissingBarrierError, MissingDefinitionError, OpenCLBuildError,
-    ParseError, SchedulingError, StaticValueFindingError,
-    TypeInferenceFailure, UnknownNameError, UnsatisfiableDomainError,
-    WriteRaceConditionWarning)
+    KernelcoreWarning, LoopyError, LoopyAdvisory, LoopyWarning, MissingBarrierError,
+    MissingDefinitionError, OpenCLBuildError, ParameterFinderWarning, ParseError,
+    SchedulingError, StaticValueFindingError, TypeInferenceFailure, UnknownNameError,
+    UnsatisfiableDomainError, WriteRaceConditionWarning)
 from kernelcore.ir.data import (
-    AddressSpace, ArrayArg, GlobalArg, TemporaryVariable, ValueArg, auto)
+    AddressSpace, ArrayArg, ConstantArg, GlobalArg, TemporaryVariable, ValueArg, auto)
 from kernelcore.ir.expr import Reduction, TypeCast
 from kernelcore.ir.instruction import Assignment, CallInstruction, NoOpInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
@@ -56,13 +55,23 @@ from kernelcore.transform.subst import assignment_to_subst, expand_subst, extrac
 from kernelcore.transform.temporaries import set_temporary_scope
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
-from kernelcore.testing import AutomaticTestFailure, auto_test_vs_ref
-from kernelcore.version import VERSION
+from kernelcore.diagnostic import AutomaticTestFailure
+from kernelcore.testing import auto_test_vs_ref
+from kernelcore.version import MOST_RECENT_LANGUAGE_VERSION, VERSION
 from kernelcore.statistics import (
     Count, CountGranularity, MemAccess, Op, ToCountMap, get_mem_access_map, get_op_map,
     get_synchronization_map, stringify_stats_mapping)
 
 __version__ = VERSION
+
+
+def __getattr__(name: str):
+    """``CACHING_ENABLED``: whether the on-disk code cache is on (see
+    :func:`set_caching_enabled`), read at each access."""
+    if name == "CACHING_ENABLED":
+        from kernelcore.runtime.cache import caching_enabled
+        return caching_enabled()
+    raise AttributeError(f"module 'kernelcore' has no attribute '{name}'")
 
 
 def set_options(knl: LoopKernel, *args: str, **kwargs: bool) -> LoopKernel:
@@ -93,7 +102,7 @@ configure_logging("kernelcore", "KERNELCORE_LOG", "LAZYARRAY_LOG")
 
 __all__ = [
     "make_kernel", "LoopKernel", "KernelState", "Options", "set_options", "configure_logging",
-    "ArrayArg", "GlobalArg", "ValueArg", "TemporaryVariable", "AddressSpace", "auto",
+    "ArrayArg", "GlobalArg", "ConstantArg", "ValueArg", "TemporaryVariable", "AddressSpace", "auto",
     "Assignment", "NoOpInstruction", "Reduction", "TypeCast",
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
@@ -117,6 +126,8 @@ __all__ = [
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",
     "MissingBarrierError", "MissingDefinitionError", "AccessOutOfBoundsError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
+    "LoopyAdvisory", "ParameterFinderWarning", "MOST_RECENT_LANGUAGE_VERSION",
+    "CACHING_ENABLED",
     "auto_test_vs_ref", "AutomaticTestFailure",
     "get_op_map", "get_mem_access_map", "get_synchronization_map", "ToCountMap",
     "Op", "MemAccess", "CountGranularity", "Count", "stringify_stats_mapping",

@@ -33,6 +33,30 @@ class NumpyType:
     def __post_init__(self):
         object.__setattr__(self, "numpy_dtype", np.dtype(self.numpy_dtype))
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype (loopy's second name for :attr:`numpy_dtype`)."""
+        return self.numpy_dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self.numpy_dtype.itemsize
+
+    def is_integral(self) -> bool:
+        return self.numpy_dtype.kind in "iu"
+
+    def is_complex(self) -> bool:
+        return self.numpy_dtype.kind == "c"
+
+    def involves_complex(self) -> bool:
+        return self.is_complex()
+
+    def with_target(self, target: Any) -> NumpyType:
+        return self
+
+    def __str__(self) -> str:
+        return f"np:{self.numpy_dtype!r}"
+
 
 @dataclass(frozen=True)
 class ValueArgDescriptor:

@@ -14,7 +14,7 @@ import pymbolic.primitives as prim
 from kernelcore.check_bounds import (
     affine_condition, affine_pw_aff, check_bounds, kernel_params)
 from kernelcore.diagnostic import (
-    KernelcoreError, MissingBarrierError, WriteRaceConditionWarning)
+    KernelcoreError, MissingBarrierError, WriteRaceConditionWarning, warn_with_kernel)
 from kernelcore.ir.data import AddressSpace, ArrayArg
 from kernelcore.ir.domain import NotAffineError, align_to, project_to
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
@@ -88,10 +88,10 @@ def check_kernel(knl) -> None:
         if not _silenced(knl, "write_race", insn.id):
             race = _write_race(knl, insn, name, sub, axes, hw)
             if race is not None:
-                raise WriteRaceConditionWarning(
-                    f"in kernel {knl.name}: instruction '{insn.id}' writes '{name}' {race}, "
-                    "so several work-items write the same element (add "
-                    f"'write_race({insn.id})' to silenced_warnings if that is intended)")
+                warn_with_kernel(
+                    knl, f"write_race({insn.id})",
+                    f"instruction '{insn.id}' writes '{name}' {race}, so several "
+                    "work-items write the same element", WriteRaceConditionWarning)
         # reads of the same array at other elements, ordered by a dependency,
         # move data between work-items: that needs a global barrier between them
         for other in knl.instructions:

@@ -248,7 +248,15 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     need ``np.int64`` (fixed sizes get it without asking, see
     :mod:`kernelcore.index_width`).
     """
-    del lang_version
+    if lang_version is not None:
+        from kernelcore.version import (
+            LOOPY_USE_LANGUAGE_VERSION_2017_2, MOST_RECENT_LANGUAGE_VERSION)
+        if not (isinstance(lang_version, tuple) and len(lang_version) == 2
+                and LOOPY_USE_LANGUAGE_VERSION_2017_2 <= lang_version
+                <= MOST_RECENT_LANGUAGE_VERSION):
+            raise KernelcoreError(f"language version {lang_version!r} is not known "
+                                  "(use one of kernelcore.version's "
+                                  "LOOPY_USE_LANGUAGE_VERSION_* values)")
     index_dtype = np.dtype(index_dtype)
     if index_dtype not in (np.int32, np.int64):
         raise KernelcoreError(f"index_dtype must be int32 or int64, got {index_dtype}")

@@ -7,10 +7,20 @@ Public names: KernelcoreError, LoopyError, ParseError, UnsatisfiableDomainError,
 UnknownNameError, TypeInferenceFailure, StaticValueFindingError, InvocationError,
 OpenCLBuildError, SchedulingError, MissingBarrierError, CodeGenerationError,
 MissingDefinitionError, AccessOutOfBoundsError, KernelcoreWarning, LoopyWarning,
-WriteRaceConditionWarning.
+WriteRaceConditionWarning, and the rest of loopy's names: LoopyWarningBase,
+LoopyAdvisory, ParameterFinderWarning, CannotBranchDomainTree,
+AutomaticTestFailure, DependencyTypeInferenceFailure, UnscheduledInstructionError,
+ReductionIsNotTriangularError, LoopyTypeError, LoopyIndexError, LoopyKeyError,
+ExpressionNotAffineError, ExpressionToAffineConversionError,
+VariableAccessNotOrdered, DependencyCycleFound, UnableToDetermineAccessRangeError,
+ScheduleDebugInputError; and warn_with_kernel.
 """
 
 from __future__ import annotations
+
+import warnings
+from fnmatch import fnmatchcase
+from typing import Any
 
 
 class KernelcoreError(Exception):
@@ -69,13 +79,104 @@ class AccessOutOfBoundsError(KernelcoreError, IndexError):
     the kernel accepts (see :mod:`kernelcore.check_bounds`)."""
 
 
+class CannotBranchDomainTree(KernelcoreError):
+    """The loop domains do not nest as a tree."""
+
+
+class AutomaticTestFailure(KernelcoreError):
+    """:func:`~kernelcore.testing.auto_test_vs_ref` found results that differ
+    from the reference."""
+
+
+class DependencyTypeInferenceFailure(TypeInferenceFailure):
+    """A type depends on a variable whose type is not known yet; *symbol*
+    names it."""
+
+    def __init__(self, message: str, symbol: str | None = None):
+        super().__init__(message)
+        self.symbol = symbol
+
+
+class UnscheduledInstructionError(SchedulingError):
+    """An instruction is missing from the linearization."""
+
+
+class ReductionIsNotTriangularError(KernelcoreError, ValueError):
+    """A reduction's domain is not of the (triangular) shape a transformation needs."""
+
+
+class LoopyTypeError(KernelcoreError, TypeError):
+    """An argument of the wrong type."""
+
+
+class LoopyIndexError(KernelcoreError, IndexError):
+    """An index outside the range it must lie in."""
+
+
+class LoopyKeyError(KernelcoreError, KeyError):
+    """A name or identifier that is not there."""
+
+
+class ExpressionNotAffineError(KernelcoreError, ValueError):
+    """An expression is not quasi-affine in the loop indices and parameters."""
+
+
+class ExpressionToAffineConversionError(KernelcoreError, ValueError):
+    """An expression cannot be turned into an isl affine function."""
+
+
+class VariableAccessNotOrdered(KernelcoreError):
+    """Two instructions touching one variable are not ordered by dependencies."""
+
+
+class DependencyCycleFound(SchedulingError):
+    """The instruction dependencies form a cycle."""
+
+
+class UnableToDetermineAccessRangeError(KernelcoreError):
+    """The range of indices an access touches could not be found."""
+
+
+class ScheduleDebugInputError(KernelcoreError):
+    """Bad interactive input to the linearization debugger."""
+
+
 class KernelcoreWarning(UserWarning):
     """Base class of kernelcore's warnings."""
 
 
+LoopyWarningBase = KernelcoreWarning
 LoopyWarning = KernelcoreWarning
 
 
-class WriteRaceConditionWarning(KernelcoreWarning, KernelcoreError):
-    """Several work-items would write the same element. Raised as an error unless
-    silenced with the kernel's ``silenced_warnings``."""
+class LoopyAdvisory(KernelcoreWarning):
+    """A hint about performance, not about correctness."""
+
+
+class ParameterFinderWarning(KernelcoreWarning):
+    """A kernel parameter could not be deduced from the arguments."""
+
+
+class WriteRaceConditionWarning(KernelcoreWarning):
+    """Several work-items would write the same element. A warning (filter it
+    with :mod:`warnings` or silence it with the kernel's
+    ``silenced_warnings``); code is generated anyway."""
+
+
+def is_silenced(kernel: Any, id: str) -> bool:
+    """Whether warning *id* matches one of the patterns in the kernel's
+    ``silenced_warnings`` (fnmatch-style; a bare kind such as ``write_race``
+    silences every ``write_race(...)``)."""
+    kind = id.split("(", 1)[0]
+    return any(fnmatchcase(id, pattern) or pattern == kind
+               for pattern in kernel.silenced_warnings)
+
+
+def warn_with_kernel(kernel: Any, id: str, text: str,
+                     type: type[Warning] = KernelcoreWarning) -> None:
+    """Issue warning *type* about *kernel* unless *id* is silenced
+    (:func:`is_silenced`)."""
+    if is_silenced(kernel, id):
+        return
+    warnings.warn(f"in kernel {kernel.name}: {text} (add '{id}' to silenced_warnings "
+                  "kernel attribute to disable)", type, stacklevel=3)

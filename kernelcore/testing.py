@@ -36,7 +36,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 from pymbolic import evaluate
 
-from kernelcore.diagnostic import KernelcoreError, TypeInferenceFailure
+from kernelcore.diagnostic import AutomaticTestFailure, KernelcoreError, TypeInferenceFailure
 from kernelcore.ir.data import ArrayArg, ValueArg, strides_for_order
 
 logger = logging.getLogger(__name__)
@@ -45,10 +45,6 @@ logger = logging.getLogger(__name__)
 RANDOM_SEED = 0x5EED
 
 _RULE = 75 * "-"
-
-
-class AutomaticTestFailure(KernelcoreError):
-    """A test kernel's results disagree with the reference kernel's."""
 
 
 # {{{ tolerances and result checking

@@ -6,7 +6,8 @@ Loop indices and integer domain parameters have the kernel's index dtype
 (int32 unless the kernel was made with ``index_dtype=np.int64``).
 
 Public names: ExprType, TypeInferenceMapper, infer_types, add_dtypes,
-add_and_infer_dtypes, INDEX_DTYPE.
+add_and_infer_dtypes, INDEX_DTYPE, and loopy's type names: LoopyType, NumpyType,
+AtomicType, AtomicNumpyType, OpaqueType, to_loopy_type.
 """
 
 from __future__ import annotations
@@ -346,3 +347,47 @@ def add_dtypes(knl, dtype_dict: dict[str, Any]):
 def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
     """:func:`add_dtypes`, then infer what follows from them."""
     return infer_types(add_dtypes(knl, dtype_dict), require_all=False)
+
+
+# {{{ loopy's type objects
+
+from kernelcore.callables import NumpyType  # noqa: E402
+
+#: loopy's base class of types; kernelcore's only kind is :class:`NumpyType`
+LoopyType = NumpyType
+
+
+class AtomicNumpyType(NumpyType):
+    """A NumPy type of an array declared for atomic updates."""
+
+
+AtomicType = AtomicNumpyType
+
+
+@dataclass(frozen=True)
+class OpaqueType:
+    """A type known only by its name in the target language."""
+
+    name: str
+
+
+def to_loopy_type(dtype: Any, allow_auto: bool = False, allow_none: bool = False,
+                  for_atomic: bool = False, target: Any = None) -> Any:
+    """*dtype* (a NumPy dtype or anything :func:`numpy.dtype` accepts, or a
+    :class:`NumpyType`) as a :class:`NumpyType`; :data:`~kernelcore.auto` and
+    None pass through where allowed."""
+    from kernelcore.ir.data import auto
+    if dtype is None:
+        if allow_none:
+            return None
+        raise TypeInferenceFailure("dtype must not be None")
+    if dtype is auto:
+        if allow_auto:
+            return auto
+        raise TypeInferenceFailure("dtype must not be auto")
+    if isinstance(dtype, OpaqueType):
+        return dtype
+    numpy_dtype = to_dtype(dtype)
+    return (AtomicNumpyType if for_atomic else NumpyType)(numpy_dtype)
+
+# }}}

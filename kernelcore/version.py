@@ -1,5 +1,13 @@
-"""Package version, and a fingerprint of the sources (part of every cache key,
-so a changed code generator never reuses stale cached code)."""
+"""Package version, the language versions kernels may ask for (loopy's
+``lang_version=``), and a fingerprint of the sources (part of every cache key,
+so a changed code generator never reuses stale cached code).
+
+Public names: VERSION, VERSION_STATUS, VERSION_TEXT, KERNELCORE_VERSION,
+LOOPY_USE_LANGUAGE_VERSION_2017_2, LOOPY_USE_LANGUAGE_VERSION_2018_1,
+LOOPY_USE_LANGUAGE_VERSION_2018_2, MOST_RECENT_LANGUAGE_VERSION, FALLBACK_LANGUAGE_VERSION,
+LANGUAGE_VERSION_SYMBOLS, DATA_MODEL_VERSION, tree_fingerprint,
+source_fingerprint.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,26 @@ from functools import lru_cache
 from pathlib import Path
 
 VERSION = "0.1.0"
+#: the version as a tuple of ints, loopy-style
+KERNELCORE_VERSION = tuple(int(p) for p in VERSION.split("."))
+VERSION_STATUS = ""
+VERSION_TEXT = VERSION + VERSION_STATUS
+
+# {{{ language versions (loopy's names; all of them select today's semantics)
+
+#: the language versions a kernel may request with ``make_kernel(lang_version=...)``
+LOOPY_USE_LANGUAGE_VERSION_2017_2 = (2017, 2)
+LOOPY_USE_LANGUAGE_VERSION_2018_1 = (2018, 1)
+LOOPY_USE_LANGUAGE_VERSION_2018_2 = (2018, 2)
+LANGUAGE_VERSION_SYMBOLS = ["LOOPY_USE_LANGUAGE_VERSION_2018_2",
+                            "LOOPY_USE_LANGUAGE_VERSION_2018_1",
+                            "LOOPY_USE_LANGUAGE_VERSION_2017_2"]
+MOST_RECENT_LANGUAGE_VERSION = LOOPY_USE_LANGUAGE_VERSION_2018_2
+FALLBACK_LANGUAGE_VERSION = LOOPY_USE_LANGUAGE_VERSION_2017_2
+#: bumped when the layout of pickled kernels changes
+DATA_MODEL_VERSION = f"kernelcore-{VERSION}"
+
+# }}}
 
 
 def tree_fingerprint(root: Path, seed: str = "") -> str:

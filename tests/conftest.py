@@ -49,6 +49,9 @@ def pytest_configure(config):
     _previous_cache_dir = os.environ.get(_CACHE_DIR_ENV)
     _session_cache_dir = tempfile.mkdtemp(prefix="kernelcore-test-cache-")
     os.environ[_CACHE_DIR_ENV] = _session_cache_dir
+    # write races are warnings (as in loopy); the suite treats them as errors
+    config.addinivalue_line(
+        "filterwarnings", "error::kernelcore.diagnostic.WriteRaceConditionWarning")
 
 
 def pytest_unconfigure(config):

@@ -25,7 +25,7 @@ from kernelcore.codegen.vector import (
     VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
     check_selects_in_bounds, vector_ctype, vector_temporaries)
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
-from kernelcore.ir.data import AddressSpace, ValueArg
+from kernelcore.ir.data import AddressSpace, ConstantArg, ValueArg
 from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
 from kernelcore.ir.expr import get_dependencies, substitute
@@ -385,7 +385,10 @@ class _Generator:
         ctype = self.target.dtype_to_ctype(arg.dtype)
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
-        return self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
+        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
+        if isinstance(arg, ConstantArg):
+            decl = decl.replace("__global ", "__constant ", 1)
+        return decl
 
     def check_definitions(self) -> None:
         """Private and local temporaries do not survive between device kernels:

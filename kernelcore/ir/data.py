@@ -1,6 +1,7 @@
 """Kernel data: arguments and temporaries.
 
-Public names: auto, AddressSpace, ArrayArg, GlobalArg, ValueArg, TemporaryVariable,
+Public names: auto, AddressSpace, ArrayArg, GlobalArg, ConstantArg, ValueArg,
+TemporaryVariable,
 KernelArgument, to_dtype, parse_shape.
 """
 
@@ -52,6 +53,7 @@ def to_dtype(dtype: Any) -> np.dtype | None:
     """Normalize a user dtype spec to :class:`numpy.dtype`, keeping None/auto as None."""
     if dtype is None or dtype is auto:
         return None
+    dtype = getattr(dtype, "numpy_dtype", dtype)      # loopy's NumpyType
     try:
         return np.dtype(dtype)
     except TypeError as e:
@@ -185,13 +187,31 @@ class ArrayArg(_ArrayBase):
 GlobalArg = ArrayArg
 
 
+class ConstantArg(ArrayArg):
+    """A read-only array argument in the device's constant memory
+    (``__constant`` in OpenCL C; plain global memory on the C target)."""
+
+    def __str__(self) -> str:
+        return super().__str__().replace("aspace: global", "aspace: constant")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ValueArg(_Variable):
-    """A scalar argument passed by value."""
+    """A scalar argument passed by value; *approximately* is a typical value,
+    used where a value is needed without one being given (operation counts
+    in :mod:`kernelcore.statistics`)."""
 
-    def __init__(self, name: str, dtype: Any = None):
+    approximately: Any = 1000
+    is_output: bool = False
+    is_input: bool = True
+
+    def __init__(self, name: str, dtype: Any = None, approximately: Any = 1000, *,
+                 is_output: bool = False, is_input: bool = True, tags: Any = None):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "dtype", to_dtype(dtype))
+        object.__setattr__(self, "approximately", approximately)
+        object.__setattr__(self, "is_output", is_output)
+        object.__setattr__(self, "is_input", is_input)
 
     def __str__(self) -> str:
         return f"{self.name}: ValueArg, type: {self._type_str()}"
@@ -233,6 +253,6 @@ class TemporaryVariable(_ArrayBase):
         return f"{self.name}: type: {self._type_str()}{shape} aspace: {aspace}"
 
 
-__all__ = ["auto", "AddressSpace", "ArrayArg", "GlobalArg", "ValueArg",
+__all__ = ["auto", "AddressSpace", "ArrayArg", "GlobalArg", "ConstantArg", "ValueArg",
            "TemporaryVariable", "KernelArgument", "to_dtype", "parse_shape",
            "strides_for_order"]

@@ -1,9 +1,9 @@
 """Kernel-specific expression nodes and the mappers every pass builds on.
 
-Public names: Reduction, TypeCast, IdentityMapper, CombineMapper, WalkMapper,
-StringifyMapper, VariableCollector, AccessCollector, collect_accesses, SubstitutionMapper,
-substitute, get_dependencies, called_names, find_reductions, REDUCTION_OPS, USER_REDUCTIONS,
-is_reduction_name.
+Public names: Reduction, TypeCast, ResolvedFunction, SubArrayRef, IdentityMapper,
+CombineMapper, WalkMapper, StringifyMapper, VariableCollector, AccessCollector,
+collect_accesses, SubstitutionMapper, substitute, get_dependencies, called_names,
+find_reductions, REDUCTION_OPS, USER_REDUCTIONS, is_reduction_name.
 """
 
 from __future__ import annotations
@@ -54,7 +54,44 @@ class TypeCast(prim.ExpressionNode):
         return StringifyMapper()
 
 
+@prim.expr_dataclass()
+class ResolvedFunction(prim.ExpressionNode):
+    """The function of a call that names an entry of a translation unit's
+    callables table (*function* is a :class:`pymbolic.primitives.Variable`)."""
+
+    function: Any
+
+    @property
+    def name(self) -> str:
+        """The name under which the callable is registered."""
+        fn = self.function
+        return fn if isinstance(fn, str) else fn.name
+
+    def make_stringifier(self, originating_stringifier=None):
+        return StringifyMapper()
+
+
+@prim.expr_dataclass()
+class SubArrayRef(prim.ExpressionNode):
+    """``[i, j]: a[i, j]``: the sub-array of *subscript* swept by the inames
+    *swept_inames* (a tuple of Variables); the array-valued argument of a
+    call to a kernel."""
+
+    swept_inames: tuple
+    subscript: Any
+
+    def make_stringifier(self, originating_stringifier=None):
+        return StringifyMapper()
+
+
 class IdentityMapper(_IdentityMapper):
+    def map_resolved_function(self, expr, *args, **kwargs):
+        return expr
+
+    def map_sub_array_ref(self, expr, *args, **kwargs):
+        new = self.rec(expr.subscript, *args, **kwargs)
+        return expr if new is expr.subscript else SubArrayRef(expr.swept_inames, new)
+
     def map_reduction(self, expr: Reduction, *args, **kwargs):
         new = self.rec(expr.expr, *args, **kwargs)
         return expr if new is expr.expr else Reduction(expr.operation, expr.inames, new)
@@ -64,6 +101,9 @@ class IdentityMapper(_IdentityMapper):
 
 
 class CombineMapper(_CombineMapper):
+    def map_sub_array_ref(self, expr, *args, **kwargs):
+        return self.rec(expr.subscript, *args, **kwargs)
+
     def map_reduction(self, expr: Reduction, *args, **kwargs):
         return self.rec(expr.expr, *args, **kwargs)
 
@@ -72,6 +112,15 @@ class CombineMapper(_CombineMapper):
 
 
 class WalkMapper(_WalkMapper):
+    def map_resolved_function(self, expr, *args, **kwargs):
+        self.visit(expr, *args, **kwargs)
+
+    def map_sub_array_ref(self, expr, *args, **kwargs):
+        if not self.visit(expr, *args, **kwargs):
+            return
+        self.rec(expr.subscript, *args, **kwargs)
+        self.post_visit(expr, *args, **kwargs)
+
     def map_reduction(self, expr: Reduction, *args, **kwargs):
         if not self.visit(expr, *args, **kwargs):
             return
@@ -86,6 +135,13 @@ class WalkMapper(_WalkMapper):
 
 
 class StringifyMapper(_StringifyMapper):
+    def map_resolved_function(self, expr, enclosing_prec, *args, **kwargs):
+        return expr.name
+
+    def map_sub_array_ref(self, expr, enclosing_prec, *args, **kwargs):
+        inames = ", ".join(str(i) for i in expr.swept_inames)
+        return f"[{inames}]: {self.rec(expr.subscript, PREC_NONE)}"
+
     def map_reduction(self, expr: Reduction, enclosing_prec, *args, **kwargs):
         inames = expr.inames[0] if len(expr.inames) == 1 else \
             "(" + ", ".join(expr.inames) + ")"
@@ -122,6 +178,9 @@ class VariableCollector(CombineMapper):
     def map_reduction(self, expr):
         return self.rec(expr.expr) - frozenset(expr.inames)
 
+    def map_sub_array_ref(self, expr):
+        return self.rec(expr.subscript) - frozenset(i.name for i in expr.swept_inames)
+
     def map_slice(self, expr):
         return self.combine(self.rec(c) for c in expr.children if c is not None)
 
@@ -153,7 +212,7 @@ class AccessCollector(WalkMapper):
         self.bare.add(expr.name)
 
     def map_call(self, expr):
-        if isinstance(expr.function, prim.Variable):
+        if isinstance(expr.function, (prim.Variable, ResolvedFunction)):
             self.functions.add(expr.function.name)
         for p in expr.parameters:
             self.rec(p)

@@ -50,6 +50,11 @@ def set_caching_enabled(flag: bool) -> None:
     _CACHING["disk"] = bool(flag)
 
 
+def caching_enabled() -> bool:
+    """Whether the on-disk cache of generated code is on."""
+    return _CACHING["disk"]
+
+
 def cache_stats() -> dict[str, int]:
     """Counters: code generations, builds, memory and disk cache hits."""
     return {**CODEGEN_STATS, **STATS}

@@ -9,6 +9,7 @@ import numpy as np
 
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace
+from kernelcore.target.base import CFamilyTarget
 
 _C_TYPES = {
     "int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
@@ -21,7 +22,7 @@ _C_TYPES = {
 _FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax"}
 
 
-class OpenCLTarget:
+class OpenCLTarget(CFamilyTarget):
     """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
     compiler to fuse ``a*b + c`` into one rounding (an FMA), True allows it,
     None leaves the compiler's default (OpenCL allows it)."""

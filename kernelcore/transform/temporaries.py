@@ -5,7 +5,9 @@ Public names: set_temporary_scope, choose_temporary_scopes.
 
 from __future__ import annotations
 
-from kernelcore.diagnostic import KernelcoreError, UnknownNameError, WriteRaceConditionWarning
+from kernelcore.diagnostic import (
+    KernelcoreError, UnknownNameError, WriteRaceConditionWarning, is_silenced,
+    warn_with_kernel)
 from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_subscript
@@ -52,7 +54,8 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
                    if isinstance(i, Assignment) and name in i.assignee_names()]
         sub_inames = [set().union(*(get_dependencies(s) for s in assignee_subscript(
             w.assignee))) if assignee_subscript(w.assignee) else set() for w in writers]
-        if tv.address_space is auto:
+        chosen = tv.address_space is auto
+        if chosen:
             is_local = any(used & local or any(v.startswith("lid(") for v in used)
                            for used in sub_inames)
             tv = tv.copy(address_space=AddressSpace.LOCAL if is_local
@@ -64,13 +67,16 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
                 covered = {knl.iname_tags[n].axis for n in used & local}
                 covered |= {int(v[4]) for v in used if v.startswith("lid(")}
                 missing = sorted(n for n, axis in lanes.items() if axis not in covered)
-                silenced = f"write_race_local({w.id})" in knl.silenced_warnings
-                if missing and not silenced:
-                    raise WriteRaceConditionWarning(
-                        f"in kernel {knl.name}: instruction '{w.id}' looks invalid: it "
-                        f"assigns to indices based on local IDs, but its temporary "
-                        f"'{name}' cannot be made local because a write race across the "
-                        f"iname(s) {', '.join(repr(m) for m in missing)} would emerge. (Do "
-                        "you need to add an extra iname to your prefetch?) (add "
-                        f"'write_race_local({w.id})' to silenced_warnings to disable)")
+                if not missing or is_silenced(knl, f"write_race_local({w.id})"):
+                    continue
+                warn_with_kernel(
+                    knl, f"write_race_local({w.id})",
+                    f"instruction '{w.id}' looks invalid: it assigns to indices based on "
+                    f"local IDs, but its temporary '{name}' cannot be made local because "
+                    f"a write race across the iname(s) "
+                    f"{', '.join(repr(m) for m in missing)} would emerge. (Do you need to "
+                    "add an extra iname to your prefetch?)", WriteRaceConditionWarning)
+                if chosen:      # as loopy: the temporary stays private instead
+                    temps[name] = tv.copy(address_space=AddressSpace.PRIVATE)
+                break
     return knl.copy(temporary_variables=temps)
