@@ -81,6 +81,9 @@ __all__ = sorted({
 def __getattr__(name: str):
     """NumPy's functions that lazyarray has no version of: run on the host
     (:mod:`lazyarray.fallback`), with a warning the first time."""
+    if name in ("distributed", "dask"):          # (their engines are optional)
+        import importlib
+        return importlib.import_module(f"lazyarray.{name}")
     func = getattr(_np, name, None)
     if name.startswith("_") or func is None or not callable(func) or isinstance(func, type):
         raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")
