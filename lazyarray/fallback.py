@@ -9,7 +9,7 @@ Functions that write into their arguments (``np.copyto``, ``np.put``, ...)
 have no host fallback: NumPy would write into a host copy, leaving the lazy
 array unchanged. They raise unless lazyarray implements them.
 
-Public names: LazyArrayHostFallbackWarning, host_call, host_version, MUTATING.
+Public names: LazyArrayHostFallbackWarning, host_call, host_version, device_or_host, MUTATING.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from lazyarray.errors import LazyArrayError
+from lazyarray.errors import LazyArrayError, NoDeviceVersion
 
 logger = logging.getLogger("lazyarray.fallback")
 
@@ -125,3 +125,13 @@ def host_version(func: Callable, name: str) -> Callable:
         return host_call(func, args, kwargs, name)
     on_host.__module__ = "lazyarray.fallback"
     return on_host
+
+
+def device_or_host(build: Callable[[], Any], func: Callable, args: tuple) -> Any:
+    """``build()``, the lazy array that computes on the device, or NumPy's
+    *func* on *args* on the host where lazyarray has no device version of
+    it for these dtypes (:class:`~lazyarray.errors.NoDeviceVersion`)."""
+    try:
+        return build()
+    except NoDeviceVersion:
+        return host_call(func, args, {})

@@ -17,12 +17,14 @@ import pyopencl.array as cla
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
-    ConcretizationError, DTypeError, NoDeviceVersion, concretization_message)
+    ConcretizationError, DTypeError, concretization_message)
+from lazyarray.fallback import device_or_host
 from lazyarray.methods import NumPyMethods
+from lazyarray.reduction_methods import ReductionMethods
 from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
-from lazyarray.ops import linalg, manipulate, reductions, shape as shape_ops
+from lazyarray.ops import linalg, manipulate, shape as shape_ops
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
 from lazyarray.tracing import TRACING
@@ -44,7 +46,7 @@ def _node(x) -> Node:
     return asarray(x).node
 
 
-class LazyArray(NumPyMethods):
+class LazyArray(NumPyMethods, ReductionMethods):
     """A lazily evaluated array: operations build a graph; ``get()``,
     ``np.asarray`` and scalar conversions compute it."""
 
@@ -278,11 +280,8 @@ class LazyArray(NumPyMethods):
 
     def round(self, decimals=0) -> LazyArray:
         """Values rounded to *decimals* decimals (NumPy's rounding: half to even)."""
-        try:
-            return LazyArray(round_half_even(self.node, decimals))
-        except NoDeviceVersion:
-            from lazyarray.fallback import host_call
-            return host_call(np.round, (self, decimals), {})
+        return device_or_host(lambda: LazyArray(round_half_even(self.node, decimals)),
+                              np.round, (self, decimals))
 
     # }}}
 
@@ -475,72 +474,6 @@ class LazyArray(NumPyMethods):
             return self
         return LazyArray(cast(self.node, dtype))
 
-    # {{{ reductions
-
-    def sum(self, axis=None, keepdims=False, dtype=None):
-        """The sum along *axis*."""
-        return LazyArray(reductions.reduce("sum", self.node, axis, keepdims, dtype))
-
-    def prod(self, axis=None, keepdims=False, dtype=None):
-        """The product along *axis*."""
-        return LazyArray(reductions.reduce("product", self.node, axis, keepdims, dtype))
-
-    def max(self, axis=None, keepdims=False):
-        """The largest values along *axis*."""
-        return LazyArray(reductions.reduce("max", self.node, axis, keepdims))
-
-    def min(self, axis=None, keepdims=False):
-        """The smallest values along *axis*."""
-        return LazyArray(reductions.reduce("min", self.node, axis, keepdims))
-
-    def any(self, axis=None, keepdims=False):
-        """Whether any element along *axis* is true."""
-        return self._logical_reduction("any", axis, keepdims)
-
-    def all(self, axis=None, keepdims=False):
-        """Whether all elements along *axis* are true."""
-        return self._logical_reduction("all", axis, keepdims)
-
-    def _logical_reduction(self, op, axis, keepdims):
-        node = reductions.reduce(op, self.node, axis, keepdims)
-        if self.size == 0:
-            # nothing to reduce: the identity, as a constant
-            from lazyarray.ops.construct import full
-            return LazyArray(full(node.shape, op == "all", np.bool_))
-        return LazyArray(node)
-
-    def mean(self, axis=None, keepdims=False, dtype=None):
-        """The mean along *axis*."""
-        return LazyArray(reductions.mean(self.node, axis, keepdims, dtype))
-
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
-        """Variance; *correction* is the Array API's (and NumPy 2's) name of *ddof*."""
-        return LazyArray(reductions.var(self.node, axis, keepdims, dtype,
-                                        _ddof(ddof, correction)))
-
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
-        """Standard deviation (see :meth:`var`)."""
-        return LazyArray(elementwise("sqrt", reductions.var(
-            self.node, axis, keepdims, dtype, _ddof(ddof, correction))))
-
-    def cumsum(self, axis=None, dtype=None):
-        """Running sums along *axis* (the flattened array by default)."""
-        return LazyArray(reductions.scan("sum", self.node, axis, dtype))
-
-    def cumprod(self, axis=None, dtype=None):
-        """Running products along *axis* (the flattened array by default)."""
-        return LazyArray(reductions.scan("product", self.node, axis, dtype))
-
-    def argmax(self, axis=None, keepdims=False):
-        """Indices of the largest values along *axis*."""
-        return LazyArray(reductions.argreduce("argmax", self.node, axis, keepdims))
-
-    def argmin(self, axis=None, keepdims=False):
-        """Indices of the smallest values along *axis*."""
-        return LazyArray(reductions.argreduce("argmin", self.node, axis, keepdims))
-
-    # }}}
-
 
 def copy(x) -> LazyArray:
     """A copy of *x* (later writes to *x* do not change it)."""
@@ -568,22 +501,16 @@ VIEW_FUNCTIONS = {
 def _binary(name, reflected=False):
     def op(self, other):
         args = (other, self) if reflected else (self, other)
-        try:
-            return LazyArray(elementwise(name, *(_node(a) for a in args)))
-        except NoDeviceVersion:
-            from lazyarray.fallback import host_call
-            return host_call(getattr(np, name), args, {})
+        return device_or_host(lambda: LazyArray(elementwise(name, *map(_node, args))),
+                              getattr(np, name), args)
     return op
 
 
 def _in_place(name):
     def op(self, other):
-        try:
-            result = elementwise(name, self.node, _node(other))
-        except NoDeviceVersion:
-            from lazyarray.fallback import host_call
-            result = host_call(getattr(np, name), (self, other), {}).node
-        return self._in_place(name, result)
+        result = device_or_host(lambda: LazyArray(elementwise(name, self.node, _node(other))),
+                                getattr(np, name), (self, other))
+        return self._in_place(name, result.node)
     return op
 
 
@@ -619,14 +546,6 @@ class Device:
 
     def __repr__(self) -> str:
         return f"Device({self.cl_device.name.strip()!r})"
-
-
-def _ddof(ddof, correction):
-    if correction is None:
-        return ddof
-    if ddof != 0:
-        raise ValueError("ddof and correction cannot both be given")
-    return correction
 
 
 def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:

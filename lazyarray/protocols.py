@@ -13,8 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from lazyarray.errors import NoDeviceVersion
-from lazyarray.fallback import host_call
+from lazyarray.fallback import device_or_host, host_call
 from lazyarray.handle import LazyArray, _node
 from lazyarray.ops import linalg
 from lazyarray.ops.elementwise import UFUNCS, elementwise
@@ -47,10 +46,8 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         return getattr(lazyarray, ufunc.__name__)(*inputs)
     if ufunc.__name__ not in UFUNCS:
         return host_call(ufunc, inputs, {})
-    try:
-        return LazyArray(elementwise(ufunc.__name__, *(_node(x) for x in inputs)))
-    except NoDeviceVersion:
-        return host_call(ufunc, inputs, {})
+    return device_or_host(lambda: LazyArray(elementwise(ufunc.__name__, *map(_node, inputs))),
+                          ufunc, inputs)
 
 
 def array_function(func, args: tuple, kwargs: dict) -> Any:
