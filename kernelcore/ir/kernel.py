@@ -236,9 +236,9 @@ class LoopKernel:
                 if insn.depends_on:
                     lines.append(f"{insn.id} : {', '.join(sorted(insn.depends_on))}")
         if self.linearization is not None:
-            from kernelcore.schedule.items import linearization_lines
-            lines += [_RULE, "LINEARIZATION:"]
-            lines += linearization_lines(self.linearization)
+            from kernelcore.schedule.items import schedule_lines
+            lines += [_RULE, "SCHEDULE:"]
+            lines += schedule_lines(self)
         lines.append(_RULE)
         return "\n".join(lines)
 
@@ -247,11 +247,31 @@ class LoopKernel:
 
     # }}}
 
-    def get_grid_size_upper_bounds(self):
-        """(number of work-groups per axis, work-group size per axis) as isl Affs of
-        the parameters."""
+    def get_grid_size_upper_bounds(self, callables_table: Any = None,
+                                   ignore_auto: bool = False, return_dict: bool = False):
+        """``(global_size, local_size)``: a grid that can run every
+        instruction, as tuples of :class:`islpy.PwAff` of the parameters (the
+        number of work-groups and the work-group size per axis), or dicts
+        ``{axis: PwAff}`` with *return_dict*. *callables_table* and
+        *ignore_auto* are taken for loopy's signature."""
         from kernelcore.codegen.grid import grid_sizes
-        return grid_sizes(self)
+        groups, local = grid_sizes(self)
+        if return_dict:
+            return dict(enumerate(groups)), dict(enumerate(local))
+        return groups, local
+
+    def get_grid_size_upper_bounds_as_exprs(self, callables_table: Any = None,
+                                            ignore_auto: bool = False,
+                                            return_dict: bool = False):
+        """:meth:`get_grid_size_upper_bounds` as pymbolic expressions."""
+        from kernelcore.ir.domain import pw_aff_to_expr
+        groups, local = self.get_grid_size_upper_bounds(callables_table, ignore_auto,
+                                                        return_dict=True)
+        gexprs = {k: pw_aff_to_expr(v) for k, v in groups.items()}
+        lexprs = {k: pw_aff_to_expr(v) for k, v in local.items()}
+        if return_dict:
+            return gexprs, lexprs
+        return tuple(gexprs.values()), tuple(lexprs.values())
 
     def __call__(self, queue, **kwargs):
         """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""

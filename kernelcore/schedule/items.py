@@ -1,7 +1,7 @@
 """The items a linearization (schedule) is made of.
 
 Public names: EnterLoop, LeaveLoop, RunInstruction, Barrier, CallKernel,
-ReturnFromKernel, linearization_lines.
+ReturnFromKernel, linearization_lines, schedule_lines.
 """
 
 from __future__ import annotations
@@ -66,4 +66,52 @@ def linearization_lines(items) -> list[str]:
             lines.append("  " * depth + f"... {item.kind[0]}barrier{note}")
         else:
             lines.append("  " * depth + f"{item.insn_id}")
+    return lines
+
+
+def _extra_args(knl, items, start: int) -> list[str]:
+    """Global temporaries the device kernel starting at *start* touches."""
+    from kernelcore.ir.data import AddressSpace
+    globals_ = {n for n, t in knl.temporary_variables.items()
+                if t.address_space == AddressSpace.GLOBAL}
+    used: set[str] = set()
+    for item in items[start + 1:]:
+        if isinstance(item, ReturnFromKernel):
+            break
+        if isinstance(item, RunInstruction):
+            insn = knl.id_to_insn.get(item.insn_id)
+            if insn is not None:
+                used |= (insn.assignee_names() | insn.read_dependency_names()) & globals_
+    return sorted(used)
+
+
+def schedule_lines(knl) -> list[str]:
+    """The linearization of *knl* as loopy prints it under ``SCHEDULE:``:
+    numbered items, nested four spaces per loop or device kernel, with each
+    instruction shown in full."""
+    items = list(knl.linearization or ())
+    width = max(len(str(len(items) - 1)), 1) + 3 if items else 4
+    lines = []
+    depth = 0
+    for k, item in enumerate(items):
+        if isinstance(item, (LeaveLoop, ReturnFromKernel)):
+            depth -= 1
+        if isinstance(item, EnterLoop):
+            text = f"for {item.iname}"
+        elif isinstance(item, LeaveLoop):
+            text = f"end {item.iname}"
+        elif isinstance(item, CallKernel):
+            text = (f"CALL KERNEL {item.kernel_name}(extra_args="
+                    f"{_extra_args(knl, items, k)}, extra_inames=[])")
+        elif isinstance(item, ReturnFromKernel):
+            text = f"RETURN FROM KERNEL {item.kernel_name}"
+        elif isinstance(item, Barrier):
+            note = f"  /* {item.comment} */" if item.comment else ""
+            text = f"... {item.kind[0]}barrier{note}"
+        else:
+            insn = knl.id_to_insn.get(item.insn_id)
+            text = str(insn).rstrip() if insn is not None else item.insn_id
+        lines.append(f"{k:>{width}}: " + "    " * depth + text)
+        if isinstance(item, (EnterLoop, CallKernel)):
+            depth += 1
     return lines
