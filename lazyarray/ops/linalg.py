@@ -82,10 +82,10 @@ def einsum(spec: str, *nodes: Node) -> Node:
         for label, extent in zip(term, node.shape):
             known = sizes.setdefault(label, extent)
             if known != extent:
-                if label not in ellipsis or 1 not in (known, extent):
+                if 1 not in (known, extent):
                     raise ShapeError(f"einsum: label '{label}' has sizes {known} and "
                                      f"{extent}")
-                sizes[label] = max(known, extent)      # broadcast
+                sizes[label] = max(known, extent)      # size 1 broadcasts, as in NumPy
     contracted = [c for c in dict.fromkeys("".join(terms)) if c not in output]
     labels = list(output) + contracted
     dtype = np.result_type(*(n.dtype for n in nodes))

@@ -1,12 +1,20 @@
 """The device lazyarray computes on: its queue, the lock around device work,
 waiting for it, and arrays coming in from other queues.
 
-Public names: default_queue, adopt, DEVICE_LOCK, synchronize.
+The queue is kernelcore's default queue unless a block runs under
+:func:`using_queue` (an array context computing on the queue it was given):
+the choice is per thread (a context variable), so threads computing for
+different contexts do not see each other's queues.
+
+Public names: default_queue, using_queue, queue_chosen, adopt, DEVICE_LOCK, synchronize.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pyopencl as cl
 import pyopencl.array as cla
@@ -14,9 +22,37 @@ import pyopencl.array as cla
 import kernelcore as lp
 
 
+#: the queue chosen by :func:`using_queue` in this thread (None: kernelcore's)
+_ACTIVE_QUEUE: contextvars.ContextVar[cl.CommandQueue | None] = contextvars.ContextVar(
+    "lazyarray_queue", default=None)
+
+
 def default_queue() -> cl.CommandQueue:
-    """The queue lazyarray computes on: kernelcore's default queue."""
-    return lp.default_queue()
+    """The queue lazyarray computes on: the one :func:`using_queue` chose in
+    this thread, else kernelcore's default queue."""
+    queue = _ACTIVE_QUEUE.get()
+    return queue if queue is not None else lp.default_queue()
+
+
+def queue_chosen() -> bool:
+    """Whether a :func:`using_queue` block chose the queue of this thread."""
+    return _ACTIVE_QUEUE.get() is not None
+
+
+@contextmanager
+def using_queue(queue: cl.CommandQueue | None) -> Iterator[cl.CommandQueue]:
+    """Compute on *queue* inside the block (None: the current queue): arrays
+    made, kernels planned for its device and launched, results allocated and
+    values transferred there. Blocks nest; the previous queue comes back at
+    the end. Only the calling thread is affected."""
+    if queue is None:
+        yield default_queue()
+        return
+    token = _ACTIVE_QUEUE.set(queue)
+    try:
+        yield queue
+    finally:
+        _ACTIVE_QUEUE.reset(token)
 
 
 def adopt(data: cla.Array) -> cla.Array:

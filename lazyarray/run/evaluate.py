@@ -6,22 +6,39 @@ Public names: evaluate, NAMED_DEPTH.
 
 from __future__ import annotations
 
+import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.graph import Const, Input, Node, Param, Reshape, View, computed, walk
-from lazyarray.run.device import DEVICE_LOCK, default_queue
+from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, using_queue
 from lazyarray.run.steps import plan, run_step
 from lazyarray.tracing import TRACING
 from lazyarray.values import holder, keep_on_device, on_device
 
 
 def evaluate(root: Node) -> cla.Array:
-    """The value of *root* on the device (stored nodes are computed once)."""
+    """The value of *root* on the device (stored nodes are computed once).
+    Outside a :func:`~lazyarray.run.device.using_queue` block, a graph whose
+    inputs live in another OpenCL context than lazyarray's default queue is
+    computed on their queue (arrays of an array context computed outside
+    it)."""
     value = on_device(root)
     if value is not None:
         return value
-    with DEVICE_LOCK:
+    with DEVICE_LOCK, using_queue(None if queue_chosen() else inputs_queue(root)):
         return _evaluate(root)
+
+
+def inputs_queue(root: Node) -> cl.CommandQueue | None:
+    """The queue of an input of *root*'s uncomputed graph whose OpenCL context
+    is not the default queue's (None if every input is in that context)."""
+    default = default_queue().context
+    for node in walk(root, computed):
+        if isinstance(node, Input):
+            queue = getattr(node.data, "queue", None)
+            if queue is not None and queue.context != default:
+                return queue
+    return None
 
 
 def _evaluate(root: Node) -> cla.Array:

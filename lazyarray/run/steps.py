@@ -72,14 +72,36 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
 class _Compiled:
     """The kernel planned for one structure: the kernelcore kernel (None when
     the step came from a disk recipe, until something needs it) and, once it
-    ran or was loaded, its :class:`~lazyarray.run.launch.BoundLaunch`; laid
-    out for *target*."""
+    ran or was loaded, its :class:`~lazyarray.run.launch.BoundLaunch` for each
+    queue it runs on (*bound*: the first one's; the others are rebuilt from
+    its recipe, without lowering again); laid out for *target*."""
 
-    def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str, target: Target):
+    def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str, target: Target,
+                 queue=None):
         self.kernel = kernel
-        self.bound = bound
         self.disk_key = disk_key
         self.target = target
+        self._by_queue: dict[int, BoundLaunch] = {}
+        self.bound = bound
+        if bound is not None and queue is not None:
+            self._by_queue[queue.int_ptr] = bound
+
+    def bind(self, queue, bound: BoundLaunch) -> None:
+        """Keep *bound* as the launch on *queue* (and as :attr:`bound` if first)."""
+        self._by_queue[queue.int_ptr] = bound
+        if self.bound is None:
+            self.bound = bound
+
+    def bound_on(self, queue, node: Node) -> BoundLaunch | None:
+        """The launch of this kernel on *queue*: made from the recipe of the
+        first queue's launch when another queue asks (None before any run)."""
+        if self.bound is None:
+            return None
+        bound = self._by_queue.get(queue.int_ptr)
+        if bound is None:
+            bound = BoundLaunch.from_recipe(self.bound.recipe, queue, node)
+            self._by_queue.setdefault(queue.int_ptr, bound)
+        return bound
 
 
 @dataclass(frozen=True)
@@ -149,19 +171,20 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target) -> _Compiled:
     recipe, else lowered."""
     start = time.perf_counter()
     STATS["planned"] += 1
-    disk_key = recipe_key(key, default_queue().device, (target.kind, target.units))
+    queue = default_queue()
+    disk_key = recipe_key(key, queue.device, (target.kind, target.units))
     recipe = load_recipe(disk_key)
     bound = None
     if recipe is not None:
         try:
-            bound = BoundLaunch.from_recipe(recipe, default_queue(), node)
+            bound = BoundLaunch.from_recipe(recipe, queue, node)
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
     knl = None if bound is not None else build_kernel(node, inputs, target=target)
     logger.info("%s %s%s %s in %.1f ms", "lowered" if knl is not None else
                 "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
                 1e3 * (time.perf_counter() - start))
-    return _Compiled(knl, bound, disk_key, target)
+    return _Compiled(knl, bound, disk_key, target, queue)
 
 
 def run_step(step: Step, queue, args: dict) -> cla.Array:
@@ -173,13 +196,14 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         # whole buffers, so such an input is read through a copy
         args = {name: a.copy(queue=queue) if getattr(a, "offset", 0) else a
                 for name, a in args.items()}
-    if compiled is not None and compiled.bound is not None:
+    bound = compiled.bound_on(queue, node) if compiled is not None else None
+    if bound is not None:
         STATS["launches"] += 1
         if not logger.isEnabledFor(logging.INFO):
-            return compiled.bound(queue, args)
+            return bound(queue, args)
         events: list = []
         with _kernel_time(node, queue, events):
-            return compiled.bound(queue, args, events)
+            return bound(queue, args, events)
     out = new_array(queue, node.shape or (1,), node.dtype)
     if compiled is not None and tuning_enabled() and not isinstance(node, Scan) and out.size:
         _tune_step(step, queue, args, out)
@@ -199,8 +223,9 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     # to rebind (empty values)
     if compiled is not None and out.size and all(a.size for a in args.values()
                                                  if isinstance(a, cla.Array)):
-        compiled.bound = BoundLaunch.from_run(step.kernel, queue, args, result)
-        store_recipe(compiled.disk_key, compiled.bound.recipe)
+        bound = BoundLaunch.from_run(step.kernel, queue, args, result)
+        compiled.bind(queue, bound)
+        store_recipe(compiled.disk_key, bound.recipe)
     return result
 
 

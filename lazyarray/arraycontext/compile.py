@@ -1,0 +1,137 @@
+"""``actx.compile``: a function of array containers traced once per argument
+signature by ``la.jit``, then replayed as its planned kernels.
+
+The arguments are flattened by the context's container walker into leaves:
+arrays (lazy, or frozen pyopencl arrays, thawed first) and scalars. Python
+numbers are traced as values (``la.jit``'s scalar parameters), so an RK
+stage's new time ``t`` or a new ``dt`` runs the same kernels; NumPy scalars
+and other leaves are part of the signature. The signature (the compile key)
+is the containers' structures, each leaf's kind (array shape and dtype,
+Python number type, or a static value) and the keyword names.
+
+Public names: CompiledFunction, compile_key, flatten_call, unflatten_call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+import lazyarray as la
+from lazyarray.arraycontext.traversal import Structure, Walker
+from lazyarray.handle import LazyArray
+from lazyarray.run import using_queue
+
+
+def _leaf_key(leaf: Any) -> Hashable:
+    if isinstance(leaf, LazyArray) or hasattr(leaf, "shape") and hasattr(leaf, "dtype") \
+            and not isinstance(leaf, np.generic):
+        return ("array", tuple(leaf.shape), np.dtype(leaf.dtype).str)
+    if isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)):
+        return ("number", type(leaf))
+    try:
+        hash(leaf)
+    except TypeError:
+        raise TypeError(f"cannot pass a {type(leaf).__name__} to a compiled function "
+                        "(arrays, numbers and containers of them)") from None
+    return ("static", type(leaf), leaf)
+
+
+def compile_key(leaves: list[Any], structure: Structure, keywords: tuple[str, ...]
+                ) -> Hashable:
+    """The signature of a call: container structure, keyword names, and per
+    leaf its shape and dtype, Python number type, or static value."""
+    return (structure.key, keywords, tuple(_leaf_key(x) for x in leaves))
+
+
+class CompiledFunction:
+    """*f* compiled for the context: one ``la.jit`` trace per signature
+    (:func:`compile_key`), run on *queue*. *thaw* turns frozen leaves into
+    lazy arrays; *wrap_result* post-processes the rebuilt result (attaching
+    the array context to containers)."""
+
+    def __init__(self, f: Callable[..., Any], walker: Walker,
+                 queue: cl.CommandQueue | None,
+                 thaw: Callable[[Any], Any] = lambda x: x,
+                 wrap_result: Callable[[Any], Any] = lambda x: x):
+        self.f = f
+        self._walker = walker
+        self._queue = queue
+        self._thaw = thaw
+        self._wrap = wrap_result
+        self._programs: dict[Hashable, tuple[Any, list[Any]]] = {}
+        #: how many signatures were traced
+        self.trace_count = 0
+
+    def _program(self, key: Hashable, structure: Structure, statics: list[Any]) -> Any:
+        entry = self._programs.get(key)
+        if entry is not None:
+            return entry
+        out_structure: list[Structure] = []
+        walker, f = self._walker, self.f
+        names = key[1] if isinstance(key, tuple) else ()
+
+        def flat(arrays: tuple, numbers_: tuple) -> tuple:
+            it_a, it_n, it_s = iter(arrays), iter(numbers_), iter(statics)
+            leaves = []
+            for kind in key[2]:
+                leaves.append(next(it_a) if kind[0] == "array" else
+                              next(it_n) if kind[0] == "number" else next(it_s))
+            args = unflatten_call(walker, structure, leaves)
+            positional, keywords = args[:len(args) - len(names)], args[len(args) - len(names):]
+            result = f(*positional, **dict(zip(names, keywords)))
+            out_leaves, out_struct = walker.flatten(result)
+            out_structure[:] = [out_struct]
+            return tuple(x if isinstance(x, LazyArray) else la.asarray(x) for x in out_leaves)
+
+        flat.__name__ = getattr(f, "__name__", "compiled")
+        entry = (la.jit(flat), out_structure)
+        self._programs[key] = entry
+        self.trace_count += 1
+        return entry
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names = tuple(sorted(kwargs))
+        leaves, structure = flatten_call(self._walker, [*args, *(kwargs[n] for n in names)])
+        leaves = [self._thaw(x) if hasattr(x, "shape") and not isinstance(x, LazyArray)
+                  and not isinstance(x, np.generic) else x for x in leaves]
+        key = compile_key(leaves, structure, names)
+        arrays = tuple(x for x, k in zip(leaves, key[2]) if k[0] == "array")
+        numbers_ = tuple(x for x, k in zip(leaves, key[2]) if k[0] == "number")
+        statics = [x for x, k in zip(leaves, key[2]) if k[0] == "static"]
+        jitted, out_structure = self._program(key, structure, statics)
+        with using_queue(self._queue):
+            out = jitted(arrays, numbers_)
+        if not isinstance(out, tuple):
+            out = (out,)
+        return self._wrap(self._walker.unflatten(out_structure[0], list(out)))
+
+
+def flatten_call(walker: Walker, args: list[Any]) -> tuple[list[Any], Structure]:
+    """The leaves of a call's arguments (each flattened by *walker*) and
+    their structure."""
+    leaves: list[Any] = []
+    children = []
+    for a in args:
+        mine, structure = walker.flatten(a)
+        leaves.extend(mine)
+        children.append(structure)
+    return leaves, Structure(("call", tuple(c.key for c in children)), None, tuple(children))
+
+
+def unflatten_call(walker: Walker, structure: Structure, leaves: list[Any]) -> list[Any]:
+    """The arguments of :func:`flatten_call`'s *structure* with *leaves*."""
+    args = []
+    start = 0
+    assert structure.children is not None
+    for child in structure.children:
+        n = child.leaf_count
+        args.append(walker.unflatten(child, leaves[start:start + n]))
+        start += n
+    return args
+
+
+__all__ = ["CompiledFunction", "compile_key", "flatten_call", "unflatten_call"]

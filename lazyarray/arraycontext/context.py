@@ -1,0 +1,231 @@
+"""LazyarrayArrayContext: arraycontext's ``ArrayContext`` on lazy arrays.
+
+Arrays are :class:`~lazyarray.LazyArray` handles (tagged ones are
+:class:`~lazyarray.arraycontext.tags.TaggedArray`); work recorded on them is
+planned into fused kernels when a value is needed: by :meth:`freeze`,
+:meth:`to_numpy`, a scalar conversion, or a compiled function's call. All of
+it runs on the context's queue (:func:`lazyarray.run.using_queue`).
+
+Frozen arrays are arraycontext's ``TaggableCLArray`` (a ``pyopencl.array.Array``
+carrying tags) on the context's queue, so arraycontext's eager
+``PyOpenCLArrayContext`` thaws them, and this context thaws what it froze.
+
+This module imports arraycontext; :mod:`lazyarray.arraycontext` loads it on
+first use.
+
+Public names: LazyarrayArrayContext, LazyarrayFakeNumpyNamespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+from arraycontext import ArrayContext, with_array_context
+from arraycontext.fake_numpy import BaseFakeNumpyNamespace
+from arraycontext.impl.pyopencl.taggable_cl_array import (
+    Axis as CLAxis, TaggableCLArray, to_tagged_cl_array)
+
+import lazyarray as la
+from lazyarray.arraycontext.compile import CompiledFunction
+from lazyarray.arraycontext.freeze import compute_together
+from lazyarray.arraycontext.loopy_call import LoopyCaller
+from lazyarray.arraycontext.namespace import LazyNumpyFunctions
+from lazyarray.arraycontext.sparse import csr_matmul
+from lazyarray.arraycontext.tags import (
+    Axis, TaggedArray, axes_of, normalize_tags, tagged, tags_of, with_axis_tagged)
+from lazyarray.arraycontext.traversal import ContainerWalker
+from lazyarray.graph import Input
+from lazyarray.handle import LazyArray
+from lazyarray.run import adopt, default_queue, using_queue
+
+
+class LazyarrayFakeNumpyNamespace(LazyNumpyFunctions, BaseFakeNumpyNamespace):
+    """``actx.np``: lazyarray's functions over arraycontext's containers,
+    with arraycontext's ``linalg`` (norms)."""
+
+    def __init__(self, array_context: LazyarrayArrayContext):
+        object.__setattr__(self, "_walker", array_context._walker)
+        object.__setattr__(self, "_queue", array_context.queue)
+        super().__init__(array_context)
+
+
+class LazyarrayArrayContext(ArrayContext):
+    """An array context computing lazily with lazyarray on *queue* (None:
+    lazyarray's default queue); *allocator* is used by :meth:`call_loopy`."""
+
+    array_types = (LazyArray,)
+
+    def __init__(self, queue: cl.CommandQueue | None = None, allocator: Any = None):
+        if queue is None:
+            queue = default_queue()
+        self.queue = queue
+        self.context = queue.context
+        self.allocator = allocator
+        self._walker = ContainerWalker()
+        super().__init__()
+        self._loopy = LoopyCaller(queue, allocator, self._thaw_leaf)
+
+    def _get_fake_numpy_namespace(self) -> BaseFakeNumpyNamespace:
+        return LazyarrayFakeNumpyNamespace(self)
+
+    def __repr__(self) -> str:
+        return f"<LazyarrayArrayContext on {self.queue.device.name.strip()!r}>"
+
+    # {{{ host transfers
+
+    def from_numpy(self, array: Any) -> Any:
+        def leaf(x: Any) -> Any:
+            if isinstance(x, (np.ndarray, np.generic, int, float, complex, bool)):
+                with using_queue(self.queue):
+                    return la.asarray(np.asarray(x))
+            raise TypeError(f"from_numpy: cannot convert a {type(x).__name__}")
+
+        return with_array_context(self._walker.map(leaf, array), actx=self)
+
+    def to_numpy(self, array: Any) -> Any:
+        leaves, structure = self._walker.flatten(array)
+        for x in leaves:
+            if isinstance(x, np.ndarray):
+                raise TypeError("to_numpy: a NumPy array is not an array of this context")
+        lazy = [k for k, x in enumerate(leaves) if isinstance(x, LazyArray)]
+        values = compute_together([leaves[k].node for k in lazy], self.queue)
+        out = list(leaves)
+        with using_queue(self.queue):
+            for k, v in zip(lazy, values):
+                out[k] = v.get(queue=self.queue)
+            for k, x in enumerate(out):
+                if isinstance(x, cla.Array):
+                    out[k] = _host_copy(x, self.queue)
+        return with_array_context(self._walker.unflatten(structure, out), actx=None)
+
+    # }}}
+
+    # {{{ freeze and thaw
+
+    def freeze(self, array: Any) -> Any:
+        leaves, structure = self._walker.flatten(array)
+        lazy = [k for k, x in enumerate(leaves) if isinstance(x, LazyArray)]
+        values = compute_together([leaves[k].node for k in lazy], self.queue)
+        out = list(leaves)
+        for k, v in zip(lazy, values):
+            x = leaves[k]
+            out[k] = to_tagged_cl_array(
+                v.with_queue(self.queue),
+                axes=tuple(CLAxis(a.tags) for a in axes_of(x)), tags=tags_of(x))
+        for k, x in enumerate(out):
+            if isinstance(x, cla.Array) and not isinstance(x, TaggableCLArray):
+                out[k] = to_tagged_cl_array(x)
+        return with_array_context(self._walker.unflatten(structure, out), actx=None)
+
+    def _thaw_leaf(self, x: Any) -> Any:
+        if isinstance(x, LazyArray):
+            return x
+        if not isinstance(x, cla.Array):
+            return x
+        if x.context != self.context:
+            # another OpenCL context's buffer: through the host
+            data = cla.to_device(self.queue, _host_copy(x, x.queue or x.context))
+        elif not x.flags.c_contiguous:
+            data = cla.to_device(self.queue, _host_copy(x, self.queue))
+        else:
+            data = x.with_queue(self.queue)
+        with using_queue(self.queue):
+            node = Input(adopt(data))
+        return TaggedArray(node, tags_of(x), tuple(Axis(frozenset(a.tags))
+                                                   for a in axes_of(x)))
+
+    def thaw(self, array: Any) -> Any:
+        return with_array_context(self._walker.map(self._thaw_leaf, array), actx=self)
+
+    # }}}
+
+    # {{{ tags
+
+    def tag(self, tags: Any, array: Any) -> Any:
+        tags = normalize_tags(tags)
+        return self._walker.map(
+            lambda x: tagged(x, tags) if isinstance(x, LazyArray) else x, array)
+
+    def tag_axis(self, iaxis: int, tags: Any, array: Any) -> Any:
+        tags = normalize_tags(tags)
+        return self._walker.map(
+            lambda x: with_axis_tagged(x, iaxis, tags) if isinstance(x, LazyArray) else x,
+            array)
+
+    # }}}
+
+    # {{{ products, loopy
+
+    def einsum(self, spec: str, *args: Any, arg_names: tuple[str, ...] | None = None,
+               tagged: Any = ()) -> Any:
+        if arg_names is not None and len(arg_names) != len(args):
+            raise ValueError(f"{len(arg_names)} argument names for {len(args)} arguments")
+        with using_queue(self.queue):
+            result = la.einsum(spec, *(self._thaw_leaf(a) for a in args))
+        tags = normalize_tags(tagged)
+        return self.tag(tags, result) if tags else result
+
+    def sparse_matmul(self, x1: Any, x2: Any) -> Any:
+        shape = tuple(x1.shape)
+
+        def leaf(x: Any) -> Any:
+            with using_queue(self.queue):
+                return csr_matmul(shape, x1.elem_values, x1.elem_col_indices,
+                                  x1.row_starts, x)
+
+        return self._walker.map(leaf, x2)
+
+    def call_loopy(self, t_unit: Any, **kwargs: Any) -> Mapping[str, Any]:
+        return self._loopy(t_unit, **kwargs)
+
+    # }}}
+
+    # {{{ compiling
+
+    def compile(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        return CompiledFunction(f, self._walker, self.queue, thaw=self._thaw_leaf,
+                                wrap_result=lambda r: with_array_context(r, actx=self))
+
+    def outline(self, f: Callable[..., Any], *, id: Hashable | None = None
+                ) -> Callable[..., Any]:
+        # lazyarray plans the whole graph anyway: an outlined function is
+        # inlined into the caller's graph
+        return f
+
+    # }}}
+
+    def clone(self) -> LazyarrayArrayContext:
+        return type(self)(self.queue, self.allocator)
+
+    @property
+    def permits_inplace_modification(self) -> bool:
+        return False
+
+    @property
+    def supports_nonscalar_broadcasting(self) -> bool:
+        return True
+
+    @property
+    def permits_advanced_indexing(self) -> bool:
+        return True
+
+
+def _host_copy(x: cla.Array, queue: Any) -> np.ndarray:
+    """*x* on the host (any strides)."""
+    if not isinstance(queue, cl.CommandQueue):
+        queue = cl.CommandQueue(queue)
+    if x.flags.forc:
+        return x.get(queue=queue)
+    base = cla.Array(queue, (x.base_data.size // x.dtype.itemsize,), x.dtype,
+                     data=x.base_data)
+    flat = base.get(queue=queue)
+    return np.lib.stride_tricks.as_strided(flat[x.offset // x.dtype.itemsize:], x.shape,
+                                           x.strides).copy()
+
+
+__all__ = ["LazyarrayArrayContext", "LazyarrayFakeNumpyNamespace"]
