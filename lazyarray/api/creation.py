@@ -74,24 +74,30 @@ def empty(shape, dtype=None, *, device=None) -> LazyArray:
     return zeros(shape, dtype, device=device)
 
 
-def full_like(x, fill_value, dtype=None, shape=None, *, device=None) -> LazyArray:
-    """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with *fill_value*."""
+def full_like(x, fill_value, dtype=None, shape=None, *, device=None, order="K",
+              subok=True) -> LazyArray:
+    """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with *fill_value*
+    (NumPy's *order* and *subok* are accepted: lazy arrays are C-ordered and
+    of one class)."""
     x = asarray(x)
     return full(x.shape if shape is None else shape, fill_value,
                 x.dtype if dtype is None else dtype, device=device)
 
 
-def zeros_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+def zeros_like(x, dtype=None, shape=None, *, device=None, order="K",
+               subok=True) -> LazyArray:
     """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with zeros."""
     return full_like(x, 0, dtype, shape, device=device)
 
 
-def ones_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+def ones_like(x, dtype=None, shape=None, *, device=None, order="K",
+              subok=True) -> LazyArray:
     """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with ones."""
     return full_like(x, 1, dtype, shape, device=device)
 
 
-def empty_like(x, dtype=None, shape=None, *, device=None) -> LazyArray:
+def empty_like(x, dtype=None, shape=None, *, device=None, order="K",
+               subok=True) -> LazyArray:
     """Like :func:`zeros_like` (lazy arrays are never uninitialized)."""
     return zeros_like(x, dtype, shape, device=device)
 
