@@ -325,7 +325,7 @@ def reshape(x: Any, shape: Any, order: str = "C") -> LazyArray:
     if -1 in shape:
         known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
         size = int(np.prod(x.shape, dtype=np.int64))
-        shape = tuple(size // known if known else 0 if s == -1 else s for s in shape)
+        shape = tuple((size // known if known else 0) if s == -1 else s for s in shape)
     return la.transpose(la.reshape(la.transpose(x), shape[::-1]))
 
 

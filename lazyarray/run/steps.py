@@ -21,6 +21,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
+from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.graph import Const, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.lower.kernel import build_kernel
@@ -79,6 +80,8 @@ class _Compiled:
     def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str, target: Target,
                  queue=None):
         self.kernel = kernel
+        #: seconds spent planning (lowering, or loading the recipe)
+        self.planning_s = 0.0
         self.disk_key = disk_key
         self.target = target
         self._by_queue: dict[int, BoundLaunch] = {}
@@ -181,10 +184,26 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target) -> _Compiled:
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
     knl = None if bound is not None else build_kernel(node, inputs, target=target)
-    logger.info("%s %s%s %s in %.1f ms", "lowered" if knl is not None else
-                "loaded the recipe of", type(node).__name__, node.shape, node.dtype,
-                1e3 * (time.perf_counter() - start))
-    return _Compiled(knl, bound, disk_key, target, queue)
+    compiled = _Compiled(knl, bound, disk_key, target, queue)
+    compiled.planning_s = time.perf_counter() - start
+    if knl is None:
+        logger.info("loaded the recipe of %s%s %s in %.1f ms", type(node).__name__,
+                    node.shape, node.dtype, 1e3 * compiled.planning_s)
+    return compiled
+
+
+def _log_lowered(step: Step, args: dict, out: cla.Array) -> None:
+    """Generate the code of *step*'s new kernel now (its first run reuses it)
+    and log one line with planning + code generation time (info level)."""
+    assert step.compiled is not None
+    start = time.perf_counter()
+    get_executor(step.kernel, kernel_arguments(args, out))
+    codegen = time.perf_counter() - start
+    node = step.node
+    logger.info("lowered %s%s %s in %.1f ms (planning %.1f ms, code generation %.1f ms)",
+                type(node).__name__, node.shape, node.dtype,
+                1e3 * (step.compiled.planning_s + codegen), 1e3 * step.compiled.planning_s,
+                1e3 * codegen)
 
 
 def run_step(step: Step, queue, args: dict) -> cla.Array:
@@ -214,6 +233,8 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         else:
             out.fill(step.fill)
     elif compiled is not None:
+        if compiled.bound is None and logger.isEnabledFor(logging.INFO):
+            _log_lowered(step, args, out)
         with _kernel_time(node, queue, None):
             step.kernel(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1

@@ -1,0 +1,241 @@
+"""The lazyarray side of the arraycontext backend, without arraycontext: the
+namespace over containers, computing container leaves together, tags beside
+the graph, compile keys, size-1 einsum broadcasting, CSR products, and
+computing on a queue of another OpenCL context."""
+
+import threading
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pytest
+
+import lazyarray as la
+from lazyarray.arraycontext.compile import CompiledFunction, compile_key, flatten_call
+from lazyarray.arraycontext.freeze import compute_together, shared_roots
+from lazyarray.arraycontext.namespace import StandaloneNamespace
+from lazyarray.arraycontext.sparse import csr_matmul
+from lazyarray.arraycontext.tags import TaggedArray, axes_of, tagged, tags_of, with_axis_tagged
+from lazyarray.arraycontext.traversal import PlainWalker
+from lazyarray.run import STATS, default_queue, using_queue
+from lazyarray.run import steps as runtime
+from pytools.tag import Tag
+
+
+class Important(Tag):
+    pass
+
+
+class ElementAxis(Tag):
+    pass
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+# {{{ namespace
+
+def test_namespace_maps_over_containers(rng):
+    a, b = rng.standard_normal(5), rng.standard_normal((2, 3))
+    xnp = StandaloneNamespace()
+    state = {"u": la.asarray(a), "v": (la.asarray(b), 2.0)}
+    result = xnp.sin(state)
+    np.testing.assert_allclose(result["u"].get(), np.sin(a))
+    np.testing.assert_allclose(result["v"][0].get(), np.sin(b))
+    assert result["v"][1] == pytest.approx(np.sin(2.0))
+    both = xnp.maximum(state, 0.5)            # a scalar broadcasts against a container
+    np.testing.assert_allclose(both["v"][0].get(), np.maximum(b, 0.5))
+    total = xnp.sum({"u": la.asarray(a), "w": la.asarray(b)})
+    assert float(total) == pytest.approx(a.sum() + b.sum())
+    assert float(xnp.max([la.asarray(a), la.asarray(b)])) == max(a.max(), b.max())
+    assert bool(xnp.any([la.asarray(a > 5), la.asarray(b > -10)]))
+    assert not bool(xnp.all([la.asarray(a > 5), la.asarray(b > -10)]))
+
+
+def test_namespace_where_reshape_and_sizes(rng):
+    xnp = StandaloneNamespace()
+    a = rng.standard_normal((3, 4))
+    cond = np.array([[0.0, 2.0, 0.0, -1.0]] * 3)
+    got = xnp.where(la.asarray(cond), la.asarray(a), 0.0)      # a float condition
+    np.testing.assert_allclose(got.get(), np.where(cond, a, 0.0))
+    x = la.asarray(a)
+    np.testing.assert_array_equal(xnp.reshape(x, (4, 3), order="F").get(),
+                                  a.reshape((4, 3), order="F"))
+    np.testing.assert_array_equal(xnp.ravel(x, order="F").get(), a.ravel(order="F"))
+    np.testing.assert_array_equal(xnp.reshape(x, (2, -1), order="F").get(),
+                                  a.reshape((2, -1), order="F"))
+    assert xnp.size(x) == 12 and xnp.shape(x) == (3, 4)
+    assert bool(xnp.array_equal({"p": x}, {"p": la.asarray(a.copy())}))
+    assert not bool(xnp.array_equal({"p": x}, {"p": x + 1}))
+    assert not bool(xnp.array_equal({"p": x}, {"q": x}))
+    np.testing.assert_allclose(float(xnp.linalg.norm({"p": x, "q": (x, x)})),
+                               np.sqrt(3) * np.linalg.norm(a))
+
+
+def test_zero_size_arrays_launch_nothing():
+    xnp = StandaloneNamespace()
+    before = STATS["launches"]
+    z = xnp.zeros((0, 5), np.float64) * 2 + 1
+    assert z.get().shape == (0, 5)
+    assert STATS["launches"] == before
+
+
+# }}}
+
+
+# {{{ computing together
+
+def test_shared_work_is_planned_once(rng):
+    a = la.asarray(rng.standard_normal(1000))
+    shared = la.exp(la.sin(a) * 3 + la.cos(a))
+    leaves = [shared + 1, shared * 2, la.sum(shared)]
+    roots = shared_roots([x.node for x in leaves])
+    assert [r is shared.node for r in roots] == [True]
+    before = STATS["launches"]
+    values = compute_together([x.node for x in leaves])
+    assert STATS["launches"] - before == 4          # the shared value, then three leaves
+    ref = np.exp(np.sin(a.get()) * 3 + np.cos(a.get()))
+    np.testing.assert_allclose(values[0].get(), ref + 1)
+    np.testing.assert_allclose(values[1].get(), ref * 2)
+    np.testing.assert_allclose(values[2].get(), ref.sum())
+
+
+def test_cheap_shared_work_is_recomputed(rng):
+    a = la.asarray(rng.standard_normal(100))
+    cheap = a * 2
+    assert shared_roots([(cheap + 1).node, (cheap - 1).node]) == []
+    # a leaf that another leaf reads is computed first, once
+    u = la.exp(la.sin(a) + la.cos(a) * a)
+    assert shared_roots([u.node, (u * 2).node]) == [u.node]
+
+
+# }}}
+
+
+# {{{ tags
+
+def test_tags_live_beside_the_graph(rng):
+    data = rng.standard_normal((6, 4))
+    x = la.asarray(data)
+    t = with_axis_tagged(tagged(x * 2 + 1, Important()), 0, ElementAxis())
+    assert isinstance(t, TaggedArray)
+    assert tags_of(t) == {Important()} and t.tags_of_type(Important)
+    assert axes_of(t)[0].tags == {ElementAxis()} and not axes_of(t)[1].tags
+    assert tags_of(x) == frozenset()                # the original is untouched
+    plain = x * 2 + 1
+    assert t.node is plain.node                     # same node: same structure key
+    runtime._KERNELS.clear()
+    planned = STATS["planned"]
+    np.testing.assert_allclose(la.asarray(t).get(), data * 2 + 1)
+    y = la.asarray(rng.standard_normal((6, 4)))
+    np.testing.assert_allclose(tagged(y * 2 + 1, Important()).get(), y.get() * 2 + 1)
+    assert STATS["planned"] - planned == 1          # tags did not split the kernel cache
+
+
+# }}}
+
+
+# {{{ compile
+
+def test_compile_keys_and_traced_scalars(rng):
+    walker = PlainWalker()
+    calls = []
+
+    def step(state, t):
+        calls.append(1)
+        return {"u": state["u"] + t * state["v"], "v": state["v"] * 2}
+
+    compiled = CompiledFunction(step, walker, None)
+    u, v = rng.standard_normal(8), rng.standard_normal(8)
+    state = {"u": la.asarray(u), "v": la.asarray(v)}
+    for t in (0.1, 0.25, 0.5):                      # a new time does not retrace
+        out = compiled(state, t)
+        np.testing.assert_allclose(out["u"].get(), u + t * v)
+        np.testing.assert_allclose(out["v"].get(), v * 2)
+    assert compiled.trace_count == 1 and len(calls) == 1
+    compiled({"u": la.asarray(u[:4]), "v": la.asarray(v[:4])}, 0.1)   # a new shape does
+    assert compiled.trace_count == 2
+    leaves, structure = flatten_call(walker, [state, 0.1])
+    other, other_structure = flatten_call(walker, [state, 3])
+    assert compile_key(leaves, structure, ()) != compile_key(other, other_structure, ())
+    assert compile_key(leaves, structure, ()) == compile_key(
+        *flatten_call(walker, [{"u": la.asarray(u), "v": la.asarray(v)}, 7.5]), ())
+
+
+# }}}
+
+
+# {{{ einsum, sparse
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("ij,ij->ij", [(3, 1), (3, 4)]),
+    ("ij,ij->i", [(3, 1), (3, 4)]),
+    ("ej,ij->ei", [(5, 1), (2, 4)]),
+    ("ex,ei->ei", [(5, 1), (5, 3)]),
+    ("ifj,efj->ei", [(4, 3, 2), (6, 3, 1)]),
+])
+def test_einsum_broadcasts_size_one_labels(rng, spec, shapes):
+    ops = [rng.standard_normal(s) for s in shapes]
+    np.testing.assert_allclose(la.einsum(spec, *ops).get(), np.einsum(spec, *ops),
+                               rtol=1e-12)
+
+
+def test_einsum_still_refuses_mismatched_sizes():
+    with pytest.raises(la.ShapeError, match="label 'j' has sizes 3 and 4"):
+        la.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 2)))
+
+
+def test_csr_matmul_on_the_device(rng):
+    dense = rng.standard_normal((7, 5)) * (rng.random((7, 5)) < 0.4)
+    dense[3] = 0                                   # an empty row
+    rows, cols = np.nonzero(dense)
+    starts = np.searchsorted(rows, np.arange(8))
+    x = rng.standard_normal((5, 3))
+    got = csr_matmul((7, 5), la.asarray(dense[rows, cols]), la.asarray(cols),
+                     la.asarray(starts), la.asarray(x))
+    np.testing.assert_allclose(got.get(), dense @ x, rtol=1e-12, atol=1e-14)
+    got1 = csr_matmul((7, 5), dense[rows, cols], cols, starts, x[:, 0])
+    np.testing.assert_allclose(got1.get(), dense @ x[:, 0], rtol=1e-12, atol=1e-14)
+
+
+# }}}
+
+
+# {{{ queues
+
+def test_compute_on_the_queue_given(rng):
+    device = default_queue().device
+    queue = cl.CommandQueue(cl.Context([device]))
+    a = rng.standard_normal(50)
+    with using_queue(queue):
+        x = la.asarray(a)
+        y = (la.sin(x) * 2).sum()
+        assert x.node.data.queue is queue
+        value = float(y)
+    assert value == pytest.approx(np.sin(a).sum() * 2)
+    # computed outside the block: on the queue of the graph's inputs
+    z = la.cos(x) + 1
+    np.testing.assert_allclose(compute_together([z.node], queue)[0].get(queue=queue),
+                               np.cos(a) + 1)
+    w = la.exp(x) * 3
+    result = compute_together([w.node])[0]
+    assert result.queue.context == queue.context
+    # thawing an array of that context
+    b = cla.to_device(queue, a)
+    with using_queue(queue):
+        np.testing.assert_allclose((la.asarray(b) * 2).get(), a * 2)
+
+
+def test_queue_choice_is_per_thread():
+    device = default_queue().device
+    queue = cl.CommandQueue(cl.Context([device]))
+    seen = []
+    with using_queue(queue):
+        assert default_queue() is queue
+        worker = threading.Thread(target=lambda: seen.append(default_queue()))
+        worker.start()
+        worker.join()
+    assert seen[0] is not queue
+    assert default_queue() is not queue
