@@ -59,7 +59,7 @@ from kernelcore.diagnostic import AutomaticTestFailure
 from kernelcore.testing import auto_test_vs_ref
 from kernelcore.version import MOST_RECENT_LANGUAGE_VERSION, VERSION
 from kernelcore.statistics import (
-    Count, CountGranularity, MemAccess, Op, ToCountMap, get_mem_access_map, get_op_map,
+    Count, CountGranularity, MemAccess, Op, Sync, ToCountMap, get_mem_access_map, get_op_map,
     get_synchronization_map, stringify_stats_mapping)
 
 __version__ = VERSION
@@ -130,16 +130,23 @@ __all__ = [
     "CACHING_ENABLED",
     "auto_test_vs_ref", "AutomaticTestFailure",
     "get_op_map", "get_mem_access_map", "get_synchronization_map", "ToCountMap",
-    "Op", "MemAccess", "CountGranularity", "Count", "stringify_stats_mapping",
+    "Op", "MemAccess", "Sync", "CountGranularity", "Count", "stringify_stats_mapping",
 ]
 
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.translation_unit import (  # noqa: E402
     CallableKernel, TranslationUnit, make_function, merge)
 from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
+from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
+from kernelcore.transform.arrays import split_array_axis, split_arg_axis  # noqa: E402
+from kernelcore.transform.temporaries import set_temporary_address_space  # noqa: E402
+from kernelcore.preprocess import realize_reduction  # noqa: E402
+from kernelcore.einsum import make_einsum  # noqa: E402
 
 __all__ += ["CTarget", "ExecutableCTarget",
             "InKernelCallable", "ScalarCallable", "CallableKernel", "NumpyType",
             "ValueArgDescriptor", "ArrayArgDescriptor", "FixedStrideArrayDimTag",
             "register_callable", "CallInstruction",
-            "TranslationUnit", "merge", "make_function", "inline_callable_kernel"]
+            "TranslationUnit", "merge", "make_function", "inline_callable_kernel",
+            "fuse_kernels", "split_array_axis", "split_arg_axis",
+            "set_temporary_address_space", "realize_reduction", "make_einsum"]

@@ -1,6 +1,6 @@
 """Preprocessing: everything between a user's kernel and linearization.
 
-Public names: preprocess_kernel.
+Public names: preprocess_kernel, realize_reduction.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.check import check_kernel
 from kernelcore.index_width import widen_index_dtype
 from kernelcore.transform.ilp import expand_ilp_temporaries
-from kernelcore.transform.reduction import realize_reduction, split_group_reductions
+from kernelcore.transform.reduction import (
+    realize_reduction as _realize_typed, split_group_reductions)
 from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import choose_temporary_scopes
 from kernelcore.types import infer_types
@@ -31,8 +32,36 @@ def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
         knl = knl.copy(substitutions={})
     knl = infer_types(widen_index_dtype(knl))
     check_kernel(knl)
-    knl = realize_reduction(split_group_reductions(knl))
+    knl = _realize_typed(split_group_reductions(knl))
     knl = choose_temporary_scopes(knl)
     knl = expand_ilp_temporaries(knl)
     logger.debug("preprocessed %s", knl.name)
     return knl.copy(state=KernelState.PREPROCESSED)
+
+
+def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = True,
+                      automagic_scans_ok: bool = False, force_scan: bool = False,
+                      force_outer_iname_for_scan=None):
+    """The kernel (or translation unit) with its reductions turned into
+    accumulator temporaries and the instructions that initialize and update
+    them, as loopy's ``realize_reduction``. *insn_id_filter* limits this to
+    one instruction id. Types are inferred first; with *unknown_types_ok*
+    False every type must be known. Scans are not supported."""
+    from kernelcore.diagnostic import KernelcoreError
+    from kernelcore.translation_unit import for_each_kernel
+    if force_scan:
+        raise KernelcoreError("realize_reduction: scans are not supported by kernelcore")
+
+    def realize(knl: LoopKernel) -> LoopKernel:
+        typed = infer_types(expand_subst(knl), require_all=not unknown_types_ok)
+        if insn_id_filter is None:
+            return _realize_typed(split_group_reductions(typed))
+        others = [i for i in typed.instructions if i.id != insn_id_filter]
+        if len(others) == len(typed.instructions):
+            raise KernelcoreError(f"realize_reduction: no instruction '{insn_id_filter}'")
+        only = typed.copy(instructions=tuple(i for i in typed.instructions
+                                             if i.id == insn_id_filter))
+        done = _realize_typed(split_group_reductions(only))
+        return done.copy(instructions=tuple(others) + done.instructions)
+
+    return for_each_kernel(program, realize)

@@ -1,6 +1,7 @@
 """Several kernels that call each other: translation units.
 
-Public names: CallableKernel, TranslationUnit, merge, make_function, kernel_called_names.
+Public names: CallableKernel, TranslationUnit, merge, make_function, kernel_called_names,
+for_each_kernel.
 
 A :class:`TranslationUnit` maps names to callables; the names in
 :attr:`TranslationUnit.entrypoints` are the kernels callable from the host,
@@ -51,6 +52,11 @@ class TranslationUnit:
             raise KernelcoreError(f"entry point(s) {', '.join(unknown)} are not in the "
                                   "translation unit")
 
+    @classmethod
+    def for_kernel(cls, knl: LoopKernel) -> TranslationUnit:
+        """A translation unit whose only callable and entry point is *knl*."""
+        return cls({knl.name: CallableKernel(knl)}, frozenset([knl.name]))
+
     def __getitem__(self, name: str) -> LoopKernel:
         clbl = self.callables_table.get(name)
         if not isinstance(clbl, CallableKernel):
@@ -96,6 +102,17 @@ class TranslationUnit:
 
     def __str__(self) -> str:
         return "\n".join(str(self[n]) for n in self.kernel_names())
+
+
+def for_each_kernel(knl: Any, transform: Any) -> Any:
+    """*transform* (kernel -> kernel) applied to *knl*, or to every kernel of
+    the translation unit *knl* (a translation unit comes back)."""
+    if isinstance(knl, TranslationUnit):
+        table = {n: (CallableKernel(transform(c.subkernel))
+                     if isinstance(c, CallableKernel) else c)
+                 for n, c in knl.callables_table.items()}
+        return TranslationUnit(table, knl.entrypoints)
+    return transform(knl)
 
 
 def make_function(*args: Any, **kwargs: Any) -> LoopKernel:

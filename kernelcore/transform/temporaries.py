@@ -1,6 +1,6 @@
 """Where temporaries live: private, local (per work-group) or global memory.
 
-Public names: set_temporary_scope, choose_temporary_scopes.
+Public names: set_temporary_scope, set_temporary_address_space, choose_temporary_scopes.
 """
 
 from __future__ import annotations
@@ -38,6 +38,17 @@ def set_temporary_scope(knl: LoopKernel, temp_var_names, scope) -> LoopKernel:
 
 def _local_inames(knl) -> set[str]:
     return {n for n, t in knl.iname_tags.items() if isinstance(t, LocalIndexTag)}
+
+
+def set_temporary_address_space(kernel, temp_var_names, address_space):
+    """loopy's name of :func:`set_temporary_scope`: put the temporaries
+    *temp_var_names* into *address_space* (an :class:`AddressSpace` or
+    ``"private"``, ``"local"``, ``"global"``); takes and returns a kernel or
+    a translation unit."""
+    from kernelcore.translation_unit import for_each_kernel
+    return for_each_kernel(kernel, lambda k: set_temporary_scope(
+        k, temp_var_names, address_space.name.lower()
+        if isinstance(address_space, AddressSpace) else address_space))
 
 
 def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
