@@ -52,7 +52,7 @@ def single_process(n: int, steps: int, bc: str) -> np.ndarray:
 
 @pytest.mark.parametrize("bc,ranks", [("periodic", (1, 2)), ("dirichlet", (2,))])
 def test_heat_mpi_bitwise_across_ranks(bc, ranks, tmp_path, pocl_base):
-    n, steps = 23, 6
+    n, steps = 24, 6
     reference = single_process(n, steps, bc)
     np.testing.assert_allclose(reference, heat_mpi.numpy_heat(n, steps, bc), rtol=0,
                                atol=1e-12)
