@@ -232,7 +232,7 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     stack = [root]
     while stack:
         for child in stack.pop().children():
-            if id(child) in region or (id(child) in stored and not (
+            if id(child) in region or computed(child) or (id(child) in stored and not (
                     isinstance(child, Reduce) and fits(child))):
                 continue
             if isinstance(child, Map) or (isinstance(child, Reduce) and fits(child)):
@@ -240,6 +240,8 @@ def row_reductions(root: Node, stored: set[int], limit: int,
                     found[id(child)] = child
                 region.add(id(child))
                 stack.append(child)
+    if not found:
+        return set()
     # every reader of an absorbed reduction must be inside the kernel, and no
     # other stored value's kernel may read it (it would not be stored)
     parents: dict[int, list[int]] = {}
