@@ -33,7 +33,8 @@ from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import cache_stats, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launchers import (
-    KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClIterativeKernelLauncher,
+    HostLauncherI, KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClKernelLauncherI,
+    OpenClIterativeKernelLauncher,
     OpenClKernelLauncher, OpenClKernelListLauncher, OpenClKernelParameterGenerator,
     OpenClKernelParameterYielder, OpenClParametrizedKernelLauncher, make_launcher)
 from kernelcore.schedule.items import linearization_lines
@@ -120,7 +121,8 @@ __all__ = [
     "make_launcher", "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
     "OpenClKernelListLauncher", "OpenClParametrizedKernelLauncher",
     "OpenClIterativeKernelLauncher", "OpenClKernelParameterGenerator",
-    "OpenClKernelParameterYielder", "OpenClCopyLauncher",
+    "OpenClKernelParameterYielder", "OpenClCopyLauncher", "HostLauncherI",
+    "OpenClKernelLauncherI",
     "KernelcoreError", "LoopyError", "ParseError", "UnsatisfiableDomainError",
     "UnknownNameError", "TypeInferenceFailure", "StaticValueFindingError",
     "InvocationError", "OpenCLBuildError", "SchedulingError", "CodeGenerationError",

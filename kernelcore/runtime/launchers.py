@@ -11,7 +11,13 @@ launch is logged on one line.
 from device arrays, binds every argument (global temporaries included) and
 returns a list launcher that replays the kernel's device kernels in order.
 
-Public names: LauncherI, KernelStatistics, OpenClKernelLauncher,
+The base classes and hooks live in :mod:`kernelcore.runtime.launcher_base`,
+:func:`make_launcher` in :mod:`kernelcore.runtime.make_launcher`; both are
+re-exported here.
+
+Public names: LauncherI, HostLauncherI, OpenClKernelLauncherI, KernelStatistics,
+profile_kernel, should_profile_kernel, trace_kernel, should_trace_kernel,
+OpenClKernelLauncher,
 OpenClCopyLauncher, OpenClKernelListLauncher, OpenClParametrizedKernelLauncher,
 OpenClIterativeKernelLauncher, OpenClKernelParameterGenerator,
 OpenClKernelParameterYielder, make_launcher.
@@ -22,16 +28,17 @@ from __future__ import annotations
 import abc
 import itertools
 import logging
-import numbers
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
-from pymbolic import evaluate
 
 from kernelcore.diagnostic import InvocationError
+from kernelcore.runtime.launcher_base import (  # noqa: F401 (re-exported)
+    HostLauncherI, KernelStatistics, LauncherI, OpenClKernelLauncherI, _converter,
+    _indexed, _kernel_arg, _merge_statistics, _own_kernel, _resolve_queue,
+    profile_kernel, should_profile_kernel, should_trace_kernel, trace_kernel)
 
 logger = logging.getLogger("kernelcore.launchers")
 
@@ -45,228 +52,9 @@ _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
 _MAX_PENDING = 1024
 
 
-# {{{ statistics
-
-@dataclass(frozen=True)
-class KernelStatistics:
-    """Execution times (seconds, from profiling events) of the launches of one name."""
-
-    name: str
-    count: int
-    total: float
-    min: float
-    max: float
-
-    @property
-    def mean(self) -> float:
-        """Average execution time in seconds."""
-        return self.total / self.count
-
-    def merged(self, other: KernelStatistics) -> KernelStatistics:
-        """The statistics of both sets of launches together."""
-        return KernelStatistics(self.name, self.count + other.count,
-                                self.total + other.total, min(self.min, other.min),
-                                max(self.max, other.max))
-
-    def __str__(self) -> str:
-        return (f"{self.name}: {self.count} launch(es), total {self.total:.3e} s, "
-                f"mean {self.mean:.3e} s, min {self.min:.3e} s, max {self.max:.3e} s")
-
-
-def _merge_statistics(parts: Iterable[Mapping[str, KernelStatistics]]
-                      ) -> dict[str, KernelStatistics]:
-    out: dict[str, KernelStatistics] = {}
-    for part in parts:
-        for name, st in part.items():
-            out[name] = out[name].merged(st) if name in out else st
-    return out
-
-# }}}
-
-
-# {{{ base
-
-class LauncherI(abc.ABC):
-    """Something that enqueues work on a command queue and returns its event.
-
-    Subclasses implement ``__call__(queue=None, wait_for=None, **kwds)`` and
-    :meth:`global_size_configured`.
-    """
-
-    def __init__(self, name: str):
-        if not isinstance(name, str) or not name:
-            raise InvocationError(f"a launcher needs a non-empty name, got {name!r}")
-        self._name = name
-        self._pending: list[cl.Event] = []
-        self._collect_at = _MAX_PENDING
-        self._stats: KernelStatistics | None = None
-        self._queue: cl.CommandQueue | None = None
-        self._profiling = False
-        self._in_order = True
-
-    @property
-    def name(self) -> str:
-        """The name of this launcher (used in logs and statistics)."""
-        return self._name
-
-    @property
-    def events(self) -> tuple[cl.Event, ...]:
-        """Profiling events enqueued since statistics last consumed them."""
-        return tuple(self._pending)
-
-    @property
-    def statistics(self) -> dict[str, KernelStatistics]:
-        """Timings per name of all finished launches so far (profiling queues only);
-        the events of finished launches are consumed."""
-        self._collect()
-        return {} if self._stats is None else {self._name: self._stats}
-
-    @abc.abstractmethod
-    def __call__(self, queue: cl.CommandQueue | None = None, wait_for=None, **kwds):
-        """Enqueue the work; return its event."""
-
-    @abc.abstractmethod
-    def global_size_configured(self) -> bool:
-        """Whether a call needs no explicit global work size."""
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._name!r})"
-
-    # {{{ helpers for subclasses
-
-    def _use_queue(self, queue: cl.CommandQueue) -> None:
-        self._queue = queue
-        props = queue.properties
-        self._profiling = bool(props & _PROFILING)
-        self._in_order = not props & _OUT_OF_ORDER
-
-    def _record(self, evt: cl.Event) -> None:
-        pending = self._pending
-        pending.append(evt)
-        if len(pending) >= self._collect_at:
-            self._collect()
-            # unfinished events stay; do not rescan them on every launch
-            self._collect_at = len(self._pending) + _MAX_PENDING
-
-    def _collect(self) -> None:
-        if not self._pending:
-            return
-        keep = []
-        st = self._stats
-        for evt in self._pending:
-            status = evt.command_execution_status
-            if status == _COMPLETE:
-                dt = (evt.profile.end - evt.profile.start) * 1e-9
-                if st is None:
-                    st = KernelStatistics(self._name, 1, dt, dt, dt)
-                else:
-                    st = KernelStatistics(self._name, st.count + 1, st.total + dt,
-                                          min(st.min, dt), max(st.max, dt))
-            elif status > 0:
-                keep.append(evt)
-            # negative status: the command failed; its event carries no timing
-        self._stats = st
-        self._pending = keep
-
-    # }}}
-
-
-def _resolve_queue(launcher: LauncherI, queue, default):
-    if queue is None:
-        queue = default
-        if queue is None:
-            raise InvocationError(f"launcher '{launcher.name}' has no default queue: "
-                                  "pass queue=")
-    return queue
-
-# }}}
-
-
-# {{{ kernel arguments
-
-def _kernel_arg(value: Any, what: str) -> Any:
-    """*value* as something ``Kernel.set_arg`` takes."""
-    if isinstance(value, cla.Array):
-        if value.offset:
-            raise InvocationError(f"{what} is a pyopencl array view with a nonzero "
-                                  "offset; pass a copy")
-        return value.base_data if value.size else None
-    if value is None or isinstance(value, (cl.MemoryObjectHolder, cl.LocalMemory,
-                                           np.generic)):
-        return value
-    if isinstance(value, np.ndarray):
-        raise InvocationError(f"{what} is a numpy array: launchers work on device data, "
-                              "pass a pyopencl array (pyopencl.array.to_device)")
-    if isinstance(value, numbers.Number):
-        raise InvocationError(f"{what} is a Python {type(value).__name__}, which has no "
-                              "C type: pass a numpy scalar such as numpy.int32(3)")
-    raise InvocationError(f"{what} has type {type(value).__name__}, which cannot be a "
-                          "kernel argument")
-
-
-def _indexed(args_list: Iterable) -> dict[int, Any]:
-    """``{index: value}`` from values in order or from ``(index, value)`` pairs."""
-    items = tuple(args_list)
-    if items and all(isinstance(x, tuple) and len(x) == 2
-                     and isinstance(x[0], (int, np.integer)) for x in items):
-        out: dict[int, Any] = {}
-        for index, value in items:
-            if int(index) in out:
-                raise InvocationError(f"kernel argument {index} given twice")
-            out[int(index)] = value
-        return out
-    return dict(enumerate(items))
-
-
-def _own_kernel(kernel, name: str) -> cl.Kernel:
-    """A kernel instance private to one launcher (its arguments are its own)."""
-    if isinstance(kernel, cl.Kernel):
-        return cl.Kernel(kernel.program, kernel.function_name)
-    if isinstance(kernel, cl.Program):
-        kernels = kernel.all_kernels()
-        if len(kernels) == 1:
-            return kernels[0]
-        names = [k.function_name for k in kernels]
-        if name in names:
-            return cl.Kernel(kernel, name)
-        raise InvocationError(f"program holds kernels {names}: pass the cl.Kernel to "
-                              f"launch, or name the launcher after one of them")
-    raise InvocationError(f"expected a pyopencl Kernel or Program, got "
-                          f"{type(kernel).__name__}")
-
-
-def _converter(ptype) -> Callable[[str, Any], Any]:
-    """A function checking/converting a parameter value of type *ptype*."""
-    if isinstance(ptype, np.dtype) or (isinstance(ptype, type)
-                                       and issubclass(ptype, np.generic)):
-        scalar = np.dtype(ptype).type
-
-        def convert(name, value):
-            if not isinstance(value, (numbers.Number, np.generic)):
-                raise InvocationError(f"parameter '{name}' must be a number "
-                                      f"({np.dtype(scalar).name}), got "
-                                      f"{type(value).__name__}")
-            return scalar(value)
-        return convert
-    if isinstance(ptype, type):
-        accepts_arrays = issubclass(ptype, (cla.Array, cl.MemoryObjectHolder))
-
-        def convert(name, value):
-            if not (isinstance(value, ptype)
-                    or (accepts_arrays and isinstance(value, cla.Array))):
-                raise InvocationError(f"parameter '{name}' must be a {ptype.__name__}, "
-                                      f"got {type(value).__name__}")
-            return _kernel_arg(value, f"parameter '{name}'")
-        return convert
-    raise InvocationError(f"parameter type {ptype!r} is neither a numpy scalar type nor "
-                          "a class")
-
-# }}}
-
-
 # {{{ one kernel
 
-class OpenClKernelLauncher(LauncherI):
+class OpenClKernelLauncher(OpenClKernelLauncherI):
     """One OpenCL kernel with all its arguments fixed, enqueued with default or
     per-call queue and work sizes.
 
@@ -280,8 +68,8 @@ class OpenClKernelLauncher(LauncherI):
     def __init__(self, name: str, kernel, args_list: Iterable,
                  default_global_work_size: tuple[int, ...] | None = None,
                  default_local_work_size: tuple[int, ...] | None = None,
-                 default_queue: cl.CommandQueue | None = None):
-        super().__init__(name)
+                 default_queue: cl.CommandQueue | None = None, **kwds: Any):
+        super().__init__(name, **kwds)
         self._kernel = _own_kernel(kernel, name)
         self._gws = None if default_global_work_size is None \
             else tuple(int(g) for g in default_global_work_size)
@@ -388,8 +176,7 @@ class OpenClKernelLauncher(LauncherI):
             return cl.enqueue_marker(queue, wait_for=wait_for)
         evt = cl.enqueue_nd_range_kernel(queue, self._kernel, gws, lws,
                                          wait_for=wait_for)
-        if self._profiling:
-            self._record(evt)
+        self._after_enqueue(evt)
         return evt
 
 
@@ -586,8 +373,9 @@ class OpenClCopyLauncher(LauncherI):
 
     def __init__(self, name: str, src, dst, src_device_offset: int | None = None,
                  dst_device_offset: int | None = None, byte_count: int | None = None,
-                 blocking: bool = False, default_queue: cl.CommandQueue | None = None):
-        super().__init__(name)
+                 blocking: bool = False, default_queue: cl.CommandQueue | None = None,
+                 **kwds: Any):
+        super().__init__(name, **kwds)
         self._src, self._dst = src, dst
         self._default_queue = default_queue
         src_host, dst_host = isinstance(src, np.ndarray), isinstance(dst, np.ndarray)
@@ -647,8 +435,7 @@ class OpenClCopyLauncher(LauncherI):
             logger.debug("copy %s: %s", self._name, self.direction)
         evt = cl.enqueue_copy(queue, *self._copy_args, wait_for=wait_for,
                               **self._copy_kwargs)
-        if self._profiling:
-            self._record(evt)
+        self._after_enqueue(evt)
         return evt
 
 # }}}
@@ -665,8 +452,9 @@ class OpenClKernelListLauncher(LauncherI):
     """
 
     def __init__(self, name: str, *launchers: LauncherI | None,
-                 default_queue: cl.CommandQueue | None = None):
-        super().__init__(name)
+                 default_queue: cl.CommandQueue | None = None, profiler: Any = None,
+                 **kwds: Any):
+        super().__init__(name, profiler=profiler, **kwds)
         self._launchers: list[LauncherI] = []
         self._default_queue = default_queue
         self.push_kernels(*launchers)
@@ -725,6 +513,22 @@ class OpenClKernelListLauncher(LauncherI):
         """Append a copy of device array or buffer *src* into host array *dst*."""
         return self._push_copy("device_to_host", name, src, dst,
                                src_device_offset=src_device_offset, blocking=blocking)
+
+    def push_copy_host_device(self, varname: str, src, dst,
+                              src_device_offset: int | None = None,
+                              dst_device_offset: int | None = None,
+                              byte_count: int | None = None) -> OpenClKernelListLauncher:
+        """Append a copy in whichever direction the types of *src* and *dst*
+        say (numpy arrays are host data, pyopencl arrays and buffers device
+        data)."""
+        kw: dict[str, Any] = {}
+        if src_device_offset is not None:
+            kw["src_device_offset"] = src_device_offset
+        if dst_device_offset is not None:
+            kw["dst_device_offset"] = dst_device_offset
+        if byte_count is not None:
+            kw["byte_count"] = byte_count
+        return self.push_kernels(OpenClCopyLauncher(varname, src, dst, **kw))
 
     def push_copy_device_to_device(self, name: str, src, dst,
                                    src_device_offset: int | None = None,
@@ -808,120 +612,12 @@ class OpenClKernelListLauncher(LauncherI):
 # }}}
 
 
-# {{{ kernelcore kernels
 
-def _solve_extent(param: str, expr, extent: int) -> int | None:
-    """The value of *param* making *expr* equal *extent*, when *expr* is linear in
-    *param* alone."""
-    from kernelcore.ir.expr import get_dependencies
-    if get_dependencies(expr) != {param}:
-        return None
-    d = evaluate(expr, {param: 0})
-    c = evaluate(expr, {param: 1}) - d
-    if c == 0 or evaluate(expr, {param: 2}) != d + 2 * c:
-        return None
-    return (extent - d) // c
+from kernelcore.runtime.make_launcher import make_launcher  # noqa: E402
 
-
-def make_launcher(knl, queue: cl.CommandQueue | None = None,
-                  **arrays_and_params: Any) -> OpenClKernelListLauncher:
-    """A list launcher replaying *knl* on the given device arrays.
-
-    Every array argument must be passed, as a pyopencl array (numpy arrays are
-    refused: a launcher works on device data, and replays see later changes to
-    the arrays' contents). Parameters not passed are found from array shapes as
-    a kernel call does (an extent that is a linear function of one parameter);
-    passed ones are checked against the shapes. The kernel is typed from the
-    arrays' dtypes, global temporaries are allocated once, the grid of each device
-    kernel is evaluated once, and all arguments are bound: a call of the result
-    only enqueues the device kernels, in order, on *queue* (None: the default
-    queue) or the queue passed to the call.
-    """
-    from kernelcore.ir.data import ArrayArg, ValueArg
-    from kernelcore.ir.domain import set_to_cond_expr
-    from kernelcore.runtime.device import default_queue
-    from kernelcore.runtime.invoke import _check, get_executor
-
-    if queue is None:
-        queue = default_queue()
-    unknown = set(arrays_and_params) - set(knl.arg_dict)
-    if unknown:
-        raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
-                              f"{', '.join(sorted(unknown))}; its arguments are "
-                              + ", ".join(a.name for a in knl.args))
-    for arg in knl.args:
-        value = arrays_and_params.get(arg.name)
-        if not isinstance(arg, ArrayArg):
-            continue
-        if value is None:
-            raise InvocationError(f"make_launcher: missing array '{arg.name}' (a "
-                                  "launcher binds every array; pass a pyopencl array)")
-        if isinstance(value, np.ndarray):
-            raise InvocationError(f"make_launcher: '{arg.name}' is a numpy array; a "
-                                  "launcher works on device data: pass a pyopencl array "
-                                  "(pyopencl.array.to_device)")
-        if not isinstance(value, cla.Array):
-            raise InvocationError(f"make_launcher: '{arg.name}' must be a pyopencl "
-                                  f"array, got {type(value).__name__}")
-
-    ex = get_executor(knl, arrays_and_params)
-    tknl = ex.knl
-    arrays = [a for a in tknl.args if isinstance(a, ArrayArg)]
-
-    # {{{ parameter values
-
-    params: dict[str, Any] = {}
-    for v in tknl.args:
-        if not isinstance(v, ValueArg):
-            continue
-        value = arrays_and_params.get(v.name)
-        if value is None:
-            for a in arrays:
-                for axis, extent in enumerate(a.shape or ()):
-                    value = _solve_extent(v.name, extent,
-                                          arrays_and_params[a.name].shape[axis])
-                    if value is not None:
-                        break
-                if value is not None:
-                    break
-        if value is None:
-            raise InvocationError(f"make_launcher: missing parameter '{v.name}': pass "
-                                  "it, or an array whose shape determines it")
-        if not (isinstance(value, (numbers.Number, np.generic))
-                or (isinstance(value, np.ndarray) and value.ndim == 0)):
-            raise InvocationError(f"make_launcher: parameter '{v.name}' must be a "
-                                  f"number, got {type(value).__name__}")
-        params[v.name] = np.dtype(v.dtype).type(value)
-    env = {k: (int(x) if isinstance(x, np.integer) else x) for k, x in params.items()}
-
-    # }}}
-
-    if not tknl.options.skip_arg_checks:
-        if tknl.assumptions is not None:
-            cond = set_to_cond_expr(tknl.assumptions)
-            if cond is not True and not evaluate(cond, env):
-                raise InvocationError(f"parameter values {env} violate the kernel's "
-                                      f"assumptions {tknl.assumptions}")
-        for a in arrays:
-            shape = tuple(int(evaluate(s, env)) for s in a.shape)
-            strides = tuple(int(evaluate(s, env)) for s in a.element_strides())
-            _check(a.name, arrays_and_params[a.name], shape, np.dtype(a.dtype), strides)
-
-    temporaries = {}
-    for name, dtype, shape in ex.code.global_temporaries:
-        tshape = tuple(max(0, int(evaluate(s, env))) for s in shape)
-        temporaries[name] = cla.empty(queue, tshape, np.dtype(dtype))
-
-    args = [params[a.name] if isinstance(a, ValueArg) else arrays_and_params[a.name]
-            for a in tknl.args] + list(temporaries.values())
-    cl_kernels = ex.cl_kernels(queue.context)
-    launchers = []
-    for dk, clk in zip(ex.code.kernels, cl_kernels):
-        gsize = tuple(max(0, int(evaluate(g, env))) * ls
-                      for g, ls in zip(dk.num_groups, dk.local_size))
-        launchers.append(OpenClKernelLauncher(
-            dk.name, clk, args, default_global_work_size=gsize,
-            default_local_work_size=tuple(dk.local_size), default_queue=queue))
-    return OpenClKernelListLauncher(knl.name, *launchers, default_queue=queue)
-
-# }}}
+__all__ = ["LauncherI", "HostLauncherI", "OpenClKernelLauncherI", "KernelStatistics",
+           "OpenClKernelLauncher", "OpenClCopyLauncher", "OpenClKernelListLauncher",
+           "OpenClParametrizedKernelLauncher", "OpenClIterativeKernelLauncher",
+           "OpenClKernelParameterGenerator", "OpenClKernelParameterYielder",
+           "make_launcher", "profile_kernel", "should_profile_kernel", "trace_kernel",
+           "should_trace_kernel"]
