@@ -21,6 +21,7 @@ import numpy as np
 import pyopencl as cl
 
 import lazyarray as la
+from lazyarray.arraycontext.tags import ContainerAwareArray
 from lazyarray.arraycontext.traversal import Structure, Walker
 from lazyarray.handle import LazyArray
 from lazyarray.run import using_queue
@@ -78,8 +79,9 @@ class CompiledFunction:
             it_a, it_n, it_s = iter(arrays), iter(numbers_), iter(statics)
             leaves = []
             for kind in key[2]:
-                leaves.append(next(it_a) if kind[0] == "array" else
-                              next(it_n) if kind[0] == "number" else next(it_s))
+                leaves.append(ContainerAwareArray(next(it_a).node) if kind[0] == "array"
+                              else ContainerAwareArray(next(it_n).node)
+                              if kind[0] == "number" else next(it_s))
             args = unflatten_call(walker, structure, leaves)
             positional, keywords = args[:len(args) - len(names)], args[len(args) - len(names):]
             result = f(*positional, **dict(zip(names, keywords)))

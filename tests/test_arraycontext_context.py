@@ -1,0 +1,87 @@
+"""LazyarrayArrayContext against arraycontext itself (skipped, saying so,
+where arraycontext is not installed: see docs/pde-backend.md)."""
+
+import numpy as np
+import pytest
+
+arraycontext = pytest.importorskip(
+    "arraycontext", reason="arraycontext is not installed (the 'pde' extra plus "
+    "arraycontext from its repository, docs/pde-backend.md): the context's tests did not run")
+
+import pyopencl as cl  # noqa: E402
+from pytools.tag import Tag  # noqa: E402
+
+import lazyarray as la  # noqa: E402
+from lazyarray.arraycontext import LazyarrayArrayContext  # noqa: E402
+from lazyarray.run import default_queue  # noqa: E402
+
+
+class Marked(Tag):
+    pass
+
+
+@pytest.fixture
+def queue():
+    return cl.CommandQueue(cl.Context([default_queue().device]))
+
+
+@pytest.fixture
+def actx(queue):
+    return LazyarrayArrayContext(queue)
+
+
+def test_is_an_array_context(actx, queue):
+    assert isinstance(actx, arraycontext.ArrayContext)
+    assert actx.queue is queue
+    assert not actx.permits_inplace_modification
+    assert actx.supports_nonscalar_broadcasting and actx.permits_advanced_indexing
+    assert actx.clone() is not actx and actx.clone().queue is queue
+
+
+def test_freeze_thaw_with_the_eager_context(actx, queue):
+    eager = arraycontext.PyOpenCLArrayContext(queue)
+    a = np.linspace(0, 1, 30)
+    x = actx.tag(Marked(), actx.np.sin(actx.from_numpy(a)) * 2)
+    x = actx.tag_axis(0, Marked(), x)
+    frozen = actx.freeze(x)
+    assert frozen.queue is queue and frozen.tags == {Marked()}
+    assert frozen.axes[0].tags == {Marked()}
+    # the eager context computes on what this one froze, and the other way
+    y = eager.thaw(frozen) + 1
+    back = actx.thaw(eager.freeze(y))
+    assert back.tags == frozenset()
+    np.testing.assert_allclose(actx.to_numpy(back * 3), (np.sin(a) * 2 + 1) * 3)
+    again = actx.thaw(frozen)
+    assert again.tags == {Marked()}
+
+
+def test_compile_does_not_retrace_for_a_new_time(actx):
+    def rhs(t, u):
+        return actx.np.cos(t) * u + t
+
+    compiled = actx.compile(rhs)
+    a = np.arange(5.0)
+    u = actx.from_numpy(a)
+    for t in (0.0, 0.5, 1.5):
+        np.testing.assert_allclose(actx.to_numpy(compiled(t, u)), np.cos(t) * a + t)
+    assert compiled.trace_count == 1
+
+
+def test_einsum_broadcasts_and_tags(actx):
+    jac = np.random.default_rng(0).random((6, 1))
+    u = np.random.default_rng(1).random((6, 4))
+    got = actx.einsum("ej,ei->ei", actx.from_numpy(jac), actx.from_numpy(u),
+                      tagged=(Marked(),))
+    assert got.tags == {Marked()}
+    np.testing.assert_allclose(actx.to_numpy(got), np.einsum("ej,ei->ei", jac, u))
+
+
+def test_call_loopy_runs_on_the_queue(actx):
+    lp = pytest.importorskip("loopy")
+    from arraycontext import make_loopy_program
+    prg = make_loopy_program("{[i]: 0 <= i < n}", "out[i] = 2 * x[i] + 1")
+    prg = lp.add_dtypes(prg, {"x": np.float64})
+    a = np.arange(7.0)
+    out = actx.call_loopy(prg, x=actx.from_numpy(a) * 2)["out"]
+    assert isinstance(out, la.LazyArray)
+    np.testing.assert_allclose(actx.to_numpy(out + 1), 4 * a + 2)
