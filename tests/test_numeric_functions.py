@@ -196,6 +196,20 @@ def test_quantile_errors_and_scalars():
     check(np.quantile, np.arange(6), la.asarray(np.array([0.2, 0.4])))
 
 
+def test_weighted_quantiles_run_numpy_on_the_host(monkeypatch):
+    from lazyarray import fallback
+    monkeypatch.setattr(fallback, "_warned", set())     # (each function warns once)
+    rng = np.random.default_rng(5)
+    a, w = rng.random((4, 7)), rng.integers(1, 4, (4, 7)).astype(float)
+    for f, q in ((np.quantile, [0.25, 0.5]), (np.percentile, 90), (np.nanquantile, 0.5),
+                 (np.nanpercentile, [10, 50])):
+        with pytest.warns(la.LazyArrayHostFallbackWarning, match=f.__name__):
+            got = f(la.asarray(a), q, axis=1, weights=la.asarray(w), method="inverted_cdf")
+        assert isinstance(got, la.LazyArray)
+        np.testing.assert_array_equal(got.get(), f(a, q, axis=1, weights=w,
+                                                   method="inverted_cdf"))
+
+
 @_FEWER
 @given(st.data())
 def test_nan_reductions_match_numpy(data):

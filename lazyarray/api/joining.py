@@ -142,23 +142,32 @@ def _values_for(values, dtype, ndim: int) -> LazyArray:
     return values.reshape((1,) * (ndim - values.ndim) + values.shape)
 
 
-def insert(arr, obj, values, axis: int | None = None) -> LazyArray:
-    """*arr* with *values* inserted before the positions *obj* along *axis*
-    (flattened without it), as NumPy's insert. A lazy *obj* is computed."""
+def _along(arr, axis: int | None) -> tuple[LazyArray, int, int]:
+    """*arr* as a lazy array (flattened when *axis* is None), the axis and its length."""
     arr = asarray(arr)
     if axis is None:
         arr, axis = arr.reshape(-1), 0
     axis = _axis(axis, arr.ndim)
-    n = arr.shape[axis]
+    return arr, axis, arr.shape[axis]
+
+
+def _in_bounds(positions: _np.ndarray, high: int, axis: int, n: int) -> _np.ndarray:
+    """*positions* made nonnegative, after checking ``-n <= p < high``."""
+    bad = positions[(positions < -n) | (positions >= high)]
+    if bad.size:
+        raise IndexingError(f"index {bad[0]} is out of bounds for axis {axis} with size {n}")
+    return _np.where(positions < 0, positions + n, positions)
+
+
+def insert(arr, obj, values, axis: int | None = None) -> LazyArray:
+    """*arr* with *values* inserted before the positions *obj* along *axis*
+    (flattened without it), as NumPy's insert. A lazy *obj* is computed."""
+    arr, axis, n = _along(arr, axis)
     positions = _index_list(obj, n, "insert")
     scalar = not isinstance(obj, slice) and _np.ndim(_host_index(obj)) == 0
     head = (slice(None),) * axis
     if positions.size == 1:
-        index = int(positions[0])
-        if not -n <= index <= n:
-            raise IndexingError(f"index {index} is out of bounds for axis {axis} with "
-                                f"size {n}")
-        index += n if index < 0 else 0
+        index = int(_in_bounds(positions, n + 1, axis, n)[0])
         values = _values_for(values, arr.dtype, arr.ndim)
         if scalar:
             values = moveaxis(values, 0, axis)
@@ -166,10 +175,7 @@ def insert(arr, obj, values, axis: int | None = None) -> LazyArray:
         values = broadcast_to(values, shape)
         return concatenate([arr[head + (slice(None, index),)], values,
                             arr[head + (slice(index, None),)]], axis=axis)
-    if ((positions < -n) | (positions > n)).any():
-        bad = positions[(positions < -n) | (positions > n)][0]
-        raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size {n}")
-    positions = _np.where(positions < 0, positions + n, positions)
+    positions = _in_bounds(positions, n + 1, axis, n)
     count = positions.size
     order = _np.argsort(positions, kind="stable")
     placed = positions.copy()
@@ -189,11 +195,7 @@ def insert(arr, obj, values, axis: int | None = None) -> LazyArray:
 def delete(arr, obj, axis: int | None = None) -> LazyArray:
     """*arr* without the parts at the positions *obj* along *axis*
     (flattened without it), as NumPy's delete. A lazy *obj* is computed."""
-    arr = asarray(arr)
-    if axis is None:
-        arr, axis = arr.reshape(-1), 0
-    axis = _axis(axis, arr.ndim)
-    n = arr.shape[axis]
+    arr, axis, n = _along(arr, axis)
     host = None if isinstance(obj, slice) else _np.asarray(_host_index(obj))
     if host is not None and host.dtype == _np.bool_:
         if host.shape != (n,):
@@ -201,11 +203,7 @@ def delete(arr, obj, axis: int | None = None) -> LazyArray:
                              f"dimensional and match the axis length of {n}")
         keep = ~host
     else:
-        positions = _index_list(obj, n, "delete")
-        if ((positions < -n) | (positions >= n)).any():
-            bad = positions[(positions < -n) | (positions >= n)][0]
-            raise IndexingError(f"index {bad} is out of bounds for axis {axis} with "
-                                f"size {n}")
+        positions = _in_bounds(_index_list(obj, n, "delete"), n, axis, n)
         keep = _np.ones(n, bool)
         keep[positions] = False
     kept = _np.flatnonzero(keep)

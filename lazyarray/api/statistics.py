@@ -22,6 +22,7 @@ from lazyarray.api.manipulation import broadcast_to, concatenate
 from lazyarray.api.ufuncs import isnan, sqrt
 from lazyarray.api.ufuncs import where as _where
 from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.fallback import host_call
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops.host import host_function as _host_function
 
@@ -164,39 +165,38 @@ def _quantile(a, q, axis, method: str, keepdims: bool, weak_q: bool, skip_nan: b
     return result.reshape(q.shape + out_rest)
 
 
-def _method_of(name: str, out, weights, method: str, interpolation) -> str:
-    """The interpolation method of a quantile function *name* (NumPy's old
-    *interpolation* name wins), refusing what lazyarray does not support."""
+def _quantiles(name: str, a, q, axis, out, method: str, keepdims: bool, weights,
+               interpolation, skip_nan: bool, percent: bool) -> LazyArray:
+    """The quantile function *name* (NumPy's old *interpolation* name wins
+    over *method*); with *weights*, NumPy's on the host."""
     _no_out(out, name)
+    method = interpolation if interpolation is not None else method
     if weights is not None:
-        raise TypeError(f"lazyarray.{name} does not support weights (NumPy's "
-                        "method='inverted_cdf' with weights)")
-    return interpolation if interpolation is not None else method
-
-
-def _fraction(q):
-    """Percentiles *q* (0..100) as fractions, on the host."""
-    return _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100)
+        return host_call(getattr(_np, name), (a, q), dict(
+            axis=axis, method=method, keepdims=keepdims, weights=weights), f"np.{name}")
+    fractions = _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100) \
+        if percent else q
+    return _quantile(a, fractions, axis, method, keepdims, type(q) in (int, float), skip_nan,
+                     name)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights=None,
              interpolation=None) -> LazyArray:
     """The *q*-th quantiles of *a* along *axis* (NumPy's quantile, all its
-    methods; no *weights*). *a* is sorted on the host (``la.sort``); the
-    quantiles are picked and interpolated on the device."""
-    method = _method_of("quantile", out, weights, method, interpolation)
-    return _quantile(a, q, axis, method, keepdims, type(q) in (int, float), False,
-                     "quantile")
+    methods). *a* is sorted on the host (``la.sort``); the quantiles are
+    picked and interpolated on the device. With *weights* (NumPy's
+    ``method="inverted_cdf"``), NumPy computes it on the host."""
+    return _quantiles("quantile", a, q, axis, out, method, keepdims, weights, interpolation,
+                      False, False)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights=None,
                interpolation=None) -> LazyArray:
     """The *q*-th percentiles (0..100) of *a* along *axis* (see :func:`quantile`)."""
-    method = _method_of("percentile", out, weights, method, interpolation)
-    return _quantile(a, _fraction(q), axis, method, keepdims, type(q) in (int, float), False,
-                     "percentile")
+    return _quantiles("percentile", a, q, axis, out, method, keepdims, weights, interpolation,
+                      False, True)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -204,18 +204,16 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
                 interpolation=None) -> LazyArray:
     """The *q*-th quantiles of the non-NaN values of *a* along *axis* (NaN
     for slices of NaNs only; see :func:`quantile`)."""
-    method = _method_of("nanquantile", out, weights, method, interpolation)
-    return _quantile(a, q, axis, method, keepdims, type(q) in (int, float), True,
-                     "nanquantile")
+    return _quantiles("nanquantile", a, q, axis, out, method, keepdims, weights,
+                      interpolation, True, False)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights=None,
                   interpolation=None) -> LazyArray:
     """The *q*-th percentiles of the non-NaN values of *a* along *axis*."""
-    method = _method_of("nanpercentile", out, weights, method, interpolation)
-    return _quantile(a, _fraction(q), axis, method, keepdims, type(q) in (int, float), True,
-                     "nanpercentile")
+    return _quantiles("nanpercentile", a, q, axis, out, method, keepdims, weights,
+                      interpolation, True, True)
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False,
