@@ -85,3 +85,14 @@ def test_call_loopy_runs_on_the_queue(actx):
     out = actx.call_loopy(prg, x=actx.from_numpy(a) * 2)["out"]
     assert isinstance(out, la.LazyArray)
     np.testing.assert_allclose(actx.to_numpy(out + 1), 4 * a + 2)
+
+
+def test_dg_example_agrees_with_the_eager_context():
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "dg_advection.py"
+    done = subprocess.run([sys.executable, str(script), "--elements", "8", "--order", "2",
+                           "--steps", "4"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "lazyarray and the eager context agree" in done.stdout

@@ -42,7 +42,7 @@ def _leaf_key(leaf: Any) -> Hashable:
 
 
 def compile_key(leaves: list[Any], structure: Structure, keywords: tuple[str, ...]
-                ) -> Hashable:
+                ) -> tuple:
     """The signature of a call: container structure, keyword names, and per
     leaf its shape and dtype, Python number type, or static value."""
     return (structure.key, keywords, tuple(_leaf_key(x) for x in leaves))
@@ -63,17 +63,17 @@ class CompiledFunction:
         self._queue = queue
         self._thaw = thaw
         self._wrap = wrap_result
-        self._programs: dict[Hashable, tuple[Any, list[Any]]] = {}
+        self._programs: dict[tuple, tuple[Any, list[Any]]] = {}
         #: how many signatures were traced
         self.trace_count = 0
 
-    def _program(self, key: Hashable, structure: Structure, statics: list[Any]) -> Any:
+    def _program(self, key: tuple, structure: Structure, statics: list[Any]) -> Any:
         entry = self._programs.get(key)
         if entry is not None:
             return entry
         out_structure: list[Structure] = []
         walker, f = self._walker, self.f
-        names = key[1] if isinstance(key, tuple) else ()
+        names = key[1]
 
         def flat(arrays: tuple, numbers_: tuple) -> tuple:
             it_a, it_n, it_s = iter(arrays), iter(numbers_), iter(statics)

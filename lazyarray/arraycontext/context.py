@@ -221,8 +221,8 @@ def _host_copy(x: cla.Array, queue: Any) -> np.ndarray:
         queue = cl.CommandQueue(queue)
     if x.flags.forc:
         return x.get(queue=queue)
-    base = cla.Array(queue, (x.base_data.size // x.dtype.itemsize,), x.dtype,
-                     data=x.base_data)
+    buffer: Any = x.base_data
+    base = cla.Array(queue, (buffer.size // x.dtype.itemsize,), x.dtype, data=buffer)
     flat = base.get(queue=queue)
     return np.lib.stride_tricks.as_strided(flat[x.offset // x.dtype.itemsize:], x.shape,
                                            x.strides).copy()

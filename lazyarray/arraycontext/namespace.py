@@ -78,8 +78,8 @@ class LazyNumpyFunctions:
 
     def _leaf_function(self, name: str) -> Callable[..., Any]:
         numpy_name = _C_NAMES.get(name, name)
-        la_function = getattr(la, numpy_name, None)
-        np_function = getattr(np, numpy_name, None)
+        la_function: Any = getattr(la, numpy_name, None)
+        np_function: Any = getattr(np, numpy_name, None)
         if la_function is None and np_function is None:
             raise AttributeError(f"'{type(self).__name__}' has no attribute '{name}'")
 
@@ -345,7 +345,8 @@ class StandaloneLinalg:
         flat = [la.ravel(x) if not _is_scalar(x) else la.asarray(x).reshape(1)
                 for x in leaves]
         with self._np._on_queue():
-            v = abs(la.concatenate(flat)) if len(flat) > 1 else abs(flat[0])
+            joined: Any = la.concatenate(flat) if len(flat) > 1 else flat[0]
+            v: Any = abs(joined)
             if ord is None or ord == 2:
                 return la.sqrt(la.sum(v * v))
             if ord == np.inf:

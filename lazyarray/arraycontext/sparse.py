@@ -33,7 +33,7 @@ def longest_row(row_starts: Any) -> int:
         cached = None
     if cached is not None:
         return cached
-    starts = la.asarray(row_starts)
+    starts: Any = la.asarray(row_starts)
     n = int(la.max(starts[1:] - starts[:-1]).get()) if starts.shape[0] > 1 else 0
     try:
         _ROW_LENGTH[row_starts] = n
@@ -49,13 +49,14 @@ def csr_matmul(shape: tuple[int, int], values: Any, cols: Any, row_starts: Any,
     any trailing axes."""
     nrows = shape[0]
     x = la.asarray(x)
+    starts: Any
     values, cols, starts = la.asarray(values), la.asarray(cols), la.asarray(row_starts)
     trailing = tuple(x.shape[1:])
     dtype = np.result_type(values.dtype, x.dtype)
     width = longest_row(row_starts)
     if nrows == 0 or width == 0 or values.shape[0] == 0:
         return la.zeros((nrows, *trailing), dtype)
-    first = starts[:-1].astype(np.int64)
+    first: Any = starts[:-1].astype(np.int64)
     end = starts[1:].astype(np.int64)
     entry = first[:, None] + la.arange(width, dtype=np.int64)[None, :]     # (rows, w)
     inside = entry < end[:, None]

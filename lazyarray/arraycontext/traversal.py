@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -139,7 +139,7 @@ class PlainWalker(Walker):
         if isinstance(template, np.ndarray):
             result = np.empty(template.shape, dtype=object)
             for i, c in children:
-                result[i] = c
+                result[cast(tuple, i)] = c
             return result
         values = [c for _, c in children]
         if isinstance(template, tuple) and hasattr(template, "_fields"):
