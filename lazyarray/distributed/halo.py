@@ -94,6 +94,7 @@ class HaloExchange:
                 self.host_send[a:b], dest=decomp.neighbors[o], tag=k))
         self._pack = jit(self._pack_faces)
         self._read: cl.Event | None = None
+        self._uploads: cl.CommandQueue | None = None
         self._mpi = MPI
 
     def _pack_faces(self, u):
@@ -108,16 +109,23 @@ class HaloExchange:
     def finish(self) -> cla.Array:
         """Wait for the packed faces, exchange them, and enqueue the upload of
         the halos; the flat array of halos (valid for the work queued next)."""
-        assert self._read is not None, "start() first"
-        default_queue().flush()
-        self._read.wait()
-        self._read = None
+        if self._read is not None:
+            default_queue().flush()
+            self._read.wait()
+            self._read = None
         self._mpi.Prequest.Startall(self.requests)
         self._mpi.Request.Waitall(self.requests)
-        # (the next step's start() comes after this copy in the in-order queue,
-        # and the host buffer is written again only after that one completes)
-        cl.enqueue_copy(default_queue(), _buffer(self.device_recv), self.host_recv,
-                        is_blocking=False)
+        # the upload goes through a queue of its own, which the lazyarray queue
+        # waits for (PoCL's in-order queue held the host in a write queued
+        # behind the interior); the next step's start() is queued after that
+        # wait, and the host buffer is written again only once it completed
+        queue = default_queue()
+        if self._uploads is None:
+            self._uploads = cl.CommandQueue(queue.context, queue.device)
+        upload = cl.enqueue_copy(self._uploads, _buffer(self.device_recv), self.host_recv,
+                                 is_blocking=False)
+        self._uploads.flush()
+        cl.enqueue_barrier(queue, wait_for=[upload])
         return self.device_recv
 
     def exchange(self, u) -> cla.Array:
@@ -250,8 +258,9 @@ class HaloStep:
             queue.finish()
         t0 = time.perf_counter()
         queue.flush()
-        assert ex._read is not None
-        ex._read.wait()
+        if ex._read is not None:
+            ex._read.wait()
+            ex._read = None
         t1 = time.perf_counter()
         recv = ex.finish()
         t2 = time.perf_counter()
