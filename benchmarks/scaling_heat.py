@@ -131,6 +131,12 @@ def markdown(result: dict) -> str:
             f"{r['cells_per_rank']} | {r['ms_per_step']:.2f} | {r['ms_per_step_serial']:.2f} | "
             f"{r['exchange_ms_serial']:.3f} | {r['exchange_ms_overlap']:.3f} | "
             f"{'-' if running is None else f'{running:.2f}'} | {hidden} |")
+    if float(result["load"].split()[0]) > (result["cpus"] or 1):
+        lines += ["", "The machine was shared while this ran (load average above its core "
+                  "count): equal configurations vary by tens of percent between runs (the "
+                  "last strong and weak rows both run N = 2048 on 2 ranks), so the ratios, "
+                  "and the hidden fraction most of all, are not resolved here; rerun on an "
+                  "idle machine."]
     d = result.get("dask")
     if d:
         t = d["seconds_per_task"]
