@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 
-def use_rank_caches(rank: int, base: str | None = None, threads: int | None = None) -> str:
+def use_rank_caches(rank: int | str, base: str | None = None, threads: int | None = None) -> str:
     """Give this process (MPI rank or Dask worker number *rank*) a PoCL
     kernel cache of its own under *base* (default: ``$POCL_CACHE_DIR``, else
     the temporary directory), and *threads* PoCL threads if given. Call it
