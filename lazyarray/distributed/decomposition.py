@@ -123,11 +123,23 @@ class CartesianDecomposition:
         local = np.asarray(local.get() if hasattr(local, "get") else local)
         if local.shape != self.local_shape:
             raise ValueError(f"block of shape {local.shape}, expected {self.local_shape}")
-        blocks = self.cart.gather(local, root=root)
-        if blocks is None:
+        # typed messages, in pieces of at most 2**27 elements: MPI counts are
+        # 32-bit, and a pickled block of 2 GiB or more overflows them
+        piece = 1 << 27
+        if self.rank != root:
+            flat = np.ascontiguousarray(local).reshape(-1)
+            for start in range(0, flat.size, piece):
+                self.cart.Send(flat[start:start + piece], dest=root, tag=7)
             return None
         out = np.empty(self.global_shape, local.dtype)
-        for r, block in enumerate(blocks):
+        for r in range(self.size):
+            if r == root:
+                out[self._slices_of(r)] = local
+                continue
+            block = np.empty(tuple(s.stop - s.start for s in self._slices_of(r)), local.dtype)
+            flat = block.reshape(-1)
+            for start in range(0, flat.size, piece):
+                self.cart.Recv(flat[start:start + piece], source=r, tag=7)
             out[self._slices_of(r)] = block
         return out
 
