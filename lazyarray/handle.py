@@ -500,6 +500,10 @@ VIEW_FUNCTIONS = {
 
 def _binary(name, reflected=False):
     def op(self, other):
+        if getattr(type(other), "__array_ufunc__", False) is None:
+            # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
+            # containers) gets its own reflected operator
+            return NotImplemented
         args = (other, self) if reflected else (self, other)
         return device_or_host(lambda: LazyArray(elementwise(name, *map(_node, args))),
                               getattr(np, name), args)

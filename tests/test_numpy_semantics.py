@@ -408,3 +408,23 @@ def test_any_and_all_of_small_floats_on_every_layout(shape, axis, op):
     _both(lambda m, a: getattr(a, op)(axis=axis), x)
     x.flat[::7] = 0
     _both(lambda m, a: getattr(a, op)(axis=axis), x)
+
+
+def test_operands_that_opt_out_of_ufuncs_get_their_reflected_operator():
+    """NumPy's rule for ``__array_ufunc__ = None`` (arraycontext's containers):
+    ``lazy * obj`` and ``obj * lazy`` both call the object's operator."""
+    class OptsOut:
+        __array_ufunc__ = None
+
+        def __rmul__(self, other):
+            return ("rmul", type(other).__name__)
+
+        def __radd__(self, other):
+            return ("radd", type(other).__name__)
+
+    x = la.asarray(np.arange(3.0))
+    assert x * OptsOut() == ("rmul", "LazyArray")
+    assert x + OptsOut() == ("radd", "LazyArray")
+    assert np.arange(3.0) * OptsOut() == ("rmul", "ndarray")      # (NumPy's own)
+    with pytest.raises(TypeError):
+        x - OptsOut()
