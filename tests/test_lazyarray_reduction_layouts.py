@@ -199,8 +199,10 @@ def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
 def test_gpu_row_groups():
     """Work-items per row of a GPU row kernel: at most ROW_SLOTS elements of
     a row array each."""
-    assert lower_reduction.row_group(33) == 64
-    assert lower_reduction.row_group(8192) == lower_reduction.ROW_GROUP
+    assert lower_reduction.row_group(33) == 32
+    assert lower_reduction.row_group(1024) == 32
+    assert lower_reduction.row_group(1025) == 64
+    assert lower_reduction.row_group(8192) == 256
     assert lower_reduction.row_group(20000) == 1024
     assert storage.ROW_LIMIT["gpu"] == 1024 * lower_reduction.ROW_SLOTS
 

@@ -55,9 +55,13 @@ GPU_COLUMN_VECTOR = 2
 #: copy's bandwidth with one; 1.008 with two, 1.023 with two and half as many
 #: parts, as many loads in flight)
 GPU_ROW_PAIR = 2
-#: work-items per group of a GPU row kernel (softmax over 8192-long rows: 98%
-#: of copy bandwidth on an H100 with 512, 57% with 256)
-ROW_GROUP = 512
+#: work-items per group of a GPU row kernel at least (a warp): a group is
+#: made no larger than its row needs, each work-item holding up to
+#: ROW_SLOTS elements (softmax over 2^28 float32 on an H100, % of a copy's
+#: bandwidth, rows of 256 / 1024 / 4096 / 16384 elements: 101 / 101 / 100 /
+#: 101 with groups from 32; 38 / 57 / 100 / 99 with groups from 512, where
+#: short rows left most work-items idle)
+ROW_GROUP = 32
 #: the largest work-group any GPU allows
 MAX_GROUP = 1024
 #: elements of a row array (a value kept in registers) per work-item of a GPU
@@ -465,7 +469,7 @@ def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
 def row_group(extent: int) -> int:
     """Work-items of a GPU row kernel over rows of *extent* elements: each
     holds at most :data:`ROW_SLOTS` elements of a row array."""
-    group = min(ROW_GROUP, _pow2_at_least(extent))
+    group = ROW_GROUP
     while group < MAX_GROUP and extent > group * ROW_SLOTS:
         group *= 2
     return group
