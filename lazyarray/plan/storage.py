@@ -13,7 +13,7 @@ import numpy as np
 from lazyarray.lower.reduction import MAX_GROUP, ROW_SLOTS
 from lazyarray.target import Target, default_target
 from lazyarray.graph import (
-    Concat, Const, Gather, Input, Map, Node, Reduce, Scan, View, computed, walk)
+    Concat, Const, Gather, Input, Map, Node, Param, Reduce, Scan, View, computed, walk)
 from lazyarray.lower.expr import accesses, operand_uses
 from lazyarray.lower.ir import out_index
 
@@ -31,7 +31,8 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
     """The nodes whose values are stored, children before parents, each with
     the rule that stores it.
 
-    Stored are: the root, every reduction, and every elementwise or
+    Stored are: the root, every reduction, every external call
+    (:mod:`lazyarray.calls`) with the arrays it reads, and every elementwise or
     concatenation node that fusing would evaluate at least the device kind's
     :data:`RECOMPUTE_LIMIT` times (on average) per element of the value that
     reads it, on *target* (by default lazyarray's device). Reads of one node
@@ -77,6 +78,13 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
                                 reducing)
             if over:
                 reasons[id(node)] = over
+        if getattr(node, "external", False):
+            # a call of a kernel lazyarray did not write (lazyarray.calls)
+            # reads whole arrays: they are stored before it runs
+            reasons.setdefault(id(node), "external call")
+            for child in node.children():
+                if not computed(child) and not isinstance(child, (Const, Param)):
+                    reasons.setdefault(id(child), "read whole by an external call")
         if id(node) in reasons:
             if node is not root:
                 _evaluate_as_root(node, at, unshared)

@@ -23,6 +23,7 @@ import pyopencl.array as cla
 
 from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
+from lazyarray.calls import launch_of
 from lazyarray.graph import Const, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
@@ -157,6 +158,11 @@ def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool =
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
         return Step(node)
+    if getattr(node, "external", False):
+        # a kernel lazyarray did not write (lazyarray.calls): run as it is
+        inputs = _collect_inputs(node, stored_ids, literals)
+        return Step(node, compiled=launch_of(node, inputs),
+                    args=tuple((name, n) for n, name in inputs.values()))
     if node.dtype.kind != "c" and (isinstance(node, Const) or (
             isinstance(node, View) and isinstance(node.arg, Const))):
         # one value everywhere: a fill (pyopencl fills no complex values)
