@@ -67,6 +67,33 @@ def test_compile_does_not_retrace_for_a_new_time(actx):
     assert compiled.trace_count == 1
 
 
+def test_compiled_rk_stage_with_a_traced_time_step(actx):
+    from dataclasses import dataclass
+
+    from arraycontext import Array, dataclass_array_container, with_container_arithmetic
+
+    @with_container_arithmetic(bcasts_across_obj_array=True, rel_comparison=True)
+    @dataclass_array_container
+    @dataclass(frozen=True)
+    class Pair:
+        u: Array
+        v: Array
+        __array_ufunc__ = None
+
+    def stage(t, dt, state):
+        k = Pair(u=actx.np.cos(t) * state.v, v=-state.u)
+        return state + dt / 2 * k - (dt * dt) * state / 6
+
+    compiled = actx.compile(stage)
+    a, b = np.arange(5.0), np.linspace(0, 1, 5)
+    state = actx.from_numpy(Pair(a, b))
+    for t, dt in ((0.0, 0.1), (0.3, 0.05)):
+        got = actx.to_numpy(compiled(t, dt, state))
+        np.testing.assert_allclose(got.u, a + dt / 2 * np.cos(t) * b - dt * dt * a / 6)
+        np.testing.assert_allclose(got.v, b - dt / 2 * a - dt * dt * b / 6)
+    assert compiled.trace_count == 1
+
+
 def test_einsum_broadcasts_and_tags(actx):
     jac = np.random.default_rng(0).random((6, 1))
     u = np.random.default_rng(1).random((6, 4))

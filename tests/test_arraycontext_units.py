@@ -164,6 +164,44 @@ def test_compile_keys_and_traced_scalars(rng):
         *flatten_call(walker, [{"u": la.asarray(u), "v": la.asarray(v)}, 7.5]), ())
 
 
+class _Opaque:
+    """A container opting out of NumPy's operators, as arraycontext's do: it
+    broadcasts numbers (numbers.Number) over its one array, and leaves other
+    operands to them."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, x):
+        self.x = x
+
+    def __rmul__(self, other):
+        import numbers
+        return _Opaque(other * self.x) if isinstance(other, numbers.Number) else NotImplemented
+
+
+def test_traced_numbers_broadcast_over_containers_as_numbers(rng):
+    import numbers
+
+    from lazyarray.arraycontext.compile import TracedScalar
+    seen = []
+
+    def step(dt, u):
+        half = dt / 2
+        seen.append((type(dt), type(half), type(2 * dt - 1), type(-dt), type(dt * u)))
+        scaled = half * _Opaque(u)          # a container broadcasts the traced scalar
+        return scaled.x + abs(dt) * u
+
+    compiled = CompiledFunction(step, PlainWalker(), None)
+    u = rng.standard_normal(6)
+    for dt in (0.1, 0.4):
+        np.testing.assert_allclose(compiled(dt, la.asarray(u)).get(), dt / 2 * u + dt * u)
+    assert compiled.trace_count == 1
+    (t_dt, t_half, t_affine, t_neg, t_product), = seen
+    assert t_dt is t_half is t_affine is t_neg is TracedScalar
+    assert t_product is la.LazyArray            # with an array: a plain lazy array
+    assert isinstance(TracedScalar(la.asarray(1.0).node), numbers.Number)
+
+
 # }}}
 
 

@@ -9,11 +9,18 @@ and other leaves are part of the signature. The signature (the compile key)
 is the containers' structures, each leaf's kind (array shape and dtype,
 Python number type, or a static value) and the keyword names.
 
-Public names: CompiledFunction, compile_key, flatten_call, unflatten_call.
+The function sees a traced number as a :class:`TracedScalar`, a 0-d lazy
+array that arraycontext's containers broadcast as they broadcast numbers:
+``state + dt / 2 * k1`` works in a compiled RK step as it does eagerly with
+a float ``dt``.
+
+Public names: CompiledFunction, TracedScalar, compile_key, flatten_call,
+unflatten_call.
 """
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -21,10 +28,46 @@ import numpy as np
 import pyopencl as cl
 
 import lazyarray as la
-from lazyarray.arraycontext.tags import ContainerAwareArray
 from lazyarray.arraycontext.traversal import Structure, Walker
+from lazyarray.graph import is_weak
 from lazyarray.handle import LazyArray
 from lazyarray.run import using_queue
+
+
+class TracedScalar(LazyArray):
+    """A Python number passed to a compiled function, as the trace sees it:
+    a 0-d lazy array (a scalar parameter of the kernels) that counts as a
+    :class:`numbers.Number`, so arraycontext's containers broadcast it over
+    their arrays as they broadcast numbers (``dt * state``). Arithmetic
+    between traced scalars and numbers gives a traced scalar again
+    (``dt / 2``); with arrays it gives lazy arrays."""
+
+
+def _as_scalar(x: Any) -> Any:
+    """*x* as a :class:`TracedScalar` if it is a 0-d lazy array computed
+    from Python numbers only (traced or written)."""
+    if type(x) is LazyArray and x.ndim == 0 and is_weak(x.node):
+        return TracedScalar(x.node)
+    return x
+
+
+def _scalar_operator(name: str) -> Callable[..., Any]:
+    base = getattr(LazyArray, name)
+
+    def op(self: Any, *other: Any) -> Any:
+        result = base(self, *other)
+        return result if result is NotImplemented else _as_scalar(result)
+
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+    for _dunder in (f"__{_name}__", f"__r{_name}__"):
+        setattr(TracedScalar, _dunder, _scalar_operator(_dunder))
+for _dunder in ("__neg__", "__pos__", "__abs__"):
+    setattr(TracedScalar, _dunder, _scalar_operator(_dunder))
+numbers.Number.register(TracedScalar)
 
 
 def _leaf_key(leaf: Any) -> Hashable:
@@ -79,9 +122,9 @@ class CompiledFunction:
             it_a, it_n, it_s = iter(arrays), iter(numbers_), iter(statics)
             leaves = []
             for kind in key[2]:
-                leaves.append(ContainerAwareArray(next(it_a).node) if kind[0] == "array"
-                              else ContainerAwareArray(next(it_n).node)
-                              if kind[0] == "number" else next(it_s))
+                leaves.append(next(it_a) if kind[0] == "array"
+                              else TracedScalar(next(it_n).node) if kind[0] == "number"
+                              else next(it_s))
             args = unflatten_call(walker, structure, leaves)
             positional, keywords = args[:len(args) - len(names)], args[len(args) - len(names):]
             result = f(*positional, **dict(zip(names, keywords)))
@@ -136,4 +179,4 @@ def unflatten_call(walker: Walker, structure: Structure, leaves: list[Any]) -> l
     return args
 
 
-__all__ = ["CompiledFunction", "compile_key", "flatten_call", "unflatten_call"]
+__all__ = ["CompiledFunction", "TracedScalar", "compile_key", "flatten_call", "unflatten_call"]

@@ -37,7 +37,7 @@ from lazyarray.arraycontext.loopy_call import LoopyCaller
 from lazyarray.arraycontext.namespace import LazyNumpyFunctions
 from lazyarray.arraycontext.sparse import csr_matmul
 from lazyarray.arraycontext.tags import (
-    Axis, TaggedArray, aware, axes_of, normalize_tags, tagged, tags_of, with_axis_tagged)
+    Axis, TaggedArray, axes_of, normalize_tags, tagged, tags_of, with_axis_tagged)
 from lazyarray.arraycontext.traversal import ContainerWalker
 from lazyarray.graph import Input
 from lazyarray.handle import LazyArray
@@ -166,7 +166,7 @@ class LazyarrayArrayContext(ArrayContext):
         if arg_names is not None and len(arg_names) != len(args):
             raise ValueError(f"{len(arg_names)} argument names for {len(args)} arguments")
         with using_queue(self.queue):
-            result = aware(la.einsum(spec, *(self._thaw_leaf(a) for a in args)))
+            result = la.einsum(spec, *(self._thaw_leaf(a) for a in args))
         tags = normalize_tags(tagged)
         return self.tag(tags, result) if tags else result
 

@@ -32,7 +32,6 @@ import numpy as np
 import pyopencl as cl
 
 import lazyarray as la
-from lazyarray.arraycontext.tags import aware
 from lazyarray.arraycontext.traversal import PlainWalker, Walker
 from lazyarray.handle import LazyArray
 from lazyarray.run import using_queue
@@ -59,6 +58,8 @@ _C_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arct
 
 
 def _is_scalar(x: Any) -> bool:
+    if isinstance(x, LazyArray):
+        return False        # (a compiled function's traced numbers are arrays here)
     return isinstance(x, (numbers.Number, np.generic, bool)) or (
         isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype != object)
 
@@ -87,7 +88,7 @@ class LazyNumpyFunctions:
             if all(_is_scalar(a) for a in args):
                 return np_function(*args, **kwargs)
             with self._on_queue():
-                return aware(la_function(*args, **kwargs))
+                return la_function(*args, **kwargs)
 
         return leaf
 
@@ -110,7 +111,7 @@ class LazyNumpyFunctions:
     def zeros(self, shape: int | tuple[int, ...], dtype: Any = np.float64) -> LazyArray:
         """An array of zeros."""
         with self._on_queue():
-            return aware(la.zeros(shape, dtype))
+            return la.zeros(shape, dtype)
 
     def ones(self, shape: int | tuple[int, ...], dtype: Any = np.float64) -> LazyArray:
         """An array of ones."""
@@ -125,7 +126,7 @@ class LazyNumpyFunctions:
 
     def _full_like_array(self, ary: LazyArray, fill_value: Any) -> LazyArray:
         with self._on_queue():
-            return aware(la.full(ary.shape, fill_value, ary.dtype))
+            return la.full(ary.shape, fill_value, ary.dtype)
 
     def full_like(self, ary: Any, fill_value: Any) -> Any:
         """Leaf by leaf, an array like the leaf filled with *fill_value*
@@ -164,7 +165,7 @@ class LazyNumpyFunctions:
         """Leaf by leaf, NumPy's reshape (``order`` "C" or "F")."""
         if shape is None:
             shape = newshape
-        return self._walker.map(lambda x: aware(reshape(x, shape, order)), a)
+        return self._walker.map(lambda x: reshape(x, shape, order), a)
 
     def ravel(self, a: Any, /, order: str = "C") -> Any:
         """Leaf by leaf, the elements in one axis (``order`` "C", "F", "A", "K")."""
@@ -174,13 +175,13 @@ class LazyNumpyFunctions:
         def leaf(x: Any) -> Any:
             if _is_scalar(x):
                 raise ValueError("cannot ravel a scalar")
-            return aware(reshape(x, (-1,), "F" if order == "F" else "C"))
+            return reshape(x, (-1,), "F" if order == "F" else "C")
 
         return self._walker.map(leaf, a)
 
     def transpose(self, a: Any, /, axes: Sequence[int] | None = None) -> Any:
         """Leaf by leaf, the axes permuted (reversed by default)."""
-        return self._walker.map(lambda x: x if _is_scalar(x) else aware(la.transpose(x, axes)),
+        return self._walker.map(lambda x: x if _is_scalar(x) else la.transpose(x, axes),
                                 a)
 
     def broadcast_to(self, array: Any, /, shape: tuple[int, ...]) -> Any:
@@ -226,7 +227,7 @@ class LazyNumpyFunctions:
             if isinstance(c, LazyArray) and c.dtype != np.bool_:
                 c = c != 0
             with self._on_queue():
-                return aware(la.where(c, a, b))
+                return la.where(c, a, b)
 
         return self._walker.multimap(leaf, condition, x, y)
 
@@ -241,7 +242,7 @@ class LazyNumpyFunctions:
     def einsum(self, spec: str, *operands: Any) -> LazyArray:
         """NumPy's einsum (size-1 labels broadcast)."""
         with self._on_queue():
-            return aware(la.einsum(spec, *operands))
+            return la.einsum(spec, *operands)
 
     # }}}
 
@@ -255,7 +256,7 @@ class LazyNumpyFunctions:
             return functools.reduce(combine, values)
 
         with self._on_queue():
-            return aware(self._walker.map_reduce(reduce, leaf_reduce, a))
+            return self._walker.map_reduce(reduce, leaf_reduce, a)
 
     def sum(self, a: Any, /, axis: Any = None, dtype: Any = None) -> Any:
         """The sum of every leaf's elements (*axis* only for a single array)."""

@@ -9,7 +9,7 @@ tagged array give plain lazy arrays: tags describe one value, they do not
 flow through arithmetic. :func:`tags_of` and :func:`axes_of` read any array
 (no tags on a plain one).
 
-Public names: Axis, ContainerAwareArray, aware, TaggedArray, tags_of, axes_of,
+Public names: Axis, TaggedArray, tags_of, axes_of,
 tagged, with_axis_tagged, normalize_tags.
 """
 
@@ -60,41 +60,7 @@ class Axis(Taggable):
         return f"Axis({set(self.tags) or '{}'})"
 
 
-class ContainerAwareArray(LazyArray):
-    """A lazy array whose arithmetic operators leave an operand that opts
-    out of NumPy's (``__array_ufunc__ = None``, as arraycontext's containers
-    do) to that operand's reflected operator: ``dt * state`` with a traced
-    scalar ``dt`` and a state container gives a container."""
-
-
-def _deferring(name: str):
-    base = getattr(LazyArray, name)
-
-    def op(self, other):
-        if getattr(type(other), "__array_ufunc__", False) is None:
-            return NotImplemented
-        return aware(base(self, other))
-
-    op.__name__ = name
-    return op
-
-
-def aware(x):
-    """*x* as a :class:`ContainerAwareArray` if it is a plain lazy array."""
-    return ContainerAwareArray(x.node) if type(x) is LazyArray else x
-
-
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
-              "eq", "ne", "lt", "le", "gt", "ge"):
-    for _dunder in (f"__{_name}__", f"__r{_name}__"):
-        if hasattr(LazyArray, _dunder):
-            setattr(ContainerAwareArray, _dunder, _deferring(_dunder))
-ContainerAwareArray.__hash__ = None  # type: ignore[assignment]
-ContainerAwareArray.__neg__ = lambda self: aware(LazyArray.__neg__(self))  # type: ignore
-ContainerAwareArray.__abs__ = lambda self: aware(LazyArray.__abs__(self))  # type: ignore
-
-
-class TaggedArray(ContainerAwareArray):
+class TaggedArray(LazyArray):
     """A lazy array with ``tags`` (a frozenset of :class:`pytools.tag.Tag`)
     and ``axes`` (one :class:`Axis` per dimension). It holds the same graph
     node as the array it was made from."""
@@ -162,5 +128,5 @@ def with_axis_tagged(x: LazyArray, iaxis: int, tags: Any) -> TaggedArray:
     return TaggedArray(x.node, tags_of(x), tuple(axes))
 
 
-__all__ = ["Axis", "ContainerAwareArray", "aware", "TaggedArray", "tags_of", "axes_of",
+__all__ = ["Axis", "TaggedArray", "tags_of", "axes_of",
            "tagged", "with_axis_tagged", "normalize_tags"]
