@@ -10,7 +10,6 @@ walk, computed, pending_depth, Param, is_weak.
 
 from __future__ import annotations
 
-import abc
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _INTERNING = threading.RLock()
 
 
-class Node(abc.ABC):
+class Node:
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
     __slots__ = ("shape", "dtype", "_key", "depth", "__weakref__")
@@ -47,14 +46,16 @@ class Node(abc.ABC):
                     _INTERNED[key] = node
         return node
 
+    # (not an abc.ABC: isinstance checks on nodes, frequent while graphs are
+    # built and planned, cost a Python-level ABCMeta.__instancecheck__ each)
     @staticmethod
-    @abc.abstractmethod
     def _content(*args) -> tuple:
         """The constructor arguments as a hashable tuple (the interning key)."""
+        raise NotImplementedError
 
-    @abc.abstractmethod
     def _init(self, *args) -> None:
         """Set the node's fields from the constructor arguments."""
+        raise NotImplementedError
 
     @property
     def ndim(self) -> int:

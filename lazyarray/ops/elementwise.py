@@ -301,21 +301,14 @@ def elementwise(name: str, *args: Node) -> Node:
             other = next(a for a in args if not isinstance(a, HugeInt))
             return View(resolved[0], (), other.shape)
         args = resolved
-    shape = broadcast_shapes(*(a.shape for a in args))
+    shape = _common_shape(args)
     if name == "where":
         # (NumPy's own where: a Python int out of the array's range is
         # wrapped by NumPy 2.4, refused by later versions)
         dtype = np.where(np.empty(0, bool), *(_probe(a) for a in args[1:])).dtype
         args = (cast(args[0], np.bool_),) + tuple(_operand(a, dtype) for a in args[1:])
         return Map(name, args, shape, dtype)
-    ufunc = getattr(np, name)
-    try:
-        with np.errstate(all="ignore"):
-            dtype = ufunc(*(_probe(a) for a in args)).dtype
-        loop = ufunc.resolve_dtypes(tuple(_loop_operand(a) for a in args) + (None,))[:-1]
-    except TypeError as e:
-        raise DTypeError(f"{name} is not defined for dtypes "
-                         f"{', '.join(str(a.dtype) for a in args)}: {e}") from None
+    dtype, loop = _typing(name, args)
     if np.dtype(np.float16) in (dtype, *loop):
         raise DTypeError(
             f"{name} of {', '.join(str(a.dtype) for a in args)} computes in float16 in "
@@ -329,6 +322,46 @@ def elementwise(name: str, *args: Node) -> Node:
     weak = all(is_weak(a) for a in args)
     args = tuple(_operand(a, d, name) for a, d in zip(args, loop))
     return Map(_variant(name, loop, dtype), args, shape, dtype, weak)
+
+
+def _common_shape(args) -> tuple:
+    """The broadcast shape of *args* (nodes); equal shapes and scalars
+    broadcast without asking NumPy (the common case, on every operator)."""
+    shape: tuple = ()
+    for a in args:
+        if a.shape != shape and a.shape:
+            if shape:
+                return broadcast_shapes(*(a.shape for a in args))
+            shape = a.shape
+    return shape
+
+
+#: per ufunc name and operands' dtypes and weakness: NumPy's result dtype and
+#: loop dtypes (asking NumPy costs microseconds per operator)
+_TYPINGS: dict[tuple, tuple] = {}
+
+
+def _typing(name: str, args: tuple) -> tuple:
+    """``(result dtype, loop dtypes)`` of ufunc *name* on *args*, as NumPy
+    types them (a DTypeError where NumPy has no loop)."""
+    key: tuple | None = (name, *[(a.dtype, is_weak(a)) for a in args])
+    if any(isinstance(a, Const) and a.weak and a.dtype.kind in "iu" for a in args):
+        key = None          # (a Python int's value matters: out of range)
+    else:
+        typing = _TYPINGS.get(key)
+        if typing is not None:
+            return typing
+    ufunc = getattr(np, name)
+    try:
+        with np.errstate(all="ignore"):
+            dtype = ufunc(*(_probe(a) for a in args)).dtype
+        loop = ufunc.resolve_dtypes(tuple(_loop_operand(a) for a in args) + (None,))[:-1]
+    except TypeError as e:
+        raise DTypeError(f"{name} is not defined for dtypes "
+                         f"{', '.join(str(a.dtype) for a in args)}: {e}") from None
+    if key is not None and len(_TYPINGS) < 4096:
+        _TYPINGS[key] = (dtype, loop)
+    return dtype, loop
 
 
 #: powers NumPy computes with another ufunc (``x**0.5`` is ``sqrt(x)``, so

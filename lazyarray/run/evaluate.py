@@ -11,7 +11,7 @@ import pyopencl.array as cla
 
 from lazyarray.graph import Const, Input, Node, Param, Reshape, View, computed, walk
 from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, using_queue
-from lazyarray.run.steps import plan, run_step
+from lazyarray.run.steps import graph_structure, plan_graph, run_step
 from lazyarray.tracing import TRACING
 from lazyarray.values import holder, keep_on_device, on_device
 
@@ -25,23 +25,34 @@ def evaluate(root: Node) -> cla.Array:
     value = on_device(root)
     if value is not None:
         return value
-    with DEVICE_LOCK, using_queue(None if queue_chosen() else inputs_queue(root)):
-        return _evaluate(root)
+    with DEVICE_LOCK:
+        graph = graph_structure(root)
+        with using_queue(None if queue_chosen() else _foreign_queue(graph[0])):
+            return _evaluate(root, graph)
 
 
 def inputs_queue(root: Node) -> cl.CommandQueue | None:
     """The queue of an input of *root*'s uncomputed graph whose OpenCL context
     is not the default queue's (None if every input is in that context)."""
-    default = default_queue().context
-    for node in walk(root, computed):
-        if isinstance(node, Input):
+    return _foreign_queue(walk(root, computed))
+
+
+def _foreign_queue(nodes: list[Node]) -> cl.CommandQueue | None:
+    """The queue of an input among *nodes* whose OpenCL context is not the
+    default queue's, or None."""
+    default = default_queue()
+    for node in nodes:
+        if type(node) is Input:
             queue = getattr(node.data, "queue", None)
-            if queue is not None and queue.context != default:
+            if queue is not None and queue is not default \
+                    and queue.context != default.context:
                 return queue
     return None
 
 
-def _evaluate(root: Node) -> cla.Array:
+def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
+    """The value of *root* (under the device lock); *graph*: its
+    :func:`~lazyarray.run.steps.graph_structure` if known."""
     value = on_device(root)
     if value is not None:
         return value
@@ -58,14 +69,16 @@ def _evaluate(root: Node) -> cla.Array:
                 "placeholders, which hold no values after the trace; return it from "
                 "the jitted function instead")
         return root.data
-    if not TRACING.names:
+    if not TRACING.names and root.depth >= NAMED_DEPTH:
+        # (nodes of the uncomputed graph are less deep than root)
         _compute_named_values(root)
+        graph = None
     part = _contiguous_part(root)
     if part is not None:
         keep_on_device(root, part)
         return part
     queue = default_queue()
-    for step in plan([root]):
+    for step in plan_graph(root, graph):
         args = {name: n.value if isinstance(n, Const) else _evaluate(n)
                 for name, n in step.args}
         keep_on_device(step.node, run_step(step, queue, args))

@@ -5,7 +5,7 @@ Threads may plan at the same time: the kernel of a structure is planned once
 (threads that need it meanwhile wait; other kernels are planned
 concurrently).
 
-Public names: plan, run_step, Step, STATS, kernel_scalar.
+Public names: plan, plan_graph, graph_structure, run_step, Step, STATS, kernel_scalar.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pyopencl.array as cla
 from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.calls import launch_of
-from lazyarray.graph import Const, Node, Param, Reduce, Scan, View, computed, walk
+from lazyarray.graph import Const, Input, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
@@ -85,6 +85,8 @@ class _Compiled:
         self.planning_s = 0.0
         self.disk_key = disk_key
         self.target = target
+        #: the key of this kernel in the table of planned kernels
+        self.key: tuple | None = None
         self._by_queue: dict[int, BoundLaunch] = {}
         self.bound = bound
         if bound is not None and queue is not None:
@@ -152,6 +154,85 @@ def plan(roots: list[Node], literals: bool = False) -> list[Step]:
     return steps
 
 
+#: plans of evaluated graphs by structure (see :func:`plan_graph`)
+_PLANS: dict = {}
+#: the most plans kept (then the table starts afresh)
+PLAN_CACHE_SIZE = 1024
+
+
+def graph_structure(root: Node) -> tuple[list[Node], tuple]:
+    """The nodes of *root*'s graph not computed yet with the computed values
+    it reads (children before parents), and a key of its structure: nodes
+    equal in everything the planner reads (operations, shapes, dtypes, which
+    values are computed, constants written into code) and sharing the same
+    subexpressions have equal keys, whatever the values of the inputs and of
+    the scalar arguments."""
+    number: dict[int, int] = {}
+    order: list[Node] = []
+    entries: list[tuple] = []
+    stack: list = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        nid = id(node)
+        if nid in number:
+            continue
+        entry: tuple
+        if not expanded:
+            if type(node) is Input or on_device(node) is not None:
+                entry = ("in", kernel_scalar(node), node.dtype, node.shape)
+            elif isinstance(node, (Const, Param)):
+                entry = ((node.dtype, kernel_scalar(node)) if kernel_scalar(node)
+                         else node._key)
+            else:
+                children = node.children()
+                if any(id(c) not in number for c in children):
+                    stack.append((node, True))
+                    stack.extend((c, False) for c in reversed(children)
+                                 if id(c) not in number)
+                    continue
+                expanded = True
+        if expanded:
+            entry = (type(node), getattr(node, "op", None), node.shape, node.dtype,
+                     getattr(node, "axes", None), getattr(node, "keepdims", None),
+                     getattr(node, "axis_map", None), getattr(node, "axis", None),
+                     tuple([number[id(c)] for c in node.children()]))
+        number[nid] = len(order)
+        order.append(node)
+        entries.append(entry)
+    return order, tuple(entries)
+
+
+def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
+    """:func:`plan` of ``[root]`` (no literals), remembered per graph structure
+    (*graph*: :func:`graph_structure` of *root*, computed if not given):
+    evaluating an expression of the same structure again (an eager loop's
+    body, on new arrays) skips storage planning and the kernels' structure
+    keys."""
+    target = Target.of(default_queue().device)
+    order, structure = graph if graph is not None else graph_structure(root)
+    key = (structure, target, tuning_enabled())
+    entry = _PLANS.get(key)
+    if entry is not None and entry[0] is _KERNELS and all(
+            _KERNELS.get(c.key) is c for _, c, _ in entry[1] if c is not None):
+        steps = []
+        for i, compiled, args in entry[1]:
+            node = order[i]
+            steps.append(Step(node, compiled=compiled,
+                              args=tuple([(name, order[j]) for name, j in args]))
+                         if compiled is not None else _step_for(node, set(), target))
+        return steps
+    steps = plan([root])
+    index = {id(n): k for k, n in enumerate(order)}
+    if all(id(st.node) in index and all(id(n) in index for _, n in st.args)
+           for st in steps):
+        if len(_PLANS) >= PLAN_CACHE_SIZE:
+            _PLANS.clear()
+        _PLANS[key] = (_KERNELS, tuple(
+            (index[id(st.node)], st.compiled,
+             tuple((name, index[id(n)]) for name, n in st.args)) for st in steps))
+    return steps
+
+
 def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False
               ) -> Step:
     if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
@@ -191,6 +272,7 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target) -> _Compiled:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
     knl = None if bound is not None else build_kernel(node, inputs, target=target)
     compiled = _Compiled(knl, bound, disk_key, target, queue)
+    compiled.key = (key, target)
     compiled.planning_s = time.perf_counter() - start
     if knl is None:
         logger.info("loaded the recipe of %s%s %s in %.1f ms", type(node).__name__,
