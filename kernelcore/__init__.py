@@ -17,6 +17,8 @@ from kernelcore.callables import (
 from kernelcore.codegen.kernel import (
     CodeGenerationResult, generate_code, generate_code_v2, generate_header)
 from kernelcore.creation import make_kernel
+from kernelcore.translation_unit import (
+    as_kernel as _as_kernel, for_each_kernel as _for_each_kernel)
 from kernelcore.diagnostic import (
     AccessOutOfBoundsError, CodeGenerationError, InvocationError, KernelcoreError,
     KernelcoreWarning, LoopyError, LoopyAdvisory, LoopyWarning, MissingBarrierError,
@@ -75,15 +77,18 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'kernelcore' has no attribute '{name}'")
 
 
+@_for_each_kernel
 def set_options(knl: LoopKernel, *args: str, **kwargs: bool) -> LoopKernel:
-    """A copy of *knl* with options changed: ``set_options(knl, "write_code")`` or
+    """A copy of *knl* (a kernel or a translation unit) with options changed:
+    ``set_options(knl, "write_code")`` or
     ``set_options(knl, write_code=True, return_dict=True)``."""
     return knl.copy(options=knl.options.with_updates(*args, **kwargs))
 
 
 def print_linearization(knl: LoopKernel) -> None:
-    """Print the loop/instruction order chosen for *knl*."""
-    print("\n".join(linearization_lines(linearize(knl).linearization)))
+    """Print the loop/instruction order chosen for *knl* (a kernel or the
+    entry point of a translation unit)."""
+    print("\n".join(linearization_lines(linearize(_as_kernel(knl)).linearization)))
 
 
 def configure_logging(logger_name: str, *env_vars: str) -> None:
@@ -137,7 +142,10 @@ __all__ = [
 
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.translation_unit import (  # noqa: E402
-    CallableKernel, TranslationUnit, make_function, merge)
+    CallableKernel, TranslationUnit, for_each_kernel, make_function, make_program, merge,
+    rename_callable, resolve_callables)
+from kernelcore.callables import MathCallable  # noqa: E402
+from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
 from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.arrays import split_array_axis, split_arg_axis  # noqa: E402
@@ -150,5 +158,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "ValueArgDescriptor", "ArrayArgDescriptor", "FixedStrideArrayDimTag",
             "register_callable", "CallInstruction",
             "TranslationUnit", "merge", "make_function", "inline_callable_kernel",
+            "make_program", "resolve_callables", "rename_callable", "for_each_kernel",
+            "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",
             "set_temporary_address_space", "realize_reduction", "make_einsum"]

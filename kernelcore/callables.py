@@ -1,8 +1,8 @@
 """User-supplied functions callable from kernels, and their specialization.
 
 Public names: NumpyType, ValueArgDescriptor, FixedStrideArrayDimTag,
-ArrayArgDescriptor, InKernelCallable, ScalarCallable, register_callable,
-specialize_call.
+ArrayArgDescriptor, InKernelCallable, ScalarCallable, MathCallable,
+register_callable, specialize_call.
 
 A call ``f(a, b)`` in a kernel starts out untyped. Before code generation the
 callable registered under ``f`` is asked for a specialized copy twice: once
@@ -13,7 +13,7 @@ are numbered 0, 1, ... in call order; results -1, -2, ... in assignee order.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,21 @@ class FixedStrideArrayDimTag:
 
     stride: Any
 
+    def map_expr(self, f: Callable[[Any], Any]) -> FixedStrideArrayDimTag:
+        """A copy with *f* applied to the stride."""
+        return FixedStrideArrayDimTag(f(self.stride))
+
+    def depends_on(self) -> frozenset[str]:
+        """The variable names the stride reads."""
+        return _names_in(self.stride)
+
+
+def _names_in(expr: Any) -> frozenset[str]:
+    from kernelcore.ir.expr import get_dependencies
+    if expr is None or isinstance(expr, (int, np.integer)):
+        return frozenset()
+    return frozenset(get_dependencies(expr))
+
 
 @dataclass(frozen=True)
 class ArrayArgDescriptor:
@@ -78,6 +93,23 @@ class ArrayArgDescriptor:
     shape: tuple
     address_space: AddressSpace
     dim_tags: tuple
+
+    def map_expr(self, f: Callable[[Any], Any]) -> ArrayArgDescriptor:
+        """A copy with *f* applied to every extent of the shape and every stride."""
+        shape = None if self.shape is None else tuple(f(s) for s in self.shape)
+        dim_tags = None if self.dim_tags is None else tuple(
+            t.map_expr(f) if hasattr(t, "map_expr") else t for t in self.dim_tags)
+        return ArrayArgDescriptor(shape, self.address_space, dim_tags)
+
+    def depends_on(self) -> frozenset[str]:
+        """The variable names the shape and the strides read."""
+        result: frozenset[str] = frozenset()
+        for s in self.shape or ():
+            result |= _names_in(s)
+        for t in self.dim_tags or ():
+            if hasattr(t, "depends_on"):
+                result |= t.depends_on()
+        return result
 
 
 class InKernelCallable:
@@ -143,6 +175,34 @@ class InKernelCallable:
     def is_ready_for_codegen(self) -> bool:
         return self.arg_id_to_dtype is not None and self.name_in_target is not None
 
+    def is_type_specialized(self) -> bool:
+        """Whether the types of the arguments and results are known."""
+        return self.arg_id_to_dtype is not None and all(
+            t is not None for t in self.arg_id_to_dtype.values())
+
+    def with_name(self, name: str) -> InKernelCallable:
+        """A copy that a callables table holds under *name*."""
+        return self.copy(name=name)
+
+    def with_target(self, target: Any) -> InKernelCallable:
+        """A copy for *target* (the types are target-independent here)."""
+        return self
+
+    def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any):
+        """``(group sizes, local sizes)`` as ``{axis: PwAff}``: the hardware
+        axes the callable needs (none for a scalar function)."""
+        return {}, {}
+
+    def get_used_hw_axes(self, callables_table: Any):
+        """``(group axes, local axes)`` the callable uses (none for a scalar
+        function)."""
+        return frozenset(), frozenset()
+
+    def get_called_callables(self, callables_table: Mapping, recursive: bool = True
+                             ) -> frozenset[str]:
+        """The names of *callables_table*'s entries this callable calls."""
+        return frozenset()
+
     def generate_preambles(self, target) -> Iterator[tuple[str, str]]:
         """``(sort key, code)`` pairs the generated source needs (includes,
         helper functions)."""
@@ -164,6 +224,24 @@ class ScalarCallable(InKernelCallable):
     """A callable whose code is a single function call in the target language."""
 
 
+class MathCallable(ScalarCallable):
+    """A built-in math function (``sin``, ``max``, ``atan2``, ...: see
+    :data:`kernelcore.functions.MATH_FUNCTIONS`), as calls resolve it. Its
+    result type follows NumPy's rules for the argument types."""
+
+    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any):
+        from kernelcore.functions import MATH_FUNCTIONS, function_result_dtype
+        nargs = MATH_FUNCTIONS[self.name][2]
+        known = [arg_id_to_dtype.get(i) for i in range(nargs)]
+        if any(t is None for t in known):
+            return self, callables_table
+        dtypes = [np.dtype(getattr(t, "numpy_dtype", t)) for t in known]
+        result = function_result_dtype(self.name, dtypes)
+        types = {i: NumpyType(d) for i, d in enumerate(dtypes)}
+        types[-1] = NumpyType(result)
+        return self.copy(arg_id_to_dtype=types, name_in_target=self.name), callables_table
+
+
 def register_callable(knl, name: str, callable: InKernelCallable):
     """A copy of *knl* (a kernel or a translation unit: then each of its
     kernels) in which calls to *name* go to *callable*."""
@@ -173,10 +251,13 @@ def register_callable(knl, name: str, callable: InKernelCallable):
             f"register_callable: expected an InKernelCallable for '{name}', "
             f"got {type(callable).__name__}")
     if isinstance(knl, TranslationUnit):
-        table = {n: (CallableKernel(register_callable(c.subkernel, name, callable))
+        if isinstance(callable, CallableKernel):     # a kernel called by the others
+            return knl.copy(callables_table={**knl.callables_table,
+                                             name: callable.with_name(name)})
+        table = {n: (c.copy(subkernel=register_callable(c.subkernel, name, callable))
                      if isinstance(c, CallableKernel) else c)
                  for n, c in knl.callables_table.items()}
-        return TranslationUnit({**table, name: callable}, knl.entrypoints)
+        return knl.copy(callables_table={**table, name: callable})
     return knl.copy(callables={**knl.callables, name: callable})
 
 

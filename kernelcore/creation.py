@@ -1,15 +1,16 @@
-"""make_kernel: from domain and instruction text to a :class:`LoopKernel`.
+"""make_kernel: from domain and instruction text to a kernel (in a translation unit).
 
 Fills in what the user left out: instruction ids, loop indices of each
 instruction, arguments and temporaries (``"..."``), array shapes from access
 footprints, and the single-writer dependency heuristic.
 
-Public names: make_kernel, find_auto_shapes.
+Public names: make_kernel, make_loop_kernel, find_auto_shapes.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -233,12 +234,14 @@ def _insn_inames(pi: ParsedInstruction, exprs, inames: set[str],
     return frozenset(used)
 
 
-def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = None, *,
+def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = None, *,
                 name: str = "loopy_kernel", assumptions: str | isl.Set | None = None,
                 target: Any = None, lang_version: Any = None,
                 seq_dependencies: bool = False, options: Options | None = None,
                 silenced_warnings: Any = None, index_dtype: Any = np.int32) -> LoopKernel:
-    """Build a kernel from ISL domains and instruction-language statements.
+    """Build a :class:`LoopKernel` from ISL domains and instruction-language
+    statements (what :func:`make_kernel` wraps in a translation unit; code
+    building kernels for its own use calls this).
 
     *kernel_data* lists arguments/temporaries; ``"..."`` (default) adds the
     rest automatically. *silenced_warnings* names checks to skip (e.g.
@@ -436,6 +439,18 @@ def make_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = 
     knl = find_auto_shapes(knl, access_list)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl
+
+
+def make_kernel(*args: Any, **kwargs: Any) -> Any:
+    """A :class:`~kernelcore.translation_unit.TranslationUnit` whose default
+    entry point is the kernel built from *args* and *kwargs* (those of
+    :func:`make_loop_kernel`), the functions it calls resolved."""
+    from kernelcore.translation_unit import make_program
+    return make_program(make_loop_kernel(*args, **kwargs))
+
+
+make_kernel.__signature__ = inspect.signature(make_loop_kernel).replace(  # type: ignore
+    return_annotation="TranslationUnit")
 
 
 def find_auto_shapes(knl: LoopKernel, access_list) -> LoopKernel:

@@ -16,10 +16,12 @@ from kernelcore.transform.reduction import (
 from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import choose_temporary_scopes
 from kernelcore.types import infer_types
+from kernelcore.translation_unit import for_each_kernel
 
 logger = logging.getLogger(__name__)
 
 
+@for_each_kernel
 def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
     """Expand substitution rules, widen indices that fixed sizes need
     (:func:`~kernelcore.index_width.widen_index_dtype`), infer types, check
@@ -48,7 +50,6 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
     one instruction id. Types are inferred first; with *unknown_types_ok*
     False every type must be known. Scans are not supported."""
     from kernelcore.diagnostic import KernelcoreError
-    from kernelcore.translation_unit import for_each_kernel
     if force_scan:
         raise KernelcoreError("realize_reduction: scans are not supported by kernelcore")
 
@@ -64,4 +65,4 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
         done = _realize_typed(split_group_reductions(only))
         return done.copy(instructions=tuple(others) + done.instructions)
 
-    return for_each_kernel(program, realize)
+    return for_each_kernel(realize)(program)

@@ -370,8 +370,15 @@ def _make_queue(ctx: cl.Context) -> tuple[cl.CommandQueue, bool]:
 
 def _prepare(knl, role: str, entrypoint: str | None):
     """*knl* with every type known, or a clear error."""
+    from kernelcore.translation_unit import TranslationUnit, as_kernel
     from kernelcore.types import infer_types
 
+    if isinstance(knl, TranslationUnit):
+        if entrypoint is not None and entrypoint not in knl.entrypoints:
+            raise KernelcoreError(
+                f"auto_test_vs_ref: the entry points of the {role} translation unit are "
+                f"{', '.join(sorted(knl.entrypoints))}, not '{entrypoint}'")
+        knl = as_kernel(knl, entrypoint)
     if entrypoint is not None and entrypoint != knl.name:
         raise KernelcoreError(f"auto_test_vs_ref: the {role} kernel is named "
                               f"'{knl.name}', not '{entrypoint}'")

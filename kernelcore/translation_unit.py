@@ -1,36 +1,127 @@
-"""Several kernels that call each other: translation units.
+"""Several kernels and the functions they call: translation units.
 
-Public names: CallableKernel, TranslationUnit, merge, make_function, kernel_called_names,
-for_each_kernel.
+Public names: CallableKernel, TranslationUnit, make_program, merge,
+make_function, rename_callable, for_each_kernel, resolve_callables, as_kernel,
+kernel_called_names.
 
-A :class:`TranslationUnit` maps names to callables; the names in
+A :class:`TranslationUnit` maps names to callables
+(:attr:`TranslationUnit.callables_table`); the names in
 :attr:`TranslationUnit.entrypoints` are the kernels callable from the host,
-the others are only called from inside the unit. Calls between kernels are
-inlined (:func:`~kernelcore.transform.inline.inline_callable_kernel`) before
-code generation.
+the others are only called from inside the unit. :func:`make_kernel
+<kernelcore.make_kernel>` returns a unit whose only entry point is the new
+kernel; the built-in math functions its instructions call (``sin``, ``max``,
+``atan2``, ...) enter the table as :class:`~kernelcore.callables.MathCallable`
+(they are *resolved*). Transformations accept a unit or a kernel and return
+the same kind (:func:`for_each_kernel`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
-from kernelcore.callables import InKernelCallable
-from kernelcore.diagnostic import KernelcoreError
+from kernelcore.callables import InKernelCallable, MathCallable, NumpyType
+from kernelcore.diagnostic import KernelcoreError, UnknownNameError
+from kernelcore.functions import is_known_function
 from kernelcore.ir.expr import called_names
-from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.kernel import KernelState, LoopKernel
 
 
 class CallableKernel(InKernelCallable):
-    """A kernel as a callable of a translation unit (*subkernel*)."""
+    """A kernel as a callable of a translation unit (*subkernel*). Its
+    arguments are numbered as :func:`~kernelcore.kernel.function_interface.
+    get_kw_pos_association` says: inputs 0, 1, ..., outputs -1, -2, ...."""
 
     init_arg_names = ("subkernel", "arg_id_to_dtype", "arg_id_to_descr")
 
     def __init__(self, subkernel: LoopKernel, arg_id_to_dtype: Mapping | None = None,
                  arg_id_to_descr: Mapping | None = None):
+        if not isinstance(subkernel, LoopKernel):
+            raise KernelcoreError(f"CallableKernel: expected a LoopKernel, got "
+                                  f"{type(subkernel).__name__}")
         super().__init__(subkernel.name, arg_id_to_dtype, arg_id_to_descr, subkernel.name)
         self._set(subkernel=subkernel)
+
+    def _positions(self) -> dict[int, str]:
+        from kernelcore.kernel.function_interface import get_kw_pos_association
+        return get_kw_pos_association(self.subkernel)[1]
+
+    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any):
+        """The callee with the types the caller passes: arguments of unknown
+        type take them, known ones must agree; returns ``(copy, table)``."""
+        from kernelcore.types import infer_types
+        knl = self.subkernel
+        new_args = []
+        for arg in knl.args:
+            dtype = None
+            for pos, name in self._positions().items():
+                if name == arg.name and pos in arg_id_to_dtype:
+                    t = arg_id_to_dtype[pos]
+                    dtype = getattr(t, "numpy_dtype", t)
+            if dtype is not None and arg.dtype is not None and arg.dtype != dtype:
+                raise KernelcoreError(
+                    f"kernel '{knl.name}' takes '{arg.name}' as {arg.dtype}, the call "
+                    f"passes {dtype}")
+            new_args.append(arg.copy(dtype=dtype) if arg.dtype is None and dtype is not None
+                            else arg)
+        knl = knl.copy(args=tuple(new_args))
+        try:
+            knl = infer_types(knl)
+        except KernelcoreError:
+            pass
+        types = {pos: NumpyType(knl.arg_dict[name].dtype)
+                 for pos, name in self._positions().items()
+                 if knl.arg_dict[name].dtype is not None}
+        return self.copy(subkernel=knl, arg_id_to_dtype=types), callables_table
+
+    def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Any):
+        """The callee checked against the shapes the caller passes (static
+        extents must agree); returns ``(copy, table)``."""
+        from kernelcore.callables import ArrayArgDescriptor
+        positions = self._positions()
+        for pos, descr in arg_id_to_descr.items():
+            if not isinstance(descr, ArrayArgDescriptor) or pos not in positions:
+                continue
+            arg = self.subkernel.arg_dict[positions[pos]]
+            shape = tuple(getattr(arg, "shape", ()) or ())
+            if len(shape) != len(descr.shape) or any(
+                    isinstance(a, int) and isinstance(b, int) and a != b
+                    for a, b in zip(shape, descr.shape)):
+                raise KernelcoreError(
+                    f"kernel '{self.subkernel.name}': '{arg.name}' has shape {shape}, "
+                    f"the call passes shape {tuple(descr.shape)}")
+        return self.copy(arg_id_to_descr=dict(arg_id_to_descr)), callables_table
+
+    def with_name(self, name: str) -> CallableKernel:
+        return self.copy(subkernel=self.subkernel.copy(name=name))
+
+    def is_type_specialized(self) -> bool:
+        return all(a.dtype is not None for a in self.subkernel.args)
+
+    def is_ready_for_codegen(self) -> bool:
+        return self.is_type_specialized()
+
+    def get_used_hw_axes(self, callables_table: Any):
+        """``(group axes, local axes)`` the callee's inames are tagged with."""
+        from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
+        tags = self.subkernel.iname_tags.values()
+        return (frozenset(t.axis for t in tags if isinstance(t, GroupIndexTag)),
+                frozenset(t.axis for t in tags if isinstance(t, LocalIndexTag)))
+
+    def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any):
+        """``({axis: PwAff}, {axis: PwAff})``: the callee's grid."""
+        return self.subkernel.get_grid_size_upper_bounds(callables_table, return_dict=True)
+
+    def get_called_callables(self, callables_table: Mapping, recursive: bool = True
+                             ) -> frozenset[str]:
+        direct = kernel_called_names(self.subkernel) & set(callables_table)
+        if not recursive:
+            return frozenset(direct)
+        result = set(direct)
+        for name in direct:
+            result |= callables_table[name].get_called_callables(callables_table, True)
+        return frozenset(result)
 
 
 def kernel_called_names(knl: LoopKernel) -> frozenset[str]:
@@ -39,93 +130,284 @@ def kernel_called_names(knl: LoopKernel) -> frozenset[str]:
                                for e in insn.expressions()))
 
 
-@dataclass(frozen=True)
+#: kernel attributes a translation unit reads from its default entry point,
+#: for programs written when ``make_kernel`` returned a kernel
+_DELEGATED = frozenset({
+    "name", "args", "arg_dict", "instructions", "id_to_insn", "temporary_variables",
+    "domains", "all_inames", "all_params", "iname_tags", "substitutions", "options",
+    "linearization", "get_var", "get_written_variables", "writer_map", "index_dtype",
+    "assumptions", "loop_priority", "silenced_warnings", "stringify", "callables",
+    "get_grid_size_upper_bounds", "get_grid_size_upper_bounds_as_exprs",
+    "get_inames_domain", "get_insn_domain", "space", "device_arguments", "iname_slabs"})
+
+
 class TranslationUnit:
-    """Callables by name, and the names of the kernels callable from the host."""
+    """Callables by name (:attr:`callables_table`) and the names of the
+    kernels callable from the host (:attr:`entrypoints`). Immutable: change
+    it through :meth:`copy`, :meth:`with_kernel` and the transformations."""
 
-    callables_table: Mapping[str, InKernelCallable] = field(default_factory=dict)
-    entrypoints: frozenset[str] = frozenset()
-
-    def __post_init__(self):
-        unknown = sorted(set(self.entrypoints) - set(self.callables_table))
+    def __init__(self, entrypoints: Iterable[str] = frozenset(),
+                 callables_table: Mapping[str, InKernelCallable] | None = None,
+                 target: Any = None, func_id_to_in_knl_callable_mappers: Any = None):
+        table = dict(callables_table or {})
+        entrypoints = frozenset(entrypoints)
+        unknown = sorted(entrypoints - set(table))
         if unknown:
             raise KernelcoreError(f"entry point(s) {', '.join(unknown)} are not in the "
                                   "translation unit")
+        if target is None:
+            target = next((c.subkernel.target for c in table.values()
+                           if isinstance(c, CallableKernel)), None)
+        self._fields = {"entrypoints": entrypoints, "callables_table": _resolve(table),
+                        "target": target, "func_id_to_in_knl_callable_mappers":
+                        func_id_to_in_knl_callable_mappers or []}
+        self._executable: dict[str, LoopKernel] = {}
+
+    entrypoints = property(lambda self: self._fields["entrypoints"],
+                           doc="Names of the kernels callable from the host.")
+    callables_table = property(lambda self: self._fields["callables_table"],
+                               doc="``{name: InKernelCallable}``: the unit's callables.")
+    target = property(lambda self: self._fields["target"],
+                      doc="The target of the unit's kernels.")
+    func_id_to_in_knl_callable_mappers = property(
+        lambda self: self._fields["func_id_to_in_knl_callable_mappers"])
+
+    def copy(self, **kwargs: Any) -> TranslationUnit:
+        """A copy with *entrypoints*, *callables_table* or *target* replaced
+        (a new target is given to every kernel)."""
+        unknown = sorted(set(kwargs) - set(self._fields))
+        if unknown:
+            raise TypeError(f"TranslationUnit.copy: unknown field(s) {', '.join(unknown)}")
+        values = {**self._fields, **kwargs}
+        if "target" in kwargs:
+            values["callables_table"] = {
+                n: (c.copy(subkernel=c.subkernel.copy(target=kwargs["target"]))
+                    if isinstance(c, CallableKernel) else c)
+                for n, c in values["callables_table"].items()}
+        return TranslationUnit(**values)
 
     @classmethod
     def for_kernel(cls, knl: LoopKernel) -> TranslationUnit:
-        """A translation unit whose only callable and entry point is *knl*."""
-        return cls({knl.name: CallableKernel(knl)}, frozenset([knl.name]))
+        """A translation unit whose only kernel and entry point is *knl*."""
+        return cls(frozenset([knl.name]), {knl.name: CallableKernel(knl)})
 
-    def __getitem__(self, name: str) -> LoopKernel:
-        clbl = self.callables_table.get(name)
-        if not isinstance(clbl, CallableKernel):
-            raise KernelcoreError(
-                f"no kernel named '{name}' in the translation unit (kernels: "
-                f"{', '.join(sorted(self.kernel_names()))})")
-        return clbl.subkernel
+    def with_entrypoints(self, entrypoints: str | Iterable[str]) -> TranslationUnit:
+        """A copy whose entry points are *entrypoints* (names, or one string
+        of comma-separated names)."""
+        if isinstance(entrypoints, str):
+            entrypoints = [e.strip() for e in entrypoints.split(",") if e.strip()]
+        return self.copy(entrypoints=frozenset(entrypoints))
+
+    @property
+    def state(self) -> KernelState:
+        """The least advanced state of the unit's kernels."""
+        return min((k.state for k in self._kernels().values()),
+                   default=KernelState.INITIAL)
+
+    def _kernels(self) -> dict[str, LoopKernel]:
+        return {n: c.subkernel for n, c in self.callables_table.items()
+                if isinstance(c, CallableKernel)}
 
     def kernel_names(self) -> list[str]:
-        return [n for n, c in self.callables_table.items() if isinstance(c, CallableKernel)]
+        return list(self._kernels())
+
+    def __getitem__(self, name: str) -> Any:
+        """The kernel called *name*, or the callable if it is not a kernel."""
+        clbl = self.callables_table.get(name)
+        if clbl is None:
+            raise _NoSuchCallable(
+                f"no kernel named '{name}' in the translation unit (kernels: "
+                f"{', '.join(sorted(self.kernel_names()))})")
+        return clbl.subkernel if isinstance(clbl, CallableKernel) else clbl
 
     @property
     def default_entrypoint(self) -> LoopKernel:
         """The entry-point kernel, when there is exactly one."""
         if len(self.entrypoints) != 1:
-            raise KernelcoreError(
+            raise _AmbiguousEntrypoint(
                 f"the translation unit has {len(self.entrypoints)} entry points "
                 f"({', '.join(sorted(self.entrypoints))}); pick one with tu[name]")
         return self[next(iter(self.entrypoints))]
 
     def with_kernel(self, knl: LoopKernel) -> TranslationUnit:
-        """A copy in which the kernel named ``knl.name`` is *knl*."""
-        return TranslationUnit({**self.callables_table, knl.name: CallableKernel(knl)},
-                               self.entrypoints)
+        """A copy in which the kernel named ``knl.name`` is *knl* (added if
+        the unit has none of that name)."""
+        old = self.callables_table.get(knl.name)
+        clbl = (old.copy(subkernel=knl) if isinstance(old, CallableKernel)
+                else CallableKernel(knl))
+        return self.copy(callables_table={**self.callables_table, knl.name: clbl})
 
     def executable_kernel(self, name: str | None = None) -> LoopKernel:
-        """The entry point *name* (default: the only one), checked to call no
-        other kernel of the unit that still needs inlining."""
+        """The entry point *name* (default: the only one) with the kernels of
+        the unit it calls inlined into it, ready for code generation."""
         if name is not None and name not in self.entrypoints:
             raise KernelcoreError(f"'{name}' is not an entry point of the translation "
                                   f"unit (entry points: {', '.join(sorted(self.entrypoints))})")
         knl = self[name] if name is not None else self.default_entrypoint
-        pending = sorted(kernel_called_names(knl) & set(self.kernel_names()))
-        if pending:
-            raise KernelcoreError(
-                f"kernel '{knl.name}' calls kernel(s) {', '.join(pending)} of the "
-                "translation unit; inline them first with "
-                f"lp.inline_callable_kernel(tu, '{pending[0]}')")
-        return knl
+        done = self._executable.get(knl.name)
+        if done is None:
+            from kernelcore.transform.inline import inline_calls
+            done = self._executable[knl.name] = inline_calls(knl, self._kernels())
+        return done
 
-    def __call__(self, *args: Any, **kwargs: Any):
-        return self.executable_kernel()(*args, **kwargs)
+    def __call__(self, *args: Any, entrypoint: str | None = None, **kwargs: Any):
+        """Run the entry point *entrypoint* (default: the only one)."""
+        return self.executable_kernel(entrypoint)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _DELEGATED and not name.startswith("_"):
+            return getattr(self.default_entrypoint, name)
+        raise AttributeError(f"'TranslationUnit' object has no attribute '{name}'")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TranslationUnit) and self._fields == other._fields
+
+    def __hash__(self) -> int:
+        return hash((self.entrypoints, tuple(sorted(self.callables_table))))
+
+    def __repr__(self) -> str:
+        return (f"TranslationUnit(entrypoints={sorted(self.entrypoints)}, "
+                f"callables={sorted(self.callables_table)})")
 
     def __str__(self) -> str:
-        return "\n".join(str(self[n]) for n in self.kernel_names())
+        return "\n".join(str(k) for k in self._kernels().values())
 
 
-def for_each_kernel(knl: Any, transform: Any) -> Any:
-    """*transform* (kernel -> kernel) applied to *knl*, or to every kernel of
-    the translation unit *knl* (a translation unit comes back)."""
-    if isinstance(knl, TranslationUnit):
-        table = {n: (CallableKernel(transform(c.subkernel))
-                     if isinstance(c, CallableKernel) else c)
-                 for n, c in knl.callables_table.items()}
-        return TranslationUnit(table, knl.entrypoints)
-    return transform(knl)
+class _NoSuchCallable(KernelcoreError, KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
-def make_function(*args: Any, **kwargs: Any) -> LoopKernel:
-    """A kernel meant to be called by other kernels; takes :func:`make_kernel`'s
-    arguments. (:func:`merge` makes the kernels that others call non-entry
-    points.)"""
-    from kernelcore.creation import make_kernel
-    return make_kernel(*args, **kwargs)
+class _AmbiguousEntrypoint(KernelcoreError, ValueError):
+    pass
+
+
+def _resolve(table: dict[str, InKernelCallable]) -> dict[str, InKernelCallable]:
+    """*table* with the callables its kernels call added: functions registered
+    in a kernel, then the built-in math functions."""
+    for clbl in list(table.values()):
+        if not isinstance(clbl, CallableKernel):
+            continue
+        knl = clbl.subkernel
+        for name in sorted(kernel_called_names(knl)):
+            if name in table:
+                continue
+            if name in knl.callables:
+                table[name] = knl.callables[name]
+            elif is_known_function(name):
+                table[name] = MathCallable(name)
+    return table
+
+
+def resolve_callables(program: TranslationUnit) -> TranslationUnit:
+    """*program* with every function its kernels call that kernelcore knows
+    (registered callables, built-in math functions) in its callables table."""
+    return program.copy()
+
+
+def make_program(knl: LoopKernel) -> TranslationUnit:
+    """A translation unit with *knl* as its only entry point, calls resolved."""
+    return TranslationUnit.for_kernel(knl)
+
+
+T = TypeVar("T")
+
+
+def for_each_kernel(transform: Callable[..., LoopKernel]) -> Callable[..., Any]:
+    """Decorator: *transform* (a kernel as first argument, a kernel back)
+    then also accepts a translation unit, and is applied to each of its
+    kernels (a translation unit comes back). In a unit of several kernels,
+    a kernel for which the transformation names an unknown iname, variable
+    or instruction is left as it is, so that a transformation meant for one
+    kernel of a merged unit can be applied to the unit."""
+    @functools.wraps(transform)
+    def wrapper(program: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(program, TranslationUnit):
+            return transform(program, *args, **kwargs)
+        kernels = program._kernels()
+        new: dict[str, LoopKernel] = {}
+        errors: list[Exception] = []
+        for name, knl in kernels.items():
+            try:
+                new[name] = transform(knl, *args, **kwargs)
+            except UnknownNameError as e:
+                if len(kernels) == 1:
+                    raise
+                errors.append(e)
+                new[name] = knl
+        if errors and len(errors) == len(kernels):
+            raise errors[0]
+        table = {n: (c.copy(subkernel=new[n]) if n in new else c)
+                 for n, c in program.callables_table.items()}
+        for name, knl in new.items():
+            if knl.name != name:           # a transformation that renamed the kernel
+                del table[name]
+                table[knl.name] = CallableKernel(knl)
+        entry = frozenset(new[e].name if e in new else e for e in program.entrypoints)
+        return program.copy(entrypoints=entry, callables_table=table)
+    wrapper.__wrapped__ = transform  # type: ignore[attr-defined]
+    return wrapper
+
+
+def as_kernel(program: Any, entrypoint: str | None = None) -> LoopKernel:
+    """The kernel code generation and execution work on: *program* itself if
+    it is a kernel, else the entry point *entrypoint* (default: the only one)
+    of the translation unit, with the kernels it calls inlined."""
+    if isinstance(program, TranslationUnit):
+        return program.executable_kernel(entrypoint)
+    return program
+
+
+def rename_callable(program: TranslationUnit, old_name: str,
+                    new_name: str | None = None, existing_ok: bool = False
+                    ) -> TranslationUnit:
+    """*program* with its callable *old_name* (a kernel or a function) called
+    *new_name*, calls and entry points renamed with it."""
+    import pymbolic.primitives as prim
+
+    from kernelcore.ir.expr import IdentityMapper
+    if old_name not in program.callables_table:
+        raise KernelcoreError(f"rename_callable: no callable named '{old_name}'")
+    if new_name is None:
+        from pytools import UniqueNameGenerator
+        new_name = UniqueNameGenerator(set(program.callables_table))(old_name)
+    if new_name in program.callables_table and not existing_ok:
+        raise KernelcoreError(f"rename_callable: a callable is already named '{new_name}'")
+
+    class _Renamer(IdentityMapper):
+        def map_call(self, expr, *args, **kwargs):
+            fn = expr.function
+            if isinstance(fn, prim.Variable) and fn.name == old_name:
+                fn = prim.Variable(new_name)
+            return prim.Call(fn, tuple(self.rec(p) for p in expr.parameters))
+
+    renamer = _Renamer()
+    table: dict[str, InKernelCallable] = {}
+    for name, clbl in program.callables_table.items():
+        if isinstance(clbl, CallableKernel):
+            knl = clbl.subkernel.copy(instructions=tuple(
+                i.with_transformed_expressions(renamer)
+                for i in clbl.subkernel.instructions))
+            clbl = clbl.copy(subkernel=knl)
+        if name == old_name:
+            name, clbl = new_name, clbl.with_name(new_name)
+        table[name] = clbl
+    entry = frozenset(new_name if e == old_name else e for e in program.entrypoints)
+    return program.copy(entrypoints=entry, callables_table=table)
+
+
+def make_function(*args: Any, **kwargs: Any) -> TranslationUnit:
+    """A translation unit holding a kernel meant to be called by other
+    kernels (no entry point); takes :func:`make_kernel`'s arguments."""
+    from kernelcore.creation import make_loop_kernel
+    knl = make_loop_kernel(*args, **kwargs)
+    return TranslationUnit(frozenset(), {knl.name: CallableKernel(knl)})
 
 
 def merge(items: Iterable[LoopKernel | TranslationUnit]) -> TranslationUnit:
-    """One translation unit holding every kernel of *items*. Kernels given
-    directly are entry points unless another kernel of the unit calls them."""
+    """One translation unit holding every kernel and callable of *items*; its
+    entry points are those of the units given. A kernel given directly is an
+    entry point unless another kernel of the unit calls it."""
     table: dict[str, InKernelCallable] = {}
     entry: set[str] = set()
     plain: list[str] = []
@@ -139,13 +421,14 @@ def merge(items: Iterable[LoopKernel | TranslationUnit]) -> TranslationUnit:
             raise KernelcoreError(f"merge: expected kernels or translation units, "
                                   f"got {type(item).__name__}")
         for name, clbl in clbls.items():
-            if name in table and table[name] is not clbl:
+            if name in table and table[name] is not clbl and not (
+                    isinstance(clbl, MathCallable) and type(table[name]) is MathCallable):
                 raise KernelcoreError(f"merge: two different callables are named '{name}'")
-            table[name] = clbl
+            table.setdefault(name, clbl)
         entry |= entry_here
     called: set[str] = set()
     for clbl in table.values():
         if isinstance(clbl, CallableKernel):
             called |= kernel_called_names(clbl.subkernel)
     entry |= {n for n in plain if n not in called}
-    return TranslationUnit(table, frozenset(entry))
+    return TranslationUnit(frozenset(entry), table)

@@ -24,6 +24,7 @@ from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
 from kernelcore.ir.data import ValueArg, to_dtype
 from kernelcore.ir.instruction import Assignment, assignee_var_name
+from kernelcore.translation_unit import for_each_kernel
 
 INDEX_DTYPE = np.dtype(np.int32)
 _KIND_ORDER = "biufc"
@@ -228,12 +229,13 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
     return dtypes, weak
 
 
+@for_each_kernel
 def infer_types(knl, *, require_all: bool = True):
     """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
     parameters filled in from the instructions that write them. Substitution
     rules are expanded first."""
-    from kernelcore.transform.subst import expand_subst
-    knl = expand_subst(knl)
+    from kernelcore.ir.subst import expand_kernel_rules
+    knl = expand_kernel_rules(knl)
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
         if dtypes.get(p, knl.index_dtype) is None:
@@ -321,6 +323,7 @@ def _with_dtypes(knl, dtypes):
     return knl.copy(args=args, temporary_variables=temps)
 
 
+@for_each_kernel
 def add_dtypes(knl, dtype_dict: dict[str, Any]):
     """A copy of *knl* with the given argument/temporary dtypes set."""
     dtype_dict = {k: to_dtype(v) for k, v in dtype_dict.items()}
@@ -344,6 +347,7 @@ def add_dtypes(knl, dtype_dict: dict[str, Any]):
                                          for n, t in knl.temporary_variables.items()})
 
 
+@for_each_kernel
 def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
     """:func:`add_dtypes`, then infer what follows from them."""
     return infer_types(add_dtypes(knl, dtype_dict), require_all=False)

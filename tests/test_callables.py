@@ -216,10 +216,12 @@ def test_merge_makes_callers_the_entry_points():
     assert tu.default_entrypoint.name == "loopy_kernel"
 
 
-def test_calling_before_inlining_is_reported(queue):
+def test_calling_without_inlining_runs(queue):
     tu = lp.merge([_row_caller(), _twice()])
-    with pytest.raises(KernelcoreError, match="inline_callable_kernel"):
-        tu(queue, x=np.ones((3, 4), np.float32))
+    x = np.random.default_rng(3).random((3, 4)).astype(np.float32)
+    _, (y, z) = tu(queue, x=x)
+    np.testing.assert_allclose(y, 2 * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(z, y[:, 0] + y[:, 3], rtol=1e-6)
 
 
 def test_inlined_row_call_matches_numpy(queue):

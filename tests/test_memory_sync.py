@@ -196,7 +196,7 @@ def test_local_temporary(queue, rng, explicit_scope):
 
 def test_local_temporary_write_cl_prints_code(queue, rng, capsys):
     knl = _local_temp_kernel()
-    knl = knl.copy(name="local_temp_write_cl_demo")
+    knl = lp.rename_callable(knl, "loopy_kernel", "local_temp_write_cl_demo")
     knl = lp.tag_inames(knl, dict(i_outer="g.0", i_inner="l.0"))
     knl = lp.set_temporary_scope(knl, "a_temp", "local")
     knl = lp.set_options(knl, "write_cl")

@@ -294,7 +294,8 @@ def test_count_within_subscripts_and_redundant_work():
     knl2 = lp.add_and_infer_dtypes(knl2, dict(x=np.float32, w=np.float64))
     knl2 = lp.tag_inames(knl2, {"i": "g.0", "q": "g.1"})
     # each instruction is repeated along the other axis: intended here
-    knl2 = knl2.copy(silenced_warnings=frozenset(["write_race"]))
+    knl2 = knl2.with_kernel(knl2.default_entrypoint.copy(
+        silenced_warnings=frozenset(["write_race"])))
     once = lp.get_op_map(knl2, subgroup_size=32).eval({"n": 10})
     red = lp.get_op_map(knl2, subgroup_size=32, count_redundant_work=True).eval({"n": 10})
     assert once[lp.Op(np.float32, "mul", CG.SUBGROUP)] == 10

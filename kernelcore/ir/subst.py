@@ -4,7 +4,7 @@ A use ``f(x, y)`` in an instruction stands for the rule's expression with its
 arguments replaced. Rules are expanded before type inference; :func:`precompute`
 can instead store a rule's values in a temporary.
 
-Public names: SubstitutionRule, RuleExpander, expand_rules.
+Public names: SubstitutionRule, RuleExpander, expand_rules, expand_kernel_rules.
 """
 
 from __future__ import annotations
@@ -60,3 +60,21 @@ class RuleExpander(IdentityMapper):
 def expand_rules(expr, rules: dict[str, SubstitutionRule]):
     """*expr* with every use of *rules* expanded."""
     return RuleExpander(rules)(expr) if rules else expr
+
+
+def expand_kernel_rules(knl: Any, match: Any = None) -> Any:
+    """*knl* with the uses of its rules expanded in its instructions (those
+    *match* ``(knl, insn)`` accepts, default all); rules no longer used are
+    dropped."""
+    if not knl.substitutions:
+        return knl
+    from kernelcore.ir.expr import called_names
+    expander = RuleExpander(dict(knl.substitutions))
+    insns = tuple(i.with_transformed_expressions(expander)
+                  if match is None or match(knl, i) else i for i in knl.instructions)
+    still_used: set[str] = set()
+    for insn in insns:
+        for e in insn.expressions():
+            still_used |= called_names(e) & set(knl.substitutions)
+    rules = {n: r for n, r in knl.substitutions.items() if n in still_used}
+    return knl.copy(instructions=insns, substitutions=rules)

@@ -335,8 +335,10 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
 
 
 def get_executor(knl, kwargs: dict) -> Executor:
-    """The executor of *knl* for the dtypes of the arrays in *kwargs*."""
-    return find_executor(knl, kwargs, _EXECUTORS, Executor)
+    """The executor of *knl* (a kernel or a translation unit's entry point)
+    for the dtypes of the arrays in *kwargs*."""
+    from kernelcore.translation_unit import as_kernel
+    return find_executor(as_kernel(knl), kwargs, _EXECUTORS, Executor)
 
 
 def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v: v):

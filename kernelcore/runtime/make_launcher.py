@@ -46,7 +46,8 @@ def _solve_extent(param: str, expr, extent: int) -> int | None:
 
 def make_launcher(knl, queue: cl.CommandQueue | None = None,
                   **arrays_and_params: Any) -> OpenClKernelListLauncher:
-    """A list launcher replaying *knl* on the given device arrays.
+    """A list launcher replaying *knl* (a kernel or a translation unit's
+    entry point) on the given device arrays.
 
     Every array argument must be passed, as a pyopencl array (numpy arrays are
     refused: a launcher works on device data, and replays see later changes to
@@ -62,7 +63,9 @@ def make_launcher(knl, queue: cl.CommandQueue | None = None,
     from kernelcore.ir.domain import set_to_cond_expr
     from kernelcore.runtime.device import default_queue
     from kernelcore.runtime.invoke import _check, get_executor
+    from kernelcore.translation_unit import as_kernel
 
+    knl = as_kernel(knl)
     if queue is None:
         queue = default_queue()
     unknown = set(arrays_and_params) - set(knl.arg_dict)

@@ -13,6 +13,8 @@ check_dependency_cycles.
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 
 from kernelcore.diagnostic import SchedulingError
@@ -20,6 +22,7 @@ from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, is_lane_tag
 from kernelcore.schedule.barriers import insert_local_barriers, split_kernels
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
+from kernelcore.translation_unit import for_each_kernel
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +187,7 @@ def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
                             "'unr'/'for'")
 
 
+@for_each_kernel
 def linearize(knl: LoopKernel) -> LoopKernel:
     """A copy of the (preprocessed) kernel with :attr:`linearization` set."""
     if knl.state < KernelState.PREPROCESSED:
@@ -201,5 +205,10 @@ def linearize(knl: LoopKernel) -> LoopKernel:
     return knl.copy(linearization=tuple(items), state=KernelState.LINEARIZED)
 
 
-get_one_linearized_kernel = linearize
-get_one_scheduled_kernel = linearize
+def get_one_linearized_kernel(knl: Any, callables_table: Any = None) -> Any:
+    """loopy's name of :func:`linearize`; *callables_table* (loopy passes
+    the unit's) is not needed."""
+    return linearize(knl)
+
+
+get_one_scheduled_kernel = get_one_linearized_kernel

@@ -12,6 +12,7 @@ import pymbolic.primitives as prim
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
 from kernelcore.ir.expr import IdentityMapper
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.translation_unit import for_each_kernel
 
 
 class _AxisSplitter(IdentityMapper):
@@ -58,9 +59,8 @@ def split_array_axis(kernel: Any, array_names: Any, axis_nr: int, count: int,
     *count* (in this order for *order* ``"C"``, swapped for ``"F"``); an
     access ``a[..., i, ...]`` becomes ``a[..., i // count, i % count, ...]``.
     The memory layout stays as it was."""
-    from kernelcore.translation_unit import for_each_kernel
-    return for_each_kernel(kernel, lambda k: _split_array_axis(
-        k, array_names, axis_nr, count, order))
+    return for_each_kernel(lambda k: _split_array_axis(
+        k, array_names, axis_nr, count, order))(kernel)
 
 
 def _split_array_axis(knl: LoopKernel, array_names: Any, axis_nr: int, count: int,

@@ -13,6 +13,7 @@ from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
 from kernelcore.ir.data import ArrayArg, ValueArg, parse_shape
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.translation_unit import for_each_kernel
 
 
 def _strides_from_tags(shape: tuple, tags: list[str]):
@@ -44,6 +45,7 @@ def _strides_from_tags(shape: tuple, tags: list[str]):
     return tuple(strides)
 
 
+@for_each_kernel
 def tag_array_axes(knl: LoopKernel, array_names, dim_tags) -> LoopKernel:
     """Set the memory layout of arrays: ``"c"``/``"f"`` (all axes), ``"c,c"``,
     ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``."""
@@ -77,6 +79,7 @@ def tag_array_axes(knl: LoopKernel, array_names, dim_tags) -> LoopKernel:
     return knl.copy(args=tuple(args), temporary_variables=temps)
 
 
+@for_each_kernel
 def rename_argument(knl: LoopKernel, old_name: str, new_name: str) -> LoopKernel:
     """Rename an argument everywhere it is used."""
     if old_name not in knl.arg_dict:
@@ -115,6 +118,7 @@ def rename_argument(knl: LoopKernel, old_name: str, new_name: str) -> LoopKernel
                     assumptions=assumptions)
 
 
+@for_each_kernel
 def remove_unused_arguments(knl: LoopKernel) -> LoopKernel:
     """Drop arguments no instruction, domain or shape refers to."""
     used: set[str] = set(knl.all_params())

@@ -14,6 +14,7 @@ from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import IdentityMapper, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
 from kernelcore.ir.tags import VectorizeTag, is_lane_tag
+from kernelcore.translation_unit import for_each_kernel
 
 
 class _Expand(IdentityMapper):
@@ -56,6 +57,7 @@ def _indexed_by(writers, iname: str) -> bool:
                for w in writers)
 
 
+@for_each_kernel
 def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=None):
     """A copy of *knl* where private temporaries written inside loops over
     *privatizing_inames* get one copy per iteration (a leading axis indexed by

@@ -16,6 +16,7 @@ from kernelcore.ir.domain import project_to
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, parse_tag
 from kernelcore.match import parse_match
+from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
 
@@ -26,6 +27,7 @@ def _names(spec) -> tuple[str, ...]:
     return tuple(spec)
 
 
+@for_each_kernel
 def prioritize_loops(knl: LoopKernel, loop_priority) -> LoopKernel:
     """Advise the nesting order of loops: ``"i,j"`` nests ``i`` outside ``j``
     where the kernel leaves the choice open."""
@@ -101,6 +103,7 @@ def _unique(knl: LoopKernel, base: str) -> str:
     return gen(base)
 
 
+@for_each_kernel
 def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
                 outer_iname: str | None = None, inner_iname: str | None = None,
                 outer_tag=None, inner_tag=None, slabs: tuple[int, int] = (0, 0),
@@ -164,6 +167,7 @@ def _parse_tag_spec(spec) -> list[tuple[str, object]]:
     return list(spec)
 
 
+@for_each_kernel
 def tag_inames(knl: LoopKernel, iname_to_tag, force: bool = False) -> LoopKernel:
     """Set implementation tags: ``{"i": "l.0"}``, ``"i:l.0, j:g.0"`` or pairs.
     A name may be a glob (``"i_*"``)."""
@@ -198,6 +202,7 @@ def _duplicate_in_set(dom, old: str, new: str):
     return bsets[0] if len(bsets) == 1 else result
 
 
+@for_each_kernel
 def duplicate_inames(knl: LoopKernel, inames, within=None, new_inames=None,
                      tags=None) -> LoopKernel:
     """Give the matching instructions fresh copies of *inames*, with the same bounds."""
@@ -226,6 +231,7 @@ def duplicate_inames(knl: LoopKernel, inames, within=None, new_inames=None,
     return knl.copy(domains=tuple(domains), instructions=insns, iname_tags=new_tags)
 
 
+@for_each_kernel
 def rename_iname(knl: LoopKernel, old_iname: str, new_iname: str,
                  existing_ok: bool = False) -> LoopKernel:
     """Call iname *old_iname* *new_iname* everywhere. With *existing_ok*, an
@@ -276,6 +282,7 @@ def _drop_iname(dom, name: str):
     return dom.project_out(dim_type.set, var[name][1], 1)
 
 
+@for_each_kernel
 def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
                 within=None) -> LoopKernel:
     """Replace *inames* (outermost first) by one iname running over their product;
@@ -366,11 +373,13 @@ def _split_reduction(knl, inames, within, inward: bool) -> LoopKernel:
     return knl.copy(instructions=insns)
 
 
+@for_each_kernel
 def split_reduction_inward(knl: LoopKernel, inames, within=None) -> LoopKernel:
     """``sum((i, j), e)`` with *inames* = i becomes ``sum(j, sum(i, e))``."""
     return _split_reduction(knl, inames, within, inward=True)
 
 
+@for_each_kernel
 def split_reduction_outward(knl: LoopKernel, inames, within=None) -> LoopKernel:
     """``sum((i, j), e)`` with *inames* = i becomes ``sum(i, sum(j, e))``."""
     return _split_reduction(knl, inames, within, inward=False)

@@ -1,6 +1,6 @@
 """Inlining calls between the kernels of a translation unit.
 
-Public names: inline_callable_kernel.
+Public names: inline_callable_kernel, inline_calls.
 
 At a call ``[i]: y[i, :] = callee(x[i, :], n)`` the callee's arguments are
 matched by position: the call's parameters with the callee's inputs (the
@@ -213,11 +213,34 @@ def inline_callable_kernel(tu: TranslationUnit, function_name: str) -> Translati
     """*tu* with every call to its kernel *function_name* replaced by the
     kernel's instructions; the callee stays only if it is an entry point."""
     callee = tu[function_name]
+    if not isinstance(callee, LoopKernel):
+        raise KernelcoreError(f"'{function_name}' is not a kernel of the translation unit")
     table = {}
     for name, clbl in tu.callables_table.items():
         if name == function_name and name not in tu.entrypoints:
             continue
         if isinstance(clbl, CallableKernel) and name != function_name:
-            clbl = CallableKernel(_inline_into(clbl.subkernel, callee))
+            clbl = clbl.copy(subkernel=_inline_into(clbl.subkernel, callee))
         table[name] = clbl
-    return TranslationUnit(table, tu.entrypoints)
+    return tu.copy(callables_table=table)
+
+
+def inline_calls(knl: LoopKernel, kernels: dict[str, LoopKernel]) -> LoopKernel:
+    """*knl* with its calls to the kernels *kernels* (by name) inlined, the
+    calls inside those too."""
+    from kernelcore.translation_unit import kernel_called_names
+    seen: list[str] = []
+    while True:
+        pending = sorted((kernel_called_names(knl) & set(kernels)) - {knl.name})
+        if not pending:
+            return knl
+        name = pending[0]
+        if seen.count(name) > 32:
+            raise KernelcoreError(f"kernel '{name}' calls itself (recursion is not "
+                                  "supported)")
+        seen.append(name)
+        new = _inline_into(knl, kernels[name])
+        if new is knl:
+            raise KernelcoreError(f"kernel '{knl.name}' calls kernel '{name}' in a form "
+                                  "kernelcore cannot inline")
+        knl = new

@@ -8,8 +8,10 @@ from __future__ import annotations
 from kernelcore.diagnostic import UnknownNameError
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.match import parse_match
+from kernelcore.translation_unit import for_each_kernel
 
 
+@for_each_kernel
 def add_dependency(knl: LoopKernel, insn_match, depends_on) -> LoopKernel:
     """Make the matching instructions depend on *depends_on* (an id, or a match
     selecting the prerequisite instructions)."""
@@ -30,6 +32,7 @@ def add_dependency(knl: LoopKernel, insn_match, depends_on) -> LoopKernel:
     return knl.copy(instructions=insns)
 
 
+@for_each_kernel
 def remove_instructions(knl: LoopKernel, insn_ids) -> LoopKernel:
     """Remove instructions; whatever depended on them inherits their dependencies."""
     ids = {s.strip() for s in insn_ids.split(",")} if isinstance(insn_ids, str) \
@@ -59,6 +62,7 @@ def remove_instructions(knl: LoopKernel, insn_ids) -> LoopKernel:
     return knl.copy(instructions=insns)
 
 
+@for_each_kernel
 def add_nosync(knl: LoopKernel, source, sink, bidirectional: bool = True) -> LoopKernel:
     """State that no barrier is needed between the instructions matching *source*
     and those matching *sink* (both directions unless *bidirectional* is False)."""

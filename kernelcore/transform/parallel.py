@@ -30,12 +30,14 @@ from __future__ import annotations
 import islpy as isl
 import pymbolic.primitives as prim
 
+from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg
 from kernelcore.ir.expr import find_reductions, get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_subscript, assignee_var_name
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel
 from kernelcore.transform.iname import split_iname, tag_inames
+from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
 
@@ -123,20 +125,31 @@ def _static_extent(knl, iname: str) -> int | None:
     return None
 
 
+def _is_gpu(device) -> bool:
+    if device is None:
+        return False
+    if isinstance(device, str):
+        if device not in ("gpu", "cpu"):
+            raise KernelcoreError(f"auto_parallelize: device must be a pyopencl Device, "
+                                  f"'gpu' or 'cpu', got {device!r}")
+        return device == "gpu"
+    import pyopencl as cl
+    return bool(device.type & cl.device_type.GPU)
+
+
+@for_each_kernel
 def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = None
                      ) -> LoopKernel:
-    """*knl* with its independent loops tagged for *device* (default: the
-    default queue's device); see the module documentation for the heuristic."""
+    """*knl* with its independent loops tagged for *device*: a
+    :class:`pyopencl.Device`, or the kind of device, ``"gpu"`` or ``"cpu"``
+    (default: ``"cpu"``'s work-group size, which GPUs run too; no device is
+    looked up). See the module documentation for the heuristic."""
     if any(is_hw_parallel(t) for t in knl.iname_tags.values()):
         return knl
     candidates = _candidates(knl)
     if not candidates:
         return knl
-    if device is None:
-        from kernelcore.runtime.device import default_queue
-        device = default_queue().device
-    import pyopencl as cl
-    is_gpu = bool(device.type & cl.device_type.GPU)
+    is_gpu = _is_gpu(device)
     first = _global_writes(knl)[0]
     sub = assignee_subscript(first.assignee)
     fast = next((c for c in reversed(candidates) if _is_contiguous(c, sub)), candidates[-1])

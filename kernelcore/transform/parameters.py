@@ -12,6 +12,7 @@ from kernelcore.ir.data import ValueArg
 from kernelcore.ir.domain import parse_assumptions
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
 
@@ -24,6 +25,7 @@ def _fix_in_set(s, name: str, value: int):
     return s.fix_val(dt, idx, isl.Val.int_from_si(s.get_ctx(), value)).project_out(dt, idx, 1)
 
 
+@for_each_kernel
 def fix_parameters(knl: LoopKernel, **values: int) -> LoopKernel:
     """Replace parameters by fixed integer values everywhere in the kernel."""
     params = set(knl.all_params()) | {a.name for a in knl.args if isinstance(a, ValueArg)}
@@ -59,6 +61,7 @@ def fix_parameters(knl: LoopKernel, **values: int) -> LoopKernel:
                     temporary_variables=temps, assumptions=assumptions)
 
 
+@for_each_kernel
 def assume(knl: LoopKernel, assumptions: str) -> LoopKernel:
     """Add assumptions about parameters (e.g. ``"n >= 1 and n mod 4 = 0"``)."""
     extra = parse_assumptions(assumptions, knl.all_params())

@@ -33,6 +33,7 @@ from kernelcore.ir.subst import expand_rules
 from kernelcore.ir.tags import LocalIndexTag, parse_tag
 from kernelcore.match import parse_match
 from kernelcore.transform.iname import split_iname, tag_inames
+from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
 
@@ -285,6 +286,7 @@ def _tag_storage(knl, dim_names, extents, default_tag):
     return knl
 
 
+@for_each_kernel
 def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames=(), *,
                within=None, storage_axes=None, precompute_inames=None,
                temporary_name=None, temporary_address_space=None, default_tag="l.auto",
@@ -329,6 +331,7 @@ def _array_use(var_name: str):
     return is_use
 
 
+@for_each_kernel
 def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=None,
                  default_tag="l.auto", temporary_name=None, temporary_address_space=None,
                  fetch_bounding_box: bool = False, fetch_outer_inames=None,
@@ -352,6 +355,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=
                        insn_id=prefetch_insn_id or f"{var_name}_fetch_rule")
 
 
+@for_each_kernel
 def buffer_array(knl: LoopKernel, var_name: str, buffer_inames, init_expression=None,
                  store_expression=None, within=None, default_tag="l.auto",
                  temporary_name=None, temporary_address_space=None,

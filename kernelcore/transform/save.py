@@ -20,6 +20,7 @@ from kernelcore.ir.domain import pw_aff_to_expr
 from kernelcore.ir.instruction import Assignment, BarrierInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import CallKernel, RunInstruction
+from kernelcore.translation_unit import for_each_kernel
 
 
 def _kernel_of(knl) -> tuple[dict[str, int], list[list[str]]]:
@@ -39,6 +40,7 @@ def _kernel_of(knl) -> tuple[dict[str, int], list[list[str]]]:
     return where, barriers_after
 
 
+@for_each_kernel
 def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
     """A copy of *knl* that saves and reloads private temporaries live across
     global barriers (linearize it again afterwards)."""

@@ -10,30 +10,20 @@ import dataclasses
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
-from kernelcore.ir.expr import called_names
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.subst import RuleExpander, SubstitutionRule
+from kernelcore.ir.subst import RuleExpander, SubstitutionRule, expand_kernel_rules
 from kernelcore.match import parse_match
+from kernelcore.translation_unit import for_each_kernel
 
 
+@for_each_kernel
 def expand_subst(knl: LoopKernel, within=None) -> LoopKernel:
     """Replace uses of substitution rules by their expressions (in the matching
     instructions); rules no longer used are dropped."""
-    if not knl.substitutions:
-        return knl
-    match = parse_match(within)
-    expander = RuleExpander(dict(knl.substitutions))
-    insns = tuple(i.with_transformed_expressions(expander) if match(knl, i) else i
-                  for i in knl.instructions)
-    still_used = set()
-    for insn in insns:
-        for e in insn.expressions():
-            still_used |= called_names(e) & set(knl.substitutions)
-    rules = {n: r for n, r in knl.substitutions.items() if n in still_used}
-    return knl.copy(instructions=insns, substitutions=rules)
+    return expand_kernel_rules(knl, parse_match(within))
 
-
+@for_each_kernel
 def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
     """Turn the single assignment to temporary *lhs_name* into a substitution
     rule of the same name, so its value is recomputed where it is used."""
@@ -99,6 +89,7 @@ def _match(template, expr, params: set[str], bindings: dict) -> bool:
     return template == expr
 
 
+@for_each_kernel
 def extract_subst(knl: LoopKernel, subst_name: str, template, parameters=()) -> LoopKernel:
     """Name the subexpressions shaped like *template* as substitution rule
     *subst_name* with arguments *parameters* (names in *template* that match

@@ -13,11 +13,13 @@ from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
+from kernelcore.translation_unit import for_each_kernel
 
 _SCOPES = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
            "global": AddressSpace.GLOBAL}
 
 
+@for_each_kernel
 def set_temporary_scope(knl: LoopKernel, temp_var_names, scope) -> LoopKernel:
     """Place temporaries in ``"private"``, ``"local"`` or ``"global"`` memory."""
     names = [s.strip() for s in temp_var_names.split(",")] \
@@ -45,10 +47,9 @@ def set_temporary_address_space(kernel, temp_var_names, address_space):
     *temp_var_names* into *address_space* (an :class:`AddressSpace` or
     ``"private"``, ``"local"``, ``"global"``); takes and returns a kernel or
     a translation unit."""
-    from kernelcore.translation_unit import for_each_kernel
-    return for_each_kernel(kernel, lambda k: set_temporary_scope(
+    return for_each_kernel(lambda k: set_temporary_scope(
         k, temp_var_names, address_space.name.lower()
-        if isinstance(address_space, AddressSpace) else address_space))
+        if isinstance(address_space, AddressSpace) else address_space))(kernel)
 
 
 def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:

@@ -12,6 +12,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
+from kernelcore.creation import make_loop_kernel
 from kernelcore.ir.expr import Reduction
 from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower.reduction import (
@@ -125,7 +126,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                                                         transposed, *tile)
         if tiled:
             return tiled
-    return lp.auto_parallelize(knl, group_size=sizes.get("group_size", (None,))[0])
+    return lp.auto_parallelize(knl, kind, group_size=sizes.get("group_size", (None,))[0])
 
 
 def _is_product_sum(node: Reduce) -> bool:
@@ -167,7 +168,7 @@ def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, li
                    for k, i in enumerate(out_index) if isinstance(i, prim.Variable)]
     lhs = prim.Subscript(v("out"), tuple(out_index) or (0,))
     instructions = [*expr.row_insns, *expr.cse_insns, assignment(lhs, rhs)]
-    knl = lp.make_kernel((domains or [box("z", 1)]) + expr.row_domains,
+    knl = make_loop_kernel((domains or [box("z", 1)]) + expr.row_domains,
                          instructions, data + expr.row_temporaries, name="lazyarray_kernel")
     # lazyarray passes device arrays only
     return lp.set_options(knl, no_numpy=True), [str(i) for i in out_index]

@@ -33,6 +33,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
+from kernelcore.creation import make_loop_kernel
 from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
 from lazyarray.target import Target
@@ -242,7 +243,7 @@ def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
                domain(["pg2", "j2"], *bounds("pg2", parts), *bounds("j2", cols))]
     partial = lp.TemporaryVariable("part", node.dtype, shape=(parts, cols),
                                    address_space="global")
-    knl = lp.make_kernel(domains, insns, data + [partial], name="lazyarray_kernel")
+    knl = make_loop_kernel(domains, insns, data + [partial], name="lazyarray_kernel")
     knl = lp.set_options(knl, no_numpy=True)
     knl = lp.tag_inames(knl, {"pg": "g.0"})
     knl = lp.prioritize_loops(knl, "r,jr")
@@ -319,7 +320,7 @@ class _Builder:
                 dep = ("body", "tail")
             insns.append(assignment(self._out(kept), total,
                                     depends_on=dep if isinstance(dep, tuple) else (dep,)))
-        knl = lp.make_kernel(self.domains, insns, data + temporaries, name="lazyarray_kernel")
+        knl = make_loop_kernel(self.domains, insns, data + temporaries, name="lazyarray_kernel")
         knl = lp.set_options(knl, no_numpy=True)
         return lp.tag_inames(knl, self.tags)
 
