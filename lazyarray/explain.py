@@ -1,13 +1,19 @@
-"""Showing what lazyarray will do: the planned kernels and the graph.
+"""Showing what lazyarray will do: the planned kernels and the graph, and
+(``explain(x, profile=True)``) how close each kernel comes to the device's
+roofline.
 
-Public names: explain, to_dot.
+Public names: explain, to_dot, kernel_profiles, KernelProfile.
 """
 
 from __future__ import annotations
 
 import shutil
+import statistics
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 import kernelcore as lp
 from lazyarray.handle import asarray
@@ -42,11 +48,19 @@ def _label(node: Node) -> str:
     return f"{kind} {node.shape} {node.dtype}"
 
 
-def explain(x, show_code: bool = False, print_it: bool = True) -> str:
+def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = False,
+            repeat: int = 10) -> str:
     """The kernels that computing *x* will run: what each stores, the rule
     that decided it, what it reads, and (with *show_code*) its OpenCL code.
-    Printed unless *print_it* is false; returned as text."""
+    Printed unless *print_it* is false; returned as text.
+
+    With *profile*, each kernel is also run (*repeat* times, on a profiling
+    queue; *x* itself is not computed) and its report says the bytes it
+    moves and the floating point operations it does, counted exactly from
+    kernelcore's statistics, its measured time, and the fraction of the
+    device's roofline it reaches (see :func:`kernel_profiles`)."""
     node = asarray(x).node
+    profiles = {p.index: p for p in kernel_profiles(x, repeat)} if profile else {}
     steps = plan([node])
     reasons = {id(n): r for n, r in storage_plan(node)}
     index = {id(st.node): k for k, st in enumerate(steps)}
@@ -68,9 +82,13 @@ def explain(x, show_code: bool = False, print_it: bool = True) -> str:
                       "a kernel argument" if isinstance(n, (Const, Param)) else
                       "computed earlier")
             lines.append(f"  reads {name}: {_label(n)} ({source})")
+        if k in profiles:
+            lines += ["  " + line for line in profiles[k].describe()]
         if show_code and step.kernel is not None:
             code = lp.generate_code_v2(step.kernel).device_code()
             lines += ["  | " + line for line in code.rstrip().splitlines()]
+    if profiles:
+        lines += _profile_summary(list(profiles.values()))
     text = "\n".join(lines)
     if print_it:
         print(text)
@@ -106,3 +124,260 @@ def to_dot(x, path: str | Path | None = None) -> str:
         else:
             path.write_text(source)
     return source
+
+
+# {{{ profiles: counted work, measured time, roofline
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """One planned kernel, measured: kernel *index* of the plan storing
+    *label*; *seconds*: the median device time of its launches (profiling
+    events); *flops*: floating point operations (each ``+ - * /``, power and
+    function call once, per element and reduction step; index arithmetic
+    not counted), of *flop_dtype*; *accessed_bytes*: global memory bytes
+    read and written, each array reference counted per execution;
+    *moved_bytes*: per array and direction the accessed bytes capped at the
+    array's size (what a cache that holds the repeats leaves to memory);
+    *peak_bandwidth* (bytes/s) and *peak_flops* (of *flop_dtype*; None if not
+    measured) from :func:`lazyarray.roofline.device_peaks`."""
+
+    index: int
+    label: str
+    seconds: float
+    flops: int
+    flop_dtype: str | None
+    accessed_bytes: int
+    moved_bytes: int
+    peak_bandwidth: float
+    peak_flops: float | None
+    launches: int = 1
+
+    @property
+    def bandwidth(self) -> float:
+        """Bytes moved per second."""
+        return self.moved_bytes / self.seconds if self.seconds else 0.0
+
+    @property
+    def flop_rate(self) -> float:
+        return self.flops / self.seconds if self.seconds else 0.0
+
+    @property
+    def roofline_seconds(self) -> float:
+        """The least time the roofline allows: moving the bytes at the peak
+        bandwidth or doing the operations at the peak rate, the longer."""
+        memory = self.moved_bytes / self.peak_bandwidth
+        compute = self.flops / self.peak_flops if self.peak_flops else 0.0
+        return max(memory, compute)
+
+    @property
+    def bound(self) -> str:
+        """``"memory"`` or ``"compute"``: the roof that limits this kernel."""
+        compute = self.flops / self.peak_flops if self.peak_flops else 0.0
+        return "compute" if compute > self.moved_bytes / self.peak_bandwidth else "memory"
+
+    @property
+    def fraction(self) -> float:
+        """The roofline's time over the measured time (1: at the roof)."""
+        return self.roofline_seconds / self.seconds if self.seconds else 0.0
+
+    def describe(self) -> list[str]:
+        """The report's lines for this kernel."""
+        lines = [f"profile: {_si(self.seconds, 's')} ({self.launches} launch"
+                 f"{'es' if self.launches > 1 else ''}); {_si(self.moved_bytes, 'B')} moved "
+                 f"({_si(self.accessed_bytes, 'B')} accessed), "
+                 + (f"{_si(self.flops, 'FLOP')} {self.flop_dtype}" if self.flops
+                    else "no floating point operations")]
+        lines.append(f"  {_si(self.bandwidth, 'B/s')} = "
+                     f"{100 * self.bandwidth / self.peak_bandwidth:.1f}% of the peak "
+                     f"{_si(self.peak_bandwidth, 'B/s')}"
+                     + (f"; {_si(self.flop_rate, 'FLOP/s')} = "
+                        f"{100 * self.flop_rate / self.peak_flops:.1f}% of the peak "
+                        f"{_si(self.peak_flops, 'FLOP/s')}" if self.flops and self.peak_flops
+                        else ""))
+        lines.append(f"  roofline: {self.bound}-bound, {100 * self.fraction:.1f}% of the "
+                     f"roofline ({_si(self.roofline_seconds, 's')} at the roof): "
+                     + self.why())
+        return lines
+
+    def why(self) -> str:
+        """What keeps this kernel from its roof, in words."""
+        if self.fraction > 1.05:
+            return ("above the roof: its data stays in a cache (the peak bandwidth is "
+                    "measured on arrays larger than the caches)")
+        if self.fraction >= 0.8:
+            return "near its limit"
+        reasons = []
+        if self.seconds < 20e-6:
+            reasons.append("a short kernel: launch latency and the ramp-up of the "
+                           "device weigh")
+        if self.accessed_bytes > 2 * self.moved_bytes:
+            reasons.append(f"reads each byte {self.accessed_bytes / self.moved_bytes:.0f} "
+                           "times over (the caches must serve the repeats)")
+        if self.bound == "memory" and not reasons:
+            reasons.append("the memory accesses do not reach the copy bandwidth "
+                           "(access pattern, too few bytes in flight, or idle work-items)")
+        if self.bound == "compute" and not reasons:
+            reasons.append("the arithmetic does not reach the peak rate (dependent "
+                           "operations, no vectorization, or idle work-items)")
+        return "; ".join(reasons)
+
+
+def _si(value: float, unit: str) -> str:
+    """*value* with an SI prefix (``1.5 MB``, ``12.3 us``)."""
+    if unit == "s":
+        for scale, prefix in ((1, ""), (1e-3, "m"), (1e-6, "u")):
+            if value >= scale:
+                return f"{value / scale:.3g} {prefix}s"
+        return f"{value * 1e9:.3g} ns"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def _profile_summary(profiles: list[KernelProfile]) -> list[str]:
+    if not profiles:
+        return []
+    total = sum(p.seconds for p in profiles)
+    ideal = sum(p.roofline_seconds for p in profiles)
+    worst = min(profiles, key=lambda p: p.fraction)
+    lines = [f"profiled: {_si(total, 's')} on the device in all, "
+             f"{100 * ideal / total:.1f}% of the roofline" if total else "profiled"]
+    if len(profiles) > 1:
+        lines.append(f"furthest from its roof: kernel {worst.index} "
+                     f"({100 * worst.fraction:.1f}%, {worst.bound}-bound)")
+    return lines
+
+
+def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
+    """``(flops, flop dtype, accessed bytes, accessed bytes by (array,
+    direction))`` of a kernelcore kernel, from kernelcore's statistics:
+    floating point operations and global memory references of each
+    instruction (as :func:`kernelcore.statistics.get_op_map` and
+    :func:`~kernelcore.statistics.get_mem_access_map` find them), times the
+    points of the instruction's domain: per work-item, exact (no rounding to
+    whole work-groups or sub-groups)."""
+    import pymbolic.primitives as prim
+
+    from kernelcore.ir.instruction import Assignment
+    from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare
+    from kernelcore.statistics.counts import CountGranularity
+    from kernelcore.statistics.memory import _AccessFinder, _memory_variables
+    from kernelcore.statistics.ops import _OpCounter, _type_function
+
+    knl = _prepare(knl)
+    times = _InsnCounter(knl, _Grid(knl, None), False)
+    counter = _OpCounter(_type_function(knl), False)
+    variables = {name: var for name, (mtype, var) in _memory_variables(knl).items()
+                 if mtype == "global"}
+    by_dtype: dict[str, int] = {}
+    accesses: dict[tuple[str, str], int] = {}
+    for insn in knl.instructions:
+        if not isinstance(insn, Assignment):
+            continue
+        n = None
+
+        def points() -> int:
+            return int(times(insn, CountGranularity.WORKITEM).eval_with_dict({}))
+        ops = counter._merge(counter(insn.assignee), counter(insn.expression))
+        for (dtype, _), mult in ops.items():
+            if dtype is None:
+                continue
+            dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+            if dtype.kind in "fc":
+                n = points() if n is None else n
+                by_dtype[dtype.name] = by_dtype.get(dtype.name, 0) + n * mult
+        finder = _AccessFinder(variables)
+        finder(insn.expression)
+        assignee = insn.assignee
+        if isinstance(assignee, prim.Subscript):
+            for index in (assignee.index if isinstance(assignee.index, tuple)
+                          else (assignee.index,)):
+                finder(index)
+        found = [(name, "load") for name, _ in finder.found]
+        target = getattr(assignee, "name", None) or getattr(
+            getattr(assignee, "aggregate", None), "name", None)
+        if target in variables:
+            found.append((target, "store"))
+        for name, direction in found:
+            n = points() if n is None else n
+            itemsize = np.dtype(getattr(variables[name].dtype, "numpy_dtype",
+                                        variables[name].dtype)).itemsize
+            accesses[(name, direction)] = accesses.get((name, direction), 0) + n * itemsize
+    flops = sum(by_dtype.values())
+    flop_dtype = max(by_dtype, key=lambda d: by_dtype[d]) if by_dtype else None
+    return flops, flop_dtype, sum(accesses.values()), accesses
+
+
+def _array_nbytes(knl, name: str) -> int | None:
+    """The bytes of global array *name* of kernel *knl* (None if unknown)."""
+    from kernelcore.translation_unit import TranslationUnit
+    if isinstance(knl, TranslationUnit):
+        knl = knl.default_entrypoint
+    var = next((a for a in knl.args if a.name == name), None) \
+        or knl.temporary_variables.get(name)
+    shape = getattr(var, "shape", None)
+    dtype = getattr(var, "dtype", None)
+    if var is None or dtype is None or not isinstance(shape, tuple) or not all(
+            isinstance(n, (int, np.integer)) for n in shape):
+        return None
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(
+        getattr(dtype, "numpy_dtype", dtype)).itemsize
+
+
+def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
+    """Per kernel of *x*'s plan that launches, a :class:`KernelProfile`:
+    the kernels are run (each once to warm up, then *repeat* times) on a
+    profiling queue of lazyarray's device, on the values they read; *x* is
+    not computed (its handle keeps its graph). The device's peaks are
+    measured on first use and cached on disk (:mod:`lazyarray.roofline`)."""
+    import pyopencl as cl
+
+    from lazyarray.roofline import device_peaks
+    from lazyarray.run import DEVICE_LOCK, default_queue, evaluate, run_step
+    from lazyarray.run.device import using_queue
+
+    node = asarray(x).node
+    base = default_queue()
+    peaks = device_peaks(base)
+    profiles = []
+    with DEVICE_LOCK:
+        base.finish()
+        queue = cl.CommandQueue(base.context, base.device,
+                                properties=cl.command_queue_properties.PROFILING_ENABLE)
+        with using_queue(queue):
+            values: dict[int, object] = {}
+            for k, step in enumerate(plan([node])):
+                args = {}
+                for name, n in step.args:
+                    value = n.value if isinstance(n, Const) else values.get(id(n))
+                    if value is None:
+                        value = evaluate(n)
+                    if getattr(value, "offset", 0):
+                        value = value.copy(queue=queue)      # (as run_step does)
+                    args[name] = value
+                values[id(step.node)] = run_step(step, queue, args)     # (warm-up)
+                compiled = step.compiled
+                bound = None if compiled is None else compiled.bound_on(queue, step.node)
+                if bound is None:
+                    continue                # (a fill, or no elements: no kernel)
+                samples = []
+                for _ in range(max(1, repeat)):
+                    events: list = []
+                    bound(queue, args, events)
+                    queue.finish()
+                    samples.append(1e-9 * sum(e.profile.end - e.profile.start
+                                              for e in events))
+                flops, dtype, accessed, by_array = kernel_counts(step.kernel)
+                moved = 0
+                for (name, _), nbytes in by_array.items():
+                    size = _array_nbytes(step.kernel, name)
+                    moved += nbytes if size is None else min(nbytes, size)
+                profiles.append(KernelProfile(
+                    k, _label(step.node), statistics.median(samples), flops, dtype,
+                    accessed, moved, peaks.bandwidth,
+                    peaks.flop_rate(dtype) if dtype else None, len(bound.launches)))
+            queue.finish()
+    return profiles
+
+# }}}
