@@ -137,3 +137,15 @@ def test_take_into_an_empty_result_checks_nothing(queue):
         assert got.shape == np.take(h, [0], axis=axis).shape
     with pytest.raises(la.IndexingError, match="out of bounds"):
         la.take(la.asarray(np.zeros((2, 0))), np.array([0]), axis=1)
+
+
+def test_empty_mask_axes_select_nothing():
+    """A boolean index with a length-0 axis selects nothing (the Array API
+    allows it against any length); other lengths must match."""
+    import lazyarray as la
+    x = la.asarray(np.arange(6.0).reshape(2, 3))
+    assert x[la.asarray(np.zeros((0, 0), bool))].shape == (0,)
+    assert x[la.asarray(np.zeros((2, 0), bool))].shape == (0,)
+    assert x[la.asarray(np.zeros((0,), bool))].shape == (0, 3)
+    with pytest.raises(IndexError, match="does not match"):
+        x[la.asarray(np.zeros((3,), bool))]

@@ -238,9 +238,14 @@ def _mask_positions(mask, shape: tuple, axis: int):
     from lazyarray.tracing import refuse_while_tracing
     if mask.ndim == 0:
         raise IndexingError("0-d boolean indices are not supported")
-    if tuple(mask.shape) != tuple(shape):
+    if len(mask.shape) != len(shape) or not all(
+            m in (n, 0) for m, n in zip(mask.shape, shape)):
         raise IndexingError(f"boolean index of shape {tuple(mask.shape)} does not match "
                             f"the indexed array's shape {tuple(shape)} at axis {axis}")
+    if 0 in mask.shape:
+        # an empty mask selects nothing (the Array API allows a length-0 mask
+        # axis against any length)
+        return asarray(np.zeros(0, np.int64)).node
     refuse_while_tracing("indexing with a boolean mask (its count sets the shape)")
     host = evaluate(mask.node).get() if isinstance(mask, LazyArray) else mask
     return asarray(np.flatnonzero(host).astype(np.int64)).node
