@@ -1,6 +1,8 @@
 """Keeps benchmarks/bench_elementwise.py from rotting: a --quick run must succeed
 and report kernelcore and hand-written bandwidths."""
 
+import json
+
 
 def test_bench_elementwise_quick(run_benchmark_quick):
     data, md, elapsed = run_benchmark_quick("bench_elementwise")
@@ -63,3 +65,25 @@ def test_bench_reduction_quick(run_benchmark_quick):
         assert entry["fraction_of_copy"] > 0
         assert entry["ratio_vs_hand_written"] > 0
     assert "kernelcore-two-stage" in md and "hand-written" in md
+
+
+def test_sweep_quick(tmp_path):
+    """benchmarks/sweep.py --quick on two workloads: every point measured for
+    lazyarray and the copy, the table written."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "sweep.py"
+    out = tmp_path / "sweep.json"
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--only", "W2,W6",
+                           "--budget", "0.2", "--json", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    shapes = {p["name"]: set() for p in data["points"]}
+    for p in data["points"]:
+        shapes[p["name"]].add(p["shape"])
+        assert p["variants"]["lazyarray-jit"]["status"] == "ok"
+        assert p["variants"]["lazyarray-jit"]["median_s"] > 0
+    assert all(len(s) >= 5 for s in shapes.values()) and set(shapes) == {"W2", "W6"}
+    assert "| W6 | 64x64x64 |" in out.with_suffix(".md").read_text()
