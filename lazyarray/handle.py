@@ -27,6 +27,7 @@ from lazyarray.ops.elementwise import (
 from lazyarray.ops import linalg, manipulate, shape as shape_ops
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
+from lazyarray.run.device import queue_of
 from lazyarray.tracing import TRACING
 
 #: an array whose graph of uncomputed operations gets deeper than this is
@@ -316,7 +317,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if host is not None:
             return host
         with DEVICE_LOCK:
-            host = self._settle().get(queue=default_queue())
+            value = self._settle()
+            host = value.get(queue=queue_of(value))
         node = self.node
         if not isinstance(node, Input) or node.owned:
             keep_on_host(node, host)

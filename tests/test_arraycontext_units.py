@@ -266,6 +266,27 @@ def test_compute_on_the_queue_given(rng):
         np.testing.assert_allclose((la.asarray(b) * 2).get(), a * 2)
 
 
+def test_values_of_another_context_read_back_outside_its_block(rng):
+    queue = cl.CommandQueue(cl.Context([default_queue().device]))
+    a = rng.standard_normal(12)
+    with using_queue(queue):
+        x = la.asarray(a)
+        zeros = la.zeros(4)
+    # outside the block: computed on the inputs' queue and read back there
+    np.testing.assert_array_equal(x.get(), a)
+    np.testing.assert_allclose(np.asarray(x * 2), a * 2)
+    assert float(x.sum()) == pytest.approx(a.sum())
+    np.testing.assert_array_equal(x[2:5].get(), a[2:5])
+    assert "lazyarray(" in repr(x + 1)
+    # an array made here, in the default queue's context, joins them (copied once)
+    b = rng.standard_normal(12)
+    np.testing.assert_allclose((x + la.asarray(b)).get(), a + b)
+    np.testing.assert_allclose((la.asarray(b) * x).get(), a * b)
+    np.testing.assert_allclose((zeros + x[:4]).get(), a[:4])
+    frozen = cla.to_device(queue, a).with_queue(None)
+    np.testing.assert_allclose((la.asarray(frozen) + 1).get(), a + 1)
+
+
 def test_queue_choice_is_per_thread():
     device = default_queue().device
     queue = cl.CommandQueue(cl.Context([device]))

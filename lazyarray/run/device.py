@@ -6,7 +6,8 @@ The queue is kernelcore's default queue unless a block runs under
 the choice is per thread (a context variable), so threads computing for
 different contexts do not see each other's queues.
 
-Public names: default_queue, using_queue, queue_chosen, adopt, DEVICE_LOCK, synchronize.
+Public names: default_queue, using_queue, queue_chosen, queue_of, adopt, DEVICE_LOCK,
+synchronize.
 """
 
 from __future__ import annotations
@@ -53,6 +54,28 @@ def using_queue(queue: cl.CommandQueue | None) -> Iterator[cl.CommandQueue]:
         yield queue
     finally:
         _ACTIVE_QUEUE.reset(token)
+
+
+_CONTEXT_QUEUES: dict[int, tuple[cl.Context, cl.CommandQueue]] = {}
+
+
+def queue_of(data: cla.Array) -> cl.CommandQueue:
+    """The queue to read *data* on: the queue it carries (for a value
+    lazyarray computed, the queue that computed it), else the current queue
+    if *data* is in its OpenCL context, else a queue on *data*'s context.
+    An array of an array context thus reads back outside the context's
+    :func:`using_queue` block (``x.get()``, ``np.asarray(x)``)."""
+    if data.queue is not None:
+        return data.queue
+    queue = default_queue()
+    context = data.context
+    if context is None or context == queue.context:
+        return queue
+    entry = _CONTEXT_QUEUES.get(context.int_ptr)
+    if entry is None or entry[0] != context:
+        entry = (context, cl.CommandQueue(context))
+        _CONTEXT_QUEUES[context.int_ptr] = entry
+    return entry[1]
 
 
 def adopt(data: cla.Array) -> cla.Array:

@@ -6,11 +6,14 @@ Public names: evaluate, NAMED_DEPTH.
 
 from __future__ import annotations
 
+import weakref
+
 import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.graph import Const, Input, Node, Param, Reshape, View, computed, walk
-from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, using_queue
+from lazyarray.run.device import (
+    DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue)
 from lazyarray.run.steps import graph_structure, plan_graph, run_step
 from lazyarray.tracing import TRACING
 from lazyarray.values import holder, keep_on_device, on_device
@@ -68,7 +71,7 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 "this array was made while la.jit traced a function from its arguments' "
                 "placeholders, which hold no values after the trace; return it from "
                 "the jitted function instead")
-        return root.data
+        return _in_context(root, default_queue())
     if not TRACING.names and root.depth >= NAMED_DEPTH:
         # (nodes of the uncomputed graph are less deep than root)
         _compute_named_values(root)
@@ -83,6 +86,26 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 for name, n in step.args}
         keep_on_device(step.node, run_step(step, queue, args))
     return on_device(root)
+
+
+#: copies of inputs made for another OpenCL context than their own
+_MOVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _in_context(node: Input, queue: cl.CommandQueue) -> cla.Array:
+    """The data of *node* in *queue*'s OpenCL context: its own, or (an array
+    of another context read with arrays of this one, as an array of an array
+    context combined with ``la.asarray(numpy_array)`` made outside the
+    context's :func:`using_queue` block) a copy made through the host, once."""
+    data = node.data
+    if data.queue is queue or data.context == queue.context:
+        return data
+    moved = _MOVED.get(node)
+    if moved is None or moved.context != queue.context:
+        source = data if data.flags.c_contiguous else data.copy()
+        moved = cla.to_device(queue, source.get(queue=queue_of(source)))
+        _MOVED[node] = moved
+    return moved
 
 
 #: a value that an array handle holds, NAMED_DEPTH or more operations deep in
