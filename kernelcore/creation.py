@@ -9,6 +9,7 @@ Public names: make_kernel, make_loop_kernel, find_auto_shapes.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import inspect
 import logging
@@ -98,6 +99,77 @@ ptrdiff_t intptr_t uintptr_t kernel __kernel global __global local __local const
 __constant private __private read_only write_only image2d_t image3d_t sampler_t event_t
 true false NULL INFINITY NAN lid gid
 """.split())
+
+
+class _SubArrayLowering(IdentityMapper):
+    """loopy's sub-array references as the slices calls take:
+    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*). Each
+    swept iname must be a whole subscript, in the order of the axes."""
+
+    def __init__(self, proto: LoopKernel):
+        self.proto = proto
+
+    def map_sub_array_ref(self, expr, *args, **kwargs):
+        swept = [v.name for v in expr.swept_inames]
+        sub = expr.subscript
+        if not isinstance(sub, prim.Subscript):
+            raise ParseError(f"sub-array reference {expr}: expected an array access")
+        used: list[str] = []
+        index = []
+        for ix in assignee_subscript(sub):
+            if not get_dependencies(ix) & set(swept):
+                index.append(self.rec(ix))
+                continue
+            if not (isinstance(ix, prim.Variable) and ix.name in swept):
+                raise ParseError(f"sub-array reference {expr}: kernelcore takes swept "
+                                 "inames only as whole subscripts (a[i, j], not a[i, 2*j])")
+            used.append(ix.name)
+            index.append(self._slice(ix.name))
+        if used != swept:
+            raise ParseError(f"sub-array reference {expr}: the swept inames must each "
+                             "index one axis, in the order of the axes")
+        return prim.Subscript(sub.aggregate, tuple(index))
+
+    def _slice(self, iname: str) -> prim.Slice:
+        from kernelcore.transform.ilp import static_range
+        if iname not in self.proto.all_inames():
+            raise UnknownNameError(f"sub-array reference over unknown iname '{iname}'")
+        try:
+            lo, hi = static_range(self.proto, iname)
+        except KernelcoreError:
+            return prim.Slice((None, None))      # a parametric range: the whole axis
+        return prim.Slice((None if lo == 0 else lo, hi + 1))
+
+
+def _split_arg_reductions(parsed: list) -> list:
+    """loopy's two-output reductions ``m[i], idx[i] = argmax(k, a[i, k], k)``
+    as two instructions: ``m[i] = max(k, a[i, k])`` and ``idx[i] =
+    argmax(k, a[i, k])`` (the second id gets ``_index``)."""
+    out: list = []
+    for pi in parsed:
+        e = getattr(pi, "expression", None)
+        if not (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
+                and isinstance(e, prim.Call) and isinstance(e.function, prim.Variable)
+                and e.function.name in ("argmax", "argmin")):
+            out.append(pi)
+            continue
+        if len(pi.assignee) != 2 or len(e.parameters) != 3:
+            raise ParseError(f"{pi.source!r}: a two-output {e.function.name} is written "
+                             f"'m[i], idx[i] = {e.function.name}(k, a[i, k], k)'")
+        over, value, index = e.parameters
+        names = [v.name for v in (over if isinstance(over, tuple) else (over,))
+                 if isinstance(v, prim.Variable)]
+        if not (len(names) == 1 and isinstance(index, prim.Variable)
+                and index.name == names[0]):
+            raise ParseError(f"{pi.source!r}: kernelcore's {e.function.name} reports the "
+                             "reduction iname itself (third argument: the iname)")
+        op = "max" if e.function.name == "argmax" else "min"
+        out.append(dataclasses.replace(pi, assignee=pi.assignee[0],
+                                       expression=prim.Variable(op)(over, value)))
+        out.append(dataclasses.replace(
+            pi, assignee=pi.assignee[1], expression=e.function(over, value),
+            id=None if pi.id is None else f"{pi.id}_index", extra=dict(pi.extra)))
+    return out
 
 
 def _check_names(names, what: str) -> None:
@@ -295,8 +367,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     rules = {pi.assignee: SubstitutionRule(pi.assignee, pi.extra["arguments"],
                                            resolver(pi.expression))
              for pi in parsed if isinstance(pi, ParsedInstruction) and pi.kind == "subst"}
-    parsed = [pi for pi in parsed
-              if not (isinstance(pi, ParsedInstruction) and pi.kind == "subst")]
+    parsed = _split_arg_reductions([pi for pi in parsed if not (
+        isinstance(pi, ParsedInstruction) and pi.kind == "subst")])
 
     def expanded(expr):
         return None if expr is None else expand_rules(expr, rules)
@@ -316,11 +388,17 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         insn_id = pi.id or id_gen("insn")
         predicates = frozenset(resolver(p) for p in pi.predicates)
         assignee = expression = None
+        extra: tuple = ()
         if pi.kind == "assign":
-            assignee = resolver(pi.assignee)
-            expression = resolver(pi.expression)
-        within = _insn_inames(pi, [expanded(assignee), expanded(expression),
-                                   *map(expanded, predicates)],
+            lower = _SubArrayLowering(proto)
+            if isinstance(pi.assignee, tuple):      # a, b = f(x): several outputs
+                assignee, *rest = (resolver(lower(a)) for a in pi.assignee)
+                extra = tuple(rest)
+            else:
+                assignee = resolver(lower(pi.assignee))
+            expression = resolver(lower(pi.expression))
+        within = _insn_inames(pi, [expanded(assignee), *map(expanded, extra),
+                                   expanded(expression), *map(expanded, predicates)],
                               iname_set, proto.domain_parent_inames)
         common = dict(id=insn_id, depends_on=frozenset(pi.depends_on),
                       depends_on_is_final=pi.depends_on_is_final, within_inames=within,
@@ -346,18 +424,21 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                     f"temporary '{target_name}' declared with conflicting types "
                     f"{prev} and {pi.temp_var_type}")
             declared_temps[target_name] = pi.temp_var_type
-        insn_class = Assignment
-        if has_slices(assignee) or has_slices(expression):
+        insn_class: type[Assignment] = Assignment
+        if has_slices(assignee) or has_slices(expression) or extra:
             if not isinstance(expression, prim.Call):
                 raise ParseError(f"in {pi.source!r}: array slices ('x[:]') may only "
                                  "be passed to or returned from a function call")
             insn_class = CallInstruction
+            if extra:
+                common["extra_assignees"] = extra
         insns.append(insn_class(assignee=assignee, expression=expression,
                                 atomic=bool(pi.extra.get("atomic")),
                                 temp_var_type=None if pi.temp_var_type is None
                                 else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
                                 **common))
-        written.setdefault(target_name, []).append(insn_id)
+        for written_name in [target_name] + [assignee_var_name(a) for a in extra]:
+            written.setdefault(written_name, []).append(insn_id)
 
     # (array, where: an instruction or a set of inames, subscript)
     access_list: list[tuple[str, Any, tuple]] = []

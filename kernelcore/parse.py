@@ -66,11 +66,54 @@ class _Parser(_PymbolicParser):
 _parser = _Parser()
 
 
+_SWEEP = re.compile(r"([(,]\s*)\[\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*\]\s*:")
+_SAR_PREFIX = "_kc_subarray_ref_"
+
+
+def _mark_subarray_refs(text: str) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """*text* with each call argument ``[j, k]: expr`` (loopy's sub-array
+    reference) written as a call of a marker function, and the swept inames
+    of each marker."""
+    swept: dict[str, tuple[str, ...]] = {}
+    while True:
+        m = _SWEEP.search(text)
+        if m is None:
+            return text, swept
+        start = m.end()
+        depth, k = 0, start
+        while k < len(text):
+            c = text[k]
+            if c in "([":
+                depth += 1
+            elif c in ")]":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c == "," and depth == 0:
+                break
+            k += 1
+        name = f"{_SAR_PREFIX}{len(swept)}"
+        swept[name] = tuple(n.strip() for n in m.group(2).split(","))
+        text = f"{text[:m.start()]}{m.group(1)}{name}({text[start:k]}){text[k:]}"
+
+
 class _CallRewriter(IdentityMapper):
-    """``if(c, a, b)`` -> conditional expression."""
+    """``if(c, a, b)`` -> conditional expression; sub-array markers ->
+    :class:`~kernelcore.ir.expr.SubArrayRef`."""
+
+    def __init__(self, swept: dict[str, tuple[str, ...]] | None = None):
+        self.swept = swept or {}
 
     def map_call(self, expr):
         params = tuple(self.rec(p) for p in expr.parameters)
+        fname = expr.function.name if isinstance(expr.function, prim.Variable) else None
+        if fname in self.swept:
+            from kernelcore.ir.expr import SubArrayRef
+            if len(params) != 1:
+                raise ParseError("a sub-array reference '[j]: a[i, j]' takes one array "
+                                 "access")
+            return SubArrayRef(tuple(prim.Variable(n) for n in self.swept[fname]),
+                               params[0])
         if isinstance(expr.function, prim.Variable) and expr.function.name == "if":
             if len(params) != 3:
                 raise ParseError(f"if() takes 3 arguments (condition, then, else), "
@@ -84,11 +127,12 @@ class _CallRewriter(IdentityMapper):
 
 def parse_expression(text: str):
     """Parse one expression of the instruction language."""
+    marked, swept = _mark_subarray_refs(text) if "]" in text else (text, {})
     try:
-        expr = _parser(text)
+        expr = _parser(marked)
     except (_LexParseError, ValueError, TypeError) as e:
         raise ParseError(f"cannot parse expression {text!r}: {e}") from None
-    return _CallRewriter()(expr)
+    return _CallRewriter(swept)(expr)
 
 
 @dataclass
@@ -216,15 +260,76 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
         lhs_text, rhs_text = rest[:eq.start()], rest[eq.end():]
         if not lhs_text.strip() or not rhs_text.strip():
             raise ParseError(f"assignment with an empty side: {line.strip()!r}")
-        pi.assignee = parse_expression(lhs_text)
-        if not (isinstance(pi.assignee, prim.Variable)
-                or (isinstance(pi.assignee, prim.Subscript)
-                    and isinstance(pi.assignee.aggregate, prim.Variable))):
-            raise ParseError(f"cannot assign to {lhs_text.strip()!r} in {line.strip()!r}")
+        parts = _split_top_level(lhs_text)
+        assignee = (tuple(_parse_assignee(p) for p in parts) if len(parts) > 1
+                    else parse_expression(lhs_text))
         pi.expression = parse_expression(rhs_text)
+        several = isinstance(assignee, tuple)
+        if several and not isinstance(pi.expression, prim.Call):
+            raise ParseError(f"several assignees need a function call on the right: "
+                             f"{line.strip()!r}")
+        for a in (assignee if several else (assignee,)):
+            if not (isinstance(a, prim.Variable) or _is_sub_array(a)
+                    or (isinstance(a, prim.Subscript)
+                        and isinstance(a.aggregate, prim.Variable))):
+                raise ParseError(f"cannot assign to {lhs_text.strip()!r} in "
+                                 f"{line.strip()!r}")
+        if pi.explicit_inames is not None and _has_subarray_ref(pi.expression):
+            # loopy's '[j]: out[i, j] = f([j]: a[i, j])': the head sweeps the assignee
+            from kernelcore.ir.expr import SubArrayRef
+            swept = tuple(prim.Variable(n.strip()) for n in m.group("inames").split(",")
+                          if n.strip())
+            if several:
+                assignee = (SubArrayRef(swept, assignee[0]),) + assignee[1:]
+            else:
+                assignee = SubArrayRef(swept, assignee)
+            pi.explicit_inames = None
+        pi.assignee = assignee
     if opts is not None:
         _apply_options(pi, opts)
     return pi
+
+
+def _split_top_level(text: str) -> list[str]:
+    """*text* split at the commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for k, c in enumerate(text):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:k])
+            start = k + 1
+    parts.append(text[start:])
+    return parts
+
+
+_SWEPT_HEAD = re.compile(r"^\s*\[([^\]]*)\]\s*:(.*)$", re.S)
+
+
+def _parse_assignee(text: str):
+    """One of several assignees, maybe a sub-array reference ``[j]: a[i, j]``."""
+    m = _SWEPT_HEAD.match(text)
+    if m is None:
+        return parse_expression(text)
+    from kernelcore.ir.expr import SubArrayRef
+    return SubArrayRef(tuple(prim.Variable(n.strip()) for n in m.group(1).split(",")
+                             if n.strip()), parse_expression(m.group(2)))
+
+
+def _is_sub_array(expr) -> bool:
+    from kernelcore.ir.expr import SubArrayRef
+    return isinstance(expr, SubArrayRef)
+
+
+def _has_subarray_ref(expr) -> bool:
+    from kernelcore.ir.expr import SubArrayRef
+    if isinstance(expr, SubArrayRef):
+        return True
+    if isinstance(expr, prim.Call):
+        return any(_has_subarray_ref(p) for p in expr.parameters)
+    return False
 
 
 def _negate(cond):

@@ -260,3 +260,119 @@ def test_register_callable_on_a_unit_enters_the_table():
     assert isinstance(tu.callables_table["cube"], Cube)
 
 # }}}
+
+
+# {{{ loopy's array-valued call syntax
+
+def _child():
+    return lp.make_function(
+        "{[j]: 0<=j<4}", "b[j] = 2*a[j] + 1",
+        [lp.GlobalArg("a", np.float32, shape=(4,)),
+         lp.GlobalArg("b", np.float32, shape=(4,))], name="child")
+
+
+def test_sub_array_reference_call_runs(queue):
+    parent = lp.make_kernel(
+        "{[i, j]: 0<=i<n and 0<=j<4}",
+        "[j]: out[i, j] = child([j]: x[i, j])",
+        [lp.GlobalArg("x", np.float32, shape=("n", 4)),
+         lp.GlobalArg("out", np.float32, shape=("n", 4)), ...])
+    insn, = parent.default_entrypoint.instructions
+    assert insn.within_inames == frozenset({"i"})
+    tu = lp.merge([parent, _child()])
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    _, (out,) = tu(queue, x=x)
+    np.testing.assert_allclose(out, 2 * x + 1)
+    inlined = lp.inline_callable_kernel(tu, "child")
+    assert set(inlined.callables_table) == {"loopy_kernel"}
+
+
+def test_sub_array_reference_over_a_column(queue):
+    parent = lp.make_kernel(
+        "{[i, j]: 0<=i<n and 0<=j<4}",
+        "[j]: out[j, i] = child([j]: x[j, i])",
+        [lp.GlobalArg("x", np.float32, shape=(4, "n")),
+         lp.GlobalArg("out", np.float32, shape=(4, "n")), ...])
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    _, (out,) = lp.merge([parent, _child()])(queue, x=x)
+    np.testing.assert_allclose(out, 2 * x + 1)
+
+
+def test_sub_array_reference_limits_are_reported():
+    with pytest.raises(lp.ParseError, match="whole subscripts"):
+        lp.make_kernel("{[i, j]: 0<=i<n and 0<=j<4}",
+                       "[j]: out[i, j] = child([j]: x[i, 2*j])")
+    with pytest.raises(lp.ParseError, match="order of the axes"):
+        lp.make_kernel("{[j, k]: 0<=j, k<4}",
+                       "[j, k]: out[j, k] = child([j, k]: x[k, j])")
+
+# }}}
+
+
+# {{{ several outputs
+
+def _sumdiff():
+    return lp.make_function(
+        "{:}", """
+        s = x + y
+        d = x - y
+        """,
+        [lp.ValueArg("x", np.float32), lp.ValueArg("y", np.float32),
+         lp.GlobalArg("s", np.float32, shape=()), lp.GlobalArg("d", np.float32, shape=())],
+        name="sumdiff")
+
+
+def test_call_with_several_outputs(queue):
+    parent = lp.make_kernel("{[i]: 0<=i<n}", "a[i], b[i] = sumdiff(x[i], y[i])")
+    insn, = parent.default_entrypoint.instructions
+    assert isinstance(insn, lp.CallInstruction)
+    assert str(insn).startswith("a[i], b[i] = sumdiff(x[i], y[i])")
+    assert insn.assignee_names() == frozenset({"a", "b"})
+    tu = lp.merge([parent, _sumdiff()])
+    x = np.arange(6, dtype=np.float32)
+    y = np.full(6, 2, np.float32)
+    _, (a, b) = tu(queue, x=x, y=y)
+    np.testing.assert_allclose(a, x + y)
+    np.testing.assert_allclose(b, x - y)
+
+
+def test_several_sub_array_outputs(queue):
+    split = lp.make_function(
+        "{[j]: 0<=j<3}", """
+        lo[j] = min(v[j], 0)
+        hi[j] = max(v[j], 0)
+        """,
+        [lp.GlobalArg("v", np.float64, shape=(3,)), lp.GlobalArg("lo", np.float64, shape=(3,)),
+         lp.GlobalArg("hi", np.float64, shape=(3,))], name="split")
+    parent = lp.make_kernel(
+        "{[i, j]: 0<=i<n and 0<=j<3}",
+        "[j]: neg[i, j], [j]: pos[i, j] = split([j]: v[i, j])",
+        [lp.GlobalArg("v", np.float64, shape=("n", 3)),
+         lp.GlobalArg("neg", np.float64, shape=("n", 3)),
+         lp.GlobalArg("pos", np.float64, shape=("n", 3)), ...])
+    v = np.random.default_rng(4).standard_normal((5, 3))
+    _, (neg, pos) = lp.merge([parent, split])(queue, v=v)
+    np.testing.assert_allclose(neg, np.minimum(v, 0))
+    np.testing.assert_allclose(pos, np.maximum(v, 0))
+
+
+def test_several_assignees_need_a_call():
+    with pytest.raises(lp.ParseError, match="function call"):
+        lp.make_kernel("{[i]: 0<=i<n}", "a[i], b[i] = x[i] + 1")
+
+# }}}
+
+
+def test_two_output_argmax(queue):
+    knl = lp.make_kernel("{[i, k]: 0<=i<n and 0<=k<m}",
+                         "mx[i], idx[i] = argmax(k, a[i, k], k)  {id=best}")
+    ids = [i.id for i in knl.default_entrypoint.instructions]
+    assert ids == ["best", "best_index"]
+    knl = lp.set_options(knl, return_dict=True)
+    a = np.random.default_rng(5).random((4, 7)).astype(np.float32)
+    _, out = knl(queue, a=a)
+    np.testing.assert_array_equal(out["mx"], a.max(axis=1))
+    np.testing.assert_array_equal(out["idx"], a.argmax(axis=1))
+    with pytest.raises(lp.ParseError, match="reduction iname itself"):
+        lp.make_kernel("{[i, k]: 0<=i<n and 0<=k<m}",
+                       "mx[i], idx[i] = argmax(k, a[i, k], 2*k)")

@@ -126,12 +126,37 @@ def has_slices(expr) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class CallInstruction(Assignment):
-    """``y[:] = f(A[:, :], x[:])``: a call of a registered function that takes or
-    returns whole arrays (written as full slices)."""
+    """``y[:] = f(A[:, :], x[:])``: a call of a registered function or a
+    kernel that takes or returns whole arrays (written as full slices), or
+    that returns several values (``a[i], b[i] = f(x[i])``: the assignees
+    after the first are *extra_assignees*)."""
+
+    extra_assignees: tuple = ()
 
     @property
     def assignees(self) -> tuple:
-        return (self.assignee,)
+        return (self.assignee,) + tuple(self.extra_assignees)
+
+    def assignee_names(self) -> frozenset[str]:
+        return frozenset(assignee_var_name(a) for a in self.assignees)
+
+    def read_dependency_names(self) -> frozenset[str]:
+        result = super().read_dependency_names()
+        for a in self.extra_assignees:
+            for s in assignee_subscript(a):
+                result |= get_dependencies(s)
+        return result
+
+    def expressions(self) -> tuple:
+        return super().expressions() + tuple(self.extra_assignees)
+
+    def with_transformed_expressions(self, f) -> CallInstruction:
+        return replace(super().with_transformed_expressions(f),
+                       extra_assignees=tuple(f(a) for a in self.extra_assignees))
+
+    def __str__(self) -> str:
+        lhs = ", ".join(str(a) for a in self.assignees)
+        return f"{lhs} = {self.expression}  {self._options_str()}"
 
 
 @dataclass(frozen=True, kw_only=True)
