@@ -18,7 +18,8 @@ A callee is any object with
   children that are kernel arguments) and return ``{name: device array}``
   (C-contiguous, of the shapes and dtypes of ``outputs``), appending the
   events of its launches to *events* (a list, or None);
-* ``kernel``: the kernelcore kernel it runs (``la.explain`` shows its code).
+* ``kernel``: the kernelcore kernel it runs (``la.explain`` shows its
+  code), or None (a call that is no kernel: an MPI exchange).
 
 Equal calls (same callee object, same argument nodes) are one node, as other
 nodes are: the callee must compute a function of its arguments only.
@@ -122,7 +123,7 @@ class _OutputLaunch:
     def __init__(self, node: CallOutput, call_input: str):
         self.node = node
         self.call_input = call_input
-        self.kernel = node.call.callee.kernel
+        self.kernel = None
         self.bound = self
 
     def bound_on(self, queue, node) -> _OutputLaunch:

@@ -72,6 +72,10 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
                      f"[{reasons.get(id(step.node), 'stored')}]")
         if step.fill is not None:
             lines.append(f"  no launch: filled with {step.fill!r}")
+        elif step.kernel is None and getattr(step.node, "external", False):
+            lines.append("  no kernel of lazyarray's: "
+                         + ("an output of the call it reads" if hasattr(step.node, "call")
+                            else "an external call (lazyarray.calls)"))
         elif step.kernel is None:
             lines.append("  no launch: no elements")
         for name, n in step.args:

@@ -80,6 +80,9 @@ def test_outputs_are_nodes_of_the_graph(actx, eager):
     lazy_x = actx.from_numpy(x) * 3 - 1
     again = actx.call_loopy(prg, x=lazy_x)
     total = again["out"] + again["out2"].sum(axis=1)
+    text = la.explain(total, show_code=True, print_it=False)
+    assert "[external call]" in text and "[read whole by an external call]" in text
+    assert "an output of the call it reads" in text and "mm_actx_kernel(" in text
     want = _eager_call(eager, prg, x=x * 3 - 1)
     np.testing.assert_allclose(actx.to_numpy(total), want["out"] + want["out2"].sum(axis=1),
                                rtol=1e-13)

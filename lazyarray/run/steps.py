@@ -126,7 +126,7 @@ class Step:
         """The kernelcore kernel (lowered now if the step came from disk)."""
         if self.compiled is None:
             return None
-        if self.compiled.kernel is None:
+        if self.compiled.kernel is None and not getattr(self.node, "external", False):
             self.compiled.kernel = build_kernel(
                 self.node, {id(n): (n, name) for name, n in self.args},
                 target=self.compiled.target)
