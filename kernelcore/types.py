@@ -229,11 +229,37 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
     return dtypes, weak
 
 
-@for_each_kernel
 def infer_types(knl, *, require_all: bool = True):
     """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
     parameters filled in from the instructions that write them. Substitution
-    rules are expanded first."""
+    rules are expanded first. In a translation unit, a kernel calling others
+    is typed as if they were inlined (a callee's outputs type the caller's
+    arrays); a callee's unknown types stay unknown unless its own
+    instructions decide them."""
+    from kernelcore.translation_unit import TranslationUnit
+    if not isinstance(knl, TranslationUnit):
+        return _infer_kernel_types(knl, require_all=require_all)
+    from kernelcore.transform.inline import inline_calls
+    from kernelcore.translation_unit import kernel_called_names
+    kernels = {n: knl[n] for n in knl.kernel_names()}
+    typed = {}
+    for name, k in kernels.items():
+        if kernel_called_names(k) & (set(kernels) - {name}):
+            whole = _infer_kernel_types(inline_calls(k, kernels), require_all=require_all)
+            typed[name] = _with_dtypes(k, {
+                **{a.name: a.dtype for a in whole.args},
+                **{t: v.dtype for t, v in whole.temporary_variables.items()
+                   if t in k.temporary_variables}})
+        else:
+            typed[name] = _infer_kernel_types(
+                k, require_all=require_all and name in knl.entrypoints)
+    result = knl
+    for k in typed.values():
+        result = result.with_kernel(k)
+    return result
+
+
+def _infer_kernel_types(knl, *, require_all: bool = True):
     from kernelcore.ir.subst import expand_kernel_rules
     knl = expand_kernel_rules(knl)
     dtypes, weak = kernel_type_context(knl)
@@ -347,9 +373,9 @@ def add_dtypes(knl, dtype_dict: dict[str, Any]):
                                          for n, t in knl.temporary_variables.items()})
 
 
-@for_each_kernel
 def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
-    """:func:`add_dtypes`, then infer what follows from them."""
+    """:func:`add_dtypes`, then infer what follows from them (a kernel or a
+    translation unit)."""
     return infer_types(add_dtypes(knl, dtype_dict), require_all=False)
 
 

@@ -376,3 +376,16 @@ def test_two_output_argmax(queue):
     with pytest.raises(lp.ParseError, match="reduction iname itself"):
         lp.make_kernel("{[i, k]: 0<=i<n and 0<=k<m}",
                        "mx[i], idx[i] = argmax(k, a[i, k], 2*k)")
+
+
+def test_types_flow_from_callee_outputs_into_the_caller():
+    child = lp.make_function("{[j]: 0<=j<4}", "b[j] = 2*a[j] + 1",
+                             [lp.GlobalArg("a", shape=(4,)), lp.GlobalArg("b", shape=(4,))],
+                             name="child")
+    parent = lp.make_kernel(
+        "{[i, j]: 0<=i<n and 0<=j<4}", "[j]: out[i, j] = child([j]: x[i, j])",
+        [lp.GlobalArg("x", shape=("n", 4)), lp.GlobalArg("out", shape=("n", 4)), ...])
+    tu = lp.add_and_infer_dtypes(lp.merge([parent, child]), {"x": np.float32})
+    assert isinstance(tu, lp.TranslationUnit)
+    assert tu["loopy_kernel"].arg_dict["out"].dtype == np.float32
+    assert "child" in tu.callables_table
