@@ -106,8 +106,8 @@ def fresh_region_offsets(monkeypatch):
     """Each test starts with no region offsets seen (lazyarray turns offsets
     that keep changing into kernel arguments): kernel counts do not depend
     on the tests that ran before."""
-    import lazyarray.ops.shape as shape
-    monkeypatch.setattr(shape, "REGION_OFFSETS", shape.RegionOffsets())
+    import lazyarray.ops.regions as regions
+    monkeypatch.setattr(regions, "REGION_OFFSETS", regions.RegionOffsets())
 
 
 @pytest.fixture

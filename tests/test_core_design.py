@@ -217,8 +217,8 @@ def test_regions_with_offset_arguments_match_numpy(queue, monkeypatch, key,
     """Every region read and assignment through the kernel-argument form
     (forced from the first offset) reads and writes what NumPy does, also
     for int and bool arrays."""
-    from lazyarray.ops import shape
-    monkeypatch.setattr(shape, "REGION_OFFSETS", shape.RegionOffsets(limit=1))
+    from lazyarray.ops import regions
+    monkeypatch.setattr(regions, "REGION_OFFSETS", regions.RegionOffsets(limit=1))
     rng = np.random.default_rng(1)
     for dtype in (np.float32, np.int16, np.bool_):
         target = (rng.random((6, 40)) * 10).astype(dtype)

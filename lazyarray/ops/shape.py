@@ -12,8 +12,8 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
-from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, Reshape, View
-from lazyarray.tracing import TRACING
+from lazyarray.graph import Const, Gather, Iota, Map, Node, Reshape, View
+from lazyarray.ops import regions
 
 
 def _identity_map(node: Node):
@@ -164,40 +164,11 @@ def getitem(node: Node, key) -> Node:
     if any(_is_array(k) for k in key):
         return _advanced_getitem(node, key)
     axis_map, shape, ranges = _basic_plan(node.shape, key)
-    if 0 not in shape and _computed(node) and not _one_run(node.shape, ranges) \
-            and REGION_OFFSETS.vary(node, ranges, "read"):
-        return _dynamic_read(node, ranges, shape)
+    if 0 not in shape and regions.computed_outside_trace(node) \
+            and not regions.one_run(node.shape, ranges) \
+            and regions.REGION_OFFSETS.vary(node, ranges, "read"):
+        return regions.dynamic_read(node, ranges, shape)
     return View(node, axis_map, shape)
-
-
-def _one_run(shape: tuple, ranges: list) -> bool:
-    """Whether the region *ranges* (``_basic_plan``'s) of a C-ordered array of
-    *shape* is one contiguous run of its elements (read without a kernel
-    where the array is computed)."""
-    axis = 0
-    while axis < len(ranges) and ranges[axis][2] is None:
-        axis += 1                       # integer indices first
-    if axis < len(ranges) and ranges[axis][1] != 1 and (ranges[axis][2] or 0) > 1:
-        return False                    # then one slice of step 1
-    return all(start == 0 and step == 1 and n == shape[a]
-               for a, (start, step, n) in enumerate(ranges) if a > axis)
-
-
-def _dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:
-    """The region *ranges* of *node* read with its first indices as kernel
-    arguments (a loop reading a new column each step compiles once)."""
-    int64 = np.dtype(np.int64)
-    for axis in reversed(range(len(ranges))):
-        start, step, n = ranges[axis]
-        if n is None:
-            node = Gather(node, Const(start, int64, False), axis)
-        elif not (step == 1 and n == node.shape[axis]):
-            position = Iota((n,), 0)
-            if step != 1:
-                position = Map("multiply", (position, Const(step, int64, False)), (n,), int64)
-            node = Gather(node, Map("add", (position, Const(start, int64, False)), (n,),
-                                    int64), axis)
-    return _unit_reshape(node, shape)
 
 
 def _checked_indices(index, extent: int, axis: int):
@@ -318,27 +289,9 @@ def _advanced_getitem(node: Node, key: list) -> Node:
         flat = term if flat is None else Map(
             "add", (flat, term), tuple(np.broadcast_shapes(flat.shape, term.shape)), np.int64)
     if flat.shape != index_shape:
-        flat = _broadcast_view(flat, index_shape)
+        flat = regions.broadcast_view(flat, index_shape)
     return Gather(node, flat, first)
 
-
-def _unit_reshape(node: Node, shape: tuple) -> Node:
-    """*node* in *shape*, which differs from *node*'s by unit axes only: a
-    view (no index arithmetic in kernels, unlike a general reshape)."""
-    shape = tuple(shape)
-    if shape == node.shape:
-        return node
-    targets = iter([k for k, n in enumerate(shape) if n != 1])
-    axis_map = [("const", 0) if n == 1 else ("axis", next(targets), 0, 1)
-                for n in node.shape]
-    return View(node, axis_map, shape)
-
-
-def _broadcast_view(node: Node, shape: tuple) -> Node:
-    offset = len(shape) - node.ndim
-    return View(node, [("const", 0) if n == 1 and shape[d + offset] != 1
-                       else ("axis", d + offset, 0, 1) for d, n in enumerate(node.shape)],
-                shape)
 
 # }}}
 
@@ -397,8 +350,8 @@ def _fit_value(value: Node, target: tuple) -> Node:
     if not fits:
         raise ShapeError(f"could not broadcast input array from shape {value.shape} into "
                          f"shape {tuple(target)}")
-    value = _unit_reshape(value, shape)
-    return value if value.shape == target else _broadcast_view(value, target)
+    value = regions.unit_reshape(value, shape)
+    return value if value.shape == target else regions.broadcast_view(value, target)
 
 
 def _basic_setitem(node: Node, key: list, value: Node) -> Node:
@@ -408,92 +361,15 @@ def _basic_setitem(node: Node, key: list, value: Node) -> Node:
         return node
     # the value with one axis per axis of node (length 1 where an integer indexes)
     region = tuple(1 if n is None else n for _, _, n in ranges)
-    value = _unit_reshape(value, region)
+    value = regions.unit_reshape(value, region)
     ranges = [(start, step, 1 if n is None else n) for start, step, n in ranges]
-    if _computed(node) and REGION_OFFSETS.vary(node, ranges):
-        return _dynamic_update(node, value, ranges)
+    if regions.computed_outside_trace(node) and regions.REGION_OFFSETS.vary(node, ranges):
+        return regions.dynamic_update(node, value, ranges)
     for axis, (start, step, n) in enumerate(ranges):
         if step == 1 or n == 1:
             continue
         value, ranges[axis] = _spread(node, value, ranges, axis)
     return _embed(node, value, [(start, start + n) for start, _, n in ranges])
-
-
-def _computed(node: Node) -> bool:
-    """Whether *node* is a computed array outside a trace: where a region's
-    changing offsets would otherwise compile a kernel each (a pending graph
-    is compiled with all its offsets at once)."""
-    return isinstance(node, Input) and not TRACING.names
-
-
-class RegionOffsets:
-    """The offsets at which regions of one shape and step were written or
-    read: once *limit* different ones were seen (more than the offsets a
-    stencil reads or its boundary conditions write, which recur each step),
-    the region's offsets become kernel arguments (:func:`_dynamic_update`,
-    :func:`_dynamic_read`), so a loop writing or reading a new column each
-    step (``history[:, n] = u``) compiles a few kernels, not one per column."""
-
-    def __init__(self, limit: int = 12):
-        self.limit = limit
-        self._seen: dict[tuple, set] = {}
-
-    def vary(self, node: Node, ranges: list, use: str = "write") -> bool:
-        """Whether regions of this shape of arrays like *node* have been
-        written (or read: *use*) at *limit* or more different offsets,
-        counting this one."""
-        key = (use, node.shape, node.dtype.str, tuple((step, n) for _, step, n in ranges))
-        seen = self._seen.setdefault(key, set())
-        if len(seen) < self.limit:
-            seen.add(tuple(start for start, _, _ in ranges))
-        return len(seen) >= self.limit
-
-
-#: the offsets of region assignments seen in this process
-REGION_OFFSETS = RegionOffsets()
-
-
-def _dynamic_update(node: Node, value: Node, ranges: list) -> Node:
-    """*node* with the region *ranges* (``(start, step, length)`` per axis)
-    replaced by *value* (one axis per axis of *node*), the region's first
-    indices being kernel arguments: each element chooses between its own
-    value and the value's element it falls on (read modulo the value's
-    extent, so the choice not taken reads inside the value too)."""
-    int64 = np.dtype(np.int64)
-    inside = None
-    for axis, (start, step, n) in enumerate(ranges):
-        extent = node.shape[axis]
-        if step == 1 and n == extent:
-            continue                    # the whole axis
-        stride = abs(step)
-        first = start if step > 0 else start + step * (n - 1)
-        offset = Map("subtract", (Iota((extent,), 0), Const(first, int64, False)),
-                     (extent,), int64)
-        here = Map("logical_and", (
-            Map("greater_equal", (offset, Const(0, int64, False)), (extent,), np.bool_),
-            Map("less", (offset, Const(stride * (n - 1) + 1, int64, False)), (extent,),
-                np.bool_)), (extent,), np.bool_)
-        position = offset
-        if stride != 1:
-            step_const = Const(stride, int64, False)
-            on_grid = Map("equal", (Map("remainder", (offset, step_const), (extent,), int64),
-                                    Const(0, int64, False)), (extent,), np.bool_)
-            here = Map("logical_and", (here, on_grid), (extent,), np.bool_)
-            position = Map("floor_divide", (offset, step_const), (extent,), int64)
-        if step < 0:
-            position = Map("subtract", (Const(n - 1, int64, False), position), (extent,), int64)
-        value = Gather(value, position, axis)
-        here = _unit_reshape(here, tuple(extent if a == axis else 1 for a in range(node.ndim)))
-        inside = here if inside is None else Map(
-            "logical_and", (inside, here), np.broadcast_shapes(inside.shape, here.shape),
-            np.bool_)
-    if inside is None:
-        return value                    # the whole array
-    if inside.shape != node.shape:
-        inside = _broadcast_view(inside, node.shape)
-    if value.shape != node.shape:
-        value = _broadcast_view(value, node.shape)
-    return Map("where", (inside, value, node), node.shape, node.dtype)
 
 
 def _spread(node: Node, value: Node, ranges: list, axis: int):
@@ -515,7 +391,8 @@ def _spread(node: Node, value: Node, ranges: list, axis: int):
     spaced = Gather(value, Map("floor_divide", (position, stride), (m,), np.int64), axis)
     on_grid = Map("equal", (Map("remainder", (position, stride), (m,), np.int64),
                             Const(0, np.int64, False)), (m,), np.bool_)
-    on_grid = _unit_reshape(on_grid, tuple(m if a == axis else 1 for a in range(node.ndim)))
+    on_grid = regions.unit_reshape(on_grid,
+                                   tuple(m if a == axis else 1 for a in range(node.ndim)))
     merged = Map("where", (on_grid, spaced, own), own.shape, node.dtype)
     return merged, (start, 1, m)
 
@@ -559,9 +436,9 @@ def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
             return None
     except ValueError:
         return None
-    value = _unit_reshape(value, shape)
+    value = regions.unit_reshape(value, shape)
     mask_node = mask.node if not isinstance(mask, np.ndarray) else asarray(mask).node
-    mask_node = _unit_reshape(mask_node, mask_node.shape + (1,) * len(rest))
+    mask_node = regions.unit_reshape(mask_node, mask_node.shape + (1,) * len(rest))
     return Map("where", (mask_node, value, node), node.shape, node.dtype)
 
 

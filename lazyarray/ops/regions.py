@@ -1,0 +1,140 @@
+"""Regions of computed arrays whose offsets keep changing (a loop writing or
+reading a new column each step) as kernel arguments instead of constants,
+and the unit-axis views these and the other updates build.
+
+Public names: RegionOffsets, REGION_OFFSETS, computed_outside_trace,
+one_run, dynamic_read, dynamic_update, unit_reshape, broadcast_view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View
+from lazyarray.tracing import TRACING
+
+
+def unit_reshape(node: Node, shape: tuple) -> Node:
+    """*node* in *shape*, which differs from *node*'s by unit axes only: a
+    view (no index arithmetic in kernels, unlike a general reshape)."""
+    shape = tuple(shape)
+    if shape == node.shape:
+        return node
+    targets = iter([k for k, n in enumerate(shape) if n != 1])
+    axis_map = [("const", 0) if n == 1 else ("axis", next(targets), 0, 1)
+                for n in node.shape]
+    return View(node, axis_map, shape)
+
+
+def broadcast_view(node: Node, shape: tuple) -> Node:
+    offset = len(shape) - node.ndim
+    return View(node, [("const", 0) if n == 1 and shape[d + offset] != 1
+                       else ("axis", d + offset, 0, 1) for d, n in enumerate(node.shape)],
+                shape)
+
+
+def computed_outside_trace(node: Node) -> bool:
+    """Whether *node* is a computed array outside a trace: where a region's
+    changing offsets would otherwise compile a kernel each (a pending graph
+    is compiled with all its offsets at once)."""
+    return isinstance(node, Input) and not TRACING.names
+
+
+def one_run(shape: tuple, ranges: list) -> bool:
+    """Whether the region *ranges* (``_basic_plan``'s) of a C-ordered array of
+    *shape* is one contiguous run of its elements (read without a kernel
+    where the array is computed)."""
+    axis = 0
+    while axis < len(ranges) and ranges[axis][2] is None:
+        axis += 1                       # integer indices first
+    if axis < len(ranges) and ranges[axis][1] != 1 and (ranges[axis][2] or 0) > 1:
+        return False                    # then one slice of step 1
+    return all(start == 0 and step == 1 and n == shape[a]
+               for a, (start, step, n) in enumerate(ranges) if a > axis)
+
+
+class RegionOffsets:
+    """The offsets at which regions of one shape and step were written or
+    read: once *limit* different ones were seen (more than the offsets a
+    stencil reads or its boundary conditions write, which recur each step),
+    the region's offsets become kernel arguments (:func:`dynamic_update`,
+    :func:`dynamic_read`), so a loop writing or reading a new column each
+    step (``history[:, n] = u``) compiles a few kernels, not one per column."""
+
+    def __init__(self, limit: int = 12):
+        self.limit = limit
+        self._seen: dict[tuple, set] = {}
+
+    def vary(self, node: Node, ranges: list, use: str = "write") -> bool:
+        """Whether regions of this shape of arrays like *node* have been
+        written (or read: *use*) at *limit* or more different offsets,
+        counting this one."""
+        key = (use, node.shape, node.dtype.str, tuple((step, n) for _, step, n in ranges))
+        seen = self._seen.setdefault(key, set())
+        if len(seen) < self.limit:
+            seen.add(tuple(start for start, _, _ in ranges))
+        return len(seen) >= self.limit
+
+
+#: the offsets of region assignments seen in this process
+REGION_OFFSETS = RegionOffsets()
+
+
+def dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:
+    """The region *ranges* of *node* read with its first indices as kernel
+    arguments (a loop reading a new column each step compiles once)."""
+    int64 = np.dtype(np.int64)
+    for axis in reversed(range(len(ranges))):
+        start, step, n = ranges[axis]
+        if n is None:
+            node = Gather(node, Const(start, int64, False), axis)
+        elif not (step == 1 and n == node.shape[axis]):
+            position = Iota((n,), 0)
+            if step != 1:
+                position = Map("multiply", (position, Const(step, int64, False)), (n,), int64)
+            node = Gather(node, Map("add", (position, Const(start, int64, False)), (n,),
+                                    int64), axis)
+    return unit_reshape(node, shape)
+
+
+def dynamic_update(node: Node, value: Node, ranges: list) -> Node:
+    """*node* with the region *ranges* (``(start, step, length)`` per axis)
+    replaced by *value* (one axis per axis of *node*), the region's first
+    indices being kernel arguments: each element chooses between its own
+    value and the value's element it falls on (read modulo the value's
+    extent, so the choice not taken reads inside the value too)."""
+    int64 = np.dtype(np.int64)
+    inside = None
+    for axis, (start, step, n) in enumerate(ranges):
+        extent = node.shape[axis]
+        if step == 1 and n == extent:
+            continue                    # the whole axis
+        stride = abs(step)
+        first = start if step > 0 else start + step * (n - 1)
+        offset = Map("subtract", (Iota((extent,), 0), Const(first, int64, False)),
+                     (extent,), int64)
+        here = Map("logical_and", (
+            Map("greater_equal", (offset, Const(0, int64, False)), (extent,), np.bool_),
+            Map("less", (offset, Const(stride * (n - 1) + 1, int64, False)), (extent,),
+                np.bool_)), (extent,), np.bool_)
+        position = offset
+        if stride != 1:
+            step_const = Const(stride, int64, False)
+            on_grid = Map("equal", (Map("remainder", (offset, step_const), (extent,), int64),
+                                    Const(0, int64, False)), (extent,), np.bool_)
+            here = Map("logical_and", (here, on_grid), (extent,), np.bool_)
+            position = Map("floor_divide", (offset, step_const), (extent,), int64)
+        if step < 0:
+            position = Map("subtract", (Const(n - 1, int64, False), position), (extent,), int64)
+        value = Gather(value, position, axis)
+        here = unit_reshape(here, tuple(extent if a == axis else 1 for a in range(node.ndim)))
+        inside = here if inside is None else Map(
+            "logical_and", (inside, here), np.broadcast_shapes(inside.shape, here.shape),
+            np.bool_)
+    if inside is None:
+        return value                    # the whole array
+    if inside.shape != node.shape:
+        inside = broadcast_view(inside, node.shape)
+    if value.shape != node.shape:
+        value = broadcast_view(value, node.shape)
+    return Map("where", (inside, value, node), node.shape, node.dtype)
