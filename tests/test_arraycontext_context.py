@@ -123,3 +123,16 @@ def test_dg_example_agrees_with_the_eager_context():
                            "--steps", "4"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "lazyarray and the eager context agree" in done.stdout
+
+
+def test_grudge_example_agrees_with_the_eager_context():
+    pytest.importorskip("grudge", reason="grudge is not installed (from its repository, "
+                        "with meshmode, modepy, recursivenodes: docs/pde-backend.md)")
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "grudge_advection.py"
+    done = subprocess.run([sys.executable, str(script), "--n", "3", "--order", "2",
+                           "--steps", "3"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "lazyarray and the eager context agree" in done.stdout
