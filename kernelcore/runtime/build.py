@@ -6,13 +6,26 @@ kernels come with a lock: a kernel's arguments are set and it is enqueued
 under that lock, so threads sharing the kernels do not launch each other's
 arguments.
 
+Programs are built from a binary kept on disk when the OpenCL platform is one
+that pyopencl leaves to cache its own source builds (PoCL, NVIDIA): PoCL's
+cached source build still preprocesses the source (about 70 ms a program on
+a CPU), a build from its binary takes one or two milliseconds. The binaries
+live in a :class:`~kernelcore.runtime.store.DiskStore` next to the generated
+code (keyed by the device, driver, build options, pyopencl's version and the
+source; off with the code cache, see
+:func:`~kernelcore.runtime.cache.set_caching_enabled`, or with
+``KERNELCORE_BINARY_CACHE=0``); a binary the driver refuses is rebuilt from
+source and replaced.
+
 Public names: BuiltProgram, built_program, compile_program, build_options,
-format_build_error.
+format_build_error, BINARY_STATS.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import re
 import threading
 import time
@@ -21,8 +34,9 @@ from dataclasses import dataclass, field
 import pyopencl as cl
 
 from kernelcore.diagnostic import OpenCLBuildError
-from kernelcore.runtime.cache import STATS
+from kernelcore.runtime.cache import STATS, caching_enabled
 from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore.runtime.store import DiskStore, default_cache_dir
 
 logger = logging.getLogger(__name__)
 _PROGRAMS: dict[tuple, BuiltProgram] = {}
@@ -60,8 +74,65 @@ def build_options(device: cl.Device) -> list[str]:
 
 
 def compile_program(ctx: cl.Context, source: str) -> cl.Program:
-    """*source* built for *ctx* with :func:`build_options`."""
-    return cl.Program(ctx, source).build(options=build_options(ctx.devices[0]))
+    """*source* built for *ctx* with :func:`build_options` (from its binary on
+    disk where the platform keeps no binaries of its own, see the module
+    documentation)."""
+    devices = ctx.devices
+    options = build_options(devices[0])
+    if len(devices) != 1 or not _binary_cache_on(devices[0]):
+        return cl.Program(ctx, source).build(options=options)
+    key = _binary_key(devices[0], options, source)
+    store = _binary_store()
+    binary = store.get(key, lambda value: isinstance(value, bytes) and bool(value))
+    if binary is not None:
+        try:
+            program = cl.Program(ctx, devices, [binary]).build(options=options)
+            BINARY_STATS["hits"] += 1
+            return program
+        except cl.Error as e:
+            logger.warning("rebuilding a program from source: its stored binary "
+                           "failed to build (%s)", e)
+    program = cl.Program(ctx, source).build(options=options)
+    try:
+        binaries = program.binaries
+    except cl.Error:
+        return program
+    if binaries and binaries[0] and store.put(key, bytes(binaries[0])):
+        BINARY_STATS["stores"] += 1
+    return program
+
+
+#: programs built from a stored binary, and binaries stored, by this process
+BINARY_STATS = {"hits": 0, "stores": 0}
+_BINARIES: dict[str, DiskStore] = {}
+_BINARIES_LOCK = threading.Lock()
+#: per device: whether its programs' binaries are kept (see the module documentation)
+_ICD_CACHES: dict[int, bool] = {}
+
+
+def _binary_cache_on(device: cl.Device) -> bool:
+    if not caching_enabled() or os.environ.get("KERNELCORE_BINARY_CACHE", "1").lower() \
+            in ("0", "false", "no"):
+        return False
+    on = _ICD_CACHES.get(device.int_ptr)
+    if on is None:
+        from pyopencl.characterize import has_src_build_cache
+        on = _ICD_CACHES[device.int_ptr] = bool(has_src_build_cache(device))
+    return on
+
+
+def _binary_key(device: cl.Device, options: list[str], source: str) -> str:
+    identity = (device.platform.name, device.platform.version, device.name,
+                device.driver_version, tuple(options), cl.VERSION,
+                os.environ.get("PYOPENCL_BUILD_OPTIONS", ""))
+    return hashlib.sha256(repr(identity).encode() + b"\0" + source.encode()).hexdigest()
+
+
+def _binary_store() -> DiskStore:
+    with _BINARIES_LOCK:
+        if "store" not in _BINARIES:
+            _BINARIES["store"] = DiskStore("kernelcore-binaries-v1", default_cache_dir())
+        return _BINARIES["store"]
 
 
 @dataclass(frozen=True)
