@@ -290,12 +290,13 @@ class Expr:
         """A GPU row kernel's position ``group*outer + inner`` along a row of
         *extent* elements: *inner* are the work-items of the row, *outer* (a
         loop unrolled, so that row arrays stay in registers) the slot of each
-        work-item's row arrays."""
+        work-item's row arrays (the only work-item of its row: *inner* is
+        0)."""
         group = self.row_group
         self.row_domains.append(domain(
             [outer, inner], *bounds(inner, group), {outer: 1},
             {outer: -group, inner: -1, 1: extent - 1}))
-        self.row_tags.update({inner: "l.0", outer: "unr"})
+        self.row_tags.update({inner: "l.0" if group > 1 else "unr", outer: "unr"})
         position = prim.Sum((prim.Product((group, prim.Variable(outer))), prim.Variable(inner)))
         self._positions[position] = (outer, inner)
         return position
@@ -410,8 +411,18 @@ class Expr:
             body = self._unshared_read(node, [*self.out_index[:-1], j], rows=True)
             self._filling.remove(id(node))
             self.row_arrays[id(node)] = name
-            self.row_insns.append(assignment(prim.Subscript(name, (slot,)), body))
+            self.row_insns.append(assignment(prim.Subscript(name, (slot,)), body,
+                                             inames=self._row_inames()))
         return name
+
+    def _row_inames(self) -> list[str] | None:
+        """The inames of the rows, in which a GPU row kernel's row statements
+        lie (a work-group may hold several rows: its local trees need them);
+        None (those of the indices used) on a CPU."""
+        if self.row_group is None:
+            return None
+        return [i.name for i in map(index_expr, self.out_index[:-1])
+                if isinstance(i, prim.Variable)]
 
     def _row_reduction(self, node: Reduce, index: list) -> prim.Variable:
         """A reduction absorbed into this kernel (see :func:`row_reductions`):
@@ -440,7 +451,7 @@ class Expr:
             return iname
 
         def declared(var: prim.Variable, value: prim.Expression) -> None:
-            self.row_insns.append(assignment(var, value, node.dtype))
+            self.row_insns.append(assignment(var, value, node.dtype, self._row_inames()))
 
         if self.row_group is not None:
             o, v = f"r{k}_o", f"r{k}_l"

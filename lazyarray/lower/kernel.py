@@ -17,7 +17,7 @@ from kernelcore.ir.expr import Reduction
 from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower.reduction import (
     CPU_LANES, cpu_row_kernel_schedule,
-    kernel_reduction, reduction_kernel, row_group, row_kernel_schedule)
+    kernel_reduction, reduction_kernel, row_kernel_schedule, row_layout)
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower.tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
@@ -81,7 +81,8 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     else:
         reductions = [n for n in _region(node, inputs) if isinstance(n, Reduce)]
         reduced = {id(n.arg) for n in reductions}
-        group = row_group(node.shape[-1]) if kind == "gpu" and reduced else None
+        group, rows_per_group = row_layout(node.shape[-1], (1, *node.shape)[-2]) \
+            if kind == "gpu" and reduced else (None, 1)
         if group is not None:
             reduced = row_operands(reductions, inputs)
         expr = Expr(inputs, row_lanes=CPU_LANES if kind == "cpu" else None, row_group=group)
@@ -114,7 +115,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     knl, out_inames = _plain_kernel(node, expr, data)
     if expr.row_temps:
         if kind == "gpu":
-            return row_kernel_schedule(knl, node.shape, expr.row_tags)
+            return row_kernel_schedule(knl, node.shape, expr.row_tags, rows_per_group, group)
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and min(node.shape[-2:], default=0) >= TILE:

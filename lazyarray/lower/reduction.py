@@ -18,8 +18,8 @@ axes lie:
 Small reductions (short rows, argmax/argmin, few elements) keep the default
 one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
-Public names: reduction_kernel, row_kernel_schedule, row_group, cpu_row_kernel_schedule,
-choose_layout, Layout, CPU_LANES, COMBINE, NAN_PROPAGATING,
+Public names: reduction_kernel, row_kernel_schedule, row_group, row_layout,
+cpu_row_kernel_schedule, choose_layout, Layout, CPU_LANES, COMBINE, NAN_PROPAGATING,
 kernel_reduction, combine.
 """
 
@@ -69,6 +69,12 @@ MAX_GROUP = 1024
 #: row kernel at most: rows of up to MAX_GROUP * ROW_SLOTS elements are read
 #: from memory once
 ROW_SLOTS = 32
+#: work-items of a GPU row kernel's group over short rows (fewer than
+#: ROW_GROUP * SHORT_ROW_SLOTS elements), which holds several rows
+SHORT_ROW_GROUP = 128
+#: elements of a short row per work-item at most: a short row gets the
+#: fewest work-items (a power of two, possibly one) holding that many each
+SHORT_ROW_SLOTS = 8
 #: work-groups per compute unit a reduction should provide at least
 GROUPS_PER_UNIT = {"gpu": 8, "cpu": 4}
 #: reductions over fewer elements per output keep one work-item per output
@@ -476,14 +482,39 @@ def row_group(extent: int) -> int:
     return group
 
 
-def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict) -> lp.LoopKernel:
+def row_layout(extent: int, rows: int) -> tuple[int, int]:
+    """(work-items per row, rows per work-group) of a GPU row kernel over
+    rows of *extent* elements, *rows* of them along the innermost row axis.
+    Rows of ROW_GROUP * SHORT_ROW_SLOTS elements and more get a work-group
+    each (:func:`row_group`); shorter ones share a work-group of
+    SHORT_ROW_GROUP work-items, a power of two of them per row holding at
+    most SHORT_ROW_SLOTS elements each (one work-item per row, no local
+    reduction, for rows of up to SHORT_ROW_SLOTS elements)."""
+    if extent >= ROW_GROUP * SHORT_ROW_SLOTS:
+        return row_group(extent), 1
+    lanes = _pow2_at_least(-(-extent // SHORT_ROW_SLOTS))
+    return lanes, max(1, min(SHORT_ROW_GROUP // lanes, _pow2_at_least(rows)))
+
+
+def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
+                        rows_per_group: int = 1, lanes: int = ROW_GROUP) -> lp.LoopKernel:
     """*knl* (a row kernel whose rows are walked by the work-items and
-    unrolled slots that *tags* names, see :func:`row_group`) with one
-    work-group per row, for GPUs: the work-items reduce the row together (a
-    local tree whose result each of them reads), then write the row, each its
-    own elements. (On PoCL this measured several times slower than one
-    work-item per row, which the default schedule gives.)"""
-    return lp.tag_inames(knl, {**tags, **_row_groups(len(shape))})
+    unrolled slots that *tags* names, see :func:`row_layout`) for GPUs: the
+    work-items of a row (*lanes* of them, along ``l.0``) reduce the row
+    together (a local tree whose result each of them reads), then write the
+    row, each its own elements. A work-group holds *rows_per_group*
+    neighbouring rows of the innermost row axis (along ``l.1``, or ``l.0``
+    with one work-item per row; the local trees then have a row of local
+    memory each), else one row. (On PoCL this measured several times slower
+    than one work-item per row, which the default schedule gives.)"""
+    knl = lp.tag_inames(knl, tags)
+    groups = _row_groups(len(shape))
+    if rows_per_group > 1:
+        row = f"i{len(shape) - 2}"
+        del groups[row]
+        knl = lp.split_iname(knl, row, rows_per_group, outer_tag="g.0",
+                             inner_tag="l.0" if lanes == 1 else "l.1")
+    return lp.tag_inames(knl, groups)
 
 
 def _row_groups(ndim: int) -> dict[str, str]:
