@@ -159,3 +159,14 @@ def test_rows_read_elsewhere(gpu, n):
     np.testing.assert_allclose(_one_kernel(e[:, ::-1] / e.sum(axis=1, keepdims=True)),
                                ea[:, ::-1] / ea.sum(axis=1, keepdims=True), rtol=1e-5,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("n", [2, 100])
+def test_jitted_softmax_replays(gpu, n):
+    """Under la.jit the laid-out kernel is replayed on new values."""
+    f = la.jit(_softmax)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        a = rng.standard_normal((ROWS, n)).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(f(la.asarray(a))), _softmax(a), rtol=1e-5,
+                                   atol=1e-7)

@@ -212,8 +212,9 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     """Reductions that the kernel of *root* computes itself, once per row, into
     private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
 
-    On CPUs one work-item computes a row; on GPUs a work-group does
-    (:func:`~lazyarray.lower.reduction.row_kernel_schedule`).
+    On CPUs one work-item computes a row; on GPUs a work-group does, or
+    part of one for rows under 256 elements, down to one work-item
+    (:func:`~lazyarray.lower.reduction.row_layout`).
 
     A reduction qualifies when it reduces the last axis and keeps its
     dimensions, its kept axes have
