@@ -13,7 +13,9 @@ Layouts (``--layouts``, compared on the same device in one run):
 * ``new``: :func:`lazyarray.lower.reduction.row_layout` (short rows share a
   work-group; rows of 256 and more get one each);
 * ``old``: a work-group of :func:`~lazyarray.lower.reduction.row_group`
-  work-items per row, whatever its length (the layout before short rows).
+  work-items per row, whatever its length (the layout before short rows);
+* ``s<S>g<G>`` (e.g. ``s4g256``): ``new`` with SHORT_ROW_SLOTS = S and
+  SHORT_ROW_GROUP = G (``s<S>``: the group unchanged), to tune those two.
 
 Needs only numpy, pyopencl and lazyarray (run from a checkout)::
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -51,6 +54,17 @@ LENGTHS = (2, 8, 16, 33, 64, 100, 128, 256, 1024, 8192)
 LOG2_SIZES = (20, 26)
 LAYOUTS = {"new": reduction.row_layout,
            "old": lambda extent, rows: (reduction.row_group(extent), 1)}
+DEFAULTS = (reduction.SHORT_ROW_SLOTS, reduction.SHORT_ROW_GROUP)
+
+
+def _short_sizes(name: str) -> tuple[int, int]:
+    """(SHORT_ROW_SLOTS, SHORT_ROW_GROUP) of layout *name*."""
+    if name in LAYOUTS:
+        return DEFAULTS
+    found = re.fullmatch(r"s(\d+)(?:g(\d+))?", name)
+    if found is None:
+        raise SystemExit(f"unknown layout {name!r}: new, old or s<slots>g<group>")
+    return int(found[1]), int(found[2] or DEFAULTS[1])
 
 
 def softmax(x):
@@ -60,7 +74,8 @@ def softmax(x):
 
 def use_layout(name: str) -> None:
     """Plan row kernels with layout *name* from now on."""
-    lower_kernel.row_layout = LAYOUTS[name]     # type: ignore[attr-defined]
+    reduction.SHORT_ROW_SLOTS, reduction.SHORT_ROW_GROUP = _short_sizes(name)
+    lower_kernel.row_layout = LAYOUTS.get(name, reduction.row_layout)  # type: ignore
     runtime._KERNELS.clear()
     runtime._PLANS.clear()
 
@@ -83,8 +98,9 @@ def copy_seconds(context: cl.Context, device: cl.Device, nbytes: int, repeat: in
     return statistics.median(samples)
 
 
-def layout_of(n: int, rows: int, name: str) -> str:
-    lanes, per_group = LAYOUTS[name](n, rows)
+def layout_of(n: int, rows: int) -> str:
+    """The current layout of rows of *n* elements, *rows* of them."""
+    lanes, per_group = lower_kernel.row_layout(n, rows)
     return f"{lanes}x{per_group}"
 
 
@@ -94,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="row lengths, comma-separated (default %(default)s)")
     p.add_argument("--log2", default=",".join(map(str, LOG2_SIZES)),
                    help="log2 of the total elements, comma-separated (default %(default)s)")
-    p.add_argument("--layouts", default="new,old", help="of: new, old (default %(default)s)")
+    p.add_argument("--layouts", default="new,old",
+                   help="of: new, old, s<slots>g<group> (default %(default)s)")
     p.add_argument("--repeat", type=int, default=20, help="timed launches per point")
     p.add_argument("--no-check", action="store_true", help="skip the comparison with NumPy")
     p.add_argument("--json", help="also write the results here")
@@ -105,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [1 << int(v) for v in args.log2.split(",")]
     layouts = args.layouts.split(",")
     for name in layouts:
-        if name not in LAYOUTS:
-            raise SystemExit(f"unknown layout {name!r}; known: {', '.join(LAYOUTS)}")
+        _short_sizes(name)
 
     if args.force_gpu_layout:
         from lazyarray import target as la_target
@@ -126,10 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     rng = np.random.default_rng(0)
     for size in sizes:
-        copy = copy_seconds(queue.context, device, 4 * size, args.repeat)
         for n in lengths:
             rows = size // n
             a = rng.standard_normal((rows, n), dtype=np.float32)
+            copy = copy_seconds(queue.context, device, a.nbytes, args.repeat)
             want = None if args.no_check else softmax(a.astype(np.float64))
             x = la.asarray(a)
             cells = [f"2^{size.bit_length() - 1}", str(n), f"{1e6 * copy:.1f}"]
@@ -143,12 +159,13 @@ def main(argv: list[str] | None = None) -> int:
                 if want is not None:
                     got = np.asarray(softmax(x))
                     error = float(np.max(np.abs(got - want)))
-                point[name] = {"layout": layout_of(n, rows, name), "kernels": len(profiles),
+                layout = layout_of(n, rows)
+                point[name] = {"layout": layout, "kernels": len(profiles),
                                "seconds": seconds, "of_copy": copy / seconds,
                                "max_error": error,
                                "wall_s": time.perf_counter() - start}
                 kernels = "" if len(profiles) == 1 else f" ({len(profiles)} kernels)"
-                cells += [layout_of(n, rows, name) + kernels, f"{1e6 * seconds:.1f}",
+                cells += [layout + kernels, f"{1e6 * seconds:.1f}",
                           f"{copy / seconds:.3f}",
                           "-" if error is None else f"{error:.1e}"]
             results.append(point)
