@@ -28,6 +28,7 @@ from lazyarray.ops import linalg, manipulate, shape as shape_ops
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
 from lazyarray.run.device import queue_of
+from lazyarray.run.evaluate import NAMED_DEPTH
 from lazyarray.tracing import TRACING
 
 #: an array whose graph of uncomputed operations gets deeper than this is
@@ -101,7 +102,9 @@ class LazyArray(NumPyMethods, ReductionMethods):
     @node.setter
     def node(self, node: Node) -> None:
         self._node = node
-        if type(node) is not Input:         # (a leaf is computed already)
+        if type(node) is not Input and node.depth >= NAMED_DEPTH:
+            # (a leaf is computed already; shallower values are not asked for
+            # their holders: see lazyarray.run.evaluate.NAMED_DEPTH)
             hold(node, self)
 
     def _assign(self, node: Node) -> None:

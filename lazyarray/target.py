@@ -28,8 +28,17 @@ class Target:
 
     @classmethod
     def of(cls, device: cl.Device) -> Target:
-        """The target of a pyopencl *device*."""
-        return cls(*device_profile(device))
+        """The target of a pyopencl *device* (asked once per device: each
+        eager evaluation needs it)."""
+        key = (cls, device.int_ptr, device_profile)
+        target = _TARGETS.get(key)
+        if target is None:
+            target = _TARGETS[key] = cls(*device_profile(device))
+        return target
+
+
+#: targets by device and :func:`device_profile` (tests replace it)
+_TARGETS: dict[tuple, Target] = {}
 
 
 def default_target() -> Target:

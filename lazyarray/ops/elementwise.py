@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError
-from lazyarray.graph import Const, Map, Node, Param, is_weak
+from lazyarray.graph import (
+    Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View, is_weak)
 
 #: ufunc name -> instruction-language template over operands {0}, {1}, ...
 ELEMENTWISE: dict[str, str] = {
@@ -290,8 +291,39 @@ def _huge_operands(name: str, args: tuple) -> tuple:
     return (Const(truth, np.bool_, False),)
 
 
+#: node types whose weakness and dtype are all that typing reads of them
+#: (not constants, parameters or external calls)
+_ARRAY_NODES = frozenset({Input, Map, Reduce, View, Reshape, Concat, Iota, Scan, Gather})
+#: per ufunc and operands' ``(dtype, weak)`` (array nodes only): the Map's
+#: op, dtype and weakness, where NumPy's loop takes the operands as they are
+_DIRECT: dict[tuple, tuple] = {}
+
+
+def _direct_key(name: str, args: tuple) -> tuple | None:
+    key: list = [name]
+    for a in args:
+        kind = type(a)
+        if kind not in _ARRAY_NODES:
+            return None
+        key.append((a.dtype, kind is Map and a.weak))
+    return tuple(key)
+
+
 def elementwise(name: str, *args: Node) -> Node:
     """The graph node of ufunc *name* applied to *args* (nodes)."""
+    key = _direct_key(name, args)
+    if key is not None:
+        direct = _DIRECT.get(key)
+        if direct is not None:
+            # (the operands need no conversion: typed as before, without asking again)
+            return Map(direct[0], args, _common_shape(args), direct[1], direct[2])
+    node = _elementwise(name, args)
+    if key is not None and type(node) is Map and node.args == args and name != "where":
+        _DIRECT[key] = (node.op, node.dtype, node.weak)
+    return node
+
+
+def _elementwise(name: str, args: tuple) -> Node:
     if name not in UFUNCS and name != "where":
         raise DTypeError(f"ufunc '{name}' is not supported by lazyarray")
     if any(isinstance(a, HugeInt) for a in args):

@@ -30,7 +30,10 @@ def evaluate(root: Node) -> cla.Array:
         return value
     with DEVICE_LOCK:
         graph = graph_structure(root)
-        with using_queue(None if queue_chosen() else _foreign_queue(graph[0])):
+        foreign = None if queue_chosen() else _foreign_queue(graph[0])
+        if foreign is None:
+            return _evaluate(root, graph)
+        with using_queue(foreign):
             return _evaluate(root, graph)
 
 
@@ -82,8 +85,13 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
         return part
     queue = default_queue()
     for step in plan_graph(root, graph):
-        args = {name: n.value if isinstance(n, Const) else _evaluate(n)
-                for name, n in step.args}
+        args = {}
+        for name, n in step.args:
+            kind = type(n)
+            # (inputs, the usual arguments, without _evaluate's checks: an
+            # input holding data has no other value)
+            args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
+                else n.value if kind is Const else _evaluate(n)
         keep_on_device(step.node, run_step(step, queue, args))
     return on_device(root)
 

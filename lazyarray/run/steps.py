@@ -217,8 +217,8 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
         steps = []
         for i, compiled, args in entry[1]:
             node = order[i]
-            steps.append(Step(node, compiled=compiled,
-                              args=tuple([(name, order[j]) for name, j in args]))
+            steps.append(_quick_step(node, compiled,
+                                     tuple([(name, order[j]) for name, j in args]))
                          if compiled is not None else _step_for(node, set(), target))
         return steps
     steps = plan([root])
@@ -231,6 +231,14 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
             (index[id(st.node)], st.compiled,
              tuple((name, index[id(n)]) for name, n in st.args)) for st in steps))
     return steps
+
+
+def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:
+    """``Step(node, compiled=compiled, args=args)`` made without the frozen
+    dataclass's checked ``__init__`` (a quarter of a plan's reuse)."""
+    step = object.__new__(Step)
+    step.__dict__.update(node=node, compiled=compiled, fill=None, args=args)
+    return step
 
 
 def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False

@@ -68,8 +68,23 @@ RUNS = 3
 
 
 def tuning_enabled() -> bool:
-    """Whether ``LAZYARRAY_TUNE`` asks for tuning."""
+    """Whether ``LAZYARRAY_TUNE`` asks for tuning (asked on every eager
+    evaluation: an unset variable is seen in the environment's own table,
+    without ``os.environ.get``'s encoding and KeyError)."""
+    data = getattr(os.environ, "_data", None)
+    if type(data) is dict and _TUNE_KEY is not None and _TUNE_KEY not in data:
+        return False
     return os.environ.get("LAZYARRAY_TUNE", "").lower() in ("1", "true", "yes")
+
+
+def _encoded_key(name: str):
+    try:
+        return os.environ.encodekey(name)        # type: ignore[attr-defined]
+    except AttributeError:
+        return None
+
+
+_TUNE_KEY = _encoded_key("LAZYARRAY_TUNE")
 
 
 def candidates(kind: str, reduction: bool) -> list[Choice]:
