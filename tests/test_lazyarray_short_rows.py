@@ -46,24 +46,28 @@ def test_row_layouts():
     of two per row holding at most SHORT_ROW_SLOTS elements each; long rows
     keep a work-group each."""
     group, slots = lower_reduction.SHORT_ROW_GROUP, lower_reduction.SHORT_ROW_SLOTS
+    tiny, tiny_slots = lower_reduction.TINY_ROW, lower_reduction.TINY_ROW_SLOTS
     assert row_layout(2, 10 ** 6) == (1, group)
-    assert row_layout(slots, 10 ** 6) == (1, group)
-    assert row_layout(slots + 1, 10 ** 6) == (2, group // 2)
+    assert row_layout(tiny_slots, 10 ** 6) == (1, group)
+    assert row_layout(tiny_slots + 1, 10 ** 6) == (2, group // 2)
+    assert row_layout(tiny, 10 ** 6) == (tiny // tiny_slots, group * tiny_slots // tiny)
+    assert row_layout(tiny + 1, 10 ** 6) == (4, group // 4)
     assert row_layout(100, 10 ** 6) == (16, group // 16)
     assert row_layout(255, 10 ** 6) == (32, group // 32)
     # few rows along the innermost row axis: no more rows per group than that
-    assert row_layout(5, 3) == (1, 4)
+    assert row_layout(3, 3) == (1, 4)
     assert row_layout(100, 1) == (16, 1)
     # rows of 256 and more: a work-group per row (row_group's rule)
     for n in (256, 1000, 8192):
         assert row_layout(n, 10 ** 6) == (lower_reduction.row_group(n), 1)
     for n in range(1, 256):
         lanes, rows = row_layout(n, 10 ** 6)
-        assert lanes * rows == group and lanes * slots >= n
-        assert lanes == 1 or (lanes // 2) * slots < n
+        most = tiny_slots if n <= tiny else slots
+        assert lanes * rows == group and lanes * most >= n
+        assert lanes == 1 or (lanes // 2) * most < n
 
 
-@pytest.mark.parametrize("n, size", [(100, (16, 8)), (16, (2, 64)), (5, (128,)),
+@pytest.mark.parametrize("n, size", [(100, (16, 8)), (16, (4, 32)), (3, (128,)),
                                      (255, (32, 4)), (256, (32,))])
 def test_short_rows_share_work_groups(gpu, n, size):
     """Softmax over short rows: several rows per work-group, their local

@@ -75,6 +75,12 @@ SHORT_ROW_GROUP = 128
 #: elements of a short row per work-item at most: a short row gets the
 #: fewest work-items (a power of two, possibly one) holding that many each
 SHORT_ROW_SLOTS = 8
+#: ... and for rows of up to TINY_ROW elements, TINY_ROW_SLOTS (softmax over
+#: 2^26 float32 on an H100, % of a copy's bandwidth, rows of 8 / 16 / 33 /
+#: 100 elements: 55 / 89 / 53 / 91 with 4 slots, 28 / 42 / 81 / 98 with 8;
+#: rows of 64 / 128 / 256+: 99 / 100 / 100; a work-group per row: 4 / 7 /
+#: 15 / 45 and 29 / 57 / 100)
+TINY_ROW, TINY_ROW_SLOTS = 16, 4
 #: work-groups per compute unit a reduction should provide at least
 GROUPS_PER_UNIT = {"gpu": 8, "cpu": 4}
 #: reductions over fewer elements per output keep one work-item per output
@@ -488,11 +494,13 @@ def row_layout(extent: int, rows: int) -> tuple[int, int]:
     Rows of ROW_GROUP * SHORT_ROW_SLOTS elements and more get a work-group
     each (:func:`row_group`); shorter ones share a work-group of
     SHORT_ROW_GROUP work-items, a power of two of them per row holding at
-    most SHORT_ROW_SLOTS elements each (one work-item per row, no local
-    reduction, for rows of up to SHORT_ROW_SLOTS elements)."""
+    most SHORT_ROW_SLOTS elements each (TINY_ROW_SLOTS for rows of up to
+    TINY_ROW; one work-item per row, no local reduction, for rows that
+    fit its slots)."""
     if extent >= ROW_GROUP * SHORT_ROW_SLOTS:
         return row_group(extent), 1
-    lanes = _pow2_at_least(-(-extent // SHORT_ROW_SLOTS))
+    slots = TINY_ROW_SLOTS if extent <= TINY_ROW else SHORT_ROW_SLOTS
+    lanes = _pow2_at_least(-(-extent // slots))
     return lanes, max(1, min(SHORT_ROW_GROUP // lanes, _pow2_at_least(rows)))
 
 
