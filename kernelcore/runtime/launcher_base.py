@@ -23,7 +23,6 @@ from kernelcore.diagnostic import InvocationError
 
 logger = logging.getLogger("kernelcore.launchers")
 
-_DEBUG = logging.DEBUG
 _COMPLETE = cl.command_execution_status.COMPLETE
 _PROFILING = cl.command_queue_properties.PROFILING_ENABLE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE

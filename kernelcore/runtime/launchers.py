@@ -43,13 +43,7 @@ from kernelcore.runtime.launcher_base import (  # noqa: F401 (re-exported)
 logger = logging.getLogger("kernelcore.launchers")
 
 _DEBUG = logging.DEBUG
-_COMPLETE = cl.command_execution_status.COMPLETE
-_PROFILING = cl.command_queue_properties.PROFILING_ENABLE
 _OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
-
-#: pending profiling events per launcher before finished ones are folded in
-#: automatically (bounds memory in long loops that never read statistics)
-_MAX_PENDING = 1024
 
 
 # {{{ one kernel

@@ -5,7 +5,6 @@ Public names: make_launcher.
 
 from __future__ import annotations
 
-import logging
 import numbers
 from typing import Any
 
@@ -16,17 +15,6 @@ from pymbolic import evaluate
 
 from kernelcore.diagnostic import InvocationError
 from kernelcore.runtime.launchers import OpenClKernelLauncher, OpenClKernelListLauncher
-
-logger = logging.getLogger("kernelcore.launchers")
-
-_DEBUG = logging.DEBUG
-_COMPLETE = cl.command_execution_status.COMPLETE
-_PROFILING = cl.command_queue_properties.PROFILING_ENABLE
-_OUT_OF_ORDER = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
-
-#: pending profiling events per launcher before finished ones are folded in
-#: automatically (bounds memory in long loops that never read statistics)
-_MAX_PENDING = 1024
 
 
 # {{{ kernelcore kernels
