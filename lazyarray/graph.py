@@ -195,7 +195,13 @@ class Reduce(Node):
 def pending_depth(children) -> int:
     """The depth of the uncomputed graph of a node with *children*: 0 for a
     leaf, else one more than its deepest child not computed yet."""
-    return 1 + max((c.depth for c in children if on_device(c) is None), default=-1)
+    depth = -1
+    for c in children:
+        # (asked only of children that would deepen it; an input is no
+        # computed value, see computed)
+        if c.depth > depth and (type(c) is Input or on_device(c) is None):
+            depth = c.depth
+    return depth + 1
 
 
 def walk(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:

@@ -21,9 +21,15 @@ _HOLDERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _HOST_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+#: the tables of _DEVICE and _HOST (WeakKeyDictionary.get without its Python frame:
+#: asked several times per eager evaluation)
+_DEVICE_DATA, _HOST_DATA = _DEVICE.data, _HOST.data  # type: ignore[attr-defined]
+_ref = weakref.ref
+
+
 def on_device(node) -> Any:
     """The device array computed for *node*, or None."""
-    return _DEVICE.get(node)
+    return _DEVICE_DATA.get(_ref(node))
 
 
 def keep_on_device(node, value) -> None:
@@ -33,7 +39,7 @@ def keep_on_device(node, value) -> None:
 
 def on_host(node) -> Any:
     """The host copy kept for *node*, or None."""
-    return _HOST.get(node)
+    return _HOST_DATA.get(_ref(node))
 
 
 def keep_on_host(node, value) -> None:

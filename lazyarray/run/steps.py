@@ -24,7 +24,9 @@ import pyopencl.array as cla
 from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.calls import launch_of
-from lazyarray.graph import Const, Input, Node, Param, Reduce, Scan, View, computed, walk
+from lazyarray.graph import (
+    Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View,
+    computed, walk)
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
@@ -178,28 +180,40 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple]:
             continue
         entry: tuple
         if not expanded:
-            if type(node) is Input or on_device(node) is not None:
+            kind = type(node)
+            if kind is Input:
+                entry = ("in", False, node.dtype, node.shape)
+            elif on_device(node) is not None:
                 entry = ("in", kernel_scalar(node), node.dtype, node.shape)
-            elif isinstance(node, (Const, Param)):
+            elif kind is Const or kind is Param:
                 entry = ((node.dtype, kernel_scalar(node)) if kernel_scalar(node)
                          else node._key)
             else:
                 children = node.children()
-                if any(id(c) not in number for c in children):
+                if any([id(c) not in number for c in children]):
                     stack.append((node, True))
-                    stack.extend((c, False) for c in reversed(children)
-                                 if id(c) not in number)
+                    stack.extend([(c, False) for c in reversed(children)
+                                  if id(c) not in number])
                     continue
                 expanded = True
         if expanded:
-            entry = (type(node), getattr(node, "op", None), node.shape, node.dtype,
-                     getattr(node, "axes", None), getattr(node, "keepdims", None),
-                     getattr(node, "axis_map", None), getattr(node, "axis", None),
-                     tuple([number[id(c)] for c in node.children()]))
+            fields = _FIELDS.get(type(node))
+            entry = (type(node), node.shape, node.dtype,
+                     tuple([number[id(c)] for c in node.children()]),
+                     *([getattr(node, f) for f in fields] if fields is not None else
+                       [getattr(node, f, None) for f in _STRUCTURE_FIELDS]))
         number[nid] = len(order)
         order.append(node)
         entries.append(entry)
     return order, tuple(entries)
+
+
+#: the fields of an operation that the planner reads besides shape, dtype and operands
+_STRUCTURE_FIELDS = ("op", "axes", "keepdims", "axis_map", "axis")
+#: per class of graph.py's operations (slotted: no other fields): those it has
+_FIELDS = {cls: tuple(f for f in _STRUCTURE_FIELDS
+                      if any(f in getattr(c, "__slots__", ()) for c in cls.__mro__))
+           for cls in (Map, Reduce, Scan, View, Reshape, Concat, Iota, Gather)}
 
 
 def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
