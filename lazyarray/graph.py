@@ -79,10 +79,16 @@ class Input(Node):
     __slots__ = ("data", "owned")
 
     def __new__(cls, data, owned: bool = False):
+        # (_content and _init in one: every eager call and jitted call makes inputs)
         node = object.__new__(cls)
-        node._key = (cls, *cls._content(data, owned))
+        shape = tuple(data.shape)
+        dtype = np.dtype(data.dtype)
+        node._key = (cls, id(data), shape, dtype.str, owned)
         node.depth = 0
-        node._init(data, owned)
+        node.data = data
+        node.owned = owned
+        node.shape = shape
+        node.dtype = dtype
         return node
 
     @staticmethod
