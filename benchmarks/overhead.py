@@ -8,6 +8,7 @@ over samples of many calls of:
 - ``eager``: ``(A + B).compute()`` on computed arrays;
 - ``eager_cl``: ``(la.asarray(a) + la.asarray(b)).compute()`` on pyopencl
   arrays (the suite's W8 eager call, without its wait);
+- ``eager_w1``: W1's ``(A*B + C*D - np.sin(E)).compute()`` (one fused kernel);
 - ``jit``: a warm ``la.jit(lambda a, b: a + b)(A, B)``;
 - ``w8_eager``, ``w8_jit``: the last two each followed by ``queue.finish()``
   (W8 as the suite times it).
@@ -49,11 +50,13 @@ def measure(host_only: bool, samples: int, calls: int) -> dict[str, tuple[float,
     rng = np.random.default_rng(0)
     da, db = (cla.to_device(queue, rng.random(N, dtype=np.float32)) for _ in range(2))
     A, B = la.asarray(da.get()), la.asarray(db.get())
+    C, D, E = (la.asarray(rng.random(N, dtype=np.float32)) for _ in range(3))
     f = la.jit(lambda a, b: a + b)
     rows = {
         "build": lambda: A + B,
         "eager": lambda: (A + B).compute(),
         "eager_cl": lambda: (la.asarray(da) + la.asarray(db)).compute(),
+        "eager_w1": lambda: (A * B + C * D - np.sin(E)).compute(),
         "jit": lambda: f(A, B),
         "w8_eager": lambda: ((la.asarray(da) + la.asarray(db)).compute(), queue.finish()),
         "w8_jit": lambda: (f(A, B).compute(), queue.finish()),
