@@ -389,7 +389,8 @@ def test_the_key_changes_with_what_changes_code_or_checks():
     variants = {
         "callable class": lp.register_callable(base, "f", _PlusOne(name="f")),
         "callable field": lp.register_callable(base, "f", _Scale(name="f", factor=2)),
-        "silenced warnings": base.copy(silenced_warnings=frozenset(["write_race(x)"])),
+        "silenced warnings": base.with_kernel(base.default_entrypoint.copy(
+            silenced_warnings=frozenset(["write_race(x)"]))),
         "options": lp.set_options(base, skip_arg_checks=True),
         "assumptions": lp.assume(base, "n >= 4"),
         "target": base.copy(target=lp.ExecutableCTarget()),

@@ -63,7 +63,11 @@ def cache_stats() -> dict[str, int]:
 def kernel_key(knl, extra: str = "") -> str:
     """A hex digest of everything that decides the code a typed kernel
     generates and the checks made when it is called (see the module
-    documentation)."""
+    documentation); a translation unit's is its entry point's, with the
+    kernels it calls inlined."""
+    from kernelcore.translation_unit import TranslationUnit
+    if isinstance(knl, TranslationUnit):
+        knl = knl.executable_kernel()
     parts = [source_fingerprint(), extra, knl.stringify(with_dependencies=True)]
     parts += [f"{f.name}: {describe(getattr(knl, f.name))}"
               for f in dataclasses.fields(knl) if f.name not in _IN_TEXT]
