@@ -38,6 +38,22 @@ def ensure_repo_on_path() -> None:
         sys.path.insert(0, str(REPO_ROOT))
 
 
+def prepare_environment(device: str | None) -> None:
+    """Settings every benchmark process takes before any library starts:
+    the device (``KERNELCORE_DEVICE``), and the peers' threads and memory."""
+    if device:
+        os.environ["KERNELCORE_DEVICE"] = device
+    # OpenMP worker threads (torch's) otherwise spin for a while after each
+    # call, taking the cores from whatever runs next in the same process
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # PoCL's workers pinned to cores, for every OpenCL variant (kernelcore's
+    # default; unpinned, a run is twice as slow in about one process out of two)
+    os.environ.setdefault("POCL_AFFINITY", "1")
+    # JAX otherwise takes 75% of the GPU's memory when it starts, and every
+    # other library shares what is left
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
 def device_kind(device) -> str:
     """``gpu``, ``cpu``, ``accelerator`` or ``other`` for a pyopencl device."""
     import pyopencl as cl

@@ -20,7 +20,6 @@ import functools
 import gc
 import json
 import logging
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -453,17 +452,7 @@ def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.device:
-        os.environ["KERNELCORE_DEVICE"] = args.device
-    # OpenMP worker threads (torch's) otherwise spin for a while after each
-    # call, taking the cores from whatever runs next in the same process
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    # PoCL's workers pinned to cores, for every OpenCL variant (kernelcore's
-    # default; unpinned, a run is twice as slow in about one process out of two)
-    os.environ.setdefault("POCL_AFFINITY", "1")
-    # JAX otherwise takes 75% of the GPU's memory when it starts, and every
-    # other library shares what is left
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    common.prepare_environment(args.device)
     _setup_logging()
     common.ensure_repo_on_path()
     import report

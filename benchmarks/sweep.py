@@ -19,7 +19,6 @@ import argparse
 import gc
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -273,11 +272,7 @@ def _setup_logging() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.device:
-        os.environ["KERNELCORE_DEVICE"] = args.device
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    os.environ.setdefault("POCL_AFFINITY", "1")
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    common.prepare_environment(args.device)
     _setup_logging()
     common.ensure_repo_on_path()
     if args.plot is not None:
