@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array", reason="dask is not installed (the 'scale' extra)")
+distributed = pytest.importorskip("distributed",
+                                  reason="distributed is not installed (the 'scale' extra)")
 
 import lazyarray as la  # noqa: E402
 import lazyarray.dask as ld  # noqa: E402

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("mpi4py")
+pytest.importorskip("mpi4py", reason="mpi4py is not installed (the 'scale' extra)")
 
 ROOT = Path(__file__).resolve().parent.parent
 MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which(

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-mpi4py = pytest.importorskip("mpi4py")
+mpi4py = pytest.importorskip("mpi4py", reason="mpi4py is not installed (the 'scale' extra)")
 from mpi4py import MPI  # noqa: E402
 
 import lazyarray as la  # noqa: E402
