@@ -10,6 +10,7 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -34,6 +35,10 @@ from lazyarray.tracing import TRACING
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)
 DEPTH_LIMIT = 100
+
+#: reading one element of an uncomputed array computes the whole array when it
+#: has at most this many elements (then reading others costs no kernel)
+ELEMENT_BASE_LIMIT = 1 << 24
 
 
 def _node(x) -> Node:
@@ -319,6 +324,9 @@ class LazyArray(NumPyMethods, ReductionMethods):
         host = on_host(self.node)
         if host is not None:
             return host
+        element = self._element()
+        if element is not None:
+            return element
         with DEVICE_LOCK:
             value = self._settle()
             host = value.get(queue=queue_of(value))
@@ -326,6 +334,28 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if not isinstance(node, Input) or node.owned:
             keep_on_host(node, host)
         return host
+
+    def _element(self) -> np.ndarray | None:
+        """This array's value when it is one element of another array
+        (``x[i, j]``): read from that array's value (computed first, once for
+        all its elements, unless it has more than :data:`ELEMENT_BASE_LIMIT`),
+        not by a kernel of its own per index; None for other arrays."""
+        node = self.node
+        if type(node) is not View or node.shape \
+                or any(entry[0] != "const" for entry in node.axis_map):
+            return None
+        index = tuple(entry[1] for entry in node.axis_map)
+        arg = node.arg
+        host = on_host(arg)
+        if host is not None:
+            return np.asarray(host[index])
+        with DEVICE_LOCK:
+            value = arg.data if type(arg) is Input else on_device(arg)
+            if value is None:
+                if math.prod(arg.shape) > ELEMENT_BASE_LIMIT:
+                    return None
+                value = evaluate(arg)
+            return value[index].get(queue=queue_of(value))
 
     to_numpy = get
 

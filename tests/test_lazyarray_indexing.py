@@ -149,3 +149,20 @@ def test_empty_mask_axes_select_nothing():
     assert x[la.asarray(np.zeros((0,), bool))].shape == (0, 3)
     with pytest.raises(IndexError, match="does not match"):
         x[la.asarray(np.zeros((3,), bool))]
+
+
+def test_element_reads_share_one_kernel():
+    """Reading every element of an uncomputed array (as a test harness or a
+    Python loop does) computes the array once, not a kernel per index."""
+    from lazyarray.run.steps import STATS
+    a = np.arange(12.0).reshape(3, 4)
+    b = np.linspace(-1, 20, 12).reshape(3, 4)
+    result = la.asarray(a) <= la.asarray(b)
+    before = STATS["launches"]
+    values = [bool(result[idx]) for idx in np.ndindex(3, 4)]
+    assert values == list((a <= b).ravel())
+    assert STATS["launches"] - before == 1
+    x = la.asarray(a) * 2
+    assert [float(x[i, j]) for i, j in [(0, 0), (2, 3), (1, 2)]] == [0.0, 22.0, 12.0]
+    assert int(la.asarray(np.arange(5))[3]) == 3
+    assert x[-1, -1].item() == 22.0
