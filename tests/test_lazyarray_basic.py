@@ -188,3 +188,13 @@ def test_pyopencl_buffers_changed_in_place_are_read_again(queue):
     second = la.asarray(buf) + 1
     np.testing.assert_array_equal(second.get(), [11, 11, 11, 11])
     np.testing.assert_array_equal(first.get(), [1, 2, 3, 4])   # computed before
+
+
+@pytest.mark.parametrize("fill", [True, False, 0, 3, 2.5])
+def test_computed_constant_read_as_array(fill):
+    """A 0-d constant array whose value was computed (printed) is read as the
+    array it became by later kernels (once a wrong argument kind)."""
+    out = la.full((), fill)
+    assert repr(out)
+    assert bool(la.all(la.equal(out, la.asarray(fill))))
+    assert (out + la.asarray(fill)).item() == np.asarray(fill) + np.asarray(fill)

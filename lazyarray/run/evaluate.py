@@ -89,9 +89,10 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
         for name, n in step.args:
             kind = type(n)
             # (inputs, the usual arguments, without _evaluate's checks: an
-            # input holding data has no other value)
+            # input holding data has no other value; a constant is a scalar
+            # argument, or an array argument once its value was computed)
             args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
-                else n.value if kind is Const else _evaluate(n)
+                else n.value if kind is Const and name[0] == "s" else _evaluate(n)
         keep_on_device(step.node, run_step(step, queue, args))
     return on_device(root)
 
