@@ -26,6 +26,7 @@ from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, shape as shape_ops
+from lazyarray.ops.regions import ELEMENT_BASE_LIMIT
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
 from lazyarray.run.device import queue_of
@@ -35,10 +36,6 @@ from lazyarray.tracing import TRACING
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)
 DEPTH_LIMIT = 100
-
-#: reading one element of an uncomputed array computes the whole array when it
-#: has at most this many elements (then reading others costs no kernel)
-ELEMENT_BASE_LIMIT = 1 << 24
 
 
 def _node(x) -> Node:
@@ -338,7 +335,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
     def _element(self) -> np.ndarray | None:
         """This array's value when it is one element of another array
         (``x[i, j]``): read from that array's value (computed first, once for
-        all its elements, unless it has more than :data:`ELEMENT_BASE_LIMIT`),
+        all its elements, unless it has more than
+        :data:`~lazyarray.ops.regions.ELEMENT_BASE_LIMIT`),
         not by a kernel of its own per index; None for other arrays."""
         node = self.node
         if type(node) is not View or node.shape \

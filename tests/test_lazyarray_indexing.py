@@ -166,3 +166,32 @@ def test_element_reads_share_one_kernel():
     assert [float(x[i, j]) for i, j in [(0, 0), (2, 3), (1, 2)]] == [0.0, 22.0, 12.0]
     assert int(la.asarray(np.arange(5))[3]) == 3
     assert x[-1, -1].item() == 22.0
+
+
+def test_expressions_of_elements_compile_once():
+    """``x[i] == v`` over every i (a Python loop over elements, of a computed
+    array or of a pending one) plans a bounded number of kernels, and agrees
+    with NumPy."""
+    from lazyarray.run.steps import STATS
+    a = np.arange(40.0)
+    x = la.asarray(a)
+    x.compute()
+    before = STATS["planned"]
+    assert [bool(x[i] == 3) for i in range(40)] == list(a == 3)
+    assert [float(x[i] * 2 + 1) for i in range(40)] == list(a * 2 + 1)
+    assert STATS["planned"] - before <= 2
+    y = la.asarray(a) * 3
+    before = STATS["planned"]
+    assert [bool(y[-i] == 6) for i in range(40)] == [a[-i] * 3 == 6 for i in range(40)]
+    assert STATS["planned"] - before <= 4
+    m = la.asarray(a.reshape(5, 8)) + 1
+    assert [int(m[i, j] * 1) for i in range(5) for j in range(8)] == list((a + 1).astype(int))
+
+
+def test_element_input_keeps_value_after_update():
+    """An element read before the array is updated in place keeps the old value."""
+    x = la.asarray(np.arange(6.0))
+    x.compute()
+    first = x[2] + 0
+    x[2] = 100.0
+    assert float(first) == 2.0 and float(x[2]) == 100.0

@@ -2,15 +2,22 @@
 reading a new column each step) as kernel arguments instead of constants,
 and the unit-axis views these and the other updates build.
 
-Public names: RegionOffsets, REGION_OFFSETS, computed_outside_trace,
-one_run, dynamic_read, dynamic_update, unit_reshape, broadcast_view.
+Also single elements (``x[i, j]``) read as arrays of their own, so that an
+expression of ``x[i]`` compiles once for every ``i``.
+
+Public names: RegionOffsets, REGION_OFFSETS, ELEMENT_OFFSETS, ELEMENT_BASE_LIMIT,
+computed_outside_trace, one_run, dynamic_read, dynamic_update, element_read,
+unit_reshape, broadcast_view.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View
+from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
+from lazyarray.values import on_device
 from lazyarray.tracing import TRACING
 
 
@@ -78,6 +85,39 @@ class RegionOffsets:
 
 #: the offsets of region assignments seen in this process
 REGION_OFFSETS = RegionOffsets()
+
+#: the offsets at which single elements of uncomputed arrays were read: from
+#: the third, the array is computed first (a loop over its elements)
+ELEMENT_OFFSETS = RegionOffsets(limit=3)
+
+#: an uncomputed array is computed for reading its elements only when it has
+#: at most this many elements
+ELEMENT_BASE_LIMIT = 1 << 24
+
+
+def element_read(node: Node, axis_map: list, ranges: list) -> Node | None:
+    """Element *axis_map* (constants only) of *node* outside a trace as an
+    input of its own (a part of the computed value's buffer, whatever the
+    offset the same argument of a kernel), computing an uncomputed *node*
+    first once elements at :data:`ELEMENT_OFFSETS`'s limit of different
+    offsets of such arrays were read; None where *node* stays uncomputed."""
+    if TRACING.names or not node.ndim:
+        return None
+    if isinstance(node, Input):
+        value = node.data
+    elif computed(node):
+        value = on_device(node)
+    elif math.prod(node.shape) <= ELEMENT_BASE_LIMIT \
+            and ELEMENT_OFFSETS.vary(node, ranges, "read"):
+        from lazyarray.run import DEVICE_LOCK, evaluate
+        with DEVICE_LOCK:
+            value = evaluate(node)
+    else:
+        return None
+    if value is None:
+        return None
+    owned = node.owned if isinstance(node, Input) else True
+    return Input(value[tuple(entry[1] for entry in axis_map)], owned=owned)
 
 
 def dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:

@@ -164,6 +164,10 @@ def getitem(node: Node, key) -> Node:
     if any(_is_array(k) for k in key):
         return _advanced_getitem(node, key)
     axis_map, shape, ranges = _basic_plan(node.shape, key)
+    if not shape and 0 not in node.shape:
+        element = regions.element_read(node, axis_map, ranges)
+        if element is not None:
+            return element
     if 0 not in shape and regions.computed_outside_trace(node) \
             and not regions.one_run(node.shape, ranges) \
             and regions.REGION_OFFSETS.vary(node, ranges, "read"):
