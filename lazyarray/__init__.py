@@ -4,7 +4,8 @@ The ``la`` namespace mirrors NumPy's: ``asarray``, creation functions, ufuncs
 (also as ``np.sin(x)`` through ``__array_ufunc__``/``__array_function__``)
 with NumPy's broadcasting and type promotion, reductions and scans, views
 (slicing, reshapes, transposes, concatenation, padding, ...), array indexing,
-contractions (``einsum``, ``matmul``), and host-side sorting. Elementwise work
+contractions (``einsum``, ``matmul``), sorting (on the device) and host-side
+searching and set functions. Elementwise work
 and views fuse into the kernel of the value that reads them; reductions,
 results and values that would be recomputed too often are stored. ``jit``
 traces a function once per argument signature and replays its kernels;
@@ -28,6 +29,7 @@ from lazyarray.api.numeric import *       # noqa: F403
 from lazyarray.api.histograms import *    # noqa: F403
 from lazyarray.api.joining import *       # noqa: F403
 from lazyarray.api.inplace import *       # noqa: F403
+from lazyarray.api.sorting import *       # noqa: F403
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
@@ -54,7 +56,7 @@ uint16, uint64 = _np.uint16, _np.uint64
 
 e, pi, inf, nan, newaxis = _np.e, _np.pi, _np.inf, _np.nan, None
 
-# sorting, searching and sets: computed on the host
+# searching and sets: computed on the host
 for _name in _host.HOST_FUNCTIONS:
     if hasattr(_np, _name):
         globals()[_name] = _host.host_function(_name)
@@ -64,7 +66,7 @@ from lazyarray.api import (                  # noqa: E402 (the modules, for thei
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
     histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
     manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
-    statistics as _statistics, ufuncs as _ufuncs)
+    sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
 
 __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
@@ -75,7 +77,8 @@ __all__ = sorted({
     *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
     *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
-    *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__})
+    *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__,
+    *_sorting.__all__})
 
 
 def __getattr__(name: str):

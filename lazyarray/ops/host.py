@@ -1,6 +1,9 @@
-"""Operations computed by NumPy on the host: sorting, searching and set
-functions. They compute their inputs first and upload the result, so they
-are correct but not fused, and they cannot be used inside ``la.jit``.
+"""Operations computed by NumPy on the host: searching and set functions.
+They compute their inputs first and upload the result, so they are correct
+but not fused, and they cannot be used inside ``la.jit``. (Sorting runs on
+the device, :mod:`lazyarray.ops.sort`; ``host_function("sort")`` and
+``host_function("argsort")`` remain NumPy's, with the Array API's
+*descending*.)
 
 Public names: HOST_FUNCTIONS, host_function.
 """
@@ -15,7 +18,7 @@ import numpy as np
 from lazyarray.tracing import refuse_while_tracing
 
 #: NumPy functions lazyarray computes on the host
-HOST_FUNCTIONS = ("sort", "argsort", "nonzero", "searchsorted", "unique", "unique_values",
+HOST_FUNCTIONS = ("nonzero", "searchsorted", "unique", "unique_values",
                   "unique_counts", "unique_inverse", "unique_all", "flatnonzero")
 
 
