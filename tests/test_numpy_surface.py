@@ -372,3 +372,16 @@ def test_flat_assignment_into_a_transposed_view_reaches_it():
     expected = a.copy().T
     expected.flat[[1, 7]] = 5.0
     np.testing.assert_array_equal(y.get(), expected)
+
+
+def test_host_function_with_lazy_keyword_array():
+    """A lazy array passed by keyword to a host-computed function (sorter=)
+    is computed like a positional one (once: endless recursion)."""
+    values = np.array([9125805, 92148, 165768825474565, 345811], dtype=np.uint64)
+    sorter = np.argsort(values)
+    got = la.searchsorted(la.asarray(values), 822489, sorter=la.asarray(sorter))
+    assert int(got) == np.searchsorted(values, 822489, sorter=sorter)
+    got = np.searchsorted(la.asarray(values), [5, 10**15], side="right",
+                          sorter=la.asarray(sorter))
+    np.testing.assert_array_equal(got.get(), np.searchsorted(values, [5, 10**15], "right",
+                                                             sorter=sorter))

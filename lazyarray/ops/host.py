@@ -57,7 +57,9 @@ def host_function(name: str) -> Callable:
         refuse_while_tracing(f"la.{name}")
         _note(f"la.{name}")
         host_args = [a.get() if isinstance(a, LazyArray) else a for a in args]
-        result = numpy_fn(*host_args, **kwargs)
+        host_kwargs = {k: v.get() if isinstance(v, LazyArray) else v
+                       for k, v in kwargs.items()}
+        result = numpy_fn(*host_args, **host_kwargs)
         if isinstance(result, tuple):
             values = [asarray(r) for r in result]
             return type(result)(*values) if hasattr(result, "_fields") else tuple(values)
