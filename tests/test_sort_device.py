@@ -238,3 +238,25 @@ def test_hypothesis_shapes_and_dtypes(queue, shape, dtype, data):
     descending = data.draw(st.booleans())
     _check(_values(np.random.default_rng(seed), tuple(shape), dtype, spread=3), axis,
            descending)
+
+
+def test_order_statistics_membership_and_counts_sort_on_the_device(queue, monkeypatch):
+    from lazyarray.api import histograms
+    monkeypatch.setattr(histograms, "_PAIRS_LIMIT", 10)      # counted by sorting
+    rng = np.random.default_rng(8)
+    a = _values(rng, (5, 40), np.float64)
+    b = rng.integers(0, 9, 300)
+    test = rng.integers(0, 100, 50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", la.LazyArrayHostFallbackWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        x = la.asarray(a)
+        got = [np.median(x, axis=1), np.nanmedian(x, axis=0), np.percentile(x, [10, 90], axis=1),
+               np.quantile(x, 0.3, method="nearest"), np.isin(la.asarray(b), la.asarray(test)),
+               np.bincount(la.asarray(b))]
+        got = [g.get() for g in got]
+        expected = [np.median(a, axis=1), np.nanmedian(a, axis=0),
+                    np.percentile(a, [10, 90], axis=1), np.quantile(a, 0.3, method="nearest"),
+                    np.isin(b, test), np.bincount(b)]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12, equal_nan=True)

@@ -5,7 +5,7 @@ Bins are found without sorting the data: by comparing each value with every
 bin edge when there are at most :data:`~lazyarray.api._device.COMPARE_LIMIT`
 edges, else by a bisection of gathers (``log2(edges)`` steps); counts are
 reductions over "value in bucket k" (or, for many buckets and values, a sort
-of the bucket indices on the host and two bisections per bucket). Output
+of the bucket indices on the device and two bisections per bucket). Output
 lengths that depend on the data (bincount's, an automatic histogram range)
 are computed first, which evaluates part of the graph; inside ``la.jit``
 that raises ConcretizationError.
@@ -22,6 +22,7 @@ from lazyarray.api._device import gather, ndim_of, searchsorted_device, shape_of
 from lazyarray.api.creation import arange, zeros
 from lazyarray.api.elementwise import diff
 from lazyarray.api.manipulation import concatenate, stack
+from lazyarray.api.sorting import argsort as _argsort
 from lazyarray.api.ufuncs import isnan, where
 from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.handle import LazyArray, asarray
@@ -53,7 +54,7 @@ def _bucket_sums(index: LazyArray, buckets: int, weights: LazyArray | None,
         if weights is None:
             return match.sum(0, dtype=dtype)
         return where(match, weights[:, None], zeros((), weights.dtype)).sum(0, dtype=dtype)
-    order = _host_function("argsort")(index, kind="stable")
+    order = _argsort(index, kind="stable")
     ordered = gather(index, order)
     keys = arange(buckets, dtype=_INT64)
     first = searchsorted_device(ordered, keys, "left")

@@ -3,7 +3,7 @@ grids, spaced sequences, gathering, choosing, membership, convolution,
 products of vectors and polynomials, comparisons of whole arrays.
 
 Sorted-value searches and gathers (:mod:`lazyarray.api._device`) run on the
-device; ``isin`` with many test elements sorts them on the host.
+device; ``isin`` with many test elements sorts them (``la.sort``, on the device).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from lazyarray.api._device import (
     searchsorted_device, shape_of, tracing)
 from lazyarray.api.creation import arange, full, zeros
 from lazyarray.api.manipulation import broadcast_to, moveaxis, pad, stack
+from lazyarray.api.sorting import sort as _sort
 from lazyarray.api.ufuncs import isnan, log10, where
 from lazyarray.api.ufuncs import sign as _sign
 from lazyarray.errors import DTypeError, IndexingError, ShapeError
@@ -341,16 +342,11 @@ def select(condlist, choicelist, default=0) -> LazyArray:
     return broadcast_to(result, shape)
 
 
-def _sort_on_host(x: LazyArray) -> LazyArray:
-    from lazyarray.ops.host import host_function
-    return host_function("sort")(x)
-
-
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,
          kind: str | None = None) -> LazyArray:
     """Whether each element of *element* is one of *test_elements* (NumPy's
     isin). Up to :data:`COMPARE_LIMIT` test elements are compared with every
-    element on the device; more are sorted on the host (``la.sort``) and
+    element on the device; more are sorted (``la.sort``, on the device) and
     searched by bisection on the device. *kind* is accepted and ignored."""
     if kind not in (None, "sort", "table"):
         raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
@@ -361,7 +357,7 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     elif m <= COMPARE_LIMIT:
         found = (element[..., None] == test).any(-1)
     else:
-        ordered = _sort_on_host(test)
+        ordered = _sort(test)
         position = searchsorted_device(ordered, element, "left").clip(0, m - 1)
         found = gather(ordered, position) == element
     return ~found if invert else found

@@ -1,10 +1,9 @@
 """Order statistics, weighted means, NaN-ignoring reductions, spreads and
 covariances (NumPy's median, quantile, average, nansum, cov, ...).
 
-Everything is computed on the device with lazyarray's operations, except
-the sort that order statistics need: ``la.sort`` runs on the host (the input
-is computed and copied there, the sorted array comes back), and the values
-are then picked and interpolated on the device. Checks that NumPy makes on
+Everything is computed on the device with lazyarray's operations: order
+statistics sort with ``la.sort`` (on the device, :mod:`lazyarray.ops.sort`),
+then pick and interpolate the values. Checks that NumPy makes on
 values (weights summing to zero, all-NaN slices of nanargmax) compute the
 values they test, outside ``la.jit``.
 """
@@ -23,11 +22,10 @@ from lazyarray.api.ufuncs import isnan, sqrt
 from lazyarray.api.ufuncs import where as _where
 from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.fallback import host_call
+from lazyarray.api.sorting import sort as _sort
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.ops.host import host_function as _host_function
 
 _INT64 = _np.dtype(_np.int64)
-_sort = _host_function("sort")
 
 # {{{ quantiles
 
@@ -96,8 +94,8 @@ def _lerp(lo, hi, t, t_high, one_minus_t):
 
 def _quantile(a, q, axis, method: str, keepdims: bool, weak_q: bool, skip_nan: bool,
               name: str) -> LazyArray:
-    """Quantiles *q* (in [0, 1]) of *a* over *axis*: the sort on the host,
-    the rest on the device; *skip_nan* leaves NaNs out of each slice."""
+    """Quantiles *q* (in [0, 1]) of *a* over *axis*, sorted on the device;
+    *skip_nan* leaves NaNs out of each slice."""
     a = asarray(a)
     if a.dtype.kind == "c":
         raise TypeError("a must be an array of real numbers")
@@ -184,7 +182,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights=None,
              interpolation=None) -> LazyArray:
     """The *q*-th quantiles of *a* along *axis* (NumPy's quantile, all its
-    methods). *a* is sorted on the host (``la.sort``); the quantiles are
+    methods). *a* is sorted on the device (``la.sort``); the quantiles are
     picked and interpolated on the device. With *weights* (NumPy's
     ``method="inverted_cdf"``), NumPy computes it on the host."""
     return _quantiles("quantile", a, q, axis, out, method, keepdims, weights, interpolation,
@@ -219,7 +217,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
 def median(a, axis=None, out=None, overwrite_input: bool = False,
            keepdims: bool = False) -> LazyArray:
     """The median along *axis* (NumPy's median: the mean of the middle one or
-    two values; NaN where a slice has NaN). Sorted on the host."""
+    two values; NaN where a slice has NaN). Sorted on the device."""
     _no_out(out, "median")
     a = asarray(a)
     x, rest, kept = reduction_layout(a, axis)
@@ -235,7 +233,7 @@ def median(a, axis=None, out=None, overwrite_input: bool = False,
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False,
               keepdims: bool = False) -> LazyArray:
     """The median of the non-NaN values along *axis* (NaN for slices of NaNs
-    only). Sorted on the host; the middle values are picked on the device."""
+    only). Sorted and picked on the device."""
     _no_out(out, "nanmedian")
     a = asarray(a)
     if a.dtype.kind != "f":
