@@ -23,7 +23,7 @@ from lazyarray.lower.ir import (
     affine, assignment, bounds, box, broadcast, domain, flatten, index_expr, unflatten, within)
 from lazyarray.lower.reduction import combine, kernel_reduction
 from lazyarray.graph import (
-    Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View)
+    Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View, computed)
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 #: a computed value whose expression would nest deeper than this many
@@ -33,8 +33,9 @@ TEMP_DEPTH = 16
 
 
 def _viewed(node: Node, index: list) -> tuple[Node, list]:
-    """The node that views of *node* read at *index*, and where."""
-    while isinstance(node, View):
+    """The node that views of *node* read at *index*, and where (a computed
+    view is read itself: kernels take it as an input)."""
+    while isinstance(node, View) and not computed(node):
         [(node, index, _)] = accesses(node, index)
     return node, index
 
