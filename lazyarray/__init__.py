@@ -46,7 +46,7 @@ __version__ = "0.1.0"
 # their timings on stderr
 _lp.configure_logging("lazyarray", "LAZYARRAY_LOG")
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 float32, float64, int32, int64, bool_ = (_np.float32, _np.float64, _np.int32, _np.int64,
                                          _np.bool_)

@@ -235,8 +235,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
     def __array_namespace__(self, api_version=None):
         """The lazyarray module, as a Python Array API namespace."""
         import lazyarray
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
-            raise ValueError(f"lazyarray implements the array API 2023.12, "
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"lazyarray implements the array API 2024.12, "
                              f"not {api_version!r}")
         return lazyarray
 

@@ -1,4 +1,4 @@
-"""The ``la`` namespace as a Python Array API (2023.12) namespace, and the
+"""The ``la`` namespace as a Python Array API (2024.12) namespace, and the
 NumPy-side names it mirrors."""
 
 import numpy as np
@@ -39,7 +39,7 @@ def test_every_array_api_name_exists():
     assert all(callable(getattr(la, n)) for n in ARRAY_API_FUNCTIONS)
     for n in ARRAY_API_DTYPES:
         assert np.dtype(getattr(la, n)) == np.dtype(n)
-    assert la.__array_api_version__ == "2023.12"
+    assert la.__array_api_version__ == "2024.12"
     assert la.e == np.e and la.pi == np.pi and la.inf == np.inf and np.isnan(la.nan)
     assert la.newaxis is None
 
@@ -53,6 +53,7 @@ def test_namespace_of_arrays():
     x = la.asarray(np.arange(3.0))
     assert x.__array_namespace__() is la
     assert x.__array_namespace__(api_version="2023.12") is la
+    assert x.__array_namespace__(api_version="2024.12") is la
     with pytest.raises(ValueError):
         x.__array_namespace__(api_version="1999.01")
 
