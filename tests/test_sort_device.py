@@ -260,3 +260,11 @@ def test_order_statistics_membership_and_counts_sort_on_the_device(queue, monkey
                     np.isin(b, test), np.bincount(b)]
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-12, equal_nan=True)
+
+
+def test_wide_kernel_generates_int64_positions():
+    """Values of more than 2**31 elements use a kernel of int64 positions
+    (generated here, not run)."""
+    import kernelcore as lp
+    code = lp.generate_code_v2(device_sort._build(np.dtype(np.float64), True)).device_code()
+    assert "long const n" in code and "int const n" not in code

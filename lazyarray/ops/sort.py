@@ -58,7 +58,8 @@ STAGE_KERNELS: dict[tuple[str, bool], lp.LoopKernel] = {}
 _PROGRAMS: dict[tuple[int, str, bool], tuple[cl.Kernel, threading.Lock]] = {}
 _BUILD_LOCK = threading.Lock()
 
-#: the kernel's arguments in order: arrays, then int64 values
+#: the kernel's arguments in order: arrays, then positions (int32, int64
+#: for wide kernels)
 _ARRAYS = ("x", "xw", "iw", "vout", "iout")
 _VALUES = ("phase", "m", "n", "total", "inner", "hp", "lh", "s", "j", "mask", "desc")
 
@@ -106,26 +107,28 @@ def _build(dtype: np.dtype, wide: bool) -> lp.LoopKernel:
     """The sort kernel for values of *dtype* (see the module documentation);
     *wide*: int64 work-item numbers (more than ``2**31`` work-items)."""
     kind = dtype.kind
-    key_deps = ":ka:kb" if kind == "c" else ""
+    key_deps = ""
     stage = "phase == 1 and l < n"
+    p = "int64" if wide else "int32"
     insns = [
         # phases 0 and 2: position t of the row-ordered work arrays, and its
         # offset in the C-ordered value (row = outer * inner + in)
-        "<> r0 = t // n  {id=r0}",
-        "<> k0 = t - r0 * n  {id=k0, dep=r0}",
-        "<> o0 = r0 // inner  {id=o0, dep=r0}",
-        "<> src = (o0 * n + k0) * inner + (r0 - o0 * inner)  {id=src, dep=o0:k0}",
+        f"<{p}> r0 = t // n  {{id=r0, if=phase != 1}}",
+        f"<{p}> k0 = t - r0 * n  {{id=k0, dep=r0, if=phase != 1}}",
+        f"<{p}> o0 = r0 // inner  {{id=o0, dep=r0, if=phase != 1}}",
+        f"<{p}> src = (o0 * n + k0) * inner + (r0 - o0 * inner)  {{id=src, dep=o0:k0, "
+        "if=phase != 1}",
         "xw[t] = x[src]  {id=init_v, dep=src, if=phase == 0}",
         "iw[t] = k0  {id=init_i, dep=k0, if=phase == 0}",
         "vout[src] = xw[t]  {id=back_v, dep=src, if=phase == 2}",
         "iout[src] = iw[t]  {id=back_i, dep=src, if=phase == 2}",
         # phase 1: the t-th pair (i, l) of a stage, i < l, in row t >> lh
-        "<> tt = t  {id=tt}",
-        "<> row = tt >> lh  {id=row, dep=tt}",
-        "<> q = tt & (hp - 1)  {id=q, dep=tt}",
-        "<> i = ((q >> s) << (s + 1)) | (q & (j - 1))  {id=i, dep=q}",
-        "<> l = i ^ mask  {id=l, dep=i}",
-        "<> base = row * n  {id=base, dep=row}",
+        f"<{p}> tt = t  {{id=tt}}",
+        f"<{p}> row = tt >> lh  {{id=row, dep=tt}}",
+        f"<{p}> q = tt & (hp - 1)  {{id=q, dep=tt}}",
+        f"<{p}> i = ((q >> s) << (s + 1)) | (q & (j - 1))  {{id=i, dep=q}}",
+        f"<{p}> l = i ^ mask  {{id=l, dep=i}}",
+        f"<{p}> base = row * n  {{id=base, dep=row}}",
         f"<> a = xw[base + i]  {{id=ra, dep=base:l, if={stage}}}",
         f"<> b = xw[base + l]  {{id=rb, dep=base:l, if={stage}}}",
         f"<> ia = iw[base + i]  {{id=ria, dep=base:l, if={stage}}}",
@@ -152,7 +155,9 @@ def _build(dtype: np.dtype, wide: bool) -> lp.LoopKernel:
                        lp.GlobalArg("iw", int64, shape=("m",)),
                        lp.GlobalArg("vout", dtype, shape=("m",)),
                        lp.GlobalArg("iout", int64, shape=("m",))]
-    data += [lp.ValueArg(name, int64) for name in _VALUES]
+    # (int32 positions where they fit: cheaper arithmetic)
+    position = int64 if wide else np.dtype(np.int32)
+    data += [lp.ValueArg(name, position) for name in _VALUES]
     written = ("init_v", "init_i", "back_v", "back_i", "w1", "w2", "w3", "w4")
     knl = make_loop_kernel(
         "{ [t]: 0 <= t < total }", "\n".join(insns), data, name="lazyarray_bitonic",
@@ -268,12 +273,13 @@ class _Sort:
                                  s=j.bit_length() - 1, j=j, mask=mask))
         if self.inner != 1:
             launches.append(dict(common, phase=2, total=self.size, s=0, j=1, mask=1))
+        position = np.int64 if self.wide else np.int32
         with lock:
             for k, buf in enumerate(buffers):
                 kernel.set_arg(k, buf)
             for launch in launches:
                 for k, name in enumerate(_VALUES):
-                    kernel.set_arg(len(buffers) + k, np.int64(launch[name]))
+                    kernel.set_arg(len(buffers) + k, position(launch[name]))
                 groups = -(-launch["total"] // GROUP_SIZE)
                 event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * GROUP_SIZE,),
                                                    (GROUP_SIZE,))
