@@ -9,8 +9,8 @@ Usage::
     python benchmarks/sweep.py [--device cpu|gpu] [--quick] [--only W2,W4]
         [--variants lazyarray-jit,copy,jax] [--max-gib 4] [--budget 1.0]
         [--json PATH] [--markdown PATH] [--png PATH]
-    python benchmarks/sweep.py --plot results/sweep-gpu.json    # tables and PNG
-                                                               # from a JSON
+    python benchmarks/sweep.py --plot results/sweep-gpu-*.json  # tables and PNG
+                                                               # from JSONs
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--png", type=Path, default=None,
                    help="the plot (default: next to the Markdown; skipped without "
                         "matplotlib)")
-    p.add_argument("--plot", type=Path, default=None,
-                   help="no measurement: write the Markdown and PNG of this JSON")
+    p.add_argument("--plot", nargs="+", default=None,
+                   help="no measurement: write the Markdown and PNG of these JSONs "
+                        "(runs of parts of the sweep on one device, merged)")
     args = p.parse_args(argv)
     args.only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
     return args
@@ -170,6 +171,8 @@ def run(args: argparse.Namespace) -> dict:
             continue
         record["shape"] = label
         result["points"].append(record)
+        if args.json is not None:
+            common.write_json(args.json, result)    # (kept if the run is cut off)
         gc.collect()
         setup.release()
     failed = [f"{p['name']} {p['shape']} / {v}: {r['error']}" for p in result["points"]
@@ -266,6 +269,15 @@ def plot(result: dict, path: Path) -> bool:
 # }}}
 
 
+def _merged(results: list[dict]) -> dict:
+    """One sweep of the points of several runs (the first run's settings)."""
+    merged = dict(results[0])
+    merged["points"] = [p for r in results for p in r["points"]]
+    merged["failures"] = [f for r in results for f in r.get("failures", [])]
+    merged["ok"] = all(r.get("ok", True) for r in results)
+    return merged
+
+
 def _setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 
@@ -276,9 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging()
     common.ensure_repo_on_path()
     if args.plot is not None:
-        result = json.loads(args.plot.read_text())
-        stem = args.plot.with_suffix("")
-        md = args.markdown or stem.with_suffix(".md")
+        result = _merged([json.loads(Path(p).read_text()) for p in args.plot])
+        md = args.markdown or Path(args.plot[0]).with_suffix(".md")
     else:
         result = run(args)
         out_dir = common.RESULTS_DIR / "tmp" if args.quick else common.RESULTS_DIR

@@ -87,3 +87,9 @@ def test_sweep_quick(tmp_path):
         assert p["variants"]["lazyarray-jit"]["median_s"] > 0
     assert all(len(s) >= 5 for s in shapes.values()) and set(shapes) == {"W2", "W6"}
     assert "| W6 | 64x64x64 |" in out.with_suffix(".md").read_text()
+    merged = tmp_path / "merged.md"
+    proc = subprocess.run([sys.executable, str(script), "--plot", str(out), str(out),
+                           "--markdown", str(merged)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert merged.read_text().count("| W6 | 64x64x64 |") == 2
