@@ -28,7 +28,8 @@ from kernelcore.diagnostic import (
 from kernelcore.ir.data import (
     AddressSpace, ArrayArg, ConstantArg, GlobalArg, TemporaryVariable, ValueArg, auto)
 from kernelcore.ir.expr import Reduction, TypeCast
-from kernelcore.ir.instruction import Assignment, CallInstruction, NoOpInstruction
+from kernelcore.ir.instruction import (
+    Assignment, CallInstruction, CInstruction, NoOpInstruction)
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
@@ -109,7 +110,7 @@ configure_logging("kernelcore", "KERNELCORE_LOG", "LAZYARRAY_LOG")
 __all__ = [
     "make_kernel", "LoopKernel", "KernelState", "Options", "set_options", "configure_logging",
     "ArrayArg", "GlobalArg", "ConstantArg", "ValueArg", "TemporaryVariable", "AddressSpace", "auto",
-    "Assignment", "NoOpInstruction", "Reduction", "TypeCast",
+    "Assignment", "NoOpInstruction", "CInstruction", "Reduction", "TypeCast",
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
     "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",

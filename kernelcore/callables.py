@@ -62,6 +62,17 @@ class NumpyType:
 class ValueArgDescriptor:
     """Describes a scalar argument or result of a call."""
 
+    def map_expr(self, f: Callable[[Any], Any]) -> ValueArgDescriptor:
+        """Itself: a scalar's descriptor holds no expressions."""
+        return self
+
+    def depends_on(self) -> frozenset[str]:
+        """No variable names."""
+        return frozenset()
+
+    def copy(self, **kwargs: Any) -> ValueArgDescriptor:
+        return self
+
 
 @dataclass(frozen=True)
 class FixedStrideArrayDimTag:
@@ -93,6 +104,11 @@ class ArrayArgDescriptor:
     shape: tuple
     address_space: AddressSpace
     dim_tags: tuple
+
+    def copy(self, **kwargs: Any) -> ArrayArgDescriptor:
+        """A copy with *shape*, *address_space* or *dim_tags* replaced."""
+        from dataclasses import replace
+        return replace(self, **kwargs)
 
     def map_expr(self, f: Callable[[Any], Any]) -> ArrayArgDescriptor:
         """A copy with *f* applied to every extent of the shape and every stride."""

@@ -32,7 +32,8 @@ from kernelcore.ir.expr import (
     AccessCollector, IdentityMapper, Reduction, TypeCast, get_dependencies,
     is_reduction_name)
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, InstructionBase, NoOpInstruction,
+    Assignment, BarrierInstruction, CallInstruction, CInstruction, InstructionBase,
+    NoOpInstruction,
     assignee_subscript, assignee_var_name, has_slices)
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import SubstitutionRule, expand_rules
@@ -196,6 +197,14 @@ def _check_domains(domains, assumptions_text) -> None:
                    else "") + ": no loop iteration would ever run")
 
 
+def _each_name(item: Any) -> list:
+    """*item* once per name of its comma-separated name (``GlobalArg("a, b",
+    ...)`` declares ``a`` and ``b`` alike, as in loopy)."""
+    if "," not in item.name:
+        return [item]
+    return [item.copy(name=n.strip()) for n in item.name.split(",") if n.strip()]
+
+
 def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, inames,
                          domain_params, declared_temps):
     """Arguments (and user temporaries) from kernel_data plus auto-discovered ones."""
@@ -216,9 +225,9 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
                 if name:
                     explicit.append(ArrayArg(name) if name in arrays else ValueArg(name))
         elif isinstance(item, TemporaryVariable):
-            temps[item.name] = item
+            temps.update((t.name, t) for t in _each_name(item))
         elif isinstance(item, (ArrayArg, ValueArg)):
-            explicit.append(item)
+            explicit.extend(_each_name(item))
         else:
             raise ParseError(f"invalid kernel_data entry {item!r}")
     known = {a.name for a in explicit} | set(temps) | set(declared_temps) | set(inames)
@@ -379,6 +388,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     insns: list[InstructionBase] = []
     for pi in parsed:
         if isinstance(pi, InstructionBase):
+            if isinstance(pi, CInstruction) and not pi.within_inames:
+                # loopy's rule: the inames its iname expressions and assignees use
+                used = frozenset().union(*(get_dependencies(e) for e in pi.expressions()))
+                pi = pi.copy(within_inames=used & frozenset(iname_set))
             insns.append(pi)
             continue
         for n in pi.block_inames | (pi.explicit_inames or frozenset()):

@@ -76,31 +76,96 @@ class CallableKernel(InKernelCallable):
         return self.copy(subkernel=knl, arg_id_to_dtype=types), callables_table
 
     def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Any):
-        """The callee checked against the shapes the caller passes (static
-        extents must agree); returns ``(copy, table)``."""
-        from kernelcore.callables import ArrayArgDescriptor
+        """The callee specialized for the sub-arrays the caller passes: its
+        array arguments take their strides and address spaces (their
+        dimensionality and static extents must agree); returns ``(copy,
+        table)``."""
+        from kernelcore.callables import ArrayArgDescriptor, ValueArgDescriptor
+        from kernelcore.ir.data import ValueArg
         positions = self._positions()
+        new_args = {a.name: a for a in self.subkernel.args}
         for pos, descr in arg_id_to_descr.items():
-            if not isinstance(descr, ArrayArgDescriptor) or pos not in positions:
+            if pos not in positions:
                 continue
-            arg = self.subkernel.arg_dict[positions[pos]]
+            arg = new_args[positions[pos]]
+            where = f"in a call to kernel '{self.subkernel.name}', '{arg.name}'"
+            if isinstance(arg, ValueArg):
+                if isinstance(descr, ArrayArgDescriptor):
+                    raise KernelcoreError(f"{where} is a scalar, the call passes an array")
+                continue
+            if isinstance(descr, ValueArgDescriptor):
+                raise KernelcoreError(f"{where} is an array, the call passes a scalar")
             shape = tuple(getattr(arg, "shape", ()) or ())
             if len(shape) != len(descr.shape) or any(
                     isinstance(a, int) and isinstance(b, int) and a != b
                     for a, b in zip(shape, descr.shape)):
-                raise KernelcoreError(
-                    f"kernel '{self.subkernel.name}': '{arg.name}' has shape {shape}, "
-                    f"the call passes shape {tuple(descr.shape)}")
-        return self.copy(arg_id_to_descr=dict(arg_id_to_descr)), callables_table
+                raise KernelcoreError(f"{where} has shape {shape}, the call passes shape "
+                                      f"{tuple(descr.shape)}")
+            new_args[arg.name] = arg.copy(
+                strides=tuple(t.stride for t in descr.dim_tags),
+                address_space=descr.address_space)
+        knl = self.subkernel.copy(args=tuple(new_args[a.name] for a in self.subkernel.args))
+        descrs = dict(arg_id_to_descr)
+        for pos, name in positions.items():
+            arg = knl.arg_dict[name]
+            if isinstance(arg, ValueArg):
+                descrs[pos] = ValueArgDescriptor()
+            elif isinstance(arg.shape, tuple):
+                from kernelcore.callables import FixedStrideArrayDimTag
+                descrs[pos] = ArrayArgDescriptor(tuple(arg.shape), arg.address_space, tuple(
+                    FixedStrideArrayDimTag(st) for st in arg.element_strides()))
+        return self.copy(subkernel=knl, arg_id_to_descr=descrs), callables_table
+
+    def with_added_arg(self, arg_dtype: Any, arg_descr: Any) -> tuple[CallableKernel, str]:
+        """``(copy, name)``: the callee with one more scalar argument (last),
+        of type *arg_dtype*, under a fresh *name*."""
+        from kernelcore.callables import ValueArgDescriptor
+        from kernelcore.ir.data import ValueArg
+        if not isinstance(arg_descr, ValueArgDescriptor):
+            raise NotImplementedError("with_added_arg: only scalar arguments can be added")
+        knl = self.subkernel
+        taken = set(knl.arg_dict) | set(knl.temporary_variables) | set(knl.all_inames())
+        k = 0
+        while f"_kc_arg_{k}" in taken:
+            k += 1
+        name = f"_kc_arg_{k}"
+        knl = knl.copy(args=knl.args + (ValueArg(name, getattr(
+            arg_dtype, "numpy_dtype", arg_dtype)),))
+        new = self.copy(subkernel=knl)
+        pos = max((p for p in new._positions() if p >= 0), default=-1)
+        types = dict(self.arg_id_to_dtype or {})
+        types[pos] = arg_dtype if isinstance(arg_dtype, NumpyType) else NumpyType(arg_dtype)
+        descrs = dict(self.arg_id_to_descr or {})
+        descrs[pos] = arg_descr
+        return new.copy(arg_id_to_dtype=types, arg_id_to_descr=descrs), name
 
     def with_name(self, name: str) -> CallableKernel:
         return self.copy(subkernel=self.subkernel.copy(name=name))
 
     def is_type_specialized(self) -> bool:
+        """Whether the types of all the callee's arguments are known."""
         return all(a.dtype is not None for a in self.subkernel.args)
 
     def is_ready_for_codegen(self) -> bool:
-        return self.is_type_specialized()
+        """Whether types and argument descriptors are known."""
+        return self.is_type_specialized() and self.arg_id_to_descr is not None
+
+    def emit_call(self, expression_to_code_mapper: Any, expression: Any, target: Any):
+        """A kernel is not a value: calls of it are instructions of their own."""
+        raise KernelcoreError(f"kernel '{self.name}' cannot be called inside an "
+                              "expression: use a call instruction")
+
+    def emit_call_insn(self, insn: Any, target: Any, expression_to_code_mapper: Any):
+        """``(call, False)``: the callee's function called with the call's
+        parameters and assignees in the callee's argument order (arrays by
+        address)."""
+        import pymbolic.primitives as prim
+        given = {**dict(enumerate(insn.expression.parameters)),
+                 **{-k - 1: a for k, a in enumerate(insn.assignees)}}
+        by_name = {name: given[pos] for pos, name in self._positions().items()}
+        ecm = expression_to_code_mapper
+        return (prim.Variable(self.subkernel.name)(
+            *(ecm(by_name[a.name]).expr for a in self.subkernel.args)), False)
 
     def get_used_hw_axes(self, callables_table: Any):
         """``(group axes, local axes)`` the callee's inames are tagged with."""
@@ -110,8 +175,22 @@ class CallableKernel(InKernelCallable):
                 frozenset(t.axis for t in tags if isinstance(t, LocalIndexTag)))
 
     def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any):
-        """``({axis: PwAff}, {axis: PwAff})``: the callee's grid."""
-        return self.subkernel.get_grid_size_upper_bounds(callables_table, return_dict=True)
+        """``({axis: PwAff}, {axis: PwAff})``: the callee's grid, its scalar
+        arguments replaced by the call's values (*arg_id_to_arg*) when
+        *space* (the caller's parameter space) is given."""
+        groups, local = self.subkernel.get_grid_size_upper_bounds(
+            callables_table, return_dict=True)
+        if space is None:
+            return groups, local
+        from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
+        from kernelcore.ir.expr import substitute
+        positions = self._positions()
+        values = {positions[p]: v for p, v in arg_id_to_arg.items() if p in positions}
+
+        def to_caller(pw):
+            return expr_to_pw_aff(substitute(pw_aff_to_expr(pw), values), space)
+        return ({a: to_caller(v) for a, v in groups.items()},
+                {a: to_caller(v) for a, v in local.items()})
 
     def get_called_callables(self, callables_table: Mapping, recursive: bool = True
                              ) -> frozenset[str]:
@@ -161,7 +240,7 @@ class TranslationUnit:
         self._fields = {"entrypoints": entrypoints, "callables_table": _resolve(table),
                         "target": target, "func_id_to_in_knl_callable_mappers":
                         func_id_to_in_knl_callable_mappers or []}
-        self._executable: dict[str, LoopKernel] = {}
+        self._executable: dict[Any, LoopKernel] = {}
 
     entrypoints = property(lambda self: self._fields["entrypoints"],
                            doc="Names of the kernels callable from the host.")
@@ -238,16 +317,33 @@ class TranslationUnit:
         return self.copy(callables_table={**self.callables_table, knl.name: clbl})
 
     def executable_kernel(self, name: str | None = None) -> LoopKernel:
-        """The entry point *name* (default: the only one) with the kernels of
-        the unit it calls inlined into it, ready for code generation."""
+        """The entry point *name* (default: the only one), ready for code
+        generation: the kernels of the unit it calls are registered as its
+        callables and become device functions (inlined instead where one
+        cannot be: a global barrier, a local or global temporary)."""
         if name is not None and name not in self.entrypoints:
             raise KernelcoreError(f"'{name}' is not an entry point of the translation "
                                   f"unit (entry points: {', '.join(sorted(self.entrypoints))})")
         knl = self[name] if name is not None else self.default_entrypoint
         done = self._executable.get(knl.name)
         if done is None:
+            from kernelcore.codegen.callee import link_callees
+            done = link_callees(knl, self._kernels())
+            if done is None:        # a callee that cannot be a device function
+                done = self.inlined_kernel(knl.name)
+            self._executable[knl.name] = done
+        return done
+
+    def inlined_kernel(self, name: str | None = None) -> LoopKernel:
+        """The entry point *name* (default: the only one) with the kernels of
+        the unit it calls inlined into it (statistics count this one)."""
+        knl = self[name] if name is not None else self.default_entrypoint
+        key = ("inlined", knl.name)
+        done = self._executable.get(key)
+        if done is None:
             from kernelcore.transform.inline import inline_calls
-            done = self._executable[knl.name] = inline_calls(knl, self._kernels())
+            done = inline_calls(knl, self._kernels())
+            self._executable[key] = done
         return done
 
     def __call__(self, *args: Any, entrypoint: str | None = None, **kwargs: Any):

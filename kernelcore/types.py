@@ -236,9 +236,25 @@ def infer_types(knl, *, require_all: bool = True):
     is typed as if they were inlined (a callee's outputs type the caller's
     arrays); a callee's unknown types stay unknown unless its own
     instructions decide them."""
-    from kernelcore.translation_unit import TranslationUnit
+    from kernelcore.translation_unit import CallableKernel, TranslationUnit
     if not isinstance(knl, TranslationUnit):
-        return _infer_kernel_types(knl, require_all=require_all)
+        callees: dict = {}
+        pending = [knl]
+        while pending:          # the callees, and theirs
+            for n, c in pending.pop().callables.items():
+                if isinstance(c, CallableKernel) and n not in callees:
+                    callees[n] = c.subkernel
+                    pending.append(c.subkernel)
+        if not callees:
+            return _infer_kernel_types(knl, require_all=require_all)
+        # a kernel calling kernels (as device functions) is typed as if they
+        # were inlined
+        from kernelcore.transform.inline import inline_calls
+        whole = _infer_kernel_types(inline_calls(knl, callees), require_all=require_all)
+        return _with_dtypes(knl, {
+            **{a.name: a.dtype for a in whole.args},
+            **{t: v.dtype for t, v in whole.temporary_variables.items()
+               if t in knl.temporary_variables}})
     from kernelcore.transform.inline import inline_calls
     from kernelcore.translation_unit import kernel_called_names
     kernels = {n: knl[n] for n in knl.kernel_names()}

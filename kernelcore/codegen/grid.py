@@ -88,6 +88,13 @@ def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwA
         target = local if isinstance(r.tag, LocalIndexTag) else groups
         prev = target.get(r.tag.axis)
         target[r.tag.axis] = r.size if prev is None else _simplest(prev.union_max(r.size), ctx)
+    from kernelcore.codegen.callee import callee_hw_sizes
+    for is_local, axis, size in callee_hw_sizes(knl, insn_ids):
+        target = local if is_local else groups
+        const = _constant(ctx.get_space(), size)
+        prev = target.get(axis)
+        target[axis] = const if prev is None else _simplest(prev.union_max(
+            _constant(prev.get_domain_space(), size)), ctx)
     for axis, pw in list(local.items()):
         pieces = pw.get_pieces()
         if len(pieces) != 1 or not pieces[0][1].is_cst():
@@ -119,6 +126,12 @@ def _constant_local_size(knl, axis: int, insn_ids, pw: isl.PwAff) -> isl.PwAff:
             size = max(size, hi - lo + 1)
     return isl.PwAff.from_aff(isl.Aff.zero_on_domain(
         isl.LocalSpace.from_space(pw.get_domain_space())) + size)
+
+
+def _constant(space: isl.Space, value: int) -> isl.PwAff:
+    """The constant *value* as a PwAff over the parameters of *space*."""
+    return isl.PwAff.from_aff(isl.Aff.zero_on_domain(
+        isl.LocalSpace.from_space(space.params())) + value)
 
 
 def _one_like(pw: isl.PwAff) -> isl.PwAff:

@@ -31,7 +31,7 @@ from kernelcore.ir.domain import (
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, NoOpInstruction)
+    Assignment, BarrierInstruction, CallInstruction, CInstruction, NoOpInstruction)
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import (
     Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
@@ -73,7 +73,10 @@ class CodeGenerationResult:
 class _Generator:
     """Generates one device kernel from its stretch of the linearization."""
 
-    def __init__(self, knl: LoopKernel, name: str, items: list, helpers: HelperRegistry):
+    def __init__(self, knl: LoopKernel, name: str, items: list, helpers: HelperRegistry,
+                 function: bool = False):
+        #: whether this is a callee's device function (not a device kernel)
+        self.function = function
         self.knl = knl
         self.name = name
         self.target = knl.target or PyOpenCLTarget()
@@ -116,6 +119,8 @@ class _Generator:
             h = expr_to_pw_aff(prim.Variable(r.iname), space)
             lo = expr_to_pw_aff(r.lower, space)
             ctx = ctx & h.ge_set(lo)
+            if self.function:
+                continue        # the caller's launch may be larger: guard the upper end
             try:
                 size = expr_to_pw_aff(pw_aff_to_expr(axis_sizes[r.tag.axis]), space)
             except NotAffineError:
@@ -331,11 +336,18 @@ class _Generator:
         if isinstance(insn, BarrierInstruction):
             stmt = self.target.barrier("global" if insn.mem_kind == "global" else "local")
             return [] if stmt is None else [cast.Statement(f"{stmt} /* {insn.id} */;")]
-        if not isinstance(insn, Assignment):
+        if not isinstance(insn, (Assignment, CInstruction)):
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
         dom = self.knl.get_insn_domain(insn)
         cond = guard_condition(dom, context)
-        if isinstance(insn, CallInstruction):
+        if isinstance(insn, CInstruction):
+            values = [(name, self.emit(expr, context)) for name, expr in insn.iname_exprs]
+            # (a loop index already in scope under its own name needs no copy)
+            node = cast.Block([
+                cast.Statement(f"{self.index_ctype} const {name} = {value};")
+                for name, value in values if value != name] + [
+                cast.Statement(line) for line in insn.code.split("\n")])
+        elif isinstance(insn, CallInstruction) or self._calls_kernel(insn):
             node = cast.Statement(self.call_statement(insn, context))
         else:
             node = self.assignment_statement(insn, context)
@@ -345,8 +357,22 @@ class _Generator:
             node = cast.If(self.emit(cond, context), [node])
         return [node]
 
+    def _calls_kernel(self, insn) -> bool:
+        """Whether *insn* is ``y = k(...)`` for a callee kernel ``k``."""
+        from kernelcore.translation_unit import CallableKernel
+        fn = getattr(insn.expression, "function", None)
+        return isinstance(insn.expression, prim.Call) and isinstance(
+            self.knl.callables.get(getattr(fn, "name", None)), CallableKernel)
+
     def call_statement(self, insn, context) -> str:
-        if insn.expression.function.name not in self.knl.callables:
+        from kernelcore.translation_unit import CallableKernel
+        clbl = self.knl.callables.get(insn.expression.function.name)
+        if isinstance(clbl, CallableKernel):
+            from kernelcore.codegen.callee import kernel_call_statement
+            return kernel_call_statement(
+                self.knl, insn, clbl, self.types,
+                lambda e, want: self.emit(e, context, PREC_NONE, want), self.helpers)
+        if clbl is None:
             raise CodeGenerationError(
                 f"instruction '{insn.id}' calls '{insn.expression.function}' with array "
                 "slices, which needs a registered callable (register_callable)")
@@ -388,6 +414,9 @@ class _Generator:
         decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
         if isinstance(arg, ConstantArg):
             decl = decl.replace("__global ", "__constant ", 1)
+        elif self.function and arg.address_space != AddressSpace.GLOBAL:
+            qual = self.target.address_space_qualifier(arg.address_space)
+            decl = decl.replace("__global ", f"{qual} " if qual else "", 1)
         return decl
 
     def check_definitions(self) -> None:
@@ -446,11 +475,12 @@ class _Generator:
         num_groups = tuple(pw_aff_to_expr(pw) for pw in groups) or (1,)
         num_groups += (1,) * (len(local_size) - len(num_groups))
         local_size += (1,) * (len(num_groups) - len(local_size))
-        prefix = self.target.kernel_prefix(local_size)
-        decl_args = ", ".join(self.arg_decl(a, written)
-                              for a in self.knl.device_arguments())
+        prefix = ("static void" if self.function
+                  else self.target.kernel_prefix(local_size))
+        decl_args = ", ".join(self.arg_decl(a, written) for a in (
+            self.knl.args if self.function else self.knl.device_arguments()))
         prototype = f"{prefix} {self.name}({decl_args})"
-        if self.target.sequential and self.hw_ranges:
+        if self.target.sequential and self.hw_ranges and not self.function:
             body = self.target.sequential_body(self, num_groups, local_size)
         else:
             body = self.temp_decls()

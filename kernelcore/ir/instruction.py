@@ -1,7 +1,7 @@
 """Instructions: what a kernel executes for each point of its loop domain.
 
 Public names: InstructionBase, Assignment, CallInstruction, BarrierInstruction,
-NoOpInstruction, has_slices.
+NoOpInstruction, CInstruction, has_slices.
 """
 
 from __future__ import annotations
@@ -178,3 +178,81 @@ class NoOpInstruction(InstructionBase):
 
     def __str__(self) -> str:
         return f"... nop  {self._options_str()}"
+
+
+@dataclass(frozen=True, kw_only=True, init=False)
+class CInstruction(InstructionBase):
+    """Raw C *code* run at each point of its inames. *iname_exprs* are
+    ``(name, expression)`` pairs: the code sees each *name* as a constant
+    ``int`` of the expression's value (the inames it needs). *read_variables*
+    (names) and *assignees* (variables or subscripts) say what the code reads
+    and writes; they are used for dependencies only."""
+
+    iname_exprs: tuple = ()
+    code: str = ""
+    read_variables: frozenset[str] = frozenset()
+    assignees: tuple = ()
+
+    def __init__(self, iname_exprs: Any = (), code: str = "",
+                 read_variables: Any = frozenset(), assignees: Any = (),
+                 id: str | None = None, depends_on: Any = frozenset(),
+                 within_inames: Any = frozenset(), **kwargs: Any):
+        """*iname_exprs* may also hold bare iname names, or be one string of
+        comma-separated names; *assignees* may be a string of
+        semicolon-separated expressions or a sequence of strings."""
+        import textwrap
+
+        from kernelcore.parse import parse_expression
+        if isinstance(iname_exprs, str):
+            iname_exprs = [n.strip() for n in iname_exprs.split(",") if n.strip()]
+        pairs = tuple((i, prim.Variable(i)) if isinstance(i, str)
+                      else (i[0], parse_expression(i[1]) if isinstance(i[1], str) else i[1])
+                      for i in iname_exprs)
+        if isinstance(assignees, str):
+            assignees = [a.strip() for a in assignees.split(";") if a.strip()]
+        targets = tuple(parse_expression(a) if isinstance(a, str) else a for a in assignees)
+        if isinstance(depends_on, str):
+            depends_on = [d.strip() for d in depends_on.split(",") if d.strip()]
+        if isinstance(within_inames, str):
+            within_inames = [n.strip() for n in within_inames.split(",") if n.strip()]
+        values = dict(
+            id=id or "c_insn", depends_on=frozenset(depends_on or ()),
+            within_inames=frozenset(within_inames or ()), iname_exprs=pairs,
+            code=textwrap.dedent(code).strip("\n"),
+            read_variables=frozenset(read_variables), assignees=targets, **kwargs)
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    @property
+    def assignee(self) -> Any:
+        """The first of :attr:`assignees` (None if there is none), for passes
+        that look at one written place per instruction."""
+        return self.assignees[0] if self.assignees else None
+
+    def assignee_names(self) -> frozenset[str]:
+        return frozenset(assignee_var_name(a) for a in self.assignees)
+
+    def read_dependency_names(self) -> frozenset[str]:
+        result = super().read_dependency_names() | self.read_variables
+        for _, expr in self.iname_exprs:
+            result |= get_dependencies(expr)
+        for a in self.assignees:
+            for s in assignee_subscript(a):
+                result |= get_dependencies(s)
+        return result
+
+    def expressions(self) -> tuple:
+        return tuple(e for _, e in self.iname_exprs) + self.assignees \
+            + super().expressions()
+
+    def with_transformed_expressions(self, f) -> CInstruction:
+        return replace(super().with_transformed_expressions(f),
+                       iname_exprs=tuple((n, f(e)) for n, e in self.iname_exprs),
+                       assignees=tuple(f(a) for a in self.assignees))
+
+    def __str__(self) -> str:
+        head = (f"{', '.join(str(a) for a in self.assignees)} <- CODE("
+                f"{', '.join(sorted(self.read_variables))}|"
+                f"{', '.join(f'{n}={e}' for n, e in self.iname_exprs)})")
+        return f"{head}  {self._options_str()}\n    " + "\n    ".join(
+            self.code.split("\n"))

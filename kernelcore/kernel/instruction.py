@@ -17,23 +17,14 @@ import pymbolic.primitives as prim
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import SubArrayRef
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, InstructionBase, NoOpInstruction,
-    has_slices)
+    Assignment, BarrierInstruction, CallInstruction, CInstruction, InstructionBase,
+    NoOpInstruction, has_slices)
 from kernelcore.parse import parse_expression
 
 #: loopy's base class of instructions assigning to one or more variables
 MultiAssignmentBase = Assignment
 #: loopy's old name of :class:`Assignment`
 ExpressionInstruction = Assignment
-
-
-class CInstruction(InstructionBase):
-    """Raw C code as an instruction: not supported by kernelcore's code
-    generator (constructing one raises)."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        raise KernelcoreError("CInstruction (raw C code in a kernel) is not supported "
-                              "by kernelcore")
 
 
 class MemoryOrdering(enum.IntEnum):

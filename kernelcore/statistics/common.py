@@ -26,8 +26,19 @@ def _prepare(knl):
     from kernelcore.ir.kernel import KernelState
     from kernelcore.preprocess import preprocess_kernel
     from kernelcore.translation_unit import TranslationUnit
+    from kernelcore.transform.inline import inline_calls
+    from kernelcore.translation_unit import CallableKernel
     if isinstance(knl, TranslationUnit):
-        knl = knl.executable_kernel()
+        knl = knl.inlined_kernel()
+    callees: dict = {}
+    pending = [knl]
+    while pending:          # the callees, and theirs
+        for n, c in pending.pop().callables.items():
+            if isinstance(c, CallableKernel) and n not in callees:
+                callees[n] = c.subkernel
+                pending.append(c.subkernel)
+    if callees:          # callees emitted as functions are counted where called
+        knl = inline_calls(knl, callees)
     opaque = sorted(i.id for i in knl.instructions if isinstance(i, CallInstruction))
     if opaque:
         raise KernelcoreError(

@@ -90,6 +90,8 @@ class _ArgumentBinding:
         full = list(self.index)
         for (axis, start), ix in zip(self.slots, callee_index):
             full[axis] = ix if start == 0 else prim.Sum((start, ix))
+        if not full:            # a scalar (a private temporary of the caller)
+            return prim.Variable(self.name)
         return prim.Subscript(prim.Variable(self.name), tuple(full))
 
 

@@ -1,0 +1,271 @@
+"""Kernels called by kernels, emitted as device functions.
+
+Public names: link_callees, callee_function_problem, kernel_arg_descriptor,
+kernel_call_statement, generate_callee_function.
+
+A call ``[j]: y[i, j] = child([j]: x[i, j])`` of a kernel of the same
+translation unit stays a call: the callee becomes a ``static void`` function
+of the generated source taking its arguments in its own argument order (arrays
+as pointers to the first element of the sub-array passed, scalars by value),
+and the call instruction calls it. The callee is specialized per call site
+(:meth:`~kernelcore.translation_unit.CallableKernel.with_types`, then
+:meth:`~kernelcore.translation_unit.CallableKernel.with_descrs` with the
+shapes, strides and address spaces of the sub-arrays passed); a stride that
+reads a caller's variable (``x[:, i]`` of an ``(m, n)`` array has stride
+``n``) becomes an extra scalar argument of the callee. The callee's parallel
+inames keep their hardware axes: the caller's launch grows to cover them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pymbolic.primitives as prim
+
+from kernelcore.callables import ArrayArgDescriptor, FixedStrideArrayDimTag, ValueArgDescriptor
+from kernelcore.diagnostic import CodeGenerationError, KernelcoreError
+from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable, ValueArg, auto
+from kernelcore.ir.expr import SubstitutionMapper
+from kernelcore.ir.instruction import BarrierInstruction, assignee_subscript
+from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.tags import is_hw_parallel
+
+
+def callee_function_problem(callee: LoopKernel, target: Any) -> str | None:
+    """Why *callee* cannot become a device function for *target* (None: it
+    can): a global barrier, a local or global temporary, or parallel inames
+    on a target that runs work-items as loops."""
+    if any(isinstance(i, BarrierInstruction) and i.mem_kind == "global"
+           for i in callee.instructions):
+        return "it has a global barrier"
+    for tv in callee.temporary_variables.values():
+        if tv.address_space in (AddressSpace.LOCAL, AddressSpace.GLOBAL):
+            return f"its temporary '{tv.name}' is {tv.address_space}"
+    if getattr(target, "sequential", False) and any(
+            is_hw_parallel(t) for t in callee.iname_tags.values()):
+        return "it uses hardware axes, which this target runs as loops"
+    return None
+
+
+def link_callees(knl: LoopKernel, kernels: Mapping[str, LoopKernel]) -> LoopKernel | None:
+    """*knl* with the kernels of *kernels* it calls (and those they call)
+    registered as its callables, to be emitted as device functions; None if
+    one of them cannot be a device function (see :func:`callee_function_problem`)."""
+    from kernelcore.translation_unit import CallableKernel, kernel_called_names
+
+    def link(k: LoopKernel, stack: tuple[str, ...]) -> LoopKernel | None:
+        called = sorted((kernel_called_names(k) & set(kernels)) - {k.name})
+        if not called:
+            return k
+        added = {}
+        for name in called:
+            if name in stack:
+                raise KernelcoreError(f"kernel '{name}' calls itself (recursion is not "
+                                      "supported)")
+            callee = kernels[name]
+            if callee_function_problem(callee, knl.target) is not None:
+                return None
+            linked = link(callee, (*stack, name))
+            if linked is None:
+                return None
+            added[name] = CallableKernel(linked)
+        return k.copy(callables={**k.callables, **added})
+
+    return link(knl, (knl.name,))
+
+
+def _positions(callee: LoopKernel) -> dict[int, str]:
+    from kernelcore.kernel.function_interface import get_kw_pos_association
+    return get_kw_pos_association(callee)[1]
+
+
+def kernel_arg_descriptor(caller: LoopKernel, expr: Any, wants_array: bool) -> Any:
+    """The descriptor of *expr* passed to a callee kernel's argument (an
+    array argument if *wants_array*): shape, element strides and address
+    space of the sub-array (``x[i, :4]``: shape ``(4,)``), or
+    :class:`ValueArgDescriptor` for a scalar."""
+    if not wants_array:
+        return ValueArgDescriptor()
+    if isinstance(expr, prim.Variable):
+        var = caller.get_var(expr.name)
+        if not isinstance(var, (ArrayArg, TemporaryVariable)):
+            raise KernelcoreError(f"'{expr.name}' is passed for an array but is a scalar")
+        return ArrayArgDescriptor(tuple(var.shape), _aspace(var), tuple(
+            FixedStrideArrayDimTag(s) for s in var.element_strides()))
+    if not isinstance(expr, prim.Subscript) or not isinstance(expr.aggregate, prim.Variable):
+        raise KernelcoreError(f"{expr} is passed for an array: pass an array, a slice "
+                              "of one or one of its elements")
+    var = caller.get_var(expr.aggregate.name)
+    shape, strides = [], []
+    for axis, (ix, stride) in enumerate(zip(assignee_subscript(expr),
+                                            var.element_strides())):
+        if isinstance(ix, prim.Slice):
+            start, stop, step = (list(ix.children) + [None] * 3)[:3]
+            if step not in (None, 1):
+                raise KernelcoreError(f"{expr}: slices with a step cannot be passed")
+            stop = var.shape[axis] if stop is None else stop
+            shape.append(stop if start in (None, 0) else stop - start)
+            strides.append(FixedStrideArrayDimTag(stride))
+    return ArrayArgDescriptor(tuple(shape), _aspace(var), tuple(strides))
+
+
+def _aspace(var: Any) -> AddressSpace:
+    aspace = getattr(var, "address_space", AddressSpace.GLOBAL)
+    return AddressSpace.PRIVATE if aspace is auto else aspace
+
+
+def _first_element(expr: Any) -> Any:
+    """The caller's first element of the sub-array *expr*."""
+    if not isinstance(expr, prim.Subscript):
+        return expr
+    index = tuple((ix.start or 0) if isinstance(ix, prim.Slice) else ix
+                  for ix in assignee_subscript(expr))
+    return prim.Subscript(expr.aggregate, index)
+
+
+def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
+                          render: Callable[[Any, Any], str], helpers: Any) -> str:
+    """The C statement calling the callee kernel *clbl* for *insn* (its device
+    function is added to *helpers*)."""
+    callee = clbl.subkernel
+    positions = _positions(callee)
+    params = list(insn.expression.parameters)
+    assignees = list(insn.assignees) if hasattr(insn, "assignees") else [insn.assignee]
+    given = {**dict(enumerate(params)), **{-k - 1: a for k, a in enumerate(assignees)}}
+    missing = sorted(set(positions) - set(given))
+    if missing or len(given) != len(positions):
+        ins = [positions[p] for p in sorted(p for p in positions if p >= 0)]
+        outs = [positions[p] for p in sorted((p for p in positions if p < 0), reverse=True)]
+        raise KernelcoreError(
+            f"call '{insn.id}' of kernel '{callee.name}': it takes the inputs "
+            f"({', '.join(ins)}) and returns ({', '.join(outs)}); the call passes "
+            f"{len(params)} and assigns {len(assignees)}")
+    dtypes, descrs = {}, {}
+    for pos, expr in given.items():
+        arg = callee.arg_dict[positions[pos]]
+        dtypes[pos] = types(_first_element(expr)).dtype
+        descrs[pos] = kernel_arg_descriptor(caller, expr, not isinstance(arg, ValueArg))
+    from kernelcore.callables import NumpyType
+    clbl, _ = clbl.with_types({p: NumpyType(d) for p, d in dtypes.items()}, {})
+    # strides reading caller variables become scalar arguments of the callee
+    deps = sorted(frozenset().union(*(d.depends_on() for d in descrs.values())))
+    renames = {}
+    for dep in deps:
+        clbl, callee_name = clbl.with_added_arg(NumpyType(caller.get_var(dep).dtype),
+                                                ValueArgDescriptor())
+        renames[dep] = prim.Variable(callee_name)
+    if renames:
+        mapper = SubstitutionMapper(lambda name: renames.get(name))
+        descrs = {p: d.map_expr(mapper) for p, d in descrs.items()}
+    clbl, _ = clbl.with_descrs(descrs, {})
+    fname = _function_for(clbl.subkernel, helpers)
+    callee = clbl.subkernel
+    positions = _positions(callee)
+    by_name = {positions[p]: e for p, e in given.items()}
+    by_name.update({str(v): prim.Variable(k) for k, v in renames.items()})
+    args = []
+    for arg in callee.args:
+        expr = by_name[arg.name]
+        if isinstance(arg, ValueArg):
+            args.append(render(expr, arg.dtype))
+            continue
+        first = _first_element(expr)
+        if isinstance(first, prim.Variable) and caller.get_var(first.name).shape != ():
+            args.append(first.name)            # a whole array: its pointer
+            continue
+        code = render(first, None)
+        args.append(code[:-3] if code.endswith("[0]") and isinstance(first, prim.Variable)
+                    else f"&{code}")
+    return f"{fname}({', '.join(args)});"
+
+
+def _function_for(callee: LoopKernel, helpers: Any) -> str:
+    """The name of the device function of the specialized *callee*, generated
+    into *helpers* once per distinct specialization."""
+    table = helpers.__dict__.setdefault("callee_functions", {})
+    key = callee.stringify() + "\n" + "\n".join(
+        f"{a.name}: {a.dtype} {getattr(a, 'strides', None)} {getattr(a, 'address_space', '')}"
+        for a in callee.args)
+    if key in table:
+        return table[key]
+    used = set(table.values())
+    name, k = callee.name, 0
+    while name in used:
+        k += 1
+        name = f"{callee.name}_{k}"
+    table[key] = name
+    helpers.helpers[f"kc_callee_{name}"] = generate_callee_function(
+        callee.copy(name=name), helpers)
+    return name
+
+
+def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
+    """The source of the ``static void`` function of the typed kernel *callee*;
+    the helpers its code needs go to *helpers* (before it)."""
+    from kernelcore.codegen.kernel import _Generator, _segments
+    from kernelcore.ir.kernel import KernelState
+    from kernelcore.schedule.linearize import linearize
+    for arg in callee.args:
+        if arg.dtype is None:
+            raise CodeGenerationError(f"kernel '{callee.name}': the type of its argument "
+                                      f"'{arg.name}' is unknown at its call")
+    if callee.state < KernelState.LINEARIZED:
+        callee = linearize(callee)
+    problem = callee_function_problem(callee, callee.target)
+    segments = _segments(callee.linearization)
+    if problem is None and len(segments) != 1:
+        problem = "it needs several device kernels"
+    if problem is not None:
+        raise CodeGenerationError(f"kernel '{callee.name}' cannot be a device function: "
+                                  f"{problem} (inline it with inline_callable_kernel)")
+    _, items = segments[0]
+    _, lines = _Generator(callee, callee.name, items, helpers, function=True).generate()
+    helpers.dtypes.update(a.dtype for a in callee.args)
+    return "\n".join(lines)
+
+
+def callee_hw_sizes(knl: LoopKernel, insn_ids: Any) -> list[tuple[bool, int, int]]:
+    """``(is_local, axis, size)`` of the hardware axes used by the callee
+    kernels that the instructions *insn_ids* (default: all) call; the sizes
+    must be constants."""
+    from kernelcore.ir.domain import static_max_of_pw_aff
+    from kernelcore.translation_unit import CallableKernel
+    result = []
+    for insn in knl.instructions:
+        if insn_ids is not None and insn.id not in insn_ids:
+            continue
+        fn = getattr(getattr(insn, "expression", None), "function", None)
+        clbl = knl.callables.get(getattr(fn, "name", None))
+        if not isinstance(clbl, CallableKernel):
+            continue
+        sub = clbl.subkernel
+        from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
+        around = {(isinstance(t, LocalIndexTag), t.axis) for t in (
+            knl.iname_tags.get(n) for n in insn.within_inames)
+            if isinstance(t, (GroupIndexTag, LocalIndexTag))}
+        groups, local = sub.get_grid_size_upper_bounds({}, return_dict=True)
+        clash = sorted(around & ({(False, a) for a in groups} | {(True, a) for a in local}))
+        if clash:
+            kind, axis = clash[0]
+            raise CodeGenerationError(
+                f"call '{insn.id}' runs inside a {'local' if kind else 'group'} axis "
+                f"{axis} that kernel '{sub.name}' uses too: tag the callee's inames with "
+                "other axes")
+        for is_local, sizes in ((False, groups), (True, local)):
+            for axis, size in sizes.items():
+                try:
+                    value = static_max_of_pw_aff(size, sub.assumptions_set.params())
+                    result.append((is_local, axis, int(value.get_constant_val()
+                                                       .get_num_si())))
+                except Exception:
+                    raise CodeGenerationError(
+                        f"kernel '{sub.name}' called by '{insn.id}' runs over a "
+                        f"{'local' if is_local else 'group'} axis of extent {size}: "
+                        "the extents of a callee's hardware axes must be constants"
+                    ) from None
+    return result
+
+
+__all__ = ["link_callees", "callee_function_problem", "kernel_arg_descriptor",
+           "kernel_call_statement", "generate_callee_function", "callee_hw_sizes"]
