@@ -145,9 +145,10 @@ class NumPyMethods:
         """Every element set to *value* (converted to the array's dtype)."""
         self[...] = value
 
-    def sort(self, axis: int = -1, kind=None, order=None) -> None:
-        """Sorted in place along *axis* (as ``x[...] = la.sort(x, axis)``)."""
-        self[...] = _namespace().sort(self, axis=axis, kind=kind, order=order)
+    def sort(self, axis: int = -1, kind=None, order=None, *, stable=None) -> None:
+        """Sorted in place along *axis* (as ``x[...] = la.sort(x, axis)``, on
+        the device)."""
+        self[...] = _namespace().sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def _set_shape(self, shape) -> None:
         """``x.shape = shape``: *x* itself reshaped (NumPy's rule: no copy

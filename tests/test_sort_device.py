@@ -136,11 +136,17 @@ def test_kind_stable_and_numpy_entry_points(queue):
     np.testing.assert_array_equal(np.sort(x, stable=True).get(), np.sort(a, stable=True))
     np.testing.assert_array_equal(x.argsort(axis=0).get(), np.argsort(a, 0, kind="stable"))
     y = la.asarray(a)
-    y.sort(axis=0)
+    y.sort(axis=0, stable=True)
     expected = a.copy()
-    expected.sort(axis=0)
+    expected.sort(axis=0, stable=True)
     np.testing.assert_array_equal(y.get(), expected)
     np.testing.assert_array_equal(x.get(), a)                   # x is unchanged
+    z = la.asarray(a)
+    row = z[2]
+    row.sort()                                                  # through a view
+    expected = a.copy()
+    expected[2].sort()
+    np.testing.assert_array_equal(z.get(), expected)
 
 
 def test_argument_errors_are_numpys(queue):
