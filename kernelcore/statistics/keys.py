@@ -85,7 +85,15 @@ class Op(_Key):
         self.kernel_name = kernel_name
 
     def __str__(self) -> str:
+        """The tutorial's form: dtype, name, granularity."""
         return f"Op({_dtype_str(self.dtype)}, {self.name}, {self.count_granularity})"
+
+    def __repr__(self) -> str:
+        """loopy's form: :meth:`__str__`'s fields, then the kernel name
+        (quoted) when there is one."""
+        if self.kernel_name is None:
+            return str(self)
+        return f'{str(self)[:-1]}, "{self.kernel_name}")'
 
 
 class MemAccess(_Key):
@@ -121,6 +129,14 @@ class MemAccess(_Key):
         return (f"MemAccess({self.mtype}, {_dtype_str(self.dtype)}, "
                 f"{_strides_str(self.lid_strides)}, {_strides_str(self.gid_strides)}, "
                 f"{self.direction}, {self.variable}, {self.count_granularity})")
+
+    def __repr__(self) -> str:
+        """loopy's form: every field, variable tags and the kernel name included."""
+        tags = "None" if not self.variable_tags else str(self.variable_tags)
+        return (f"MemAccess({self.mtype}, {_dtype_str(self.dtype)}, "
+                f"{_strides_str(self.lid_strides)}, {_strides_str(self.gid_strides)}, "
+                f"{self.direction}, {self.variable}, {tags}, {self.count_granularity}, "
+                f"{self.kernel_name!r})")
 
 class Sync(str):
     """A kind of synchronization, *kind* (``barrier_local``,
