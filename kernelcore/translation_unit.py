@@ -350,8 +350,30 @@ class TranslationUnit:
         """Run the entry point *entrypoint* (default: the only one)."""
         return self.executable_kernel(entrypoint)(*args, **kwargs)
 
+    def executor(self, *args: Any, entrypoint: str | None = None) -> Callable[..., Any]:
+        """A callable running the entry point *entrypoint* (default: the only
+        one) as ``executor(queue, **arguments)``; *args* (a context or a queue,
+        as loopy takes) are not needed by kernelcore's executors."""
+        if entrypoint is None:
+            if not self.entrypoints:
+                raise ValueError(f"the translation unit has no entry points but "
+                                 f"{len(self.callables_table)} callables: pick some with "
+                                 "with_entrypoints")
+            entrypoint = self.default_entrypoint.name
+        elif entrypoint not in self.entrypoints:
+            raise KernelcoreError(f"'{entrypoint}' is not an entry point of the "
+                                  f"translation unit (entry points: "
+                                  f"{', '.join(sorted(self.entrypoints))})")
+        unit, name = self, entrypoint
+
+        def run(queue: Any, **kwargs: Any) -> Any:
+            return unit(queue, entrypoint=name, **kwargs)
+        return run
+
     def __getattr__(self, name: str) -> Any:
-        if name in _DELEGATED and not name.startswith("_"):
+        # a unit of one entry point answers its kernel's read-only members
+        if name in _DELEGATED and not name.startswith("_") \
+                and len(self._fields["entrypoints"]) == 1:
             return getattr(self.default_entrypoint, name)
         raise AttributeError(f"'TranslationUnit' object has no attribute '{name}'")
 
