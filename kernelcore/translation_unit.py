@@ -419,8 +419,27 @@ def _resolve(table: dict[str, InKernelCallable]) -> dict[str, InKernelCallable]:
 
 def resolve_callables(program: TranslationUnit) -> TranslationUnit:
     """*program* with every function its kernels call that kernelcore knows
-    (registered callables, built-in math functions) in its callables table."""
-    return program.copy()
+    (registered callables, built-in math functions, kernels of the unit) in
+    its callables table, and the calls to them rewritten as calls of
+    :class:`~kernelcore.ir.expr.ResolvedFunction` nodes."""
+    import pymbolic.primitives as prim
+
+    from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
+    program = program.copy()
+    table = program.callables_table
+
+    class _Resolver(IdentityMapper):
+        def map_call(self, expr, *args, **kwargs):
+            fn = expr.function
+            if isinstance(fn, prim.Variable) and fn.name in table:
+                fn = ResolvedFunction(fn)
+            return prim.Call(fn, tuple(self.rec(p) for p in expr.parameters))
+
+    resolver = _Resolver()
+    new = {n: (c.copy(subkernel=c.subkernel.copy(instructions=tuple(
+        i.with_transformed_expressions(resolver) for i in c.subkernel.instructions)))
+        if isinstance(c, CallableKernel) else c) for n, c in table.items()}
+    return program.copy(callables_table=new)
 
 
 def make_program(knl: LoopKernel) -> TranslationUnit:
@@ -495,8 +514,11 @@ def rename_callable(program: TranslationUnit, old_name: str,
     class _Renamer(IdentityMapper):
         def map_call(self, expr, *args, **kwargs):
             fn = expr.function
+            from kernelcore.ir.expr import ResolvedFunction
             if isinstance(fn, prim.Variable) and fn.name == old_name:
                 fn = prim.Variable(new_name)
+            elif isinstance(fn, ResolvedFunction) and fn.name == old_name:
+                fn = ResolvedFunction(prim.Variable(new_name))
             return prim.Call(fn, tuple(self.rec(p) for p in expr.parameters))
 
     renamer = _Renamer()

@@ -20,7 +20,7 @@ from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
-from kernelcore.ir.expr import TypeCast, WalkMapper
+from kernelcore.ir.expr import ResolvedFunction, TypeCast, WalkMapper
 from kernelcore.types import ExprType, TypeInferenceMapper
 
 PREC_NONE = 0
@@ -529,7 +529,7 @@ class CExpressionMapper(Mapper):
         return self._nested("max", expr.children, dtype)
 
     def map_call(self, expr, prec, dtype):
-        if not isinstance(expr.function, prim.Variable):
+        if not isinstance(expr.function, (prim.Variable, ResolvedFunction)):
             raise CodeGenerationError(f"cannot call {expr.function}")
         return self._call(expr.function.name, expr.parameters, dtype)
 

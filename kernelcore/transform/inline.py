@@ -19,7 +19,7 @@ from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
-from kernelcore.ir.expr import IdentityMapper
+from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
 from kernelcore.ir.instruction import Assignment, CallInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.transform.iname import _rename_dim, rename_iname
@@ -32,8 +32,8 @@ def _calls(insn, name: str) -> bool:
     if not isinstance(insn, Assignment):
         return False
     e = insn.expression
-    return isinstance(e, prim.Call) and isinstance(e.function, prim.Variable) \
-        and e.function.name == name
+    return isinstance(e, prim.Call) and isinstance(
+        e.function, (prim.Variable, ResolvedFunction)) and e.function.name == name
 
 
 def _static(expr):
