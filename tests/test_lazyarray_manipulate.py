@@ -86,7 +86,7 @@ def test_squeeze_and_methods(queue):
     _same(x.swapaxes(1, 3), a.swapaxes(1, 3))
     _same(x.flatten(), a.flatten())
     _same(la.permute_dims(x, (3, 2, 1, 0)), np.transpose(a, (3, 2, 1, 0)))
-    assert type(la.broadcast_arrays(np.ones((3, 1)), np.arange(4))) is tuple
+    assert type(la.broadcast_arrays(np.ones((3, 1)), np.arange(4))) is list  # (Array API 2024.12)
     b1, b2 = la.broadcast_arrays(np.ones((3, 1)), np.arange(4))
     assert b1.shape == b2.shape == (3, 4)
     with pytest.raises(la.ShapeError, match="size not equal to one"):

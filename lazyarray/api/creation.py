@@ -113,8 +113,9 @@ def from_dlpack(x, /, *, device=None, copy=None) -> LazyArray:
     return asarray(_np.from_dlpack(x))
 
 
-def meshgrid(*arrays, indexing="xy", sparse=False, copy=True) -> tuple[LazyArray, ...]:
-    """Coordinate arrays from 1-D *arrays* (NumPy's meshgrid, as views), a tuple."""
+def meshgrid(*arrays, indexing="xy", sparse=False, copy=True) -> list[LazyArray]:
+    """Coordinate arrays from 1-D *arrays* (NumPy's meshgrid, as views), a list
+    as the Array API 2024.12 specifies (NumPy 2 returns a tuple)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     arrays = [asarray(a).reshape(-1) for a in arrays]
@@ -124,7 +125,7 @@ def meshgrid(*arrays, indexing="xy", sparse=False, copy=True) -> tuple[LazyArray
         shapes[0], shapes[1] = ((1, -1) + (1,) * (n - 2), (-1, 1) + (1,) * (n - 2))
     grids = [a.reshape(s) for a, s in zip(arrays, shapes)]
     if sparse:
-        return tuple(grids)
+        return grids
     return broadcast_arrays(*grids)
 
 

@@ -91,12 +91,13 @@ def split(x, indices_or_sections, axis=0) -> list[LazyArray]:
                                                      axis)]
 
 
-def broadcast_arrays(*arrays) -> tuple[LazyArray, ...]:
-    """The arrays broadcast against each other (views), a tuple as NumPy's."""
+def broadcast_arrays(*arrays) -> list[LazyArray]:
+    """The arrays broadcast against each other (views), a list as the Array
+    API 2024.12 specifies (NumPy 2 returns a tuple)."""
     from lazyarray.ops.elementwise import broadcast_shapes
     arrays = [asarray(a) for a in arrays]
     shape = broadcast_shapes(*(a.shape for a in arrays))
-    return tuple(broadcast_to(a, shape) for a in arrays)
+    return [broadcast_to(a, shape) for a in arrays]
 
 
 def take(x, indices, axis=None) -> LazyArray:
