@@ -566,6 +566,26 @@ def test_auto_parallelize_explicit_device(queue):
     evt, (out,) = par(queue, **data)
     np.testing.assert_array_equal(host(out), ref(data)[0])
 
+
+@pytest.mark.parametrize("short", [1, 3, 4, 32])
+def test_auto_parallelize_short_fast_loop_on_gpu(queue, short):
+    """On a GPU a short contiguous loop fills work-groups together with the
+    next loop (a transposed skinny matrix: once groups of 4 work-items);
+    results unchanged (the GPU layout runs on any device)."""
+    knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<%d }" % short, "out[i,j] = 2*a[j,i]",
+                         [lp.GlobalArg("a", np.float32, shape=(short, "n")),
+                          lp.GlobalArg("out", np.float32, shape=("n", short)), "..."])
+    knl = lp.fix_parameters(knl, n=1000)
+    par = lp.auto_parallelize(knl, "gpu")
+    tags = {name: str(tag) for name, tag in par.iname_tags.items() if tag is not None}
+    if short > 1:
+        assert tags["j"] == "l.0" and "l.1" in tags.values(), tags
+    sizes = par.get_grid_size_upper_bounds_as_exprs()[1]
+    assert math.prod(int(s) for s in sizes) >= min(256, 1000 * short) // 2, sizes
+    a = np.arange(1000 * short, dtype=np.float32).reshape(short, 1000)
+    evt, (out,) = par(queue, a=a)
+    np.testing.assert_array_equal(host(out), 2 * a.T)
+
 # }}}
 
 # vim: foldmethod=marker

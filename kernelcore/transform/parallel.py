@@ -18,7 +18,9 @@ Heuristic (used by lazyarray for every kernel it generates):
 3. Up to two further candidates become ``g.1`` and ``g.2``.
 4. Work-group size: 256 on GPUs, 64 on CPUs (PoCL runs one work-group per core
    task and vectorizes across its work-items); smaller when the fast extent
-   is known to be smaller.
+   is known to be smaller. On a GPU, a fast loop of at most ``SHORT_FAST``
+   iterations is ``l.0`` whole and the next candidate is split into ``l.1``
+   (as many as fill the group) and ``g.0``: work-groups stay full.
 
 Kernels that already use ``l.N``/``g.N`` tags are returned unchanged.
 
@@ -40,6 +42,11 @@ from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
+
+
+#: on a GPU, a fast loop this short or shorter shares its work-groups with
+#: the next loop (``l.1``): a group of a few work-items leaves the device idle
+SHORT_FAST = 32
 
 
 def _global_writes(knl):
@@ -156,6 +163,16 @@ def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = N
     slow = [c for c in candidates if c != fast][-2:]
     size = group_size or (256 if is_gpu else 64)
     extent = _static_extent(knl, fast)
+    partner = _static_extent(knl, slow[-1]) if slow else None
+    if is_gpu and extent is not None and extent <= SHORT_FAST and partner \
+            and partner > 1 and size // extent > 1:
+        # a short fast loop: a work-group is the whole of it by many of the next loop
+        rows = size // extent
+        knl = tag_inames(knl, {fast: "l.0"})
+        knl = split_iname(knl, slow[-1], rows, outer_tag="g.0", inner_tag="l.1")
+        for axis, name in enumerate(reversed(slow[:-1]), start=1):
+            knl = tag_inames(knl, {name: f"g.{axis}"})
+        return knl
     if extent is not None:
         while size > 16 and size // 2 >= extent:
             size //= 2
