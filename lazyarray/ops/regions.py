@@ -129,7 +129,7 @@ def dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:
         if n is None:
             node = Gather(node, Const(start, int64, False), axis)
         elif not (step == 1 and n == node.shape[axis]):
-            position = Iota((n,), 0)
+            position: Node = Iota((n,), 0)
             if step != 1:
                 position = Map("multiply", (position, Const(step, int64, False)), (n,), int64)
             node = Gather(node, Map("add", (position, Const(start, int64, False)), (n,),
@@ -144,7 +144,7 @@ def dynamic_update(node: Node, value: Node, ranges: list) -> Node:
     value and the value's element it falls on (read modulo the value's
     extent, so the choice not taken reads inside the value too)."""
     int64 = np.dtype(np.int64)
-    inside = None
+    inside: Node | None = None
     for axis, (start, step, n) in enumerate(ranges):
         extent = node.shape[axis]
         if step == 1 and n == extent:
@@ -153,7 +153,7 @@ def dynamic_update(node: Node, value: Node, ranges: list) -> Node:
         first = start if step > 0 else start + step * (n - 1)
         offset = Map("subtract", (Iota((extent,), 0), Const(first, int64, False)),
                      (extent,), int64)
-        here = Map("logical_and", (
+        here: Node = Map("logical_and", (
             Map("greater_equal", (offset, Const(0, int64, False)), (extent,), np.bool_),
             Map("less", (offset, Const(stride * (n - 1) + 1, int64, False)), (extent,),
                 np.bool_)), (extent,), np.bool_)
