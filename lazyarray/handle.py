@@ -10,7 +10,6 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -26,7 +25,7 @@ from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, shape as shape_ops
-from lazyarray.ops.regions import ELEMENT_BASE_LIMIT
+from lazyarray.ops.regions import element_value
 from lazyarray.values import hold, keep_on_host, on_device, on_host
 from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
 from lazyarray.run.device import queue_of
@@ -321,7 +320,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         host = on_host(self.node)
         if host is not None:
             return host
-        element = self._element()
+        element = element_value(self.node)
         if element is not None:
             return element
         with DEVICE_LOCK:
@@ -331,29 +330,6 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if not isinstance(node, Input) or node.owned:
             keep_on_host(node, host)
         return host
-
-    def _element(self) -> np.ndarray | None:
-        """This array's value when it is one element of another array
-        (``x[i, j]``): read from that array's value (computed first, once for
-        all its elements, unless it has more than
-        :data:`~lazyarray.ops.regions.ELEMENT_BASE_LIMIT`),
-        not by a kernel of its own per index; None for other arrays."""
-        node = self.node
-        if type(node) is not View or node.shape \
-                or any(entry[0] != "const" for entry in node.axis_map):
-            return None
-        index = tuple(entry[1] for entry in node.axis_map)
-        arg = node.arg
-        host = on_host(arg)
-        if host is not None:
-            return np.asarray(host[index])
-        with DEVICE_LOCK:
-            value = arg.data if type(arg) is Input else on_device(arg)
-            if value is None:
-                if math.prod(arg.shape) > ELEMENT_BASE_LIMIT:
-                    return None
-                value = evaluate(arg)
-            return value[index].get(queue=queue_of(value))
 
     to_numpy = get
 

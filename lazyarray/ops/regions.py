@@ -7,7 +7,7 @@ expression of ``x[i]`` compiles once for every ``i``.
 
 Public names: RegionOffsets, REGION_OFFSETS, ELEMENT_OFFSETS, ELEMENT_BASE_LIMIT,
 computed_outside_trace, one_run, dynamic_read, dynamic_update, element_read,
-unit_reshape, broadcast_view.
+element_value, unit_reshape, broadcast_view.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
-from lazyarray.values import on_device
+from lazyarray.values import on_device, on_host
 from lazyarray.tracing import TRACING
 
 
@@ -118,6 +118,31 @@ def element_read(node: Node, axis_map: list, ranges: list) -> Node | None:
         return None
     owned = node.owned if isinstance(node, Input) else True
     return Input(value[tuple(entry[1] for entry in axis_map)], owned=owned)
+
+
+def element_value(node: Node) -> np.ndarray | None:
+    """The value of *node* when it is one element of another array
+    (``x[i, j]``) as a 0-d NumPy array, read from that array's value (computed
+    first, once for all its elements, unless it has more than
+    :data:`ELEMENT_BASE_LIMIT`), not by a kernel of its own per index; None
+    for other nodes."""
+    if type(node) is not View or node.shape \
+            or any(entry[0] != "const" for entry in node.axis_map):
+        return None
+    index = tuple(entry[1] for entry in node.axis_map)
+    arg = node.arg
+    host = on_host(arg)
+    if host is not None:
+        return np.asarray(host[index])
+    from lazyarray.run import DEVICE_LOCK, evaluate
+    from lazyarray.run.device import queue_of
+    with DEVICE_LOCK:
+        value = arg.data if type(arg) is Input else on_device(arg)
+        if value is None:
+            if math.prod(arg.shape) > ELEMENT_BASE_LIMIT:
+                return None
+            value = evaluate(arg)
+        return value[index].get(queue=queue_of(value))
 
 
 def dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:
