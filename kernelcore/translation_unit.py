@@ -203,6 +203,18 @@ class CallableKernel(InKernelCallable):
         return frozenset(result)
 
 
+def callee_kernels(knl: LoopKernel) -> dict[str, LoopKernel]:
+    """The kernels *knl* calls as functions, and the ones they call, by name."""
+    callees: dict[str, LoopKernel] = {}
+    pending = [knl]
+    while pending:
+        for name, callable_ in pending.pop().callables.items():
+            if isinstance(callable_, CallableKernel) and name not in callees:
+                callees[name] = callable_.subkernel
+                pending.append(callable_.subkernel)
+    return callees
+
+
 def kernel_called_names(knl: LoopKernel) -> frozenset[str]:
     """The names of the functions *knl* calls."""
     return frozenset().union(*(called_names(e) for insn in knl.instructions

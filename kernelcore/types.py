@@ -236,15 +236,9 @@ def infer_types(knl, *, require_all: bool = True):
     is typed as if they were inlined (a callee's outputs type the caller's
     arrays); a callee's unknown types stay unknown unless its own
     instructions decide them."""
-    from kernelcore.translation_unit import CallableKernel, TranslationUnit
+    from kernelcore.translation_unit import TranslationUnit, callee_kernels
     if not isinstance(knl, TranslationUnit):
-        callees: dict = {}
-        pending = [knl]
-        while pending:          # the callees, and theirs
-            for n, c in pending.pop().callables.items():
-                if isinstance(c, CallableKernel) and n not in callees:
-                    callees[n] = c.subkernel
-                    pending.append(c.subkernel)
+        callees = callee_kernels(knl)
         if not callees:
             return _infer_kernel_types(knl, require_all=require_all)
         # a kernel calling kernels (as device functions) is typed as if they

@@ -25,18 +25,11 @@ def _prepare(knl):
     from kernelcore.ir.instruction import CallInstruction
     from kernelcore.ir.kernel import KernelState
     from kernelcore.preprocess import preprocess_kernel
-    from kernelcore.translation_unit import TranslationUnit
     from kernelcore.transform.inline import inline_calls
-    from kernelcore.translation_unit import CallableKernel
+    from kernelcore.translation_unit import TranslationUnit, callee_kernels
     if isinstance(knl, TranslationUnit):
         knl = knl.inlined_kernel()
-    callees: dict = {}
-    pending = [knl]
-    while pending:          # the callees, and theirs
-        for n, c in pending.pop().callables.items():
-            if isinstance(c, CallableKernel) and n not in callees:
-                callees[n] = c.subkernel
-                pending.append(c.subkernel)
+    callees = callee_kernels(knl)
     if callees:          # callees emitted as functions are counted where called
         knl = inline_calls(knl, callees)
     opaque = sorted(i.id for i in knl.instructions if isinstance(i, CallInstruction))

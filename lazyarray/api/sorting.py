@@ -85,14 +85,19 @@ def _check_kth(kth, n: int) -> None:
             raise ValueError(f"kth(={v}) out of bounds ({n})")
 
 
-def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArray:
-    """NumPy's partition: here the whole axis sorted (which puts every
-    *kth* element in its sorted place, smaller ones before, larger after)."""
-    x = asarray(a)
+def _check_select(kind: str, order) -> None:
+    """NumPy's checks of partition's *kind* and *order*."""
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
+
+
+def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArray:
+    """NumPy's partition: here the whole axis sorted (which puts every
+    *kth* element in its sorted place, smaller ones before, larger after)."""
+    x = asarray(a)
+    _check_select(kind, order)
     x, axis = _layout(x, axis)
     _check_kth(kth, x.shape[axis])
     return _sorted(x, axis, False, "values")
@@ -101,10 +106,7 @@ def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArr
 def argpartition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArray:
     """NumPy's argpartition: here the positions that sort the whole axis."""
     x = asarray(a)
-    if kind != "introselect":
-        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
-    if order is not None:
-        raise ValueError("Cannot specify order when the array has no fields.")
+    _check_select(kind, order)
     if x.ndim == 0:
         return zeros((1,), _INT64)
     x, axis = _layout(x, axis)
