@@ -3,6 +3,8 @@ and report kernelcore and hand-written bandwidths."""
 
 import json
 
+import pytest
+
 
 def test_bench_elementwise_quick(run_benchmark_quick):
     data, md, elapsed = run_benchmark_quick("bench_elementwise")
@@ -28,6 +30,7 @@ def _run_quick(run_benchmark_quick, script: str) -> tuple[dict, str, float]:
     return data, md, elapsed
 
 
+@pytest.mark.slow
 def test_bench_matmul_quick(run_benchmark_quick):
     data, md, elapsed = _run_quick(run_benchmark_quick, "bench_matmul")
     assert elapsed < 120, f"--quick took {elapsed:.1f} s"
@@ -48,6 +51,7 @@ def test_bench_matmul_quick(run_benchmark_quick):
     assert "kernelcore-tiled" in md and "hand-written" in md
 
 
+@pytest.mark.slow
 def test_bench_reduction_quick(run_benchmark_quick):
     data, md, elapsed = _run_quick(run_benchmark_quick, "bench_reduction")
     assert elapsed < 120, f"--quick took {elapsed:.1f} s"
@@ -67,6 +71,7 @@ def test_bench_reduction_quick(run_benchmark_quick):
     assert "kernelcore-two-stage" in md and "hand-written" in md
 
 
+@pytest.mark.slow
 def test_sweep_quick(tmp_path):
     """benchmarks/sweep.py --quick on two workloads: every point measured for
     lazyarray and the copy, the table written."""

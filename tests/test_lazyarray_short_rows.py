@@ -18,7 +18,9 @@ from lazyarray.lower import reduction as lower_reduction
 from lazyarray.lower.reduction import row_layout
 from lazyarray.run import steps as runtime
 
-LENGTHS = [1, 2, 3, 7, 16, 31, 33, 100, 255, 256, 1000]
+#: row lengths: around the layouts' thresholds (the others only with ``-m slow``)
+LENGTHS = [1, 3, 16, 33, 100, 256] + [pytest.param(n, marks=pytest.mark.slow)
+                                      for n in (2, 7, 31, 255, 1000)]
 #: not a multiple of any number of rows per work-group
 ROWS = 131
 
