@@ -44,6 +44,8 @@ CASES = [
     ((3, 7001), 1),             # few long rows with a tail
     ((2048, 40), 0),            # columns that are not a multiple of the lanes
     ((37, 129), 1),             # many short rows
+    ((1000, 64), 1),            # short rows sharing work-groups (GPU), ragged last group
+    ((5, 9, 100), 2),           # the same over two kept axes
     ((6, 50, 33), (0, 2)),      # the innermost and an outer axis
     ((64, 300), None),          # all of a matrix
     ((300, 3, 70), (0, 1)),     # a column layout over two axes
@@ -116,6 +118,10 @@ def test_layout_choices():
     assert choose_layout("sum", (2048, 40), (0,), "cpu", 2).lanes == 32
     # many long rows: one work-group per row, no parts
     assert choose_layout("max", (4096, 4096), (1,), "gpu", 132).parts == 1
+    # many short rows share work-groups: 8 work-items per row of 64, 16 rows
+    assert choose_layout("sum", (2 ** 20, 64), (1,), "gpu", 132) == \
+        lower_reduction.Layout(row=True, lanes=8, parts=1, rows=16)
+    assert choose_layout("sum", (4096, 4096), (1,), "gpu", 132).rows == 1
     # short rows and argmax keep the default schedule
     assert choose_layout("sum", (10 ** 6, 3), (1,), "gpu", 132) is None
     assert choose_layout("argmax", (4096, 4096), (1,), "gpu", 132) is None

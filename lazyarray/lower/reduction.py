@@ -141,12 +141,15 @@ class Layout:
     """How one reduction runs: *row* or column, *lanes* (the split of the
     innermost axis), *parts* of the outermost reduced axis (1: no split), and
     in a GPU column layout the neighbouring outputs of each work-item
-    (*vector*: loaded and stored as one OpenCL vector)."""
+    (*vector*: loaded and stored as one OpenCL vector), in a GPU row layout
+    of short rows the *rows* that share a work-group."""
 
     row: bool
     lanes: int
     parts: int
     vector: int = 1
+    #: outputs of a GPU row layout per work-group (short rows share groups)
+    rows: int = 1
 
 
 def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
@@ -194,7 +197,13 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
         if kind == "gpu":
             parts = min(_pow2_at_most(max(parts, 1)), GPU_GROUP * 4, MAX_GROUP)
         parts = max(parts, 1)
-    return Layout(row=row, lanes=lanes, parts=parts, vector=vector)
+    rows = 1
+    if kind == "gpu" and row and axes == (last,) and parts == 1 and kept \
+            and shape[last] < ROW_GROUP * SHORT_ROW_SLOTS:
+        # short rows: a few work-items per row, several rows per work-group
+        # (a work-group of 64 per row of 64 leaves most of the device idle)
+        lanes, rows = row_layout(shape[last], kept[-1])
+    return Layout(row=row, lanes=lanes, parts=parts, vector=vector, rows=rows)
 
 
 def _pow2_at_least(n: int) -> int:
@@ -372,6 +381,16 @@ class _Builder:
             self.tags[jo] = self._group_tag()
             self.tags[jv] = "l.0" if self.is_gpu else "ilp"
             kept.remove(self.last)
+        rows = self.layout.rows
+        if rows > 1 and self.layout.row:
+            # the innermost kept axis in work-groups of *rows* rows
+            k = kept.pop()
+            ko, kr = f"k{k}o{suffix}", f"k{k}r{suffix}"
+            index[k] = _lin((rows, ko), kr)
+            self.domains.append(domain([ko, kr], *bounds(kr, rows), {ko: 1},
+                                       below(index[k], self.shape[k])))
+            self.tags[ko] = self._group_tag()
+            self.tags[kr] = "l.1" if self.layout.lanes > 1 else "l.0"
         for k in reversed(kept):
             index[k] = prim.Variable(
                 self._box(f"k{k}{suffix}", self.shape[k], tag=self._group_tag()))
@@ -398,7 +417,8 @@ class _Builder:
                 if self.is_gpu:
                     self.domains.append(domain(["ro", "v"], *bounds("v", lanes),
                                                *bounds("ro", count), below(index[a], extent)))
-                    self.tags["v"] = "l.0"
+                    if lanes > 1:
+                        self.tags["v"] = "l.0"
                     inames += ["ro", "v"]
                 else:
                     self._box("ro", count)
