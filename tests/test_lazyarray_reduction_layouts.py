@@ -43,6 +43,8 @@ CASES = [
     ((5000,), None),            # one output: parts over the row
     ((3, 7001), 1),             # few long rows with a tail
     ((2048, 40), 0),            # columns that are not a multiple of the lanes
+    ((100003, 3), 0),           # narrow columns, ragged parts and rows (GPU: l.1 rows)
+    ((7, 5), 0),                # narrow columns, fewer rows than a group takes
     ((37, 129), 1),             # many short rows
     ((1000, 64), 1),            # short rows sharing work-groups (GPU), ragged last group
     ((5, 9, 100), 2),           # the same over two kept axes
@@ -122,6 +124,9 @@ def test_layout_choices():
     assert choose_layout("sum", (2 ** 20, 64), (1,), "gpu", 132) == \
         lower_reduction.Layout(row=True, lanes=8, parts=1, rows=16)
     assert choose_layout("sum", (4096, 4096), (1,), "gpu", 132).rows == 1
+    # narrow columns: 4 work-items across the columns, 64 down the rows
+    layout = choose_layout("sum", (2 ** 24, 4), (0,), "gpu", 132)
+    assert (layout.lanes, layout.rows) == (4, 64) and layout.parts > 1
     # short rows and argmax keep the default schedule
     assert choose_layout("sum", (10 ** 6, 3), (1,), "gpu", 132) is None
     assert choose_layout("argmax", (4096, 4096), (1,), "gpu", 132) is None

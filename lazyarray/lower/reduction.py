@@ -142,13 +142,15 @@ class Layout:
     innermost axis), *parts* of the outermost reduced axis (1: no split), and
     in a GPU column layout the neighbouring outputs of each work-item
     (*vector*: loaded and stored as one OpenCL vector), in a GPU row layout
-    of short rows the *rows* that share a work-group."""
+    of short rows the *rows* that share a work-group, in a GPU column layout
+    of narrow columns the *rows* a work-group reads at once."""
 
     row: bool
     lanes: int
     parts: int
     vector: int = 1
-    #: outputs of a GPU row layout per work-group (short rows share groups)
+    #: outputs of a GPU row layout per work-group (short rows share groups),
+    #: or work-items along the reduced rows of a GPU column layout (``l.1``)
     rows: int = 1
 
 
@@ -198,6 +200,9 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
             parts = min(_pow2_at_most(max(parts, 1)), GPU_GROUP * 4, MAX_GROUP)
         parts = max(parts, 1)
     rows = 1
+    if kind == "gpu" and not row and lanes < GPU_GROUP:
+        # narrow columns: the group's other work-items take other rows
+        rows = GPU_GROUP // lanes
     if kind == "gpu" and row and axes == (last,) and parts == 1 and kept \
             and shape[last] < ROW_GROUP * SHORT_ROW_SLOTS:
         # short rows: a few work-items per row, several rows per work-group
@@ -427,6 +432,16 @@ class _Builder:
                     done = count * lanes * (layout.parts if parted else 1)
                     if done < extent:
                         self.tail = (done, extent - done)
+            elif a == first and not layout.row and layout.rows > 1:
+                # (narrow columns) rows read by the group's l.1 work-items at once
+                rows, per = layout.rows, math.ceil(extent / layout.parts)
+                start = [(per, "pg")] if parted else []
+                index[a] = _lin(*start, (rows, "rp"), "rl")
+                self.domains.append(domain(["rp", "rl"], *bounds("rl", rows), {"rp": 1},
+                                           below(_lin((rows, "rp"), "rl"), per),
+                                           below(index[a], extent)))
+                self.tags["rl"] = "l.1"
+                inames += ["rp", "rl"]
             elif parted:
                 per = math.ceil(extent / layout.parts)
                 self.domains.append(domain(["rp"], *bounds("rp", per),
