@@ -104,7 +104,7 @@ def test_einsum_broadcasts_and_tags(actx):
 
 
 def test_call_loopy_runs_on_the_queue(actx):
-    lp = pytest.importorskip("loopy")
+    lp = pytest.importorskip("loopy", reason="loopy is not installed (the 'pde' extra)")
     from arraycontext import make_loopy_program
     prg = make_loopy_program("{[i]: 0 <= i < n}", "out[i] = 2 * x[i] + 1")
     prg = lp.add_dtypes(prg, {"x": np.float64})

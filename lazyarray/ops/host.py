@@ -1,9 +1,7 @@
 """Operations computed by NumPy on the host: searching and set functions.
 They compute their inputs first and upload the result, so they are correct
 but not fused, and they cannot be used inside ``la.jit``. (Sorting runs on
-the device, :mod:`lazyarray.ops.sort`; ``host_function("sort")`` and
-``host_function("argsort")`` remain NumPy's, with the Array API's
-*descending*.)
+the device, :mod:`lazyarray.ops.sort`.)
 
 Public names: HOST_FUNCTIONS, host_function.
 """
@@ -22,34 +20,9 @@ HOST_FUNCTIONS = ("nonzero", "searchsorted", "unique", "unique_values",
                   "unique_counts", "unique_inverse", "unique_all", "flatnonzero")
 
 
-def _argsort(x, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    """NumPy's argsort, with the Array API's *descending* (ties keep their
-    order when *stable*, the default there)."""
-    if not descending:
-        return np.argsort(x, axis=axis, kind=kind, order=order, stable=stable)
-    x = np.asarray(x)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    backwards = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
-    return x.shape[axis] - 1 - np.flip(backwards, axis)
-
-
-def _sort(x, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    """NumPy's sort, with the Array API's *descending*."""
-    if not descending:
-        return np.sort(x, axis=axis, kind=kind, order=order, stable=stable)
-    x = np.asarray(x)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    return np.take_along_axis(x, _argsort(x, axis, descending=True), axis)
-
-
-_WITH_ARRAY_API_ARGUMENTS = {"sort": _sort, "argsort": _argsort}
-
-
 def host_function(name: str) -> Callable:
     """``la.<name>``: NumPy's function applied to the computed arguments."""
-    numpy_fn = _WITH_ARRAY_API_ARGUMENTS.get(name) or getattr(np, name)
+    numpy_fn = getattr(np, name)
 
     def f(*args, **kwargs):
         from lazyarray.fallback import _note
