@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -77,9 +78,12 @@ class Input(Node):
     call's results skip the interning table's cost)."""
 
     __slots__ = ("data", "owned")
+    data: Any
+    owned: bool
 
     def __new__(cls, data, owned: bool = False):
-        # (_content and _init in one: every eager call and jitted call makes inputs)
+        # (made directly, not interned through _content and _init: every eager
+        # call and jitted call makes inputs)
         node = object.__new__(cls)
         shape = tuple(data.shape)
         dtype = np.dtype(data.dtype)
@@ -90,16 +94,6 @@ class Input(Node):
         node.shape = shape
         node.dtype = dtype
         return node
-
-    @staticmethod
-    def _content(data, owned=False):
-        return (id(data), tuple(data.shape), np.dtype(data.dtype).str, owned)
-
-    def _init(self, data, owned=False):
-        self.data = data
-        self.owned = owned
-        self.shape = tuple(data.shape)
-        self.dtype = np.dtype(data.dtype)
 
 
 class Const(Node):
