@@ -26,7 +26,7 @@ descending sort).
 The sort is an external call of the graph (:mod:`lazyarray.calls`): its
 input is computed and stored first, and ``la.jit`` records and replays it.
 
-Public names: sort_nodes, STAGE_KERNELS, GROUP_SIZE.
+Public names: sort_nodes, stage_kernel, stages, STAGE_KERNELS, GROUP_SIZE.
 """
 
 from __future__ import annotations
@@ -196,10 +196,15 @@ def _compiled(context: cl.Context, dtype: np.dtype, wide: bool
 
 # {{{ the call
 
+def _padded(length: int) -> int:
+    """The power of two a row of *length* is sorted as (at least 1)."""
+    return 1 << max(length - 1, 0).bit_length()
+
+
 def stages(length: int) -> list[tuple[int, int]]:
     """The compare-exchange stages sorting rows of *length*: (distance j,
     xor mask) per stage, in order."""
-    padded = 1 << max(length - 1, 0).bit_length()
+    padded = _padded(length)
     result = []
     block = 2
     while block <= padded:
@@ -228,7 +233,7 @@ class _Sort:
         self.inner = math.prod(shape[axis + 1:])
         self.size = math.prod(shape)
         self.rows = self.size // self.length
-        self.pairs = max((1 << max(self.length - 1, 0).bit_length()) // 2, 1)
+        self.pairs = max(_padded(self.length) // 2, 1)
         self.work_dtype = _WORK_DTYPE.get(dtype, dtype)
         self.wide = max(self.size, self.rows * self.pairs) + GROUP_SIZE >= 2 ** 31
         self.outputs = {"values": (shape, dtype), "indices": (shape, np.dtype(np.int64))}
