@@ -15,7 +15,9 @@ Layouts (``--layouts``, compared on the same device in one run):
 * ``old``: a work-group of :func:`~lazyarray.lower.reduction.row_group`
   work-items per row, whatever its length (the layout before short rows);
 * ``s<S>g<G>`` (e.g. ``s4g256``): ``new`` with SHORT_ROW_SLOTS = S and
-  SHORT_ROW_GROUP = G (``s<S>``: the group unchanged), to tune those two.
+  SHORT_ROW_GROUP = G (``s<S>``: the group unchanged), to tune those two;
+* ``l<L>r<R>`` (e.g. ``l128r2``): L work-items per row and R rows per
+  work-group at every length (rows of up to 32 L elements).
 
 Needs only numpy, pyopencl and lazyarray (run from a checkout)::
 
@@ -59,12 +61,19 @@ DEFAULTS = (reduction.SHORT_ROW_SLOTS, reduction.SHORT_ROW_GROUP)
 
 def _short_sizes(name: str) -> tuple[int, int]:
     """(SHORT_ROW_SLOTS, SHORT_ROW_GROUP) of layout *name*."""
-    if name in LAYOUTS:
+    if name in LAYOUTS or _fixed(name):
         return DEFAULTS
     found = re.fullmatch(r"s(\d+)(?:g(\d+))?", name)
     if found is None:
-        raise SystemExit(f"unknown layout {name!r}: new, old or s<slots>g<group>")
+        raise SystemExit(f"unknown layout {name!r}: new, old, s<slots>g<group> or "
+                         "l<lanes>r<rows>")
     return int(found[1]), int(found[2] or DEFAULTS[1])
+
+
+def _fixed(name: str) -> tuple[int, int] | None:
+    """(work-items per row, rows per group) of a layout ``l<L>r<R>``."""
+    found = re.fullmatch(r"l(\d+)r(\d+)", name)
+    return None if found is None else (int(found[1]), int(found[2]))
 
 
 def softmax(x):
@@ -75,7 +84,9 @@ def softmax(x):
 def use_layout(name: str) -> None:
     """Plan row kernels with layout *name* from now on."""
     reduction.SHORT_ROW_SLOTS, reduction.SHORT_ROW_GROUP = _short_sizes(name)
-    lower_kernel.row_layout = LAYOUTS.get(name, reduction.row_layout)  # type: ignore
+    fixed = _fixed(name)
+    lower_kernel.row_layout = (  # type: ignore
+        (lambda extent, rows: fixed) if fixed else LAYOUTS.get(name, reduction.row_layout))
     runtime._KERNELS.clear()
     runtime._PLANS.clear()
 

@@ -70,6 +70,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=1.0,
                    help="seconds of samples per variant and point (at least 3 samples)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--shapes", default=None, metavar="262144x1024,268435456",
+                   help="instead of the device's shapes: these matrices (RxC; W6: MxKxN) "
+                        "and vector lengths")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--markdown", type=Path, default=None)
     p.add_argument("--png", type=Path, default=None,
@@ -80,6 +83,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "(runs of parts of the sweep on one device, merged)")
     args = p.parse_args(argv)
     args.only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
+    args.shapes = None if args.shapes is None else [
+        tuple(int(v) for v in label.split("x")) for label in args.shapes.split(",")]
     return args
 
 
@@ -92,9 +97,19 @@ def _shapes(total: int) -> list[tuple[int, int]]:
     return [(total // c, c) for c in cols if total // c >= 1]
 
 
-def points(kind: str, only: set[str]) -> list[tuple[str, Case]]:
-    """``(shape label, case)`` of every point of the sweep."""
+def points(kind: str, only: set[str],
+           chosen: list[tuple[int, ...]] | None = None) -> list[tuple[str, Case]]:
+    """``(shape label, case)`` of every point of the sweep (with *chosen*:
+    of those vector lengths, matrix shapes and W6 sizes instead)."""
     totals, shape_total = TOTALS[kind], SHAPE_TOTAL[kind]
+    shapes = _shapes(shape_total)
+    square = [(1 << (t.bit_length() - 1) // 2,) * 2 for t in totals]
+    matmul = MATMUL[kind]
+    if chosen is not None:
+        totals = tuple(s[0] for s in chosen if len(s) == 1)
+        shapes = [(s[0], s[1]) for s in chosen if len(s) == 2]
+        square = []
+        matmul = tuple((s[0], s[1], s[2]) for s in chosen if len(s) == 3)
     out: list[tuple[str, Case]] = []
 
     def add(workload: str, label: str, case: Case) -> None:
@@ -105,8 +120,6 @@ def points(kind: str, only: set[str]) -> list[tuple[str, Case]]:
         add("W2", f"{n}", Case("W2", "W2", "8 x: x = x*0.999 + 0.5*sqrt(abs(x) + 1)", w2,
                                ((n,),), span=(-1.0, 1.0)))
         add("W3", f"{n}", Case("W3 dot", "W3", "sum(a*b)", w3_dot, ((n,),) * 2))
-    shapes = _shapes(shape_total)
-    square = [(1 << (t.bit_length() - 1) // 2,) * 2 for t in totals]
     for r, c in shapes + [s for s in square if s not in shapes]:
         label = f"{r}x{c}"
         add("W3", label, Case("W3 rows", "W3", "A.sum(axis=1)", w3_rows, ((r, c),)))
@@ -118,7 +131,7 @@ def points(kind: str, only: set[str]) -> list[tuple[str, Case]]:
         if c >= 2:
             add("W4", f"{r}x{c}", Case("W4", "W4", "softmax along rows", w4, ((r, c),),
                                        span=(-4.0, 4.0), rtol=1e-3))
-    for m, k, n in MATMUL[kind]:
+    for m, k, n in matmul:
         case = Case("W6", "W6", "A @ B", w6, ((m, k), (k, n)), span=(-1.0, 1.0),
                     rtol=1e-3, flop=2 * m * k * n)
         add("W6", f"{m}x{k}x{n}", case)
@@ -157,7 +170,7 @@ def run(args: argparse.Namespace) -> dict:
               "settings": {"repeat": repeat, "budget_s": args.budget, "seed": args.seed,
                            "variants": list(builders), "max_gib": max_gib},
               "environment": env, "peers": peers.versions(setup), "points": []}
-    for label, case in points(sizes, args.only):
+    for label, case in points(sizes, args.only, args.shapes):
         if _case_bytes(case) > max_gib * 2**30:
             logger.info("%s %s: skipped (over %.1f GiB)", case.name, label, max_gib)
             continue
