@@ -292,7 +292,16 @@ def _merged(results: list[dict]) -> dict:
 
 
 def _setup_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    """Progress lines of the sweep and the suite on stderr; not the root
+    logger's level: lazyarray at info level waits for every kernel to log its
+    time, which the sweep would then measure."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for name in ("sweep", "suite"):
+        log = logging.getLogger(name)
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1523,37 +1523,6 @@ def test_single_precision_division_and_sqrt_round_correctly(queue):
     np.testing.assert_array_equal(out[1], np.sqrt(a))
 
 
-def test_float32_sqrt_is_ptx_sqrt_rn_on_nvidia_only(queue):
-    """float32 square roots call kc_sqrtf, which is PTX's IEEE ``sqrt.rn.f32``
-    under the option only NVIDIA's devices are built with, and the builtin
-    elsewhere; float64 keeps the builtin; results equal NumPy's."""
-    from types import SimpleNamespace
-
-    from kernelcore.runtime.build import build_options
-    from kernelcore.target.opencl import PTX_SQRT_OPTION
-
-    def device(vendor):
-        return SimpleNamespace(single_fp_config=0, platform=SimpleNamespace(vendor=vendor))
-
-    assert build_options(device("NVIDIA Corporation")) == [PTX_SQRT_OPTION]
-    assert build_options(device("The pocl project")) == []
-    assert PTX_SQRT_OPTION not in build_options(queue.device) \
-        or "NVIDIA" in queue.device.platform.vendor
-    knl = lp.make_kernel("{[i]: 0 <= i < 1000}", ["r[i] = sqrt(a[i])", "s[i] = sqrt(d[i])"])
-    knl = lp.add_dtypes(knl, {"a": np.float32, "d": np.float64})
-    code = lp.generate_code_v2(knl).device_code()
-    assert "r[i] = kc_sqrtf(a[i]);" in code and "s[i] = sqrt(d[i]);" in code
-    assert "sqrt.rn.f32" in code and "#ifdef KC_PTX_SQRT" in code
-    rng = np.random.default_rng(3)
-    a = np.concatenate([rng.uniform(0, 1e6, 996), [0.0, -0.0, np.inf, -1.0]]).astype(np.float32)
-    d = a.astype(np.float64) * np.pi
-    with np.errstate(invalid="ignore"):
-        _, (r, s) = knl(queue, a=a, d=d)
-        np.testing.assert_array_equal(r, np.sqrt(a))
-        np.testing.assert_array_equal(s, np.sqrt(d))
-    assert np.signbit(r[997])
-
-
 def test_guards_are_not_repeated_inside_themselves():
     """An ``if`` inside an ``if`` of the same condition is opened (not inside
     a loop, which may rebind the condition's names); adjacent ones merge."""

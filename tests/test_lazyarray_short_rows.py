@@ -19,8 +19,8 @@ from lazyarray.lower.reduction import row_layout
 from lazyarray.run import steps as runtime
 
 #: row lengths: around the layouts' thresholds (the others only with ``-m slow``)
-LENGTHS = [1, 3, 16, 33, 100, 256] + [pytest.param(n, marks=pytest.mark.slow)
-                                      for n in (2, 7, 31, 255, 1000)]
+LENGTHS = [1, 3, 16, 33, 100, 256, 300] + [pytest.param(n, marks=pytest.mark.slow)
+                                           for n in (2, 7, 31, 255, 513, 1000)]
 #: not a multiple of any number of rows per work-group
 ROWS = 131
 
@@ -59,8 +59,15 @@ def test_row_layouts():
     # few rows along the innermost row axis: no more rows per group than that
     assert row_layout(3, 3) == (1, 4)
     assert row_layout(100, 1) == (16, 1)
-    # rows of 256 and more: a work-group per row (row_group's rule)
-    for n in (256, 1000, 8192):
+    # rows of 256 to MID_ROW: ROW_GROUP work-items each, MID_ROW_GROUP per group
+    lanes, mid, mid_group = (lower_reduction.ROW_GROUP, lower_reduction.MID_ROW,
+                             lower_reduction.MID_ROW_GROUP)
+    for n in (256, 300, mid):
+        assert row_layout(n, 10 ** 6) == (lanes, mid_group // lanes)
+        assert lanes * lower_reduction.ROW_SLOTS >= n
+    assert row_layout(300, 3) == (lanes, 4)
+    # longer rows: a work-group per row (row_group's rule)
+    for n in (mid + 1, 1000, 8192):
         assert row_layout(n, 10 ** 6) == (lower_reduction.row_group(n), 1)
     for n in range(1, 256):
         lanes, rows = row_layout(n, 10 ** 6)
@@ -70,7 +77,8 @@ def test_row_layouts():
 
 
 @pytest.mark.parametrize("n, size", [(100, (16, 8)), (16, (4, 32)), (3, (128,)),
-                                     (255, (32, 4)), (256, (32,))])
+                                     (255, (32, 4)), (256, (32, 8)), (300, (32, 8)),
+                                     (513, (32,))])
 def test_short_rows_share_work_groups(gpu, n, size):
     """Softmax over short rows: several rows per work-group, their local
     trees in rows of local memory of their own (or no tree at all with one

@@ -586,6 +586,32 @@ def test_auto_parallelize_short_fast_loop_on_gpu(queue, short):
     evt, (out,) = par(queue, a=a)
     np.testing.assert_array_equal(host(out), 2 * a.T)
 
+
+@pytest.mark.parametrize("n, items", [(1 << 20, None), (3000, 4), (1025, 2), (5, 8)])
+def test_auto_parallelize_several_items_per_work_item_on_gpu(queue, n, items):
+    """On a GPU a long loop (or one given *items*) gives each work-item several
+    elements a work-group's width apart: coalesced, guarded at the end, and
+    every element computed once (the GPU layout runs on any device)."""
+    from kernelcore.transform.parallel import GPU_ITEMS
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = sqrt(a[i]) * 3",
+                         [lp.GlobalArg("a", np.float32, shape=("n",)), "..."])
+    knl = lp.fix_parameters(knl, n=n)
+    par = lp.auto_parallelize(knl, "gpu", items=items)
+    per = items or GPU_ITEMS
+    tags = {name: str(tag) for name, tag in par.iname_tags.items() if tag is not None}
+    assert sorted(tags.values()) == ["g.0", "l.0", "unr"], tags
+    gsize, lsize = (tuple(int(v) for v in s) for s in par.get_grid_size_upper_bounds_as_exprs())
+    assert gsize[0] * lsize[0] * per >= n > (gsize[0] - 1) * lsize[0] * per
+    code = device_code(par, {})
+    idx = subscript_of(code, "out")
+    base = eval_subscript(idx, lid=(1, 0, 0), gid=(0, 0, 0))
+    assert eval_subscript(idx, lid=(2, 0, 0), gid=(0, 0, 0)) == base + 1
+    a = np.random.default_rng(n).random(n, dtype=np.float32)
+    evt, (out,) = par(queue, a=a)
+    np.testing.assert_array_equal(host(out), np.sqrt(a) * np.float32(3))
+    # one work-item per element on CPUs, and on GPUs for short loops
+    assert "unr" not in {str(t) for t in lp.auto_parallelize(knl, "cpu").iname_tags.values()}
+
 # }}}
 
 # vim: foldmethod=marker

@@ -265,7 +265,7 @@ class VectorExpressionMapper(CExpressionMapper):
         result = self.types(prim.Call(prim.Variable(name), tuple(params))).dtype
         if result.kind not in "iuf" or (name == "abs" and common.kind == "i"):
             raise NotVectorizable(f"'{name}' of {common} has no vector form here")
-        fname = self.target.vector_function_name(name, [common] * len(params), dtype)
+        fname = self.target.function_name(name, [common] * len(params), dtype)
         if self.target.helper_function_source(fname) is not None:
             raise NotVectorizable(f"'{name}' needs a helper function")
         args = ", ".join(self.vector_code(p, common) for p in params)

@@ -37,7 +37,6 @@ from kernelcore.diagnostic import OpenCLBuildError
 from kernelcore.runtime.cache import STATS, caching_enabled
 from kernelcore.runtime.once import KeyedLocks, made_once
 from kernelcore.runtime.store import DiskStore, default_cache_dir
-from kernelcore.target.opencl import PTX_SQRT_OPTION
 
 logger = logging.getLogger(__name__)
 _PROGRAMS: dict[tuple, BuiltProgram] = {}
@@ -68,16 +67,10 @@ def format_build_error(source: str, log: str, what: str) -> str:
 def build_options(device: cl.Device) -> list[str]:
     """The options every program is built with: single-precision division and
     square roots correctly rounded where the device can (as NumPy's are;
-    NVIDIA's OpenCL otherwise rounds ``x / 3.0f`` within 2.5 ulp), and on
-    NVIDIA's OpenCL square roots as PTX's ``sqrt.rn.f32`` (the same IEEE
-    result; the option alone gives a routine that ran W2's chain of square
-    roots at about 2/3 of the speed)."""
-    options = []
+    NVIDIA's OpenCL otherwise rounds ``x / 3.0f`` within 2.5 ulp)."""
     if device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
-        options.append("-cl-fp32-correctly-rounded-divide-sqrt")
-    if "NVIDIA" in device.platform.vendor:
-        options.append(PTX_SQRT_OPTION)
-    return options
+        return ["-cl-fp32-correctly-rounded-divide-sqrt"]
+    return []
 
 
 def compile_program(ctx: cl.Context, source: str) -> cl.Program:

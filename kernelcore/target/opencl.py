@@ -21,24 +21,6 @@ _C_TYPES = {
 #: OpenCL spellings of functions whose name differs from the instruction language
 _FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax"}
 
-#: the build option (see kernelcore.runtime.build) under which single-precision
-#: square roots are PTX's ``sqrt.rn.f32``: NVIDIA's OpenCL, asked for correctly
-#: rounded square roots, calls a slower routine for the same IEEE result
-PTX_SQRT_OPTION = "-DKC_PTX_SQRT"
-#: float32 functions defined by kernelcore (scalar code; vector code keeps the
-#: builtin) and their source
-_FLOAT_HELPERS = {"sqrt": "kc_sqrtf"}
-_FLOAT_HELPER_SOURCE = {"kc_sqrtf": """inline float kc_sqrtf(float x)
-{
-#ifdef KC_PTX_SQRT
-  float r;
-  asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-#else
-  return sqrt(x);
-#endif
-}"""}
-
 
 class OpenCLTarget(CFamilyTarget):
     """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
@@ -103,7 +85,7 @@ class OpenCLTarget(CFamilyTarget):
     def helper_function_source(self, name: str) -> str | None:
         """Source of a helper function *name* returned by :meth:`function_name`
         that the preamble must define (None: a built-in)."""
-        return _FLOAT_HELPER_SOURCE.get(name)
+        return None
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))
@@ -151,17 +133,7 @@ class OpenCLTarget(CFamilyTarget):
         if all(dt.kind in "iub" for dt in arg_dtypes):
             if name in ("abs", "min", "max"):
                 return name
-        if name in _FLOAT_HELPERS and result_dtype == np.float32 \
-                and all(dt == np.float32 for dt in arg_dtypes):
-            return _FLOAT_HELPERS[name]
         return _FUNCTION_NAMES.get(name, name)
-
-    def vector_function_name(self, name: str, arg_dtypes: list[np.dtype],
-                             result_dtype: np.dtype) -> str:
-        """:meth:`function_name` for vector operands: the builtins."""
-        if name in _FLOAT_HELPERS:
-            return name
-        return self.function_name(name, arg_dtypes, result_dtype)
 
     def preamble(self, uses_complex: bool, uses_double: bool,
                  index_ctype: str = "int") -> list[str]:

@@ -127,7 +127,9 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                                                         transposed, *tile)
         if tiled:
             return tiled
-    return lp.auto_parallelize(knl, kind, group_size=sizes.get("group_size", (None,))[0])
+    group = sizes.get("group_size", (None,))
+    return lp.auto_parallelize(knl, kind, group_size=group[0],
+                               items=group[1] if len(group) > 1 else None)
 
 
 def _is_product_sum(node: Reduce) -> bool:

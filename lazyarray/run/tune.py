@@ -5,9 +5,9 @@ On its first run, a kernel is built with each candidate *choice* of its
 schedule's sizes, each version is timed on the run's own arguments, and the
 fastest is kept. The choices never change a result:
 
-- elementwise kernels try work-group sizes and, when they read an input
-  transposed, tile sizes: every version computes each element with the same
-  operations;
+- elementwise kernels try work-group sizes (on GPUs also elements per
+  work-item) and, when they read an input transposed, tile sizes: every
+  version computes each element with the same operations;
 - matrix products try the blocking of the result and of *k*: every version
   accumulates each output over *k* in order, and a blocking is used only
   where the default blocking would be (the other reductions are not tuned:
@@ -42,7 +42,8 @@ class NotApplicable(Exception):
 
 
 #: values tried per device kind and knob; each is passed on to the schedule
-#: that uses the knob: ``group_size`` (elementwise work-items per group),
+#: that uses the knob: ``group_size`` (elementwise work-items per group, and
+#: elements per work-item of a long loop, see kernelcore's auto_parallelize),
 #: ``transpose`` (GPU: tile edge and work-item rows; CPU: block edge),
 #: ``contraction`` (GPU: work-group shape, outputs per work-item, k slice;
 #: CPU: result rows and vectors per work-item)
@@ -53,7 +54,7 @@ CANDIDATES: dict[str, dict[str, tuple]] = {
         "contraction": ((8, 2), (4, 2), (4, 4), (6, 4), (12, 2), (8, 1)),
     },
     "gpu": {
-        "group_size": ((64,), (128,), (256,), (512,)),
+        "group_size": ((64,), (128,), (256,), (512,), (256, 1), (256, 2), (256, 8)),
         "transpose": ((32, 8), (32, 4), (32, 16), (16, 8), (64, 8)),
         "contraction": (((16, 16), (8, 8), 16), ((16, 16), (8, 8), 8),
                         ((16, 16), (8, 8), 32), ((16, 16), (4, 8), 16),
