@@ -51,9 +51,11 @@ dim_type = isl.dim_type
 #: on a GPU, a fast loop this short or shorter shares its work-groups with
 #: the next loop (``l.1``): a group of a few work-items leaves the device idle
 SHORT_FAST = 32
-#: elements per work-item of a long fast loop on a GPU (W2's chain of eight
-#: correctly rounded square roots over 2^28 float32 on an H200: 35% of a copy's
-#: bandwidth with one, 42% with four), and the shortest loop that gets them
+#: elements per work-item of a long fast loop on a GPU, and the shortest loop
+#: that gets them (kernel time on an H200, % of a copy's bandwidth, with 1 /
+#: 2 / 4 / 8: 2*x over 2^28 float32 65 / 90 / 99 / 96; a+b over 2^27 83 /
+#: 103 / 104 / 103; W2's chain of eight correctly rounded square roots over
+#: 2^28 36 / 39 / 42 / 43)
 GPU_ITEMS = 4
 ITEMS_FROM = 1 << 20
 
