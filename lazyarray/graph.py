@@ -21,6 +21,26 @@ from lazyarray.values import on_device
 
 _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _INTERNING = threading.RLock()
+#: the weak references of _INTERNED by key, and the callback that removes one
+#: (every operator looks a node up, and a new one is stored, without
+#: WeakValueDictionary's Python frames)
+_INTERNED_REFS = _INTERNED.data  # type: ignore[attr-defined]
+_INTERNED_REMOVE = _INTERNED._remove  # type: ignore[attr-defined]
+_new_ref = weakref.ref.__new__
+
+#: NumPy's string of each dtype (or type) nodes are made with: ``np.dtype(d).str``
+#: costs as much as the rest of an interning key
+_DTYPE_STRS: dict = {}
+
+
+def _dtype_str(dtype) -> str:
+    """``np.dtype(dtype).str``, remembered."""
+    text = _DTYPE_STRS.get(dtype)
+    if text is None:
+        text = np.dtype(dtype).str
+        if len(_DTYPE_STRS) < 256:
+            _DTYPE_STRS[dtype] = text
+    return text
 
 
 class Node:
@@ -35,16 +55,21 @@ class Node:
 
     def __new__(cls, *args):
         key = (cls, *cls._content(*args))
-        node = _INTERNED.get(key)
+        ref = _INTERNED_REFS.get(key)
+        node = ref() if ref is not None else None
         if node is None:
             with _INTERNING:
-                node = _INTERNED.get(key)
+                ref = _INTERNED_REFS.get(key)
+                node = ref() if ref is not None else None
                 if node is None:
                     node = object.__new__(cls)
                     node._key = key
                     node._init(*args)
                     node.depth = pending_depth(node.children())
-                    _INTERNED[key] = node
+                    # (``_INTERNED[key] = node`` without KeyedRef's two Python frames)
+                    ref = _new_ref(weakref.KeyedRef, node, _INTERNED_REMOVE)
+                    ref.key = key
+                    _INTERNED_REFS[key] = ref
         return node
 
     # (not an abc.ABC: isinstance checks on nodes, frequent while graphs are
@@ -85,14 +110,12 @@ class Input(Node):
         # (made directly, not interned through _content and _init: every eager
         # call and jitted call makes inputs)
         node = object.__new__(cls)
-        shape = tuple(data.shape)
-        dtype = np.dtype(data.dtype)
-        node._key = (cls, id(data), shape, dtype.str, owned)
+        node.shape = shape = tuple(data.shape)
+        node.dtype = dtype = data.dtype     # (a pyopencl array's is a NumPy dtype)
+        node._key = (cls, id(data), shape, dtype, owned)
         node.depth = 0
         node.data = data
         node.owned = owned
-        node.shape = shape
-        node.dtype = dtype
         return node
 
 
@@ -157,7 +180,7 @@ class Map(Node):
 
     @staticmethod
     def _content(op, args, shape, dtype, weak=False):
-        return (op, tuple(args), tuple(shape), np.dtype(dtype).str, bool(weak))
+        return (op, tuple(args), tuple(shape), _dtype_str(dtype), bool(weak))
 
     def _init(self, op, args, shape, dtype, weak=False):
         self.op = op
@@ -177,7 +200,7 @@ class Reduce(Node):
 
     @staticmethod
     def _content(op, axes, arg, dtype, keepdims):
-        return (op, tuple(axes), arg, np.dtype(dtype).str, bool(keepdims))
+        return (op, tuple(axes), arg, _dtype_str(dtype), bool(keepdims))
 
     def _init(self, op, axes, arg, dtype, keepdims):
         self.op = op
@@ -282,7 +305,7 @@ class Concat(Node):
 
     @staticmethod
     def _content(args, axis, dtype):
-        return (tuple(args), int(axis), np.dtype(dtype).str)
+        return (tuple(args), int(axis), _dtype_str(dtype))
 
     def _init(self, args, axis, dtype):
         self.args = tuple(args)
@@ -319,7 +342,7 @@ class Scan(Node):
 
     @staticmethod
     def _content(op, axis, arg, dtype):
-        return (op, int(axis), arg, np.dtype(dtype).str)
+        return (op, int(axis), arg, _dtype_str(dtype))
 
     def _init(self, op, axis, arg, dtype):
         self.op = op
