@@ -11,10 +11,10 @@ import weakref
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lazyarray.graph import Const, Input, Node, Param, Reshape, View, computed, walk
+from lazyarray.graph import Const, Input, Map, Node, Param, Reshape, View, computed, walk
 from lazyarray.run.device import (
     DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue)
-from lazyarray.run.steps import graph_structure, plan_graph, run_step
+from lazyarray.run.steps import graph_structure, plan_graph, plan_map, queue_target, run_step
 from lazyarray.tracing import TRACING
 from lazyarray.values import holder, keep_on_device, on_device
 
@@ -29,12 +29,47 @@ def evaluate(root: Node) -> cla.Array:
     if value is not None:
         return value
     with DEVICE_LOCK:
+        if type(root) is Map:
+            value = _evaluate_map(root)
+            if value is not None:
+                return value
         graph = graph_structure(root)
         foreign = None if queue_chosen() else _foreign_queue(graph[0])
         if foreign is None:
             return _evaluate(root, graph)
         with using_queue(foreign):
             return _evaluate(root, graph)
+
+
+def _evaluate_map(root: Map) -> cla.Array | None:
+    """The value of *root* (under the device lock) when it is an elementwise
+    operation on computed arrays of the current queue (the eager ``a + b``),
+    computed by the step :func:`~lazyarray.run.steps.plan_map` remembers
+    for its operation, shapes and dtypes; else None (nothing was done)."""
+    queue = default_queue()
+    values = []
+    for node in root.args:
+        kind = type(node)
+        if kind is Input:
+            value = node.data
+            # (an input of another queue may be of another context: see evaluate)
+            if value is None or value.queue is not queue:
+                return None
+        elif kind is Const or kind is Param:
+            return None
+        else:
+            value = on_device(node)
+            if value is None:
+                return None
+        values.append(value)
+    planned = plan_map(root, queue_target(queue))
+    if planned is None:
+        return None
+    step, positions = planned
+    value = run_step(step, queue, {name: values[k]
+                                   for (name, _), k in zip(step.args, positions)})
+    keep_on_device(root, value)
+    return value
 
 
 def inputs_queue(root: Node) -> cl.CommandQueue | None:

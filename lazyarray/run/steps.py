@@ -5,7 +5,8 @@ Threads may plan at the same time: the kernel of a structure is planned once
 (threads that need it meanwhile wait; other kernels are planned
 concurrently).
 
-Public names: plan, plan_graph, graph_structure, run_step, Step, STATS, kernel_scalar.
+Public names: plan, plan_graph, plan_map, graph_structure, queue_target, run_step, Step,
+STATS, kernel_scalar.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.run.tune import candidates, tune, tuning_enabled
+from lazyarray import target as la_target
 from lazyarray.target import Target
 from lazyarray.values import on_device
 
@@ -103,10 +105,10 @@ class _Compiled:
     def bound_on(self, queue, node: Node) -> BoundLaunch | None:
         """The launch of this kernel on *queue*: made from the recipe of the
         first queue's launch when another queue asks (None before any run)."""
-        if self.bound is None:
-            return None
         bound = self._by_queue.get(queue.int_ptr)
         if bound is None:
+            if self.bound is None:
+                return None
             bound = BoundLaunch.from_recipe(self.bound.recipe, queue, node)
             self._by_queue.setdefault(queue.int_ptr, bound)
         return bound
@@ -143,7 +145,7 @@ def plan(roots: list[Node], literals: bool = False) -> list[Step]:
     arguments."""
     steps: list[Step] = []
     seen: set[int] = set()
-    target = Target.of(default_queue().device)
+    target = queue_target(default_queue())
     for root in roots:
         if computed(root) or isinstance(root, Param):
             continue
@@ -222,7 +224,7 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
     evaluating an expression of the same structure again (an eager loop's
     body, on new arrays) skips storage planning and the kernels' structure
     keys."""
-    target = Target.of(default_queue().device)
+    target = queue_target(default_queue())
     order, structure = graph if graph is not None else graph_structure(root)
     key = (structure, target, tuning_enabled())
     entry = _PLANS.get(key)
@@ -245,6 +247,48 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
             (index[id(st.node)], st.compiled,
              tuple((name, index[id(n)]) for name, n in st.args)) for st in steps))
     return steps
+
+
+#: plans of elementwise operations on computed arrays (see :func:`plan_map`)
+_MAP_PLANS: dict = {}
+
+
+def plan_map(root: Map, target: Target) -> tuple[Step, tuple[int, ...]] | None:
+    """:func:`plan_graph` of an elementwise operation whose operands are all
+    computed arrays (not constants or parameters; the caller checked): the
+    one step computing it and, for each of its arguments, the position of
+    its operand in ``root.args``. Remembered per operation, shapes, dtypes
+    and repeated operands, so that the eager ``a + b`` of a loop's body skips
+    the graph's structure key; None where the plan is not one kernel reading
+    the operands (the caller evaluates *root* as any other node)."""
+    args = root.args
+    key = (root.op, root.shape, root.dtype,
+           tuple([(a.shape, a.dtype, args.index(a)) for a in args]), target, tuning_enabled())
+    entry = _MAP_PLANS.get(key)
+    if entry is None or entry[0] is not _KERNELS or (
+            entry[1] is not None and _KERNELS.get(entry[1].key) is not entry[1]):
+        entry = _MAP_PLANS[key] = _map_plan_entry(root)
+    compiled, names, positions = entry[1:]
+    if compiled is None:
+        return None
+    return _quick_step(root, compiled, tuple([(name, args[k]) for name, k in names])), positions
+
+
+def _map_plan_entry(root: Map) -> tuple:
+    """The entry of :data:`_MAP_PLANS` for *root*'s structure: the table of
+    kernels it is valid for, the planned kernel, its arguments' names with
+    their operands' positions, and those positions (None, (), (): no single
+    kernel reading the operands)."""
+    steps = plan_graph(root)
+    if len(_MAP_PLANS) >= PLAN_CACHE_SIZE:
+        _MAP_PLANS.clear()
+    args = root.args
+    step = steps[0] if len(steps) == 1 else None
+    if step is None or step.node is not root or type(step.compiled) is not _Compiled or not all(
+            any(n is a for a in args) for _, n in step.args):
+        return _KERNELS, None, (), ()
+    names = tuple((name, args.index(n)) for name, n in step.args)
+    return _KERNELS, step.compiled, names, tuple(k for _, k in names)
 
 
 def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:
@@ -320,11 +364,13 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
     compiled = step.compiled
-    if any([getattr(a, "offset", 0) for a in args.values()]):
-        # views starting inside their buffer (pyopencl slices): kernels take
-        # whole buffers, so such an input is read through a copy
-        args = {name: a.copy(queue=queue) if getattr(a, "offset", 0) else a
-                for name, a in args.items()}
+    for a in args.values():
+        if getattr(a, "offset", 0):
+            # views starting inside their buffer (pyopencl slices): kernels take
+            # whole buffers, so such an input is read through a copy
+            args = {name: a.copy(queue=queue) if getattr(a, "offset", 0) else a
+                    for name, a in args.items()}
+            break
     bound = compiled.bound_on(queue, node) if compiled is not None else None
     if bound is not None:
         STATS["launches"] += 1
@@ -397,6 +443,24 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
     step.compiled.kernel, _ = tune(step.kernel,
                                    lambda choice: build_kernel(node, inputs, choice, target),
                                    choices, run)
+
+
+#: per queue (by id): the queue (kept: the id is not reused), the device
+#: profile its target was made with (tests replace it) and the target
+_QUEUE_TARGETS: dict[int, tuple] = {}
+
+
+def queue_target(queue: cl.CommandQueue) -> Target:
+    """``Target.of(queue.device)``, remembered per queue (asked on every
+    eager evaluation)."""
+    entry = _QUEUE_TARGETS.get(id(queue))
+    if entry is not None and entry[0] is queue and entry[1] is la_target.device_profile:
+        return entry[2]
+    target = Target.of(queue.device)
+    if len(_QUEUE_TARGETS) >= 64:
+        _QUEUE_TARGETS.clear()
+    _QUEUE_TARGETS[id(queue)] = (queue, la_target.device_profile, target)
+    return target
 
 
 def kernel_scalar(node: Node) -> bool:
