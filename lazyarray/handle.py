@@ -70,6 +70,15 @@ class LazyArray(NumPyMethods, ReductionMethods):
             # a bounded graph: long loops of eager steps compute every so often
             self._settle()
 
+    @classmethod
+    def _holding(cls, value: cla.Array) -> LazyArray:
+        """A new array whose value is *value*, a device array lazyarray
+        computed (nobody else writes its buffer): a jitted call's result,
+        made without the checks of a new operation's handle."""
+        handle = object.__new__(cls)
+        handle._node = Input(value, owned=True)
+        return handle
+
     def _settle(self) -> cla.Array:
         """Compute this array's value and hold it as a leaf (the graph that
         computed it can be freed); the value on the device."""

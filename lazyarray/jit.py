@@ -55,15 +55,23 @@ class _Program:
     params: tuple         # the Param of each scalar argument
     #: ``(k, source)``: array argument k's new value (the function assigned into it)
     written: tuple = ()
+    #: the number of array arguments
+    arrays: int = 0
 
     @functools.cached_property
-    def simple(self) -> bool:
-        """Whether every step reads only array arguments and earlier steps,
-        and the result is the last step's value, alone (the common call)."""
-        return (self.structure == _SINGLE and not self.written and bool(self.steps)
+    def simple(self) -> tuple | None:
+        """Where every step reads only array arguments and earlier steps, and
+        the result is the last step's value, alone (the common call): the
+        steps, each with its sources as positions in the list of the array
+        arguments followed by the steps' values. Else None."""
+        if not (self.structure == _SINGLE and not self.written and self.steps
                 and self.outputs == (("step", len(self.steps) - 1),)
                 and all(kind in ("arg", "step") for _, sources in self.steps
-                        for _, (kind, _) in sources))
+                        for _, (kind, _) in sources)):
+            return None
+        return tuple((step, tuple((name, what if kind == "arg" else self.arrays + what)
+                                  for name, (kind, what) in sources))
+                     for step, sources in self.steps)
 
 
 class _Jitted:
@@ -118,19 +126,27 @@ class _Jitted:
         return tuple(static), dynamic
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and self._positional is not None \
-                and len(args) == len(self._positional):
+        order = self._leaf_order
+        if order is not None and not kwargs and len(args) == len(order):
             # the common call: arrays only, by position (no containers to walk)
-            data = [_fast_data(args[k]) for k in self._leaf_order]
-            if not any(d is None for d in data):
-                key = tuple([(d.shape, d.dtype) for d in data])
+            data = []
+            shapes = []
+            for k in order:
+                d = _fast_data(args[k])
+                if d is None:
+                    break
+                data.append(d)
+                shapes += (d.shape, d.dtype)
+            else:
+                key = tuple(shapes)
                 program = self._by_shapes.get(key)
                 if program is None:
                     program, data, _, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
-                if program.simple:
-                    return _run_simple(program, data)
-                return _run(program, data, (), [args[k] for k in self._leaf_order])
+                simple = program.simple
+                if simple is not None:
+                    return _run_simple(simple, data)
+                return _run(program, data, (), [args[k] for k in order])
         return _run(*self._program(args, kwargs))
 
     def _program(self, args, kwargs) -> tuple[_Program, list, list, list]:
@@ -211,7 +227,8 @@ class _Jitted:
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
         program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
-                           tuple(params), tuple((k, source(n)) for k, n in changed))
+                           tuple(params), tuple((k, source(n)) for k, n in changed),
+                           len(placeholders))
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
         for p in placeholders:
@@ -286,14 +303,13 @@ def _param_values(program: _Program, scalars: list) -> list:
     return values
 
 
-def _run_simple(program: _Program, data: list) -> LazyArray:
-    """:func:`_run` of a :attr:`_Program.simple` program."""
+def _run_simple(steps: tuple, data: list) -> LazyArray:
+    """:func:`_run` of a program's :attr:`_Program.simple` *steps*."""
     queue = default_queue()
-    values: list = []
-    for step, sources in program.steps:
-        values.append(run_step(step, queue, {
-            name: (data if kind == "arg" else values)[what] for name, (kind, what) in sources}))
-    return LazyArray(Input(values[-1], owned=True))
+    values = data[:]
+    for step, sources in steps:
+        values.append(run_step(step, queue, {name: values[k] for name, k in sources}))
+    return LazyArray._holding(values[-1])
 
 
 def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:
@@ -305,7 +321,7 @@ def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:
                 else params[what] if kind == "param" else what
                 for name, (kind, what) in sources}
         values.append(run_step(step, queue, args))
-    outputs = [LazyArray(Input(values[what], owned=True)) if kind == "step"
+    outputs = [LazyArray._holding(values[what]) if kind == "step"
                else asarray(params[what]) if kind == "param"
                else asarray(what) if kind == "value"
                else LazyArray(Input(data[what] if kind == "arg" else what))

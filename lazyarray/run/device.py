@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import pyopencl as cl
 import pyopencl.array as cla
 
-import kernelcore as lp
+from kernelcore.runtime.device import default_queue as _kernelcore_queue
 
 
 #: the queue chosen by :func:`using_queue` in this thread (None: kernelcore's)
@@ -31,8 +31,7 @@ _ACTIVE_QUEUE: contextvars.ContextVar[cl.CommandQueue | None] = contextvars.Cont
 def default_queue() -> cl.CommandQueue:
     """The queue lazyarray computes on: the one :func:`using_queue` chose in
     this thread, else kernelcore's default queue."""
-    queue = _ACTIVE_QUEUE.get()
-    return queue if queue is not None else lp.default_queue()
+    return _ACTIVE_QUEUE.get() or _kernelcore_queue()
 
 
 def queue_chosen() -> bool:
