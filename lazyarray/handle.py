@@ -517,6 +517,8 @@ VIEW_FUNCTIONS = {
 
 
 def _binary(name, reflected=False):
+    ufunc = getattr(np, name)
+
     def op(self, other):
         if getattr(type(other), "__array_ufunc__", False) is None:
             # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
@@ -524,14 +526,16 @@ def _binary(name, reflected=False):
             return NotImplemented
         args = (other, self) if reflected else (self, other)
         return device_or_host(lambda: LazyArray(elementwise(name, *map(_node, args))),
-                              getattr(np, name), args)
+                              ufunc, args)
     return op
 
 
 def _in_place(name):
+    ufunc = getattr(np, name)
+
     def op(self, other):
         result = device_or_host(lambda: LazyArray(elementwise(name, self.node, _node(other))),
-                                getattr(np, name), (self, other))
+                                ufunc, (self, other))
         return self._in_place(name, result.node)
     return op
 
