@@ -354,18 +354,19 @@ def targets(kind: str) -> list[Target]:
     else:
         fractions = [("W1", 1.0), ("W3 dot", 0.95), ("W3 rows", 0.95), ("W3 cols", 0.95),
                      ("W4", 0.90), ("W5", 0.80), ("W7", 0.80)]
-        latency = [("W8 batched", j, "us", 20), ("W9 cold", j, "ms", 250),
-                   ("W9 warm", j, "ms", 40)]
+        # (issue 21: a synchronous warm jit call and eager a + b, the warm first call)
+        latency = [("W8", j, "us", 15), ("W8", e, "us", 40), ("W8 batched", j, "us", 20),
+                   ("W9 cold", j, "ms", 250), ("W9 warm", j, "ms", 35)]
         out = [Target(c, f">= {x:.2f} of copy bandwidth", _of_copy(j), x, unit=" of copy")
                for c, x in fractions]
-        out += [Target("W2", ">= fastest of jax, torch-compile",
-                       _speedup(j, "jax", "torch-compile"), 1.0),
-                Target("W6", ">= 0.5x cupy (cuBLAS FP32) GFLOP/s", _speedup(j, "cupy"),
-                       0.5)]
+        out += [Target("W2", ">= 0.9x fastest of jax, torch-compile",
+                       _speedup(j, "jax", "torch-compile"), 0.9),
+                Target("W6", ">= 0.75x cupy (cuBLAS FP32) GFLOP/s", _speedup(j, "cupy"),
+                       0.75)]
     out += [Target(c, f"< {x:g} {unit}", _time(v, unit), x, below=True, variant=v,
                    unit=f" {unit}") for c, v, unit, x in latency]
     order = {c: k for k, c in enumerate(["W1", "W2", "W3 dot", "W3 rows", "W3 cols", "W4",
-                                         "W5", "W6", "W7", "W8 batched", "W9 cold",
+                                         "W5", "W6", "W7", "W8", "W8 batched", "W9 cold",
                                          "W9 warm"])}
     return sorted(out, key=lambda t: order[t.case])
 
