@@ -325,6 +325,23 @@ def test_info_logging_reports_kernel_times(queue, caplog):
     assert len(times) == 2, times
     assert all(" ms " in t for t in times)
 
+
+def test_an_applications_info_logging_does_not_time_kernels(queue, caplog, monkeypatch):
+    """The root logger at info (``logging.basicConfig(level=logging.INFO)``)
+    leaves kernels untimed: timing them waits for the device after each one."""
+    import lazyarray.run.steps as steps
+    monkeypatch.setattr(logging.getLogger("lazyarray"), "level", logging.NOTSET)
+    finishes = []
+    real_finish = steps.default_queue().finish
+    x = la.asarray(np.arange(9.0))
+    with caplog.at_level(logging.INFO):
+        assert logging.getLogger("lazyarray.run.steps").isEnabledFor(logging.INFO)
+        monkeypatch.setattr(type(steps.default_queue()), "finish",
+                            lambda q: finishes.append(1) or real_finish())
+        np.testing.assert_array_equal((x * 5 + 2).get(), np.arange(9.0) * 5 + 2)
+    assert not [r for r in caplog.records if r.getMessage().startswith("ran ")]
+    assert not finishes
+
 # }}}
 
 
