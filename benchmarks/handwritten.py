@@ -379,6 +379,9 @@ def _cols(queue, prg, x) -> Runner:
 def _heat(queue, prg, u) -> Runner:
     """HEAT_STEPS launches, ping-pong between two buffers (the input is kept)."""
     n = u.shape[0]
+    if u.shape != (n, n):
+        # (the kernel is square-only: other shapes would write past the arrays)
+        raise NotApplicable("the hand-written heat step works on square grids only")
     bufs = [cla.empty(queue, u.shape, np.float32) for _ in range(2)]
     if _is_gpu(queue):
         lsize = (32, 8)
@@ -407,6 +410,9 @@ def _matmul(queue, prg, a, b) -> Runner:
 
 def _transpose(queue, prg, a) -> Runner:
     n = a.shape[0]
+    if a.shape != (n, n):
+        # (the kernel is square-only: other shapes would read past the array)
+        raise NotApplicable("the hand-written transpose works on square matrices only")
     out = cla.empty(queue, (n, n), np.float32)
     blocks = -(-n // TD)
     return _runner(queue, [_launcher(queue, prg, "scaled_transpose",
