@@ -37,7 +37,18 @@ class Target:
         return target
 
 
-#: targets by device and :func:`device_profile` (tests replace it)
+    @classmethod
+    def of_queue(cls, queue: cl.CommandQueue) -> Target:
+        """:meth:`of` the device of *queue*, remembered per queue (asked on
+        every eager evaluation; ``queue.device`` makes a new object each time)."""
+        key = (cls, queue, device_profile)
+        target = _TARGETS.get(key)
+        if target is None:
+            target = _TARGETS[key] = cls.of(queue.device)
+        return target
+
+
+#: targets by device (or queue) and :func:`device_profile` (tests replace it)
 _TARGETS: dict[tuple, Target] = {}
 
 

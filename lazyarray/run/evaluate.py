@@ -14,7 +14,8 @@ import pyopencl.array as cla
 from lazyarray.graph import Const, Input, Map, Node, Param, Reshape, View, computed, walk
 from lazyarray.run.device import (
     DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue)
-from lazyarray.run.steps import graph_structure, plan_graph, plan_map, queue_target, run_step
+from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
+from lazyarray.target import Target
 from lazyarray.tracing import TRACING
 from lazyarray.values import holder, keep_on_device, on_device
 
@@ -62,7 +63,7 @@ def _evaluate_map(root: Map) -> cla.Array | None:
             if value is None:
                 return None
         values.append(value)
-    planned = plan_map(root, queue_target(queue))
+    planned = plan_map(root, Target.of_queue(queue))
     if planned is None:
         return None
     step, positions = planned

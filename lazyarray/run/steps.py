@@ -5,8 +5,8 @@ Threads may plan at the same time: the kernel of a structure is planned once
 (threads that need it meanwhile wait; other kernels are planned
 concurrently).
 
-Public names: plan, plan_graph, plan_map, graph_structure, queue_target, run_step, Step,
-STATS, kernel_scalar.
+Public names: plan, plan_graph, plan_map, graph_structure, run_step, Step, STATS,
+kernel_scalar.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.run.tune import candidates, tune, tuning_enabled
-from lazyarray import target as la_target
 from lazyarray.target import Target
 from lazyarray.values import on_device
 
@@ -145,7 +144,7 @@ def plan(roots: list[Node], literals: bool = False) -> list[Step]:
     arguments."""
     steps: list[Step] = []
     seen: set[int] = set()
-    target = queue_target(default_queue())
+    target = Target.of_queue(default_queue())
     for root in roots:
         if computed(root) or isinstance(root, Param):
             continue
@@ -224,7 +223,7 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
     evaluating an expression of the same structure again (an eager loop's
     body, on new arrays) skips storage planning and the kernels' structure
     keys."""
-    target = queue_target(default_queue())
+    target = Target.of_queue(default_queue())
     order, structure = graph if graph is not None else graph_structure(root)
     key = (structure, target, tuning_enabled())
     entry = _PLANS.get(key)
@@ -456,24 +455,6 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
     step.compiled.kernel, _ = tune(step.kernel,
                                    lambda choice: build_kernel(node, inputs, choice, target),
                                    choices, run)
-
-
-#: per queue (by id): the queue (kept: the id is not reused), the device
-#: profile its target was made with (tests replace it) and the target
-_QUEUE_TARGETS: dict[int, tuple] = {}
-
-
-def queue_target(queue: cl.CommandQueue) -> Target:
-    """``Target.of(queue.device)``, remembered per queue (asked on every
-    eager evaluation)."""
-    entry = _QUEUE_TARGETS.get(id(queue))
-    if entry is not None and entry[0] is queue and entry[1] is la_target.device_profile:
-        return entry[2]
-    target = Target.of(queue.device)
-    if len(_QUEUE_TARGETS) >= 64:
-        _QUEUE_TARGETS.clear()
-    _QUEUE_TARGETS[id(queue)] = (queue, la_target.device_profile, target)
-    return target
 
 
 def kernel_scalar(node: Node) -> bool:
