@@ -97,10 +97,6 @@ class BoundLaunch:
     def __init__(self, recipe: Recipe, kernels: list, queue, out_template: cla.Array):
         self.recipe = recipe
         self.template = out_template
-        #: what a run reads of the template: its size in bytes (1 for none), and
-        #: what :func:`with_data` reads of it
-        self._nbytes = out_template.nbytes or 1
-        self._result_type, self._result_fields = type(out_template), out_template.__dict__
         self.pool = memory_pool(queue)
         self._lock = threading.Lock()
         #: global temporaries (the kernels refer to them)
@@ -168,7 +164,7 @@ class BoundLaunch:
         """The result of a run on *args* (by name); the launches' events are
         added to *events* if given."""
         # the result's array is made after the launches: the device starts sooner
-        data = self.pool(self._nbytes)
+        data = self.pool(self.template.nbytes or 1)
         with self._lock:
             for kernel, gsize, lsize, slots in self.launches:
                 for k, name, scalar in slots:
@@ -177,12 +173,7 @@ class BoundLaunch:
                 event = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
                 if events is not None:
                     events.append(event)
-        # (with_data, without its call)
-        fields = self._result_fields.copy()
-        fields["base_data"] = data
-        result = object.__new__(self._result_type)
-        result.__dict__ = fields
-        return result
+        return with_data(self.template, data)
 
 
 def _result_template(queue, shape: tuple, dtype) -> cla.Array:
