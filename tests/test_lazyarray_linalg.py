@@ -142,3 +142,33 @@ def test_cpu_register_blocked_products(monkeypatch, n, k, m):
     assert int(accumulators) == lower_contraction.CPU_ROWS * vectors
     assert f"vload{width}" in code
     np.testing.assert_allclose(np.asarray(z), a.astype(np.float64) @ b, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n, k, m, dtype, batch", [
+    (128, 16, 128, np.float32, ()), (130, 17, 129, np.float32, ()),
+    (128, 32, 256, np.float64, (2,))])
+def test_gpu_blocked_products(monkeypatch, n, k, m, dtype, batch):
+    """The GPU's blocked products (run here on the CPU device): each
+    work-item's outputs in runs of RUN neighbours, A's slab transposed, the
+    columns' run one vector of aligned local memory; NumPy's values, ragged
+    edges included."""
+    import kernelcore as lp
+    from lazyarray.lower import contraction as lower_contraction
+    from lazyarray.run import steps as runtime
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "_TARGETS", {})
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    monkeypatch.setattr(runtime, "_PLANS", {})
+    a, b = _rand((*batch, n, k), dtype, 5), _rand((*batch, k, m), dtype, 6)
+    z = la.asarray(a) @ la.asarray(b)
+    [step] = runtime.plan([z.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    run = lower_contraction.RUN
+    ctype = "float" if dtype == np.float32 else "double"
+    assert f"*(__local {ctype}{run} *)" in code and "__local" in code
+    group, block = lower_contraction.GROUP, lower_contraction.BLOCK
+    pad = lower_contraction.A_PAD
+    rows = group[0] * block[0]
+    # (A's slab holds K_TILE rows of `rows` words, each padded by A_PAD but the last)
+    assert f"{ctype} in0_slab[{(lower_contraction.K_TILE - 1) * (rows + pad) + rows}]" in code
+    np.testing.assert_allclose(np.asarray(z), a.astype(np.float64) @ b, rtol=1e-5)

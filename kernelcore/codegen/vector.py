@@ -19,7 +19,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.codegen.expression import (
-    PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, CExpressionMapper, _is_two)
+    PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, PREC_UNARY, CExpressionMapper, _is_two)
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
@@ -28,6 +28,24 @@ from kernelcore.ir.tags import VectorizeTag
 
 #: the lane counts OpenCL has vector types for
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+
+
+#: local-memory arrays are declared aligned to this many of their elements
+#: (so a vector of up to this many lanes at a multiple of its width is one
+#: aligned load)
+LOCAL_ALIGNMENT = 16
+
+
+def multiple_of(expr, width: int) -> bool:
+    """Whether integer expression *expr* is a multiple of *width* for all
+    values of its variables (a sufficient, syntactic check)."""
+    if isinstance(expr, (int, np.integer)):
+        return int(expr) % width == 0
+    if isinstance(expr, prim.Sum):
+        return all(multiple_of(ch, width) for ch in expr.children)
+    if isinstance(expr, prim.Product):
+        return any(multiple_of(ch, width) for ch in expr.children)
+    return False
 
 
 class NotVectorizable(Exception):
@@ -130,6 +148,13 @@ class VectorExpressionMapper(CExpressionMapper):
     def lane_pointer(self, expr: prim.Subscript) -> str:
         """``p + base``: where the lanes of array access *expr* start (its
         address must move by one element per iteration)."""
+        return self._lanes(expr)[0]
+
+    def _lanes(self, expr: prim.Subscript) -> tuple[str, bool]:
+        """(:meth:`lane_pointer`, whether that pointer is a whole vector's
+        address in an array of local memory: the array is declared aligned to
+        :data:`LOCAL_ALIGNMENT` elements and *base* is a multiple of the
+        width)."""
         name = expr.aggregate.name
         var = self.knl.get_var(name)
         if isinstance(var, ValueArg) or var.dtype.kind not in "iuf":
@@ -139,7 +164,20 @@ class VectorExpressionMapper(CExpressionMapper):
         if step != 1:
             raise NotVectorizable(f"{expr} moves by {step} elements per iteration")
         base = simplify(prim.Sum((rest, self.lower)))
-        return f"{name} + {self.code(base, PREC_SUM + 1)}" if base != 0 else name
+        aligned = (getattr(var, "address_space", None) == AddressSpace.LOCAL
+                   and LOCAL_ALIGNMENT % self.width == 0 and multiple_of(base, self.width))
+        return (f"{name} + {self.code(base, PREC_SUM + 1)}" if base != 0 else name), aligned
+
+    def vector_at(self, expr: prim.Subscript) -> str | None:
+        """``*(__local float4 *) (p + base)`` where *expr*'s lanes are a
+        whole aligned vector of local memory (one vector load or store),
+        else None (``vloadN``/``vstoreN``, which assume no alignment)."""
+        pointer, aligned = self._lanes(expr)
+        if not aligned:
+            return None
+        var = self.knl.get_var(expr.aggregate.name)
+        qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
+        return f"*({qual} {self.vtype(var.dtype)} *) ({pointer})"
 
     def map_variable(self, expr, prec, dtype):
         if expr.name != self.iname:
@@ -154,12 +192,18 @@ class VectorExpressionMapper(CExpressionMapper):
             return super().map_subscript(expr, prec, dtype)
         if expr.aggregate.name in self.vector_temps:
             return self.whole_vector(expr)
+        whole = self.vector_at(expr)
+        if whole is not None:
+            return self._paren(whole, PREC_UNARY, prec)
         return f"vload{self.width}(0, {self.lane_pointer(expr)})"
 
     def store(self, assignee: prim.Subscript, value: str) -> str:
         """The statement writing the lanes of *value* to *assignee*."""
         if assignee.aggregate.name in self.vector_temps:
             return f"{self.whole_vector(assignee)} = {value};"
+        whole = self.vector_at(assignee)
+        if whole is not None:
+            return f"{whole} = {value};"
         return f"vstore{self.width}({value}, 0, {self.lane_pointer(assignee)});"
 
     def whole_vector(self, expr: prim.Subscript) -> str:

@@ -255,7 +255,7 @@ def _eval_factor(f, values: dict[str, int]):
         s = _fix_params(f, values)
         if s.dim(dim_type.param):
             s = s.project_out(dim_type.param, 0, s.dim(dim_type.param))
-        return _as_number(s.count_val())
+        return count_points(s)
     # a piecewise affine function of the parameters
     names = _param_names(f)
     for i, p in enumerate(names):
@@ -270,6 +270,37 @@ def _eval_factor(f, values: dict[str, int]):
     if v.is_nan():
         return 0
     return _as_number(v)
+
+
+#: sets of at most this many points (by their bounding box) are counted by
+#: ISL's enumeration
+ENUMERATE_UP_TO = 1 << 14
+
+
+def count_points(s: isl.Set) -> int:
+    """The number of integer points of the bounded, parameter-free set *s*:
+    a box as the product of its extents, a union one disjoint piece at a time,
+    any other set one slice of its narrowest dimension at a time, and small
+    sets by enumeration (ISL's count enumerates, which a loop nest of 10^10
+    iterations makes take hours)."""
+    s = s.remove_redundancies()
+    if s.is_empty():
+        return 0
+    pieces = s.coalesce().get_basic_sets()
+    if len(pieces) > 1:
+        disjoint = s.make_disjoint().get_basic_sets()
+        return sum(count_points(isl.Set.from_basic_set(b)) for b in disjoint)
+    dims = s.dim(dim_type.set)
+    extents = [s.dim_max_val(d).to_python() - s.dim_min_val(d).to_python() + 1
+               for d in range(dims)]
+    volume = int(np.prod(extents, dtype=object)) if extents else 1
+    if s.is_box():
+        return volume
+    if volume <= ENUMERATE_UP_TO:
+        return int(_as_number(s.count_val()))
+    d = min((e, d) for d, e in enumerate(extents) if e > 1)[1]
+    low = s.dim_min_val(d).to_python()
+    return sum(count_points(s.fix_val(dim_type.set, d, low + k)) for k in range(extents[d]))
 
 
 def _factor_str(f, closed_form: bool = True) -> tuple[str, str | None]:
