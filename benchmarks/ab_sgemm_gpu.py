@@ -7,7 +7,11 @@ Every kernel is checked against NumPy before it is timed; kernel times come
 from profiling events. The PTX of each lazyarray variant is searched
 for vector loads from local memory (``ld.shared.v4``).
 
-    python benchmarks/ab_sgemm_gpu.py [N ...]
+    python benchmarks/ab_sgemm_gpu.py [N ...] [tf32]
+
+With ``tf32`` it times lazyarray's tensor-core kernel (TF32 inputs, float32
+sums) instead, against torch's and CuPy's cuBLAS with TF32 allowed, each
+checked against NumPy on TF32-rounded inputs.
 """
 import os
 import re
@@ -123,10 +127,58 @@ def cupy_rate(a, b, flops):
     return flops / (cupy.cuda.get_elapsed_time(ev0, ev1) / 1e3 / 10) / 1e9
 
 
+def tf32_section(q, n: int) -> None:
+    """lazyarray's tensor-core product at *n*^3 against cuBLAS with TF32."""
+    from lazyarray.lower.tensorcore import round_tf32, tf32_kernel
+    rng = np.random.default_rng(1)
+    a = rng.random((n, n), dtype=np.float32) - 0.5
+    b = rng.random((n, n), dtype=np.float32) - 0.5
+    ref = round_tf32(a).astype(np.float64) @ round_tf32(b).astype(np.float64)
+    full = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(ref).max()
+    flops = 2.0 * n ** 3
+    prof = cl.CommandQueue(q.context, q.device,
+                           properties=cl.command_queue_properties.PROFILING_ENABLE)
+    knl = tf32_kernel(n, n, n)
+    ad, bd = cla.to_device(prof, a), cla.to_device(prof, b)
+    cd = cla.empty(prof, (n, n), np.float32)
+    start = time.perf_counter()
+    evt, _ = knl(prof, in0=ad, in1=bd, out=cd)
+    got = cd.get()
+    build = time.perf_counter() - start
+    err, err_full = (np.abs(got - ref).max() / scale, np.abs(got - full).max() / scale)
+    evs = [knl(prof, in0=ad, in1=bd, out=cd)[0] for _ in range(10)]
+    prof.finish()
+    t = sum(e.profile.end - e.profile.start for e in evs) / 10 / 1e9
+    print(f"{n}^3 lazyarray tf32 (tensor cores): {flops / t / 1e9:8.0f} GFLOP/s (err vs "
+          f"TF32 inputs {err:.1e}, vs float32 {err_full:.1e}, build {build:.1f} s)", flush=True)
+    try:
+        import torch
+        torch.backends.cuda.matmul.allow_tf32 = True
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        tc = ta @ tb
+        err = (tc.cpu().numpy() - ref).__abs__().max() / scale
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(10):
+            ta @ tb
+        e1.record()
+        torch.cuda.synchronize()
+        rate = flops / (e0.elapsed_time(e1) / 1e3 / 10) / 1e9
+        print(f"{n}^3 torch cuBLAS tf32: {rate:8.0f} GFLOP/s (err vs TF32 inputs {err:.1e})",
+              flush=True)
+    except Exception as e:      # noqa: BLE001 - report and go on
+        print("torch:", e)
+
+
 def main() -> None:
-    sizes = [int(s) for s in sys.argv[1:]] or [4096]
+    sizes = [int(s) for s in sys.argv[1:] if s != "tf32"] or [4096]
     q = default_queue()
     print(q.device.name, q.device.driver_version, flush=True)
+    if "tf32" in sys.argv:
+        for n in sizes:
+            tf32_section(q, n)
+        return
     prof = cl.CommandQueue(q.context, q.device,
                            properties=cl.command_queue_properties.PROFILING_ENABLE)
     hand = cl.Program(q.context, HAND).build().sgemm

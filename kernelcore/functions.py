@@ -30,6 +30,9 @@ MATH_FUNCTIONS: dict[str, tuple[str, bool, int]] = {
     "real": ("real", True, 1), "imag": ("real", True, 1), "conj": ("same", True, 1),
     "isnan": ("bool", False, 1), "isinf": ("bool", False, 1),
     "isfinite": ("bool", False, 1), "signbit": ("bool", False, 1),
+    # a float32 rounded to TF32 (10 mantissa bits, ties away from zero, as
+    # NVIDIA's cvt.rna.tf32.f32): what tensor cores multiply
+    "round_tf32": ("float32", False, 1),
 }
 
 
@@ -77,4 +80,8 @@ def function_result_dtype(name: str, arg_dtypes: list[np.dtype]) -> np.dtype:
         return arg_dtypes[0]
     if rule == "bool":
         return np.dtype(np.bool_)
+    if rule == "float32":
+        if arg_dtypes[0] != np.float32:
+            raise CodeGenerationError(f"function '{name}' takes a float32, got {arg_dtypes[0]}")
+        return arg_dtypes[0]
     raise AssertionError(rule)

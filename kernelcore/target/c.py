@@ -190,6 +190,11 @@ class CTarget(OpenCLTarget):
             fname = f"kc_pown_{ctype}"
             return _helper(fname, f"{s} {ctype} {fname}({ctype} x, int n) "
                                   f"{{ return pow{suffix}(x, ({ctype}) n); }}")
+        if name == "round_tf32":
+            return _helper("kc_round_tf32", (
+                f"{s} float kc_round_tf32(float x) {{ if (isnan(x)) return x; "
+                "uint32_t b; memcpy(&b, &x, 4); b = (b + 0x1000u) & 0xffffe000u; "
+                "memcpy(&x, &b, 4); return x; }"))
         if name in _MISSING:
             fname = f"kc_{name}_{ctype}"
             body = _MISSING[name].format(t=ctype, pow="pow" + suffix, sqrt="sqrt" + suffix)
@@ -224,7 +229,7 @@ class CTarget(OpenCLTarget):
 
     def preamble(self, uses_complex: bool, uses_double: bool,
                  index_ctype: str = "int") -> list[str]:
-        lines = ["#include <math.h>", "#include <stdint.h>"]
+        lines = ["#include <math.h>", "#include <stdint.h>", "#include <string.h>"]
         if uses_complex:
             lines.append("#include <complex.h>")
             lines += _complex_support("kc_cfloat", "float", "f")

@@ -19,7 +19,11 @@ _C_TYPES = {
 }
 
 #: OpenCL spellings of functions whose name differs from the instruction language
-_FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax"}
+_FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax", "round_tf32": "kc_round_tf32"}
+#: sources of the helper functions of _FUNCTION_NAMES
+_HELPERS = {"kc_round_tf32": (
+    "inline float kc_round_tf32(float x)\n{\n"
+    "  return isnan(x) ? x : as_float((as_uint(x) + 0x1000u) & 0xffffe000u);\n}")}
 
 
 class OpenCLTarget(CFamilyTarget):
@@ -85,7 +89,7 @@ class OpenCLTarget(CFamilyTarget):
     def helper_function_source(self, name: str) -> str | None:
         """Source of a helper function *name* returned by :meth:`function_name`
         that the preamble must define (None: a built-in)."""
-        return None
+        return _HELPERS.get(name)
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))

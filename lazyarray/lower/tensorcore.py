@@ -1,0 +1,128 @@
+"""Float32 matrix products on NVIDIA tensor cores (TF32 inputs).
+
+A TF32 product is defined as: each operand element rounded to TF32 (10
+mantissa bits, to nearest, ties away from zero: PTX's ``cvt.rna.tf32.f32``,
+modelled by :func:`round_tf32` and kernelcore's ``round_tf32`` function),
+the products and their sums in float32 (in the tensor cores' order).
+
+:func:`tf32_kernel` computes it for two plain row-major float32 matrices
+whose sizes are whole tiles (:func:`tensor_core_shapes`), through inline PTX
+``mma.sync`` (NVIDIA GPUs of compute capability 8 or more): a work-group of 8
+warps owns a :data:`BM` x :data:`BN` block of the result; for each :data:`BK`
+slice of k it copies A's and B's slices into local memory (float4 loads, rows
+padded so that a warp's fragment reads hit 32 different banks), then each
+warp multiplies its 64 x 32 part in m16n8k8 steps (4 x 4 tiles of 4
+accumulators per work-item). ``benchmarks/ab_sgemm_gpu.py tf32`` checks and
+times it against cuBLAS with TF32.
+
+Public names: BM, BN, BK, THREADS, tf32_body, tf32_kernel, tensor_core_shapes, round_tf32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import kernelcore as lp
+
+#: result rows and columns of a work-group, and the k slice it stages
+BM, BN, BK = 128, 128, 16
+#: work-items of a group (8 warps: 2 along the rows, 4 along the columns)
+THREADS = 256
+#: row lengths of the local slabs (padded: A's by 4 words, B's by 8)
+A_ROW, B_ROW = BK + 4, BN + 8
+
+
+def tensor_core_shapes(m: int, n: int, k: int) -> bool:
+    """Whether an (m x k) by (k x n) product is a whole number of tiles."""
+    return m % BM == 0 and n % BN == 0 and k % BK == 0 and min(m, n, k) > 0
+
+
+def tf32_body(n: int, k: int, a: str = "in0", b: str = "in1", out: str = "out",
+              a_slab: str = "a_slab", b_slab: str = "b_slab",
+              thread: str = "tid", row_block: str = "gi", col_block: str = "gj") -> str:
+    """The OpenCL statements of one work-item (*thread* of its group, in the
+    group at (*row_block*, *col_block*)) computing ``out = a @ b`` for
+    row-major A (rows of *k*) and B (rows of *n*), with local slabs of
+    ``BM * A_ROW`` and ``BK * B_ROW`` floats."""
+    return f"""
+int lane = {thread} & 31, warp = {thread} >> 5;
+int g = lane >> 2, t = lane & 3;
+int wr = 64 * (warp >> 2), wc = 32 * (warp & 3);
+size_t row0 = (size_t) {BM} * {row_block}, col0 = (size_t) {BN} * {col_block};
+float acc[4][4][4];
+for (int x = 0; x < 64; ++x) ((float *) acc)[x] = 0.0f;
+for (int k0 = 0; k0 < {k}; k0 += {BK}) {{
+  for (int p = 0; p < 2; ++p) {{
+    int f = {thread} + {THREADS} * p;
+    int r = f >> 2, q = f & 3;
+    vstore4(vload4(0, {a} + (row0 + r) * {k} + k0 + 4 * q), 0, {a_slab} + r * {A_ROW} + 4 * q);
+    int kr = f >> 5, c = f & 31;
+    vstore4(vload4(0, {b} + (size_t) (k0 + kr) * {n} + col0 + 4 * c), 0,
+            {b_slab} + kr * {B_ROW} + 4 * c);
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int kk = 0; kk < {BK}; kk += 8) {{
+    unsigned fa[4][4], fb[4][2];
+    for (int i = 0; i < 4; ++i) {{
+      int r = wr + 16 * i + g;
+      float v[4] = {{{a_slab}[r * {A_ROW} + kk + t], {a_slab}[(r + 8) * {A_ROW} + kk + t],
+                    {a_slab}[r * {A_ROW} + kk + t + 4],
+                    {a_slab}[(r + 8) * {A_ROW} + kk + t + 4]}};
+      for (int e = 0; e < 4; ++e)
+        asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(fa[i][e]) : "f"(v[e]));
+    }}
+    for (int j = 0; j < 4; ++j) {{
+      int c = wc + 8 * j + g;
+      float v[2] = {{{b_slab}[(kk + t) * {B_ROW} + c], {b_slab}[(kk + t + 4) * {B_ROW} + c]}};
+      for (int e = 0; e < 2; ++e)
+        asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(fb[j][e]) : "f"(v[e]));
+    }}
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                     "{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
+                     "{{%0, %1, %2, %3}};"
+                     : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]),
+                       "+f"(acc[i][j][3])
+                     : "r"(fa[i][0]), "r"(fa[i][1]), "r"(fa[i][2]), "r"(fa[i][3]),
+                       "r"(fb[j][0]), "r"(fb[j][1]));
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE);
+}}
+for (int i = 0; i < 4; ++i)
+  for (int j = 0; j < 4; ++j) {{
+    size_t r = row0 + wr + 16 * i + g, c = col0 + wc + 8 * j + 2 * t;
+    vstore2((float2) (acc[i][j][0], acc[i][j][1]), 0, {out} + r * {n} + c);
+    vstore2((float2) (acc[i][j][2], acc[i][j][3]), 0, {out} + (r + 8) * {n} + c);
+  }}
+"""
+
+
+def tf32_kernel(m: int, n: int, k: int) -> lp.LoopKernel:
+    """The kernelcore kernel computing ``out = in0 @ in1`` (float32, row-major,
+    sizes :func:`tensor_core_shapes` accepts) on the tensor cores."""
+    f32 = np.float32
+    knl = lp.make_kernel(
+        "{[tid, gi, gj]: 0 <= tid < %d and 0 <= gi < %d and 0 <= gj < %d}"
+        % (THREADS, m // BM, n // BN),
+        [lp.CInstruction(["tid", "gi", "gj"], tf32_body(n, k),
+                         read_variables={"in0", "in1", "a_slab", "b_slab"},
+                         assignees="out[0]; a_slab[0]; b_slab[0]", id="mma")],
+        [lp.GlobalArg("out", f32, shape=(m, n)), lp.GlobalArg("in0", f32, shape=(m, k)),
+         lp.GlobalArg("in1", f32, shape=(k, n)),
+         lp.TemporaryVariable("a_slab", f32, shape=(BM * A_ROW,),
+                              address_space=lp.AddressSpace.LOCAL),
+         lp.TemporaryVariable("b_slab", f32, shape=(BK * B_ROW,),
+                              address_space=lp.AddressSpace.LOCAL)],
+        name="lazyarray_tf32")
+    knl = lp.tag_inames(knl, {"tid": "l.0", "gj": "g.0", "gi": "g.1"})
+    return lp.set_options(knl, no_numpy=True)
+
+
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """*x* (float32) rounded to TF32 as ``cvt.rna.tf32.f32`` does: to the
+    nearest value with 10 mantissa bits, ties away from zero; NaN stays NaN."""
+    x = np.asarray(x, np.float32)
+    bits = x.view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isnan(x), x, rounded)
