@@ -129,6 +129,7 @@ def cupy_rate(a, b, flops):
 
 def tf32_section(q, n: int) -> None:
     """lazyarray's tensor-core product at *n*^3 against cuBLAS with TF32."""
+    from lazyarray.lower import tensorcore
     from lazyarray.lower.tensorcore import round_tf32, tf32_kernel
     rng = np.random.default_rng(1)
     a = rng.random((n, n), dtype=np.float32) - 0.5
@@ -139,19 +140,34 @@ def tf32_section(q, n: int) -> None:
     flops = 2.0 * n ** 3
     prof = cl.CommandQueue(q.context, q.device,
                            properties=cl.command_queue_properties.PROFILING_ENABLE)
-    knl = tf32_kernel(n, n, n)
     ad, bd = cla.to_device(prof, a), cla.to_device(prof, b)
     cd = cla.empty(prof, (n, n), np.float32)
-    start = time.perf_counter()
-    evt, _ = knl(prof, in0=ad, in1=bd, out=cd)
-    got = cd.get()
-    build = time.perf_counter() - start
-    err, err_full = (np.abs(got - ref).max() / scale, np.abs(got - full).max() / scale)
-    evs = [knl(prof, in0=ad, in1=bd, out=cd)[0] for _ in range(10)]
-    prof.finish()
-    t = sum(e.profile.end - e.profile.start for e in evs) / 10 / 1e9
-    print(f"{n}^3 lazyarray tf32 (tensor cores): {flops / t / 1e9:8.0f} GFLOP/s (err vs "
-          f"TF32 inputs {err:.1e}, vs float32 {err_full:.1e}, build {build:.1f} s)", flush=True)
+    for on_copy in (False, True):
+        tensorcore.ROUND_ON_COPY = on_copy
+        knl = tf32_kernel(n, n, n)
+        start = time.perf_counter()
+        knl(prof, in0=ad, in1=bd, out=cd)
+        got = cd.get()
+        build = time.perf_counter() - start
+        err, err_full = (np.abs(got - ref).max() / scale, np.abs(got - full).max() / scale)
+        evs = [knl(prof, in0=ad, in1=bd, out=cd)[0] for _ in range(10)]
+        prof.finish()
+        t = sum(e.profile.end - e.profile.start for e in evs) / 10 / 1e9
+        print(f"{n}^3 tf32 kernel, rounded {'on copy' if on_copy else 'per fragment'}: "
+              f"{flops / t / 1e9:8.0f} GFLOP/s (err vs TF32 inputs {err:.1e}, vs float32 "
+              f"{err_full:.1e}, build {build:.1f} s)", flush=True)
+    tensorcore.ROUND_ON_COPY = True
+    la_a, la_b = la.asarray(a), la.asarray(b)
+    for precision in ("float32", "tf32"):
+        runtime._KERNELS.clear()
+        runtime._PLANS.clear()
+        with la.matmul_precision(precision):
+            got = np.asarray(la_a @ la_b)
+            t = sum(p.seconds for p in kernel_profiles(la_a @ la_b, repeat=10))
+            cores = "mma.sync" in code_of(la_a @ la_b)
+        err = np.abs(got - (ref if precision == "tf32" else full)).max() / scale
+        print(f"{n}^3 la.matmul_precision({precision!r}) a @ b: {flops / t / 1e9:8.0f} GFLOP/s "
+              f"(err {err:.1e}, tensor cores: {cores})", flush=True)
     try:
         import torch
         torch.backends.cuda.matmul.allow_tf32 = True

@@ -36,6 +36,7 @@ from lazyarray.errors import (
 from lazyarray.explain import explain, to_dot
 from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.jit import jit
+from lazyarray.precision import get_matmul_precision, matmul_precision, set_matmul_precision
 from lazyarray.ops import host as _host
 from lazyarray.run import synchronize
 
@@ -70,6 +71,7 @@ from lazyarray.api import (                  # noqa: E402 (the modules, for thei
 
 __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
+    "matmul_precision", "set_matmul_precision", "get_matmul_precision",
     "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "ConcretizationError",
     "ViewWriteError", "LazyArrayHostFallbackWarning", "__version__", "__array_api_version__",
     "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128", "uint8", "int8",

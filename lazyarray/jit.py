@@ -31,6 +31,7 @@ from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Const, Input, Param
+from lazyarray.precision import get_matmul_precision
 from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.run import adopt, default_queue, evaluate, plan, run_step
@@ -130,7 +131,7 @@ class _Jitted:
         if order is not None and not kwargs and len(args) == len(order):
             # the common call: arrays only, by position (no containers to walk)
             data = []
-            shapes = []
+            shapes = [get_matmul_precision()]     # (products are traced with it)
             for k in order:
                 d = _fast_data(args[k])
                 if d is None:
@@ -173,7 +174,7 @@ class _Jitted:
                     "dataclasses of them are allowed; mark others static)")
         data = [_device_data(a) for a in arrays]
         key = (static, structure, tuple(scalars),
-               tuple((d.shape, d.dtype.str) for d in data))
+               tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision())
         program = made_once(self.programs, key,
                             lambda: self._trace(static, structure, leaves, data),
                             self._tracing)

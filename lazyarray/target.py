@@ -1,7 +1,7 @@
 """The device that plans and kernels are made for, as planning and lowering
 see it: one record, made where work is planned, passed down the pipeline.
 
-Public names: Target, device_profile, default_target.
+Public names: Target, device_profile, has_tf32_tensor_cores, default_target.
 """
 
 from __future__ import annotations
@@ -17,14 +17,27 @@ def device_profile(device: cl.Device) -> tuple[str, int]:
     return kind, device.max_compute_units
 
 
+def has_tf32_tensor_cores(device: cl.Device) -> bool:
+    """Whether *device* is an NVIDIA GPU of compute capability 8 or more (TF32
+    ``mma.sync`` in inline PTX)."""
+    if not device.type & cl.device_type.GPU or "NVIDIA" not in device.vendor.upper():
+        return False
+    try:
+        return device.compute_capability_major_nv >= 8
+    except (cl.Error, AttributeError):
+        return False
+
+
 @dataclass(frozen=True)
 class Target:
     """A device as the planner and the lowering see it: its *kind* (``"gpu"``
-    or ``"cpu"``, which picks layouts and the recompute limit) and its number
-    of compute *units* (which sizes split reductions)."""
+    or ``"cpu"``, which picks layouts and the recompute limit), its number
+    of compute *units* (which sizes split reductions), and whether it has
+    *tensor_cores* for TF32 products (see :mod:`lazyarray.precision`)."""
 
     kind: str
     units: int
+    tensor_cores: bool = False
 
     @classmethod
     def of(cls, device: cl.Device) -> Target:
@@ -33,7 +46,8 @@ class Target:
         key = (cls, device.int_ptr, device_profile)
         target = _TARGETS.get(key)
         if target is None:
-            target = _TARGETS[key] = cls(*device_profile(device))
+            target = _TARGETS[key] = cls(*device_profile(device),
+                                         tensor_cores=has_tf32_tensor_cores(device))
         return target
 
 

@@ -63,3 +63,122 @@ def test_tensor_core_kernel_tiles_and_instructions():
     # one group per BM x BN block of the result
     assert knl.get_grid_size_upper_bounds_as_exprs()[0] == (384 // BN, 256 // BM)
     assert f"k0 < 64; k0 += {BK}" in code
+
+
+# {{{ la.matmul_precision
+
+import threading  # noqa: E402
+
+import lazyarray as la  # noqa: E402
+from lazyarray import target as la_target  # noqa: E402
+
+
+def _pair(m=64, k=48, n=80, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype))
+
+
+def _tf32_reference(a, b):
+    return round_tf32(a).astype(np.float64) @ round_tf32(b).astype(np.float64)
+
+
+PRODUCTS = {
+    "matmul": (lambda x, y: x @ y, lambda a, b: a @ b),
+    "einsum": (lambda x, y: la.einsum("ij,jk->ik", x, y), lambda a, b: a @ b),
+    "dot": (lambda x, y: la.dot(x, y), lambda a, b: a @ b),
+    "tensordot": (lambda x, y: la.tensordot(x, y, 1), lambda a, b: a @ b),
+    "inner": (lambda x, y: la.inner(x, y.T), lambda a, b: a @ b),
+    "vecdot": (lambda x, y: la.vecdot(x[:, None, :], y.T[None, :, :]), lambda a, b: a @ b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_tf32_products_round_their_operands(name):
+    lazy, _ = PRODUCTS[name]
+    a, b = _pair()
+    x, y = la.asarray(a), la.asarray(b)
+    with la.matmul_precision("tf32"):
+        rounded = np.asarray(lazy(x, y))
+    plain = np.asarray(lazy(x, y))
+    exact = a.astype(np.float64) @ b
+    np.testing.assert_allclose(rounded, _tf32_reference(a, b), rtol=0, atol=2e-5)
+    np.testing.assert_allclose(plain, exact, rtol=0, atol=2e-5)
+    # (TF32 keeps 10 mantissa bits: the products of 48 terms move by ~1e-3)
+    assert np.abs(rounded - exact).max() > 1e-4
+
+
+def test_tf32_leaves_other_dtypes_and_elementwise_products_alone():
+    a, b = _pair(dtype=np.float64)
+    a32 = a.astype(np.float32)
+    with la.matmul_precision("tf32"):
+        f64 = np.asarray(la.asarray(a) @ la.asarray(b))
+        mixed = np.asarray(la.asarray(a32) @ la.asarray(b))
+        elementwise = np.asarray(la.asarray(a32) * la.asarray(a32))
+    np.testing.assert_allclose(f64, a @ b, rtol=1e-12)
+    np.testing.assert_allclose(mixed, a32.astype(np.float64) @ b, rtol=1e-12)
+    np.testing.assert_array_equal(elementwise, a32 * a32)
+
+
+def test_precision_setting_names_and_scope():
+    assert la.get_matmul_precision() == "float32"
+    with la.matmul_precision("high"):
+        assert la.get_matmul_precision() == "tf32"
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(la.get_matmul_precision()))
+        worker.start()
+        worker.join()
+        assert seen == ["float32"]          # (per thread: a new thread has the default)
+    assert la.get_matmul_precision() == "float32"
+    previous = la.set_matmul_precision("tf32")
+    try:
+        assert previous == "float32" and la.get_matmul_precision() == "tf32"
+    finally:
+        la.set_matmul_precision(previous)
+    with pytest.raises(ValueError, match="'bf16' is not one of"):
+        la.matmul_precision("bf16").__enter__()
+
+
+def test_jit_traces_once_per_precision():
+    a, b = _pair(32, 16, 24)
+    x, y = la.asarray(a), la.asarray(b)
+    f = la.jit(lambda p, q: p @ q)
+    plain = np.asarray(f(x, y))
+    with la.matmul_precision("tf32"):
+        rounded = np.asarray(f(x, y))
+        np.asarray(f(x, y))
+    np.asarray(f(x, y))
+    assert f.trace_count == 2
+    np.testing.assert_allclose(plain, a.astype(np.float64) @ b, atol=2e-5, rtol=0)
+    np.testing.assert_allclose(rounded, _tf32_reference(a, b), atol=2e-5, rtol=0)
+
+
+@pytest.mark.parametrize("shape, transposed, precision, expected", [
+    ((256, 64, 384), False, "tf32", True),
+    ((2048, 1024, 1152), False, "tf32", True),    # (2^31+ elements of products: int64 indices)
+    ((256, 40, 384), False, "tf32", False),       # k not whole slices
+    ((200, 64, 384), False, "tf32", False),       # rows not whole blocks
+    ((256, 64, 384), True, "tf32", False),        # A read transposed
+    ((256, 64, 384), False, "float32", False),
+])
+def test_tensor_cores_take_plain_whole_tile_products(monkeypatch, shape, transposed,
+                                                     precision, expected):
+    """On a device with tensor cores (simulated: the kernels are planned and
+    their code inspected, not run), TF32 products of row-major whole tiles
+    get the mma.sync kernel; others the float32 blocking."""
+    from lazyarray.run import steps as runtime
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 132))
+    monkeypatch.setattr(la_target, "has_tf32_tensor_cores", lambda device: True)
+    monkeypatch.setattr(la_target, "_TARGETS", {})
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    monkeypatch.setattr(runtime, "_PLANS", {})
+    m, k, n = shape
+    a, b = _pair(m, k, n)
+    x = la.asarray(np.ascontiguousarray(a.T)).T if transposed else la.asarray(a)
+    with la.matmul_precision(precision):
+        z = x @ la.asarray(b)
+    [step] = runtime.plan([z.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    assert ("mma.sync" in code) == expected
+    assert isinstance(step.kernel, lp.LoopKernel)
+
+# }}}

@@ -19,6 +19,7 @@ from lazyarray.lower.reduction import (
     CPU_LANES, cpu_row_kernel_schedule,
     kernel_reduction, reduction_kernel, row_kernel_schedule, row_layout)
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
+from lazyarray.lower.tensorcore import tensor_core_schedule
 from lazyarray.lower.tiles import (
     TILE, blocked_transpose_schedule, tiled_transpose_schedule, transposed_inputs)
 from lazyarray.run.tune import NotApplicable
@@ -100,6 +101,10 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         if _is_product_sum(node):
             knl, out_inames = _plain_kernel(node, expr, data)
             extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
+            if target.tensor_cores and "contraction" not in sizes:
+                cores = tensor_core_schedule(knl, out_inames, f"i{node.axes[0]}", extents)
+                if cores is not None:
+                    return cores
             schedule = contraction_schedule if kind == "gpu" else cpu_contraction_schedule
             blocked = schedule(knl, out_inames, f"i{node.axes[0]}", extents,
                                *sizes.get("contraction", ()))

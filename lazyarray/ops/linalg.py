@@ -10,10 +10,20 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.errors import ShapeError
-from lazyarray.graph import Node, View
+from lazyarray.graph import Map, Node, View
 from lazyarray.ops.elementwise import cast, elementwise
 from lazyarray.ops.reductions import reduce
 from lazyarray.ops.shape import getitem, reshape
+from lazyarray.precision import get_matmul_precision
+
+
+def _product_operands(*nodes: Node) -> tuple[Node, ...]:
+    """*nodes*, the operands of a sum of products, each rounded to TF32 where
+    the user allows TF32 products and every operand is float32 (see
+    :mod:`lazyarray.precision`)."""
+    if get_matmul_precision() != "tf32" or any(n.dtype != np.float32 for n in nodes):
+        return nodes
+    return tuple(Map("_round_tf32", (n,), n.shape, n.dtype) for n in nodes)
 
 
 def _expand_ellipsis(spec: str, ndims: list[int]) -> tuple[str, str]:
@@ -88,6 +98,8 @@ def einsum(spec: str, *nodes: Node) -> Node:
                 sizes[label] = max(known, extent)      # size 1 broadcasts, as in NumPy
     contracted = [c for c in dict.fromkeys("".join(terms)) if c not in output]
     labels = list(output) + contracted
+    if contracted:
+        nodes = _product_operands(*nodes)
     dtype = np.result_type(*(n.dtype for n in nodes))
     product = None
     for term, node in zip(terms, nodes):
@@ -108,6 +120,8 @@ def matmul(a: Node, b: Node) -> Node:
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError("matmul: input operand does not have enough dimensions "
                          "(scalars are not allowed; use *)")
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = _product_operands(a, b)
     a2 = getitem(a, (None, slice(None))) if a.ndim == 1 else a
     b2 = getitem(b, (slice(None), None)) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
@@ -116,7 +130,6 @@ def matmul(a: Node, b: Node) -> Node:
                          f"shapes {a.shape} and {b.shape}")
     left = getitem(a2, (Ellipsis, slice(None), slice(None), None))
     right = getitem(b2, (Ellipsis, None, slice(None), slice(None)))
-    dtype = np.result_type(a.dtype, b.dtype)
     result = reduce("sum", elementwise("multiply", left, right), -2, dtype=dtype)
     if a.ndim == 1:
         result = getitem(result, (Ellipsis, 0, slice(None)))
@@ -190,4 +203,5 @@ def vecdot(a: Node, b: Node, axis: int = -1) -> Node:
     dtype = np.result_type(a.dtype, b.dtype)
     if a.dtype.kind == "c":
         a = elementwise("conjugate", a)
+    a, b = _product_operands(a, b)
     return reduce("sum", elementwise("multiply", a, b), back % ndim, dtype=dtype)
