@@ -567,7 +567,7 @@ def test_auto_parallelize_explicit_device(queue):
     np.testing.assert_array_equal(host(out), ref(data)[0])
 
 
-@pytest.mark.parametrize("short", [1, 3, 4, 32])
+@pytest.mark.parametrize("short", [1, 3, 4, 32, 64, 100, 128])
 def test_auto_parallelize_short_fast_loop_on_gpu(queue, short):
     """On a GPU a short contiguous loop fills work-groups together with the
     next loop (a transposed skinny matrix: once groups of 4 work-items);
@@ -611,6 +611,31 @@ def test_auto_parallelize_several_items_per_work_item_on_gpu(queue, n, items):
     np.testing.assert_array_equal(host(out), np.sqrt(a) * np.float32(3))
     # one work-item per element on CPUs, and on GPUs for short loops
     assert "unr" not in {str(t) for t in lp.auto_parallelize(knl, "cpu").iname_tags.values()}
+
+
+@pytest.mark.parametrize("rows, cols, expected", [(1026, 1026, True), (4096, 512, False),
+                                                  (64, 4098, False), (1030, 2053, True)])
+def test_rows_of_a_large_2d_kernel_give_items_per_work_item_on_gpu(queue, rows, cols,
+                                                                   expected):
+    """A 2-D kernel of 2^20+ elements whose rows fill GPU_ITEMS work-groups
+    gives each work-item several elements of its row (a stencil: neighbours
+    read across rows and columns); every element once, as NumPy."""
+    knl = lp.make_kernel(
+        "{ [i,j]: 0<=i<%d and 0<=j<%d }" % (rows - 2, cols - 2),
+        "out[i+1,j+1] = a[i+1,j+1] + 0.25f*(a[i+2,j+1] + a[i,j+1] + a[i+1,j+2] + a[i+1,j]"
+        " - 4*a[i+1,j+1])",
+        [lp.GlobalArg("a", np.float32, shape=(rows, cols)),
+         lp.GlobalArg("out", np.float32, shape=(rows, cols))])
+    par = lp.auto_parallelize(knl, "gpu")
+    tags = {str(t) for t in par.iname_tags.values() if t is not None}
+    assert ("unr" in tags) == expected, tags
+    a = np.random.default_rng(rows).random((rows, cols), dtype=np.float32)
+    out = np.zeros_like(a)
+    evt, (got,) = par(queue, a=a, out=out)
+    ref = np.zeros_like(a)
+    ref[1:-1, 1:-1] = a[1:-1, 1:-1] + np.float32(0.25) * (
+        a[2:, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:] + a[1:-1, :-2] - 4 * a[1:-1, 1:-1])
+    np.testing.assert_allclose(host(got), ref, rtol=1e-6, atol=1e-6)
 
 # }}}
 

@@ -21,10 +21,11 @@ Heuristic (used by lazyarray for every kernel it generates):
    is known to be smaller. On a GPU, a fast loop of at most ``SHORT_FAST``
    iterations is ``l.0`` whole and the next candidate is split into ``l.1``
    (as many as fill the group) and ``g.0``: work-groups stay full.
-5. On a GPU, a fast loop of at least ``ITEMS_FROM`` iterations gives each
-   work-item ``GPU_ITEMS`` elements, a work-group's width apart (an unrolled
-   loop between ``g.0`` and ``l.0``: accesses stay coalesced, and each
-   work-item has several independent chains of work and loads in flight).
+5. On a GPU, a kernel of at least ``ITEMS_FROM`` iterations whose fast loop
+   fills ``GPU_ITEMS`` work-groups gives each work-item ``GPU_ITEMS``
+   elements, a work-group's width apart (an unrolled loop between ``g.0``
+   and ``l.0``: accesses stay coalesced, and each work-item has several
+   independent chains of work and loads in flight).
 
 Kernels that already use ``l.N``/``g.N`` tags are returned unchanged.
 
@@ -50,7 +51,9 @@ dim_type = isl.dim_type
 
 #: on a GPU, a fast loop this short or shorter shares its work-groups with
 #: the next loop (``l.1``): a group of a few work-items leaves the device idle
-SHORT_FAST = 32
+#: (and groups of 64 or 128 work-items, one per short row, run far from a
+#: copy's bandwidth)
+SHORT_FAST = 128
 #: elements per work-item of a long fast loop on a GPU, and the shortest loop
 #: that gets them (kernel time on an H200, % of a copy's bandwidth, with 1 /
 #: 2 / 4 / 8: 2*x over 2^28 float32 65 / 90 / 99 / 96; a+b over 2^27 83 /
@@ -133,14 +136,20 @@ def _is_contiguous(iname: str, subscript: tuple) -> bool:
     return False
 
 
-def _static_extent(knl, iname: str) -> int | None:
+def _static_bounds(knl, iname: str) -> tuple[int, int] | None:
+    """(first, last) value of *iname* where both are constants."""
     from kernelcore.ir.domain import project_to
     dom = project_to(knl.get_inames_domain([iname]), [iname])
     idx = dom.get_var_dict()[iname][1]
     lo, hi = dom.dim_min_val(idx), dom.dim_max_val(idx)
     if lo.is_int() and hi.is_int():
-        return hi.get_num_si() - lo.get_num_si() + 1
+        return lo.get_num_si(), hi.get_num_si()
     return None
+
+
+def _static_extent(knl, iname: str) -> int | None:
+    bounds = _static_bounds(knl, iname)
+    return None if bounds is None else bounds[1] - bounds[0] + 1
 
 
 def _is_gpu(device) -> bool:
@@ -190,7 +199,14 @@ def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = N
         while size > 16 and size // 2 >= extent:
             size //= 2
     if items is None:
-        items = GPU_ITEMS if is_gpu and extent is not None and extent >= ITEMS_FROM else 1
+        rows = 1
+        for name in slow:
+            rows *= _static_extent(knl, name) or 1
+        # (from 0: the unrolled loop of a split starting elsewhere has no
+        # constant bounds)
+        long = (is_gpu and extent is not None and extent * rows >= ITEMS_FROM
+                and extent >= size * GPU_ITEMS and _static_bounds(knl, fast)[0] == 0)
+        items = GPU_ITEMS if long else 1
     if items > 1:
         knl = split_iname(knl, fast, size * items, outer_tag="g.0")
         knl = split_iname(knl, f"{fast}_inner", size, outer_tag="unr", inner_tag="l.0")
