@@ -150,7 +150,8 @@ from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
 from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.arrays import split_array_axis, split_arg_axis  # noqa: E402
-from kernelcore.transform.temporaries import set_temporary_address_space  # noqa: E402
+from kernelcore.transform.temporaries import (  # noqa: E402
+    set_temporary_address_space, set_temporary_alignment)
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
 
@@ -162,4 +163,5 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "make_program", "resolve_callables", "rename_callable", "for_each_kernel",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",
-            "set_temporary_address_space", "realize_reduction", "make_einsum"]
+            "set_temporary_address_space", "set_temporary_alignment", "realize_reduction",
+            "make_einsum"]

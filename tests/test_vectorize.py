@@ -231,8 +231,9 @@ def test_selects_that_would_read_outside_an_array_are_unrolled(queue):
 
 @pytest.mark.parametrize("shift", [0, 4, 1, 2])
 def test_aligned_local_vectors_are_single_accesses(queue, shift):
-    """A vector of local memory at a multiple of its width is read and written
-    as one (aligned) vector; elsewhere with vload/vstore; both equal NumPy."""
+    """A vector of an aligned local array at a multiple of its width is read
+    and written as one (aligned) vector; elsewhere with vload/vstore; both
+    equal NumPy. Without an alignment, always vload/vstore."""
     knl = lp.make_kernel(
         "{[g, l, v]: 0 <= g < 4 and 0 <= l < 16 and 0 <= v < 4}",
         f"""
@@ -241,13 +242,17 @@ def test_aligned_local_vectors_are_single_accesses(queue, shift):
         """,
         [lp.GlobalArg("a", np.float32, shape=(256,)), lp.GlobalArg("out", np.float32, shape=(256,)),
          lp.TemporaryVariable("t", np.float32, shape=(68,),
-                              address_space=lp.AddressSpace.LOCAL)])
+                              address_space=lp.AddressSpace.LOCAL, alignment=16)])
     knl = lp.tag_inames(knl, {"g": "g.0", "l": "l.0", "v": "vec"})
     code = lp.generate_code_v2(knl).device_code()
-    assert "__attribute__ ((aligned (64)))" in code
+    assert "__local float t[68] __attribute__ ((aligned (16)));" in code
     aligned = shift % 4 == 0
     assert ("*(__local float4 *)" in code) == aligned
     assert ("vload4(0, t" in code) == (not aligned)
     a = np.random.default_rng(shift).random(256, dtype=np.float32)
     _, (out,) = knl(queue, a=a)
     np.testing.assert_array_equal(out, 2 * (a + np.float32(1)))
+    plain = lp.generate_code_v2(lp.set_temporary_alignment(knl, "t", None)).device_code()
+    assert "__local float t[68];" in plain and "*(__local" not in plain
+    with pytest.raises(ValueError, match="power of two"):
+        lp.TemporaryVariable("u", np.float32, shape=(4,), alignment=24)

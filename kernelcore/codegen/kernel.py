@@ -22,8 +22,8 @@ from kernelcore.codegen.simplify import simplify
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.codegen.vector import (
-    LOCAL_ALIGNMENT, VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper,
-    check_lanes_independent, check_selects_in_bounds, vector_ctype, vector_temporaries)
+    VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
+    check_selects_in_bounds, vector_ctype, vector_temporaries)
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, ConstantArg, ValueArg
 from kernelcore.ir.domain import (
@@ -454,9 +454,9 @@ class _Generator:
             if tv.address_space == AddressSpace.LOCAL:
                 qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
                 qual = f"{qual} " if qual else ""
-                align = LOCAL_ALIGNMENT * np.dtype(tv.dtype).itemsize
-                decls.append(cast.Statement(
-                    f"{qual}{ctype} {name}[{size}] __attribute__ ((aligned ({align})));"))
+                align = "" if tv.alignment is None else \
+                    f" __attribute__ ((aligned ({tv.alignment})))"
+                decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}]{align};"))
             elif tv.shape == ():
                 decls.append(cast.Statement(f"{ctype} {name};"))
             elif name in self.vector_temps:

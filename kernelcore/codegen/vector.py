@@ -30,12 +30,6 @@ from kernelcore.ir.tags import VectorizeTag
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 
 
-#: local-memory arrays are declared aligned to this many of their elements
-#: (so a vector of up to this many lanes at a multiple of its width is one
-#: aligned load)
-LOCAL_ALIGNMENT = 16
-
-
 def multiple_of(expr, width: int) -> bool:
     """Whether integer expression *expr* is a multiple of *width* for all
     values of its variables (a sufficient, syntactic check)."""
@@ -152,8 +146,8 @@ class VectorExpressionMapper(CExpressionMapper):
 
     def _lanes(self, expr: prim.Subscript) -> tuple[str, bool]:
         """(:meth:`lane_pointer`, whether that pointer is a whole vector's
-        address in an array of local memory: the array is declared aligned to
-        :data:`LOCAL_ALIGNMENT` elements and *base* is a multiple of the
+        address in an array of local memory: the array's declared alignment
+        is a multiple of the vector's size and *base* a multiple of the
         width)."""
         name = expr.aggregate.name
         var = self.knl.get_var(name)
@@ -164,8 +158,11 @@ class VectorExpressionMapper(CExpressionMapper):
         if step != 1:
             raise NotVectorizable(f"{expr} moves by {step} elements per iteration")
         base = simplify(prim.Sum((rest, self.lower)))
+        alignment = getattr(var, "alignment", None)
         aligned = (getattr(var, "address_space", None) == AddressSpace.LOCAL
-                   and LOCAL_ALIGNMENT % self.width == 0 and multiple_of(base, self.width))
+                   and alignment is not None
+                   and alignment % (self.width * var.dtype.itemsize) == 0
+                   and multiple_of(base, self.width))
         return (f"{name} + {self.code(base, PREC_SUM + 1)}" if base != 0 else name), aligned
 
     def vector_at(self, expr: prim.Subscript) -> str | None:

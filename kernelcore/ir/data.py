@@ -225,16 +225,23 @@ class TemporaryVariable(_ArrayBase):
     """A variable that lives only during the kernel's execution.
 
     *address_space* is :data:`auto` until chosen (an :class:`AddressSpace` or its
-    name, e.g. ``"local"``); a scalar temporary has shape ().
+    name, e.g. ``"local"``); a scalar temporary has shape (). *alignment*
+    (bytes, a power of two, or None) is declared for the array, and lets
+    vector accesses at multiples of their size use single aligned loads.
     """
 
     address_space: Any = auto
     initializer: Any = None
     read_only: bool = False
+    alignment: int | None = None
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = (), *,
                  address_space: Any = auto, order: str = "C", strides: Any = None,
-                 initializer: Any = None, read_only: bool = False):
+                 initializer: Any = None, read_only: bool = False,
+                 alignment: int | None = None):
+        if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
+            raise ValueError(f"temporary '{name}': alignment {alignment} is not a power "
+                             "of two")
         if isinstance(address_space, str):
             try:
                 address_space = AddressSpace[address_space.upper()]
@@ -243,7 +250,8 @@ class TemporaryVariable(_ArrayBase):
                                  f"{address_space!r} (private, local or global)") from None
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
-                         initializer=initializer, read_only=read_only).items():
+                         initializer=initializer, read_only=read_only,
+                         alignment=alignment).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

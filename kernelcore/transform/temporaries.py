@@ -1,6 +1,7 @@
 """Where temporaries live: private, local (per work-group) or global memory.
 
-Public names: set_temporary_scope, set_temporary_address_space, choose_temporary_scopes.
+Public names: set_temporary_scope, set_temporary_address_space, set_temporary_alignment,
+choose_temporary_scopes.
 """
 
 from __future__ import annotations
@@ -35,6 +36,22 @@ def set_temporary_scope(knl: LoopKernel, temp_var_names, scope) -> LoopKernel:
             raise UnknownNameError(f"set_temporary_scope: no temporary called '{name}' "
                                    f"(temporaries: {', '.join(sorted(temps)) or 'none'})")
         temps[name] = temps[name].copy(address_space=AddressSpace(scope))
+    return knl.copy(temporary_variables=temps)
+
+
+@for_each_kernel
+def set_temporary_alignment(knl: LoopKernel, temp_var_names, alignment: int | None
+                            ) -> LoopKernel:
+    """Declare the temporaries *temp_var_names* aligned to *alignment* bytes (a
+    power of two; None: the type's own alignment)."""
+    names = [s.strip() for s in temp_var_names.split(",")] \
+        if isinstance(temp_var_names, str) else list(temp_var_names)
+    temps = dict(knl.temporary_variables)
+    for name in names:
+        if name not in temps:
+            raise UnknownNameError(f"set_temporary_alignment: no temporary called '{name}' "
+                                   f"(temporaries: {', '.join(sorted(temps)) or 'none'})")
+        temps[name] = temps[name].copy(alignment=alignment)
     return knl.copy(temporary_variables=temps)
 
 

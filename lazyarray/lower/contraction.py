@@ -10,8 +10,8 @@ accumulates its ``BLOCK[0] x BLOCK[1]`` outputs in registers. A work-item's
 outputs come in runs of :data:`RUN` neighbours along both axes, the runs
 ``GROUP * RUN`` apart; A's slab is stored transposed (k major, padded), so
 that a work-item's rows of one k, like its columns of B's slab, are one
-aligned vector of local memory (kernelcore declares local arrays aligned,
-and the column run is a ``vec`` loop): on an H200 this took 4096^3 float32
+aligned vector of local memory (the slabs are declared aligned, and the
+column run is a ``vec`` loop): on an H200 this took 4096^3 float32
 products from 29.9 to 44.8 TFLOP/s, 0.87 of cuBLAS
 (``benchmarks/ab_sgemm_gpu.py``).
 
@@ -21,7 +21,7 @@ keeps them in vector registers: for every *k* it multiplies one element of
 A per row by a vector load from a row of B (a ``vec`` loop).
 
 Public names: contraction_operands, contraction_schedule, cpu_contraction_schedule,
-GROUP, BLOCK, K_TILE, RUN, RUN_TAGS, A_PAD, TRANSPOSE_A, UNROLL_K, CPU_ROWS,
+GROUP, BLOCK, K_TILE, RUN, RUN_TAGS, SLAB_ALIGNMENT, A_PAD, TRANSPOSE_A, UNROLL_K, CPU_ROWS,
 CPU_VECTORS, CPU_WIDTH.
 """
 
@@ -44,6 +44,8 @@ K_TILE = 16
 RUN = 4
 #: tags of a work-item's run, by local axis: rows (1) unrolled, columns (0) a vector
 RUN_TAGS = {1: "ilp", 0: "vec"}
+#: the local slabs' alignment, in elements
+SLAB_ALIGNMENT = 16
 #: spare words after each k of A's transposed slab
 A_PAD = 4
 #: whether A's slab is stored transposed (k major)
@@ -111,6 +113,9 @@ def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
                                   temporary_name=f"{name}_slab", default_tag="l.auto")
     except KernelcoreError:
         return None
+    # (aligned slabs: a work-item's run is one vector load from local memory)
+    itemsize = knl.arg_dict[a].dtype.itemsize
+    knl = lp.set_temporary_alignment(knl, [f"{a}_slab", f"{b}_slab"], SLAB_ALIGNMENT * itemsize)
     slab = knl.temporary_variables[f"{a}_slab"]
     if TRANSPOSE_A and len(slab.shape) == 2 and slab.shape[0] == group[0] * block[0]:
         # A's slab transposed: a work-item's rows of one k are contiguous
