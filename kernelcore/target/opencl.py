@@ -10,6 +10,7 @@ import numpy as np
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.target.base import CFamilyTarget
+from kernelcore.target.trig import TRIG_F32_HELPERS, trig_f32_source
 
 _C_TYPES = {
     "int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
@@ -29,7 +30,11 @@ _HELPERS = {"kc_round_tf32": (
 class OpenCLTarget(CFamilyTarget):
     """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
     compiler to fuse ``a*b + c`` into one rounding (an FMA), True allows it,
-    None leaves the compiler's default (OpenCL allows it)."""
+    None leaves the compiler's default (OpenCL allows it). *trig_f32*
+    ``"builtin"`` calls OpenCL's ``sin`` and ``cos`` of float32 values,
+    ``"branch_free"`` kernelcore's own (:mod:`kernelcore.target.trig`:
+    correctly rounded, and vectorized by CPU compilers whose built-ins are
+    scalar calls, as PoCL's)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
@@ -39,19 +44,25 @@ class OpenCLTarget(CFamilyTarget):
     #: how helper functions in the preamble are declared
     helper_linkage = "inline"
     fp_contract: bool | None = None
+    trig_f32: str = "builtin"
 
-    def __init__(self, fp_contract: bool | None = None):
+    def __init__(self, fp_contract: bool | None = None, trig_f32: str = "builtin"):
+        if trig_f32 not in ("builtin", "branch_free"):
+            raise ValueError(f"trig_f32 must be 'builtin' or 'branch_free', not {trig_f32!r}")
         self.fp_contract = fp_contract
+        self.trig_f32 = trig_f32
 
     def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.fp_contract == other.fp_contract
+        return type(self) is type(other) and self.fp_contract == other.fp_contract \
+            and self.trig_f32 == other.trig_f32
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.fp_contract))
+        return hash((type(self).__name__, self.fp_contract, self.trig_f32))
 
     def __repr__(self) -> str:
-        setting = "" if self.fp_contract is None else f"fp_contract={self.fp_contract}"
-        return f"{type(self).__name__}({setting})"
+        settings = ([] if self.fp_contract is None else [f"fp_contract={self.fp_contract}"]) \
+            + ([] if self.trig_f32 == "builtin" else [f"trig_f32={self.trig_f32!r}"])
+        return f"{type(self).__name__}({', '.join(settings)})"
 
     def contraction_pragma(self) -> list[str]:
         """The pragma line stating :attr:`fp_contract` (none for the default)."""
@@ -89,7 +100,7 @@ class OpenCLTarget(CFamilyTarget):
     def helper_function_source(self, name: str) -> str | None:
         """Source of a helper function *name* returned by :meth:`function_name`
         that the preamble must define (None: a built-in)."""
-        return _HELPERS.get(name)
+        return _HELPERS.get(name) or trig_f32_source(name)
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))
@@ -137,6 +148,9 @@ class OpenCLTarget(CFamilyTarget):
         if all(dt.kind in "iub" for dt in arg_dtypes):
             if name in ("abs", "min", "max"):
                 return name
+        if self.trig_f32 == "branch_free" and name in TRIG_F32_HELPERS \
+                and [dt.name for dt in arg_dtypes] == ["float32"]:
+            return TRIG_F32_HELPERS[name]
         return _FUNCTION_NAMES.get(name, name)
 
     def preamble(self, uses_complex: bool, uses_double: bool,

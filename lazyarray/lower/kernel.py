@@ -54,11 +54,12 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     :mod:`lazyarray.run.tune` describes. Kernels reaching element offsets beyond
     ``2**31 - 1`` index with int64. Laid out for *target* (by default
     lazyarray's device)."""
-    knl = _scheduled_kernel(node, inputs, choice, target or default_target())
+    target = target or default_target()
+    knl = _scheduled_kernel(node, inputs, choice, target)
     # NumPy rounds every operation: no fused multiply-adds, except in matrix
     # products (which add in another order than NumPy's BLAS anyway)
     product = isinstance(node, Reduce) and _is_product_sum(node)
-    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product))
+    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product, trig_f32=target.trig_f32))
     if _needs_wide_indices(node, inputs):
         knl = knl.copy(index_dtype=np.dtype(np.int64))
     return knl

@@ -1,0 +1,98 @@
+"""kernelcore's branch-free float32 ``sin`` and ``cos`` (``OpenCLTarget(
+trig_f32="branch_free")``, which lazyarray picks on PoCL's CPU devices):
+correctly rounded against float64 sines rounded to float32, over random bit
+patterns, arguments near multiples of pi/2, and special values; other types
+keep OpenCL's built-ins."""
+
+import math
+
+import numpy as np
+import pytest
+
+import kernelcore as lp
+import lazyarray as la
+from kernelcore.target.trig import TWO_OVER_PI_CHUNKS
+from lazyarray.target import Target, trig_f32_choice
+
+
+def _arguments() -> np.ndarray:
+    rng = np.random.default_rng(1)
+    bits = rng.integers(0, 2 ** 32, 1 << 18, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    small = (rng.standard_normal(1 << 16) * 10.0 ** rng.uniform(-8, 6, 1 << 16))
+    # float32s nearest to k pi/2 (and their neighbours): the hardest reductions
+    k = np.concatenate([np.arange(1, 20000), rng.integers(1, 2 ** 52, 4000)]).astype(np.float64)
+    near = (k * (np.pi / 2)).astype(np.float32)
+    near = np.concatenate([near, np.nextafter(near, np.float32(np.inf)),
+                           np.nextafter(near, np.float32(0))])
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38,
+               3.4028235e38, -3.4028235e38, 1.0, np.pi / 4, 105414350.0, 1e22]
+    return np.concatenate([bits, small.astype(np.float32), near, np.float32(special)])
+
+
+def _run(name: str, x: np.ndarray, queue, trig_f32: str) -> np.ndarray:
+    knl = lp.make_kernel(
+        "{[i]: 0 <= i < n}", f"out[i] = {name}(a[i])",
+        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("out", np.float32, shape="n"),
+         lp.ValueArg("n", np.int32)],
+        target=lp.PyOpenCLTarget(trig_f32=trig_f32))
+    knl = lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    _, (out,) = knl(queue, a=x, n=np.int32(x.size))
+    return out
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_branch_free_trig_is_correctly_rounded(queue, name):
+    x = _arguments()
+    out = _run(name, x, queue, "branch_free")
+    with np.errstate(invalid="ignore"):
+        ref = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
+    nan = np.isnan(ref)
+    assert np.isnan(out[nan]).all()
+    ulps = np.abs(out[~nan].view(np.int32).astype(np.int64)
+                  - ref[~nan].view(np.int32).astype(np.int64))
+    # (the reference rounds twice: it may be a float32 ulp off once in a while)
+    assert ulps.max() <= 1
+    assert (ulps > 0).sum() <= x.size // 100000 + 1
+    if name == "sin":      # odd, with the sign of zero
+        assert np.signbit(_run(name, np.float32([-0.0, 0.0]), queue, "branch_free")).tolist() \
+            == [True, False]
+
+
+def test_chunks_are_the_bits_of_two_over_pi():
+    value = sum(c * 2.0 ** (-24 * (j + 1)) for j, c in enumerate(TWO_OVER_PI_CHUNKS))
+    assert value == 2 / math.pi
+    assert all(0 <= c < 2 ** 24 for c in TWO_OVER_PI_CHUNKS)
+    # 2/pi = 0.a2f9836e4e44... in hexadecimal
+    assert TWO_OVER_PI_CHUNKS[:2] == (0xA2F983, 0x6E4E44)
+
+
+def test_only_float32_sin_and_cos_use_the_helpers():
+    target = lp.PyOpenCLTarget(trig_f32="branch_free")
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    assert target.function_name("sin", [f32], f32) == "kc_sin_f32"
+    assert target.function_name("cos", [f32], f32) == "kc_cos_f32"
+    assert target.function_name("sin", [f64], f64) == "sin"
+    assert target.function_name("tan", [f32], f32) == "tan"
+    assert lp.PyOpenCLTarget().function_name("sin", [f32], f32) == "sin"
+    assert target != lp.PyOpenCLTarget() and hash(target) != hash(lp.PyOpenCLTarget())
+    assert "trig_f32='branch_free'" in repr(target)
+    with pytest.raises(ValueError, match="trig_f32 must be"):
+        lp.PyOpenCLTarget(trig_f32="fast")
+
+
+def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
+    device = queue.device
+    target = Target.of(device)
+    assert target.trig_f32 == trig_f32_choice(device)
+    x = _arguments()[:70000]
+    lx = la.asarray(x)
+    code = la.explain(np.sin(lx) * 2 + np.cos(lx), show_code=True)
+    if target.trig_f32 == "branch_free":
+        assert "kc_sin_f32(" in code and "kc_cos_f32(" in code
+    with np.errstate(invalid="ignore"):
+        for fn in (np.sin, np.cos):
+            got = np.asarray(fn(lx))
+            np.testing.assert_allclose(got, fn(x), rtol=2.5e-7, atol=1e-45, equal_nan=True)
+        got = np.asarray(np.sin(lx.astype(np.float64)))
+        np.testing.assert_allclose(got, np.sin(x.astype(np.float64)), rtol=1e-15,
+                                   equal_nan=True)
