@@ -313,6 +313,36 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
     return flops, flop_dtype, sum(accesses.values()), accesses
 
 
+def _has_c_code(knl) -> bool:
+    """Whether *knl* has C instructions (code kernelcore's statistics do not
+    count: the tensor-core product)."""
+    from kernelcore.ir.instruction import CInstruction
+    from kernelcore.translation_unit import TranslationUnit
+    if isinstance(knl, TranslationUnit):
+        knl = knl.default_entrypoint
+    return any(isinstance(insn, CInstruction) for insn in knl.instructions)
+
+
+def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
+    """:func:`kernel_counts` of a kernel of C instructions computing *node*:
+    for a matrix product (the tensor-core kernel), two operations per term
+    of the graph's sum, counted as ``tf32`` (whose peak the roofline does not
+    measure); otherwise no operations. Every global array counts once,
+    whole: the operands as read, ``out`` as written."""
+    from kernelcore.translation_unit import TranslationUnit
+    if isinstance(knl, TranslationUnit):
+        knl = knl.default_entrypoint
+    flops, dtype = 0, None
+    if isinstance(node, Reduce) and isinstance(node.arg, Map) and node.arg.op == "multiply":
+        flops, dtype = 2 * int(np.prod(node.arg.shape, dtype=np.int64)), "tf32"
+    accesses = {}
+    for arg in knl.args:
+        size = _array_nbytes(knl, arg.name)
+        if size is not None:
+            accesses[(arg.name, "store" if arg.name == "out" else "load")] = size
+    return flops, dtype, sum(accesses.values()), accesses
+
+
 def _array_nbytes(knl, name: str) -> int | None:
     """The bytes of global array *name* of kernel *knl* (None if unknown)."""
     from kernelcore.translation_unit import TranslationUnit
@@ -372,7 +402,8 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
                     queue.finish()
                     samples.append(1e-9 * sum(e.profile.end - e.profile.start
                                               for e in events))
-                flops, dtype, accessed, by_array = kernel_counts(step.kernel)
+                flops, dtype, accessed, by_array = kernel_counts(step.kernel) \
+                    if not _has_c_code(step.kernel) else c_code_counts(step.kernel, step.node)
                 moved = 0
                 for (name, _), nbytes in by_array.items():
                     size = _array_nbytes(step.kernel, name)

@@ -43,8 +43,11 @@ class Peaks:
 
     def flop_rate(self, dtype) -> float | None:
         """The peak of *dtype*'s operations (complex types: of their parts'
-        dtype), or None if not measured."""
-        name = np.dtype(dtype).name
+        dtype), or None if not measured (or not a NumPy type)."""
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            return None              # (a name NumPy has not: "tf32")
         name = {"complex64": "float32", "complex128": "float64"}.get(name, name)
         return dict(self.flops).get(name)
 

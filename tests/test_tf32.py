@@ -182,3 +182,26 @@ def test_tensor_cores_take_plain_whole_tile_products(monkeypatch, shape, transpo
     assert isinstance(step.kernel, lp.LoopKernel)
 
 # }}}
+
+
+def test_profile_counts_of_the_tensor_core_kernel():
+    """``explain(profile=True)`` counts the tensor-core kernel's work from the
+    graph (kernelcore cannot count its PTX): 2 M N K tf32 operations, each
+    operand read and the result written once; no peak of its own."""
+    from lazyarray.explain import _has_c_code, c_code_counts
+    from lazyarray.roofline import Peaks
+
+    import lazyarray as la
+    a = la.asarray(np.ones((256, 64), np.float32))
+    b = la.asarray(np.ones((64, 384), np.float32))
+    with la.matmul_precision("tf32"):
+        y = a @ b
+    knl = tf32_kernel(256, 384, 64)
+    assert _has_c_code(knl)
+    flops, dtype, accessed, by_array = c_code_counts(knl, y.node)
+    assert (flops, dtype) == (2 * 256 * 384 * 64, "tf32")
+    assert by_array == {("in0", "load"): 256 * 64 * 4, ("in1", "load"): 64 * 384 * 4,
+                        ("out", "store"): 256 * 384 * 4}
+    assert accessed == sum(by_array.values())
+    peaks = Peaks("a GPU", 1e12, (("float32", 1e13),))
+    assert peaks.flop_rate("tf32") is None and peaks.flop_rate("float32") == 1e13
