@@ -31,7 +31,7 @@ def has_tf32_tensor_cores(device: cl.Device) -> bool:
 
 def trig_f32_choice(device: cl.Device) -> str:
     """kernelcore's ``trig_f32`` for *device*: ``"branch_free"`` on PoCL's CPU
-    devices, whose float32 ``sin`` and ``cos`` are scalar calls (4-5 times
+    devices, whose float32 ``sin``, ``cos`` and ``tan`` are scalar calls (4-5 times
     slower than kernelcore's vectorized ones), else ``"builtin"``."""
     pocl = "Portable Computing Language" in device.platform.name
     return "branch_free" if pocl and device.type & cl.device_type.CPU else "builtin"
@@ -43,7 +43,7 @@ class Target:
     or ``"cpu"``, which picks layouts and the recompute limit), its number
     of compute *units* (which sizes split reductions), and whether it has
     *tensor_cores* for TF32 products (see :mod:`lazyarray.precision`), and how
-    kernels compute float32 sines and cosines (*trig_f32*, kernelcore's
+    kernels compute float32 sines, cosines and tangents (*trig_f32*, kernelcore's
     ``OpenCLTarget`` option: :func:`trig_f32_choice`)."""
 
     kind: str

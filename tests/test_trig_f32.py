@@ -1,4 +1,4 @@
-"""kernelcore's branch-free float32 ``sin`` and ``cos`` (``OpenCLTarget(
+"""kernelcore's branch-free float32 ``sin``, ``cos`` and ``tan`` (``OpenCLTarget(
 trig_f32="branch_free")``, which lazyarray picks on PoCL's CPU devices):
 correctly rounded against float64 sines rounded to float32, over random bit
 patterns, arguments near multiples of pi/2, and special values; other types
@@ -40,7 +40,7 @@ def _run(name: str, x: np.ndarray, queue, trig_f32: str) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_branch_free_trig_is_correctly_rounded(queue, name):
     x = _arguments()
     out = _run(name, x, queue, "branch_free")
@@ -53,7 +53,7 @@ def test_branch_free_trig_is_correctly_rounded(queue, name):
     # (the reference rounds twice: it may be a float32 ulp off once in a while)
     assert ulps.max() <= 1
     assert (ulps > 0).sum() <= x.size // 100000 + 1
-    if name == "sin":      # odd, with the sign of zero
+    if name != "cos":      # odd, with the sign of zero
         assert np.signbit(_run(name, np.float32([-0.0, 0.0]), queue, "branch_free")).tolist() \
             == [True, False]
 
@@ -72,7 +72,8 @@ def test_only_float32_sin_and_cos_use_the_helpers():
     assert target.function_name("sin", [f32], f32) == "kc_sin_f32"
     assert target.function_name("cos", [f32], f32) == "kc_cos_f32"
     assert target.function_name("sin", [f64], f64) == "sin"
-    assert target.function_name("tan", [f32], f32) == "tan"
+    assert target.function_name("tan", [f32], f32) == "kc_tan_f32"
+    assert target.function_name("sinh", [f32], f32) == "sinh"
     assert lp.PyOpenCLTarget().function_name("sin", [f32], f32) == "sin"
     assert target != lp.PyOpenCLTarget() and hash(target) != hash(lp.PyOpenCLTarget())
     assert "trig_f32='branch_free'" in repr(target)
@@ -90,7 +91,7 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
     if target.trig_f32 == "branch_free":
         assert "kc_sin_f32(" in code and "kc_cos_f32(" in code
     with np.errstate(invalid="ignore"):
-        for fn in (np.sin, np.cos):
+        for fn in (np.sin, np.cos, np.tan):
             got = np.asarray(fn(lx))
             np.testing.assert_allclose(got, fn(x), rtol=2.5e-7, atol=1e-45, equal_nan=True)
         got = np.asarray(np.sin(lx.astype(np.float64)))

@@ -31,7 +31,7 @@ class OpenCLTarget(CFamilyTarget):
     """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
     compiler to fuse ``a*b + c`` into one rounding (an FMA), True allows it,
     None leaves the compiler's default (OpenCL allows it). *trig_f32*
-    ``"builtin"`` calls OpenCL's ``sin`` and ``cos`` of float32 values,
+    ``"builtin"`` calls OpenCL's ``sin``, ``cos`` and ``tan`` of float32 values,
     ``"branch_free"`` kernelcore's own (:mod:`kernelcore.target.trig`:
     correctly rounded, and vectorized by CPU compilers whose built-ins are
     scalar calls, as PoCL's)."""
