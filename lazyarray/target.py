@@ -1,7 +1,7 @@
 """The device that plans and kernels are made for, as planning and lowering
 see it: one record, made where work is planned, passed down the pipeline.
 
-Public names: Target, device_profile, has_tf32_tensor_cores, trig_f32_choice,
+Public names: Target, device_profile, has_tf32_tensor_cores, math_f32_choice,
 default_target.
 """
 
@@ -29,10 +29,10 @@ def has_tf32_tensor_cores(device: cl.Device) -> bool:
         return False
 
 
-def trig_f32_choice(device: cl.Device) -> str:
-    """kernelcore's ``trig_f32`` for *device*: ``"branch_free"`` on PoCL's CPU
-    devices, whose float32 ``sin``, ``cos`` and ``tan`` are scalar calls (4-5 times
-    slower than kernelcore's vectorized ones), else ``"builtin"``."""
+def math_f32_choice(device: cl.Device) -> str:
+    """kernelcore's ``math_f32`` for *device*: ``"branch_free"`` on PoCL's CPU
+    devices, whose float32 ``sin``, ``cos``, ``tan`` and logarithms are scalar
+    calls (5-7 times slower than kernelcore's vectorized ones), else ``"builtin"``."""
     pocl = "Portable Computing Language" in device.platform.name
     return "branch_free" if pocl and device.type & cl.device_type.CPU else "builtin"
 
@@ -43,13 +43,13 @@ class Target:
     or ``"cpu"``, which picks layouts and the recompute limit), its number
     of compute *units* (which sizes split reductions), and whether it has
     *tensor_cores* for TF32 products (see :mod:`lazyarray.precision`), and how
-    kernels compute float32 sines, cosines and tangents (*trig_f32*, kernelcore's
-    ``OpenCLTarget`` option: :func:`trig_f32_choice`)."""
+    kernels compute float32 trigonometric functions and logarithms (*math_f32*, kernelcore's
+    ``OpenCLTarget`` option: :func:`math_f32_choice`)."""
 
     kind: str
     units: int
     tensor_cores: bool = False
-    trig_f32: str = "builtin"
+    math_f32: str = "builtin"
 
     @classmethod
     def of(cls, device: cl.Device) -> Target:
@@ -60,7 +60,7 @@ class Target:
         if target is None:
             target = _TARGETS[key] = cls(*device_profile(device),
                                          tensor_cores=has_tf32_tensor_cores(device),
-                                         trig_f32=trig_f32_choice(device))
+                                         math_f32=math_f32_choice(device))
         return target
 
 

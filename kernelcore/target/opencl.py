@@ -10,7 +10,7 @@ import numpy as np
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.target.base import CFamilyTarget
-from kernelcore.target.trig import TRIG_F32_HELPERS, trig_f32_source
+from kernelcore.target.f32math import F32_HELPERS, f32_helper_source
 
 _C_TYPES = {
     "int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
@@ -30,11 +30,11 @@ _HELPERS = {"kc_round_tf32": (
 class OpenCLTarget(CFamilyTarget):
     """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
     compiler to fuse ``a*b + c`` into one rounding (an FMA), True allows it,
-    None leaves the compiler's default (OpenCL allows it). *trig_f32*
-    ``"builtin"`` calls OpenCL's ``sin``, ``cos`` and ``tan`` of float32 values,
-    ``"branch_free"`` kernelcore's own (:mod:`kernelcore.target.trig`:
-    correctly rounded, and vectorized by CPU compilers whose built-ins are
-    scalar calls, as PoCL's)."""
+    None leaves the compiler's default (OpenCL allows it). *math_f32*
+    ``"builtin"`` calls OpenCL's ``sin``, ``cos``, ``tan`` and logarithms of
+    float32 values, ``"branch_free"`` kernelcore's own
+    (:mod:`kernelcore.target.f32math`: correctly rounded, and vectorized by
+    CPU compilers whose built-ins are scalar calls, as PoCL's)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
@@ -44,24 +44,24 @@ class OpenCLTarget(CFamilyTarget):
     #: how helper functions in the preamble are declared
     helper_linkage = "inline"
     fp_contract: bool | None = None
-    trig_f32: str = "builtin"
+    math_f32: str = "builtin"
 
-    def __init__(self, fp_contract: bool | None = None, trig_f32: str = "builtin"):
-        if trig_f32 not in ("builtin", "branch_free"):
-            raise ValueError(f"trig_f32 must be 'builtin' or 'branch_free', not {trig_f32!r}")
+    def __init__(self, fp_contract: bool | None = None, math_f32: str = "builtin"):
+        if math_f32 not in ("builtin", "branch_free"):
+            raise ValueError(f"math_f32 must be 'builtin' or 'branch_free', not {math_f32!r}")
         self.fp_contract = fp_contract
-        self.trig_f32 = trig_f32
+        self.math_f32 = math_f32
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.fp_contract == other.fp_contract \
-            and self.trig_f32 == other.trig_f32
+            and self.math_f32 == other.math_f32
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.fp_contract, self.trig_f32))
+        return hash((type(self).__name__, self.fp_contract, self.math_f32))
 
     def __repr__(self) -> str:
         settings = ([] if self.fp_contract is None else [f"fp_contract={self.fp_contract}"]) \
-            + ([] if self.trig_f32 == "builtin" else [f"trig_f32={self.trig_f32!r}"])
+            + ([] if self.math_f32 == "builtin" else [f"math_f32={self.math_f32!r}"])
         return f"{type(self).__name__}({', '.join(settings)})"
 
     def contraction_pragma(self) -> list[str]:
@@ -100,7 +100,7 @@ class OpenCLTarget(CFamilyTarget):
     def helper_function_source(self, name: str) -> str | None:
         """Source of a helper function *name* returned by :meth:`function_name`
         that the preamble must define (None: a built-in)."""
-        return _HELPERS.get(name) or trig_f32_source(name)
+        return _HELPERS.get(name) or f32_helper_source(name)
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))
@@ -148,9 +148,9 @@ class OpenCLTarget(CFamilyTarget):
         if all(dt.kind in "iub" for dt in arg_dtypes):
             if name in ("abs", "min", "max"):
                 return name
-        if self.trig_f32 == "branch_free" and name in TRIG_F32_HELPERS \
+        if self.math_f32 == "branch_free" and name in F32_HELPERS \
                 and [dt.name for dt in arg_dtypes] == ["float32"]:
-            return TRIG_F32_HELPERS[name]
+            return F32_HELPERS[name]
         return _FUNCTION_NAMES.get(name, name)
 
     def preamble(self, uses_complex: bool, uses_double: bool,

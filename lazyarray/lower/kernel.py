@@ -59,7 +59,7 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     # NumPy rounds every operation: no fused multiply-adds, except in matrix
     # products (which add in another order than NumPy's BLAS anyway)
     product = isinstance(node, Reduce) and _is_product_sum(node)
-    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product, trig_f32=target.trig_f32))
+    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product, math_f32=target.math_f32))
     if _needs_wide_indices(node, inputs):
         knl = knl.copy(index_dtype=np.dtype(np.int64))
     return knl

@@ -1,28 +1,35 @@
-"""Branch-free float32 ``sin``, ``cos`` and ``tan`` in OpenCL C, for CPU
-devices whose built-ins are scalar calls (PoCL: 2^21 float32 sines take
-about 40 ms on two cores, where these take 9 ms and NumPy 2.5 ms).
+"""Float32 ``sin``, ``cos``, ``tan``, ``log``, ``log2``, ``log10`` and
+``log1p`` in OpenCL C that CPU compilers vectorize, for devices whose
+built-ins are scalar calls (PoCL, 2^21 values on two cores: its ``sin``
+takes about 40 ms and its ``log`` 49 ms, these 5-9 ms; NumPy 2.5 ms).
 
-The helpers are correctly rounded for every float32 (checked against
-float64 sines rounded to float32 over random bit patterns, and near
-multiples of pi/2):
+The helpers compute in double and round once: they are correctly rounded
+for every float32 (checked against float64 results rounded to float32 over
+random bit patterns and the hard cases).
 
-- the argument is reduced by Payne and Hanek's method: x = m 2^s (m the
-  24-bit significand); x * 2/pi modulo 4 is the sum of m times 24-bit chunks
-  of 2/pi (:data:`TWO_OVER_PI_CHUNKS`, computed here from pi in integer
-  arithmetic), starting at the first chunk whose product is not a multiple
-  of 4. Each product is exact in double; the sum keeps its rounding errors
-  (two-sum), so an argument near a multiple of pi/2 keeps its relative
-  accuracy;
-- sin and cos of the remainder (|r| <= pi/4) are Taylor polynomials in
-  double (through r^13 and r^14), rounded once to float (tan: their
-  quotient, rounded once).
+- sin, cos, tan: the argument is reduced by Payne and Hanek's method: x =
+  m 2^s (m the 24-bit significand); x * 2/pi modulo 4 is the sum of m times
+  24-bit chunks of 2/pi (:data:`TWO_OVER_PI_CHUNKS`, computed here from pi
+  in integer arithmetic), starting at the first chunk whose product is not a
+  multiple of 4. Each product is exact in double; the sum keeps its rounding
+  errors (two-sum), so an argument near a multiple of pi/2 keeps its
+  relative accuracy. sin and cos of the remainder (|r| <= pi/4) are Taylor
+  polynomials (through r^13 and r^14), tan their quotient.
+- log and its kin: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2
+  atanh((m - 1)/(m + 1)) by its series, e ln 2 added in two parts; log1p
+  is the log of 1 + x (exact in double) above 2^-29, x below.
 
-There is no branch and no table: a chunk is picked by arithmetic on the
-chunk index, so that PoCL's work-item loops vectorize (a ``__constant``
-table costs gathers, a chain of ``?:`` becomes a switch, and a per-element
-choice between a fast and a slow path stops the vectorizer).
+How they are written, for PoCL (LLVM) to vectorize its work-item loops:
+no table (a ``__constant`` table costs gathers; a chunk is picked by
+arithmetic on its index), no ``?:`` chains (they become switches), no
+per-element choice between a fast and a slow path, the work of each call in
+a block of its own, and no two independent computations of the same shape
+in one block: clang's SLP pass would pair them into 2-wide vectors, which
+the work-item loop vectorizer cannot widen (it then vectorizes nothing).
+Where the algorithm has such twins, the second starts from ``0 * (the
+first's result)``, which is 0 (the values are finite) but makes it wait.
 
-Public names: TWO_OVER_PI_CHUNKS, TRIG_F32_HELPERS, trig_f32_source.
+Public names: TWO_OVER_PI_CHUNKS, F32_HELPERS, f32_helper_source.
 """
 
 from __future__ import annotations
@@ -65,7 +72,9 @@ def _two_over_pi_chunks() -> tuple[int, ...]:
 TWO_OVER_PI_CHUNKS = _two_over_pi_chunks()
 
 #: the helper function of each function name
-TRIG_F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32"}
+F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32",
+               "log": "kc_log_f32", "log2": "kc_log2_f32", "log10": "kc_log10_f32",
+               "log1p": "kc_log1p_f32"}
 
 
 def _double(x: Fraction) -> str:
@@ -84,7 +93,7 @@ def _horner(coefficients: list[Fraction], var: str, last: str | None = None) -> 
 def _chunk(offset: int) -> str:
     """Chunk ``j + offset`` of 2/pi as a double expression of the steps
     ``g1 = (j >= 1)``, ..., without a branch or a table; from the second on,
-    the previous product enters as 0 * a (see :data:`_COMMON`)."""
+    the previous product enters as 0 * a (see :data:`_TRIG`)."""
     c = TWO_OVER_PI_CHUNKS
     text = f"fma(0.0, a{offset - 1}, {c[offset]}.0)" if offset else f"{c[offset]}.0"
     for k in range(1, _LAST_FIRST + 1):
@@ -102,7 +111,7 @@ _PRODUCTS = "\n".join(
     f"  double a{t} = m * {_chunk(t)} * (scale * 0x1p-{24 * t});" if t else
     f"  double a0 = m * {_chunk(0)} * scale;" for t in range(5))
 
-_COMMON = f"""#ifndef KC_TRIG_F32
+_TRIG = f"""#ifndef KC_TRIG_F32
 #define KC_TRIG_F32
 /* |x| = (f + q) pi/2 with q an integer (returned modulo 4, as a double: an
    int would stop PoCL vectorizing) and |f| <= 1/2 + tiny: f pi/2 */
@@ -166,7 +175,7 @@ _FUNCTIONS = {
     "kc_sin_f32": f"""{_INLINE} float kc_sin_f32(float x)
 {{
   float y = x - x;
-  if (isfinite(x)) {{  /* (a block of its own: see kc_trig_reduce_f32) */
+  if (isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
     double q;
     double r = kc_trig_reduce_f32(x, &q);
     double s = kc_sin_poly(r);
@@ -179,7 +188,7 @@ _FUNCTIONS = {
     "kc_cos_f32": f"""{_INLINE} float kc_cos_f32(float x)
 {{
   float y = x - x;
-  if (isfinite(x)) {{  /* (a block of its own: see kc_trig_reduce_f32) */
+  if (isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
     double q;
     double r = kc_trig_reduce_f32(x, &q);
     double s = kc_sin_poly(r);
@@ -191,7 +200,7 @@ _FUNCTIONS = {
     "kc_tan_f32": f"""{_INLINE} float kc_tan_f32(float x)
 {{
   float y = x - x;
-  if (isfinite(x)) {{  /* (a block of its own: see kc_trig_reduce_f32) */
+  if (isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
     double q;
     double r = kc_trig_reduce_f32(x, &q);
     double s = kc_sin_poly(r);
@@ -203,12 +212,89 @@ _FUNCTIONS = {
 }}"""}
 
 
-def trig_f32_source(helper: str) -> str | None:
-    """The OpenCL C source defining *helper* (a name in
-    :data:`TRIG_F32_HELPERS`), with the reduction both helpers share (defined
-    once however many of them a program uses); None for other names."""
-    function = _FUNCTIONS.get(helper)
-    return None if function is None else _COMMON + function
+# log m = 2 atanh(s) = 2 (s + s^3/3 + ...): the terms after s^17/17 are below
+# 1e-16 of the sum for |s| <= 0.1716 (m in [sqrt(1/2), sqrt(2)])
+_ATANH = [Fraction(1, 2 * k + 1) for k in range(1, 9)]
+_LN2 = Fraction(6931471805599453094172321214581765680755, 10 ** 40)
+#: ln 2 = LN2_HI + LN2_LO, LN2_HI with 32 bits (so that e * LN2_HI is exact)
+_LN2_HI = Fraction(int(_LN2 * 2 ** 32), 2 ** 32)
+
+_LOG = f"""#ifndef KC_LOG_F32
+#define KC_LOG_F32
+/* log u of a positive normal double u, as e ln 2 + log m (u = m 2^e, m in
+   [sqrt(1/2), sqrt(2))): log m returned, e in *exponent. (A float32, its
+   subnormals included, is a normal double: no case of their own.) */
+{_INLINE} double kc_log_parts(double u, double *exponent)
+{{
+  long b = as_long(u);
+  double m = as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
+  double big = (double) (m > 1.4142135623730951);
+  m = m * (1.0 - 0.5 * big);
+  *exponent = (double) ((b >> 52) - 1023) + big;
+  double t = m - 1.0;
+  double s = t / (t + 2.0);   /* (t + 2: m + 1 next to m - 1 would pair) */
+  double s2 = s * s;
+  return 2.0 * s + 2.0 * s * (s2 * ({_horner(_ATANH, "s2")}));
+}}
+
+/* log u (u as above) */
+{_INLINE} double kc_log_double(double u)
+{{
+  double e;
+  double l = kc_log_parts(u, &e);
+  return e * {_double(_LN2_HI)} + fma(e, {_double(_LN2 - _LN2_HI)}, l);
+}}
+
+/* a logarithm of x: y (computed) for a positive finite x, else IEEE's value:
+   -inf for zeros, NaN for negative numbers and NaN, inf for inf */
+{_INLINE} float kc_log_special(float x, float y)
+{{
+  return x == 0.0f ? -INFINITY : x < 0.0f ? NAN : x == INFINITY ? x : isnan(x) ? x : y;
+}}
+#endif
+"""
+
+_LOG_FUNCTIONS = {
+    "kc_log_f32": "(float) kc_log_double((double) x)",
+    "kc_log2_f32": "(float) (e + l * 1.4426950408889634)",
+    "kc_log10_f32": "(float) (kc_log_double((double) x) * 0.4342944819032518)",
+}
 
 
-__all__ = ["TWO_OVER_PI_CHUNKS", "TRIG_F32_HELPERS", "trig_f32_source"]
+def _log_function(name: str, value: str) -> str:
+    parts = "    double e;\n    double l = kc_log_parts((double) x, &e);\n" \
+        if "l *" in value else ""
+    return f"""{_INLINE} float {name}(float x)
+{{
+  float y = 0.0f;
+  if (x > 0.0f && x < INFINITY) {{  /* (a block: clang pairs nothing across blocks) */
+{parts}    y = {value};
+  }}
+  return kc_log_special(x, y);
+}}"""
+
+
+_LOG1P = f"""{_INLINE} float kc_log1p_f32(float x)
+{{
+  float y = x;
+  /* below 2^-29, log1p(x) rounds to x; above, 1 + x is exact in double */
+  if (x > -1.0f && x < INFINITY && fabs(x) >= 0x1p-29f) {{  /* (a block, as above) */
+    y = (float) kc_log_double(1.0 + (double) x);
+  }}
+  return x == -1.0f ? -INFINITY : x < -1.0f ? NAN : y;
+}}"""
+
+_SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
+            **{name: (_LOG, _log_function(name, value)) for name, value in _LOG_FUNCTIONS.items()},
+            "kc_log1p_f32": (_LOG, _LOG1P)}
+
+
+def f32_helper_source(helper: str) -> str | None:
+    """The OpenCL C source defining *helper* (a name in :data:`F32_HELPERS`),
+    with the code it shares with the others of its family (defined once
+    however many of them a program uses); None for other names."""
+    found = _SOURCES.get(helper)
+    return None if found is None else found[0] + found[1]
+
+
+__all__ = ["TWO_OVER_PI_CHUNKS", "F32_HELPERS", "f32_helper_source"]

@@ -1,8 +1,9 @@
-"""kernelcore's branch-free float32 ``sin``, ``cos`` and ``tan`` (``OpenCLTarget(
-trig_f32="branch_free")``, which lazyarray picks on PoCL's CPU devices):
-correctly rounded against float64 sines rounded to float32, over random bit
-patterns, arguments near multiples of pi/2, and special values; other types
-keep OpenCL's built-ins."""
+"""kernelcore's branch-free float32 ``sin``, ``cos``, ``tan`` and logarithms
+(``OpenCLTarget(math_f32="branch_free")``, which lazyarray picks on PoCL's
+CPU devices): correctly rounded against float64 results rounded to float32,
+over random bit patterns, the hard cases (near multiples of pi/2, near 1,
+powers of 2 and 10) and special values; other functions and types keep
+OpenCL's built-ins."""
 
 import math
 
@@ -11,8 +12,8 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from kernelcore.target.trig import TWO_OVER_PI_CHUNKS
-from lazyarray.target import Target, trig_f32_choice
+from kernelcore.target.f32math import TWO_OVER_PI_CHUNKS
+from lazyarray.target import Target, math_f32_choice
 
 
 def _arguments() -> np.ndarray:
@@ -29,22 +30,36 @@ def _arguments() -> np.ndarray:
     return np.concatenate([bits, small.astype(np.float32), near, np.float32(special)])
 
 
-def _run(name: str, x: np.ndarray, queue, trig_f32: str) -> np.ndarray:
+def _run(name: str, x: np.ndarray, queue, math_f32: str) -> np.ndarray:
     knl = lp.make_kernel(
         "{[i]: 0 <= i < n}", f"out[i] = {name}(a[i])",
         [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("out", np.float32, shape="n"),
          lp.ValueArg("n", np.int32)],
-        target=lp.PyOpenCLTarget(trig_f32=trig_f32))
+        target=lp.PyOpenCLTarget(math_f32=math_f32))
     knl = lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
     _, (out,) = knl(queue, a=x, n=np.int32(x.size))
     return out
 
 
-@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
-def test_branch_free_trig_is_correctly_rounded(queue, name):
-    x = _arguments()
+def _log_arguments() -> np.ndarray:
+    rng = np.random.default_rng(2)
+    bits = rng.integers(0, 2 ** 32, 1 << 18, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    near_one = np.float32(1) + rng.standard_normal(1 << 15).astype(np.float32) \
+        * np.float32(2.0) ** rng.integers(-30, 0, 1 << 15).astype(np.float32)
+    powers = np.float32(2.0) ** np.arange(-149, 128, dtype=np.float32)
+    tens = np.float32(10.0) ** np.arange(-10, 11, dtype=np.float32)
+    small = rng.standard_normal(1 << 14).astype(np.float32) * np.float32(2.0) ** rng.integers(
+        -40, 0, 1 << 14).astype(np.float32)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -1.5, 1e-45, 3.4028235e38,
+               np.sqrt(2), np.sqrt(0.5), 2 ** -29, -2 ** -29, 2 ** -30, -0.9999999]
+    return np.concatenate([bits, near_one, powers, tens, small, np.float32(special)])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan", "log", "log2", "log10", "log1p"])
+def test_branch_free_math_is_correctly_rounded(queue, name):
+    x = _arguments() if name in ("sin", "cos", "tan") else _log_arguments()
     out = _run(name, x, queue, "branch_free")
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         ref = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
     nan = np.isnan(ref)
     assert np.isnan(out[nan]).all()
@@ -53,7 +68,8 @@ def test_branch_free_trig_is_correctly_rounded(queue, name):
     # (the reference rounds twice: it may be a float32 ulp off once in a while)
     assert ulps.max() <= 1
     assert (ulps > 0).sum() <= x.size // 100000 + 1
-    if name != "cos":      # odd, with the sign of zero
+    assert np.array_equal(np.isinf(out), np.isinf(ref))
+    if name in ("sin", "tan", "log1p"):      # the sign of zero kept
         assert np.signbit(_run(name, np.float32([-0.0, 0.0]), queue, "branch_free")).tolist() \
             == [True, False]
 
@@ -67,31 +83,33 @@ def test_chunks_are_the_bits_of_two_over_pi():
 
 
 def test_only_float32_sin_and_cos_use_the_helpers():
-    target = lp.PyOpenCLTarget(trig_f32="branch_free")
+    target = lp.PyOpenCLTarget(math_f32="branch_free")
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
     assert target.function_name("sin", [f32], f32) == "kc_sin_f32"
     assert target.function_name("cos", [f32], f32) == "kc_cos_f32"
     assert target.function_name("sin", [f64], f64) == "sin"
     assert target.function_name("tan", [f32], f32) == "kc_tan_f32"
     assert target.function_name("sinh", [f32], f32) == "sinh"
+    assert target.function_name("log1p", [f32], f32) == "kc_log1p_f32"
+    assert target.function_name("log", [f64], f64) == "log"
     assert lp.PyOpenCLTarget().function_name("sin", [f32], f32) == "sin"
     assert target != lp.PyOpenCLTarget() and hash(target) != hash(lp.PyOpenCLTarget())
-    assert "trig_f32='branch_free'" in repr(target)
-    with pytest.raises(ValueError, match="trig_f32 must be"):
-        lp.PyOpenCLTarget(trig_f32="fast")
+    assert "math_f32='branch_free'" in repr(target)
+    with pytest.raises(ValueError, match="math_f32 must be"):
+        lp.PyOpenCLTarget(math_f32="fast")
 
 
 def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
     device = queue.device
     target = Target.of(device)
-    assert target.trig_f32 == trig_f32_choice(device)
+    assert target.math_f32 == math_f32_choice(device)
     x = _arguments()[:70000]
     lx = la.asarray(x)
     code = la.explain(np.sin(lx) * 2 + np.cos(lx), show_code=True)
-    if target.trig_f32 == "branch_free":
+    if target.math_f32 == "branch_free":
         assert "kc_sin_f32(" in code and "kc_cos_f32(" in code
-    with np.errstate(invalid="ignore"):
-        for fn in (np.sin, np.cos, np.tan):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for fn in (np.sin, np.cos, np.tan, np.log, np.log2, np.log10, np.log1p):
             got = np.asarray(fn(lx))
             np.testing.assert_allclose(got, fn(x), rtol=2.5e-7, atol=1e-45, equal_nan=True)
         got = np.asarray(np.sin(lx.astype(np.float64)))
