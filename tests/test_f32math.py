@@ -55,11 +55,24 @@ def _log_arguments() -> np.ndarray:
     return np.concatenate([bits, near_one, powers, tens, small, np.float32(special)])
 
 
-@pytest.mark.parametrize("name", ["sin", "cos", "tan", "log", "log2", "log10", "log1p"])
+def _exp_arguments() -> np.ndarray:
+    rng = np.random.default_rng(3)
+    wide = rng.uniform(-150, 130, 1 << 17).astype(np.float32)
+    small = rng.standard_normal(1 << 15).astype(np.float32) * np.float32(2.0) ** rng.integers(
+        -40, 0, 1 << 15).astype(np.float32)
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 0.0625, -0.0625, 1e-45, 88.72, 89.4, 89.5,
+             127.99, 128.0, -149.0, -150.0, -87.0, -103.9, -104.0]
+    return np.concatenate([wide, small, np.arange(-150, 129, dtype=np.float32),
+                           np.float32(edges)])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan", "log", "log2", "log10", "log1p",
+                                  "exp2", "expm1", "sinh", "cosh"])
 def test_branch_free_math_is_correctly_rounded(queue, name):
-    x = _arguments() if name in ("sin", "cos", "tan") else _log_arguments()
+    x = _arguments() if name in ("sin", "cos", "tan") else _log_arguments() \
+        if name.startswith("log") else _exp_arguments()
     out = _run(name, x, queue, "branch_free")
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         ref = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
     nan = np.isnan(ref)
     assert np.isnan(out[nan]).all()
@@ -69,7 +82,7 @@ def test_branch_free_math_is_correctly_rounded(queue, name):
     assert ulps.max() <= 1
     assert (ulps > 0).sum() <= x.size // 100000 + 1
     assert np.array_equal(np.isinf(out), np.isinf(ref))
-    if name in ("sin", "tan", "log1p"):      # the sign of zero kept
+    if name in ("sin", "tan", "log1p", "expm1", "sinh"):      # the sign of zero kept
         assert np.signbit(_run(name, np.float32([-0.0, 0.0]), queue, "branch_free")).tolist() \
             == [True, False]
 
@@ -82,14 +95,15 @@ def test_chunks_are_the_bits_of_two_over_pi():
     assert TWO_OVER_PI_CHUNKS[:2] == (0xA2F983, 0x6E4E44)
 
 
-def test_only_float32_sin_and_cos_use_the_helpers():
+def test_only_their_float32_functions_use_the_helpers():
     target = lp.PyOpenCLTarget(math_f32="branch_free")
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
     assert target.function_name("sin", [f32], f32) == "kc_sin_f32"
     assert target.function_name("cos", [f32], f32) == "kc_cos_f32"
     assert target.function_name("sin", [f64], f64) == "sin"
     assert target.function_name("tan", [f32], f32) == "kc_tan_f32"
-    assert target.function_name("sinh", [f32], f32) == "sinh"
+    assert target.function_name("sinh", [f32], f32) == "kc_sinh_f32"
+    assert target.function_name("asinh", [f32], f32) == "asinh"
     assert target.function_name("log1p", [f32], f32) == "kc_log1p_f32"
     assert target.function_name("log", [f64], f64) == "log"
     assert lp.PyOpenCLTarget().function_name("sin", [f32], f32) == "sin"
@@ -108,8 +122,9 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
     code = la.explain(np.sin(lx) * 2 + np.cos(lx), show_code=True)
     if target.math_f32 == "branch_free":
         assert "kc_sin_f32(" in code and "kc_cos_f32(" in code
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for fn in (np.sin, np.cos, np.tan, np.log, np.log2, np.log10, np.log1p):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for fn in (np.sin, np.cos, np.tan, np.log, np.log2, np.log10, np.log1p, np.exp2,
+                   np.expm1, np.sinh, np.cosh):
             got = np.asarray(fn(lx))
             np.testing.assert_allclose(got, fn(x), rtol=2.5e-7, atol=1e-45, equal_nan=True)
         got = np.asarray(np.sin(lx.astype(np.float64)))

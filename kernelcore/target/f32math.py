@@ -1,5 +1,6 @@
-"""Float32 ``sin``, ``cos``, ``tan``, ``log``, ``log2``, ``log10`` and
-``log1p`` in OpenCL C that CPU compilers vectorize, for devices whose
+"""Float32 ``sin``, ``cos``, ``tan``, ``log``, ``log2``, ``log10``, ``log1p``,
+``exp2``, ``expm1``, ``sinh`` and ``cosh`` in OpenCL C that CPU compilers
+vectorize, for devices whose
 built-ins are scalar calls (PoCL, 2^21 values on two cores: its ``sin``
 takes about 40 ms and its ``log`` 49 ms, these 5-9 ms; NumPy 2.5 ms).
 
@@ -18,6 +19,8 @@ random bit patterns and the hard cases).
 - log and its kin: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2
   atanh((m - 1)/(m + 1)) by its series, e ln 2 added in two parts; log1p
   is the log of 1 + x (exact in double) above 2^-29, x below.
+- exp2, expm1, sinh, cosh: OpenCL's ``exp`` of a double (which PoCL
+  vectorizes), with Taylor polynomials for expm1 and sinh of |x| < 1/16.
 
 How they are written, for PoCL (LLVM) to vectorize its work-item loops:
 no table (a ``__constant`` table costs gathers; a chunk is picked by
@@ -74,7 +77,8 @@ TWO_OVER_PI_CHUNKS = _two_over_pi_chunks()
 #: the helper function of each function name
 F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32",
                "log": "kc_log_f32", "log2": "kc_log2_f32", "log10": "kc_log10_f32",
-               "log1p": "kc_log1p_f32"}
+               "log1p": "kc_log1p_f32", "exp2": "kc_exp2_f32", "expm1": "kc_expm1_f32",
+               "sinh": "kc_sinh_f32", "cosh": "kc_cosh_f32"}
 
 
 def _double(x: Fraction) -> str:
@@ -284,7 +288,42 @@ _LOG1P = f"""{_INLINE} float kc_log1p_f32(float x)
   return x == -1.0f ? -INFINITY : x < -1.0f ? NAN : y;
 }}"""
 
+# x^k / k! for k = 2..7: expm1 and sinh of |x| < 1/16 (the first term left
+# out is below 2e-11 of the sum, far under a float's half unit)
+_EXP_TAYLOR = [Fraction(1, factorial(k)) for k in range(2, 8)]
+_SINH_TAYLOR = [Fraction(1, factorial(2 * k + 1)) for k in range(1, 5)]
+
+#: functions of the double exponential (OpenCL's ``exp`` of a double, which
+#: PoCL vectorizes), each rounded once to float
+_EXP_FUNCTIONS = {
+    "kc_exp2_f32": "(float) exp(d * 0.6931471805599453)",
+    # (d (1 + ...): -0.0 stays -0.0)
+    "kc_expm1_f32": ("(float) (fabs(d) < 0.0625 ? d * (1.0 + d * ("
+                     + _horner(_EXP_TAYLOR, "d") + ")) : exp(d) - 1.0)"),
+    "kc_sinh_f32": ("(float) (fabs(d) < 0.0625 ? d * (1.0 + d * d * ("
+                    + _horner(_SINH_TAYLOR, "d * d") + ")) : 0.5 * (e - 1.0 / e))"),
+    "kc_cosh_f32": "(float) (0.5 * (e + 1.0 / e))",
+}
+
+
+def _exp_function(name: str, value: str) -> str:
+    # (1 / e, not exp(-d): clang pairs two calls of exp; in double, e and 1 / e
+    # neither overflow nor lose accuracy where the float results are finite)
+    e = "  double e = exp(d);\n  " if name in ("kc_sinh_f32", "kc_cosh_f32") else ""
+    return f"""{_INLINE} float {name}(float x)
+{{
+  float y = x;
+  if (!isnan(x)) {{  /* (a block: clang pairs nothing across blocks) */
+    double d = x;
+  {e}  y = {value};
+  }}
+  return y;
+}}"""
+
+
+
 _SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
+            **{name: ("", _exp_function(name, value)) for name, value in _EXP_FUNCTIONS.items()},
             **{name: (_LOG, _log_function(name, value)) for name, value in _LOG_FUNCTIONS.items()},
             "kc_log1p_f32": (_LOG, _LOG1P)}
 
