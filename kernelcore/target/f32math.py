@@ -1,8 +1,8 @@
 """Float32 ``sin``, ``cos``, ``tan``, ``log``, ``log2``, ``log10``, ``log1p``,
 ``exp2``, ``expm1``, ``sinh`` and ``cosh`` in OpenCL C that CPU compilers
-vectorize, for devices whose
-built-ins are scalar calls (PoCL, 2^21 values on two cores: its ``sin``
-takes about 40 ms and its ``log`` 49 ms, these 5-9 ms; NumPy 2.5 ms).
+vectorize, for devices whose built-ins are scalar calls (PoCL, 2^21 values
+on two cores: its ``sin`` takes about 40 ms and its ``log`` 49 ms, these
+2-9 ms; NumPy 2-4 ms).
 
 The helpers compute in double and round once: they are correctly rounded
 for every float32 (checked against float64 results rounded to float32 over
