@@ -31,8 +31,8 @@ def has_tf32_tensor_cores(device: cl.Device) -> bool:
 
 def math_f32_choice(device: cl.Device) -> str:
     """kernelcore's ``math_f32`` for *device*: ``"branch_free"`` on PoCL's CPU
-    devices, whose float32 ``sin``, ``cos``, ``tan`` and logarithms are scalar
-    calls (5-7 times slower than kernelcore's vectorized ones), else ``"builtin"``."""
+    devices, whose float32 trigonometric, hyperbolic and logarithmic functions
+    are scalar calls (5-40 times slower than kernelcore's vectorized ones), else ``"builtin"``."""
     pocl = "Portable Computing Language" in device.platform.name
     return "branch_free" if pocl and device.type & cl.device_type.CPU else "builtin"
 
@@ -43,8 +43,9 @@ class Target:
     or ``"cpu"``, which picks layouts and the recompute limit), its number
     of compute *units* (which sizes split reductions), and whether it has
     *tensor_cores* for TF32 products (see :mod:`lazyarray.precision`), and how
-    kernels compute float32 trigonometric functions and logarithms (*math_f32*, kernelcore's
-    ``OpenCLTarget`` option: :func:`math_f32_choice`)."""
+    kernels compute float32 trigonometric, hyperbolic and logarithmic
+    functions (*math_f32*, kernelcore's ``OpenCLTarget`` option:
+    :func:`math_f32_choice`)."""
 
     kind: str
     units: int

@@ -1,8 +1,9 @@
-"""Float32 ``sin``, ``cos``, ``tan``, ``log``, ``log2``, ``log10``, ``log1p``,
-``exp2``, ``expm1``, ``sinh`` and ``cosh`` in OpenCL C that CPU compilers
-vectorize, for devices whose built-ins are scalar calls (PoCL, 2^21 values
-on two cores: its ``sin`` takes about 40 ms and its ``log`` 49 ms, these
-2-9 ms; NumPy 2-4 ms).
+"""Float32 ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``log``,
+``log2``, ``log10``, ``log1p``, ``exp2``, ``expm1``, ``sinh``, ``cosh``,
+``asinh``, ``acosh`` and ``atanh`` in OpenCL C that CPU compilers vectorize,
+for devices whose built-ins are scalar calls (PoCL, 2^21 values on two
+cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms and its ``atan``
+90 ms, these 2-9 ms; NumPy 2-4 ms).
 
 The helpers compute in double and round once: they are correctly rounded
 for every float32 (checked against float64 results rounded to float32 over
@@ -21,6 +22,9 @@ random bit patterns and the hard cases).
   is the log of 1 + x (exact in double) above 2^-29, x below.
 - exp2, expm1, sinh, cosh: OpenCL's ``exp`` of a double (which PoCL
   vectorizes), with Taylor polynomials for expm1 and sinh of |x| < 1/16.
+- atan: 1/|x| past 1, then pi/4 + atan((t - 1)/(t + 1)) past tan(pi/8),
+  then its series; asin and acos through atan; asinh, acosh, atanh through
+  log1p of a double (log w * t / (w - 1), w = 1 + t rounded).
 
 How they are written, for PoCL (LLVM) to vectorize its work-item loops:
 no table (a ``__constant`` table costs gathers; a chunk is picked by
@@ -78,7 +82,9 @@ TWO_OVER_PI_CHUNKS = _two_over_pi_chunks()
 F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32",
                "log": "kc_log_f32", "log2": "kc_log2_f32", "log10": "kc_log10_f32",
                "log1p": "kc_log1p_f32", "exp2": "kc_exp2_f32", "expm1": "kc_expm1_f32",
-               "sinh": "kc_sinh_f32", "cosh": "kc_cosh_f32"}
+               "sinh": "kc_sinh_f32", "cosh": "kc_cosh_f32", "atan": "kc_atan_f32",
+               "asin": "kc_asin_f32", "acos": "kc_acos_f32", "asinh": "kc_asinh_f32",
+               "acosh": "kc_acosh_f32", "atanh": "kc_atanh_f32"}
 
 
 def _double(x: Fraction) -> str:
@@ -322,7 +328,82 @@ def _exp_function(name: str, value: str) -> str:
 
 
 
+# atan u = u - u^3/3 + ... for |u| <= tan(pi/8): the terms after u^33/33 are
+# below 1e-14 of the sum
+_ATAN = [Fraction((-1) ** k, 2 * k + 1) for k in range(1, 17)]
+
+_ATAN_DOUBLE = f"""#ifndef KC_ATAN_F32
+#define KC_ATAN_F32
+/* atan d: |d| > 1 by pi/2 - atan(1/|d|), then |t| > tan(pi/8) by pi/4 +
+   atan((t - 1)/(t + 1)), then the series; selects, no branches */
+{_INLINE} double kc_atan_double(double d)
+{{
+  double a = fabs(d);
+  int inverted = a > 1.0;
+  double t = inverted ? 1.0 / a : a;
+  int shifted = t > 0.41421356237309503;
+  double tm = t - 1.0;
+  double u = shifted ? tm / (tm + 2.0) : t;   /* (tm + 2: t + 1 next to t - 1 would pair) */
+  double u2 = u * u;
+  double r = u + u * u2 * ({_horner(_ATAN, "u2")});
+  r = shifted ? 0.7853981633974483 + r : r;
+  r = inverted ? 1.5707963267948966 - r : r;
+  return copysign(r, d);
+}}
+#endif
+"""
+
+_LOG1P_DOUBLE = """#ifndef KC_LOG1P_DOUBLE
+#define KC_LOG1P_DOUBLE
+/* log(1 + t) of a double t: log w * t / (w - 1) with w = 1 + t rounded (the
+   quotient corrects w's rounding); IEEE's values where 1 + t is not a
+   positive finite number */
+""" + f"""{_INLINE} double kc_log1p_double(double t)
+{{
+  double w = 1.0 + t;
+  int ordinary = w > 0.0 && w < INFINITY;
+  double l = kc_log_double(ordinary ? w : 2.0);
+  double r = w == 1.0 ? t : l * (t / (w - 1.0));
+  r = ordinary ? r : w == 0.0 ? -INFINITY : w == INFINITY ? w : NAN;
+  return isnan(t) ? t : r;
+}}
+#endif
+"""
+
+#: inverse functions, each rounded once to float: (the shared code it needs,
+#: the double value; d is x in double, a its absolute value)
+_INVERSE_FUNCTIONS = {
+    "kc_atan_f32": (_ATAN_DOUBLE, "kc_atan_double(d)"),
+    "kc_asin_f32": (_ATAN_DOUBLE, "kc_atan_double(d / sqrt(1.0 - d * d))"),
+    "kc_acos_f32": (_ATAN_DOUBLE, "2.0 * kc_atan_double(sqrt((1.0 - d) / (1.0 + d)))"),
+    # asinh a = log1p(a + a^2 / (1 + sqrt(1 + a^2))); below 2^-12 it rounds to
+    # x, above 2^28 it is log(2a) = log1p(2a - 1) (also for inf)
+    "kc_asinh_f32": (_LOG + _LOG1P_DOUBLE, "a < 0x1p-12 ? d : copysign(kc_log1p_double("
+                     "a > 0x1p28 ? 2.0 * a - 1.0 : a + a * a / (1.0 + sqrt(1.0 + a * a))), d)"),
+    "kc_acosh_f32": (_LOG + _LOG1P_DOUBLE,
+                     "d >= 1.0 ? kc_log1p_double(d - 1.0 + sqrt(d * d - 1.0)) : NAN"),
+    # atanh a = log1p(2a / (1 - a)) / 2
+    "kc_atanh_f32": (_LOG + _LOG1P_DOUBLE, "a < 0x1p-12 ? d : copysign(0.5 * kc_log1p_double("
+                     "2.0 * a / (1.0 - a)), d)"),
+}
+
+
+def _inverse_function(name: str, value: str) -> str:
+    return f"""{_INLINE} float {name}(float x)
+{{
+  float y = x;
+  if (!isnan(x)) {{  /* (a block: clang pairs nothing across blocks) */
+    double d = x;
+    double a = fabs(d);
+    y = (float) ({value});
+  }}
+  return y;
+}}"""
+
+
 _SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
+            **{name: (shared, _inverse_function(name, value))
+               for name, (shared, value) in _INVERSE_FUNCTIONS.items()},
             **{name: ("", _exp_function(name, value)) for name, value in _EXP_FUNCTIONS.items()},
             **{name: (_LOG, _log_function(name, value)) for name, value in _LOG_FUNCTIONS.items()},
             "kc_log1p_f32": (_LOG, _LOG1P)}

@@ -31,8 +31,8 @@ class OpenCLTarget(CFamilyTarget):
     """Generates OpenCL C 1.2 kernels. *fp_contract* False forbids the
     compiler to fuse ``a*b + c`` into one rounding (an FMA), True allows it,
     None leaves the compiler's default (OpenCL allows it). *math_f32*
-    ``"builtin"`` calls OpenCL's ``sin``, ``cos``, ``tan`` and logarithms of
-    float32 values, ``"branch_free"`` kernelcore's own
+    ``"builtin"`` calls OpenCL's trigonometric, hyperbolic and logarithmic
+    functions of float32 values, ``"branch_free"`` kernelcore's own
     (:mod:`kernelcore.target.f32math`: correctly rounded, and vectorized by
     CPU compilers whose built-ins are scalar calls, as PoCL's)."""
 
