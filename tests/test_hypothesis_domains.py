@@ -325,15 +325,25 @@ def _check_assign(queue, case: AssignCase):
             assert _codegen_count() == codegens
 
 
-@_settings(80)
+#: (each example compiles kernels of its own: the default counts are kept
+#: small, the ``_many`` twins, ``slow``, run many more)
+@_settings(30)
 @given(case=assign_cases())
 def test_affine_assignment(kq, case):
     _check_assign(kq, case)
 
 
-@_settings(25)
+@_settings(10)
 @given(case=assign_cases(ndims=3))
 def test_affine_assignment_3d(kq, case):
+    _check_assign(kq, case)
+
+
+@pytest.mark.slow
+@_SLOW_TIMEOUT
+@_settings(25)
+@given(case=assign_cases(ndims=3))
+def test_affine_assignment_3d_many(kq, case):
     _check_assign(kq, case)
 
 
@@ -488,7 +498,7 @@ def _check_auto_shape(queue, case: AutoShapeCase):
         _assert_same(out, expected, dtype, mask=touched)
 
 
-@_settings(40)
+@_settings(15)
 @given(case=auto_shape_cases())
 def test_auto_shapes(kq, case):
     _check_auto_shape(kq, case)
@@ -685,7 +695,7 @@ def _expected_reduction(case, params, arrays):
     return expected, check
 
 
-@_settings(80)
+@_settings(30)
 @given(case=reduction_cases())
 def test_reductions(kq, case):
     _check_reduction(kq, case)
@@ -823,13 +833,13 @@ def _check_divmod(queue, case: DivModCase):
         assert [int(v) for v in got] == exp, (name, list(got), exp)
 
 
-@_settings(40)
+@_settings(15)
 @given(case=divmod_cases())
 def test_floordiv_mod(kq, case):
     _check_divmod(kq, case)
 
 
-@_settings(40)
+@_settings(15)
 @given(case=divmod_cases(extremes=True))
 def test_floordiv_mod_extremes(kq, case):
     _check_divmod(kq, case)

@@ -36,12 +36,33 @@ CASES = [
 ]
 
 
-_DTYPE_CASES = [(*c, np.float32) for c in CASES] + [
-    (*CASES[1], np.float64), (*CASES[2], np.int32)]
+#: the operand roles of the cases above with the result's rows and columns
+#: whole blocks (a ragged k at most): the same schedule, but compiled in
+#: seconds, where the guards of ragged rows and columns take PoCL tens of
+#: seconds (ragged rows and columns: tests/test_lazyarray_linalg.py's
+#: test_gpu_blocked_products, and the cases above, ``slow``)
+WHOLE_BLOCK_CASES = [
+    ("batched, whole blocks", lambda a, b: a @ b, (2, 128, 16), (2, 16, 128)),
+    ("transposed operand, whole blocks", lambda a, b: a @ b.T, (128, 20), (128, 20)),
+    ("einsum, whole blocks", lambda a, b: np.einsum("ki,kj->ij", a, b), (24, 128), (24, 128)),
+]
+#: the cases whose rows or columns are ragged
+_RAGGED = {"ragged edges", "batched", "transposed operand", "einsum"}
 
 
-@pytest.mark.parametrize("name, fn, sa, sb, dtype", _DTYPE_CASES,
-                         ids=[f"{c[0]}-{np.dtype(c[4]).name}" for c in _DTYPE_CASES])
+def _dtype_case(case, dtype):
+    marks = [pytest.mark.slow] if case[0] in _RAGGED else []
+    return pytest.param(*case, dtype, marks=marks, id=f"{case[0]}-{np.dtype(dtype).name}")
+
+
+_DTYPE_CASES = [_dtype_case(c, np.float32) for c in CASES] + [
+    _dtype_case(CASES[1], np.float64), _dtype_case(CASES[2], np.int32),
+    _dtype_case(WHOLE_BLOCK_CASES[0], np.int32),
+    _dtype_case(WHOLE_BLOCK_CASES[1], np.float32),
+    _dtype_case(WHOLE_BLOCK_CASES[2], np.float32)]
+
+
+@pytest.mark.parametrize("name, fn, sa, sb, dtype", _DTYPE_CASES)
 def test_blocked_products_match_numpy(gpu, name, fn, sa, sb, dtype):
     rng = np.random.default_rng(0)
     a = (rng.random(sa) * 10).astype(dtype)
@@ -54,10 +75,15 @@ def test_blocked_products_match_numpy(gpu, name, fn, sa, sb, dtype):
     np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-def test_products_with_fused_operands(gpu):
+#: whole blocks by default; ragged rows and columns (tens of seconds of PoCL
+#: compiling) ``slow``
+@pytest.mark.parametrize("sa, sb", [
+    pytest.param((128, 40), (40, 128), id="whole blocks"),
+    pytest.param((130, 40), (40, 140), marks=pytest.mark.slow, id="ragged")])
+def test_products_with_fused_operands(gpu, sa, sb):
     """Operands computed elementwise are stored first, then multiplied blocked."""
     rng = np.random.default_rng(1)
-    a, b = rng.random((130, 40)), rng.random((40, 140))
+    a, b = rng.random(sa), rng.random(sb)
     lazy = np.exp(la.asarray(a)) @ (la.asarray(b) * 2)
     np.testing.assert_allclose(np.asarray(lazy), np.exp(a) @ (b * 2), rtol=1e-12)
 

@@ -12,6 +12,9 @@ from lazyarray import target as la_target
 from lazyarray.run import STATS
 
 _SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+#: test_matmul_matches_numpy by default (every example compiles kernels of its
+#: own); its ``_many`` twin, ``slow``, runs _SETTINGS
+_FEW = settings(max_examples=10, deadline=None, derandomize=True, database=None)
 
 
 def _rand(shape, dtype=np.float64, seed=0):
@@ -21,11 +24,26 @@ def _rand(shape, dtype=np.float64, seed=0):
     return rng.random(shape).astype(dtype)
 
 
-@_SETTINGS
-@given(st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(1, 5),
-       st.integers(1, 5), st.integers(1, 5), st.sampled_from(["mm", "vm", "mv", "vv"]),
-       st.sampled_from([np.float32, np.float64, np.int32]))
+_MATMUL_ARGS = (
+    st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(1, 5),
+    st.integers(1, 5), st.integers(1, 5), st.sampled_from(["mm", "vm", "mv", "vv"]),
+    st.sampled_from([np.float32, np.float64, np.int32]))
+
+
+@_FEW
+@given(*_MATMUL_ARGS)
 def test_matmul_matches_numpy(batch, n, k, m, kind, dtype):
+    _check_matmul(batch, n, k, m, kind, dtype)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(*_MATMUL_ARGS)
+def test_matmul_matches_numpy_many(batch, n, k, m, kind, dtype):
+    _check_matmul(batch, n, k, m, kind, dtype)
+
+
+def _check_matmul(batch, n, k, m, kind, dtype):
     a_shape = (k,) if kind[0] == "v" else (*batch, n, k)
     b_shape = (k,) if kind[1] == "v" else (*batch[1:], k, m)
     a, b = _rand(a_shape, dtype, 1), _rand(b_shape, dtype, 2)

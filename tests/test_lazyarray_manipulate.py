@@ -9,6 +9,9 @@ import lazyarray as la
 from lazyarray.run import STATS
 
 _SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, database=None)
+#: test_views_match_numpy by default (every example compiles kernels of its
+#: own); its ``_many`` twin, ``slow``, runs _SETTINGS
+_FEW = settings(max_examples=6, deadline=None, derandomize=True, database=None)
 
 
 @st.composite
@@ -23,9 +26,20 @@ def _same(got, expected):
     np.testing.assert_array_equal(got.get(), expected)
 
 
-@_SETTINGS
+@_FEW
 @given(arrays(), st.data())
 def test_views_match_numpy(a, data):
+    _check_views(a, data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(arrays(), st.data())
+def test_views_match_numpy_many(a, data):
+    _check_views(a, data)
+
+
+def _check_views(a, data):
     x = la.asarray(a)
     nd = a.ndim
     axis = data.draw(st.integers(-nd, nd - 1))

@@ -83,10 +83,7 @@ def test_integer_sums_and_keepdims(profile, shape, axis):
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
-@settings(max_examples=25, deadline=None)
-@given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3),
-       data=st.data())
-def test_random_layouts(shape, data):
+def _check_random_layout(shape, data):
     shape = tuple(shape)
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
     kind = data.draw(st.sampled_from([("cpu", 2), ("gpu", 4)]))
@@ -100,6 +97,23 @@ def test_random_layouts(shape, data):
         la_target.device_profile, runtime._KERNELS = saved, saved_kernels
     np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=axes), rtol=1e-5,
                                atol=1e-3)
+
+
+#: (every example compiles a kernel of its own: 25 took 24 s; the ``_many``
+#: twin, ``slow``, runs 25)
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3),
+       data=st.data())
+def test_random_layouts(shape, data):
+    _check_random_layout(shape, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3),
+       data=st.data())
+def test_random_layouts_many(shape, data):
+    _check_random_layout(shape, data)
 
 
 def test_layout_choices():

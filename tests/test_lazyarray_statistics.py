@@ -8,6 +8,9 @@ from hypothesis import strategies as st
 import lazyarray as la
 
 _SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
+#: the costlier tests by default (every example compiles kernels of its own);
+#: their ``_many`` twins, ``slow``, run _SETTINGS
+_FEW = settings(max_examples=8, deadline=None, derandomize=True, database=None)
 
 
 @st.composite
@@ -24,9 +27,20 @@ def arrays_and_axis(draw, allow_empty=True):
     return data, axis, keepdims
 
 
-@_SETTINGS
+@_FEW
 @given(arrays_and_axis(allow_empty=False))
 def test_argmax_argmin_match_numpy(case):
+    _check_argmax_argmin(case)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(arrays_and_axis(allow_empty=False))
+def test_argmax_argmin_match_numpy_many(case):
+    _check_argmax_argmin(case)
+
+
+def _check_argmax_argmin(case):
     data, axis, keepdims = case
     for name in ("argmax", "argmin"):
         got = getattr(la, name)(la.asarray(data), axis=axis, keepdims=keepdims)
@@ -36,9 +50,21 @@ def test_argmax_argmin_match_numpy(case):
 
 
 @pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
-@_SETTINGS
+@_FEW
 @given(arrays_and_axis(), st.integers(0, 1))
 def test_var_std_count_nonzero_match_numpy(case, ddof):
+    _check_var_std_count_nonzero(case, ddof)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
+@_SETTINGS
+@given(arrays_and_axis(), st.integers(0, 1))
+def test_var_std_count_nonzero_match_numpy_many(case, ddof):
+    _check_var_std_count_nonzero(case, ddof)
+
+
+def _check_var_std_count_nonzero(case, ddof):
     data, axis, keepdims = case
     x = la.asarray(data)
     with np.errstate(all="ignore"):

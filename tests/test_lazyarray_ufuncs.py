@@ -15,6 +15,9 @@ from hypothesis import given, settings, strategies as st
 import lazyarray as la
 
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None)
+#: the all-ufunc tests by default (every example compiles kernels of its own:
+#: 30 took 25 s each); their ``_many`` twins, ``slow``, run SETTINGS
+FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)
 
 REAL_DTYPES = [np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -159,15 +162,29 @@ def _check(names, args):
             _compare(name, stacked[k], desired, complex_loop)
 
 
-@SETTINGS
+@FEW
 @given(_operands(1, REAL_DTYPES))
 def test_unary_ufuncs_match_numpy(args):
     _check(UNARY, args)
 
 
+@pytest.mark.slow
 @SETTINGS
+@given(_operands(1, REAL_DTYPES))
+def test_unary_ufuncs_match_numpy_many(args):
+    _check(UNARY, args)
+
+
+@FEW
 @given(_operands(2, REAL_DTYPES))
 def test_binary_ufuncs_match_numpy(args):
+    _check(BINARY, args)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(_operands(2, REAL_DTYPES))
+def test_binary_ufuncs_match_numpy_many(args):
     _check(BINARY, args)
 
 

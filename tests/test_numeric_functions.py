@@ -24,6 +24,11 @@ from lazyarray.protocols import implementation as _implementation
 _SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
 _FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)
 _FEWER = settings(max_examples=8, deadline=None, derandomize=True, database=None)
+#: the default counts of the costlier tests (every example compiles kernels of
+#: its own); their ``_many`` twins, ``slow``, run the full counts above
+_SETTINGS_DEFAULT = settings(max_examples=8, deadline=None, derandomize=True, database=None)
+_FEW_DEFAULT = settings(max_examples=5, deadline=None, derandomize=True, database=None)
+_FEWEST = settings(max_examples=4, deadline=None, derandomize=True, database=None)
 
 MODULES = (S, N, H, J)
 FUNCTIONS = {name: getattr(m, name) for m in MODULES for name in m.__all__}
@@ -158,9 +163,20 @@ def test_functions_replace_the_host_fallback():
 
 # {{{ statistics
 
-@_FEW
+@_FEWEST
 @given(st.data())
 def test_quantiles_match_numpy(data):
+    _check_quantiles(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_quantiles_match_numpy_many(data):
+    _check_quantiles(data)
+
+
+def _check_quantiles(data):
     a = data.draw(arrays(dtypes=NUMBERS, shapes=[(5,), (3, 4), (2, 3, 4), ()]))
     axis = axes(data.draw, a)
     keepdims = data.draw(st.booleans())
@@ -172,9 +188,20 @@ def test_quantiles_match_numpy(data):
         check(f, a, qq, axis, method=method, keepdims=keepdims)
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_medians_match_numpy(data):
+    _check_medians(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_medians_match_numpy_many(data):
+    _check_medians(data)
+
+
+def _check_medians(data):
     a = data.draw(arrays(dtypes=WITH_INT32 + (np.bool_,)))
     axis = axes(data.draw, a)
     keepdims = data.draw(st.booleans())
@@ -210,9 +237,20 @@ def test_weighted_quantiles_run_numpy_on_the_host(monkeypatch):
                                                    method="inverted_cdf"))
 
 
-@_FEWER
+@_FEWEST
 @given(st.data())
 def test_nan_reductions_match_numpy(data):
+    _check_nan_reductions(data)
+
+
+@pytest.mark.slow
+@_FEWER
+@given(st.data())
+def test_nan_reductions_match_numpy_many(data):
+    _check_nan_reductions(data)
+
+
+def _check_nan_reductions(data):
     a = data.draw(arrays(dtypes=NUMBERS + (np.bool_,)))
     axis = axes(data.draw, a)
     keepdims = data.draw(st.booleans())
@@ -232,9 +270,20 @@ def test_nan_reductions_match_numpy(data):
     check(np.nansum, a, axis, dtype=np.float64, exact=False)
 
 
-@_FEWER
+@_FEWEST
 @given(st.data())
 def test_average_matches_numpy(data):
+    _check_average(data)
+
+
+@pytest.mark.slow
+@_FEWER
+@given(st.data())
+def test_average_matches_numpy_many(data):
+    _check_average(data)
+
+
+def _check_average(data):
     a = data.draw(arrays(dtypes=NUMBERS + (np.bool_,), shapes=[(5,), (3, 4), (2, 3, 4)],
                          specials=False))
     axis = axes(data.draw, a)
@@ -292,9 +341,20 @@ def test_cov_and_corrcoef_match_numpy(kwargs, dtype):
 
 # {{{ counting and binning
 
-@_FEW
+@_FEW_DEFAULT
 @given(st.data())
 def test_bincount_matches_numpy(data):
+    _check_bincount(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_bincount_matches_numpy_many(data):
+    _check_bincount(data)
+
+
+def _check_bincount(data):
     n = data.draw(st.sampled_from([1, 20]))
     high = data.draw(st.sampled_from([1, 12]))
     dtype = data.draw(st.sampled_from([np.int64, np.int32, np.uint8, np.bool_]))
@@ -326,9 +386,20 @@ def test_bincount_many_buckets_and_errors(monkeypatch):
     check(np.bincount, np.zeros(0, np.int64))
 
 
-@_FEW
+@_FEW_DEFAULT
 @given(st.data())
 def test_histogram_matches_numpy(data):
+    _check_histogram(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_histogram_matches_numpy_many(data):
+    _check_histogram(data)
+
+
+def _check_histogram(data):
     a = data.draw(arrays(dtypes=NUMBERS, shapes=[(0,), (12,), (3, 5)], specials=False,
                          low=-6, high=7))
     bins = data.draw(st.sampled_from(
@@ -362,9 +433,20 @@ def test_histogram_errors():
     check(np.histogram, a, 3, weights=np.ones(4))
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_digitize_matches_numpy(data):
+    _check_digitize(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_digitize_matches_numpy_many(data):
+    _check_digitize(data)
+
+
+def _check_digitize(data):
     x = data.draw(arrays(dtypes=NUMBERS, shapes=[(7,), (2, 3), ()], low=-3, high=45))
     bins = data.draw(st.sampled_from([
         [0, 1, 2], [0.0, 2.0, 2.0, 5.0], list(range(40)), [5, 3, 3, -1],
@@ -375,9 +457,20 @@ def test_digitize_matches_numpy(data):
     check(np.digitize, x, [1, 3, 2])
 
 
-@_FEWER
+@_FEWEST
 @given(st.data())
 def test_interp_matches_numpy(data):
+    _check_interp(data)
+
+
+@pytest.mark.slow
+@_FEWER
+@given(st.data())
+def test_interp_matches_numpy_many(data):
+    _check_interp(data)
+
+
+def _check_interp(data):
     n = data.draw(st.sampled_from([1, 2, 5, 40]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     xp = np.sort(rng.integers(-10, 10, n).astype(np.float64) / 2)       # ties likely
@@ -402,9 +495,20 @@ def test_interp_special_values_and_errors():
     check(np.interp, x, xp, fp, period=0)
 
 
-@_FEW
+@_FEW_DEFAULT
 @given(st.data())
 def test_gradient_matches_numpy(data):
+    _check_gradient(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_gradient_matches_numpy_many(data):
+    _check_gradient(data)
+
+
+def _check_gradient(data):
     a = data.draw(arrays(dtypes=NUMBERS, shapes=[(5,), (3, 4), (3, 3, 4), (2,), ()],
                          specials=False))
     edge_order = data.draw(st.sampled_from([1, 2]))
@@ -451,9 +555,20 @@ def test_trapezoid_matches_numpy(data):
 
 # {{{ diagonals, index grids, sequences
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_diagonals_match_numpy(data):
+    _check_diagonals(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_diagonals_match_numpy_many(data):
+    _check_diagonals(data)
+
+
+def _check_diagonals(data):
     a = data.draw(arrays(dtypes=WITH_INT32 + (np.bool_, np.complex64),
                          shapes=[(4,), (0,), (3, 4), (4, 2), (2, 3, 4), ()]))
     k = data.draw(st.integers(-4, 5))
@@ -521,17 +636,39 @@ def test_logspace_geomspace_match_numpy(args, axis):
 
 # {{{ gathering, choosing, membership
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_argwhere_matches_numpy(data):
+    _check_argwhere(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_argwhere_matches_numpy_many(data):
+    _check_argwhere(data)
+
+
+def _check_argwhere(data):
     a = data.draw(arrays(dtypes=NUMBERS + (np.bool_,), shapes=SHAPES + [(40,)], low=-1,
                          high=2))
     check(np.argwhere, a)
 
 
-@_FEW
+@_FEW_DEFAULT
 @given(st.data())
 def test_take_along_axis_matches_numpy(data):
+    _check_take_along_axis(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_take_along_axis_matches_numpy_many(data):
+    _check_take_along_axis(data)
+
+
+def _check_take_along_axis(data):
     a = data.draw(arrays(dtypes=NUMBERS + (np.bool_,), shapes=[(5,), (3, 4), (2, 3, 4)]))
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
     rng = np.random.default_rng(a.size)
@@ -566,9 +703,20 @@ def test_select_matches_numpy(data):
     check(np.select, [a], [a])
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_isin_matches_numpy(data):
+    _check_isin(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_isin_matches_numpy_many(data):
+    _check_isin(data)
+
+
+def _check_isin(data):
     a = data.draw(arrays(dtypes=NUMBERS, shapes=[(5,), (3, 4), (), (0,)], low=-5, high=60))
     rng = np.random.default_rng(a.size)
     m = data.draw(st.sampled_from([0, 1, 5, 50]))
@@ -584,9 +732,20 @@ def test_isin_matches_numpy(data):
 
 # {{{ convolution, products, polynomials, comparisons
 
-@_FEW
+@_FEW_DEFAULT
 @given(st.data())
 def test_convolve_correlate_match_numpy(data):
+    _check_convolve_correlate(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_convolve_correlate_match_numpy_many(data):
+    _check_convolve_correlate(data)
+
+
+def _check_convolve_correlate(data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     n, m = data.draw(st.sampled_from([1, 2, 5, 6])), data.draw(st.sampled_from([1, 3, 4, 7]))
     kinds = NUMBERS + (np.complex128, np.bool_)
@@ -607,9 +766,20 @@ def test_convolve_errors():
     check(np.convolve, 3.0, np.ones(3))
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_cross_matches_numpy(data):
+    _check_cross(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_cross_matches_numpy_many(data):
+    _check_cross(data)
+
+
+def _check_cross(data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     ka, kb = data.draw(st.sampled_from([(3, 3), (2, 3), (3, 2), (2, 2), (4, 3)]))
     sa, sb = data.draw(st.sampled_from([((4,), (4,)), ((1,), (3,)), ((), ()), ((2, 1), (3,))]))
@@ -621,9 +791,20 @@ def test_cross_matches_numpy(data):
     check(np.cross, np.moveaxis(a, -1, 0), b, axisa=0, exact=False)
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_kron_matches_numpy(data):
+    _check_kron(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_kron_matches_numpy_many(data):
+    _check_kron(data)
+
+
+def _check_kron(data):
     a = data.draw(arrays(dtypes=NUMBERS + (np.bool_,), shapes=[(2,), (2, 3), (), (1, 2, 2)],
                          specials=False))
     b = data.draw(arrays(dtypes=WITH_INT32, shapes=[(3,), (2, 2), ()], specials=False))
@@ -631,9 +812,20 @@ def test_kron_matches_numpy(data):
     check(np.kron, b, a)
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_polyval_matches_numpy(data):
+    _check_polyval(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_polyval_matches_numpy_many(data):
+    _check_polyval(data)
+
+
+def _check_polyval(data):
     x = data.draw(arrays(dtypes=NUMBERS + (np.bool_,), shapes=[(5,), (3, 4), ()],
                          specials=False))
     p = data.draw(st.sampled_from([[1, 2, 3], [0.5, -1.0], [2], [], np.array([1, -2, 0, 1],
@@ -660,9 +852,20 @@ def test_array_equal_and_equiv_match_numpy(pair):
 
 # {{{ joining, splitting, rotating
 
-@_FEW
+@_FEW_DEFAULT
 @given(st.data())
 def test_atleast_and_stacking_match_numpy(data):
+    _check_atleast_and_stacking(data)
+
+
+@pytest.mark.slow
+@_FEW
+@given(st.data())
+def test_atleast_and_stacking_match_numpy_many(data):
+    _check_atleast_and_stacking(data)
+
+
+def _check_atleast_and_stacking(data):
     a = data.draw(arrays(dtypes=NUMBERS + (np.bool_,), shapes=[(), (3,), (2, 3), (1, 2, 3)]))
     b = data.draw(arrays(dtypes=NUMBERS, shapes=[(), (3,), (2, 3)]))
     for f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
@@ -683,9 +886,20 @@ def test_array_split_matches_numpy(data):
     check(np.array_split, a, sections, axis)
 
 
-@_SETTINGS
+@_SETTINGS_DEFAULT
 @given(st.data())
 def test_insert_delete_match_numpy(data):
+    _check_insert_delete(data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(st.data())
+def test_insert_delete_match_numpy_many(data):
+    _check_insert_delete(data)
+
+
+def _check_insert_delete(data):
     a = data.draw(arrays(dtypes=WITH_INT32 + (np.bool_,), shapes=[(5,), (3, 4)]))
     axis = data.draw(st.sampled_from([None] + list(range(-a.ndim, a.ndim))))
     n = a.size if axis is None else a.shape[axis]

@@ -335,10 +335,12 @@ def mandelbrot_where(xp, n=48, maxiter=24):
 
 
 # (masked gathers and scatters inlined into each other step after step once
-# made kernels of 60,000-90,000 characters: the size budget bounds them now)
+# made kernels of 60,000-90,000 characters: the size budget bounds them now;
+# every step compiles kernels of its own: 10 steps by default, all 24 ``slow``)
 @pytest.mark.timeout(60)
-def test_mandelbrot_masks():
-    _check(mandelbrot(la), mandelbrot(np))
+@pytest.mark.parametrize("maxiter", [10, pytest.param(24, marks=pytest.mark.slow)])
+def test_mandelbrot_masks(maxiter):
+    _check(mandelbrot(la, maxiter=maxiter), mandelbrot(np, maxiter=maxiter))
 
 
 def test_mandelbrot_where():
@@ -573,11 +575,14 @@ def _lbm_start(ny=16, nx=32):
 
 
 # (bounce-back by f[:, mask] once made kernels grow every step: 4 steps took
-# over 600 s; the size budget bounds them now)
+# over 600 s; the size budget bounds them now; every step compiles kernels of
+# its own: 2 steps by default, 4 ``slow``)
 @pytest.mark.timeout(60)
-def test_lbm_masks():
+@pytest.mark.parametrize("steps", [2, pytest.param(4, marks=pytest.mark.slow)])
+def test_lbm_masks(steps):
     f, obstacle = _lbm_start()
-    _check(lbm(la.asarray(f), obstacle), lbm(f.copy(), obstacle), rtol=1e-10)
+    _check(lbm(la.asarray(f), obstacle, steps=steps), lbm(f.copy(), obstacle, steps=steps),
+           rtol=1e-10)
 
 
 def test_lbm_functional():

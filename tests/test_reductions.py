@@ -425,7 +425,7 @@ def _run_parallel(queue, case):
                    case["m"])
 
 
-@_settings(20)
+@_settings(8)
 @given(case=parallel_cases())
 def test_random_parallel_reductions(queue, case):
     _run_parallel(queue, case)
@@ -571,7 +571,7 @@ def _run_rowwise(queue, case):
                    case["m"])
 
 
-@_settings(20)
+@_settings(8)
 @given(case=rowwise_cases())
 def test_random_rowwise_parallel_reductions(queue, case):
     _run_rowwise(queue, case)
