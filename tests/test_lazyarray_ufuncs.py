@@ -426,3 +426,26 @@ def test_complex_tanh_and_tan_near_their_poles(dtype):
         got, want = f(la.asarray(z)).get(), f(z)
         np.testing.assert_allclose(got, want, rtol=1e-6 if single else 1e-14, err_msg=f.__name__)
         np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_division_matches_numpy(queue, dtype):
+    """Smith's division, as NumPy's: by zero each part is divided by a zero
+    ((1+1j)/0 is inf+infj, 1/0 inf+nanj); by infinities and NaN, and
+    ordinary quotients to rounding."""
+    specials = np.array([1 + 1j, 1 + 0j, 1j, -1 + 2j, 0j, complex("nan"), 1 - 1j,
+                         complex(np.inf, 1), complex(1, -np.inf), 3e-30 + 4e-30j], dtype)
+    num = np.repeat(specials, specials.size)
+    den = np.tile(np.array([0j, -0.0 + 0j, 0 - 0j, 2 + 0j, 1e-30 + 1e30j, complex(np.inf, 0),
+                            1 - 1j, complex("nan"), 3 + 4j, -1e-20 + 0j], dtype), specials.size)
+    with np.errstate(all="ignore"):
+        want = num / den
+        got = np.asarray(la.asarray(num) / la.asarray(den))
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, equal_nan=True)
+    assert np.array_equal(np.isinf(got.real), np.isinf(want.real))
+    assert np.array_equal(np.isinf(got.imag), np.isinf(want.imag))
+    rng = np.random.default_rng(5)
+    a, b = ((rng.standard_normal(1000) + 1j * rng.standard_normal(1000)).astype(dtype)
+            for _ in range(2))
+    np.testing.assert_allclose(np.asarray(la.asarray(a) / la.asarray(b)), a / b,
+                               rtol=4 * np.finfo(dtype).eps)

@@ -383,7 +383,8 @@ class CExpressionMapper(Mapper):
 
     def map_quotient(self, expr, prec, dtype):
         if dtype.kind == "c":
-            return (f"{self._complex(dtype)}_divide({self.code(expr.numerator, PREC_NONE, dtype)}, "
+            return (f"kc_{self._complex(dtype)}_divide("
+                    f"{self.code(expr.numerator, PREC_NONE, dtype)}, "
                     f"{self.code(expr.denominator, PREC_NONE, dtype)})")
         num = self.code(expr.numerator, PREC_PRODUCT, dtype)
         den = self.code(expr.denominator, PREC_PRODUCT + 1, dtype)

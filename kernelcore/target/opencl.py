@@ -175,7 +175,9 @@ class OpenCLTarget(CFamilyTarget):
 
 
 #: complex functions kernelcore defines itself (``kc_cfloat_sqrt``, ...)
-#: instead of using pyopencl's: sqrt keeps the sign of a zero imaginary part,
+#: instead of using pyopencl's: division is Smith's, as NumPy's (a zero
+#: divisor divides each part by a zero: (1 + 1j) / 0 is inf + infj, where
+#: pyopencl's gives NaN); sqrt keeps the sign of a zero imaginary part,
 #: as in C99 and NumPy (sqrt(-1 - 0j) is -1j, pyopencl's gives +1j); tanh and
 #: tan use Kahan's formulas (pyopencl's divide by 1 + cos(2y), which cancels
 #: near the poles: tanh(1.5707j) came out inf in single precision); sqrt
@@ -231,6 +233,18 @@ inline {p}_t kc_{p}_make({r} re, {r} im)
   r.real = re;
   r.imag = im;
   return r;
+}}
+inline {p}_t kc_{p}_divide({p}_t a, {p}_t b)
+{{
+  {r} br = fabs(b.real), bi = fabs(b.imag);
+  if (br >= bi) {{
+    if (br == 0 && bi == 0)     /* (NumPy's: each part over a zero) */
+      return kc_{p}_make(a.real / br, a.imag / bi);
+    {r} ratio = b.imag / b.real, scale = 1 / (b.real + b.imag * ratio);
+    return kc_{p}_make((a.real + a.imag * ratio) * scale, (a.imag - a.real * ratio) * scale);
+  }}
+  {r} ratio = b.real / b.imag, scale = 1 / (b.imag + b.real * ratio);
+  return kc_{p}_make((a.real * ratio + a.imag) * scale, (a.imag * ratio - a.real) * scale);
 }}
 inline {p}_t kc_{p}_exp({p}_t a)
 {{
