@@ -383,7 +383,7 @@ class CExpressionMapper(Mapper):
 
     def map_quotient(self, expr, prec, dtype):
         if dtype.kind == "c":
-            return (f"kc_{self._complex(dtype)}_divide("
+            return (f"{self.target.complex_divide(dtype)}("
                     f"{self.code(expr.numerator, PREC_NONE, dtype)}, "
                     f"{self.code(expr.denominator, PREC_NONE, dtype)})")
         num = self.code(expr.numerator, PREC_PRODUCT, dtype)

@@ -98,6 +98,10 @@ class CTarget(OpenCLTarget):
     def complex_prefix(self, dtype: np.dtype) -> str:
         return "kc_cfloat" if np.dtype(dtype) == np.complex64 else "kc_cdouble"
 
+    def complex_divide(self, dtype: np.dtype) -> str:
+        """C99's complex division (through ``<complex.h>``)."""
+        return f"{self.complex_prefix(dtype)}_divide"
+
     def literal(self, value, dtype: np.dtype) -> str:
         text = super().literal(value, dtype)
         dtype = np.dtype(dtype)

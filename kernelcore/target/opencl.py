@@ -79,6 +79,11 @@ class OpenCLTarget(CFamilyTarget):
     def complex_prefix(self, dtype: np.dtype) -> str:
         return "cfloat" if np.dtype(dtype) == np.complex64 else "cdouble"
 
+    def complex_divide(self, dtype: np.dtype) -> str:
+        """The function dividing two complex values of *dtype* (kernelcore's
+        Smith division, see :data:`_COMPLEX_OWN`)."""
+        return f"kc_{self.complex_prefix(dtype)}_divide"
+
     def address_space_qualifier(self, aspace: AddressSpace) -> str:
         return {AddressSpace.GLOBAL: "__global", AddressSpace.LOCAL: "__local",
                 AddressSpace.PRIVATE: ""}[aspace]
