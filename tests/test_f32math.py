@@ -81,10 +81,11 @@ _INVERSE = {"atan": "arctan", "asin": "arcsin", "acos": "arccos", "asinh": "arcs
 
 
 @pytest.mark.parametrize("name", ["sin", "cos", "tan", "log", "log2", "log10", "log1p",
-                                  "exp2", "expm1", "sinh", "cosh", *_INVERSE])
+                                  "exp2", "expm1", "sinh", "cosh", "cbrt", *_INVERSE])
 def test_branch_free_math_is_correctly_rounded(queue, name):
     x = _arguments() if name in ("sin", "cos", "tan") else _log_arguments() \
-        if name.startswith("log") else _inverse_arguments() if name in _INVERSE \
+        if name.startswith("log") or name == "cbrt" else _inverse_arguments() \
+        if name in _INVERSE \
         else _exp_arguments()
     out = _run(name, x, queue, "branch_free")
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -97,7 +98,8 @@ def test_branch_free_math_is_correctly_rounded(queue, name):
     assert ulps.max() <= 1
     assert (ulps > 0).sum() <= x.size // 100000 + 1
     assert np.array_equal(np.isinf(out), np.isinf(ref))
-    if name in ("sin", "tan", "log1p", "expm1", "sinh", "atan", "asin", "asinh", "atanh"):
+    if name in ("sin", "tan", "log1p", "expm1", "sinh", "atan", "asin", "asinh", "atanh",
+                "cbrt"):
         # (the sign of zero kept)
         assert np.signbit(_run(name, np.float32([-0.0, 0.0]), queue, "branch_free")).tolist() \
             == [True, False]
@@ -142,7 +144,7 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for fn in (np.sin, np.cos, np.tan, np.log, np.log2, np.log10, np.log1p, np.exp2,
                    np.expm1, np.sinh, np.cosh, np.arctan, np.arcsin, np.arccos, np.arcsinh,
-                   np.arccosh, np.arctanh):
+                   np.arccosh, np.arctanh, np.cbrt):
             got = np.asarray(fn(lx))
             np.testing.assert_allclose(got, fn(x), rtol=2.5e-7, atol=1e-45, equal_nan=True)
         got = np.asarray(np.sin(lx.astype(np.float64)))

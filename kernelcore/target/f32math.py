@@ -1,9 +1,9 @@
 """Float32 ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``log``,
 ``log2``, ``log10``, ``log1p``, ``exp2``, ``expm1``, ``sinh``, ``cosh``,
-``asinh``, ``acosh`` and ``atanh`` in OpenCL C that CPU compilers vectorize,
-for devices whose built-ins are scalar calls (PoCL, 2^21 values on two
-cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms and its ``atan``
-90 ms, these 2-9 ms; NumPy 2-4 ms).
+``asinh``, ``acosh``, ``atanh`` and ``cbrt`` in OpenCL C that CPU compilers
+vectorize, for devices whose built-ins are scalar calls (PoCL, 2^21 values
+on two cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms, its ``atan``
+90 ms and its ``cbrt`` 130 ms, these 2-9 ms; NumPy 2-4 ms).
 
 The helpers compute in double and round once: they are correctly rounded
 for every float32 (checked against float64 results rounded to float32 over
@@ -25,6 +25,7 @@ random bit patterns and the hard cases).
 - atan: 1/|x| past 1, then pi/4 + atan((t - 1)/(t + 1)) past tan(pi/8),
   then its series; asin and acos through atan; asinh, acosh, atanh through
   log1p of a double (log w * t / (w - 1), w = 1 + t rounded).
+- cbrt: a cubic's guess on [1, 8) and four Newton steps.
 
 How they are written, for PoCL (LLVM) to vectorize its work-item loops:
 no table (a ``__constant`` table costs gathers; a chunk is picked by
@@ -84,7 +85,7 @@ F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32",
                "log1p": "kc_log1p_f32", "exp2": "kc_exp2_f32", "expm1": "kc_expm1_f32",
                "sinh": "kc_sinh_f32", "cosh": "kc_cosh_f32", "atan": "kc_atan_f32",
                "asin": "kc_asin_f32", "acos": "kc_acos_f32", "asinh": "kc_asinh_f32",
-               "acosh": "kc_acosh_f32", "atanh": "kc_atanh_f32"}
+               "acosh": "kc_acosh_f32", "atanh": "kc_atanh_f32", "cbrt": "kc_cbrt_f32"}
 
 
 def _double(x: Fraction) -> str:
@@ -401,7 +402,33 @@ def _inverse_function(name: str, value: str) -> str:
 }}"""
 
 
+_CBRT = f"""/* the cube root: |x| = m' 2^(3q) with m' in [1, 8); a cubic's guess of
+   cbrt(m') (within 2%), four Newton steps in double (below 1e-16), 2^q */
+{_INLINE} float kc_cbrt_f32(float x)
+{{
+  float y = x;
+  if (x != 0.0f && isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
+    double d = x;
+    long b = as_long(fabs(d));
+    double e = (double) ((b >> 52) - 1023);
+    double m = as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
+    double t = (e + 0.5) * (1.0 / 3.0);
+    double q = (t + 0x1.8p52) - 0x1.8p52;
+    q = q > t ? q - 1.0 : q;                     /* floor(e / 3) */
+    double r = e - 3.0 * q;
+    m = r == 0.0 ? m : r == 1.0 ? 2.0 * m : 4.0 * m;
+    double c = 0.72148223 + m * (0.32888628 + m * (-0.03472374 + m * 0.00171362));
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    y = (float) copysign(c * as_double((long) (q + 1023.0) << 52), d);
+  }}
+  return y;
+}}"""
+
 _SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
+            "kc_cbrt_f32": ("", _CBRT),
             **{name: (shared, _inverse_function(name, value))
                for name, (shared, value) in _INVERSE_FUNCTIONS.items()},
             **{name: ("", _exp_function(name, value)) for name, value in _EXP_FUNCTIONS.items()},
