@@ -105,6 +105,39 @@ def test_branch_free_math_is_correctly_rounded(queue, name):
             == [True, False]
 
 
+def test_branch_free_pow_matches_numpy(queue):
+    """x**y: at most a float ulp from the float64 power rounded (rarely
+    off at all), and C99's special values exactly (zeros, infinities, NaN,
+    negative bases, odd and even integer exponents)."""
+    rng = np.random.default_rng(6)
+    bases = np.concatenate([np.float32([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0,
+                                        np.inf, -np.inf, np.nan, 1e-45, 3.4e38, -1.5]),
+                            rng.uniform(-10, 10, 40).astype(np.float32),
+                            (10.0 ** rng.uniform(-30, 30, 40)).astype(np.float32)])
+    exponents = np.concatenate([np.float32([0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, -0.5,
+                                            2.5, np.inf, -np.inf, np.nan, 1e10, -1e10,
+                                            16777217.0, 33.0, -7.0, 0.1]),
+                                rng.uniform(-5, 5, 30).astype(np.float32)])
+    x = np.repeat(bases, exponents.size)
+    y = np.tile(exponents, bases.size)
+    knl = lp.make_kernel(
+        "{[i]: 0 <= i < n}", "out[i] = pow(a[i], b[i])",
+        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("b", np.float32, shape="n"),
+         lp.GlobalArg("out", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
+        target=lp.PyOpenCLTarget(math_f32="branch_free"))
+    knl = lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    _, (out,) = knl(queue, a=x, b=y, n=np.int32(x.size))
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    nan = np.isnan(ref)
+    assert np.isnan(out[nan]).all() and not np.isnan(out[~nan]).any()
+    ulps = np.abs(out[~nan].view(np.int32).astype(np.int64)
+                  - ref[~nan].view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1 and (ulps > 0).sum() <= 3
+    exact = ~nan & (np.isinf(ref) | (ref == 0) | (np.abs(ref) == 1))
+    assert np.array_equal(out[exact].view(np.uint32), ref[exact].view(np.uint32))
+
+
 def test_chunks_are_the_bits_of_two_over_pi():
     value = sum(c * 2.0 ** (-24 * (j + 1)) for j, c in enumerate(TWO_OVER_PI_CHUNKS))
     assert value == 2 / math.pi
@@ -125,6 +158,8 @@ def test_only_their_float32_functions_use_the_helpers():
     assert target.function_name("tanh", [f32], f32) == "tanh"
     assert target.function_name("log1p", [f32], f32) == "kc_log1p_f32"
     assert target.function_name("log", [f64], f64) == "log"
+    assert target.function_name("pow", [f32, f32], f32) == "kc_pow_f32"
+    assert target.function_name("pow", [f64, f64], f64) == "pow"
     assert lp.PyOpenCLTarget().function_name("sin", [f32], f32) == "sin"
     assert target != lp.PyOpenCLTarget() and hash(target) != hash(lp.PyOpenCLTarget())
     assert "math_f32='branch_free'" in repr(target)
@@ -147,6 +182,8 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
                    np.arccosh, np.arctanh, np.cbrt):
             got = np.asarray(fn(lx))
             np.testing.assert_allclose(got, fn(x), rtol=2.5e-7, atol=1e-45, equal_nan=True)
+        np.testing.assert_allclose(np.asarray(abs(lx) ** 1.5), np.abs(x) ** np.float32(1.5),
+                                   rtol=2.5e-7, atol=1e-45, equal_nan=True)
         got = np.asarray(np.sin(lx.astype(np.float64)))
         np.testing.assert_allclose(got, np.sin(x.astype(np.float64)), rtol=1e-15,
                                    equal_nan=True)

@@ -1,13 +1,14 @@
 """Float32 ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``log``,
 ``log2``, ``log10``, ``log1p``, ``exp2``, ``expm1``, ``sinh``, ``cosh``,
-``asinh``, ``acosh``, ``atanh`` and ``cbrt`` in OpenCL C that CPU compilers
-vectorize, for devices whose built-ins are scalar calls (PoCL, 2^21 values
-on two cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms, its ``atan``
-90 ms and its ``cbrt`` 130 ms, these 2-9 ms; NumPy 2-4 ms).
+``asinh``, ``acosh``, ``atanh``, ``cbrt`` and ``pow`` in OpenCL C that CPU
+compilers vectorize, for devices whose built-ins are scalar calls (PoCL,
+2^21 values on two cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms,
+its ``atan`` 90 ms, its ``cbrt`` 130 ms and its ``pow`` 150 ms, these 2-9
+ms; NumPy 2-12 ms).
 
-The helpers compute in double and round once: they are correctly rounded
-for every float32 (checked against float64 results rounded to float32 over
-random bit patterns and the hard cases).
+The helpers compute in double and round once. All but pow are correctly
+rounded for every float32 (checked against float64 results rounded to
+float32 over random bit patterns and the hard cases).
 
 - sin, cos, tan: the argument is reduced by Payne and Hanek's method: x =
   m 2^s (m the 24-bit significand); x * 2/pi modulo 4 is the sum of m times
@@ -26,6 +27,8 @@ random bit patterns and the hard cases).
   then its series; asin and acos through atan; asinh, acosh, atanh through
   log1p of a double (log w * t / (w - 1), w = 1 + t rounded).
 - cbrt: a cubic's guess on [1, 8) and four Newton steps.
+- pow: exp(y log|x|) in double, with C99's special values; it alone may
+  round a value a float ulp off (rarely: its double error is up to 2e-14).
 
 How they are written, for PoCL (LLVM) to vectorize its work-item loops:
 no table (a ``__constant`` table costs gathers; a chunk is picked by
@@ -85,7 +88,8 @@ F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32",
                "log1p": "kc_log1p_f32", "exp2": "kc_exp2_f32", "expm1": "kc_expm1_f32",
                "sinh": "kc_sinh_f32", "cosh": "kc_cosh_f32", "atan": "kc_atan_f32",
                "asin": "kc_asin_f32", "acos": "kc_acos_f32", "asinh": "kc_asinh_f32",
-               "acosh": "kc_acosh_f32", "atanh": "kc_atanh_f32", "cbrt": "kc_cbrt_f32"}
+               "acosh": "kc_acosh_f32", "atanh": "kc_atanh_f32", "cbrt": "kc_cbrt_f32",
+               "pow": "kc_pow_f32"}
 
 
 def _double(x: Fraction) -> str:
@@ -427,7 +431,29 @@ _CBRT = f"""/* the cube root: |x| = m' 2^(3q) with m' in [1, 8); a cubic's guess
   return y;
 }}"""
 
+_POW = f"""/* x^y as exp(y log|x|) in double (relative error below 2e-14: at most
+   rarely a float ulp off), with C99's (and NumPy's) special values: x^0 and
+   1^y are 1 (NaN too), (-1)^inf is 1, a negative finite x and a non-integer y
+   give NaN, an odd integer y keeps the sign of x (zeros, infinities too) */
+{_INLINE} float kc_pow_f32(float x, float y)
+{{
+  float result = NAN;
+  if (!isnan(x) && !isnan(y)) {{  /* (a block: clang pairs nothing across blocks) */
+    double ax = fabs((double) x), ay = fabs((double) y);
+    double l = kc_log_double(ax > 0.0 && ax < INFINITY ? ax : 2.0);
+    l = ax == 0.0 ? -INFINITY : ax == INFINITY ? INFINITY : l;
+    double v = exp((double) y * l);
+    double rounded = (ay + 0x1.8p52) - 0x1.8p52;      /* (floats from 2^23 on are integers) */
+    int integer = ay >= 0x1p23 || rounded == ay;
+    int odd = integer && ((long) (ay < 0x1p24 ? ay : 0.0) & 1);
+    v = signbit(x) && odd ? -v : v;
+    result = x < 0.0f && isfinite(x) && !integer ? NAN : (float) v;
+  }}
+  return y == 0.0f || x == 1.0f || (x == -1.0f && isinf(y)) ? 1.0f : result;
+}}"""
+
 _SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
+            "kc_pow_f32": (_LOG, _POW),
             "kc_cbrt_f32": ("", _CBRT),
             **{name: (shared, _inverse_function(name, value))
                for name, (shared, value) in _INVERSE_FUNCTIONS.items()},

@@ -154,7 +154,7 @@ class OpenCLTarget(CFamilyTarget):
             if name in ("abs", "min", "max"):
                 return name
         if self.math_f32 == "branch_free" and name in F32_HELPERS \
-                and [dt.name for dt in arg_dtypes] == ["float32"]:
+                and all(dt.name == "float32" for dt in arg_dtypes):
             return F32_HELPERS[name]
         return _FUNCTION_NAMES.get(name, name)
 
