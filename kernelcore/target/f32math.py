@@ -1,7 +1,7 @@
 """Float32 ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``log``,
 ``log2``, ``log10``, ``log1p``, ``exp2``, ``expm1``, ``sinh``, ``cosh``,
-``asinh``, ``acosh``, ``atanh``, ``cbrt`` and ``pow`` in OpenCL C that CPU
-compilers vectorize, for devices whose built-ins are scalar calls (PoCL,
+``asinh``, ``acosh``, ``atanh``, ``cbrt``, ``pow``, ``atan2`` and ``hypot`` in
+OpenCL C that CPU compilers vectorize, for devices whose built-ins are scalar calls (PoCL,
 2^21 values on two cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms,
 its ``atan`` 90 ms, its ``cbrt`` 130 ms and its ``pow`` 150 ms, these 2-9
 ms; NumPy 2-12 ms).
@@ -27,6 +27,7 @@ float32 over random bit patterns and the hard cases).
   then its series; asin and acos through atan; asinh, acosh, atanh through
   log1p of a double (log w * t / (w - 1), w = 1 + t rounded).
 - cbrt: a cubic's guess on [1, 8) and four Newton steps.
+- atan2 through the double atan; hypot: the square root of exact squares.
 - pow: exp(y log|x|) in double, with C99's special values; it alone may
   round a value a float ulp off (rarely: its double error is up to 2e-14).
 
@@ -89,7 +90,7 @@ F32_HELPERS = {"sin": "kc_sin_f32", "cos": "kc_cos_f32", "tan": "kc_tan_f32",
                "sinh": "kc_sinh_f32", "cosh": "kc_cosh_f32", "atan": "kc_atan_f32",
                "asin": "kc_asin_f32", "acos": "kc_acos_f32", "asinh": "kc_asinh_f32",
                "acosh": "kc_acosh_f32", "atanh": "kc_atanh_f32", "cbrt": "kc_cbrt_f32",
-               "pow": "kc_pow_f32"}
+               "pow": "kc_pow_f32", "atan2": "kc_atan2_f32", "hypot": "kc_hypot_f32"}
 
 
 def _double(x: Fraction) -> str:
@@ -439,7 +440,7 @@ _POW = f"""/* x^y as exp(y log|x|) in double (relative error below 2e-14: at mos
 {{
   float result = NAN;
   if (!isnan(x) && !isnan(y)) {{  /* (a block: clang pairs nothing across blocks) */
-    double ax = fabs((double) x), ay = fabs((double) y);
+    double ax = fabs((double) x), ay = (double) fabs(y);   /* (not twins: see atan2) */
     double l = kc_log_double(ax > 0.0 && ax < INFINITY ? ax : 2.0);
     l = ax == 0.0 ? -INFINITY : ax == INFINITY ? INFINITY : l;
     double v = exp((double) y * l);
@@ -452,7 +453,35 @@ _POW = f"""/* x^y as exp(y log|x|) in double (relative error below 2e-14: at mos
   return y == 0.0f || x == 1.0f || (x == -1.0f && isinf(y)) ? 1.0f : result;
 }}"""
 
+_ATAN2 = f"""/* atan2(y, x): atan(|y| / |x|) in double, pi minus it for a negative x
+   (-0 too), the sign of y; C99's values where |y| / |x| is 0/0 or inf/inf */
+{_INLINE} float kc_atan2_f32(float y, float x)
+{{
+  float result = x + y;     /* (NaN if either is) */
+  if (!isnan(x) && !isnan(y)) {{  /* (a block: clang pairs nothing across blocks) */
+    /* (two differently ordered steps: fabs then widen, widen then fabs) */
+    double ay = (double) fabs(y), ax = fabs((double) x);
+    double a = kc_atan_double(ay / ax);
+    a = ay == 0.0 && ax == 0.0 ? 0.0 : a;
+    a = isinf(ay) && isinf(ax) ? 0.7853981633974483 : a;
+    a = signbit(x) ? 3.141592653589793 - a : a;
+    result = (float) copysign(a, (double) y);
+  }}
+  return result;
+}}"""
+
+_HYPOT = f"""/* hypot(x, y): sqrt(x^2 + y^2) in double (exact squares, no overflow);
+   inf if either is infinite, even with a NaN */
+{_INLINE} float kc_hypot_f32(float x, float y)
+{{
+  double dx = x, dy = y;
+  float h = (float) sqrt(dx * dx + dy * dy);
+  return isinf(x) || isinf(y) ? INFINITY : h;
+}}"""
+
 _SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
+            "kc_atan2_f32": (_ATAN_DOUBLE, _ATAN2),
+            "kc_hypot_f32": ("", _HYPOT),
             "kc_pow_f32": (_LOG, _POW),
             "kc_cbrt_f32": ("", _CBRT),
             **{name: (shared, _inverse_function(name, value))
