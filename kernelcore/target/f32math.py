@@ -1,10 +1,10 @@
 """Float32 ``sin``, ``cos``, ``tan``, ``asin``, ``acos``, ``atan``, ``log``,
 ``log2``, ``log10``, ``log1p``, ``exp2``, ``expm1``, ``sinh``, ``cosh``,
 ``asinh``, ``acosh``, ``atanh``, ``cbrt``, ``pow``, ``atan2`` and ``hypot`` in
-OpenCL C that CPU compilers vectorize, for devices whose built-ins are scalar calls (PoCL,
-2^21 values on two cores: its ``sin`` takes about 40 ms, its ``log`` 49 ms,
-its ``atan`` 90 ms, its ``cbrt`` 130 ms and its ``pow`` 150 ms, these 2-9
-ms; NumPy 2-12 ms).
+OpenCL C that CPU compilers vectorize, for devices whose built-ins are
+scalar calls (PoCL, 2^21 values on two cores: its ``sin`` takes about 40
+ms, its ``log`` 49 ms, its ``atan`` 90 ms, its ``cbrt`` 130 ms and its
+``pow`` 150 ms, these 1-9 ms; NumPy 2-12 ms).
 
 The helpers compute in double and round once. All but pow are correctly
 rounded for every float32 (checked against float64 results rounded to
