@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 
 _CHILD = """
-import json, sys
+import json, os, sys
 import numpy as np
 import kernelcore as lp
 import lazyarray as la
+if os.environ.get("TEST_MATH_F32"):
+    import lazyarray.target
+    lazyarray.target.math_f32_choice = lambda device: os.environ["TEST_MATH_F32"]
 from lazyarray.lower import kernel as lower
 from lazyarray.run import cache
 
@@ -35,8 +38,8 @@ print(json.dumps({"y": y.tolist(), "z": z.tolist(), "lowered": lowered,
 """
 
 
-def _child(cache_dir: Path) -> dict:
-    env = dict(os.environ, LAZYARRAY_CACHE_DIR=str(cache_dir))
+def _child(cache_dir: Path, math_f32: str = "") -> dict:
+    env = dict(os.environ, LAZYARRAY_CACHE_DIR=str(cache_dir), TEST_MATH_F32=math_f32)
     done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -57,6 +60,20 @@ def test_a_second_process_lowers_nothing(tmp_path):
         np.testing.assert_allclose(run["z"], z, rtol=1e-5)
     assert first["lowered"] and first["stores"] == len(first["lowered"])
     assert second["lowered"] == [] and second["hits"] == len(first["lowered"])
+
+
+def test_a_process_with_another_target_does_not_reuse_recipes(tmp_path, queue):
+    """The recipe key covers the whole target: kernels made with kernelcore's
+    float32 math helpers are not run where the target says the built-ins
+    (and the other way round)."""
+    from lazyarray.target import math_f32_choice
+    other = "builtin" if math_f32_choice(queue.device) == "branch_free" else "branch_free"
+    first = _child(tmp_path)
+    second = _child(tmp_path, other)
+    y, z = _expected()
+    np.testing.assert_allclose(second["y"], y, rtol=1e-5)
+    np.testing.assert_allclose(second["z"], z, rtol=1e-5)
+    assert sorted(second["lowered"]) == sorted(first["lowered"]) and second["hits"] == 0
 
 
 def test_unreadable_entries_are_rebuilt(tmp_path):

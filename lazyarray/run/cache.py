@@ -98,7 +98,8 @@ def _fingerprint() -> str:
 
 def recipe_key(structure: tuple, device, profile: tuple) -> str:
     """The key of a kernel of *structure* (``runtime._structure_key`` and
-    whether tuning is on) on *device* (a pyopencl device) laid out for *profile*."""
+    whether tuning is on) on *device* (a pyopencl device) made for *profile*
+    (the fields of lazyarray's :class:`~lazyarray.target.Target`)."""
     identity = (device.platform.name, device.platform.version, device.name,
                 device.driver_version, tuple(build_options(device)))
     text = repr((_fingerprint(), identity, profile, structure))

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import numpy as np
@@ -327,7 +327,8 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target) -> _Compiled:
     start = time.perf_counter()
     STATS["planned"] += 1
     queue = default_queue()
-    disk_key = recipe_key(key, queue.device, (target.kind, target.units))
+    # (the whole target: kind, units, tensor cores, math helpers)
+    disk_key = recipe_key(key, queue.device, astuple(target))
     recipe = load_recipe(disk_key)
     bound = None
     if recipe is not None:
