@@ -187,46 +187,40 @@ _TRIG = f"""#ifndef KC_TRIG_F32
 #endif
 """
 
-_FUNCTIONS = {
-    "kc_sin_f32": f"""{_INLINE} float kc_sin_f32(float x)
-{{
-  float y = x - x;
-  if (isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
-    double q;
-    double r = kc_trig_reduce_f32(x, &q);
-    double s = kc_sin_poly(r);
-    double v = (q == 1.0 || q == 3.0) ? kc_cos_poly(r, s) : s;
-    y = (float) (q >= 2.0 ? -v : v);
-    y = as_float(as_uint(y) ^ (as_uint(x) & 0x80000000u));
-  }}
-  return y;
-}}""",
-    "kc_cos_f32": f"""{_INLINE} float kc_cos_f32(float x)
-{{
-  float y = x - x;
-  if (isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
-    double q;
-    double r = kc_trig_reduce_f32(x, &q);
-    double s = kc_sin_poly(r);
-    double v = (q == 1.0 || q == 3.0) ? s : kc_cos_poly(r, s);
-    y = (float) (q == 1.0 || q == 2.0 ? -v : v);
-  }}
-  return y;
-}}""",
-    "kc_tan_f32": f"""{_INLINE} float kc_tan_f32(float x)
-{{
-  float y = x - x;
-  if (isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
-    double q;
-    double r = kc_trig_reduce_f32(x, &q);
-    double s = kc_sin_poly(r);
-    double c = kc_cos_poly(r, s);
-    y = (float) (q == 1.0 || q == 3.0 ? -c / s : s / c);
-    y = as_float(as_uint(y) ^ (as_uint(x) & 0x80000000u));
-  }}
-  return y;
-}}"""}
 
+def _helper(name: str, params: str, start: str, guard: str, body: str,
+            result: str = "y") -> str:
+    """The source of float helper *name*(*params*): ``y`` starts as *start*;
+    where *guard* holds, the statements *body* (one per line) set it, in a
+    block of their own (clang pairs nothing across blocks: see the module's
+    documentation); the helper returns *result*."""
+    lines = "\n".join(f"    {line}" for line in body.strip().splitlines())
+    return f"""{_INLINE} float {name}({params})
+{{
+  float y = {start};
+  if ({guard}) {{
+{lines}
+  }}
+  return {result};
+}}"""
+
+
+_TRIG_START = """double q;
+double r = kc_trig_reduce_f32(x, &q);
+double s = kc_sin_poly(r);
+"""
+_ODD = "q == 1.0 || q == 3.0"
+_SIGN_OF_X = "y = as_float(as_uint(y) ^ (as_uint(x) & 0x80000000u));"
+_TRIG_FUNCTIONS = {
+    "kc_sin_f32": f"""{_TRIG_START}double v = ({_ODD}) ? kc_cos_poly(r, s) : s;
+y = (float) (q >= 2.0 ? -v : v);
+{_SIGN_OF_X}""",
+    "kc_cos_f32": f"""{_TRIG_START}double v = ({_ODD}) ? s : kc_cos_poly(r, s);
+y = (float) (q == 1.0 || q == 2.0 ? -v : v);""",
+    "kc_tan_f32": f"""{_TRIG_START}double c = kc_cos_poly(r, s);
+y = (float) ({_ODD} ? -c / s : s / c);
+{_SIGN_OF_X}""",
+}
 
 # log m = 2 atanh(s) = 2 (s + s^3/3 + ...): the terms after s^17/17 are below
 # 1e-16 of the sum for |s| <= 0.1716 (m in [sqrt(1/2), sqrt(2)])
@@ -271,34 +265,16 @@ _LOG = f"""#ifndef KC_LOG_F32
 """
 
 _LOG_FUNCTIONS = {
-    "kc_log_f32": "(float) kc_log_double((double) x)",
-    "kc_log2_f32": "(float) (e + l * 1.4426950408889634)",
-    "kc_log10_f32": "(float) (kc_log_double((double) x) * 0.4342944819032518)",
+    "kc_log_f32": "y = (float) kc_log_double((double) x);",
+    "kc_log2_f32": """double e;
+double l = kc_log_parts((double) x, &e);
+y = (float) (e + l * 1.4426950408889634);""",
+    "kc_log10_f32": "y = (float) (kc_log_double((double) x) * 0.4342944819032518);",
 }
-
-
-def _log_function(name: str, value: str) -> str:
-    parts = "    double e;\n    double l = kc_log_parts((double) x, &e);\n" \
-        if "l *" in value else ""
-    return f"""{_INLINE} float {name}(float x)
-{{
-  float y = 0.0f;
-  if (x > 0.0f && x < INFINITY) {{  /* (a block: clang pairs nothing across blocks) */
-{parts}    y = {value};
-  }}
-  return kc_log_special(x, y);
-}}"""
-
-
-_LOG1P = f"""{_INLINE} float kc_log1p_f32(float x)
-{{
-  float y = x;
-  /* below 2^-29, log1p(x) rounds to x; above, 1 + x is exact in double */
-  if (x > -1.0f && x < INFINITY && fabs(x) >= 0x1p-29f) {{  /* (a block, as above) */
-    y = (float) kc_log_double(1.0 + (double) x);
-  }}
-  return x == -1.0f ? -INFINITY : x < -1.0f ? NAN : y;
-}}"""
+# below 2^-29, log1p(x) rounds to x; above, 1 + x is exact in double
+_LOG1P = _helper("kc_log1p_f32", "float x", "x", "x > -1.0f && x < INFINITY && "
+                 "fabs(x) >= 0x1p-29f", "y = (float) kc_log_double(1.0 + (double) x);",
+                 "x == -1.0f ? -INFINITY : x < -1.0f ? NAN : y")
 
 # x^k / k! for k = 2..7: expm1 and sinh of |x| < 1/16 (the first term left
 # out is below 2e-11 of the sum, far under a float's half unit)
@@ -316,22 +292,9 @@ _EXP_FUNCTIONS = {
                     + _horner(_SINH_TAYLOR, "d * d") + ")) : 0.5 * (e - 1.0 / e))"),
     "kc_cosh_f32": "(float) (0.5 * (e + 1.0 / e))",
 }
-
-
-def _exp_function(name: str, value: str) -> str:
-    # (1 / e, not exp(-d): clang pairs two calls of exp; in double, e and 1 / e
-    # neither overflow nor lose accuracy where the float results are finite)
-    e = "  double e = exp(d);\n  " if name in ("kc_sinh_f32", "kc_cosh_f32") else ""
-    return f"""{_INLINE} float {name}(float x)
-{{
-  float y = x;
-  if (!isnan(x)) {{  /* (a block: clang pairs nothing across blocks) */
-    double d = x;
-  {e}  y = {value};
-  }}
-  return y;
-}}"""
-
+#: (1 / e, not exp(-d): clang pairs two calls of exp; in double, e and 1 / e
+#: neither overflow nor lose accuracy where the float results are finite)
+_WITH_E = ("kc_sinh_f32", "kc_cosh_f32")
 
 
 # atan u = u - u^3/3 + ... for |u| <= tan(pi/8): the terms after u^33/33 are
@@ -394,81 +357,48 @@ _INVERSE_FUNCTIONS = {
 }
 
 
-def _inverse_function(name: str, value: str) -> str:
-    return f"""{_INLINE} float {name}(float x)
-{{
-  float y = x;
-  if (!isnan(x)) {{  /* (a block: clang pairs nothing across blocks) */
-    double d = x;
-    double a = fabs(d);
-    y = (float) ({value});
-  }}
-  return y;
-}}"""
+# the cube root: |x| = m' 2^(3q) with m' in [1, 8); a cubic's guess of
+# cbrt(m') (within 2%), four Newton steps in double (below 1e-16), 2^q
+_NEWTON = "c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);\n"
+_CBRT = _helper("kc_cbrt_f32", "float x", "x", "x != 0.0f && isfinite(x)", """double d = x;
+long b = as_long(fabs(d));
+double e = (double) ((b >> 52) - 1023);
+double m = as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
+double t = (e + 0.5) * (1.0 / 3.0);
+double q = (t + 0x1.8p52) - 0x1.8p52;
+q = q > t ? q - 1.0 : q;    /* floor(e / 3) */
+double r = e - 3.0 * q;
+m = r == 0.0 ? m : r == 1.0 ? 2.0 * m : 4.0 * m;
+double c = 0.72148223 + m * (0.32888628 + m * (-0.03472374 + m * 0.00171362));
+""" + 4 * _NEWTON + "y = (float) copysign(c * as_double((long) (q + 1023.0) << 52), d);")
 
+# x^p as exp(p log|x|) in double (relative error below 2e-14: at most rarely
+# a float ulp off), with C99's (and NumPy's) special values: x^0 and 1^p are
+# 1 (NaN too), (-1)^inf is 1, a negative finite x and a non-integer p give
+# NaN, an odd integer p keeps the sign of x (zeros and infinities too); |x|
+# and |p| are not twins (one widened then made positive, the other the other
+# way round: clang would pair them)
+_POW = _helper("kc_pow_f32", "float x, float p", "NAN", "!isnan(x) && !isnan(p)", """
+double ax = fabs((double) x), ap = (double) fabs(p);
+double l = kc_log_double(ax > 0.0 && ax < INFINITY ? ax : 2.0);
+l = ax == 0.0 ? -INFINITY : ax == INFINITY ? INFINITY : l;
+double v = exp((double) p * l);
+double rounded = (ap + 0x1.8p52) - 0x1.8p52;    /* (floats from 2^23 on are integers) */
+int integer = ap >= 0x1p23 || rounded == ap;
+int odd = integer && ((long) (ap < 0x1p24 ? ap : 0.0) & 1);
+v = signbit(x) && odd ? -v : v;
+y = x < 0.0f && isfinite(x) && !integer ? NAN : (float) v;""",
+                "p == 0.0f || x == 1.0f || (x == -1.0f && isinf(p)) ? 1.0f : y")
 
-_CBRT = f"""/* the cube root: |x| = m' 2^(3q) with m' in [1, 8); a cubic's guess of
-   cbrt(m') (within 2%), four Newton steps in double (below 1e-16), 2^q */
-{_INLINE} float kc_cbrt_f32(float x)
-{{
-  float y = x;
-  if (x != 0.0f && isfinite(x)) {{  /* (a block: clang pairs nothing across blocks) */
-    double d = x;
-    long b = as_long(fabs(d));
-    double e = (double) ((b >> 52) - 1023);
-    double m = as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
-    double t = (e + 0.5) * (1.0 / 3.0);
-    double q = (t + 0x1.8p52) - 0x1.8p52;
-    q = q > t ? q - 1.0 : q;                     /* floor(e / 3) */
-    double r = e - 3.0 * q;
-    m = r == 0.0 ? m : r == 1.0 ? 2.0 * m : 4.0 * m;
-    double c = 0.72148223 + m * (0.32888628 + m * (-0.03472374 + m * 0.00171362));
-    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
-    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
-    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
-    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
-    y = (float) copysign(c * as_double((long) (q + 1023.0) << 52), d);
-  }}
-  return y;
-}}"""
-
-_POW = f"""/* x^y as exp(y log|x|) in double (relative error below 2e-14: at most
-   rarely a float ulp off), with C99's (and NumPy's) special values: x^0 and
-   1^y are 1 (NaN too), (-1)^inf is 1, a negative finite x and a non-integer y
-   give NaN, an odd integer y keeps the sign of x (zeros, infinities too) */
-{_INLINE} float kc_pow_f32(float x, float y)
-{{
-  float result = NAN;
-  if (!isnan(x) && !isnan(y)) {{  /* (a block: clang pairs nothing across blocks) */
-    double ax = fabs((double) x), ay = (double) fabs(y);   /* (not twins: see atan2) */
-    double l = kc_log_double(ax > 0.0 && ax < INFINITY ? ax : 2.0);
-    l = ax == 0.0 ? -INFINITY : ax == INFINITY ? INFINITY : l;
-    double v = exp((double) y * l);
-    double rounded = (ay + 0x1.8p52) - 0x1.8p52;      /* (floats from 2^23 on are integers) */
-    int integer = ay >= 0x1p23 || rounded == ay;
-    int odd = integer && ((long) (ay < 0x1p24 ? ay : 0.0) & 1);
-    v = signbit(x) && odd ? -v : v;
-    result = x < 0.0f && isfinite(x) && !integer ? NAN : (float) v;
-  }}
-  return y == 0.0f || x == 1.0f || (x == -1.0f && isinf(y)) ? 1.0f : result;
-}}"""
-
-_ATAN2 = f"""/* atan2(y, x): atan(|y| / |x|) in double, pi minus it for a negative x
-   (-0 too), the sign of y; C99's values where |y| / |x| is 0/0 or inf/inf */
-{_INLINE} float kc_atan2_f32(float y, float x)
-{{
-  float result = x + y;     /* (NaN if either is) */
-  if (!isnan(x) && !isnan(y)) {{  /* (a block: clang pairs nothing across blocks) */
-    /* (two differently ordered steps: fabs then widen, widen then fabs) */
-    double ay = (double) fabs(y), ax = fabs((double) x);
-    double a = kc_atan_double(ay / ax);
-    a = ay == 0.0 && ax == 0.0 ? 0.0 : a;
-    a = isinf(ay) && isinf(ax) ? 0.7853981633974483 : a;
-    a = signbit(x) ? 3.141592653589793 - a : a;
-    result = (float) copysign(a, (double) y);
-  }}
-  return result;
-}}"""
+# atan2(v, x): atan(|v| / |x|) in double, pi minus it for a negative x (-0
+# too), the sign of v; C99's values where |v| / |x| is 0/0 or inf/inf
+_ATAN2 = _helper("kc_atan2_f32", "float v, float x", "x + v", "!isnan(x) && !isnan(v)", """
+double av = (double) fabs(v), ax = fabs((double) x);    /* (not twins: see pow) */
+double a = kc_atan_double(av / ax);
+a = av == 0.0 && ax == 0.0 ? 0.0 : a;
+a = isinf(av) && isinf(ax) ? 0.7853981633974483 : a;
+a = signbit(x) ? 3.141592653589793 - a : a;
+y = (float) copysign(a, (double) v);""")
 
 _HYPOT = f"""/* hypot(x, y): sqrt(x^2 + y^2) in double (exact squares, no overflow);
    inf if either is infinite, even with a NaN */
@@ -479,16 +409,23 @@ _HYPOT = f"""/* hypot(x, y): sqrt(x^2 + y^2) in double (exact squares, no overfl
   return isinf(x) || isinf(y) ? INFINITY : h;
 }}"""
 
-_SOURCES = {**{name: (_TRIG, code) for name, code in _FUNCTIONS.items()},
-            "kc_atan2_f32": (_ATAN_DOUBLE, _ATAN2),
-            "kc_hypot_f32": ("", _HYPOT),
-            "kc_pow_f32": (_LOG, _POW),
-            "kc_cbrt_f32": ("", _CBRT),
-            **{name: (shared, _inverse_function(name, value))
+_SOURCES = {**{name: (_TRIG, _helper(name, "float x", "x - x", "isfinite(x)", body))
+               for name, body in _TRIG_FUNCTIONS.items()},
+            **{name: (_LOG, _helper(name, "float x", "0.0f", "x > 0.0f && x < INFINITY", body,
+                                    "kc_log_special(x, y)"))
+               for name, body in _LOG_FUNCTIONS.items()},
+            "kc_log1p_f32": (_LOG, _LOG1P),
+            **{name: ("", _helper(name, "float x", "x", "!isnan(x)", "double d = x;\n"
+                                  + ("double e = exp(d);\n" if name in _WITH_E else "")
+                                  + f"y = {value};"))
+               for name, value in _EXP_FUNCTIONS.items()},
+            **{name: (shared, _helper(name, "float x", "x", "!isnan(x)", "double d = x;\n"
+                                      f"double a = fabs(d);\ny = (float) ({value});"))
                for name, (shared, value) in _INVERSE_FUNCTIONS.items()},
-            **{name: ("", _exp_function(name, value)) for name, value in _EXP_FUNCTIONS.items()},
-            **{name: (_LOG, _log_function(name, value)) for name, value in _LOG_FUNCTIONS.items()},
-            "kc_log1p_f32": (_LOG, _LOG1P)}
+            "kc_cbrt_f32": ("", _CBRT),
+            "kc_pow_f32": (_LOG, _POW),
+            "kc_atan2_f32": (_ATAN_DOUBLE, _ATAN2),
+            "kc_hypot_f32": ("", _HYPOT)}
 
 
 def f32_helper_source(helper: str) -> str | None:
