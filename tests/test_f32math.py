@@ -30,15 +30,29 @@ def _arguments() -> np.ndarray:
     return np.concatenate([bits, small.astype(np.float32), near, np.float32(special)])
 
 
-def _run(name: str, x: np.ndarray, queue, math_f32: str) -> np.ndarray:
+def _run(name: str, queue, *arrays: np.ndarray) -> np.ndarray:
+    """``name(a[i], ...)`` of float32 *arrays* (one or two) on *queue*, with
+    kernelcore's helpers."""
+    names = "ab"[:len(arrays)]
     knl = lp.make_kernel(
-        "{[i]: 0 <= i < n}", f"out[i] = {name}(a[i])",
-        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("out", np.float32, shape="n"),
-         lp.ValueArg("n", np.int32)],
-        target=lp.PyOpenCLTarget(math_f32=math_f32))
+        "{[i]: 0 <= i < n}", f"out[i] = {name}({', '.join(f'{v}[i]' for v in names)})",
+        [*(lp.GlobalArg(v, np.float32, shape="n") for v in names),
+         lp.GlobalArg("out", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
+        target=lp.PyOpenCLTarget(math_f32="branch_free"))
     knl = lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
-    _, (out,) = knl(queue, a=x, n=np.int32(x.size))
+    _, (out,) = knl(queue, **dict(zip(names, arrays)), n=np.int32(arrays[0].size))
     return out
+
+
+def _assert_within_an_ulp(out: np.ndarray, ref: np.ndarray, off: int) -> None:
+    """*out* NaN exactly where *ref* is, elsewhere at most a float ulp from
+    it, and off at all at most *off* times."""
+    nan = np.isnan(ref)
+    assert np.isnan(out[nan]).all() and not np.isnan(out[~nan]).any()
+    ulps = np.abs(out[~nan].view(np.int32).astype(np.int64)
+                  - ref[~nan].view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1
+    assert (ulps > 0).sum() <= off
 
 
 def _log_arguments() -> np.ndarray:
@@ -87,22 +101,16 @@ def test_branch_free_math_is_correctly_rounded(queue, name):
         if name.startswith("log") or name == "cbrt" else _inverse_arguments() \
         if name in _INVERSE \
         else _exp_arguments()
-    out = _run(name, x, queue, "branch_free")
+    out = _run(name, queue, x)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         ref = getattr(np, _INVERSE.get(name, name))(x.astype(np.float64)).astype(np.float32)
-    nan = np.isnan(ref)
-    assert np.isnan(out[nan]).all()
-    ulps = np.abs(out[~nan].view(np.int32).astype(np.int64)
-                  - ref[~nan].view(np.int32).astype(np.int64))
     # (the reference rounds twice: it may be a float32 ulp off once in a while)
-    assert ulps.max() <= 1
-    assert (ulps > 0).sum() <= x.size // 100000 + 1
+    _assert_within_an_ulp(out, ref, x.size // 100000 + 1)
     assert np.array_equal(np.isinf(out), np.isinf(ref))
     if name in ("sin", "tan", "log1p", "expm1", "sinh", "atan", "asin", "asinh", "atanh",
                 "cbrt"):
         # (the sign of zero kept)
-        assert np.signbit(_run(name, np.float32([-0.0, 0.0]), queue, "branch_free")).tolist() \
-            == [True, False]
+        assert np.signbit(_run(name, queue, np.float32([-0.0, 0.0]))).tolist() == [True, False]
 
 
 def test_branch_free_pow_matches_numpy(queue):
@@ -120,20 +128,11 @@ def test_branch_free_pow_matches_numpy(queue):
                                 rng.uniform(-5, 5, 30).astype(np.float32)])
     x = np.repeat(bases, exponents.size)
     y = np.tile(exponents, bases.size)
-    knl = lp.make_kernel(
-        "{[i]: 0 <= i < n}", "out[i] = pow(a[i], b[i])",
-        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("b", np.float32, shape="n"),
-         lp.GlobalArg("out", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
-        target=lp.PyOpenCLTarget(math_f32="branch_free"))
-    knl = lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
-    _, (out,) = knl(queue, a=x, b=y, n=np.int32(x.size))
+    out = _run("pow", queue, x, y)
     with np.errstate(all="ignore"):
         ref = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    _assert_within_an_ulp(out, ref, 3)
     nan = np.isnan(ref)
-    assert np.isnan(out[nan]).all() and not np.isnan(out[~nan]).any()
-    ulps = np.abs(out[~nan].view(np.int32).astype(np.int64)
-                  - ref[~nan].view(np.int32).astype(np.int64))
-    assert ulps.max() <= 1 and (ulps > 0).sum() <= 3
     exact = ~nan & (np.isinf(ref) | (ref == 0) | (np.abs(ref) == 1))
     assert np.array_equal(out[exact].view(np.uint32), ref[exact].view(np.uint32))
 
@@ -152,21 +151,12 @@ def test_branch_free_atan2_and_hypot_are_correctly_rounded(queue, name):
     b = np.concatenate([np.tile(special, special.size),
                         rng.standard_normal(1 << 14).astype(np.float32),
                         -(10.0 ** rng.uniform(-40, 38, 1 << 14)).astype(np.float32)])
-    knl = lp.make_kernel(
-        "{[i]: 0 <= i < n}", f"out[i] = {name}(a[i], b[i])",
-        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("b", np.float32, shape="n"),
-         lp.GlobalArg("out", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
-        target=lp.PyOpenCLTarget(math_f32="branch_free"))
-    knl = lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
-    _, (out,) = knl(queue, a=a, b=b, n=np.int32(a.size))
+    out = _run(name, queue, a, b)
     fn = {"atan2": np.arctan2, "hypot": np.hypot}[name]
     with np.errstate(all="ignore"):
         ref = fn(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    _assert_within_an_ulp(out, ref, a.size // 100000 + 1)
     nan = np.isnan(ref)
-    assert np.isnan(out[nan]).all() and not np.isnan(out[~nan]).any()
-    ulps = np.abs(out[~nan].view(np.int32).astype(np.int64)
-                  - ref[~nan].view(np.int32).astype(np.int64))
-    assert ulps.max() <= 1 and (ulps > 0).sum() <= a.size // 100000 + 1
     k = special.size ** 2
     np.testing.assert_array_equal(out[:k][~nan[:k]].view(np.uint32),
                                   ref[:k][~nan[:k]].view(np.uint32))
