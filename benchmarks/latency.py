@@ -4,9 +4,10 @@ Each measurement is a child process (``sys.executable -c ...``) that imports
 the library (timed: the import), puts the inputs on the device, then times
 from just before the first call to its result on the host (the first call:
 tracing, code generation, compilation, launch, copy back). "cold" runs with
-empty on-disk caches: kernelcore's (``KERNELCORE_CACHE_DIR``), pyopencl's
-binaries and pytools' (``XDG_CACHE_HOME``), PoCL's (``POCL_CACHE_DIR``), the
-NVIDIA driver's (``CUDA_CACHE_PATH``) and JAX's persistent compilation cache
+empty on-disk caches: kernelcore's and lazyarray's (``KERNELCORE_CACHE_DIR``,
+``LAZYARRAY_CACHE_DIR``), pyopencl's binaries and pytools'
+(``XDG_CACHE_HOME``), PoCL's (``POCL_CACHE_DIR``), the NVIDIA driver's
+(``CUDA_CACHE_PATH``) and JAX's persistent compilation cache
 (``JAX_COMPILATION_CACHE_DIR``) all in a new temporary directory; "warm" is a
 second fresh process with the same directory.
 """
@@ -85,6 +86,7 @@ def _child_env(cache: Path, kind: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update({
         "KERNELCORE_CACHE_DIR": str(cache / "kernelcore"),
+        "LAZYARRAY_CACHE_DIR": str(cache / "lazyarray"),
         "XDG_CACHE_HOME": str(cache / "xdg"),
         "POCL_CACHE_DIR": str(cache / "pocl"),
         "CUDA_CACHE_PATH": str(cache / "cuda"),

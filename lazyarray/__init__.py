@@ -101,3 +101,6 @@ bool = _np.bool_                                      # noqa: A001
 
 # NumPy's submodules (after the namespace they build on)
 from lazyarray import fft, linalg, random                # noqa: E402
+# the NumPy protocols' implementation (LazyArray imports it when called): loaded
+# with the package, so that a program's first call imports nothing
+from lazyarray import protocols as _protocols            # noqa: E402, F401

@@ -76,7 +76,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         computed (nobody else writes its buffer): a jitted call's result,
         made without the checks of a new operation's handle."""
         handle = object.__new__(cls)
-        handle._node = Input(value, owned=True)
+        handle._node = Input(value, True)
         return handle
 
     def _settle(self) -> cla.Array:

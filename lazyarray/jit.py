@@ -20,7 +20,7 @@ import inspect
 import logging
 import numbers
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -34,7 +34,8 @@ from lazyarray.graph import Const, Input, Param
 from lazyarray.precision import get_matmul_precision
 from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.run import adopt, default_queue, evaluate, plan, run_step
+from lazyarray.run import STATS, adopt, default_queue, evaluate, plan, run_step
+from lazyarray.run.steps import timing_kernels
 from lazyarray.tracing import tracing
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,10 @@ class _Program:
     written: tuple = ()
     #: the number of array arguments
     arrays: int = 0
+    #: by queue (``int_ptr``): the launches of :attr:`simple` with their
+    #: arguments by position (see :func:`_run_simple`), ``()`` where some
+    #: step has none
+    direct: dict = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
     def simple(self) -> tuple | None:
@@ -144,9 +149,8 @@ class _Jitted:
                 if program is None:
                     program, data, _, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
-                simple = program.simple
-                if simple is not None:
-                    return _run_simple(simple, data)
+                if program.simple is not None:
+                    return _run_simple(program, data)
                 return _run(program, data, (), [args[k] for k in order])
         return _run(*self._program(args, kwargs))
 
@@ -304,13 +308,43 @@ def _param_values(program: _Program, scalars: list) -> list:
     return values
 
 
-def _run_simple(steps: tuple, data: list) -> LazyArray:
-    """:func:`_run` of a program's :attr:`_Program.simple` *steps*."""
+def _run_simple(program: _Program, data: list) -> LazyArray:
+    """:func:`_run` of a program with :attr:`_Program.simple` steps: once
+    every step ran on this queue, their bound launches directly (no
+    arguments by name, no per-step checks: the inputs start at their
+    buffers' beginning and kernels are not timed)."""
     queue = default_queue()
+    direct = program.direct.get(queue.int_ptr)
     values = data[:]
+    if direct and not timing_kernels():
+        for d in data:
+            if d.offset:
+                break
+        else:
+            for bound, slots in direct:
+                values.append(bound.run_at(queue, values, slots))
+            STATS["launches"] += len(direct)
+            return LazyArray._holding(values[-1])
+    steps = program.simple
+    assert steps is not None
     for step, sources in steps:
         values.append(run_step(step, queue, {name: values[k] for name, k in sources}))
+    if direct is None:
+        program.direct[queue.int_ptr] = _direct_launches(steps, queue)
     return LazyArray._holding(values[-1])
+
+
+def _direct_launches(steps: tuple, queue) -> tuple:
+    """Each of *steps*' bound launch on *queue* with its arguments' positions
+    (``()`` when a step has no bound launch or takes a scalar)."""
+    launches = []
+    for step, sources in steps:
+        bound = step.compiled.bound_on(queue, step.node) if step.compiled is not None else None
+        slots = bound.at_positions(dict(sources)) if bound is not None else None
+        if slots is None:
+            return ()
+        launches.append((bound, slots))
+    return tuple(launches)
 
 
 def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:

@@ -227,3 +227,72 @@ def test_threads_share_the_short_paths(queue):
         t.join()
     assert not errors, errors
     assert f.trace_count == 1
+
+
+def _direct_runs(monkeypatch) -> list:
+    """The runs of bound launches by position (the warm simple path)."""
+    from lazyarray.run.launch import BoundLaunch
+    runs = []
+    run_at = BoundLaunch.run_at
+
+    def counting(self, *args):
+        runs.append(1)
+        return run_at(self, *args)
+
+    monkeypatch.setattr(BoundLaunch, "run_at", counting)
+    return runs
+
+
+def test_warm_jitted_steps_launch_by_position(queue, monkeypatch):
+    """A two-step program (a reduction, then an elementwise kernel reading it
+    and both arguments) runs its bound launches directly once warm; the
+    results stay NumPy's and every launch is counted."""
+    runs = _direct_runs(monkeypatch)
+    f = la.jit(lambda a, b: b * la.sum(a) - a)
+    a, b = _rand((300,), np.float64, 21), _rand((300,), np.float64, 22)
+    x, y = la.asarray(a), la.asarray(b)
+    for k in range(4):
+        before = STATS["launches"]
+        np.testing.assert_allclose(f(x, y).get(), b * np.sum(a) - a, rtol=1e-12)
+        assert STATS["launches"] - before == 2
+    assert len(runs) == 2 * 3        # (the first call binds the launches)
+    # a new queue gets launches of its own, and the same values
+    other = __import__("pyopencl").CommandQueue(queue.context)
+    with la.run.using_queue(other):
+        for _ in range(2):
+            np.testing.assert_allclose(f(la.asarray(a), la.asarray(b)).get(),
+                                       b * np.sum(a) - a, rtol=1e-12)
+        other.finish()
+    assert len(runs) == 2 * 4
+
+
+def test_warm_jitted_call_reads_a_view_inside_its_buffer(queue, monkeypatch):
+    """A pyopencl slice (starting inside its buffer) passed to a warm jitted
+    function takes the general path, which reads it through a copy."""
+    import pyopencl.array as cla
+    runs = _direct_runs(monkeypatch)
+    f = la.jit(lambda a, b: a * b + 1)
+    host = _rand((50,), np.float32, 23)
+    whole = cla.to_device(queue, host)
+    x, y = la.asarray(host[:40]), la.asarray(host[10:])
+    for _ in range(2):
+        np.testing.assert_allclose(f(x, y).get(), host[:40] * host[10:] + 1, rtol=1e-6)
+    assert len(runs) == 1
+    np.testing.assert_allclose(f(la.asarray(whole[10:]), la.asarray(whole[:40])).get(),
+                               host[10:] * host[:40] + 1, rtol=1e-6)
+    assert len(runs) == 1
+
+
+def test_warm_jitted_calls_are_timed_when_asked(queue, monkeypatch, caplog):
+    """Once the simple path is warm, setting lazyarray's logger to info still
+    logs each kernel's time."""
+    import logging
+    f = la.jit(lambda a, b: a - b)
+    x, y = la.asarray(_rand((20,), np.float32, 24)), la.asarray(_rand((20,), np.float32, 25))
+    for _ in range(2):
+        f(x, y)
+    log = logging.getLogger("lazyarray")
+    monkeypatch.setattr(log, "level", logging.INFO)
+    with caplog.at_level(logging.INFO, logger="lazyarray"):
+        np.testing.assert_array_equal(f(x, y).get(), x.get() - y.get())
+    assert any(r.getMessage().startswith("ran Map(20,) float32") for r in caplog.records)

@@ -31,9 +31,11 @@ runtime.build_kernel = counting
 
 x = la.asarray(np.arange(3000, dtype=np.float32).reshape(30, 100))
 f = la.jit(lambda x: (np.sin(x) * 2).sum(axis=1) + x.max())
+modules = set(sys.modules)
 y = np.asarray(f(x))
+imported = sorted(set(sys.modules) - modules)
 z = np.asarray(np.exp(x[:, :7] / 1000).T * 3)
-print(json.dumps({"y": y.tolist(), "z": z.tolist(), "lowered": lowered,
+print(json.dumps({"y": y.tolist(), "z": z.tolist(), "lowered": lowered, "imported": imported,
                   "hits": cache.STATS["disk_hits"], "stores": cache.STATS["disk_stores"]}))
 """
 
@@ -52,6 +54,8 @@ def _expected():
 
 
 def test_a_second_process_lowers_nothing(tmp_path):
+    """... and imports no module in its first call (a first call from the
+    disk cache only builds, binds and launches)."""
     first = _child(tmp_path)
     second = _child(tmp_path)
     y, z = _expected()
@@ -60,6 +64,7 @@ def test_a_second_process_lowers_nothing(tmp_path):
         np.testing.assert_allclose(run["z"], z, rtol=1e-5)
     assert first["lowered"] and first["stores"] == len(first["lowered"])
     assert second["lowered"] == [] and second["hits"] == len(first["lowered"])
+    assert second["imported"] == []
 
 
 def test_a_process_with_another_target_does_not_reuse_recipes(tmp_path, queue):

@@ -22,6 +22,10 @@ import threading
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
+# (pyopencl imports its invoker module, with pytools' persistent dict and
+# platformdirs, when the first cl.Kernel is made: imported with lazyarray,
+# so that a program's first call does not wait for these imports)
+import pyopencl.invoker  # noqa: F401
 
 import kernelcore as lp
 from kernelcore.runtime.build import compile_program
@@ -159,6 +163,31 @@ class BoundLaunch:
         program = compile_program(queue.context, recipe.source)
         kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
         return cls(recipe, kernels, queue, _result_template(queue, node.shape, node.dtype))
+
+    def at_positions(self, positions: dict[str, int]) -> tuple | None:
+        """The argument slots of each launch with the array inputs named in
+        *positions* given by position, ``-1`` for the result (for
+        :meth:`run_at`); None when a launch takes a scalar or another input."""
+        launches = []
+        for _, _, _, slots in self.launches:
+            placed = []
+            for k, name, scalar in slots:
+                if scalar or (name != "out" and name not in positions):
+                    return None
+                placed.append((k, -1 if name == "out" else positions[name]))
+            launches.append(tuple(placed))
+        return tuple(launches)
+
+    def run_at(self, queue, values: list, slots: tuple) -> cla.Array:
+        """The result of a run whose inputs are *values*, placed by *slots*
+        (from :meth:`at_positions`): what ``__call__`` does, without names."""
+        data = self.pool(self.template.nbytes or 1)
+        with self._lock:
+            for (kernel, gsize, lsize, _), placed in zip(self.launches, slots):
+                for k, position in placed:
+                    kernel.set_arg(k, data if position < 0 else values[position].base_data)
+                cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+        return with_data(self.template, data)
 
     def __call__(self, queue, args: dict, events: list | None = None) -> cla.Array:
         """The result of a run on *args* (by name); the launches' events are

@@ -6,7 +6,7 @@ Threads may plan at the same time: the kernel of a structure is planned once
 concurrently).
 
 Public names: plan, plan_graph, plan_map, graph_structure, run_step, Step, STATS,
-kernel_scalar.
+kernel_scalar, timing_kernels.
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     bound = compiled.bound_on(queue, node) if compiled is not None else None
     if bound is not None:
         STATS["launches"] += 1
-        if not _timing_kernels():
+        if not timing_kernels():
             return bound(queue, args)
         events: list = []
         with _kernel_time(node, queue, events):
@@ -406,11 +406,13 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     return result
 
 
-def _timing_kernels() -> bool:
+def timing_kernels() -> bool:
     """Whether kernel runs are timed and logged: when lazyarray's own logger
     (or one of its children) is set to info or below (``LAZYARRAY_LOG=info``,
     or ``setLevel``). An application's root logger at info does not turn it
     on: timing without profiling waits for the device after every launch."""
+    if not logger.isEnabledFor(logging.INFO):
+        return False                    # (the common case, without the walk)
     log: logging.Logger | None = logger
     while log is not None and log.name != "root":
         if log.level:
@@ -422,9 +424,9 @@ def _timing_kernels() -> bool:
 @contextmanager
 def _kernel_time(node: Node, queue, events: list | None) -> Iterator[None]:
     """Log the device time of the kernel launched in the block (when
-    :func:`_timing_kernels`: from profiling *events* on a profiling queue,
+    :func:`timing_kernels`: from profiling *events* on a profiling queue,
     else by waiting for the device, which synchronizes)."""
-    if not _timing_kernels():
+    if not timing_kernels():
         yield
         return
     queue.finish()
