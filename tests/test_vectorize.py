@@ -256,3 +256,30 @@ def test_aligned_local_vectors_are_single_accesses(queue, shift):
     assert "__local float t[68];" in plain and "*(__local" not in plain
     with pytest.raises(ValueError, match="power of two"):
         lp.TemporaryVariable("u", np.float32, shape=(4,), alignment=24)
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_aligned_global_vectors_are_single_accesses(queue, shift):
+    """Arguments declared aligned are read and written as whole vectors at
+    multiples of the width (a pointer cast, const for an array only read),
+    elsewhere with vload/vstore; the results equal NumPy's. Undeclared
+    arguments keep vload/vstore."""
+    def kernel(alignment):
+        knl = lp.make_kernel(
+            "{[i, v]: 0 <= i < 16 and 0 <= v < 4}",
+            f"out[4*i + v] = 2 * a[4*i + v + {shift}]",
+            [lp.GlobalArg("a", np.float32, shape=(68,), alignment=alignment),
+             lp.GlobalArg("out", np.float32, shape=(64,), alignment=alignment)])
+        return lp.tag_inames(knl, {"i": "g.0", "v": "vec"})
+
+    code = lp.generate_code_v2(kernel(16)).device_code()
+    assert "*(__global float4 *) (out + 4 * gid(0)) = " in code
+    assert ("*(__global float4 const *) (a + 4 * gid(0))" in code) == (shift == 0)
+    assert ("vload4(0, a + " in code) == (shift != 0)
+    a = np.random.default_rng(shift).random(68, dtype=np.float32)
+    _, (out,) = kernel(16)(queue, a=a)
+    np.testing.assert_array_equal(out, 2 * a[shift:shift + 64])
+    plain = lp.generate_code_v2(kernel(None)).device_code()
+    assert "*(__global" not in plain and "vstore4(" in plain
+    with pytest.raises(ValueError, match="power of two"):
+        lp.GlobalArg("b", np.float32, shape=(4,), alignment=12)

@@ -146,9 +146,9 @@ class VectorExpressionMapper(CExpressionMapper):
 
     def _lanes(self, expr: prim.Subscript) -> tuple[str, bool]:
         """(:meth:`lane_pointer`, whether that pointer is a whole vector's
-        address in an array of local memory: the array's declared alignment
-        is a multiple of the vector's size and *base* a multiple of the
-        width)."""
+        address in an array of local or global memory: the array's declared
+        alignment is a multiple of the vector's size and *base* a multiple of
+        the width)."""
         name = expr.aggregate.name
         var = self.knl.get_var(name)
         if isinstance(var, ValueArg) or var.dtype.kind not in "iuf":
@@ -159,7 +159,8 @@ class VectorExpressionMapper(CExpressionMapper):
             raise NotVectorizable(f"{expr} moves by {step} elements per iteration")
         base = simplify(prim.Sum((rest, self.lower)))
         alignment = getattr(var, "alignment", None)
-        aligned = (getattr(var, "address_space", None) == AddressSpace.LOCAL
+        aligned = (getattr(var, "address_space", None) in (AddressSpace.LOCAL,
+                                                           AddressSpace.GLOBAL)
                    and alignment is not None
                    and alignment % (self.width * var.dtype.itemsize) == 0
                    and multiple_of(base, self.width))
@@ -167,14 +168,16 @@ class VectorExpressionMapper(CExpressionMapper):
 
     def vector_at(self, expr: prim.Subscript) -> str | None:
         """``*(__local float4 *) (p + base)`` where *expr*'s lanes are a
-        whole aligned vector of local memory (one vector load or store),
-        else None (``vloadN``/``vstoreN``, which assume no alignment)."""
+        whole aligned vector of local or global memory (one vector load or
+        store), else None (``vloadN``/``vstoreN``, which assume no
+        alignment)."""
         pointer, aligned = self._lanes(expr)
         if not aligned:
             return None
         var = self.knl.get_var(expr.aggregate.name)
-        qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
-        return f"*({qual} {self.vtype(var.dtype)} *) ({pointer})"
+        qual = self.target.address_space_qualifier(var.address_space)
+        const = " const" if var.name not in self.knl.get_written_variables() else ""
+        return f"*({qual} {self.vtype(var.dtype)}{const} *) ({pointer})"
 
     def map_variable(self, expr, prec, dtype):
         if expr.name != self.iname:

@@ -157,25 +157,37 @@ class _ArrayBase(_Variable):
                                for k, s in enumerate(self.element_strides())) + ")"
 
 
+def _check_alignment(name: str, alignment: int | None) -> None:
+    if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
+        raise ValueError(f"'{name}': alignment {alignment} is not a power of two")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ArrayArg(_ArrayBase):
     """An array argument in global memory (loopy's GlobalArg); *for_atomic*
-    allows atomic updates of its elements."""
+    allows atomic updates of its elements. *alignment* (bytes, a power of
+    two, or None) declares that the array starts at a multiple of it, so
+    that vector accesses at multiples of their size are single aligned loads
+    and stores. (kernelcore refuses views that start inside their buffer, and
+    OpenCL aligns buffers to the device's base address alignment, at least
+    64 bytes: up to that, the declaration holds for every array passed.)"""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None
     is_input: bool | None = None
     for_atomic: bool = False
+    alignment: int | None = None
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = auto, *,
                  order: str = "C", strides: Any = None,
                  address_space: AddressSpace = AddressSpace.GLOBAL,
                  is_output: bool | None = None, is_input: bool | None = None,
-                 for_atomic: bool = False):
+                 for_atomic: bool = False, alignment: int | None = None):
+        _check_alignment(name, alignment)
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,
-                         for_atomic=for_atomic).items():
+                         for_atomic=for_atomic, alignment=alignment).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
@@ -239,9 +251,7 @@ class TemporaryVariable(_ArrayBase):
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False,
                  alignment: int | None = None):
-        if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
-            raise ValueError(f"temporary '{name}': alignment {alignment} is not a power "
-                             "of two")
+        _check_alignment(name, alignment)
         if isinstance(address_space, str):
             try:
                 address_space = AddressSpace[address_space.upper()]
