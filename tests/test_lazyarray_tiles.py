@@ -81,3 +81,47 @@ def test_gpu_tiles_are_padded(monkeypatch):
     [step] = runtime.plan([(a.T * 2).node])
     [tile] = [t for n, t in step.kernel.temporary_variables.items() if n.endswith("_tile")]
     assert tile.element_strides() == (lower_tiles.TILE + 1, 1)
+
+
+NARROW_CASES = [
+    ("2*a.T of 4 columns", lambda a: 2 * a.T, [(1677, 4)], np.float32),
+    ("2 columns, ints", lambda a: a.T * 3 - 1, [(1000, 2)], np.int64),
+    ("16 columns plus a row", lambda a, b: a.T + b, [(300, 16), (300,)], np.float64),
+    ("moveaxis, a batch", lambda a: np.moveaxis(a, 2, 1) - 1, [(3, 100, 7)], np.float32),
+    ("booleans", lambda a: a.T > 0, [(500, 3)], np.float32),
+    ("complex", lambda a: (a + 1j).T * 2j, [(200, 4)], np.float64),
+    ("rolled", lambda a: np.roll(a.T, 7, axis=-1) + 1, [(90, 5)], np.float32),
+    ("short rows", lambda a: 2 * a.T, [(4, 1677)], np.float32),
+    ("short rows, a batch", lambda a: np.moveaxis(a, 2, 1) * 3, [(3, 3, 90)], np.int32),
+    ("short rows plus a row", lambda a, b: a.T - b, [(2, 200), (2,)], np.float64),
+]
+
+
+@pytest.mark.parametrize("name, fn, shapes, dtype", NARROW_CASES,
+                         ids=[c[0] for c in NARROW_CASES])
+def test_narrow_transposes_write_a_column_per_work_item(kind, name, fn, shapes, dtype):
+    """A result of at most NARROW rows read from columns: on a GPU each
+    work-item writes one element of every row (its rows unrolled), reading
+    one input row; of at most NARROW columns: each work-item writes a row.
+    NumPy's values either way."""
+    rng = np.random.default_rng(3)
+    arrays = [(rng.standard_normal(s) * 20).astype(dtype) for s in shapes]
+    lazy = fn(*(la.asarray(a) for a in arrays))
+    [step] = runtime.plan([lazy.node])
+    assert lower_tiles.is_narrow(lazy.shape)
+    short = lazy.ndim - (2 if lazy.shape[-2] <= lower_tiles.NARROW else 1)
+    assert (str(step.kernel.iname_tags.get(f"i{short}")) == "unr") == (kind == "gpu")
+    np.testing.assert_array_equal(np.asarray(lazy), fn(*arrays))
+
+
+@pytest.mark.parametrize("shape", [(100, lower_tiles.NARROW + 1),
+                                   (lower_tiles.NARROW_COLUMNS + 1, 100)])
+def test_wider_results_are_not_narrow(monkeypatch, shape):
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    lazy = 2 * la.asarray(a).T
+    [step] = runtime.plan([lazy.node])
+    assert not lower_tiles.is_narrow(lazy.shape)
+    assert "unr" not in {str(t) for t in step.kernel.iname_tags.values()}
+    np.testing.assert_array_equal(np.asarray(lazy), 2 * a.T)

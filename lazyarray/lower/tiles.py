@@ -15,8 +15,16 @@ result, one row of the block at a time: the row's elements are contiguous
 block's columns are read (2*a.T of 1024x1024 on PoCL: 0.6 ms, 1.2 ms with
 local-memory tiles, 7.6 ms for NumPy).
 
+A GPU result of a few long rows read from a few columns (``2*a.T`` of a
+16777216x4 ``a``) has no square tiles: each work-item writes one element of
+every row, so that it reads a whole row of the input (neighbouring
+addresses) and the work-items of a group write each row contiguously. A
+result of many short rows (``2*a.T`` of a 4x16777216 ``a``) has each
+work-item write a row, reading each input row contiguously across the group.
+
 Public names: transposed_inputs, tiled_transpose_schedule, blocked_transpose_schedule,
-read_subscripts, tag_batch, TILE, BLOCK.
+narrow_transpose_schedule, is_narrow, read_subscripts, tag_batch, TILE, BLOCK, NARROW,
+NARROW_COLUMNS.
 """
 
 from __future__ import annotations
@@ -32,6 +40,17 @@ TILE = 32
 BLOCK = 16
 #: work-item rows of a tile's work-group (each walks TILE // ROWS tile rows)
 ROWS = 8
+#: a GPU result with at most this many rows (and more columns than a tile)
+#: has each work-item write one element of every row (2*a.T of 16777216x4 on
+#: an H200: 310 us with a work-group row per result row, 135 us, a copy's
+#: time, this way)
+NARROW = 16
+#: ... and a result with at most this many columns has each work-item write
+#: a row (2*a.T of 4x16777216: 238 us -> 154 us; of 16x4194304 this way
+#: 758 us, a row's stores too far apart)
+NARROW_COLUMNS = 4
+#: work-items per group of that layout
+NARROW_GROUP = 256
 
 
 def tag_batch(knl: lp.LoopKernel, inames: list[str], extents) -> lp.LoopKernel:
@@ -106,3 +125,25 @@ def blocked_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: t
     knl = lp.split_iname(knl, row, block, outer_tag="g.1")
     knl = tag_batch(knl, inames, extents)
     return knl
+
+
+def is_narrow(extents: tuple) -> bool:
+    """Whether a result of *extents* gets :func:`narrow_transpose_schedule`:
+    at most :data:`NARROW` rows or :data:`NARROW_COLUMNS` columns (more
+    than one), the other axis longer than a tile."""
+    rows, cols = extents[-2:]
+    return (1 < rows <= NARROW and cols > TILE) or (1 < cols <= NARROW_COLUMNS
+                                                      and rows > TILE)
+
+
+def narrow_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tuple
+                              ) -> lp.LoopKernel:
+    """*knl* (a result with few rows or columns along the last two of
+    *inames*, see :func:`is_narrow`) with each work-item writing one element
+    of every short row, or one whole short row, the short loop unrolled (for
+    GPUs)."""
+    row, col = inames[-2], inames[-1]
+    long, short = (col, row) if 1 < extents[-2] <= NARROW else (row, col)
+    knl = lp.split_iname(knl, long, NARROW_GROUP, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.tag_inames(knl, {short: "unr"})
+    return tag_batch(knl, inames, extents)
