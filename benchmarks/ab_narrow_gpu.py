@@ -10,11 +10,12 @@ from profiling events, as % of a buffer copy; every result is checked.
 
     python benchmarks/ab_narrow_gpu.py [log2 rows, default 24]
 """
-import statistics
 import sys
 
 import numpy as np
 import pyopencl as cl
+
+from common import median_seconds
 
 CR = "-cl-fp32-correctly-rounded-divide-sqrt"
 
@@ -64,18 +65,6 @@ k(__global float *restrict out, __global float const *restrict in0, long n)
 }""",
 }
 
-
-def median_seconds(queue, launch) -> float:
-    """Median device time of 10 launches (after 3)."""
-    for _ in range(3):
-        launch()
-    queue.finish()
-    samples = []
-    for _ in range(10):
-        event = launch()
-        event.wait()
-        samples.append((event.profile.end - event.profile.start) * 1e-9)
-    return statistics.median(samples)
 
 
 def main() -> None:

@@ -8,11 +8,12 @@ NumPy's result in ulps.
 
     python benchmarks/ab_sqrt_gpu.py [log2 sizes, default 26 28]
 """
-import statistics
 import sys
 
 import numpy as np
 import pyopencl as cl
+
+from common import median_seconds
 
 PTX_SQRT = """inline float kc_sqrtf(float x)
 {
@@ -48,18 +49,6 @@ k(__global float *restrict out, __global const float *restrict in0,
   }}
 }}"""
 
-
-def median_seconds(queue, launch) -> float:
-    """Median device time of 10 launches (after 3)."""
-    for _ in range(3):
-        launch()
-    queue.finish()
-    samples = []
-    for _ in range(10):
-        event = launch()
-        event.wait()
-        samples.append((event.profile.end - event.profile.start) * 1e-9)
-    return statistics.median(samples)
 
 
 def main() -> None:

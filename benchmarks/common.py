@@ -164,6 +164,20 @@ def event_seconds(evt) -> float | None:
         return None
 
 
+def median_seconds(queue, launch: Callable) -> float:
+    """Median device time of 10 runs of *launch* (which returns a profiling
+    event), after 3 unmeasured ones."""
+    for _ in range(3):
+        launch()
+    queue.finish()
+    samples = []
+    for _ in range(10):
+        event = launch()
+        event.wait()
+        samples.append((event.profile.end - event.profile.start) * 1e-9)
+    return statistics.median(samples)
+
+
 def time_round_robin(queue, launches: dict[str, Callable], repeat: int,
                      warmup: int = 2, seed: int = 0) -> dict[str, Samples]:
     """Time each launch function *repeat* times, interleaving the variants so that
