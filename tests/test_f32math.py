@@ -191,6 +191,67 @@ def test_only_their_float32_functions_use_the_helpers():
         lp.PyOpenCLTarget(math_f32="fast")
 
 
+@pytest.mark.parametrize("name, width", [("sin", 16), ("cos", 16), ("sin", 4), ("cos", 8)])
+def test_vector_sin_and_cos_equal_the_helpers(queue, name, width):
+    """In a ``vec`` loop sin and cos of float32 call their vector versions
+    (a fast path for whole vectors below 2^18), bitwise equal to the scalar
+    helpers' results; targets without them (C) unroll such a loop."""
+    x = _arguments()
+    x = np.concatenate([x, np.zeros(-x.size % 16, np.float32)])
+    knl = lp.make_kernel(
+        "{[i]: 0 <= i < n}", f"out[i] = {name}(a[i])",
+        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("out", np.float32, shape="n"),
+         lp.ValueArg("n", np.int32)],
+        target=lp.PyOpenCLTarget(math_f32="branch_free"), assumptions="n mod 16 = 0")
+    knl = lp.split_iname(knl, "i", width, outer_tag="g.0", inner_tag="vec")
+    code = lp.generate_code_v2(knl).device_code()
+    assert f"kc_{name}_f32v{width}(vload{width}(" in code
+    _, (out,) = knl(queue, a=x, n=np.int32(x.size))
+    scalar = _run(name, queue, x)
+    same = (out.view(np.uint32) == scalar.view(np.uint32)) | (np.isnan(out) & np.isnan(scalar))
+    assert same.all(), x[~same][:5]
+    assert lp.CTarget().vector_helper(f"kc_{name}_f32", width) is None
+
+
+@pytest.fixture
+def branch_free_cpu(monkeypatch):
+    """lazyarray's CPU target with kernelcore's float32 math, on any device."""
+    import lazyarray.target as la_target
+    from lazyarray.run import steps
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(la_target, "math_f32_choice", lambda device: "branch_free")
+    monkeypatch.setattr(la_target, "_TARGETS", {})
+    monkeypatch.setattr(steps, "_KERNELS", {})
+
+
+def _code(y) -> str:
+    from lazyarray.run import steps
+    return "\n".join(lp.generate_code_v2(s.kernel).device_code() for s in steps.plan([y.node]))
+
+
+def test_lazyarray_computes_sin_and_cos_on_vectors(queue, branch_free_cpu):
+    """Float32 arithmetic with sin and cos over rows of a multiple of 64
+    elements: each work-item computes 16 elements as one vector, with the
+    vector sin and cos; the same values as the layout of one element per
+    work-item (a row of another length); other kernels keep that layout."""
+    x = _arguments()[:4096 * 5].reshape(5, 4096)
+    ragged = [la.asarray(np.append(v, np.float32(0.5))) for v in x]
+    lazy = [la.asarray(v) for v in x]
+
+    def w1(a, b, c, d, e):
+        return a * b + c * d - np.sin(e) / np.cos(e)
+
+    assert "kc_sin_f32v16(" in _code(w1(*lazy)) and "kc_cos_f32v16(" in _code(w1(*lazy))
+    assert "v16(" not in _code(w1(*ragged))
+    with np.errstate(all="ignore"):
+        got, want = np.asarray(w1(*lazy)), np.asarray(w1(*ragged))[:4096]
+    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+    assert same.all()
+    for other in (np.sin(lazy[0]) + np.exp(lazy[1]), np.sin(lazy[0][::2]) * 2,
+                  np.sin(lazy[0].astype(np.float64))):
+        assert "v16(" not in _code(other)
+
+
 def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
     device = queue.device
     target = Target.of(device)

@@ -311,7 +311,12 @@ class VectorExpressionMapper(CExpressionMapper):
             raise NotVectorizable(f"'{name}' of {common} has no vector form here")
         fname = self.target.function_name(name, [common] * len(params), dtype)
         if self.target.helper_function_source(fname) is not None:
-            raise NotVectorizable(f"'{name}' needs a helper function")
+            vector = self.target.vector_helper(fname, self.width)
+            if vector is None:
+                raise NotVectorizable(f"'{name}' needs a helper function")
+            self._function(name, [common] * len(params), dtype)  # (its scalar version first)
+            fname, source = vector
+            self.helpers.helpers.setdefault(fname, source)
         args = ", ".join(self.vector_code(p, common) for p in params)
         return f"{fname}({args})"
 

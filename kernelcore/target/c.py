@@ -231,6 +231,9 @@ class CTarget(OpenCLTarget):
     def helper_function_source(self, name: str) -> str | None:
         return _HELPERS.get(name)
 
+    def vector_helper(self, name: str, width: int) -> tuple[str, str] | None:
+        return None
+
     def preamble(self, uses_complex: bool, uses_double: bool,
                  index_ctype: str = "int") -> list[str]:
         lines = ["#include <math.h>", "#include <stdint.h>", "#include <string.h>"]

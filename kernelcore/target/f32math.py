@@ -41,7 +41,12 @@ the work-item loop vectorizer cannot widen (it then vectorizes nothing).
 Where the algorithm has such twins, the second starts from ``0 * (the
 first's result)``, which is 0 (the values are finite) but makes it wait.
 
-Public names: TWO_OVER_PI_CHUNKS, F32_HELPERS, f32_helper_source.
+sin and cos also have versions for vectors of 4, 8 or 16 floats
+(:func:`f32_vector_helper`, for ``vec`` loops): a whole vector of arguments
+below 2^18 takes a Cody-Waite reduction, others the scalar helper per lane.
+
+Public names: TWO_OVER_PI_CHUNKS, F32_HELPERS, F32_VECTOR_HELPERS, VECTOR_WIDTHS,
+f32_helper_source, f32_vector_helper.
 """
 
 from __future__ import annotations
@@ -428,6 +433,69 @@ _SOURCES = {**{name: (_TRIG, _helper(name, "float x", "x - x", "isfinite(x)", bo
             "kc_hypot_f32": ("", _HYPOT)}
 
 
+# {{{ vector versions: a fast path for whole vectors of moderate arguments
+
+#: pi/2 to 50 decimals in three parts: P1 of 35 bits (n P1 is exact for the
+#: integers n below 2^18), P2 of the next 34 bits, P3 the rest
+_HALF_PI = Fraction("3.14159265358979323846264338327950288419716939937510") / 2
+_P1 = Fraction(int(_HALF_PI * 2 ** 34), 2 ** 34)
+_P2 = Fraction(int((_HALF_PI - _P1) * 2 ** 68), 2 ** 68)
+_P3 = _HALF_PI - _P1 - _P2
+#: the helpers with a vector version, and the widths it has
+F32_VECTOR_HELPERS = ("kc_sin_f32", "kc_cos_f32")
+VECTOR_WIDTHS = (4, 8, 16)
+_LANES = "0123456789abcdef"
+#: per helper: the vector value from the double vectors s, c (sine and cosine
+#: polynomials of r) and the quadrant q, and the result for |x| < 2^-12
+#: (sin x rounds to x there, its sign kept; cos's polynomial gives 1)
+_VECTOR_TRIG = {
+    "kc_sin_f32": ("select(s, c, (q & 1) != 0)", "(q & 2) != 0", "isless(ax, 0x1p-12f)"),
+    "kc_cos_f32": ("select(c, s, (q & 1) != 0)", "((q + 1) & 2) != 0", None),
+}
+
+
+def f32_vector_helper(helper: str, width: int) -> tuple[str, str] | None:
+    """(name, OpenCL C source) of the version of *helper* for vectors of
+    *width* floats, or None where there is none. When every lane is below
+    2^18 in magnitude it reduces them by Cody and Waite's method in double
+    (the same accuracy as the scalar helper's reduction: one rounding of
+    r) and evaluates the scalar helper's polynomials; otherwise it calls the
+    scalar helper on each lane. A work-item's scalar code cannot take such a
+    branch for the vector its neighbours form (PoCL's vectorized work-item
+    loop computes both sides); explicit vectors can (2.3x faster on PoCL,
+    ``benchmarks/results/ab-cpu-issue21-sin-vector.md``). The scalar helper
+    must be defined before it."""
+    if helper not in _VECTOR_TRIG or width not in VECTOR_WIDTHS:
+        return None
+    pick, negate, tiny = _VECTOR_TRIG[helper]
+    name = f"{helper}v{width}"
+    f, d, q = f"float{width}", f"double{width}", f"long{width}"
+    lanes = "\n".join(f"  y.s{_LANES[k]} = {helper}(x.s{_LANES[k]});" for k in range(width))
+    return name, f"""{_INLINE} {f} {name}({f} x)
+{{
+  {f} ax = fabs(x);
+  if (all(ax < 0x1p18f)) {{      /* (false for NaN and infinities) */
+    {d} d = convert_{d}(x);
+    {d} n = rint(d * 0.6366197723675814);
+    {d} r = fma(-n, {_double(_P1)}, d);  /* (exact) */
+    r = fma(-n, {_double(_P2)}, r);
+    r = fma(-n, {_double(_P3)}, r);
+    {q} q = convert_{q}(n) & 3;
+    {d} r2 = r * r;
+    {d} s = r + r * r2 * ({_horner(_SIN, "r2")});
+    {d} c = 1.0 + r2 * ({_horner(_COS, "r2")});
+    {d} v = {pick};
+    v = select(v, -v, {negate});
+    return {f"select(convert_{f}(v), x, {tiny})" if tiny else f"convert_{f}(v)"};
+  }}
+  {f} y;
+{lanes}
+  return y;
+}}"""
+
+# }}}
+
+
 def f32_helper_source(helper: str) -> str | None:
     """The OpenCL C source defining *helper* (a name in :data:`F32_HELPERS`),
     with the code it shares with the others of its family (defined once
@@ -436,4 +504,5 @@ def f32_helper_source(helper: str) -> str | None:
     return None if found is None else found[0] + found[1]
 
 
-__all__ = ["TWO_OVER_PI_CHUNKS", "F32_HELPERS", "f32_helper_source"]
+__all__ = ["TWO_OVER_PI_CHUNKS", "F32_HELPERS", "F32_VECTOR_HELPERS", "VECTOR_WIDTHS",
+           "f32_helper_source", "f32_vector_helper"]

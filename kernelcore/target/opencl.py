@@ -10,7 +10,7 @@ import numpy as np
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.target.base import CFamilyTarget
-from kernelcore.target.f32math import F32_HELPERS, f32_helper_source
+from kernelcore.target.f32math import F32_HELPERS, f32_helper_source, f32_vector_helper
 
 _C_TYPES = {
     "int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
@@ -106,6 +106,12 @@ class OpenCLTarget(CFamilyTarget):
         """Source of a helper function *name* returned by :meth:`function_name`
         that the preamble must define (None: a built-in)."""
         return _HELPERS.get(name) or f32_helper_source(name)
+
+    def vector_helper(self, name: str, width: int) -> tuple[str, str] | None:
+        """(name, source) of the version of helper *name* (from
+        :meth:`function_name`) for vectors of *width* elements, or None
+        where it has none (a ``vec`` loop calling it is then unrolled)."""
+        return f32_vector_helper(name, width)
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))

@@ -33,6 +33,14 @@ from lazyarray.lower.ir import Ix, assignment, box, domain, index_expr, out_inde
 #: the alignment (bytes) lazyarray declares for a GPU kernel's result: results
 #: are new buffers, aligned at least to OpenCL's minimum base address alignment
 OUT_ALIGNMENT = 64
+#: the work-group size of CPU elementwise kernels (kernelcore's default), and
+#: the elements of one vector per work-item where float32 sin or cos are
+#: computed (W1's kernel on PoCL, 2^21 elements: 8.3 -> 4.2 ms, see
+#: ``benchmarks/results/ab-cpu-issue21-sin-vector.md``)
+CPU_GROUP, VECTOR_LANES = 64, 16
+#: the elementwise operations those kernels may contain besides sin and cos
+VECTOR_OPS = {"add", "subtract", "multiply", "negative", "positive", "true_divide",
+              "sin", "cos"}
 #: rows of a GPU row kernel with one work-item per row that it stores as one
 #: vector (softmax over 16777216 rows of 4 floats on an H200: 290 us with
 #: four stores per row, 131 us, a copy's time, with one aligned float4)
@@ -149,8 +157,35 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         if tiled:
             return tiled
     group = sizes.get("group_size", (None,))
-    return lp.auto_parallelize(knl, kind, group_size=group[0],
-                               items=group[1] if len(group) > 1 else None)
+    knl = lp.auto_parallelize(knl, kind, group_size=group[0],
+                              items=group[1] if len(group) > 1 else None)
+    if kind == "cpu" and target.math_f32 == "branch_free" and not sizes \
+            and _vector_math(node, inputs):
+        return _cpu_vector_lanes(knl)
+    return knl
+
+
+def _vector_math(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool:
+    """Whether *node* is float32 arithmetic and ``sin``/``cos`` (with a
+    vector version in kernelcore's branch-free math) on inputs of its shape,
+    calling one of these, over rows of a multiple of CPU_GROUP elements."""
+    region = _region(node, inputs)
+    return (node.ndim >= 1 and node.shape[-1] % CPU_GROUP == 0
+            and any(isinstance(n, Map) and n.op in ("sin", "cos") for n in region)
+            and all(isinstance(n, Map) and n.op in VECTOR_OPS and n.dtype == np.float32
+                    and all(a.dtype == np.float32 for a in n.args) for n in region)
+            and all(n.shape == node.shape and n.dtype == np.float32
+                    for n, name in inputs.values() if not name.startswith("s")))
+
+
+def _cpu_vector_lanes(knl: lp.LoopKernel) -> lp.LoopKernel:
+    """*knl* (parallelized for a CPU) with each work-item computing
+    VECTOR_LANES neighbouring elements as one vector (kernelcore's vector
+    ``sin``/``cos`` take a fast path for a whole vector of moderate
+    arguments; PoCL's vectorized work-item loops compute both paths)."""
+    [fast] = [i for i, tag in knl.iname_tags.items() if str(tag) == "l.0"]
+    knl = lp.tag_inames(knl, {fast: None}, force=True)
+    return lp.split_iname(knl, fast, VECTOR_LANES, outer_tag="l.0", inner_tag="vec")
 
 
 def _is_product_sum(node: Reduce) -> bool:
