@@ -247,8 +247,15 @@ def test_lazyarray_computes_sin_and_cos_on_vectors(queue, branch_free_cpu):
         got, want = np.asarray(w1(*lazy)), np.asarray(w1(*ragged))[:4096]
     same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
     assert same.all()
+    # rows of a matrix; no elements
+    m = x[:, :3 * 128].reshape(15, 128)
+    got = np.asarray(np.cos(la.asarray(m)) * 3)
+    want = np.asarray(np.cos(la.asarray(np.pad(m, ((0, 0), (0, 1))))) * 3)[:, :128]
+    assert "kc_cos_f32v16(" in _code(np.cos(la.asarray(m)) * 3)
+    assert ((got.view(np.uint32) == want.view(np.uint32)) | np.isnan(got)).all()
+    assert np.asarray(np.sin(la.asarray(np.zeros((3, 0), np.float32)))).shape == (3, 0)
     for other in (np.sin(lazy[0]) + np.exp(lazy[1]), np.sin(lazy[0][::2]) * 2,
-                  np.sin(lazy[0].astype(np.float64))):
+                  np.sin(lazy[0].astype(np.float64)), np.sin(lazy[0][:32])):
         assert "v16(" not in _code(other)
 
 

@@ -170,7 +170,7 @@ def _vector_math(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool:
     vector version in kernelcore's branch-free math) on inputs of its shape,
     calling one of these, over rows of a multiple of CPU_GROUP elements."""
     region = _region(node, inputs)
-    return (node.ndim >= 1 and node.shape[-1] % CPU_GROUP == 0
+    return (node.ndim >= 1 and node.shape[-1] >= CPU_GROUP and node.shape[-1] % CPU_GROUP == 0
             and any(isinstance(n, Map) and n.op in ("sin", "cos") for n in region)
             and all(isinstance(n, Map) and n.op in VECTOR_OPS and n.dtype == np.float32
                     and all(a.dtype == np.float32 for a in n.args) for n in region)
@@ -183,7 +183,10 @@ def _cpu_vector_lanes(knl: lp.LoopKernel) -> lp.LoopKernel:
     VECTOR_LANES neighbouring elements as one vector (kernelcore's vector
     ``sin``/``cos`` take a fast path for a whole vector of moderate
     arguments; PoCL's vectorized work-item loops compute both paths)."""
-    [fast] = [i for i, tag in knl.iname_tags.items() if str(tag) == "l.0"]
+    local = [i for i, tag in knl.iname_tags.items() if str(tag) == "l.0"]
+    if len(local) != 1:
+        return knl
+    [fast] = local
     knl = lp.tag_inames(knl, {fast: None}, force=True)
     return lp.split_iname(knl, fast, VECTOR_LANES, outer_tag="l.0", inner_tag="vec")
 
