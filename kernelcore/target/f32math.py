@@ -45,8 +45,8 @@ sin and cos also have versions for vectors of 4, 8 or 16 floats
 (:func:`f32_vector_helper`, for ``vec`` loops): a whole vector of arguments
 below 2^18 takes a Cody-Waite reduction, others the scalar helper per lane.
 
-Public names: TWO_OVER_PI_CHUNKS, F32_HELPERS, F32_VECTOR_HELPERS, VECTOR_WIDTHS,
-f32_helper_source, f32_vector_helper.
+Public names: TWO_OVER_PI_CHUNKS, F32_HELPERS, VECTOR_WIDTHS, f32_helper_source,
+f32_vector_helper.
 """
 
 from __future__ import annotations
@@ -441,8 +441,7 @@ _HALF_PI = Fraction("3.14159265358979323846264338327950288419716939937510") / 2
 _P1 = Fraction(int(_HALF_PI * 2 ** 34), 2 ** 34)
 _P2 = Fraction(int((_HALF_PI - _P1) * 2 ** 68), 2 ** 68)
 _P3 = _HALF_PI - _P1 - _P2
-#: the helpers with a vector version, and the widths it has
-F32_VECTOR_HELPERS = ("kc_sin_f32", "kc_cos_f32")
+#: the widths of the vector versions
 VECTOR_WIDTHS = (4, 8, 16)
 _LANES = "0123456789abcdef"
 #: per helper: the vector value from the double vectors s, c (sine and cosine
@@ -504,5 +503,5 @@ def f32_helper_source(helper: str) -> str | None:
     return None if found is None else found[0] + found[1]
 
 
-__all__ = ["TWO_OVER_PI_CHUNKS", "F32_HELPERS", "F32_VECTOR_HELPERS", "VECTOR_WIDTHS",
-           "f32_helper_source", "f32_vector_helper"]
+__all__ = ["TWO_OVER_PI_CHUNKS", "F32_HELPERS", "VECTOR_WIDTHS", "f32_helper_source",
+           "f32_vector_helper"]
