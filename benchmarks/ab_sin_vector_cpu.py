@@ -1,9 +1,9 @@
 """CPU A/B for float32 ``sin`` on PoCL: kernelcore's branch-free helper
 (``kc_sin_f32``, one element per work-item, which PoCL vectorizes across
-work-items) against a prototype that works on explicit vectors of W elements
-per work-item and branches on the whole vector: when every lane is below
-2^18 in magnitude, a Cody-Waite reduction in double (pi/2 in three parts)
-and the same Taylor polynomials, else the helper lane by lane. A work-item's
+work-items) against its vector version (``f32_vector_helper``: 16 elements
+per work-item, branching on the whole vector: when every lane is below 2^18
+in magnitude, a Cody-Waite reduction in double (pi/2 in three parts) and
+the same Taylor polynomials, else the helper over the lanes). A work-item's
 code cannot branch on its neighbours' lanes; an explicit vector can (OpenCL's
 ``all``). Times of ``sin(e)`` and of W1's ``a*b + c*d - sin(e)`` over 2^21
 values, and the number of results that differ from the helper's (bitwise)
@@ -15,7 +15,6 @@ pi/2.
 import statistics
 import sys
 import time
-from fractions import Fraction
 
 import numpy as np
 import pyopencl as cl
@@ -24,56 +23,21 @@ import pyopencl.array as cla
 from common import ensure_repo_on_path
 
 ensure_repo_on_path()
-from kernelcore.target.f32math import _COS, _SIN, _horner, f32_helper_source  # noqa: E402
+from kernelcore.target.f32math import f32_helper_source, f32_vector_helper  # noqa: E402
 
-#: pi/2 to 50 decimals, in three parts: P1 of 35 bits (n P1 is exact for n
-#: below 2^18), P2 of the next 34, P3 the rest
-HALF_PI = Fraction("3.14159265358979323846264338327950288419716939937510") / 2
-P1 = Fraction(int(HALF_PI * 2**34), 2**34)
-P2 = Fraction(int((HALF_PI - P1) * 2**68), 2**68)
-P3 = HALF_PI - P1 - P2
 WIDTH = 16
-LANES = "0123456789abcdef"
-
-
-def vector_sin(width: int) -> str:
-    """OpenCL C of ``kc_sin_f32v``: sin of a vector of *width* floats."""
-    fallback = "\n".join(f"  y.s{LANES[k]} = kc_sin_f32(x.s{LANES[k]});" for k in range(width))
-    d, f, lng = f"double{width}", f"float{width}", f"long{width}"
-    return f"""
-{f} kc_sin_f32v({f} x)
-{{
-  {f} ax = fabs(x);
-  if (all(ax < 0x1p18f)) {{
-    {d} d = convert_{d}(x);
-    {d} n = rint(d * 0.6366197723675814);
-    {d} r = fma(-n, {float(P1)!r}, d);
-    r = fma(-n, {float(P2)!r}, r);
-    r = fma(-n, {float(P3)!r}, r);
-    {lng} q = convert_{lng}(n) & 3;
-    {d} r2 = r * r;
-    {d} s = r + r * r2 * ({_horner(_SIN, "r2")});
-    {d} c = 1.0 + r2 * ({_horner(_COS, "r2")});
-    {d} v = select(s, c, (q & 1) != 0);
-    v = select(v, -v, (q & 2) != 0);
-    /* (below 2^-12 sin x rounds to x, its sign kept) */
-    return select(convert_{f}(v), x, isless(ax, 0x1p-12f));
-  }}
-  {f} y;
-{fallback}
-  return y;
-}}
-"""
 
 
 def source(width: int) -> str:
     w = width
+    vector = f32_vector_helper("kc_sin_f32", w)
+    assert vector is not None
     return ("#pragma OPENCL FP_CONTRACT OFF\n" + f32_helper_source("kc_sin_f32")
-            + vector_sin(w) + f"""
+            + vector[1] + f"""
 __kernel void sin_vector(__global float *out, __global const float *e)
 {{
   size_t i = get_global_id(0);
-  vstore{w}(kc_sin_f32v(vload{w}(i, e)), i, out);
+  vstore{w}(kc_sin_f32v{w}(vload{w}(i, e)), i, out);
 }}
 __kernel void sin_helper(__global float *out, __global const float *e)
 {{
@@ -86,7 +50,7 @@ __kernel void w1_vector(__global float *out, __global const float *a, __global c
 {{
   size_t i = get_global_id(0);
   vstore{w}(vload{w}(i, a) * vload{w}(i, b) + vload{w}(i, c) * vload{w}(i, d)
-            - kc_sin_f32v(vload{w}(i, e)), i, out);
+            - kc_sin_f32v{w}(vload{w}(i, e)), i, out);
 }}
 __kernel void w1_helper(__global float *out, __global const float *a, __global const float *b,
                         __global const float *c, __global const float *d,
