@@ -449,3 +449,37 @@ def test_complex_division_matches_numpy(queue, dtype):
             for _ in range(2))
     np.testing.assert_allclose(np.asarray(la.asarray(a) / la.asarray(b)), a / b,
                                rtol=4 * np.finfo(dtype).eps)
+
+
+def _sign_scaled(z):
+    """NumPy's sign of *z*, below 2**-100 of z times 2**100 (exact): there
+    |z| of subnormal parts rounds to a few bits and NumPy's quotient with it
+    (1+1j for the smallest subnormal pair) is that far off; lazyarray scales."""
+    with np.errstate(all="ignore"):
+        return np.sign(np.where(abs(z) < 2.0 ** -100, z * 2.0 ** 100, z))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_sign_at_the_ends_of_the_range(dtype):
+    """sign(z) is z / |z| with each part divided as a real: subnormal and
+    huge |z| give unit results (a complex division gave inf+nanj for 1e-40
+    and 0.99999994 for 3e38); where |z| overflows, the infinite part's sign
+    (NumPy's 1j for 3e38+3e38j in single precision); NaN where both parts
+    are infinite or one is NaN and neither infinite."""
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    big = float(np.finfo(dtype).max)
+    inf, nan = np.inf, np.nan
+    z = np.array([tiny, -tiny * 1j, complex(tiny, tiny), 1e-40, big, complex(big, big),
+                  complex(-big, big / 2), complex(inf, 1), complex(1, -inf), complex(inf, inf),
+                  complex(inf, nan), complex(nan, -inf), complex(nan, 1), complex(1, nan),
+                  complex(-0.0, 0.0), complex(0.0, -0.0), 3 + 4j, -5e-310 + 1e-310j], dtype)
+    got = np.asarray(np.sign(la.asarray(z)))
+    want = _sign_scaled(z)
+    np.testing.assert_allclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0, equal_nan=True)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    rng = np.random.default_rng(7)
+    r = (rng.standard_normal(500) + 1j * rng.standard_normal(500)) * 10.0 ** rng.integers(
+        -300 if dtype == np.complex128 else -40, 300 if dtype == np.complex128 else 38, 500)
+    r = r.astype(dtype)
+    np.testing.assert_allclose(np.asarray(np.sign(la.asarray(r))), _sign_scaled(r),
+                               rtol=2 * np.finfo(dtype).eps, atol=0)

@@ -20,6 +20,21 @@ from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View, is_weak)
 
+
+def _complex_sign() -> str:
+    """NumPy's sign of a complex {0}: z / |z| with each part divided as a
+    real (a complex division overflows for subnormal |z|), below 2**-100 of
+    z scaled by 2**100 first (exact; |z| of subnormal parts is a few ulp
+    off); where |z| overflows, the infinite part's sign (NaN when both parts
+    are infinite)."""
+    scale = "if(abs({0}) < 7.888609052210118e-31, 1.2676506002282294e30, 1.0)"
+    modulus = f"abs({{0}} * {scale})"
+    return ("if(abs({0}) == 0, 0, "
+            "if(isinf(abs({0})) and not (isinf(real({0})) and isinf(imag({0}))), "
+            "if(isinf(real({0})), if(real({0}) > 0, 1, -1), if(imag({0}) > 0, 1j, -1j)), "
+            f"(real({{0}}) * {scale}) / {modulus} + 1j * ((imag({{0}}) * {scale}) / {modulus})))")
+
+
 #: ufunc name -> instruction-language template over operands {0}, {1}, ...
 ELEMENTWISE: dict[str, str] = {
     "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
@@ -84,7 +99,7 @@ ELEMENTWISE: dict[str, str] = {
     "_and": "({0} and {1})",
     "_sign_i": "if({0} > 0, 1, if({0} < 0, -1, 0))",
     "_sign_u": "if({0} > 0, 1, 0)",
-    "_sign_c": "if({0} == 0, 0, {0} / abs({0}))",
+    "_sign_c": _complex_sign(),
     "_isnan_c": "(isnan(real({0})) or isnan(imag({0})))",
     "_isinf_c": "(isinf(real({0})) or isinf(imag({0})))",
     "_isfinite_c": "(isfinite(real({0})) and isfinite(imag({0})))",
