@@ -21,7 +21,7 @@ from lazyarray.lower.reduction import (
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower.tensorcore import tensor_core_schedule
 from lazyarray.lower.tiles import (
-    TILE, blocked_transpose_schedule, is_narrow, narrow_transpose_schedule,
+    TILE, blocked_transpose_schedule, has_narrow_rows, is_narrow, narrow_transpose_schedule,
     tiled_transpose_schedule, transposed_inputs)
 from lazyarray.run.tune import NotApplicable
 from lazyarray.target import Target, default_target
@@ -144,7 +144,8 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
             return row_kernel_schedule(knl, node.shape, expr.row_tags, rows_per_group, group)
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
     if kind == "gpu" and not isinstance(node, (Reduce, Scan)) and node.ndim >= 2 \
-            and is_narrow(node.shape) and transposed_inputs(knl, out_inames):
+            and (has_narrow_rows(node.shape)
+                 or is_narrow(node.shape) and transposed_inputs(knl, out_inames)):
         return narrow_transpose_schedule(knl, out_inames, node.shape)
     if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
             and min(node.shape[-2:], default=0) >= TILE:

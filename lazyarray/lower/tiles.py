@@ -21,10 +21,13 @@ every row, so that it reads a whole row of the input (neighbouring
 addresses) and the work-items of a group write each row contiguously. A
 result of many short rows (``2*a.T`` of a 4x16777216 ``a``) has each
 work-item write a row, reading each input row contiguously across the group.
+Results of such short rows get that layout whatever they read: a work-item
+per element made the work-items of the boundary columns of a stencil
+diverge from the others in every warp.
 
 Public names: transposed_inputs, tiled_transpose_schedule, blocked_transpose_schedule,
-narrow_transpose_schedule, is_narrow, read_subscripts, tag_batch, TILE, BLOCK, NARROW,
-NARROW_COLUMNS.
+narrow_transpose_schedule, is_narrow, has_narrow_rows, read_subscripts, tag_batch, TILE,
+BLOCK, NARROW, NARROW_COLUMNS.
 """
 
 from __future__ import annotations
@@ -125,6 +128,16 @@ def blocked_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: t
     knl = lp.split_iname(knl, row, block, outer_tag="g.1")
     knl = tag_batch(knl, inames, extents)
     return knl
+
+
+def has_narrow_rows(extents: tuple) -> bool:
+    """Whether a GPU result of *extents* has each work-item write a whole row
+    whatever it reads: rows of 2 to :data:`NARROW_COLUMNS` elements, more
+    rows than a tile. (W5's heat steps over 16777216x4 on an H200: 1851 ->
+    1683 us with a work-item per row, no longer diverging on the boundary
+    columns; over 8388608x3: 646 -> 472 us; ``a*b + c`` of 16777216x4:
+    276 -> 249 us.)"""
+    return len(extents) >= 2 and 1 < extents[-1] <= NARROW_COLUMNS and extents[-2] > TILE
 
 
 def is_narrow(extents: tuple) -> bool:
