@@ -1,7 +1,7 @@
 """Lowering a stored node to a kernelcore kernel: elementwise operations and
 views between stored values are inlined (see :mod:`lazyarray.lower.expr`),
 then a schedule is chosen for the device kind (reduction layouts, row kernels,
-transposed tiles, blocked products).
+transposed tiles, stencils, blocked products).
 
 Public names: build_kernel.
 """
@@ -19,6 +19,7 @@ from lazyarray.lower.reduction import (
     CPU_LANES, cpu_row_kernel_schedule,
     kernel_reduction, reduction_kernel, row_kernel_schedule, row_layout)
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
+from lazyarray.lower.stencil import reads_rows, stencil_schedule
 from lazyarray.lower.tensorcore import tensor_core_schedule
 from lazyarray.lower.tiles import (
     TILE, blocked_transpose_schedule, has_narrow_rows, is_narrow, narrow_transpose_schedule,
@@ -157,6 +158,9 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                                                         transposed, *tile)
         if tiled:
             return tiled
+    if kind == "gpu" and not isinstance(node, (Reduce, Scan)) and not sizes \
+            and node.ndim >= 2 and reads_rows(knl, out_inames):
+        return stencil_schedule(knl, out_inames, node.shape)
     group = sizes.get("group_size", (None,))
     knl = lp.auto_parallelize(knl, kind, group_size=group[0],
                               items=group[1] if len(group) > 1 else None)

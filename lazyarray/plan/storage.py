@@ -2,7 +2,7 @@
 by a kernel of its own) and why; every other node is inlined into the kernel
 of the stored value that reads it, up to a size budget per kernel.
 
-Public names: storage_plan, stored_nodes, row_reductions, RECOMPUTE_LIMIT,
+Public names: storage_plan, stored_nodes, row_reductions, RECOMPUTE_LIMIT, NARROW_ROWS_LIMIT,
 ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.lower.reduction import MAX_GROUP, ROW_SLOTS
+from lazyarray.lower.tiles import has_narrow_rows
 from lazyarray.target import Target, default_target
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Param, Reduce, Scan, View, computed, walk)
@@ -25,6 +26,14 @@ from lazyarray.lower.ir import out_index
 #: (ten 5-point steps of 8192^2 on an H100: 5 kernels, 1.7 ms; 10 kernels,
 #: 2.7 ms), on PoCL that is slower (2.7 against 2.5 ms for 768^2)
 RECOMPUTE_LIMIT = {"cpu": 4, "gpu": 6}
+#: ... and GPU values of rows of 2 to 4 elements (a work-item per row, see
+#: :func:`~lazyarray.lower.tiles.has_narrow_rows`) read at this many elements
+#: per element (a stencil's step; not what a reduction's argument is computed
+#: from, as softmax's exponentials): there a fused step costs more than it
+#: saves where it reads its input often (ten heat steps on an H200 over
+#: 16777216x4, a step read 3.5 times per element: 1682 us in 5 kernels,
+#: 1415 us in 10; over 8388608x3, 2.7 times: 471 us in 5, 611 us in 10)
+NARROW_ROWS_LIMIT = 3
 
 
 def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, str]]:
@@ -61,6 +70,7 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
     pasted: dict[int, dict[int, tuple[int, int]]] = {}
     reducing: set[int] = set()
     whole = _inlined_sizes(order)
+    reduced = _reduction_bodies(order)
     _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
         count = sum(at.get(id(node), {}).values()) + unshared.get(id(node), 0)
@@ -73,6 +83,10 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
         elif isinstance(node, (Map, Concat)) and count >= limit:
             reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
                                  f"(limit {limit})")
+        elif isinstance(node, (Map, Concat)) and kind == "gpu" and count >= NARROW_ROWS_LIMIT \
+                and id(node) not in reduced and has_narrow_rows(node.shape):
+            reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
+                                 f"of short rows (limit {NARROW_ROWS_LIMIT})")
         elif isinstance(node, (Map, Concat, Gather)):
             over = _over_budget(node, at.get(id(node), ()), pasted.get(id(node), {}), size,
                                 reducing)
@@ -126,6 +140,20 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
         reasons[id(root)] += f" (row kernel: {ops} per row)"
     return [(n, reasons[id(n)]) for n in order
             if id(n) in reasons and id(n) not in absorbed]
+
+
+def _reduction_bodies(order: list[Node]) -> set[int]:
+    """The ids of the nodes of *order* that the argument of one of its
+    reductions is computed from (up to other reductions)."""
+    found: set[int] = set()
+    stack = [n.arg for n in order if isinstance(n, Reduce)]
+    while stack:
+        node = stack.pop()
+        if id(node) in found or computed(node) or isinstance(node, (Reduce, Scan)):
+            continue
+        found.add(id(node))
+        stack.extend(node.children())
+    return found
 
 
 #: the most operations one kernel computes: a value whose inlining would make

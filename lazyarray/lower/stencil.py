@@ -1,0 +1,60 @@
+"""Stencils on GPUs: kernels that read an input at several rows.
+
+A kernel whose result ``out[..., r, c]`` reads an input at rows ``r - 1``,
+``r`` and ``r + 1`` (a heat step; two fused steps read five rows) reads each
+input row several times. With a work-item per element and the work-items of
+a group along one row, every one of those reads of another row comes from
+the L2 cache: the kernel is limited by the cache, not by memory. Here each
+work-item computes :data:`STENCIL_ROWS` consecutive rows of one column (an
+unrolled loop), so a row it read for one result row is still in registers or
+in the L1 cache for the next, and the work-items of a group still write
+their rows contiguously.
+
+Public names: reads_rows, stencil_schedule, STENCIL_GROUP, STENCIL_ROWS.
+"""
+
+from __future__ import annotations
+
+from pymbolic.mapper.distributor import distribute
+
+import kernelcore as lp
+from kernelcore.ir.expr import get_dependencies
+from lazyarray.lower.tiles import read_subscripts, tag_batch
+
+#: work-items per group, along the result's rows
+STENCIL_GROUP = 256
+#: consecutive result rows per work-item (ten heat steps on an H200, fused
+#: in pairs, % of a copy's bandwidth per step with a work-item per element /
+#: 2 / 4 / 8 rows: 8192x8192 79 / 83 / 97 / 104, 1048576x64 70 / - / 99 / 98,
+#: 64x1048576 68 / - / 88 / 98, 4x16777216 77 / 95 / 138 / -, 16384x16384
+#: 80 / - / 98 / 106)
+STENCIL_ROWS = 8
+
+
+def reads_rows(knl: lp.LoopKernel, inames: list[str]) -> bool:
+    """Whether *knl* (written along *inames*, the last contiguous) reads an
+    input at two rows a constant apart: two subscripts along the
+    next-to-last of *inames* whose difference is a nonzero integer."""
+    if len(inames) < 2:
+        return False
+    row = inames[-2]
+    names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
+    for reads in read_subscripts(knl, names).values():
+        along = {ix[-2] for ix in reads if len(ix) >= 2 and row in get_dependencies(ix[-2])}
+        first = next(iter(along), None)
+        if any(isinstance(d := distribute(other - first), int) and d != 0
+               for other in along):
+            return True
+    return False
+
+
+def stencil_schedule(knl: lp.LoopKernel, inames: list[str], extents: tuple,
+                     group: int = STENCIL_GROUP, rows: int = STENCIL_ROWS
+                     ) -> lp.LoopKernel:
+    """*knl* with work-groups of *group* work-items along its last iname,
+    each work-item computing *rows* consecutive values of the one before
+    (unrolled); any axis before those on work-group axis 2."""
+    row, col = inames[-2], inames[-1]
+    knl = lp.split_iname(knl, col, group, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, row, rows, outer_tag="g.1", inner_tag="unr")
+    return tag_batch(knl, inames, extents)

@@ -1,0 +1,82 @@
+"""Kernels that read an input at several rows (stencils): on GPUs each
+work-item computes STENCIL_ROWS consecutive rows of a column."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray import target as la_target
+from lazyarray.lower import stencil
+from lazyarray.run import steps as runtime
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def kind(request, monkeypatch):
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (request.param, 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    return request.param
+
+
+def _heat(u):
+    interior = u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2]
+                                      - 4 * u[1:-1, 1:-1])
+    middle = np.concatenate([u[1:-1, :1], interior, u[1:-1, -1:]], axis=1)
+    return np.concatenate([u[:1], middle, u[-1:]], axis=0)
+
+
+CASES = [
+    ("a heat step", _heat, [(67, 300)], np.float32),
+    ("two heat steps", lambda u: _heat(_heat(u)), [(130, 45)], np.float32),
+    ("four rows", lambda u: _heat(_heat(u)), [(4, 1000)], np.float64),
+    ("a difference", lambda a: a[1:] - a[:-1] * 2, [(41, 70)], np.int32),
+    ("a batch", lambda a: a[:, 2:] + a[:, :-2] - a[:, 1:-1], [(3, 35, 40)], np.float32),
+    ("complex", lambda a: (a[1:] + 1j) * a[:-1], [(50, 33)], np.complex64),
+]
+
+
+@pytest.mark.parametrize("name, fn, shapes, dtype", CASES, ids=[c[0] for c in CASES])
+def test_stencils_compute_rows_per_work_item(kind, name, fn, shapes, dtype):
+    """On a GPU the result's rows are unrolled by STENCIL_ROWS per work-item
+    (groups along the rows); NumPy's values on every device kind."""
+    rng = np.random.default_rng(8)
+    arrays = [(rng.standard_normal(s) * 20).astype(dtype) for s in shapes]
+    lazy = fn(*(la.asarray(a) for a in arrays))
+    plan = runtime.plan([lazy.node])
+    row = f"i{lazy.ndim - 2}"
+    for step in plan:
+        tags = {n: str(t) for n, t in step.kernel.iname_tags.items()}
+        assert (tags.get(f"{row}_inner") == "unr") == (kind == "gpu"), tags
+    want = fn(*arrays)
+    if dtype in (np.float32, np.complex64):
+        np.testing.assert_allclose(np.asarray(lazy), want, rtol=2e-6, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(np.asarray(lazy), want)
+
+
+@pytest.mark.parametrize("fn", [lambda a, b: a * b + 1, lambda a, b: a[:, 1:] - b[:, :-1],
+                                lambda a, b: np.sin(a) + b.T])
+def test_other_kernels_are_not_stencils(monkeypatch, fn):
+    """Reading every input at one row per result row (elementwise, shifted
+    columns, transposed) keeps the other layouts."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a, b = (np.random.default_rng(9).standard_normal((64, 64)).astype(np.float32)
+            for _ in range(2))
+    lazy = fn(la.asarray(a), la.asarray(b))
+    [step] = runtime.plan([lazy.node])
+    assert not stencil.reads_rows(step.kernel, ["i0", "i1"])
+    np.testing.assert_allclose(np.asarray(lazy), fn(a, b), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("columns, kernels", [(4, 2), (3, 1), (64, 1)])
+def test_gpu_heat_steps_fuse_in_pairs_except_over_short_rows(monkeypatch, columns, kernels):
+    """Two heat steps are one GPU kernel (the first recomputed inside the
+    second), except over rows of four elements (a work-item per row, the
+    first step read 3.5 times per element), where each step is a kernel
+    of its own; NumPy's values."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    u = np.random.default_rng(10).standard_normal((500, columns)).astype(np.float32)
+    lazy = _heat(_heat(la.asarray(u)))
+    assert len(runtime.plan([lazy.node])) == kernels
+    np.testing.assert_allclose(np.asarray(lazy), _heat(_heat(u)), rtol=2e-6, atol=1e-6)
