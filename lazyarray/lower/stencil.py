@@ -15,6 +15,8 @@ Public names: reads_rows, stencil_schedule, STENCIL_GROUP, STENCIL_ROWS.
 
 from __future__ import annotations
 
+from itertools import combinations
+
 from pymbolic.mapper.distributor import distribute
 
 import kernelcore as lp
@@ -40,10 +42,10 @@ def reads_rows(knl: lp.LoopKernel, inames: list[str]) -> bool:
     row = inames[-2]
     names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
     for reads in read_subscripts(knl, names).values():
-        along = {ix[-2] for ix in reads if len(ix) >= 2 and row in get_dependencies(ix[-2])}
-        first = next(iter(along), None)
-        if any(isinstance(d := distribute(other - first), int) and d != 0
-               for other in along):
+        along = list({ix[-2] for ix in reads
+                      if len(ix) >= 2 and row in get_dependencies(ix[-2])})
+        if any(isinstance(d := distribute(a - b), int) and d != 0
+               for a, b in combinations(along, 2)):
             return True
     return False
 
