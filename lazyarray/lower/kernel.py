@@ -159,7 +159,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         if tiled:
             return tiled
     if kind == "gpu" and not isinstance(node, (Reduce, Scan)) and not sizes \
-            and node.ndim >= 2 and reads_rows(knl, out_inames):
+            and node.ndim >= 2 and reads_rows(knl, out_inames, node.shape):
         return stencil_schedule(knl, out_inames, node.shape)
     group = sizes.get("group_size", (None,))
     knl = lp.auto_parallelize(knl, kind, group_size=group[0],

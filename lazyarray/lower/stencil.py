@@ -10,7 +10,8 @@ unrolled loop), so a row it read for one result row is still in registers or
 in the L1 cache for the next, and the work-items of a group still write
 their rows contiguously.
 
-Public names: reads_rows, stencil_schedule, STENCIL_GROUP, STENCIL_ROWS.
+Public names: reads_rows, stencil_schedule, STENCIL_GROUP, STENCIL_ROWS,
+STENCIL_MIN_COLUMNS.
 """
 
 from __future__ import annotations
@@ -31,13 +32,18 @@ STENCIL_GROUP = 256
 #: 64x1048576 68 / - / 88 / 98, 4x16777216 77 / 95 / 138 / -, 16384x16384
 #: 80 / - / 98 / 106)
 STENCIL_ROWS = 8
+#: results with fewer columns keep the default layout (measured from 64
+#: columns; rows of up to 4 have a work-item each, see
+#: :func:`lazyarray.lower.tiles.has_narrow_rows`)
+STENCIL_MIN_COLUMNS = 64
 
 
-def reads_rows(knl: lp.LoopKernel, inames: list[str]) -> bool:
-    """Whether *knl* (written along *inames*, the last contiguous) reads an
-    input at two rows a constant apart: two subscripts along the
-    next-to-last of *inames* whose difference is a nonzero integer."""
-    if len(inames) < 2:
+def reads_rows(knl: lp.LoopKernel, inames: list[str], extents: tuple) -> bool:
+    """Whether *knl* (written along *inames* over *extents*, the last
+    contiguous, at least :data:`STENCIL_MIN_COLUMNS` of them) reads an input
+    at two rows a constant apart: two subscripts along the next-to-last of
+    *inames* whose difference is a nonzero integer."""
+    if len(inames) < 2 or extents[-1] < STENCIL_MIN_COLUMNS:
         return False
     row = inames[-2]
     names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
