@@ -283,3 +283,29 @@ def test_aligned_global_vectors_are_single_accesses(queue, shift):
     assert "*(__global" not in plain and "vstore4(" in plain
     with pytest.raises(ValueError, match="power of two"):
         lp.GlobalArg("b", np.float32, shape=(4,), alignment=12)
+
+
+@pytest.mark.parametrize("width", [4, 8, 16])
+@pytest.mark.parametrize("body, reference", [
+    ("out[i] = a[i] ** b[i]", lambda a, b: a ** b),
+    ("out[i] = pow(a[i], 0.1)", lambda a, b: a ** 0.1),
+    ("out[i] = fmod(a[i], b[i])", np.fmod),
+])
+def test_double_powers_and_fmod_of_eight_or_more_lanes_are_unrolled(queue, width, body,
+                                                                   reference):
+    """PoCL's ``pow`` and ``fmod`` of 8 or 16 doubles are wrong in some lanes
+    (``pow(4.0, 0.1)`` gave ``2**-0.1``): such loops are unrolled; 4 lanes
+    stay vectors. Small integers (4.0 among them) and random values, equal
+    to NumPy's to rounding either way."""
+    data = [lp.GlobalArg(x, np.float64, shape="n") for x in ("a", "b", "out")]
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", body, data + [lp.ValueArg("n", np.int32)],
+                         assumptions=f"n mod {4 * width} = 0 and n >= 1")
+    knl = lp.split_iname(knl, "i", width, inner_tag="vec")
+    knl = lp.split_iname(knl, "i_outer", 4, outer_tag="g.0", inner_tag="l.0")
+    code = lp.generate_code_v2(knl).device_code()
+    assert (f"vstore{width}" in code) == (width < 8)
+    rng = np.random.default_rng(11)
+    a = np.concatenate([np.arange(N // 2) % 9, rng.random(N // 2) * 50]).astype(np.float64)
+    b = rng.random(N) * 3 + 0.1
+    _, (out,) = knl(queue, a=a, b=b, n=np.int32(N))
+    np.testing.assert_allclose(out, reference(a, b), rtol=1e-13)

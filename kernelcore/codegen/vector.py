@@ -295,6 +295,8 @@ class VectorExpressionMapper(CExpressionMapper):
             raise NotVectorizable(f"power {expr} of {dtype} values")
         if _is_two(expr.exponent):
             return super().map_power(expr, prec, dtype)
+        if not self.target.vector_builtin("pow", dtype, self.width):
+            raise NotVectorizable(f"pow of {self.width} {dtype} values is not reliable here")
         return (f"pow({self.vector_code(expr.base, dtype)}, "
                 f"{self.vector_code(expr.exponent, dtype)})")
 
@@ -317,6 +319,9 @@ class VectorExpressionMapper(CExpressionMapper):
             self._function(name, [common] * len(params), dtype)  # (its scalar version first)
             fname, source = vector
             self.helpers.helpers.setdefault(fname, source)
+        elif not self.target.vector_builtin(fname, common, self.width):
+            raise NotVectorizable(f"'{fname}' of {self.width} {common} values is not "
+                                  "reliable here")
         args = ", ".join(self.vector_code(p, common) for p in params)
         return f"{fname}({args})"
 

@@ -234,6 +234,9 @@ class CTarget(OpenCLTarget):
     def vector_helper(self, name: str, width: int) -> tuple[str, str] | None:
         return None
 
+    def vector_builtin(self, name: str, dtype: np.dtype, width: int) -> bool:
+        return True
+
     def preamble(self, uses_complex: bool, uses_double: bool,
                  index_ctype: str = "int") -> list[str]:
         lines = ["#include <math.h>", "#include <stdint.h>", "#include <string.h>"]

@@ -20,6 +20,8 @@ _C_TYPES = {
 }
 
 #: OpenCL spellings of functions whose name differs from the instruction language
+#: built-ins whose versions for 8 or 16 doubles PoCL computes wrongly
+_UNRELIABLE_DOUBLE_VECTORS = frozenset(["pow", "powr", "pown", "fmod"])
 _FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax", "round_tf32": "kc_round_tf32"}
 #: sources of the helper functions of _FUNCTION_NAMES
 _HELPERS = {"kc_round_tf32": (
@@ -112,6 +114,14 @@ class OpenCLTarget(CFamilyTarget):
         :meth:`function_name`) for vectors of *width* elements, or None
         where it has none (a ``vec`` loop calling it is then unrolled)."""
         return f32_vector_helper(name, width)
+
+    def vector_builtin(self, name: str, dtype: np.dtype, width: int) -> bool:
+        """Whether built-in *name* may be called on vectors of *width*
+        elements of *dtype* (else a ``vec`` loop calling it is unrolled).
+        Not ``pow``, ``powr``, ``pown`` or ``fmod`` on 8 or 16 doubles: in
+        PoCL 3.1 (LLVM 15, AVX-512) some lanes of them are wrong
+        (``pow(4.0, 0.1)`` gave ``2**-0.1``: the lane lost its exponent)."""
+        return not (name in _UNRELIABLE_DOUBLE_VECTORS and dtype == np.float64 and width >= 8)
 
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         dims = list(local_size) + [1] * (3 - len(local_size))
