@@ -28,9 +28,9 @@ from lazyarray.lower.tiles import read_subscripts, tag_batch
 STENCIL_GROUP = 256
 #: consecutive result rows per work-item (ten heat steps on an H200, fused
 #: in pairs, % of a copy's bandwidth per step with a work-item per element /
-#: 2 / 4 / 8 rows: 8192x8192 79 / 83 / 97 / 104, 1048576x64 70 / - / 99 / 98,
-#: 64x1048576 68 / - / 88 / 98, 4x16777216 77 / 95 / 138 / -, 16384x16384
-#: 80 / - / 98 / 106)
+#: 2 / 4 / 8 rows: 8192x8192 80 / 83 / 98 / 104, 1048576x64 69 / 73 / 99 / 98,
+#: 64x1048576 66 / 77 / 85 / 95, 4x16777216 77 / 96 / 138 / 138, 16384x16384
+#: 79 / 83 / 98 / 106; ``benchmarks/ab_stencil_gpu.py``)
 STENCIL_ROWS = 8
 #: results with fewer columns keep the default layout (measured from 64
 #: columns; rows of up to 4 have a work-item each, see
