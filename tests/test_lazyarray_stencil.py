@@ -3,12 +3,16 @@ work-item computes STENCIL_ROWS consecutive rows of a column."""
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lazyarray as la
 from arrays import heat_step
 from lazyarray import target as la_target
 from lazyarray.lower import stencil
 from lazyarray.run import steps as runtime
+
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.fixture(params=["cpu", "gpu"])
@@ -77,3 +81,46 @@ def test_gpu_heat_steps_fuse_in_pairs_except_over_short_rows(monkeypatch, column
     lazy = heat_step(heat_step(la.asarray(u)))
     assert len(runtime.plan([lazy.node])) == kernels
     np.testing.assert_allclose(np.asarray(lazy), heat_step(heat_step(u)), rtol=2e-6, atol=1e-6)
+
+
+@st.composite
+def _stencils(draw):
+    """(shape, dtype, terms): a sum of slices of one array shifted by up to
+    two rows and columns, over a result of at least STENCIL_MIN_COLUMNS
+    columns (any number of rows, a batch axis or none)."""
+    rows = draw(st.integers(5, 40))
+    cols = draw(st.integers(stencil.STENCIL_MIN_COLUMNS + 4, stencil.STENCIL_MIN_COLUMNS + 40))
+    batch = draw(st.sampled_from([(), (2,)]))
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.int64, np.complex64]))
+    terms = draw(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4),
+                                    st.sampled_from([1, -2, 3])), min_size=2, max_size=5))
+    return batch + (rows, cols), dtype, terms
+
+
+def _stencil_sum(a, terms):
+    total = 0
+    for dr, dc, k in terms:
+        total = total + k * a[..., dr:a.shape[-2] - 4 + dr, dc:a.shape[-1] - 4 + dc]
+    return total
+
+
+@SETTINGS
+@given(_stencils())
+def test_random_stencils_on_the_gpu_layout(monkeypatch, case):
+    """Random shifted sums (rows not a multiple of STENCIL_ROWS, batches,
+    integers and complex values) laid out for a GPU but run here: NumPy's
+    values, and the stencil layout wherever two terms read different rows."""
+    shape, dtype, terms = case
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = (np.random.default_rng(12).standard_normal(shape) * 8).astype(dtype)
+    lazy = _stencil_sum(la.asarray(a), terms)
+    [step] = runtime.plan([lazy.node])
+    shifted_rows = len({dr for dr, _, _ in terms}) > 1
+    row = f"i{lazy.ndim - 2}_inner"
+    assert (str(step.kernel.iname_tags.get(row)) == "unr") == shifted_rows
+    want = _stencil_sum(a, terms)
+    if np.dtype(dtype).kind in "iu":
+        np.testing.assert_array_equal(np.asarray(lazy), want)
+    else:
+        np.testing.assert_allclose(np.asarray(lazy), want, rtol=1e-5, atol=1e-4)
