@@ -19,9 +19,9 @@ _C_TYPES = {
     "complex128": "cdouble_t", "bool": "unsigned char",
 }
 
-#: OpenCL spellings of functions whose name differs from the instruction language
 #: built-ins whose versions for 8 or 16 doubles PoCL computes wrongly
 _UNRELIABLE_DOUBLE_VECTORS = frozenset(["pow", "powr", "pown", "fmod"])
+#: OpenCL spellings of functions whose name differs from the instruction language
 _FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax", "round_tf32": "kc_round_tf32"}
 #: sources of the helper functions of _FUNCTION_NAMES
 _HELPERS = {"kc_round_tf32": (
