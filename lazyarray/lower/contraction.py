@@ -32,7 +32,7 @@ import pymbolic.primitives as prim
 import kernelcore as lp
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import find_reductions, get_dependencies
-from lazyarray.lower.tiles import read_subscripts, tag_batch
+from lazyarray.lower.tiles import input_reads, read_subscripts, tag_batch
 
 #: work-items of a group along (i, j)
 GROUP = (16, 16)
@@ -69,8 +69,7 @@ def contraction_operands(knl: lp.LoopKernel, i: str, j: str, k: str) -> tuple[st
     if len(reductions) != 1 or reductions[0].inames != (k,) \
             or reductions[0].operation != "sum":
         return None
-    names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
-    reads = read_subscripts(knl, names)
+    reads = input_reads(knl)
     if len(reads) != 2 or any(len(r) != 1 for r in reads.values()):
         return None
     roles = {}

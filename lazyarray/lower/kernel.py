@@ -144,12 +144,12 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         if kind == "gpu":
             return row_kernel_schedule(knl, node.shape, expr.row_tags, rows_per_group, group)
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
-    if kind == "gpu" and not isinstance(node, (Reduce, Scan)) and node.ndim >= 2 \
+    elementwise = not isinstance(node, (Reduce, Scan))
+    if kind == "gpu" and elementwise and node.ndim >= 2 \
             and (has_narrow_rows(node.shape)
                  or is_narrow(node.shape) and transposed_inputs(knl, out_inames)):
         return narrow_transpose_schedule(knl, out_inames, node.shape)
-    if not isinstance(node, (Reduce, Scan)) and not expr.row_temps \
-            and min(node.shape[-2:], default=0) >= TILE:
+    if elementwise and not expr.row_temps and min(node.shape[-2:], default=0) >= TILE:
         transposed = transposed_inputs(knl, out_inames)
         tile = sizes.get("transpose", ())
         if transposed and kind == "cpu":
@@ -158,8 +158,8 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                                                         transposed, *tile)
         if tiled:
             return tiled
-    if kind == "gpu" and not isinstance(node, (Reduce, Scan)) and not sizes \
-            and node.ndim >= 2 and reads_rows(knl, out_inames, node.shape):
+    if kind == "gpu" and elementwise and not sizes and node.ndim >= 2 \
+            and reads_rows(knl, out_inames, node.shape):
         return stencil_schedule(knl, out_inames, node.shape)
     group = sizes.get("group_size", (None,))
     knl = lp.auto_parallelize(knl, kind, group_size=group[0],

@@ -22,7 +22,7 @@ from pymbolic.mapper.distributor import distribute
 
 import kernelcore as lp
 from kernelcore.ir.expr import get_dependencies
-from lazyarray.lower.tiles import read_subscripts, tag_batch
+from lazyarray.lower.tiles import input_reads, tag_batch
 
 #: work-items per group, along the result's rows
 STENCIL_GROUP = 256
@@ -46,8 +46,7 @@ def reads_rows(knl: lp.LoopKernel, inames: list[str], extents: tuple) -> bool:
     if len(inames) < 2 or extents[-1] < STENCIL_MIN_COLUMNS:
         return False
     row = inames[-2]
-    names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
-    for reads in read_subscripts(knl, names).values():
+    for reads in input_reads(knl).values():
         along = list({ix[-2] for ix in reads
                       if len(ix) >= 2 and row in get_dependencies(ix[-2])})
         if any(isinstance(d := distribute(a - b), int) and d != 0

@@ -26,8 +26,8 @@ per element made the work-items of the boundary columns of a stencil
 diverge from the others in every warp.
 
 Public names: transposed_inputs, tiled_transpose_schedule, blocked_transpose_schedule,
-narrow_transpose_schedule, is_narrow, has_narrow_rows, read_subscripts, tag_batch, TILE,
-BLOCK, NARROW, NARROW_COLUMNS.
+narrow_transpose_schedule, is_narrow, has_narrow_rows, read_subscripts, input_reads, tag_batch,
+TILE, BLOCK, NARROW, NARROW_COLUMNS.
 """
 
 from __future__ import annotations
@@ -72,6 +72,12 @@ def read_subscripts(knl: lp.LoopKernel, names) -> dict[str, list[tuple]]:
     return found
 
 
+def input_reads(knl: lp.LoopKernel) -> dict[str, list[tuple]]:
+    """:func:`read_subscripts` of every array argument of *knl* but ``out``."""
+    return read_subscripts(knl, [a.name for a in knl.args
+                                 if a.name != "out" and getattr(a, "shape", None)])
+
+
 def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
     """The arguments of *knl* (written along *inames*, the last contiguous)
     that every read walks along another of the last two *inames*: their last
@@ -79,9 +85,8 @@ def transposed_inputs(knl: lp.LoopKernel, inames: list[str]) -> list[str]:
     if len(inames) < 2:
         return []
     row, col = inames[-2], inames[-1]
-    names = [a.name for a in knl.args if a.name != "out" and getattr(a, "shape", None)]
     result = []
-    for name, reads in sorted(read_subscripts(knl, names).items()):
+    for name, reads in sorted(input_reads(knl).items()):
         if all(len(ix) >= 2 and get_dependencies(ix[-1]) & set(inames) == {row}
                and any(col in get_dependencies(e) for e in ix[:-1]) for ix in reads):
             result.append(name)

@@ -70,7 +70,7 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
     pasted: dict[int, dict[int, tuple[int, int]]] = {}
     reducing: set[int] = set()
     whole = _inlined_sizes(order)
-    reduced = _reduction_bodies(order)
+    reduced = _reduction_bodies(order) if kind == "gpu" else set()
     _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
         count = sum(at.get(id(node), {}).values()) + unshared.get(id(node), 0)
