@@ -121,14 +121,14 @@ def test_layout_choices():
     assert choose_layout("sum", (2 ** 24,), (0,), "cpu", 2) == \
         lower_reduction.Layout(row=True, lanes=16, parts=8)
     # column sums of a big matrix: 16 groups of 256 work-items, each summing 2
-    # neighbouring columns, times 32 parts of the rows (as many loads in
-    # flight as 8 groups of one column per work-item on each of 132 units)
+    # neighbouring columns, times 16 parts of the rows (as many loads in
+    # flight as 4 groups of one column per work-item on each of 132 units)
     layout = choose_layout("sum", (8192, 8192), (0,), "gpu", 132)
     assert not layout.row and layout.lanes == 256 and layout.vector == 2
-    assert layout.parts == 32
+    assert layout.parts == 16
     # one column per work-item when the columns do not fill whole vectors
     layout = choose_layout("sum", (8192, 8190), (0,), "gpu", 132)
-    assert layout.vector == 1 and layout.parts == 32
+    assert layout.vector == 1 and layout.parts == 16
     # CPU column sums: one work-item sums up to 256 neighbouring columns
     assert choose_layout("sum", (2048, 2048), (0,), "cpu", 2).lanes == 256
     assert choose_layout("sum", (2048, 40), (0,), "cpu", 2).lanes == 32
@@ -291,6 +291,34 @@ def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
     assert f"vload{lower_reduction.GPU_COLUMN_VECTOR}" in code
     np.testing.assert_allclose(np.asarray(y), getattr(np, op)(a, axis=axes), rtol=1e-5,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, op, dtype", [
+    ((1 << 16, 4), "sum", np.float32),
+    ((50001, 3), "max", np.float32),
+    ((1 << 15, 8), "sum", np.int64),
+    ((20000, 2), "min", np.float64),
+])
+def test_gpu_narrow_column_parts_combine_in_a_work_group(monkeypatch, shape, op, dtype):
+    """Column reductions of narrow matrices with a large GPU's layout: the
+    rows are cut into many parts, and the second kernel's work-items
+    combine them together (a group's second axis, up to the largest
+    group), each a run of parts, instead of one work-item per column
+    walking all of them; NumPy's values."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 132))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = _data(shape, op, dtype, seed=6)
+    y = getattr(np, op)(la.asarray(a), axis=0)
+    [step] = runtime.plan([y.node])
+    layout = choose_layout(op, shape, (0,), "gpu", 132)
+    assert layout.parts >= 256 and layout.rows > 1
+    head, second = lp.generate_code_v2(step.kernel).device_code().split("lazyarray_kernel_0(")
+    rows = lower_reduction.MAX_GROUP // layout.lanes
+    group = f"reqd_work_group_size({min(layout.lanes, shape[1])}, {rows}, 1)"
+    assert head.endswith(group + ")) "), head
+    assert f"pgo <= {layout.parts // rows - 1};" in second
+    want = getattr(np, op)(a.astype(np.float64) if a.dtype.kind == "f" else a, axis=0)
+    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-4)
 
 
 @pytest.mark.parametrize("name", ["normalize by sum of squares", "standardize"])

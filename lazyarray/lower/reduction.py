@@ -89,6 +89,11 @@ TINY_ROW, TINY_ROW_SLOTS = 16, 4
 MID_ROW, MID_ROW_GROUP = 512, 256
 #: work-groups per compute unit a reduction should provide at least
 GROUPS_PER_UNIT = {"gpu": 8, "cpu": 4}
+#: ... a GPU column reduction (its parts' second kernel combines a run of
+#: parts per work-item; column sums on an H200, % of a copy's bandwidth,
+#: 8 / 4 / 2 groups per unit: 2097152x32 87 / 90 / 84, 1048576x64 88 / 91 /
+#: 86, 262144x256 81 / 88 / 88, 8192x8192 91 / 91 / 72)
+GPU_COLUMN_GROUPS_PER_UNIT = 4
 #: reductions over fewer elements per output keep one work-item per output
 MIN_ROW = {"gpu": 64, "cpu": 2 * CPU_LANES}
 #: a part of a split reduction covers at least this many elements per lane
@@ -193,7 +198,8 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
         # (a work-item of vectors keeps as many loads in flight as that many
         # work-items of one column each: parts as for one column each)
         groups = math.ceil(shape[last] / lanes) * math.prod(kept[:-1])
-    wanted = GROUPS_PER_UNIT[kind] * units
+    wanted = (GPU_COLUMN_GROUPS_PER_UNIT if kind == "gpu" and not row
+              else GROUPS_PER_UNIT[kind]) * units
     split_row = row and axes[0] == last
     if split_row and kind == "gpu":
         wanted //= GPU_ROW_PAIR
@@ -322,25 +328,23 @@ class _Builder:
                 "part", node.dtype, shape=shape,
                 address_space="global" if split else "private")]
 
-            def at(kept: dict, part: list[str], lanes: list[str]) -> prim.Expression:
+            def at(kept: dict, part: list, lanes: list[str]) -> prim.Expression:
                 names = [kept[k] for k in self.kept] if split else []
-                part = [prim.Variable(p) for p in part]
+                part = [prim.Variable(p) if isinstance(p, str) else p for p in part]
                 lanes = [prim.Variable(v) for v in lanes]
                 return prim.Subscript(prim.Variable("part"), tuple(
                     (names + part if kept_first else part + names) + lanes))
 
             written = at(kept, ["pg"] if split else [], ["v"] if cpu_lanes else [])
             insns = [assignment(written, stage1, id="stage1")]
+            combined, part_index = [], []
             if split:
                 insns.append(barrier(id="parts", depends_on=("stage1",)))
                 kept = self._kept_index("_2")
-                # a GPU row layout combines the parts in a work-group tree
-                self._box("pg2", layout.parts,
-                          tag="l.0" if self.is_gpu and layout.row else None)
-            combined = (["pg2"] if split else []) + (["w"] if cpu_lanes else [])
+                combined, part_index = self._combined_parts()
             if cpu_lanes:
-                self._box("w", layout.lanes)
-            read = at(kept, ["pg2"] if split else [], ["w"] if cpu_lanes else [])
+                combined.append(self._box("w", layout.lanes))
+            read = at(kept, part_index, ["w"] if cpu_lanes else [])
             total = self._reduce(combined, read)
             dep = "parts" if split else "stage1"
             if self.tail is not None:
@@ -458,6 +462,24 @@ class _Builder:
                 inames.append(self._box(f"r{a}", extent))
                 index[a] = prim.Variable(inames[-1])
         return index, inames
+
+    def _combined_parts(self) -> tuple[list[str], list[prim.Expression]]:
+        """The inames that combine the parts in the second stage, and the
+        part index they make. On a GPU, the work-items of a group combine
+        them in a tree: a row layout's ``l.0`` ones, a column layout's
+        ``l.1`` ones (each summing a run of parts first); on a CPU one
+        work-item combines every part of its output in turn."""
+        layout = self.layout
+        if self.is_gpu and layout.row:
+            return [self._box("pg2", layout.parts, tag="l.0")], [prim.Variable("pg2")]
+        if self.is_gpu:
+            # (parts and lanes are powers of two)
+            rows = min(MAX_GROUP // layout.lanes, layout.parts)
+            self.domains.append(domain(["pgo", "pgl"], *bounds("pgl", rows),
+                                       *bounds("pgo", layout.parts // rows)))
+            self.tags["pgl"] = "l.1"
+            return ["pgo", "pgl"], [_lin((rows, "pgo"), "pgl")]
+        return [self._box("pg2", layout.parts)], [prim.Variable("pg2")]
 
     def _interleaved_parts(self, extent: int, index: dict, a: int) -> list[str]:
         """Index axis *a* (the last, of *extent*) of a split GPU row layout;
