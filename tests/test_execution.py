@@ -865,6 +865,22 @@ def test_triangular_domain_prefix_sum(queue, rng):
     np.testing.assert_allclose(out, np.cumsum(a), rtol=1e-12)
 
 
+@pytest.mark.parametrize("tag", [None, "l.0"], ids=["sequential", "work-group"])
+def test_prefix_scans_start_from_the_first_term(queue, tag):
+    """A prefix scan's first value is its first term, not the identity
+    combined with it: ``0.0 + -0.0`` is ``+0.0``, so running sums of negative
+    zeros would lose their sign; a later term does combine (with a NaN too)."""
+    knl = lp.make_kernel("{ [i,j]: 0<=i<16 and 0<=j<=i }", "out[i] = sum(j, a[j])")
+    if tag is not None:
+        knl = lp.tag_inames(knl, {"i": tag})
+    a = np.full(16, -0.0)
+    a[9] = np.nan
+    evt, (out,) = knl(queue, a=a)
+    want = np.cumsum(a)
+    np.testing.assert_array_equal(out, want)
+    assert np.signbit(out[:9]).all()
+
+
 def test_triangular_domain_lower_copy_in_place(queue, rng):
     knl = lp.make_kernel(
         "{ [i,j]: 0<=i<n and 0<=j<=i }",

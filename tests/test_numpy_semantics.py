@@ -398,6 +398,31 @@ def test_a_scan_never_holds_a_row_reduction():
           a1, a2)
 
 
+@pytest.mark.parametrize("kind", ["cpu", "gpu"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scans_start_from_the_first_element(monkeypatch, kind, axis):
+    """NumPy's cumsum and cumprod copy the first element (its reductions
+    start from the identity): a running sum keeps a negative zero's sign,
+    and a complex running product of inf+0j or of a NaN part is not spoilt by
+    ``(1+0j) * z`` (found by the fuzzer, seed 1010: ``cumprod`` of
+    -2+nanj along an axis of one, then ``astype(float32)``)."""
+    from lazyarray import target
+    from lazyarray.run import steps
+    monkeypatch.setattr(target, "device_profile", lambda device: (kind, 4))
+    monkeypatch.setattr(steps, "_KERNELS", {})
+    x = np.full((70, 66), -0.0, np.float32)
+    x[5, 7] = x[7, 5] = 1.0
+    _both(lambda m, a: m.cumsum(a, axis=axis), x)
+    _both(lambda m, a: m.cumprod(a, axis=axis), x)
+    for dtype in (np.complex64, np.complex128):
+        z = np.ones((3, 4), dtype)
+        z[0, :] = [complex(-2, np.nan), complex(np.inf, 0), complex(0, -np.inf), -0.0]
+        z[:, 0] = [complex(-2, np.nan), complex(np.inf, 0), 2.0]
+        _both(lambda m, a: m.cumprod(a, axis=axis), z)
+        _both(lambda m, a: m.cumprod(a[:1], axis=axis).astype(np.float32), z)
+        _both(lambda m, a: m.cumsum(a, axis=axis), z)
+
+
 @pytest.mark.parametrize("shape,axis", [((64, 200), 0), ((64, 200), 1), ((5000,), None),
                                         ((300, 3, 70), (0, 1))])
 @pytest.mark.parametrize("op", ["any", "all"])

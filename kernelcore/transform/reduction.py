@@ -178,9 +178,9 @@ class _Realizer(IdentityMapper):
         return self._tree(expr.operation, dtype, acc, update_id, lanes[0])
 
     def _scan_sweep(self, expr: Reduction):
-        """(i, c) when the reduction is a prefix scan: its single iname j runs over
-        ``L <= j <= i + c`` for a sequential (or ``l.N``) iname i of the
-        instruction starting at ``L - c`` (constants), so each i adds one term."""
+        """(i, c, i0) when the reduction is a prefix scan: its single iname j runs
+        over ``L <= j <= i + c`` for a sequential (or ``l.N``) iname i of the
+        instruction starting at ``i0 = L - c`` (constants), so each i adds one term."""
         if len(expr.inames) != 1 or expr.operation not in ("sum", "product", "max", "min") \
                 or self.outer_inames != self.insn.within_inames:
             return None
@@ -213,12 +213,15 @@ class _Realizer(IdentityMapper):
             candidate = (align_to(i_range, dom) & v[j].ge_set(v[0] + low)
                          & v[j].le_set(v[i] + c))
             if candidate.is_equal(dom):
-                return i, c
+                return i, c, low - c
         return None
 
-    def _scan(self, expr: Reduction, sweep: str, shift: int):
+    def _scan(self, expr: Reduction, sweep: str, shift: int, first: int):
         """A prefix scan along sweep loop *sweep*: one accumulator carried over
-        its iterations, one new term per iteration."""
+        its iterations, one new term per iteration. The first iteration (*sweep*
+        = *first*) takes its term as it is: the identity combined with a term
+        is not always the term (``0.0 + -0.0``; ``(1+0j) * (inf+0j)`` is
+        ``inf+nanj``)."""
         (j,) = expr.inames
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
@@ -233,22 +236,33 @@ class _Realizer(IdentityMapper):
                               if not self.knl.id_to_insn[d].assignee_names() & reduced_reads)
         term = substitute(self.rec(expr.expr), {j: prim.Sum((prim.Variable(sweep), shift))
                                                 if shift else prim.Variable(sweep)})
+        term_var = self.names(f"scan_{j}_term")
+        self.new_temps[term_var] = TemporaryVariable(term_var, dtype, (),
+                                                     address_space=AddressSpace.PRIVATE)
+        term_id = self.names(f"{self.insn.id}_{acc}_term")
+        is_first = prim.Comparison(prim.Variable(sweep), "==", first)
         self.new_insns += [
             Assignment(id=init_id, assignee=prim.Variable(acc),
                        expression=reduction_identity(expr.operation, dtype),
                        within_inames=self.outer_inames - {sweep}, depends_on=init_deps,
                        predicates=self.insn.predicates),
+            Assignment(id=term_id, assignee=prim.Variable(term_var), expression=term,
+                       within_inames=self.outer_inames, depends_on=self.insn.depends_on,
+                       predicates=self.insn.predicates),
             Assignment(id=update_id, assignee=prim.Variable(acc),
-                       expression=_combine(expr.operation, prim.Variable(acc), term),
+                       expression=prim.If(is_first, prim.Variable(term_var), _combine(
+                           expr.operation, prim.Variable(acc), prim.Variable(term_var))),
                        within_inames=self.outer_inames,
-                       depends_on=self.insn.depends_on | {init_id},
+                       depends_on=self.insn.depends_on | {init_id, term_id},
                        predicates=self.insn.predicates)]
         self.final_deps.add(update_id)
         return prim.Variable(acc)
 
-    def _parallel_scan(self, expr: Reduction, sweep: str, shift: int):
+    def _parallel_scan(self, expr: Reduction, sweep: str, shift: int, first: int):
         """A prefix scan across the work-items of a work-group (sweep iname tagged
-        ``l.N``): terms in local memory, log2(group size) doubling steps."""
+        ``l.N``, from *first*): terms in local memory, log2(group size) doubling
+        steps; a work-item with fewer than *step* terms before it keeps its value
+        (the identity is never combined in, as in :meth:`_scan`)."""
         (j,) = expr.inames
         dtype = self.types(expr.expr).dtype
         if dtype.kind == "b" and expr.operation in ("sum", "product"):
@@ -286,7 +300,8 @@ class _Realizer(IdentityMapper):
                            within_inames=outer, depends_on=frozenset({prev}),
                            predicates=self.insn.predicates),
                 Assignment(id=write_id, assignee=at(lane),
-                           expression=_merge(expr.operation, at(lane), prim.Variable(tmp)),
+                           expression=prim.If(prim.Comparison(lane, ">=", step), _merge(
+                               expr.operation, at(lane), prim.Variable(tmp)), at(lane)),
                            within_inames=outer, depends_on=frozenset({read_id}),
                            predicates=self.insn.predicates)]
             prev = write_id

@@ -121,4 +121,8 @@ def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
     from lazyarray.ops.elementwise import cast
     arg = cast(node, dtype)
+    if node.shape[axis] == 1:
+        # (NumPy's running values start from the first element itself: a
+        # kernel's one-term reduction would combine it with the identity)
+        return arg
     return Scan(op, axis, arg, dtype)
