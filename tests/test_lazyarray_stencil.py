@@ -69,6 +69,21 @@ def test_other_kernels_are_not_stencils(monkeypatch, fn, columns):
     np.testing.assert_allclose(np.asarray(lazy), fn(a, b), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda a: np.roll(a, -13, axis=None),
+    lambda a: np.roll(a, 3, axis=0) + a,
+    lambda a: a[(np.arange(64) * 7) % 64] - a,
+], ids=["flat roll", "roll of the rows", "gathered rows"])
+def test_wrapped_and_gathered_rows_on_the_gpu_layouts(kind, fn):
+    """Kernels whose row subscripts are not affine (a flat ``roll`` wraps
+    with ``%`` and ``//``, gathered rows) are not mistaken for stencils, and
+    the stencil check does not fail on them (it did: ``roll`` of int8 along
+    no axis raised pymbolic's "split_term expects a multiplicative term",
+    found by the fuzzer with a GPU's layouts, seed 1000, graph 792)."""
+    a = np.random.default_rng(10).integers(-6, 7, (64, 200)).astype(np.int8)
+    np.testing.assert_array_equal(np.asarray(fn(la.asarray(a))), fn(a))
+
+
 @pytest.mark.parametrize("columns, kernels", [(4, 2), (3, 1), (64, 1)])
 def test_gpu_heat_steps_fuse_in_pairs_except_over_short_rows(monkeypatch, columns, kernels):
     """Two heat steps are one GPU kernel (the first recomputed inside the

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import pymbolic.primitives as prim
 from pymbolic.mapper.distributor import distribute
 
 import kernelcore as lp
@@ -49,9 +50,24 @@ def reads_rows(knl: lp.LoopKernel, inames: list[str], extents: tuple) -> bool:
     for reads in input_reads(knl).values():
         along = list({ix[-2] for ix in reads
                       if len(ix) >= 2 and row in get_dependencies(ix[-2])})
+        along = [a for a in along if _affine(a)]
         if any(isinstance(d := distribute(a - b), int) and d != 0
                for a, b in combinations(along, 2)):
             return True
+    return False
+
+
+def _affine(expr) -> bool:
+    """Whether *expr* is built of integers and variables by sums and
+    products with at most one factor that is not an integer (a gathered or
+    wrapped subscript, ``(i + 13) % 200``, is not)."""
+    if isinstance(expr, (int, prim.Variable)):
+        return True
+    if isinstance(expr, prim.Sum):
+        return all(_affine(c) for c in expr.children)
+    if isinstance(expr, prim.Product):
+        return sum(not isinstance(c, int) for c in expr.children) <= 1 and all(
+            _affine(c) for c in expr.children)
     return False
 
 
