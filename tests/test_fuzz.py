@@ -3,6 +3,8 @@
 * ``test_fuzz_fast``: a fixed seed, 40 random graphs (the next 80 ``slow``);
 * ``test_fuzz_many``: 10^4 graphs over ten seeds (``slow``; ``-k fuzz_many``
   and the seed id split it);
+* both once with the device's own layouts and once with a GPU's, run on the
+  device at hand (the GPU's first 20 graphs by default);
 * the oracle itself is checked without OpenCL: NumPy against itself gives no
   mismatch, and bugs injected into a NumPy stand-in are found.
 
@@ -35,20 +37,32 @@ def _report(mismatches, limit=15):
     return "\n".join(lines)
 
 
-#: graphs 0-39 of the fixed seed by default; graphs 40-119 are ``slow`` (each
-#: graph compiles kernels of its own: 120 graphs took a minute of the suite)
+@pytest.fixture(params=["cpu", "gpu"], ids=["cpu-layouts", "gpu-layouts"])
+def layouts(request, monkeypatch):
+    """The device's own layouts, or a GPU's (work-group rows and trees,
+    tiles, stencils, narrow rows) run on the device at hand."""
+    if request.param == "gpu":
+        from lazyarray import target
+        monkeypatch.setattr(target, "device_profile", lambda device: ("gpu", 4))
+    return request.param
+
+
+#: graphs 0-39 of the fixed seed by default (0-19 with a GPU's layouts);
+#: graphs 40-119 are ``slow`` (each graph compiles kernels of its own: 120
+#: graphs took a minute of the suite)
 @pytest.mark.parametrize("start, n_graphs", [
     (0, 40), pytest.param(40, 80, marks=pytest.mark.slow)])
-def test_fuzz_fast(start, n_graphs):
-    stats = {}
-    mms = F.run_fuzz(seed=20240601, n_graphs=n_graphs, start=start, stats=stats)
+def test_fuzz_fast(layouts, start, n_graphs):
+    if layouts == "gpu" and start == 0:
+        n_graphs = 20
+    mms = F.run_fuzz(seed=20240601, n_graphs=n_graphs, start=start)
     assert not mms, _report(mms)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(7200)
 @pytest.mark.parametrize("seed", range(1000, 1010))
-def test_fuzz_many(seed):
+def test_fuzz_many(layouts, seed):
     mms = F.run_fuzz(seed=seed, n_graphs=1000)
     assert not mms, _report(mms)
 
