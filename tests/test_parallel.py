@@ -587,6 +587,28 @@ def test_auto_parallelize_short_fast_loop_on_gpu(queue, short):
     np.testing.assert_array_equal(host(out), 2 * a.T)
 
 
+@pytest.mark.parametrize("short", [1, 3, 4, 8, 16, 33])
+def test_auto_parallelize_short_fast_loop_on_cpu(queue, short):
+    """On a CPU a contiguous loop of at most CPU_SHORT_FAST iterations shares
+    its work-groups of 64 with the next loop (PoCL runs each work-group as a
+    call of its own); from a vector's width on, groups run along it alone."""
+    from kernelcore.transform.parallel import CPU_SHORT_FAST
+    knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<%d }" % short, "out[i,j] = a[i,j] + 1",
+                         [lp.GlobalArg("a", np.float32, shape=("n", short)), "..."])
+    knl = lp.fix_parameters(knl, n=1001)
+    par = lp.auto_parallelize(knl, "cpu")
+    tags = {name: str(tag) for name, tag in par.iname_tags.items() if tag is not None}
+    sizes = [int(s) for s in par.get_grid_size_upper_bounds_as_exprs()[1]]
+    if short <= CPU_SHORT_FAST:
+        assert tags["j"] == "l.0" and "l.1" in tags.values(), tags
+        assert math.prod(sizes) == short * (64 // short), sizes
+    else:
+        assert "l.1" not in tags.values(), tags
+    a = np.arange(1001 * short, dtype=np.float32).reshape(1001, short)
+    evt, (out,) = par(queue, a=a)
+    np.testing.assert_array_equal(host(out), a + 1)
+
+
 @pytest.mark.parametrize("n, items", [(1 << 20, None), (3000, 4), (1025, 2), (5, 8)])
 def test_auto_parallelize_several_items_per_work_item_on_gpu(queue, n, items):
     """On a GPU a long loop (or one given *items*) gives each work-item several

@@ -18,9 +18,10 @@ Heuristic (used by lazyarray for every kernel it generates):
 3. Up to two further candidates become ``g.1`` and ``g.2``.
 4. Work-group size: 256 on GPUs, 64 on CPUs (PoCL runs one work-group per core
    task and vectorizes across its work-items); smaller when the fast extent
-   is known to be smaller. On a GPU, a fast loop of at most ``SHORT_FAST``
-   iterations is ``l.0`` whole and the next candidate is split into ``l.1``
-   (as many as fill the group) and ``g.0``: work-groups stay full.
+   is known to be smaller. A fast loop of at most ``SHORT_FAST`` iterations
+   (``CPU_SHORT_FAST`` on a CPU) is ``l.0`` whole and the next candidate is
+   split into ``l.1`` (as many as fill the group) and ``g.0``: work-groups
+   stay full.
 5. On a GPU, a kernel of at least ``ITEMS_FROM`` iterations whose fast loop
    fills ``GPU_ITEMS`` work-groups gives each work-item ``GPU_ITEMS``
    elements, a work-group's width apart (an unrolled loop between ``g.0``
@@ -54,6 +55,12 @@ dim_type = isl.dim_type
 #: (and groups of 64 or 128 work-items, one per short row, run far from a
 #: copy's bandwidth)
 SHORT_FAST = 128
+#: ... on a CPU, where PoCL runs every work-group as a call of its own (ten
+#: heat steps on two cores, groups along the fast loop alone / sharing it:
+#: 262144x4 float32 20 / 10 ms, 349525x3 13 / 8 ms, 131072x8 15 / 9 ms; from
+#: 16, a float32 vector's width, sharing was as fast or slower: 65536x16 5 /
+#: 9 ms)
+CPU_SHORT_FAST = 8
 #: elements per work-item of a long fast loop on a GPU, and the shortest loop
 #: that gets them (kernel time on an H200, % of a copy's bandwidth, with 1 /
 #: 2 / 4 / 8: 2*x over 2^28 float32 65 / 90 / 99 / 96; a+b over 2^27 83 /
@@ -186,7 +193,7 @@ def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = N
     size = group_size or (256 if is_gpu else 64)
     extent = _static_extent(knl, fast)
     partner = _static_extent(knl, slow[-1]) if slow else None
-    if is_gpu and extent is not None and extent <= SHORT_FAST and partner \
+    if extent is not None and extent <= (SHORT_FAST if is_gpu else CPU_SHORT_FAST) and partner \
             and partner > 1 and size // extent > 1:
         # a short fast loop: a work-group is the whole of it by many of the next loop
         rows = size // extent
