@@ -96,6 +96,18 @@ def queue(ctx):
     q.finish()
 
 
+@pytest.fixture(params=["cpu", "gpu"])
+def layout_kind(request, monkeypatch):
+    """``"cpu"`` or ``"gpu"``: the test runs with that kind of device's
+    layouts (4 compute units) on the device at hand, from an empty kernel
+    table."""
+    from lazyarray import target
+    from lazyarray.run import steps
+    monkeypatch.setattr(target, "device_profile", lambda device: (request.param, 4))
+    monkeypatch.setattr(steps, "_KERNELS", {})
+    return request.param
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(20240229)

@@ -15,13 +15,6 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=N
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(params=["cpu", "gpu"])
-def kind(request, monkeypatch):
-    monkeypatch.setattr(la_target, "device_profile", lambda device: (request.param, 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
-    return request.param
-
-
 CASES = [
     ("a heat step", heat_step, [(67, 300)], np.float32),
     ("two heat steps", lambda u: heat_step(heat_step(u)), [(130, 65)], np.float32),
@@ -33,7 +26,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, fn, shapes, dtype", CASES, ids=[c[0] for c in CASES])
-def test_stencils_compute_rows_per_work_item(kind, name, fn, shapes, dtype):
+def test_stencils_compute_rows_per_work_item(layout_kind, name, fn, shapes, dtype):
     """On a GPU the result's rows are unrolled by STENCIL_ROWS per work-item
     (groups along the rows); NumPy's values on every device kind."""
     rng = np.random.default_rng(8)
@@ -43,7 +36,7 @@ def test_stencils_compute_rows_per_work_item(kind, name, fn, shapes, dtype):
     row = f"i{lazy.ndim - 2}"
     for step in plan:
         tags = {n: str(t) for n, t in step.kernel.iname_tags.items()}
-        assert (tags.get(f"{row}_inner") == "unr") == (kind == "gpu"), tags
+        assert (tags.get(f"{row}_inner") == "unr") == (layout_kind == "gpu"), tags
     want = fn(*arrays)
     if dtype in (np.float32, np.complex64):
         np.testing.assert_allclose(np.asarray(lazy), want, rtol=2e-6, atol=1e-3)
@@ -74,7 +67,7 @@ def test_other_kernels_are_not_stencils(monkeypatch, fn, columns):
     lambda a: np.roll(a, 3, axis=0) + a,
     lambda a: a[(np.arange(64) * 7) % 64] - a,
 ], ids=["flat roll", "roll of the rows", "gathered rows"])
-def test_wrapped_and_gathered_rows_on_the_gpu_layouts(kind, fn):
+def test_wrapped_and_gathered_rows_on_the_gpu_layouts(layout_kind, fn):
     """Kernels whose row subscripts are not affine (a flat ``roll`` wraps
     with ``%`` and ``//``, gathered rows) are not mistaken for stencils, and
     the stencil check does not fail on them (it did: ``roll`` of int8 along

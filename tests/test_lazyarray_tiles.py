@@ -12,13 +12,6 @@ from lazyarray.lower import tiles as lower_tiles
 from lazyarray.run import steps as runtime
 
 
-@pytest.fixture(params=["cpu", "gpu"])
-def kind(request, monkeypatch):
-    monkeypatch.setattr(la_target, "device_profile", lambda device: (request.param, 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
-    return request.param
-
-
 def _tiled(fn, *arrays):
     """fn's value on lazy arrays, and whether its kernel used tiles (GPU) or
     blocks (CPU)."""
@@ -40,7 +33,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, fn, shapes", CASES, ids=[c[0] for c in CASES])
-def test_transposed_reads_are_tiled_and_exact(kind, name, fn, shapes):
+def test_transposed_reads_are_tiled_and_exact(layout_kind, name, fn, shapes):
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     got, tiled = _tiled(fn, *arrays)
@@ -49,19 +42,19 @@ def test_transposed_reads_are_tiled_and_exact(kind, name, fn, shapes):
 
 
 @pytest.mark.parametrize("shift", [100, 5, -31])
-def test_a_rolled_transposed_read_is_exact(kind, shift):
+def test_a_rolled_transposed_read_is_exact(layout_kind, shift):
     """A roll wraps its read around the array: a tile's footprint is two
     pieces whose box reaches past the array, so no local tile is used on a
     GPU (it read out of bounds) and the result is NumPy's."""
     a = np.random.default_rng(2).random((270, 260)) < 0.5
     fn = lambda x: np.roll(x.T == x.T, shift, axis=-1)   # noqa: E731
     got, tiled = _tiled(fn, a)
-    if kind == "gpu":
+    if layout_kind == "gpu":
         assert not tiled
     np.testing.assert_array_equal(got, fn(a))
 
 
-def test_mixed_reads_are_not_tiled(kind):
+def test_mixed_reads_are_not_tiled(layout_kind):
     """``a + a.T`` reads *a* both ways: no tile covers both reads."""
     a = np.random.default_rng(1).standard_normal((50, 50)).astype(np.float32)
     got, tiled = _tiled(lambda x: x + x.T, a)
@@ -69,7 +62,7 @@ def test_mixed_reads_are_not_tiled(kind):
     np.testing.assert_allclose(got, a + a.T)
 
 
-def test_small_results_keep_the_default_schedule(kind):
+def test_small_results_keep_the_default_schedule(layout_kind):
     a = np.arange(20 * 10, dtype=np.float32).reshape(20, 10)
     got, tiled = _tiled(lambda x: x.T * 2, a)
     assert not tiled and np.array_equal(got, a.T * 2)
@@ -100,7 +93,7 @@ NARROW_CASES = [
 
 @pytest.mark.parametrize("name, fn, shapes, dtype", NARROW_CASES,
                          ids=[c[0] for c in NARROW_CASES])
-def test_narrow_transposes_write_a_column_per_work_item(kind, name, fn, shapes, dtype):
+def test_narrow_transposes_write_a_column_per_work_item(layout_kind, name, fn, shapes, dtype):
     """A result of at most NARROW rows read from columns: on a GPU each
     work-item writes one element of every row (its rows unrolled), reading
     one input row; of at most NARROW columns: each work-item writes a row.
@@ -111,7 +104,7 @@ def test_narrow_transposes_write_a_column_per_work_item(kind, name, fn, shapes, 
     [step] = runtime.plan([lazy.node])
     assert lower_tiles.is_narrow(lazy.shape)
     short = lazy.ndim - (2 if lazy.shape[-2] <= lower_tiles.NARROW else 1)
-    assert (str(step.kernel.iname_tags.get(f"i{short}")) == "unr") == (kind == "gpu")
+    assert (str(step.kernel.iname_tags.get(f"i{short}")) == "unr") == (layout_kind == "gpu")
     np.testing.assert_array_equal(np.asarray(lazy), fn(*arrays))
 
 
@@ -138,7 +131,7 @@ ROW_CASES = [
 
 
 @pytest.mark.parametrize("name, fn, shapes, dtype", ROW_CASES, ids=[c[0] for c in ROW_CASES])
-def test_short_rows_get_a_work_item_per_row(kind, name, fn, shapes, dtype):
+def test_short_rows_get_a_work_item_per_row(layout_kind, name, fn, shapes, dtype):
     """A result of rows of 2 to NARROW_COLUMNS elements (more rows than a
     tile) has a work-item per row on a GPU, its row unrolled, whatever it
     reads (a stencil's boundary columns no longer diverge within a warp);
@@ -149,7 +142,8 @@ def test_short_rows_get_a_work_item_per_row(kind, name, fn, shapes, dtype):
     plan = runtime.plan([lazy.node])
     assert lower_tiles.has_narrow_rows(lazy.shape)
     last = f"i{lazy.ndim - 1}"
-    assert all((str(s.kernel.iname_tags.get(last)) == "unr") == (kind == "gpu") for s in plan)
+    assert all((str(s.kernel.iname_tags.get(last)) == "unr") == (layout_kind == "gpu")
+               for s in plan)
     want = fn(*arrays)
     if dtype in (np.float32, np.complex64):
         np.testing.assert_allclose(np.asarray(lazy), want, rtol=2e-6, atol=1e-4)
