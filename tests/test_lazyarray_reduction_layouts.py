@@ -117,9 +117,12 @@ def test_random_layouts_many(shape, data):
 
 
 def test_layout_choices():
-    # a long dot product on two CPU cores: row lanes, cut into 8 parts
+    # a long dot product on two CPU cores: two vectors of row lanes, cut into
+    # 8 parts; rows under 64 elements keep one vector
     assert choose_layout("sum", (2 ** 24,), (0,), "cpu", 2) == \
-        lower_reduction.Layout(row=True, lanes=16, parts=8)
+        lower_reduction.Layout(row=True, lanes=32, parts=8)
+    assert choose_layout("max", (4096, 63), (1,), "cpu", 2).lanes == 16
+    assert choose_layout("max", (4096, 64), (1,), "cpu", 2).lanes == 32
     # column sums of a big matrix: 16 groups of 256 work-items, each summing 2
     # neighbouring columns, times 16 parts of the rows (as many loads in
     # flight as 4 groups of one column per work-item on each of 132 units)
@@ -179,6 +182,32 @@ def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
     [step] = runtime.plan([y.node])
     assert ("row0_lanes" in step.kernel.temporary_variables) == lanes
     np.testing.assert_allclose(np.asarray(y), a - a.max(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("width, vectors", [(64 + 31, 2), (63, 1)])
+@pytest.mark.parametrize("op", ["max", "sum"])
+def test_cpu_row_reductions_keep_two_vectors_over_long_rows(monkeypatch, width, vectors, op):
+    """On a CPU a row reduction over rows of at least 2 * CPU_REDUCTION_LANES
+    elements keeps two vectors of running results (two chains of
+    combinations), shorter rows one, in a reduction kernel and in a row
+    kernel; a NaN anywhere in a row, in either vector or the tail, is its max."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(9).standard_normal((70, width)).astype(np.float32)
+    a[1, 3] = a[2, 16 + 5] = a[3, width - 1] = np.nan     # first vector, second, tail
+    x = la.asarray(a)
+    y = getattr(x, op)(axis=1)
+    # the same reduction inside a row kernel (one kernel, a work-item per row)
+    z = x - getattr(x, op)(axis=1, keepdims=True)
+    [step] = runtime.plan([y.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    assert ("float16 acc_ro[2];" in code) == (vectors == 2)
+    [step] = runtime.plan([z.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    assert ("float16 acc_r0_o[2];" in code) == (vectors == 2)
+    np.testing.assert_allclose(np.asarray(y), getattr(a, op)(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(z), a - getattr(a, op)(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape, op, keepdims", [

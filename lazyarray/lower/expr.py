@@ -21,7 +21,7 @@ from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
 from lazyarray.lower.ir import (
     affine, assignment, bounds, box, broadcast, domain, flatten, index_expr, unflatten, within)
-from lazyarray.lower.reduction import combine, kernel_reduction
+from lazyarray.lower.reduction import CPU_REDUCTION_LANES, combine, kernel_reduction
 from lazyarray.graph import (
     Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View, computed)
 from lazyarray.ops.elementwise import ELEMENTWISE
@@ -159,7 +159,8 @@ class Expr:
     expression would nest deeper than :data:`TEMP_DEPTH`, becomes a private
     temporary computed once. With *row_lanes* (CPUs), a value that a row
     reduction reduces and the result also reads (softmax's exponentials) is
-    computed once per element into a private row array. With *row_group*
+    computed once per element into a private row array, and its reductions
+    over long rows keep two vectors of running results. With *row_group*
     (GPUs: the work-items sharing a row), such values and the inputs read
     that way are held in registers: each work-item keeps the row's elements
     it owns (every *row_group*-th), so that the row is read from memory once.
@@ -184,6 +185,7 @@ class Expr:
         self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
         self.row_temporaries: list = []         # their lanes and row arrays
         self.row_splits: list[str] = []         # row array inames to walk in lanes
+        self.row_vectors: list[str] = []        # reduction lanes to walk in two vectors
         self.reduced: set[int] = set()          # ids of what row reductions read per element
         self.shape_of_out: tuple | None = None
         self._temps: dict[tuple, prim.Variable] = {}  # (node id, index) -> its temporary
@@ -464,9 +466,14 @@ class Expr:
             r = loop(f"r{k}_{axis}", extent)
             declared(name, Reduction(op, (r,), body(prim.Variable(r))))
             return name
+        wide = extent >= 2 * CPU_REDUCTION_LANES
+        lanes = CPU_REDUCTION_LANES if wide else lanes
         count = extent // lanes
         o, v, w = loop(f"r{k}_o", count), loop(f"r{k}_v", lanes), loop(f"r{k}_w", lanes)
-        self.row_tags[v] = "vec"
+        if wide:
+            self.row_vectors.append(v)
+        else:
+            self.row_tags[v] = "vec"
         part = prim.Variable(f"{name.name}_lanes")
         self.row_temporaries.append(
             lp.TemporaryVariable(part.name, node.dtype, shape=(lanes,), address_space="private"))

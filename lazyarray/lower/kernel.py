@@ -143,7 +143,8 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     if expr.row_temps:
         if kind == "gpu":
             return row_kernel_schedule(knl, node.shape, expr.row_tags, rows_per_group, group)
-        return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits)
+        return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits,
+                                       expr.row_vectors)
     elementwise = not isinstance(node, (Reduce, Scan))
     if kind == "gpu" and elementwise and node.ndim >= 2 \
             and (has_narrow_rows(node.shape)
