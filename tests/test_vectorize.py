@@ -66,6 +66,29 @@ def test_conversion_and_lane_index(queue):
     np.testing.assert_array_equal(out, (a + lane_part).astype(np.float64))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int8, np.int64])
+def test_a_scalar_shifted_by_vector_counts_is_widened(queue, dtype):
+    """OpenCL shifts no scalar by a vector: a scalar shiftee (here a kernel
+    argument) is widened to the vector type of its own dtype."""
+    dt = np.dtype(dtype)
+    data = [lp.GlobalArg("k", dt, shape="n"), lp.ValueArg("s", dt),
+            lp.GlobalArg("left", dt, shape="n"), lp.GlobalArg("right", dt, shape="n"),
+            lp.ValueArg("n", np.int32)]
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", """
+        left[i] = s << k[i]
+        right[i] = s >> k[i]
+        """, data, assumptions="n mod 64 = 0 and n >= 1")
+    knl = lp.split_iname(knl, "i", 16, inner_tag="vec")
+    knl = lp.split_iname(knl, "i_outer", 4, outer_tag="g.0", inner_tag="l.0")
+    code = lp.generate_code_v2(knl).device_code()
+    assert "vload16(0, k + " in code
+    k = (np.arange(N) % (8 * dt.itemsize - 1)).astype(dt)
+    s = dt.type(-3 if dt.kind == "i" else 5)
+    _, (left, right) = knl(queue, k=k, s=s, n=np.int32(N))
+    np.testing.assert_array_equal(left, (s << k).astype(dt))
+    np.testing.assert_array_equal(right, (s >> k).astype(dt))
+
+
 def test_vector_accumulator_of_a_reduction(queue):
     """Per-lane partial sums (a temporary privatized by the vec loop) live in a
     vector variable."""

@@ -19,7 +19,8 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.codegen.expression import (
-    PREC_NONE, PREC_REL, PREC_SUM, PREC_TERNARY, PREC_UNARY, CExpressionMapper, _is_two)
+    PREC_NONE, PREC_REL, PREC_SHIFT, PREC_SUM, PREC_TERNARY, PREC_UNARY, CExpressionMapper,
+    _is_two)
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
@@ -136,6 +137,22 @@ class VectorExpressionMapper(CExpressionMapper):
             # (the same bits: convert_ of an out-of-range value is undefined)
             return f"as_{self.vtype(want)}({self.wrapped(expr, PREC_NONE, t)})"
         return f"convert_{self.vtype(want)}({self.wrapped(expr, PREC_NONE, t)})"
+
+    def _shift(self, op: str, expr, prec: int, dtype) -> str:
+        """A shift whose count is a vector: OpenCL shifts no scalar by a
+        vector, so a scalar shiftee is widened first."""
+        if not self.is_vector(expr.shift) or self.is_vector(expr.shiftee):
+            return self._binary_int(op, (expr.shiftee, expr.shift), PREC_SHIFT, prec, dtype)
+        t = self.types(expr.shiftee).dtype
+        shiftee = f"({self.vtype(t)}) {self.code(expr.shiftee, PREC_UNARY, dtype)}"
+        return self._paren(f"{shiftee} {op} {self.code(expr.shift, PREC_SHIFT + 1, dtype)}",
+                           PREC_SHIFT, prec)
+
+    def map_left_shift(self, expr, prec, dtype):
+        return self._shift("<<", expr, prec, dtype)
+
+    def map_right_shift(self, expr, prec, dtype):
+        return self._shift(">>", expr, prec, dtype)
 
     # {{{ lanes
 
