@@ -853,11 +853,19 @@ class _Builder:
         rel = _eps(dt) * (16 + 4 * math.sqrt(n))
         worst = np.zeros(out.shape)
         outs = []
+        # rows of a sum whose finite terms of one sign could overflow: the
+        # result depends on the order of the additions (inf, -inf or NaN)
+        overflowing: list[np.ndarray] = []
         for f in (1 - rel, 1 + rel):
             class _Scaled(np.ndarray):
                 pass
             def scale_red(name, f=f):
                 def g(*a, **k):
+                    if name in ("sum", "mean") and a[0].dtype.kind == "f":
+                        p = np.asarray(a[0], dtype=np.float64)
+                        p = np.where(np.isfinite(p), p, 0.0)
+                        for part in (np.maximum(p, 0.0), np.maximum(-p, 0.0)):
+                            overflowing.append(np.sum(part, *a[1:], **k) > _fmax(a[0].dtype) / 2)
                     r = getattr(np.ndarray, name)(*a, **k)
                     if np.asarray(r).dtype.kind in "fc":
                         with np.errstate(all="ignore"):
@@ -870,6 +878,11 @@ class _Builder:
         with np.errstate(all="ignore"):
             for r in outs:
                 worst = np.maximum(worst, 2 * _absdiff(np.asarray(r), out))
+            for mask in overflowing:
+                try:
+                    worst = np.where(np.broadcast_to(mask, out.shape), np.inf, worst)
+                except ValueError:
+                    worst = np.where(mask.any(), np.inf, worst)
             scale = _mag(out)
             scale = np.where(np.isfinite(scale), scale, 0.0)
             worst = worst + ULPS * _eps(dt) * scale + ULPS * _tiny(dt)
