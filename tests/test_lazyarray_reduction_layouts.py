@@ -210,20 +210,51 @@ def test_cpu_row_reductions_keep_two_vectors_over_long_rows(monkeypatch, width, 
                                rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("shape, op, keepdims", [
-    ((2048, 40), "sum", False), ((333, 17), "max", True), ((100, 64), "min", False),
-    ((70, 50), "prod", False)])
-def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims):
+@pytest.mark.parametrize("rows, width", [(3, 500), (70, 500), (3, 40)])
+def test_cpu_row_reductions_of_a_scalar_shifted_by_the_row(monkeypatch, rows, width):
+    """``2 << x`` reduced along rows on a CPU: the shift count is a vector of
+    the row's lanes and the shiftee a scalar, which OpenCL does not shift by
+    a vector unless widened (fuzzer seed 1014, graph 191: a build error)."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(10).integers(-2**31, 2**31 - 1, (rows, width), dtype=np.int32)
+    x = la.asarray(a)
+    k = np.bitwise_and(x, np.int32(-5))
+    v = 2 << k
+    y = v - v.mean(axis=1, keepdims=True)
+    kn = np.bitwise_and(a, np.int32(-5))
+    vn = 2 << kn
+    np.testing.assert_array_equal(np.asarray(2 << (x & 15)), 2 << (a & 15))
+    np.testing.assert_allclose(np.asarray(y), vn - vn.mean(axis=1, keepdims=True), rtol=1e-12,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("shape, op, keepdims, parts, blocks", [
+    ((2048, 40), "sum", False, 4, 1), ((333, 17), "max", True, 4, 1),
+    ((100, 64), "min", False, 1, 1), ((70, 50), "prod", False, 1, 1),
+    ((4, 2000), "sum", True, 1, 4), ((16, 1030), "max", False, 1, 4),
+    ((3, 17), "min", False, 1, 1), ((150, 300), "sum", False, 2, 1)])
+def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims, parts, blocks):
     """On a CPU, column reductions of a matrix add whole rows into a row of
-    partial results per part of the rows (the matrix is read as it lies)."""
+    partial results per part of the rows (the matrix is read as it lies);
+    rows too few for the cores are cut into blocks of columns instead, and a
+    single part adds its rows into the result itself (one kernel)."""
     monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
     monkeypatch.setattr(runtime, "_KERNELS", {})
     a = _data(shape, op, np.float32, seed=3)
+    a[-1, 0] = np.nan                       # in the last row read: every layout sees it
     x = la.asarray(a)
     y = getattr(x * 2, op)(axis=0, keepdims=keepdims)
     [step] = runtime.plan([y.node])
-    part = step.kernel.temporary_variables["part"]
-    assert part.shape[1] == shape[1]
+    knl = step.kernel
+    part = knl.temporary_variables.get("part")
+    assert (part.shape if part is not None else None) == \
+        ((parts, shape[1]) if parts > 1 else None)
+    code = lp.generate_code_v2(knl).device_code()
+    assert code.count("__kernel") == (2 if parts > 1 else 1)
+    width = -(-shape[1] // blocks)
+    width += -width % lower_reduction.CPU_LANES
+    assert f"{width} * gid(1)" in code              # (blocks of columns along g.1)
     np.testing.assert_allclose(np.asarray(y), getattr(a * 2, op)(axis=0, keepdims=keepdims),
                                rtol=1e-5, atol=1e-3)
 

@@ -246,56 +246,80 @@ def reduction_kernel(node, expr, data: list, target: Target) -> lp.LoopKernel | 
     """A scheduled kernel for Reduce *node* (bodies from *expr*, arguments
     *data*) on *target*, or None when the default schedule suits it better."""
     kind, units = target.kind, target.units
+    if kind == "cpu" and node.axes == (0,) and node.arg.ndim == 2 and node.op in COMBINE \
+            and node.arg.shape[1] >= CPU_LANES and node.arg.shape[0] > 1:
+        return _streamed_columns(node, expr, data, units)
     layout = choose_layout(node.op, node.arg.shape, node.axes, kind, units)
     if layout is None:
         return None
-    if kind == "cpu" and not layout.row and node.arg.ndim == 2:
-        return _streamed_columns(node, expr, data, units)
     return _Builder(node, expr, layout, kind == "gpu").kernel(data)
 
 
-#: a part of a streamed column reduction covers at least this many rows
+#: a part of a streamed column reduction covers at least this many rows ...
 MIN_STREAM_ROWS = 64
+#: ... and, where the rows are too few for a part per core, this many columns
+#: (its work-items take neighbouring blocks of the columns instead)
+MIN_STREAM_COLUMNS = 256
 
 
 def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
     """Column reductions of a matrix on a CPU, walked as memory lies: the
-    rows are cut into parts, one work-item per part adds its rows one after
-    the other into a row of partial results (a loop over contiguous columns
-    the compiler vectorizes); a second kernel combines the parts."""
+    rows are cut into parts (and, when they are too few for the cores, the
+    columns into blocks), one work-item per part and block adds its rows one
+    after the other into a row of partial results (a loop over contiguous
+    columns the compiler vectorizes); a second kernel combines the parts.
+    A single part adds its rows into the result itself."""
     rows, cols = node.arg.shape
     parts = max(1, min(2 * units, rows // MIN_STREAM_ROWS))
     per = -(-rows // parts)
     parts = -(-rows // per)
+    blocks = max(1, min(-(-2 * units // parts), cols // MIN_STREAM_COLUMNS))
+    width = -(-cols // blocks)
+    width += -width % CPU_LANES
+    blocks = -(-cols // width)
     name = kernel_reduction(node)
     v = prim.Variable
 
+    def column(col: str) -> prim.Expression:
+        return _lin((width, "pc"), col)
+
     def element(row, col: str) -> prim.Expression:
-        return TypeCast(node.dtype, expr(node.arg, [row, v(col)]))
+        return TypeCast(node.dtype, expr(node.arg, [row, column(col)]))
+
+    def out(col: prim.Expression) -> prim.Expression:
+        return prim.Subscript(v("out"), (0, col) if node.keepdims else (col,))
 
     def part(row: str, col: str) -> prim.Expression:
-        return prim.Subscript(v("part"), (v(row), v(col)))
+        if parts == 1:
+            return out(column(col))
+        return prim.Subscript(v("part"), (v(row), column(col)))
 
-    out = prim.Subscript(v("out"), (0, v("j2")) if node.keepdims else (v("j2"),))
     insns = [
         assignment(part("pg", "j"), element(_lin((per, "pg")), "j"), id="first"),
         assignment(part("pg", "jr"),
                    combine(name, part("pg", "jr"), element(_lin((per, "pg"), "r"), "jr")),
                    id="rest", depends_on=("first",), no_sync_with=frozenset({("first", "any")})),
-        barrier(id="parts", depends_on=("rest",)),
-        assignment(out, Reduction(name, ("pg2",), part("pg2", "j2")), depends_on=("parts",)),
     ]
-    domains = [domain(["pg", "j", "jr"], *bounds("pg", parts), *bounds("j", cols),
-                      *bounds("jr", cols)),
+    domains = [domain(["pg", "pc"], *bounds("pg", parts), *bounds("pc", blocks)),
+               domain(["j", "jr"], *bounds("j", width), *bounds("jr", width),
+                      below(column("j"), cols), below(column("jr"), cols)),
                domain(["r"], {"r": 1, 1: -1}, {"r": -1, 1: per - 1},
-                      below(_lin((per, "pg"), "r"), rows)),
-               domain(["pg2", "j2"], *bounds("pg2", parts), *bounds("j2", cols))]
-    partial = lp.TemporaryVariable("part", node.dtype, shape=(parts, cols),
-                                   address_space="global")
-    knl = make_loop_kernel(domains, insns, data + [partial], name="lazyarray_kernel")
+                      below(_lin((per, "pg"), "r"), rows))]
+    temporaries = []
+    if parts > 1:
+        combined = prim.Subscript(v("part"), (v("pg2"), v("j2")))
+        insns += [barrier(id="parts", depends_on=("rest",)),
+                  assignment(out(v("j2")), Reduction(name, ("pg2",), combined),
+                             depends_on=("parts",))]
+        domains.append(domain(["pg2", "j2"], *bounds("pg2", parts), *bounds("j2", cols)))
+        temporaries.append(lp.TemporaryVariable("part", node.dtype, shape=(parts, cols),
+                                                address_space="global"))
+    knl = make_loop_kernel(domains, insns, data + temporaries, name="lazyarray_kernel")
     knl = lp.set_options(knl, no_numpy=True)
-    knl = lp.tag_inames(knl, {"pg": "g.0"})
+    knl = lp.tag_inames(knl, {"pg": "g.0", "pc": "g.1"})
     knl = lp.prioritize_loops(knl, "r,jr")
+    if parts == 1:
+        return knl
     return lp.split_iname(knl, "j2", 64, outer_tag="g.0", inner_tag="l.0")
 
 
