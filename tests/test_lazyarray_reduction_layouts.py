@@ -259,6 +259,40 @@ def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims, par
                                rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("shape, parts", [
+    ((20000, 4), 4), ((1003, 3), 1), ((5000, 1), 1), ((300, 15), 1), ((129, 2), 1),
+    ((70000, 5), 4)])
+@pytest.mark.parametrize("op, dtype", [
+    ("sum", np.float32), ("max", np.float32), ("min", np.int32), ("prod", np.float64),
+    ("any", np.bool_), ("sum", np.complex64)])
+def test_cpu_narrow_column_reductions_read_stretches_of_rows(monkeypatch, shape, parts, op,
+                                                             dtype):
+    """On a CPU, column reductions of fewer than 16 columns read the matrix as
+    it lies, k rows at a time (up to 64 elements) into as many running
+    results per part of the rows, the rows after the last whole stretch
+    too; a single part combines its results in the same kernel."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = _data(shape, op, dtype, seed=4) if dtype != np.complex64 else (
+        _data(shape, op, np.float32, seed=4) + 1j * _data(shape, op, np.float32, seed=5))
+    if op == "max":
+        a[-1, 0] = np.nan                   # in the rows after the last whole stretch
+        a[shape[0] // 2, -1] = np.inf
+    x = la.asarray(a)
+    y = getattr(x, op)(axis=0, keepdims=op == "min")
+    [step] = runtime.plan([y.node])
+    knl = step.kernel
+    assert knl.temporary_variables["acc"].shape == ((64 // shape[1]) * shape[1],)
+    assert ("part" in knl.temporary_variables) == (parts > 1)
+    assert lp.generate_code_v2(knl).device_code().count("__kernel") == (2 if parts > 1 else 1)
+    expected = getattr(a, op)(axis=0, keepdims=op == "min")
+    if op == "any":
+        np.testing.assert_array_equal(np.asarray(y), expected)
+    else:       # (float32 sums: rounding relative to the sum of magnitudes)
+        atol = 1e-6 * float(np.abs(a).sum(axis=0).max()) if op == "sum" else 0
+        np.testing.assert_allclose(np.asarray(y), expected, rtol=2e-5, atol=atol)
+
+
 @pytest.mark.parametrize("width", [33, 20, 100])
 def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
     """Softmax on a CPU: the exponentials that the row sum reduces and the

@@ -2,7 +2,7 @@
 and integer-set domains, made as objects (nothing is printed and parsed).
 
 Public names: Ix, index_expr, affine, within, flatten, unflatten, broadcast,
-out_index, assignment, barrier, domain, bounds, box, linear, below.
+out_index, assignment, barrier, domain, bounds, box, linear, below, sum_of.
 """
 
 from __future__ import annotations
@@ -163,3 +163,11 @@ def below(expr, bound: int) -> dict:
     coefficients = {n: -c for n, c in linear(expr).items()}
     coefficients[1] = coefficients.get(1, 0) + bound - 1
     return coefficients
+
+
+def sum_of(*terms) -> prim.Expression:
+    """The sum of *terms*: integers, iname names, and (factor, iname name) pairs."""
+    parts = [prim.Variable(t) if isinstance(t, str) else
+             prim.Product((t[0], prim.Variable(t[1]))) if isinstance(t, tuple) else t
+             for t in terms]
+    return parts[0] if len(parts) == 1 else prim.Sum(tuple(parts))

@@ -18,6 +18,7 @@ from kernelcore.index_width import INDEX_LIMIT
 from lazyarray.lower.reduction import (
     CPU_LANES, cpu_row_kernel_schedule,
     kernel_reduction, reduction_kernel, row_kernel_schedule, row_layout)
+from lazyarray.lower.columns import cpu_column_kernel
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower.stencil import reads_rows, stencil_schedule
 from lazyarray.lower.tensorcore import tensor_core_schedule
@@ -136,7 +137,8 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
                 # (another layout would add the terms in another order)
                 raise NotApplicable(f"the blocking {sizes['contraction']} does not "
                                     "apply to this product")
-        laid_out = reduction_kernel(node, expr, data, target)
+        laid_out = cpu_column_kernel(node, expr, data, target) or \
+            reduction_kernel(node, expr, data, target)
         if laid_out is not None:
             return laid_out
     knl, out_inames = _plain_kernel(node, expr, data)

@@ -11,7 +11,8 @@ axes lie:
   sequential tail.
 * *column* reductions keep the innermost axis: neighbouring work-items (GPU) or
   the unrolled lanes of one work-item (CPU) own neighbouring outputs and walk
-  the reduced axes together, so every load is contiguous.
+  the reduced axes together, so every load is contiguous (a CPU's column
+  reductions of a matrix: :mod:`lazyarray.lower.columns`).
 * When the outputs give too few work-groups for the device, the outermost
   reduced axis is cut into parts: a first device kernel reduces each part into
   a global temporary, a second (after a global barrier) combines the parts.
@@ -35,10 +36,10 @@ import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore.creation import make_loop_kernel
-from kernelcore.ir.expr import Reduction, TypeCast, substitute
+from kernelcore.ir.expr import Reduction, substitute
 from kernelcore.parse import parse_expression
 from lazyarray.target import Target
-from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain
+from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
 CPU_LANES = 16
@@ -140,14 +141,6 @@ def combine(op: str, a: prim.Expression, b: prim.Expression) -> prim.Expression:
     return substitute(_combination(op), {"_a": a, "_b": b})
 
 
-def _lin(*terms) -> prim.Expression:
-    """The sum of *terms*: integers, iname names, and (factor, iname name) pairs."""
-    parts = [prim.Variable(t) if isinstance(t, str) else
-             prim.Product((t[0], prim.Variable(t[1]))) if isinstance(t, tuple) else t
-             for t in terms]
-    return parts[0] if len(parts) == 1 else prim.Sum(tuple(parts))
-
-
 def kernel_reduction(node) -> str:
     """The kernelcore reduction computing Reduce *node*."""
     if node.op in NAN_PROPAGATING and node.dtype.kind == "f":
@@ -246,81 +239,10 @@ def reduction_kernel(node, expr, data: list, target: Target) -> lp.LoopKernel | 
     """A scheduled kernel for Reduce *node* (bodies from *expr*, arguments
     *data*) on *target*, or None when the default schedule suits it better."""
     kind, units = target.kind, target.units
-    if kind == "cpu" and node.axes == (0,) and node.arg.ndim == 2 and node.op in COMBINE \
-            and node.arg.shape[1] >= CPU_LANES and node.arg.shape[0] > 1:
-        return _streamed_columns(node, expr, data, units)
     layout = choose_layout(node.op, node.arg.shape, node.axes, kind, units)
     if layout is None:
         return None
     return _Builder(node, expr, layout, kind == "gpu").kernel(data)
-
-
-#: a part of a streamed column reduction covers at least this many rows ...
-MIN_STREAM_ROWS = 64
-#: ... and, where the rows are too few for a part per core, this many columns
-#: (its work-items take neighbouring blocks of the columns instead)
-MIN_STREAM_COLUMNS = 256
-
-
-def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
-    """Column reductions of a matrix on a CPU, walked as memory lies: the
-    rows are cut into parts (and, when they are too few for the cores, the
-    columns into blocks), one work-item per part and block adds its rows one
-    after the other into a row of partial results (a loop over contiguous
-    columns the compiler vectorizes); a second kernel combines the parts.
-    A single part adds its rows into the result itself."""
-    rows, cols = node.arg.shape
-    parts = max(1, min(2 * units, rows // MIN_STREAM_ROWS))
-    per = -(-rows // parts)
-    parts = -(-rows // per)
-    blocks = max(1, min(-(-2 * units // parts), cols // MIN_STREAM_COLUMNS))
-    width = -(-cols // blocks)
-    width += -width % CPU_LANES
-    blocks = -(-cols // width)
-    name = kernel_reduction(node)
-    v = prim.Variable
-
-    def column(col: str) -> prim.Expression:
-        return _lin((width, "pc"), col)
-
-    def element(row, col: str) -> prim.Expression:
-        return TypeCast(node.dtype, expr(node.arg, [row, column(col)]))
-
-    def out(col: prim.Expression) -> prim.Expression:
-        return prim.Subscript(v("out"), (0, col) if node.keepdims else (col,))
-
-    def part(row: str, col: str) -> prim.Expression:
-        if parts == 1:
-            return out(column(col))
-        return prim.Subscript(v("part"), (v(row), column(col)))
-
-    insns = [
-        assignment(part("pg", "j"), element(_lin((per, "pg")), "j"), id="first"),
-        assignment(part("pg", "jr"),
-                   combine(name, part("pg", "jr"), element(_lin((per, "pg"), "r"), "jr")),
-                   id="rest", depends_on=("first",), no_sync_with=frozenset({("first", "any")})),
-    ]
-    domains = [domain(["pg", "pc"], *bounds("pg", parts), *bounds("pc", blocks)),
-               domain(["j", "jr"], *bounds("j", width), *bounds("jr", width),
-                      below(column("j"), cols), below(column("jr"), cols)),
-               domain(["r"], {"r": 1, 1: -1}, {"r": -1, 1: per - 1},
-                      below(_lin((per, "pg"), "r"), rows))]
-    temporaries = []
-    if parts > 1:
-        combined = prim.Subscript(v("part"), (v("pg2"), v("j2")))
-        insns += [barrier(id="parts", depends_on=("rest",)),
-                  assignment(out(v("j2")), Reduction(name, ("pg2",), combined),
-                             depends_on=("parts",))]
-        domains.append(domain(["pg2", "j2"], *bounds("pg2", parts), *bounds("j2", cols)))
-        temporaries.append(lp.TemporaryVariable("part", node.dtype, shape=(parts, cols),
-                                                address_space="global"))
-    knl = make_loop_kernel(domains, insns, data + temporaries, name="lazyarray_kernel")
-    knl = lp.set_options(knl, no_numpy=True)
-    knl = lp.tag_inames(knl, {"pg": "g.0", "pc": "g.1"})
-    knl = lp.prioritize_loops(knl, "r,jr")
-    if parts == 1:
-        return knl
-    return lp.split_iname(knl, "j2", 64, outer_tag="g.0", inner_tag="l.0")
 
 
 class _Builder:
@@ -423,12 +345,12 @@ class _Builder:
             jo, jv, lanes = f"jo{suffix}", f"jv{suffix}", self.layout.lanes
             vector, extent = self.layout.vector, self.shape[self.last]
             if vector == 1:
-                index[self.last] = _lin((lanes, jo), jv)
+                index[self.last] = sum_of((lanes, jo), jv)
                 self.domains.append(domain([jo, jv], *bounds(jv, lanes), {jo: 1},
                                            below(index[self.last], extent)))
             else:               # (the extent is a multiple of lanes * vector)
                 jw = self._box(f"jw{suffix}", vector, tag="vec")
-                index[self.last] = _lin((lanes * vector, jo), (vector, jv), jw)
+                index[self.last] = sum_of((lanes * vector, jo), (vector, jv), jw)
                 self.domains.append(domain([jo, jv], *bounds(jo, extent // (lanes * vector)),
                                            *bounds(jv, lanes)))
             self.tags[jo] = self._group_tag()
@@ -439,7 +361,7 @@ class _Builder:
             # the innermost kept axis in work-groups of *rows* rows
             k = kept.pop()
             ko, kr = f"k{k}o{suffix}", f"k{k}r{suffix}"
-            index[k] = _lin((rows, ko), kr)
+            index[k] = sum_of((rows, ko), kr)
             self.domains.append(domain([ko, kr], *bounds(kr, rows), {ko: 1},
                                        below(index[k], self.shape[k])))
             self.tags[ko] = self._group_tag()
@@ -463,10 +385,10 @@ class _Builder:
             elif a == self.last and layout.row:
                 if parted:
                     count = extent // (layout.parts * lanes)
-                    index[a] = _lin((count * lanes, "pg"), (lanes, "ro"), "v")
+                    index[a] = sum_of((count * lanes, "pg"), (lanes, "ro"), "v")
                 else:
                     count = math.ceil(extent / lanes) if self.is_gpu else extent // lanes
-                    index[a] = _lin((lanes, "ro"), "v")
+                    index[a] = sum_of((lanes, "ro"), "v")
                 if self.is_gpu:
                     self.domains.append(domain(["ro", "v"], *bounds("v", lanes),
                                                *bounds("ro", count), below(index[a], extent)))
@@ -484,17 +406,17 @@ class _Builder:
                 # (narrow columns) rows read by the group's l.1 work-items at once
                 rows, per = layout.rows, math.ceil(extent / layout.parts)
                 start = [(per, "pg")] if parted else []
-                index[a] = _lin(*start, (rows, "rp"), "rl")
+                index[a] = sum_of(*start, (rows, "rp"), "rl")
                 self.domains.append(domain(["rp", "rl"], *bounds("rl", rows), {"rp": 1},
-                                           below(_lin((rows, "rp"), "rl"), per),
+                                           below(sum_of((rows, "rp"), "rl"), per),
                                            below(index[a], extent)))
                 self.tags["rl"] = "l.1"
                 inames += ["rp", "rl"]
             elif parted:
                 per = math.ceil(extent / layout.parts)
                 self.domains.append(domain(["rp"], *bounds("rp", per),
-                                           below(_lin((per, "pg"), "rp"), extent)))
-                index[a] = _lin((per, "pg"), "rp")
+                                           below(sum_of((per, "pg"), "rp"), extent)))
+                index[a] = sum_of((per, "pg"), "rp")
                 inames.append("rp")
             else:
                 inames.append(self._box(f"r{a}", extent))
@@ -516,7 +438,7 @@ class _Builder:
             self.domains.append(domain(["pgo", "pgl"], *bounds("pgl", rows),
                                        *bounds("pgo", layout.parts // rows)))
             self.tags["pgl"] = "l.1"
-            return ["pgo", "pgl"], [_lin((rows, "pgo"), "pgl")]
+            return ["pgo", "pgl"], [sum_of((rows, "pgo"), "pgl")]
         return [self._box("pg2", layout.parts)], [prim.Variable("pg2")]
 
     def _interleaved_parts(self, extent: int, index: dict, a: int) -> list[str]:
@@ -525,7 +447,7 @@ class _Builder:
         read neighbouring blocks together (as a copy does); every work-item
         reads :data:`GPU_ROW_PAIR` neighbouring elements per step."""
         parts, lanes, pair = self.layout.parts, self.layout.lanes, GPU_ROW_PAIR
-        index[a] = _lin((parts * lanes * pair, "ro"), (lanes * pair, "pg"), (pair, "v"), "w")
+        index[a] = sum_of((parts * lanes * pair, "ro"), (lanes * pair, "pg"), (pair, "v"), "w")
         self.domains.append(domain(["ro", "v"], *bounds("v", lanes),
                                    *bounds("ro", math.ceil(extent / (parts * lanes * pair)))))
         # (the bound on w, not ro, keeps the pair's loop innermost)
@@ -544,7 +466,7 @@ class _Builder:
         inames = []
         for a in self.node.axes:
             if a == self.last:
-                index[a] = _lin(start, "t")
+                index[a] = sum_of(start, "t")
                 inames.append(self._box("t", count))
             else:
                 inames.append(self._box(f"q{a}", self.shape[a]))
