@@ -123,6 +123,10 @@ def test_layout_choices():
         lower_reduction.Layout(row=True, lanes=32, parts=8)
     assert choose_layout("max", (4096, 63), (1,), "cpu", 2).lanes == 16
     assert choose_layout("max", (4096, 64), (1,), "cpu", 2).lanes == 32
+    # many CPU rows: a work-item reduces 16 of them in turn, while that leaves
+    # GROUPS_PER_UNIT work-groups per core
+    assert choose_layout("sum", (16384, 64), (1,), "cpu", 2).rows == 16
+    assert choose_layout("sum", (100, 64), (1,), "cpu", 2).rows == 1
     # column sums of a big matrix: 16 groups of 256 work-items, each summing 2
     # neighbouring columns, times 16 parts of the rows (as many loads in
     # flight as 4 groups of one column per work-item on each of 132 units)
