@@ -297,6 +297,16 @@ def test_cpu_narrow_column_reductions_read_stretches_of_rows(monkeypatch, shape,
         np.testing.assert_allclose(np.asarray(y), expected, rtol=2e-5, atol=atol)
 
 
+@pytest.mark.parametrize("shape, op", [((1, 200), "min"), ((1, 5), "sum"), ((2, 3), "max")])
+def test_cpu_column_reductions_of_one_or_two_rows(monkeypatch, shape, op):
+    """A column reduction of one row (or two short ones) on a CPU: no layout
+    of its own, the result still NumPy's (one row of 200 int16 raised
+    ZeroDivisionError: fuzzer seed 1019, graph 778)."""
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
+    monkeypatch.setattr(runtime, "_KERNELS", {})
+    a = np.random.default_rng(11).integers(-6, 7, shape).astype(np.int16)
+    np.testing.assert_array_equal(np.asarray(getattr(la.asarray(a), op)(axis=-2)),
+                                  getattr(a, op)(axis=-2))
 @pytest.mark.parametrize("width", [33, 20, 100])
 def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
     """Softmax on a CPU: the exponentials that the row sum reduces and the

@@ -31,7 +31,7 @@ def cpu_column_kernel(node, expr, data: list, target: Target) -> lp.LoopKernel |
     rows, cols = node.arg.shape
     if cols >= CPU_LANES and rows > 1:
         return _streamed_columns(node, expr, data, target.units)
-    if rows >= 2 * (NARROW_WIDTH // cols):
+    if cols < CPU_LANES and rows >= 2 * (NARROW_WIDTH // cols):
         return _narrow_columns(node, expr, data, target.units)
     return None
 
