@@ -47,6 +47,7 @@ CASES = [
     ((7, 5), 0),                # narrow columns, fewer rows than a group takes
     ((37, 129), 1),             # many short rows
     ((1000, 64), 1),            # short rows sharing work-groups (GPU), ragged last group
+    ((200, 300), 1),            # many rows with a tail (CPU: a work-item per row)
     ((5, 9, 100), 2),           # the same over two kept axes
     ((6, 50, 33), (0, 2)),      # the innermost and an outer axis
     ((64, 300), None),          # all of a matrix
@@ -127,6 +128,7 @@ def test_layout_choices():
     # GROUPS_PER_UNIT work-groups per core
     assert choose_layout("sum", (16384, 64), (1,), "cpu", 2).rows == 16
     assert choose_layout("sum", (100, 64), (1,), "cpu", 2).rows == 1
+    assert choose_layout("sum", (200, 300), (1,), "cpu", 2).rows == 1      # a tail
     # column sums of a big matrix: 16 groups of 256 work-items, each summing 2
     # neighbouring columns, times 16 parts of the rows (as many loads in
     # flight as 4 groups of one column per work-item on each of 132 units)

@@ -231,7 +231,10 @@ def choose_layout(op: str, shape: tuple, axes: tuple, kind: str, units: int
         # (a work-group of 64 per row of 64 leaves most of the device idle)
         lanes, rows = row_layout(shape[last], kept[-1])
     if kind == "cpu" and row and axes == (last,) and parts == 1 and kept \
-            and kept[-1] >= 2 * CPU_ROWS and outputs // CPU_ROWS >= wanted:
+            and kept[-1] >= 2 * CPU_ROWS and outputs // CPU_ROWS >= wanted \
+            and shape[last] % lanes == 0:
+        # (a row's tail would be a second loop over the rows: kernelcore
+        # refuses the private temporaries that would then cross rows)
         rows = CPU_ROWS
     return Layout(row=row, lanes=lanes, parts=parts, vector=vector, rows=rows)
 
