@@ -309,6 +309,8 @@ def test_cpu_column_reductions_of_one_or_two_rows(monkeypatch, shape, op):
     a = np.random.default_rng(11).integers(-6, 7, shape).astype(np.int16)
     np.testing.assert_array_equal(np.asarray(getattr(la.asarray(a), op)(axis=-2)),
                                   getattr(a, op)(axis=-2))
+
+
 @pytest.mark.parametrize("width", [33, 20, 100])
 def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
     """Softmax on a CPU: the exponentials that the row sum reduces and the
