@@ -101,6 +101,15 @@ bool = _np.bool_                                      # noqa: A001
 
 # NumPy's submodules (after the namespace they build on)
 from lazyarray import fft, linalg, random                # noqa: E402
+# the host tier in front of the namespaces' functions (small work runs by NumPy)
+from lazyarray.host import HostArray, get_tier, set_tier, tier       # noqa: E402
+from lazyarray.host.namespace import install as _install_host_tier  # noqa: E402
+
+_install_host_tier(globals(), _np, __all__)
+_install_host_tier(linalg.__dict__, _np.linalg, linalg.__all__)
+_install_host_tier(fft.__dict__, _np.fft, fft.__all__)
+__all__ += ["HostArray", "get_tier", "set_tier", "tier"]
+
 # the NumPy protocols' implementation (LazyArray imports it when called): loaded
 # with the package, so that a program's first call imports nothing
 from lazyarray import protocols as _protocols            # noqa: E402, F401

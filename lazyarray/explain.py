@@ -17,6 +17,7 @@ import numpy as np
 
 import kernelcore as lp
 from lazyarray.handle import asarray
+from lazyarray.host import HostArray
 from lazyarray.graph import (
     Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
 from lazyarray.plan.storage import storage_plan
@@ -59,6 +60,13 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
     moves and the floating point operations it does, counted exactly from
     kernelcore's statistics, its measured time, and the fraction of the
     device's roofline it reaches (see :func:`kernel_profiles`)."""
+    if isinstance(x, HostArray):
+        text = (f"0 kernel(s): a host array {x.shape} {x.dtype}, computed by NumPy on the "
+                "host tier (every array of the operations that made it was small; see "
+                "la.set_tier and docs/performance.md)")
+        if print_it:
+            print(text)
+        return text
     node = asarray(x).node
     profiles = {p.index: p for p in kernel_profiles(x, repeat)} if profile else {}
     steps = plan([node])

@@ -52,6 +52,14 @@ class Target:
     tensor_cores: bool = False
     math_f32: str = "builtin"
 
+    @property
+    def host_tier_elements(self) -> int:
+        """The largest result (in elements) that the host tier computes with
+        NumPy when the tier is chosen automatically: below it a kernel launch
+        costs more than NumPy's whole operation (measured on PoCL's CPU device
+        and an H200, see docs/performance.md)."""
+        return 1 << 16 if self.kind == "cpu" else 1 << 14
+
     @classmethod
     def of(cls, device: cl.Device) -> Target:
         """The target of a pyopencl *device* (asked once per device: each

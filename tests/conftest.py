@@ -46,6 +46,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: long tests, excluded by default")
 
+    # the suite checks kernels, so arrays compute on the device unless a run
+    # asks for another tier (LAZYARRAY_TIER=host runs the semantics tests on
+    # NumPy's host tier; tests of tiering choose theirs with la.tier)
+    os.environ.setdefault("LAZYARRAY_TIER", "device")
     _previous_cache_dir = os.environ.get(_CACHE_DIR_ENV)
     _session_cache_dir = tempfile.mkdtemp(prefix="kernelcore-test-cache-")
     os.environ[_CACHE_DIR_ENV] = _session_cache_dir

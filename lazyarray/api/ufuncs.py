@@ -7,6 +7,7 @@ import builtins as _builtins
 import numpy as _np
 
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.dispatch import host_call as _numpy_call, host_ready as _host_ready
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 
 
@@ -39,7 +40,12 @@ class Ufunc:
     def __repr__(self) -> str:
         return f"<lazyarray ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, out=None, where=True, dtype=None, casting="same_kind"):
+    def __call__(self, *args, **kwargs):
+        if _host_ready(args, kwargs):
+            return _numpy_call(self._ufunc, args, kwargs)
+        return self._on_device(*args, **kwargs)
+
+    def _on_device(self, *args, out=None, where=True, dtype=None, casting="same_kind"):
         ufunc = self._ufunc
         if len(args) == ufunc.nin + ufunc.nout and out is None:
             args, out = args[:ufunc.nin], args[ufunc.nin:]
@@ -127,10 +133,28 @@ class Ufunc:
         return self._on_host("reduceat", (array, indices), dict(axis=axis, dtype=dtype), out)
 
     def _on_host(self, method: str, args: tuple, kwargs: dict, out):
+        """NumPy's *method* with lazy arrays copied to the host (a fallback)."""
         from lazyarray.fallback import host_call
         result = host_call(getattr(self._ufunc, method), args, kwargs,
                            f"np.{self._ufunc.__name__}.{method}")
         return _into(out, result, self.__name__)
+
+
+def _host_tier_method(name: str):
+    """Ufunc.*name* with calls whose arrays are all host arrays run by NumPy."""
+    device = getattr(Ufunc, name)
+
+    def method(self, *args, **kwargs):
+        if _host_ready(args, kwargs):
+            return _numpy_call(getattr(self._ufunc, name), args, kwargs)
+        return device(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = device.__doc__
+    return method
+
+
+for _method in ("reduce", "accumulate", "outer", "at", "reduceat"):
+    setattr(Ufunc, _method, _host_tier_method(_method))
 
 
 def _host_values(value):

@@ -1,0 +1,321 @@
+"""HostArray: a lazy array of the host tier, whose value is a NumPy buffer
+that NumPy computes on at once.
+
+Operations whose arrays are all host arrays run NumPy on their buffers, so
+their answers (values, dtypes, warnings, errors) are NumPy's; views are
+NumPy views of the same buffer and in-place writes change it, as in NumPy.
+Anything else reads the array's :attr:`node`: a device copy of the buffer
+(made when first needed, and again after a host write), so every lazyarray
+function and ``la.jit`` accept host arrays.
+
+Public names: HostArray.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lazyarray.errors import DTypeError
+from lazyarray.graph import Input, Node
+from lazyarray.handle import LazyArray
+from lazyarray.host.dispatch import (
+    _NO, _PLAIN, CLASSES, MUTATION, SMALL, _unwrap, host_call, host_ready, mutated, wrap)
+from lazyarray.host.policy import host_enabled
+
+
+class HostArray(LazyArray):
+    """A lazy array whose value lives on the host (``_hv``, a NumPy array)."""
+
+    _hv: np.ndarray
+    #: the device copy of the buffer and the write count it was made at
+    _copy: tuple[Node, int] | None
+
+    @classmethod
+    def _of(cls, value: np.ndarray) -> HostArray:
+        """A host array holding *value* (not copied: the caller gives it up)."""
+        handle = object.__new__(cls)
+        handle._hv = value
+        handle._copy = None
+        return handle
+
+    # {{{ the device's view of the value
+
+    @property
+    def node(self) -> Node:
+        """A graph input holding a device copy of the current value."""
+        copy = self._copy
+        if copy is not None and copy[1] == MUTATION[0]:
+            return copy[0]
+        value = self._hv
+        if value.dtype.kind not in "biufc" or value.dtype == np.float16:
+            raise DTypeError(f"an array of dtype {value.dtype} is computed on the host with "
+                             "NumPy only; this operation needs the device, which has no "
+                             f"{value.dtype} kernels (convert with .astype first)")
+        import pyopencl.array as cla
+
+        from lazyarray.run import DEVICE_LOCK, default_queue
+        if not value.dtype.isnative:
+            value = value.astype(value.dtype.newbyteorder("="))
+        with DEVICE_LOCK:
+            data = cla.to_device(default_queue(), np.require(value, requirements="C"))
+        node = Input(data, owned=True)
+        self._copy = (node, MUTATION[0])
+        return node
+
+    @node.setter
+    def node(self, node: Node) -> None:
+        self._assign(node)
+
+    def _assign(self, node: Node) -> None:
+        value = LazyArray(node)._host()
+        self._hv[...] = value
+        mutated()
+
+    def _settle(self):
+        from lazyarray.run import evaluate
+        return evaluate(self.node)
+
+    # }}}
+
+    # {{{ attributes and conversions
+
+    @property
+    def shape(self) -> tuple:
+        return self._hv.shape
+
+    @shape.setter
+    def shape(self, shape) -> None:
+        self._hv.shape = shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._hv.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._hv.ndim
+
+    @property
+    def size(self) -> int:
+        return self._hv.size
+
+    @property
+    def strides(self) -> tuple:
+        return self._hv.strides
+
+    def __len__(self) -> int:
+        return len(self._hv)
+
+    def __iter__(self):
+        if not self._hv.ndim:
+            raise TypeError("iteration over a 0-d array")
+        return (wrap(v) for v in self._hv)
+
+    def _host(self) -> np.ndarray:
+        return self._hv
+
+    def get(self) -> np.ndarray:
+        """The value as a NumPy array (a copy)."""
+        self._refuse_value(".get()")
+        return self._hv.copy()
+
+    to_numpy = get
+
+    def compute(self) -> HostArray:
+        """Nothing to do: the value is computed."""
+        return self
+
+    def block_until_ready(self) -> HostArray:
+        """Nothing to wait for: the value is computed."""
+        return self
+
+    def __float__(self) -> float:
+        return float(self._hv)
+
+    def __int__(self) -> int:
+        return int(self._hv)
+
+    def __bool__(self) -> bool:
+        return bool(self._hv)
+
+    def __complex__(self) -> complex:
+        return complex(self._hv)
+
+    def __index__(self) -> int:
+        return self._hv.__index__()
+
+    def item(self, *args) -> Any:
+        """An element as a Python scalar."""
+        return self._hv.item(*args)
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists of Python scalars."""
+        return self._hv.tolist()
+
+    # }}}
+
+    # {{{ NumPy on the buffer
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if host_ready(inputs, kwargs):
+            return host_call(ufunc if method == "__call__" else getattr(ufunc, method),
+                             inputs, kwargs)
+        return LazyArray.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if host_ready(args, kwargs):
+            return host_call(func, args, kwargs)
+        return LazyArray.__array_function__(self, func, types, args, kwargs)
+
+    def __getitem__(self, key) -> LazyArray:
+        if host_enabled():
+            key = _host_key(key)
+            if key is not _NO:
+                return wrap(self._hv[key])
+        return LazyArray.__getitem__(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        if host_enabled():
+            plain = _host_key(key)
+            kind = type(value)
+            if kind is HostArray:
+                value = value._hv
+            elif kind not in _PLAIN:
+                if isinstance(value, LazyArray):
+                    value = value._host()
+                elif not host_ready((value,)):
+                    plain = _NO
+                else:
+                    value = _unwrap(value, [])
+            if plain is not _NO:
+                self._hv[plain] = value
+                MUTATION[0] += 1
+                return
+        LazyArray.__setitem__(self, key, value)
+
+    # }}}
+
+
+_ndarray = np.ndarray
+_new = object.__new__
+
+
+def _host_key(key):
+    """*key* with host arrays as their buffers, or _NO if it holds device data."""
+    kind = type(key)
+    if kind is tuple:
+        for k in key:
+            if type(k) not in _PLAIN:
+                break
+        else:
+            return key
+        return tuple(_unwrap(k, []) for k in key) if host_ready(key) else _NO
+    if kind in _PLAIN:
+        return key
+    if kind is HostArray:
+        return key._hv
+    return _unwrap(key, []) if host_ready((key,)) else _NO
+
+
+def _method(name: str):
+    device = getattr(LazyArray, name)
+    numpy_method = getattr(np.ndarray, name, None) or getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        if host_ready(args, kwargs):
+            return host_call(numpy_method, (self, *args), kwargs)
+        return device(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = device.__doc__
+    return method
+
+
+def _writing_method(name: str):
+    numpy_method = getattr(np.ndarray, name)
+    method = _method(name)
+
+    def writing(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        mutated()
+        return result
+    writing.__name__ = writing.__qualname__ = name
+    writing.__doc__ = numpy_method.__doc__
+    return writing
+
+
+def _unary(dunder: str):
+    device = getattr(LazyArray, dunder)
+    numpy_operator = getattr(np.ndarray, dunder)
+
+    def operator(self):
+        if host_enabled():
+            return wrap(numpy_operator(self._hv))
+        return device(self)
+    operator.__name__ = operator.__qualname__ = dunder
+    return operator
+
+
+def _binary(dunder: str):
+    device = getattr(LazyArray, dunder)
+    numpy_operator = getattr(np.ndarray, dunder)
+
+    def operator(self, other):
+        kind = type(other)
+        if kind is HostArray:
+            other = other._hv
+        elif kind not in _PLAIN and not host_ready((other,)):
+            return device(self, other)
+        if not host_enabled():
+            return device(self, other)
+        result = numpy_operator(self._hv, other)
+        if type(result) is _ndarray and result.size <= SMALL:
+            handle = _new(HostArray)
+            handle._hv = result
+            handle._copy = None
+            return handle
+        return wrap(result)
+    operator.__name__ = operator.__qualname__ = dunder
+    return operator
+
+
+def _in_place_operator(dunder: str):
+    device = getattr(LazyArray, dunder)
+    numpy_operator = getattr(np.ndarray, dunder)
+
+    def operator(self, other):
+        if host_enabled():
+            if isinstance(other, LazyArray) and not isinstance(other, HostArray):
+                other = other._host()
+            if host_ready((other,)):
+                numpy_operator(self._hv, other._hv if isinstance(other, HostArray) else other)
+                mutated()
+                return self
+        return device(self, other)
+    operator.__name__ = operator.__qualname__ = dunder
+    return operator
+
+
+for _name in ["all", "any", "argmax", "argmin", "argsort", "astype", "choose", "clip",
+              "compress", "conj", "conjugate", "copy", "cumprod", "cumsum", "diagonal",
+              "dot", "flatten", "max", "mean", "min", "nonzero", "prod", "ptp", "ravel",
+              "repeat", "reshape", "round", "searchsorted", "squeeze", "std", "sum",
+              "swapaxes", "take", "tobytes", "trace", "transpose", "var", "view",
+              "__abs__", "__neg__", "__pos__", "__invert__"]:
+    setattr(HostArray, _name, _method(_name) if not _name.startswith("__")
+            else _unary(_name))
+for _name in ["fill", "sort"]:
+    setattr(HostArray, _name, _writing_method(_name))
+for _op in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+            "lshift", "rshift", "matmul"]:
+    setattr(HostArray, f"__{_op}__", _binary(f"__{_op}__"))
+    setattr(HostArray, f"__r{_op}__", _binary(f"__r{_op}__"))
+    setattr(HostArray, f"__i{_op}__", _in_place_operator(f"__i{_op}__"))
+for _op in ["lt", "le", "gt", "ge", "eq", "ne"]:
+    setattr(HostArray, f"__{_op}__", _binary(f"__{_op}__"))
+for _name in ["T", "mT", "real", "imag"]:
+    setattr(HostArray, _name, property(
+        (lambda attribute: lambda self: wrap(getattr(self._hv, attribute)))(_name)))
+HostArray.__hash__ = None  # type: ignore[assignment]
+CLASSES[:] = [LazyArray, HostArray]

@@ -1,0 +1,194 @@
+"""Running a NumPy function on host arrays: the check that every lazy array
+among the arguments lives on the host tier, the arguments unwrapped to their
+NumPy buffers, the function called, and its array results wrapped again
+(small ones as host arrays, large ones moved to the device for later fused
+work; an argument's buffer returned as it is comes back as the same handle).
+
+Public names: host_ready, host_call, wrap, wrap_array, mutated, forwarding,
+device_dtype, MUTATION.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from lazyarray.host.policy import host_enabled, host_limit
+
+#: a counter of writes into host buffers: a host array's device copy is
+#: current while the counter has not moved since it was made
+MUTATION = [0]
+
+#: NumPy functions (and ufunc methods) that write into an argument
+_WRITERS = frozenset(["copyto", "put", "put_along_axis", "place", "putmask",
+                      "fill_diagonal", "at", "shuffle"])
+
+#: argument types that are never device data
+_PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis),
+                    np.ndarray, np.dtype, type, np.float64, np.float32, np.int64, np.int32,
+                    np.bool_, np.complex128])
+
+#: results up to this many elements stay on the host without asking the device
+#: for the tier's limit (every device's limit is larger)
+SMALL = 4096
+
+_ndarray = np.ndarray
+_new = object.__new__
+#: the classes of lazy arrays (set when lazyarray.host.array is imported)
+CLASSES: list = []
+_NO = object()
+
+
+def mutated() -> None:
+    """Note that a host buffer was written (device copies are out of date)."""
+    MUTATION[0] += 1
+
+
+def _ready(value) -> bool:
+    kind = type(value)
+    if kind in _PLAIN or kind is CLASSES[1]:
+        return True
+    if kind is list or kind is tuple:
+        return all(_ready(v) for v in value)
+    if isinstance(value, dict):
+        return all(_ready(v) for v in value.values())
+    return not isinstance(value, CLASSES[0]) and not hasattr(value, "base_data")
+
+
+def host_ready(args: tuple, kwargs: dict | None = None) -> bool:
+    """Whether NumPy may run on these arguments here: the host tier is on and
+    every lazy array among them (in lists, tuples and dicts too) is a host
+    array (no device array, no pyopencl array)."""
+    if not host_enabled():
+        return False
+    host = CLASSES[1]
+    for value in args:
+        kind = type(value)
+        if kind is not host and kind not in _PLAIN and not _ready(value):
+            return False
+    if kwargs:
+        for value in kwargs.values():
+            kind = type(value)
+            if kind is not host and kind not in _PLAIN and not _ready(value):
+                return False
+    return True
+
+
+def _unwrap(value, outside: list) -> Any:
+    kind = type(value)
+    if kind is CLASSES[1]:
+        return value._hv
+    if kind is list or kind is tuple:
+        return kind(_unwrap(v, outside) for v in value)
+    if kind is _ndarray:
+        outside.append(value)
+    elif isinstance(value, dict):
+        return {k: _unwrap(v, outside) for k, v in value.items()}
+    return value
+
+
+def _drop_device(kwargs: dict) -> dict:
+    """*kwargs* without a lazyarray ``device=`` (NumPy knows only ``"cpu"``)."""
+    if "device" in kwargs and not isinstance(kwargs["device"], (str, type(None))):
+        kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+    return kwargs
+
+
+def host_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
+    """``func(*args, **kwargs)`` by NumPy with host arrays as their buffers;
+    results wrapped (see :func:`wrap`)."""
+    host = CLASSES[1]
+    outside: list = []
+    plain = []
+    for a in args:
+        kind = type(a)
+        if kind is host:
+            plain.append(a._hv)
+        elif kind is _ndarray:
+            outside.append(a)
+            plain.append(a)
+        elif kind in _PLAIN:
+            plain.append(a)
+        else:
+            plain.append(_unwrap(a, outside))
+    if kwargs:
+        kwargs = _drop_device({k: _unwrap(v, outside) for k, v in kwargs.items()})
+        if "out" in kwargs:
+            mutated()
+        result = func(*plain, **kwargs)
+    else:
+        result = func(*plain)
+    if type(result) is _ndarray:
+        for a in args:
+            if type(a) is host and a._hv is result:
+                return a
+        if outside and any(np.may_share_memory(result, a) for a in outside):
+            result = result.copy()
+        return wrap_array(result)
+    if getattr(func, "__name__", "") in _WRITERS:
+        mutated()
+    if result is None or type(result) is bool or type(result) is int:
+        return result
+    return wrap(result, args)
+
+
+def wrap(result: Any, args: tuple = ()) -> Any:
+    """NumPy's *result* as lazyarray returns it: an array (or NumPy scalar, as
+    a 0-d array) as :func:`wrap_array` wraps it; a buffer of a host array
+    among *args* as that array; tuples, lists and named tuples element by
+    element; anything else as it is."""
+    kind = type(result)
+    if kind is _ndarray:
+        host = CLASSES[1]
+        for a in args:
+            if type(a) is host and a._hv is result:
+                return a
+        return wrap_array(result)
+    if isinstance(result, np.generic):
+        return wrap_array(np.asarray(result))
+    if kind is tuple or kind is list:
+        return kind(wrap(r, args) for r in result)
+    if isinstance(result, tuple) and hasattr(result, "_fields"):
+        return kind(*(wrap(r, args) for r in result))
+    return result
+
+
+def wrap_array(value: np.ndarray):
+    """*value* as a host array (it gives up *value*), or for a result larger
+    than the tier keeps on the host and of a dtype kernels compute, a device
+    array holding a copy."""
+    if value.size > SMALL:
+        limit = host_limit()
+        if limit is not None and value.size > limit and device_dtype(value.dtype):
+            from lazyarray.handle import asarray
+            return asarray(value)
+    handle = _new(CLASSES[1])
+    handle._hv = value
+    handle._copy = None
+    return handle
+
+
+def device_dtype(dtype: np.dtype) -> bool:
+    """Whether kernels compute on arrays of *dtype*."""
+    return dtype.kind in "biufc" and dtype != np.float16 and dtype.isnative
+
+
+def forwarding(name: str, impl: Callable, numpy_func: Callable) -> Callable:
+    """*impl* (lazyarray's function *name*), with calls whose arrays are all
+    on the host run by *numpy_func* instead."""
+    def dispatch(*args, **kwargs):
+        if host_ready(args, kwargs):
+            try:
+                return host_call(numpy_func, args, kwargs)
+            except TypeError:
+                # an Array API spelling NumPy lacks (eye(n_cols=), sort(descending=)):
+                # lazyarray's function takes it, or raises its own error
+                pass
+        return impl(*args, **kwargs)
+    dispatch.__name__ = dispatch.__qualname__ = name
+    dispatch.__doc__ = impl.__doc__
+    dispatch.__module__ = impl.__module__
+    dispatch.__wrapped__ = impl             # type: ignore[attr-defined]
+    dispatch._host_tier = True              # type: ignore[attr-defined]
+    return dispatch
