@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -69,26 +70,6 @@ def _host_call(method: Callable, args: tuple, kwargs: dict) -> Any:
     return _to_lazy(method(*args, **kwargs))
 
 
-def _state_words(value: Any) -> list[int]:
-    """The state *value* of a NumPy generator (dicts, tuples, arrays, numbers,
-    strings) as a list of 32-bit words, the same for equal states."""
-    if isinstance(value, dict):
-        return [w for key in sorted(value) for w in (*_state_words(key),
-                                                      *_state_words(value[key]))]
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [w for v in np.asarray(value, dtype=object).ravel() for w in _state_words(v)]
-    if isinstance(value, str):
-        return list(value.encode())
-    if isinstance(value, (float, np.floating)):
-        value = int(np.float64(value).view(np.uint64))
-    value = operator.index(value)
-    words = [len(f"{value:x}"), int(value < 0)]
-    value = abs(value)
-    while value:
-        words.append(value & 0xFFFFFFFF)
-        value >>= 32
-    return words
-
 # }}}
 
 
@@ -104,8 +85,8 @@ class _NumpyStream:
         again at every call of the jitted function: from new entropy where
         *fresh* (no seed was given), else from the state it has now."""
         self._numpy = numpy_object
-        #: (the host state's words, the device stream made from them) or None
-        self._device: tuple[tuple[int, ...], DeviceGenerator] | None = None
+        #: (the host state, pickled; the device stream made from it) or None
+        self._device: tuple[bytes, DeviceGenerator] | None = None
         if TRACING.names:
             initial = None if fresh else self._host_state()
 
@@ -143,9 +124,10 @@ class _NumpyStream:
         """The device stream that draws for this stream under ``la.jit``: made
         from the host state (a new one whenever the host state changed), its
         offset advancing over the jitted calls."""
-        words = tuple(_state_words(self._host_state()))
-        if self._device is None or self._device[0] != words:
-            self._device = (words, DeviceGenerator(np.random.SeedSequence(words)))
+        state = pickle.dumps(self._host_state())
+        if self._device is None or self._device[0] != state:
+            words = np.frombuffer(state + bytes(-len(state) % 4), np.uint32)
+            self._device = (state, DeviceGenerator(np.random.SeedSequence(words.tolist())))
         return self._device[1]
 
     def _draw(self, name: str, signature: inspect.Signature, args: tuple,
