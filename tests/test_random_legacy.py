@@ -203,6 +203,13 @@ def test_shuffle_and_permutation_of_lazy_arrays_follow_numpy():
         assert alias is x
         assert_same(perm, np.random.permutation(data))
         assert_same(after, np.random.rand(2))       # the state moved on as NumPy's
+    x = la.arange(10.0)
+    lr.seed(0)
+    lr.shuffle(x[2:8])                              # through a view, as NumPy's
+    expected = np.arange(10.0)
+    np.random.seed(0)
+    np.random.shuffle(expected[2:8])
+    assert_same(x, expected)
     host = np.arange(8)
     lr.seed(1)
     lr.shuffle(host)                                # a NumPy array: in place on the host
@@ -297,7 +304,7 @@ def test_namespace_is_the_api_only():
     names = set(namespace) - {"__builtins__"}
     assert names == set(lr.__all__)
     for private in ("np", "math", "threading", "operator", "inspect", "annotations"):
-        assert private not in dir(lr) and private not in names
+        assert private not in dir(lr) and private not in names and not hasattr(lr, private)
     assert set(dir(lr)) == set(lr.__all__)
     for name in ("seed", "rand", "uniform", "default_rng", "device_rng", "DeviceGenerator",
                  "RandomState", "shuffle", "permutation", "philox4x32"):

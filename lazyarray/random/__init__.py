@@ -15,8 +15,6 @@ kernels that read them (fast for large draws); they are not NumPy's numbers.
 NumPy's bit generators and ``SeedSequence`` are here under their names.
 """
 
-from __future__ import annotations
-
 import numpy as _np
 
 from lazyarray.random.device import DeviceGenerator, device_rng, philox4x32
