@@ -337,6 +337,45 @@ def test_jit_draws_new_numbers_each_call_with_the_right_distribution():
     assert abs(v.mean()) < 0.03
 
 
+def test_jit_draws_every_device_distribution_with_its_moments():
+    n = 100000
+    rng = lr.RandomState(3)
+
+    @la.jit
+    def draws(x):
+        return dict(
+            lognormal=rng.lognormal(0.5, 0.2, n), laplace=rng.laplace(1.0, 2.0, n),
+            logistic=rng.logistic(1.0, 2.0, n), gumbel=rng.gumbel(0.0, 2.0, n),
+            rayleigh=rng.rayleigh(2.0, n), weibull=rng.weibull(1.5, n),
+            pareto=rng.pareto(3.0, n), power=rng.power(2.0, n),
+            cauchy=rng.standard_cauchy(n), geometric=rng.geometric(0.3, n),
+            exponential=rng.exponential(2.0, n), standard=rng.standard_exponential(n),
+            dice=rng.random_integers(1, 6, n), pick=rng.choice(10, n),
+            sample=x + rng.random_sample(n))
+
+    d = {k: v.get() for k, v in draws(np.zeros(n)).items()}
+    # (mean, standard deviation) of each distribution
+    moments = {"lognormal": (np.exp(0.52), np.sqrt((np.exp(0.04) - 1) * np.exp(1.04))),
+               "laplace": (1.0, 2 * np.sqrt(2)), "logistic": (1.0, 2 * np.pi / np.sqrt(3)),
+               "gumbel": (2 * np.euler_gamma, 2 * np.pi / np.sqrt(6)),
+               "rayleigh": (2 * np.sqrt(np.pi / 2), 2 * np.sqrt(2 - np.pi / 2)),
+               "weibull": (0.902745, 0.612936), "power": (2 / 3, np.sqrt(1 / 18)),
+               "geometric": (1 / 0.3, np.sqrt(0.7) / 0.3), "exponential": (2.0, 2.0),
+               "standard": (1.0, 1.0), "dice": (3.5, np.sqrt(35 / 12)),
+               "pick": (4.5, np.sqrt(99 / 12)), "sample": (0.5, np.sqrt(1 / 12))}
+    for name, (mean, std) in moments.items():
+        assert d[name].shape == (n,)
+        assert abs(d[name].mean() - mean) < 6 * std / np.sqrt(n), name
+        assert abs(d[name].std() / std - 1) < 0.05, name
+    assert abs(np.median(d["pareto"]) - (2 ** (1 / 3) - 1)) < 0.01     # (its variance is large)
+    assert abs(np.median(d["cauchy"])) < 0.02
+    assert abs(np.mean(np.abs(d["cauchy"]) < 1) - 0.5) < 0.01
+    assert d["geometric"].dtype == np.int64 and d["geometric"].min() == 1
+    assert set(np.unique(d["dice"])) == set(range(1, 7))
+    assert set(np.unique(d["pick"])) == set(range(10))
+    assert 0 <= d["power"].min() and d["power"].max() <= 1
+
+
 def test_jit_generator_draws_and_seeding_reproduce():
     rng = lr.default_rng(5)
 
