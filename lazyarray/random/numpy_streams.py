@@ -88,16 +88,8 @@ class _NumpyStream:
         #: (the host state, pickled; the device stream made from it) or None
         self._device: tuple[bytes, DeviceGenerator] | None = None
         if TRACING.names:
-            initial = None if fresh else self._host_state()
-
-            def restart() -> tuple:
-                if initial is None:
-                    self._renew()
-                else:
-                    self._set_host_state(initial)
-                self._device = None
-                return ()
-            per_call_arguments(restart, ())
+            initial = self._host_state()
+            self._restarted(self._renew if fresh else lambda: self._set_host_state(initial))
 
     def _restarted(self, change: Callable[[], Any]) -> None:
         """Run *change* (a new seed or state) and start a new device stream
