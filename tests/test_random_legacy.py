@@ -185,6 +185,12 @@ def test_lazy_arguments_are_taken_as_their_values():
         assert_same(a, b)
     with pytest.raises(ValueError, match="1-dimensional"):
         lr.choice(la.zeros((2, 2)))
+    lr.seed(4)
+    ours = lr.choice(la.asarray(7), 5)              # a 0-d array: a population size
+    np.random.seed(4)
+    assert_same(ours, np.random.choice(np.array(7), 5))
+    assert_same(lr.default_rng(1).choice(la.asarray(7), 3),
+                np.random.default_rng(1).choice(np.array(7), 3))
 
 
 def test_shuffle_and_permutation_of_lazy_arrays_follow_numpy():

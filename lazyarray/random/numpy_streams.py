@@ -243,7 +243,7 @@ class RandomState(_NumpyStream):
         if TRACING.names:
             return draw_on_device(self, "choice", inspect.signature(
                 RandomState.choice).bind(None, a, size, replace, p))
-        if not isinstance(a, LazyArray):
+        if not isinstance(a, LazyArray) or a.ndim == 0:     # (0-d: a population size)
             return _host_call(self._numpy.choice, (a, size, replace, p), {})
         if a.ndim != 1:
             raise ValueError("a must be 1-dimensional")
@@ -332,7 +332,7 @@ class Generator(_NumpyStream):
         if TRACING.names:
             return draw_on_device(self, "choice", inspect.signature(
                 Generator.choice).bind(None, a, size, replace, p, axis, shuffle))
-        if not isinstance(a, LazyArray):
+        if not isinstance(a, LazyArray) or a.ndim == 0:     # (0-d: a population size)
             return _host_call(self._numpy.choice, (a, size, replace, p, axis, shuffle), {})
         axis = _axis(a, axis)
         index = self._numpy.choice(a.shape[axis], size, replace, _to_host(p),
