@@ -6,6 +6,7 @@ new numbers from the device stream at every call."""
 from __future__ import annotations
 
 import inspect
+import pickle
 
 import numpy as np
 import pytest
@@ -284,6 +285,14 @@ def test_generators_and_bit_generators_as_numpy_has_them():
     kids, numpy_kids = lr.default_rng(9).spawn(2), np.random.default_rng(9).spawn(2)
     for kid, numpy_kid in zip(kids, numpy_kids):
         assert_same(kid.integers(0, 100, 5), numpy_kid.integers(0, 100, 5))
+
+
+def test_streams_pickle_and_go_on_with_the_same_numbers():
+    for stream in (lr.RandomState(8), lr.default_rng(8)):
+        stream.random(3)
+        copy = pickle.loads(pickle.dumps(stream))
+        assert type(copy) is type(stream)
+        assert_same(copy.random(4), stream.random(4).get())
 
 
 def test_scalar_results_have_numpys_types():

@@ -102,6 +102,10 @@ class _NumpyStream:
         if TRACING.names:
             per_call_arguments(run, ())
 
+    def __getstate__(self) -> dict:
+        # (pickled without its device stream, which is made again when needed)
+        return {**self.__dict__, "_device": None}
+
     def _host_state(self) -> Any:
         raise NotImplementedError
 
