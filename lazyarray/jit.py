@@ -36,7 +36,7 @@ from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.run import STATS, adopt, default_queue, evaluate, plan, run_step
 from lazyarray.run.steps import timing_kernels
-from lazyarray.tracing import tracing
+from lazyarray.tracing import TRACING, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +136,10 @@ class _Jitted:
         return tuple(static), dynamic
 
     def __call__(self, *args, **kwargs):
+        if TRACING.names:
+            # called by a function that la.jit traces: part of that trace (run
+            # on its own, the result would be frozen into the outer program)
+            return self.fn(*args, **kwargs)
         order = self._leaf_order
         if order is not None and not kwargs and len(args) == len(order):
             # the common call: arrays only, by position (no containers to walk)
