@@ -131,7 +131,8 @@ class LazyarrayNames(SphinxDirective):
 
 class LazyarraySubmodules(SphinxDirective):
     """``automodule`` entries for those of the given submodules that exist
-    (``:modules:``), each under a rubric; nothing for a module not there."""
+    (``:modules:``), each under a rubric, without the NumPy classes they
+    re-export; nothing for a module not there."""
 
     has_content = False
     option_spec = {"modules": directives.unchanged}
@@ -140,14 +141,22 @@ class LazyarraySubmodules(SphinxDirective):
         lines: list[str] = []
         for name in self.options.get("modules", "").split():
             try:
-                importlib.import_module(name)
+                module = importlib.import_module(name)
             except ModuleNotFoundError as e:
                 if e.name != name:
                     raise
                 continue
+            # NumPy's classes that the submodule re-exports (la.random.PCG64...)
+            # are NumPy's to document
+            numpy_names = [n for n in getattr(module, "__all__", ())
+                           if not getattr(getattr(module, n), "__module__",
+                                          "lazyarray").startswith("lazyarray")]
             # not indexed here: the submodule's own page may document it too
             lines += [f".. rubric:: ``{name}``", "", f".. automodule:: {name}",
-                      "   :members:", "   :no-index:", ""]
+                      "   :members:", "   :no-index:"]
+            if numpy_names:
+                lines.append(f"   :exclude-members: {', '.join(numpy_names)}")
+            lines.append("")
         if not lines:
             return []
         return _parse_rst(self, lines)

@@ -36,7 +36,7 @@ from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.run import STATS, adopt, default_queue, evaluate, plan, run_step
 from lazyarray.run.steps import timing_kernels
-from lazyarray.tracing import tracing
+from lazyarray.tracing import TRACING, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,9 @@ class _Program:
     written: tuple = ()
     #: the number of array arguments
     arrays: int = 0
+    #: what gives the values of the parameters after the scalar arguments,
+    #: run at every call (see :func:`lazyarray.tracing.per_call_arguments`)
+    supplies: tuple = ()
     #: by queue (``int_ptr``): the launches of :attr:`simple` with their
     #: arguments by position (see :func:`_run_simple`), ``()`` where some
     #: step has none
@@ -71,6 +74,7 @@ class _Program:
         steps, each with its sources as positions in the list of the array
         arguments followed by the steps' values. Else None."""
         if not (self.structure == _SINGLE and not self.written and self.steps
+                and not self.supplies
                 and self.outputs == (("step", len(self.steps) - 1),)
                 and all(kind in ("arg", "step") for _, sources in self.steps
                         for _, (kind, _) in sources)):
@@ -132,6 +136,10 @@ class _Jitted:
         return tuple(static), dynamic
 
     def __call__(self, *args, **kwargs):
+        if TRACING.names:
+            # called by a function that la.jit traces: part of that trace (run
+            # on its own, the result would be frozen into the outer program)
+            return self.fn(*args, **kwargs)
         order = self._leaf_order
         if order is not None and not kwargs and len(args) == len(order):
             # the common call: arrays only, by position (no containers to walk)
@@ -206,8 +214,9 @@ class _Jitted:
                 traced.append(leaf)
         call_args = unflatten(structure, traced)
         call_args.update(dict(static))
-        with tracing(self.name):
+        with tracing(self.name, len(params)) as trace:
             result = self.fn(**call_args)
+        params += trace.params
         out_leaves, out_structure = flatten(result)
         out_nodes = []
         for leaf in out_leaves:
@@ -233,7 +242,7 @@ class _Jitted:
                         for st in steps)
         program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
                            tuple(params), tuple((k, source(n)) for k, n in changed),
-                           len(placeholders))
+                           len(placeholders), supplies=tuple(trace.supplies))
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
         for p in placeholders:
@@ -349,7 +358,8 @@ def _direct_launches(steps: tuple, queue) -> tuple:
 
 def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:
     queue = default_queue()
-    params = _param_values(program, scalars)
+    params = _param_values(program, [*scalars, *(value for supply in program.supplies
+                                                 for value in supply())])
     values: list = []
     for step, sources in program.steps:
         args = {name: data[what] if kind == "arg" else values[what] if kind == "step"

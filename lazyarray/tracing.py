@@ -1,14 +1,29 @@
-"""What ``la.jit`` is tracing in each thread, and the refusal of work that
-needs array values while it does.
+"""What ``la.jit`` is tracing in each thread, the scalar arguments a trace
+adds to every call, and the refusal of work that needs array values while
+it traces.
 
-Public names: TRACING, tracing, refuse_while_tracing.
+Public names: TRACING, Trace, tracing, per_call_arguments, refuse_while_tracing.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
+
+
+class Trace:
+    """What a trace adds to the calls of its program: scalar parameters
+    numbered from *first_slot* on, and the functions that give their values
+    at each call (see :func:`per_call_arguments`)."""
+
+    def __init__(self, first_slot: int) -> None:
+        self.first_slot = first_slot
+        #: the Param nodes added, in slot order
+        self.params: list[Any] = []
+        #: per registration: a function of no arguments giving its parameters' values
+        self.supplies: list[Callable[[], Sequence]] = []
 
 
 class _Tracing(threading.local):
@@ -17,6 +32,8 @@ class _Tracing(threading.local):
     def __init__(self) -> None:
         #: names of the jitted functions being traced (innermost last)
         self.names: list[str] = []
+        #: their traces (innermost last)
+        self.traces: list[Trace] = []
 
 
 #: the jitted functions each thread is tracing
@@ -24,13 +41,34 @@ TRACING = _Tracing()
 
 
 @contextmanager
-def tracing(name: str) -> Iterator[None]:
-    """Mark the jitted function *name* as traced by this thread for the block."""
+def tracing(name: str, first_slot: int = 0) -> Iterator[Trace]:
+    """Mark the jitted function *name* as traced by this thread for the block;
+    the block gets the :class:`Trace` that collects its per-call arguments
+    (numbered from *first_slot*, after the function's own scalar arguments)."""
+    trace = Trace(first_slot)
     TRACING.names.append(name)
+    TRACING.traces.append(trace)
     try:
-        yield
+        yield trace
     finally:
         TRACING.names.pop()
+        TRACING.traces.pop()
+
+
+def per_call_arguments(supply: Callable[[], Sequence], dtypes: Sequence) -> list[Any]:
+    """New scalar parameters (``graph.Param`` nodes of *dtypes*) of the
+    function being traced, whose values every call of the jitted function
+    takes from ``supply()``: the supplies of a trace run once per call, in
+    the order they were registered, before its kernels (a supply may also
+    just act, with no *dtypes*). For state that must move on at every call,
+    such as a random stream's counter."""
+    from lazyarray.graph import Param
+    trace = TRACING.traces[-1]
+    params = [Param(trace.first_slot + len(trace.params) + k, dtype)
+              for k, dtype in enumerate(dtypes)]
+    trace.params.extend(params)
+    trace.supplies.append(supply)
+    return params
 
 
 def refuse_while_tracing(what: str) -> None:

@@ -181,6 +181,18 @@ def test_jit_of_a_partial():
     assert "scale" in f.name
 
 
+def test_a_jitted_function_called_while_another_is_traced_is_part_of_its_trace(queue):
+    inner = la.jit(lambda x, k: x * k, static_argnums=1)
+    outer = la.jit(lambda x: inner(x, 2) + 1)
+    a = np.arange(4, dtype=np.float32)
+    assert np.array_equal(outer(a).get(), a * 2 + 1)
+    assert np.array_equal(outer(a + 5).get(), (a + 5) * 2 + 1)   # not the first call's
+    assert outer.trace_count == 1 and inner.trace_count == 0
+    noise = la.jit(lambda x: x + la.random.rand(4))
+    twice = la.jit(lambda x: noise(x) * 2)
+    assert not np.array_equal(twice(a).get(), twice(a).get())   # new numbers each call
+
+
 def test_arguments_named_out_of_alphabetical_order_keep_their_places(queue):
     """Calls passing computed arrays by position take a fast path: it must give
     the program its arrays in the order the trace took them (flattened by

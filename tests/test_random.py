@@ -1,5 +1,6 @@
 """la.random: Philox4x32-10 against the paper's known answers and a pure-Python
-reference, reproducibility, distributions, dtypes and shapes, fusion, jit."""
+reference, reproducibility, distributions, dtypes and shapes, fusion, jit (the device
+stream of `la.random.device_rng`; NumPy's streams are in test_random_legacy.py)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ KNOWN_ANSWERS = [
 ]
 
 
-def reference_bits(rng: lr.Generator, offset: int, n: int) -> list[tuple]:
+def reference_bits(rng: lr.DeviceGenerator, offset: int, n: int) -> list[tuple]:
     """The Philox words of the values ``offset .. offset+n-1`` of *rng*'s stream."""
     state = rng.state
     return [philox_reference(((offset + k) & MASK, (offset + k) >> 32, *state["stream"]),
@@ -98,7 +99,7 @@ def test_philox_matches_the_reference_on_random_counters_and_keys(queue):
 
 
 def test_draws_are_philox_of_the_index_plus_the_offset(queue):
-    rng = lr.default_rng(2024)
+    rng = lr.device_rng(2024)
     rng.random(1000)                          # offset 1000 for the next draw
     assert rng.state["offset"] == 1000
     bits = rng.integers(0, 2 ** 64, 8, dtype=np.uint64).get()
@@ -121,7 +122,7 @@ def test_draws_are_philox_of_the_index_plus_the_offset(queue):
 
 
 def test_offset_crossing_32_bits_carries_into_the_second_counter_word(queue):
-    rng = lr.default_rng(3)
+    rng = lr.device_rng(3)
     rng.state = {**rng.state, "offset": 2 ** 32 - 2}
     bits = rng.integers(0, 2 ** 64, 4, dtype=np.uint64).get()
     ref = reference_bits(rng, 2 ** 32 - 2, 4)
@@ -130,7 +131,7 @@ def test_offset_crossing_32_bits_carries_into_the_second_counter_word(queue):
 
 def test_same_seed_and_calls_reproduce_exactly(queue):
     def session(seed):
-        rng = lr.default_rng(seed)
+        rng = lr.device_rng(seed)
         return [rng.random((3, 5)).get(), rng.standard_normal(7, dtype=np.float32).get(),
                 rng.integers(-3, 9, 11, dtype=np.int32).get(),
                 rng.exponential(2.0, 4).get(), rng.choice(10, 5, replace=False).get()]
@@ -142,7 +143,7 @@ def test_same_seed_and_calls_reproduce_exactly(queue):
 
 
 def test_successive_calls_and_seeds_differ_and_state_advances(queue):
-    rng = lr.default_rng(0)
+    rng = lr.device_rng(0)
     x, y = rng.random(100).get(), rng.random(100).get()
     assert not np.any(x == y)
     assert rng.state["offset"] == 200
@@ -150,26 +151,26 @@ def test_successive_calls_and_seeds_differ_and_state_advances(queue):
     assert rng.state["offset"] == 220
     rng.random()
     assert rng.state["offset"] == 221
-    assert not np.array_equal(lr.default_rng().random(50).get(),
-                              lr.default_rng().random(50).get())
-    kids = lr.default_rng(0).spawn(2)
+    assert not np.array_equal(lr.device_rng().random(50).get(),
+                              lr.device_rng().random(50).get())
+    kids = lr.device_rng(0).spawn(2)
     assert not np.array_equal(kids[0].random(10).get(), kids[1].random(10).get())
-    assert lr.default_rng(rng) is rng
-    assert lr.default_rng(np.random.SeedSequence(9)).state == lr.default_rng(9).state
+    assert lr.device_rng(rng) is rng
+    assert lr.device_rng(np.random.SeedSequence(9)).state == lr.device_rng(9).state
     with pytest.raises(TypeError):
-        lr.default_rng(np.random.default_rng(0))
+        lr.device_rng(np.random.default_rng(0))
 
 
 def test_values_do_not_depend_on_the_shape_or_on_splitting_a_draw(queue):
-    flat = lr.default_rng(11).random(1200).get()
-    assert np.array_equal(lr.default_rng(11).random((3, 40, 10)).get().ravel(), flat)
-    rng = lr.default_rng(11)
+    flat = lr.device_rng(11).random(1200).get()
+    assert np.array_equal(lr.device_rng(11).random((3, 40, 10)).get().ravel(), flat)
+    rng = lr.device_rng(11)
     parts = [rng.random(700).get(), rng.random((5, 100)).get().ravel()]
     assert np.array_equal(np.concatenate(parts), flat)
-    z = lr.default_rng(11).standard_normal(1200).get()
-    assert np.array_equal(lr.default_rng(11).standard_normal((30, 40)).get().ravel(), z)
+    z = lr.device_rng(11).standard_normal(1200).get()
+    assert np.array_equal(lr.device_rng(11).standard_normal((30, 40)).get().ravel(), z)
     # a saved state replays the draws after it
-    rng = lr.default_rng(11)
+    rng = lr.device_rng(11)
     rng.random(500)
     saved = rng.state
     first = rng.random(20).get()
@@ -180,7 +181,7 @@ def test_values_do_not_depend_on_the_shape_or_on_splitting_a_draw(queue):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_random_is_uniform(queue, dtype):
-    x = lr.default_rng(1).random(N, dtype=dtype).get()
+    x = lr.device_rng(1).random(N, dtype=dtype).get()
     assert x.dtype == dtype and x.min() >= 0 and x.max() < 1
     _check_moments(x, 0.5, 1 / 12)
     assert _ks_statistic(x, lambda t: t) < KS_LIMIT
@@ -193,7 +194,7 @@ def test_random_is_uniform(queue, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_standard_normal_is_normal(queue, dtype):
-    z = lr.default_rng(2).standard_normal(N, dtype=dtype).get()
+    z = lr.device_rng(2).standard_normal(N, dtype=dtype).get()
     assert z.dtype == dtype and np.all(np.isfinite(z))
     _check_moments(z, 0.0, 1.0)
     assert _ks_statistic(z, _normal_cdf) < KS_LIMIT
@@ -202,7 +203,7 @@ def test_standard_normal_is_normal(queue, dtype):
 
 
 def test_normal_uniform_exponential_parameters(queue):
-    rng = lr.default_rng(3)
+    rng = lr.device_rng(3)
     _check_moments(rng.normal(-2.0, 3.0, N).get(), -2.0, 9.0)
     u = rng.uniform(-1.0, 3.0, N).get()
     assert u.min() >= -1.0 and u.max() < 3.0
@@ -230,7 +231,7 @@ def test_normal_uniform_exponential_parameters(queue):
     (0, 255, np.uint8, True), (-128, 127, np.int8, True), (10, 11, np.int64, False)])
 def test_integers_cover_their_range_uniformly(queue, low, high, dtype, endpoint):
     n = 200_000
-    x = lr.default_rng(4).integers(low, high, n, dtype=dtype, endpoint=endpoint).get()
+    x = lr.device_rng(4).integers(low, high, n, dtype=dtype, endpoint=endpoint).get()
     last = high if endpoint else high - 1
     assert x.dtype == dtype and x.shape == (n,)
     values, counts = np.unique(x, return_counts=True)
@@ -241,7 +242,7 @@ def test_integers_cover_their_range_uniformly(queue, low, high, dtype, endpoint)
 
 
 def test_integers_wide_ranges_and_defaults(queue):
-    rng = lr.default_rng(5)
+    rng = lr.device_rng(5)
     x = rng.integers(-(2 ** 63), 2 ** 63, 10 ** 5).get()         # all of int64
     assert x.dtype == np.int64 and (x < 0).mean() == pytest.approx(0.5, abs=0.01)
     assert abs(x.astype(np.float64).mean()) < 5 * 2.0 ** 63 / math.sqrt(3e5)
@@ -258,7 +259,7 @@ def test_integers_wide_ranges_and_defaults(queue):
 
 
 def test_integers_refuse_bad_bounds(queue):
-    rng = lr.default_rng(6)
+    rng = lr.device_rng(6)
     for args, kwargs in [((5, 5), {}), ((5, 4), {"endpoint": True}), ((-1, 10),
                          {"dtype": np.uint8}), ((0, 257), {"dtype": np.uint8}),
                          ((0, 2 ** 63 + 1), {})]:
@@ -275,7 +276,7 @@ def test_integers_refuse_bad_bounds(queue):
 @pytest.mark.parametrize("size, shape", [(None, ()), (5, (5,)), ((2, 3), (2, 3)),
                                          ((0, 4), (0, 4))])
 def test_dtype_and_shape_of_every_method(queue, size, shape):
-    rng = lr.default_rng(7)
+    rng = lr.device_rng(7)
     draws = {
         "random": (rng.random(size), np.float64),
         "random32": (rng.random(size, dtype=np.float32), np.float32),
@@ -297,7 +298,7 @@ def test_dtype_and_shape_of_every_method(queue, size, shape):
 
 
 def test_fused_draw_and_reduction(queue):
-    rng = lr.default_rng(8)
+    rng = lr.device_rng(8)
     n = 4 * 10 ** 6
     before = STATS["launches"]
     count = int((rng.random(n) < 0.5).sum())
@@ -307,16 +308,19 @@ def test_fused_draw_and_reduction(queue):
     assert abs(4 * inside - math.pi) < 4 * 5 * math.sqrt(0.25 / N)
 
 
-def test_generator_inside_jit_raises_and_a_counter_argument_works(queue):
-    rng = lr.default_rng(9)
+def test_generator_inside_jit_draws_new_numbers_each_call_and_a_counter_argument_works(queue):
+    rng = lr.device_rng(9)
 
     @la.jit
     def noisy(x):
         return x + rng.random(x.shape)
 
-    with pytest.raises(la.ConcretizationError, match="philox4x32"):
-        noisy(np.zeros(4))
-    assert rng.state["offset"] == 0
+    first, second = noisy(np.zeros(4)).get(), noisy(np.zeros(4)).get()
+    assert noisy.trace_count == 1 and rng.state["offset"] == 8
+    # the draws the calls made: the generator's next numbers, in order
+    assert np.array_equal(np.concatenate([first, second]), lr.device_rng(9).random(8).get())
+    with pytest.raises(la.ConcretizationError, match="outside the jitted function"):
+        la.jit(lambda x: x + rng.permutation(4))(np.zeros(4))
 
     @la.jit
     def uniform(offset):
@@ -332,7 +336,7 @@ def test_generator_inside_jit_raises_and_a_counter_argument_works(queue):
 
 
 def test_choice(queue):
-    rng = lr.default_rng(10)
+    rng = lr.device_rng(10)
     x = rng.choice(5, 10 ** 4).get()
     assert set(x.tolist()) == set(range(5))
     pool = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -351,7 +355,7 @@ def test_choice(queue):
 
 
 def test_permutation_and_shuffle(queue):
-    rng = lr.default_rng(12)
+    rng = lr.device_rng(12)
     p = rng.permutation(50).get()
     assert p.dtype == np.int64 and sorted(p.tolist()) == list(range(50))
     assert p.tolist() != list(range(50))
@@ -369,5 +373,5 @@ def test_permutation_and_shuffle(queue):
     assert sorted(h.tolist()) == list(range(30)) and h.tolist() != list(range(30))
     with pytest.raises(TypeError):
         rng.shuffle([1, 2, 3])
-    replay = lr.default_rng(12)
+    replay = lr.device_rng(12)
     assert np.array_equal(replay.permutation(50).get(), p)

@@ -1,20 +1,23 @@
-"""``la.random``: random numbers computed on the device, as lazy arrays.
+"""The device stream: random numbers computed on the device by a counter-based
+generator, as lazy arrays that fuse with whatever reads them.
 
-``default_rng(seed)`` returns a :class:`Generator` with the method names of
-NumPy's ``numpy.random.Generator``. Its numbers come from Philox4x32-10, the
-counter-based generator of Salmon, Moraes, Dror and Shaw, "Parallel random
-numbers: as easy as 1, 2, 3" (SC 2011): element ``k`` of a draw is a pure
-function of the generator's key and of the counter ``offset + k``, so a draw
-is an ordinary elementwise expression of an index array. It fuses with
+``device_rng(seed)`` returns a :class:`DeviceGenerator` with the method names
+of NumPy's ``numpy.random.Generator``. Its numbers come from Philox4x32-10,
+the counter-based generator of Salmon, Moraes, Dror and Shaw, "Parallel
+random numbers: as easy as 1, 2, 3" (SC 2011): element ``k`` of a draw is a
+pure function of the generator's key and of the counter ``offset + k``, so a
+draw is an ordinary elementwise expression of an index array. It fuses with
 whatever reads it (``(rng.random(n) < 0.5).sum()`` is one kernel, the numbers
 are never stored), and the same seed gives the same numbers on every device
 and for every shape of the same size. Each draw advances the generator's
 offset by the number of values drawn.
 
-The numbers differ from NumPy's for the same seed (NumPy's default generator
-is PCG64 with other conversion methods).
+This is a different stream from NumPy's: the same seed gives other numbers
+than ``numpy.random.default_rng`` (``la.random.default_rng`` gives NumPy's).
+Under ``la.jit`` a draw's key and offset are arguments of every call, which
+advance, so each call draws new numbers.
 
-Public names: Generator, default_rng, philox4x32.
+Public names: DeviceGenerator, device_rng, philox4x32.
 """
 
 from __future__ import annotations
@@ -27,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray.errors import ConcretizationError
+from lazyarray.errors import ConcretizationError, user_line
 from lazyarray.graph import Gather, Iota
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops.construct import normalize_shape
 from lazyarray.ops.elementwise import broadcast_shapes, constant
-from lazyarray.tracing import TRACING
+from lazyarray.tracing import TRACING, per_call_arguments
 
-__all__ = ["Generator", "default_rng", "philox4x32"]
+__all__ = ["DeviceGenerator", "device_rng", "philox4x32"]
 
 # {{{ Philox4x32-10
 
@@ -142,25 +145,33 @@ def _check_nonnegative(value, name: str) -> None:
 def _refuse_while_tracing(method: str) -> None:
     if TRACING.names:
         raise ConcretizationError(
-            f"Generator.{method}() was called while la.jit traces {TRACING.names[-1]}(): a "
-            f"generator's numbers depend on its state (a counter it advances on each "
-            f"draw), which a trace would freeze, so every later call would return the "
-            f"same numbers. Draw outside the jitted function and pass the array in, or "
-            f"pass a counter array as an argument and build the numbers with "
-            f"la.random.philox4x32(counter words, key words).")
+            f"random {method}() draws on the host, which la.jit cannot repeat at each "
+            f"call of {TRACING.names[-1]}() (a trace would freeze the numbers of its "
+            f"first call).\n  at {user_line()}\nDraw it outside the jitted function and "
+            f"pass the array in. Inside la.jit, uniform floats, normals, integers and "
+            f"choice with replacement (no p) are drawn on the device, new at each call.")
 
 
-class Generator:
+#: the dtypes of a draw's per-call arguments under la.jit: key, stream, offset
+_STATE_DTYPES = (_U32, _U32, _U32, _U32, _U64)
+
+
+class DeviceGenerator:
     """A counter-based random generator (Philox4x32-10) whose draws are lazy
     arrays computed on the device, with the methods of NumPy's
-    ``numpy.random.Generator``. Make one with :func:`default_rng`.
+    ``numpy.random.Generator``. Make one with :func:`device_rng`. Its numbers
+    are not NumPy's (a different stream).
 
     Its state is a 64-bit key and a 64-bit stream number (both from the seed)
     and a 64-bit offset; a draw of *n* values uses the counters ``offset`` to
     ``offset + n - 1`` and advances the offset by *n*. ``size=None`` gives a
     0-d lazy array (NumPy gives a Python scalar; ``float(x)`` converts).
-    Drawing inside a function ``la.jit`` traces raises
-    :class:`lazyarray.ConcretizationError`.
+    Inside a function ``la.jit`` traces, a draw's key, stream and offset are
+    arguments of every call, taken from the generator (which advances) at
+    each call: each call draws new numbers. What draws on the host
+    (:meth:`permutation`, :meth:`shuffle`, :meth:`choice` without
+    replacement or with *p*) raises :class:`lazyarray.ConcretizationError`
+    there.
     """
 
     def __init__(self, seed_sequence: np.random.SeedSequence):
@@ -171,7 +182,7 @@ class Generator:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return (f"Generator(Philox4x32-10, key=0x{self._key[1]:08x}{self._key[0]:08x}, "
+        return (f"DeviceGenerator(Philox4x32-10, key=0x{self._key[1]:08x}{self._key[0]:08x}, "
                 f"offset={self._offset})")
 
     @property
@@ -186,10 +197,10 @@ class Generator:
         self._stream = tuple(int(w) & _MASK32 for w in value["stream"])
         self._offset = int(value["offset"]) % 2 ** 64
 
-    def spawn(self, n_children: int) -> list[Generator]:
+    def spawn(self, n_children: int) -> list[DeviceGenerator]:
         """*n_children* new generators with independent streams (NumPy's spawn,
         through the seed's ``SeedSequence``)."""
-        return [Generator(s) for s in self._seed_sequence.spawn(n_children)]
+        return [DeviceGenerator(s) for s in self._seed_sequence.spawn(n_children)]
 
     # {{{ drawing bits
 
@@ -200,15 +211,27 @@ class Generator:
             self._offset = (offset + n) % 2 ** 64
         return offset
 
+    def _draw_state(self, n: int) -> tuple[int, int, int, int, int]:
+        """The key words, stream words and offset of a draw of *n* values
+        (the state moves past them)."""
+        offset = self._advance(n)
+        return (*self._key, *self._stream, offset)
+
     def _words(self, shape: tuple, method: str) -> tuple[LazyArray, ...]:
         """Four uint32 arrays of *shape*: the Philox output for each element's
-        counter (its C-order index plus the draw's offset)."""
-        _refuse_while_tracing(method)
+        counter (its C-order index plus the draw's offset). Under ``la.jit``
+        the key, stream and offset are per-call arguments."""
         n = math.prod(shape)
-        offset = self._advance(n)
-        index = LazyArray(Iota((n,), 0)).astype(_U64) + np.uint64(offset)
-        counter = (index.astype(_U32), (index >> 32).astype(_U32), *self._stream)
-        return tuple(w.reshape(shape) for w in philox4x32(counter, self._key))
+        index = LazyArray(Iota((n,), 0)).astype(_U64)
+        if TRACING.names:
+            k0, k1, s0, s1, offset = (LazyArray(p) for p in per_call_arguments(
+                lambda: self._draw_state(n), _STATE_DTYPES))
+            index = index + offset
+        else:
+            k0, k1, s0, s1, start = self._draw_state(n)
+            index = index + np.uint64(start)
+        counter = (index.astype(_U32), (index >> 32).astype(_U32), s0, s1)
+        return tuple(w.reshape(shape) for w in philox4x32(counter, (k0, k1)))
 
     def _host_generator(self, n: int, method: str) -> np.random.Generator:
         """A NumPy generator seeded from this generator's state, which moves
@@ -268,6 +291,79 @@ class Generator:
         shape = self._size(size, scale)
         result = -np.log1p(-self.random(shape)) * scale
         return self._check_shape(result, shape, "exponential")
+
+    def standard_exponential(self, size=None) -> LazyArray:
+        """float64 exponential values of mean 1."""
+        return self.exponential(1.0, size)
+
+    def _open_unit(self, size, *params) -> tuple[tuple, LazyArray]:
+        """The shape of a draw and float64 values uniform in (0, 1) of it:
+        ``(k + 1/2) / 2**52`` for 52 random bits ``k`` (0 and 1 excluded, so
+        logarithms stay finite)."""
+        shape = self._size(size, *params)
+        return shape, (np.floor(self.random(shape) * 2.0 ** 52) + 0.5) * 2.0 ** -52
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None) -> LazyArray:
+        """float64 values whose logarithm is normal (mean *mean*, standard
+        deviation *sigma*)."""
+        return np.exp(self.normal(mean, sigma, size))
+
+    def laplace(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+        """float64 Laplace (double exponential) values around *loc*."""
+        _check_nonnegative(scale, "scale")
+        shape, u = self._open_unit(size, loc, scale)
+        v = u - 0.5
+        return self._check_shape(loc - scale * np.sign(v) * np.log1p(-2.0 * np.abs(v)),
+                                 shape, "laplace")
+
+    def logistic(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+        """float64 logistic values around *loc*."""
+        _check_nonnegative(scale, "scale")
+        shape, u = self._open_unit(size, loc, scale)
+        return self._check_shape(loc + scale * np.log(u / (1.0 - u)), shape, "logistic")
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+        """float64 Gumbel (extreme value) values of mode *loc*."""
+        _check_nonnegative(scale, "scale")
+        shape, u = self._open_unit(size, loc, scale)
+        return self._check_shape(loc - scale * np.log(-np.log(u)), shape, "gumbel")
+
+    def rayleigh(self, scale=1.0, size=None) -> LazyArray:
+        """float64 Rayleigh values of mode *scale*."""
+        _check_nonnegative(scale, "scale")
+        shape, u = self._open_unit(size, scale)
+        return self._check_shape(scale * np.sqrt(-2.0 * np.log(u)), shape, "rayleigh")
+
+    def weibull(self, a, size=None) -> LazyArray:
+        """float64 Weibull values of shape *a* (positive) and scale 1."""
+        _check_nonnegative(a, "a")
+        shape, u = self._open_unit(size, a)
+        return self._check_shape((-np.log(u)) ** (1.0 / a), shape, "weibull")
+
+    def pareto(self, a, size=None) -> LazyArray:
+        """float64 Pareto II (Lomax) values of shape *a* (positive): Pareto
+        values of minimum 1, minus 1."""
+        _check_nonnegative(a, "a")
+        shape, u = self._open_unit(size, a)
+        return self._check_shape(u ** (-1.0 / a) - 1.0, shape, "pareto")
+
+    def power(self, a, size=None) -> LazyArray:
+        """float64 values in [0, 1] of density proportional to ``x**(a - 1)``."""
+        _check_nonnegative(a, "a")
+        shape, u = self._open_unit(size, a)
+        return self._check_shape(u ** (1.0 / a), shape, "power")
+
+    def standard_cauchy(self, size=None) -> LazyArray:
+        """float64 Cauchy (Lorentz) values of mode 0 and scale 1."""
+        _, u = self._open_unit(size)
+        return np.tan(np.pi * (u - 0.5))
+
+    def geometric(self, p, size=None) -> LazyArray:
+        """int64 numbers of Bernoulli trials of success probability *p* up to
+        the first success (at least 1)."""
+        shape, u = self._open_unit(size, p)
+        trials = np.maximum(np.ceil(np.log(u) / np.log1p(-p)), 1.0)
+        return self._check_shape(trials.astype(np.int64), shape, "geometric")
 
     @staticmethod
     def _size(size, *params) -> tuple:
@@ -395,20 +491,20 @@ class Generator:
     # }}}
 
 
-SeedLike = int | Sequence[int] | np.random.SeedSequence | Generator | None
+SeedLike = int | Sequence[int] | np.random.SeedSequence | DeviceGenerator | None
 
 
-def default_rng(seed: SeedLike = None) -> Generator:
-    """A new :class:`Generator` seeded by *seed* (an int, a sequence of ints,
-    a ``numpy.random.SeedSequence``, or None for fresh entropy from the
-    operating system); a :class:`Generator` is returned as it is. The key
-    and stream come from NumPy's ``SeedSequence`` of the seed, so different
-    seeds give unrelated streams."""
-    if isinstance(seed, Generator):
+def device_rng(seed: SeedLike = None) -> DeviceGenerator:
+    """A new :class:`DeviceGenerator` (the device stream, not NumPy's numbers)
+    seeded by *seed*: an int, a sequence of ints, a
+    ``numpy.random.SeedSequence``, or None for fresh entropy from the
+    operating system; a :class:`DeviceGenerator` is returned as it is.
+    Different seeds give unrelated streams."""
+    if isinstance(seed, DeviceGenerator):
         return seed
     if isinstance(seed, np.random.SeedSequence):
-        return Generator(seed)
+        return DeviceGenerator(seed)
     if isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
-        raise TypeError("default_rng takes an int, a sequence of ints or a SeedSequence, "
+        raise TypeError("device_rng takes an int, a sequence of ints or a SeedSequence, "
                         "not a NumPy generator")
-    return Generator(np.random.SeedSequence(seed))
+    return DeviceGenerator(np.random.SeedSequence(seed))
