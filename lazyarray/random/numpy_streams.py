@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.dispatch import wrap_array
+from lazyarray.host.policy import host_enabled
 from lazyarray.random.descriptions import DESCRIPTIONS
 from lazyarray.random.device import DeviceGenerator
 from lazyarray.random.traced import draw_on_device, refuse_on_host
@@ -50,7 +52,8 @@ def _to_lazy(result: Any) -> Any:
     scalars, Python numbers, bytes, arrays of strings) as it is."""
     if isinstance(result, np.ndarray) and result.dtype.kind in "biufc" \
             and result.dtype != np.float16:
-        return asarray(result)
+        # (small draws stay on the host tier, larger ones go to the device)
+        return wrap_array(result) if host_enabled() else asarray(result)
     return result
 
 
