@@ -38,6 +38,10 @@ class _Tracing(threading.local):
 
 #: the jitted functions each thread is tracing
 TRACING = _Tracing()
+#: how many traces run in all threads (0: no thread traces, which the host
+#: tier asks for every operation without reading the thread-local record)
+ACTIVE_TRACES = [0]
+_COUNT_LOCK = threading.Lock()
 
 
 @contextmanager
@@ -48,11 +52,15 @@ def tracing(name: str, first_slot: int = 0) -> Iterator[Trace]:
     trace = Trace(first_slot)
     TRACING.names.append(name)
     TRACING.traces.append(trace)
+    with _COUNT_LOCK:
+        ACTIVE_TRACES[0] += 1
     try:
         yield trace
     finally:
         TRACING.names.pop()
         TRACING.traces.pop()
+        with _COUNT_LOCK:
+            ACTIVE_TRACES[0] -= 1
 
 
 def per_call_arguments(supply: Callable[[], Sequence], dtypes: Sequence) -> list[Any]:

@@ -28,6 +28,7 @@ from lazyarray.host.policy import host_enabled
 class HostArray(LazyArray):
     """A lazy array whose value lives on the host (``_hv``, a NumPy array)."""
 
+    __slots__ = ("_hv", "_copy")
     _hv: np.ndarray
     #: the device copy of the buffer and the write count it was made at
     _copy: tuple[Node, int] | None
@@ -171,9 +172,15 @@ class HostArray(LazyArray):
 
     def __getitem__(self, key) -> LazyArray:
         if host_enabled():
-            key = _host_key(key)
-            if key is not _NO:
-                return wrap(self._hv[key])
+            plain = _host_key(key)
+            if plain is not _NO:
+                value = self._hv[plain]
+                if type(value) is _ndarray and value.size <= SMALL:
+                    handle = _new(HostArray)
+                    handle._hv = value
+                    handle._copy = None
+                    return handle
+                return wrap(value)
         return LazyArray.__getitem__(self, key)
 
     def __setitem__(self, key, value) -> None:

@@ -113,9 +113,11 @@ def host_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
         else:
             plain.append(_unwrap(a, outside))
     if kwargs:
+        out = kwargs.get("out")
         kwargs = _drop_device({k: _unwrap(v, outside) for k, v in kwargs.items()})
-        if "out" in kwargs:
+        if out is not None:
             mutated()
+            args = (*args, *(out if type(out) is tuple else (out,)))
         result = func(*plain, **kwargs)
     else:
         result = func(*plain)

@@ -4,7 +4,8 @@ the device's :attr:`~lazyarray.target.Target.host_tier_elements`, the device
 for larger ones).
 
 The tier is ``LAZYARRAY_TIER`` from the environment (default ``auto``), or
-what :func:`set_tier` or a :func:`tier` block chose (per thread/context).
+what :func:`set_tier` chose, or a :func:`tier` block (for the whole process
+while the block runs).
 While ``la.jit`` traces a function every operation is recorded (device).
 
 Public names: set_tier, get_tier, tier, host_enabled, host_limit, TIERS.
@@ -12,12 +13,11 @@ Public names: set_tier, get_tier, tier, host_enabled, host_limit, TIERS.
 
 from __future__ import annotations
 
-import contextvars
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from lazyarray.tracing import TRACING
+from lazyarray.tracing import ACTIVE_TRACES, TRACING
 
 #: the tiers a user can choose
 TIERS = ("auto", "host", "device")
@@ -30,9 +30,8 @@ def _from_environment() -> str:
     return value
 
 
-_DEFAULT = [_from_environment()]
-_CHOSEN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "lazyarray_tier", default=None)
+#: the tier in force: [0] is the process's, later entries open tier() blocks
+_MODES = [_from_environment()]
 #: the automatic limit by queue (the queue's Target, asked once)
 _LIMITS: dict = {}
 
@@ -47,34 +46,34 @@ def set_tier(mode: str) -> None:
     """Choose the tier for the whole process: ``"auto"`` (the default),
     ``"host"`` (NumPy for every operation whose arrays are on the host) or
     ``"device"`` (every operation recorded and compiled)."""
-    _DEFAULT[0] = _check(mode)
+    _MODES[0] = _check(mode)
 
 
 def get_tier() -> str:
-    """The tier in force here (a :func:`tier` block's, else the process's)."""
-    return _CHOSEN.get() or _DEFAULT[0]
+    """The tier in force (the innermost :func:`tier` block's, else the process's)."""
+    return _MODES[-1]
 
 
 @contextmanager
 def tier(mode: str) -> Iterator[None]:
-    """Compute in the block with the tier *mode* (this thread/context only)."""
-    token = _CHOSEN.set(_check(mode))
+    """Compute in the block with the tier *mode*."""
+    _MODES.append(_check(mode))
     try:
         yield
     finally:
-        _CHOSEN.reset(token)
+        _MODES.pop()
 
 
 def host_enabled() -> bool:
     """Whether operations on host arrays run on the host here (not while
-    ``la.jit`` traces, not under the ``"device"`` tier)."""
-    return not TRACING.names and (_CHOSEN.get() or _DEFAULT[0]) != "device"
+    ``la.jit`` traces in this thread, not under the ``"device"`` tier)."""
+    return _MODES[-1] != "device" and not (ACTIVE_TRACES[0] and TRACING.names)
 
 
 def host_limit() -> int | None:
     """The largest result in elements the host tier keeps on the host (None:
     no limit, the ``"host"`` tier)."""
-    if (_CHOSEN.get() or _DEFAULT[0]) == "host":
+    if _MODES[-1] == "host":
         return None
     from lazyarray.run.device import default_queue      # (OpenCL only when needed)
     queue = default_queue()
