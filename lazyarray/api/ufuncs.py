@@ -7,7 +7,9 @@ import builtins as _builtins
 import numpy as _np
 
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.host.dispatch import host_call as _numpy_call, host_ready as _host_ready
+from lazyarray.host.dispatch import (
+    _NO, host_call as _numpy_call, host_enabled as _host_enabled, host_ready as _host_ready,
+    quick_call as _quick_call)
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 
 
@@ -41,6 +43,10 @@ class Ufunc:
         return f"<lazyarray ufunc '{self.__name__}'>"
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and _host_enabled():
+            result = _quick_call(self._ufunc, args)
+            if result is not _NO:
+                return result
         if _host_ready(args, kwargs):
             return _numpy_call(self._ufunc, args, kwargs)
         return self._on_device(*args, **kwargs)

@@ -21,7 +21,8 @@ from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import (
-    _NO, _PLAIN, CLASSES, MUTATION, SMALL, _unwrap, host_call, host_ready, mutated, wrap)
+    _NO, _PLAIN, CLASSES, MUTATION, SMALL, _unwrap, host_call, host_ready, mutated,
+    quick_call, wrap)
 from lazyarray.host.policy import host_enabled
 
 
@@ -231,6 +232,10 @@ def _method(name: str):
     numpy_method = getattr(np.ndarray, name, None) or getattr(np, name)
 
     def method(self, *args, **kwargs):
+        if not kwargs and host_enabled():
+            result = quick_call(numpy_method, (self, *args))
+            if result is not _NO:
+                return result
         if host_ready(args, kwargs):
             return host_call(numpy_method, (self, *args), kwargs)
         return device(self, *args, **kwargs)

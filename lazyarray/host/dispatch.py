@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from lazyarray.host.policy import host_enabled, host_limit
+from lazyarray.host.policy import host_enabled, host_limit  # noqa: F401 (re-exported)
 
 #: a counter of writes into host buffers: a host array's device copy is
 #: current while the counter has not moved since it was made
@@ -93,6 +93,41 @@ def _drop_device(kwargs: dict) -> dict:
     if "device" in kwargs and not isinstance(kwargs["device"], (str, type(None))):
         kwargs = {k: v for k, v in kwargs.items() if k != "device"}
     return kwargs
+
+
+#: scalar argument types passed to NumPy as they are
+_SCALARS = frozenset([int, float, bool, complex, type(None), np.float64, np.float32,
+                      np.int64, np.int32, np.bool_, np.complex128, str])
+
+
+def quick_call(func: Callable, args: tuple) -> Any:
+    """``func(*args)`` by NumPy when every argument is a host array or a
+    scalar (the common call, checked and unwrapped in one pass), else _NO.
+    The caller checked that the host tier is on."""
+    host = CLASSES[1]
+    plain = []
+    for a in args:
+        kind = type(a)
+        if kind is host:
+            plain.append(a._hv)
+        elif kind in _SCALARS:
+            plain.append(a)
+        else:
+            return _NO
+    result = func(*plain)
+    if type(result) is _ndarray:
+        for a in args:
+            if type(a) is host and a._hv is result:
+                return a
+        if result.size <= SMALL:
+            handle = _new(host)
+            handle._hv = result
+            handle._copy = None
+            return handle
+        return wrap_array(result)
+    if func.__name__ in _WRITERS:
+        mutated()
+    return wrap(result, args)
 
 
 def host_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
@@ -180,6 +215,13 @@ def forwarding(name: str, impl: Callable, numpy_func: Callable) -> Callable:
     """*impl* (lazyarray's function *name*), with calls whose arrays are all
     on the host run by *numpy_func* instead."""
     def dispatch(*args, **kwargs):
+        if not kwargs and host_enabled():
+            try:
+                result = quick_call(numpy_func, args)
+            except TypeError:
+                result = _NO
+            if result is not _NO:
+                return result
         if host_ready(args, kwargs):
             try:
                 return host_call(numpy_func, args, kwargs)
