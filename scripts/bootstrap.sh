@@ -116,17 +116,28 @@ for name in sys.argv[2:]:
 ' "$ROOT" "${pkgs[@]}") >/dev/null 2>&1
 }
 
-if [ "$(cat "$STAMP" 2>/dev/null || true)" = "$want_stamp" ] && packages_importable; then
+# demo needs what running needs; test adds the test extra (pytest, MPI, Dask,
+# Sphinx, mypy, ...). The stamp records which was installed.
+if [ "$ACTION" = test ]; then EXTRA="[test]"; else EXTRA=""; fi
+have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
+stamp_ok() {
+    case "$have_stamp" in
+        "$want_stamp test") return 0 ;;
+        "$want_stamp run") [ -z "$EXTRA" ] ;;
+        *) return 1 ;;
+    esac
+}
+if stamp_ok && packages_importable; then
     log "dependencies up to date"
 else
-    log "installing the project and its dependencies into .venv (pip install -e '.[test]')"
+    log "installing the project and its dependencies into .venv (pip install -e '.$EXTRA')"
     rm -f "$STAMP"
     PIP_LOG="$VENV/.bootstrap-pip.log"
-    if ! "$VPY" -m pip install -q -e '.[test]' >"$PIP_LOG" 2>&1; then
+    if ! "$VPY" -m pip install -q -e ".$EXTRA" >"$PIP_LOG" 2>&1; then
         grep -v "^WARNING: Location '.*' is ignored" "$PIP_LOG" | tail -n 40 >&2
-        die "pip install -e '.[test]' failed (full log: $PIP_LOG)"
+        die "pip install -e '.$EXTRA' failed (full log: $PIP_LOG)"
     fi
-    echo "$want_stamp" > "$STAMP"
+    echo "$want_stamp $([ -n "$EXTRA" ] && echo test || echo run)" > "$STAMP"
 fi
 
 export VIRTUAL_ENV="$VENV"
@@ -171,8 +182,16 @@ log "OpenCL OK: $ocl_dev${OCL_ICD_VENDORS:+ (OCL_ICD_VENDORS=$OCL_ICD_VENDORS)}"
 rm -f "$PROBE_ERR" "$PROBE_CUR"
 trap - EXIT
 
-# OpenBLAS lets the C target's CBLAS example (tests/test_callables.py) run.
-if ! ls /usr/include/cblas.h /usr/include/*/cblas.h >/dev/null 2>&1; then
+# OpenBLAS lets the C target's CBLAS example (tests/test_callables.py) run; only
+# the tests need it. (Debian puts cblas.h under /usr/include/<triplet>/.)
+has_cblas() {
+    local h
+    for h in /usr/include/cblas.h /usr/include/*/cblas.h; do
+        [ -e "$h" ] && return 0
+    done
+    return 1
+}
+if [ "$ACTION" = test ] && ! has_cblas; then
     apt_install libopenblas-dev || log "OpenBLAS not installed; its tests will be skipped"
 fi
 
