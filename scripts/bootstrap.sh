@@ -218,6 +218,6 @@ case "$ACTION" in
         "$VPY" -m ruff check . || die "ruff found problems (above)"
         "$VPY" -m mypy || die "mypy found problems (above)"
         log "running the test suite"
-        exec "$VPY" -m pytest -q -m "not slow" ${xdist[@]+"${xdist[@]}"} ${where[@]+"${where[@]}"} "$@"
+        exec "$VPY" -m pytest -q --durations=30 -m "not slow" ${xdist[@]+"${xdist[@]}"} ${where[@]+"${where[@]}"} "$@"
         ;;
 esac
