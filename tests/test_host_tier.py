@@ -194,3 +194,32 @@ def test_explain_says_a_host_array_was_computed_by_numpy():
     with la.tier("host"):
         text = la.explain(la.ones(3) * 2, print_it=False)
     assert "host tier" in text and "0 kernel(s)" in text
+
+
+def test_windows_of_a_large_device_array_build_nothing_new():
+    """Sliding windows at new offsets and new lengths over a computed device
+    array: small parts are read to the host, no kernel is planned per offset."""
+    values = np.random.default_rng(1).random(100_000)
+    with la.tier("auto"):
+        x = la.asarray(values) * 2
+        x.compute()
+        assert type(x) is la.LazyArray
+        planned = STATS["planned"]
+        means = [float(x[i:i + 32].mean()) for i in range(50)]
+        sums = [float(x[:n].sum()) for n in range(100, 120)]
+        assert STATS["planned"] == planned
+    assert np.allclose(means, [(2 * values[i:i + 32]).mean() for i in range(50)])
+    assert np.allclose(sums, [(2 * values[:n]).sum() for n in range(100, 120)])
+
+
+def test_writes_into_small_device_arrays_stay_on_the_device():
+    with la.tier("auto"):
+        big = la.asarray(np.arange(100_000.0)) + 0
+        big.compute()
+        part = big[10:20]
+        np.add(part, 1, out=part)
+        la.copyto(part, part * 2)
+        part += 1
+        want = np.arange(100_000.0)
+        want[10:20] = (want[10:20] + 1) * 2 + 1
+        _same(big, want)

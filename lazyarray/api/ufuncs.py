@@ -151,7 +151,7 @@ def _host_tier_method(name: str):
     device = getattr(Ufunc, name)
 
     def method(self, *args, **kwargs):
-        if _host_ready(args, kwargs):
+        if _host_ready(args, kwargs, name == "at"):
             return _numpy_call(getattr(self._ufunc, name), args, kwargs)
         return device(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name

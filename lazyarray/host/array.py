@@ -21,8 +21,8 @@ from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import (
-    _NO, _PLAIN, CLASSES, MUTATION, SMALL, _unwrap, host_call, host_ready, mutated,
-    quick_call, wrap)
+    _NO, _PLAIN, _WRITERS, CLASSES, MUTATION, SMALL, _unwrap, host_call, host_ready, mutated,
+    quick_call, readable, wrap)
 from lazyarray.host.policy import host_enabled
 
 
@@ -161,13 +161,13 @@ class HostArray(LazyArray):
     # {{{ NumPy on the buffer
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if host_ready(inputs, kwargs):
+        if host_ready(inputs, kwargs, method == "at"):
             return host_call(ufunc if method == "__call__" else getattr(ufunc, method),
                              inputs, kwargs)
         return LazyArray.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if host_ready(args, kwargs):
+        if host_ready(args, kwargs, func.__name__ in _WRITERS):
             return host_call(func, args, kwargs)
         return LazyArray.__array_function__(self, func, types, args, kwargs)
 
@@ -309,18 +309,22 @@ def _in_place_operator(dunder: str):
     return operator
 
 
-for _name in ["all", "any", "argmax", "argmin", "argsort", "astype", "choose", "clip",
-              "compress", "conj", "conjugate", "copy", "cumprod", "cumsum", "diagonal",
-              "dot", "flatten", "max", "mean", "min", "nonzero", "prod", "ptp", "ravel",
-              "repeat", "reshape", "round", "searchsorted", "squeeze", "std", "sum",
-              "swapaxes", "take", "tobytes", "trace", "transpose", "var", "view",
-              "__abs__", "__neg__", "__pos__", "__invert__"]:
+#: methods that read the array (and return new arrays or values)
+_READING = ["all", "any", "argmax", "argmin", "argsort", "astype", "choose", "clip",
+            "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot",
+            "flatten", "max", "mean", "min", "nonzero", "prod", "ptp", "repeat", "round",
+            "searchsorted", "std", "sum", "take", "trace", "var"]
+#: NumPy's binary operators (the reflected and in-place ones follow the names)
+_BINARY = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+           "lshift", "rshift", "matmul"]
+
+for _name in [*_READING, "copy", "ravel", "reshape", "squeeze", "swapaxes", "tobytes",
+              "transpose", "view", "__abs__", "__neg__", "__pos__", "__invert__"]:
     setattr(HostArray, _name, _method(_name) if not _name.startswith("__")
             else _unary(_name))
 for _name in ["fill", "sort"]:
     setattr(HostArray, _name, _writing_method(_name))
-for _op in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
-            "lshift", "rshift", "matmul"]:
+for _op in _BINARY:
     setattr(HostArray, f"__{_op}__", _binary(f"__{_op}__"))
     setattr(HostArray, f"__r{_op}__", _binary(f"__r{_op}__"))
     setattr(HostArray, f"__i{_op}__", _in_place_operator(f"__i{_op}__"))
@@ -331,3 +335,24 @@ for _name in ["T", "mT", "real", "imag"]:
         (lambda attribute: lambda self: wrap(getattr(self._hv, attribute)))(_name)))
 HostArray.__hash__ = None  # type: ignore[assignment]
 CLASSES[:] = [LazyArray, HostArray]
+
+
+def _read_method(name: str):
+    """LazyArray.*name* computed by NumPy on a host copy when the array is a
+    small value already on the device (:func:`readable`)."""
+    device = getattr(LazyArray, name)
+    numpy_method = getattr(np.ndarray, name, None) or getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        if host_enabled() and readable(self) and host_ready(args, kwargs):
+            return host_call(numpy_method, (self, *args), kwargs)
+        return device(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = device.__doc__
+    return method
+
+
+for _name in [*_READING, "__abs__", "__neg__", "__pos__", "__invert__",
+              *(f"__{op}__" for op in _BINARY), *(f"__r{op}__" for op in _BINARY),
+              "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"]:
+    setattr(LazyArray, _name, _read_method(_name))

@@ -4,7 +4,7 @@ NumPy buffers, the function called, and its array results wrapped again
 (small ones as host arrays, large ones moved to the device for later fused
 work; an argument's buffer returned as it is comes back as the same handle).
 
-Public names: host_ready, host_call, wrap, wrap_array, mutated, forwarding,
+Public names: host_ready, host_call, quick_call, readable, wrap, wrap_array, mutated, forwarding,
 device_dtype, MUTATION.
 """
 
@@ -14,7 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lazyarray.graph import Input
 from lazyarray.host.policy import host_enabled, host_limit  # noqa: F401 (re-exported)
+from lazyarray.run.evaluate import contiguous_part
+from lazyarray.values import on_device
 
 #: a counter of writes into host buffers: a host array's device copy is
 #: current while the counter has not moved since it was made
@@ -53,15 +56,48 @@ def _ready(value) -> bool:
         return all(_ready(v) for v in value)
     if isinstance(value, dict):
         return all(_ready(v) for v in value.values())
-    return not isinstance(value, CLASSES[0]) and not hasattr(value, "base_data")
+    if isinstance(value, CLASSES[0]):
+        return readable(value)
+    return not hasattr(value, "base_data")
 
 
-def host_ready(args: tuple, kwargs: dict | None = None) -> bool:
+def readable(array) -> bool:
+    """Whether the device array *array* is small and its value is on the
+    device already, as a computed value or a contiguous part of one (no
+    kernel runs to read it): NumPy may then compute on a host copy."""
+    node = array.node
+    size = 1
+    for n in node.shape:
+        size *= n
+    if size > SMALL:
+        return False
+    while True:
+        if type(node) is Input:
+            return node.data is not None
+        if on_device(node) is not None:
+            return True
+        found = contiguous_part(node)
+        if found is None:
+            return False
+        node = found[0]
+
+
+def host_ready(args: tuple, kwargs: dict | None = None, writes_first: bool = False) -> bool:
     """Whether NumPy may run on these arguments here: the host tier is on and
     every lazy array among them (in lists, tuples and dicts too) is a host
-    array (no device array, no pyopencl array)."""
+    array or a small device array NumPy can read (:func:`readable`), and
+    nothing NumPy writes (``out=``, the first argument of a function that
+    writes into it, *writes_first*) is a device array."""
     if not host_enabled():
         return False
+    if writes_first and args and isinstance(args[0], CLASSES[0]) \
+            and type(args[0]) is not CLASSES[1]:
+        return False
+    if kwargs and "out" in kwargs:
+        out = kwargs["out"]
+        for target in (out if type(out) is tuple else (out,)):
+            if isinstance(target, CLASSES[0]) and type(target) is not CLASSES[1]:
+                return False
     host = CLASSES[1]
     for value in args:
         kind = type(value)
@@ -85,6 +121,11 @@ def _unwrap(value, outside: list) -> Any:
         outside.append(value)
     elif isinstance(value, dict):
         return {k: _unwrap(v, outside) for k, v in value.items()}
+    elif isinstance(value, CLASSES[0]):
+        # (a small device array's host copy, which lazyarray may keep: results
+        # sharing its memory are copied)
+        value = value._host()
+        outside.append(value)
     return value
 
 
@@ -222,7 +263,7 @@ def forwarding(name: str, impl: Callable, numpy_func: Callable) -> Callable:
                 result = _NO
             if result is not _NO:
                 return result
-        if host_ready(args, kwargs):
+        if host_ready(args, kwargs, name in _WRITERS):
             try:
                 return host_call(numpy_func, args, kwargs)
             except TypeError:

@@ -1,7 +1,7 @@
 """Evaluation: the value of a node on the device, its stored nodes computed
 step by step (each once, also when several threads evaluate).
 
-Public names: evaluate, NAMED_DEPTH.
+Public names: evaluate, contiguous_part, NAMED_DEPTH.
 """
 
 from __future__ import annotations
@@ -170,10 +170,11 @@ def _compute_named_values(root: Node) -> None:
                 handle._settle()
 
 
-def _contiguous_part(node: Node) -> cla.Array | None:
-    """A reshape of a computed array, or a contiguous part of one (``x[3]``,
-    ``x[2, 1]``, ``x[1:4]``), as a view of its buffer: no kernel, so reading
-    elements one by one compiles nothing. None for other nodes."""
+def contiguous_part(node: Node) -> tuple[Node, tuple | None] | None:
+    """Whether *node* is a reshape of a computed array, or a contiguous part
+    of one (``x[3]``, ``x[2, 1]``, ``x[1:4]``), which a view of its buffer
+    holds (no kernel): ``(the array's node, None for a reshape or the index
+    of the part)``; None otherwise."""
     if not isinstance(node, (View, Reshape)) or 0 in node.shape:
         return None
     arg = node.arg
@@ -183,7 +184,7 @@ def _contiguous_part(node: Node) -> cla.Array | None:
         return None
     arg = node.arg
     if isinstance(node, Reshape):
-        return _evaluate(arg).reshape(node.shape)
+        return arg, None
     m = next((k for k, a in enumerate(node.axis_map) if a[0] != "const"), arg.ndim)
     fixed = [a[1] for a in node.axis_map[:m]]
     rest = node.axis_map[m:]
@@ -194,6 +195,17 @@ def _contiguous_part(node: Node) -> cla.Array | None:
             or (j and (a[2] != 0 or node.shape[j] != arg.shape[m + j]))
             for j, a in enumerate(rest)):
         return None
-    key = [*fixed, *([slice(rest[0][2], rest[0][2] + node.shape[0])] if rest else [])]
-    part = _evaluate(arg)[tuple(key)]
+    return arg, (*fixed, *([slice(rest[0][2], rest[0][2] + node.shape[0])] if rest else []))
+
+
+def _contiguous_part(node: Node) -> cla.Array | None:
+    """The value of *node* as a view of a computed buffer (see
+    :func:`contiguous_part`), or None."""
+    found = contiguous_part(node)
+    if found is None:
+        return None
+    arg, key = found
+    if key is None:
+        return _evaluate(arg).reshape(node.shape)
+    part = _evaluate(arg)[key]
     return part if part.shape == node.shape else None
