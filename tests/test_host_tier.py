@@ -223,3 +223,23 @@ def test_writes_into_small_device_arrays_stay_on_the_device():
         want = np.arange(100_000.0)
         want[10:20] = (want[10:20] + 1) * 2 + 1
         _same(big, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.complex64])
+def test_elements_and_scalar_arithmetic_keep_numpys_types(host_tier, dtype):
+    a = np.arange(1, 7, dtype=dtype)
+    x = la.asarray(a)
+    s, t = x[1], x[-1]
+    with np.errstate(all="ignore"):
+        for got, want in [(s * 2, a[1] * 2), (s + t, a[1] + a[-1]), (2.5 - s, 2.5 - a[1]),
+                          (s / t, a[1] / a[-1]), (-s, -a[1]), (abs(s), abs(a[1])),
+                          (s ** 2, a[1] ** 2), (s < t, a[1] < a[-1]), (la.sqrt(s), np.sqrt(a[1])),
+                          (s.sum(), a[1].sum())]:
+            _same(got, want)
+    s += 1
+    _same(x, a)             # an element read is a copy
+    _same(s, a[1] + 1)
+    x[0] = t
+    a[0] = a[-1]
+    _same(x, a)
+    assert complex(s) == complex(a[1] + 1) and s.shape == () and s.dtype == a.dtype

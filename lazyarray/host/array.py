@@ -15,22 +15,26 @@ from __future__ import annotations
 
 from typing import Any
 
+import operator
+from collections.abc import Callable
+
 import numpy as np
 
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import (
-    _NO, _PLAIN, _WRITERS, CLASSES, MUTATION, SMALL, _unwrap, host_call, host_ready, mutated,
-    quick_call, readable, wrap)
+    _NO, _PLAIN, _SCALARS, _WRITERS, CLASSES, MUTATION, NUMPY_SCALARS, SMALL, _unwrap,
+    host_call, host_ready, mutated, quick_call, readable, wrap)
 from lazyarray.host.policy import host_enabled
 
 
 class HostArray(LazyArray):
-    """A lazy array whose value lives on the host (``_hv``, a NumPy array)."""
+    """A lazy array whose value lives on the host (``_hv``: a NumPy array, or
+    for a 0-d value NumPy gave as a scalar, that NumPy scalar)."""
 
     __slots__ = ("_hv", "_copy")
-    _hv: np.ndarray
+    _hv: Any
     #: the device copy of the buffer and the write count it was made at
     _copy: tuple[Node, int] | None
 
@@ -72,8 +76,16 @@ class HostArray(LazyArray):
 
     def _assign(self, node: Node) -> None:
         value = LazyArray(node)._host()
-        self._hv[...] = value
+        self._buffer()[...] = value
         mutated()
+
+    def _buffer(self) -> np.ndarray:
+        """The value as a NumPy array that writes change (a 0-d scalar value
+        becomes a 0-d array first)."""
+        value = self._hv
+        if type(value) is not _ndarray:
+            value = self._hv = np.array(value)
+        return value
 
     def _settle(self):
         from lazyarray.run import evaluate
@@ -116,12 +128,13 @@ class HostArray(LazyArray):
         return (wrap(v) for v in self._hv)
 
     def _host(self) -> np.ndarray:
-        return self._hv
+        value = self._hv
+        return value if type(value) is _ndarray else np.asarray(value)
 
     def get(self) -> np.ndarray:
         """The value as a NumPy array (a copy)."""
         self._refuse_value(".get()")
-        return self._hv.copy()
+        return np.array(self._hv)
 
     to_numpy = get
 
@@ -176,7 +189,8 @@ class HostArray(LazyArray):
             plain = _host_key(key)
             if plain is not _NO:
                 value = self._hv[plain]
-                if type(value) is _ndarray and value.size <= SMALL:
+                kind = type(value)
+                if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
                     handle = _new(HostArray)
                     handle._hv = value
                     handle._copy = None
@@ -198,7 +212,7 @@ class HostArray(LazyArray):
                 else:
                     value = _unwrap(value, [])
             if plain is not _NO:
-                self._hv[plain] = value
+                self._buffer()[plain] = value
                 MUTATION[0] += 1
                 return
         LazyArray.__setitem__(self, key, value)
@@ -227,9 +241,17 @@ def _host_key(key):
     return _unwrap(key, []) if host_ready((key,)) else _NO
 
 
+def _numpy_method(name: str) -> Callable:
+    """A function calling the method *name* of a NumPy array or scalar."""
+    def call(value, *args, **kwargs):
+        return getattr(value, name)(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
 def _method(name: str):
     device = getattr(LazyArray, name)
-    numpy_method = getattr(np.ndarray, name, None) or getattr(np, name)
+    numpy_method = _numpy_method(name) if hasattr(np.ndarray, name) else getattr(np, name)
 
     def method(self, *args, **kwargs):
         if not kwargs and host_enabled():
@@ -245,68 +267,74 @@ def _method(name: str):
 
 
 def _writing_method(name: str):
-    numpy_method = getattr(np.ndarray, name)
     method = _method(name)
 
     def writing(self, *args, **kwargs):
+        self._buffer()
         result = method(self, *args, **kwargs)
         mutated()
         return result
     writing.__name__ = writing.__qualname__ = name
-    writing.__doc__ = numpy_method.__doc__
+    writing.__doc__ = getattr(np.ndarray, name).__doc__
     return writing
 
 
 def _unary(dunder: str):
     device = getattr(LazyArray, dunder)
-    numpy_operator = getattr(np.ndarray, dunder)
+    function = getattr(operator, dunder)
 
-    def operator(self):
+    def unary(self):
         if host_enabled():
-            return wrap(numpy_operator(self._hv))
+            return wrap(function(self._hv))
         return device(self)
-    operator.__name__ = operator.__qualname__ = dunder
-    return operator
+    unary.__name__ = unary.__qualname__ = dunder
+    return unary
 
 
 def _binary(dunder: str):
     device = getattr(LazyArray, dunder)
-    numpy_operator = getattr(np.ndarray, dunder)
+    name = dunder.strip("_")
+    reflected = name.startswith("r") and name not in ("rshift",)
+    function = getattr(operator, f"__{name[1:] if reflected else name}__")
 
-    def operator(self, other):
+    def binary(self, other):
         kind = type(other)
         if kind is HostArray:
             other = other._hv
         elif kind not in _PLAIN and not host_ready((other,)):
             return device(self, other)
-        if not host_enabled():
+        elif not host_enabled():
             return device(self, other)
-        result = numpy_operator(self._hv, other)
-        if type(result) is _ndarray and result.size <= SMALL:
+        elif kind is not _ndarray and kind not in _SCALARS:
+            other = _unwrap(other, [])
+        result = function(other, self._hv) if reflected else function(self._hv, other)
+        kind = type(result)
+        if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
             handle = _new(HostArray)
             handle._hv = result
             handle._copy = None
             return handle
         return wrap(result)
-    operator.__name__ = operator.__qualname__ = dunder
-    return operator
+    binary.__name__ = binary.__qualname__ = dunder
+    return binary
 
 
 def _in_place_operator(dunder: str):
     device = getattr(LazyArray, dunder)
     numpy_operator = getattr(np.ndarray, dunder)
 
-    def operator(self, other):
+    def in_place(self, other):
         if host_enabled():
             if isinstance(other, LazyArray) and not isinstance(other, HostArray):
                 other = other._host()
             if host_ready((other,)):
-                numpy_operator(self._hv, other._hv if isinstance(other, HostArray) else other)
+                numpy_operator(self._buffer(),
+                               other._hv if isinstance(other, HostArray) else other)
                 mutated()
                 return self
         return device(self, other)
-    operator.__name__ = operator.__qualname__ = dunder
-    return operator
+    in_place.__name__ = in_place.__qualname__ = dunder
+    return in_place
 
 
 #: methods that read the array (and return new arrays or values)

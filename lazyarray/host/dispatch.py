@@ -141,6 +141,10 @@ _SCALARS = frozenset([int, float, bool, complex, type(None), np.float64, np.floa
                       np.int64, np.int32, np.bool_, np.complex128, str])
 
 
+#: NumPy's scalar types (a 0-d host array may hold one as its value)
+NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
+
+
 def quick_call(func: Callable, args: tuple) -> Any:
     """``func(*args)`` by NumPy when every argument is a host array or a
     scalar (the common call, checked and unwrapped in one pass), else _NO.
@@ -166,6 +170,11 @@ def quick_call(func: Callable, args: tuple) -> Any:
             handle._copy = None
             return handle
         return wrap_array(result)
+    if type(result) in NUMPY_SCALARS:
+        handle = _new(host)
+        handle._hv = result
+        handle._copy = None
+        return handle
     if func.__name__ in _WRITERS:
         mutated()
     return wrap(result, args)
@@ -224,7 +233,10 @@ def wrap(result: Any, args: tuple = ()) -> Any:
                 return a
         return wrap_array(result)
     if isinstance(result, np.generic):
-        return wrap_array(np.asarray(result))
+        handle = _new(CLASSES[1])
+        handle._hv = result
+        handle._copy = None
+        return handle
     if kind is tuple or kind is list:
         return kind(wrap(r, args) for r in result)
     if isinstance(result, tuple) and hasattr(result, "_fields"):
