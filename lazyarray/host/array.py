@@ -101,18 +101,19 @@ class HostArray(LazyArray):
 
     @shape.setter
     def shape(self, shape) -> None:
-        self._hv.shape = shape
+        self._buffer().shape = shape
 
+    # (NumPyMethods declares the attributes it reads as plain attributes)
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype:  # type: ignore[override]
         return self._hv.dtype
 
     @property
-    def ndim(self) -> int:
+    def ndim(self) -> int:  # type: ignore[override]
         return self._hv.ndim
 
     @property
-    def size(self) -> int:
+    def size(self) -> int:  # type: ignore[override]
         return self._hv.size
 
     @property
