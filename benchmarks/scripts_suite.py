@@ -79,6 +79,7 @@ def _steady_child(name: str, size: str, variants: list[str], repeat: int, timeou
     for variant in variants:
         record: dict[str, Any] = {"variant": variant}
         start = time.perf_counter()
+        at_start = None
         _emit({"variant": variant, "started": True})
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
@@ -86,6 +87,7 @@ def _steady_child(name: str, size: str, variants: list[str], repeat: int, timeou
             if variant != "numpy":
                 record["device"] = _device_name()
             func = sc.entry_point(script, variant)
+            at_start = sc.lazy_counters()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 before = sc.lazy_counters()
@@ -117,7 +119,9 @@ def _steady_child(name: str, size: str, variants: list[str], repeat: int, timeou
                     record["mismatch"] = error
             record["status"] = "mismatch" if "mismatch" in record else "ok"
         except _Timeout:
-            record.update(status="timeout", elapsed_s=time.perf_counter() - start)
+            record.update(status="timeout", elapsed_s=time.perf_counter() - start,
+                          counters_until_timeout=sc.counter_delta(at_start,
+                                                                  sc.lazy_counters()))
         except Exception as e:     # noqa: BLE001 (every failure is a result)
             signal.setitimer(signal.ITIMER_REAL, 0)
             record.update(status="fails", error=f"{type(e).__name__}: {e}"[:500],
@@ -408,6 +412,9 @@ def _counters(pair: dict | None) -> tuple[str, str]:
         return "", ""
     rec = pair["lazyarray"]
     run, first = rec.get("counters_run"), rec.get("counters_first")
+    until = rec.get("counters_until_timeout")
+    if until and not first:           # the first run timed out: what it had done by then
+        return f">{until.get('launches', '?')}", f">{until.get('planned', '?')}/-"
     launches = str(run["launches"]) if run and "launches" in run else "-"
     built = (f"{first.get('planned', '-')}/{run.get('planned', '-') if run else '-'}"
              if first else "-")
