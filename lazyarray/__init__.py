@@ -30,6 +30,7 @@ from lazyarray.api.histograms import *    # noqa: F403
 from lazyarray.api.joining import *       # noqa: F403
 from lazyarray.api.inplace import *       # noqa: F403
 from lazyarray.api.sorting import *       # noqa: F403
+from lazyarray.api.sets import *          # noqa: F403
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
@@ -67,7 +68,7 @@ from lazyarray.api import (                  # noqa: E402 (the modules, for thei
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
     histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
     manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
-    sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
+    sets as _sets, sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
 
 __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
@@ -80,7 +81,7 @@ __all__ = sorted({
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
     *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
     *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__,
-    *_sorting.__all__})
+    *_sorting.__all__, *_sets.__all__})
 
 
 def __getattr__(name: str):

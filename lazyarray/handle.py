@@ -524,6 +524,10 @@ def _binary(name, reflected=False):
             # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
             # containers) gets its own reflected operator
             return NotImplemented
+        if other is None and name in ("equal", "not_equal"):
+            # NumPy compares each element with None: never equal
+            from lazyarray.ops.construct import full
+            return LazyArray(full(self.shape, name == "not_equal", np.bool_))
         args = (other, self) if reflected else (self, other)
         return device_or_host(lambda: LazyArray(elementwise(name, *map(_node, args))),
                               ufunc, args)
