@@ -33,7 +33,8 @@ from lazyarray.api.sorting import *       # noqa: F403
 from lazyarray.api.sets import *          # noqa: F403
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
-    ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
+    ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError, ShapeError,
+    ViewWriteError)
 from lazyarray.explain import explain, to_dot
 from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.jit import jit
@@ -74,7 +75,8 @@ __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
     "matmul_precision", "set_matmul_precision", "get_matmul_precision",
     "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "ConcretizationError",
-    "ViewWriteError", "LazyArrayHostFallbackWarning", "__version__", "__array_api_version__",
+    "ViewWriteError", "DeviceMemoryError", "LazyArrayHostFallbackWarning", "__version__",
+    "__array_api_version__",
     "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128", "uint8", "int8",
     "int16", "uint32", "uint16", "uint64", "bool", "e", "pi", "inf", "nan", "newaxis",
     *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
@@ -101,7 +103,11 @@ def __getattr__(name: str):
 bool = _np.bool_                                      # noqa: A001
 
 # NumPy's submodules (after the namespace they build on)
-from lazyarray import fft, linalg, random                # noqa: E402
+from lazyarray import fft, lib, linalg, random           # noqa: E402
 # the NumPy protocols' implementation (LazyArray imports it when called): loaded
 # with the package, so that a program's first call imports nothing
 from lazyarray import protocols as _protocols            # noqa: E402, F401
+# einops finds lazyarray's backend (once einops is imported; einops is optional)
+from lazyarray import einops_hook as _einops_hook        # noqa: E402
+
+_einops_hook.register()

@@ -1,7 +1,8 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
 Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
-ConcretizationError, ViewWriteError, user_line, concretization_message.
+ConcretizationError, ViewWriteError, DeviceMemoryError, MEMORY_STATUS, device_memory_error,
+user_line, concretization_message.
 """
 
 from __future__ import annotations
@@ -48,6 +49,41 @@ class ConcretizationError(LazyArrayError, TypeError):
 
 class ViewWriteError(LazyArrayError, ValueError):
     """A write through a view that cannot reach the array it views."""
+
+
+class DeviceMemoryError(LazyArrayError, MemoryError):
+    """An array the device has no room for (larger than its largest
+    allocation, or than its free memory)."""
+
+
+#: OpenCL's status names of a failed allocation
+MEMORY_STATUS = ("INVALID_BUFFER_SIZE", "MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_RESOURCES",
+                 "OUT_OF_HOST_MEMORY")
+
+
+def _size(nbytes: int) -> str:
+    """*nbytes* in bytes and in the largest binary unit below it."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes} bytes ({nbytes / scale:.1f} {unit})"
+    return f"{nbytes} bytes"
+
+
+def device_memory_error(error: Exception, nbytes: int, device) -> Exception:
+    """The error to raise for pyopencl's *error* on allocating *nbytes* on
+    *device*: a DeviceMemoryError naming the sizes where the allocation
+    failed for want of memory, else *error* itself."""
+    import pyopencl as cl
+    if getattr(error, "code", None) not in {getattr(cl.status_code, s) for s in MEMORY_STATUS}:
+        return error
+    return DeviceMemoryError(
+        f"the device has no room for an array of {_size(nbytes)}: "
+        f"{device.name.strip()} has {_size(device.global_mem_size)} of memory "
+        f"(global_mem_size), and one array may take at most "
+        f"{_size(device.max_mem_alloc_size)} (max_mem_alloc_size).\n  at {user_line()}\n"
+        "Compute smaller pieces (slices of the arrays, a loop over blocks), use a smaller "
+        "dtype, or reduce before storing (x.sum() of an expression stores no full-size "
+        "array).")
 
 
 def _inside(frame) -> bool:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cla
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
-    ConcretizationError, DTypeError, concretization_message)
+    ConcretizationError, DeviceMemoryError, DTypeError, concretization_message,
+    device_memory_error)
 from lazyarray.fallback import device_or_host
 from lazyarray.methods import NumPyMethods
 from lazyarray.reduction_methods import ReductionMethods
@@ -85,8 +87,11 @@ class LazyArray(NumPyMethods, ReductionMethods):
         node = self.node
         if type(node) is Input and node.data is not None:
             return node.data                # (computed already: a jitted call's result)
-        with DEVICE_LOCK:
-            value = evaluate(node)
+        try:
+            with DEVICE_LOCK:
+                value = evaluate(node)
+        except DeviceMemoryError as error:
+            raise error.with_traceback(None) from None      # (no trace of lazyarray's steps)
         if not isinstance(node, Input) and on_device(node) is value:
             leaf = Input(value, owned=True)
             host = on_host(node)
@@ -606,5 +611,9 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
     if host.dtype == np.float16:
         raise DTypeError("float16 is not supported")
     with DEVICE_LOCK:
-        data = cla.to_device(default_queue(), np.require(host, requirements='C'))
+        queue = default_queue()
+        try:
+            data = cla.to_device(queue, np.require(host, requirements='C'))
+        except cl.Error as error:
+            raise device_memory_error(error, host.nbytes, queue.device) from None
     return LazyArray(Input(data, owned=True))

@@ -20,7 +20,8 @@ from lazyarray.ops.elementwise import UFUNCS, elementwise
 
 #: NumPy's submodules whose functions lazyarray's namespaces of the same
 #: names implement (``np.linalg.norm`` -> ``la.linalg.norm``)
-_NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
+_NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft",
+               "numpy.lib.stride_tricks": "lib.stride_tricks"}
 
 
 def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -80,7 +81,9 @@ def implementation(func) -> Callable | None:
     sub = _NAMESPACES.get(module, None if module.startswith("numpy.") else "")
     if sub is None:
         return None
-    namespace = getattr(lazyarray, sub, None) if sub else lazyarray
+    namespace = lazyarray
+    for part in sub.split(".") if sub else ():
+        namespace = getattr(namespace, part, None)
     impl = getattr(namespace, func.__name__, None) if namespace is not None else None
     if impl is None or not callable(impl) or isinstance(impl, type) \
             or not (getattr(impl, "__module__", None) or "").startswith("lazyarray") \
