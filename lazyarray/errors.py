@@ -2,7 +2,7 @@
 
 Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
 ConcretizationError, ViewWriteError, DeviceMemoryError, MEMORY_STATUS, device_memory_error,
-user_line, concretization_message.
+LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line, concretization_message.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+
+import numpy as np
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -84,6 +86,34 @@ def device_memory_error(error: Exception, nbytes: int, device) -> Exception:
         "Compute smaller pieces (slices of the arrays, a loop over blocks), use a smaller "
         "dtype, or reduce before storing (x.sum() of an expression stores no full-size "
         "array).")
+
+
+#: NumPy's long doubles: lazyarray holds their arrays, NumPy computes with them
+LONG_DOUBLES = frozenset(np.dtype(t) for t in (np.longdouble, np.clongdouble)
+                         if np.dtype(t).itemsize > (8 if np.dtype(t).kind == "f" else 16))
+
+
+def long_double_error(dtype) -> NoDeviceVersion:
+    """The error of a device operation on long doubles (*dtype*)."""
+    return NoDeviceVersion(
+        f"lazyarray does not compute {dtype} (long double) on the device: OpenCL computes at "
+        f"most float64 and complex128.\n  at {user_line()}\nOperators and NumPy's functions "
+        "(np.sum(x), np.sin(x), ...) on it run on the host with NumPy; lazyarray's functions "
+        "and methods do not: use NumPy's, compute on its value (x.get()), or convert it "
+        "(x.astype(np.float64)), losing the extra precision.")
+
+
+def unsupported_dtype_error(dtype) -> DTypeError:
+    """The error of an array of *dtype*, which lazyarray does not hold."""
+    if dtype == np.float16:
+        fix = "convert it to float32 (a.astype(np.float32)): float16 is not supported"
+    elif dtype.kind in "mM":
+        fix = "convert it to integers (a.astype(np.int64)) or keep it in NumPy"
+    else:
+        fix = "keep it in NumPy (lazyarray computes numbers only)"
+    return DTypeError(
+        f"lazyarray does not support dtype {dtype}: it holds bool, integer, floating "
+        f"(float32, float64) and complex arrays; {fix}.\n  at {user_line()}")
 
 
 def _inside(frame) -> bool:

@@ -18,8 +18,8 @@ import pyopencl.array as cla
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
-    ConcretizationError, DeviceMemoryError, DTypeError, concretization_message,
-    device_memory_error)
+    LONG_DOUBLES, ConcretizationError, DeviceMemoryError, DTypeError, concretization_message,
+    device_memory_error, long_double_error, unsupported_dtype_error)
 from lazyarray.fallback import device_or_host
 from lazyarray.methods import NumPyMethods
 from lazyarray.reduction_methods import ReductionMethods
@@ -67,6 +67,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
     _stand_in: np.ndarray | None = None
 
     def __init__(self, node: Node):
+        if node.dtype in LONG_DOUBLES and type(node) is not Input:
+            raise long_double_error(node.dtype)
         self.node = node
         if node.depth > DEPTH_LIMIT and not TRACING.names:
             # a bounded graph: long loops of eager steps compute every so often
@@ -606,10 +608,8 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
     host = np.asarray(data, dtype=dtype)
     if not host.dtype.isnative:         # (kernels read native byte order)
         host = host.astype(host.dtype.newbyteorder("="))
-    if host.dtype.kind not in "biufc":
-        raise DTypeError(f"lazyarray does not support dtype {host.dtype}")
-    if host.dtype == np.float16:
-        raise DTypeError("float16 is not supported")
+    if host.dtype.kind not in "biufc" or host.dtype == np.float16:
+        raise unsupported_dtype_error(host.dtype)
     with DEVICE_LOCK:
         queue = default_queue()
         try:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lazyarray.errors import NoDeviceVersion
 from lazyarray.fallback import device_or_host, host_call
 from lazyarray.handle import LazyArray, _node
 from lazyarray.ops import linalg
@@ -56,7 +57,10 @@ def array_function(func, args: tuple, kwargs: dict) -> Any:
     impl = implementation(func)
     if impl is None:
         return host_call(func, args, kwargs)
-    return impl(*args, **kwargs)
+    try:
+        return impl(*args, **kwargs)
+    except NoDeviceVersion:             # (dtypes the device does not compute: long doubles)
+        return host_call(func, args, kwargs)
 
 
 def _ufunc_method(ufunc, method: str, inputs: tuple, kwargs: dict, out):

@@ -182,6 +182,38 @@ def test_an_array_too_large_for_the_device_is_a_clear_memory_error():
 # }}}
 
 
+# {{{ dtypes the device does not compute
+
+@pytest.mark.parametrize("a,advice", [
+    (np.array(["a", "bc"]), "keep it in NumPy"), (np.array([None, 1], dtype=object), "NumPy"),
+    (np.zeros(2, dtype=[("a", "f8"), ("b", "i4")]), "NumPy"),
+    (np.array(["2020-01-01"], dtype="datetime64[D]"), "astype"),
+    (np.ones(2, np.float16), "float32")])
+def test_unsupported_dtypes_are_named_at_the_users_line(a, advice):
+    with pytest.raises(la.DTypeError) as caught:
+        la.asarray(a)
+    message = str(caught.value)
+    assert str(a.dtype) in message and advice in message and __file__ in message
+
+
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize <= 8, reason="long double is float64 here")
+def test_long_doubles_are_held_and_computed_by_numpy():
+    a = np.linspace(0, 1, 5, dtype=np.longdouble) / 3
+    x = la.asarray(a)
+    _equal(x, a)
+    _equal(x * 2 + 1, a * 2 + 1)                      # operators: NumPy on the host
+    _equal(np.sin(x), np.sin(a))
+    _equal(np.sum(x), np.asarray(np.sum(a)))           # NumPy's functions too
+    _equal(np.cumsum(x), np.cumsum(a))
+    with pytest.raises(la.DTypeError, match="long double") as caught:
+        x.sum()                                        # lazyarray's own: a clear error
+    assert __file__ in str(caught.value) and "x.get()" in str(caught.value)
+    with pytest.raises(la.DTypeError, match="long double"):
+        la.ones(3).astype(np.longdouble)
+
+# }}}
+
+
 # {{{ einops
 
 def test_einops_operations_match_numpy():
