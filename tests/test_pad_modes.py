@@ -32,7 +32,8 @@ def _quiet():
 def test_reindexing_modes_are_lazy_and_match_numpy(mode, dtype):
     a = (np.arange(12).reshape(3, 4) % 5).astype(dtype)
     x = la.asarray(a)
-    for widths in WIDTHS:
+    # every width for one dtype; one width for the others (kernels take long to build)
+    for widths in WIDTHS if dtype == np.float64 else WIDTHS[2:3]:
         padded = la.pad(x, widths, mode=mode)
         assert not isinstance(padded.node, Input)       # a lazy expression, not a result
         _same(padded, np.pad(a, widths, mode=mode))

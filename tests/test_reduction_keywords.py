@@ -27,7 +27,7 @@ def _quiet():
         yield
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
 @pytest.mark.parametrize("name", ["sum", "prod"])
 def test_sum_and_prod_with_where_and_initial(name, dtype):
     a = np.nan_to_num(A).astype(dtype)
@@ -40,7 +40,7 @@ def test_sum_and_prod_with_where_and_initial(name, dtype):
         _check(getattr(x, name)(**kwargs), getattr(a, name)(**kwargs))
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.uint8])
+@pytest.mark.parametrize("dtype", [np.float64, np.uint8])
 @pytest.mark.parametrize("name", ["max", "min"])
 def test_extremes_with_initial_and_where(name, dtype):
     a = np.nan_to_num(A).astype(dtype) if dtype != np.float64 else A
@@ -82,7 +82,7 @@ def test_logical_reductions_with_where(name):
         _check(getattr(x, name)(**kwargs), getattr(a, name)(**kwargs))
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex128])
 @pytest.mark.parametrize("name", ["mean", "var", "std"])
 def test_moments_with_where(name, dtype):
     a = (np.nan_to_num(A) * (1 + 1j if dtype == np.complex128 else 1)).astype(dtype)
