@@ -71,15 +71,17 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
-def device_memory_error(error: Exception, nbytes: int, device) -> Exception:
-    """The error to raise for pyopencl's *error* on allocating *nbytes* on
-    *device*: a DeviceMemoryError naming the sizes where the allocation
-    failed for want of memory, else *error* itself."""
+def device_memory_error(error: Exception, nbytes: int | None, device) -> Exception:
+    """The error to raise for pyopencl's *error* on allocating *nbytes*
+    (None: a size not known here) on *device*: a DeviceMemoryError naming
+    the sizes where the allocation failed for want of memory, else *error*
+    itself."""
     import pyopencl as cl
     if getattr(error, "code", None) not in {getattr(cl.status_code, s) for s in MEMORY_STATUS}:
         return error
+    asked = "an array" if nbytes is None else f"an array of {_size(nbytes)}"
     return DeviceMemoryError(
-        f"the device has no room for an array of {_size(nbytes)}: "
+        f"the device has no room for {asked} ({error}): "
         f"{device.name.strip()} has {_size(device.global_mem_size)} of memory "
         f"(global_mem_size), and one array may take at most "
         f"{_size(device.max_mem_alloc_size)} (max_mem_alloc_size).\n  at {user_line()}\n"

@@ -94,6 +94,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
                 value = evaluate(node)
         except DeviceMemoryError as error:
             raise error.with_traceback(None) from None      # (no trace of lazyarray's steps)
+        except cl.Error as error:       # (an allocation of kernelcore's or pyopencl's)
+            raise device_memory_error(error, None, default_queue().device) from None
         if not isinstance(node, Input) and on_device(node) is value:
             leaf = Input(value, owned=True)
             host = on_host(node)

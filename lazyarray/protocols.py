@@ -41,6 +41,10 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         kwargs = {k: v for k, v in kwargs.items() if k not in ("out", "where", "casting")}
     if method != "__call__" or kwargs:
         return _ufunc_method(ufunc, method, inputs, kwargs, out)
+    if ufunc in (np.equal, np.not_equal) and any(x is None for x in inputs):
+        # (each element compared with None, as ``x == None``)
+        array = next(x for x in inputs if isinstance(x, LazyArray))
+        return array == None if ufunc is np.equal else array != None    # noqa: E711
     if ufunc is np.matmul:
         return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
     if ufunc.__name__ in ("vecdot", "divmod", "modf"):

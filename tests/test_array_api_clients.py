@@ -89,6 +89,8 @@ def test_comparison_with_none_as_numpy(a):
         _equal(x == None, np.asarray(a == None))            # noqa: E711 - the case tested
         _equal(x != None, np.asarray(a != None))            # noqa: E711
     assert (x == None).dtype == np.bool_                    # noqa: E711
+    _equal(np.equal(x, None), np.equal(a, None))
+    _equal(np.not_equal(None, x), np.not_equal(None, a))
 
 # }}}
 
