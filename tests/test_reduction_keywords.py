@@ -122,7 +122,7 @@ def test_nan_extremes_with_initial_and_where(name):
     ("argmin", dict()), ("cumsum", dict(axis=0)), ("cumprod", dict(axis=1)),
     ("nansum", dict(axis=0)), ("nanmean", dict(axis=1)), ("nanmax", dict(axis=0)),
     ("nanstd", dict()), ("nanargmin", dict(axis=0)), ("ptp", dict(axis=1)),
-    ("nancumsum", dict(axis=1))])
+    ("nancumsum", dict(axis=1)), ("median", dict(axis=1)), ("nanmedian", dict(axis=0))])
 def test_out_writes_into_a_lazy_array(name, kwargs):
     a = np.nan_to_num(A) if name in ("argmax", "argmin", "ptp", "prod", "cumprod") else A
     expected = getattr(np, name)(a, **kwargs)
@@ -138,6 +138,18 @@ def test_out_writes_into_a_lazy_array(name, kwargs):
         method_out = la.zeros(np.shape(expected), dtype=np.asarray(expected).dtype)
         assert getattr(x, name)(out=method_out, **kwargs) is method_out
         _check(method_out, expected)
+
+
+def test_out_of_quantiles():
+    a = np.nan_to_num(A)
+    for name, q in (("quantile", [0.25, 0.5]), ("percentile", 40), ("nanquantile", 0.7),
+                    ("nanpercentile", [10, 90])):
+        expected = getattr(np, name)(A if name.startswith("nan") else a, q, axis=1)
+        out = la.zeros(np.shape(expected))
+        got = getattr(la, name)(la.asarray(A if name.startswith("nan") else a), q, axis=1,
+                                out=out)
+        assert got is out
+        _check(out, expected)
 
 
 def test_out_casts_as_numpy_and_checks_the_shape():

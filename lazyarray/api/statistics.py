@@ -31,11 +31,6 @@ _INT64 = _np.dtype(_np.int64)
 # {{{ quantiles
 
 
-def _no_out(out, name: str) -> None:
-    if out is not None:
-        raise TypeError(f"lazyarray.{name} does not take out=")
-
-
 #: continuous methods of Hyndman and Fan: (alpha, beta) of the virtual index
 #: ``n*q + alpha + q*(1 - alpha - beta) - 1`` ("linear" is ``(n - 1)*q``)
 _PLOTTING_POSITIONS = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5),
@@ -168,15 +163,14 @@ def _quantiles(name: str, a, q, axis, out, method: str, keepdims: bool, weights,
                interpolation, skip_nan: bool, percent: bool) -> LazyArray:
     """The quantile function *name* (NumPy's old *interpolation* name wins
     over *method*); with *weights*, NumPy's on the host."""
-    _no_out(out, name)
     method = interpolation if interpolation is not None else method
     if weights is not None:
-        return host_call(getattr(_np, name), (a, q), dict(
-            axis=axis, method=method, keepdims=keepdims, weights=weights), f"np.{name}")
+        return into(host_call(getattr(_np, name), (a, q), dict(
+            axis=axis, method=method, keepdims=keepdims, weights=weights), f"np.{name}"), out)
     fractions = _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100) \
         if percent else q
-    return _quantile(a, fractions, axis, method, keepdims, type(q) in (int, float), skip_nan,
-                     name)
+    return into(_quantile(a, fractions, axis, method, keepdims, type(q) in (int, float),
+                          skip_nan, name), out)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -219,7 +213,6 @@ def median(a, axis=None, out=None, overwrite_input: bool = False,
            keepdims: bool = False) -> LazyArray:
     """The median along *axis* (NumPy's median: the mean of the middle one or
     two values; NaN where a slice has NaN). Sorted on the device."""
-    _no_out(out, "median")
     a = asarray(a)
     x, rest, kept = reduction_layout(a, axis)
     n = x.shape[-1]
@@ -228,26 +221,25 @@ def median(a, axis=None, out=None, overwrite_input: bool = False,
     if n and a.dtype.kind in "fc":
         top = ordered[..., -1]
         result = _where(isnan(top), top.astype(result.dtype), result)
-    return result.reshape(kept if keepdims else rest)
+    return into(result.reshape(kept if keepdims else rest), out)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False,
               keepdims: bool = False) -> LazyArray:
     """The median of the non-NaN values along *axis* (NaN for slices of NaNs
     only). Sorted and picked on the device."""
-    _no_out(out, "nanmedian")
     a = asarray(a)
     if a.dtype.kind != "f":
-        return median(a, axis, keepdims=keepdims)
+        return median(a, axis, out, keepdims=keepdims)
     x, rest, kept = reduction_layout(a, axis)
     if x.shape[-1] == 0:
-        return full(kept if keepdims else rest, _np.nan, a.dtype)
+        return into(full(kept if keepdims else rest, _np.nan, a.dtype), out)
     ordered = _sort(x, axis=-1)
     count = (~isnan(x)).sum(-1, dtype=_INT64)[..., None]
     low = gather_along(ordered, (count - 1) // 2, ordered.ndim - 1)
     high = gather_along(ordered, count // 2, ordered.ndim - 1)
     result = _where(count % 2 == 1, low, (low + high) / 2)
-    return result.reshape(kept if keepdims else rest)
+    return into(result.reshape(kept if keepdims else rest), out)
 
 # }}}
 
