@@ -30,9 +30,11 @@ from lazyarray.api.histograms import *    # noqa: F403
 from lazyarray.api.joining import *       # noqa: F403
 from lazyarray.api.inplace import *       # noqa: F403
 from lazyarray.api.sorting import *       # noqa: F403
+from lazyarray.api.sets import *          # noqa: F403
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
-    ConcretizationError, DTypeError, IndexingError, LazyArrayError, ShapeError, ViewWriteError)
+    ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError, ShapeError,
+    ViewWriteError)
 from lazyarray.explain import explain, to_dot
 from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.jit import jit
@@ -67,20 +69,21 @@ from lazyarray.api import (                  # noqa: E402 (the modules, for thei
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
     histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
     manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
-    sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
+    sets as _sets, sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
 
 __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
     "matmul_precision", "set_matmul_precision", "get_matmul_precision",
     "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "ConcretizationError",
-    "ViewWriteError", "LazyArrayHostFallbackWarning", "__version__", "__array_api_version__",
+    "ViewWriteError", "DeviceMemoryError", "LazyArrayHostFallbackWarning", "__version__",
+    "__array_api_version__",
     "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128", "uint8", "int8",
     "int16", "uint32", "uint16", "uint64", "bool", "e", "pi", "inf", "nan", "newaxis",
     *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
     *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
     *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__,
-    *_sorting.__all__})
+    *_sorting.__all__, *_sets.__all__})
 
 
 def __getattr__(name: str):
@@ -100,7 +103,7 @@ def __getattr__(name: str):
 bool = _np.bool_                                      # noqa: A001
 
 # NumPy's submodules (after the namespace they build on)
-from lazyarray import fft, linalg, random                # noqa: E402
+from lazyarray import fft, lib, linalg, random           # noqa: E402
 # the host tier in front of the namespaces' functions (small work runs by NumPy)
 from lazyarray.host import HostArray, get_tier, set_tier, tier       # noqa: E402
 from lazyarray.host.namespace import install as _install_host_tier  # noqa: E402
@@ -113,3 +116,7 @@ __all__ += ["HostArray", "get_tier", "set_tier", "tier"]
 # the NumPy protocols' implementation (LazyArray imports it when called): loaded
 # with the package, so that a program's first call imports nothing
 from lazyarray import protocols as _protocols            # noqa: E402, F401
+# einops finds lazyarray's backend (once einops is imported; einops is optional)
+from lazyarray import einops_hook as _einops_hook        # noqa: E402
+
+_einops_hook.register()

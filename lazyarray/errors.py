@@ -1,7 +1,8 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
 Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
-ConcretizationError, ViewWriteError, user_line, concretization_message.
+ConcretizationError, ViewWriteError, DeviceMemoryError, MEMORY_STATUS, device_memory_error,
+LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line, concretization_message.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+
+import numpy as np
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -48,6 +51,71 @@ class ConcretizationError(LazyArrayError, TypeError):
 
 class ViewWriteError(LazyArrayError, ValueError):
     """A write through a view that cannot reach the array it views."""
+
+
+class DeviceMemoryError(LazyArrayError, MemoryError):
+    """An array the device has no room for (larger than its largest
+    allocation, or than its free memory)."""
+
+
+#: OpenCL's status names of a failed allocation
+MEMORY_STATUS = ("INVALID_BUFFER_SIZE", "MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_RESOURCES",
+                 "OUT_OF_HOST_MEMORY")
+
+
+def _size(nbytes: int) -> str:
+    """*nbytes* in bytes and in the largest binary unit below it."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes} bytes ({nbytes / scale:.1f} {unit})"
+    return f"{nbytes} bytes"
+
+
+def device_memory_error(error: Exception, nbytes: int | None, device) -> Exception:
+    """The error to raise for pyopencl's *error* on allocating *nbytes*
+    (None: a size not known here) on *device*: a DeviceMemoryError naming
+    the sizes where the allocation failed for want of memory, else *error*
+    itself."""
+    import pyopencl as cl
+    if getattr(error, "code", None) not in {getattr(cl.status_code, s) for s in MEMORY_STATUS}:
+        return error
+    asked = "an array" if nbytes is None else f"an array of {_size(nbytes)}"
+    return DeviceMemoryError(
+        f"the device has no room for {asked} ({error}): "
+        f"{device.name.strip()} has {_size(device.global_mem_size)} of memory "
+        f"(global_mem_size), and one array may take at most "
+        f"{_size(device.max_mem_alloc_size)} (max_mem_alloc_size).\n  at {user_line()}\n"
+        "Compute smaller pieces (slices of the arrays, a loop over blocks), use a smaller "
+        "dtype, or reduce before storing (x.sum() of an expression stores no full-size "
+        "array).")
+
+
+#: NumPy's long doubles: lazyarray holds their arrays, NumPy computes with them
+LONG_DOUBLES = frozenset(np.dtype(t) for t in (np.longdouble, np.clongdouble)
+                         if np.dtype(t).itemsize > (8 if np.dtype(t).kind == "f" else 16))
+
+
+def long_double_error(dtype) -> NoDeviceVersion:
+    """The error of a device operation on long doubles (*dtype*)."""
+    return NoDeviceVersion(
+        f"lazyarray does not compute {dtype} (long double) on the device: OpenCL computes at "
+        f"most float64 and complex128.\n  at {user_line()}\nOperators and NumPy's functions "
+        "(np.sum(x), np.sin(x), ...) on it run on the host with NumPy; lazyarray's functions "
+        "and methods do not: use NumPy's, compute on its value (x.get()), or convert it "
+        "(x.astype(np.float64)), losing the extra precision.")
+
+
+def unsupported_dtype_error(dtype) -> DTypeError:
+    """The error of an array of *dtype*, which lazyarray does not hold."""
+    if dtype == np.float16:
+        fix = "convert it to float32 (a.astype(np.float32)): float16 is not supported"
+    elif dtype.kind in "mM":
+        fix = "convert it to integers (a.astype(np.int64)) or keep it in NumPy"
+    else:
+        fix = "keep it in NumPy (lazyarray computes numbers only)"
+    return DTypeError(
+        f"lazyarray does not support dtype {dtype}: it holds bool, integer, floating "
+        f"(float32, float64) and complex arrays; {fix}.\n  at {user_line()}")
 
 
 def _inside(frame) -> bool:

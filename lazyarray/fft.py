@@ -22,13 +22,13 @@ operations. ``np.fft.f(lazy)`` calls ``la.fft.f`` once this module is imported.
 
 from __future__ import annotations
 
-import math
-import operator
-import threading
+import math as _math
+import operator as _operator
+import threading as _threading
 from typing import Any, Sequence
 
-import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+import numpy as _np
+from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
 
 from lazyarray.api.creation import arange
 from lazyarray.api.manipulation import concatenate, flip, moveaxis, pad, roll
@@ -44,7 +44,7 @@ _RADICES = (2, 3, 5, 7, 11, 13)
 
 _vkfft_state: dict[str, Any] = {}
 _plans: dict[tuple, Any] = {}
-_plans_lock = threading.Lock()
+_plans_lock = _threading.Lock()
 
 
 def _vkfft():
@@ -66,16 +66,16 @@ def _friendly(n: int) -> bool:
     return n == 1
 
 
-def _on_device(dtype: np.dtype, sizes: Sequence[int]) -> bool:
+def _on_device(dtype: _np.dtype, sizes: Sequence[int]) -> bool:
     """Whether transforms of complex *dtype* and *sizes* run on the device."""
     from lazyarray.run import default_queue
-    if dtype not in (np.complex64, np.complex128) or _vkfft() is None \
+    if dtype not in (_np.complex64, _np.complex128) or _vkfft() is None \
             or not all(_friendly(n) for n in sizes):
         return False
-    return dtype == np.complex64 or "cl_khr_fp64" in default_queue().device.extensions
+    return dtype == _np.complex64 or "cl_khr_fp64" in default_queue().device.extensions
 
 
-def _plan(shape: tuple, dtype: np.dtype, ndim: int):
+def _plan(shape: tuple, dtype: _np.dtype, ndim: int):
     """A VkFFT plan for out-of-place, unnormalized transforms of the last
     *ndim* axes of C-ordered arrays of *shape* (cached per queue)."""
     from lazyarray.run import default_queue
@@ -98,7 +98,7 @@ def _run(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
     last = tuple(range(x.ndim - k, x.ndim))
     moved = moveaxis(x, axes, last)
     shape = moved.shape
-    batched = (math.prod(shape[:-k]), *shape[-k:])
+    batched = (_math.prod(shape[:-k]), *shape[-k:])
     with DEVICE_LOCK:
         data = moved._settle()
         if data.offset or not data.flags.c_contiguous:
@@ -125,13 +125,13 @@ def _c2c(x: LazyArray, axes: Sequence[int], forward: bool) -> LazyArray:
 
 # {{{ arguments
 
-def _complex_dtype(dtype: np.dtype) -> np.dtype:
+def _complex_dtype(dtype: _np.dtype) -> _np.dtype:
     """The dtype of NumPy's complex transforms of *dtype*."""
-    if dtype in (np.float32, np.float16, np.complex64):
-        return np.dtype(np.complex64)
+    if dtype in (_np.float32, _np.float16, _np.complex64):
+        return _np.dtype(_np.complex64)
     if dtype.kind in "fc" and dtype.itemsize > (8 if dtype.kind == "f" else 16):
-        return np.dtype(np.clongdouble)
-    return np.dtype(np.complex128)
+        return _np.dtype(_np.clongdouble)
+    return _np.dtype(_np.complex128)
 
 
 def _input(a, name: str) -> LazyArray:
@@ -149,7 +149,7 @@ def _check_norm(norm) -> None:
 
 
 def _check_size(n: int) -> int:
-    n = operator.index(n)
+    n = _operator.index(n)
     if n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
     return n
@@ -162,7 +162,7 @@ def _axes_and_sizes(x: LazyArray, s, axes, inverse_real: bool = False
     the last length of a real inverse defaults to ``2 * (m - 1)``)."""
     if axes is None:
         axes = range(-len(s), 0) if s is not None else range(x.ndim)
-    axes = [normalize_axis_index(operator.index(a), x.ndim) for a in axes]
+    axes = [_normalize_axis_index(_operator.index(a), x.ndim) for a in axes]
     if s is None:
         s = [x.shape[a] for a in axes]
         if inverse_real and axes:
@@ -190,7 +190,7 @@ def _resized(x: LazyArray, axis: int, n: int) -> LazyArray:
 def _scaled(x: LazyArray, norm, size: int, forward: bool) -> LazyArray:
     """*x* times NumPy's normalization factor of a transform of *size* points."""
     if norm == "ortho":
-        return x * (1.0 / math.sqrt(size))
+        return x * (1.0 / _math.sqrt(size))
     if (norm == "forward") if forward else (norm in (None, "backward")):
         return x * (1.0 / size)
     return x
@@ -210,7 +210,7 @@ def _written(result: LazyArray, out) -> Any:
 
 def _host(name: str, args: tuple, kwargs: dict) -> Any:
     """``np.fft.<name>`` on the host (warned, logged); the result lazy."""
-    return host_call(getattr(np.fft, name), args, kwargs, f"la.fft.{name}")
+    return host_call(getattr(_np.fft, name), args, kwargs, f"la.fft.{name}")
 
 # }}}
 
@@ -223,7 +223,7 @@ def _complex_nd(x: LazyArray, s: list[int], axes: list[int], norm, forward: bool
     if len(set(axes)) == len(axes):
         for a, n in zip(axes, s):
             x = _resized(x, a, n)
-        return _scaled(_c2c(x, axes, forward), norm, math.prod(s), forward)
+        return _scaled(_c2c(x, axes, forward), norm, _math.prod(s), forward)
     for a, n in reversed(list(zip(axes, s))):      # repeated axes: one at a time
         x = _scaled(_c2c(_resized(x, a, n), [a], forward), norm, n, forward)
     return x
@@ -371,8 +371,8 @@ def fftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
     """The sample frequencies of an *n*-point transform with sample spacing
     *d*: ``[0, 1, ..., -(n // 2), ..., -1] / (d * n)`` (float64 unless
     *dtype*), lazily."""
-    n = operator.index(n)
-    k = arange(n, dtype=np.int64)
+    n = _operator.index(n)
+    k = arange(n, dtype=_np.int64)
     result = where(k < (n + 1) // 2, k, k - n) * (1.0 / (n * d))
     return result if dtype is None else result.astype(dtype)
 
@@ -380,8 +380,8 @@ def fftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
 def rfftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
     """The ``n // 2 + 1`` non-negative sample frequencies of :func:`rfft` of
     *n* points with spacing *d* (float64 unless *dtype*), lazily."""
-    n = operator.index(n)
-    result = arange(n // 2 + 1, dtype=np.int64) * (1.0 / (n * d))
+    n = _operator.index(n)
+    result = arange(n // 2 + 1, dtype=_np.int64) * (1.0 / (n * d))
     return result if dtype is None else result.astype(dtype)
 
 
@@ -409,3 +409,8 @@ def ifftshift(x, axes=None) -> LazyArray:
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+
+def __dir__() -> list[str]:
+    """The namespace's API (its helpers and imports are private)."""
+    return sorted(__all__)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import pyopencl as cl
 import pyopencl.array as cla
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
-    ConcretizationError, DTypeError, concretization_message)
+    LONG_DOUBLES, ConcretizationError, DeviceMemoryError, DTypeError, concretization_message,
+    device_memory_error, long_double_error, unsupported_dtype_error)
 from lazyarray.fallback import device_or_host
 from lazyarray.methods import NumPyMethods
 from lazyarray.reduction_methods import ReductionMethods
@@ -65,6 +67,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
     _stand_in: np.ndarray | None = None
 
     def __init__(self, node: Node):
+        if node.dtype in LONG_DOUBLES and type(node) is not Input:
+            raise long_double_error(node.dtype)
         self.node = node
         if node.depth > DEPTH_LIMIT and not TRACING.names:
             # a bounded graph: long loops of eager steps compute every so often
@@ -85,8 +89,13 @@ class LazyArray(NumPyMethods, ReductionMethods):
         node = self.node
         if type(node) is Input and node.data is not None:
             return node.data                # (computed already: a jitted call's result)
-        with DEVICE_LOCK:
-            value = evaluate(node)
+        try:
+            with DEVICE_LOCK:
+                value = evaluate(node)
+        except DeviceMemoryError as error:
+            raise error.with_traceback(None) from None      # (no trace of lazyarray's steps)
+        except cl.Error as error:       # (an allocation of kernelcore's or pyopencl's)
+            raise device_memory_error(error, None, default_queue().device) from None
         if not isinstance(node, Input) and on_device(node) is value:
             leaf = Input(value, owned=True)
             host = on_host(node)
@@ -524,6 +533,10 @@ def _binary(name, reflected=False):
             # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
             # containers) gets its own reflected operator
             return NotImplemented
+        if other is None and name in ("equal", "not_equal"):
+            # NumPy compares each element with None: never equal
+            from lazyarray.ops.construct import full
+            return LazyArray(full(self.shape, name == "not_equal", np.bool_))
         args = (other, self) if reflected else (self, other)
         return device_or_host(lambda: LazyArray(elementwise(name, *map(_node, args))),
                               ufunc, args)
@@ -597,10 +610,12 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
     host = np.asarray(data, dtype=dtype)
     if not host.dtype.isnative:         # (kernels read native byte order)
         host = host.astype(host.dtype.newbyteorder("="))
-    if host.dtype.kind not in "biufc":
-        raise DTypeError(f"lazyarray does not support dtype {host.dtype}")
-    if host.dtype == np.float16:
-        raise DTypeError("float16 is not supported")
+    if host.dtype.kind not in "biufc" or host.dtype == np.float16:
+        raise unsupported_dtype_error(host.dtype)
     with DEVICE_LOCK:
-        data = cla.to_device(default_queue(), np.require(host, requirements='C'))
+        queue = default_queue()
+        try:
+            data = cla.to_device(queue, np.require(host, requirements='C'))
+        except cl.Error as error:
+            raise device_memory_error(error, host.nbytes, queue.device) from None
     return LazyArray(Input(data, owned=True))

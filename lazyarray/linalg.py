@@ -21,12 +21,13 @@ computed and copied to the host and their results copied back as lazy arrays
 
 from __future__ import annotations
 
-import math
-import operator
+import math as _math
+import operator as _operator
 from typing import Any, Callable, Sequence
 
-import numpy as np
-from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+import numpy as _np
+from numpy.lib.array_utils import (
+    normalize_axis_index as _normalize_axis_index, normalize_axis_tuple as _normalize_axis_tuple)
 
 from lazyarray.api import linalg as _products
 from lazyarray.api.creation import eye
@@ -35,7 +36,7 @@ from lazyarray.api.ufuncs import sqrt
 from lazyarray.fallback import host_call
 from lazyarray.handle import LazyArray, asarray
 
-LinAlgError = np.linalg.LinAlgError
+LinAlgError = _np.linalg.LinAlgError
 
 # {{{ helpers
 
@@ -44,7 +45,7 @@ def _inexact(x) -> LazyArray:
     """*x* as a lazy array, integers and booleans as float64 (NumPy's norms)."""
     x = asarray(x)
     if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
+        x = x.astype(_np.float64)
     return x
 
 
@@ -65,8 +66,8 @@ def _keep(result: LazyArray, shape: tuple, axes: tuple) -> LazyArray:
 
 def _host_arrays(value: Any) -> Any:
     """NumPy scalars in *value* (a result of NumPy) as 0-d arrays."""
-    if isinstance(value, np.generic):
-        return np.asarray(value)
+    if isinstance(value, _np.generic):
+        return _np.asarray(value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         return type(value)(*(_host_arrays(v) for v in value))
     if type(value) is tuple:
@@ -76,7 +77,7 @@ def _host_arrays(value: Any) -> Any:
 
 def _on_host(name: str, args: tuple, kwargs: dict | None = None) -> Any:
     """``np.linalg.<name>`` run on the host (warned and logged); arrays back lazy."""
-    func: Callable = getattr(np.linalg, name)
+    func: Callable = getattr(_np.linalg, name)
     for a in args:
         if isinstance(a, LazyArray):
             a._refuse_value(f"la.linalg.{name}")    # (while la.jit traces)
@@ -98,9 +99,9 @@ def _vector_norm(x: LazyArray, ord, axis: int) -> LazyArray:
         return sqrt(_sum_squares(x, axis))
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
-    if ord == math.inf:
+    if ord == _math.inf:
         return abs(x).max(axis=axis)
-    if ord == -math.inf:
+    if ord == -_math.inf:
         return abs(x).min(axis=axis)
     if ord == 0:
         return (x != 0).astype(x.real.dtype if x.dtype.kind == "c" else x.dtype).sum(axis=axis)
@@ -134,7 +135,7 @@ def _matrix_norm(x: LazyArray, ord, row: int, col: int) -> LazyArray:
         return s.max(axis=-1) if ord == 2 else s.min(axis=-1)
     if ord in (1, -1):
         inner, outer_ = row, col          # column sums, then over the columns
-    elif ord in (math.inf, -math.inf):
+    elif ord in (_math.inf, -_math.inf):
         inner, outer_ = col, row          # row sums, then over the rows
     else:
         raise ValueError("Invalid norm order for matrices.")
@@ -161,17 +162,17 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> LazyArray:
     else:
         if not isinstance(axis, tuple):
             try:
-                axis = (operator.index(axis),)
+                axis = (_operator.index(axis),)
             except TypeError:
                 raise TypeError("'axis' must be None, an integer or a tuple of integers") \
                     from None
         axes = axis
     if len(axes) == 1:
-        a = normalize_axis_index(axes[0], x.ndim)
+        a = _normalize_axis_index(axes[0], x.ndim)
         result = _vector_norm(x, ord, a)
         kept = (a,)
     elif len(axes) == 2:
-        row, col = (normalize_axis_index(a, x.ndim) for a in axes)
+        row, col = (_normalize_axis_index(a, x.ndim) for a in axes)
         result = _matrix_norm(x, ord, row, col)
         kept = (row, col)
     else:
@@ -188,10 +189,10 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> LazyArray:
         axes = tuple(range(x.ndim))
         flat = x.reshape(-1)
     else:
-        axes = normalize_axis_tuple(axis, x.ndim)
+        axes = _normalize_axis_tuple(axis, x.ndim)
         rest = [i for i in range(x.ndim) if i not in axes]
         moved = moveaxis(x, axes, tuple(range(len(axes))))
-        flat = moved.reshape((math.prod(shape[i] for i in axes), *(shape[i] for i in rest)))
+        flat = moved.reshape((_math.prod(shape[i] for i in axes), *(shape[i] for i in rest)))
     result = norm(flat, ord=ord, axis=0)
     return _keep(result, shape, axes) if keepdims else result
 
@@ -271,7 +272,7 @@ def _chain(arrays: list[LazyArray]) -> LazyArray:
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
-            cost[i][j] = math.inf
+            cost[i][j] = _math.inf
             for k in range(i, j):
                 c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
                 if c < cost[i][j]:
@@ -296,7 +297,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> LazyArray:
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     result = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(result, -1, normalize_axis_index(axis, result.ndim))
+    return moveaxis(result, -1, _normalize_axis_index(axis, result.ndim))
 
 
 def _diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
@@ -305,12 +306,12 @@ def _diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
     x = asarray(x)
     if x.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
-    a1, a2 = normalize_axis_index(axis1, x.ndim), normalize_axis_index(axis2, x.ndim)
+    a1, a2 = _normalize_axis_index(axis1, x.ndim), _normalize_axis_index(axis2, x.ndim)
     if a1 == a2:
         raise ValueError("axis1 and axis2 cannot be the same")
     x = moveaxis(x, (a1, a2), (-2, -1))
     n, m = x.shape[-2:]
-    offset = operator.index(offset)
+    offset = _operator.index(offset)
     if offset >= 0:
         start, length = offset, max(0, min(n, m - offset))
     else:
@@ -344,7 +345,7 @@ def matrix_power(a, n: int) -> LazyArray:
     if a.shape[-1] != a.shape[-2]:
         raise LinAlgError("Last 2 dimensions of the array must be square")
     try:
-        n = operator.index(n)
+        n = _operator.index(n)
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
     if n == 0:
@@ -482,3 +483,8 @@ __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "matmul", "vecdo
            "trace", "matrix_power", "solve", "inv", "det", "slogdet", "eig", "eigvals", "eigh",
            "eigvalsh", "svd", "svdvals", "qr", "cholesky", "lstsq", "pinv", "matrix_rank",
            "cond", "tensorsolve", "tensorinv"]
+
+
+def __dir__() -> list[str]:
+    """The namespace's API (its helpers and imports are private)."""
+    return sorted(__all__)

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lazyarray.errors import NoDeviceVersion
 from lazyarray.fallback import device_or_host, host_call
 from lazyarray.handle import LazyArray, _node
 from lazyarray.ops import linalg
@@ -20,7 +21,8 @@ from lazyarray.ops.elementwise import UFUNCS, elementwise
 
 #: NumPy's submodules whose functions lazyarray's namespaces of the same
 #: names implement (``np.linalg.norm`` -> ``la.linalg.norm``)
-_NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
+_NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft",
+               "numpy.lib.stride_tricks": "lib.stride_tricks"}
 
 
 def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -39,6 +41,10 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         kwargs = {k: v for k, v in kwargs.items() if k not in ("out", "where", "casting")}
     if method != "__call__" or kwargs:
         return _ufunc_method(ufunc, method, inputs, kwargs, out)
+    if ufunc in (np.equal, np.not_equal) and any(x is None for x in inputs):
+        # (each element compared with None, as ``x == None``)
+        array = next(x for x in inputs if isinstance(x, LazyArray))
+        return array == None if ufunc is np.equal else array != None    # noqa: E711
     if ufunc is np.matmul:
         return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
     if ufunc.__name__ in ("vecdot", "divmod", "modf"):
@@ -55,7 +61,10 @@ def array_function(func, args: tuple, kwargs: dict) -> Any:
     impl = implementation(func)
     if impl is None:
         return host_call(func, args, kwargs)
-    return impl(*args, **kwargs)
+    try:
+        return impl(*args, **kwargs)
+    except NoDeviceVersion:             # (dtypes the device does not compute: long doubles)
+        return host_call(func, args, kwargs)
 
 
 def _ufunc_method(ufunc, method: str, inputs: tuple, kwargs: dict, out):
@@ -80,7 +89,9 @@ def implementation(func) -> Callable | None:
     sub = _NAMESPACES.get(module, None if module.startswith("numpy.") else "")
     if sub is None:
         return None
-    namespace = getattr(lazyarray, sub, None) if sub else lazyarray
+    namespace = lazyarray
+    for part in sub.split(".") if sub else ():
+        namespace = getattr(namespace, part, None)
     impl = getattr(namespace, func.__name__, None) if namespace is not None else None
     if impl is None or not callable(impl) or isinstance(impl, type) \
             or not (getattr(impl, "__module__", None) or "").startswith("lazyarray") \

@@ -1,5 +1,6 @@
 """The reduction methods of lazy arrays (``x.sum()``, ``x.mean()``,
-``x.argmax()``, ...), with NumPy's arguments.
+``x.argmax()``, ...), with NumPy's arguments (``out=``, ``initial=`` and
+``where=`` too: :mod:`lazyarray.reduction_keywords`).
 
 Public names: ReductionMethods, ddof_of.
 """
@@ -10,6 +11,8 @@ import numpy as np
 
 from lazyarray.ops import reductions
 from lazyarray.ops.elementwise import elementwise
+from lazyarray.reduction_keywords import (
+    NO_VALUE, extreme, filled, given, into, mask_of, masked_mean, masked_var, with_initial)
 
 
 def ddof_of(ddof, correction):
@@ -25,64 +28,89 @@ def ddof_of(ddof, correction):
 class ReductionMethods:
     """Reductions and scans along an axis, as ndarray's methods."""
 
-    def sum(self, axis=None, keepdims=False, dtype=None):
-        """The sum along *axis*."""
-        return type(self)(reductions.reduce("sum", self.node, axis, keepdims, dtype))
+    def _summed(self, op, axis, dtype, out, keepdims, initial, where):
+        """The sum or product (*op*) with NumPy's keywords."""
+        mask = mask_of(self, where)
+        x = self if mask is None else filled(self, mask, 0 if op == "sum" else 1)
+        result = type(self)(reductions.reduce(op, x.node, axis, keepdims, dtype))
+        return into(with_initial(result, op, initial), out)
 
-    def prod(self, axis=None, keepdims=False, dtype=None):
-        """The product along *axis*."""
-        return type(self)(reductions.reduce("product", self.node, axis, keepdims, dtype))
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
+            where=True):
+        """The sum along *axis*, from *initial*, of the elements *where* selects."""
+        return self._summed("sum", axis, dtype, out, keepdims, initial, where)
 
-    def max(self, axis=None, keepdims=False):
-        """The largest values along *axis*."""
-        return type(self)(reductions.reduce("max", self.node, axis, keepdims))
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
+             where=True):
+        """The product along *axis*, from *initial*, of the elements *where* selects."""
+        return self._summed("product", axis, dtype, out, keepdims, initial, where)
 
-    def min(self, axis=None, keepdims=False):
-        """The smallest values along *axis*."""
-        return type(self)(reductions.reduce("min", self.node, axis, keepdims))
+    def max(self, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
+        """The largest values along *axis* (no smaller than *initial*; *where*
+        needs *initial*)."""
+        return into(extreme(self, "max", axis, keepdims, initial, where), out)
 
-    def any(self, axis=None, keepdims=False):
-        """Whether any element along *axis* is true."""
-        return self._logical_reduction("any", axis, keepdims)
+    def min(self, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
+        """The smallest values along *axis* (no larger than *initial*; *where*
+        needs *initial*)."""
+        return into(extreme(self, "min", axis, keepdims, initial, where), out)
 
-    def all(self, axis=None, keepdims=False):
-        """Whether all elements along *axis* are true."""
-        return self._logical_reduction("all", axis, keepdims)
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether any element along *axis* (that *where* selects) is true."""
+        return into(self._logical_reduction("any", axis, keepdims, where), out)
 
-    def _logical_reduction(self, op, axis, keepdims):
-        node = reductions.reduce(op, self.node, axis, keepdims)
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether all elements along *axis* (that *where* selects) are true."""
+        return into(self._logical_reduction("all", axis, keepdims, where), out)
+
+    def _logical_reduction(self, op, axis, keepdims, where):
+        mask = mask_of(self, where)
+        x = self if mask is None else filled(self, mask, op == "all")
+        node = reductions.reduce(op, x.node, axis, keepdims)
         if self.size == 0:
             # nothing to reduce: the identity, as a constant
             from lazyarray.ops.construct import full
             return type(self)(full(node.shape, op == "all", np.bool_))
         return type(self)(node)
 
-    def mean(self, axis=None, keepdims=False, dtype=None):
-        """The mean along *axis*."""
-        return type(self)(reductions.mean(self.node, axis, keepdims, dtype))
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """The mean along *axis* of the elements *where* selects."""
+        mask = mask_of(self, where)
+        if mask is not None:
+            return into(masked_mean(self, mask, axis, keepdims, dtype), out)
+        return into(type(self)(reductions.mean(self.node, axis, keepdims, dtype)), out)
 
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
-        """Variance; *correction* is the Array API's (and NumPy 2's) name of *ddof*."""
-        return type(self)(reductions.var(self.node, axis, keepdims, dtype,
-                                         ddof_of(ddof, correction)))
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=NO_VALUE, correction=None):
+        """Variance of the elements *where* selects; *correction* is the Array
+        API's (and NumPy 2's) name of *ddof*."""
+        if given(mean):
+            raise TypeError("lazyarray's var and std do not take mean=")
+        ddof = ddof_of(ddof, correction)
+        mask = mask_of(self, where)
+        if mask is not None:
+            return into(masked_var(self, mask, axis, keepdims, dtype, ddof), out)
+        return into(type(self)(reductions.var(self.node, axis, keepdims, dtype, ddof)), out)
 
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=NO_VALUE, correction=None):
         """Standard deviation (see :meth:`var`)."""
-        return type(self)(elementwise("sqrt", reductions.var(
-            self.node, axis, keepdims, dtype, ddof_of(ddof, correction))))
+        var = self.var(axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                       correction=correction)
+        return into(type(self)(elementwise("sqrt", var.node)), out)
 
-    def cumsum(self, axis=None, dtype=None):
+    def cumsum(self, axis=None, dtype=None, out=None):
         """Running sums along *axis* (the flattened array by default)."""
-        return type(self)(reductions.scan("sum", self.node, axis, dtype))
+        return into(type(self)(reductions.scan("sum", self.node, axis, dtype)), out)
 
-    def cumprod(self, axis=None, dtype=None):
+    def cumprod(self, axis=None, dtype=None, out=None):
         """Running products along *axis* (the flattened array by default)."""
-        return type(self)(reductions.scan("product", self.node, axis, dtype))
+        return into(type(self)(reductions.scan("product", self.node, axis, dtype)), out)
 
-    def argmax(self, axis=None, keepdims=False):
+    def argmax(self, axis=None, out=None, *, keepdims=False):
         """Indices of the largest values along *axis*."""
-        return type(self)(reductions.argreduce("argmax", self.node, axis, keepdims))
+        return into(type(self)(reductions.argreduce("argmax", self.node, axis, keepdims)), out)
 
-    def argmin(self, axis=None, keepdims=False):
+    def argmin(self, axis=None, out=None, *, keepdims=False):
         """Indices of the smallest values along *axis*."""
-        return type(self)(reductions.argreduce("argmin", self.node, axis, keepdims))
+        return into(type(self)(reductions.argreduce("argmin", self.node, axis, keepdims)), out)

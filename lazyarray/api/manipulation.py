@@ -80,9 +80,32 @@ def _signature_of(numpy_fn):
         return None
 
 
-(broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip, roll, tile, repeat,
- pad) = (_manipulation(n) for n in ("broadcast_to", "expand_dims", "squeeze", "moveaxis",
-                                     "swapaxes", "flip", "roll", "tile", "repeat", "pad"))
+(broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip, roll, tile, repeat) = (
+    _manipulation(n) for n in ("broadcast_to", "expand_dims", "squeeze", "moveaxis",
+                               "swapaxes", "flip", "roll", "tile", "repeat"))
+
+#: the keywords each of pad's device modes takes
+_PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
+                 "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "empty": set()}
+
+
+def pad(array, pad_width, mode="constant", **kwargs) -> LazyArray:
+    """NumPy's pad, every mode: ``constant``, ``edge``, ``wrap``, ``reflect``
+    and ``symmetric`` (even reflections) lazily, as views joined; ``empty``
+    as zeros; the modes that compute values from the array (``linear_ramp``,
+    ``maximum``, ``mean``, ``median``, ``minimum``, odd reflections, a
+    function) with NumPy on the host."""
+    x = asarray(array)
+    allowed = _PAD_KEYWORDS.get(mode) if isinstance(mode, str) else None
+    if allowed is None or kwargs.get("reflect_type", "even") != "even":
+        from lazyarray.fallback import host_call
+        return host_call(_np.pad, (x, pad_width, mode), kwargs, "np.pad")
+    if set(kwargs) - allowed:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': "
+                         f"{set(kwargs) - allowed}")
+    if mode == "empty":
+        mode = "constant"
+    return LazyArray(_manipulate.pad(x.node, pad_width, mode, kwargs.get("constant_values", 0)))
 
 
 def split(x, indices_or_sections, axis=0) -> list[LazyArray]:

@@ -6,71 +6,85 @@ from lazyarray.api.creation import zeros
 from lazyarray.api.manipulation import concatenate
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import ShapeError
+from lazyarray.reduction_keywords import NO_VALUE
 
 
-def sum(x, axis=None, keepdims=False, dtype=None):   # noqa: A001 - NumPy's name
-    """The sum along *axis* (NumPy's accumulator dtype unless *dtype*)."""
-    return asarray(x).sum(axis, keepdims, dtype)
+def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,  # noqa: A001
+        where=True):
+    """The sum along *axis* (NumPy's accumulator dtype unless *dtype*), from
+    *initial*, of the elements *where* selects; written into *out* if given."""
+    return asarray(x).sum(axis, dtype, out, keepdims, initial, where)
 
 
-def all(x, axis=None, keepdims=False):                # noqa: A001
-    """Whether every element (along *axis*) is nonzero."""
-    return asarray(x).all(axis, keepdims)
+def all(x, axis=None, out=None, keepdims=False, *, where=True):   # noqa: A001
+    """Whether every element (along *axis*, that *where* selects) is nonzero."""
+    return asarray(x).all(axis, out, keepdims, where=where)
 
 
-def any(x, axis=None, keepdims=False):                # noqa: A001
-    """Whether some element (along *axis*) is nonzero."""
-    return asarray(x).any(axis, keepdims)
+def any(x, axis=None, out=None, keepdims=False, *, where=True):   # noqa: A001
+    """Whether some element (along *axis*, that *where* selects) is nonzero."""
+    return asarray(x).any(axis, out, keepdims, where=where)
 
 
-def max(x, axis=None, keepdims=False):                # noqa: A001
-    """The largest values along *axis* (NaN if any is NaN, as NumPy's max)."""
-    return asarray(x).max(axis, keepdims)
+def max(x, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):  # noqa: A001
+    """The largest values along *axis* (NaN if any is NaN, as NumPy's max;
+    no smaller than *initial*; *where* needs *initial*)."""
+    return asarray(x).max(axis, out, keepdims, initial, where)
 
 
-def min(x, axis=None, keepdims=False):                # noqa: A001
-    """The smallest values along *axis* (NaN if any is NaN, as NumPy's min)."""
-    return asarray(x).min(axis, keepdims)
+def min(x, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):  # noqa: A001
+    """The smallest values along *axis* (NaN if any is NaN, as NumPy's min;
+    no larger than *initial*; *where* needs *initial*)."""
+    return asarray(x).min(axis, out, keepdims, initial, where)
 
 
-def mean(x, axis=None, keepdims=False, dtype=None):
-    """The mean along *axis* (NumPy's result dtype: float64 for integers)."""
-    return asarray(x).mean(axis, keepdims, dtype)
+amax, amin = max, min
 
 
-def prod(x, axis=None, keepdims=False, dtype=None):
-    """The product along *axis* (NumPy's accumulator dtype unless *dtype*)."""
-    return asarray(x).prod(axis, keepdims, dtype)
+def mean(x, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """The mean along *axis* of the elements *where* selects (NumPy's result
+    dtype: float64 for integers)."""
+    return asarray(x).mean(axis, dtype, out, keepdims, where=where)
 
 
-def var(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+def prod(x, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
+    """The product along *axis* (NumPy's accumulator dtype unless *dtype*),
+    from *initial*, of the elements *where* selects."""
+    return asarray(x).prod(axis, dtype, out, keepdims, initial, where)
+
+
+def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=NO_VALUE, correction=None):
     """The variance along *axis* with *ddof* (or the Array API's *correction*)."""
-    return asarray(x).var(axis, dtype, ddof, keepdims, correction=correction)
+    return asarray(x).var(axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                          correction=correction)
 
 
-def std(x, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=NO_VALUE, correction=None):
     """The standard deviation along *axis* with *ddof* (or the Array API's *correction*)."""
-    return asarray(x).std(axis, dtype, ddof, keepdims, correction=correction)
+    return asarray(x).std(axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                          correction=correction)
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x, axis=None, out=None, *, keepdims=False):
     """Indices of the largest values along *axis* (NumPy's argmax; the first one on ties)."""
-    return asarray(x).argmax(axis, keepdims)
+    return asarray(x).argmax(axis, out, keepdims=keepdims)
 
 
-def argmin(x, axis=None, keepdims=False):
+def argmin(x, axis=None, out=None, *, keepdims=False):
     """Indices of the smallest values along *axis* (NumPy's argmin; the first one on ties)."""
-    return asarray(x).argmin(axis, keepdims)
+    return asarray(x).argmin(axis, out, keepdims=keepdims)
 
 
-def cumsum(x, axis=None, dtype=None):
+def cumsum(x, axis=None, dtype=None, out=None):
     """Running sums along *axis* (NumPy's cumsum)."""
-    return asarray(x).cumsum(axis, dtype)
+    return asarray(x).cumsum(axis, dtype, out)
 
 
-def cumprod(x, axis=None, dtype=None):
+def cumprod(x, axis=None, dtype=None, out=None):
     """Running products along *axis* (NumPy's cumprod)."""
-    return asarray(x).cumprod(axis, dtype)
+    return asarray(x).cumprod(axis, dtype, out)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
@@ -92,11 +106,11 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     return result
 
 
-def count_nonzero(x, axis=None, keepdims=False):
+def count_nonzero(x, axis=None, *, keepdims=False):
     """The number of non-zero elements (NumPy's count_nonzero)."""
     from lazyarray.ops.reductions import count_nonzero as _count
     return LazyArray(_count(asarray(x).node, axis, keepdims))
 
 
-__all__ = ["sum", "all", "any", "max", "min", "mean", "prod", "var", "std", "argmax",
-           "argmin", "cumsum", "cumprod", "cumulative_sum", "count_nonzero"]
+__all__ = ["sum", "all", "any", "max", "min", "amax", "amin", "mean", "prod", "var", "std",
+           "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "count_nonzero"]

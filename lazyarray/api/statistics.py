@@ -24,15 +24,11 @@ from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.fallback import host_call
 from lazyarray.api.sorting import sort as _sort
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.reduction_keywords import NO_VALUE, given, into
 
 _INT64 = _np.dtype(_np.int64)
 
 # {{{ quantiles
-
-
-def _no_out(out, name: str) -> None:
-    if out is not None:
-        raise TypeError(f"lazyarray.{name} does not take out=")
 
 
 #: continuous methods of Hyndman and Fan: (alpha, beta) of the virtual index
@@ -167,15 +163,14 @@ def _quantiles(name: str, a, q, axis, out, method: str, keepdims: bool, weights,
                interpolation, skip_nan: bool, percent: bool) -> LazyArray:
     """The quantile function *name* (NumPy's old *interpolation* name wins
     over *method*); with *weights*, NumPy's on the host."""
-    _no_out(out, name)
     method = interpolation if interpolation is not None else method
     if weights is not None:
-        return host_call(getattr(_np, name), (a, q), dict(
-            axis=axis, method=method, keepdims=keepdims, weights=weights), f"np.{name}")
+        return into(host_call(getattr(_np, name), (a, q), dict(
+            axis=axis, method=method, keepdims=keepdims, weights=weights), f"np.{name}"), out)
     fractions = _np.true_divide(q.get() if isinstance(q, LazyArray) else q, 100) \
         if percent else q
-    return _quantile(a, fractions, axis, method, keepdims, type(q) in (int, float), skip_nan,
-                     name)
+    return into(_quantile(a, fractions, axis, method, keepdims, type(q) in (int, float),
+                          skip_nan, name), out)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -218,7 +213,6 @@ def median(a, axis=None, out=None, overwrite_input: bool = False,
            keepdims: bool = False) -> LazyArray:
     """The median along *axis* (NumPy's median: the mean of the middle one or
     two values; NaN where a slice has NaN). Sorted on the device."""
-    _no_out(out, "median")
     a = asarray(a)
     x, rest, kept = reduction_layout(a, axis)
     n = x.shape[-1]
@@ -227,26 +221,25 @@ def median(a, axis=None, out=None, overwrite_input: bool = False,
     if n and a.dtype.kind in "fc":
         top = ordered[..., -1]
         result = _where(isnan(top), top.astype(result.dtype), result)
-    return result.reshape(kept if keepdims else rest)
+    return into(result.reshape(kept if keepdims else rest), out)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False,
               keepdims: bool = False) -> LazyArray:
     """The median of the non-NaN values along *axis* (NaN for slices of NaNs
     only). Sorted and picked on the device."""
-    _no_out(out, "nanmedian")
     a = asarray(a)
     if a.dtype.kind != "f":
-        return median(a, axis, keepdims=keepdims)
+        return median(a, axis, out, keepdims=keepdims)
     x, rest, kept = reduction_layout(a, axis)
     if x.shape[-1] == 0:
-        return full(kept if keepdims else rest, _np.nan, a.dtype)
+        return into(full(kept if keepdims else rest, _np.nan, a.dtype), out)
     ordered = _sort(x, axis=-1)
     count = (~isnan(x)).sum(-1, dtype=_INT64)[..., None]
     low = gather_along(ordered, (count - 1) // 2, ordered.ndim - 1)
     high = gather_along(ordered, count // 2, ordered.ndim - 1)
     result = _where(count % 2 == 1, low, (low + high) / 2)
-    return result.reshape(kept if keepdims else rest)
+    return into(result.reshape(kept if keepdims else rest), out)
 
 # }}}
 
@@ -260,7 +253,7 @@ def average(a, axis=None, weights=None, returned: bool = False, *,
     ZeroDivisionError, which computes their sums first (outside ``la.jit``)."""
     a = asarray(a)
     if weights is None:
-        avg = a.mean(axis, keepdims)
+        avg = a.mean(axis, keepdims=keepdims)
         scale = a.size / max(avg.size, 1) if avg.size else 0.0
         return (avg, full(avg.shape, scale, avg.dtype)) if returned else avg
     w = asarray(weights)
@@ -278,20 +271,13 @@ def average(a, axis=None, weights=None, returned: bool = False, *,
         w = w.reshape(tuple(s if d in axes else 1 for d, s in enumerate(a.shape)))
     kind = _np.result_type(a.dtype, w.dtype, "f8") if a.dtype.kind in "biu" else \
         _np.result_type(a.dtype, w.dtype)
-    scale = w.sum(axis, keepdims, kind)
+    scale = w.sum(axis, kind, keepdims=keepdims)
     if not tracing() and _builtins.bool((scale == 0).any()):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    avg = (a.astype(kind) * w.astype(kind)).sum(axis, keepdims) / scale
+    avg = (a.astype(kind) * w.astype(kind)).sum(axis, keepdims=keepdims) / scale
     if returned:
         return avg, broadcast_to(scale, avg.shape) if scale.shape != avg.shape else scale
     return avg
-
-
-def _unsupported(where, initial=None) -> None:
-    if where is not True and where is not _np._NoValue:
-        raise TypeError("lazyarray's nan functions do not take where=")
-    if initial is not None and initial is not _np._NoValue:
-        raise TypeError("lazyarray's nan functions do not take initial=")
 
 
 def _filled(a: LazyArray, value) -> LazyArray:
@@ -302,139 +288,140 @@ def _filled(a: LazyArray, value) -> LazyArray:
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims: bool = False,
-           initial=_np._NoValue, where=_np._NoValue) -> LazyArray:
+           initial=NO_VALUE, where=True) -> LazyArray:
     """The sum along *axis*, NaNs counted as zero (NumPy's nansum)."""
-    _no_out(out, "nansum")
-    _unsupported(where, initial)
-    return _filled(asarray(a), 0).sum(axis, keepdims, dtype)
+    return _filled(asarray(a), 0).sum(axis, dtype, out, keepdims, initial, where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False,
-            initial=_np._NoValue, where=_np._NoValue) -> LazyArray:
+            initial=NO_VALUE, where=True) -> LazyArray:
     """The product along *axis*, NaNs counted as one (NumPy's nanprod)."""
-    _no_out(out, "nanprod")
-    _unsupported(where, initial)
-    return _filled(asarray(a), 1).prod(axis, keepdims, dtype)
+    return _filled(asarray(a), 1).prod(axis, dtype, out, keepdims, initial, where)
 
 
 def nancumsum(a, axis=None, dtype=None, out=None) -> LazyArray:
     """Running sums, NaNs counted as zero (NumPy's nancumsum)."""
-    _no_out(out, "nancumsum")
-    return _filled(asarray(a), 0).cumsum(axis, dtype)
+    return _filled(asarray(a), 0).cumsum(axis, dtype, out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None) -> LazyArray:
     """Running products, NaNs counted as one (NumPy's nancumprod)."""
-    _no_out(out, "nancumprod")
-    return _filled(asarray(a), 1).cumprod(axis, dtype)
+    return _filled(asarray(a), 1).cumprod(axis, dtype, out)
 
 
 def _counts(a: LazyArray, axis, keepdims: bool) -> LazyArray:
-    return (~isnan(a)).sum(axis, keepdims, _INT64)
+    return (~isnan(a)).sum(axis, _INT64, keepdims=keepdims)
+
+
+def _not_nan(a: LazyArray, where):
+    """The elements of *a* that are no NaN and that *where* selects."""
+    mask = ~isnan(a)
+    return mask if where is True or where is NO_VALUE else mask & asarray(where)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *,
-            where=_np._NoValue) -> LazyArray:
+            where=True) -> LazyArray:
     """The mean of the non-NaN values along *axis* (NaN for slices of NaNs
     only; NumPy's nanmean)."""
-    _no_out(out, "nanmean")
-    _unsupported(where)
     a = asarray(a)
     if a.dtype.kind not in "fc":
-        return a.mean(axis, keepdims, dtype)
-    total = _filled(a, 0).sum(axis, keepdims, dtype)
-    return (total / _counts(a, axis, keepdims)).astype(total.dtype)
+        return a.mean(axis, dtype, out, keepdims, where=where)
+    if where is not True:
+        return a.mean(axis, dtype, out, keepdims, where=_not_nan(a, where))
+    total = _filled(a, 0).sum(axis, dtype, keepdims=keepdims)
+    return into((total / _counts(a, axis, keepdims)).astype(total.dtype), out)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *,
-           where=_np._NoValue, mean=_np._NoValue, correction=_np._NoValue) -> LazyArray:
+           where=True, mean=NO_VALUE, correction=NO_VALUE) -> LazyArray:
     """The variance of the non-NaN values along *axis* (NumPy's nanvar; NaN
     where fewer than ``ddof + 1`` values)."""
-    _no_out(out, "nanvar")
-    _unsupported(where)
-    if mean is not _np._NoValue:
+    if given(mean):
         raise TypeError("lazyarray.nanvar does not take mean=")
-    if correction is not _np._NoValue:
+    if correction is not NO_VALUE:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
     a = asarray(a)
     if a.dtype.kind not in "fc":
-        return a.var(axis, dtype, ddof, keepdims)
+        return a.var(axis, dtype, out, ddof, keepdims, where=where)
+    if where is not True:
+        var = a.var(axis, dtype, None, ddof, keepdims, where=_not_nan(a, where))
+        dof = _not_nan(a, where).sum(axis, _INT64, keepdims=keepdims) - ddof
+        return into(_where(dof <= 0, var.dtype.type(_np.nan), var), out)
     filled = _filled(a, 0)
     count = _counts(a, axis, True)
-    total = filled.sum(axis, True, dtype)
+    total = filled.sum(axis, dtype, keepdims=True)
     avg = (total / count).astype(total.dtype)
     centered = _where(isnan(a), a.dtype.type(0), (filled - avg).astype(a.dtype))
     if a.dtype.kind == "c":
         squares = centered.real * centered.real + centered.imag * centered.imag
     else:
         squares = centered * centered
-    var = squares.sum(axis, keepdims, dtype)
+    var = squares.sum(axis, dtype, keepdims=keepdims)
     dof = (count if keepdims else count.reshape(var.shape)) - ddof
     var = (var / dof).astype(var.dtype)
-    return _where(dof <= 0, var.dtype.type(_np.nan), var)
+    return into(_where(dof <= 0, var.dtype.type(_np.nan), var), out)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *,
-           where=_np._NoValue, mean=_np._NoValue, correction=_np._NoValue) -> LazyArray:
+           where=True, mean=NO_VALUE, correction=NO_VALUE) -> LazyArray:
     """The standard deviation of the non-NaN values (see :func:`nanvar`)."""
-    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                       correction=correction))
+    return into(sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                            correction=correction)), out)
 
 
-def _nan_extreme(a, axis, keepdims: bool, largest: bool) -> LazyArray:
+def _nan_extreme(a, axis, out, keepdims: bool, initial, where, largest: bool) -> LazyArray:
     a = asarray(a)
+    op = a.max if largest else a.min
     if a.dtype.kind != "f":
-        return a.max(axis, keepdims) if largest else a.min(axis, keepdims)
+        return op(axis, out, keepdims, initial, where)
     filled = _filled(a, -_np.inf if largest else _np.inf)
-    result = filled.max(axis, keepdims) if largest else filled.min(axis, keepdims)
-    return _where(isnan(a).all(axis, keepdims), a.dtype.type(_np.nan), result)
+    result = (filled.max if largest else filled.min)(axis, None, keepdims, initial, where)
+    if given(initial):
+        return into(result, out)        # (NumPy's fmax: NaNs give way to initial)
+    return into(_where(isnan(a).all(axis, keepdims=keepdims), a.dtype.type(_np.nan), result),
+                out)
 
 
-def nanmax(a, axis=None, out=None, keepdims: bool = False, initial=_np._NoValue,
-           where=_np._NoValue) -> LazyArray:
-    """The largest non-NaN value along *axis* (NaN for slices of NaNs only)."""
-    _no_out(out, "nanmax")
-    _unsupported(where, initial)
-    return _nan_extreme(a, axis, keepdims, True)
+def nanmax(a, axis=None, out=None, keepdims: bool = False, initial=NO_VALUE,
+           where=True) -> LazyArray:
+    """The largest non-NaN value along *axis* (NaN for slices of NaNs only,
+    unless *initial*)."""
+    return _nan_extreme(a, axis, out, keepdims, initial, where, True)
 
 
-def nanmin(a, axis=None, out=None, keepdims: bool = False, initial=_np._NoValue,
-           where=_np._NoValue) -> LazyArray:
-    """The smallest non-NaN value along *axis* (NaN for slices of NaNs only)."""
-    _no_out(out, "nanmin")
-    _unsupported(where, initial)
-    return _nan_extreme(a, axis, keepdims, False)
+def nanmin(a, axis=None, out=None, keepdims: bool = False, initial=NO_VALUE,
+           where=True) -> LazyArray:
+    """The smallest non-NaN value along *axis* (NaN for slices of NaNs only,
+    unless *initial*)."""
+    return _nan_extreme(a, axis, out, keepdims, initial, where, False)
 
 
-def _nan_arg(a, axis, keepdims: bool, largest: bool) -> LazyArray:
+def _nan_arg(a, axis, out, keepdims: bool, largest: bool) -> LazyArray:
     a = asarray(a)
     if a.dtype.kind in "fc":
         if not tracing() and a.size and _builtins.bool(isnan(a).all(axis).any()):
             raise ValueError("All-NaN slice encountered")
         a = _filled(a, -_np.inf if largest else _np.inf)
-    return a.argmax(axis, keepdims) if largest else a.argmin(axis, keepdims)
+    return (a.argmax if largest else a.argmin)(axis, out, keepdims=keepdims)
 
 
 def nanargmax(a, axis=None, out=None, *, keepdims: bool = False) -> LazyArray:
     """The index of the largest non-NaN value along *axis*; a slice of NaNs
     only raises ValueError (checked by computing, outside ``la.jit``)."""
-    _no_out(out, "nanargmax")
-    return _nan_arg(a, axis, keepdims, True)
+    return _nan_arg(a, axis, out, keepdims, True)
 
 
 def nanargmin(a, axis=None, out=None, *, keepdims: bool = False) -> LazyArray:
     """The index of the smallest non-NaN value along *axis* (see :func:`nanargmax`)."""
-    _no_out(out, "nanargmin")
-    return _nan_arg(a, axis, keepdims, False)
+    return _nan_arg(a, axis, out, keepdims, False)
 
 
 def ptp(a, axis=None, out=None, keepdims: bool = False) -> LazyArray:
     """The range (maximum minus minimum) along *axis* (NumPy's ptp)."""
-    _no_out(out, "ptp")
     a = asarray(a)
-    return a.max(axis, keepdims) - a.min(axis, keepdims)
+    return into(a.max(axis, keepdims=keepdims) - a.min(axis, keepdims=keepdims), out)
 
 # }}}
 

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from lazyarray.errors import AxisError, DTypeError, ShapeError
+from lazyarray.errors import AxisError, ShapeError, unsupported_dtype_error
 from lazyarray.graph import Concat, Iota, Map, Node, View
 
 
@@ -36,7 +36,7 @@ def normalize_shape(shape) -> tuple[int, ...]:
 
 def _check_dtype(dtype: np.dtype) -> np.dtype:
     if dtype.kind not in "biufc" or dtype == np.float16:
-        raise DTypeError(f"lazyarray does not support dtype {dtype}")
+        raise unsupported_dtype_error(dtype)
     return dtype
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError
+from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError, unsupported_dtype_error
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View, is_weak)
 
@@ -207,7 +207,7 @@ def cast(node: Node, dtype) -> Node:
     complex to real keeps the real part)."""
     dtype = np.dtype(dtype)
     if dtype.kind not in "biufc" or dtype == np.float16:
-        raise DTypeError(f"lazyarray does not support dtype {dtype}")
+        raise unsupported_dtype_error(dtype)
     if isinstance(node, Param):
         node.converted_to.add(dtype)
     if node.dtype == dtype and not isinstance(node, Const):

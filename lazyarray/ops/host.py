@@ -1,7 +1,7 @@
-"""Operations computed by NumPy on the host: searching and set functions.
-They compute their inputs first and upload the result, so they are correct
-but not fused, and they cannot be used inside ``la.jit``. (Sorting runs on
-the device, :mod:`lazyarray.ops.sort`.)
+"""Searching computed by NumPy on the host (the set functions are
+:mod:`lazyarray.api.sets`). They compute their inputs first and upload the
+result, so they are correct but not fused, and they cannot be used inside
+``la.jit``. (Sorting runs on the device, :mod:`lazyarray.ops.sort`.)
 
 Public names: HOST_FUNCTIONS, host_function.
 """
@@ -16,8 +16,7 @@ import numpy as np
 from lazyarray.tracing import refuse_while_tracing
 
 #: NumPy functions lazyarray computes on the host
-HOST_FUNCTIONS = ("nonzero", "searchsorted", "unique", "unique_values",
-                  "unique_counts", "unique_inverse", "unique_all", "flatnonzero")
+HOST_FUNCTIONS = ("nonzero", "searchsorted", "flatnonzero")
 
 
 def host_function(name: str) -> Callable:

@@ -142,39 +142,75 @@ def repeat(node: Node, repeats, axis=None) -> Node:
     return reshape(spread, shape[:axis] + (shape[axis] * int(repeats),) + shape[axis + 1:])
 
 
+#: pad's modes that re-index the array (the others compute values)
+REINDEXING_PADS = ("edge", "wrap", "reflect", "symmetric")
+
+#: a re-indexing of more runs than this gathers by an index array
+_MOST_RUNS = 8
+
+
+def _runs(index: np.ndarray) -> list[tuple[int, int, int]]:
+    """*index* as runs ``(first, step, length)`` of steps 1, -1 or 0."""
+    runs, i, m = [], 0, len(index)
+    while i < m:
+        j = i + 1
+        step = int(index[j] - index[i]) if j < m else 1
+        if step not in (-1, 0, 1):
+            step = 1
+        else:
+            while j < m and index[j] - index[j - 1] == step:
+                j += 1
+        runs.append((int(index[i]), step, j - i))
+        i = j
+    return runs
+
+
+def reindex(node: Node, axis: int, index: np.ndarray) -> Node:
+    """*node* with the elements along *axis* at positions *index* (ints in
+    ``[0, n)``): slices, flips and broadcasts of it, joined, or a gather."""
+    runs = _runs(index)
+    if len(runs) > _MOST_RUNS:
+        from lazyarray.graph import Gather
+        from lazyarray.handle import asarray
+        return Gather(node, asarray(index.astype(np.int64)).node, axis)
+    parts = []
+    for first, step, length in runs:
+        if step == 1:
+            parts.append(_take_range(node, axis, first, first + length))
+        elif step == -1:
+            parts.append(flip(_take_range(node, axis, first - length + 1, first + 1), axis))
+        else:
+            shape = list(node.shape)
+            shape[axis] = length
+            parts.append(broadcast_to(_take_range(node, axis, first, first + 1), tuple(shape)))
+    return parts[0] if len(parts) == 1 else concatenate(parts, axis)
+
+
 def pad(node: Node, pad_width, mode: str = "constant", constant_values=0) -> Node:
-    """NumPy's pad for modes ``constant``, ``edge`` and ``wrap``."""
+    """NumPy's pad for ``constant`` (*constant_values* per axis and side as
+    NumPy takes them) and the re-indexing modes (``edge``, ``wrap``,
+    ``reflect`` and ``symmetric`` with even reflections)."""
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (node.ndim, 2))
     if (widths < 0).any():
         raise ShapeError("pad: index can't contain negative values")
-    if mode not in ("constant", "edge", "wrap"):
-        raise ShapeError(f"pad: mode '{mode}' is not supported (constant, edge, wrap)")
+    if mode != "constant" and mode not in REINDEXING_PADS:
+        raise ShapeError(f"pad: mode '{mode}' is not a re-indexing (constant, "
+                         f"{', '.join(REINDEXING_PADS)})")
+    values = np.broadcast_to(np.asarray(constant_values), (node.ndim, 2))
     for axis, (before, after) in enumerate(widths.tolist()):
         if before == after == 0:
             continue
         n = node.shape[axis]
-        if n == 0 and mode != "constant":
-            raise ShapeError(f"pad: can't extend empty axis {axis} using mode '{mode}'")
+        if mode != "constant":
+            if n == 0:
+                raise ShapeError(f"pad: can't extend empty axis {axis} using mode '{mode}'")
+            node = reindex(node, axis, np.pad(np.arange(n), (before, after), mode=mode))
+            continue
         parts = []
-        for width, at_start in ((before, True), (after, False)):
-            if width == 0:
-                parts.append(None)
-                continue
+        for width, value in ((before, values[axis, 0]), (after, values[axis, 1])):
             shape = list(node.shape)
             shape[axis] = width
-            if mode == "constant":
-                part = full(shape, constant_values, node.dtype)
-            elif mode == "edge":
-                edge = _take_range(node, axis, 0, 1) if at_start else \
-                    _take_range(node, axis, n - 1, n)
-                part = broadcast_to(edge, tuple(shape))
-            else:
-                reps = -(-width // n)
-                wrapped = concatenate([node] * reps, axis) if reps > 1 else node
-                m = wrapped.shape[axis]
-                part = _take_range(wrapped, axis, m - width, m) if at_start else \
-                    _take_range(wrapped, axis, 0, width)
-            parts.append(part)
+            parts.append(full(shape, value, node.dtype) if width else None)
         node = concatenate([p for p in (parts[0], node, parts[1]) if p is not None], axis)
     return node
 

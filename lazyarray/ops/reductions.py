@@ -81,7 +81,9 @@ def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0
                               elementwise("multiply", im, im))
     else:
         squares = elementwise("multiply", centered, centered)
-    total = reduce("sum", squares, axes, keepdims)
+    # (summed in *dtype* as NumPy does, where it is a real one)
+    real_dtype = dtype if dtype is not None and np.dtype(dtype).kind != "c" else None
+    total = reduce("sum", squares, axes, keepdims, real_dtype)
     return Map("true_divide", (total, Const(max(count - ddof, 0), np.int64, True)),
                total.shape, total.dtype)
 

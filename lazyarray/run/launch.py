@@ -32,6 +32,7 @@ from kernelcore.runtime.build import compile_program
 from kernelcore.runtime.invoke import get_executor, memory_pool
 from kernelcore.runtime.launchers import OpenClKernelLauncher
 from kernelcore.runtime.once import KeyedLocks, made_once
+from lazyarray.errors import device_memory_error
 from lazyarray.run.cache import Recipe
 from lazyarray.graph import Node
 
@@ -78,7 +79,11 @@ def new_array(queue, shape: tuple, dtype) -> cla.Array:
     """An uninitialized C-order array from *queue*'s memory pool (without
     events)."""
     template = _template(queue, shape, dtype)
-    return with_data(template, memory_pool(queue)(template.nbytes or 1))
+    try:
+        data = memory_pool(queue)(template.nbytes or 1)
+    except cl.Error as error:
+        raise device_memory_error(error, template.nbytes, queue.device) from None
+    return with_data(template, data)
 
 
 def with_data(template: cla.Array, data) -> cla.Array:
@@ -114,8 +119,11 @@ class BoundLaunch:
                 elif spec[0] == "temporary":
                     temp = self.kept.get(spec[1])
                     if temp is None:
-                        temp = self.kept[spec[1]] = cla.empty(queue, (max(spec[2], 1),),
-                                                              np.uint8)
+                        try:
+                            temp = cla.empty(queue, (max(spec[2], 1),), np.uint8)
+                        except cl.Error as error:
+                            raise device_memory_error(error, spec[2], queue.device) from None
+                        self.kept[spec[1]] = temp
                     kernel.set_arg(k, temp.base_data)
                 else:
                     kernel.set_arg(k, spec[1])
@@ -181,7 +189,10 @@ class BoundLaunch:
     def run_at(self, queue, values: list, slots: tuple) -> cla.Array:
         """The result of a run whose inputs are *values*, placed by *slots*
         (from :meth:`at_positions`): what ``__call__`` does, without names."""
-        data = self.pool(self.template.nbytes or 1)
+        try:
+            data = self.pool(self.template.nbytes or 1)
+        except cl.Error as error:
+            raise device_memory_error(error, self.template.nbytes, queue.device) from None
         with self._lock:
             for (kernel, gsize, lsize, _), placed in zip(self.launches, slots):
                 for k, position in placed:
@@ -193,7 +204,10 @@ class BoundLaunch:
         """The result of a run on *args* (by name); the launches' events are
         added to *events* if given."""
         # the result's array is made after the launches: the device starts sooner
-        data = self.pool(self.template.nbytes or 1)
+        try:
+            data = self.pool(self.template.nbytes or 1)
+        except cl.Error as error:
+            raise device_memory_error(error, self.template.nbytes, queue.device) from None
         with self._lock:
             for kernel, gsize, lsize, slots in self.launches:
                 for k, name, scalar in slots:

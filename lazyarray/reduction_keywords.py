@@ -1,0 +1,127 @@
+"""NumPy's reduction keywords on lazy arrays: ``where=`` (the elements that
+take part), ``initial=`` (a value every reduction starts from) and ``out=``
+(an array the result is written into), with NumPy's semantics, also
+combined.
+
+Public names: NO_VALUE, given, mask_of, filled, extreme, with_initial, masked_mean,
+masked_var, into.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lazyarray.ops import reductions
+
+#: NumPy's marker of a keyword left out
+NO_VALUE: Any = np._NoValue
+
+
+def given(value: Any) -> bool:
+    """Whether the keyword *value* was given (not left out, not None)."""
+    return value is not NO_VALUE and value is not None
+
+
+def mask_of(x, where: Any):
+    """The ``where=`` mask broadcast to *x*'s shape (a lazy bool array), or
+    None where every element takes part."""
+    if where is True or where is NO_VALUE:
+        return None
+    from lazyarray.api.manipulation import broadcast_to
+    from lazyarray.handle import asarray
+    return broadcast_to(asarray(where).astype(np.bool_), x.shape)
+
+
+def filled(x, mask, value: Any):
+    """*x* where *mask* is true, *value* (as *x*'s dtype) elsewhere."""
+    from lazyarray.api.ufuncs import where
+    return where(mask, x, np.asarray(value).astype(x.dtype)[()])
+
+
+def _scalar(value: Any, dtype: np.dtype) -> np.generic:
+    """*value* cast to *dtype* as NumPy casts ``initial=``."""
+    return np.asarray(value.get() if hasattr(value, "get") else value).astype(dtype)[()]
+
+
+def with_initial(result, op: str, initial: Any):
+    """*result* combined with ``initial=`` by reduction *op* (sum, product,
+    max or min)."""
+    if not given(initial):
+        return result
+    start = _scalar(initial, result.dtype)
+    if op == "sum":
+        return result + start
+    if op == "product":
+        return result * start
+    from lazyarray.api.ufuncs import maximum, minimum
+    return (maximum if op == "max" else minimum)(result, start)
+
+
+def extreme(x, op: str, axis: Any, keepdims: bool, initial: Any, where: Any):
+    """The max or min (*op*) of *x* along *axis* with ``initial=`` and
+    ``where=``: masked elements and empty slices take *initial*."""
+    from lazyarray.api.creation import full
+    from lazyarray.handle import LazyArray
+    mask = mask_of(x, where)
+    if mask is not None:
+        if not given(initial):
+            raise ValueError(f"reduction operation '{op}imum' does not have an identity, so "
+                             "to use a where mask one has to specify 'initial'")
+        x = filled(x, mask, initial)
+    axes = reductions.normalize_axes(axis, x.ndim)
+    if given(initial) and math.prod(x.shape[a] for a in axes) == 0:
+        shape = np.sum(np.empty(x.shape, np.bool_), axis=axes, keepdims=keepdims).shape
+        return full(shape, _scalar(initial, x.dtype), x.dtype)
+    return with_initial(LazyArray(reductions.reduce(op, x.node, axis, keepdims)), op, initial)
+
+
+def _count(mask, axis: Any, keepdims: bool):
+    """How many elements of each slice *mask* selects."""
+    return mask.sum(axis=axis, keepdims=keepdims, dtype=np.int64)
+
+
+def masked_mean(x, mask, axis: Any, keepdims: bool, dtype: Any):
+    """The mean of the elements of *x* that *mask* selects (NaN for slices
+    with none)."""
+    kind = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
+    total = filled(x, mask, 0).sum(axis=axis, dtype=kind, keepdims=keepdims)
+    return (total / _count(mask, axis, keepdims)).astype(kind)
+
+
+def masked_var(x, mask, axis: Any, keepdims: bool, dtype: Any, ddof: Any):
+    """The variance of the elements of *x* that *mask* selects, with *ddof*
+    degrees of freedom less (NumPy's: no fewer than zero)."""
+    from lazyarray.api.ufuncs import maximum
+    kind = np.var(np.ones(1, x.dtype), dtype=dtype).dtype
+    centered = filled(x - masked_mean(x, mask, axis, True, dtype), mask, 0)
+    if centered.dtype.kind == "c":
+        squares = centered.real * centered.real + centered.imag * centered.imag
+    else:
+        squares = centered * centered
+    total = squares.sum(axis=axis, dtype=kind, keepdims=keepdims)
+    return (total / maximum(_count(mask, axis, keepdims) - ddof, 0)).astype(kind)
+
+
+def into(result, out: Any):
+    """*result*, or written into *out* (a lazy or NumPy array of the
+    result's shape; values cast as NumPy's ``out=`` casts them) and *out*."""
+    if out is None:
+        return result
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError("a reduction has one output: out= takes one array")
+        out = out[0]
+    from lazyarray.handle import LazyArray
+    if not isinstance(out, (LazyArray, np.ndarray)):
+        raise TypeError(f"out= must be an array, not {type(out).__name__}")
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"output parameter has shape {tuple(out.shape)}, but the result has "
+                         f"shape {tuple(result.shape)}")
+    if isinstance(out, LazyArray):
+        out[...] = result.astype(out.dtype)
+    else:
+        out[...] = result.get()
+    return out
