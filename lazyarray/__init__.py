@@ -111,6 +111,7 @@ from lazyarray.host.namespace import install as _install_host_tier  # noqa: E402
 _install_host_tier(globals(), _np, __all__)
 _install_host_tier(linalg.__dict__, _np.linalg, linalg.__all__)
 _install_host_tier(fft.__dict__, _np.fft, fft.__all__)
+_install_host_tier(lib.stride_tricks.__dict__, _np.lib.stride_tricks, ["sliding_window_view"])
 __all__ += ["HostArray", "get_tier", "set_tier", "tier"]
 
 # the NumPy protocols' implementation (LazyArray imports it when called): loaded

@@ -243,3 +243,12 @@ def test_elements_and_scalar_arithmetic_keep_numpys_types(host_tier, dtype):
     a[0] = a[-1]
     _same(x, a)
     assert complex(s) == complex(a[1] + 1) and s.shape == () and s.dtype == a.dtype
+
+
+def test_sliding_windows_of_host_arrays_are_numpys_views(host_tier):
+    a = np.arange(12.0)
+    x = la.asarray(a)
+    windows = la.lib.stride_tricks.sliding_window_view(x, 4)
+    _same(windows.mean(axis=-1), np.lib.stride_tricks.sliding_window_view(a, 4).mean(axis=-1))
+    x[0] = 100.0
+    assert float(windows[0, 0]) == 100.0        # a view, as NumPy's
