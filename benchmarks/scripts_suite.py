@@ -40,7 +40,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -520,7 +520,7 @@ def environment(args: argparse.Namespace, device: str | None) -> dict:
 # }}}
 
 
-def _csv(choices: tuple[str, ...] | None):
+def _csv(choices: tuple[str, ...] | None) -> Callable[[str], list[str]]:
     def parse(text: str) -> list[str]:
         items = [t.strip() for t in text.split(",") if t.strip()]
         bad = [t for t in items if choices is not None and t not in choices]

@@ -29,10 +29,10 @@ def run(np: Any, n: int) -> Any:
     p = np.zeros((ny, nx))
     b = np.zeros((ny, nx))
 
-    def east(f):
+    def east(f: Any) -> Any:
         return np.roll(f, -1, axis=1)
 
-    def west(f):
+    def west(f: Any) -> Any:
         return np.roll(f, 1, axis=1)
 
     udiff = 1

@@ -55,7 +55,7 @@ def run_jit(la: Any, n: int) -> Any:
     v[int(.5 / dy):int(1 / dy + 1), int(.5 / dx):int(1 / dx + 1)] = 2
 
     @la.jit
-    def step(u, v):
+    def step(u: Any, v: Any) -> Any:
         un = u.copy()
         vn = v.copy()
         u[1:, 1:] = (un[1:, 1:] - un[1:, 1:] * dt / dx * (un[1:, 1:] - un[1:, :-1])

@@ -49,7 +49,7 @@ def run_jit(la: Any, n: int) -> Any:
     u[int(0.5 / dy):int(1 / dy + 1), int(0.5 / dx):int(1 / dx + 1)] = 2
 
     @la.jit
-    def step(u):
+    def step(u: Any) -> Any:
         return diffuse(la, u, 0, dt, dx, dy, nu)
 
     for _ in range(101):

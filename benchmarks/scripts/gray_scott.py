@@ -54,7 +54,7 @@ def run_jit(la: Any, n: int) -> Any:
     V += 0.05 * la.random.random((n, n))
 
     @la.jit
-    def step(U, V):
+    def step(U: Any, V: Any) -> Any:
         UVV = U * V * V
         U2 = U + Du * laplacian(la, U) - UVV + F * (1 - U)
         V2 = V + Dv * laplacian(la, V) + UVV - (F + k) * V

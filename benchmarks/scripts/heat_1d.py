@@ -38,7 +38,7 @@ def run_jit(la: Any, n: int) -> Any:
     u = la.sin(la.pi * x) + 0.5 * la.sin(3 * la.pi * x)
 
     @la.jit
-    def step(u):
+    def step(u: Any) -> Any:
         u[1:-1] = u[1:-1] + r * (u[2:] - 2 * u[1:-1] + u[:-2])
         u[0] = 0
         u[-1] = 0

@@ -44,7 +44,7 @@ def run_jit(la: Any, n: int) -> Any:
     u[int(0.5 / dx):int(1 / dx + 1)] = 2
 
     @la.jit
-    def step(u):
+    def step(u: Any) -> Any:
         un = u.copy()
         u[1:] = un[1:] - c * dt / dx * (un[1:] - un[:-1])
         u[0] = 1.0

@@ -58,7 +58,7 @@ def run_jit(la: Any, n: int) -> Any:
     vel -= la.mean(mass[:, la.newaxis] * vel, axis=0) / la.mean(mass)
 
     @la.jit
-    def kick_drift_kick(pos, vel, acc):
+    def kick_drift_kick(pos: Any, vel: Any, acc: Any) -> Any:
         vel = vel + acc * dt / 2
         pos = pos + vel * dt
         acc = acceleration(la, pos, mass, G, softening)

@@ -46,7 +46,7 @@ def run_jit(la: Any, n: int) -> Any:
     b[int(3 * ny / 4), int(3 * nx / 4)] = -100
 
     @la.jit
-    def sweep(p, b):
+    def sweep(p: Any, b: Any) -> Any:
         pd = p.copy()
         p[1:-1, 1:-1] = (((pd[1:-1, 2:] + pd[1:-1, :-2]) * dy**2
                           + (pd[2:, 1:-1] + pd[:-2, 1:-1]) * dx**2

@@ -53,7 +53,7 @@ def run_jit(la: Any, n: int) -> Any:
     W = la.zeros((3, 3))
 
     @la.jit
-    def train_step(W, Xb, Y):
+    def train_step(W: Any, Xb: Any, Y: Any) -> Any:
         P = softmax(la, Xb @ W)
         return W - 0.5 * (Xb.T @ (P - Y) / N), -la.mean(la.sum(Y * la.log(P + 1e-12), axis=1))
 
