@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lazyarray.handle import asarray
 from lazyarray.host.policy import host_enabled, host_limit
 
 #: a counter of writes into host buffers: a host array's device copy is
@@ -30,8 +31,9 @@ _PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Elli
                     np.bool_, np.complex128])
 
 #: results up to this many elements stay on the host without asking the device
-#: for the tier's limit (every device's limit is larger)
-SMALL = 4096
+#: for the tier's limit: the least limit of any device (a GPU's, see
+#: Target.host_tier_elements), so that small work never needs OpenCL
+SMALL = 1 << 14
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -161,7 +163,6 @@ def wrap_array(value: np.ndarray):
     if value.size > SMALL:
         limit = host_limit()
         if limit is not None and value.size > limit and device_dtype(value.dtype):
-            from lazyarray.handle import asarray
             return asarray(value)
     handle = _new(CLASSES[1])
     handle._hv = value

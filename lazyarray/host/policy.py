@@ -17,6 +17,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from lazyarray import run as _run
+from lazyarray.target import Target
 from lazyarray.tracing import TRACING
 
 #: the tiers a user can choose
@@ -76,10 +78,8 @@ def host_limit() -> int | None:
     no limit, the ``"host"`` tier)."""
     if (_CHOSEN.get() or _DEFAULT[0]) == "host":
         return None
-    from lazyarray.run.device import default_queue      # (OpenCL only when needed)
-    queue = default_queue()
+    queue = _run.default_queue()
     limit = _LIMITS.get(queue)
     if limit is None:
-        from lazyarray.target import Target
         limit = _LIMITS[queue] = Target.of_queue(queue).host_tier_elements
     return limit
