@@ -19,7 +19,10 @@ HEAVY = ("pyopencl", "kernelcore", "islpy", "pymbolic")
 
 
 def _run(code: str, tmp_path, **env: str) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, KERNELCORE_CACHE_DIR=str(tmp_path / "cache"), **env)
+    """Run *code* as a script in a fresh process (on the device tier unless
+    *env* says otherwise, with an empty kernel cache) and return it."""
+    environment = dict(os.environ, KERNELCORE_CACHE_DIR=str(tmp_path / "cache"),
+                       **{"LAZYARRAY_TIER": "device", **env})
     for name in ("LAZYARRAY_LOG", "KERNELCORE_LOG", "LAZYARRAY_QUIET"):
         if name not in env:
             environment.pop(name, None)

@@ -14,7 +14,8 @@ adopt, synchronize, using_queue, queue_of, to_device, DEVICE_LOCK.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from lazyarray.deferred import submodule_getattr
 
@@ -27,9 +28,17 @@ if TYPE_CHECKING:
 __all__ = ["DEVICE_LOCK", "STATS", "Step", "adopt", "default_queue", "evaluate", "plan",
            "queue_of", "run_step", "synchronize", "to_device", "using_queue"]
 
-#: public names and submodules, imported on first use
-__getattr__ = submodule_getattr(__name__, {
-    "DEVICE_LOCK": "device", "adopt": "device", "default_queue": "device",
-    "queue_of": "device", "synchronize": "device", "to_device": "device",
-    "using_queue": "device", "evaluate": "evaluation", "STATS": "steps", "Step": "steps",
-    "plan": "steps", "run_step": "steps"})
+_HOMES = {"DEVICE_LOCK": "device", "adopt": "device", "default_queue": "device",
+          "queue_of": "device", "synchronize": "device", "to_device": "device",
+          "using_queue": "device", "evaluate": "evaluation", "STATS": "steps", "Step": "steps",
+          "plan": "steps", "run_step": "steps"}
+_load = submodule_getattr(__name__, _HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name or a submodule, imported on first use. The runtime
+    (device, evaluation, steps) loads as one, with the first public name
+    read: the first device operation, so that later ones import nothing."""
+    if name in _HOMES:
+        importlib.import_module(f"{__name__}.evaluation")
+    return _load(name)
