@@ -14,9 +14,12 @@ traces a function once per argument signature and replays its kernels;
 
 from __future__ import annotations
 
+import logging as _logging
+import os as _os
+import sys as _sys
+
 import numpy as _np
 
-import kernelcore as _lp
 from lazyarray.api.creation import *      # noqa: F403 (the namespace re-exports them)
 from lazyarray.api.dtypes import *        # noqa: F403
 from lazyarray.api.elementwise import *   # noqa: F403
@@ -40,14 +43,28 @@ from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.jit import jit
 from lazyarray.precision import get_matmul_precision, matmul_precision, set_matmul_precision
 from lazyarray.ops import host as _host
-from lazyarray.run import synchronize
+from lazyarray import run as _run
+from lazyarray.run.progress import set_progress
 
 __version__ = "0.1.0"
 
 
 # LAZYARRAY_LOG=info (or debug) shows planning, lowering and kernel runs with
-# their timings on stderr
-_lp.configure_logging("lazyarray", "LAZYARRAY_LOG")
+# their timings on stderr (kernelcore's records too, once it is imported)
+if _os.environ.get("LAZYARRAY_LOG"):
+    _logger = _logging.getLogger("lazyarray")
+    _logger.setLevel(_os.environ["LAZYARRAY_LOG"].upper())
+    if not _logger.handlers:
+        _handler = _logging.StreamHandler()
+        _handler.setFormatter(_logging.Formatter("[%(name)s] %(message)s"))
+        _logger.addHandler(_handler)
+
+
+def synchronize() -> None:
+    """Wait until the device has finished all queued work (nothing to wait
+    for before the first device operation)."""
+    if "lazyarray.run.device" in _sys.modules:
+        _run.synchronize()
 
 __array_api_version__ = "2024.12"
 
@@ -72,7 +89,8 @@ from lazyarray.api import (                  # noqa: E402 (the modules, for thei
     sets as _sets, sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
 
 __all__ = sorted({
-    "LazyArray", "asarray", "copy", "jit", "synchronize", "explain", "to_dot", "Device",
+    "LazyArray", "asarray", "copy", "jit", "synchronize", "set_progress", "explain", "to_dot",
+    "Device",
     "matmul_precision", "set_matmul_precision", "get_matmul_precision",
     "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "ConcretizationError",
     "ViewWriteError", "DeviceMemoryError", "LazyArrayHostFallbackWarning", "__version__",

@@ -2,7 +2,8 @@
 
 Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
 ConcretizationError, ViewWriteError, DeviceMemoryError, MEMORY_STATUS, device_memory_error,
-LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line, concretization_message.
+LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line, user_place,
+concretization_message.
 """
 
 from __future__ import annotations
@@ -123,17 +124,37 @@ def _inside(frame) -> bool:
     return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
 
 
+def _user_frame():
+    """The innermost frame outside lazyarray (None if none)."""
+    frame = sys._getframe(2)
+    while frame is not None and _inside(frame):
+        frame = frame.f_back
+    return frame
+
+
 def user_line() -> str:
     """Where the innermost caller outside lazyarray is: ``file:line (in
     function): source line``."""
-    frame = sys._getframe(1)
-    while frame is not None and _inside(frame):
-        frame = frame.f_back
+    frame = _user_frame()
     if frame is None:
         return "(no caller outside lazyarray)"
     code = frame.f_code
     source = linecache.getline(code.co_filename, frame.f_lineno).strip()
     return f"{code.co_filename}:{frame.f_lineno} (in {code.co_name}): {source}"
+
+
+def user_place() -> str:
+    """The innermost caller outside lazyarray, short: ``source line
+    (file:line)`` (the file without its directory)."""
+    frame = _user_frame()
+    if frame is None:
+        return "lazyarray"
+    code = frame.f_code
+    place = f"{os.path.basename(code.co_filename)}:{frame.f_lineno}"
+    source = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    if len(source) > 60:
+        source = source[:57] + "..."
+    return f"{source} ({place})" if source else place
 
 
 def concretization_message(array, what: str) -> str:

@@ -12,17 +12,37 @@ import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-import kernelcore as lp
+from lazyarray import plan as _plan, run as _run
+from lazyarray.deferred import deferred
 from lazyarray.handle import asarray
 from lazyarray.host import HostArray
 from lazyarray.graph import (
     Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
-from lazyarray.plan.storage import storage_plan
-from lazyarray.run import plan
 from lazyarray.values import host_origin
+
+if TYPE_CHECKING:
+    import pymbolic.primitives as prim
+    import pyopencl as cl
+
+    import kernelcore as lp
+    from kernelcore import translation_unit as _units
+    from kernelcore.ir import instruction as _instructions
+    from kernelcore.statistics import common as _common, counts as _counts
+    from kernelcore.statistics import memory as _memory, ops as _op_counts
+    from lazyarray import roofline as _roofline
+else:
+    # (kernelcore, OpenCL and the roofline's measurements load when first used)
+    prim, cl, lp = deferred("pymbolic.primitives"), deferred("pyopencl"), deferred("kernelcore")
+    _units, _instructions = (deferred("kernelcore.translation_unit"),
+                             deferred("kernelcore.ir.instruction"))
+    _common, _counts, _memory, _op_counts = (
+        deferred(f"kernelcore.statistics.{name}") for name in ("common", "counts", "memory",
+                                                                "ops"))
+    _roofline = deferred("lazyarray.roofline")
 
 
 def _label(node: Node) -> str:
@@ -69,8 +89,8 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
         return text
     node = asarray(x).node
     profiles = {p.index: p for p in kernel_profiles(x, repeat)} if profile else {}
-    steps = plan([node])
-    reasons = {id(n): r for n, r in storage_plan(node)}
+    steps = _run.plan([node])
+    reasons = {id(n): r for n, r in _plan.storage.storage_plan(node)}
     index = {id(st.node): k for k, st in enumerate(steps)}
     lines = [f"{len(steps)} kernel(s) for {_label(node)}"]
     if not steps:
@@ -112,7 +132,7 @@ def to_dot(x, path: str | Path | None = None) -> str:
     *path* ending in ``.svg`` or ``.png``, also renders it (needs graphviz's
     ``dot``); other paths get the source."""
     node = asarray(x).node
-    stored = {id(n): r for n, r in storage_plan(node)}
+    stored = {id(n): r for n, r in _plan.storage.storage_plan(node)}
     ids = {}
     lines = ["digraph lazyarray {", "  rankdir=BT;"]
     for n in walk(node):
@@ -269,19 +289,12 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
     :func:`~kernelcore.statistics.get_mem_access_map` find them), times the
     points of the instruction's domain: per work-item, exact (no rounding to
     whole work-groups or sub-groups)."""
-    import pymbolic.primitives as prim
-
-    from kernelcore.ir.instruction import Assignment
-    from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare
-    from kernelcore.statistics.counts import CountGranularity
-    from kernelcore.statistics.memory import _AccessFinder, _memory_variables
-    from kernelcore.statistics.ops import _OpCounter, _type_function
-
-    knl = _prepare(knl)
-    times = _InsnCounter(knl, _Grid(knl, None), False)
-    counter = _OpCounter(_type_function(knl), False)
-    variables = {name: var for name, (mtype, var) in _memory_variables(knl).items()
+    knl = _common._prepare(knl)
+    times = _common._InsnCounter(knl, _common._Grid(knl, None), False)
+    counter = _op_counts._OpCounter(_op_counts._type_function(knl), False)
+    variables = {name: var for name, (mtype, var) in _memory._memory_variables(knl).items()
                  if mtype == "global"}
+    Assignment, WORKITEM = _instructions.Assignment, _counts.CountGranularity.WORKITEM
     by_dtype: dict[str, int] = {}
     accesses: dict[tuple[str, str], int] = {}
     for insn in knl.instructions:
@@ -290,7 +303,7 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
         n = None
 
         def points() -> int:
-            return int(times(insn, CountGranularity.WORKITEM).eval_with_dict({}))
+            return int(times(insn, WORKITEM).eval_with_dict({}))
         ops = counter._merge(counter(insn.assignee), counter(insn.expression))
         for (dtype, _), mult in ops.items():
             if dtype is None:
@@ -299,7 +312,7 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
             if dtype.kind in "fc":
                 n = points() if n is None else n
                 by_dtype[dtype.name] = by_dtype.get(dtype.name, 0) + n * mult
-        finder = _AccessFinder(variables)
+        finder = _memory._AccessFinder(variables)
         finder(insn.expression)
         assignee = insn.assignee
         if isinstance(assignee, prim.Subscript):
@@ -324,11 +337,9 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
 def _has_c_code(knl) -> bool:
     """Whether *knl* has C instructions (code kernelcore's statistics do not
     count: the tensor-core product)."""
-    from kernelcore.ir.instruction import CInstruction
-    from kernelcore.translation_unit import TranslationUnit
-    if isinstance(knl, TranslationUnit):
+    if isinstance(knl, _units.TranslationUnit):
         knl = knl.default_entrypoint
-    return any(isinstance(insn, CInstruction) for insn in knl.instructions)
+    return any(isinstance(insn, _instructions.CInstruction) for insn in knl.instructions)
 
 
 def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
@@ -337,8 +348,7 @@ def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str
     of the graph's sum, counted as ``tf32`` (whose peak the roofline does not
     measure); otherwise no operations. Every global array counts once,
     whole: the operands as read, ``out`` as written."""
-    from kernelcore.translation_unit import TranslationUnit
-    if isinstance(knl, TranslationUnit):
+    if isinstance(knl, _units.TranslationUnit):
         knl = knl.default_entrypoint
     flops, dtype = 0, None
     if isinstance(node, Reduce) and isinstance(node.arg, Map) and node.arg.op == "multiply":
@@ -353,8 +363,7 @@ def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str
 
 def _array_nbytes(knl, name: str) -> int | None:
     """The bytes of global array *name* of kernel *knl* (None if unknown)."""
-    from kernelcore.translation_unit import TranslationUnit
-    if isinstance(knl, TranslationUnit):
+    if isinstance(knl, _units.TranslationUnit):
         knl = knl.default_entrypoint
     var = next((a for a in knl.args if a.name == name), None) \
         or knl.temporary_variables.get(name)
@@ -373,32 +382,26 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
     profiling queue of lazyarray's device, on the values they read; *x* is
     not computed (its handle keeps its graph). The device's peaks are
     measured on first use and cached on disk (:mod:`lazyarray.roofline`)."""
-    import pyopencl as cl
-
-    from lazyarray.roofline import device_peaks
-    from lazyarray.run import DEVICE_LOCK, default_queue, evaluate, run_step
-    from lazyarray.run.device import using_queue
-
     node = asarray(x).node
-    base = default_queue()
-    peaks = device_peaks(base)
+    base = _run.default_queue()
+    peaks = _roofline.device_peaks(base)
     profiles = []
-    with DEVICE_LOCK:
+    with _run.DEVICE_LOCK:
         base.finish()
         queue = cl.CommandQueue(base.context, base.device,
                                 properties=cl.command_queue_properties.PROFILING_ENABLE)
-        with using_queue(queue):
+        with _run.using_queue(queue):
             values: dict[int, object] = {}
-            for k, step in enumerate(plan([node])):
+            for k, step in enumerate(_run.plan([node])):
                 args = {}
                 for name, n in step.args:
                     value = n.value if isinstance(n, Const) else values.get(id(n))
                     if value is None:
-                        value = evaluate(n)
+                        value = _run.evaluate(n)
                     if getattr(value, "offset", 0):
                         value = value.copy(queue=queue)      # (as run_step does)
                     args[name] = value
-                values[id(step.node)] = run_step(step, queue, args)     # (warm-up)
+                values[id(step.node)] = _run.run_step(step, queue, args)     # (warm-up)
                 compiled = step.compiled
                 bound = None if compiled is None else compiled.bound_on(queue, step.node)
                 if bound is None:

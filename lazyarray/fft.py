@@ -25,17 +25,24 @@ from __future__ import annotations
 import math as _math
 import operator as _operator
 import threading as _threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
 
+from lazyarray import run as _run
+from lazyarray.deferred import deferred
 from lazyarray.api.creation import arange
 from lazyarray.api.manipulation import concatenate, flip, moveaxis, pad, roll
 from lazyarray.api.ufuncs import conj, where
 from lazyarray.fallback import host_call
 from lazyarray.graph import Input
 from lazyarray.handle import LazyArray, asarray
+
+if TYPE_CHECKING:
+    import pyopencl.array as cla
+else:
+    cla = deferred("pyopencl.array")        # (OpenCL loads with the first device transform)
 
 _NORMS = (None, "backward", "ortho", "forward")
 _RADICES = (2, 3, 5, 7, 11, 13)
@@ -68,18 +75,16 @@ def _friendly(n: int) -> bool:
 
 def _on_device(dtype: _np.dtype, sizes: Sequence[int]) -> bool:
     """Whether transforms of complex *dtype* and *sizes* run on the device."""
-    from lazyarray.run import default_queue
     if dtype not in (_np.complex64, _np.complex128) or _vkfft() is None \
             or not all(_friendly(n) for n in sizes):
         return False
-    return dtype == _np.complex64 or "cl_khr_fp64" in default_queue().device.extensions
+    return dtype == _np.complex64 or "cl_khr_fp64" in _run.default_queue().device.extensions
 
 
 def _plan(shape: tuple, dtype: _np.dtype, ndim: int):
     """A VkFFT plan for out-of-place, unnormalized transforms of the last
     *ndim* axes of C-ordered arrays of *shape* (cached per queue)."""
-    from lazyarray.run import default_queue
-    queue = default_queue()
+    queue = _run.default_queue()
     key = (shape, dtype, ndim, id(queue))
     with _plans_lock:
         if key not in _plans:           # (the queue kept with its plans: ids stay unique)
@@ -88,23 +93,20 @@ def _plan(shape: tuple, dtype: _np.dtype, ndim: int):
         return _plans[key][0]
 
 
-def _run(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
+def _transform(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
     """Unnormalized complex transforms of *x* over *axes* (distinct, at most
     three, none of length 1) with VkFFT."""
-    import pyopencl.array as cla
-
-    from lazyarray.run import DEVICE_LOCK, default_queue
     k = len(axes)
     last = tuple(range(x.ndim - k, x.ndim))
     moved = moveaxis(x, axes, last)
     shape = moved.shape
     batched = (_math.prod(shape[:-k]), *shape[-k:])
-    with DEVICE_LOCK:
+    with _run.DEVICE_LOCK:
         data = moved._settle()
         if data.offset or not data.flags.c_contiguous:
             data = data.copy()
         data = data.reshape(batched)
-        out = cla.empty(default_queue(), batched, x.dtype)
+        out = cla.empty(_run.default_queue(), batched, x.dtype)
         plan = _plan(batched, x.dtype, k)
         (plan.fft if forward else plan.ifft)(data, out)
     result = LazyArray(Input(out, owned=True))      # (a buffer nobody else writes)
@@ -117,7 +119,7 @@ def _c2c(x: LazyArray, axes: Sequence[int], forward: bool) -> LazyArray:
     if x.size == 0 or not axes:
         return x
     for start in range(0, len(axes), 3):
-        x = _run(x, tuple(axes[start:start + 3]), forward)
+        x = _transform(x, tuple(axes[start:start + 3]), forward)
     return x
 
 # }}}

@@ -11,10 +11,9 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyopencl as cl
-import pyopencl.array as cla
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
@@ -28,11 +27,16 @@ from lazyarray.ops.elementwise import (
     HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, shape as shape_ops
 from lazyarray.ops.regions import element_value
-from lazyarray.values import hold, keep_on_host, on_device, on_host
-from lazyarray.run import DEVICE_LOCK, adopt, default_queue, evaluate
-from lazyarray.run.device import queue_of
-from lazyarray.run.evaluate import NAMED_DEPTH
+from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
+from lazyarray import run as _run
+from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.tracing import TRACING
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+    import pyopencl.array as cla
+else:
+    cl = deferred("pyopencl")       # (read only when a device error is raised)
 
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)
@@ -90,12 +94,12 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if type(node) is Input and node.data is not None:
             return node.data                # (computed already: a jitted call's result)
         try:
-            with DEVICE_LOCK:
-                value = evaluate(node)
+            with _run.DEVICE_LOCK:
+                value = _run.evaluate(node)
         except DeviceMemoryError as error:
             raise error.with_traceback(None) from None      # (no trace of lazyarray's steps)
         except cl.Error as error:       # (an allocation of kernelcore's or pyopencl's)
-            raise device_memory_error(error, None, default_queue().device) from None
+            raise device_memory_error(error, None, _run.default_queue().device) from None
         if not isinstance(node, Input) and on_device(node) is value:
             leaf = Input(value, owned=True)
             host = on_host(node)
@@ -123,7 +127,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         self._node = node
         if type(node) is not Input and node.depth >= NAMED_DEPTH:
             # (a leaf is computed already; shallower values are not asked for
-            # their holders: see lazyarray.run.evaluate.NAMED_DEPTH)
+            # their holders: see lazyarray.values.NAMED_DEPTH)
             hold(node, self)
 
     def _assign(self, node: Node) -> None:
@@ -260,7 +264,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
     @property
     def device(self) -> Device:
         """The OpenCL device the array lives on."""
-        return Device(default_queue().device)
+        return Device(_run.default_queue().device)
 
     def to_device(self, device, /, *, stream=None) -> LazyArray:
         """The array on *device* (lazyarray uses one device: it must be that one)."""
@@ -322,8 +326,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
         nothing inside a function ``la.jit`` traces."""
         if not TRACING.names:
             self._settle()
-            with DEVICE_LOCK:
-                default_queue().finish()
+            with _run.DEVICE_LOCK:
+                _run.default_queue().finish()
         return self
 
     def get(self) -> np.ndarray:
@@ -341,9 +345,9 @@ class LazyArray(NumPyMethods, ReductionMethods):
         element = element_value(self.node)
         if element is not None:
             return element
-        with DEVICE_LOCK:
+        with _run.DEVICE_LOCK:
             value = self._settle()
-            host = value.get(queue=queue_of(value))
+            host = value.get(queue=_run.queue_of(value))
         node = self.node
         if not isinstance(node, Input) or node.owned:
             keep_on_host(node, host)
@@ -591,31 +595,27 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
     """A lazy array holding *data* (NumPy array, scalar, pyopencl array or lazy
     array) on the default device (lazy arrays are immutable: *copy* does not
     matter, except that ``copy=False`` refuses a conversion that must copy)."""
-    if device is not None and device != Device(default_queue().device):
+    if device is not None and device != Device(_run.default_queue().device):
         raise DTypeError(f"lazyarray uses one device; cannot place an array on {device!r}")
-    if copy is False and not isinstance(data, (LazyArray, cla.Array)) and not (
+    if copy is False and not isinstance(data, LazyArray) and not is_cl_array(data) and not (
             dtype is None or np.dtype(dtype) == np.asarray(data).dtype):
         raise ValueError("asarray(copy=False): converting the dtype needs a copy")
     if isinstance(data, LazyArray):
         if dtype is None:
             return data.copy() if copy else data
         return data.astype(dtype, copy=bool(copy))
-    if isinstance(data, cla.Array):
+    if is_cl_array(data):
         if dtype is not None and np.dtype(dtype) != data.dtype:
             data = data.astype(dtype)
         # a new graph input per call (inputs are not interned): the caller may
         # change the buffer's contents between calls, so values computed from
         # an earlier call's array are not reused for this one
-        return LazyArray(Input(adopt(data)))
+        return LazyArray(Input(_run.adopt(data)))
     host = np.asarray(data, dtype=dtype)
-    if not host.dtype.isnative:         # (kernels read native byte order)
-        host = host.astype(host.dtype.newbyteorder("="))
     if host.dtype.kind not in "biufc" or host.dtype == np.float16:
         raise unsupported_dtype_error(host.dtype)
-    with DEVICE_LOCK:
-        queue = default_queue()
-        try:
-            data = cla.to_device(queue, np.require(host, requirements='C'))
-        except cl.Error as error:
-            raise device_memory_error(error, host.nbytes, queue.device) from None
+    try:
+        data = _run.to_device(host)
+    except cl.Error as error:
+        raise device_memory_error(error, host.nbytes, _run.default_queue().device) from None
     return LazyArray(Input(data, owned=True))

@@ -19,30 +19,38 @@ import functools
 import inspect
 import logging
 import numbers
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import pyopencl.array as cla
 
-
-from kernelcore.runtime.once import KeyedLocks, made_once
+from lazyarray import run as _run
+from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Const, Input, Param
 from lazyarray.precision import get_matmul_precision
 from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.run import STATS, adopt, default_queue, evaluate, plan, run_step
-from lazyarray.run.steps import timing_kernels
 from lazyarray.tracing import TRACING, tracing
 
+if TYPE_CHECKING:
+    import pyopencl.array as cla
+
+    from kernelcore.runtime import once as _once
+else:
+    # (kernelcore loads with the first trace)
+    _once = deferred("kernelcore.runtime.once")
+
 logger = logging.getLogger(__name__)
+_modules = sys.modules
 
 
 def _is_array(x) -> bool:
-    return isinstance(x, (LazyArray, np.ndarray, cla.Array))
+    return isinstance(x, (LazyArray, np.ndarray)) or is_cl_array(x)
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,13 @@ class _Program:
     #: arguments by position (see :func:`_run_simple`), ``()`` where some
     #: step has none
     direct: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the function's name and when its trace began (see lazyarray.run.progress)
+    name: str = field(default="", compare=False, repr=False)
+    started: float = field(default=0.0, compare=False, repr=False)
+
+    def label(self) -> str:
+        """The work the program does, in the progress line of its first run."""
+        return f"{self.name}() (la.jit)"
 
     @functools.cached_property
     def simple(self) -> tuple | None:
@@ -92,7 +107,8 @@ class _Jitted:
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.programs: dict = {}
-        self._tracing = KeyedLocks()
+        #: a lock per signature being traced (made with the first trace)
+        self._tracing: _once.KeyedLocks | None = None
         #: programs of calls passing only arrays by position, by shapes and dtypes
         self._by_shapes: dict = {}
         #: how often the function was traced (once per new signature)
@@ -159,8 +175,8 @@ class _Jitted:
                     self._by_shapes[key] = program
                 if program.simple is not None:
                     return _run_simple(program, data)
-                return _run(program, data, (), [args[k] for k in order])
-        return _run(*self._program(args, kwargs))
+                return _run_program(program, data, (), [args[k] for k in order])
+        return _run_program(*self._program(args, kwargs))
 
     def _program(self, args, kwargs) -> tuple[_Program, list, list, list]:
         """The program for a call's signature (traced on the first call with
@@ -187,12 +203,20 @@ class _Jitted:
         data = [_device_data(a) for a in arrays]
         key = (static, structure, tuple(scalars),
                tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision())
-        program = made_once(self.programs, key,
-                            lambda: self._trace(static, structure, leaves, data),
-                            self._tracing)
+        program = _once.made_once(self.programs, key,
+                                  lambda: self._trace(static, structure, leaves, data),
+                                  self._tracing or self._trace_locks())
         return program, data, values, arrays
 
+    def _trace_locks(self) -> _once.KeyedLocks:
+        """The locks of the signatures being traced, made once."""
+        with self._count_lock:
+            if self._tracing is None:
+                self._tracing = _once.KeyedLocks()
+            return self._tracing
+
     def _trace(self, static, structure, leaves, data) -> _Program:
+        started = time.perf_counter()
         with self._count_lock:
             self.trace_count += 1
             count = self.trace_count
@@ -224,7 +248,7 @@ class _Jitted:
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
         changed = _changed_arguments(traced, leaves, placeholders)
-        steps = plan(out_nodes + [node for _, node in changed], literals=True)
+        steps = _run.plan(out_nodes + [node for _, node in changed], literals=True)
         step_index = {id(st.node): j for j, st in enumerate(steps)}
 
         def source(node):
@@ -236,13 +260,14 @@ class _Jitted:
                 return ("step", step_index[id(node)])
             if isinstance(node, Const):
                 return ("value", node.value)
-            return ("const", evaluate(node))
+            return ("const", _run.evaluate(node))
 
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
         program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
                            tuple(params), tuple((k, source(n)) for k, n in changed),
-                           len(placeholders), supplies=tuple(trace.supplies))
+                           len(placeholders), supplies=tuple(trace.supplies),
+                           name=self.name, started=started)
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
         for p in placeholders:
@@ -269,10 +294,10 @@ def _write_back(array, value: cla.Array) -> None:
     writes would have changed it)."""
     if isinstance(array, LazyArray):
         array._assign(Input(value, owned=True))
-    elif isinstance(array, cla.Array):
-        array.set(value.get(queue=default_queue()), queue=default_queue())
+    elif is_cl_array(array):
+        array.set(value.get(queue=_run.default_queue()), queue=_run.default_queue())
     else:
-        array[...] = value.get(queue=default_queue())
+        array[...] = value.get(queue=_run.default_queue())
 
 
 def _fast_data(x) -> cla.Array | None:
@@ -282,14 +307,15 @@ def _fast_data(x) -> cla.Array | None:
         if type(node) is Input:
             return node.data
         return on_device(node)
-    return adopt(x) if type(x) is cla.Array else None
+    arrays = _modules.get("pyopencl.array")       # (None: no pyopencl array exists)
+    return _run.adopt(x) if arrays is not None and type(x) is arrays.Array else None
 
 
 def _device_data(x) -> cla.Array:
     if isinstance(x, LazyArray):
-        return evaluate(x.node)
-    if isinstance(x, cla.Array):
-        return adopt(x)
+        return _run.evaluate(x.node)
+    if is_cl_array(x):
+        return _run.adopt(x)
     node = asarray(x).node
     assert isinstance(node, Input)
     return node.data
@@ -318,26 +344,28 @@ def _param_values(program: _Program, scalars: list) -> list:
 
 
 def _run_simple(program: _Program, data: list) -> LazyArray:
-    """:func:`_run` of a program with :attr:`_Program.simple` steps: once
+    """:func:`_run_program` of a program with :attr:`_Program.simple` steps: once
     every step ran on this queue, their bound launches directly (no
     arguments by name, no per-step checks: the inputs start at their
     buffers' beginning and kernels are not timed)."""
-    queue = default_queue()
+    queue = _run.default_queue()
     direct = program.direct.get(queue.int_ptr)
     values = data[:]
-    if direct and not timing_kernels():
+    if direct and not _run.steps.timing_kernels():
         for d in data:
             if d.offset:
                 break
         else:
             for bound, slots in direct:
                 values.append(bound.run_at(queue, values, slots))
-            STATS["launches"] += len(direct)
+            _run.STATS["launches"] += len(direct)
             return LazyArray._holding(values[-1])
     steps = program.simple
     assert steps is not None
-    for step, sources in steps:
-        values.append(run_step(step, queue, {name: values[k] for name, k in sources}))
+    with _run.progress.watch([step for step, _ in steps], program.started, program.label):
+        for step, sources in steps:
+            values.append(_run.run_step(step, queue,
+                                        {name: values[k] for name, k in sources}))
     if direct is None:
         program.direct[queue.int_ptr] = _direct_launches(steps, queue)
     return LazyArray._holding(values[-1])
@@ -356,16 +384,18 @@ def _direct_launches(steps: tuple, queue) -> tuple:
     return tuple(launches)
 
 
-def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:
-    queue = default_queue()
+def _run_program(program: _Program, data: list, scalars: list, arrays: list) -> Any:
+    queue = _run.default_queue()
     params = _param_values(program, [*scalars, *(value for supply in program.supplies
                                                  for value in supply())])
     values: list = []
-    for step, sources in program.steps:
-        args = {name: data[what] if kind == "arg" else values[what] if kind == "step"
-                else params[what] if kind == "param" else what
-                for name, (kind, what) in sources}
-        values.append(run_step(step, queue, args))
+    with _run.progress.watch([step for step, _ in program.steps], program.started,
+                             program.label):
+        for step, sources in program.steps:
+            args = {name: data[what] if kind == "arg" else values[what] if kind == "step"
+                    else params[what] if kind == "param" else what
+                    for name, (kind, what) in sources}
+            values.append(_run.run_step(step, queue, args))
     outputs = [LazyArray._holding(values[what]) if kind == "step"
                else asarray(params[what]) if kind == "param"
                else asarray(what) if kind == "value"
@@ -373,7 +403,7 @@ def _run(program: _Program, data: list, scalars: list, arrays: list) -> Any:
                for kind, what in program.outputs]
     for k, (kind, what) in program.written:
         _write_back(arrays[k], values[what] if kind == "step" else
-                    data[what] if kind == "arg" else evaluate(asarray(what).node))
+                    data[what] if kind == "arg" else _run.evaluate(asarray(what).node))
     if program.structure == _SINGLE:
         return outputs[0]
     return unflatten(program.structure, outputs)

@@ -8,8 +8,17 @@ default_target.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pyopencl as cl
+from lazyarray.deferred import deferred
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    import kernelcore as lp
+else:
+    # (OpenCL and kernelcore load with the first device operation)
+    cl, lp = deferred("pyopencl"), deferred("kernelcore")
 
 
 def device_profile(device: cl.Device) -> tuple[str, int]:
@@ -94,5 +103,4 @@ _TARGETS: dict[tuple, Target] = {}
 def default_target() -> Target:
     """The target of the device lazyarray computes on (kernelcore's default
     queue's)."""
-    import kernelcore as lp
     return Target.of(lp.default_queue().device)

@@ -7,7 +7,7 @@ user named, which later work will read again.
 Also which inputs NumPy computed on the host (a host fallback), for ``explain``.
 
 Public names: on_device, keep_on_device, on_host, keep_on_host, hold, holder,
-made_on_host, host_origin.
+made_on_host, host_origin, NAMED_DEPTH.
 """
 
 from __future__ import annotations
@@ -45,6 +45,14 @@ def on_host(node) -> Any:
 def keep_on_host(node, value) -> None:
     """Record *value* (a NumPy array) as *node*'s host copy."""
     _HOST[node] = value
+
+
+#: a value that an array handle holds, NAMED_DEPTH or more operations deep in
+#: work not computed yet, is computed (and stored) when work reading it is
+#: (:mod:`lazyarray.run.evaluation`): a loop that tests a value each step
+#: (``while float(err) > tol``) would otherwise compute the named arrays'
+#: growing graphs anew each step. Shallower values are not recorded as held.
+NAMED_DEPTH = 16
 
 
 def hold(node, handle) -> None:

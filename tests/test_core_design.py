@@ -349,7 +349,7 @@ def test_a_loop_testing_a_value_each_step_computes_its_named_arrays(queue):
     """``while float(change) > tol``: each step computes the named array it
     tests, so the next step plans only its own new work (planning the whole
     history anew each step was quadratic)."""
-    from lazyarray.run.evaluate import NAMED_DEPTH
+    from lazyarray.values import NAMED_DEPTH
 
     def run(xp):
         p = xp.zeros((12, 12))

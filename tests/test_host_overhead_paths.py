@@ -16,7 +16,7 @@ from lazyarray.run import STATS
 from lazyarray.run import steps
 
 #: (modules whose names the package's functions shadow)
-evaluation = importlib.import_module("lazyarray.run.evaluate")
+evaluation = importlib.import_module("lazyarray.run.evaluation")
 jit_module = importlib.import_module("lazyarray.jit")
 
 

@@ -17,6 +17,13 @@ source; off with the code cache, see
 ``KERNELCORE_BINARY_CACHE=0``); a binary the driver refuses is rebuilt from
 source and replaced.
 
+The compiler's output for generated code (its warnings: PoCL's "N warnings
+generated", pyopencl's ``CompilerWarning`` about a non-empty build log) is
+not the user's business: programs are built with ``-w`` and their build log
+goes to this module's logger at debug level; with debug logging on
+(``KERNELCORE_LOG=debug`` or ``LAZYARRAY_LOG=debug``) warnings are compiled
+in and logged.
+
 Public names: BuiltProgram, built_program, compile_program, build_options,
 format_build_error, BINARY_STATS.
 """
@@ -29,6 +36,9 @@ import os
 import re
 import threading
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pyopencl as cl
@@ -79,20 +89,22 @@ def compile_program(ctx: cl.Context, source: str) -> cl.Program:
     documentation)."""
     devices = ctx.devices
     options = build_options(devices[0])
+    if not logger.isEnabledFor(logging.DEBUG):
+        options = [*options, "-w"]          # (the compiler's warnings: see the module doc)
     if len(devices) != 1 or not _binary_cache_on(devices[0]):
-        return cl.Program(ctx, source).build(options=options)
+        return _build(cl.Program(ctx, source), options)
     key = _binary_key(devices[0], options, source)
     store = _binary_store()
     binary = store.get(key, lambda value: isinstance(value, bytes) and bool(value))
     if binary is not None:
         try:
-            program = cl.Program(ctx, devices, [binary]).build(options=options)
+            program = _build(cl.Program(ctx, devices, [binary]), options)
             BINARY_STATS["hits"] += 1
             return program
         except cl.Error as e:
             logger.warning("rebuilding a program from source: its stored binary "
                            "failed to build (%s)", e)
-    program = cl.Program(ctx, source).build(options=options)
+    program = _build(cl.Program(ctx, source), options)
     try:
         binaries = program.binaries
     except cl.Error:
@@ -100,6 +112,44 @@ def compile_program(ctx: cl.Context, source: str) -> cl.Program:
     if binaries and binaries[0] and store.put(key, bytes(binaries[0])):
         BINARY_STATS["stores"] += 1
     return program
+
+
+def _build(program: cl.Program, options: list[str]) -> cl.Program:
+    """*program* built with *options*, pyopencl's ``CompilerWarning`` held
+    back and the build log logged at debug level instead."""
+    with _compiler_output_held():
+        program.build(options=options)
+    if logger.isEnabledFor(logging.DEBUG):
+        for device in program.get_info(cl.program_info.DEVICES):
+            log = program.get_build_info(device, cl.program_build_info.LOG)
+            if log and log.strip():
+                logger.debug("compiler output for %s:\n%s", device.name, log.strip())
+    return program
+
+
+#: builds under way that hold pyopencl's CompilerWarning back, and the lock
+#: of the count (the warnings filter is the process's: installed while one
+#: or more builds run, removed after the last)
+_HOLDING = [0]
+_HOLDING_LOCK = threading.Lock()
+
+
+@contextmanager
+def _compiler_output_held() -> Iterator[None]:
+    with _HOLDING_LOCK:
+        if not _HOLDING[0]:
+            warnings.filterwarnings("ignore", category=cl.CompilerWarning)
+        _HOLDING[0] += 1
+    try:
+        yield
+    finally:
+        with _HOLDING_LOCK:
+            _HOLDING[0] -= 1
+            if not _HOLDING[0]:
+                entry = ("ignore", None, cl.CompilerWarning, None, 0)
+                if entry in warnings.filters:
+                    warnings.filters.remove(entry)
+                    warnings._filters_mutated()      # type: ignore[attr-defined]
 
 
 #: programs built from a stored binary, and binaries stored, by this process

@@ -6,6 +6,7 @@ import builtins as _builtins
 
 import numpy as _np
 
+from lazyarray import run as _run
 from lazyarray.handle import Device, LazyArray, asarray
 
 # {{{ data types
@@ -84,8 +85,7 @@ class _NamespaceInfo:
                 "max dimensions": None}
 
     def default_device(self) -> Device:
-        from lazyarray.run import default_queue
-        return Device(default_queue().device)
+        return Device(_run.default_queue().device)
 
     def devices(self) -> list:
         return [self.default_device()]

@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from lazyarray.api.creation import zeros
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.ops.sort import sort_nodes
+from lazyarray import ops as _ops
 
 _INT64 = np.dtype(np.int64)
 
@@ -45,7 +45,7 @@ def _sorted(x: LazyArray, axis: int, descending: bool, output: str) -> LazyArray
     (``indices``)."""
     if x.size == 0 or x.shape[axis] == 1:
         return x.copy() if output == "values" else zeros(x.shape, _INT64)
-    return LazyArray(sort_nodes(x.node, axis, descending)[output])
+    return LazyArray(_ops.sort.sort_nodes(x.node, axis, descending)[output])
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False) -> LazyArray:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lazyarray import run as _run
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
@@ -59,14 +60,7 @@ class HostArray(LazyArray):
             raise DTypeError(f"an array of dtype {value.dtype} is computed on the host with "
                              "NumPy only; this operation needs the device, which has no "
                              f"{value.dtype} kernels (convert with .astype first)")
-        import pyopencl.array as cla
-
-        from lazyarray.run import DEVICE_LOCK, default_queue
-        if not value.dtype.isnative:
-            value = value.astype(value.dtype.newbyteorder("="))
-        with DEVICE_LOCK:
-            data = cla.to_device(default_queue(), np.require(value, requirements="C"))
-        node = Input(data, owned=True)
+        node = Input(_run.to_device(value), owned=True)
         self._copy = (node, MUTATION[0])
         return node
 
@@ -88,8 +82,7 @@ class HostArray(LazyArray):
         return value
 
     def _settle(self):
-        from lazyarray.run import evaluate
-        return evaluate(self.node)
+        return _run.evaluate(self.node)
 
     # }}}
 

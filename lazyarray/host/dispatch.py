@@ -14,9 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lazyarray import run as _run
 from lazyarray.graph import Input
+from lazyarray.handle import asarray
 from lazyarray.host.policy import host_enabled, host_limit  # noqa: F401 (re-exported)
-from lazyarray.run.evaluate import contiguous_part
 from lazyarray.values import on_device
 
 #: a counter of writes into host buffers: a host array's device copy is
@@ -33,8 +34,9 @@ _PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Elli
                     np.bool_, np.complex128])
 
 #: results up to this many elements stay on the host without asking the device
-#: for the tier's limit (every device's limit is larger)
-SMALL = 4096
+#: for the tier's limit: the least limit of any device (see
+#: Target.host_tier_elements), so that small work never needs OpenCL
+SMALL = 1 << 16
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -76,7 +78,7 @@ def readable(array) -> bool:
             return node.data is not None
         if on_device(node) is not None:
             return True
-        found = contiguous_part(node)
+        found = _run.contiguous_part(node)
         if found is None:
             return False
         node = found[0]
@@ -251,7 +253,6 @@ def wrap_array(value: np.ndarray):
     if value.size > SMALL:
         limit = host_limit()
         if limit is not None and value.size > limit and device_dtype(value.dtype):
-            from lazyarray.handle import asarray
             return asarray(value)
     handle = _new(CLASSES[1])
     handle._hv = value

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lazyarray.host.array import HostArray
-from lazyarray.host.dispatch import device_dtype, forwarding, host_call, host_ready
+from lazyarray.host.dispatch import SMALL, device_dtype, forwarding, host_call, host_ready
 from lazyarray.host.policy import host_limit
 
 
@@ -85,7 +85,7 @@ def _shaped(name: str, impl: Callable, numpy_func: Callable) -> Callable:
         if host_ready(args, kwargs):
             size = shape if isinstance(shape, int) else math.prod(shape) \
                 if isinstance(shape, (tuple, list)) else None
-            if size is not None and size <= 4096:
+            if size is not None and size <= SMALL:
                 return host_call(numpy_func, (shape, *args), kwargs)
             limit = host_limit()
             if size is not None and (limit is None or size <= limit):
@@ -107,7 +107,7 @@ def _asarray(impl: Callable) -> Callable:
             value = np.array(data, dtype=dtype, copy=True)
             if not value.dtype.isnative:
                 value = value.astype(value.dtype.newbyteorder("="))
-            if value.size <= 4096 or (limit := host_limit()) is None or value.size <= limit \
+            if value.size <= SMALL or (limit := host_limit()) is None or value.size <= limit \
                     or not device_dtype(value.dtype):
                 if copy is False and (dtype is None or np.dtype(dtype) !=
                                       np.asarray(data).dtype):

@@ -17,6 +17,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from lazyarray import run as _run
+from lazyarray.target import Target
 from lazyarray.tracing import ACTIVE_TRACES, TRACING
 
 #: the tiers a user can choose
@@ -75,10 +77,8 @@ def host_limit() -> int | None:
     no limit, the ``"host"`` tier)."""
     if _MODES[-1] == "host":
         return None
-    from lazyarray.run.device import default_queue      # (OpenCL only when needed)
-    queue = default_queue()
+    queue = _run.default_queue()
     limit = _LIMITS.get(queue)
     if limit is None:
-        from lazyarray.target import Target
         limit = _LIMITS[queue] = Target.of_queue(queue).host_tier_elements
     return limit

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from lazyarray import run as _run
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
 from lazyarray.values import on_device, on_host
 from lazyarray.tracing import TRACING
@@ -109,9 +110,8 @@ def element_read(node: Node, axis_map: list, ranges: list) -> Node | None:
         value = on_device(node)
     elif math.prod(node.shape) <= ELEMENT_BASE_LIMIT \
             and ELEMENT_OFFSETS.vary(node, ranges, "read"):
-        from lazyarray.run import DEVICE_LOCK, evaluate
-        with DEVICE_LOCK:
-            value = evaluate(node)
+        with _run.DEVICE_LOCK:
+            value = _run.evaluate(node)
     else:
         return None
     if value is None:
@@ -134,15 +134,13 @@ def element_value(node: Node) -> np.ndarray | None:
     host = on_host(arg)
     if host is not None:
         return np.asarray(host[index])
-    from lazyarray.run import DEVICE_LOCK, evaluate
-    from lazyarray.run.device import queue_of
-    with DEVICE_LOCK:
+    with _run.DEVICE_LOCK:
         value = arg.data if type(arg) is Input else on_device(arg)
         if value is None:
             if math.prod(arg.shape) > ELEMENT_BASE_LIMIT:
                 return None
-            value = evaluate(arg)
-        return value[index].get(queue=queue_of(value))
+            value = _run.evaluate(arg)
+        return value[index].get(queue=_run.queue_of(value))
 
 
 def dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:

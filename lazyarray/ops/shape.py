@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
+from lazyarray import run as _run
 from lazyarray.graph import Const, Gather, Iota, Map, Node, Reshape, View
 from lazyarray.ops import regions
 
@@ -179,12 +180,11 @@ def _checked_indices(index, extent: int, axis: int):
     """The node of an integer index array whose values are checked against
     *extent* now (a lazy array is computed first), and its host values."""
     from lazyarray.handle import LazyArray, asarray
-    from lazyarray.run import evaluate
     array = index if isinstance(index, LazyArray) else asarray(index)
     if array.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
                             f"got {array.dtype}")
-    host = evaluate(array.node).get() if array.size else np.zeros(array.shape, np.int64)
+    host = _run.evaluate(array.node).get() if array.size else np.zeros(array.shape, np.int64)
     if host.size and (host.min() < -extent or host.max() >= extent):
         bad = host[(host < -extent) | (host >= extent)].flat[0]
         raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
@@ -209,7 +209,6 @@ def _mask_positions(mask, shape: tuple, axis: int):
     """The C-order positions of the true entries of boolean *mask*, which
     covers the axes of *shape* (computed now: the count sets the shape)."""
     from lazyarray.handle import LazyArray, asarray
-    from lazyarray.run import evaluate
     from lazyarray.tracing import refuse_while_tracing
     if mask.ndim == 0:
         raise IndexingError("0-d boolean indices are not supported")
@@ -222,7 +221,7 @@ def _mask_positions(mask, shape: tuple, axis: int):
         # axis against any length)
         return asarray(np.zeros(0, np.int64)).node
     refuse_while_tracing("indexing with a boolean mask (its count sets the shape)")
-    host = evaluate(mask.node).get() if isinstance(mask, LazyArray) else mask
+    host = _run.evaluate(mask.node).get() if isinstance(mask, LazyArray) else mask
     return asarray(np.flatnonzero(host).astype(np.int64)).node
 
 
@@ -451,12 +450,11 @@ def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
     the value each element of *node* receives last; the update reads the
     value through that map."""
     from lazyarray.handle import LazyArray, asarray
-    from lazyarray.run import evaluate
     from lazyarray.tracing import refuse_while_tracing
     if any(isinstance(k, LazyArray) for k in key):
         refuse_while_tracing("assigning through an integer or boolean array index (which "
                              "element goes where)")
-    host_key = tuple(evaluate(k.node).get() if isinstance(k, LazyArray) else k for k in key)
+    host_key = tuple(_run.evaluate(k.node).get() if isinstance(k, LazyArray) else k for k in key)
     source = np.full(node.shape, -1, np.int64)
     try:
         target = source[host_key].shape
@@ -552,7 +550,6 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     ``None``: of the flattened array). Indices are checked against the extent
     when the call is made, computing lazy index arrays first."""
     from lazyarray.handle import LazyArray, asarray
-    from lazyarray.run import evaluate
     if axis is None:
         node, axis = reshape(node, -1), 0
     if node.ndim == 0:
@@ -564,7 +561,7 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     if index_array.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type, got "
                             f"{index_array.dtype}")
-    host = evaluate(index_array.node).get() if index_array.size else np.zeros(0, np.int64)
+    host = _run.evaluate(index_array.node).get() if index_array.size else np.zeros(0, np.int64)
     extent = node.shape[axis]
     # (NumPy checks nothing where the result has no elements: another axis is empty)
     others = node.shape[:axis] + node.shape[axis + 1:]

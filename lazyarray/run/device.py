@@ -6,8 +6,8 @@ The queue is kernelcore's default queue unless a block runs under
 the choice is per thread (a context variable), so threads computing for
 different contexts do not see each other's queues.
 
-Public names: default_queue, using_queue, queue_chosen, queue_of, adopt, DEVICE_LOCK,
-synchronize.
+Public names: default_queue, using_queue, queue_chosen, queue_of, adopt, to_device,
+DEVICE_LOCK, synchronize.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
 from kernelcore.runtime.device import default_queue as _kernelcore_queue
+from lazyarray.errors import LazyArrayError
 
 
 #: the queue chosen by :func:`using_queue` in this thread (None: kernelcore's)
@@ -81,7 +83,6 @@ def adopt(data: cla.Array) -> cla.Array:
     """*data*, once the work queued on its own queue (if not lazyarray's) is
     done; strided views are refused (kernels read whole, C-ordered buffers)."""
     if not data.flags.c_contiguous:
-        from lazyarray.errors import LazyArrayError
         raise LazyArrayError(
             f"lazyarray reads pyopencl arrays in C order; this one has strides "
             f"{data.strides} for shape {data.shape}: pass a contiguous array (or a "
@@ -89,6 +90,15 @@ def adopt(data: cla.Array) -> cla.Array:
     if data.queue is not None and data.queue is not default_queue():
         data.queue.finish()
     return data
+
+
+def to_device(host: np.ndarray) -> cla.Array:
+    """A device copy of the NumPy array *host* (C-ordered, native byte order)
+    on the current queue."""
+    if not host.dtype.isnative:         # (kernels read native byte order)
+        host = host.astype(host.dtype.newbyteorder("="))
+    with DEVICE_LOCK:
+        return cla.to_device(default_queue(), np.require(host, requirements="C"))
 
 
 #: held while a thread computes values or moves them between host and device:

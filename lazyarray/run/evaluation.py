@@ -1,23 +1,26 @@
 """Evaluation: the value of a node on the device, its stored nodes computed
 step by step (each once, also when several threads evaluate).
 
-Public names: evaluate, contiguous_part, NAMED_DEPTH.
+Public names: evaluate, inputs_queue, contiguous_part.
 """
 
 from __future__ import annotations
 
+import time
 import weakref
 
 import pyopencl as cl
 import pyopencl.array as cla
 
+from lazyarray.errors import LazyArrayError, user_place
 from lazyarray.graph import Const, Input, Map, Node, Param, Reshape, View, computed, walk
 from lazyarray.run.device import (
     DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue)
+from lazyarray.run.progress import watch
 from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
 from lazyarray.target import Target
 from lazyarray.tracing import TRACING
-from lazyarray.values import holder, keep_on_device, on_device
+from lazyarray.values import NAMED_DEPTH, holder, keep_on_device, on_device
 
 
 def evaluate(root: Node) -> cla.Array:
@@ -63,12 +66,17 @@ def _evaluate_map(root: Map) -> cla.Array | None:
             if value is None:
                 return None
         values.append(value)
+    started = time.perf_counter()
     planned = plan_map(root, Target.of_queue(queue))
     if planned is None:
         return None
     step, positions = planned
-    value = run_step(step, queue, {name: values[k]
-                                   for (name, _), k in zip(step.args, positions)})
+    args = {name: values[k] for (name, _), k in zip(step.args, positions)}
+    if step.compiled is not None and step.compiled.bound is None:   # (built by its first run)
+        with watch((step,), started, user_place):
+            value = run_step(step, queue, args)
+    else:
+        value = run_step(step, queue, args)
     keep_on_device(root, value)
     return value
 
@@ -99,13 +107,11 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
     if value is not None:
         return value
     if isinstance(root, Param):
-        from lazyarray.errors import LazyArrayError
         raise LazyArrayError(
             "a value computed from a scalar argument of a jitted function is not known "
             "while the function is traced; return it from the jitted function instead")
     if isinstance(root, Input):
         if root.data is None:
-            from lazyarray.errors import LazyArrayError
             raise LazyArrayError(
                 "this array was made while la.jit traced a function from its arguments' "
                 "placeholders, which hold no values after the trace; return it from "
@@ -120,16 +126,19 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
         keep_on_device(root, part)
         return part
     queue = default_queue()
-    for step in plan_graph(root, graph):
-        args = {}
-        for name, n in step.args:
-            kind = type(n)
-            # (inputs, the usual arguments, without _evaluate's checks: an
-            # input holding data has no other value; a constant is a scalar
-            # argument, or an array argument once its value was computed)
-            args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
-                else n.value if kind is Const and name[0] == "s" else _evaluate(n)
-        keep_on_device(step.node, run_step(step, queue, args))
+    started = time.perf_counter()
+    steps = plan_graph(root, graph)
+    with watch(steps, started, user_place):
+        for step in steps:
+            args = {}
+            for name, n in step.args:
+                kind = type(n)
+                # (inputs, the usual arguments, without _evaluate's checks: an
+                # input holding data has no other value; a constant is a scalar
+                # argument, or an array argument once its value was computed)
+                args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
+                    else n.value if kind is Const and name[0] == "s" else _evaluate(n)
+            keep_on_device(step.node, run_step(step, queue, args))
     return on_device(root)
 
 
@@ -151,13 +160,6 @@ def _in_context(node: Input, queue: cl.CommandQueue) -> cla.Array:
         moved = cla.to_device(queue, source.get(queue=queue_of(source)))
         _MOVED[node] = moved
     return moved
-
-
-#: a value that an array handle holds, NAMED_DEPTH or more operations deep in
-#: work not computed yet, is computed (and stored) when work reading it is:
-#: a loop that tests a value each step (``while float(err) > tol``) would
-#: otherwise compute the named arrays' growing graphs anew each step
-NAMED_DEPTH = 16
 
 
 def _compute_named_values(root: Node) -> None:
