@@ -165,3 +165,8 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "fuse_kernels", "split_array_axis", "split_arg_axis",
             "set_temporary_address_space", "set_temporary_alignment", "realize_reduction",
             "make_einsum"]
+
+# Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
+from kernelcore import (  # noqa: E402, F401
+    diagnostic, kernel, match, options, schedule, statistics, symbolic, target, transform,
+    translation_unit, types, version)

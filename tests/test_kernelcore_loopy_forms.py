@@ -1,0 +1,52 @@
+"""Issue 40: loopy's forms that its own test-suite uses, each checked against kernelcore
+(and, where a kernel runs, against NumPy)."""
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+import kernelcore as lp
+
+
+@pytest.mark.parametrize("name", ["diagnostic", "kernel", "match", "options", "schedule",
+                                  "statistics", "symbolic", "target", "transform",
+                                  "translation_unit", "types", "version"])
+def test_submodules_are_package_attributes(name):
+    assert getattr(lp, name) is importlib.import_module(f"kernelcore.{name}")
+
+
+def test_symbolic_names_through_attribute():
+    class HasFloorDiv(lp.symbolic.CombineMapper):
+        def combine(self, values):
+            return any(values)
+
+        def map_floor_div(self, expr):
+            return True
+
+        def map_variable(self, expr):
+            return False
+
+        def map_constant(self, expr):
+            return False
+
+    assert HasFloorDiv()(lp.symbolic.parse("a // 2 + b"))
+    assert not HasFloorDiv()(lp.symbolic.parse("a / 2"))
+    assert issubclass(lp.diagnostic.ReductionIsNotTriangularError, lp.LoopyError)
+
+
+def test_loopy_suite_alias_maps_submodules(tmp_path, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    try:
+        import loopy_suite
+    finally:
+        sys.path.pop(0)
+    for name in [n for n in sys.modules if n == "loopy" or n.startswith("loopy.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    loopy_suite.install_alias()
+    assert importlib.import_module("loopy") is lp
+    assert importlib.import_module("loopy.symbolic") is lp.symbolic
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("loopy.no_such_module")
