@@ -36,17 +36,19 @@ def test_symbolic_names_through_attribute():
     assert issubclass(lp.diagnostic.ReductionIsNotTriangularError, lp.LoopyError)
 
 
-def test_loopy_suite_alias_maps_submodules(tmp_path, monkeypatch):
+def test_loopy_suite_alias_maps_submodules(monkeypatch):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     try:
         import loopy_suite
     finally:
         sys.path.pop(0)
-    for name in [n for n in sys.modules if n == "loopy" or n.startswith("loopy.")]:
-        monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     loopy_suite.install_alias()
-    assert importlib.import_module("loopy") is lp
-    assert importlib.import_module("loopy.symbolic") is lp.symbolic
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("loopy.no_such_module")
+    try:
+        assert importlib.import_module("loopy") is lp
+        assert importlib.import_module("loopy.symbolic") is lp.symbolic
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("loopy.no_such_module")
+    finally:
+        for name in [n for n in sys.modules if n == "loopy" or n.startswith("loopy.")]:
+            del sys.modules[name]
