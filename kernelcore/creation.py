@@ -234,6 +234,10 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
     needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
     needed -= set(functions) - set(arrays) - set(written)
     args = list(explicit)
+    if not auto_rest:
+        # loopy's kernels take undeclared domain parameters (fix_parameters may bind them)
+        args.extend(ValueArg(name) for name in sorted(needed & set(domain_params)))
+        needed -= set(domain_params)
     if needed:
         if not auto_rest:
             raise UnknownNameError(

@@ -5,6 +5,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import kernelcore as lp
@@ -52,3 +53,24 @@ def test_loopy_suite_alias_maps_submodules(monkeypatch):
     finally:
         for name in [n for n in sys.modules if n == "loopy" or n.startswith("loopy.")]:
             del sys.modules[name]
+
+
+def test_c_kernel_runs_without_queue():
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = 2*a[i]",
+                         [lp.GlobalArg("out", np.float32, shape=lp.auto),
+                          lp.GlobalArg("a", np.float32, shape=lp.auto), "..."],
+                         target=lp.ExecutableCTarget())
+    a = np.arange(16, dtype=np.float32)
+    _, (out,) = knl(a=a)
+    assert np.array_equal(out, 2 * a)
+
+
+def test_undeclared_domain_parameter_is_an_argument_to_fix():
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "a[i] = 3*i",
+                         [lp.GlobalArg("a", shape=(10,), dtype=np.int32)])
+    assert knl.default_entrypoint.arg_dict["n"].name == "n"
+    _, (a,) = lp.fix_parameters(knl, n=10)(a=np.zeros(10, dtype=np.int32))
+    assert np.array_equal(a, 3 * np.arange(10))
+    with pytest.raises(lp.LoopyError, match="undeclared variable"):
+        lp.make_kernel("{[i]: 0 <= i < 4}", "a[i] = b[i]",
+                       [lp.GlobalArg("a", shape=(4,), dtype=np.int32)])

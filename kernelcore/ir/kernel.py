@@ -273,8 +273,9 @@ class LoopKernel:
             return gexprs, lexprs
         return tuple(gexprs.values()), tuple(lexprs.values())
 
-    def __call__(self, queue, **kwargs):
-        """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""
+    def __call__(self, queue=None, **kwargs):
+        """Run the kernel on *queue* (a C target needs none); see
+        :func:`kernelcore.runtime.invoke.invoke`."""
         target_invoke = getattr(self.target, "invoke", None)
         if target_invoke is not None:      # a target running code its own way (C)
             return target_invoke(self, queue, kwargs)
