@@ -74,3 +74,85 @@ def test_undeclared_domain_parameter_is_an_argument_to_fix():
     with pytest.raises(lp.LoopyError, match="undeclared variable"):
         lp.make_kernel("{[i]: 0 <= i < 4}", "a[i] = b[i]",
                        [lp.GlobalArg("a", shape=(4,), dtype=np.int32)])
+
+
+def test_make_kernel_loopy_keywords():
+    from pytools.tag import Tag
+
+    class Mark(Tag):
+        pass
+
+    knl = lp.make_kernel("[n] -> {[i, j]: 0 <= i, j < n}", "out[i, j] = a[i, j] + 1",
+                         loop_priority=frozenset({("j", "i")}), default_order="F",
+                         default_offset=lp.auto, fixed_parameters={"n": 3},
+                         tags=frozenset({Mark()}))
+    k = knl.default_entrypoint
+    assert k.loop_priority == (("j", "i"),)
+    assert k.tags == frozenset({Mark()})
+    assert "n" not in k.all_params()
+    assert k.arg_dict["a"].order == "F"
+    assert k.without_tags(Mark()).tags == frozenset()
+    with pytest.raises(ValueError):
+        k.without_tags(Mark()).without_tags(Mark())
+    a = np.asfortranarray(np.arange(9.0).reshape(3, 3))
+    _, (out,) = knl(a=a)
+    assert np.array_equal(out, a + 1)
+    with pytest.raises(lp.LoopyError, match="default_offset"):
+        lp.make_kernel("{[i]: 0<=i<3}", "out[i] = 1", default_offset=4)
+
+
+def test_fixed_parameters_size_temporaries():
+    knl = lp.make_kernel("[n] -> {[i]: 0 <= i < n}",
+                         """
+                         <>tmp[i] = i  {id=init}
+                         out[i] = 2*tmp[i]  {dep=init}
+                         """, fixed_parameters={"n": 5})
+    assert knl.default_entrypoint.temporary_variables["tmp"].shape == (5,)
+    _, (out,) = knl()
+    assert np.array_equal(out, 2 * np.arange(5))
+    _, results = lp.make_kernel("{[i]: 0 <= i < 1}", "<>t[i] = i")()
+    assert results == ()
+
+
+def test_positional_instruction_constructors():
+    insns = [lp.Assignment("t[i]", "2*a[i]", temp_var_type=lp.auto),
+             lp.NoOpInstruction("mark", depends_on="insn"),
+             lp.Assignment("out[i]", "t[i] + 1", "last", "mark")]
+    knl = lp.make_kernel("{[i]: 0 <= i < 6}", insns)
+    k = knl.default_entrypoint
+    assert [i.id for i in k.instructions] == ["insn", "mark", "last"]
+    assert k.id_to_insn["last"].within_inames == frozenset({"i"})
+    a = np.arange(6.0)
+    _, (out,) = knl(a=a)
+    assert np.array_equal(out, 2 * a + 1)
+    call = lp.CallInstruction("(x, y)", "f(1)")
+    assert len(call.assignees) == 2 and call.copy(id="c").id == "c"
+    fixed = lp.Assignment("s", 0, within_inames=frozenset(), within_inames_is_final=True)
+    assert fixed.within_inames_is_final
+
+
+def test_reduction_loopy_forms():
+    from pymbolic import var
+    red = lp.Reduction("sum", "k", var("a")[var("k"), var("i")], allow_simultaneous=True)
+    assert red.inames == ("k",)
+    knl = lp.make_kernel("{[i, k]: 0 <= i < 3 and 0 <= k < 4}",
+                         [lp.Assignment(var("out")[var("i")], red)])
+    a = np.arange(12.0).reshape(4, 3)
+    _, (out,) = knl(a=a)
+    assert np.allclose(out, a.sum(axis=0))
+
+
+def test_instruction_option_dup():
+    knl = lp.make_kernel("{[i, j]: 0 <= i, j < 4}",
+                         """
+                         for j
+                           <> t[i] = a[i]  {id=w, dup=i}
+                           out[j, i] = t[i] + j  {dep=w, dup=i->i2}
+                         end
+                         """)
+    k = knl.default_entrypoint
+    assert k.id_to_insn["insn"].within_inames == frozenset({"j", "i2"})
+    assert "i" not in k.id_to_insn["w"].within_inames
+    a = np.arange(4.0)
+    _, (out,) = knl(a=a)
+    assert np.array_equal(out, a[None, :] + np.arange(4)[:, None])

@@ -33,11 +33,22 @@ def is_reduction_name(name: str) -> bool:
 
 @prim.expr_dataclass()
 class Reduction(prim.ExpressionNode):
-    """``operation(inames, expr)``: reduce *expr* over the points of *inames*."""
+    """``operation(inames, expr)``: reduce *expr* over the points of *inames*
+    (a tuple of names, or one string of comma-separated names).
+    *allow_simultaneous* is loopy's permission for several reductions over the
+    same inames in one kernel, which kernelcore always gives."""
 
     operation: str
     inames: tuple[str, ...]
     expr: Any
+    allow_simultaneous: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.inames, str):
+            object.__setattr__(self, "inames", tuple(
+                n.strip() for n in self.inames.split(",") if n.strip()))
+        elif not isinstance(self.inames, tuple):
+            object.__setattr__(self, "inames", tuple(self.inames))
 
     def make_stringifier(self, originating_stringifier=None):
         return StringifyMapper()

@@ -57,9 +57,22 @@ class LoopKernel:
     index_dtype: np.dtype = np.dtype(np.int32)
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
+    tags: frozenset = frozenset()
 
     def copy(self, **kwargs) -> LoopKernel:
         return replace(self, **kwargs)
+
+    def tagged(self, tags: Any) -> LoopKernel:
+        """A copy of the kernel with *tags* (a tag or an iterable of them) added."""
+        return replace(self, tags=self.tags | _tag_set(tags))
+
+    def without_tags(self, tags: Any, verify_existence: bool = True) -> LoopKernel:
+        """A copy of the kernel without *tags* (a tag or an iterable of them)."""
+        tags = _tag_set(tags)
+        if verify_existence and not tags <= self.tags:
+            raise ValueError(f"kernel '{self.name}' does not have the tag(s) "
+                             f"{', '.join(map(str, tags - self.tags))}")
+        return replace(self, tags=self.tags - tags)
 
     # {{{ names
 
@@ -281,6 +294,10 @@ class LoopKernel:
             return target_invoke(self, queue, kwargs)
         from kernelcore.runtime.invoke import invoke
         return invoke(self, queue, kwargs)
+
+
+def _tag_set(tags: Any) -> frozenset:
+    return frozenset(tags) if isinstance(tags, (set, frozenset, list, tuple)) else frozenset([tags])
 
 
 def _nested_instruction_lines(knl: LoopKernel) -> list[str]:

@@ -298,7 +298,7 @@ class Executor:
         w("    if _evt is None:")
         w("        _evt = _rt.cl.enqueue_marker(queue, wait_for=wait_for)")
         outputs = [a.name for a in arrays if a.name in written]
-        if not knl.options.no_numpy:
+        if outputs and not knl.options.no_numpy:
             w("    if _any_host:")
             for o in outputs:
                 w(f"        {o} = _rt.to_host({o}, _{o}_host)")
