@@ -156,3 +156,27 @@ def test_instruction_option_dup():
     a = np.arange(4.0)
     _, (out,) = knl(a=a)
     assert np.array_equal(out, a[None, :] + np.arange(4)[:, None])
+
+
+@pytest.mark.parametrize("target", [None, lp.ExecutableCTarget()])
+def test_out_host(target):
+    import pyopencl.array as cla
+    knl = lp.make_kernel("{[i]: 0 <= i < 5}", "out[i] = 3*i", target=target)
+    _, (out,) = knl(None, out_host=True)
+    assert isinstance(out, np.ndarray) and np.array_equal(out, 3 * np.arange(5))
+    if target is None:
+        _, (out,) = knl(None)
+        assert isinstance(out, cla.Array)
+        knl = lp.make_kernel("{[i]: 0 <= i < 5}", "out[i] = 3*a[i]")
+        _, (out,) = knl(None, a=np.ones(5), out_host=False)
+        assert isinstance(out, cla.Array) and np.array_equal(out.get(), 3 * np.ones(5))
+
+
+def test_assumptions_may_name_temporaries():
+    knl = lp.make_kernel("{ : }", [lp.Assignment("t", 3), lp.Assignment("out", "t*2")],
+                         [lp.TemporaryVariable("t", np.int32),
+                          lp.GlobalArg("out", np.int32, shape=())],
+                         seq_dependencies=True, target=lp.ExecutableCTarget())
+    knl = lp.assume(knl, "[t] -> { : t >= 0 }")
+    _, (out,) = knl()
+    assert out == 6

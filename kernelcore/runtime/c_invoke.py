@@ -277,8 +277,8 @@ class CExecutor:
         return "\n".join(out) + "\n"
 
     def __call__(self, kwargs: dict):
-        kwargs.pop("wait_for", None)
-        kwargs.pop("allocator", None)
+        for name in ("wait_for", "allocator", "out_host"):     # outputs are numpy arrays
+            kwargs.pop(name, None)
         if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
             print(self.wrapper_source)
             self._wrapper_printed = True
