@@ -5,6 +5,7 @@ import importlib
 import sys
 from pathlib import Path
 
+import islpy as isl
 import numpy as np
 import pytest
 
@@ -177,6 +178,6 @@ def test_assumptions_may_name_temporaries():
                          [lp.TemporaryVariable("t", np.int32),
                           lp.GlobalArg("out", np.int32, shape=())],
                          seq_dependencies=True, target=lp.ExecutableCTarget())
-    knl = lp.assume(knl, "[t] -> { : t >= 0 }")
+    knl = lp.assume(knl, isl.BasicSet("[t] -> { : t >= 0 }"))
     _, (out,) = knl()
     assert out == 6
