@@ -181,3 +181,32 @@ def test_assumptions_may_name_temporaries():
     knl = lp.assume(knl, isl.BasicSet("[t] -> { : t >= 0 }"))
     _, (out,) = knl()
     assert out == 6
+
+
+def test_mem_access_keys_equal_for_reordered_strides():
+    from pymbolic.primitives import Variable
+    knl = lp.make_kernel("[n,m,ell] -> {[i,k,j]: 0<=i<n and 0<=k<m and 0<=j<ell}",
+                         "c[i, j, k] = 2*a[i, j, k]", name="nc", assumptions="n,m,ell >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    mem_map = lp.get_mem_access_map(knl, count_redundant_work=True, subgroup_size=32)
+    m, ell = Variable("m"), Variable("ell")
+    key = lp.MemAccess("global", np.float32, lid_strides={0: m * ell},
+                       gid_strides={0: m * ell * 16}, direction="load", variable="a",
+                       count_granularity=lp.CountGranularity.WORKITEM, kernel_name="nc")
+    assert mem_map[key].eval_with_dict({"n": 32, "m": 3, "ell": 5}) == 32 * 3 * 5
+
+
+def test_statistics_within_and_filter_by_other_fields():
+    knl = lp.make_kernel("{[i]: 0<=i<10}",
+                         """
+                         out1[i] = 2.0f * i  {tags=f}
+                         out2[i] = 3 * i     {tags=n}
+                         """)
+    ops = lp.get_op_map(knl, subgroup_size=32, within="tag:f").group_by("dtype")
+    assert ops[lp.Op(dtype=np.float32)].eval_with_dict({}) == 10
+    assert lp.Op(dtype=np.int32) not in ops
+    mem = lp.get_mem_access_map(knl, subgroup_size=32, within="tag:n")
+    assert mem.filter_by(variable=["out2"]).eval_and_sum({}) == 10
+    assert mem.filter_by(variable=["out1"]).eval_and_sum({}) == 0
+    assert ops.filter_by(no_such_field=[np.float32]).eval_and_sum({}) == 0
