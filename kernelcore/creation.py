@@ -22,7 +22,7 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import (
-    KernelcoreError, ParseError, UnknownNameError, UnsatisfiableDomainError)
+    KernelcoreError, ParseError, UnknownNameError)
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
 from kernelcore.auto_shapes import find_auto_shapes
 from kernelcore.ir.domain import parse_assumptions, parse_domain
@@ -182,19 +182,6 @@ def _domain_inames(dom) -> list[str]:
     return [dom.get_dim_name(isl.dim_type.set, i) for i in range(dom.dim(isl.dim_type.set))]
 
 
-def _check_domains(domains, assumptions_text) -> None:
-    for dom in domains:
-        params = [dom.get_dim_name(isl.dim_type.param, i)
-                  for i in range(dom.dim(isl.dim_type.param))]
-        ctx = parse_assumptions(assumptions_text, params)
-        s = dom.to_set() if isinstance(dom, isl.BasicSet) else dom
-        if s.align_params(ctx.space).intersect_params(ctx.align_params(s.space)).is_empty():
-            raise UnsatisfiableDomainError(
-                f"domain {dom} is empty for every parameter value"
-                + (f" allowed by the assumptions '{assumptions_text}'" if assumptions_text
-                   else "") + ": no loop iteration would ever run")
-
-
 def _each_name(item: Any) -> list:
     """*item* once per name of its comma-separated name (``GlobalArg("a, b",
     ...)`` declares ``a`` and ``b`` alike, as in loopy)."""
@@ -322,7 +309,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if n in iname_set:
                 raise ParseError(f"iname '{n}' is declared in more than one domain")
             iname_set.add(n)
-    _check_domains(domains, assumptions)
     _check_names(iname_set, "iname")
     _check_names([name], "kernel")
 

@@ -210,3 +210,36 @@ def test_statistics_within_and_filter_by_other_fields():
     assert mem.filter_by(variable=["out2"]).eval_and_sum({}) == 10
     assert mem.filter_by(variable=["out1"]).eval_and_sum({}) == 0
     assert ops.filter_by(no_such_field=[np.float32]).eval_and_sum({}) == 0
+
+
+@pytest.mark.parametrize("tag", ["for", "g.0", "fixed"])
+def test_empty_domain_runs_nothing(tag):
+    knl = lp.make_kernel("{[i,j]: 0 <= i < n}",
+                         """
+                         for i
+                             c = 1  {id=w}
+                         end
+                         """, silenced_warnings="write_race(w)")
+    if tag == "fixed":
+        knl, params = lp.fix_parameters(knl, n=0), {}
+    else:
+        knl, params = lp.tag_inames(knl, {"i": tag}), {"n": 0}
+    c = np.zeros((), np.int32)
+    _, (out,) = knl(c=c, **params)
+    assert out.shape == () and out == 0
+
+
+def test_false_domain_and_zero_size_arrays():
+    knl = lp.make_kernel("{[i]: false}", "out[i] = 1", [lp.GlobalArg("out", np.int32, shape=(4,))])
+    out = np.full(4, 5, np.int32)
+    knl(out=out)
+    assert (out == 5).all()
+    knl = lp.make_kernel("{[i]: 0 <= i < 0}", "<> t[i] = 2*a[i]\nout[i] = t[i]",
+                         [lp.GlobalArg("a", np.float32, shape=(0,)), "..."])
+    assert knl.default_entrypoint.temporary_variables["t"].shape == (0,)
+    assert "t[0]" not in lp.generate_code_v2(knl).device_code()
+    _, (out,) = knl(a=np.zeros(0, np.float32))
+    assert out.shape == (0,)
+    knl = lp.make_kernel("{[i]: 5 <= i < 3}", "out[i] = 2*a[i]", target=lp.ExecutableCTarget())
+    _, (out,) = knl(a=np.zeros(0, np.float32))
+    assert out.shape == (0,)

@@ -178,6 +178,8 @@ class _Generator:
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
         insns = [self.knl.id_to_insn[i] for i in sorted(ids)]
         domains = [self.knl.get_insn_domain(i) for i in insns]
+        if all((align_to(d, self.knl._universe) & context).is_empty() for d in domains):
+            return []           # the loop never runs (an empty domain, as loopy allows)
         # bounds may only depend on enclosing inames every body instruction runs in
         shared = [n for n in active if all(n in i.within_inames for i in insns)]
         # all work-items must reach a barrier: a loop holding one is never guarded
@@ -451,6 +453,8 @@ class _Generator:
                 continue          # globals are arguments, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
             size = _storage_size(name, tv)
+            if size == 0:
+                continue          # nothing reads or writes an empty array (C has none)
             if tv.address_space == AddressSpace.LOCAL:
                 qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
                 qual = f"{qual} " if qual else ""

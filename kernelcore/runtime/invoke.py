@@ -58,12 +58,8 @@ def _assumption_failed(assumptions: str, params: dict):
 
 
 def _to_device(queue, name: str, ary: np.ndarray, order: str):
-    ary = np.asarray(ary)
-    if order == "F":
-        ary = np.asfortranarray(ary)
-    else:
-        ary = np.ascontiguousarray(ary)
-    return cla.to_device(queue, ary)
+    # (np.ascontiguousarray would make a 0-d array 1-d)
+    return cla.to_device(queue, np.asarray(ary, order="F" if order == "F" else "C"))
 
 
 def _check(name: str, ary, shape: tuple, dtype: np.dtype, strides: tuple):
