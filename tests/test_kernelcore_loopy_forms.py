@@ -243,3 +243,32 @@ def test_false_domain_and_zero_size_arrays():
     knl = lp.make_kernel("{[i]: 5 <= i < 3}", "out[i] = 2*a[i]", target=lp.ExecutableCTarget())
     _, (out,) = knl(a=np.zeros(0, np.float32))
     assert out.shape == (0,)
+
+
+def test_writing_a_domain_parameter_or_value_argument_raises():
+    knl = lp.make_kernel("{[i, j]: 0 <= i, j < n}",
+                         """
+                         a = sum((i, j), i*j)
+                         n = 15
+                         """,
+                         [lp.GlobalArg("a", np.float32, shape=()), lp.ValueArg("n", np.int32)],
+                         assumptions="n>=1")
+    with pytest.raises(RuntimeError, match="writes the domain parameter 'n'.*temporary"):
+        lp.generate_code_v2(knl)
+    knl = lp.make_kernel("{[i]: 0 <= i < 4}", "out[i] = s {id=r}\ns = 3 {id=w, dep=r}",
+                         [lp.ValueArg("s", np.int32), "..."])
+    with pytest.raises(lp.LoopyError, match="loopy_kernel: instruction 'w' writes the "
+                                            "by-value argument 's'"):
+        knl(s=1)
+
+
+@pytest.mark.parametrize("insn", ["out[i % 4] = a[i]", "out[0] = out[0] + a[i]"])
+def test_write_race_warned_again_for_cached_code(insn):
+    def make():
+        knl = lp.make_kernel("{[i]: 0 <= i < 16}", insn,
+                             [lp.GlobalArg("out", np.float32, shape=(4,)), "..."])
+        return lp.tag_inames(knl, {"i": "g.0"})
+
+    for _ in range(2):     # the second kernel's code comes from the cache
+        with pytest.warns(lp.WriteRaceConditionWarning, match="instruction 'insn' writes 'out'"):
+            make()(a=np.ones(16, np.float32), out=np.zeros(4, np.float32))

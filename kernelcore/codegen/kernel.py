@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -24,7 +24,8 @@ from kernelcore.codegen.expression import (
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
     check_selects_in_bounds, vector_ctype, vector_temporaries)
-from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
+from kernelcore.diagnostic import (
+    CodeGenerationError, MissingDefinitionError, recording_warnings)
 from kernelcore.ir.data import AddressSpace, ConstantArg, ValueArg
 from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
@@ -65,6 +66,9 @@ class CodeGenerationResult:
     kernels: tuple[DeviceKernel, ...]
     #: global temporaries the host allocates per call: (name, dtype name, shape)
     global_temporaries: tuple[tuple[str, str, tuple], ...] = ()
+    #: (category, message) of the warnings issued while generating the code,
+    #: issued again when the code is taken from a cache
+    warnings: tuple[tuple[type, str], ...] = ()
 
     def device_code(self) -> str:
         return self.source
@@ -549,9 +553,11 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     if isinstance(knl, TranslationUnit):
         knl = knl.executable_kernel()
     start = time.perf_counter()
-    if knl.state < KernelState.LINEARIZED:
-        knl = linearize(knl)
-    result = _generate(knl)
+    with recording_warnings() as recorded:
+        if knl.state < KernelState.LINEARIZED:
+            knl = linearize(knl)
+        result = _generate(knl)
+    result = replace(result, warnings=tuple(recorded))
     CODEGEN_STATS["codegen"] += 1
     logger.info("generated code for %s in %.1f ms", knl.name,
                 1e3 * (time.perf_counter() - start))

@@ -44,7 +44,7 @@ _EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LIBRARIES: dict[str, ctypes.CDLL] = {}
 
 
-class CCompilationError(KernelcoreError, RuntimeError):
+class CCompilationError(KernelcoreError):
     """The system C compiler rejected generated code (or could not be run)."""
 
 
