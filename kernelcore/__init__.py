@@ -154,6 +154,20 @@ from kernelcore.transform.temporaries import (  # noqa: E402
     set_temporary_address_space, set_temporary_alignment)
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
+from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
+from kernelcore.kernel.tools import (  # noqa: E402
+    find_most_recent_global_barrier, get_global_barrier_order, make_copy_kernel)
+from kernelcore.types import to_loopy_type  # noqa: E402
+
+
+def infer_unknown_types(program, expect_completion: bool = False):
+    """loopy's name of :func:`infer_types`: the types of unknown temporaries,
+    outputs and parameters filled in (all of them with *expect_completion*)."""
+    return infer_types(program, require_all=expect_completion)
+
+
+#: loopy's name of :func:`preprocess_kernel` for translation units
+preprocess_program = preprocess_kernel
 
 __all__ += ["CTarget", "ExecutableCTarget",
             "InKernelCallable", "ScalarCallable", "CallableKernel", "NumpyType",
@@ -164,7 +178,9 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",
             "set_temporary_address_space", "set_temporary_alignment", "realize_reduction",
-            "make_einsum"]
+            "make_einsum", "SubstitutionRule", "get_global_barrier_order",
+            "find_most_recent_global_barrier", "make_copy_kernel", "to_loopy_type",
+            "infer_unknown_types", "preprocess_program"]
 
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401

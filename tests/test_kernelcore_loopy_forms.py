@@ -272,3 +272,45 @@ def test_write_race_warned_again_for_cached_code(insn):
     for _ in range(2):     # the second kernel's code comes from the cache
         with pytest.warns(lp.WriteRaceConditionWarning, match="instruction 'insn' writes 'out'"):
             make()(a=np.ones(16, np.float32), out=np.zeros(4, np.float32))
+
+
+def test_global_barrier_order():
+    knl = lp.make_kernel("{[i, t]: 0 <= i < n and 0 <= t < nt}",
+                         """
+                         for i
+                             for t
+                                 ... gbarrier {id=top}
+                                 <> z[i] = 2*i  {id=wr, dep=top}
+                                 ... gbarrier {dep=wr, id=mid}
+                                 out[i] = z[i]  {id=use, dep=mid}
+                             end
+                             ... nop {id=nop}
+                             ... gbarrier {dep=use, id=post}
+                         end
+                         """)
+    assert lp.get_global_barrier_order(knl) == ("top", "mid", "post")
+    assert [lp.find_most_recent_global_barrier(knl, i)
+            for i in ("nop", "top", "wr", "mid", "use", "post")] == \
+        [None, None, "top", "top", "mid", "mid"]
+    unordered = lp.make_kernel("{[i]: 0 <= i < 10}", "... gbarrier {id=a}\n... gbarrier {id=b}")
+    with pytest.raises(lp.LoopyError, match="'a' and 'b' are not ordered"):
+        lp.get_global_barrier_order(unordered)
+
+
+@pytest.mark.parametrize("old, new", [(None, "f,f,f"), ("f,f,f", "c,c,c")])
+def test_make_copy_kernel(old, new):
+    a = np.random.default_rng(1).normal(size=(5, 4, 3))
+    a = np.asfortranarray(a) if old == "f,f,f" else a
+    knl = lp.fix_parameters(lp.make_copy_kernel(new, old), n2=3)
+    _, (out,) = knl(input=a)
+    assert np.array_equal(out, a)
+    assert out.flags.f_contiguous if new == "f,f,f" else out.flags.c_contiguous
+
+
+def test_loopy_helper_names():
+    knl = lp.make_kernel("{[i]: 0 <= i < 4}", "<> t = 2.0f*i\nout[i] = t")
+    typed = lp.infer_unknown_types(knl)
+    assert typed.default_entrypoint.temporary_variables["t"].dtype == np.float32
+    assert lp.to_loopy_type(np.float32) == lp.to_loopy_type(np.dtype(np.float32))
+    assert lp.preprocess_program(knl).default_entrypoint.state == lp.KernelState.PREPROCESSED
+    assert lp.SubstitutionRule("f", ("x",), 2).name == "f"
