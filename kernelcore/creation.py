@@ -42,7 +42,8 @@ logger = logging.getLogger(__name__)
 
 
 class _ReductionResolver(IdentityMapper):
-    """Calls ``sum(k, e)`` (and ``max/min(k, e)`` with k an iname) -> Reduction;
+    """Calls ``sum(k, e)``, ``reduce(sum, k, e)`` (and ``max/min(k, e)`` with k an
+    iname) -> Reduction;
     ``float32(e)`` and the other dtype names -> TypeCast."""
 
     def __init__(self, inames: set[str]):
@@ -51,7 +52,8 @@ class _ReductionResolver(IdentityMapper):
     def _reduction_inames(self, arg):
         if isinstance(arg, prim.Variable):
             names = (arg.name,)
-        elif isinstance(arg, tuple) and arg and all(isinstance(a, prim.Variable) for a in arg):
+        elif isinstance(arg, (tuple, list)) and arg and all(
+                isinstance(a, prim.Variable) for a in arg):
             names = tuple(a.name for a in arg)
         else:
             return None
@@ -60,6 +62,9 @@ class _ReductionResolver(IdentityMapper):
     def map_call(self, expr):
         fn = expr.function
         params = expr.parameters
+        if isinstance(fn, prim.Variable) and fn.name == "reduce" and len(params) == 3 \
+                and isinstance(params[0], prim.Variable):     # reduce(op, inames, expr)
+            return self.map_call(prim.Call(params[0], params[1:]))
         if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
@@ -193,8 +198,8 @@ def _each_name(item: Any) -> list:
 def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, inames,
                          domain_params, declared_temps, order):
     """Arguments (and user temporaries) from kernel_data plus auto-discovered ones."""
-    if kernel_data is None:
-        kernel_data = ["..."]
+    if kernel_data is None or isinstance(kernel_data, str):
+        kernel_data = [kernel_data or "..."]
     explicit = []
     temps = {}
     auto_rest = False

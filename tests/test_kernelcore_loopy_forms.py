@@ -314,3 +314,30 @@ def test_loopy_helper_names():
     assert lp.to_loopy_type(np.float32) == lp.to_loopy_type(np.dtype(np.float32))
     assert lp.preprocess_program(knl).default_entrypoint.state == lp.KernelState.PREPROCESSED
     assert lp.SubstitutionRule("f", ("x",), 2).name == "f"
+
+
+@pytest.mark.parametrize("stride, tag", [(1, "for"), (2, "for"), (1, "l.0")])
+def test_force_scan(stride, tag):
+    knl = lp.make_kernel("[n] -> {[i, j]: 0 <= i < n and 0 <= j <= %d*i}" % stride,
+                         "out[i] = reduce(sum, j, a[j])", "...")
+    knl = lp.tag_inames(lp.fix_parameters(knl, n=8), {"i": tag})
+    knl = lp.realize_reduction(knl, force_scan=True)     # types not known yet: later
+    knl = lp.add_dtypes(knl, {"a": np.float64})
+    a = np.random.default_rng(0).normal(size=8 * stride)
+    _, (out,) = knl(a=a[:7 * stride + 1])
+    assert np.allclose(out, np.cumsum(a[:7 * stride + 1])[::stride])
+
+
+@pytest.mark.parametrize("domain, insn, inames, sweep", [
+    ("{[i,j]: 0<=i<100 and 1<=j<=2*i}", "a[i] = sum(j, j**2)", None, None),
+    ("[n] -> {[i,j,k]: 0<=k<n and 0<=i<=k and 0<=j<=i}", "out[i] = sum(j, a[j])", "i:k", None),
+    ("{[i,j,k]: 0<=i<n and 0<=j<=i and i=k}", "out[i] = sum(j, a[j])", None, "i"),
+])
+def test_force_scan_not_triangular(domain, insn, inames, sweep):
+    insn = insn + (" {inames=%s}" % inames if inames else "")
+    knl = lp.add_dtypes(lp.make_kernel(domain, insn), {"a": np.float32} if "a[" in insn
+                        and "a[i]" not in insn else {})
+    with pytest.raises(lp.diagnostic.ReductionIsNotTriangularError, match="not a scan"):
+        lp.realize_reduction(knl, force_scan=True, force_outer_iname_for_scan=sweep)
+    if inames:
+        lp.realize_reduction(knl, force_scan=True, force_outer_iname_for_scan="i")
