@@ -341,3 +341,16 @@ def test_force_scan_not_triangular(domain, insn, inames, sweep):
         lp.realize_reduction(knl, force_scan=True, force_outer_iname_for_scan=sweep)
     if inames:
         lp.realize_reduction(knl, force_scan=True, force_outer_iname_for_scan="i")
+
+
+def test_instruction_and_kernel_queries():
+    knl = lp.make_kernel("{[i, j]: 0 <= i, j < 4}", "out[i] = sum(j, a[i, j]) {id=s}")
+    k = knl.default_entrypoint
+    insn = k.id_to_insn["s"]
+    assert insn.reduction_inames() == frozenset({"j"})
+    assert insn.assignees == (insn.assignee,)
+    assert k.insn_inames("s") == k.insn_inames(insn) == frozenset({"i"})
+    hinted = lp.split_iname(knl, "i", 2, inner_tag="unr_hint")
+    a = np.arange(16.0).reshape(4, 4)
+    _, (out,) = hinted(a=a)
+    assert np.allclose(out, a.sum(axis=1))

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pymbolic.primitives as prim
 
-from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.expr import find_reductions, get_dependencies
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +49,11 @@ class InstructionBase:
     def expressions(self) -> tuple:
         """Every expression the instruction holds (for walks)."""
         return tuple(self.predicates)
+
+    def reduction_inames(self) -> frozenset[str]:
+        """The inames the reductions in the instruction reduce over."""
+        return frozenset(n for e in self.expressions() for r in find_reductions(e)
+                         for n in r.inames)
 
     def with_transformed_expressions(self, f) -> InstructionBase:
         return replace(self, predicates=frozenset(f(p) for p in self.predicates))
@@ -139,6 +144,11 @@ class Assignment(InstructionBase):
         as in loopy; strings are parsed."""
         _init_fields(self, dict(assignee=_as_expr(assignee), expression=_as_expr(expression),
                                 id=id, depends_on=depends_on, **kwargs))
+
+    @property
+    def assignees(self) -> tuple:
+        """loopy's tuple of written places: here the one :attr:`assignee`."""
+        return (self.assignee,)
 
     def assignee_names(self) -> frozenset[str]:
         return frozenset([assignee_var_name(self.assignee)])

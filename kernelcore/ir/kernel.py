@@ -211,6 +211,10 @@ class LoopKernel:
         result = project_to(result, inames)
         return align_to(result, self._universe)
 
+    def insn_inames(self, insn) -> frozenset[str]:
+        """The inames instruction *insn* (or its id) runs in."""
+        return (self.id_to_insn[insn] if isinstance(insn, str) else insn).within_inames
+
     def get_insn_domain(self, insn) -> isl.Set:
         """The points an instruction runs for: the domain of its inames."""
         return self.get_inames_domain(insn.within_inames)
