@@ -348,6 +348,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     declared_temps: dict[str, Any] = {}
     insns: list[InstructionBase] = []
     inames_to_dup: list[tuple[str, tuple]] = []
+    queries: list[tuple[str, str | None, str | None]] = []
     for pi in parsed:
         if isinstance(pi, InstructionBase):
             if pi.id is None:
@@ -425,6 +426,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                                 **common))
         if pi.extra.get("dup"):
             inames_to_dup.append((insn_id, pi.extra["dup"]))
+        if "dep_query" in pi.extra or "nosync_query" in pi.extra:
+            queries.append((insn_id, pi.extra.get("dep_query"), pi.extra.get("nosync_query")))
         for written_name in [target_name] + [assignee_var_name(a) for a in extra]:
             written.setdefault(written_name, []).append(insn_id)
 
@@ -510,6 +513,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         knl = fix_parameters(knl, **fixed_parameters)
         access_list = [(arr, where, tuple(substitute(i, fixed_parameters) for i in idx))
                        for arr, where, idx in access_list]
+    knl = _apply_queries(knl, queries)
     from kernelcore.transform.iname import duplicate_inames, prioritize_loops
     for insn_id, pairs in inames_to_dup:
         for old, new in pairs:
@@ -519,6 +523,26 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl
+
+
+def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:
+    """The instruction options ``dep_query=MATCH`` (depend on the instructions
+    matched) and ``nosync_query=MATCH[@SCOPE]`` (need no synchronization with them)."""
+    from kernelcore.match import parse_match
+    insns = dict(knl.id_to_insn)
+    for insn_id, dep_query, nosync_query in queries:
+        insn = insns[insn_id]
+        if dep_query:
+            match = parse_match(dep_query)
+            insn = insn.copy(depends_on=insn.depends_on | {
+                i.id for i in knl.instructions if i.id != insn_id and match(knl, i)})
+        if nosync_query:
+            query, _, scope = nosync_query.partition("@")
+            match = parse_match(query)
+            insn = insn.copy(no_sync_with=insn.no_sync_with | {
+                (i.id, scope or "any") for i in knl.instructions if match(knl, i)})
+        insns[insn_id] = insn
+    return knl.copy(instructions=tuple(insns[i.id] for i in knl.instructions))
 
 
 def make_kernel(*args: Any, **kwargs: Any) -> Any:

@@ -208,14 +208,16 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.extra["mem_kind"] = value
         elif key == "atomic":
             pi.extra["atomic"] = True
+        elif key in ("dep_query", "nosync_query"):     # instruction matches, see match.py
+            pi.extra[key] = value
         elif key == "dup":          # dup=i:j->j2: the instruction's own copies of inames
             pi.extra["dup"] = pi.extra.get("dup", ()) + tuple(
                 (old.strip(), new.strip() or None)
                 for old, _, new in (v.partition("->") for v in value.split(":") if v.strip()))
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
-                             "(known: id, dep, priority, tags, nosync, inames, if, mem_kind, "
-                             "atomic, dup)")
+                             "(known: id, dep, dep_query, priority, tags, nosync, nosync_query, "
+                             "inames, if, mem_kind, atomic, dup)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",

@@ -354,3 +354,27 @@ def test_instruction_and_kernel_queries():
     a = np.arange(16.0).reshape(4, 4)
     _, (out,) = hinted(a=a)
     assert np.allclose(out, a.sum(axis=1))
+
+
+def test_match_expressions_and_query_options():
+    knl = lp.make_kernel("{[i]: 0 <= i < 8}",
+                         """
+                         a[i] = 1  {id=w1, tags=x}
+                         b[i] = 2  {id=w2, tags=y}
+                         c[i] = a[i] + b[i]  {id=r, dep_query=writes:a or writes:b}
+                         """)
+    k = knl.default_entrypoint
+    assert k.id_to_insn["r"].depends_on == frozenset({"w1", "w2"})
+    match = lp.match.parse_match("(tag:x or tag:y) and not id:w2")
+    assert [i.id for i in k.instructions if match(k, i)] == ["w1"]
+    knl = lp.make_kernel("{ [i]: 0<=i<12}",
+                         """
+                         if i % 3 == 0
+                             a[i] = 15  {nosync_query=writes:a}
+                         else
+                             a[i] = 3  {nosync_query=writes:a}
+                         end
+                         """)
+    knl = lp.tag_inames(knl, {"i": "l.0"})
+    _, (a,) = knl()
+    assert np.array_equal(a, np.where(np.arange(12) % 3 == 0, 15, 3))
