@@ -151,7 +151,8 @@ from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.arrays import split_array_axis, split_arg_axis  # noqa: E402
 from kernelcore.transform.temporaries import (  # noqa: E402
-    set_temporary_address_space, set_temporary_alignment)
+    allocate_temporaries_for_base_storage, set_temporary_address_space,
+    set_temporary_alignment)
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
@@ -180,7 +181,8 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_temporary_address_space", "set_temporary_alignment", "realize_reduction",
             "make_einsum", "SubstitutionRule", "get_global_barrier_order",
             "find_most_recent_global_barrier", "make_copy_kernel", "to_loopy_type",
-            "infer_unknown_types", "preprocess_program"]
+            "infer_unknown_types", "preprocess_program",
+            "allocate_temporaries_for_base_storage"]
 
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401

@@ -270,7 +270,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 silenced_warnings: Any = None, index_dtype: Any = np.int32,
                 loop_priority: Any = (), default_offset: Any = 0, default_order: Any = "C",
                 fixed_parameters: Mapping[str, int] | None = None,
-                tags: frozenset = frozenset()) -> LoopKernel:
+                tags: frozenset = frozenset(),
+                temporary_variables: Mapping[str, TemporaryVariable] | None = None
+                ) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
     building kernels for its own use calls this).
@@ -288,7 +290,11 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     or :data:`auto`, meaning C) orders the arrays that ``"..."`` declares.
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
+    *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
     """
+    if temporary_variables:
+        kernel_data = [*([kernel_data or "..."] if kernel_data is None or isinstance(
+            kernel_data, str) else kernel_data), *temporary_variables.values()]
     if not (default_offset is auto or default_offset in (0, None)):
         raise KernelcoreError(f"default_offset={default_offset!r}: kernelcore's arrays "
                               "start at their buffer (use 0 or lp.auto)")

@@ -15,7 +15,8 @@ from kernelcore.transform.reduction import (
     realize_reduction as _realize_typed, split_group_reductions)
 from kernelcore.transform.scan_check import check_scans
 from kernelcore.transform.subst import expand_subst
-from kernelcore.transform.temporaries import choose_temporary_scopes
+from kernelcore.transform.temporaries import (
+    allocate_temporaries_for_base_storage, choose_temporary_scopes)
 from kernelcore.types import _Unknown as UnknownType, infer_types
 from kernelcore.translation_unit import for_each_kernel
 
@@ -25,7 +26,8 @@ logger = logging.getLogger(__name__)
 @for_each_kernel
 def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
     """Expand substitution rules, widen indices that fixed sizes need
-    (:func:`~kernelcore.index_width.widen_index_dtype`), infer types, check
+    (:func:`~kernelcore.index_width.widen_index_dtype`), infer types, give
+    temporaries sharing a base storage one allocation, check
     for races, realize reductions, choose temporary scopes and expand ilp
     temporaries."""
     if knl.state >= KernelState.PREPROCESSED:
@@ -33,7 +35,7 @@ def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
     knl = expand_subst(knl)
     if knl.substitutions:
         knl = knl.copy(substitutions={})
-    knl = infer_types(widen_index_dtype(knl))
+    knl = allocate_temporaries_for_base_storage(infer_types(widen_index_dtype(knl)))
     check_kernel(knl)
     knl = _realize_typed(split_group_reductions(knl))
     knl = choose_temporary_scopes(knl)

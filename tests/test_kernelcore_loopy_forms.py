@@ -378,3 +378,25 @@ def test_match_expressions_and_query_options():
     knl = lp.tag_inames(knl, {"i": "l.0"})
     _, (a,) = knl()
     assert np.array_equal(a, np.where(np.arange(12) % 3 == 0, 15, 3))
+
+
+def test_base_storage_shares_memory():
+    knl = lp.make_kernel("{ [i] : 0<=i<10 }",
+                         """
+                         a[i] = 2*i  {id=w}
+                         c[i] = b[i]  {dep_query=writes:a}
+                         """,
+                         temporary_variables={
+                             n: lp.TemporaryVariable(n, dtype=np.float64, shape=(10,),
+                                                     base_storage="base")
+                             for n in "ab"},
+                         silenced_warnings=frozenset(["read_no_write(b)"]))
+    knl = lp.allocate_temporaries_for_base_storage(lp.preprocess_kernel(knl))
+    assert set(knl.default_entrypoint.temporary_variables) == {"a"}
+    _, (c,) = knl()
+    assert np.array_equal(c, 2 * np.arange(10))
+    unlike = lp.make_kernel("{[i]: 0<=i<4}", "a[i] = i\nout[i] = b[i]",
+                            [lp.TemporaryVariable("a", np.float64, (4,), base_storage="s"),
+                             lp.TemporaryVariable("b", np.int32, (4,), base_storage="s"), ...])
+    with pytest.raises(lp.LoopyError, match="'a' and 'b' share base storage 's'"):
+        lp.generate_code_v2(unlike)
