@@ -145,13 +145,34 @@ class _SubArrayLowering(IdentityMapper):
         return prim.Slice((None if lo == 0 else lo, hi + 1))
 
 
+def _split_make_tuple(pi: ParsedInstruction) -> list:
+    """``a, b = make_tuple(x, y)`` as ``a = x`` and ``b = y`` (ids: the
+    instruction's, then with ``_1``, ``_2``, ...)."""
+    values = pi.expression.parameters
+    if len(values) != len(pi.assignee):
+        raise ParseError(f"{pi.source!r}: make_tuple() of {len(values)} values assigned "
+                         f"to {len(pi.assignee)} places")
+    written = {assignee_var_name(a) for a in pi.assignee}
+    if any(get_dependencies(v) & written for v in values):
+        raise ParseError(f"{pi.source!r}: the values of make_tuple() read what it assigns; "
+                         "copy them to temporaries first")
+    return [dataclasses.replace(pi, assignee=a, expression=v, extra=dict(pi.extra),
+                                id=pi.id if k == 0 or pi.id is None else f"{pi.id}_{k}")
+            for k, (a, v) in enumerate(zip(pi.assignee, values))]
+
+
 def _split_arg_reductions(parsed: list) -> list:
     """loopy's two-output reductions ``m[i], idx[i] = argmax(k, a[i, k], k)``
     as two instructions: ``m[i] = max(k, a[i, k])`` and ``idx[i] =
-    argmax(k, a[i, k])`` (the second id gets ``_index``)."""
+    argmax(k, a[i, k])`` (the second id gets ``_index``); ``make_tuple``
+    assignments as one instruction per value (:func:`_split_make_tuple`)."""
     out: list = []
     for pi in parsed:
         e = getattr(pi, "expression", None)
+        if (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
+                and isinstance(e, prim.Call) and e.function == prim.Variable("make_tuple")):
+            out += _split_make_tuple(pi)
+            continue
         if not (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
                 and isinstance(e, prim.Call) and isinstance(e.function, prim.Variable)
                 and e.function.name in ("argmax", "argmin")):

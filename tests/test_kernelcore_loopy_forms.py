@@ -400,3 +400,16 @@ def test_base_storage_shares_memory():
                              lp.TemporaryVariable("b", np.int32, (4,), base_storage="s"), ...])
     with pytest.raises(lp.LoopyError, match="'a' and 'b' share base storage 's'"):
         lp.generate_code_v2(unlike)
+
+
+def test_make_tuple():
+    knl = lp.make_kernel([isl.BasicSet("[] -> {[]: }")], "a, b = make_tuple(1, 2.)")
+    _, (a, b) = knl()
+    assert a == 1 and a.dtype.kind == "i" and b == 2.0 and b.dtype == np.float64
+    knl = lp.make_kernel("{[i]: 0 <= i < 5}", "x[i], y[i] = make_tuple(2*i, i*i) {id=t}")
+    k = knl.default_entrypoint
+    assert sorted(k.id_to_insn) == ["t", "t_1"]
+    _, (x, y) = knl()
+    assert np.array_equal(x, 2 * np.arange(5)) and np.array_equal(y, np.arange(5) ** 2)
+    with pytest.raises(lp.LoopyError, match="read what it assigns"):
+        lp.make_kernel("{:}", "a, b = make_tuple(b, a)")
