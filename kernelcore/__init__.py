@@ -159,6 +159,7 @@ from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
 from kernelcore.kernel.tools import (  # noqa: E402
     find_most_recent_global_barrier, get_global_barrier_order, make_copy_kernel)
 from kernelcore.types import to_loopy_type  # noqa: E402
+from kernelcore.tools import t_unit_to_python  # noqa: E402
 
 
 def infer_unknown_types(program, expect_completion: bool = False):
@@ -182,7 +183,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "make_einsum", "SubstitutionRule", "get_global_barrier_order",
             "find_most_recent_global_barrier", "make_copy_kernel", "to_loopy_type",
             "infer_unknown_types", "preprocess_program",
-            "allocate_temporaries_for_base_storage"]
+            "allocate_temporaries_for_base_storage", "t_unit_to_python"]
 
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401

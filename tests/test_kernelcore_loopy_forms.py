@@ -413,3 +413,22 @@ def test_make_tuple():
     assert np.array_equal(x, 2 * np.arange(5)) and np.array_equal(y, np.arange(5) ** 2)
     with pytest.raises(lp.LoopyError, match="read what it assigns"):
         lp.make_kernel("{:}", "a, b = make_tuple(b, a)")
+
+
+def test_t_unit_to_python_round_trip():
+    knl = lp.make_kernel("{[i, j]: 0<=i,j<n}",
+                         """
+                         f(x) := 2*x
+                         y[i] = sin(x[i])     {id=insn0}
+                         w = sum(j, f(y[j])) {id=insn2, dep=insn0}
+                         """, name="my_kernel")
+    knl = lp.split_iname(knl, "i", 4, inner_tag="unr")
+    source = lp.t_unit_to_python(knl, var_name="rebuilt")
+    namespace = {}
+    exec(source, namespace)
+    x = np.linspace(0, 1, 10)
+    _, (w, y) = namespace["rebuilt"](x=x)
+    assert np.allclose(y, np.sin(x)) and np.isclose(w, 2 * np.sin(x).sum())
+    callee = lp.make_function("{[i]: 0<=i<n}", "y[i] = sin(x[i])", name="callee")
+    caller = lp.make_kernel("{[i]: 0<=i<10}", "[i]: y[i] = callee(10, [i]: x[i])")
+    lp.t_unit_to_python(lp.merge([caller, callee]))
