@@ -160,6 +160,11 @@ from kernelcore.kernel.tools import (  # noqa: E402
     find_most_recent_global_barrier, get_global_barrier_order, make_copy_kernel)
 from kernelcore.types import to_loopy_type  # noqa: E402
 from kernelcore.tools import t_unit_to_python  # noqa: E402
+from kernelcore.transform.data import set_argument_order  # noqa: E402
+from kernelcore.transform.iname import rename_inames  # noqa: E402
+from kernelcore.transform.instruction import (  # noqa: E402
+    add_barrier, find_instructions, remove_inames_from_insn, remove_predicates_from_insn)
+from kernelcore.kernel.instruction import MultiAssignmentBase  # noqa: E402
 
 
 def infer_unknown_types(program, expect_completion: bool = False):
@@ -183,7 +188,9 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "make_einsum", "SubstitutionRule", "get_global_barrier_order",
             "find_most_recent_global_barrier", "make_copy_kernel", "to_loopy_type",
             "infer_unknown_types", "preprocess_program",
-            "allocate_temporaries_for_base_storage", "t_unit_to_python"]
+            "allocate_temporaries_for_base_storage", "t_unit_to_python",
+            "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
+            "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase"]
 
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401

@@ -432,3 +432,42 @@ def test_t_unit_to_python_round_trip():
     callee = lp.make_function("{[i]: 0<=i<n}", "y[i] = sin(x[i])", name="callee")
     caller = lp.make_kernel("{[i]: 0<=i<10}", "[i]: y[i] = callee(10, [i]: x[i])")
     lp.t_unit_to_python(lp.merge([caller, callee]))
+
+
+def test_add_barrier_and_instruction_edits():
+    knl = lp.make_kernel("{[i, j, ii, jj]: 0<=i,j,ii,jj<n}",
+                         """
+                         out[j, i] = a[i, j]  {id=transpose}
+                         out[ii, jj] = 2*out[ii, jj]  {id=double}
+                         """, [lp.GlobalArg("out", is_input=False, shape=lp.auto), ...])
+    knl = lp.add_barrier(knl, "id:transpose", "id:double", "gb1")
+    assert "gb1" in knl.default_entrypoint.id_to_insn["double"].depends_on
+    for a, b in (("i", "j"), ("ii", "jj")):
+        knl = lp.split_iname(knl, a, 2, outer_tag="g.0", inner_tag="l.0")
+        knl = lp.split_iname(knl, b, 2, outer_tag="g.1", inner_tag="l.1")
+    a = np.random.default_rng(2).normal(size=(8, 8))
+    _, (out,) = knl(a=a)
+    assert np.allclose(out, 2 * a.T)
+    assert [i.id for i in lp.find_instructions(knl, "id:d*")] == ["double"]
+
+    knl = lp.make_kernel("{[i]: 0<=i<10}", "<> c = i > 5  {id=c}\nb[i] = 1  {if=c, id=b}")
+    (pred,) = knl.default_entrypoint.id_to_insn["b"].predicates
+    knl = lp.remove_predicates_from_insn(knl, frozenset([pred]), "id:b")
+    assert not knl.default_entrypoint.id_to_insn["b"].predicates
+    knl = lp.make_kernel("{[i, j]: 0<=i<4 and 0<=j<4}", "for i\n <> t[j] = 1 {id=t}\nend\n"
+                         "out[j] = t[j] {dep=t}")
+    knl = lp.remove_inames_from_insn(knl, frozenset(["i"]), "id:t")
+    assert knl.default_entrypoint.id_to_insn["t"].within_inames == frozenset({"j"})
+
+
+def test_rename_inames_and_argument_order():
+    knl = lp.make_kernel("{[i1, i2, i3]: 0<=i1, i2, i3<10}", "y1[i1] = 2\ny2[i2] = 3\ny3[i3] = 4")
+    fused = lp.rename_inames(knl, ["i1", "i2"], "i3", existing_ok=True)
+    assert set(fused.default_entrypoint.all_inames()) == {"i3"}
+    _, (y1, y2, y3) = fused()
+    assert (y1 == 2).all() and (y2 == 3).all() and (y3 == 4).all()
+    knl = lp.make_kernel("{ [i,j]: 0<=i,j<n }", "out[i,j] = a[i]*b[j]")
+    ordered = lp.set_argument_order(knl, "out,a,n,b")
+    assert [a.name for a in ordered.default_entrypoint.args] == ["out", "a", "n", "b"]
+    with pytest.raises(lp.LoopyError, match="name each once"):
+        lp.set_argument_order(knl, "out,a")
