@@ -471,3 +471,10 @@ def test_rename_inames_and_argument_order():
     assert [a.name for a in ordered.default_entrypoint.args] == ["out", "a", "n", "b"]
     with pytest.raises(lp.LoopyError, match="name each once"):
         lp.set_argument_order(knl, "out,a")
+
+
+def test_device_programs_one_per_launch():
+    knl = lp.make_kernel("{[i]: 0<=i<8}", "a[i] = i {id=w}\n... gbarrier {id=g, dep=w}\n"
+                         "b[i] = a[7 - i] {dep=g}")
+    knl = lp.tag_inames(knl, {"i": "g.0"})
+    assert len(lp.generate_code_v2(knl).device_programs) == 2

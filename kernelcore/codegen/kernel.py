@@ -73,6 +73,11 @@ class CodeGenerationResult:
     def device_code(self) -> str:
         return self.source
 
+    @property
+    def device_programs(self) -> tuple[DeviceKernel, ...]:
+        """loopy's name for the device kernels, one per launch."""
+        return self.kernels
+
 
 class _Generator:
     """Generates one device kernel from its stretch of the linearization."""
