@@ -478,3 +478,9 @@ def test_device_programs_one_per_launch():
                          "b[i] = a[7 - i] {dep=g}")
     knl = lp.tag_inames(knl, {"i": "g.0"})
     assert len(lp.generate_code_v2(knl).device_programs) == 2
+
+
+def test_type_cast_to_struct_is_refused():
+    with pytest.raises(lp.LoopyError, match="only numeric and bool"):
+        lp.TypeCast(np.dtype([("", "<u4"), ("", "<i4")]), 1)
+    assert lp.TypeCast(lp.to_loopy_type(np.float32), 1).dtype == np.float32
