@@ -484,3 +484,15 @@ def test_type_cast_to_struct_is_refused():
     with pytest.raises(lp.LoopyError, match="only numeric and bool"):
         lp.TypeCast(np.dtype([("", "<u4"), ("", "<i4")]), 1)
     assert lp.TypeCast(lp.to_loopy_type(np.float32), 1).dtype == np.float32
+
+
+def test_exists_in_assumptions_and_domains():
+    knl = lp.make_kernel("{[i]: 0<=i<n and exists (q: i = 2q)}", "b[i] = 2*a[i]",
+                         [lp.GlobalArg("b", np.float64, shape=("n",)), ...],
+                         assumptions="n>=1 and (exists zz: n = 16*zz)")
+    k = knl.default_entrypoint
+    assert k.all_params() == ("n",)
+    a = np.arange(16.0)
+    b = np.zeros(16)
+    knl(a=a, b=b)
+    assert np.array_equal(b, np.where(np.arange(16) % 2 == 0, 2 * a, 0))
