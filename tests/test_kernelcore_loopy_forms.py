@@ -488,7 +488,7 @@ def test_type_cast_to_struct_is_refused():
 
 def test_exists_in_assumptions_and_domains():
     knl = lp.make_kernel("{[i]: 0<=i<n and exists (q: i = 2q)}", "b[i] = 2*a[i]",
-                         [lp.GlobalArg("b", np.float64, shape=("n",)), ...],
+                         [lp.GlobalArg("a, b", np.float64, shape=("n",)), ...],
                          assumptions="n>=1 and (exists zz: n = 16*zz)")
     k = knl.default_entrypoint
     assert k.all_params() == ("n",)
