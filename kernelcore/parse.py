@@ -342,6 +342,11 @@ def _negate(cond):
     return prim.LogicalNot(cond)
 
 
+def _open_brackets(text: str) -> int:
+    """How many of the ``(`` and ``[`` in *text* are not closed yet."""
+    return sum(text.count(c) for c in "([") - sum(text.count(c) for c in ")]")
+
+
 def parse_instructions(text: str | list) -> list[Any]:
     """Parse instruction text (or a list of lines and/or instruction objects) into
     :class:`ParsedInstruction` records (instruction objects pass through)."""
@@ -349,10 +354,17 @@ def parse_instructions(text: str | list) -> list[Any]:
     lines: list[str | Any] = []
     for item in items:
         if isinstance(item, str):
+            pending = ""        # a statement whose brackets are still open
             for raw in item.split("\n"):
                 code = raw.split("#", 1)[0].strip()
-                if code:
-                    lines.append(code)
+                if not code:
+                    continue
+                pending = f"{pending} {code}" if pending else code
+                if _open_brackets(pending) <= 0:
+                    lines.append(pending)
+                    pending = ""
+            if pending:
+                lines.append(pending)
         else:
             lines.append(item)
 

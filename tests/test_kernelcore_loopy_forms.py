@@ -496,3 +496,18 @@ def test_exists_in_assumptions_and_domains():
     b = np.zeros(16)
     knl(a=a, b=b)
     assert np.array_equal(b, np.where(np.arange(16) % 2 == 0, 2 * a, 0))
+
+
+def test_statements_continue_while_brackets_are_open():
+    knl = lp.make_kernel("{[i,j,k]: 0<=i,j,k<4}",
+                         """
+                         out[i] = sum(j, sum(k,
+                                  a[i, j, k]
+                                  * 2))  {id=s}
+                         z[i] = (a[i, 0, 0]
+                                 + 1) if i > 1 else 0
+                         """)
+    a = np.random.default_rng(3).random((4, 4, 4))
+    _, (out, z) = knl(a=a)
+    assert np.allclose(out, 2 * a.sum(axis=(1, 2)))
+    assert np.allclose(z, np.where(np.arange(4) > 1, a[:, 0, 0] + 1, 0))
