@@ -511,3 +511,10 @@ def test_statements_continue_while_brackets_are_open():
     _, (out, z) = knl(a=a)
     assert np.allclose(out, 2 * a.sum(axis=(1, 2)))
     assert np.allclose(z, np.where(np.arange(4) > 1, a[:, 0, 0] + 1, 0))
+
+
+@pytest.mark.parametrize("spec", ["ii->i", "ii->", "ij->ji", "iij->ij"])
+def test_einsum_repeated_indices(spec):
+    a = np.random.default_rng(4).random((4, 4, 4)[:len(spec.split("->")[0])])
+    _, (out,) = lp.make_einsum(spec, ("a",))(a=a)
+    assert np.allclose(out, np.einsum(spec, a))
