@@ -518,3 +518,15 @@ def test_einsum_repeated_indices(spec):
     a = np.random.default_rng(4).random((4, 4, 4)[:len(spec.split("->")[0])])
     _, (out,) = lp.make_einsum(spec, ("a",))(a=a)
     assert np.allclose(out, np.einsum(spec, a))
+
+
+@pytest.mark.parametrize("target", [None, lp.ExecutableCTarget()])
+def test_big_endian_arguments_are_read_as_values(target):
+    a = np.arange(5.0).astype(">f8")
+    knl = lp.make_kernel("{[i]: 0<=i<5}", "out[i] = 2*a[i]", target=target)
+    _, (out,) = knl(a=a)
+    assert np.array_equal(out, 2 * np.arange(5.0))
+    typed = lp.add_dtypes(knl, {"a": np.float64, "out": np.float64})
+    out = np.zeros(5, ">f8")
+    typed(a=a, out=out)
+    assert np.array_equal(out, 2 * np.arange(5.0))

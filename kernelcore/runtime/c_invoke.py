@@ -33,7 +33,7 @@ from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.runtime.build import format_build_error
 from kernelcore.runtime.invoke import (
     _assumption_failed, _missing, _py, cached_code, check_argument_names, compile_invoker,
-    emit_parameter_code, find_executor, tuple_code)
+    emit_parameter_code, find_executor, native_array, tuple_code)
 
 logger = logging.getLogger(__name__)
 
@@ -121,13 +121,13 @@ def _scalar_ctype(dtype: np.dtype):
 # {{{ helpers the generated invoker calls
 
 def _host_array(name: str, ary, order: str):
-    """*ary* as a NumPy array in *order* (a copy where it is not already)."""
+    """*ary* as a NumPy array in *order* and native byte order (a copy where it
+    is not already)."""
     if not isinstance(ary, np.ndarray):
         if hasattr(ary, "get") and hasattr(ary, "queue"):
             raise InvocationError(f"argument '{name}': ExecutableCTarget takes NumPy "
                                   "arrays, got a device array (use .get())")
-        ary = np.asarray(ary)
-    return np.asfortranarray(ary) if order == "F" else np.ascontiguousarray(ary)
+    return native_array(ary, order)
 
 
 def _check(name: str, ary: np.ndarray, shape: tuple, dtype: np.dtype, strides: tuple):

@@ -57,9 +57,16 @@ def _assumption_failed(assumptions: str, params: dict):
                           f"{assumptions}")
 
 
+def native_array(ary, order: str) -> np.ndarray:
+    """*ary* as a NumPy array in *order* (``"C"``/``"F"``) and in the machine's
+    byte order (a copy where it is not so already; a 0-d array stays 0-d)."""
+    ary = np.asarray(ary)
+    return np.asarray(ary, dtype=ary.dtype.newbyteorder("="),
+                      order="F" if order == "F" else "C")
+
+
 def _to_device(queue, name: str, ary: np.ndarray, order: str):
-    # (np.ascontiguousarray would make a 0-d array 1-d)
-    return cla.to_device(queue, np.asarray(ary, order="F" if order == "F" else "C"))
+    return cla.to_device(queue, native_array(ary, order))
 
 
 def _check(name: str, ary, shape: tuple, dtype: np.dtype, strides: tuple):
@@ -332,8 +339,8 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
     if value is None:
         return None
     dt = getattr(value, "dtype", None)
-    if dt is not None:
-        return np.dtype(dt)
+    if dt is not None:      # (a big-endian array's values are passed in native order)
+        return np.dtype(dt).newbyteorder("=")
     if isinstance(knl.arg_dict[name], ValueArg):
         return np.asarray(value).dtype
     raise InvocationError(f"argument '{name}' must be an array, got {type(value).__name__}")
