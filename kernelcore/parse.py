@@ -39,6 +39,8 @@ class _Parser(_PymbolicParser):
 
     def parse_float(self, s: str):
         low = s.lower()
+        if low.endswith("jf"):          # a single-precision imaginary literal
+            return np.complex64(complex(s[:-2].replace("d", "e").replace("D", "e") + "j"))
         if low.endswith("j"):
             return complex(s[:-1].replace("d", "e").replace("D", "e") + "j")
         if low.endswith("f") and not low.endswith("inf"):

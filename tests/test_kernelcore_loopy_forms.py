@@ -530,3 +530,15 @@ def test_big_endian_arguments_are_read_as_values(target):
     out = np.zeros(5, ">f8")
     typed(a=a, out=out)
     assert np.array_equal(out, 2 * np.arange(5.0))
+
+
+def test_single_precision_imaginary_literals():
+    knl = lp.make_kernel("{[i]: 0<=i<3}",
+                         """
+                         <> aa = 5jf
+                         out1[i] = aa*i
+                         out2[i] = (2jf + 7*a[i])/(32jf + 37*a[i])
+                         """)
+    _, (out1, out2) = knl(a=np.ones(3, np.float32))
+    assert out1.dtype == np.complex64 and np.allclose(out1, 5j * np.arange(3))
+    assert out2.dtype == np.complex64 and np.allclose(out2, (2j + 7) / (32j + 37))
