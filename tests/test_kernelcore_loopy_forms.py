@@ -542,3 +542,22 @@ def test_single_precision_imaginary_literals():
     _, (out1, out2) = knl(a=np.ones(3, np.float32))
     assert out1.dtype == np.complex64 and np.allclose(out1, 5j * np.arange(3))
     assert out2.dtype == np.complex64 and np.allclose(out2, (2j + 7) / (32j + 37))
+
+
+def test_schedule_items_at_loopys_path():
+    from kernelcore.schedule import Barrier, RunInstruction
+    knl = lp.make_kernel("{[i,j]: 0 <= i,j < 10 }",
+                         """
+                         for i
+                             <> a[i] = i  {id=ainit}
+                             for j
+                                 out[i, j] = a[(i + 1) % 10]  {id=use}
+                             end
+                         end
+                         """)
+    knl = lp.linearize(lp.preprocess_kernel(lp.tag_inames(knl, {"i": "l.0"})))
+    items = knl.default_entrypoint.linearization
+    (barrier,) = [x for x in items if isinstance(x, Barrier)]
+    assert barrier.synchronization_kind == "local"
+    ids = [x.insn_id for x in items if isinstance(x, RunInstruction)]
+    assert items.index(barrier) > ids.index("ainit")
