@@ -561,3 +561,20 @@ def test_schedule_items_at_loopys_path():
     assert barrier.synchronization_kind == "local"
     assert items.index(RunInstruction("ainit")) < items.index(barrier) \
         < items.index(RunInstruction("use"))
+
+
+@pytest.mark.parametrize("src_order, tmp_order", [("C", "C"), ("F", "C"), ("C", "F")])
+def test_private_temporary_initializer(src_order, tmp_order):
+    a = np.random.default_rng(5).normal(size=(3, 4)).copy(order=src_order)
+    knl = lp.make_kernel("{[i,j]: 0<=i<3 and 0<=j<4}", "out[i,j] = 2*tmp[i,j]",
+                         [lp.TemporaryVariable("tmp", initializer=a, shape=lp.auto,
+                                               address_space=lp.AddressSpace.PRIVATE,
+                                               read_only=True, order=tmp_order), "..."])
+    assert knl.default_entrypoint.temporary_variables["tmp"].dtype == np.float64
+    _, (out,) = knl(out_host=True)
+    assert np.array_equal(out, 2 * a)
+    glob = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = t[i]",
+                          [lp.TemporaryVariable("t", initializer=np.arange(4.0), read_only=True,
+                                                address_space=lp.AddressSpace.GLOBAL), "..."])
+    with pytest.raises(lp.LoopyError, match="initializes private temporaries only"):
+        glob()

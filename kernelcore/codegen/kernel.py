@@ -19,6 +19,7 @@ from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
 from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
+from kernelcore.codegen.storage import initial_values, storage_size
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.codegen.vector import (
@@ -441,7 +442,8 @@ class _Generator:
         for insn in insns:
             for name in sorted(insn.read_dependency_names()):
                 tv = self.knl.temporary_variables.get(name)
-                if tv is None or tv.address_space == AddressSpace.GLOBAL:
+                if tv is None or tv.address_space == AddressSpace.GLOBAL \
+                        or tv.initializer is not None:
                     continue
                 writers = {d for d in insn.depends_on
                            if name in self.knl.id_to_insn[d].assignee_names()}
@@ -458,12 +460,23 @@ class _Generator:
             insn = self.knl.id_to_insn[iid]
             used |= insn.assignee_names() | insn.read_dependency_names()
         for name, tv in sorted(self.knl.temporary_variables.items()):
+            if tv.initializer is not None and name in used \
+                    and tv.address_space != AddressSpace.PRIVATE:
+                raise CodeGenerationError(
+                    f"temporary '{name}' of kernel {self.knl.name} has an initializer "
+                    f"but lives in {tv.address_space} memory: kernelcore initializes "
+                    "private temporaries only (set_temporary_address_space(knl, "
+                    f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
-            size = _storage_size(name, tv)
+            size = storage_size(name, tv)
             if size == 0:
                 continue          # nothing reads or writes an empty array (C has none)
+            if tv.initializer is not None:
+                decls.append(cast.Statement(
+                    f"{ctype} {name}[{size}] = {{ {initial_values(tv, size, self.emit)} }};"))
+                continue
             if tv.address_space == AddressSpace.LOCAL:
                 qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
                 qual = f"{qual} " if qual else ""
@@ -578,19 +591,3 @@ def generate_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
 def generate_header(knl: LoopKernel) -> list[str]:
     """The kernel prototypes (declarations) of the generated code."""
     return [k.prototype + ";" for k in generate_code_v2(knl).kernels]
-
-
-def _storage_size(name: str, tv) -> int:
-    """Elements a temporary spans: its shape times its strides (padded
-    strides, such as a tile with one spare column, span more than the shape)."""
-    extents = []
-    for s in (*tv.shape, *tv.element_strides()):
-        if not isinstance(s, (int, np.integer)):
-            raise CodeGenerationError(
-                f"{tv.address_space} temporary '{name}' needs a constant shape and "
-                f"strides, got shape {tv.shape}")
-        extents.append(int(s))
-    shape, strides = extents[:len(tv.shape)], extents[len(tv.shape):]
-    if 0 in shape:
-        return 0
-    return 1 + sum((n - 1) * abs(st) for n, st in zip(shape, strides))

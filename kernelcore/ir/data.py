@@ -240,7 +240,8 @@ class TemporaryVariable(_ArrayBase):
     name, e.g. ``"local"``); a scalar temporary has shape (). *alignment*
     (bytes, a power of two, or None) is declared for the array, and lets
     vector accesses at multiples of their size use single aligned loads.
-    Temporaries naming one *base_storage* share their memory (see
+    An *initializer* (an array of the values) gives the dtype and an ``auto``
+    shape. Temporaries naming one *base_storage* share their memory (see
     :func:`~kernelcore.transform.temporaries.allocate_temporaries_for_base_storage`).
     """
 
@@ -255,6 +256,10 @@ class TemporaryVariable(_ArrayBase):
                  initializer: Any = None, read_only: bool = False,
                  alignment: int | None = None, base_storage: str | None = None):
         _check_alignment(name, alignment)
+        if initializer is not None:     # loopy's: the initializer's dtype and shape
+            initializer = np.asarray(initializer)
+            dtype = initializer.dtype if dtype is None else dtype
+            shape = initializer.shape if shape is auto else shape
         if isinstance(address_space, str):
             try:
                 address_space = AddressSpace[address_space.upper()]
