@@ -578,3 +578,25 @@ def test_private_temporary_initializer(src_order, tmp_order):
                                                 address_space=lp.AddressSpace.GLOBAL), "..."])
     with pytest.raises(lp.LoopyError, match="initializes private temporaries only"):
         glob()
+
+
+def test_initializer_on_c_local_and_barrier_before_first_kernel():
+    eye = np.eye(3)
+    knl = lp.make_kernel("{[p, i]: 0 <= p, i <= 2}", "A[p] = sum(i, t0[p, i]*w[i])",
+                         [lp.GlobalArg("A, w", np.float64, shape=(3,)),
+                          lp.TemporaryVariable("t0", np.float64, (3, 3), read_only=True,
+                                               address_space=lp.AddressSpace.LOCAL,
+                                               initializer=eye)],
+                         target=lp.ExecutableCTarget())
+    w = np.array([1.0, 2.0, 3.0])
+    _, (out,) = knl(w=w)
+    assert np.array_equal(out, w)
+    prog = lp.make_kernel("{[i]: 0<=i<10}", "... gbarrier\nout[i] = tmp[i]",
+                          [lp.TemporaryVariable("tmp", initializer=np.arange(10), shape=lp.auto,
+                                                address_space=lp.AddressSpace.PRIVATE,
+                                                read_only=True), "..."],
+                          seq_dependencies=True)
+    prog = lp.save_and_reload_temporaries(lp.preprocess_kernel(prog))
+    assert list(prog.default_entrypoint.temporary_variables) == ["tmp"]
+    _, (out,) = prog(out_host=True)
+    assert np.array_equal(out, np.arange(10))

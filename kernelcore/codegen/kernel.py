@@ -459,13 +459,16 @@ class _Generator:
         for iid in self.insn_ids:
             insn = self.knl.id_to_insn[iid]
             used |= insn.assignee_names() | insn.read_dependency_names()
+        local_qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
         for name, tv in sorted(self.knl.temporary_variables.items()):
-            if tv.initializer is not None and name in used \
-                    and tv.address_space != AddressSpace.PRIVATE:
+            if tv.initializer is not None and name in used and not (
+                    tv.address_space == AddressSpace.PRIVATE
+                    or tv.address_space == AddressSpace.LOCAL and not local_qual):
                 raise CodeGenerationError(
                     f"temporary '{name}' of kernel {self.knl.name} has an initializer "
                     f"but lives in {tv.address_space} memory: kernelcore initializes "
-                    "private temporaries only (set_temporary_address_space(knl, "
+                    "private temporaries only (on the C target also local ones; "
+                    "set_temporary_address_space(knl, "
                     f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
@@ -473,13 +476,12 @@ class _Generator:
             size = storage_size(name, tv)
             if size == 0:
                 continue          # nothing reads or writes an empty array (C has none)
-            if tv.initializer is not None:
+            if tv.initializer is not None:     # (local ones only where local is plain C)
                 decls.append(cast.Statement(
                     f"{ctype} {name}[{size}] = {{ {initial_values(tv, size, self.emit)} }};"))
                 continue
             if tv.address_space == AddressSpace.LOCAL:
-                qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
-                qual = f"{qual} " if qual else ""
+                qual = f"{local_qual} " if local_qual else ""
                 align = "" if tv.alignment is None else \
                     f" __attribute__ ((aligned ({tv.alignment})))"
                 decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}]{align};"))
