@@ -151,9 +151,30 @@ from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.arrays import split_array_axis, split_arg_axis  # noqa: E402
 from kernelcore.transform.temporaries import (  # noqa: E402
-    set_temporary_address_space, set_temporary_alignment)
+    allocate_temporaries_for_base_storage, set_temporary_address_space,
+    set_temporary_alignment)
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
+from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
+from kernelcore.kernel.tools import (  # noqa: E402
+    find_most_recent_global_barrier, get_global_barrier_order, make_copy_kernel)
+from kernelcore.types import to_loopy_type  # noqa: E402
+from kernelcore.tools import t_unit_to_python  # noqa: E402
+from kernelcore.transform.data import set_argument_order  # noqa: E402
+from kernelcore.transform.iname import rename_inames  # noqa: E402
+from kernelcore.transform.instruction import (  # noqa: E402
+    add_barrier, find_instructions, remove_inames_from_insn, remove_predicates_from_insn)
+from kernelcore.kernel.instruction import MultiAssignmentBase  # noqa: E402
+
+
+def infer_unknown_types(program, expect_completion: bool = False):
+    """loopy's name of :func:`infer_types`: the types of unknown temporaries,
+    outputs and parameters filled in (all of them with *expect_completion*)."""
+    return infer_types(program, require_all=expect_completion)
+
+
+#: loopy's name of :func:`preprocess_kernel` for translation units
+preprocess_program = preprocess_kernel
 
 __all__ += ["CTarget", "ExecutableCTarget",
             "InKernelCallable", "ScalarCallable", "CallableKernel", "NumpyType",
@@ -164,4 +185,14 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",
             "set_temporary_address_space", "set_temporary_alignment", "realize_reduction",
-            "make_einsum"]
+            "make_einsum", "SubstitutionRule", "get_global_barrier_order",
+            "find_most_recent_global_barrier", "make_copy_kernel", "to_loopy_type",
+            "infer_unknown_types", "preprocess_program",
+            "allocate_temporaries_for_base_storage", "t_unit_to_python",
+            "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
+            "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase"]
+
+# Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
+from kernelcore import (  # noqa: E402, F401
+    diagnostic, kernel, match, options, schedule, statistics, symbolic, target, transform,
+    translation_unit, types, version)

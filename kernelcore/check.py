@@ -15,7 +15,7 @@ from kernelcore.check_bounds import (
     affine_condition, affine_pw_aff, check_bounds, kernel_params)
 from kernelcore.diagnostic import (
     KernelcoreError, MissingBarrierError, WriteRaceConditionWarning, warn_with_kernel)
-from kernelcore.ir.data import AddressSpace, ArrayArg
+from kernelcore.ir.data import AddressSpace, ArrayArg, ValueArg
 from kernelcore.ir.domain import NotAffineError, align_to, project_to
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
@@ -52,6 +52,7 @@ def check_kernel(knl) -> None:
     """Raise if an instruction runs two loops on one hardware axis, an array
     access may leave its array, the kernel would race, or it moves data between
     work-items without a global barrier."""
+    check_write_destinations(knl)
     check_hw_axes_unique(knl)
     check_bounds(knl)
     hw = {n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n))
@@ -130,6 +131,27 @@ def check_kernel(knl) -> None:
                     "requires synchronization by a global barrier (add a '... gbarrier' "
                     "between them, or a 'nosync' instruction option (no_sync_with) to state "
                     "that no synchronization is needed)")
+
+
+def check_write_destinations(knl) -> None:
+    """Raise if an instruction writes a loop index, a domain parameter or an
+    argument passed by value (loopy's rule: these are read-only)."""
+    params = set(knl.all_params())
+    by_value = {a.name for a in knl.args if isinstance(a, ValueArg)}
+    for insn in knl.instructions:
+        for name in sorted(insn.assignee_names()):
+            if name in knl.all_inames():
+                what = "the loop index"
+            elif name in params and name not in knl.temporary_variables:
+                what = "the domain parameter"
+            elif name in by_value:
+                what = "the by-value argument"
+            else:
+                continue
+            raise KernelcoreError(
+                f"in kernel {knl.name}: instruction '{insn.id}' writes {what} '{name}', "
+                "which the kernel may only read: write the value to a temporary "
+                f"('<> {name}_new = ...') or to an array argument instead")
 
 
 def check_hw_axes_unique(knl) -> None:

@@ -4,7 +4,7 @@ Fills in what the user left out: instruction ids, loop indices of each
 instruction, arguments and temporaries (``"..."``), array shapes from access
 footprints, and the single-writer dependency heuristic.
 
-Public names: make_kernel, make_loop_kernel, find_auto_shapes.
+Public names: make_kernel, make_loop_kernel.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import dataclasses
 import fnmatch
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import islpy as isl
@@ -22,15 +22,13 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import (
-    KernelcoreError, ParseError, StaticValueFindingError, UnknownNameError,
-    UnsatisfiableDomainError)
+    KernelcoreError, ParseError, UnknownNameError)
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
-from kernelcore.ir.domain import (
-    NotAffineError, expr_to_pw_aff, parse_assumptions, parse_domain, static_max_of_pw_aff,
-    aff_to_expr, align_to)
+from kernelcore.auto_shapes import find_auto_shapes
+from kernelcore.ir.domain import parse_assumptions, parse_domain
 from kernelcore.ir.expr import (
     AccessCollector, IdentityMapper, Reduction, TypeCast, get_dependencies,
-    is_reduction_name)
+    is_reduction_name, substitute)
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, CallInstruction, CInstruction, InstructionBase,
     NoOpInstruction,
@@ -44,7 +42,8 @@ logger = logging.getLogger(__name__)
 
 
 class _ReductionResolver(IdentityMapper):
-    """Calls ``sum(k, e)`` (and ``max/min(k, e)`` with k an iname) -> Reduction;
+    """Calls ``sum(k, e)``, ``reduce(sum, k, e)`` (and ``max/min(k, e)`` with k an
+    iname) -> Reduction;
     ``float32(e)`` and the other dtype names -> TypeCast."""
 
     def __init__(self, inames: set[str]):
@@ -53,7 +52,8 @@ class _ReductionResolver(IdentityMapper):
     def _reduction_inames(self, arg):
         if isinstance(arg, prim.Variable):
             names = (arg.name,)
-        elif isinstance(arg, tuple) and arg and all(isinstance(a, prim.Variable) for a in arg):
+        elif isinstance(arg, (tuple, list)) and arg and all(
+                isinstance(a, prim.Variable) for a in arg):
             names = tuple(a.name for a in arg)
         else:
             return None
@@ -62,6 +62,9 @@ class _ReductionResolver(IdentityMapper):
     def map_call(self, expr):
         fn = expr.function
         params = expr.parameters
+        if isinstance(fn, prim.Variable) and fn.name == "reduce" and len(params) == 3 \
+                and isinstance(params[0], prim.Variable):     # reduce(op, inames, expr)
+            return self.map_call(prim.Call(params[0], params[1:]))
         if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
@@ -142,13 +145,34 @@ class _SubArrayLowering(IdentityMapper):
         return prim.Slice((None if lo == 0 else lo, hi + 1))
 
 
+def _split_make_tuple(pi: ParsedInstruction) -> list:
+    """``a, b = make_tuple(x, y)`` as ``a = x`` and ``b = y`` (ids: the
+    instruction's, then with ``_1``, ``_2``, ...)."""
+    values = pi.expression.parameters
+    if len(values) != len(pi.assignee):
+        raise ParseError(f"{pi.source!r}: make_tuple() of {len(values)} values assigned "
+                         f"to {len(pi.assignee)} places")
+    written = {assignee_var_name(a) for a in pi.assignee}
+    if any(get_dependencies(v) & written for v in values):
+        raise ParseError(f"{pi.source!r}: the values of make_tuple() read what it assigns; "
+                         "copy them to temporaries first")
+    return [dataclasses.replace(pi, assignee=a, expression=v, extra=dict(pi.extra),
+                                id=pi.id if k == 0 or pi.id is None else f"{pi.id}_{k}")
+            for k, (a, v) in enumerate(zip(pi.assignee, values))]
+
+
 def _split_arg_reductions(parsed: list) -> list:
     """loopy's two-output reductions ``m[i], idx[i] = argmax(k, a[i, k], k)``
     as two instructions: ``m[i] = max(k, a[i, k])`` and ``idx[i] =
-    argmax(k, a[i, k])`` (the second id gets ``_index``)."""
+    argmax(k, a[i, k])`` (the second id gets ``_index``); ``make_tuple``
+    assignments as one instruction per value (:func:`_split_make_tuple`)."""
     out: list = []
     for pi in parsed:
         e = getattr(pi, "expression", None)
+        if (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
+                and isinstance(e, prim.Call) and e.function == prim.Variable("make_tuple")):
+            out += _split_make_tuple(pi)
+            continue
         if not (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
                 and isinstance(e, prim.Call) and isinstance(e.function, prim.Variable)
                 and e.function.name in ("argmax", "argmin")):
@@ -184,19 +208,6 @@ def _domain_inames(dom) -> list[str]:
     return [dom.get_dim_name(isl.dim_type.set, i) for i in range(dom.dim(isl.dim_type.set))]
 
 
-def _check_domains(domains, assumptions_text) -> None:
-    for dom in domains:
-        params = [dom.get_dim_name(isl.dim_type.param, i)
-                  for i in range(dom.dim(isl.dim_type.param))]
-        ctx = parse_assumptions(assumptions_text, params)
-        s = dom.to_set() if isinstance(dom, isl.BasicSet) else dom
-        if s.align_params(ctx.space).intersect_params(ctx.align_params(s.space)).is_empty():
-            raise UnsatisfiableDomainError(
-                f"domain {dom} is empty for every parameter value"
-                + (f" allowed by the assumptions '{assumptions_text}'" if assumptions_text
-                   else "") + ": no loop iteration would ever run")
-
-
 def _each_name(item: Any) -> list:
     """*item* once per name of its comma-separated name (``GlobalArg("a, b",
     ...)`` declares ``a`` and ``b`` alike, as in loopy)."""
@@ -206,10 +217,10 @@ def _each_name(item: Any) -> list:
 
 
 def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, inames,
-                         domain_params, declared_temps):
+                         domain_params, declared_temps, order):
     """Arguments (and user temporaries) from kernel_data plus auto-discovered ones."""
-    if kernel_data is None:
-        kernel_data = ["..."]
+    if kernel_data is None or isinstance(kernel_data, str):
+        kernel_data = [kernel_data or "..."]
     explicit = []
     temps = {}
     auto_rest = False
@@ -234,6 +245,10 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
     needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
     needed -= set(functions) - set(arrays) - set(written)
     args = list(explicit)
+    if not auto_rest:
+        # loopy's kernels take undeclared domain parameters (fix_parameters may bind them)
+        args.extend(ValueArg(name) for name in sorted(needed & set(domain_params)))
+        needed -= set(domain_params)
     if needed:
         if not auto_rest:
             raise UnknownNameError(
@@ -241,61 +256,10 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
                 "kernel_data or add '...' to kernel_data to declare them automatically")
         for name in sorted(needed):
             if name in arrays or name in written:
-                args.append(ArrayArg(name, shape=auto if name in arrays else ()))
+                args.append(ArrayArg(name, shape=auto if name in arrays else (), order=order))
             else:
                 args.append(ValueArg(name))
     return args, temps
-
-
-def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
-    """Shape covering every access to *name*: max index + 1 per axis, as expressions."""
-    ndim = None
-    maxima: list[isl.PwAff | None] = []
-    space = knl.space
-    for where, idx in accesses:
-        if ndim is None:
-            ndim = len(idx)
-            maxima = [None] * ndim
-        elif len(idx) != ndim:
-            raise KernelcoreError(f"'{name}' is indexed with {ndim} and with {len(idx)} "
-                                  "subscripts")
-        dom = (knl.get_insn_domain(where) if isinstance(where, InstructionBase)
-               else knl.get_inames_domain(where))
-        for axis, ix in enumerate(idx):
-            try:
-                aff = expr_to_pw_aff(ix, space)
-            except NotAffineError as e:
-                raise StaticValueFindingError(
-                    f"cannot find the shape of '{name}' automatically: its index "
-                    f"'{ix}' along axis {axis} is not an affine function of loop "
-                    f"indices and parameters ({e}); kernelcore needs a static bound "
-                    "on the index range. Declare the shape explicitly, e.g. "
-                    f"lp.GlobalArg('{name}', shape=...).") from None
-            img = _max_over(dom, aff)
-            maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)
-    shape = []
-    ctx = knl.assumptions_set.params()
-    for axis, mx in enumerate(maxima):
-        try:
-            aff = static_max_of_pw_aff(mx, ctx)
-        except StaticValueFindingError:
-            raise StaticValueFindingError(
-                f"while finding shape axis {axis} of '{name}': a static maximum was not "
-                f"found for PwAff '{mx}' (the largest index differs between parameter "
-                "ranges); declare the shape, or state assumptions about the parameters "
-                "(e.g. assumptions=\"n>=1\")") from None
-        shape.append(aff_to_expr(aff.add_constant_val(1)))
-    return tuple(shape)
-
-
-def _max_over(dom: isl.Set, aff: isl.PwAff) -> isl.PwAff:
-    """max of *aff* over the points of *dom*, as a function of the parameters."""
-    graph = aff.as_map() if hasattr(aff, "as_map") else isl.Map.from_pw_aff(aff)
-    dom_aligned = align_to(dom, graph.domain())
-    img = dom_aligned.apply(graph)
-    if img.is_empty():
-        return isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(img.params().space)) - 1
-    return img.dim_max(0)
 
 
 def _insn_inames(pi: ParsedInstruction, exprs, inames: set[str],
@@ -306,10 +270,15 @@ def _insn_inames(pi: ParsedInstruction, exprs, inames: set[str],
     for e in exprs:
         if e is not None:
             used |= get_dependencies(e) & inames
+    return _with_parent_inames(frozenset(used), knl_domains_parent)
+
+
+def _with_parent_inames(inames: frozenset[str], domain_parent_inames) -> frozenset[str]:
+    """*inames* and the inames of the domains enclosing theirs."""
+    used = set(inames)
     todo = list(used)
     while todo:
-        parents = knl_domains_parent(todo.pop())
-        for p in parents - used:
+        for p in domain_parent_inames(todo.pop()) - used:
             used.add(p)
             todo.append(p)
     return frozenset(used)
@@ -319,7 +288,12 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 name: str = "loopy_kernel", assumptions: str | isl.Set | None = None,
                 target: Any = None, lang_version: Any = None,
                 seq_dependencies: bool = False, options: Options | None = None,
-                silenced_warnings: Any = None, index_dtype: Any = np.int32) -> LoopKernel:
+                silenced_warnings: Any = None, index_dtype: Any = np.int32,
+                loop_priority: Any = (), default_offset: Any = 0, default_order: Any = "C",
+                fixed_parameters: Mapping[str, int] | None = None,
+                tags: frozenset = frozenset(),
+                temporary_variables: Mapping[str, TemporaryVariable] | None = None
+                ) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
     building kernels for its own use calls this).
@@ -331,7 +305,21 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     offsets computed from them; arrays or loops longer than ``2**31 - 1``
     need ``np.int64`` (fixed sizes get it without asking, see
     :mod:`kernelcore.index_width`).
+    *loop_priority* (loop nestings, as :func:`prioritize_loops` takes them),
+    *fixed_parameters* (as :func:`fix_parameters` takes them) and *tags* (the
+    kernel's) are applied to the kernel made; *default_order* (``"C"``, ``"F"``
+    or :data:`auto`, meaning C) orders the arrays that ``"..."`` declares.
+    *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
+    arrays start at their buffer, a view with an offset is refused at call time.
+    *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
     """
+    if temporary_variables:
+        kernel_data = [*([kernel_data or "..."] if kernel_data is None or isinstance(
+            kernel_data, str) else kernel_data), *temporary_variables.values()]
+    if not (default_offset is auto or default_offset in (0, None)):
+        raise KernelcoreError(f"default_offset={default_offset!r}: kernelcore's arrays "
+                              "start at their buffer (use 0 or lp.auto)")
+    default_order = "C" if default_order is auto else default_order
     if lang_version is not None:
         from kernelcore.version import (
             LOOPY_USE_LANGUAGE_VERSION_2017_2, MOST_RECENT_LANGUAGE_VERSION)
@@ -353,7 +341,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if n in iname_set:
                 raise ParseError(f"iname '{n}' is declared in more than one domain")
             iname_set.add(n)
-    _check_domains(domains, assumptions)
     _check_names(iname_set, "iname")
     _check_names([name], "kernel")
 
@@ -367,7 +354,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     id_gen = UniqueNameGenerator(forced_prefix="")
     for pi in parsed:
         if isinstance(pi, InstructionBase):
-            id_gen.add_name(pi.id)
+            if pi.id is not None:
+                id_gen.add_name(pi.id)
         elif pi.id is not None:
             if pi.id in id_gen.existing_names:
                 raise ParseError(f"duplicate instruction id '{pi.id}'")
@@ -386,12 +374,25 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     written: dict[str, list] = {}
     declared_temps: dict[str, Any] = {}
     insns: list[InstructionBase] = []
+    inames_to_dup: list[tuple[str, tuple]] = []
+    queries: list[tuple[str, str | None, str | None]] = []
     for pi in parsed:
         if isinstance(pi, InstructionBase):
-            if isinstance(pi, CInstruction) and not pi.within_inames:
-                # loopy's rule: the inames its iname expressions and assignees use
+            if pi.id is None:
+                pi = pi.copy(id=id_gen("insn"))
+            if not pi.within_inames_is_final and not (
+                    isinstance(pi, CInstruction) and pi.within_inames):
+                # loopy's rule: the inames its expressions use (for C code: its iname
+                # expressions and assignees), the loops around those included
                 used = frozenset().union(*(get_dependencies(e) for e in pi.expressions()))
-                pi = pi.copy(within_inames=used & frozenset(iname_set))
+                pi = pi.copy(within_inames=_with_parent_inames(
+                    pi.within_inames | (used & frozenset(iname_set)),
+                    proto.domain_parent_inames))
+            if getattr(pi, "temp_var_type", None) is not None:
+                declared_temps[assignee_var_name(pi.assignee)] = (
+                    "auto" if pi.temp_var_type is auto else pi.temp_var_type)
+            for written_name in pi.assignee_names():
+                written.setdefault(written_name, []).append(pi.id)
             insns.append(pi)
             continue
         for n in pi.block_inames | (pi.explicit_inames or frozenset()):
@@ -450,6 +451,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                                 temp_var_type=None if pi.temp_var_type is None
                                 else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
                                 **common))
+        if pi.extra.get("dup"):
+            inames_to_dup.append((insn_id, pi.extra["dup"]))
+        if "dep_query" in pi.extra or "nosync_query" in pi.extra:
+            queries.append((insn_id, pi.extra.get("dep_query"), pi.extra.get("nosync_query")))
         for written_name in [target_name] + [assignee_var_name(a) for a in extra]:
             written.setdefault(written_name, []).append(insn_id)
 
@@ -481,7 +486,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
 
     args, temps = _resolve_kernel_data(
         kernel_data, written, arrays, scalars, collector.functions - set(rules), iname_set,
-        all_params, declared_temps)
+        all_params, declared_temps, default_order)
     _check_names([a.name for a in args], "argument")
     _check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
@@ -524,15 +529,47 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     knl = LoopKernel(
         name=name, domains=tuple(domains), instructions=tuple(final_insns),
         args=tuple(args), temporary_variables=temps,
-        iname_tags={n: None for n in proto.all_inames()},
+        iname_tags={n: None for n in proto.all_inames()}, tags=frozenset(tags),
         assumptions=parse_assumptions(assumptions, proto.all_params()),
         options=options or Options(), target=target, substitutions=rules,
         index_dtype=index_dtype,
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
+    if fixed_parameters:        # before the shapes are found, as these may depend on them
+        from kernelcore.transform.parameters import fix_parameters
+        knl = fix_parameters(knl, **fixed_parameters)
+        access_list = [(arr, where, tuple(substitute(i, fixed_parameters) for i in idx))
+                       for arr, where, idx in access_list]
+    knl = _apply_queries(knl, queries)
+    from kernelcore.transform.iname import duplicate_inames, prioritize_loops
+    for insn_id, pairs in inames_to_dup:
+        for old, new in pairs:
+            knl = duplicate_inames(knl, old, within=f"id:{insn_id}", new_inames=new)
     knl = find_auto_shapes(knl, access_list)
+    for nesting in sorted(loop_priority, key=str):
+        knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl
+
+
+def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:
+    """The instruction options ``dep_query=MATCH`` (depend on the instructions
+    matched) and ``nosync_query=MATCH[@SCOPE]`` (need no synchronization with them)."""
+    from kernelcore.match import parse_match
+    insns = dict(knl.id_to_insn)
+    for insn_id, dep_query, nosync_query in queries:
+        insn = insns[insn_id]
+        if dep_query:
+            match = parse_match(dep_query)
+            insn = insn.copy(depends_on=insn.depends_on | {
+                i.id for i in knl.instructions if i.id != insn_id and match(knl, i)})
+        if nosync_query:
+            query, _, scope = nosync_query.partition("@")
+            match = parse_match(query)
+            insn = insn.copy(no_sync_with=insn.no_sync_with | {
+                (i.id, scope or "any") for i in knl.instructions if match(knl, i)})
+        insns[insn_id] = insn
+    return knl.copy(instructions=tuple(insns[i.id] for i in knl.instructions))
 
 
 def make_kernel(*args: Any, **kwargs: Any) -> Any:
@@ -545,21 +582,3 @@ def make_kernel(*args: Any, **kwargs: Any) -> Any:
 
 make_kernel.__signature__ = inspect.signature(make_loop_kernel).replace(  # type: ignore
     return_annotation="TranslationUnit")
-
-
-def find_auto_shapes(knl: LoopKernel, access_list) -> LoopKernel:
-    """Replace ``auto`` shapes of arrays by the extent of their accesses."""
-    by_name: dict[str, list] = {}
-    for arr, inames, idx in access_list:
-        by_name.setdefault(arr, []).append((inames, idx))
-    new_args = []
-    for arg in knl.args:
-        if isinstance(arg, ArrayArg) and arg.shape is auto:
-            arg = arg.copy(shape=_access_footprint_shape(knl, arg.name, by_name.get(arg.name, [])))
-        new_args.append(arg)
-    new_temps = {}
-    for tname, tv in knl.temporary_variables.items():
-        if tv.shape is auto:
-            tv = tv.copy(shape=_access_footprint_shape(knl, tname, by_name.get(tname, [])))
-        new_temps[tname] = tv
-    return knl.copy(args=tuple(new_args), temporary_variables=new_temps)

@@ -19,12 +19,15 @@ ScheduleDebugInputError; and warn_with_kernel.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fnmatch import fnmatchcase
 from typing import Any
 
 
-class KernelcoreError(Exception):
-    """Base class of all kernelcore errors."""
+class KernelcoreError(RuntimeError):
+    """Base class of all kernelcore errors (a RuntimeError, as loopy's LoopyError)."""
 
 
 LoopyError = KernelcoreError
@@ -54,11 +57,11 @@ class InvocationError(KernelcoreError, ValueError):
     """Arguments passed to a kernel call are missing or inconsistent."""
 
 
-class OpenCLBuildError(KernelcoreError, RuntimeError):
+class OpenCLBuildError(KernelcoreError):
     """The device compiler rejected the generated code."""
 
 
-class SchedulingError(KernelcoreError, RuntimeError):
+class SchedulingError(KernelcoreError):
     """No valid ordering of loops and instructions exists."""
 
 
@@ -66,7 +69,7 @@ class MissingBarrierError(SchedulingError):
     """Data moves between work-items without the global barrier that would order it."""
 
 
-class CodeGenerationError(KernelcoreError, RuntimeError):
+class CodeGenerationError(KernelcoreError):
     """Code for a construct could not be generated (e.g. an unknown function)."""
 
 
@@ -178,5 +181,34 @@ def warn_with_kernel(kernel: Any, id: str, text: str,
     (:func:`is_silenced`)."""
     if is_silenced(kernel, id):
         return
-    warnings.warn(f"in kernel {kernel.name}: {text} (add '{id}' to silenced_warnings "
-                  "kernel attribute to disable)", type, stacklevel=3)
+    message = (f"in kernel {kernel.name}: {text} (add '{id}' to silenced_warnings "
+               "kernel attribute to disable)")
+    recorded = _RECORDED.get()
+    if recorded is not None:
+        recorded.append((type, message))
+    warnings.warn(message, type, stacklevel=3)
+
+
+_RECORDED: ContextVar[list | None] = ContextVar("kernelcore_recorded_warnings", default=None)
+
+
+@contextmanager
+def recording_warnings() -> Iterator[list[tuple[type[Warning], str]]]:
+    """Collect ``(category, message)`` of the warnings :func:`warn_with_kernel`
+    issues in the block (they are issued as well), so that code taken from a
+    cache can issue them again (:func:`reissue_warnings`)."""
+    outer = _RECORDED.get()
+    recorded: list[tuple[type[Warning], str]] = []
+    token = _RECORDED.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _RECORDED.reset(token)
+        if outer is not None:
+            outer.extend(recorded)
+
+
+def reissue_warnings(recorded) -> None:
+    """Issue again the warnings *recorded* by :func:`recording_warnings`."""
+    for category, message in recorded:
+        warnings.warn(message, category, stacklevel=3)

@@ -31,9 +31,7 @@ def make_einsum(spec: str, arg_names: Sequence[str], **knl_creation_kwargs: Any)
             raise KernelcoreError(f"make_einsum: index names must be letters, got {s!r}")
     if len(set(out_spec)) != len(out_spec):
         raise KernelcoreError(f"make_einsum: repeated index in output {out_spec!r}")
-    indices: list[str] = []
-    for s in in_specs + [out_spec]:
-        indices += [c for c in s if c not in indices]
+    indices = list(dict.fromkeys("".join(in_specs + [out_spec])))   # each once, in order
     missing = set(out_spec) - set("".join(in_specs))
     if missing:
         raise KernelcoreError(f"make_einsum: output index {sorted(missing)} not in any input")

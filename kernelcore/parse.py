@@ -39,6 +39,8 @@ class _Parser(_PymbolicParser):
 
     def parse_float(self, s: str):
         low = s.lower()
+        if low.endswith("jf"):          # a single-precision imaginary literal
+            return np.complex64(complex(s[:-2].replace("d", "e").replace("D", "e") + "j"))
         if low.endswith("j"):
             return complex(s[:-1].replace("d", "e").replace("D", "e") + "j")
         if low.endswith("f") and not low.endswith("inf"):
@@ -208,10 +210,16 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.extra["mem_kind"] = value
         elif key == "atomic":
             pi.extra["atomic"] = True
+        elif key in ("dep_query", "nosync_query"):     # instruction matches, see match.py
+            pi.extra[key] = value
+        elif key == "dup":          # dup=i:j->j2: the instruction's own copies of inames
+            pi.extra["dup"] = pi.extra.get("dup", ()) + tuple(
+                (old.strip(), new.strip() or None)
+                for old, _, new in (v.partition("->") for v in value.split(":") if v.strip()))
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
-                             "(known: id, dep, priority, tags, nosync, inames, if, mem_kind, "
-                             "atomic)")
+                             "(known: id, dep, dep_query, priority, tags, nosync, nosync_query, "
+                             "inames, if, mem_kind, atomic, dup)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",
@@ -336,6 +344,11 @@ def _negate(cond):
     return prim.LogicalNot(cond)
 
 
+def _open_brackets(text: str) -> int:
+    """How many of the ``(`` and ``[`` in *text* are not closed yet."""
+    return sum(text.count(c) for c in "([") - sum(text.count(c) for c in ")]")
+
+
 def parse_instructions(text: str | list) -> list[Any]:
     """Parse instruction text (or a list of lines and/or instruction objects) into
     :class:`ParsedInstruction` records (instruction objects pass through)."""
@@ -343,10 +356,17 @@ def parse_instructions(text: str | list) -> list[Any]:
     lines: list[str | Any] = []
     for item in items:
         if isinstance(item, str):
+            pending = ""        # a statement whose brackets are still open
             for raw in item.split("\n"):
                 code = raw.split("#", 1)[0].strip()
-                if code:
-                    lines.append(code)
+                if not code:
+                    continue
+                pending = f"{pending} {code}" if pending else code
+                if _open_brackets(pending) <= 0:
+                    lines.append(pending)
+                    pending = ""
+            if pending:
+                lines.append(pending)
         else:
             lines.append(item)
 

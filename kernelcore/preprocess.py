@@ -13,9 +13,11 @@ from kernelcore.index_width import widen_index_dtype
 from kernelcore.transform.ilp import expand_ilp_temporaries
 from kernelcore.transform.reduction import (
     realize_reduction as _realize_typed, split_group_reductions)
+from kernelcore.transform.scan_check import check_scans
 from kernelcore.transform.subst import expand_subst
-from kernelcore.transform.temporaries import choose_temporary_scopes
-from kernelcore.types import infer_types
+from kernelcore.transform.temporaries import (
+    allocate_temporaries_for_base_storage, choose_temporary_scopes)
+from kernelcore.types import _Unknown as UnknownType, infer_types
 from kernelcore.translation_unit import for_each_kernel
 
 logger = logging.getLogger(__name__)
@@ -24,7 +26,8 @@ logger = logging.getLogger(__name__)
 @for_each_kernel
 def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
     """Expand substitution rules, widen indices that fixed sizes need
-    (:func:`~kernelcore.index_width.widen_index_dtype`), infer types, check
+    (:func:`~kernelcore.index_width.widen_index_dtype`), infer types, give
+    temporaries sharing a base storage one allocation, check
     for races, realize reductions, choose temporary scopes and expand ilp
     temporaries."""
     if knl.state >= KernelState.PREPROCESSED:
@@ -32,7 +35,7 @@ def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
     knl = expand_subst(knl)
     if knl.substitutions:
         knl = knl.copy(substitutions={})
-    knl = infer_types(widen_index_dtype(knl))
+    knl = allocate_temporaries_for_base_storage(infer_types(widen_index_dtype(knl)))
     check_kernel(knl)
     knl = _realize_typed(split_group_reductions(knl))
     knl = choose_temporary_scopes(knl)
@@ -48,13 +51,29 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
     accumulator temporaries and the instructions that initialize and update
     them, as loopy's ``realize_reduction``. *insn_id_filter* limits this to
     one instruction id. Types are inferred first; with *unknown_types_ok*
-    False every type must be known. Scans are not supported."""
+    False every type must be known. Reductions over triangular domains
+    (``{[i,j]: 0<=i<n and 0<=j<=i}``) are realized as scans where the sweep
+    steps by one (a running value along a sequential or ``l.N`` sweep), else as a
+    reduction per sweep value; *force_scan* raises
+    :class:`~kernelcore.diagnostic.ReductionIsNotTriangularError` for a
+    reduction that is not a scan (*force_outer_iname_for_scan* names the
+    sweep iname where several could be). A kernel whose reduced values' types
+    are not known yet (*unknown_types_ok*) is returned as it is: its
+    reductions are realized when it is preprocessed."""
     from kernelcore.diagnostic import KernelcoreError
-    if force_scan:
-        raise KernelcoreError("realize_reduction: scans are not supported by kernelcore")
 
     def realize(knl: LoopKernel) -> LoopKernel:
-        typed = infer_types(expand_subst(knl), require_all=not unknown_types_ok)
+        if force_scan:
+            check_scans(knl, insn_id_filter, force_outer_iname_for_scan)
+        try:
+            return realize_typed(infer_types(expand_subst(knl),
+                                             require_all=not unknown_types_ok))
+        except UnknownType:
+            if not unknown_types_ok:
+                raise
+            return knl      # realized when preprocessed, once the types are given
+
+    def realize_typed(typed: LoopKernel) -> LoopKernel:
         if insn_id_filter is None:
             return _realize_typed(split_group_reductions(typed))
         others = [i for i in typed.instructions if i.id != insn_id_filter]

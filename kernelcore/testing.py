@@ -233,7 +233,7 @@ def _profile_seconds(start_evt, end_evt, start_attr="start", end_attr="end"):
 
 
 def _compare(arg_data: list[ArgData], check_result: Callable, fills_entire_output: bool,
-             test_name: str) -> None:
+             test_name: str, reference_may_skip: bool) -> None:
     for desc in arg_data:
         if not desc.needs_checking:
             continue
@@ -243,16 +243,21 @@ def _compare(arg_data: list[ArgData], check_result: Callable, fills_entire_outpu
         ref, res = ref[:n], res[:n]
         if fills_entire_output and desc.sentinel_filled:
             ref_unwritten = is_sentinel(ref)
-            test_unwritten = is_sentinel(res) & ~ref_unwritten
-            for who, unwritten in ((f"test kernel '{test_name}'", test_unwritten),
-                                   ("reference kernel", ref_unwritten)):
-                count = int(np.count_nonzero(unwritten))
+            test_unwritten = is_sentinel(res)
+            checks = [(f"test kernel '{test_name}' left", test_unwritten & ~ref_unwritten),
+                      (f"test kernel '{test_name}' wrote", ~test_unwritten & ref_unwritten)]
+            if not reference_may_skip:
+                checks.append(("reference kernel left", ref_unwritten))
+            for what, wrong in checks:
+                count = int(np.count_nonzero(wrong))
                 if count:
-                    first = int(np.flatnonzero(unwritten)[0])
+                    first = int(np.flatnonzero(wrong)[0])
                     raise AutomaticTestFailure(
-                        f"output '{desc.name}': the {who} left {count} of {n} entries "
-                        f"unwritten (first at flat index {first}); pass "
-                        "fills_entire_output=False if outputs are meant to be partial")
+                        f"output '{desc.name}': the {what} {count} of {n} entries "
+                        + ("unwritten" if "left" in what else "the reference left unwritten")
+                        + f" (first at flat index {first}); pass fills_entire_output=False "
+                        "if outputs are meant to be partial")
+            ref, res = ref[~ref_unwritten], res[~ref_unwritten]
         ok, message = check_result(res, ref)
         if not ok:
             raise AutomaticTestFailure(
@@ -287,7 +292,10 @@ def auto_test_vs_ref(ref_knl, ctx: cl.Context, test_knl=None, op_count=(), op_la
     on flat numpy arrays (default: exact for integers, up to 1e-5 (float32) /
     1e-12 (float64) of the largest reference magnitude for floating point).
     A mismatch, or (unless *fills_entire_output* is False) an output entry the
-    test kernel leaves unwritten, raises :class:`AutomaticTestFailure`.
+    test kernel leaves unwritten or writes where the reference did not, raises
+    :class:`AutomaticTestFailure`; with *fills_entire_output* True so does an
+    entry the reference leaves unwritten (by default, as in loopy, outputs the
+    reference writes in part are compared where it writes them).
 
     Without *test_knl*, *ref_knl* is only timed (no check). Argument types must be
     known beforehand (:func:`kernelcore.add_dtypes`); output types may be left to
@@ -419,7 +427,8 @@ def auto_test_vs_ref(ref_knl, ctx: cl.Context, test_knl=None, op_count=(), op_la
     run_once()
     queue.finish()
     if do_check:
-        _compare(arg_data, check_result, fills, test_knl.name)
+        _compare(arg_data, check_result, fills, test_knl.name,
+                 reference_may_skip=fills_entire_output is None)
     for _ in range(max(0, warmup_rounds - 1)):
         run_once()
     queue.finish()

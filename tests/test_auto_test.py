@@ -158,8 +158,9 @@ def test_unwritten_last_element_fails_without_sentinel(ctx):
 
 
 def test_partial_output_allowed_when_both_partial(ctx):
-    """Both kernels leave the last element alone: fine without the sentinel check,
-    reported with it (the reference does not fill its output)."""
+    """Both kernels leave the last element alone: fine without the sentinel check
+    and by default (as in loopy), reported when the reference is said to fill its
+    output."""
     ref = lp.make_kernel(
         "{ [i]: 0<=i<n-1 }", "out[i] = 2*a[i]",
         [lp.GlobalArg("a", np.float32, "n"), lp.GlobalArg("out", np.float32, "n"),
@@ -167,8 +168,13 @@ def test_partial_output_allowed_when_both_partial(ctx):
     test = _skips_last()
     lp.auto_test_vs_ref(ref, ctx, test, parameters={"n": 100}, quiet=True,
                         fills_entire_output=False, **FAST)
+    lp.auto_test_vs_ref(ref, ctx, test, parameters={"n": 100}, quiet=True, **FAST)
     with pytest.raises(lp.AutomaticTestFailure, match="reference kernel left 1 of 100"):
-        lp.auto_test_vs_ref(ref, ctx, test, parameters={"n": 100}, quiet=True, **FAST)
+        lp.auto_test_vs_ref(ref, ctx, test, parameters={"n": 100}, quiet=True,
+                            fills_entire_output=True, **FAST)
+    with pytest.raises(lp.AutomaticTestFailure, match="wrote 1 of 100 entries the reference"):
+        lp.auto_test_vs_ref(ref, ctx, _elementwise(), parameters={"n": 100}, quiet=True,
+                            **FAST)
 
 # }}}
 

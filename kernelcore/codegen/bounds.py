@@ -46,7 +46,8 @@ def loop_bounds(knl, iname: str, outer: list[str], body_domains: list[isl.Set],
     free = hull.drop_constraints_involving_dims(dim_type.set, idx, 1).gist(context)
     guard = set_to_cond_expr(free)
 
-    inner_context = (context & hull).coalesce()
+    # (a stride, such as i mod 2 = 0, is not in the loop bounds: it stays a guard)
+    inner_context = (context & hull.remove_divs_involving_dims(dim_type.set, idx, 1)).coalesce()
     as_params = move_names_to_params(hull, outer)
     as_params = project_to(as_params, [iname])
     ctx_params = move_names_to_params(context & free, outer).params()

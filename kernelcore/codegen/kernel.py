@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -19,12 +19,14 @@ from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
 from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
+from kernelcore.codegen.storage import initial_values, storage_size
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
     check_selects_in_bounds, vector_ctype, vector_temporaries)
-from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
+from kernelcore.diagnostic import (
+    CodeGenerationError, MissingDefinitionError, recording_warnings)
 from kernelcore.ir.data import AddressSpace, ConstantArg, ValueArg
 from kernelcore.ir.domain import (
     NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
@@ -65,9 +67,17 @@ class CodeGenerationResult:
     kernels: tuple[DeviceKernel, ...]
     #: global temporaries the host allocates per call: (name, dtype name, shape)
     global_temporaries: tuple[tuple[str, str, tuple], ...] = ()
+    #: (category, message) of the warnings issued while generating the code,
+    #: issued again when the code is taken from a cache
+    warnings: tuple[tuple[type, str], ...] = ()
 
     def device_code(self) -> str:
         return self.source
+
+    @property
+    def device_programs(self) -> tuple[DeviceKernel, ...]:
+        """loopy's name for the device kernels, one per launch."""
+        return self.kernels
 
 
 class _Generator:
@@ -178,6 +188,8 @@ class _Generator:
     def gen_loop(self, iname, ids, start, stop, active, context) -> list:
         insns = [self.knl.id_to_insn[i] for i in sorted(ids)]
         domains = [self.knl.get_insn_domain(i) for i in insns]
+        if all((align_to(d, self.knl._universe) & context).is_empty() for d in domains):
+            return []           # the loop never runs (an empty domain, as loopy allows)
         # bounds may only depend on enclosing inames every body instruction runs in
         shared = [n for n in active if all(n in i.within_inames for i in insns)]
         # all work-items must reach a barrier: a loop holding one is never guarded
@@ -430,7 +442,8 @@ class _Generator:
         for insn in insns:
             for name in sorted(insn.read_dependency_names()):
                 tv = self.knl.temporary_variables.get(name)
-                if tv is None or tv.address_space == AddressSpace.GLOBAL:
+                if tv is None or tv.address_space == AddressSpace.GLOBAL \
+                        or tv.initializer is not None:
                     continue
                 writers = {d for d in insn.depends_on
                            if name in self.knl.id_to_insn[d].assignee_names()}
@@ -446,14 +459,29 @@ class _Generator:
         for iid in self.insn_ids:
             insn = self.knl.id_to_insn[iid]
             used |= insn.assignee_names() | insn.read_dependency_names()
+        local_qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
         for name, tv in sorted(self.knl.temporary_variables.items()):
+            if tv.initializer is not None and name in used and not (
+                    tv.address_space == AddressSpace.PRIVATE
+                    or tv.address_space == AddressSpace.LOCAL and not local_qual):
+                raise CodeGenerationError(
+                    f"temporary '{name}' of kernel {self.knl.name} has an initializer "
+                    f"but lives in {tv.address_space} memory: kernelcore initializes "
+                    "private temporaries only (on the C target also local ones; "
+                    "set_temporary_address_space(knl, "
+                    f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
             ctype = self.target.dtype_to_ctype(tv.dtype)
-            size = _storage_size(name, tv)
+            size = storage_size(name, tv)
+            if size == 0:
+                continue          # nothing reads or writes an empty array (C has none)
+            if tv.initializer is not None:     # (local ones only where local is plain C)
+                decls.append(cast.Statement(
+                    f"{ctype} {name}[{size}] = {{ {initial_values(tv, size, self.emit)} }};"))
+                continue
             if tv.address_space == AddressSpace.LOCAL:
-                qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
-                qual = f"{qual} " if qual else ""
+                qual = f"{local_qual} " if local_qual else ""
                 align = "" if tv.alignment is None else \
                     f" __attribute__ ((aligned ({tv.alignment})))"
                 decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}]{align};"))
@@ -545,9 +573,11 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     if isinstance(knl, TranslationUnit):
         knl = knl.executable_kernel()
     start = time.perf_counter()
-    if knl.state < KernelState.LINEARIZED:
-        knl = linearize(knl)
-    result = _generate(knl)
+    with recording_warnings() as recorded:
+        if knl.state < KernelState.LINEARIZED:
+            knl = linearize(knl)
+        result = _generate(knl)
+    result = replace(result, warnings=tuple(recorded))
     CODEGEN_STATS["codegen"] += 1
     logger.info("generated code for %s in %.1f ms", knl.name,
                 1e3 * (time.perf_counter() - start))
@@ -563,19 +593,3 @@ def generate_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
 def generate_header(knl: LoopKernel) -> list[str]:
     """The kernel prototypes (declarations) of the generated code."""
     return [k.prototype + ";" for k in generate_code_v2(knl).kernels]
-
-
-def _storage_size(name: str, tv) -> int:
-    """Elements a temporary spans: its shape times its strides (padded
-    strides, such as a tile with one spare column, span more than the shape)."""
-    extents = []
-    for s in (*tv.shape, *tv.element_strides()):
-        if not isinstance(s, (int, np.integer)):
-            raise CodeGenerationError(
-                f"{tv.address_space} temporary '{name}' needs a constant shape and "
-                f"strides, got shape {tv.shape}")
-        extents.append(int(s))
-    shape, strides = extents[:len(tv.shape)], extents[len(tv.shape):]
-    if 0 in shape:
-        return 0
-    return 1 + sum((n - 1) * abs(st) for n, st in zip(shape, strides))

@@ -240,18 +240,26 @@ class TemporaryVariable(_ArrayBase):
     name, e.g. ``"local"``); a scalar temporary has shape (). *alignment*
     (bytes, a power of two, or None) is declared for the array, and lets
     vector accesses at multiples of their size use single aligned loads.
+    An *initializer* (an array of the values) gives the dtype and an ``auto``
+    shape. Temporaries naming one *base_storage* share their memory (see
+    :func:`~kernelcore.transform.temporaries.allocate_temporaries_for_base_storage`).
     """
 
     address_space: Any = auto
     initializer: Any = None
     read_only: bool = False
     alignment: int | None = None
+    base_storage: str | None = None
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = (), *,
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False,
-                 alignment: int | None = None):
+                 alignment: int | None = None, base_storage: str | None = None):
         _check_alignment(name, alignment)
+        if initializer is not None:     # loopy's: the initializer's dtype and shape
+            initializer = np.asarray(initializer)
+            dtype = initializer.dtype if dtype is None else dtype
+            shape = initializer.shape if shape is auto else shape
         if isinstance(address_space, str):
             try:
                 address_space = AddressSpace[address_space.upper()]
@@ -261,7 +269,7 @@ class TemporaryVariable(_ArrayBase):
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          initializer=initializer, read_only=read_only,
-                         alignment=alignment).items():
+                         alignment=alignment, base_storage=base_storage).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

@@ -24,7 +24,13 @@ _ISL_KEYWORDS = {"and", "or", "not", "exists", "mod", "floor", "ceil", "min", "m
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 
 
+_EXISTS = re.compile(r"\bexists\s*\(?\s*([A-Za-z_][\w\s,]*?)\s*:")
+
+
 def _params_in(text: str, bound: set[str]) -> list[str]:
+    """Names in *text* that are parameters: not keywords, not in *bound*, not
+    bound by ``exists``."""
+    bound = bound | {n.strip() for m in _EXISTS.finditer(text) for n in m.group(1).split(",")}
     found: list[str] = []
     for name in _IDENT.findall(text):
         if name not in _ISL_KEYWORDS and name not in bound and name not in found:

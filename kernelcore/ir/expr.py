@@ -20,6 +20,8 @@ from pymbolic.mapper import (
 )
 from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper as _StringifyMapper
 
+from kernelcore.diagnostic import KernelcoreError
+
 #: names of the built-in reductions, usable as ``op(iname, expr)``
 REDUCTION_OPS = ("sum", "product", "max", "min", "argmax", "argmin", "any", "all")
 
@@ -33,11 +35,22 @@ def is_reduction_name(name: str) -> bool:
 
 @prim.expr_dataclass()
 class Reduction(prim.ExpressionNode):
-    """``operation(inames, expr)``: reduce *expr* over the points of *inames*."""
+    """``operation(inames, expr)``: reduce *expr* over the points of *inames*
+    (a tuple of names, or one string of comma-separated names).
+    *allow_simultaneous* is loopy's permission for several reductions over the
+    same inames in one kernel, which kernelcore always gives."""
 
     operation: str
     inames: tuple[str, ...]
     expr: Any
+    allow_simultaneous: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.inames, str):
+            object.__setattr__(self, "inames", tuple(
+                n.strip() for n in self.inames.split(",") if n.strip()))
+        elif not isinstance(self.inames, tuple):
+            object.__setattr__(self, "inames", tuple(self.inames))
 
     def make_stringifier(self, originating_stringifier=None):
         return StringifyMapper()
@@ -45,10 +58,17 @@ class Reduction(prim.ExpressionNode):
 
 @prim.expr_dataclass()
 class TypeCast(prim.ExpressionNode):
-    """Convert *child* to the numpy dtype *dtype*."""
+    """Convert *child* to the numpy dtype *dtype* (a numeric or bool scalar type)."""
 
     dtype: np.dtype
     child: Any
+
+    def __post_init__(self):
+        dtype = np.dtype(getattr(self.dtype, "numpy_dtype", self.dtype))
+        if dtype.kind not in "biufc":
+            raise KernelcoreError(f"TypeCast to {dtype}: only numeric and bool scalar "
+                                  "types can be cast to; convert the fields one by one")
+        object.__setattr__(self, "dtype", dtype)
 
     def make_stringifier(self, originating_stringifier=None):
         return StringifyMapper()

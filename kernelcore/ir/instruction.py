@@ -6,13 +6,13 @@ NoOpInstruction, CInstruction, has_slices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
 
-from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.expr import find_reductions, get_dependencies
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +32,7 @@ class InstructionBase:
     tags: frozenset[str] = frozenset()
     no_sync_with: frozenset[tuple[str, str]] = frozenset()
     predicates: frozenset[Any] = frozenset()
+    within_inames_is_final: bool = False
 
     def copy(self, **kwargs) -> InstructionBase:
         return replace(self, **kwargs)
@@ -48,6 +49,11 @@ class InstructionBase:
     def expressions(self) -> tuple:
         """Every expression the instruction holds (for walks)."""
         return tuple(self.predicates)
+
+    def reduction_inames(self) -> frozenset[str]:
+        """The inames the reductions in the instruction reduce over."""
+        return frozenset(n for e in self.expressions() for r in find_reductions(e)
+                         for n in r.inames)
 
     def with_transformed_expressions(self, f) -> InstructionBase:
         return replace(self, predicates=frozenset(f(p) for p in self.predicates))
@@ -80,7 +86,47 @@ def assignee_subscript(assignee) -> tuple:
     return ()
 
 
-@dataclass(frozen=True, kw_only=True)
+def _name_set(value: Any) -> frozenset:
+    if value is None:
+        return frozenset()
+    if isinstance(value, str):
+        return frozenset(s.strip() for s in value.split(",") if s.strip())
+    return frozenset(value)
+
+
+def _as_expr(value: Any) -> Any:
+    from kernelcore.parse import parse_expression
+    return parse_expression(value) if isinstance(value, str) else value
+
+
+def _init_fields(insn: InstructionBase, values: dict[str, Any]) -> None:
+    """Set the fields of *insn* from *values* (loopy's spellings: names as
+    comma-separated strings or iterables, expressions as strings; an id of
+    None is given one when the kernel is made), defaults for the others."""
+    values = dict(values)
+    for name in ("depends_on", "within_inames", "tags"):
+        if name in values:
+            values[name] = _name_set(values[name])
+    if "predicates" in values:
+        values["predicates"] = frozenset(_as_expr(p) for p in values["predicates"] or ())
+    if values.get("no_sync_with") is None:
+        values.pop("no_sync_with", None)
+    for f in fields(insn):
+        if f.name in values:
+            value = values.pop(f.name)
+        elif f.default is not MISSING:
+            value = f.default
+        elif f.default_factory is not MISSING:
+            value = f.default_factory()
+        else:
+            raise TypeError(f"{type(insn).__name__}: missing argument '{f.name}'")
+        object.__setattr__(insn, f.name, value)
+    if values:
+        raise TypeError(f"{type(insn).__name__}: unexpected argument(s) "
+                        f"{', '.join(sorted(values))}")
+
+
+@dataclass(frozen=True, kw_only=True, init=False)
 class Assignment(InstructionBase):
     """``assignee = expression``; *temp_var_type* is set when the line declares a
     temporary (``<> t = ...``: :data:`~kernelcore.ir.data.auto`, ``<float32> t``:
@@ -91,6 +137,18 @@ class Assignment(InstructionBase):
     expression: Any
     temp_var_type: np.dtype | Any | None = None
     atomic: bool = False
+
+    def __init__(self, assignee: Any, expression: Any, id: str | None = None,
+                 depends_on: Any = frozenset(), **kwargs: Any):
+        """``Assignment(assignee, expression, id=None, depends_on=None, ...)``
+        as in loopy; strings are parsed."""
+        _init_fields(self, dict(assignee=_as_expr(assignee), expression=_as_expr(expression),
+                                id=id, depends_on=depends_on, **kwargs))
+
+    @property
+    def assignees(self) -> tuple:
+        """loopy's tuple of written places: here the one :attr:`assignee`."""
+        return (self.assignee,)
 
     def assignee_names(self) -> frozenset[str]:
         return frozenset([assignee_var_name(self.assignee)])
@@ -124,7 +182,7 @@ def has_slices(expr) -> bool:
     return False
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, init=False)
 class CallInstruction(Assignment):
     """``y[:] = f(A[:, :], x[:])``: a call of a registered function or a
     kernel that takes or returns whole arrays (written as full slices), or
@@ -132,6 +190,23 @@ class CallInstruction(Assignment):
     after the first are *extra_assignees*)."""
 
     extra_assignees: tuple = ()
+
+    def __init__(self, assignees: Any = None, expression: Any = None, id: str | None = None,
+                 depends_on: Any = frozenset(), *, temp_var_types: Any = None,
+                 **kwargs: Any):
+        """``CallInstruction(assignees, expression, id=None, ...)`` as in loopy
+        (*assignees* a tuple or its text, e.g. ``"(x, y)"``), or with
+        ``assignee=`` and ``extra_assignees=`` as kernelcore's passes make it."""
+        if assignees is not None:
+            assignees = _as_expr(assignees)
+            assignees = tuple(assignees) if isinstance(assignees, tuple) else (assignees,)
+            if not assignees:
+                raise TypeError("CallInstruction: kernelcore calls return at least one value")
+            kwargs.update(assignee=assignees[0], extra_assignees=assignees[1:])
+        if temp_var_types:
+            kwargs.setdefault("temp_var_type", temp_var_types[0])
+        _init_fields(self, dict(expression=_as_expr(expression), id=id,
+                                depends_on=depends_on, **kwargs))
 
     @property
     def assignees(self) -> tuple:
@@ -172,9 +247,13 @@ class BarrierInstruction(InstructionBase):
         return f"... {kind}  {self._options_str()}"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, init=False)
 class NoOpInstruction(InstructionBase):
     """An instruction that does nothing; a target for dependencies."""
+
+    def __init__(self, id: str | None = None, depends_on: Any = frozenset(), **kwargs: Any):
+        """``NoOpInstruction(id=None, depends_on=None, ...)`` as in loopy."""
+        _init_fields(self, dict(id=id, depends_on=depends_on, **kwargs))
 
     def __str__(self) -> str:
         return f"... nop  {self._options_str()}"

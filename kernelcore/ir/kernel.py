@@ -57,9 +57,22 @@ class LoopKernel:
     index_dtype: np.dtype = np.dtype(np.int32)
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
+    tags: frozenset = frozenset()
 
     def copy(self, **kwargs) -> LoopKernel:
         return replace(self, **kwargs)
+
+    def tagged(self, tags: Any) -> LoopKernel:
+        """A copy of the kernel with *tags* (a tag or an iterable of them) added."""
+        return replace(self, tags=self.tags | _tag_set(tags))
+
+    def without_tags(self, tags: Any, verify_existence: bool = True) -> LoopKernel:
+        """A copy of the kernel without *tags* (a tag or an iterable of them)."""
+        tags = _tag_set(tags)
+        if verify_existence and not tags <= self.tags:
+            raise ValueError(f"kernel '{self.name}' does not have the tag(s) "
+                             f"{', '.join(map(str, tags - self.tags))}")
+        return replace(self, tags=self.tags - tags)
 
     # {{{ names
 
@@ -198,6 +211,10 @@ class LoopKernel:
         result = project_to(result, inames)
         return align_to(result, self._universe)
 
+    def insn_inames(self, insn) -> frozenset[str]:
+        """The inames instruction *insn* (or its id) runs in."""
+        return (self.id_to_insn[insn] if isinstance(insn, str) else insn).within_inames
+
     def get_insn_domain(self, insn) -> isl.Set:
         """The points an instruction runs for: the domain of its inames."""
         return self.get_inames_domain(insn.within_inames)
@@ -273,13 +290,18 @@ class LoopKernel:
             return gexprs, lexprs
         return tuple(gexprs.values()), tuple(lexprs.values())
 
-    def __call__(self, queue, **kwargs):
-        """Run the kernel on *queue*; see :func:`kernelcore.runtime.invoke.invoke`."""
+    def __call__(self, queue=None, **kwargs):
+        """Run the kernel on *queue* (a C target needs none); see
+        :func:`kernelcore.runtime.invoke.invoke`."""
         target_invoke = getattr(self.target, "invoke", None)
         if target_invoke is not None:      # a target running code its own way (C)
             return target_invoke(self, queue, kwargs)
         from kernelcore.runtime.invoke import invoke
         return invoke(self, queue, kwargs)
+
+
+def _tag_set(tags: Any) -> frozenset:
+    return frozenset(tags) if isinstance(tags, (set, frozenset, list, tuple)) else frozenset([tags])
 
 
 def _nested_instruction_lines(knl: LoopKernel) -> list[str]:

@@ -73,7 +73,7 @@ def parse_tag(tag) -> Tag:
     if not isinstance(tag, str):
         raise ParseError(f"invalid iname tag {tag!r}")
     t = tag.strip()
-    if t in ("for", "None", ""):
+    if t in ("for", "None", "", "unr_hint"):    # loopy's unroll hint: a plain loop here
         return None
     if t == "unr":
         return UnrollTag()
@@ -89,8 +89,8 @@ def parse_tag(tag) -> Tag:
         if axis >= HW_AXIS_LIMIT:
             raise ParseError(f"iname tag {t!r}: OpenCL has only {HW_AXIS_LIMIT} axes")
         return LocalIndexTag(axis) if m.group(1) == "l" else GroupIndexTag(axis)
-    raise ParseError(f"unknown iname tag {t!r} (known: for, unr, l.N, g.N, ilp, ilp.unr, "
-                     "ilp.seq, vec)")
+    raise ParseError(f"unknown iname tag {t!r} (known: for, unr, unr_hint, l.N, g.N, ilp, "
+                     "ilp.unr, ilp.seq, vec)")
 
 
 def is_hw_parallel(tag) -> bool:

@@ -33,7 +33,7 @@ from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.runtime.build import format_build_error
 from kernelcore.runtime.invoke import (
     _assumption_failed, _missing, _py, cached_code, check_argument_names, compile_invoker,
-    emit_parameter_code, find_executor, tuple_code)
+    emit_parameter_code, find_executor, native_array, tuple_code)
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ _EXECUTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LIBRARIES: dict[str, ctypes.CDLL] = {}
 
 
-class CCompilationError(KernelcoreError, RuntimeError):
+class CCompilationError(KernelcoreError):
     """The system C compiler rejected generated code (or could not be run)."""
 
 
@@ -121,13 +121,13 @@ def _scalar_ctype(dtype: np.dtype):
 # {{{ helpers the generated invoker calls
 
 def _host_array(name: str, ary, order: str):
-    """*ary* as a NumPy array in *order* (a copy where it is not already)."""
+    """*ary* as a NumPy array in *order* and native byte order (a copy where it
+    is not already)."""
     if not isinstance(ary, np.ndarray):
         if hasattr(ary, "get") and hasattr(ary, "queue"):
             raise InvocationError(f"argument '{name}': ExecutableCTarget takes NumPy "
                                   "arrays, got a device array (use .get())")
-        ary = np.asarray(ary)
-    return np.asfortranarray(ary) if order == "F" else np.ascontiguousarray(ary)
+    return native_array(ary, order)
 
 
 def _check(name: str, ary: np.ndarray, shape: tuple, dtype: np.dtype, strides: tuple):
@@ -277,8 +277,8 @@ class CExecutor:
         return "\n".join(out) + "\n"
 
     def __call__(self, kwargs: dict):
-        kwargs.pop("wait_for", None)
-        kwargs.pop("allocator", None)
+        for name in ("wait_for", "allocator", "out_host"):     # outputs are numpy arrays
+            kwargs.pop(name, None)
         if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
             print(self.wrapper_source)
             self._wrapper_printed = True

@@ -11,7 +11,8 @@ part: code is generated for a target, and programs are built per context
 The on-disk cache (:class:`~kernelcore.runtime.store.DiskStore`, whose
 entries are checked by a digest) lives in ``KERNELCORE_CACHE_DIR`` if set,
 else the user cache directory. Code for one key is generated once even when
-several threads ask for it at the same time.
+several threads ask for it at the same time. Warnings issued while the code
+was generated (write races, ...) are issued again whenever it is taken from a cache.
 
 Public names: kernel_key, code_for, code_cache_get, code_cache_put,
 set_caching_enabled, cache_stats, STATS.
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernelcore.codegen.kernel import CODEGEN_STATS
+from kernelcore.diagnostic import reissue_warnings
 from kernelcore.runtime.fingerprint import describe
 from kernelcore.runtime.once import KeyedLocks, made_once
 from kernelcore.runtime.store import DiskStore, default_cache_dir
@@ -113,6 +115,7 @@ def code_for(key: str, generate: Callable[[], Any]) -> Any:
     when several threads ask at the same time)."""
     code = code_cache_get(key)
     if code is not None:
+        reissue_warnings(getattr(code, "warnings", ()))
         return code
 
     def make() -> Any:
@@ -120,6 +123,8 @@ def code_for(key: str, generate: Callable[[], Any]) -> Any:
         if code is None:
             code = generate()
             code_cache_put(key, code)
+        else:
+            reissue_warnings(getattr(code, "warnings", ()))
         return code
 
     return made_once(_MEMORY, key, make, _GENERATING)

@@ -20,6 +20,7 @@ import threading
 import weakref
 from typing import Any, Callable
 
+import islpy as isl
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
@@ -56,13 +57,16 @@ def _assumption_failed(assumptions: str, params: dict):
                           f"{assumptions}")
 
 
-def _to_device(queue, name: str, ary: np.ndarray, order: str):
+def native_array(ary, order: str) -> np.ndarray:
+    """*ary* as a NumPy array in *order* (``"C"``/``"F"``) and in the machine's
+    byte order (a copy where it is not so already; a 0-d array stays 0-d)."""
     ary = np.asarray(ary)
-    if order == "F":
-        ary = np.asfortranarray(ary)
-    else:
-        ary = np.ascontiguousarray(ary)
-    return cla.to_device(queue, ary)
+    return np.asarray(ary, dtype=ary.dtype.newbyteorder("="),
+                      order="F" if order == "F" else "C")
+
+
+def _to_device(queue, name: str, ary: np.ndarray, order: str):
+    return cla.to_device(queue, native_array(ary, order))
 
 
 def _check(name: str, ary, shape: tuple, dtype: np.dtype, strides: tuple):
@@ -190,10 +194,16 @@ def emit_parameter_code(w, knl) -> None:
         else:
             w(f"        _rt.missing({v.name!r}, 'parameter')")
     if knl.assumptions is not None and not knl.options.skip_arg_checks:
-        cond = set_to_cond_expr(knl.assumptions)
+        # what is assumed of the arguments (loopy lets assumptions name other variables)
+        assumed = knl.assumptions
+        values = {a.name for a in knl.args if isinstance(a, ValueArg)}
+        for k in reversed(range(assumed.dim(isl.dim_type.param))):
+            if assumed.get_dim_name(isl.dim_type.param, k) not in values:
+                assumed = assumed.project_out(isl.dim_type.param, k, 1)
+        cond = set_to_cond_expr(assumed)
         if cond is not True:
             w(f"    if not ({cond}):")
-            w(f"        _rt.assumption_failed({str(knl.assumptions)!r}, "
+            w(f"        _rt.assumption_failed({str(assumed)!r}, "
               "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
     emit_index_checks(w, knl)
 
@@ -242,7 +252,8 @@ class Executor:
         names = [a.name for a in knl.args]
         out = []
         w = out.append
-        w(f"def invoke(_rt, queue, wait_for, {', '.join(f'{n}=None' for n in names)}):")
+        w(f"def invoke(_rt, queue, wait_for, _want_host, "
+          f"{', '.join(f'{n}=None' for n in names)}):")
         w("    _np = _rt.np")
         w("    _any_host = False")
 
@@ -298,8 +309,8 @@ class Executor:
         w("    if _evt is None:")
         w("        _evt = _rt.cl.enqueue_marker(queue, wait_for=wait_for)")
         outputs = [a.name for a in arrays if a.name in written]
-        if not knl.options.no_numpy:
-            w("    if _any_host:")
+        if outputs and not knl.options.no_numpy:
+            w("    if _any_host if _want_host is None else _want_host:")
             for o in outputs:
                 w(f"        {o} = _rt.to_host({o}, _{o}_host)")
         if knl.options.return_dict:
@@ -310,12 +321,13 @@ class Executor:
 
     def __call__(self, queue, kwargs: dict):
         wait_for = kwargs.pop("wait_for", None)
+        out_host = kwargs.pop("out_host", None)
         kwargs.pop("allocator", None)
         if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
             print(self.wrapper_source)
             self._wrapper_printed = True
         try:
-            return self.invoker(self.runtime, queue, wait_for, **kwargs)
+            return self.invoker(self.runtime, queue, wait_for, out_host, **kwargs)
         except TypeError as e:
             if "unexpected keyword argument" in str(e):
                 raise InvocationError(f"kernel '{self.knl.name}': {e}; its arguments are "
@@ -327,8 +339,8 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
     if value is None:
         return None
     dt = getattr(value, "dtype", None)
-    if dt is not None:
-        return np.dtype(dt)
+    if dt is not None:      # (a big-endian array's values are passed in native order)
+        return np.dtype(dt).newbyteorder("=")
     if isinstance(knl.arg_dict[name], ValueArg):
         return np.asarray(value).dtype
     raise InvocationError(f"argument '{name}' must be an array, got {type(value).__name__}")
@@ -371,7 +383,7 @@ def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v
 
 def check_argument_names(knl, kwargs: dict) -> None:
     """Raise for keyword arguments that are not arguments of *knl*."""
-    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator"}
+    unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator", "out_host"}
     if unknown:
         raise InvocationError(f"kernel '{knl.name}' has no argument(s) "
                               f"{', '.join(sorted(unknown))}; its arguments are "
@@ -382,7 +394,8 @@ def invoke(knl, queue, kwargs: dict):
     """Run *knl* on *queue* (None: the default queue) with keyword arguments.
 
     Returns ``(event, outputs)``: outputs are the written arrays, as numpy arrays
-    if any argument was a numpy array, else as pyopencl arrays.
+    if any argument was a numpy array, else as pyopencl arrays; ``out_host=True``
+    (or False) asks for numpy (or pyopencl) arrays whatever the arguments were.
     """
     check_argument_names(knl, kwargs)
     if queue is None:

@@ -31,6 +31,11 @@ class Barrier:
     kind: str
     comment: str = ""
 
+    @property
+    def synchronization_kind(self) -> str:
+        """loopy's name of :attr:`kind`."""
+        return self.kind
+
 
 @dataclass(frozen=True)
 class CallKernel:

@@ -109,14 +109,13 @@ class ToCountMap:
     def filter_by(self, **kwargs) -> ToCountMap:
         """The entries whose key fields take one of the given values, e.g.
         ``filter_by(dtype=[np.float32], direction=["load"])`` (a single value
-        may be given without a list)."""
+        may be given without a list); keys without one of the fields are left out."""
         def ok(key):
             for field, allowed in kwargs.items():
                 if not isinstance(allowed, (list, tuple, set, frozenset)):
                     allowed = [allowed]
                 if not hasattr(key, field):
-                    raise AttributeError(f"filter_by: key {key!r} has no field "
-                                         f"'{field}'")
+                    return False
                 if not _matches(getattr(key, field), list(allowed), field):
                     return False
             return True

@@ -6,6 +6,7 @@ Public names: Op, MemAccess, Sync.
 from __future__ import annotations
 
 import numpy as np
+import pymbolic.primitives as prim
 
 from kernelcore.statistics.counts import _check_granularity
 
@@ -28,6 +29,21 @@ def _strides_str(strides) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(strides.items())) + "}"
 
 
+def _canonical(expr):
+    """A hashable form of a stride expression equal for reordered sums and
+    products (``m*ell`` and ``ell*m``)."""
+    if isinstance(expr, (prim.Sum, prim.Product)):
+        kind = type(expr).__name__
+        kids = []
+        for child in map(_canonical, expr.children):
+            if isinstance(child, tuple) and child[0] == kind:
+                kids.extend(child[1])
+            else:
+                kids.append(child)
+        return (kind, tuple(sorted(kids, key=repr)))
+    return expr
+
+
 class _Key:
     """Common behaviour of statistics keys: fields, equality, copy."""
 
@@ -37,8 +53,8 @@ class _Key:
         return tuple(getattr(self, f) for f in self.fields)
 
     def _hashable(self) -> tuple:
-        return tuple(frozenset(v.items()) if isinstance(v, dict) else v
-                     for v in self._values())
+        return tuple(frozenset((k, _canonical(x)) for k, x in v.items())
+                     if isinstance(v, dict) else v for v in self._values())
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self._hashable() == other._hashable()

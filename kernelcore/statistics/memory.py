@@ -17,6 +17,7 @@ from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import Assignment
+from kernelcore.match import parse_match
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.statistics.common import (
     _Grid, _InsnCounter, _prepare, _process_subgroup_size)
@@ -205,15 +206,16 @@ def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
     return result
 
 
-def get_mem_access_map(knl, subgroup_size=None, count_redundant_work: bool = False
-                       ) -> ToCountMap:
+def get_mem_access_map(knl, subgroup_size=None, count_redundant_work: bool = False,
+                       within=None) -> ToCountMap:
     """Count the global and local memory accesses of *knl*: a
     :class:`ToCountMap` from :class:`MemAccess` to :class:`Count`.
 
     Every array reference counts once per execution (loads of an element used
     twice in one expression count twice). A global access whose address changes
     with local id 0 is counted per work-item, any other per sub-group; local
-    memory accesses are counted per sub-group.
+    memory accesses are counted per sub-group. *within*: count only the
+    instructions it matches (see :mod:`kernelcore.match`).
     """
     knl = _prepare(knl)
     grid = _Grid(knl, _process_subgroup_size(subgroup_size))
@@ -234,8 +236,9 @@ def get_mem_access_map(knl, subgroup_size=None, count_redundant_work: bool = Fal
         n = times(insn, g)
         result[key] = result[key] + n if key in result else n
 
+    matches = parse_match(within)
     for insn in knl.instructions:
-        if not isinstance(insn, Assignment):
+        if not isinstance(insn, Assignment) or not matches(knl, insn):
             continue
         finder = _AccessFinder(variables)
         finder(insn.expression)

@@ -13,6 +13,7 @@ from pymbolic.mapper import Mapper
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import Assignment
+from kernelcore.match import parse_match
 from kernelcore.statistics.common import (
     _Grid, _InsnCounter, _prepare, _process_subgroup_size)
 from kernelcore.statistics.counts import CountGranularity
@@ -138,13 +139,14 @@ def _type_function(knl):
 
 
 def get_op_map(knl, subgroup_size=None, count_redundant_work: bool = False,
-               count_within_subscripts: bool = True) -> ToCountMap:
+               count_within_subscripts: bool = True, within=None) -> ToCountMap:
     """Count the arithmetic operations of *knl*: a :class:`ToCountMap` from
     :class:`Op` to :class:`Count`.
 
     *count_redundant_work*: also count work repeated along hardware axes an
     instruction does not use (otherwise such work is counted once).
     *count_within_subscripts*: count the index arithmetic of array subscripts.
+    *within*: count only the instructions it matches (see :mod:`kernelcore.match`).
     """
     knl = _prepare(knl)
     grid = _Grid(knl, _process_subgroup_size(subgroup_size))
@@ -152,8 +154,9 @@ def get_op_map(knl, subgroup_size=None, count_redundant_work: bool = False,
     counter = _OpCounter(_type_function(knl), count_within_subscripts)
     result: dict = {}
     g = CountGranularity.SUBGROUP
+    matches = parse_match(within)
     for insn in knl.instructions:
-        if not isinstance(insn, Assignment):
+        if not isinstance(insn, Assignment) or not matches(knl, insn):
             continue
         ops = counter._merge(counter(insn.assignee), counter(insn.expression))
         if not ops:

@@ -1,6 +1,6 @@
 """Transformations of kernel data: argument names, layouts, the argument list.
 
-Public names: tag_array_axes, rename_argument, remove_unused_arguments.
+Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order.
 """
 
 from __future__ import annotations
@@ -133,3 +133,16 @@ def remove_unused_arguments(knl: LoopKernel) -> LoopKernel:
     args = tuple(a for a in knl.args if a.name in used or (
         isinstance(a, ValueArg) and a.name in knl.all_params()))
     return knl.copy(args=args)
+
+
+@for_each_kernel
+def set_argument_order(knl: LoopKernel, arg_names) -> LoopKernel:
+    """The kernel with its arguments in the order *arg_names* (a list, or one
+    comma-separated string) gives; every argument must be named once."""
+    names = [s.strip() for s in arg_names.split(",")] if isinstance(arg_names, str) \
+        else list(arg_names)
+    if sorted(names) != sorted(knl.arg_dict):
+        raise KernelcoreError(f"set_argument_order: kernel {knl.name} has the arguments "
+                              f"{', '.join(knl.arg_dict)}; name each once, got "
+                              f"{', '.join(names)}")
+    return knl.copy(args=tuple(knl.arg_dict[n] for n in names))

@@ -1,7 +1,7 @@
 """Transformations of loop indices (inames).
 
 Public names: prioritize_loops, split_iname, tag_inames, duplicate_inames,
-rename_iname, join_inames, split_reduction_inward, split_reduction_outward.
+rename_iname, rename_inames, join_inames, split_reduction_inward, split_reduction_outward.
 """
 
 from __future__ import annotations
@@ -265,6 +265,21 @@ def rename_iname(knl: LoopKernel, old_iname: str, new_iname: str,
     slabs = {(new_iname if n == old_iname else n): v for n, v in knl.iname_slabs.items()}
     return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
                     loop_priority=prio, iname_slabs=slabs)
+
+
+@for_each_kernel
+def rename_inames(knl: LoopKernel, old_inames, new_iname: str,
+                  existing_ok: bool = False) -> LoopKernel:
+    """Call every iname of *old_inames* *new_iname* (loopy's): the first takes
+    the name (or, with *existing_ok*, merges into an existing *new_iname*), the
+    others, which must have the same bounds, merge into it."""
+    names = list(_names(old_inames))
+    if not names:
+        return knl
+    knl = rename_iname(knl, names[0], new_iname, existing_ok=existing_ok)
+    for old in names[1:]:
+        knl = rename_iname(knl, old, new_iname, existing_ok=True)
+    return knl
 
 
 def _rename_dim(dom, old: str, new: str):

@@ -1,11 +1,16 @@
 """Transformations of the instruction list and its dependencies.
 
-Public names: add_dependency, remove_instructions, add_nosync.
+Public names: add_dependency, remove_instructions, add_nosync, add_barrier,
+find_instructions, remove_inames_from_insn, remove_predicates_from_insn.
 """
 
 from __future__ import annotations
 
-from kernelcore.diagnostic import UnknownNameError
+from typing import Any
+
+from kernelcore.diagnostic import KernelcoreError, UnknownNameError
+from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.match import parse_match
 from kernelcore.translation_unit import for_each_kernel
@@ -81,3 +86,69 @@ def add_nosync(knl: LoopKernel, source, sink, bidirectional: bool = True) -> Loo
         return insn.copy(no_sync_with=insn.no_sync_with | extra) if extra else insn
 
     return knl.copy(instructions=tuple(update(i) for i in knl.instructions))
+
+
+def _matching(knl: LoopKernel, match, what: str) -> list:
+    found = [i for i in knl.instructions if parse_match(match)(knl, i)]
+    if not found:
+        raise UnknownNameError(f"{what}: no instruction of kernel {knl.name} matches "
+                               f"{match!r}")
+    return found
+
+
+def find_instructions(knl: Any, insn_match) -> list:
+    """The instructions of *knl* (a kernel or a translation unit's entry point)
+    that *insn_match* selects."""
+    from kernelcore.translation_unit import as_kernel
+    knl = as_kernel(knl)
+    return [i for i in knl.instructions if parse_match(insn_match)(knl, i)]
+
+
+@for_each_kernel
+def add_barrier(knl: LoopKernel, insn_before, insn_after, id_based_on: str | None = None,
+                tags: Any = None, synchronization_kind: str = "global",
+                mem_kind: str | None = None, within_inames: Any = None) -> LoopKernel:
+    """A barrier (``"global"`` or ``"local"``) after the instructions matching
+    *insn_before* and before those matching *insn_after*, with an id made from
+    *id_based_on* (default ``"barrier"``)."""
+    if synchronization_kind not in ("global", "local"):
+        raise KernelcoreError(f"add_barrier: synchronization_kind must be 'global' or "
+                              f"'local', got {synchronization_kind!r}")
+    before = {i.id for i in _matching(knl, insn_before, "add_barrier")}
+    after = {i.id for i in _matching(knl, insn_after, "add_barrier")}
+    from pytools import UniqueNameGenerator
+    barrier_id = UniqueNameGenerator(set(knl.id_to_insn))(id_based_on or "barrier")
+    barrier = BarrierInstruction(
+        id=barrier_id, depends_on=frozenset(before),
+        within_inames=frozenset(within_inames or ()), tags=frozenset(tags or ()),
+        synchronization_kind=synchronization_kind, mem_kind=mem_kind or "local")
+    insns = tuple(i.copy(depends_on=i.depends_on | {barrier_id}) if i.id in after else i
+                  for i in knl.instructions)
+    return knl.copy(instructions=(*insns, barrier))
+
+
+@for_each_kernel
+def remove_inames_from_insn(knl: LoopKernel, inames, insn_match) -> LoopKernel:
+    """The matching instructions no longer run in *inames* (their expressions
+    must not use them)."""
+    inames = frozenset(inames)
+    targets = {i.id for i in _matching(knl, insn_match, "remove_inames_from_insn")}
+    insns = []
+    for insn in knl.instructions:
+        if insn.id in targets:
+            used = frozenset().union(*(get_dependencies(e) for e in insn.expressions()))
+            if used & inames:
+                raise KernelcoreError(f"remove_inames_from_insn: instruction '{insn.id}' "
+                                      f"uses {', '.join(sorted(used & inames))}")
+            insn = insn.copy(within_inames=insn.within_inames - inames)
+        insns.append(insn)
+    return knl.copy(instructions=tuple(insns))
+
+
+@for_each_kernel
+def remove_predicates_from_insn(knl: LoopKernel, predicates, insn_match) -> LoopKernel:
+    """The matching instructions without the conditions *predicates*."""
+    targets = {i.id for i in _matching(knl, insn_match, "remove_predicates_from_insn")}
+    return knl.copy(instructions=tuple(
+        i.copy(predicates=i.predicates - frozenset(predicates)) if i.id in targets else i
+        for i in knl.instructions))

@@ -34,7 +34,8 @@ def _kernel_of(knl) -> tuple[dict[str, int], list[list[str]]]:
         elif isinstance(item, RunInstruction):
             insn = knl.id_to_insn[item.insn_id]
             if isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global":
-                barriers_after[k].append(insn.id)
+                if k >= 0:      # (one before the first kernel separates nothing)
+                    barriers_after[k].append(insn.id)
             else:
                 where[item.insn_id] = k
     return where, barriers_after

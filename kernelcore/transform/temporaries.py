@@ -1,16 +1,18 @@
 """Where temporaries live: private, local (per work-group) or global memory.
 
 Public names: set_temporary_scope, set_temporary_address_space, set_temporary_alignment,
-choose_temporary_scopes.
+choose_temporary_scopes, allocate_temporaries_for_base_storage.
 """
 
 from __future__ import annotations
+
+import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import (
     KernelcoreError, UnknownNameError, WriteRaceConditionWarning, is_silenced,
     warn_with_kernel)
 from kernelcore.ir.data import AddressSpace, auto
-from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
@@ -109,3 +111,37 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
                     temps[name] = tv.copy(address_space=AddressSpace.PRIVATE)
                 break
     return knl.copy(temporary_variables=temps)
+
+
+@for_each_kernel
+def allocate_temporaries_for_base_storage(knl: LoopKernel, only_address_space=None,
+                                          aliased: bool = True, max_nbytes=None,
+                                          _implicitly_run: bool = False) -> LoopKernel:
+    """Give the temporaries that name one ``base_storage`` one allocation (loopy's
+    transformation; kernelcore also does this when preprocessing): the first of
+    them by name stays, the others' uses name it. They must agree in dtype,
+    shape, strides and address space (kernelcore does not reinterpret memory).
+    *only_address_space*, *aliased* and *max_nbytes* are accepted for loopy
+    compatibility."""
+    groups: dict[str, list[str]] = {}
+    for name, tv in sorted(knl.temporary_variables.items()):
+        if tv.base_storage is not None:
+            groups.setdefault(tv.base_storage, []).append(name)
+    temps = dict(knl.temporary_variables)
+    renames: dict[str, prim.Variable] = {}
+    for base, (keep, *others) in groups.items():
+        for other in others:
+            a, b = temps[keep], temps.pop(other)
+            if (a.dtype, a.shape, a.element_strides(), a.address_space) != (
+                    b.dtype, b.shape, b.element_strides(), b.address_space):
+                raise KernelcoreError(
+                    f"in kernel {knl.name}: temporaries '{keep}' and '{other}' share base "
+                    f"storage '{base}' but differ in dtype, shape, strides or address "
+                    "space; kernelcore shares storage only between like temporaries: "
+                    "give them equal declarations or separate base storages")
+            renames[other] = prim.Variable(keep)
+    if not renames:
+        return knl
+    insns = tuple(i.with_transformed_expressions(lambda e: substitute(e, renames))
+                  for i in knl.instructions)
+    return knl.copy(instructions=insns, temporary_variables=temps)

@@ -1,0 +1,87 @@
+"""Shapes of arrays declared with ``shape=auto``: the extent of their accesses.
+
+Public names: find_auto_shapes.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError
+from kernelcore.ir.data import ArrayArg, auto
+from kernelcore.ir.domain import (
+    NotAffineError, aff_to_expr, align_to, expr_to_pw_aff, static_max_of_pw_aff)
+from kernelcore.ir.instruction import InstructionBase
+from kernelcore.ir.kernel import LoopKernel
+
+
+def find_auto_shapes(knl: LoopKernel, access_list) -> LoopKernel:
+    """Replace ``auto`` shapes of arrays by the extent of their accesses."""
+    by_name: dict[str, list] = {}
+    for arr, inames, idx in access_list:
+        by_name.setdefault(arr, []).append((inames, idx))
+    new_args = []
+    for arg in knl.args:
+        if isinstance(arg, ArrayArg) and arg.shape is auto:
+            arg = arg.copy(shape=_access_footprint_shape(knl, arg.name, by_name.get(arg.name, [])))
+        new_args.append(arg)
+    new_temps = {}
+    for tname, tv in knl.temporary_variables.items():
+        if tv.shape is auto:
+            tv = tv.copy(shape=_access_footprint_shape(knl, tname, by_name.get(tname, [])))
+        new_temps[tname] = tv
+    return knl.copy(args=tuple(new_args), temporary_variables=new_temps)
+
+
+def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
+    """Shape covering every access to *name*: max index + 1 per axis, as expressions."""
+    ndim = None
+    maxima: list[isl.PwAff | None] = []
+    space = knl.space
+    for where, idx in accesses:
+        if ndim is None:
+            ndim = len(idx)
+            maxima = [None] * ndim
+        elif len(idx) != ndim:
+            raise KernelcoreError(f"'{name}' is indexed with {ndim} and with {len(idx)} "
+                                  "subscripts")
+        dom = (knl.get_insn_domain(where) if isinstance(where, InstructionBase)
+               else knl.get_inames_domain(where))
+        for axis, ix in enumerate(idx):
+            try:
+                aff = expr_to_pw_aff(ix, space)
+            except NotAffineError as e:
+                raise StaticValueFindingError(
+                    f"cannot find the shape of '{name}' automatically: its index "
+                    f"'{ix}' along axis {axis} is not an affine function of loop "
+                    f"indices and parameters ({e}); kernelcore needs a static bound "
+                    "on the index range. Declare the shape explicitly, e.g. "
+                    f"lp.GlobalArg('{name}', shape=...).") from None
+            img = _max_over(dom, aff)
+            maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)
+    shape = []
+    ctx = knl.assumptions_set.params()
+    for axis, mx in enumerate(maxima):
+        try:
+            aff = static_max_of_pw_aff(mx, ctx)
+        except StaticValueFindingError:
+            raise StaticValueFindingError(
+                f"while finding shape axis {axis} of '{name}': a static maximum was not "
+                f"found for PwAff '{mx}' (the largest index differs between parameter "
+                "ranges); declare the shape, or state assumptions about the parameters "
+                "(e.g. assumptions=\"n>=1\")") from None
+        shape.append(aff_to_expr(aff.add_constant_val(1)))
+    return tuple(shape)
+
+
+def _max_over(dom: isl.Set, aff: isl.PwAff) -> isl.PwAff:
+    """max of *aff* over the points of *dom*, as a function of the parameters."""
+    graph = aff.as_map() if hasattr(aff, "as_map") else isl.Map.from_pw_aff(aff)
+    dom_aligned = align_to(dom, graph.domain())
+    img = dom_aligned.apply(graph)
+    if img.is_empty():
+        return isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(img.params().space)) - 1
+    return img.dim_max(0)
+
+
+__all__ = ["find_auto_shapes"]

@@ -1,0 +1,181 @@
+"""Run loopy's own test files against kernelcore, with ``loopy`` aliased to ``kernelcore``.
+
+Usage::
+
+    git --git-dir=/work/.mirror/inducer+loopy/repo archive v2025.2 test | tar -x -C /tmp/loopy
+    python scripts/loopy_suite.py /tmp/loopy [test_transform.py ...] [-k EXPR] [--timeout S]
+
+Each file runs in its own Python process (a crash or hang in one file leaves the others
+counted); the script prints passed/failed/error/skipped counts per file and in total.
+With no file names, every ``test_*.py`` under ``<checkout>/test`` runs. ``--list-failures``
+also prints the id and the error message of each test that did not pass; ``--min-passed N``
+makes the exit status 1 when fewer than N tests pass (``tests/test_loopy_suite.py`` runs
+it so, as a slow test, when ``LOOPY_CHECKOUT`` names a checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands back an already-imported kernelcore module under a loopy name."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return self.module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class LoopyAlias(importlib.abc.MetaPathFinder):
+    """Import ``loopy`` and ``loopy.<x>`` as ``kernelcore`` and ``kernelcore.<x>``."""
+
+    def find_spec(self, fullname: str, path: object = None,
+                  target: object = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "loopy" and not fullname.startswith("loopy."):
+            return None
+        try:
+            module = importlib.import_module("kernelcore" + fullname[len("loopy"):])
+        except ModuleNotFoundError:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module))
+
+
+def install_alias() -> None:
+    """Make ``import loopy`` (and its submodules) give kernelcore's modules."""
+    if not any(isinstance(f, LoopyAlias) for f in sys.meta_path):
+        sys.meta_path.insert(0, LoopyAlias())
+
+
+class _Recorder:
+    """pytest plugin: one outcome per test id, with the last line of its error."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, tuple[str, str]] = {}
+
+    def pytest_runtest_logreport(self, report) -> None:  # noqa: ANN001
+        if report.when == "call" or report.outcome != "passed":
+            if report.when != "call" and report.outcome == "failed":
+                outcome = "error"
+            elif hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            else:
+                outcome = report.outcome
+            if self.results.get(report.nodeid, ("passed",))[0] in ("passed", "skipped"):
+                self.results[report.nodeid] = (outcome, _last_line(report))
+
+    def pytest_collectreport(self, report) -> None:  # noqa: ANN001
+        if report.failed:
+            self.results[report.nodeid or "<collection>"] = ("error", _last_line(report))
+
+
+def _last_line(report) -> str:  # noqa: ANN001
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return crash.message.strip().splitlines()[0][:300] if crash.message.strip() else ""
+    text = str(report.longrepr or "").strip().splitlines()
+    return text[-1][:300] if text else ""
+
+
+def run_one_file(test_file: Path, keyword: str | None, timeout: int) -> dict[str, tuple[str, str]]:
+    """Run one loopy test file in this process; return outcome and message per test id."""
+    import pytest
+
+    install_alias()
+    sys.path.insert(0, str(test_file.parent))
+    recorder = _Recorder()
+    args = [str(test_file), "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+            "--timeout", str(timeout), "-o", "addopts=", "--rootdir", str(test_file.parent)]
+    if keyword:
+        args += ["-k", keyword]
+    pytest.main(args, plugins=[recorder])
+    return recorder.results
+
+
+def _run_in_subprocess(test_file: Path, keyword: str | None, timeout: int,
+                       file_timeout: int) -> dict[str, tuple[str, str]]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    cmd = [sys.executable, __file__, "--child", str(test_file), "--timeout", str(timeout)]
+    if keyword:
+        cmd += ["-k", keyword]
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=file_timeout,
+                              cwd=test_file.parent)
+    except subprocess.TimeoutExpired:
+        return {f"{test_file.name}::<file>": ("error", f"file ran past {file_timeout} s")}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("LOOPY_SUITE_RESULTS "):
+            return {k: tuple(v) for k, v in json.loads(line.split(" ", 1)[1]).items()}
+    tail = (proc.stderr or proc.stdout).strip().splitlines()
+    return {f"{test_file.name}::<file>": ("error", tail[-1] if tail else f"rc {proc.returncode}")}
+
+
+def count(results: dict[str, tuple[str, str]]) -> dict[str, int]:
+    """Number of tests per outcome."""
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for outcome, _ in results.values():
+        counts[outcome] += 1
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("checkout", help="loopy checkout (or the folder holding its test/)")
+    parser.add_argument("files", nargs="*", help="test file names (default: every test_*.py)")
+    parser.add_argument("-k", dest="keyword", help="pytest -k expression")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per test")
+    parser.add_argument("--file-timeout", type=int, default=3600, help="seconds per file")
+    parser.add_argument("--list-failures", action="store_true")
+    parser.add_argument("--min-passed", type=int, default=0,
+                        help="exit with status 1 if fewer tests pass in total")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        results = run_one_file(Path(args.checkout), args.keyword, args.timeout)
+        print("LOOPY_SUITE_RESULTS " + json.dumps(results))
+        return 0
+
+    test_dir = Path(args.checkout)
+    if (test_dir / "test").is_dir():
+        test_dir = test_dir / "test"
+    files = ([test_dir / f for f in args.files] if args.files
+             else sorted(test_dir.glob("test_*.py")))
+    total = dict.fromkeys(OUTCOMES, 0)
+    print(f"{'file':32s} " + " ".join(f"{o:>7s}" for o in OUTCOMES))
+    for test_file in files:
+        results = _run_in_subprocess(test_file, args.keyword, args.timeout, args.file_timeout)
+        counts = count(results)
+        total = {o: total[o] + counts[o] for o in OUTCOMES}
+        print(f"{test_file.name:32s} " + " ".join(f"{counts[o]:7d}" for o in OUTCOMES),
+              flush=True)
+        if args.list_failures:
+            for nodeid, (outcome, message) in sorted(results.items()):
+                if outcome in ("failed", "error"):
+                    name = re.sub(r"<context factory for [^>]*>>", "ctx", nodeid.split("::", 1)[-1])
+                    print(f"    {outcome:6s} {name}: {message}")
+    print(f"{'total':32s} " + " ".join(f"{total[o]:7d}" for o in OUTCOMES))
+    return 0 if total["passed"] >= args.min_passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
