@@ -27,8 +27,13 @@ comparison with NumPy failed, errs where the client raised.
 
 def record(client: str, entry: dict[str, Any]) -> None:
     """Keep *entry* (client version, tests, command and results by namespace)
-    as *client*'s run."""
+    as *client*'s run (with the namespaces of an earlier run of the same
+    version and tests that *entry* does not have)."""
     runs = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    kept = runs.get(client)
+    if kept is not None and kept["version"] == entry["version"] \
+            and kept["tests"] == entry["tests"]:
+        entry = dict(entry, results={**kept["results"], **entry["results"]})
     runs[client] = entry
     RECORD.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
 

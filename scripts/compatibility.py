@@ -228,6 +228,10 @@ NumPy's random streams). Paths taken only inside `la.jit` and NumPy's
 versions for long doubles are not counted. The chain in parentheses is the
 first path found.
 
+The Array API clients run with lazyarray (scikit-learn, SciPy,
+array-api-extra), with their versions, counts next to `array_api_strict`'s
+and each failing case, are at the [end of the page](#array-api-clients-tested).
+
 *host tier*: what happens to host arrays (`LAZYARRAY_TIER=host`, or small
 arrays under `auto`, see [What runs where](where-it-runs.md)): NumPy itself
 computes every function NumPy has, so its answers are NumPy's by construction.
@@ -253,6 +257,11 @@ def _counts(sections: dict[str, list[Entry]]) -> list[str]:
                      + f" | {len(rows)} |")
     lines.append("| **all** | " + " | ".join(f"**{totals[w]}**" for w in WHERE)
                  + f" | **{sum(totals.values())}** |")
+    rows = [e for section in sections.values() for e in section if e.where == DEVICE]
+    plain = sum(e.detail.startswith("no kernel needed") for e in rows)
+    mixed = sum("some arguments on the host" in e.detail for e in rows)
+    lines += ["", f"Of the {len(rows)} device entries, {plain} need no kernel (shapes, "
+              f"dtypes, views) and {mixed} run some of their arguments on the host."]
     return lines
 
 
