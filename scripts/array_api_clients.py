@@ -79,9 +79,10 @@ def outcomes(report: Path) -> dict[str, object]:
         key = {"failure": "failed", "error": "errors"}.get(outcome, outcome)
         counts[key] = int(counts[key]) + 1        # type: ignore[call-overload]
         if key in ("failed", "errors"):
-            message = next(iter(case)).get("message", "").splitlines()
+            lines = [line.strip() for line in next(iter(case)).get("message", "").splitlines()
+                     if line.strip()]
             name = f"{case.get('classname', '').rpartition('.')[2]}.{case.get('name')}"
-            failed.append(f"{name}: {message[0][:200] if message else ''}")
+            failed.append(f"{name}: {' '.join(lines[:3])[:200]}")
     counts["failures"] = sorted(failed)
     return counts
 
@@ -115,7 +116,8 @@ def main() -> None:
         import sklearn
 
         from array_api_report import record
-        record("scikit-learn", {
+        default = parser.get_default("tests")
+        record("scikit-learn" if args.tests == default else f"scikit-learn, {args.tests}", {
             "version": sklearn.__version__, "results": results,
             "command": "python scripts/array_api_clients.py",
             "date": time.strftime("%Y-%m-%d"), "tests": f"`{args.tests}`",

@@ -67,6 +67,16 @@ def _test_paths(relative: list[str]) -> list[str]:
     return [str(site / r) for r in relative]
 
 
+def _summary(tests: list[str]) -> str:
+    """*tests* in short: the test files, classes or tests by SciPy module."""
+    modules: dict[str, list[str]] = {}
+    for test in tests:
+        module, _, rest = test.removeprefix("scipy/").partition("/tests/")
+        name = rest.rpartition("::")[2].removesuffix(".py").removeprefix("test_")
+        modules.setdefault(module.lstrip("_"), []).append(name)
+    return "; ".join(f"`{m}` ({', '.join(names)})" for m, names in modules.items())
+
+
 def run(namespace: str, tests: list[str]) -> dict[str, object]:
     """Counts of SciPy's *tests* with the ``xp`` fixture set to *namespace*,
     and the failed tests with their first error line."""
@@ -118,8 +128,7 @@ def main() -> None:
         record("SciPy", {
             "version": scipy.__version__, "command": "python scripts/array_api_scipy.py",
             "date": time.strftime("%Y-%m-%d"), "results": results,
-            "tests": "its Array API tests (`-m array_api_backends`) of "
-                     + ", ".join(f"`{t.rpartition('/')[2]}`" for t in args.tests),
+            "tests": "its Array API tests (`-m array_api_backends`) of " + _summary(args.tests),
             "notes": ["SciPy's `conftest.py` accepts a fixed list of backends; the script "
                       "adds lazyarray to it as a pytest plugin (no SciPy file is changed). "
                       "Tests run with `SCIPY_ARRAY_API=1`."]})

@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 import numpy as np                                          # noqa: E402
 
 import lazyarray as la                                      # noqa: E402
-from compat_walk import reach, unwrap                       # noqa: E402
+from compat_walk import _MEMO as walk_memo, reach, unwrap  # noqa: E402
 from lazyarray import protocols                             # noqa: E402
 from lazyarray.api.ufuncs import Ufunc                      # noqa: E402
 from lazyarray.fallback import MUTATING                     # noqa: E402
@@ -184,6 +184,7 @@ MODULES: list[tuple[str, types.ModuleType, Any]] = [
 
 def entries() -> dict[str, list[Entry]]:
     """Every entry of the page, by section."""
+    walk_memo.clear()                   # (each listing walks afresh, in the same order)
     sections = {}
     for title, module, la_module in MODULES:
         functions = numpy_functions(module)
