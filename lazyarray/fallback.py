@@ -119,9 +119,14 @@ def host_call(func: Callable, args: tuple, kwargs: dict, name: str | None = None
 
 
 def host_version(func: Callable, name: str) -> Callable:
-    """A function running NumPy's *func* through :func:`host_call`."""
+    """A function running NumPy's *func* through :func:`host_call`, or for
+    host arrays (the host tier) on their buffers, quietly, as
+    ``np.<func>(host array)`` does."""
     @functools.wraps(func)
     def on_host(*args, **kwargs):
+        from lazyarray.host.dispatch import host_call as tier_call, host_ready
+        if host_ready(args, kwargs, getattr(func, "__name__", "") in MUTATING):
+            return tier_call(func, args, kwargs)     # (host arrays: the host tier's NumPy)
         return host_call(func, args, kwargs, name)
     on_host.__module__ = "lazyarray.fallback"
     return on_host

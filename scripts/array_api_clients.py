@@ -5,7 +5,7 @@ errored and were skipped for each.
 
 Usage: python scripts/array_api_clients.py [--namespaces lazyarray array_api_strict]
                                            [--tests sklearn/utils/tests/test_array_api.py]
-                                           [--failures N]
+                                           [--failures N] [--record]
 
 Each namespace runs in its own pytest process with ``SCIPY_ARRAY_API=1``;
 this file is also the pytest plugin that restricts scikit-learn's test
@@ -19,16 +19,17 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-_NAMESPACE_VARIABLE = "LAZYARRAY_CLIENT_NAMESPACE"
+NAMESPACE_VARIABLE = "LAZYARRAY_CLIENT_NAMESPACE"
 
 
 def pytest_configure(config) -> None:
     """(As a pytest plugin) scikit-learn's tests parametrized over the one
     namespace named by the environment."""
-    namespace = os.environ.get(_NAMESPACE_VARIABLE)
+    namespace = os.environ.get(NAMESPACE_VARIABLE)
     if namespace is None:
         return
     import sklearn.utils._array_api as array_api
@@ -53,7 +54,7 @@ def run(namespace: str, tests: Path) -> dict[str, object]:
     the names of the failed ones."""
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.xml"
-        env = dict(os.environ, SCIPY_ARRAY_API="1", **{_NAMESPACE_VARIABLE: namespace})
+        env = dict(os.environ, SCIPY_ARRAY_API="1", **{NAMESPACE_VARIABLE: namespace})
         env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(__file__).parent), str(Path(__file__).parents[1]),
              env.get("PYTHONPATH", "")])
@@ -64,18 +65,26 @@ def run(namespace: str, tests: Path) -> dict[str, object]:
                        stderr=subprocess.DEVNULL, check=False)
         if not report.exists():
             raise SystemExit(f"pytest wrote no report for {namespace}")
-        counts: dict[str, object] = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-        failed = []
-        for case in ElementTree.parse(report).iter("testcase"):
-            outcome = next((child.tag for child in case
-                            if child.tag in ("failure", "error", "skipped")), "passed")
-            key = {"failure": "failed", "error": "errors"}.get(outcome, outcome)
-            counts[key] = int(counts[key]) + 1        # type: ignore[call-overload]
-            if key in ("failed", "errors"):
-                message = next(iter(case)).get("message", "").splitlines()
-                failed.append(f"{case.get('name')}: {message[0][:150] if message else ''}")
-        counts["failures"] = failed
-        return counts
+        return outcomes(report)
+
+
+def outcomes(report: Path) -> dict[str, object]:
+    """Counts of passed, failed, errored and skipped tests of a JUnit
+    *report*, and each failed test's name with the first line of its error."""
+    counts: dict[str, object] = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    failed = []
+    for case in ElementTree.parse(report).iter("testcase"):
+        outcome = next((child.tag for child in case
+                        if child.tag in ("failure", "error", "skipped")), "passed")
+        key = {"failure": "failed", "error": "errors"}.get(outcome, outcome)
+        counts[key] = int(counts[key]) + 1        # type: ignore[call-overload]
+        if key in ("failed", "errors"):
+            lines = [line.strip() for line in next(iter(case)).get("message", "").splitlines()
+                     if line.strip()]
+            name = f"{case.get('classname', '').rpartition('.')[2]}.{case.get('name')}"
+            failed.append(f"{name}: {' '.join(lines[:3])[:200]}")
+    counts["failures"] = sorted(failed)
+    return counts
 
 
 def main() -> None:
@@ -85,6 +94,8 @@ def main() -> None:
     parser.add_argument("--tests", default="sklearn/utils/tests/test_array_api.py")
     parser.add_argument("--failures", type=int, default=20,
                         help="how many failed tests to list per namespace")
+    parser.add_argument("--record", action="store_true",
+                        help="keep the counts in docs/compatibility-clients.json")
     args = parser.parse_args()
     tests = _installed_test_file(args.tests)
     print(f"{tests}")
@@ -101,6 +112,19 @@ def main() -> None:
             for line in failures[:args.failures]:
                 print(f"  {line}")
 
+    if args.record:
+        import sklearn
+
+        from array_api_report import record
+        default = parser.get_default("tests")
+        record("scikit-learn" if args.tests == default else f"scikit-learn, {args.tests}", {
+            "version": sklearn.__version__, "results": results,
+            "command": "python scripts/array_api_clients.py",
+            "date": time.strftime("%Y-%m-%d"), "tests": f"`{args.tests}`",
+            "notes": ["scikit-learn's tests are parametrized over the namespaces it "
+                      "knows; the script, as a pytest plugin, makes that list the one "
+                      "namespace run (array_api_strict's count includes its two devices "
+                      "and tests of its own)."]})
 
 if __name__ == "__main__":
     main()
