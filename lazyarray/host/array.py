@@ -257,6 +257,7 @@ def _method(name: str):
         return device(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = device.__doc__
+    method.__wrapped__ = device  # type: ignore[attr-defined]
     return method
 
 
@@ -371,6 +372,7 @@ def _read_method(name: str):
         return device(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = device.__doc__
+    method.__wrapped__ = device  # type: ignore[attr-defined]
     return method
 
 
