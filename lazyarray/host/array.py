@@ -26,7 +26,7 @@ from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import (
     _NO, _PLAIN, _SCALARS, _WRITERS, CLASSES, MUTATION, NUMPY_SCALARS, SMALL, _unwrap,
-    host_call, host_ready, mutated, quick_call, readable, wrap)
+    dressed, holding, host_call, host_ready, mutated, quick_call, readable, wrap)
 from lazyarray.host.policy import host_enabled
 
 
@@ -185,10 +185,7 @@ class HostArray(LazyArray):
                 value = self._hv[plain]
                 kind = type(value)
                 if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
-                    handle = _new(HostArray)
-                    handle._hv = value
-                    handle._copy = None
-                    return handle
+                    return holding(value)
                 return wrap(value)
         return LazyArray.__getitem__(self, key)
 
@@ -215,8 +212,6 @@ class HostArray(LazyArray):
 
 
 _ndarray = np.ndarray
-_new = object.__new__
-
 
 def _host_key(key):
     """*key* with host arrays as their buffers, or _NO if it holds device data."""
@@ -255,10 +250,7 @@ def _method(name: str):
         if host_ready(args, kwargs):
             return host_call(numpy_method, (self, *args), kwargs)
         return device(self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = device.__doc__
-    method.__wrapped__ = device  # type: ignore[attr-defined]
-    return method
+    return dressed(method, name, device)
 
 
 def _writing_method(name: str):
@@ -305,10 +297,7 @@ def _binary(dunder: str):
         result = function(other, self._hv) if reflected else function(self._hv, other)
         kind = type(result)
         if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
-            handle = _new(HostArray)
-            handle._hv = result
-            handle._copy = None
-            return handle
+            return holding(result)
         return wrap(result)
     binary.__name__ = binary.__qualname__ = dunder
     return binary
@@ -370,10 +359,7 @@ def _read_method(name: str):
         if host_enabled() and readable(self) and host_ready(args, kwargs):
             return host_call(numpy_method, (self, *args), kwargs)
         return device(self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = device.__doc__
-    method.__wrapped__ = device  # type: ignore[attr-defined]
-    return method
+    return dressed(method, name, device)
 
 
 for _name in [*_READING, "__abs__", "__neg__", "__pos__", "__invert__",

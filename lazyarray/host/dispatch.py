@@ -147,6 +147,26 @@ _SCALARS = frozenset([int, float, bool, complex, type(None), np.float64, np.floa
 NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdgFDG")
 
 
+def holding(value: Any) -> Any:
+    """A new host array whose value is *value* (a NumPy array it keeps, or a
+    NumPy scalar)."""
+    handle = _new(CLASSES[1])
+    handle._hv = value
+    handle._copy = None
+    return handle
+
+
+def dressed(dispatch: Callable, name: str, impl: Callable) -> Callable:
+    """*dispatch*, which puts the host tier in front of lazyarray's *impl*,
+    named and documented as *impl* (its signature too)."""
+    dispatch.__name__ = dispatch.__qualname__ = name
+    dispatch.__doc__ = impl.__doc__
+    dispatch.__module__ = impl.__module__
+    dispatch.__wrapped__ = impl             # type: ignore[attr-defined]
+    dispatch._host_tier = True              # type: ignore[attr-defined]
+    return dispatch
+
+
 def quick_call(func: Callable, args: tuple) -> Any:
     """``func(*args)`` by NumPy when every argument is a host array or a
     scalar (the common call, checked and unwrapped in one pass), else _NO.
@@ -162,21 +182,14 @@ def quick_call(func: Callable, args: tuple) -> Any:
         else:
             return _NO
     result = func(*plain)
-    if type(result) is _ndarray:
+    kind = type(result)
+    if kind is _ndarray:
         for a in args:
             if type(a) is host and a._hv is result:
                 return a
-        if result.size <= SMALL:
-            handle = _new(host)
-            handle._hv = result
-            handle._copy = None
-            return handle
-        return wrap_array(result)
-    if type(result) in NUMPY_SCALARS:
-        handle = _new(host)
-        handle._hv = result
-        handle._copy = None
-        return handle
+        return holding(result) if result.size <= SMALL else wrap_array(result)
+    if kind in NUMPY_SCALARS:
+        return holding(result)
     if func.__name__ in _WRITERS:
         mutated()
     return wrap(result, args)
@@ -235,10 +248,7 @@ def wrap(result: Any, args: tuple = ()) -> Any:
                 return a
         return wrap_array(result)
     if isinstance(result, np.generic):
-        handle = _new(CLASSES[1])
-        handle._hv = result
-        handle._copy = None
-        return handle
+        return holding(result)
     if kind is tuple or kind is list:
         return kind(wrap(r, args) for r in result)
     if isinstance(result, tuple) and hasattr(result, "_fields"):
@@ -254,10 +264,7 @@ def wrap_array(value: np.ndarray):
         limit = host_limit()
         if limit is not None and value.size > limit and device_dtype(value.dtype):
             return asarray(value)
-    handle = _new(CLASSES[1])
-    handle._hv = value
-    handle._copy = None
-    return handle
+    return holding(value)
 
 
 def device_dtype(dtype: np.dtype) -> bool:
@@ -284,9 +291,4 @@ def forwarding(name: str, impl: Callable, numpy_func: Callable) -> Callable:
                 # lazyarray's function takes it, or raises its own error
                 pass
         return impl(*args, **kwargs)
-    dispatch.__name__ = dispatch.__qualname__ = name
-    dispatch.__doc__ = impl.__doc__
-    dispatch.__module__ = impl.__module__
-    dispatch.__wrapped__ = impl             # type: ignore[attr-defined]
-    dispatch._host_tier = True              # type: ignore[attr-defined]
-    return dispatch
+    return dressed(dispatch, name, impl)

@@ -19,7 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from lazyarray.host.array import HostArray
-from lazyarray.host.dispatch import SMALL, device_dtype, forwarding, host_call, host_ready
+from lazyarray.host.dispatch import (
+    SMALL, device_dtype, dressed, forwarding, host_call, host_ready)
 from lazyarray.host.policy import host_limit
 
 
@@ -91,12 +92,7 @@ def _shaped(name: str, impl: Callable, numpy_func: Callable) -> Callable:
             if size is not None and (limit is None or size <= limit):
                 return host_call(numpy_func, (shape, *args), kwargs)
         return impl(shape, *args, **kwargs)
-    dispatch.__name__ = dispatch.__qualname__ = name
-    dispatch.__doc__ = impl.__doc__
-    dispatch.__module__ = impl.__module__
-    dispatch.__wrapped__ = impl             # type: ignore[attr-defined]
-    dispatch._host_tier = True              # type: ignore[attr-defined]
-    return dispatch
+    return dressed(dispatch, name, impl)
 
 
 def _asarray(impl: Callable) -> Callable:
