@@ -105,3 +105,13 @@ def test_heat_dask_device_chunks():
     n, steps = 12, 2
     got = heat_dask.run_device(n, steps, "periodic", 6)
     np.testing.assert_allclose(got, numpy_heat(n, steps, "periodic"), rtol=1e-12, atol=1e-12)
+
+
+def test_dask_random_state_on_the_lazyarray_backend_draws_numpys_numbers():
+    import dask
+    with dask.config.set({"array.backend": "lazyarray"}):
+        got = da.random.RandomState(7).random_sample((6, 4), chunks=(3, 2)).compute()
+    with dask.config.set({"array.backend": "numpy"}):
+        want = da.random.RandomState(7).random_sample((6, 4), chunks=(3, 2)).compute()
+    assert isinstance(got, la.LazyArray)
+    np.testing.assert_array_equal(np.asarray(got), want)

@@ -125,7 +125,7 @@ class LazyArrayBackendEntrypoint(ArrayBackendEntrypoint):
 
     @property
     def RandomState(self):
-        raise NotImplementedError("lazyarray has no RandomState: use la.random in tasks")
+        return la.random.RandomState
 
     @property
     def default_bit_generator(self):
