@@ -119,6 +119,11 @@ class Input(Node):
         return node
 
 
+#: Python scalar types whose values a dtype holds exactly, with the dtype's string
+_EXACT_PYTHON = {(float, np.dtype(np.float64)): "<f8", (int, np.dtype(np.int64)): "<i8",
+                 (bool, np.dtype(np.bool_)): "|b1", (complex, np.dtype(np.complex128)): "<c16"}
+
+
 class Const(Node):
     """A scalar constant (broadcast to any shape); *weak* when it came from a
     Python scalar, which takes the type of the arrays it meets (NumPy 2)."""
@@ -127,6 +132,10 @@ class Const(Node):
 
     @staticmethod
     def _content(value, dtype, weak):
+        exact = _EXACT_PYTHON.get((type(value), dtype))
+        if exact is not None and (exact != "<i8" or -2**63 <= value < 2**63):
+            # (a Python scalar of the dtype's own kind: its repr is NumPy's item's)
+            return (exact, repr(value), bool(weak))
         return (np.dtype(dtype).str, repr(np.dtype(dtype).type(value).item()), bool(weak))
 
     def _init(self, value, dtype, weak):

@@ -43,9 +43,17 @@ else:
 DEPTH_LIMIT = 100
 
 
+#: the dtype NumPy gives each Python scalar type (integers in int64's range)
+_PYTHON_DTYPES = {float: np.dtype(np.float64), int: np.dtype(np.int64),
+                  bool: np.dtype(np.bool_), complex: np.dtype(np.complex128)}
+
+
 def _node(x) -> Node:
     if isinstance(x, LazyArray):
         return x.node
+    dtype = _PYTHON_DTYPES.get(type(x))
+    if dtype is not None and (type(x) is not int or -2**63 <= x < 2**63):
+        return Const(x, dtype, True)
     if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
         return HugeInt(x)
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
@@ -429,7 +437,11 @@ class LazyArray(NumPyMethods, ReductionMethods):
     def __getitem__(self, key) -> LazyArray:
         """NumPy indexing: integers, slices, ``None`` and ``...`` give a view
         (a single element, a copy, as NumPy's scalar); array keys a copy."""
-        if not shape_ops.is_basic_key(key) or shape_ops.is_element_key(key, self.ndim):
+        plan = shape_ops.basic_plan(self.shape, key)
+        if plan is not None:
+            if plan[3]:
+                return LazyArray(shape_ops.getitem(self.node, key))
+        elif not shape_ops.is_basic_key(key) or shape_ops.is_element_key(key, self.ndim):
             return LazyArray(shape_ops.getitem(self.node, key))
         return self._view(lambda b: shape_ops.getitem(b, key),
                           lambda b, v: shape_ops.setitem(b, key, v),

@@ -98,3 +98,12 @@ def test_sweep_quick(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert merged.read_text().count("| W6 | 64x64x64 |") == 2
+
+
+def test_dispatch_cost_quick(run_benchmark_quick):
+    data, md, _ = run_benchmark_quick("dispatch_cost")
+    step = data["step"]
+    # a repeated eager step: one graph walk, no planning, its stored values' launches
+    assert step["walks"] == 1 and step["planned"] == 0 and step["launches"] == 4
+    assert all(row["calls"] > 0 and row["us"] > 0 for row in data["operations"])
+    assert "Dispatch cost" in md

@@ -213,17 +213,33 @@ def cast(node: Node, dtype) -> Node:
     if node.dtype == dtype and not isinstance(node, Const):
         return node
     if isinstance(node, Const):
-        if dtype.kind == "b":
-            return Const(bool(node.value != 0), dtype, False)
-        with np.errstate(all="ignore"):
-            value = node.value.real if node.dtype.kind == "c" and dtype.kind != "c" \
-                else node.value
-            return constant(np.asarray(value).astype(dtype)[()], dtype)
+        key = (node._key, dtype)
+        converted = _CONST_CASTS.get(key)
+        if converted is None:
+            converted = _const_cast(node, dtype)
+            if len(_CONST_CASTS) >= 4096:
+                _CONST_CASTS.clear()
+            _CONST_CASTS[key] = converted
+        return converted
     if dtype.kind == "b":
         return Map("_nonzero", (node,), node.shape, dtype)
     if node.dtype.kind == "c" and dtype.kind != "c":
         return cast(real_part(node), dtype)
     return Map("astype", (node,), node.shape, dtype)
+
+
+#: constants converted to a dtype, by the constant's interning key and the dtype
+_CONST_CASTS: dict[tuple, Const] = {}
+
+
+def _const_cast(node: Const, dtype: np.dtype) -> Const:
+    """The constant *node* converted to *dtype* as NumPy's ``astype`` does."""
+    if dtype.kind == "b":
+        return Const(bool(node.value != 0), dtype, False)
+    with np.errstate(all="ignore"):
+        value = node.value.real if node.dtype.kind == "c" and dtype.kind != "c" \
+            else node.value
+        return constant(np.asarray(value).astype(dtype)[()], dtype)
 
 
 def real_part(node: Node) -> Node:
@@ -311,18 +327,34 @@ def _huge_operands(name: str, args: tuple) -> tuple:
 #: node types whose weakness and dtype are all that typing reads of them
 #: (not constants, parameters or external calls)
 _ARRAY_NODES = frozenset({Input, Map, Reduce, View, Reshape, Concat, Iota, Scan, Gather})
-#: per ufunc and operands' ``(dtype, weak)`` (array nodes only): the Map's
-#: op, dtype and weakness, where NumPy's loop takes the operands as they are
+#: per ufunc and its operands' typing entries (see :func:`_direct_key`): the
+#: Map's op, dtype and weakness and the loop dtypes its operands convert to
 _DIRECT: dict[tuple, tuple] = {}
+#: ufuncs whose graph depends on a constant operand's value, not only its type
+_VALUE_DEPENDENT = frozenset({"power", "float_power", "where"})
 
 
 def _direct_key(name: str, args: tuple) -> tuple | None:
+    """What typing *name* on *args* depends on, as a key: per operand its
+    dtype and weakness, and for a Python integer its sign and bit length
+    (``~value`` for a negative one: the ranges NumPy checks it against);
+    None where typing reads more."""
     key: list = [name]
     for a in args:
         kind = type(a)
-        if kind not in _ARRAY_NODES:
+        if kind is Const:
+            if name in _VALUE_DEPENDENT:
+                return None
+            if a.weak and a.dtype.kind in "iu":
+                value = int(a.value)
+                key.append((a.dtype, True, value < 0, (value if value >= 0 else ~value)
+                            .bit_length()))
+            else:
+                key.append((a.dtype, a.weak))
+        elif kind in _ARRAY_NODES:
+            key.append((a.dtype, kind is Map and a.weak))
+        else:
             return None
-        key.append((a.dtype, kind is Map and a.weak))
     return tuple(key)
 
 
@@ -332,15 +364,20 @@ def elementwise(name: str, *args: Node) -> Node:
     if key is not None:
         direct = _DIRECT.get(key)
         if direct is not None:
-            # (the operands need no conversion: typed as before, without asking again)
-            return Map(direct[0], args, _common_shape(args), direct[1], direct[2])
-    node = _elementwise(name, args)
-    if key is not None and type(node) is Map and node.args == args and name != "where":
-        _DIRECT[key] = (node.op, node.dtype, node.weak)
+            # (typed as before, without asking NumPy again)
+            op, dtype, weak, loop = direct
+            return Map(op, tuple([a if a.dtype == d and type(a) is not Const
+                                  else _operand(a, d, name) for a, d in zip(args, loop)]),
+                       _common_shape(args), dtype, weak)
+    node, loop = _elementwise(name, args)
+    if key is not None and loop is not None and type(node) is Map and len(_DIRECT) < 4096:
+        _DIRECT[key] = (node.op, node.dtype, node.weak, loop)
     return node
 
 
-def _elementwise(name: str, args: tuple) -> Node:
+def _elementwise(name: str, args: tuple) -> tuple[Node, tuple | None]:
+    """The node of ufunc *name* on *args* and the loop dtypes its operands
+    were converted to (None where the node is not the loop's Map of them)."""
     if name not in UFUNCS and name != "where":
         raise DTypeError(f"ufunc '{name}' is not supported by lazyarray")
     if any(isinstance(a, HugeInt) for a in args):
@@ -348,7 +385,7 @@ def _elementwise(name: str, args: tuple) -> Node:
         if len(resolved) == 1:
             from lazyarray.graph import View
             other = next(a for a in args if not isinstance(a, HugeInt))
-            return View(resolved[0], (), other.shape)
+            return View(resolved[0], (), other.shape), None
         args = resolved
     shape = _common_shape(args)
     if name == "where":
@@ -356,7 +393,7 @@ def _elementwise(name: str, args: tuple) -> Node:
         # wrapped by NumPy 2.4, refused by later versions)
         dtype = np.where(np.empty(0, bool), *(_probe(a) for a in args[1:])).dtype
         args = (cast(args[0], np.bool_),) + tuple(_operand(a, dtype) for a in args[1:])
-        return Map(name, args, shape, dtype)
+        return Map(name, args, shape, dtype), None
     dtype, loop = _typing(name, args)
     if np.dtype(np.float16) in (dtype, *loop):
         raise DTypeError(
@@ -365,12 +402,12 @@ def _elementwise(name: str, args: tuple) -> Node:
     if name in ("power", "float_power") and isinstance(args[1], Const):
         special = _scalar_power(args[0], args[1], loop[0], dtype)
         if special is not None:
-            return special
+            return special, None
     if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
         raise NoDeviceVersion(f"{name} on complex values is not supported on the device yet")
     weak = all(is_weak(a) for a in args)
     args = tuple(_operand(a, d, name) for a, d in zip(args, loop))
-    return Map(_variant(name, loop, dtype), args, shape, dtype, weak)
+    return Map(_variant(name, loop, dtype), args, shape, dtype, weak), tuple(loop)
 
 
 def _common_shape(args) -> tuple:

@@ -13,7 +13,7 @@ import numpy as np
 
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
 from lazyarray import run as _run
-from lazyarray.graph import Const, Gather, Iota, Map, Node, Reshape, View
+from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View
 from lazyarray.ops import regions
 
 
@@ -153,9 +153,56 @@ def _with_scalar_booleans(node: Node, key: tuple) -> Node:
                                  else slice(None) for a in range(result.ndim)))
 
 
+#: per array shape and hashable basic key (see :func:`basic_key`): the
+#: View's axis map, the result's shape and the ranges of ``_basic_plan``
+_BASIC_PLANS: dict[tuple, tuple] = {}
+
+
+def basic_key(key) -> tuple | None:
+    """*key* as a hashable tuple when it is made of Python integers, slices
+    of Python integers, ``None`` and ``...`` only (the keys of loop bodies),
+    else None (other keys take the general path)."""
+    entries = key if type(key) is tuple else (key,)
+    out: list = []
+    for k in entries:
+        kind = type(k)
+        if kind is int or k is None or k is Ellipsis:
+            out.append(k)
+        elif kind is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+                    and (step is None or type(step) is int)):
+                return None
+            out.append((start, stop, step))
+        else:
+            return None
+    return tuple(out)
+
+
+def basic_plan(shape: tuple, key) -> tuple | None:
+    """For a :func:`basic_key` *key* of an array of *shape*: its View's axis
+    map, the result's shape, the per-axis ranges and whether it picks one
+    element, remembered; None for other keys."""
+    hashable = basic_key(key)
+    if hashable is None:
+        return None
+    plan = _BASIC_PLANS.get((shape, hashable))
+    if plan is None:
+        axis_map, out_shape, ranges = _basic_plan(shape, _expand(key, len(shape)))
+        element = len(hashable) == len(shape) and all(type(k) is int for k in hashable)
+        plan = (tuple(axis_map), out_shape, tuple(ranges), element)
+        if len(_BASIC_PLANS) >= 4096:
+            _BASIC_PLANS.clear()
+        _BASIC_PLANS[(shape, hashable)] = plan
+    return plan
+
+
 def getitem(node: Node, key) -> Node:
     """NumPy indexing: integers, slices (any step), ``None``, ``...``, and
     integer or boolean arrays (NumPy's rules for mixing them with the rest)."""
+    plan = basic_plan(node.shape, key)
+    if plan is not None:
+        return _basic_getitem(node, *plan[:3])
     entries = key if isinstance(key, tuple) else (key,)
     if any(_scalar_bool(k) for k in entries) and all(
             _scalar_bool(k) or k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
@@ -164,7 +211,13 @@ def getitem(node: Node, key) -> Node:
     key = _expand(key, node.ndim)
     if any(_is_array(k) for k in key):
         return _advanced_getitem(node, key)
-    axis_map, shape, ranges = _basic_plan(node.shape, key)
+    return _basic_getitem(node, *_basic_plan(node.shape, key))
+
+
+def _basic_getitem(node: Node, axis_map, shape: tuple, ranges: list) -> Node:
+    """The View of *node* by a basic key's plan (an element of a computed
+    array as an input of its own; a region of one whose offsets keep
+    changing read with offsets as kernel arguments)."""
     if not shape and 0 not in node.shape:
         element = regions.element_read(node, axis_map, ranges)
         if element is not None:
@@ -311,14 +364,22 @@ def setitem(node: Node, key, value) -> Node:
     not depend on the mask's count. Other array keys decide on the host which
     value element lands where (later writes win, as in NumPy), so their index
     arrays are computed first."""
+    plan = basic_plan(node.shape, key)
+    if plan is not None:
+        return _basic_setitem(node, plan[1], plan[2], _value_node(value, node.dtype))
     key = _expand(key, node.ndim)
     value = _value_node(value, node.dtype, any(_is_array(k) for k in key))
     if not any(_is_array(k) for k in key):
-        return _basic_setitem(node, key, value)
+        _, target, ranges = _basic_plan(node.shape, key)
+        return _basic_setitem(node, target, ranges, value)
     masked = _masked_setitem(node, key, value)
     if masked is not None:
         return masked
     return _scattered_setitem(node, key, value)
+
+
+#: Python scalar types and the dtype kind that holds their values exactly (at 8 bytes)
+_EXACT_SCALARS = {float: "f", int: "i", complex: "c"}
 
 
 def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
@@ -329,6 +390,11 @@ def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
     from lazyarray.ops.elementwise import cast, constant
     if isinstance(value, (LazyArray, Node)):
         return cast(value if isinstance(value, Node) else value.node, dtype)
+    kind = _EXACT_SCALARS.get(type(value))
+    if kind is not None and dtype.itemsize == 8 and (
+            kind == dtype.kind or (kind == "i" and dtype.kind == "f")) \
+            and (kind != "i" or -2**53 <= value <= 2**53):
+        return Const(value, dtype, False)       # (a Python scalar the dtype holds exactly)
     host = np.asarray(value)
     if host.ndim == 0 and array_key and isinstance(value, np.generic):
         with np.errstate(all="ignore"):
@@ -344,6 +410,10 @@ def _fit_value(value: Node, target: tuple) -> Node:
     """*value* as it broadcasts to *target* (leading unit axes beyond
     *target*'s may be dropped, as in NumPy)."""
     shape = value.shape
+    if shape == target:
+        return value
+    if not shape:
+        return regions.broadcast_view(value, target)
     while len(shape) > len(target) and shape[0] == 1:
         shape = shape[1:]
     try:
@@ -357,8 +427,9 @@ def _fit_value(value: Node, target: tuple) -> Node:
     return value if value.shape == target else regions.broadcast_view(value, target)
 
 
-def _basic_setitem(node: Node, key: list, value: Node) -> Node:
-    _, target, ranges = _basic_plan(node.shape, key)
+def _basic_setitem(node: Node, target: tuple, ranges, value: Node) -> Node:
+    """*node* with the region of a basic key (its result's shape *target*
+    and *ranges*, see ``_basic_plan``) replaced by *value*."""
     value = _fit_value(value, target)
     if 0 in target:
         return node
@@ -415,8 +486,8 @@ def _embed(node: Node, value: Node, bounds: list, axis: int = 0) -> Node:
     parts.append(inner)
     if hi < node.shape[axis]:
         parts.append(getitem(node, outer + (slice(hi, None),)))
-    from lazyarray.ops.construct import concatenate
-    return concatenate(parts, axis)
+    # (the parts are of node's dtype and agree on the other axes)
+    return parts[0] if len(parts) == 1 else Concat(parts, axis, node.dtype)
 
 
 def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:

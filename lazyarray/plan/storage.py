@@ -36,7 +36,8 @@ RECOMPUTE_LIMIT = {"cpu": 4, "gpu": 6}
 NARROW_ROWS_LIMIT = 3
 
 
-def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, str]]:
+def storage_plan(root: Node, target: Target | None = None,
+                 named: frozenset[int] = frozenset()) -> list[tuple[Node, str]]:
     """The nodes whose values are stored, children before parents, each with
     the rule that stores it.
 
@@ -51,6 +52,8 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
     code larger than :data:`KERNEL_BUDGET` operations, or nest it deeper than
     :data:`PASTE_DEPTH` where no temporary can hold it. All other nodes are
     recomputed inside the kernel of the stored value that reads them.
+    Nodes whose ids are in *named* (values array handles hold, which later
+    work reads again) are stored too.
     """
     if all(isinstance(c, (Input, Const)) for c in root.children()):
         return [(root, "result")]       # one operation on inputs (eager calls)
@@ -69,13 +72,15 @@ def storage_plan(root: Node, target: Target | None = None) -> list[tuple[Node, s
     size: dict[int, int] = {}
     pasted: dict[int, dict[int, tuple[int, int]]] = {}
     reducing: set[int] = set()
-    whole = _inlined_sizes(order)
+    whole = _inlined_sizes(order, named)
     reduced = _reduction_bodies(order) if kind == "gpu" else set()
     _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
         count = sum(at.get(id(node), {}).values()) + unshared.get(id(node), 0)
         if node is root:
             reasons[id(node)] = "result"
+        elif id(node) in named:
+            reasons[id(node)] = "held by an array"
         elif isinstance(node, Reduce):
             reasons[id(node)] = "reduction"
         elif isinstance(node, Scan):
@@ -167,11 +172,16 @@ PASTE_DEPTH = 24
 PASTE_WEIGHT = 16
 
 
-def _inlined_sizes(order: list[Node]) -> dict[int, int]:
+def _inlined_sizes(order: list[Node], named: frozenset[int] = frozenset()
+                   ) -> dict[int, int]:
     """Per node of *order* (producers first): the operations of its expression
-    inlined whole, without temporaries (at most :data:`KERNEL_BUDGET` + 1)."""
+    inlined whole, without temporaries (at most :data:`KERNEL_BUDGET` + 1);
+    the nodes in *named* are stored, read as inputs."""
     whole: dict[int, int] = {}
     for node in order:
+        if id(node) in named:
+            whole[id(node)] = 0
+            continue
         reads = zip(accesses(node, out_index(node)), operand_uses(node))
         whole[id(node)] = min(KERNEL_BUDGET + 1, _operations(node) + sum(
             uses * whole.get(id(child), 0) for (child, _, _), uses in reads))
@@ -317,6 +327,7 @@ def _read_by(node: Node, stored: set[int]) -> set[int]:
 _ROW_OPS = ("sum", "product", "max", "min")
 
 
-def stored_nodes(root: Node, target: Target | None = None) -> list[Node]:
+def stored_nodes(root: Node, target: Target | None = None,
+                 named: frozenset[int] = frozenset()) -> list[Node]:
     """The nodes of :func:`storage_plan`."""
-    return [n for n, _ in storage_plan(root, target)]
+    return [n for n, _ in storage_plan(root, target, named)]

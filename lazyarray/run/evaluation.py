@@ -19,8 +19,7 @@ from lazyarray.run.device import (
 from lazyarray.run.progress import watch
 from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
 from lazyarray.target import Target
-from lazyarray.tracing import TRACING
-from lazyarray.values import NAMED_DEPTH, holder, keep_on_device, on_device
+from lazyarray.values import holder, keep_on_device, on_device
 
 
 def evaluate(root: Node) -> cla.Array:
@@ -117,16 +116,14 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 "placeholders, which hold no values after the trace; return it from "
                 "the jitted function instead")
         return _in_context(root, default_queue())
-    if not TRACING.names and root.depth >= NAMED_DEPTH:
-        # (nodes of the uncomputed graph are less deep than root)
-        _compute_named_values(root)
-        graph = None
     part = _contiguous_part(root)
     if part is not None:
         keep_on_device(root, part)
         return part
     queue = default_queue()
     started = time.perf_counter()
+    if graph is None:
+        graph = graph_structure(root)
     steps = plan_graph(root, graph)
     with watch(steps, started, user_place):
         for step in steps:
@@ -139,7 +136,18 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
                     else n.value if kind is Const and name[0] == "s" else _evaluate(n)
             keep_on_device(step.node, run_step(step, queue, args))
+    _settle_held(graph[2])
     return on_device(root)
+
+
+def _settle_held(named: tuple[Node, ...]) -> None:
+    """Give the array handles holding *named* (nodes just computed by a plan
+    that stored them) their values as leaves: later work reads them, not
+    the graphs that computed them."""
+    for node in named:
+        handle = holder(node)
+        if handle is not None and handle._node is node and on_device(node) is not None:
+            handle._settle()
 
 
 #: copies of inputs made for another OpenCL context than their own
@@ -160,16 +168,6 @@ def _in_context(node: Input, queue: cl.CommandQueue) -> cla.Array:
         moved = cla.to_device(queue, source.get(queue=queue_of(source)))
         _MOVED[node] = moved
     return moved
-
-
-def _compute_named_values(root: Node) -> None:
-    """Compute the deep values named by live handles that *root* reads (the
-    handles then hold the computed values)."""
-    for node in walk(root, computed):
-        if node is not root and node.depth >= NAMED_DEPTH and not computed(node):
-            handle = holder(node)
-            if handle is not None:
-                handle._settle()
 
 
 def contiguous_part(node: Node) -> tuple[Node, tuple | None] | None:

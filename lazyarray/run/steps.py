@@ -35,7 +35,8 @@ from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
 from lazyarray.run.tune import candidates, tune, tuning_enabled
 from lazyarray.target import Target
-from lazyarray.values import on_device
+from lazyarray.tracing import TRACING
+from lazyarray.values import NAMED_DEPTH, holder, on_device
 
 logger = logging.getLogger(__name__)
 _KERNELS: dict = {}
@@ -136,19 +137,20 @@ class Step:
         return self.compiled.kernel
 
 
-def plan(roots: list[Node], literals: bool = False) -> list[Step]:
+def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = frozenset()
+         ) -> list[Step]:
     """The steps computing the stored nodes of *roots* not computed yet,
     producers first. With *literals* (a jitted function's trace, which fixes
     the constants written in the function), finite nonzero constants are
     written into the kernels (the compiler folds them) instead of being
-    arguments."""
+    arguments. The nodes whose ids are in *named* are stored too."""
     steps: list[Step] = []
     seen: set[int] = set()
     target = Target.of_queue(default_queue())
     for root in roots:
         if computed(root) or isinstance(root, Param):
             continue
-        stored = stored_nodes(root, target)
+        stored = stored_nodes(root, target, named)
         stored_ids = {id(n) for n in stored}
         for node in stored:
             if on_device(node) is None and id(node) not in seen:
@@ -163,16 +165,20 @@ _PLANS: dict = {}
 PLAN_CACHE_SIZE = 1024
 
 
-def graph_structure(root: Node) -> tuple[list[Node], tuple]:
+def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
     """The nodes of *root*'s graph not computed yet with the computed values
-    it reads (children before parents), and a key of its structure: nodes
+    it reads (children before parents), a key of its structure, and the
+    nodes of it that array handles hold (:data:`~lazyarray.values.NAMED_DEPTH`
+    or more operations deep, outside a trace; stored by its plan). Nodes
     equal in everything the planner reads (operations, shapes, dtypes, which
-    values are computed, constants written into code) and sharing the same
-    subexpressions have equal keys, whatever the values of the inputs and of
-    the scalar arguments."""
+    values are computed or held, constants written into code) and sharing
+    the same subexpressions have equal keys, whatever the values of the
+    inputs and of the scalar arguments."""
     number: dict[int, int] = {}
     order: list[Node] = []
     entries: list[tuple] = []
+    named: list[Node] = []
+    deep = root.depth >= NAMED_DEPTH and not TRACING.names
     stack: list = [(root, False)]
     while stack:
         node, expanded = stack.pop()
@@ -203,10 +209,14 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple]:
                      tuple([number[id(c)] for c in node.children()]),
                      *([getattr(node, f) for f in fields] if fields is not None else
                        [getattr(node, f, None) for f in _STRUCTURE_FIELDS]))
+            if deep and node.depth >= NAMED_DEPTH and node is not root \
+                    and holder(node) is not None:
+                named.append(node)
+                entry += ("held",)
         number[nid] = len(order)
         order.append(node)
         entries.append(entry)
-    return order, tuple(entries)
+    return order, tuple(entries), tuple(named)
 
 
 #: the fields of an operation that the planner reads besides shape, dtype and operands
@@ -224,7 +234,7 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
     body, on new arrays) skips storage planning and the kernels' structure
     keys."""
     target = Target.of_queue(default_queue())
-    order, structure = graph if graph is not None else graph_structure(root)
+    order, structure, named = graph if graph is not None else graph_structure(root)
     key = (structure, target, tuning_enabled())
     entry = _PLANS.get(key)
     if entry is not None and entry[0] is _KERNELS and all(
@@ -236,7 +246,7 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
                                      tuple([(name, order[j]) for name, j in args]))
                          if compiled is not None else _step_for(node, set(), target))
         return steps
-    steps = plan([root])
+    steps = plan([root], named=frozenset(map(id, named)))
     index = {id(n): k for k, n in enumerate(order)}
     if all(id(st.node) in index and all(id(n) in index for _, n in st.args)
            for st in steps):

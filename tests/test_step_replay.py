@@ -1,0 +1,148 @@
+"""Eager loops on the device tier: a repeated step costs one walk of its new
+graph, no planning, and the launches of its stored values; the arrays a step
+names (deep values array handles hold) are stored by the plan of the value
+read, not planned and computed on their own first; the short recording paths
+(constants, basic keys) give the nodes the general paths give."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray.graph import Input
+from lazyarray.run import STATS
+
+evaluation = importlib.import_module("lazyarray.run.evaluation")
+
+
+def _jacobi_step(xp, p, y, dx, dy):
+    """One sweep of the course's Laplace iteration and its relative change."""
+    pn = p.copy()
+    p[1:-1, 1:-1] = ((dy**2 * (pn[1:-1, 2:] + pn[1:-1, 0:-2])
+                      + dx**2 * (pn[2:, 1:-1] + pn[0:-2, 1:-1])) / (2 * (dx**2 + dy**2)))
+    p[:, 0] = 0
+    p[:, -1] = y
+    p[0, :] = p[1, :]
+    p[-1, :] = p[-2, :]
+    return p, xp.sum(xp.abs(p) - xp.abs(pn)) / xp.sum(xp.abs(pn))
+
+
+@pytest.fixture
+def walks(monkeypatch):
+    """The number of graph walks evaluations make (``graph_structure`` calls)."""
+    count = [0]
+    original = evaluation.graph_structure
+
+    def counting(root):
+        count[0] += 1
+        return original(root)
+
+    monkeypatch.setattr(evaluation, "graph_structure", counting)
+    return count
+
+
+def test_jacobi_loop_replays_its_plan_and_stores_the_named_grid(queue, walks):
+    n = 17
+    dx, dy = 2 / (n - 1), 1 / (n - 1)
+    y_host = np.linspace(0, 1, n)
+    p_host = np.zeros((n, n))
+    p, y = la.asarray(p_host), la.asarray(y_host)
+    norms, expected = [], []
+    for step in range(8):
+        if step == 3:
+            launches, planned, walked = STATS["launches"], STATS["planned"], walks[0]
+        p, norm = _jacobi_step(la, p, y, dx, dy)
+        p_host, norm_host = _jacobi_step(np, p_host, y_host, dx, dy)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            norms.append(float(norm))
+            expected.append(float(norm_host))
+        # the grid the loop names was stored by the norm's plan: a leaf now
+        assert type(p.node) is Input
+    np.testing.assert_allclose(p.get(), p_host, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(norms[1:], expected[1:], rtol=1e-9)
+    steps_counted = 5
+    assert STATS["planned"] == planned                  # nothing planned again
+    assert walks[0] - walked == steps_counted           # one walk per step
+    # the grid's kernel, two sums and their quotient
+    assert STATS["launches"] - launches == 4 * steps_counted
+
+
+def test_a_held_value_is_stored_once_and_read_by_the_value_asked_for(queue):
+    base = np.arange(12.0).reshape(3, 4)
+    x = la.asarray(base)
+    held = x
+    for _ in range(20):                 # deeper than the depth at which holders are asked
+        held = held * 1.5 + 1
+    expected_held = base.copy()
+    for _ in range(20):
+        expected_held = expected_held * 1.5 + 1
+    total = la.sum(la.sin(held))
+    before = STATS["launches"]
+    np.testing.assert_allclose(float(total), np.sum(np.sin(expected_held)), rtol=1e-12)
+    assert type(held.node) is Input                     # stored by the sum's plan
+    after = STATS["launches"]
+    np.testing.assert_allclose(held.get(), expected_held, rtol=1e-12)
+    assert STATS["launches"] == after                   # read, not computed again
+    assert after - before >= 2
+
+
+def test_a_reassigned_handle_is_not_computed_for_its_old_value(queue):
+    x = la.asarray(np.ones(5))
+    a = x
+    for _ in range(20):
+        a = a + 1
+    total = la.sum(a)
+    old = a.node
+    a = la.asarray(np.zeros(5)) - 3         # the name now holds another value
+    np.testing.assert_allclose(float(total), 5 * 21.0)
+    # the sum's plan stored the old value; the name's new value is not computed
+    assert a.node is not old and type(a.node) is not Input
+    np.testing.assert_array_equal(a.get(), np.full(5, -3.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int32, np.uint16,
+                                   np.int64, np.complex64, np.bool_])
+@pytest.mark.parametrize("scalar", [2, -3, 0.5, 300, -129, 2**40, True, 1j])
+def test_scalar_operands_equal_numpy_on_the_short_path(queue, dtype, scalar):
+    values = (np.arange(6) % 3).astype(dtype)
+    x = la.asarray(values)
+    for name in ("add", "multiply", "less", "equal", "maximum"):
+        ufunc = getattr(np, name)
+        for _ in range(2):              # the second call takes the remembered typing
+            try:
+                expected = ufunc(values, scalar)
+            except (OverflowError, TypeError) as error:
+                with pytest.raises(type(error)):
+                    ufunc(x, scalar)
+                continue
+            result = ufunc(x, scalar).get()
+            assert result.dtype == expected.dtype
+            np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("key", [
+    (slice(1, -1), slice(2, None)), (slice(None), 0), (1,), (Ellipsis, -1),
+    (None, slice(None, None, -2)), (2, 3), (slice(5, 1, -1), None, Ellipsis),
+    (slice(0, 0),), (-4, slice(None))])
+def test_basic_keys_read_and_write_as_numpy(queue, key):
+    base = np.arange(20.0).reshape(4, 5)
+    x = la.asarray(base)
+    for _ in range(2):                  # the second read takes the remembered plan
+        np.testing.assert_array_equal(np.asarray(x[key]), base[key])
+    expected = base.copy()
+    expected[key] = -7
+    y = la.asarray(base)
+    y[key] = -7
+    np.testing.assert_array_equal(y.get(), expected)
+
+
+@pytest.mark.parametrize("key, error", [((0, 0, 0), IndexError), (9, IndexError),
+                                        ((slice(None), -6), IndexError)])
+def test_bad_basic_keys_raise_as_numpy(queue, key, error):
+    x = la.asarray(np.zeros((4, 5)))
+    for _ in range(2):
+        with pytest.raises(error):
+            x[key]
+        with pytest.raises(error):
+            x[key] = 1
