@@ -26,7 +26,7 @@ from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
 from lazyarray.ops import linalg, manipulate, shape as shape_ops
-from lazyarray.ops.regions import element_value
+from lazyarray.ops.regions import computed_for_windows, element_value
 from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 from lazyarray import run as _run
 from lazyarray.deferred import deferred, is_cl_array
@@ -441,6 +441,9 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if plan is not None:
             if plan[3]:
                 return LazyArray(shape_ops.getitem(self.node, key))
+            if plan[1] and 0 not in plan[1]:
+                # (a loop over windows of an uncomputed value computes it once)
+                computed_for_windows(self.node, plan[2])
         elif not shape_ops.is_basic_key(key) or shape_ops.is_element_key(key, self.ndim):
             return LazyArray(shape_ops.getitem(self.node, key))
         return self._view(lambda b: shape_ops.getitem(b, key),

@@ -6,13 +6,15 @@ Also single elements (``x[i, j]``) read as arrays of their own, so that an
 expression of ``x[i]`` compiles once for every ``i``.
 
 Public names: RegionOffsets, REGION_OFFSETS, ELEMENT_OFFSETS, ELEMENT_BASE_LIMIT,
-computed_outside_trace, one_run, dynamic_read, dynamic_update, element_read,
+computed_outside_trace, computed_for_windows, PENDING_WINDOW_LIMIT, one_run, window_read,
+dynamic_read, dynamic_update, element_read,
 element_value, unit_reshape, broadcast_view.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -45,7 +47,33 @@ def computed_outside_trace(node: Node) -> bool:
     """Whether *node* is a computed array outside a trace: where a region's
     changing offsets would otherwise compile a kernel each (a pending graph
     is compiled with all its offsets at once)."""
-    return isinstance(node, Input) and not TRACING.names
+    return (type(node) is Input or on_device(node) is not None) and not TRACING.names
+
+
+#: per uncomputed array outside a trace: the offsets of the windows read of it
+_PENDING_WINDOWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: an uncomputed array read in windows at this many different offsets (a loop
+#: over its windows) is computed, once for all its windows
+PENDING_WINDOW_LIMIT = 3
+
+
+def computed_for_windows(node: Node, ranges) -> bool:
+    """Whether *node*, an uncomputed array outside a trace, was computed now
+    because windows of it were read at :data:`PENDING_WINDOW_LIMIT` different
+    offsets (each window would otherwise compute the whole graph again, in
+    a kernel of its own per offset)."""
+    if TRACING.names or type(node) in (Input, Const) or on_device(node) is not None \
+            or math.prod(node.shape) > ELEMENT_BASE_LIMIT:
+        return False
+    seen = _PENDING_WINDOWS.get(node)
+    if seen is None:
+        seen = _PENDING_WINDOWS[node] = set()
+    seen.add(tuple(start for start, _, _ in ranges))
+    if len(seen) < PENDING_WINDOW_LIMIT:
+        return False
+    with _run.DEVICE_LOCK:
+        _run.evaluate(node)
+    return True
 
 
 def one_run(shape: tuple, ranges: list) -> bool:
@@ -141,6 +169,17 @@ def element_value(node: Node) -> np.ndarray | None:
                 return None
             value = _run.evaluate(arg)
         return value[index].get(queue=_run.queue_of(value))
+
+
+def window_read(node: Node, ranges, shape: tuple) -> Node:
+    """The contiguous region *ranges* (:func:`one_run`) of the computed array
+    *node* as an input of its own: a part of its buffer, whatever the offset
+    the same argument of a kernel (a loop over windows compiles once)."""
+    value = node.data if type(node) is Input else on_device(node)
+    owned = node.owned if type(node) is Input else True
+    part = value[tuple(start if n is None else slice(start, start + n)
+                       for start, _, n in ranges)]
+    return Input(part.reshape(shape), owned=owned)
 
 
 def dynamic_read(node: Node, ranges: list, shape: tuple) -> Node:

@@ -223,8 +223,9 @@ def _basic_getitem(node: Node, axis_map, shape: tuple, ranges: list) -> Node:
         if element is not None:
             return element
     if 0 not in shape and regions.computed_outside_trace(node) \
-            and not regions.one_run(node.shape, ranges) \
             and regions.REGION_OFFSETS.vary(node, ranges, "read"):
+        if regions.one_run(node.shape, ranges):
+            return regions.window_read(node, ranges, shape)
         return regions.dynamic_read(node, ranges, shape)
     return View(node, axis_map, shape)
 

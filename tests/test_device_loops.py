@@ -146,3 +146,23 @@ def test_bad_basic_keys_raise_as_numpy(queue, key, error):
             x[key]
         with pytest.raises(error):
             x[key] = 1
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_windows_of_an_uncomputed_array_compute_it_once(queue, step):
+    rng = np.random.default_rng(3)
+    host = np.cumsum(rng.standard_normal(600))
+    x = la.cumsum(la.asarray(rng.standard_normal(600) * 0 + host - np.roll(host, 1)
+                             * (np.arange(600) > 0)))
+    expected_x = np.cumsum(host - np.roll(host, 1) * (np.arange(600) > 0))
+    width = 20
+    means = []
+    for i in range(40):
+        if i == 16:
+            planned = STATS["planned"]
+        means.append(float(x[i:i + step * width:step].mean()))
+    expected = [expected_x[i:i + step * width:step].mean() for i in range(40)]
+    np.testing.assert_allclose(means, expected, rtol=1e-12, atol=1e-12)
+    # the array was computed once; later windows (their offsets kernel
+    # arguments where they are strided) plan nothing new
+    assert STATS["planned"] == planned
