@@ -164,6 +164,52 @@ def test_compile_keys_and_traced_scalars(rng):
         *flatten_call(walker, [{"u": la.asarray(u), "v": la.asarray(v)}, 7.5]), ())
 
 
+def test_numpy_scalars_are_traced_values(rng):
+    """A time loop's ``t = np.float64(0)``, advanced by ``t += dt``: each new
+    value reuses the trace (meshmode's simple-dg example retraced at every
+    right-hand side call), and the scalar keeps NumPy's (strong) dtype."""
+    calls = []
+
+    def stage(t, state):
+        calls.append(type(t))
+        return {"u": state["u"] * (t + 0.5), "v": state["v"] + t}
+
+    compiled = CompiledFunction(stage, PlainWalker(), None)
+    u, v = rng.standard_normal(7), rng.standard_normal(5).astype(np.float32)
+    state = {"u": la.asarray(u), "v": la.asarray(v)}
+    t = np.float64(0)
+    compiled(t, state)
+    planned = STATS["planned"]
+    for _ in range(4):
+        t += 0.125
+        out = compiled(t, state)
+        np.testing.assert_allclose(out["u"].get(), u * (t + 0.5))
+        assert out["v"].dtype == (v + t).dtype == np.float64       # NEP 50: t is strong
+        np.testing.assert_allclose(out["v"].get(), v + t)
+    assert compiled.trace_count == 1 and len(calls) == 1
+    assert STATS["planned"] == planned
+    # a NumPy scalar of another type is another signature; its dtype is kept
+    out = compiled(np.float32(0.25), state)
+    assert compiled.trace_count == 2
+    assert out["v"].dtype == (v + np.float32(0.25)).dtype == np.float32
+    np.testing.assert_array_equal(out["v"].get(), v + np.float32(0.25))
+    out = compiled(np.int32(3), state)
+    np.testing.assert_allclose(out["u"].get(), u * 3.5)
+    assert compiled.trace_count == 3
+    # arithmetic among traced scalars and numbers stays a traced scalar
+    from lazyarray.arraycontext.compile import TracedScalar
+    kinds = []
+
+    def scaled(t, x):
+        kinds.append((type(t), type(t / 2 + 1), type(2 * t)))
+        return x * (t / 2 + 1)
+
+    f = CompiledFunction(scaled, PlainWalker(), None)
+    for t in (np.float64(1.0), np.float64(3.0)):
+        np.testing.assert_allclose(f(t, la.asarray(u)).get(), u * (t / 2 + 1))
+    assert kinds == [(TracedScalar, TracedScalar, TracedScalar)]
+
+
 class _Opaque:
     """A container opting out of NumPy's operators, as arraycontext's do: it
     broadcasts numbers (numbers.Number) over its one array, and leaves other

@@ -9,6 +9,12 @@ and other leaves are part of the signature. The signature (the compile key)
 is the containers' structures, each leaf's kind (array shape and dtype,
 Python number type, or a static value) and the keyword names.
 
+NumPy's numeric scalars (``np.float64(t)``, as a time loop that starts
+from ``t = np.float64(0)`` passes) are traced values too, keyed by their
+type: a new value reuses the trace. Inside the trace they keep their dtype
+(NumPy scalars are not weak, NEP 50), as the call would have computed with
+them eagerly.
+
 The function sees a traced number as a :class:`TracedScalar`, a 0-d lazy
 array that arraycontext's containers broadcast as they broadcast numbers:
 ``state + dt / 2 * k1`` works in a compiled RK step as it does eagerly with
@@ -29,7 +35,7 @@ import pyopencl as cl
 
 import lazyarray as la
 from lazyarray.arraycontext.traversal import Structure, Walker
-from lazyarray.graph import is_weak
+from lazyarray.graph import Map, is_weak
 from lazyarray.handle import LazyArray
 from lazyarray.run import using_queue
 
@@ -43,12 +49,18 @@ class TracedScalar(LazyArray):
     (``dt / 2``); with arrays it gives lazy arrays."""
 
 
-def _as_scalar(x: Any) -> Any:
+def _as_scalar(x: Any, numbers_only: bool = False) -> Any:
     """*x* as a :class:`TracedScalar` if it is a 0-d lazy array computed
-    from Python numbers only (traced or written)."""
-    if type(x) is LazyArray and x.ndim == 0 and is_weak(x.node):
+    from numbers only (traced or written): Python numbers (a weak result),
+    or *numbers_only*, which the caller knows (its operands were traced
+    scalars and numbers)."""
+    if type(x) is LazyArray and x.ndim == 0 and (numbers_only or is_weak(x.node)):
         return TracedScalar(x.node)
     return x
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (TracedScalar, int, float, complex, np.number))
 
 
 def _scalar_operator(name: str) -> Callable[..., Any]:
@@ -56,7 +68,9 @@ def _scalar_operator(name: str) -> Callable[..., Any]:
 
     def op(self: Any, *other: Any) -> Any:
         result = base(self, *other)
-        return result if result is NotImplemented else _as_scalar(result)
+        if result is NotImplemented:
+            return result
+        return _as_scalar(result, all(_is_number(o) for o in other))
 
     op.__name__ = name
     return op
@@ -70,11 +84,24 @@ for _dunder in ("__neg__", "__pos__", "__abs__"):
 numbers.Number.register(TracedScalar)
 
 
+#: NumPy scalar types not traced as values (no Python number holds them)
+_UNTRACED = (np.uint64, np.longdouble, np.clongdouble, np.float16)
+
+
+def _traced_numpy_scalar(leaf: Any) -> bool:
+    """Whether *leaf* is a NumPy scalar traced as a value: numeric, not a
+    bool, and held exactly by a Python number (for the trip through
+    ``la.jit``'s scalar parameters)."""
+    return isinstance(leaf, np.number) and not isinstance(leaf, _UNTRACED)
+
+
 def _leaf_key(leaf: Any) -> Hashable:
     if isinstance(leaf, LazyArray) or hasattr(leaf, "shape") and hasattr(leaf, "dtype") \
             and not isinstance(leaf, np.generic):
         return ("array", tuple(leaf.shape), np.dtype(leaf.dtype).str)
     if isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)):
+        return ("number", type(leaf))
+    if _traced_numpy_scalar(leaf):
         return ("number", type(leaf))
     try:
         hash(leaf)
@@ -123,7 +150,7 @@ class CompiledFunction:
             leaves = []
             for kind in key[2]:
                 leaves.append(next(it_a) if kind[0] == "array"
-                              else TracedScalar(next(it_n).node) if kind[0] == "number"
+                              else _traced(next(it_n), kind[1]) if kind[0] == "number"
                               else next(it_s))
             args = unflatten_call(walker, structure, leaves)
             positional, keywords = args[:len(args) - len(names)], args[len(args) - len(names):]
@@ -145,7 +172,8 @@ class CompiledFunction:
                   and not isinstance(x, np.generic) else x for x in leaves]
         key = compile_key(leaves, structure, names)
         arrays = tuple(x for x, k in zip(leaves, key[2]) if k[0] == "array")
-        numbers_ = tuple(x for x, k in zip(leaves, key[2]) if k[0] == "number")
+        numbers_ = tuple(x.item() if isinstance(x, np.generic) else x
+                         for x, k in zip(leaves, key[2]) if k[0] == "number")
         statics = [x for x, k in zip(leaves, key[2]) if k[0] == "static"]
         jitted, out_structure = self._program(key, structure, statics)
         with using_queue(self._queue):
@@ -153,6 +181,15 @@ class CompiledFunction:
         if not isinstance(out, tuple):
             out = (out,)
         return self._wrap(self._walker.unflatten(out_structure[0], list(out)))
+
+
+def _traced(value: LazyArray, kind: type) -> TracedScalar:
+    """The traced scalar of a number of type *kind* whose value the trace
+    sees as *value* (a scalar parameter, weak as Python numbers are): a
+    NumPy scalar's converted to its dtype, not weak."""
+    if issubclass(kind, np.generic):
+        return TracedScalar(Map("astype", (value.node,), (), np.dtype(kind)))
+    return TracedScalar(value.node)
 
 
 def flatten_call(walker: Walker, args: list[Any]) -> tuple[list[Any], Structure]:
