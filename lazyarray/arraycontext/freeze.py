@@ -180,6 +180,10 @@ def compute_together(roots: Sequence[Node], queue: cl.CommandQueue | None = None
                      ) -> list[cla.Array]:
     """The values of *roots* on the device (on *queue*; None: lazyarray's),
     computed together: shared work (:func:`shared_roots`) runs once."""
+    if all(computed(r) for r in roots):
+        # (a compiled function's results: nothing to plan)
+        with using_queue(queue):
+            return [evaluate(r) for r in roots]
     with using_queue(queue), DEVICE_LOCK:
         if len(roots) > 1 or _STORE_FIRST:
             for node in stage_roots(roots):
