@@ -164,6 +164,171 @@ def test_compile_keys_and_traced_scalars(rng):
         *flatten_call(walker, [{"u": la.asarray(u), "v": la.asarray(v)}, 7.5]), ())
 
 
+def test_numpy_scalars_are_traced_values(rng):
+    """A time loop's ``t = np.float64(0)``, advanced by ``t += dt``: each new
+    value reuses the trace (meshmode's simple-dg example retraced at every
+    right-hand side call), and the scalar keeps NumPy's (strong) dtype."""
+    calls = []
+
+    def stage(t, state):
+        calls.append(type(t))
+        return {"u": state["u"] * (t + 0.5), "v": state["v"] + t}
+
+    compiled = CompiledFunction(stage, PlainWalker(), None)
+    u, v = rng.standard_normal(7), rng.standard_normal(5).astype(np.float32)
+    state = {"u": la.asarray(u), "v": la.asarray(v)}
+    t = np.float64(0)
+    compiled(t, state)
+    planned = STATS["planned"]
+    for _ in range(4):
+        t += 0.125
+        out = compiled(t, state)
+        np.testing.assert_allclose(out["u"].get(), u * (t + 0.5))
+        assert out["v"].dtype == (v + t).dtype == np.float64       # NEP 50: t is strong
+        np.testing.assert_allclose(out["v"].get(), v + t)
+    assert compiled.trace_count == 1 and len(calls) == 1
+    assert STATS["planned"] == planned
+    # a NumPy scalar of another type is another signature; its dtype is kept
+    out = compiled(np.float32(0.25), state)
+    assert compiled.trace_count == 2
+    assert out["v"].dtype == (v + np.float32(0.25)).dtype == np.float32
+    np.testing.assert_array_equal(out["v"].get(), v + np.float32(0.25))
+    out = compiled(np.int32(3), state)
+    np.testing.assert_allclose(out["u"].get(), u * 3.5)
+    assert compiled.trace_count == 3
+    # arithmetic among traced scalars and numbers stays a traced scalar
+    from lazyarray.arraycontext.compile import TracedScalar
+    kinds = []
+
+    def scaled(t, x):
+        kinds.append((type(t), type(t / 2 + 1), type(2 * t)))
+        return x * (t / 2 + 1)
+
+    f = CompiledFunction(scaled, PlainWalker(), None)
+    for t in (np.float64(1.0), np.float64(3.0)):
+        np.testing.assert_allclose(f(t, la.asarray(u)).get(), u * (t / 2 + 1))
+    assert kinds == [(TracedScalar, TracedScalar, TracedScalar)]
+
+
+def _expensive(x, idx):
+    """Work worth storing: a gather and several operations (a DG flux's shape)."""
+    g = x[idx]
+    return la.sin(g) * 3 + la.cos(g) * g
+
+
+def test_compiled_calls_replay_launches_without_planning(rng, monkeypatch):
+    """After the first call a compiled function runs its planned launches:
+    no tracing, no storage planning, no host transfer; one launch per planned
+    kernel, the same count every call; results equal NumPy's."""
+    from lazyarray.plan import storage
+    n = 3000
+    idx_host = rng.permutation(n)
+    geom_host = rng.standard_normal(n)
+    # captured by the function, on the device (as a discretization's arrays)
+    idx = la.asarray(cla.to_device(default_queue(), idx_host))
+    geom = la.asarray(cla.to_device(default_queue(), geom_host))
+    calls = []
+
+    def rhs(t, state):
+        calls.append(1)
+        flux = _expensive(state["u"], idx) / (geom * geom + 1)
+        return {"u": flux * t - state["v"], "v": flux + state["u"] * 2}
+
+    compiled = CompiledFunction(rhs, PlainWalker(), None)
+    u, v = rng.standard_normal(n), rng.standard_normal(n)
+
+    def expected(t, u, v):
+        g = u[idx_host]
+        flux = (np.sin(g) * 3 + np.cos(g) * g) / (geom_host * geom_host + 1)
+        return flux * t - v, flux + u * 2
+
+    out = compiled(0.5, {"u": la.asarray(u), "v": la.asarray(v)})
+    program, = compiled.programs.values()
+    # the geometric factor reads no argument: computed once, when tracing
+    assert program.hoisted == 1
+    # the flux both outputs read is stored once: it, then each output
+    assert program.launches == 3
+    planned_before = STATS["planned"]
+
+    def no_planning(*args, **kwargs):
+        raise AssertionError("planned again")
+
+    def no_transfer(*args, **kwargs):
+        raise AssertionError("a host transfer")
+
+    monkeypatch.setattr(storage, "storage_plan", no_planning)
+    monkeypatch.setattr(cla.Array, "get", no_transfer)
+    results = []
+    for t in (0.25, 1.5, 2.0):
+        u, v = rng.standard_normal(n), rng.standard_normal(n)
+        before = STATS["launches"]
+        out = compiled(t, {"u": la.asarray(u), "v": la.asarray(v)})
+        assert STATS["launches"] - before == 3
+        results.append((t, u, v, out))
+    monkeypatch.undo()
+    for t, u, v, out in results:
+        ref_u, ref_v = expected(t, u, v)
+        np.testing.assert_allclose(out["u"].get(), ref_u, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(out["v"].get(), ref_v, rtol=1e-13, atol=1e-13)
+    assert len(calls) == 1 and compiled.trace_count == 1
+    assert STATS["planned"] == planned_before
+
+
+def test_compiled_broadcast_einsum_operand_is_stored_first(rng):
+    """An einsum operand that the product reads once per value of a label it
+    lacks (meshmode's face mass, ``"ifj,fej->ei"``) is stored before the
+    product, in a compiled function and when computed eagerly: its work is
+    done once per element, not once per ``i``."""
+    from lazyarray.values import on_device
+    nel, nodes, faces, fnodes = 200, 10, 3, 4
+    lift = rng.standard_normal((nodes, faces, fnodes))
+    idx_host = rng.integers(0, faces * nel * fnodes, faces * nel * fnodes)
+    idx = la.asarray(cla.to_device(default_queue(), idx_host))
+    xnp = StandaloneNamespace()
+    seen = []
+
+    def face_mass(x):
+        flux = _expensive(x, idx).reshape(faces, nel, fnodes)
+        seen.append(flux)
+        return xnp.einsum("ifj,fej->ei", la.asarray(lift), flux)
+
+    x = rng.standard_normal(faces * nel * fnodes)
+    g = x[idx_host]
+    ref = np.einsum("ifj,fej->ei", lift, (np.sin(g) * 3 + np.cos(g) * g).reshape(
+        faces, nel, fnodes))
+    compiled = CompiledFunction(face_mass, PlainWalker(), None)
+    np.testing.assert_allclose(compiled(la.asarray(x)).get(), ref, rtol=1e-12)
+    program, = compiled.programs.values()
+    stored = [st.node.shape for st, _ in program.steps]
+    assert (faces * nel * fnodes,) in stored           # the flux, before the product
+    assert all(len(shape) <= 2 for shape in stored)    # no (E, i, f, j) product stored
+    before = STATS["launches"]
+    np.testing.assert_allclose(compiled(la.asarray(x * 2)).get(),
+                               np.einsum("ifj,fej->ei", lift, (
+                                   np.sin(2 * g) * 3 + np.cos(2 * g) * 2 * g).reshape(
+                                       faces, nel, fnodes)), rtol=1e-12)
+    assert STATS["launches"] - before == program.launches
+    # computed outside compile: the flux is stored on the way
+    result = face_mass(la.asarray(x))
+    compute_together([result.node])
+    assert on_device(seen[-1].node.arg) is not None
+    np.testing.assert_allclose(result.get(), ref, rtol=1e-12)
+
+
+def test_compiled_function_reads_offset_views_and_nests(rng):
+    """Arguments that start inside their buffer are read from their start;
+    called while ``la.jit`` traces, the function is part of that trace."""
+    queue = default_queue()
+    whole = rng.standard_normal(40)
+    big = cla.to_device(queue, whole)
+    compiled = CompiledFunction(lambda a, b: la.exp(a) + b, PlainWalker(), None)
+    out = compiled(big[8:24], la.asarray(whole[:16]))
+    np.testing.assert_allclose(out.get(), np.exp(whole[8:24]) + whole[:16])
+    outer = la.jit(lambda a: compiled(a, a) * 2)
+    np.testing.assert_allclose(outer(la.asarray(whole)).get(), 2 * (np.exp(whole) + whole))
+    assert compiled.trace_count == 1
+
+
 class _Opaque:
     """A container opting out of NumPy's operators, as arraycontext's do: it
     broadcasts numbers (numbers.Number) over its one array, and leaves other

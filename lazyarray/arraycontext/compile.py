@@ -1,37 +1,63 @@
 """``actx.compile``: a function of array containers traced once per argument
-signature by ``la.jit``, then replayed as its planned kernels.
+signature, planned, then replayed as its kernels.
 
 The arguments are flattened by the context's container walker into leaves:
 arrays (lazy, or frozen pyopencl arrays, thawed first) and scalars. Python
-numbers are traced as values (``la.jit``'s scalar parameters), so an RK
-stage's new time ``t`` or a new ``dt`` runs the same kernels; NumPy scalars
-and other leaves are part of the signature. The signature (the compile key)
-is the containers' structures, each leaf's kind (array shape and dtype,
-Python number type, or a static value) and the keyword names.
+numbers and NumPy's numeric scalars are traced as values (scalar parameters
+of the kernels), so an RK stage's new time ``t`` or a new ``dt`` runs the
+same kernels, whether ``t`` is a float or, as a time loop that starts from
+``t = np.float64(0)`` passes it, a NumPy scalar (which keeps its dtype in
+the trace: NumPy scalars are not weak, NEP 50). Other leaves are part of the
+signature. The signature (the compile key) is the containers' structures,
+each leaf's kind (array shape and dtype, number type, or a static value) and
+the keyword names.
 
 The function sees a traced number as a :class:`TracedScalar`, a 0-d lazy
 array that arraycontext's containers broadcast as they broadcast numbers:
 ``state + dt / 2 * k1`` works in a compiled RK step as it does eagerly with
 a float ``dt``.
 
-Public names: CompiledFunction, TracedScalar, compile_key, flatten_call,
-unflatten_call.
+The trace is planned (:func:`plan_program`) as ``freeze`` computes several
+arrays together: work the outputs share, and operands asked to be stored
+first (an einsum's broadcast operand), are stored once; work that depends
+on no argument (index arithmetic on arrays the function captured) is
+computed once, when tracing. A call then runs the planned kernels' bound
+launches, arguments set by position, without walking any graph and without
+waiting for the device (:class:`Program`).
+
+Public names: CompiledFunction, Program, TracedScalar, compile_key, plan_program,
+invariant_frontier, flatten_call, unflatten_call.
 """
 
 from __future__ import annotations
 
+import logging
 import numbers
+import threading
+import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.array as cla
 
-import lazyarray as la
+from kernelcore.runtime.invoke import memory_pool
+from lazyarray.arraycontext.freeze import stage_roots, walk_all
+from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
-from lazyarray.graph import is_weak
-from lazyarray.handle import LazyArray
-from lazyarray.run import using_queue
+from lazyarray.graph import (
+    Const, Input, Iota, Map, Node, Param, Reshape, View, computed, is_weak)
+from lazyarray.handle import LazyArray, asarray
+from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
+from lazyarray.run.steps import Step, _Compiled, timing_kernels
+from lazyarray.tracing import TRACING, tracing
+from lazyarray.values import _DEVICE, keep_on_device, on_device
+
+logger = logging.getLogger(__name__)
+
+#: re-indexings and leaves: no work of their own
+_FREE_NODES = (View, Reshape, Const, Input, Param, Iota)
 
 
 class TracedScalar(LazyArray):
@@ -43,12 +69,18 @@ class TracedScalar(LazyArray):
     (``dt / 2``); with arrays it gives lazy arrays."""
 
 
-def _as_scalar(x: Any) -> Any:
+def _as_scalar(x: Any, numbers_only: bool = False) -> Any:
     """*x* as a :class:`TracedScalar` if it is a 0-d lazy array computed
-    from Python numbers only (traced or written)."""
-    if type(x) is LazyArray and x.ndim == 0 and is_weak(x.node):
+    from numbers only (traced or written): Python numbers (a weak result),
+    or *numbers_only*, which the caller knows (its operands were traced
+    scalars and numbers)."""
+    if type(x) is LazyArray and x.ndim == 0 and (numbers_only or is_weak(x.node)):
         return TracedScalar(x.node)
     return x
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (TracedScalar, int, float, complex, np.number))
 
 
 def _scalar_operator(name: str) -> Callable[..., Any]:
@@ -56,7 +88,9 @@ def _scalar_operator(name: str) -> Callable[..., Any]:
 
     def op(self: Any, *other: Any) -> Any:
         result = base(self, *other)
-        return result if result is NotImplemented else _as_scalar(result)
+        if result is NotImplemented:
+            return result
+        return _as_scalar(result, all(_is_number(o) for o in other))
 
     op.__name__ = name
     return op
@@ -70,11 +104,22 @@ for _dunder in ("__neg__", "__pos__", "__abs__"):
 numbers.Number.register(TracedScalar)
 
 
+#: NumPy scalar types not traced as values (no Python number holds them)
+_UNTRACED = (np.longdouble, np.clongdouble, np.float16)
+
+
+def _traced_numpy_scalar(leaf: Any) -> bool:
+    """Whether *leaf* is a NumPy scalar traced as a value: numeric, not a
+    bool, of a type kernels take."""
+    return isinstance(leaf, np.number) and not isinstance(leaf, _UNTRACED)
+
+
 def _leaf_key(leaf: Any) -> Hashable:
     if isinstance(leaf, LazyArray) or hasattr(leaf, "shape") and hasattr(leaf, "dtype") \
             and not isinstance(leaf, np.generic):
         return ("array", tuple(leaf.shape), np.dtype(leaf.dtype).str)
-    if isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)):
+    if isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)) \
+            or _traced_numpy_scalar(leaf):
         return ("number", type(leaf))
     try:
         hash(leaf)
@@ -92,10 +137,12 @@ def compile_key(leaves: list[Any], structure: Structure, keywords: tuple[str, ..
 
 
 class CompiledFunction:
-    """*f* compiled for the context: one ``la.jit`` trace per signature
-    (:func:`compile_key`), run on *queue*. *thaw* turns frozen leaves into
-    lazy arrays; *wrap_result* post-processes the rebuilt result (attaching
-    the array context to containers)."""
+    """*f* compiled for the context: traced once per signature
+    (:func:`compile_key`) and planned into a :class:`Program`, whose kernels
+    every later call launches on *queue* (None: lazyarray's default queue).
+    *thaw* turns frozen leaves into lazy arrays; *wrap_result*
+    post-processes the rebuilt result (attaching the array context to
+    containers)."""
 
     def __init__(self, f: Callable[..., Any], walker: Walker,
                  queue: cl.CommandQueue | None,
@@ -106,53 +153,346 @@ class CompiledFunction:
         self._queue = queue
         self._thaw = thaw
         self._wrap = wrap_result
-        self._programs: dict[tuple, tuple[Any, list[Any]]] = {}
+        #: the program of each signature traced
+        self.programs: dict[tuple, Program] = {}
+        self._lock = threading.Lock()
         #: how many signatures were traced
         self.trace_count = 0
-
-    def _program(self, key: tuple, structure: Structure, statics: list[Any]) -> Any:
-        entry = self._programs.get(key)
-        if entry is not None:
-            return entry
-        out_structure: list[Structure] = []
-        walker, f = self._walker, self.f
-        names = key[1]
-
-        def flat(arrays: tuple, numbers_: tuple) -> tuple:
-            it_a, it_n, it_s = iter(arrays), iter(numbers_), iter(statics)
-            leaves = []
-            for kind in key[2]:
-                leaves.append(next(it_a) if kind[0] == "array"
-                              else TracedScalar(next(it_n).node) if kind[0] == "number"
-                              else next(it_s))
-            args = unflatten_call(walker, structure, leaves)
-            positional, keywords = args[:len(args) - len(names)], args[len(args) - len(names):]
-            result = f(*positional, **dict(zip(names, keywords)))
-            out_leaves, out_struct = walker.flatten(result)
-            out_structure[:] = [out_struct]
-            return tuple(x if isinstance(x, LazyArray) else la.asarray(x) for x in out_leaves)
-
-        flat.__name__ = getattr(f, "__name__", "compiled")
-        entry = (la.jit(flat), out_structure)
-        self._programs[key] = entry
-        self.trace_count += 1
-        return entry
+        self.__name__ = getattr(f, "__name__", "compiled")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         names = tuple(sorted(kwargs))
         leaves, structure = flatten_call(self._walker, [*args, *(kwargs[n] for n in names)])
         leaves = [self._thaw(x) if hasattr(x, "shape") and not isinstance(x, LazyArray)
                   and not isinstance(x, np.generic) else x for x in leaves]
+        if TRACING.names:
+            # called by a function being traced: part of that trace
+            rebuilt = unflatten_call(self._walker, structure, leaves)
+            positional = rebuilt[:len(rebuilt) - len(names)]
+            return self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
         key = compile_key(leaves, structure, names)
-        arrays = tuple(x for x, k in zip(leaves, key[2]) if k[0] == "array")
-        numbers_ = tuple(x for x, k in zip(leaves, key[2]) if k[0] == "number")
-        statics = [x for x, k in zip(leaves, key[2]) if k[0] == "static"]
-        jitted, out_structure = self._program(key, structure, statics)
         with using_queue(self._queue):
-            out = jitted(arrays, numbers_)
-        if not isinstance(out, tuple):
-            out = (out,)
-        return self._wrap(self._walker.unflatten(out_structure[0], list(out)))
+            queue = default_queue()
+            data = []
+            numbers_ = []
+            for x, kind in zip(leaves, key[2]):
+                if kind[0] == "array":
+                    d = _device_data(x)
+                    data.append(d.copy(queue=queue) if d.offset else d)
+                elif kind[0] == "number":
+                    numbers_.append(x)
+            program = self.programs.get(key)
+            if program is None:
+                with self._lock:
+                    program = self.programs.get(key)
+                    if program is None:
+                        statics = [x for x, k in zip(leaves, key[2]) if k[0] == "static"]
+                        program = self._trace(key, structure, leaves, statics, data)
+                        self.programs[key] = program
+                        self.trace_count += 1
+            out = program.run(queue, data, numbers_)
+        return self._wrap(self._walker.unflatten(program.structure, out))
+
+    def _trace(self, key: tuple, structure: Structure, leaves: list[Any], statics: list[Any],
+               data: list[cla.Array]) -> Program:
+        started = time.perf_counter()
+        logger.info("tracing %s for actx.compile (trace %d)", self.__name__,
+                    self.trace_count + 1)
+        # fresh placeholders: nothing computed for earlier arrays is mistaken
+        # for this trace's values
+        placeholders = [Input(d.reshape(d.shape)) for d in data]
+        it_p, it_s = iter(placeholders), iter(statics)
+        params: list[Param] = []
+        traced = []
+        for x, kind in zip(leaves, key[2]):
+            if kind[0] == "array":
+                node = next(it_p)
+                traced.append(TaggedArray(node, tags_of(x), axes_of(x))
+                              if isinstance(x, TaggedArray) else LazyArray(node))
+            elif kind[0] == "number":
+                params.append(Param(len(params), np.dtype(kind[1]) if issubclass(
+                    kind[1], np.generic) else np.result_type(x)))
+                traced.append(_traced(LazyArray(params[-1]), kind[1]))
+            else:
+                traced.append(next(it_s))
+        names = key[1]
+        rebuilt = unflatten_call(self._walker, structure, traced)
+        positional = rebuilt[:len(rebuilt) - len(names)]
+        with tracing(self.__name__, len(params)) as trace:
+            result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+        params += trace.params
+        out_leaves, out_structure = self._walker.flatten(result)
+        out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node for x in out_leaves]
+        program = plan_program(out_nodes, placeholders, params, tuple(trace.supplies),
+                               out_structure, self.__name__, started)
+        for p in placeholders:
+            p.data = None       # (the program keeps no array of the call that traced it)
+        return program
+
+
+class Program:
+    """A traced function's planned kernels: *steps* (each a planned
+    :class:`~lazyarray.run.Step` with its argument sources: ``(name, k)``,
+    position *k* in the list of the call's arrays, then *consts*, then the
+    steps' results; ``(name, ("param", slot))`` a scalar parameter;
+    ``(name, ("value", v))`` a constant kernel argument), *outputs* (sources
+    of the result's leaves) and the result's *structure*. A call's scalar
+    parameters are its traced numbers followed by the values of *supplies*.
+    After the first run on a queue, calls launch each step's bound launch
+    directly (:meth:`run`)."""
+
+    def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
+                 params: tuple, supplies: tuple, consts: tuple, arrays: int,
+                 name: str = "compiled", started: float = 0.0, hoisted: int = 0):
+        self.steps = steps
+        self.outputs = outputs
+        self.structure = structure
+        self.params = params
+        self.supplies = supplies
+        self.consts = consts
+        self.arrays = arrays
+        self.name = name
+        self.started = started
+        #: invariant values computed once when tracing (see :func:`plan_program`)
+        self.hoisted = hoisted
+        #: by queue (``int_ptr``): per step, its bound launch and argument slots
+        self._direct: dict[int, tuple] = {}
+
+    def label(self) -> str:
+        """What the program computes, in the progress line of its first run."""
+        return f"{self.name}() (actx.compile)"
+
+    @property
+    def launches(self) -> int:
+        """The kernel launches of one call (steps with a kernel)."""
+        return sum(1 for step, _ in self.steps if step.compiled is not None)
+
+    def param_values(self, numbers_: list[Any]) -> list[Any]:
+        """The kernel arguments of a call's traced numbers (and supplies),
+        in their parameters' dtypes; NumPy's OverflowError for an integer a
+        conversion of the trace cannot hold."""
+        values = [*numbers_, *(v for supply in self.supplies for v in supply())]
+        converted = []
+        for param, value in zip(self.params, values):
+            for dtype in (param.dtype, *param.converted_to):
+                if dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not (
+                        np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
+                    raise OverflowError(f"integer {value} out of bounds for {dtype} (a "
+                                        "number the compiled function converts to it)")
+            converted.append(param.dtype.type(value))
+        return converted
+
+    def run(self, queue: cl.CommandQueue, data: list[cla.Array], numbers_: list[Any]
+            ) -> list[Any]:
+        """The result's leaves for the call's arrays *data* (C order, at the
+        start of their buffers) and traced numbers."""
+        params = self.param_values(numbers_) if self.params else []
+        values: list[Any] = [*data, *self.consts]
+        direct = self._direct.get(queue.int_ptr)
+        if direct is not None and not timing_kernels():
+            launched = 0
+            for (step, sources), (bound, slots) in zip(self.steps, direct):
+                if slots is not None:
+                    values.append(bound.run_at(queue, values, slots))
+                    launched += 1
+                elif bound is not None:
+                    values.append(bound(queue, _arguments(sources, values, params)))
+                    launched += 1
+                else:
+                    values.append(run_step(step, queue, _arguments(sources, values, params)))
+            STATS["launches"] += launched
+        else:
+            with progress.watch([step for step, _ in self.steps], self.started, self.label):
+                for step, sources in self.steps:
+                    values.append(run_step(step, queue, _arguments(sources, values, params)))
+            if direct is None:
+                self._direct[queue.int_ptr] = self._bind(queue)
+        return [self._output(kind, what, values, params) for kind, what in self.outputs]
+
+    def _bind(self, queue: cl.CommandQueue) -> tuple:
+        """Per step: its bound launch on *queue* and, where all its arguments
+        are arrays, their slots by position (else None: called by name);
+        ``(None, None)`` for steps run through ``run_step`` (fills, external
+        calls, kernels not bound)."""
+        table: list[tuple[Any, Any]] = []
+        for step, sources in self.steps:
+            compiled = step.compiled
+            bound = None
+            if type(compiled) is _Compiled and not getattr(step.node, "external", False):
+                bound = compiled.bound_on(queue, step.node)
+            if bound is None:
+                table.append((None, None))
+                continue
+            positions = {name: k for name, k in sources if isinstance(k, int)}
+            slots = bound.at_positions(positions) if len(positions) == len(sources) else None
+            table.append((bound, slots))
+        return tuple(table)
+
+    def _output(self, kind: str, what: Any, values: list, params: list) -> Any:
+        if kind == "step":
+            return LazyArray._holding(values[what])
+        if kind == "param":
+            return asarray(params[what])
+        if kind == "value":
+            return asarray(what)
+        return LazyArray(Input(values[what]))          # an argument or a constant
+
+
+def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
+    return {name: values[k] if isinstance(k, int) else params[k[1]] if k[0] == "param"
+            else k[1] for name, k in sources}
+
+
+def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
+                 supplies: tuple, structure: Structure, name: str = "compiled",
+                 started: float = 0.0) -> Program:
+    """The :class:`Program` computing *out_nodes* from the call's arrays
+    (*placeholders*) and scalar parameters (*params*):
+
+    - work that reads neither (index arithmetic on the discretization's
+      arrays a closure captured, say) is computed now, once
+      (:func:`invariant_frontier`), and read by every call;
+    - what several outputs share and what was asked to be stored first
+      (:func:`~lazyarray.arraycontext.freeze.stage_roots`) is planned first,
+      each as a stored value the later kernels read, as ``freeze`` computes
+      several arrays together;
+    - then the outputs."""
+    variant = {id(p) for p in placeholders}
+    hoisted = invariant_frontier(out_nodes, variant)
+    for node in hoisted:
+        evaluate(node)
+    steps: list[Step] = []
+    marked: list[Node] = []
+    try:
+        for node in stage_roots(out_nodes):
+            if computed(node) or isinstance(node, (Param, Const)):
+                continue
+            planned_now = plan([node], literals=True)
+            steps += planned_now
+            # planned: the later plans read these values as computed ones
+            for st in planned_now:
+                if on_device(st.node) is None:
+                    keep_on_device(st.node, _stand_in(st.node))
+                    marked.append(st.node)
+        steps += plan(out_nodes, literals=True)
+    finally:
+        for node in marked:
+            _DEVICE.pop(node, None)
+    position = {id(p): k for k, p in enumerate(placeholders)}
+    step_index = {id(st.node): j for j, st in enumerate(steps)}
+    consts: list[cla.Array] = []
+    const_index: dict[int, int] = {}
+    first_step = len(placeholders)       # (moved past the constants below)
+
+    def source(node: Node) -> Any:
+        if id(node) in position:
+            return ("arg", position[id(node)])
+        if isinstance(node, Param):
+            return ("param", node.slot)
+        if id(node) in step_index:
+            return ("step", step_index[id(node)])
+        if isinstance(node, Const):
+            return ("value", node.value)
+        if id(node) not in const_index:
+            const_index[id(node)] = len(consts)
+            consts.append(evaluate(node))
+        return ("const", const_index[id(node)])
+
+    raw_steps = [(st, tuple((arg, source(n)) for arg, n in st.args)) for st in steps]
+    raw_outputs = [source(n) for n in out_nodes]
+    first_step = len(placeholders) + len(consts)
+
+    def placed(src: tuple) -> Any:
+        kind, what = src
+        if kind == "arg":
+            return what
+        if kind == "const":
+            return len(placeholders) + what
+        if kind == "step":
+            return first_step + what
+        return src
+
+    planned = tuple((st, tuple((arg, placed(src)) for arg, src in sources))
+                    for st, sources in raw_steps)
+    outputs = tuple(("step", placed(src)) if src[0] == "step"
+                    else ("arg", placed(src)) if src[0] in ("arg", "const") else src
+                    for src in raw_outputs)
+    return Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
+                   len(placeholders), name, started, len(hoisted))
+
+
+def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
+    """The uncomputed nodes of *roots*' graphs that depend neither on the
+    nodes of *variant* (a call's arrays) nor on scalar parameters nor on
+    external calls, that read computed arrays (not only constants), and
+    that work depending on a call reads: computed once, they are the same
+    at every call. Past re-indexings (a view of such a node: the node
+    itself). Children before parents."""
+    order = walk_all(roots)
+    varies: dict[int, bool] = {}
+    reads_data: dict[int, bool] = {}
+    for n in order:
+        v = isinstance(n, Param) or bool(getattr(n, "external", False))
+        r = False
+        for c in n.children():
+            if id(c) in variant:
+                v = True
+            elif computed(c):
+                r = True
+            else:
+                v = v or varies.get(id(c), False)
+                r = r or reads_data.get(id(c), False)
+        varies[id(n)] = v
+        reads_data[id(n)] = r
+    chosen: dict[int, Node] = {}
+
+    def choose(n: Node) -> None:
+        if computed(n) or id(n) in chosen or not reads_data.get(id(n), False):
+            return
+        if isinstance(n, _FREE_NODES):
+            for c in n.children():
+                choose(c)
+            return
+        chosen[id(n)] = n
+
+    for n in order:
+        if varies[id(n)]:
+            for c in n.children():
+                if not varies.get(id(c), id(c) in variant):
+                    choose(c)
+    for root in roots:
+        if not computed(root) and not varies.get(id(root), True):
+            choose(root)
+    rank = {id(n): k for k, n in enumerate(order)}
+    return sorted(chosen.values(), key=lambda n: rank[id(n)])
+
+
+def _stand_in(node: Node) -> cla.Array:
+    """An array of *node*'s shape and dtype on a one-byte buffer: what a
+    planned value stands for while the kernels after it are planned (never
+    read)."""
+    queue = default_queue()
+    return cla.Array(queue, node.shape, node.dtype, data=memory_pool(queue)(1))
+
+
+def _device_data(x: Any) -> cla.Array:
+    if isinstance(x, LazyArray):
+        node = x.node
+        if type(node) is Input and node.data is not None:
+            return node.data
+        return evaluate(node)
+    node = asarray(x).node
+    assert isinstance(node, Input)
+    return node.data
+
+
+def _traced(value: LazyArray, kind: type) -> TracedScalar:
+    """The traced scalar of a number of type *kind* whose value the trace
+    sees as *value* (a scalar parameter, weak as Python numbers are): a
+    NumPy scalar's converted to its dtype, not weak."""
+    if issubclass(kind, np.generic):
+        return TracedScalar(Map("astype", (value.node,), (), np.dtype(kind)))
+    return TracedScalar(value.node)
 
 
 def flatten_call(walker: Walker, args: list[Any]) -> tuple[list[Any], Structure]:
@@ -179,4 +519,5 @@ def unflatten_call(walker: Walker, structure: Structure, leaves: list[Any]) -> l
     return args
 
 
-__all__ = ["CompiledFunction", "TracedScalar", "compile_key", "flatten_call", "unflatten_call"]
+__all__ = ["CompiledFunction", "Program", "TracedScalar", "compile_key", "flatten_call",
+           "invariant_frontier", "plan_program", "unflatten_call"]

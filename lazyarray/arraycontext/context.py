@@ -32,7 +32,7 @@ from arraycontext.impl.pyopencl.taggable_cl_array import (
 
 import lazyarray as la
 from lazyarray.arraycontext.compile import CompiledFunction
-from lazyarray.arraycontext.freeze import compute_together
+from lazyarray.arraycontext.freeze import compute_together, store_broadcast_operands
 from lazyarray.arraycontext.loopy_call import LoopyCaller
 from lazyarray.arraycontext.namespace import LazyNumpyFunctions
 from lazyarray.arraycontext.sparse import csr_matmul
@@ -166,7 +166,10 @@ class LazyarrayArrayContext(ArrayContext):
         if arg_names is not None and len(arg_names) != len(args):
             raise ValueError(f"{len(arg_names)} argument names for {len(args)} arguments")
         with using_queue(self.queue):
-            result = la.einsum(spec, *(self._thaw_leaf(a) for a in args))
+            operands = tuple(self._thaw_leaf(a) for a in args)
+            # (an operand the product reads many times is stored first)
+            store_broadcast_operands(spec, operands)
+            result = la.einsum(spec, *operands)
         tags = normalize_tags(tagged)
         return self.tag(tags, result) if tags else result
 

@@ -9,11 +9,21 @@ uncomputed nodes that two or more leaves read (and that cost something to
 compute); :func:`compute_together` computes those first (they are then
 stored values the leaves' kernels read), then the leaves.
 
-Public names: shared_roots, compute_together, SHARED_MIN_OPERATIONS.
+Work that is read many times over where it is not stored is asked to be
+stored first with :func:`store_first`: an einsum operand broadcast over
+the product's other labels (meshmode's face mass ``"ifj,fej->ei"`` reads
+each face flux once per volume node ``i``; fused into the product, the
+flux's whole expression is recomputed for each). :func:`stage_roots` is
+what computing several arrays together (here and in ``actx.compile``)
+stores first: the shared roots and the nodes asked for.
+
+Public names: shared_roots, stage_roots, store_first, store_broadcast_operands,
+compute_together, walk_all, SHARED_MIN_OPERATIONS.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import pyopencl as cl
@@ -92,6 +102,68 @@ def shared_roots(roots: Sequence[Node]) -> list[Node]:
     return sorted(chosen.values(), key=lambda n: order[id(n)])
 
 
+#: the nodes asked to be stored before what reads them (see store_first), by id
+_STORE_FIRST: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def store_first(node: Node) -> Node | None:
+    """Ask for *node* (past re-indexings: the value they read) to be stored
+    before the work that reads it, when it is computed together with other
+    work (:func:`compute_together`, ``actx.compile``) and worth a stored
+    value; the node asked for, or None."""
+    while isinstance(node, (View, Reshape)) and not computed(node):
+        node = node.arg
+    if computed(node) or isinstance(node, _FREE) or not _worth_storing(node):
+        return None
+    _STORE_FIRST[id(node)] = node
+    return node
+
+
+def store_broadcast_operands(spec: str, operands: Sequence) -> list[Node]:
+    """:func:`store_first` for each lazy operand of the einsum *spec* that its
+    product reads more than once per element: the labels it lacks (or has
+    with size 1) span more than one index. The nodes asked for."""
+    if "->" not in spec or "." in spec:
+        return []
+    inputs = spec.replace(" ", "").split("->")[0].split(",")
+    if len(inputs) < 2 or len(inputs) != len(operands):
+        return []
+    sizes: dict[str, int] = {}
+    for labels, x in zip(inputs, operands):
+        for label, n in zip(labels, getattr(x, "shape", ())):
+            sizes[label] = max(sizes.get(label, 1), int(n))
+    asked = []
+    for labels, x in zip(inputs, operands):
+        node = getattr(x, "node", None)
+        if not isinstance(node, Node):
+            continue
+        own = dict(zip(labels, x.shape))
+        reads = 1
+        for label, n in sizes.items():
+            if own.get(label, 1) == 1:
+                reads *= n
+        if reads > 1:
+            stored = store_first(node)
+            if stored is not None:
+                asked.append(stored)
+    return asked
+
+
+def stage_roots(roots: Sequence[Node]) -> list[Node]:
+    """The nodes to compute before *roots*: :func:`shared_roots` (with two
+    roots or more) and the uncomputed nodes of their graphs that
+    :func:`store_first` asked for, children before parents."""
+    chosen = shared_roots(roots) if len(roots) > 1 else []
+    if not _STORE_FIRST:
+        return chosen
+    picked = {id(n) for n in chosen}
+    result = []
+    for n in walk_all(roots):
+        if id(n) in picked or _STORE_FIRST.get(id(n)) is n:
+            result.append(n)
+    return result
+
+
 def walk_all(roots: Sequence[Node]) -> list[Node]:
     """The uncomputed nodes of all *roots*' graphs, children before parents."""
     seen: set[int] = set()
@@ -108,11 +180,16 @@ def compute_together(roots: Sequence[Node], queue: cl.CommandQueue | None = None
                      ) -> list[cla.Array]:
     """The values of *roots* on the device (on *queue*; None: lazyarray's),
     computed together: shared work (:func:`shared_roots`) runs once."""
+    if all(computed(r) for r in roots):
+        # (a compiled function's results: nothing to plan)
+        with using_queue(queue):
+            return [evaluate(r) for r in roots]
     with using_queue(queue), DEVICE_LOCK:
-        if len(roots) > 1:
-            for node in shared_roots(roots):
+        if len(roots) > 1 or _STORE_FIRST:
+            for node in stage_roots(roots):
                 evaluate(node)
         return [evaluate(r) for r in roots]
 
 
-__all__ = ["shared_roots", "compute_together", "walk_all", "SHARED_MIN_OPERATIONS"]
+__all__ = ["shared_roots", "stage_roots", "store_first", "store_broadcast_operands",
+           "compute_together", "walk_all", "SHARED_MIN_OPERATIONS"]

@@ -32,6 +32,7 @@ import numpy as np
 import pyopencl as cl
 
 import lazyarray as la
+from lazyarray.arraycontext.freeze import store_broadcast_operands
 from lazyarray.arraycontext.traversal import PlainWalker, Walker
 from lazyarray.handle import LazyArray
 from lazyarray.run import using_queue
@@ -240,8 +241,10 @@ class LazyNumpyFunctions:
         return self._walker.multimap(la.outer, a, b)
 
     def einsum(self, spec: str, *operands: Any) -> LazyArray:
-        """NumPy's einsum (size-1 labels broadcast)."""
+        """NumPy's einsum (size-1 labels broadcast); operands the product
+        reads many times are stored first (:func:`store_broadcast_operands`)."""
         with self._on_queue():
+            store_broadcast_operands(spec, operands)
             return la.einsum(spec, *operands)
 
     # }}}
