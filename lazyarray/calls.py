@@ -42,6 +42,7 @@ class ExternalCall(Node):
     computed) is the dict of the callee's outputs."""
 
     __slots__ = ("callee", "names", "args")
+    mapper_method = "map_external_call"
     #: the planner stores this node and every array it reads (see
     #: :func:`lazyarray.plan.storage.storage_plan`)
     external = True
@@ -66,6 +67,7 @@ class CallOutput(Node):
     """The output *name* of the call *call* (an array of *shape* and *dtype*)."""
 
     __slots__ = ("call", "name")
+    mapper_method = "map_call_output"
     external = True
 
     @staticmethod

@@ -3,7 +3,6 @@
 Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
 ConcretizationError, ViewWriteError, DeviceMemoryError, MEMORY_STATUS, device_memory_error,
 LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line, user_place,
-concretization_message.
 """
 
 from __future__ import annotations
@@ -119,7 +118,7 @@ def unsupported_dtype_error(dtype) -> DTypeError:
         f"(float32, float64) and complex arrays; {fix}.\n  at {user_line()}")
 
 
-def _inside(frame) -> bool:
+def inside_lazyarray(frame) -> bool:
     """Whether *frame* runs lazyarray's own code."""
     return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
 
@@ -127,7 +126,7 @@ def _inside(frame) -> bool:
 def _user_frame():
     """The innermost frame outside lazyarray (None if none)."""
     frame = sys._getframe(2)
-    while frame is not None and _inside(frame):
+    while frame is not None and inside_lazyarray(frame):
         frame = frame.f_back
     return frame
 
@@ -157,39 +156,3 @@ def user_place() -> str:
     return f"{source} ({place})" if source else place
 
 
-def concretization_message(array, what: str) -> str:
-    """Why *what* on lazy *array* is refused while ``la.jit`` traces, where,
-    and what to do instead."""
-    from lazyarray.graph import Param, walk
-    from lazyarray.tracing import TRACING
-    name = TRACING.names[-1]
-    lines = [(f"{what} needs the value of an array, but la.jit is tracing {name}(): "
-              f"values are unknown while tracing, and one computed now would be frozen "
-              f"into every later call."), f"  at {user_line()}"]
-    params = {id(n) for n in walk(array.node) if isinstance(n, Param)}
-    if params:
-        names = _argument_names(params) or ["n"]
-        lines.append(f"It depends on the Python number argument(s) {', '.join(names)} "
-                     f"of {name}, which la.jit traces as values; to branch on them or "
-                     f"use them as sizes, make them static: "
-                     f"la.jit({name}, static_argnames={tuple(names)!r}).")
-    lines.append("Instead: choose per element with la.where(condition, a, b) rather "
-                 "than an `if`; pass what sets a shape, a count or a branch as a static "
-                 "argument (static_argnames); return arrays and convert them after the "
-                 "call; or leave the function un-jitted.")
-    return "\n".join(lines)
-
-
-def _argument_names(params: set) -> list[str]:
-    """Names of the callers' variables that hold the scalar parameters
-    *params* (ids of Param nodes): the traced function's arguments."""
-    from lazyarray.handle import LazyArray
-    names = []
-    frame = sys._getframe(1)
-    while frame is not None:
-        if not _inside(frame):
-            names.extend(local for local, value in frame.f_locals.items()
-                         if isinstance(value, LazyArray) and id(value.node) in params
-                         and local not in names)
-        frame = frame.f_back
-    return names

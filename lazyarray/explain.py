@@ -21,7 +21,8 @@ from lazyarray.deferred import deferred
 from lazyarray.handle import asarray
 from lazyarray.host import HostArray
 from lazyarray.graph import (
-    Concat, Const, Input, Iota, Map, Node, Param, Reduce, Scan, View, walk)
+    Const, Input, Map, Node, Param, Reduce, walk)
+from lazyarray.mapper import NodeMapper
 from lazyarray.values import host_origin
 
 if TYPE_CHECKING:
@@ -45,28 +46,54 @@ else:
     _roofline = deferred("lazyarray.roofline")
 
 
+class Labels(NodeMapper[str]):
+    """What a node computes, in words, for ``explain`` and ``to_dot``."""
+
+    def map_input(self, node) -> str:
+        return "input"
+
+    def map_const(self, node) -> str:
+        return f"const {node.value.item()!r}"
+
+    def map_param(self, node) -> str:
+        return f"scalar argument {node.slot} of the jitted function"
+
+    def map_map(self, node) -> str:
+        return node.op
+
+    def map_reduce(self, node) -> str:
+        return f"{node.op} over axes {list(node.axes)}"
+
+    def map_scan(self, node) -> str:
+        return f"running {node.op} along axis {node.axis}"
+
+    def map_concat(self, node) -> str:
+        return f"concatenate along axis {node.axis}"
+
+    def map_iota(self, node) -> str:
+        return f"index along axis {node.axis}"
+
+    def map_view(self, node) -> str:
+        return "view"
+
+    def map_reshape(self, node) -> str:
+        return "reshape"
+
+    def map_gather(self, node) -> str:
+        return f"gather along axis {node.axis}"
+
+    def map_external_call(self, node) -> str:
+        return "external call"
+
+    def map_call_output(self, node) -> str:
+        return f"output {node.name} of an external call"
+
+
+_LABELS = Labels()
+
+
 def _label(node: Node) -> str:
-    if isinstance(node, Input):
-        kind = "input"
-    elif isinstance(node, Const):
-        kind = f"const {node.value.item()!r}"
-    elif isinstance(node, Param):
-        kind = f"scalar argument {node.slot} of the jitted function"
-    elif isinstance(node, Map):
-        kind = node.op
-    elif isinstance(node, Reduce):
-        kind = f"{node.op} over axes {list(node.axes)}"
-    elif isinstance(node, Scan):
-        kind = f"running {node.op} along axis {node.axis}"
-    elif isinstance(node, Concat):
-        kind = f"concatenate along axis {node.axis}"
-    elif isinstance(node, Iota):
-        kind = f"index along axis {node.axis}"
-    elif isinstance(node, View):
-        kind = "view"
-    else:
-        kind = type(node).__name__.lower()
-    return f"{kind} {node.shape} {node.dtype}"
+    return f"{_LABELS(node)} {node.shape} {node.dtype}"
 
 
 def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = False,

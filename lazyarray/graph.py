@@ -47,6 +47,8 @@ class Node:
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
     __slots__ = ("shape", "dtype", "_key", "depth", "__weakref__")
+    #: the method of a :class:`~lazyarray.mapper.NodeMapper` that handles this kind
+    mapper_method: str
     shape: tuple[int, ...]
     dtype: np.dtype
     _key: tuple
@@ -102,6 +104,8 @@ class Input(Node):
     Not interned: every array handed in is a value of its own (and a jitted
     call's results skip the interning table's cost)."""
 
+    mapper_method = "map_input"
+
     __slots__ = ("data", "owned")
     data: Any
     owned: bool
@@ -128,6 +132,8 @@ class Const(Node):
     """A scalar constant (broadcast to any shape); *weak* when it came from a
     Python scalar, which takes the type of the arrays it meets (NumPy 2)."""
 
+    mapper_method = "map_const"
+
     __slots__ = ("value", "weak")
 
     @staticmethod
@@ -152,6 +158,8 @@ class Param(Node):
 
     *converted_to* collects the dtypes the trace converts it to (a call checks
     that its value fits them, as NumPy's conversion of a Python int does)."""
+
+    mapper_method = "map_param"
 
     __slots__ = ("slot", "converted_to")
 
@@ -185,6 +193,8 @@ class Map(Node):
     """An elementwise operation on operands broadcast to *shape*; *weak* when
     all its operands are Python scalars (its result types as one, NEP 50)."""
 
+    mapper_method = "map_map"
+
     __slots__ = ("op", "args", "weak")
 
     @staticmethod
@@ -204,6 +214,8 @@ class Map(Node):
 
 class Reduce(Node):
     """A reduction of *arg* over *axes* (kept as length-1 axes when *keepdims*)."""
+
+    mapper_method = "map_reduce"
 
     __slots__ = ("op", "axes", "arg", "keepdims")
 
@@ -273,6 +285,8 @@ class View(Node):
     or ``("axis", k, start, step)`` (``start + step * out_index[k]``).
     """
 
+    mapper_method = "map_view"
+
     __slots__ = ("arg", "axis_map")
 
     @staticmethod
@@ -292,6 +306,8 @@ class View(Node):
 class Reshape(Node):
     """*arg* with its elements in C order read into *shape*."""
 
+    mapper_method = "map_reshape"
+
     __slots__ = ("arg",)
 
     @staticmethod
@@ -309,6 +325,8 @@ class Reshape(Node):
 
 class Concat(Node):
     """*args* (same shape except along *axis*) joined along *axis*."""
+
+    mapper_method = "map_concat"
 
     __slots__ = ("args", "axis")
 
@@ -331,6 +349,8 @@ class Concat(Node):
 class Iota(Node):
     """The index along *axis* of each element of an array of *shape* (int64)."""
 
+    mapper_method = "map_iota"
+
     __slots__ = ("axis",)
 
     @staticmethod
@@ -346,6 +366,8 @@ class Iota(Node):
 class Scan(Node):
     """Running reduction *op* (``sum``: cumsum, ``product``: cumprod) of *arg*
     along *axis*."""
+
+    mapper_method = "map_scan"
 
     __slots__ = ("op", "axis", "arg")
 
@@ -368,6 +390,8 @@ class Gather(Node):
     """Elements of *arg* picked along *axis* by the integer array *indices*
     (already checked to lie in ``[-n, n)``); the result's axis is replaced by
     the axes of *indices*."""
+
+    mapper_method = "map_gather"
 
     __slots__ = ("arg", "indices", "axis")
 

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lazyarray.errors import (
-    LONG_DOUBLES, ConcretizationError, DeviceMemoryError, DTypeError, concretization_message,
+    LONG_DOUBLES, ConcretizationError, DeviceMemoryError, DTypeError,
     device_memory_error, long_double_error, unsupported_dtype_error)
 from lazyarray.fallback import device_or_host
 from lazyarray.methods import NumPyMethods
@@ -30,7 +30,7 @@ from lazyarray.ops.regions import computed_for_windows, element_value
 from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 from lazyarray import run as _run
 from lazyarray.deferred import deferred, is_cl_array
-from lazyarray.tracing import TRACING
+from lazyarray.tracing import TRACING, concretization_message
 
 if TYPE_CHECKING:
     import pyopencl as cl

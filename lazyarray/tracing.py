@@ -2,15 +2,21 @@
 adds to every call, and the refusal of work that needs array values while
 it traces.
 
-Public names: TRACING, Trace, tracing, per_call_arguments, refuse_while_tracing.
+Public names: TRACING, Trace, tracing, per_call_arguments, refuse_while_tracing,
+concretization_message.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
+
+from lazyarray.errors import LazyArrayError, inside_lazyarray, user_line
+from lazyarray.graph import Param, walk
 
 
 class Trace:
@@ -70,7 +76,6 @@ def per_call_arguments(supply: Callable[[], Sequence], dtypes: Sequence) -> list
     the order they were registered, before its kernels (a supply may also
     just act, with no *dtypes*). For state that must move on at every call,
     such as a random stream's counter."""
-    from lazyarray.graph import Param
     trace = TRACING.traces[-1]
     params = [Param(trace.first_slot + len(trace.params) + k, dtype)
               for k, dtype in enumerate(dtypes)]
@@ -83,7 +88,42 @@ def refuse_while_tracing(what: str) -> None:
     """Raise if this thread is tracing a function for ``la.jit``: *what*
     depends on array values, which a trace must not bake in."""
     if TRACING.names:
-        from lazyarray.errors import LazyArrayError
         raise LazyArrayError(
             f"{what} depends on the values of arrays, so it cannot be used inside "
             f"la.jit (tracing {TRACING.names[-1]}); call it outside the jitted function")
+
+
+def concretization_message(array, what: str) -> str:
+    """Why *what* on lazy *array* is refused while ``la.jit`` traces, where,
+    and what to do instead."""
+    name = TRACING.names[-1]
+    lines = [(f"{what} needs the value of an array, but la.jit is tracing {name}(): "
+              f"values are unknown while tracing, and one computed now would be frozen "
+              f"into every later call."), f"  at {user_line()}"]
+    params = {id(n) for n in walk(array.node) if isinstance(n, Param)}
+    if params:
+        names = _argument_names(params) or ["n"]
+        lines.append(f"It depends on the Python number argument(s) {', '.join(names)} "
+                     f"of {name}, which la.jit traces as values; to branch on them or "
+                     f"use them as sizes, make them static: "
+                     f"la.jit({name}, static_argnames={tuple(names)!r}).")
+    lines.append("Instead: choose per element with la.where(condition, a, b) rather "
+                 "than an `if`; pass what sets a shape, a count or a branch as a static "
+                 "argument (static_argnames); return arrays and convert them after the "
+                 "call; or leave the function un-jitted.")
+    return "\n".join(lines)
+
+
+def _argument_names(params: set) -> list[str]:
+    """Names of the callers' variables that hold the scalar parameters
+    *params* (ids of Param nodes): the traced function's arguments."""
+    names: list[str] = []
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if not inside_lazyarray(frame):
+            names.extend(local for local, value in frame.f_locals.items()
+                         if isinstance(getattr(type(value), "node", None), property)
+                         and id(value.node) in params
+                         and local not in names)
+        frame = frame.f_back
+    return names

@@ -7,7 +7,7 @@ user named, which later work will read again.
 Also which inputs NumPy computed on the host (a host fallback), for ``explain``.
 
 Public names: on_device, keep_on_device, on_host, keep_on_host, hold, holder,
-made_on_host, host_origin, NAMED_DEPTH.
+made_on_host, host_origin, computed_count, NAMED_DEPTH.
 """
 
 from __future__ import annotations
@@ -32,9 +32,20 @@ def on_device(node) -> Any:
     return _DEVICE_DATA.get(_ref(node))
 
 
+#: how many values were computed in this process (see :func:`computed_count`)
+_COMPUTED = [0]
+
+
 def keep_on_device(node, value) -> None:
     """Record *value* (a device array) as *node*'s value."""
     _DEVICE[node] = value
+    _COMPUTED[0] += 1
+
+
+def computed_count() -> int:
+    """How many values were computed so far: work recorded between two
+    computations (one expression, a stencil's reads) sees one count."""
+    return _COMPUTED[0]
 
 
 def on_host(node) -> Any:

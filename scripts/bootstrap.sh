@@ -214,9 +214,10 @@ case "$ACTION" in
         for arg in "$@"; do
             [ -e "${arg%%::*}" ] && { where=(); break; }
         done
-        log "checking style (ruff) and types (mypy)"
+        log "checking style (ruff), types (mypy) and the import contracts (.importlinter)"
         "$VPY" -m ruff check . || die "ruff found problems (above)"
         "$VPY" -m mypy || die "mypy found problems (above)"
+        "$(dirname "$VPY")/lint-imports" || die "an import breaks a contract of .importlinter (above)"
         log "running the test suite"
         exec "$VPY" -m pytest -q --durations=30 -m "not slow" ${xdist[@]+"${xdist[@]}"} ${where[@]+"${where[@]}"} "$@"
         ;;

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import gc
 import logging
+import shutil
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -367,3 +371,53 @@ def test_a_loop_testing_a_value_each_step_computes_its_named_arrays(queue):
     np.testing.assert_allclose(changes, changes_np, rtol=1e-12)
     np.testing.assert_allclose(p.get(), p_np, rtol=1e-12)
     assert p.node.depth < NAMED_DEPTH + 10     # (p is computed as the loop goes)
+
+
+def test_import_contracts_hold():
+    """The stages import downward only (.importlinter's contracts, also run by CI)."""
+    root = Path(__file__).resolve().parent.parent
+    linter = Path(sys.executable).parent / "lint-imports"
+    command = [str(linter)] if linter.exists() else [shutil.which("lint-imports") or "lint-imports"]
+    result = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "BROKEN" not in result.stdout and result.stdout.count("KEPT") >= 4
+
+
+def _node_kinds() -> list[type]:
+    import lazyarray.calls  # noqa: F401  (the external call kinds)
+    kinds, stack = [], list(graph.Node.__subclasses__())
+    while stack:
+        kind = stack.pop()
+        kinds.append(kind)
+        stack.extend(kind.__subclasses__())
+    return kinds
+
+
+def test_every_node_kind_has_a_method_in_every_mapper():
+    from lazyarray.plan.accesses import Accesses, OperandUses
+    from lazyarray.plan.structure import StructureFields
+    kinds = _node_kinds()
+    assert len(kinds) >= 13
+    leaves = {"map_input", "map_const", "map_param"}
+    for kind in kinds:
+        for mapper in (Accesses, OperandUses):
+            assert callable(getattr(mapper, kind.mapper_method, None)), (mapper, kind)
+        if kind.mapper_method not in leaves:
+            assert callable(getattr(StructureFields, kind.mapper_method, None)), kind
+
+
+def test_a_mapper_refuses_a_kind_it_does_not_handle():
+    from lazyarray.mapper import CachedMapper, NodeMapper, UnhandledNodeKind
+
+    class OnlyMaps(CachedMapper):
+        def map_map(self, node):
+            return node.op
+
+    x = graph.Const(2.0, np.float64, False)
+    y = graph.Map("negative", (x,), (), np.float64)
+    only = OnlyMaps()
+    assert only(y) == "negative" and only(y) == "negative"
+    with pytest.raises(UnhandledNodeKind, match="OnlyMaps has no method map_const for Const"):
+        only(x)
+    with pytest.raises(UnhandledNodeKind):
+        NodeMapper()(y)

@@ -6,7 +6,7 @@ once at the same index, or one deep in a long chain, becomes a private
 temporary computed once, so that a kernel's code grows with the number of
 values it computes, not with the number of ways they are read.
 
-Public names: Expr, accesses, operand_uses, row_operands, TEMP_DEPTH.
+Public names: Expr, row_operands, TEMP_DEPTH.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ import pymbolic.primitives as prim
 import kernelcore as lp
 from kernelcore.ir.expr import Reduction, TypeCast, substitute
 from kernelcore.parse import parse_expression
-from lazyarray.lower.ir import (
-    affine, assignment, bounds, box, broadcast, domain, flatten, index_expr, unflatten, within)
+from lazyarray.lower.ir import assignment, bounds, box, domain
+from lazyarray.plan.accesses import accesses, concat_sources, operand_uses
+from lazyarray.plan.indexing import index_expr
 from lazyarray.lower.reduction import CPU_REDUCTION_LANES, combine, kernel_reduction
 from lazyarray.graph import (
-    Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View, computed)
+    Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View)
 from lazyarray.ops.elementwise import ELEMENTWISE
 
 #: a computed value whose expression would nest deeper than this many
@@ -32,81 +33,13 @@ from lazyarray.ops.elementwise import ELEMENTWISE
 TEMP_DEPTH = 16
 
 
-def _viewed(node: Node, index: list) -> tuple[Node, list]:
-    """The node that views of *node* read at *index*, and where (a computed
-    view is read itself: kernels take it as an input)."""
-    while isinstance(node, View) and not computed(node):
-        [(node, index, _)] = accesses(node, index)
-    return node, index
-
-
-def accesses(node: Node, index: list) -> list[tuple[Node, list | None, float]]:
-    """The children that computing *node* at *index* reads: each with the index
-    it is read at (``None`` where the read is never shared: gathered data, a
-    part of a concatenation computed only where it applies, or inside a
-    reduction) and the share of *node*'s elements that read it.
-
-    Views of one value that a concatenation joins in place (the untouched
-    parts of ``x`` in ``x[:, 3] = v``: each element read where it is) are
-    one read of that value, shared."""
-    if isinstance(node, View):
-        return [(node.arg, [m[1] if m[0] == "const" else affine(m[2], m[3], index[m[1]])
-                            for m in node.axis_map], 1)]
-    if isinstance(node, Reshape):
-        return [(node.arg, unflatten(flatten(index, node.shape), node.arg.shape), 1)]
-    if isinstance(node, Map):
-        return [(a, broadcast(index, a.shape, node.shape), 1) for a in node.args]
-    if isinstance(node, Concat):
-        total = node.shape[node.axis] or 1
-        return [(read, read_index if shared else None, sum(b - a for a, b in ranges) / total)
-                for read, read_index, shared, ranges in _concat_sources(node, index)]
-    if isinstance(node, Gather):
-        k, m = node.axis, node.indices.ndim
-        return [(node.indices, index[k:k + m], 1), (node.arg, None, 1)]
-    return [(child, None, 1) for child in node.children()]
-
-
-def _concat_sources(node: Concat, index: list) -> list[tuple[Node, list, bool, list]]:
-    """What computing *node* at *index* reads, in order: the node read, its
-    index, whether the read may be shared (a view of a value read inside its
-    bounds), and the ranges along the axis where it applies. Parts viewing one
-    value at the same index are one source."""
-    sources: list = []
-    found: dict[tuple, list] = {}
-    offset = 0
-    for arg in node.args:
-        extent = arg.shape[node.axis]
-        if extent:
-            part_index = list(index)
-            part_index[node.axis] = affine(-offset, 1, index[node.axis])
-            base, base_index = _viewed(arg, part_index)
-            if base is not arg and within(base_index, base.shape):
-                key = (id(base), tuple(base_index))
-                if key not in found:
-                    found[key] = [base, base_index, True, []]
-                    sources.append(found[key])
-                found[key][3].append((offset, offset + extent))
-            else:
-                sources.append([arg, part_index, False, [(offset, offset + extent)]])
-        offset += extent
-    return [tuple(source) for source in sources]
-
-
 def _conditional_parts(node: Node, index) -> list[tuple[Node, list]]:
     """The parts of concatenation *node* read only where they apply, each
     with its index (none for other nodes)."""
     if not isinstance(node, Concat):
         return []
     return [(read, read_index) for read, read_index, shared, _
-            in _concat_sources(node, list(index)) if not shared]
-
-
-def operand_uses(node: Node) -> list[int]:
-    """How many times the expression of *node* repeats each read of :func:`accesses`."""
-    if isinstance(node, Map) and node.op != "astype":
-        template = ELEMENTWISE[node.op]
-        return [max(1, template.count(f"{{{k}}}")) for k in range(len(node.args))]
-    return [1] * len(node.children())
+            in concat_sources(node, list(index)) if not shared]
 
 
 def _literal(c: Const):
@@ -511,7 +444,7 @@ class Expr:
         var = index_expr(index[node.axis])
         extent = node.shape[node.axis]
         sources = []
-        for read, read_index, shared, ranges in _concat_sources(node, index):
+        for read, read_index, shared, ranges in concat_sources(node, index):
             value = self(read, read_index) if shared else self._unshared_read(read, read_index)
             sources.append((TypeCast(node.dtype, value), ranges))
         if all(len(ranges) == 1 for _, ranges in sources):

@@ -3,7 +3,7 @@ views between stored values are inlined (see :mod:`lazyarray.lower.expr`),
 then a schedule is chosen for the device kind (reduction layouts, row kernels,
 transposed tiles, stencils, blocked products).
 
-Public names: build_kernel.
+Public names: build_kernel, NotApplicable.
 """
 
 from __future__ import annotations
@@ -23,14 +23,20 @@ from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_sc
 from lazyarray.lower.stencil import reads_rows, stencil_schedule
 from lazyarray.lower.tensorcore import tensor_core_schedule
 from lazyarray.lower.tiles import (
-    TILE, blocked_transpose_schedule, has_narrow_rows, is_narrow, narrow_transpose_schedule,
-    tiled_transpose_schedule, transposed_inputs)
-from lazyarray.run.tune import NotApplicable
+    blocked_transpose_schedule, is_narrow, narrow_transpose_schedule, tiled_transpose_schedule,
+    transposed_inputs)
+from lazyarray.plan.layouts import TILE, has_narrow_rows
 from lazyarray.target import Target, default_target
 from lazyarray.graph import (
     Map, Node, Reduce, Scan)
 from lazyarray.lower.expr import Expr, row_operands
-from lazyarray.lower.ir import Ix, assignment, box, domain, index_expr, out_index
+from lazyarray.lower.ir import assignment, box, domain
+from lazyarray.plan.indexing import Ix, index_expr, out_index
+
+class NotApplicable(Exception):
+    """A schedule choice (:mod:`lazyarray.run.tune`) that does not apply to
+    the kernel asked for."""
+
 
 #: the alignment (bytes) lazyarray declares for a GPU kernel's result: results
 #: are new buffers, aligned at least to OpenCL's minimum base address alignment

@@ -40,6 +40,7 @@ from kernelcore.ir.expr import Reduction, substitute
 from kernelcore.parse import parse_expression
 from lazyarray.target import Target
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
+from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
 CPU_LANES = 16
@@ -77,12 +78,6 @@ GPU_ROW_PAIR = 2
 #: 101 with groups from 32; 38 / 57 / 100 / 99 with groups from 512, where
 #: short rows left most work-items idle)
 ROW_GROUP = 32
-#: the largest work-group any GPU allows
-MAX_GROUP = 1024
-#: elements of a row array (a value kept in registers) per work-item of a GPU
-#: row kernel at most: rows of up to MAX_GROUP * ROW_SLOTS elements are read
-#: from memory once
-ROW_SLOTS = 32
 #: work-items of a GPU row kernel's group over short rows (fewer than
 #: ROW_GROUP * SHORT_ROW_SLOTS elements), which holds several rows
 SHORT_ROW_GROUP = 128

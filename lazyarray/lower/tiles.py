@@ -26,8 +26,8 @@ per element made the work-items of the boundary columns of a stencil
 diverge from the others in every warp.
 
 Public names: transposed_inputs, tiled_transpose_schedule, blocked_transpose_schedule,
-narrow_transpose_schedule, is_narrow, has_narrow_rows, read_subscripts, input_reads, tag_batch,
-TILE, BLOCK, NARROW, NARROW_COLUMNS.
+narrow_transpose_schedule, is_narrow, read_subscripts, input_reads, tag_batch, BLOCK, NARROW
+(the tile's edge and the row test are :mod:`lazyarray.plan.layouts`').
 """
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ import kernelcore as lp
 from kernelcore.check_bounds import check_bounds
 from kernelcore.diagnostic import AccessOutOfBoundsError, KernelcoreError
 from kernelcore.ir.expr import collect_accesses, get_dependencies
+from lazyarray.plan.layouts import NARROW_COLUMNS, TILE
 
-#: edge of a square tile (one warp wide)
-TILE = 32
 #: edge of a CPU work-item's block
 BLOCK = 16
 #: work-item rows of a tile's work-group (each walks TILE // ROWS tile rows)
@@ -48,10 +47,6 @@ ROWS = 8
 #: an H200: 310 us with a work-group row per result row, 135 us, a copy's
 #: time, this way)
 NARROW = 16
-#: ... and a result with at most this many columns has each work-item write
-#: a row (2*a.T of 4x16777216: 238 us -> 154 us; of 16x4194304 this way
-#: 758 us, a row's stores too far apart)
-NARROW_COLUMNS = 4
 #: work-items per group of that layout
 NARROW_GROUP = 256
 
@@ -133,16 +128,6 @@ def blocked_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: t
     knl = lp.split_iname(knl, row, block, outer_tag="g.1")
     knl = tag_batch(knl, inames, extents)
     return knl
-
-
-def has_narrow_rows(extents: tuple) -> bool:
-    """Whether a GPU result of *extents* has each work-item write a whole row
-    whatever it reads: rows of 2 to :data:`NARROW_COLUMNS` elements, more
-    rows than a tile. (W5's heat steps over 16777216x4 on an H200: 1851 ->
-    1683 us with a work-item per row, no longer diverging on the boundary
-    columns; over 8388608x3: 646 -> 472 us; ``a*b + c`` of 16777216x4:
-    276 -> 249 us.)"""
-    return len(extents) >= 2 and 1 < extents[-1] <= NARROW_COLUMNS and extents[-2] > TILE
 
 
 def is_narrow(extents: tuple) -> bool:

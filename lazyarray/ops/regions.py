@@ -20,7 +20,7 @@ import numpy as np
 
 from lazyarray import run as _run
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
-from lazyarray.values import on_device, on_host
+from lazyarray.values import computed_count, on_device, on_host
 from lazyarray.tracing import TRACING
 
 
@@ -50,26 +50,36 @@ def computed_outside_trace(node: Node) -> bool:
     return (type(node) is Input or on_device(node) is not None) and not TRACING.names
 
 
-#: per uncomputed array outside a trace: the offsets of the windows read of it
+#: per uncomputed array outside a trace: the offsets of the windows read of
+#: it, the computation count at the last new one, and how many counts saw one
 _PENDING_WINDOWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: an uncomputed array read in windows at this many different offsets (a loop
-#: over its windows) is computed, once for all its windows
+#: an uncomputed array read at new offsets between this many different
+#: computations (a loop over its windows, computing each) is computed, once
+#: for all its windows; the reads of one expression (a stencil of the value:
+#: shifted slices, fused into one kernel) count once
 PENDING_WINDOW_LIMIT = 3
 
 
 def computed_for_windows(node: Node, ranges) -> bool:
     """Whether *node*, an uncomputed array outside a trace, was computed now
-    because windows of it were read at :data:`PENDING_WINDOW_LIMIT` different
-    offsets (each window would otherwise compute the whole graph again, in
-    a kernel of its own per offset)."""
+    because windows of it were read at new offsets between
+    :data:`PENDING_WINDOW_LIMIT` different computations (each window would
+    otherwise compute the whole graph again, in a kernel of its own per
+    offset)."""
     if TRACING.names or type(node) in (Input, Const) or on_device(node) is not None \
             or math.prod(node.shape) > ELEMENT_BASE_LIMIT:
         return False
     seen = _PENDING_WINDOWS.get(node)
     if seen is None:
-        seen = _PENDING_WINDOWS[node] = set()
-    seen.add(tuple(start for start, _, _ in ranges))
-    if len(seen) < PENDING_WINDOW_LIMIT:
+        seen = _PENDING_WINDOWS[node] = [set(), -1, 0]
+    offsets, count = seen[0], computed_count()
+    offset = tuple(start for start, _, _ in ranges)
+    if offset in offsets:
+        return False
+    offsets.add(offset)
+    if count != seen[1]:
+        seen[1], seen[2] = count, seen[2] + 1
+    if seen[2] < PENDING_WINDOW_LIMIT:
         return False
     with _run.DEVICE_LOCK:
         _run.evaluate(node)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.lower.reduction import MAX_GROUP, ROW_SLOTS
-from lazyarray.lower.tiles import has_narrow_rows
+from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS, has_narrow_rows
 from lazyarray.target import Target, default_target
 from lazyarray.graph import (
     Concat, Const, Gather, Input, Map, Node, Param, Reduce, Scan, View, computed, walk)
-from lazyarray.lower.expr import accesses, operand_uses
-from lazyarray.lower.ir import out_index
+from lazyarray.plan.accesses import accesses, operand_uses
+from lazyarray.plan.indexing import out_index
 
 
 #: per device kind: a computed node that would be evaluated this many times
@@ -141,7 +140,7 @@ def storage_plan(root: Node, target: Target | None = None,
     absorbed = row_reductions(root, {k for k in reasons if k != id(root)}, ROW_LIMIT[kind],
                               size)
     if absorbed:
-        ops = ", ".join(n.op for n in order if id(n) in absorbed)
+        ops = ", ".join(getattr(n, "op", "") for n in order if id(n) in absorbed)
         reasons[id(root)] += f" (row kernel: {ops} per row)"
     return [(n, reasons[id(n)]) for n in order
             if id(n) in reasons and id(n) not in absorbed]

@@ -26,10 +26,11 @@ from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.calls import launch_of
 from lazyarray.graph import (
-    Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View,
+    Const, Input, Map, Node, Param, Reduce, Scan, View,
     computed, walk)
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
+from lazyarray.plan.structure import structure_fields
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
@@ -66,9 +67,7 @@ def _structure_key(node: Node, inputs: dict) -> tuple:
         elif isinstance(n, Const):
             entry = n._key
         else:
-            entry = (type(n).__name__, getattr(n, "op", None), n.shape, n.dtype.str,
-                     getattr(n, "axes", None), getattr(n, "keepdims", None),
-                     getattr(n, "axis_map", None), getattr(n, "axis", None),
+            entry = (n.mapper_method, n.shape, n.dtype.str, structure_fields(n),
                      tuple(number[id(c)] for c in n.children()))
         number[id(n)] = len(entries)
         entries.append(entry)
@@ -204,11 +203,8 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
                     continue
                 expanded = True
         if expanded:
-            fields = _FIELDS.get(type(node))
-            entry = (type(node), node.shape, node.dtype,
-                     tuple([number[id(c)] for c in node.children()]),
-                     *([getattr(node, f) for f in fields] if fields is not None else
-                       [getattr(node, f, None) for f in _STRUCTURE_FIELDS]))
+            entry = (node.mapper_method, node.shape, node.dtype,
+                     tuple([number[id(c)] for c in node.children()]), structure_fields(node))
             if deep and node.depth >= NAMED_DEPTH and node is not root \
                     and holder(node) is not None:
                 named.append(node)
@@ -217,14 +213,6 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
         order.append(node)
         entries.append(entry)
     return order, tuple(entries), tuple(named)
-
-
-#: the fields of an operation that the planner reads besides shape, dtype and operands
-_STRUCTURE_FIELDS = ("op", "axes", "keepdims", "axis_map", "axis")
-#: per class of graph.py's operations (slotted: no other fields): those it has
-_FIELDS = {cls: tuple(f for f in _STRUCTURE_FIELDS
-                      if any(f in getattr(c, "__slots__", ()) for c in cls.__mro__))
-           for cls in (Map, Reduce, Scan, View, Reshape, Concat, Iota, Gather)}
 
 
 def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:

@@ -30,15 +30,12 @@ import numpy as np
 import pyopencl as cl
 
 from kernelcore.diagnostic import KernelcoreError
+from lazyarray.lower.kernel import NotApplicable
 
 logger = logging.getLogger(__name__)
 
 #: one tuned size: (knob, value), see :data:`CANDIDATES`
 Choice = tuple[str, tuple]
-
-
-class NotApplicable(Exception):
-    """A choice that does not apply to the kernel being built."""
 
 
 #: values tried per device kind and knob; each is passed on to the schedule
