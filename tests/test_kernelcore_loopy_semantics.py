@@ -135,3 +135,14 @@ def test_atomic_store(queue, dtype):
     assert "kc_atomic_store" in lp.generate_code_v2(knl).device_code()
     _, (out,) = knl(queue)
     np.testing.assert_array_equal(out, np.arange(7, 11, dtype=dtype))
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("trace_assignments", ["foo[0]", "foo[1]", "foo[2]"]),
+    ("trace_assignment_values", ["foo[0] = 0", "foo[1] = 1.5", "foo[2] = 3"])])
+def test_trace_assignments(capfd, option, expected):
+    knl = lp.make_kernel("{[i]: 0<=i<3}", "foo[i] = 1.5*i", target=lp.ExecutableCTarget())
+    knl = lp.set_options(knl, **{option: True})
+    _, (foo,) = knl()
+    np.testing.assert_allclose(foo, [0, 1.5, 3])
+    assert capfd.readouterr().out.split("\n")[:3] == expected

@@ -1,7 +1,7 @@
 """Helper C functions generated code calls (Python-semantics ``//`` and ``%``,
 integer powers, atomic updates), each emitted once in a kernel's preamble.
 
-Public names: HelperRegistry.
+Public names: HelperRegistry, trace_printf.
 """
 
 from __future__ import annotations
@@ -104,3 +104,17 @@ class HelperRegistry:
         self.helpers[name] = (f"{self.linkage} void {name}(volatile __global {ctype} *p, "
                               f"{ctype} v) {{ {body} }}")
         return name
+
+
+def trace_printf(name: str, index: list[str], value: str | None, dtype: np.dtype) -> str:
+    """A ``printf`` statement reporting a write of array (or scalar) *name* at
+    the C index expressions *index*, with the written *value* (C code) when given
+    (the options ``trace_assignments`` and ``trace_assignment_values``)."""
+    where = f"[{', '.join(['%ld'] * len(index))}]" if index else ""
+    args = [f"(long) ({ix})" for ix in index]
+    what = ""
+    if value is not None and dtype.kind in "biu":
+        what, args = " = %ld", args + [f"(long) ({value})"]
+    elif value is not None and dtype.kind == "f":
+        what, args = " = %g", args + [f"({value})"]
+    return f'printf("{name}{where}{what}\\n"{"".join(", " + a for a in args)});'

@@ -19,6 +19,7 @@ from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
 from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
+from kernelcore.codegen.helpers import trace_printf
 from kernelcore.codegen.storage import initial_values, storage_size
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
@@ -34,7 +35,7 @@ from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.ir.instruction import (
     Assignment, BarrierInstruction, CallInstruction, CInstruction, NoOpInstruction,
-    assignee_var_name)
+    assignee_subscript, assignee_var_name)
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import (
     Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
@@ -402,6 +403,12 @@ class _Generator:
         else:
             rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
             node = cast.Statement(f"{lhs} = {rhs};")
+        opts = self.knl.options
+        if opts.trace_assignments or opts.trace_assignment_values:
+            index = [self.emit(ix, context) for ix in assignee_subscript(insn.assignee)]
+            node = cast.Block([node, cast.Statement(trace_printf(
+                assignee_var_name(insn.assignee), index,
+                lhs if opts.trace_assignment_values else None, lhs_t))])
         return node
 
     def atomic_update(self, insn, lhs: str, dtype, context) -> str:
