@@ -52,8 +52,8 @@ class _ReductionResolver(IdentityMapper):
     def _reduction_inames(self, arg):
         if isinstance(arg, prim.Variable):
             names = (arg.name,)
-        elif isinstance(arg, (tuple, list)) and arg and all(
-                isinstance(a, prim.Variable) for a in arg):
+        elif isinstance(arg, (tuple, list)) and all(
+                isinstance(a, prim.Variable) for a in arg):     # (none: the value itself)
             names = tuple(a.name for a in arg)
         else:
             return None

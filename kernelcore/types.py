@@ -192,6 +192,8 @@ class TypeInferenceMapper(Mapper):
         if expr.operation.startswith(("segmented(", "segmented_flag(")):
             return self.rec(expr.expr[expr.operation.startswith("segmented_flag(")])
         t = self.rec(expr.expr)
+        if not expr.inames:         # over no inames: the value itself
+            return t
         if expr.operation in ("argmax", "argmin"):
             return ExprType(self.index_dtype, weak=True)
         if expr.operation in ("any", "all"):

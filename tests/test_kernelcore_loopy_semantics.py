@@ -146,3 +146,27 @@ def test_trace_assignments(capfd, option, expected):
     _, (foo,) = knl()
     np.testing.assert_allclose(foo, [0, 1.5, 3])
     assert capfd.readouterr().out.split("\n")[:3] == expected
+
+
+def test_simul_reduce_and_reduction_over_no_inames(queue):
+    knl = lp.make_kernel("{[i,j]: 0<=i,j<4}", """
+        a = 1.5 + simul_reduce(sum, (i,j), i*j)
+        b = reduce(any, [], 5)
+        """)
+    insns = knl.default_entrypoint.instructions
+    assert [insn.expression.children[1].allow_simultaneous for insn in insns[:1]] == [True]
+    _, (a, b) = knl(queue)
+    assert a == 1.5 + 36 and b == 5
+
+
+def test_realize_reduction_filter_list():
+    knl = lp.make_kernel("{[i, j, k]: 0<=i,j,k<10}", """
+        a = sum(i, 8*i)    {id=w_a}
+        b = sum(j, j*j)    {id=w_b}
+        c = sum(k, 3*k) {id=w_c}
+        """)
+    done = lp.realize_reduction(knl, insn_id_filter=["w_a", "w_b"]).default_entrypoint
+    assert [done.id_to_insn[i].reduction_inames() for i in ("w_a", "w_b", "w_c")] == [
+        frozenset(), frozenset(), frozenset({"k"})]
+    with pytest.raises(lp.KernelcoreError, match="'nope'"):
+        lp.realize_reduction(knl, insn_id_filter=["w_a", "nope"])

@@ -130,6 +130,8 @@ class _Realizer(IdentityMapper):
         return expr
 
     def map_reduction(self, expr: Reduction):
+        if not expr.inames:         # over no inames: the value itself, as in loopy
+            return self.rec(expr.expr)
         if expr.operation in ("argmax", "argmin"):
             return self._arg_reduction(expr)
         if expr.operation.startswith(("segmented(", "segmented_flag(")):
@@ -459,7 +461,7 @@ def realize_reduction(knl):
             continue
         realizer = _Realizer(knl, insn, types, names)
         expr = realizer(insn.expression)
-        if not realizer.new_insns:
+        if not realizer.new_insns and expr == insn.expression:
             new_insns.append(insn)
             continue
         changed = True
