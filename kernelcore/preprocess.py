@@ -50,9 +50,10 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
     """The kernel (or translation unit) with its reductions turned into
     accumulator temporaries and the instructions that initialize and update
     them, as loopy's ``realize_reduction``. *insn_id_filter* (an instruction
-    id or a list of ids) limits this to those instructions. Types are inferred first; with *unknown_types_ok*
-    False every type must be known. Reductions over triangular domains
-    (``{[i,j]: 0<=i<n and 0<=j<=i}``) are realized as scans where the sweep
+    id or a list of ids) limits this to those instructions. Types are
+    inferred first; with *unknown_types_ok* False every type must be known.
+    Reductions over triangular domains (``{[i,j]: 0<=i<n and 0<=j<=i}``) are
+    realized as scans where the sweep
     steps by one (a running value along a sequential or ``l.N`` sweep), else as a
     reduction per sweep value; *force_scan* raises
     :class:`~kernelcore.diagnostic.ReductionIsNotTriangularError` for a
