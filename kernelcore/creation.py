@@ -34,7 +34,7 @@ from kernelcore.ir.instruction import (
     NoOpInstruction,
     assignee_subscript, assignee_var_name, has_slices)
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.subst import SubstitutionRule, expand_rules
+from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
 
@@ -42,8 +42,8 @@ logger = logging.getLogger(__name__)
 
 
 class _ReductionResolver(IdentityMapper):
-    """Calls ``sum(k, e)``, ``reduce(sum, k, e)`` (and ``max/min(k, e)`` with k an
-    iname) -> Reduction;
+    """Calls ``sum(k, e)``, ``reduce(sum, k, e)``, ``simul_reduce(sum, k, e)`` (and
+    ``max/min(k, e)`` with k an iname) -> Reduction;
     ``float32(e)`` and the other dtype names -> TypeCast."""
 
     def __init__(self, inames: set[str]):
@@ -52,8 +52,8 @@ class _ReductionResolver(IdentityMapper):
     def _reduction_inames(self, arg):
         if isinstance(arg, prim.Variable):
             names = (arg.name,)
-        elif isinstance(arg, (tuple, list)) and arg and all(
-                isinstance(a, prim.Variable) for a in arg):
+        elif isinstance(arg, (tuple, list)) and all(
+                isinstance(a, prim.Variable) for a in arg):     # (none: the value itself)
             names = tuple(a.name for a in arg)
         else:
             return None
@@ -62,9 +62,20 @@ class _ReductionResolver(IdentityMapper):
     def map_call(self, expr):
         fn = expr.function
         params = expr.parameters
-        if isinstance(fn, prim.Variable) and fn.name == "reduce" and len(params) == 3 \
-                and isinstance(params[0], prim.Variable):     # reduce(op, inames, expr)
-            return self.map_call(prim.Call(params[0], params[1:]))
+        if isinstance(fn, prim.Variable) and fn.name in ("reduce", "simul_reduce") \
+                and len(params) == 3 and isinstance(params[0], prim.Variable):
+            # reduce(op, inames, expr); simul_reduce: the same, allow_simultaneous
+            red = self.map_call(prim.Call(params[0], params[1:]))
+            if not isinstance(red, Reduction):
+                raise ParseError(f"{expr}: '{params[0].name}' is not a reduction over "
+                                 f"inames {params[1]}")
+            return dataclasses.replace(red, allow_simultaneous=fn.name == "simul_reduce")
+        segmented = _segmented_op(expr)
+        if segmented is not None:       # reduce(segmented(op), inames, value, flag)
+            names = self._reduction_inames(params[1])
+            if names is None or any(n not in self.inames for n in names):
+                raise ParseError(f"{expr}: the second argument must name inames")
+            return Reduction(segmented, names, (self.rec(params[2]), self.rec(params[3])))
         if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
@@ -145,6 +156,48 @@ class _SubArrayLowering(IdentityMapper):
         return prim.Slice((None if lo == 0 else lo, hi + 1))
 
 
+def _segmented_op(expr) -> str | None:
+    """``segmented(op)`` (or ``segmented_flag(op)``) for a call
+    ``reduce(segmented(op), inames, value, flag)``, else None."""
+    if not (isinstance(expr, prim.Call) and expr.function == prim.Variable("reduce")
+            and len(expr.parameters) == 4):
+        return None
+    kind = expr.parameters[0]
+    if (isinstance(kind, prim.Call) and isinstance(kind.function, prim.Variable)
+            and kind.function.name in ("segmented", "segmented_flag")
+            and len(kind.parameters) == 1 and isinstance(kind.parameters[0], prim.Variable)
+            and kind.parameters[0].name in ("sum", "product", "max", "min")):
+        return f"{kind.function.name}({kind.parameters[0].name})"
+    raise ParseError(f"{expr}: a four-argument reduce() is a segmented scan, "
+                     "reduce(segmented(sum|product|max|min), inames, value, flag)")
+
+
+def _second_output(pi: ParsedInstruction, expression, suffix: str) -> ParsedInstruction:
+    """The instruction computing the second of *pi*'s two outputs from *expression*
+    (its id: *pi*'s with *suffix*; its temporary declaration: the one written
+    before the second assignee)."""
+    declared = pi.extra.get("assignee_types", {}).get(1)
+    return dataclasses.replace(
+        pi, assignee=pi.assignee[1], expression=expression,
+        temp_var_type=declared if declared is not None else None,
+        id=None if pi.id is None else f"{pi.id}_{suffix}",
+        extra={**pi.extra, "inames_of": pi.assignee[0]})   # runs where the first one does
+
+
+def _split_segmented(pi: ParsedInstruction) -> list:
+    """``v[i], f[i] = reduce(segmented(op), j, value, flag)`` as one instruction
+    for the values and one for the flags (id suffix ``_flag``)."""
+    if len(pi.assignee) != 2:
+        raise ParseError(f"{pi.source!r}: a segmented reduction has two outputs "
+                         "(the values and the segment flags)")
+    e = pi.expression
+    op = e.parameters[0]
+    flag_expr = prim.Call(e.function, (prim.Variable("segmented_flag")(*op.parameters),)
+                          + e.parameters[1:])
+    return [dataclasses.replace(pi, assignee=pi.assignee[0]),
+            _second_output(pi, flag_expr, "flag")]
+
+
 def _split_make_tuple(pi: ParsedInstruction) -> list:
     """``a, b = make_tuple(x, y)`` as ``a = x`` and ``b = y`` (ids: the
     instruction's, then with ``_1``, ``_2``, ...)."""
@@ -173,6 +226,10 @@ def _split_arg_reductions(parsed: list) -> list:
                 and isinstance(e, prim.Call) and e.function == prim.Variable("make_tuple")):
             out += _split_make_tuple(pi)
             continue
+        if isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple) \
+                and _segmented_op(e) is not None:
+            out += _split_segmented(pi)
+            continue
         if not (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
                 and isinstance(e, prim.Call) and isinstance(e.function, prim.Variable)
                 and e.function.name in ("argmax", "argmin")):
@@ -191,9 +248,7 @@ def _split_arg_reductions(parsed: list) -> list:
         op = "max" if e.function.name == "argmax" else "min"
         out.append(dataclasses.replace(pi, assignee=pi.assignee[0],
                                        expression=prim.Variable(op)(over, value)))
-        out.append(dataclasses.replace(
-            pi, assignee=pi.assignee[1], expression=e.function(over, value),
-            id=None if pi.id is None else f"{pi.id}_index", extra=dict(pi.extra)))
+        out.append(_second_output(pi, e.function(over, value), "index"))
     return out
 
 
@@ -366,6 +421,14 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
              for pi in parsed if isinstance(pi, ParsedInstruction) and pi.kind == "subst"}
     parsed = _split_arg_reductions([pi for pi in parsed if not (
         isinstance(pi, ParsedInstruction) and pi.kind == "subst")])
+    bare = frozenset(n for n, r in rules.items() if not r.arguments)
+    if bare:
+        rules = {n: dataclasses.replace(r, expression=call_bare_rules(r.expression, bare))
+                 for n, r in rules.items()}
+        parsed = [dataclasses.replace(
+            pi, expression=call_bare_rules(pi.expression, bare),
+            predicates=frozenset(call_bare_rules(p, bare) for p in pi.predicates))
+            if isinstance(pi, ParsedInstruction) else pi for pi in parsed]
 
     def expanded(expr):
         return None if expr is None else expand_rules(expr, rules)
@@ -408,10 +471,13 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if isinstance(pi.assignee, tuple):      # a, b = f(x): several outputs
                 assignee, *rest = (resolver(lower(a)) for a in pi.assignee)
                 extra = tuple(rest)
+                for k, declared in pi.extra.get("assignee_types", {}).items():
+                    declared_temps[assignee_var_name(extra[k - 1])] = declared
             else:
                 assignee = resolver(lower(pi.assignee))
             expression = resolver(lower(pi.expression))
         within = _insn_inames(pi, [expanded(assignee), *map(expanded, extra),
+                                   expanded(resolver(pi.extra.get("inames_of", 0))),
                                    expanded(expression), *map(expanded, predicates)],
                               iname_set, proto.domain_parent_inames)
         common = dict(id=insn_id, depends_on=frozenset(pi.depends_on),

@@ -23,7 +23,9 @@ class Options:
     shape/dtype/stride checks of passed arrays; *allow_terminal_colors*: accepted
     for compatibility (output is never colored);
     *enforce_array_accesses_within_bounds*: an array access that may leave its
-    array raises (True), warns (False), or is not looked for (``"no_check"``).
+    array raises (True), warns (False), or is not looked for (``"no_check"``);
+    *trace_assignments*: the generated code prints (``printf``) the place of
+    each assignment as it runs, *trace_assignment_values* the value too.
     """
 
     write_code: bool = False
@@ -33,6 +35,8 @@ class Options:
     skip_arg_checks: bool = False
     allow_terminal_colors: bool = False
     enforce_array_accesses_within_bounds: bool | str = True
+    trace_assignments: bool = False
+    trace_assignment_values: bool = False
 
     def __post_init__(self):
         if self.enforce_array_accesses_within_bounds not in (True, False, "no_check"):

@@ -9,7 +9,7 @@ Grammar (one statement per line; ``#`` starts a comment)::
     [i,j]: lhs = rhs                                explicit loop indices
     for i[, j]  ...  end                            loop block
     if cond  ...  [elif cond ...] [else ...]  end   conditional block
-    name(arg, ...) := expr                          substitution rule
+    name[(arg, ...)] := expr                        substitution rule
     ... nop [{...}]                                 no-op (dependency anchor)
     ... lbarrier / ... gbarrier                     local / global barrier
 
@@ -226,13 +226,27 @@ _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>
                    re.S)
 
 
-_RULE = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(([^)]*)\)\s*:=(.*)$", re.S)
+_TEMP_DECL = re.compile(r"^\s*<([^<>]*)>(.*)$", re.S)
+
+
+def _declared_type(text: str, line: str):
+    """The type of a temporary declared ``<text>``: "auto" when empty, else a dtype."""
+    tname = text.strip()
+    if not tname:
+        return "auto"
+    try:
+        return np.dtype(tname)
+    except TypeError:
+        raise ParseError(f"unknown type <{tname}> in {line.strip()!r}") from None
+
+
+_RULE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\(([^)]*)\))?\s*:=(.*)$", re.S)
 
 
 def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
     rule = _RULE.match(line)
     if rule:
-        args = tuple(a.strip() for a in rule.group(2).split(",") if a.strip())
+        args = tuple(a.strip() for a in (rule.group(2) or "").split(",") if a.strip())
         return ParsedInstruction(kind="subst", source=line.strip(),
                                  assignee=rule.group(1), expression=parse_expression(
                                      rule.group(3)), extra={"arguments": args})
@@ -253,14 +267,7 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
             pi.explicit_inames = frozenset(
                 s.strip() for s in m.group("inames").split(",") if s.strip())
         if m.group("type") is not None:
-            tname = m.group("type").strip()
-            if not tname:
-                pi.temp_var_type = "auto"
-            else:
-                try:
-                    pi.temp_var_type = np.dtype(tname)
-                except TypeError:
-                    raise ParseError(f"unknown type <{tname}> in {line.strip()!r}") from None
+            pi.temp_var_type = _declared_type(m.group("type"), line)
         rest = m.group("rest")
         eq = _ASSIGN_EQ.search(rest)
         if eq is None:
@@ -269,6 +276,14 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
         if not lhs_text.strip() or not rhs_text.strip():
             raise ParseError(f"assignment with an empty side: {line.strip()!r}")
         parts = _split_top_level(lhs_text)
+        if len(parts) > 1:
+            # a later assignee may declare its own temporary: 'out[i], <>flag = ...'
+            for k, part in enumerate(parts[1:], 1):
+                decl = _TEMP_DECL.match(part)
+                if decl is not None:
+                    pi.extra.setdefault("assignee_types", {})[k] = _declared_type(
+                        decl.group(1), line)
+                    parts[k] = decl.group(2)
         assignee = (tuple(_parse_assignee(p) for p in parts) if len(parts) > 1
                     else parse_expression(lhs_text))
         pi.expression = parse_expression(rhs_text)

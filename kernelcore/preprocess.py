@@ -49,10 +49,11 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
                       force_outer_iname_for_scan=None):
     """The kernel (or translation unit) with its reductions turned into
     accumulator temporaries and the instructions that initialize and update
-    them, as loopy's ``realize_reduction``. *insn_id_filter* limits this to
-    one instruction id. Types are inferred first; with *unknown_types_ok*
-    False every type must be known. Reductions over triangular domains
-    (``{[i,j]: 0<=i<n and 0<=j<=i}``) are realized as scans where the sweep
+    them, as loopy's ``realize_reduction``. *insn_id_filter* (an instruction
+    id or a list of ids) limits this to those instructions. Types are
+    inferred first; with *unknown_types_ok* False every type must be known.
+    Reductions over triangular domains (``{[i,j]: 0<=i<n and 0<=j<=i}``) are
+    realized as scans where the sweep
     steps by one (a running value along a sequential or ``l.N`` sweep), else as a
     reduction per sweep value; *force_scan* raises
     :class:`~kernelcore.diagnostic.ReductionIsNotTriangularError` for a
@@ -64,7 +65,7 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
 
     def realize(knl: LoopKernel) -> LoopKernel:
         if force_scan:
-            check_scans(knl, insn_id_filter, force_outer_iname_for_scan)
+            check_scans(knl, wanted, force_outer_iname_for_scan)
         try:
             return realize_typed(infer_types(expand_subst(knl),
                                              require_all=not unknown_types_ok))
@@ -73,14 +74,19 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
                 raise
             return knl      # realized when preprocessed, once the types are given
 
+    wanted = None if insn_id_filter is None else (
+        {insn_id_filter} if isinstance(insn_id_filter, str) else set(insn_id_filter))
+
     def realize_typed(typed: LoopKernel) -> LoopKernel:
-        if insn_id_filter is None:
+        if wanted is None:
             return _realize_typed(split_group_reductions(typed))
-        others = [i for i in typed.instructions if i.id != insn_id_filter]
-        if len(others) == len(typed.instructions):
-            raise KernelcoreError(f"realize_reduction: no instruction '{insn_id_filter}'")
+        missing = wanted - {i.id for i in typed.instructions}
+        if missing:
+            raise KernelcoreError("realize_reduction: no instruction(s) "
+                                  + ", ".join(f"'{m}'" for m in sorted(missing)))
+        others = [i for i in typed.instructions if i.id not in wanted]
         only = typed.copy(instructions=tuple(i for i in typed.instructions
-                                             if i.id == insn_id_filter))
+                                             if i.id in wanted))
         done = _realize_typed(split_group_reductions(only))
         return done.copy(instructions=tuple(others) + done.instructions)
 

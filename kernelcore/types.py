@@ -189,7 +189,11 @@ class TypeInferenceMapper(Mapper):
         return ExprType(result)
 
     def map_reduction(self, expr):
+        if expr.operation.startswith(("segmented(", "segmented_flag(")):
+            return self.rec(expr.expr[expr.operation.startswith("segmented_flag(")])
         t = self.rec(expr.expr)
+        if not expr.inames:         # over no inames: the value itself
+            return t
         if expr.operation in ("argmax", "argmin"):
             return ExprType(self.index_dtype, weak=True)
         if expr.operation in ("any", "all"):
@@ -231,11 +235,11 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
 
 def infer_types(knl, *, require_all: bool = True):
     """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
-    parameters filled in from the instructions that write them. Substitution
-    rules are expanded first. In a translation unit, a kernel calling others
-    is typed as if they were inlined (a callee's outputs type the caller's
-    arrays); a callee's unknown types stay unknown unless its own
-    instructions decide them."""
+    parameters filled in from the instructions that write them (as if the
+    substitution rules were expanded; the copy keeps them). In a translation
+    unit, a kernel calling others is typed as if they were inlined (a callee's
+    outputs type the caller's arrays); a callee's unknown types stay unknown
+    unless its own instructions decide them."""
     from kernelcore.translation_unit import TranslationUnit, callee_kernels
     if not isinstance(knl, TranslationUnit):
         callees = callee_kernels(knl)
@@ -269,9 +273,9 @@ def infer_types(knl, *, require_all: bool = True):
     return result
 
 
-def _infer_kernel_types(knl, *, require_all: bool = True):
+def _infer_kernel_types(original, *, require_all: bool = True):
     from kernelcore.ir.subst import expand_kernel_rules
-    knl = expand_kernel_rules(knl)
+    knl = expand_kernel_rules(original)
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
         if dtypes.get(p, knl.index_dtype) is None:
@@ -348,7 +352,7 @@ def _infer_kernel_types(knl, *, require_all: bool = True):
             raise TypeInferenceFailure(
                 f"instruction '{insn.id}' assigns a complex value ({t.dtype}) to "
                 f"'{target}' of real type {tdt}")
-    return _with_dtypes(knl, dtypes)
+    return _with_dtypes(original, dtypes)
 
 
 def _with_dtypes(knl, dtypes):

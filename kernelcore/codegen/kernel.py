@@ -19,6 +19,7 @@ from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
 from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
 from kernelcore.codegen.simplify import simplify
+from kernelcore.codegen.helpers import trace_printf
 from kernelcore.codegen.storage import initial_values, storage_size
 from kernelcore.codegen.expression import (
     PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
@@ -33,7 +34,8 @@ from kernelcore.ir.domain import (
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, CInstruction, NoOpInstruction)
+    Assignment, BarrierInstruction, CallInstruction, CInstruction, NoOpInstruction,
+    assignee_subscript, assignee_var_name)
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import (
     Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
@@ -401,20 +403,32 @@ class _Generator:
         else:
             rhs = self.emit(insn.expression, context, PREC_NONE, lhs_t)
             node = cast.Statement(f"{lhs} = {rhs};")
+        opts = self.knl.options
+        if opts.trace_assignments or opts.trace_assignment_values:
+            index = [self.emit(ix, context) for ix in assignee_subscript(insn.assignee)]
+            node = cast.Block([node, cast.Statement(trace_printf(
+                assignee_var_name(insn.assignee), index,
+                lhs if opts.trace_assignment_values else None, lhs_t))])
         return node
 
     def atomic_update(self, insn, lhs: str, dtype, context) -> str:
-        """``x = x + e`` as an atomic addition (compare-and-swap for floats)."""
+        """``x = x + e`` as an atomic addition (compare-and-swap for floats);
+        ``x = e`` with *e* not reading *x* as an atomic store."""
         expr = insn.expression
+        ctype = self.target.dtype_to_ctype(dtype)
+        if assignee_var_name(insn.assignee) not in get_dependencies(expr):
+            value = self.emit(expr, context, PREC_NONE, dtype)
+            return f"{self.helpers.atomic_store(ctype, dtype.kind)}(&{lhs}, {value});"
         terms = list(expr.children) if isinstance(expr, prim.Sum) else []
         if insn.assignee not in terms:
             raise CodeGenerationError(
                 f"atomic instruction '{insn.id}' must have the form "
-                f"{insn.assignee} = {insn.assignee} + ...")
+                f"{insn.assignee} = {insn.assignee} + ... (or a store of a value "
+                "not reading it)")
         terms.remove(insn.assignee)
         rest = terms[0] if len(terms) == 1 else prim.Sum(tuple(terms))
         value = self.emit(rest, context, PREC_NONE, dtype)
-        fn = self.helpers.atomic_add(self.target.dtype_to_ctype(dtype), dtype.kind)
+        fn = self.helpers.atomic_add(ctype, dtype.kind)
         return f"{fn}(&{lhs}, {value});"
 
     # }}}

@@ -4,7 +4,10 @@ A use ``f(x, y)`` in an instruction stands for the rule's expression with its
 arguments replaced. Rules are expanded before type inference; :func:`precompute`
 can instead store a rule's values in a temporary.
 
-Public names: SubstitutionRule, RuleExpander, expand_rules, expand_kernel_rules.
+A rule without arguments (``E := a[i]``) is used by its bare name (``E*E``).
+
+Public names: SubstitutionRule, RuleExpander, expand_rules, expand_kernel_rules,
+call_bare_rules.
 """
 
 from __future__ import annotations
@@ -55,6 +58,28 @@ class RuleExpander(IdentityMapper):
 
     def map_constant(self, expr):
         return expr
+
+
+class _BareRuleCaller(IdentityMapper):
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+
+    def map_variable(self, expr):
+        return prim.Call(expr, ()) if expr.name in self.names else expr
+
+    def map_call(self, expr):
+        if isinstance(expr.function, prim.Variable) and expr.function.name in self.names:
+            return prim.Call(expr.function, tuple(self.rec(p) for p in expr.parameters))
+        return super().map_call(expr)
+
+    def map_constant(self, expr):
+        return expr
+
+
+def call_bare_rules(expr: Any, names: frozenset[str]) -> Any:
+    """*expr* with each bare use ``E`` of a rule without arguments named in
+    *names* written as the call ``E()`` that expansion and precompute match."""
+    return _BareRuleCaller(names)(expr) if names and expr is not None else expr
 
 
 def expand_rules(expr, rules: dict[str, SubstitutionRule]):

@@ -17,7 +17,7 @@ from typing import Any
 
 import logging
 
-from kernelcore.diagnostic import SchedulingError
+from kernelcore.diagnostic import DependencyCycleFound, SchedulingError
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, is_lane_tag
 from kernelcore.schedule.barriers import insert_local_barriers, split_kernels
@@ -28,7 +28,8 @@ logger = logging.getLogger(__name__)
 
 
 def check_dependency_cycles(knl: LoopKernel) -> None:
-    """Raise :class:`SchedulingError` naming a cycle if the dependencies have one."""
+    """Raise :class:`DependencyCycleFound` (a :class:`SchedulingError`) naming a
+    cycle if the dependencies have one."""
     state: dict[str, int] = {}
     path: list[str] = []
 
@@ -38,7 +39,7 @@ def check_dependency_cycles(knl: LoopKernel) -> None:
         for dep in sorted(knl.id_to_insn[iid].depends_on):
             if state.get(dep) == 1:
                 cycle = path[path.index(dep):] + [dep]
-                raise SchedulingError("dependency cycle between instructions: "
+                raise DependencyCycleFound("dependency cycle between instructions: "
                                       + " -> ".join(reversed(cycle)))
             if dep not in state:
                 visit(dep)

@@ -6,12 +6,14 @@ rename_iname, rename_inames, join_inames, split_reduction_inward, split_reductio
 
 from __future__ import annotations
 
+import dataclasses
+
 import islpy as isl
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
-from kernelcore.ir.expr import IdentityMapper, Reduction
+from kernelcore.ir.expr import IdentityMapper, Reduction, substitute
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, parse_tag
@@ -139,6 +141,10 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
     insns = tuple(_rewrite_insn(i, {split_iname: new_expr}, {split_iname: (outer, inner)},
                                 {split_iname: (outer, inner)})
                   for i in knl.instructions)
+    # rule expressions using the iname (outside their own arguments) follow it
+    rules = {n: (r if split_iname in r.arguments else dataclasses.replace(
+        r, expression=substitute(r.expression, {split_iname: new_expr})))
+        for n, r in knl.substitutions.items()}
     tags = {n: t for n, t in knl.iname_tags.items() if n != split_iname}
     tags[outer] = parse_tag(outer_tag)
     tags[inner] = parse_tag(inner_tag)
@@ -148,7 +154,7 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
     if tuple(slabs) != (0, 0):
         slab_map[outer] = tuple(slabs)
     return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
-                    loop_priority=prio, iname_slabs=slab_map)
+                    loop_priority=prio, iname_slabs=slab_map, substitutions=rules)
 
 
 def _parse_tag_spec(spec) -> list[tuple[str, object]]:

@@ -130,8 +130,12 @@ class _Realizer(IdentityMapper):
         return expr
 
     def map_reduction(self, expr: Reduction):
+        if not expr.inames:         # over no inames: the value itself, as in loopy
+            return self.rec(expr.expr)
         if expr.operation in ("argmax", "argmin"):
             return self._arg_reduction(expr)
+        if expr.operation.startswith(("segmented(", "segmented_flag(")):
+            return self._segmented(expr)
         sweep = self._scan_sweep(expr)
         if sweep is not None:
             if isinstance(self.knl.iname_tags.get(sweep[0]), LocalIndexTag):
@@ -356,6 +360,39 @@ class _Realizer(IdentityMapper):
         self.final_deps.add(ids[3])
         return i
 
+    def _segmented(self, expr: Reduction):
+        """A segmented reduction ``reduce(segmented(op), j, value, flag)``, run
+        sequentially: a nonzero flag starts a new segment (the running value
+        restarts at its value); ``segmented_flag(op)`` gives whether any flag
+        was set."""
+        op = expr.operation[expr.operation.index("(") + 1:-1]
+        want_flag = expr.operation.startswith("segmented_flag(")
+        for iname in expr.inames:
+            if self.knl.iname_tags.get(iname) is not None:
+                raise KernelcoreError(f"segmented {op} over tagged iname '{iname}' is not "
+                                      "supported; keep it sequential")
+        value, flag = (self.rec(e) for e in expr.expr)
+        dtype = self.types(expr.expr[1] if want_flag else expr.expr[0]).dtype
+        acc = self.names(f"acc_{'_'.join(expr.inames)}_{'flag' if want_flag else 'seg'}")
+        self.new_temps[acc] = TemporaryVariable(acc, dtype, (),
+                                                address_space=AddressSpace.PRIVATE)
+        a = prim.Variable(acc)
+        init_id = self.names(f"{self.insn.id}_{acc}_init")
+        update_id = self.names(f"{self.insn.id}_{acc}_update")
+        update = (prim.BitwiseOr((a, flag)) if want_flag else
+                  prim.If(prim.Comparison(flag, "!=", 0), value, _combine(op, a, value)))
+        self.new_insns += [
+            Assignment(id=init_id, assignee=a,
+                       expression=dtype.type(0) if want_flag else reduction_identity(op, dtype),
+                       within_inames=self.outer_inames, depends_on=frozenset(),
+                       predicates=self.insn.predicates),
+            Assignment(id=update_id, assignee=a, expression=update,
+                       within_inames=self.outer_inames | frozenset(expr.inames),
+                       depends_on=self.insn.depends_on | {init_id},
+                       predicates=self.insn.predicates)]
+        self.final_deps.add(update_id)
+        return a
+
     def _local_buffer(self, name: str, dtype, lane_iname: str, outer: frozenset):
         """A local-memory buffer with one element per work-item of the group:
         its name, ``at(index)`` (the element of this work-item's position
@@ -424,7 +461,7 @@ def realize_reduction(knl):
             continue
         realizer = _Realizer(knl, insn, types, names)
         expr = realizer(insn.expression)
-        if not realizer.new_insns:
+        if not realizer.new_insns and expr == insn.expression:
             new_insns.append(insn)
             continue
         changed = True

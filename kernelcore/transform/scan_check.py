@@ -95,12 +95,13 @@ def check_triangular(knl: LoopKernel, insn: Assignment, scan: str,
     return sweep
 
 
-def check_scans(knl: LoopKernel, insn_id: str | None = None,
+def check_scans(knl: LoopKernel, insn_ids: set[str] | None = None,
                 sweep: str | None = None) -> None:
     """Raise :class:`ReductionIsNotTriangularError` unless every reduction (in
-    instruction *insn_id*, if given) is a scan (see the module docstring)."""
+    the instructions *insn_ids*, if given) is a scan (see the module docstring)."""
     for insn in knl.instructions:
-        if not isinstance(insn, Assignment) or insn_id not in (None, insn.id):
+        if not isinstance(insn, Assignment) or (insn_ids is not None
+                                                and insn.id not in insn_ids):
             continue
         for red in find_reductions(insn.expression):
             if len(red.inames) != 1:
