@@ -12,6 +12,7 @@ import pytest
 import lazyarray as la
 from lazyarray.graph import Input
 from lazyarray.run import STATS
+from lazyarray.run import steps
 
 evaluation = importlib.import_module("lazyarray.run.evaluation")
 
@@ -166,3 +167,49 @@ def test_windows_of_an_uncomputed_array_compute_it_once(queue, step):
     # the array was computed once; later windows (their offsets kernel
     # arguments where they are strided) plan nothing new
     assert STATS["planned"] == planned
+
+
+def test_new_lengths_of_an_elementwise_expression_build_nothing(queue):
+    rng = np.random.default_rng(5)
+
+    def expression(xp, x, y):
+        return xp.where(x > 0, x * 2.5 - xp.sin(y), y / 3) + 1
+
+    planned = None
+    for shape in [(7,), (100,), (1000,), (33, 3), (5, 4, 3), (65537,), (1,)]:
+        a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+        result = expression(la, la.asarray(a), la.asarray(b)).get()
+        np.testing.assert_allclose(result, expression(np, a, b), rtol=1e-12, atol=1e-15)
+        assert result.shape == shape
+        if planned is None:
+            planned = STATS["planned"]
+    # one flat kernel for every length and shape (its element count an argument)
+    assert STATS["planned"] == planned
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.complex128, np.bool_])
+def test_flat_kernels_of_each_dtype_equal_numpy(queue, dtype):
+    rng = np.random.default_rng(6)
+    for n in (3, 300):
+        values = (rng.standard_normal(n) * 20).astype(dtype) if dtype != np.bool_ \
+            else rng.standard_normal(n) > 0
+        x = la.asarray(values)
+        with np.errstate(all="ignore"):
+            expected = (values * values + values) if dtype != np.bool_ else values & ~values
+            result = (x * x + x) if dtype != np.bool_ else x & ~x
+            np.testing.assert_array_equal(result.get(), expected)
+
+
+def test_gpu_rows_of_four_keep_their_layout(monkeypatch):
+    from lazyarray import target as la_target
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(steps, "_KERNELS", {})
+    monkeypatch.setattr(steps, "_PLANS", {})
+    a = np.random.default_rng(7).standard_normal((500, 4)).astype(np.float32)
+    b = np.random.default_rng(8).standard_normal((500, 5)).astype(np.float32)
+    for values, flat in ((a, False), (b, True)):
+        x = la.asarray(values)
+        result = x * 2 + 1
+        [step] = steps.plan_graph(result.node)
+        assert bool(step.compiled.group) is flat
+        np.testing.assert_allclose(result.get(), values * 2 + 1, rtol=1e-6)

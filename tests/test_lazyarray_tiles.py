@@ -9,6 +9,7 @@ from arrays import heat_step
 from lazyarray import target as la_target
 from kernelcore.ir.tags import IlpTag
 from lazyarray.lower import tiles as lower_tiles
+from lazyarray.plan import layouts
 from lazyarray.run import steps as runtime
 
 
@@ -74,7 +75,7 @@ def test_gpu_tiles_are_padded(monkeypatch):
     a = la.asarray(np.ones((64, 64), np.float32))
     [step] = runtime.plan([(a.T * 2).node])
     [tile] = [t for n, t in step.kernel.temporary_variables.items() if n.endswith("_tile")]
-    assert tile.element_strides() == (lower_tiles.TILE + 1, 1)
+    assert tile.element_strides() == (layouts.TILE + 1, 1)
 
 
 NARROW_CASES = [
@@ -109,7 +110,7 @@ def test_narrow_transposes_write_a_column_per_work_item(layout_kind, name, fn, s
 
 
 @pytest.mark.parametrize("shape", [(100, lower_tiles.NARROW + 1),
-                                   (lower_tiles.NARROW_COLUMNS + 1, 100)])
+                                   (layouts.NARROW_COLUMNS + 1, 100)])
 def test_wider_results_are_not_narrow(monkeypatch, shape):
     monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(runtime, "_KERNELS", {})
@@ -140,7 +141,7 @@ def test_short_rows_get_a_work_item_per_row(layout_kind, name, fn, shapes, dtype
     arrays = [(rng.standard_normal(s) * 20).astype(dtype) for s in shapes]
     lazy = fn(*(la.asarray(a) for a in arrays))
     plan = runtime.plan([lazy.node])
-    assert lower_tiles.has_narrow_rows(lazy.shape)
+    assert layouts.has_narrow_rows(lazy.shape)
     last = f"i{lazy.ndim - 1}"
     assert all((str(s.kernel.iname_tags.get(last)) == "unr") == (layout_kind == "gpu")
                for s in plan)

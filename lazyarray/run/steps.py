@@ -28,12 +28,14 @@ from lazyarray.calls import launch_of
 from lazyarray.graph import (
     Const, Input, Map, Node, Param, Reduce, Scan, View,
     computed, walk)
+from lazyarray.lower.flat import FLAT_GROUP, SIZE_ARGUMENT, build_flat_kernel, flat_key, is_flat
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
 from lazyarray.plan.structure import structure_fields
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
+from lazyarray.run.sized import SizedLaunch
 from lazyarray.run.tune import candidates, tune, tuning_enabled
 from lazyarray.target import Target
 from lazyarray.tracing import TRACING
@@ -81,9 +83,12 @@ class _Compiled:
     queue it runs on (*bound*: the first one's; the others are rebuilt from
     its recipe, without lowering again); laid out for *target*."""
 
-    def __init__(self, kernel, bound: BoundLaunch | None, disk_key: str, target: Target,
-                 queue=None):
+    def __init__(self, kernel, bound: BoundLaunch | SizedLaunch | None, disk_key: str,
+                 target: Target, queue=None, group: int | None = None):
         self.kernel = kernel
+        #: a flat kernel's work-group size (generic over the element count:
+        #: launched by a SizedLaunch), else None
+        self.group = group
         #: seconds spent planning (lowering, or loading the recipe)
         self.planning_s = 0.0
         self.disk_key = disk_key
@@ -95,20 +100,21 @@ class _Compiled:
         if bound is not None and queue is not None:
             self._by_queue[queue.int_ptr] = bound
 
-    def bind(self, queue, bound: BoundLaunch) -> None:
+    def bind(self, queue, bound: BoundLaunch | SizedLaunch) -> None:
         """Keep *bound* as the launch on *queue* (and as :attr:`bound` if first)."""
         self._by_queue[queue.int_ptr] = bound
         if self.bound is None:
             self.bound = bound
 
-    def bound_on(self, queue, node: Node) -> BoundLaunch | None:
+    def bound_on(self, queue, node: Node) -> BoundLaunch | SizedLaunch | None:
         """The launch of this kernel on *queue*: made from the recipe of the
         first queue's launch when another queue asks (None before any run)."""
         bound = self._by_queue.get(queue.int_ptr)
         if bound is None:
             if self.bound is None:
                 return None
-            bound = BoundLaunch.from_recipe(self.bound.recipe, queue, node)
+            bound = self.bound.on_queue(queue, node) if isinstance(self.bound, SizedLaunch) \
+                else BoundLaunch.from_recipe(self.bound.recipe, queue, node)
             self._by_queue.setdefault(queue.int_ptr, bound)
         return bound
 
@@ -130,19 +136,22 @@ class Step:
         if self.compiled is None:
             return None
         if self.compiled.kernel is None and not getattr(self.node, "external", False):
-            self.compiled.kernel = build_kernel(
-                self.node, {id(n): (n, name) for name, n in self.args},
-                target=self.compiled.target)
+            inputs = {id(n): (n, name) for name, n in self.args if name != SIZE_ARGUMENT}
+            target = self.compiled.target
+            self.compiled.kernel = build_flat_kernel(self.node, inputs, target) \
+                if self.compiled.group else build_kernel(self.node, inputs, target=target)
         return self.compiled.kernel
 
 
-def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = frozenset()
-         ) -> list[Step]:
+def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = frozenset(),
+         generic: bool = False) -> list[Step]:
     """The steps computing the stored nodes of *roots* not computed yet,
     producers first. With *literals* (a jitted function's trace, which fixes
     the constants written in the function), finite nonzero constants are
     written into the kernels (the compiler folds them) instead of being
-    arguments. The nodes whose ids are in *named* are stored too."""
+    arguments. The nodes whose ids are in *named* are stored too. With
+    *generic* (eager evaluation), elementwise values get flat kernels generic
+    over the element count where :func:`~lazyarray.lower.flat.is_flat`."""
     steps: list[Step] = []
     seen: set[int] = set()
     target = Target.of_queue(default_queue())
@@ -154,7 +163,7 @@ def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = froz
         for node in stored:
             if on_device(node) is None and id(node) not in seen:
                 seen.add(id(node))
-                steps.append(_step_for(node, stored_ids, target, literals))
+                steps.append(_step_for(node, stored_ids, target, literals, generic))
     return steps
 
 
@@ -231,18 +240,22 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
         for i, compiled, args in entry[1]:
             node = order[i]
             steps.append(_quick_step(node, compiled,
-                                     tuple([(name, order[j]) for name, j in args]))
+                                     tuple([(name, order[j] if type(j) is int else j)
+                                            for name, j in args]))
                          if compiled is not None else _step_for(node, set(), target))
         return steps
-    steps = plan([root], named=frozenset(map(id, named)))
+    steps = plan([root], named=frozenset(map(id, named)), generic=True)
     index = {id(n): k for k, n in enumerate(order)}
-    if all(id(st.node) in index and all(id(n) in index for _, n in st.args)
-           for st in steps):
+    if all(id(st.node) in index and all(id(n) in index or name == SIZE_ARGUMENT
+                                        for name, n in st.args) for st in steps):
         if len(_PLANS) >= PLAN_CACHE_SIZE:
             _PLANS.clear()
+        # (arguments by position in the graph; a flat kernel's element count,
+        # the same for every graph of this structure, as its node)
         _PLANS[key] = (_KERNELS, tuple(
             (index[id(st.node)], st.compiled,
-             tuple((name, index[id(n)]) for name, n in st.args)) for st in steps))
+             tuple((name, index[id(n)] if id(n) in index else n) for name, n in st.args))
+            for st in steps))
     return steps
 
 
@@ -257,7 +270,8 @@ def plan_map(root: Map, target: Target) -> tuple[Step, tuple[int, ...]] | None:
     its operand in ``root.args``. Remembered per operation, shapes, dtypes
     and repeated operands, so that the eager ``a + b`` of a loop's body skips
     the graph's structure key; None where the plan is not one kernel reading
-    the operands (the caller evaluates *root* as any other node)."""
+    the operands (the caller evaluates *root* as any other node). A position
+    that is not an integer is a scalar's node (a flat kernel's element count)."""
     args = root.args
     key = (root.op, root.shape, root.dtype,
            tuple([(a.shape, a.dtype, args.index(a)) for a in args]), target, tuning_enabled())
@@ -268,7 +282,8 @@ def plan_map(root: Map, target: Target) -> tuple[Step, tuple[int, ...]] | None:
     compiled, names, positions = entry[1:]
     if compiled is None:
         return None
-    return _quick_step(root, compiled, tuple([(name, args[k]) for name, k in names])), positions
+    return _quick_step(root, compiled, tuple([(name, args[k] if type(k) is int else k)
+                                              for name, k in names])), positions
 
 
 def _map_plan_entry(root: Map) -> tuple:
@@ -282,9 +297,10 @@ def _map_plan_entry(root: Map) -> tuple:
     args = root.args
     step = steps[0] if len(steps) == 1 else None
     if step is None or step.node is not root or type(step.compiled) is not _Compiled or not all(
-            any(n is a for a in args) for _, n in step.args):
+            any(n is a for a in args) for name, n in step.args if name != SIZE_ARGUMENT):
         return _KERNELS, None, (), ()
-    names = tuple((name, args.index(n)) for name, n in step.args)
+    # (an operand by its position; a flat kernel's element count as its node)
+    names = tuple((name, n if name == SIZE_ARGUMENT else args.index(n)) for name, n in step.args)
     return _KERNELS, step.compiled, names, tuple(k for _, k in names)
 
 
@@ -296,8 +312,8 @@ def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:
     return step
 
 
-def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False
-              ) -> Step:
+def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False,
+              generic: bool = False) -> Step:
     if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
@@ -312,6 +328,13 @@ def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool =
         # one value everywhere: a fill (pyopencl fills no complex values)
         return Step(node, fill=(node if isinstance(node, Const) else node.arg).value)
     inputs = _collect_inputs(node, stored_ids, literals)
+    if generic and not tuning_enabled() and is_flat(node, inputs, target):
+        flat = (flat_key(node, inputs), False)
+        compiled = made_once(_KERNELS, (flat, target),
+                             lambda: _compile(flat, node, inputs, target, True), _PLANNING)
+        size = Const(int(np.prod(node.shape)), np.int64, False)
+        return Step(node, compiled=compiled, args=tuple(
+            (name, n) for n, name in inputs.values()) + ((SIZE_ARGUMENT, size),))
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (_structure_key(node, inputs), tuning_enabled())
     compiled = made_once(_KERNELS, (key, target),
@@ -319,23 +342,29 @@ def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool =
     return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
 
 
-def _compile(key: tuple, node: Node, inputs: dict, target: Target) -> _Compiled:
+def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = False
+             ) -> _Compiled:
     """The kernel of *node*'s structure *key* for *target*: from its disk
-    recipe, else lowered."""
+    recipe, else lowered (*flat*: a flat kernel generic over the element
+    count)."""
     start = time.perf_counter()
     STATS["planned"] += 1
     queue = default_queue()
     # (the whole target: kind, units, tensor cores, math helpers)
     disk_key = recipe_key(key, queue.device, astuple(target))
     recipe = load_recipe(disk_key)
-    bound = None
+    group = FLAT_GROUP[target.kind] if flat else None
+    bound: BoundLaunch | SizedLaunch | None = None
     if recipe is not None:
         try:
             bound = BoundLaunch.from_recipe(recipe, queue, node)
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
-    knl = None if bound is not None else build_kernel(node, inputs, target=target)
-    compiled = _Compiled(knl, bound, disk_key, target, queue)
+        if bound is not None and group:
+            bound = SizedLaunch(bound, group)
+    knl = None if bound is not None else build_flat_kernel(node, inputs, target) if flat \
+        else build_kernel(node, inputs, target=target)
+    compiled = _Compiled(knl, bound, disk_key, target, queue, group)
     compiled.key = (key, target)
     compiled.planning_s = time.perf_counter() - start
     if knl is None:
@@ -372,10 +401,10 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     bound = compiled.bound_on(queue, node) if compiled is not None else None
     if bound is not None:
         STATS["launches"] += 1
-        if not timing_kernels():
-            return bound(queue, args)
-        events: list = []
+        events: list | None = [] if timing_kernels() else None
         with _kernel_time(node, queue, events):
+            if isinstance(bound, SizedLaunch):
+                return bound.run(queue, args, node.shape, events)
             return bound(queue, args, events)
     out = new_array(queue, node.shape or (1,), node.dtype)
     if compiled is not None and tuning_enabled() and not isinstance(node, Scan) and out.size:
@@ -387,19 +416,24 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
         else:
             out.fill(step.fill)
     elif compiled is not None:
+        if compiled.group:
+            # (a flat kernel reads and writes its arrays as vectors)
+            args = {name: a.reshape(a.size) if isinstance(a, cla.Array) else a
+                    for name, a in args.items()}
+            out = out.reshape(out.size)
         if compiled.bound is None and logger.isEnabledFor(logging.INFO):
             _log_lowered(step, args, out)
         with _kernel_time(node, queue, None):
             step.kernel(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1
-    result = out if node.shape else out.reshape(())
+    result = out.reshape(node.shape) if node.shape else out.reshape(())
     # later runs (in this process and, through the disk recipe, in others) skip
     # lowering and the checks of a kernel call; not for kernels with nothing
     # to rebind (empty values)
     if compiled is not None and out.size and all(a.size for a in args.values()
                                                  if isinstance(a, cla.Array)):
-        bound = BoundLaunch.from_run(step.kernel, queue, args, result)
-        compiled.bind(queue, bound)
+        bound = BoundLaunch.from_run(step.kernel, queue, args, out if compiled.group else result)
+        compiled.bind(queue, SizedLaunch(bound, compiled.group) if compiled.group else bound)
         store_recipe(compiled.disk_key, bound.recipe)
     return result
 

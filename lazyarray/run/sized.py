@@ -1,0 +1,53 @@
+"""Launches of kernels generic over the element count (flat elementwise
+kernels, :mod:`lazyarray.lower.flat`): the grid and the result's shape come
+with each run, the rest is a :class:`~lazyarray.run.launch.BoundLaunch`'s.
+
+Public names: SizedLaunch.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pyopencl as cl
+import pyopencl.array as cla
+
+from lazyarray.lower.flat import SIZE_ARGUMENT
+from lazyarray.run.launch import BoundLaunch, new_array
+
+
+class SizedLaunch:
+    """*bound* (one launch of a flat kernel, work-groups of *group*) run on
+    any element count: its grid is rounded up from the count each run."""
+
+    def __init__(self, bound: BoundLaunch, group: int):
+        [(self._kernel, _, self._local, self._slots)] = bound.launches
+        self.bound = bound
+        self.recipe = bound.recipe
+        self.group = group
+        self._dtype = bound.template.dtype
+        self._lock = threading.Lock()
+        #: a flat kernel has no global temporaries: its single launch is all
+        assert not bound.kept
+
+    def on_queue(self, queue, node) -> SizedLaunch:
+        """This launch on another *queue* (rebuilt from its recipe)."""
+        return SizedLaunch(BoundLaunch.from_recipe(self.recipe, queue, node), self.group)
+
+    def at_positions(self, positions: dict[str, int]) -> None:
+        """No runs by position (a jitted call's kernels are never flat)."""
+        return None
+
+    def run(self, queue, args: dict, shape: tuple, events: list | None = None) -> cla.Array:
+        """The result of *shape* computed from *args* (by name)."""
+        count = int(args[SIZE_ARGUMENT])
+        out = new_array(queue, shape, self._dtype)
+        grid = (-(-count // self.group) * self.group,)
+        with self._lock:
+            for k, name, scalar in self._slots:
+                self._kernel.set_arg(k, args[name] if scalar else
+                                     (out if name == "out" else args[name]).base_data)
+            event = cl.enqueue_nd_range_kernel(queue, self._kernel, grid, self._local)
+        if events is not None:
+            events.append(event)
+        return out
