@@ -293,7 +293,7 @@ class Program:
             launched = 0
             for (step, sources), (bound, slots) in zip(self.steps, direct):
                 if slots is not None:
-                    values.append(bound.run_at(queue, values, slots))
+                    values.append(bound.run_at(queue, values, slots, params))
                     launched += 1
                 elif bound is not None:
                     values.append(bound(queue, _arguments(sources, values, params)))
@@ -310,8 +310,8 @@ class Program:
         return [self._output(kind, what, values, params) for kind, what in self.outputs]
 
     def _bind(self, queue: cl.CommandQueue) -> tuple:
-        """Per step: its bound launch on *queue* and, where all its arguments
-        are arrays, their slots by position (else None: called by name);
+        """Per step: its bound launch on *queue* and its arguments' slots by
+        position (arrays, parameters and constants; None: called by name);
         ``(None, None)`` for steps run through ``run_step`` (fills, external
         calls, kernels not bound)."""
         table: list[tuple[Any, Any]] = []
@@ -323,9 +323,7 @@ class Program:
             if bound is None:
                 table.append((None, None))
                 continue
-            positions = {name: k for name, k in sources if isinstance(k, int)}
-            slots = bound.at_positions(positions) if len(positions) == len(sources) else None
-            table.append((bound, slots))
+            table.append((bound, bound.at_positions(dict(sources))))
         return tuple(table)
 
     def _output(self, kind: str, what: Any, values: list, params: list) -> Any:

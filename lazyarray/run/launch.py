@@ -172,31 +172,44 @@ class BoundLaunch:
         kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
         return cls(recipe, kernels, queue, _result_template(queue, node.shape, node.dtype))
 
-    def at_positions(self, positions: dict[str, int]) -> tuple | None:
-        """The argument slots of each launch with the array inputs named in
-        *positions* given by position, ``-1`` for the result (for
-        :meth:`run_at`); None when a launch takes a scalar or another input."""
+    def at_positions(self, positions: dict[str, int | tuple]) -> tuple | None:
+        """The argument slots of each launch with the inputs named in
+        *positions* given by position (for :meth:`run_at`): an array input
+        by its index in the run's list of values (``-1`` for the result), a
+        scalar by ``("param", j)`` (the run's *j*-th parameter) or
+        ``("value", v)`` (always *v*); None when a slot's input is not in
+        *positions* or is not of its kind."""
         launches = []
         for _, _, _, slots in self.launches:
             placed = []
             for k, name, scalar in slots:
-                if scalar or (name != "out" and name not in positions):
+                if name == "out":
+                    placed.append((k, -1))
+                    continue
+                where = positions.get(name)
+                if where is None or scalar != isinstance(where, tuple):
                     return None
-                placed.append((k, -1 if name == "out" else positions[name]))
+                placed.append((k, where))
             launches.append(tuple(placed))
         return tuple(launches)
 
-    def run_at(self, queue, values: list, slots: tuple) -> cla.Array:
-        """The result of a run whose inputs are *values*, placed by *slots*
-        (from :meth:`at_positions`): what ``__call__`` does, without names."""
+    def run_at(self, queue, values: list, slots: tuple, params: list | tuple = ()
+               ) -> cla.Array:
+        """The result of a run whose array inputs are *values* and scalar
+        parameters *params*, placed by *slots* (from :meth:`at_positions`):
+        what ``__call__`` does, without names."""
         try:
             data = self.pool(self.template.nbytes or 1)
         except cl.Error as error:
             raise device_memory_error(error, self.template.nbytes, queue.device) from None
         with self._lock:
             for (kernel, gsize, lsize, _), placed in zip(self.launches, slots):
-                for k, position in placed:
-                    kernel.set_arg(k, data if position < 0 else values[position].base_data)
+                for k, where in placed:
+                    if where.__class__ is int:
+                        kernel.set_arg(k, data if where < 0 else values[where].base_data)
+                    else:
+                        kernel.set_arg(k, params[where[1]] if where[0] == "param"
+                                       else where[1])
                 cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         return with_data(self.template, data)
 
