@@ -34,6 +34,7 @@ from kernelcore.runtime.launchers import OpenClKernelLauncher
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.errors import device_memory_error
 from lazyarray.run.cache import Recipe
+from lazyarray.run.together import member_kernels, recipe_name
 from lazyarray.graph import Node
 
 
@@ -155,21 +156,27 @@ class BoundLaunch:
                     arguments.append(("temporary", index, value.nbytes))
                 else:
                     arguments.append(("value", value))
-            launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size or ()),
+            launches.append((recipe_name(sub.kernel.function_name),
+                             tuple(sub.default_global_work_size or ()),
                              None if sub.default_local_work_size is None
                              else tuple(sub.default_local_work_size), tuple(arguments)))
         source = executor.code.device_code()
         recipe = Recipe(source, tuple(launches))
-        return cls(recipe, [cl.Kernel(sub.kernel.program, name)
-                            for sub, (name, *_) in zip(subs, launches)],
+        # (a kernel's program may be several built as one: its name there)
+        return cls(recipe, [cl.Kernel(sub.kernel.program, sub.kernel.function_name)
+                            for sub in subs],
                    queue, _result_template(queue, out.shape, out.dtype))
 
     @classmethod
     def from_recipe(cls, recipe: Recipe, queue, node: Node) -> BoundLaunch:
-        """Bound from a stored recipe: its source built (a pyopencl binary
-        cache lookup after the first process)."""
-        program = compile_program(queue.context, recipe.source)
-        kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
+        """Bound from a stored recipe: its source built (a binary cache
+        lookup after the first process), or the program it was built in with
+        others (:mod:`lazyarray.run.together`)."""
+        names = [name for name, *_ in recipe.launches]
+        kernels = member_kernels(queue.context, recipe.source, names)
+        if kernels is None:
+            program = compile_program(queue.context, recipe.source)
+            kernels = [cl.Kernel(program, name) for name in names]
         return cls(recipe, kernels, queue, _result_template(queue, node.shape, node.dtype))
 
     def at_positions(self, positions: dict[str, int | tuple]) -> tuple | None:
