@@ -60,6 +60,17 @@ from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 logger = logging.getLogger(__name__)
 
+#: per trace under way (innermost last): the ids of its argument placeholders
+TRACED_INPUTS: list[set[int]] = []
+
+
+def depends_on_trace(node: Node) -> bool:
+    """Whether *node* reads an argument or a scalar parameter of a trace
+    under way (its value differs from call to call)."""
+    variant = set().union(*TRACED_INPUTS) if TRACED_INPUTS else set()
+    return any(id(n) in variant or isinstance(n, Param) for n in walk_all([node]))
+
+
 #: re-indexings and leaves: no work of their own
 _FREE_NODES = (View, Reshape, Const, Input, Param, Iota)
 
@@ -222,8 +233,12 @@ class CompiledFunction:
         names = key[1]
         rebuilt = unflatten_call(self._walker, structure, traced)
         positional = rebuilt[:len(rebuilt) - len(names)]
-        with tracing(self.__name__, len(params)) as trace:
-            result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+        TRACED_INPUTS.append({id(p) for p in placeholders})
+        try:
+            with tracing(self.__name__, len(params)) as trace:
+                result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+        finally:
+            TRACED_INPUTS.pop()
         params += trace.params
         out_leaves, out_structure = self._walker.flatten(result)
         out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node for x in out_leaves]
