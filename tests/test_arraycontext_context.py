@@ -55,6 +55,20 @@ def test_freeze_thaw_with_the_eager_context(actx, queue):
     assert again.tags == {Marked()}
 
 
+def test_thawing_a_frozen_array_again_gives_the_same_node(actx):
+    """A frozen array thawed twice is one node (its index bounds checked
+    once); a new frozen array is a new one, and indexing by it is right."""
+    a = np.arange(12.0)
+    frozen_index = actx.freeze(actx.from_numpy(np.array([11, 0, 4])))
+    first, second = actx.thaw(frozen_index), actx.thaw(frozen_index)
+    assert first.node is second.node
+    x = actx.from_numpy(a)
+    np.testing.assert_array_equal(actx.to_numpy(x[first] + x[second]), 2 * a[[11, 0, 4]])
+    other = actx.freeze(actx.from_numpy(np.array([1, 2])))
+    assert actx.thaw(other).node is not first.node
+    np.testing.assert_array_equal(actx.to_numpy(x[actx.thaw(other)]), a[[1, 2]])
+
+
 def test_compile_does_not_retrace_for_a_new_time(actx):
     def rhs(t, u):
         return actx.np.cos(t) * u + t

@@ -274,6 +274,44 @@ def test_compiled_calls_replay_launches_without_planning(rng, monkeypatch):
     assert STATS["planned"] == planned_before
 
 
+def test_compiled_steps_with_scalar_arguments_run_by_position(rng, monkeypatch):
+    """Steps taking scalar arguments (a traced number, a constant kept as an
+    argument) replay by position too once bound: no launch by name after
+    the first call, results NumPy's for each new value."""
+    from lazyarray.run.launch import BoundLaunch
+    n = 500
+    floor = np.float32(0.0)          # (a zero: an argument, not written in the code)
+
+    def f(t, u):
+        total = la.sum(u * t)
+        return {"a": la.maximum(u, floor) * t + total, "b": u - t}
+
+    compiled = CompiledFunction(f, PlainWalker(), None)
+    u = rng.standard_normal(n).astype(np.float32)
+    compiled(np.float32(0.5), la.asarray(u))
+    by_position = []
+    run_at = BoundLaunch.run_at
+
+    def counted(self, *args):
+        by_position.append(1)
+        return run_at(self, *args)
+
+    def by_name(*args, **kwargs):
+        raise AssertionError("a launch by name")
+
+    monkeypatch.setattr(BoundLaunch, "run_at", counted)
+    monkeypatch.setattr(BoundLaunch, "__call__", by_name)
+    program, = compiled.programs.values()
+    for t in (np.float32(1.5), np.float32(-2.0)):
+        before = STATS["launches"]
+        out = compiled(t, la.asarray(u))
+        assert STATS["launches"] - before == program.launches
+        total = np.sum(u * t, dtype=np.float32)
+        np.testing.assert_allclose(out["a"].get(), np.maximum(u, 0) * t + total, rtol=1e-5)
+        np.testing.assert_allclose(out["b"].get(), u - t, rtol=1e-6)
+    assert len(by_position) == 2 * program.launches
+
+
 def test_compiled_broadcast_einsum_operand_is_stored_first(rng):
     """An einsum operand that the product reads once per value of a label it
     lacks (meshmode's face mass, ``"ifj,fej->ei"``) is stored before the

@@ -54,6 +54,33 @@ def test_bad_indices_raise_index_error():
     np.testing.assert_array_equal(x[True].get(), np.arange(6).reshape(2, 3)[True])
 
 
+def test_index_bounds_are_read_once_per_index_node(monkeypatch):
+    """An index array's bounds are read back when it first indexes; indexing
+    with the same node again (a retrace of the same function) reads nothing,
+    and still refuses an axis too short for it."""
+    import pyopencl.array as cla
+    a = np.arange(40.0).reshape(8, 5)
+    x = la.asarray(a)
+    index = la.asarray(np.array([7, 0, 3, -8])) * 1      # (a lazy index array)
+    reads = []
+    get = cla.Array.get
+
+    def counted(self, *args, **kwargs):
+        reads.append(1)
+        return get(self, *args, **kwargs)
+
+    monkeypatch.setattr(cla.Array, "get", counted)
+    first = x[index]
+    assert len(reads) == 1
+    second = la.asarray(a * 2)[index]
+    assert len(reads) == 1
+    monkeypatch.undo()
+    np.testing.assert_array_equal(first.get(), a[[7, 0, 3, -8]])
+    np.testing.assert_array_equal(second.get(), 2 * a[[7, 0, 3, -8]])
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        la.asarray(a.T)[index]
+
+
 @st.composite
 def _mixed_keys(draw, shape):
     """Keys mixing integer arrays (broadcast together), boolean masks,

@@ -24,8 +24,8 @@ goes to this module's logger at debug level; with debug logging on
 (``KERNELCORE_LOG=debug`` or ``LAZYARRAY_LOG=debug``) warnings are compiled
 in and logged.
 
-Public names: BuiltProgram, built_program, compile_program, build_options,
-format_build_error, BINARY_STATS.
+Public names: BuiltProgram, built_program, provide_program, compile_program,
+build_options, format_build_error, BINARY_STATS.
 """
 
 from __future__ import annotations
@@ -212,3 +212,10 @@ def built_program(ctx: cl.Context, source: str, names: list[str], key: str) -> B
 
     return made_once(_PROGRAMS, (ctx.int_ptr, key), build, _BUILDING)
 
+
+
+def provide_program(ctx: cl.Context, key: str, kernels: list[cl.Kernel]) -> None:
+    """Take *kernels* as the built program of code key *key* for *ctx* (built
+    by the caller, say together with other programs as one), unless that
+    program is built already."""
+    made_once(_PROGRAMS, (ctx.int_ptr, key), lambda: BuiltProgram(kernels), _BUILDING)

@@ -26,7 +26,7 @@ launches, arguments set by position, without walking any graph and without
 waiting for the device (:class:`Program`).
 
 Public names: CompiledFunction, Program, TracedScalar, compile_key, plan_program,
-invariant_frontier, flatten_call, unflatten_call.
+build_new_kernels, invariant_frontier, flatten_call, unflatten_call.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore.runtime.invoke import memory_pool
+from kernelcore.runtime.build import provide_program
+from kernelcore.runtime.invoke import get_executor, memory_pool
 from lazyarray.arraycontext.freeze import stage_roots, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
@@ -50,11 +51,25 @@ from lazyarray.graph import (
     Const, Input, Iota, Map, Node, Param, Reshape, View, computed, is_weak)
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
+from lazyarray.run.launch import kernel_arguments
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
+from lazyarray.run.together import build_together
+from lazyarray.run.tune import tuning_enabled
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 logger = logging.getLogger(__name__)
+
+#: per trace under way (innermost last): the ids of its argument placeholders
+TRACED_INPUTS: list[set[int]] = []
+
+
+def depends_on_trace(node: Node) -> bool:
+    """Whether *node* reads an argument or a scalar parameter of a trace
+    under way (its value differs from call to call)."""
+    variant = set().union(*TRACED_INPUTS) if TRACED_INPUTS else set()
+    return any(id(n) in variant or isinstance(n, Param) for n in walk_all([node]))
+
 
 #: re-indexings and leaves: no work of their own
 _FREE_NODES = (View, Reshape, Const, Input, Param, Iota)
@@ -218,8 +233,12 @@ class CompiledFunction:
         names = key[1]
         rebuilt = unflatten_call(self._walker, structure, traced)
         positional = rebuilt[:len(rebuilt) - len(names)]
-        with tracing(self.__name__, len(params)) as trace:
-            result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+        TRACED_INPUTS.append({id(p) for p in placeholders})
+        try:
+            with tracing(self.__name__, len(params)) as trace:
+                result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+        finally:
+            TRACED_INPUTS.pop()
         params += trace.params
         out_leaves, out_structure = self._walker.flatten(result)
         out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node for x in out_leaves]
@@ -293,7 +312,7 @@ class Program:
             launched = 0
             for (step, sources), (bound, slots) in zip(self.steps, direct):
                 if slots is not None:
-                    values.append(bound.run_at(queue, values, slots))
+                    values.append(bound.run_at(queue, values, slots, params))
                     launched += 1
                 elif bound is not None:
                     values.append(bound(queue, _arguments(sources, values, params)))
@@ -302,6 +321,8 @@ class Program:
                     values.append(run_step(step, queue, _arguments(sources, values, params)))
             STATS["launches"] += launched
         else:
+            if direct is None:
+                build_new_kernels(self.steps, queue, params)
             with progress.watch([step for step, _ in self.steps], self.started, self.label):
                 for step, sources in self.steps:
                     values.append(run_step(step, queue, _arguments(sources, values, params)))
@@ -310,8 +331,8 @@ class Program:
         return [self._output(kind, what, values, params) for kind, what in self.outputs]
 
     def _bind(self, queue: cl.CommandQueue) -> tuple:
-        """Per step: its bound launch on *queue* and, where all its arguments
-        are arrays, their slots by position (else None: called by name);
+        """Per step: its bound launch on *queue* and its arguments' slots by
+        position (arrays, parameters and constants; None: called by name);
         ``(None, None)`` for steps run through ``run_step`` (fills, external
         calls, kernels not bound)."""
         table: list[tuple[Any, Any]] = []
@@ -323,9 +344,7 @@ class Program:
             if bound is None:
                 table.append((None, None))
                 continue
-            positions = {name: k for name, k in sources if isinstance(k, int)}
-            slots = bound.at_positions(positions) if len(positions) == len(sources) else None
-            table.append((bound, slots))
+            table.append((bound, bound.at_positions(dict(sources))))
         return tuple(table)
 
     def _output(self, kind: str, what: Any, values: list, params: list) -> Any:
@@ -341,6 +360,37 @@ class Program:
 def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
     return {name: values[k] if isinstance(k, int) else params[k[1]] if k[0] == "param"
             else k[1] for name, k in sources}
+
+
+def build_new_kernels(steps: tuple, queue: cl.CommandQueue, params: list[Any]) -> int:
+    """Build the programs of *steps*' kernels that have not run on *queue*
+    yet as one OpenCL program (:func:`lazyarray.run.together.build_together`):
+    their first runs then find them built. How many programs were built
+    together (0: fewer than two new ones, tuning on, or they did not merge:
+    each is built alone when it first runs)."""
+    if tuning_enabled():
+        return 0
+    found: dict[str, Any] = {}
+    for step, sources in steps:
+        compiled = step.compiled
+        if type(compiled) is not _Compiled or getattr(step.node, "external", False) \
+                or compiled.bound_on(queue, step.node) is not None:
+            continue
+        nodes = dict(step.args)
+        # the arguments' dtypes are what the executor is chosen by
+        args = {name: np.empty(0, nodes[name].dtype) if isinstance(k, int)
+                else params[k[1]] if k[0] == "param" else k[1] for name, k in sources}
+        executor = get_executor(step.kernel,
+                                kernel_arguments(args, np.empty(0, step.node.dtype)))
+        found.setdefault(executor.key, executor)
+    programs = [(e.code.device_code(), [k.name for k in e.code.kernels])
+                for e in found.values()]
+    kernels = build_together(queue.context, programs)
+    if kernels is None:
+        return 0
+    for key, mine in zip(found, kernels):
+        provide_program(queue.context, key, mine)
+    return len(kernels)
 
 
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
@@ -519,5 +569,5 @@ def unflatten_call(walker: Walker, structure: Structure, leaves: list[Any]) -> l
     return args
 
 
-__all__ = ["CompiledFunction", "Program", "TracedScalar", "compile_key", "flatten_call",
-           "invariant_frontier", "plan_program", "unflatten_call"]
+__all__ = ["CompiledFunction", "Program", "TracedScalar", "build_new_kernels", "compile_key",
+           "flatten_call", "invariant_frontier", "plan_program", "unflatten_call"]

@@ -18,6 +18,7 @@ Public names: LazyarrayArrayContext, LazyarrayFakeNumpyNamespace.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -67,6 +68,9 @@ class LazyarrayArrayContext(ArrayContext):
         self.context = queue.context
         self.allocator = allocator
         self._walker = ContainerWalker()
+        #: per frozen array thawed (by id, with a weak reference to it): its
+        #: node, so that thawing it again gives the same value (see thaw)
+        self._thawed: dict[int, tuple[weakref.ref, Input]] = {}
         super().__init__()
         self._loopy = LoopyCaller(queue, allocator, self._thaw_leaf)
 
@@ -127,6 +131,18 @@ class LazyarrayArrayContext(ArrayContext):
             return x
         if not isinstance(x, cla.Array):
             return x
+        node = self._thawed_node(x)
+        return TaggedArray(node, tags_of(x), tuple(Axis(frozenset(a.tags))
+                                                   for a in axes_of(x)))
+
+    def _thawed_node(self, x: cla.Array) -> Input:
+        """The node of the frozen array *x*: the same one each time *x* is
+        thawed while it lives (frozen arrays do not change), so the work on
+        it is recognized as the same (an index array's bounds are checked
+        once, see ``lazyarray.ops.shape``)."""
+        entry = self._thawed.get(id(x))
+        if entry is not None and entry[0]() is x:
+            return entry[1]
         if x.context != self.context:
             # another OpenCL context's buffer: through the host
             data = cla.to_device(self.queue, _host_copy(x, x.queue or x.context))
@@ -136,8 +152,10 @@ class LazyarrayArrayContext(ArrayContext):
             data = x.with_queue(self.queue)
         with using_queue(self.queue):
             node = Input(adopt(data))
-        return TaggedArray(node, tags_of(x), tuple(Axis(frozenset(a.tags))
-                                                   for a in axes_of(x)))
+        key = id(x)
+        thawed = self._thawed
+        self._thawed[key] = (weakref.ref(x, lambda _: thawed.pop(key, None)), node)
+        return node
 
     def thaw(self, array: Any) -> Any:
         return with_array_context(self._walker.map(self._thaw_leaf, array), actx=self)

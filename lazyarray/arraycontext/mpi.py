@@ -35,12 +35,15 @@ import pyopencl.array as cla
 
 import lazyarray as la
 from lazyarray.arraycontext.context import LazyarrayArrayContext
+from lazyarray.arraycontext.mpi_trace import (
+    TracedHost, TracingCommunicator, traced_host_copies)
 from lazyarray.arraycontext.tags import TaggedArray
 from lazyarray.calls import call
 from lazyarray.distributed.reductions import _OPS, allreduce
 from lazyarray.handle import LazyArray
 from lazyarray.run import using_queue
 from lazyarray.run.launch import new_array
+from lazyarray.tracing import TRACING
 
 
 def _upload(queue: cl.CommandQueue, host: np.ndarray) -> cla.Array:
@@ -110,8 +113,9 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
     def __init__(self, mpi_communicator: Any, queue: cl.CommandQueue | None = None, *,
                  allocator: Any = None):
         super().__init__(queue, allocator)
-        #: the communicator of the ranks (grudge's ``MPIBasedArrayContext``)
-        self.mpi_communicator = mpi_communicator
+        #: the communicator of the ranks (grudge's ``MPIBasedArrayContext``),
+        #: which also takes traced host copies (see :mod:`.mpi_trace`)
+        self.mpi_communicator = TracingCommunicator(mpi_communicator, self)
         # exchanges are told apart by tags, counted alike on every rank
         # (ranks run the same program)
         self._tags = itertools.count(0x4C41)
@@ -122,7 +126,17 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
                 f"on {self.queue.device.name.strip()!r}>")
 
     def clone(self) -> LazyarrayMPIArrayContext:
-        return type(self)(self.mpi_communicator, self.queue, allocator=self.allocator)
+        return type(self)(self.mpi_communicator.comm, self.queue, allocator=self.allocator)
+
+    def to_numpy(self, array: Any) -> Any:
+        # while tracing: placeholders that only this context's communicator takes
+        traced = traced_host_copies(self, array) if TRACING.names else None
+        return super().to_numpy(array) if traced is None else traced
+
+    def from_numpy(self, array: Any) -> Any:
+        if isinstance(array, TracedHost):
+            return self.mpi_communicator.received(array)
+        return super().from_numpy(array)
 
     def _lazy(self, x: Any) -> LazyArray:
         """*x* (an array of this context, a frozen one, or a NumPy array) as a
@@ -133,17 +147,18 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
             return la.asarray(np.asarray(x))
 
     def exchange(self, sends: Mapping[int, Any],
-                 receives: Mapping[int, tuple[tuple[int, ...], Any]]) -> dict[int, Any]:
+                 receives: Mapping[int, tuple[tuple[int, ...], Any]], tag: int | None = None
+                 ) -> dict[int, Any]:
         """Send ``sends[r]`` (an array of this context) to rank r, and receive
         from each rank r of *receives* an array of shape and dtype
         ``receives[r]``; the received arrays by rank. Lazy: the exchange is a
         node of the graph, run when a received value is needed (inside
         ``actx.compile``: at each call). Every rank must make its matching
-        exchanges in the same order."""
+        exchanges in the same order (or give the same *tag*)."""
         dests = tuple(sorted(sends))
-        callee = _Exchange(self.mpi_communicator, dests,
+        callee = _Exchange(self.mpi_communicator.comm, dests,
                            {int(r): (tuple(s), np.dtype(d)) for r, (s, d) in receives.items()},
-                           next(self._tags))
+                           next(self._tags) if tag is None else tag)
         nodes = {f"to{r}": self._lazy(sends[r]).node for r in dests}
         outputs = call(callee, nodes)
         return {int(name[4:]): TaggedArray(node) for name, node in outputs.items()}
@@ -158,7 +173,7 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
 
         def leaf(x: Any) -> Any:
             x = self._lazy(x)
-            callee = _AllReduce(self.mpi_communicator, op, x.shape, x.dtype)
+            callee = _AllReduce(self.mpi_communicator.comm, op, x.shape, x.dtype)
             return TaggedArray(call(callee, {"x": x.node})["result"])
 
         return self._walker.map(leaf, ary)

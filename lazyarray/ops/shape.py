@@ -8,6 +8,7 @@ is_basic_key, is_element_key, part_write_back.
 from __future__ import annotations
 
 import numbers
+import weakref
 
 import numpy as np
 
@@ -230,20 +231,32 @@ def _basic_getitem(node: Node, axis_map, shape: tuple, ranges: list) -> Node:
     return View(node, axis_map, shape)
 
 
-def _checked_indices(index, extent: int, axis: int):
+#: the smallest and largest value of each index array node checked by
+#: :func:`_checked_indices` (nodes are values: checked once per node)
+_INDEX_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _checked_indices(index, extent: int, axis: int) -> Node:
     """The node of an integer index array whose values are checked against
-    *extent* now (a lazy array is computed first), and its host values."""
+    *extent* (a lazy array is computed first; the bounds of a node are read
+    back once, then remembered)."""
     from lazyarray.handle import LazyArray, asarray
     array = index if isinstance(index, LazyArray) else asarray(index)
     if array.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
                             f"got {array.dtype}")
-    host = _run.evaluate(array.node).get() if array.size else np.zeros(array.shape, np.int64)
-    if host.size and (host.min() < -extent or host.max() >= extent):
+    if not array.size:
+        return array.node
+    bounds = _INDEX_BOUNDS.get(array.node)
+    if bounds is None:
+        host = _run.evaluate(array.node).get()
+        bounds = _INDEX_BOUNDS[array.node] = (int(host.min()), int(host.max()))
+    if bounds[0] < -extent or bounds[1] >= extent:
+        host = _run.evaluate(array.node).get()
         bad = host[(host < -extent) | (host >= extent)].flat[0]
         raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
                             f"{extent}")
-    return array.node, host
+    return array.node
 
 
 def _wrapped(index: Node, extent: int) -> Node:
@@ -308,7 +321,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
             index = _mask_positions(k, node.shape[axis:axis + span], axis)
         else:
             span = 1
-            index, _ = _checked_indices(k, node.shape[axis], axis)
+            index = _checked_indices(k, node.shape[axis], axis)
             if any(_is_array(j) or _is_int(j) for j in key if j is not k):
                 index = _wrapped(index, node.shape[axis])
         groups.append((position, axis, span, index))

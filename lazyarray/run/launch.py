@@ -34,6 +34,7 @@ from kernelcore.runtime.launchers import OpenClKernelLauncher
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.errors import device_memory_error
 from lazyarray.run.cache import Recipe
+from lazyarray.run.together import member_kernels, recipe_name
 from lazyarray.graph import Node
 
 
@@ -155,48 +156,67 @@ class BoundLaunch:
                     arguments.append(("temporary", index, value.nbytes))
                 else:
                     arguments.append(("value", value))
-            launches.append((sub.kernel.function_name, tuple(sub.default_global_work_size or ()),
+            launches.append((recipe_name(sub.kernel.function_name),
+                             tuple(sub.default_global_work_size or ()),
                              None if sub.default_local_work_size is None
                              else tuple(sub.default_local_work_size), tuple(arguments)))
         source = executor.code.device_code()
         recipe = Recipe(source, tuple(launches))
-        return cls(recipe, [cl.Kernel(sub.kernel.program, name)
-                            for sub, (name, *_) in zip(subs, launches)],
+        # (a kernel's program may be several built as one: its name there)
+        return cls(recipe, [cl.Kernel(sub.kernel.program, sub.kernel.function_name)
+                            for sub in subs],
                    queue, _result_template(queue, out.shape, out.dtype))
 
     @classmethod
     def from_recipe(cls, recipe: Recipe, queue, node: Node) -> BoundLaunch:
-        """Bound from a stored recipe: its source built (a pyopencl binary
-        cache lookup after the first process)."""
-        program = compile_program(queue.context, recipe.source)
-        kernels = [cl.Kernel(program, name) for name, *_ in recipe.launches]
+        """Bound from a stored recipe: its source built (a binary cache
+        lookup after the first process), or the program it was built in with
+        others (:mod:`lazyarray.run.together`)."""
+        names = [name for name, *_ in recipe.launches]
+        kernels = member_kernels(queue.context, recipe.source, names)
+        if kernels is None:
+            program = compile_program(queue.context, recipe.source)
+            kernels = [cl.Kernel(program, name) for name in names]
         return cls(recipe, kernels, queue, _result_template(queue, node.shape, node.dtype))
 
-    def at_positions(self, positions: dict[str, int]) -> tuple | None:
-        """The argument slots of each launch with the array inputs named in
-        *positions* given by position, ``-1`` for the result (for
-        :meth:`run_at`); None when a launch takes a scalar or another input."""
+    def at_positions(self, positions: dict[str, int | tuple]) -> tuple | None:
+        """The argument slots of each launch with the inputs named in
+        *positions* given by position (for :meth:`run_at`): an array input
+        by its index in the run's list of values (``-1`` for the result), a
+        scalar by ``("param", j)`` (the run's *j*-th parameter) or
+        ``("value", v)`` (always *v*); None when a slot's input is not in
+        *positions* or is not of its kind."""
         launches = []
         for _, _, _, slots in self.launches:
             placed = []
             for k, name, scalar in slots:
-                if scalar or (name != "out" and name not in positions):
+                if name == "out":
+                    placed.append((k, -1))
+                    continue
+                where = positions.get(name)
+                if where is None or scalar != isinstance(where, tuple):
                     return None
-                placed.append((k, -1 if name == "out" else positions[name]))
+                placed.append((k, where))
             launches.append(tuple(placed))
         return tuple(launches)
 
-    def run_at(self, queue, values: list, slots: tuple) -> cla.Array:
-        """The result of a run whose inputs are *values*, placed by *slots*
-        (from :meth:`at_positions`): what ``__call__`` does, without names."""
+    def run_at(self, queue, values: list, slots: tuple, params: list | tuple = ()
+               ) -> cla.Array:
+        """The result of a run whose array inputs are *values* and scalar
+        parameters *params*, placed by *slots* (from :meth:`at_positions`):
+        what ``__call__`` does, without names."""
         try:
             data = self.pool(self.template.nbytes or 1)
         except cl.Error as error:
             raise device_memory_error(error, self.template.nbytes, queue.device) from None
         with self._lock:
             for (kernel, gsize, lsize, _), placed in zip(self.launches, slots):
-                for k, position in placed:
-                    kernel.set_arg(k, data if position < 0 else values[position].base_data)
+                for k, where in placed:
+                    if where.__class__ is int:
+                        kernel.set_arg(k, data if where < 0 else values[where].base_data)
+                    else:
+                        kernel.set_arg(k, params[where[1]] if where[0] == "param"
+                                       else where[1])
                 cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         return with_data(self.template, data)
 

@@ -1,0 +1,160 @@
+"""Building several kernels' OpenCL programs as one.
+
+PoCL spends most of a cold program build in work done once per program
+(starting the compiler, its kernel library), not per kernel: twenty small
+programs built one by one take several times as long as one program holding
+the twenty. A compiled function's first run builds the programs of all its
+new kernels together (:func:`build_together`).
+
+The merged source is the programs' sources one after the other, each
+kernel renamed with the suffix of its program's place (``name__k3``),
+repeated top-level text (the same macro, the same helper function) kept
+once. A program that merges badly (two different definitions of one
+helper) fails the build: nothing is merged then, each program is built
+alone as before.
+
+A later process meets these kernels one by one (from their disk recipes,
+:meth:`~lazyarray.run.launch.BoundLaunch.from_recipe`); the disk store
+:data:`_MEMBERS` says which merged program each source was part of, so
+:func:`member_kernels` builds that program once (from its binary, which
+kernelcore keeps on disk) and hands each recipe its kernels.
+
+Public names: build_together, member_kernels, recipe_name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+
+import pyopencl as cl
+
+from kernelcore.runtime.build import compile_program
+from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore.runtime.store import DiskStore, default_cache_dir
+from lazyarray.run.cache import _enabled
+
+logger = logging.getLogger(__name__)
+
+#: what a kernel's name gets in a merged program, before its program's place
+SUFFIX = "__k"
+_RENAMED = re.compile(re.escape(SUFFIX) + r"\d+$")
+#: merged programs built by this process, by context and merged source digest
+_BUILT: dict[tuple, cl.Program] = {}
+_BUILDING = KeyedLocks()
+_STORE: dict[str, DiskStore] = {}
+_STORE_LOCK = threading.Lock()
+
+
+def recipe_name(function_name: str) -> str:
+    """The name a kernel has in its own program's source (without the
+    suffix a merged program gave it)."""
+    return _RENAMED.sub("", function_name)
+
+
+def _chunks(source: str) -> list[str]:
+    """*source*'s top-level pieces: preprocessor lines and declarations or
+    definitions (up to the ``;`` or ``}`` closing them at brace depth 0)."""
+    chunks: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for line in source.splitlines():
+        if not current and line.lstrip().startswith("#"):
+            chunks.append(line)
+            continue
+        if not current and not line.strip():
+            continue
+        current.append(line)
+        depth += line.count("{") - line.count("}")
+        if depth == 0 and line.rstrip().endswith(("}", ";")):
+            chunks.append("\n".join(current))
+            current = []
+    if current:
+        chunks.append("\n".join(current))
+    return chunks
+
+
+def merged_source(programs: list[tuple[str, list[str]]]) -> str:
+    """One source holding *programs* (each its source and kernel names),
+    kernels renamed by place, repeated top-level text kept once."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for place, (source, names) in enumerate(programs):
+        renaming = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b(?=\s*\()")
+        for chunk in _chunks(source):
+            if "__kernel" in chunk:
+                out.append(renaming.sub(lambda m: f"{m.group(1)}{SUFFIX}{place}", chunk))
+            elif chunk not in seen:
+                seen.add(chunk)
+                out.append(chunk)
+    return "\n".join(out) + "\n"
+
+
+def _members() -> DiskStore:
+    with _STORE_LOCK:
+        if "store" not in _STORE:
+            # (beside lazyarray's recipes, see lazyarray.run.cache)
+            directory = os.environ.get("LAZYARRAY_CACHE_DIR") or default_cache_dir()
+            _STORE["store"] = DiskStore("lazyarray-merged-v1", directory)
+        return _STORE["store"]
+
+
+def _digest(ctx: cl.Context, source: str) -> str:
+    device = ctx.devices[0]
+    identity = (device.platform.name, device.platform.version, device.name,
+                device.driver_version)
+    return hashlib.sha256(repr(identity).encode() + b"\0" + source.encode()).hexdigest()
+
+
+def _build_merged(ctx: cl.Context, source: str, digest: str) -> cl.Program:
+    return made_once(_BUILT, (ctx.int_ptr, digest), lambda: compile_program(ctx, source),
+                     _BUILDING)
+
+
+def build_together(ctx: cl.Context, programs: list[tuple[str, list[str]]]
+                   ) -> list[list[cl.Kernel]] | None:
+    """The kernels of each of *programs* (source, kernel names) built as one
+    program for *ctx*, each program's in its order of names; None when
+    they do not merge (the caller builds them alone). Where the disk cache
+    is on, a later process finds each source's merged program
+    (:func:`member_kernels`)."""
+    if len(programs) < 2 or len(ctx.devices) != 1:
+        return None
+    source = merged_source(programs)
+    digest = _digest(ctx, source)
+    try:
+        program = _build_merged(ctx, source, digest)
+    except cl.Error as error:
+        logger.info("building %d programs as one failed, building them alone: %s",
+                    len(programs), str(error).splitlines()[0])
+        return None
+    if _enabled():
+        store = _members()
+        store.put(digest, source)
+        for place, (member, _) in enumerate(programs):
+            store.put(_digest(ctx, member), (digest, place))
+    return [[cl.Kernel(program, f"{name}{SUFFIX}{place}") for name in names]
+            for place, (_, names) in enumerate(programs)]
+
+
+def member_kernels(ctx: cl.Context, source: str, names: list[str]) -> list[cl.Kernel] | None:
+    """The kernels *names* of *source* from the merged program that an
+    earlier process built it in (built once in this process), or None."""
+    if not _enabled() or len(ctx.devices) != 1:
+        return None
+    store = _members()
+    entry = store.get(_digest(ctx, source), lambda v: isinstance(v, tuple) and len(v) == 2)
+    if entry is None:
+        return None
+    digest, place = entry
+    merged = store.get(digest, lambda v: isinstance(v, str))
+    if merged is None or _digest(ctx, merged) != digest:
+        return None
+    program = _build_merged(ctx, merged, digest)
+    return [cl.Kernel(program, f"{name}{SUFFIX}{place}") for name in names]
+
+
+__all__ = ["build_together", "member_kernels", "recipe_name"]

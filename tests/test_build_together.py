@@ -1,0 +1,98 @@
+"""A compiled function's new kernels are built as one OpenCL program
+(lazyarray.run.together), and a later process finds that program for each
+kernel's recipe."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyopencl.array as cla
+
+from lazyarray.run import default_queue
+from lazyarray.run.together import build_together, merged_source, recipe_name
+
+_HELPER = "inline int twice(int a) { return 2 * a; }"
+_SOURCES = [
+    (f"#define ONE 1\n{_HELPER}\n__kernel void k(__global int *out)\n"
+     "{\n  out[get_global_id(0)] = twice(ONE);\n}\n", ["k"]),
+    (f"#define ONE 1\n{_HELPER}\n__kernel void k(__global int *out)\n"
+     "{\n  out[get_global_id(0)] = twice(ONE) + 5;\n}\n", ["k"]),
+]
+
+
+def test_merged_source_keeps_shared_text_once_and_renames_kernels():
+    merged = merged_source(_SOURCES)
+    assert merged.count(_HELPER) == 1 and merged.count("#define ONE 1") == 1
+    assert "void k__k0(" in merged and "void k__k1(" in merged
+    assert recipe_name("k__k1") == "k" and recipe_name("lazyarray_kernel") == "lazyarray_kernel"
+    queue = default_queue()
+    kernels = build_together(queue.context, _SOURCES)
+    assert kernels is not None and [len(k) for k in kernels] == [1, 1]
+    out = cla.empty(queue, 4, np.int32)
+    for (kernel,), expected in zip(kernels, (2, 7)):
+        kernel(queue, (4,), None, out.data)
+        np.testing.assert_array_equal(out.get(), expected)
+
+
+def test_programs_that_do_not_merge_are_left_alone():
+    clash = [(_SOURCES[0][0], ["k"]),
+             ("inline int twice(int a) { return 3 * a; }\n__kernel void k(__global int *out)"
+              "\n{\n  out[0] = twice(1);\n}\n", ["k"])]
+    assert build_together(default_queue().context, clash) is None
+    assert build_together(default_queue().context, _SOURCES[:1]) is None
+
+
+_CHILD = """
+import json
+import numpy as np
+import lazyarray as la
+from kernelcore.runtime import build
+from lazyarray.arraycontext.compile import CompiledFunction
+from lazyarray.arraycontext.traversal import PlainWalker
+from lazyarray.run import together
+from lazyarray.run.cache import STATS
+
+builds = []
+compile_program = build.compile_program
+def counted(ctx, source):
+    builds.append(source.count("__kernel"))
+    return compile_program(ctx, source)
+build.compile_program = counted
+together.compile_program = counted
+from lazyarray.run import launch
+launch.compile_program = counted
+
+def f(t, u):
+    g = u[::-1] * t
+    return {"a": la.sum(g) + u, "b": la.exp(g) - la.max(u)}
+
+u = np.linspace(-1, 1, 999)
+out = CompiledFunction(f, PlainWalker(), None)(0.5, la.asarray(u))
+print(json.dumps({"a": out["a"].get().tolist(), "b": out["b"].get().tolist(),
+                  "builds": builds, "recipe_hits": STATS["disk_hits"]}))
+"""
+
+
+def _child(tmp_path) -> dict:
+    env = dict(os.environ, LAZYARRAY_CACHE_DIR=str(tmp_path / "la"),
+               KERNELCORE_CACHE_DIR=str(tmp_path / "kc"))
+    done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_compiled_function_builds_one_program_and_a_later_process_finds_it(tmp_path):
+    """The first process builds the function's kernels as one program (one
+    build holding them all); the second loads every recipe and builds that
+    one program again (from its binary), not a program per kernel."""
+    u = np.linspace(-1, 1, 999)
+    g = u[::-1] * 0.5
+    first, second = _child(tmp_path), _child(tmp_path)
+    for run in (first, second):
+        np.testing.assert_allclose(run["a"], np.sum(g) + u, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(run["b"], np.exp(g) - np.max(u), rtol=1e-12)
+    assert len(first["builds"]) == 1 and first["builds"][0] >= 3
+    assert second["recipe_hits"] >= 3 and second["builds"] == first["builds"]
