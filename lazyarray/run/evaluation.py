@@ -70,7 +70,7 @@ def _evaluate_map(root: Map) -> cla.Array | None:
     if planned is None:
         return None
     step, positions = planned
-    args = {name: values[k] if type(k) is int else k.value
+    args = {name: values[k] if isinstance(k, int) else k.value
             for (name, _), k in zip(step.args, positions)}
     if step.compiled is not None and step.compiled.bound is None:   # (built by its first run)
         with watch((step,), started, user_place):

@@ -54,7 +54,7 @@ _TEMPLATES: dict[tuple, cla.Array] = {}
 _TEMPLATE_LOCKS = KeyedLocks()
 
 
-def kernel_arguments(args: dict, out: cla.Array) -> dict:
+def kernel_arguments(args: dict, out: cla.Array | np.ndarray) -> dict:
     """The arguments of a kernel call: *args* by name and ``out``, 0-d arrays
     as one-element arrays (kernels index them ``[0]``), scalars as they are."""
     flat = {name: a if not isinstance(a, cla.Array) or a.shape else a.reshape(1)
@@ -188,7 +188,7 @@ class BoundLaunch:
         *positions* or is not of its kind."""
         launches = []
         for _, _, _, slots in self.launches:
-            placed = []
+            placed: list[tuple[int, int | tuple]] = []
             for k, name, scalar in slots:
                 if name == "out":
                     placed.append((k, -1))

@@ -95,7 +95,7 @@ class _Compiled:
         self.target = target
         #: the key of this kernel in the table of planned kernels
         self.key: tuple | None = None
-        self._by_queue: dict[int, BoundLaunch] = {}
+        self._by_queue: dict[int, BoundLaunch | SizedLaunch] = {}
         self.bound = bound
         if bound is not None and queue is not None:
             self._by_queue[queue.int_ptr] = bound
@@ -109,14 +109,14 @@ class _Compiled:
     def bound_on(self, queue, node: Node) -> BoundLaunch | SizedLaunch | None:
         """The launch of this kernel on *queue*: made from the recipe of the
         first queue's launch when another queue asks (None before any run)."""
-        bound = self._by_queue.get(queue.int_ptr)
-        if bound is None:
+        found = self._by_queue.get(queue.int_ptr)
+        if found is None:
             if self.bound is None:
                 return None
-            bound = self.bound.on_queue(queue, node) if isinstance(self.bound, SizedLaunch) \
+            found = self.bound.on_queue(queue, node) if isinstance(self.bound, SizedLaunch) \
                 else BoundLaunch.from_recipe(self.bound.recipe, queue, node)
-            self._by_queue.setdefault(queue.int_ptr, bound)
-        return bound
+            self._by_queue.setdefault(queue.int_ptr, found)
+        return found
 
 
 @dataclass(frozen=True)
@@ -357,11 +357,10 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = 
     bound: BoundLaunch | SizedLaunch | None = None
     if recipe is not None:
         try:
-            bound = BoundLaunch.from_recipe(recipe, queue, node)
+            loaded = BoundLaunch.from_recipe(recipe, queue, node)
+            bound = SizedLaunch(loaded, group) if group else loaded
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
-        if bound is not None and group:
-            bound = SizedLaunch(bound, group)
     knl = None if bound is not None else build_flat_kernel(node, inputs, target) if flat \
         else build_kernel(node, inputs, target=target)
     compiled = _Compiled(knl, bound, disk_key, target, queue, group)
