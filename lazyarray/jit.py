@@ -301,8 +301,9 @@ def _write_back(array, value: cla.Array) -> None:
 
 
 def _fast_data(x) -> cla.Array | None:
-    """The device data of a computed lazy array or a pyopencl array, else None."""
-    if type(x) is LazyArray:
+    """The device data of a computed lazy array (a host array's device copy)
+    or a pyopencl array, else None."""
+    if type(x) is LazyArray or isinstance(x, LazyArray):
         node = x.node
         if type(node) is Input:
             return node.data

@@ -252,3 +252,26 @@ def test_sliding_windows_of_host_arrays_are_numpys_views(host_tier):
     _same(windows.mean(axis=-1), np.lib.stride_tricks.sliding_window_view(a, 4).mean(axis=-1))
     x[0] = 100.0
     assert float(windows[0, 0]) == 100.0        # a view, as NumPy's
+
+
+def test_a_jitted_call_on_host_arrays_takes_the_short_path(monkeypatch):
+    with la.tier("auto"):
+        a, b = la.asarray(np.arange(6.0)), la.asarray(np.ones(6))
+        assert isinstance(a, HostArray)
+        f = la.jit(lambda x, y: x * 2 + y)
+        np.testing.assert_array_equal(f(a, b).get(), np.arange(6.0) * 2 + 1)
+        calls = []
+        jitted_type = type(f)
+        original = jitted_type._program
+
+        def counting(self, *args, **kwargs):
+            calls.append(1)
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(jitted_type, "_program", counting)
+        np.testing.assert_array_equal(f(a, b).get(), np.arange(6.0) * 2 + 1)
+        a[2] = -1.0                 # a host write: the next call reads the new value
+        expected = np.arange(6.0) * 2 + 1
+        expected[2] = -1
+        np.testing.assert_array_equal(f(a, b).get(), expected)
+        assert not calls            # found by shapes, not traced or looked up again
