@@ -213,3 +213,32 @@ def test_gpu_rows_of_four_keep_their_layout(monkeypatch):
         [step] = steps.plan_graph(result.node)
         assert bool(step.compiled.group) is flat
         np.testing.assert_allclose(result.get(), values * 2 + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.uint8, np.bool_])
+def test_reductions_of_new_lengths_build_nothing(queue, dtype):
+    rng = np.random.default_rng(9)
+    host = (rng.standard_normal(3000) * 5).astype(dtype) if dtype != np.bool_ \
+        else rng.standard_normal(3000) > 1
+    if dtype in (np.float64, np.float32):
+        host[[5, 700]] = [np.nan, np.inf]
+    x = la.asarray(host)
+    ops = ["sum", "any", "all"] if dtype == np.bool_ else ["sum", "max", "min", "prod"]
+    windows = [(0, 1), (3, 2), (1, 63), (2, 64), (10, 65), (4, 257), (700, 300), (0, 3000),
+               (6, 5), (7, 1000), (8, 31), (9, 33), (11, 129), (12, 2000)]
+    for start, width in windows:
+        x[start:start + width]      # (a loop over windows: they become inputs of their own)
+    eps = 1e-5 if dtype == np.float32 else 1e-12
+    planned = None
+    for start, width in windows:
+        part = host[start:start + width]
+        for op in ops:
+            with np.errstate(all="ignore"):
+                expected = getattr(part, op)()
+                value = getattr(x[start:start + width], op)().get()
+            scale = float(np.abs(part.astype(np.float64)).sum()) if op == "sum" else 0
+            np.testing.assert_allclose(value, expected, rtol=eps, atol=eps * scale,
+                                       equal_nan=True)
+        if planned is None:
+            planned = STATS["planned"]
+    assert STATS["planned"] == planned          # every later length: no new kernel

@@ -41,15 +41,19 @@ def generated(monkeypatch):
     built = []
     spent = [0.0]
 
-    def building(node, inputs, choice=None, target=None):
-        start = time.perf_counter()
-        knl = lower.build_kernel(node, inputs, choice, target)
-        code = lp.generate_code_v2(knl).device_code()
-        spent[0] += time.perf_counter() - start
-        built.append(len(code))
-        return knl
+    def measured(build):
+        def building(*args, **kwargs):
+            start = time.perf_counter()
+            knl = build(*args, **kwargs)
+            code = lp.generate_code_v2(knl).device_code()
+            spent[0] += time.perf_counter() - start
+            built.append(len(code))
+            return knl
+        return building
 
-    monkeypatch.setattr(runtime, "build_kernel", building)
+    monkeypatch.setattr(runtime, "build_kernel", measured(lower.build_kernel))
+    # (eager elementwise values and small reductions get flat kernels)
+    monkeypatch.setattr(runtime, "build_flat_kernel", measured(runtime.build_flat_kernel))
 
     def run(fn):
         value = np.asarray(fn())

@@ -114,11 +114,18 @@ class RegionOffsets:
     def vary(self, node: Node, ranges: list, use: str = "write") -> bool:
         """Whether regions of this shape of arrays like *node* have been
         written (or read: *use*) at *limit* or more different offsets,
-        counting this one."""
-        key = (use, node.shape, node.dtype.str, tuple((step, n) for _, step, n in ranges))
+        counting this one. Contiguous windows (*use* ``"window"``) count
+        their lengths with their offsets: a loop over windows of varying
+        length varies them too."""
+        if use == "window":
+            key: tuple = (use, node.shape, node.dtype.str)
+            place = tuple((start, n) for start, _, n in ranges)
+        else:
+            key = (use, node.shape, node.dtype.str, tuple((step, n) for _, step, n in ranges))
+            place = tuple(start for start, _, _ in ranges)
         seen = self._seen.setdefault(key, set())
         if len(seen) < self.limit:
-            seen.add(tuple(start for start, _, _ in ranges))
+            seen.add(place)
         return len(seen) >= self.limit
 
 

@@ -223,11 +223,12 @@ def _basic_getitem(node: Node, axis_map, shape: tuple, ranges: list) -> Node:
         element = regions.element_read(node, axis_map, ranges)
         if element is not None:
             return element
-    if 0 not in shape and regions.computed_outside_trace(node) \
-            and regions.REGION_OFFSETS.vary(node, ranges, "read"):
+    if 0 not in shape and regions.computed_outside_trace(node):
         if regions.one_run(node.shape, ranges):
-            return regions.window_read(node, ranges, shape)
-        return regions.dynamic_read(node, ranges, shape)
+            if regions.REGION_OFFSETS.vary(node, ranges, "window"):
+                return regions.window_read(node, ranges, shape)
+        elif regions.REGION_OFFSETS.vary(node, ranges, "read"):
+            return regions.dynamic_read(node, ranges, shape)
     return View(node, axis_map, shape)
 
 

@@ -18,13 +18,15 @@ from lazyarray.run.launch import BoundLaunch, new_array
 
 class SizedLaunch:
     """*bound* (one launch of a flat kernel, work-groups of *group*) run on
-    any element count: its grid is rounded up from the count each run."""
+    any element count: its grid is rounded up from the count each run (a
+    reduction's, *single*, is one work-group)."""
 
-    def __init__(self, bound: BoundLaunch, group: int):
+    def __init__(self, bound: BoundLaunch, group: int, single: bool = False):
         [(self._kernel, _, self._local, self._slots)] = bound.launches
         self.bound = bound
         self.recipe = bound.recipe
         self.group = group
+        self.single = single
         self._dtype = bound.template.dtype
         self._lock = threading.Lock()
         #: a flat kernel has no global temporaries: its single launch is all
@@ -32,7 +34,8 @@ class SizedLaunch:
 
     def on_queue(self, queue, node) -> SizedLaunch:
         """This launch on another *queue* (rebuilt from its recipe)."""
-        return SizedLaunch(BoundLaunch.from_recipe(self.recipe, queue, node), self.group)
+        return SizedLaunch(BoundLaunch.from_recipe(self.recipe, queue, node), self.group,
+                           self.single)
 
     def at_positions(self, positions: dict[str, int]) -> None:
         """No runs by position (a jitted call's kernels are never flat)."""
@@ -42,7 +45,7 @@ class SizedLaunch:
         """The result of *shape* computed from *args* (by name)."""
         count = int(args[SIZE_ARGUMENT])
         out = new_array(queue, shape, self._dtype)
-        grid = (-(-count // self.group) * self.group,)
+        grid = (self.group if self.single else -(-count // self.group) * self.group,)
         with self._lock:
             for k, name, scalar in self._slots:
                 self._kernel.set_arg(k, args[name] if scalar else

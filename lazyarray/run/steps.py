@@ -28,7 +28,8 @@ from lazyarray.calls import launch_of
 from lazyarray.graph import (
     Const, Input, Map, Node, Param, Reduce, Scan, View,
     computed, walk)
-from lazyarray.lower.flat import FLAT_GROUP, SIZE_ARGUMENT, build_flat_kernel, flat_key, is_flat
+from lazyarray.lower.flat import (
+    FLAT_GROUP, SIZE_ARGUMENT, build_flat_kernel, flat_key, flat_size, is_flat)
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
 from lazyarray.plan.structure import structure_fields
@@ -332,7 +333,7 @@ def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool =
         flat = (flat_key(node, inputs), False)
         compiled = made_once(_KERNELS, (flat, target),
                              lambda: _compile(flat, node, inputs, target, True), _PLANNING)
-        size = Const(int(np.prod(node.shape)), np.int64, False)
+        size = Const(flat_size(node), np.int64, False)
         return Step(node, compiled=compiled, args=tuple(
             (name, n) for n, name in inputs.values()) + ((SIZE_ARGUMENT, size),))
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
@@ -358,7 +359,7 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = 
     if recipe is not None:
         try:
             loaded = BoundLaunch.from_recipe(recipe, queue, node)
-            bound = SizedLaunch(loaded, group) if group else loaded
+            bound = SizedLaunch(loaded, group, isinstance(node, Reduce)) if group else loaded
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
     knl = None if bound is not None else build_flat_kernel(node, inputs, target) if flat \
@@ -432,7 +433,8 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     if compiled is not None and out.size and all(a.size for a in args.values()
                                                  if isinstance(a, cla.Array)):
         bound = BoundLaunch.from_run(step.kernel, queue, args, out if compiled.group else result)
-        compiled.bind(queue, SizedLaunch(bound, compiled.group) if compiled.group else bound)
+        compiled.bind(queue, SizedLaunch(bound, compiled.group, isinstance(node, Reduce))
+                      if compiled.group else bound)
         store_recipe(compiled.disk_key, bound.recipe)
     return result
 
