@@ -242,3 +242,18 @@ def test_reductions_of_new_lengths_build_nothing(queue, dtype):
         if planned is None:
             planned = STATS["planned"]
     assert STATS["planned"] == planned          # every later length: no new kernel
+
+
+def test_a_computed_constant_stays_a_constant_in_later_graphs(queue):
+    from lazyarray.graph import Const
+    from lazyarray.handle import LazyArray
+    zero = Const(0, np.int64, False)
+    held = LazyArray(zero)              # a constant evaluated as a value of its own
+    assert held.get() == 0
+
+    @la.jit
+    def shifted(offset):
+        return la.arange(4, dtype=np.int64) + offset + 0 * la.asarray(np.int64(0))
+
+    np.testing.assert_array_equal(shifted(np.array(5)).get(), np.arange(4) + 5)
+    np.testing.assert_array_equal((la.asarray(np.arange(3)) + held).get(), np.arange(3))

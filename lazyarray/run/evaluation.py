@@ -136,7 +136,12 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 # argument, or an array argument once its value was computed)
                 args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
                     else n.value if kind is Const and name[0] == "s" else _evaluate(n)
-            keep_on_device(step.node, run_step(step, queue, args))
+            value = run_step(step, queue, args)
+            if type(step.node) is Const:
+                # (not kept: an interned constant with a device value would
+                # read as a computed array in every later graph using it)
+                return value
+            keep_on_device(step.node, value)
     _settle_held(graph[2])
     return on_device(root)
 
