@@ -38,6 +38,8 @@ FLAT_GROUP = {"gpu": 256, "cpu": 64}
 #: the most elements a flat reduction reads (one work-group; larger
 #: reductions get layouts of their size, spread over the device)
 FLAT_REDUCTION_LIMIT = 1 << 16
+#: the reductions a work-group combines (positions, as argmax's, are not)
+_FLAT_REDUCTIONS = frozenset({"sum", "product", "max", "min", "any", "all"})
 #: float32 functions with a vector version on CPUs (those kernels keep their layout)
 _VECTOR_FUNCTIONS = ("sin", "cos")
 
@@ -61,7 +63,7 @@ def is_flat(node: Node, inputs: dict[int, tuple[Node, str]], target: Target) -> 
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)
         if node.keepdims or len(node.axes) != body.ndim or node.dtype.kind == "c" \
-                or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
+                or node.op not in _FLAT_REDUCTIONS or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
             return False
         if id(body) in inputs:
             return inputs[id(body)][0].shape == body.shape and bool(body.shape)
