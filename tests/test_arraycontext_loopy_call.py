@@ -220,9 +220,12 @@ def test_global_barrier_then_a_scatter(actx, eager):
     want = np.zeros((9, 3))
     np.add.at(want, to_el, 2 * ary)
     np.testing.assert_allclose(actx.to_numpy(got["result"]), want, rtol=1e-14)
-    # two device kernels (one per side of the barrier), one external call
+    # two device kernels (one per side of the barrier) in one external call,
+    # each spread over the device: the zeroing over rows, the scatter (rows
+    # not known to be distinct) over columns, looping over the elements
     code = kernelcore.generate_code_v2(got["result"].node.call.callee.kernel).device_code()
-    assert code.count("__kernel") == 2
+    first, second = code.split("__kernel")[1:]
+    assert "gid(0)" in first and "gid(0)" in second and "for (int e = 0" in second
 
     compiled = actx.compile(lambda a: actx.call_loopy(prg, ary=a, to_el=to_el, nout=9)["result"])
     lazy_ary = actx.from_numpy(ary)
@@ -231,6 +234,34 @@ def test_global_barrier_then_a_scatter(actx, eager):
     np.testing.assert_allclose(actx.to_numpy(compiled(2 * lazy_ary)), 2 * want, rtol=1e-14)
     # replayed: the doubling and the program's two kernels
     assert STATS["launches"] - launches <= 3
+
+
+def test_meshmode_concurrent_element_loops_are_spread(actx, eager):
+    # meshmode tags the element loop of its programs as free of dependencies
+    # between elements (its own context parallelizes it): so does this one
+    from meshmode.transform_metadata import ConcurrentElementInameTag
+    prg = make_loopy_program(
+        ["{[i0, j0]: 0 <= i0 < nout and 0 <= j0 < m}",
+         "{[e, j]: 0 <= e < nel and 0 <= j < m}"],
+        """
+        result[i0, j0] = 0 {id=init}
+        ... gbarrier {id=barrier, dep=init}
+        result[to_el[e], j] = result[to_el[e], j] + ary[e, j] * ary[e, j] {dep=barrier}
+        """,
+        [lp.GlobalArg("result", np.float64, shape=("nout", "m"), is_input=False),
+         lp.GlobalArg("ary", np.float64, shape=("nel", "m")),
+         lp.GlobalArg("to_el", np.int32, shape=("nel",)),
+         lp.ValueArg("nout", np.int32), ...])
+    prg = lp.tag_inames(prg, {"e": ConcurrentElementInameTag(),
+                              "i0": ConcurrentElementInameTag()})
+    ary = RNG.standard_normal((150, 3))
+    to_el = RNG.permutation(200)[:150].astype(np.int32)
+    got = _agree(actx, eager, prg, ary=ary, to_el=to_el, nout=200)
+    want = np.zeros((200, 3))
+    want[to_el] = ary * ary
+    np.testing.assert_allclose(actx.to_numpy(got["result"]), want, rtol=1e-14)
+    code = kernelcore.generate_code_v2(got["result"].node.call.callee.kernel).device_code()
+    assert all("gid(0)" in k for k in code.split("__kernel")[1:])
 
 
 def test_atomic_updates_spread_over_the_device(actx, eager):

@@ -10,9 +10,11 @@ reductions (as a ``max`` and an ``argmax`` instruction), global and local
 barriers and no-ops are re-created; anything else raises
 :class:`Untranslatable`.
 
-A kernel that tags no iname for the device gets one: the outermost loop
-that all instructions share and that every written array is indexed by, as
-its own axis (arrays only updated atomically aside), is split over
+A kernel that tags no iname for the device gets some: in each part between
+global barriers, the outermost loop that all its instructions share and
+that every array written there is indexed by, as its own axis (arrays only
+updated atomically aside), or that meshmode's ``ConcurrentElementInameTag``
+declares free of dependencies between iterations, is split over
 work-groups and work-items.
 
 Public names: GROUP_SIZE, entry_kernel, Translation, translate, Untranslatable.
@@ -262,16 +264,55 @@ def _name(assignee: Any) -> str:
     return getattr(target, "name", str(target))
 
 
-def _spread_iname(knl: Any, insns: list) -> str | None:
-    """The loop of the (kernelcore) instructions *insns* of loopy kernel *knl*
-    that can run in parallel: every instruction is inside it and every array
-    written (argument or temporary with a shape) is indexed by it alone, on
-    the same axis, wherever it is accessed (so its iterations touch disjoint
-    parts; arrays only ever accessed by atomic instructions aside). The
-    outermost such loop, or None."""
+def _phases(insns: list) -> list[list]:
+    """The assignments of *insns* (kernelcore instructions) grouped by the
+    global barriers they come after (each group runs as device kernels of
+    its own); no groups when a local barrier is among them."""
+    by_id = {i.id: i for i in insns}
+    barriers: dict[str, frozenset[str]] = {}
+
+    def after(insn: Any) -> frozenset[str]:
+        if insn.id not in barriers:
+            barriers[insn.id] = frozenset()         # (a cycle: kernelcore refuses it)
+            found = frozenset()
+            for d in insn.depends_on:
+                if d in by_id:
+                    found |= after(by_id[d])
+                    if isinstance(by_id[d], BarrierInstruction):
+                        found |= {d}
+            barriers[insn.id] = found
+        return barriers[insn.id]
+
+    groups: dict[frozenset[str], list] = {}
+    for insn in insns:
+        if isinstance(insn, BarrierInstruction) and insn.synchronization_kind != "global":
+            return []
+        if isinstance(insn, lp2.Assignment):
+            groups.setdefault(after(insn), []).append(insn)
+    return list(groups.values())
+
+
+def _declared_concurrent(knl: Any) -> frozenset[str]:
+    """The inames of loopy kernel *knl* that meshmode's
+    ``ConcurrentElementInameTag`` declares free of dependencies between
+    iterations (none without meshmode)."""
+    try:
+        from meshmode.transform_metadata import ConcurrentElementInameTag
+    except ImportError:
+        return frozenset()
+    return frozenset(name for name, iname in knl.inames.items()
+                     if any(isinstance(t, ConcurrentElementInameTag) for t in iname.tags))
+
+
+def _spread_iname(knl: Any, insns: list, declared: frozenset[str]) -> str | None:
+    """The loop of the (kernelcore) assignments *insns* of loopy kernel
+    *knl* that can run in parallel: every instruction is inside it and
+    either *declared* names it or every array written (argument or temporary
+    with a shape) is indexed by it alone, on the same axis, wherever it is
+    accessed (so its iterations touch disjoint parts; arrays only ever
+    accessed by atomic instructions aside). The outermost such loop, or
+    None."""
     import islpy as isl
-    if not insns or not all(isinstance(i, lp2.Assignment) for i in insns):
-        return None
     common = frozenset.intersection(*(frozenset(i.within_inames) for i in insns))
     if not common:
         return None
@@ -302,7 +343,7 @@ def _spread_iname(knl: Any, insns: list) -> str | None:
 
     order = [n for d in knl.domains for n in d.get_var_names(isl.dim_type.set)]
     for g in sorted(common, key=lambda n: order.index(n) if n in order else len(order)):
-        if disjoint(g):
+        if g in declared or disjoint(g):
             return g
     return None
 
@@ -378,14 +419,20 @@ def translate(t_unit: Any) -> Translation:
         except Exception as e:
             raise Untranslatable(f"kernelcore refused the calls of '{knl.name}': "
                                  f"{type(e).__name__}: {e}") from e
+    if any(t.startswith(("g.", "l.")) for t in tags.values()):
+        return Translation(made, None, knl.name)
+    declared = _declared_concurrent(knl)
     spread = None
-    parallel = any(t.startswith(("g.", "l.")) for t in tags.values())
-    g = None if parallel else _spread_iname(knl, insns)
-    if g is not None:
+    for phase in _phases(insns):
+        g = _spread_iname(knl, phase, declared)
+        if g is None:
+            continue
         try:
-            spread = lp2.split_iname(made, g, GROUP_SIZE, outer_tag="g.0", inner_tag="l.0")
+            spread = lp2.split_iname(made if spread is None else spread, g, GROUP_SIZE,
+                                     outer_tag="g.0", inner_tag="l.0")
         except Exception as e:          # (then the kernel runs as written)
             logger.info("call_loopy: kept loop %s of %s sequential: %s", g, knl.name, e)
+            return Translation(made, None, knl.name)
     return Translation(made, spread, knl.name)
 
 
