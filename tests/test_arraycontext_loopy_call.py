@@ -296,6 +296,8 @@ def test_argmax_style_reduction_with_two_outputs(actx, eager):
     np.testing.assert_array_equal(got["lo"], a.min(axis=1))
     np.testing.assert_array_equal(got["at_lo"], a.argmin(axis=1))
     np.testing.assert_array_equal(got["shifted"], a.argmax(axis=1) + 1)
+    # the index in the kernel's index type, as loopy's
+    assert got["at_lo"].dtype == _eager_call(eager, prg, a=a)["at_lo"].dtype
 
 
 def test_a_kernel_calling_a_kernel(actx, eager):

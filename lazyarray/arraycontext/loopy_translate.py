@@ -23,6 +23,7 @@ Public names: GROUP_SIZE, entry_kernel, Translation, translate, Untranslatable.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -188,8 +189,10 @@ def _arg_extremum(insn: Any, conv: _FromLoopy, common: dict) -> list:
     value = conv(value)
     extremum = lp2.Assignment(assignee=conv(insn.assignees[0]),
                               expression=Reduction(name[3:], inames, value), **common)
+    # (the index has the kernel's index type, as in loopy)
+    index_dtype = _np_dtype(conv.knl.index_dtype) or np.dtype(np.int32)
     at = lp2.Assignment(assignee=conv(insn.assignees[1]),
-                        expression=Reduction(name, inames, value),
+                        expression=TypeCast(index_dtype, Reduction(name, inames, value)),
                         **{**common, "id": f"{insn.id}_index"})
     return [extremum, at]
 
@@ -296,12 +299,12 @@ def _declared_concurrent(knl: Any) -> frozenset[str]:
     """The inames of loopy kernel *knl* that meshmode's
     ``ConcurrentElementInameTag`` declares free of dependencies between
     iterations (none without meshmode)."""
-    try:
-        from meshmode.transform_metadata import ConcurrentElementInameTag
-    except ImportError:
+    meshmode = sys.modules.get("meshmode.transform_metadata")   # (tags of it: imported)
+    if meshmode is None:
         return frozenset()
     return frozenset(name for name, iname in knl.inames.items()
-                     if any(isinstance(t, ConcurrentElementInameTag) for t in iname.tags))
+                     if any(isinstance(t, meshmode.ConcurrentElementInameTag)
+                            for t in iname.tags))
 
 
 def _spread_iname(knl: Any, insns: list, declared: frozenset[str]) -> str | None:
