@@ -11,6 +11,7 @@ arraycontext = pytest.importorskip(
     "arraycontext", reason="arraycontext is not installed (the 'pde' extra plus "
     "arraycontext from its repository, docs/pde-backend.md): the context's tests did not run")
 
+import kernelcore  # noqa: E402
 import loopy as lp  # noqa: E402
 import pyopencl as cl  # noqa: E402
 from arraycontext import make_loopy_program  # noqa: E402
@@ -140,7 +141,6 @@ def test_einsum_like_program_with_an_element_loop(actx, eager):
     got = _agree(actx, eager, prg, mat=RNG.standard_normal((4, 4)),
                  u=RNG.standard_normal((100, 4)))
     # the element loop is spread over the device
-    import kernelcore
     code = kernelcore.generate_code_v2(got["out"].node.call.callee.kernel).device_code()
     assert "gid(0)" in code and "lid(0)" in code
 
@@ -191,3 +191,130 @@ def test_untranslatable_programs_run_eagerly_outside_compile(actx, eager, caplog
     compiled = actx.compile(lambda u: actx.call_loopy(prg, x=u)["out"])
     with pytest.raises(LazyArrayError, match="not translated"):
         compiled(actx.from_numpy(np.ascontiguousarray(x)))
+
+
+# {{{ the program classes meshmode and grudge pass beyond plain assignments
+
+def _numpy_calls(actx, got):
+    return {k: actx.to_numpy(v) for k, v in got.items()}
+
+
+def test_global_barrier_then_a_scatter(actx, eager):
+    # the shape of meshmode's L2 projection (conn_projection_knl): zero the
+    # result, a global barrier, then add into rows picked by an index array
+    prg = make_loopy_program(
+        ["{[i0, j0]: 0 <= i0 < nout and 0 <= j0 < m}",
+         "{[e, j]: 0 <= e < nel and 0 <= j < m}"],
+        """
+        result[i0, j0] = 0 {id=init}
+        ... gbarrier {id=barrier, dep=init}
+        result[to_el[e], j] = result[to_el[e], j] + 2 * ary[e, j] {id=add, dep=barrier}
+        """,
+        [lp.GlobalArg("result", np.float64, shape=("nout", "m"), is_input=False),
+         lp.GlobalArg("ary", np.float64, shape=("nel", "m")),
+         lp.GlobalArg("to_el", np.int32, shape=("nel",)),
+         lp.ValueArg("nout", np.int32), ...])
+    ary = RNG.standard_normal((6, 3))
+    to_el = np.array([4, 0, 7, 2, 4, 1], dtype=np.int32)
+    got = _agree(actx, eager, prg, ary=ary, to_el=to_el, nout=9)
+    want = np.zeros((9, 3))
+    np.add.at(want, to_el, 2 * ary)
+    np.testing.assert_allclose(actx.to_numpy(got["result"]), want, rtol=1e-14)
+    # two device kernels (one per side of the barrier) in one external call,
+    # each spread over the device: the zeroing over rows, the scatter (rows
+    # not known to be distinct) over columns, looping over the elements
+    code = kernelcore.generate_code_v2(got["result"].node.call.callee.kernel).device_code()
+    first, second = code.split("__kernel")[1:]
+    assert "gid(0)" in first and "gid(0)" in second and "for (int e = 0" in second
+
+    compiled = actx.compile(lambda a: actx.call_loopy(prg, ary=a, to_el=to_el, nout=9)["result"])
+    lazy_ary = actx.from_numpy(ary)
+    np.testing.assert_allclose(actx.to_numpy(compiled(lazy_ary)), want, rtol=1e-14)
+    launches = STATS["launches"]
+    np.testing.assert_allclose(actx.to_numpy(compiled(2 * lazy_ary)), 2 * want, rtol=1e-14)
+    # replayed: the doubling and the program's two kernels
+    assert STATS["launches"] - launches <= 3
+
+
+def test_meshmode_concurrent_element_loops_are_spread(actx, eager):
+    # meshmode tags the element loop of its programs as free of dependencies
+    # between elements (its own context parallelizes it): so does this one
+    from meshmode.transform_metadata import ConcurrentElementInameTag
+    prg = make_loopy_program(
+        ["{[i0, j0]: 0 <= i0 < nout and 0 <= j0 < m}",
+         "{[e, j]: 0 <= e < nel and 0 <= j < m}"],
+        """
+        result[i0, j0] = 0 {id=init}
+        ... gbarrier {id=barrier, dep=init}
+        result[to_el[e], j] = result[to_el[e], j] + ary[e, j] * ary[e, j] {dep=barrier}
+        """,
+        [lp.GlobalArg("result", np.float64, shape=("nout", "m"), is_input=False),
+         lp.GlobalArg("ary", np.float64, shape=("nel", "m")),
+         lp.GlobalArg("to_el", np.int32, shape=("nel",)),
+         lp.ValueArg("nout", np.int32), ...])
+    prg = lp.tag_inames(prg, {"e": ConcurrentElementInameTag(),
+                              "i0": ConcurrentElementInameTag()})
+    ary = RNG.standard_normal((150, 3))
+    to_el = RNG.permutation(200)[:150].astype(np.int32)
+    got = _agree(actx, eager, prg, ary=ary, to_el=to_el, nout=200)
+    want = np.zeros((200, 3))
+    want[to_el] = ary * ary
+    np.testing.assert_allclose(actx.to_numpy(got["result"]), want, rtol=1e-14)
+    code = kernelcore.generate_code_v2(got["result"].node.call.callee.kernel).device_code()
+    assert all("gid(0)" in k for k in code.split("__kernel")[1:])
+
+
+def test_atomic_updates_spread_over_the_device(actx, eager):
+    prg = make_loopy_program(
+        "{[i]: 0 <= i < n}",
+        "hist[bins[i]] = hist[bins[i]] + w[i] {atomic}",
+        [lp.GlobalArg("hist", np.int32, shape=("nbins",), for_atomic=True),
+         lp.GlobalArg("bins,w", np.int32, shape=("n",)), lp.ValueArg("nbins", np.int32), ...])
+    bins = RNG.integers(0, 5, 300).astype(np.int32)
+    w = RNG.integers(-3, 10, 300).astype(np.int32)
+    hist = RNG.integers(0, 4, 5).astype(np.int32)
+    got = _agree(actx, eager, prg, hist=hist, bins=bins, w=w)
+    want = hist.copy()
+    np.add.at(want, bins, w)
+    np.testing.assert_array_equal(actx.to_numpy(got["hist"]), want)
+    # the loop over i runs in parallel: only hist is written, atomically
+    code = kernelcore.generate_code_v2(got["hist"].node.call.callee.kernel).device_code()
+    assert "gid(0)" in code and "atomic" in code
+
+
+def test_argmax_style_reduction_with_two_outputs(actx, eager):
+    prg = make_loopy_program("{[i, j]: 0 <= i < n and 0 <= j < m}",
+                             ["mx[i], at[i] = argmax(j, a[i, j], j) {id=am}",
+                              "lo[i], at_lo[i] = argmin(j, a[i, j], j)",
+                              "shifted[i] = at[i] + 1 {dep=am}"],
+                             [lp.GlobalArg("a", np.float64, shape=("n", "m")),
+                              lp.GlobalArg("at", np.int32, shape=("n",), is_input=False), ...])
+    a = RNG.standard_normal((40, 7))
+    got = _numpy_calls(actx, _agree(actx, eager, prg, a=a))
+    np.testing.assert_array_equal(got["mx"], a.max(axis=1))
+    np.testing.assert_array_equal(got["at"], a.argmax(axis=1))
+    np.testing.assert_array_equal(got["lo"], a.min(axis=1))
+    np.testing.assert_array_equal(got["at_lo"], a.argmin(axis=1))
+    np.testing.assert_array_equal(got["shifted"], a.argmax(axis=1) + 1)
+    # the index in the kernel's index type, as loopy's
+    assert got["at_lo"].dtype == _eager_call(eager, prg, a=a)["at_lo"].dtype
+
+
+def test_a_kernel_calling_a_kernel(actx, eager):
+    child = lp.make_function(
+        "{[j]: 0 <= j < 4}", "b[j] = 2 * a[j] + c",
+        [lp.GlobalArg("a,b", np.float64, shape=(4,)), lp.ValueArg("c", np.float64)],
+        name="child", lang_version=(2018, 2))
+    parent = make_loopy_program(
+        "{[i, j]: 0 <= i < n and 0 <= j < 4}",
+        "[j]: out[i, j] = child([j]: x[i, j], 1.5)",
+        [lp.GlobalArg("x,out", np.float64, shape=("n", 4)), ...])
+    prg = lp.merge([parent, child])
+    x = RNG.standard_normal((30, 4))
+    got = _agree(actx, eager, prg, x=x)
+    np.testing.assert_allclose(actx.to_numpy(got["out"]), 2 * x + 1.5, rtol=1e-15)
+    # the callee is a function of the generated source, called per row
+    code = kernelcore.generate_code_v2(got["out"].node.call.callee.kernel).device_code()
+    assert "child(" in code
+
+# }}}

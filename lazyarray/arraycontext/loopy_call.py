@@ -1,14 +1,7 @@
 """``actx.call_loopy``: a loopy translation unit as a node of the lazy graph.
 
-The program's entry kernel is re-created in kernelcore (loopy's API, see
-docs/loopy-compat.md): its domains (as isl text), instructions (loopy's
-expressions rewritten into kernelcore's: reductions, type casts, resolved
-functions), arguments, temporaries and iname tags. A kernel that tags no
-iname for the device gets one: the outermost loop that all instructions
-share and that every written array is indexed by, as its own axis, is
-split over work-groups and work-items.
-
-Each call becomes a :class:`lazyarray.calls.ExternalCall` on the arrays it
+The program is re-created in kernelcore (:mod:`.loopy_translate`). Each
+call becomes a :class:`lazyarray.calls.ExternalCall` on the arrays it
 reads, with one :class:`~lazyarray.calls.CallOutput` per written argument:
 lazy arrays that later work reads, planned and run with everything else
 (when a value is needed, or as a step of ``actx.compile``'s program, which
@@ -16,12 +9,11 @@ replays it). The output shapes and dtypes are worked out when the call is
 made, from the arguments' shapes and dtypes (domain parameters are solved
 from array extents, as loopy's executor does).
 
-Programs that cannot be re-created (other instruction kinds than
-assignments, calls of other kernels, non-C layouts, ...) run eagerly through
-loopy's own executor, outside ``actx.compile`` (inside, an error names what
-was not translated).
+Programs that cannot be re-created (C instructions, user-defined
+reductions, non-C layouts, ...) run eagerly through loopy's own executor,
+outside ``actx.compile`` (inside, an error names what was not translated).
 
-Public names: LoopyCaller, LoopyCallee, translate, Untranslatable.
+Public names: LoopyCaller, LoopyCallee.
 """
 
 from __future__ import annotations
@@ -31,18 +23,18 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-import pymbolic.primitives as prim
 import pyopencl as cl
 import pyopencl.array as cla
 from pymbolic import evaluate
 
 import kernelcore as lp2
-from kernelcore.ir.expr import IdentityMapper, Reduction, TypeCast, WalkMapper, get_dependencies
+from kernelcore.ir.expr import get_dependencies
 from kernelcore.runtime.invoke import get_executor
-from kernelcore.version import MOST_RECENT_LANGUAGE_VERSION
 
 import lazyarray as la
 from lazyarray.arraycontext.freeze import compute_together
+from lazyarray.arraycontext.loopy_translate import (
+    Translation, Untranslatable, entry_kernel, translate)
 from lazyarray.arraycontext.tags import TaggedArray
 from lazyarray.calls import call
 from lazyarray.errors import LazyArrayError
@@ -53,250 +45,6 @@ from lazyarray.run.launch import new_array
 from lazyarray.tracing import TRACING
 
 logger = logging.getLogger(__name__)
-
-#: the work-items of a work-group of the loop a translated kernel spreads
-#: over the device (when the loopy kernel tags none)
-GROUP_SIZE = 64
-
-
-class Untranslatable(LazyArrayError):
-    """A loopy program that kernelcore cannot re-create (the message says why)."""
-
-
-# {{{ loopy -> kernelcore
-
-def _np_dtype(t: Any) -> np.dtype | None:
-    """The NumPy dtype of a loopy type (None: not known yet)."""
-    import loopy as lp
-    if t is None or t is lp.auto:
-        return None
-    dtype = getattr(t, "numpy_dtype", None)
-    if dtype is None:
-        raise Untranslatable(f"type {t!r} is not a NumPy type")
-    return np.dtype(dtype)
-
-
-class _FromLoopy(IdentityMapper):
-    """Loopy's expressions as kernelcore's (pymbolic's own nodes are shared)."""
-
-    def map_reduction(self, expr, *args, **kwargs):
-        name = str(expr.operation)
-        if name not in ("sum", "product", "max", "min", "any", "all"):
-            raise Untranslatable(f"reduction '{name}' (several results or user-defined)")
-        return Reduction(name, tuple(expr.inames), self.rec(expr.expr))
-
-    def map_type_cast(self, expr, *args, **kwargs):
-        return TypeCast(_np_dtype(expr.type), self.rec(expr.child))
-
-    def map_resolved_function(self, expr, *args, **kwargs):
-        return prim.Variable(expr.name)
-
-    def map_tagged_variable(self, expr, *args, **kwargs):
-        return prim.Variable(expr.name)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("map_"):
-            def refuse(expr, *args, **kwargs):
-                raise Untranslatable(f"loopy expression {type(expr).__name__} ({expr})")
-            return refuse
-        raise AttributeError(name)
-
-
-def _shape(shape: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
-    if shape is None or shape is lp.auto:
-        return lp2.auto
-    return tuple(conv(e) for e in shape)
-
-
-def _check_layout(arg: Any) -> None:
-    """Refuse arrays not in C order (lazy arrays are stored in C order)."""
-    import loopy as lp
-    from loopy.kernel.array import FixedStrideArrayDimTag
-    if getattr(arg, "offset", 0) not in (0, None, lp.auto):
-        raise Untranslatable(f"argument '{arg.name}' has an offset argument")
-    tags = getattr(arg, "dim_tags", None)
-    if tags is None:
-        return
-    n = len(tags)
-    for k, tag in enumerate(tags):
-        if not isinstance(tag, FixedStrideArrayDimTag) or tag.layout_nesting_level != n - 1 - k:
-            raise Untranslatable(f"argument '{arg.name}' is not laid out in C order")
-
-
-def _argument(arg: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
-    from loopy.kernel.data import ArrayArg, ConstantArg
-    if isinstance(arg, lp.ValueArg):
-        return lp2.ValueArg(arg.name, _np_dtype(arg.dtype))
-    if isinstance(arg, (ArrayArg, ConstantArg)):
-        _check_layout(arg)
-        make = lp2.ConstantArg if isinstance(arg, ConstantArg) else lp2.GlobalArg
-        return make(arg.name, _np_dtype(arg.dtype), shape=_shape(arg.shape, conv))
-    raise Untranslatable(f"argument '{arg.name}' is a {type(arg).__name__}")
-
-
-def _temporary(t: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
-    from loopy.kernel.data import AddressSpace
-    space = t.address_space
-    aspace: Any
-    if space is lp.auto or space is None:
-        aspace = lp2.auto
-    else:
-        aspace = lp2.AddressSpace[AddressSpace.stringify(space).upper()]
-    if getattr(t, "base_storage", None) is not None:
-        raise Untranslatable(f"temporary '{t.name}' shares storage")
-    return lp2.TemporaryVariable(t.name, _np_dtype(t.dtype), shape=_shape(t.shape, conv) or (),
-                                 address_space=aspace, initializer=t.initializer,
-                                 read_only=bool(t.read_only))
-
-
-def _instruction(insn: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
-    common = dict(id=insn.id, depends_on=frozenset(insn.depends_on),
-                  within_inames=frozenset(insn.within_inames), priority=insn.priority,
-                  no_sync_with=frozenset(insn.no_sync_with),
-                  predicates=frozenset(conv(p) for p in insn.predicates))
-    if isinstance(insn, lp.Assignment):
-        if insn.atomicity:
-            raise Untranslatable(f"instruction '{insn.id}' is atomic")
-        return lp2.Assignment(assignee=conv(insn.assignee), expression=conv(insn.expression),
-                              **common)
-    if isinstance(insn, lp.NoOpInstruction):
-        return lp2.NoOpInstruction(**common)
-    raise Untranslatable(f"instruction '{insn.id}' is a {type(insn).__name__}")
-
-
-class _Accesses(WalkMapper):
-    """The subscripts of each variable in an expression, and its bare reads."""
-
-    def __init__(self) -> None:
-        self.subscripts: dict[str, list[tuple]] = {}
-        self.bare: set[str] = set()
-
-    def map_subscript(self, expr, *args, **kwargs):
-        if isinstance(expr.aggregate, prim.Variable):
-            index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
-            self.subscripts.setdefault(expr.aggregate.name, []).append(index)
-            for i in index:
-                self.rec(i)
-        else:
-            super().map_subscript(expr, *args, **kwargs)
-
-    def map_variable(self, expr, *args, **kwargs):
-        self.bare.add(expr.name)
-
-
-def _spread_iname(knl: Any, insns: list) -> str | None:
-    """The loop of the (kernelcore) instructions *insns* of loopy kernel *knl*
-    that can run in parallel: every instruction is inside it and every array
-    written (argument or temporary with a shape) is indexed by it alone, on
-    the same axis, wherever it is accessed (so its iterations touch disjoint
-    parts). The outermost such loop, or None."""
-    import islpy as isl
-    if not insns or not all(isinstance(i, lp2.Assignment) for i in insns):
-        return None
-    common = frozenset.intersection(*(frozenset(i.within_inames) for i in insns))
-    if not common:
-        return None
-    seen = _Accesses()
-    written = set()
-    for insn in insns:
-        seen(insn.assignee)
-        seen(insn.expression)
-        for p in insn.predicates:
-            seen(p)
-        target: Any = insn.assignee
-        if isinstance(target, prim.Subscript):
-            target = target.aggregate
-        written.add(getattr(target, "name", str(target)))
-    scalars = {t.name for t in knl.temporary_variables.values() if not t.shape}
-    arrays = written - scalars
-
-    def disjoint(g: str) -> bool:
-        for name in arrays:
-            if name in seen.bare:
-                return False
-            indices = seen.subscripts.get(name, [])
-            axes = set(range(min((len(ix) for ix in indices), default=0)))
-            for ix in indices:
-                axes &= {k for k, e in enumerate(ix) if e == prim.Variable(g)}
-            if not axes:
-                return False
-        return True
-
-    order = [n for d in knl.domains for n in d.get_var_names(isl.dim_type.set)]
-    for g in sorted(common, key=lambda n: order.index(n) if n in order else len(order)):
-        if disjoint(g):
-            return g
-    return None
-
-
-class Translation:
-    """A loopy program's entry kernel re-created in kernelcore: *kernel* as
-    written, *spread* with a loop spread over the device (None: the kernel
-    tags its own, or no loop can be)."""
-
-    def __init__(self, kernel: Any, spread: Any, name: str):
-        self.kernel = kernel
-        self.spread = spread
-        self.name = name
-
-
-def _entry(k: Any) -> Any:
-    """The kernel of a kernelcore translation unit (or the kernel itself)."""
-    return getattr(k, "default_entrypoint", k)
-
-
-def _assumptions(knl: Any) -> Any:
-    """The loopy kernel's assumptions on its parameters (None: none)."""
-    import islpy as isl
-    a = knl.assumptions
-    if a is None or a.is_universe():
-        return None
-    return isl.Set.from_basic_set(a) if isinstance(a, isl.BasicSet) else a
-
-
-def translate(t_unit: Any) -> Translation:
-    """*t_unit*'s entry kernel as a kernelcore kernel (raises
-    :class:`Untranslatable`)."""
-    import loopy as lp
-    from loopy.kernel.data import InameImplementationTag
-    knl = getattr(t_unit, "default_entrypoint", t_unit)
-    if knl.substitutions:
-        knl = lp.expand_subst(knl)
-    conv = _FromLoopy()
-    data = [_argument(a, conv) for a in knl.args]
-    data += [_temporary(t, conv) for t in knl.temporary_variables.values()]
-    insns = [_instruction(i, conv) for i in knl.instructions]
-    tags = {name: str(tag) for name, iname in knl.inames.items() for tag in iname.tags
-            if isinstance(tag, InameImplementationTag)}
-    try:
-        made = lp2.make_kernel(
-            [str(d) for d in knl.domains], insns, data, name=knl.name,
-            assumptions=_assumptions(knl),
-            options=lp2.Options(return_dict=True, no_numpy=True),
-            lang_version=MOST_RECENT_LANGUAGE_VERSION,
-            silenced_warnings=list(knl.silenced_warnings) or None,
-            index_dtype=_np_dtype(knl.index_dtype) or np.int32)
-        if tags:
-            made = lp2.tag_inames(made, tags)
-    except Untranslatable:
-        raise
-    except Exception as e:
-        raise Untranslatable(f"kernelcore refused the kernel: {type(e).__name__}: {e}") from e
-    spread = None
-    parallel = any(t.startswith(("g.", "l.")) for t in tags.values())
-    g = None if parallel else _spread_iname(knl, insns)
-    if g is not None:
-        try:
-            spread = lp2.split_iname(made, g, GROUP_SIZE, outer_tag="g.0", inner_tag="l.0")
-        except Exception as e:          # (then the kernel runs as written)
-            logger.info("call_loopy: kept loop %s of %s sequential: %s", g, knl.name, e)
-    return Translation(made, spread, knl.name)
-
-# }}}
 
 
 # {{{ callee
@@ -350,7 +98,7 @@ class LoopyCallee:
             if knl is None:
                 continue
             try:
-                executor = get_executor(_entry(knl), kwargs)
+                executor = get_executor(knl, kwargs)
                 executor.code       # (code generation happens here)
             except Exception as e:
                 if knl is translation.kernel:
@@ -452,8 +200,7 @@ class LoopyCaller:
                     f"call_loopy inside a compiled function: this loopy program was not "
                     f"translated into the lazy graph ({e}); call it outside "
                     "actx.compile") from e
-            logger.warning("call_loopy: running %s eagerly (%s)",
-                           getattr(t_unit, "name", "the program"), e)
+            logger.warning("call_loopy: running %s eagerly (%s)", entry_kernel(t_unit).name, e)
             return self._eager(t_unit, kwargs)
 
     # {{{ lazy
@@ -542,8 +289,8 @@ class LoopyCaller:
 
 def _value_names(translation: Translation) -> frozenset[str]:
     """The names of the scalar (value) arguments of a translated kernel."""
-    return frozenset(a.name for a in _entry(translation.kernel).args
+    return frozenset(a.name for a in entry_kernel(translation.kernel).args
                      if isinstance(a, lp2.ValueArg))
 
 
-__all__ = ["LoopyCaller", "LoopyCallee", "Translation", "translate", "Untranslatable"]
+__all__ = ["LoopyCaller", "LoopyCallee"]
