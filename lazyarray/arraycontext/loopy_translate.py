@@ -277,7 +277,7 @@ def _phases(insns: list) -> list[list]:
     def after(insn: Any) -> frozenset[str]:
         if insn.id not in barriers:
             barriers[insn.id] = frozenset()         # (a cycle: kernelcore refuses it)
-            found = frozenset()
+            found: frozenset[str] = frozenset()
             for d in insn.depends_on:
                 if d in by_id:
                     found |= after(by_id[d])
