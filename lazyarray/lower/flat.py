@@ -28,7 +28,7 @@ from lazyarray.lower.reduction import kernel_reduction
 from lazyarray.mapper import is_kind
 from lazyarray.plan.indexing import Ix
 from lazyarray.plan.layouts import has_narrow_rows
-from lazyarray.plan.structure import structure_fields
+from lazyarray.plan.structure import kernel_structure
 from lazyarray.target import Target
 
 #: the scalar argument holding the element count
@@ -88,20 +88,7 @@ def is_flat(node: Node, inputs: dict[int, tuple[Node, str]], target: Target) -> 
 def flat_key(node: Node, inputs: dict[int, tuple[Node, str]]) -> tuple:
     """The structure of a flat kernel: its operations and dtypes, inputs and
     scalars by position, no shapes (every array has the element count)."""
-    position = {nid: k for k, nid in enumerate(inputs)}
-    number: dict[int, int] = {}
-    entries: list[tuple] = [("flat",)]
-    for n in walk(node, lambda n: id(n) in position):
-        if id(n) in position:
-            entry: tuple = ("in", inputs[id(n)][1][0], position[id(n)], n.dtype.str)
-        elif is_kind(n, "const"):
-            entry = n._key
-        else:
-            entry = (n.mapper_method, n.dtype.str, structure_fields(n),
-                     tuple(number[id(c)] for c in n.children()))
-        number[id(n)] = len(entries)
-        entries.append(entry)
-    return tuple(entries)
+    return ("flat", *kernel_structure(node, inputs, shapes=False))
 
 
 def flat_size(node: Node) -> int:

@@ -2,12 +2,13 @@
 shape, dtype and operands: the fields that enter structure keys (plans and
 kernels are reused for operations equal in them).
 
-Public names: StructureFields, structure_fields.
+Public names: StructureFields, structure_fields, kernel_structure.
 """
 
 from __future__ import annotations
 
-from lazyarray.mapper import NodeMapper
+from lazyarray.graph import Node, walk
+from lazyarray.mapper import NodeMapper, is_kind
 
 
 class StructureFields(NodeMapper[tuple]):
@@ -47,3 +48,29 @@ class StructureFields(NodeMapper[tuple]):
 
 #: :class:`StructureFields` (it keeps no state)
 structure_fields = StructureFields()
+
+
+def kernel_structure(node: Node, inputs: dict[int, tuple[Node, str]], shapes: bool = True
+                     ) -> tuple:
+    """The structure of the kernel computing *node* from *inputs* (node id ->
+    (node, argument name); names of scalar arguments start with ``s``):
+    one entry per node, inputs and scalars by position (not value),
+    children by their entries' numbers; without *shapes* for kernels
+    generic over the element count. Kernels of equal structure are one."""
+    position = {nid: k for k, nid in enumerate(inputs)}
+    number: dict[int, int] = {}
+    entries: list[tuple] = []
+    for n in walk(node, lambda n: id(n) in position):
+        entry: tuple
+        shape = (n.shape,) if shapes else ()
+        if id(n) in position:
+            kind = "scalar" if inputs[id(n)][1].startswith("s") else "in"
+            entry = (kind, position[id(n)], n.dtype.str, *shape)
+        elif is_kind(n, "const"):
+            entry = n._key
+        else:
+            entry = (n.mapper_method, *shape, n.dtype.str, structure_fields(n),
+                     tuple(number[id(c)] for c in n.children()))
+        number[id(n)] = len(entries)
+        entries.append(entry)
+    return tuple(entries)

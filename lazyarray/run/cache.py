@@ -97,7 +97,7 @@ def _fingerprint() -> str:
 
 
 def recipe_key(structure: tuple, device, profile: tuple) -> str:
-    """The key of a kernel of *structure* (``runtime._structure_key`` and
+    """The key of a kernel of *structure* (``plan.structure.kernel_structure`` and
     whether tuning is on) on *device* (a pyopencl device) made for *profile*
     (the fields of lazyarray's :class:`~lazyarray.target.Target`)."""
     identity = (device.platform.name, device.platform.version, device.name,

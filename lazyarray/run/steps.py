@@ -32,7 +32,7 @@ from lazyarray.lower.flat import (
     FLAT_GROUP, SIZE_ARGUMENT, build_flat_kernel, flat_key, flat_size, is_flat)
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
-from lazyarray.plan.structure import structure_fields
+from lazyarray.plan.structure import kernel_structure, structure_fields
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
@@ -53,28 +53,6 @@ _EMPTY_REDUCTION = {"sum": 0, "product": 1, "any": False, "all": True}
 #: or loaded from a disk recipe): tests read them to check fusion and reuse
 #: (approximate when several threads launch at once)
 STATS = {"launches": 0, "planned": 0}
-
-
-def _structure_key(node: Node, inputs: dict) -> tuple:
-    """Kernels are reused for nodes of the same structure (inputs and scalar
-    arguments by position, not value): one entry per node, children referred
-    to by their entries' numbers."""
-    position = {nid: k for k, nid in enumerate(inputs)}
-    number: dict[int, int] = {}
-    entries: list[tuple] = []
-    for n in walk(node, lambda n: id(n) in position):
-        entry: tuple
-        if id(n) in position:
-            kind = "scalar" if kernel_scalar(n) else "in"
-            entry = (kind, position[id(n)], n.dtype.str, n.shape)
-        elif isinstance(n, Const):
-            entry = n._key
-        else:
-            entry = (n.mapper_method, n.shape, n.dtype.str, structure_fields(n),
-                     tuple(number[id(c)] for c in n.children()))
-        number[id(n)] = len(entries)
-        entries.append(entry)
-    return tuple(entries)
 
 
 class _Compiled:
@@ -337,7 +315,7 @@ def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool =
         return Step(node, compiled=compiled, args=tuple(
             (name, n) for n, name in inputs.values()) + ((SIZE_ARGUMENT, size),))
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
-    key = (_structure_key(node, inputs), tuning_enabled())
+    key = (kernel_structure(node, inputs), tuning_enabled())
     compiled = made_once(_KERNELS, (key, target),
                          lambda: _compile(key, node, inputs, target), _PLANNING)
     return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
