@@ -25,7 +25,7 @@ from lazyarray.reduction_methods import ReductionMethods
 from lazyarray.graph import Const, Input, Node, View
 from lazyarray.ops.elementwise import (
     HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
-from lazyarray.ops import linalg, manipulate, shape as shape_ops
+from lazyarray.ops import keys, linalg, manipulate, shape as shape_ops
 from lazyarray.ops.regions import computed_for_windows, element_value
 from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 from lazyarray import run as _run
@@ -437,14 +437,14 @@ class LazyArray(NumPyMethods, ReductionMethods):
     def __getitem__(self, key) -> LazyArray:
         """NumPy indexing: integers, slices, ``None`` and ``...`` give a view
         (a single element, a copy, as NumPy's scalar); array keys a copy."""
-        plan = shape_ops.basic_plan(self.shape, key)
+        plan = keys.basic_plan(self.shape, key)
         if plan is not None:
             if plan[3]:
                 return LazyArray(shape_ops.getitem(self.node, key))
             if plan[1] and 0 not in plan[1]:
                 # (a loop over windows of an uncomputed value computes it once)
                 computed_for_windows(self.node, plan[2])
-        elif not shape_ops.is_basic_key(key) or shape_ops.is_element_key(key, self.ndim):
+        elif not keys.is_basic_key(key) or keys.is_element_key(key, self.ndim):
             return LazyArray(shape_ops.getitem(self.node, key))
         return self._view(lambda b: shape_ops.getitem(b, key),
                           lambda b, v: shape_ops.setitem(b, key, v),
@@ -454,7 +454,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         """``x[key] = value``: *x* (its aliases, and for a view the array it
         views) gets the region replaced; copies made earlier keep the old values."""
         node = self.node
-        if isinstance(value, LazyArray) and shape_ops.is_basic_key(key) \
+        if isinstance(value, LazyArray) and keys.is_basic_key(key) \
                 and value.node is shape_ops.getitem(node, key):
             return          # (``x[k] += 1`` wrote through the view x[k] already)
         self._assign(shape_ops.setitem(node, key, value))

@@ -87,7 +87,7 @@ def computed_for_windows(node: Node, ranges) -> bool:
 
 
 def one_run(shape: tuple, ranges: list) -> bool:
-    """Whether the region *ranges* (``_basic_plan``'s) of a C-ordered array of
+    """Whether the region *ranges* (``plan_key``'s) of a C-ordered array of
     *shape* is one contiguous run of its elements (read without a kernel
     where the array is computed)."""
     axis = 0

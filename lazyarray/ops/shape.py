@@ -2,12 +2,11 @@
 functional updates of indexed regions (``x[key] = value``).
 
 Public names: getitem, setitem, transpose, reshape, take, permutation_of,
-is_basic_key, is_element_key, part_write_back.
+part_write_back (keys are read by :mod:`lazyarray.ops.keys`).
 """
 
 from __future__ import annotations
 
-import numbers
 import weakref
 
 import numpy as np
@@ -16,186 +15,37 @@ from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteErro
 from lazyarray import run as _run
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View
 from lazyarray.ops import regions
+from lazyarray.ops.keys import (
+    basic_plan, expand, is_array, is_int, is_mask, plan_key, scalar_bool)
 
 
 def _identity_map(node: Node):
     return [("axis", k, 0, 1) for k in range(node.ndim)]
 
 
-# {{{ reading keys
-
-def _is_index_array(k) -> bool:
-    from lazyarray.handle import LazyArray
-    return isinstance(k, (list, np.ndarray, LazyArray))
-
-
-def _is_array(k) -> bool:
-    """Whether an entry of an expanded key is an index array."""
-    from lazyarray.handle import LazyArray
-    return isinstance(k, (np.ndarray, LazyArray))
-
-
-def _is_mask(k) -> bool:
-    return _is_array(k) and k.dtype == np.bool_
-
-
-def _is_int(k) -> bool:
-    return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
-
-
-def _check_entry(k) -> None:
-    if isinstance(k, (bool, np.bool_)):
-        raise IndexingError("boolean scalar indices are not supported (use a boolean "
-                            "array)")
-    if not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis
-            or _is_index_array(k)):
-        raise IndexingError(f"only integers, slices (`:`), ellipsis (`...`), None and "
-                            f"integer or boolean arrays are valid indices, not "
-                            f"{type(k).__name__}")
-
-
-def _as_array(k):
-    """An index array as a LazyArray or a NumPy array (an empty list is an
-    integer index, as in NumPy)."""
-    from lazyarray.handle import LazyArray
-    if isinstance(k, LazyArray):
-        return k
-    host = np.asarray(k)
-    if host.size == 0 and host.dtype == np.float64 and isinstance(k, list):
-        host = host.astype(np.int64)
-    return host
-
-
-def _expand(key, ndim: int) -> list:
-    """*key* as a list with one entry per axis of the array (``None`` entries
-    aside; a boolean array stands for as many axes as it has): the ellipsis
-    expanded, missing trailing slices added."""
-    key = list(key) if isinstance(key, tuple) else [key]
-    key = [np.arange(k.start, k.stop, k.step) if isinstance(k, range) else k for k in key]
-    for k in key:
-        _check_entry(k)
-    key = [_as_array(k) if _is_index_array(k) else k for k in key]
-    if sum(k is Ellipsis for k in key) > 1:
-        raise IndexingError("an index can only have a single ellipsis ('...')")
-
-    def width(k):
-        if k is None or k is Ellipsis:
-            return 0
-        return k.ndim if _is_mask(k) else 1
-
-    used = sum(width(k) for k in key)
-    if used > ndim:
-        raise IndexingError(f"too many indices for array: array is {ndim}-dimensional, "
-                            f"but {used} were indexed")
-    fill = [slice(None)] * (ndim - used)
-    if any(k is Ellipsis for k in key):
-        at = next(j for j, k in enumerate(key) if k is Ellipsis)
-        return key[:at] + fill + key[at + 1:]
-    return key + fill
-
-
-def _basic_plan(shape: tuple, key: list):
-    """For a key of integers, slices and ``None`` (already expanded): the
-    View's axis map, the result's shape, and per axis of the array its
-    ``(start, step, length)`` (length ``None``: an integer index)."""
-    axis_map, out_shape, ranges = [], [], []
-    axis = 0
-    for k in key:
-        if k is None:
-            out_shape.append(1)
-            continue
-        extent = shape[axis]
-        if isinstance(k, slice):
-            start, stop, step = k.indices(extent)
-            length = len(range(start, stop, step))
-            axis_map.append(("axis", len(out_shape), start if length else 0, step))
-            ranges.append((start if length else 0, step, length))
-            out_shape.append(length)
-        else:
-            i = int(k)
-            if not -extent <= i < extent:
-                raise IndexingError(f"index {i} is out of bounds for axis {axis} with size "
-                                    f"{extent}")
-            axis_map.append(("const", i % extent))
-            ranges.append((i % extent, 1, None))
-        axis += 1
-    return axis_map, tuple(out_shape), ranges
-
-# }}}
-
-
 # {{{ reading: getitem
-
-def _scalar_bool(k) -> bool:
-    return isinstance(k, (bool, np.bool_)) or (
-        getattr(k, "ndim", None) == 0 and getattr(k, "dtype", None) == np.bool_)
-
 
 def _with_scalar_booleans(node: Node, key: tuple) -> Node:
     """``x[..., True, ...]``: a new axis of length 1 (0 for False) where each
     boolean scalar stands, as NumPy indexes (the other entries basic)."""
     entries = list(key)
     truths = [bool(np.asarray(k)) if isinstance(k, (bool, np.bool_, np.ndarray)) else bool(k)
-              for k in entries if _scalar_bool(k)]
-    result = getitem(node, tuple(None if _scalar_bool(k) else k for k in entries))
+              for k in entries if scalar_bool(k)]
+    result = getitem(node, tuple(None if scalar_bool(k) else k for k in entries))
     if all(truths):
         return result
     # the new axes are where the booleans stand among the entries that keep an axis
     position, cut = 0, []
     for k in entries:
-        if _scalar_bool(k):
+        if scalar_bool(k):
             cut.append(position)
         if k is Ellipsis:
             position += node.ndim - sum(1 for e in entries if not (
-                e is None or e is Ellipsis or _scalar_bool(e)))
-        elif not _is_int(k):
+                e is None or e is Ellipsis or scalar_bool(e)))
+        elif not is_int(k):
             position += 1
     return getitem(result, tuple(slice(0, 0) if a in cut and not truths[cut.index(a)]
                                  else slice(None) for a in range(result.ndim)))
-
-
-#: per array shape and hashable basic key (see :func:`basic_key`): the
-#: View's axis map, the result's shape and the ranges of ``_basic_plan``
-_BASIC_PLANS: dict[tuple, tuple] = {}
-
-
-def basic_key(key) -> tuple | None:
-    """*key* as a hashable tuple when it is made of Python integers, slices
-    of Python integers, ``None`` and ``...`` only (the keys of loop bodies),
-    else None (other keys take the general path)."""
-    entries = key if type(key) is tuple else (key,)
-    out: list = []
-    for k in entries:
-        kind = type(k)
-        if kind is int or k is None or k is Ellipsis:
-            out.append(k)
-        elif kind is slice:
-            start, stop, step = k.start, k.stop, k.step
-            if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
-                    and (step is None or type(step) is int)):
-                return None
-            out.append((start, stop, step))
-        else:
-            return None
-    return tuple(out)
-
-
-def basic_plan(shape: tuple, key) -> tuple | None:
-    """For a :func:`basic_key` *key* of an array of *shape*: its View's axis
-    map, the result's shape, the per-axis ranges and whether it picks one
-    element, remembered; None for other keys."""
-    hashable = basic_key(key)
-    if hashable is None:
-        return None
-    plan = _BASIC_PLANS.get((shape, hashable))
-    if plan is None:
-        axis_map, out_shape, ranges = _basic_plan(shape, _expand(key, len(shape)))
-        element = len(hashable) == len(shape) and all(type(k) is int for k in hashable)
-        plan = (tuple(axis_map), out_shape, tuple(ranges), element)
-        if len(_BASIC_PLANS) >= 4096:
-            _BASIC_PLANS.clear()
-        _BASIC_PLANS[(shape, hashable)] = plan
-    return plan
 
 
 def getitem(node: Node, key) -> Node:
@@ -205,14 +55,14 @@ def getitem(node: Node, key) -> Node:
     if plan is not None:
         return _basic_getitem(node, *plan[:3])
     entries = key if isinstance(key, tuple) else (key,)
-    if any(_scalar_bool(k) for k in entries) and all(
-            _scalar_bool(k) or k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
+    if any(scalar_bool(k) for k in entries) and all(
+            scalar_bool(k) or k is None or k is Ellipsis or isinstance(k, slice) or is_int(k)
             for k in entries):
         return _with_scalar_booleans(node, entries)
-    key = _expand(key, node.ndim)
-    if any(_is_array(k) for k in key):
+    key = expand(key, node.ndim)
+    if any(is_array(k) for k in key):
         return _advanced_getitem(node, key)
-    return _basic_getitem(node, *_basic_plan(node.shape, key))
+    return _basic_getitem(node, *plan_key(node.shape, key))
 
 
 def _basic_getitem(node: Node, axis_map, shape: tuple, ranges: list) -> Node:
@@ -300,7 +150,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
         shape = []
         for k in key:
             shape.extend([1] if k is None else [next(it) for _ in range(
-                k.ndim if _is_mask(k) else 1)])
+                k.ndim if is_mask(k) else 1)])
         node = reshape(node, tuple(shape))
         key = [slice(None) if k is None else k for k in key]
     # the slices are a view; the integer and array entries index what is left
@@ -311,24 +161,24 @@ def _advanced_getitem(node: Node, key: list) -> Node:
             basic.append(k)
             axis += 1
             continue
-        if _is_int(k):
+        if is_int(k):
             span, extent = 1, node.shape[axis]
             if not -extent <= int(k) < extent:
                 raise IndexingError(f"index {int(k)} is out of bounds for axis {axis} "
                                     f"with size {extent}")
             index = Const(int(k) % extent, np.int64, False)
-        elif _is_mask(k):
+        elif is_mask(k):
             span = k.ndim
             index = _mask_positions(k, node.shape[axis:axis + span], axis)
         else:
             span = 1
             index = _checked_indices(k, node.shape[axis], axis)
-            if any(_is_array(j) or _is_int(j) for j in key if j is not k):
+            if any(is_array(j) or is_int(j) for j in key if j is not k):
                 index = _wrapped(index, node.shape[axis])
         groups.append((position, axis, span, index))
         basic.extend([slice(None)] * span)
         axis += span
-    axis_map, shape, _ = _basic_plan(node.shape, basic)
+    axis_map, shape, _ = plan_key(node.shape, basic)
     node = View(node, axis_map, shape)
     try:
         index_shape = tuple(np.broadcast_shapes(*(g[3].shape for g in groups)))
@@ -382,10 +232,10 @@ def setitem(node: Node, key, value) -> Node:
     plan = basic_plan(node.shape, key)
     if plan is not None:
         return _basic_setitem(node, plan[1], plan[2], _value_node(value, node.dtype))
-    key = _expand(key, node.ndim)
-    value = _value_node(value, node.dtype, any(_is_array(k) for k in key))
-    if not any(_is_array(k) for k in key):
-        _, target, ranges = _basic_plan(node.shape, key)
+    key = expand(key, node.ndim)
+    value = _value_node(value, node.dtype, any(is_array(k) for k in key))
+    if not any(is_array(k) for k in key):
+        _, target, ranges = plan_key(node.shape, key)
         return _basic_setitem(node, target, ranges, value)
     masked = _masked_setitem(node, key, value)
     if masked is not None:
@@ -444,7 +294,7 @@ def _fit_value(value: Node, target: tuple) -> Node:
 
 def _basic_setitem(node: Node, target: tuple, ranges, value: Node) -> Node:
     """*node* with the region of a basic key (its result's shape *target*
-    and *ranges*, see ``_basic_plan``) replaced by *value*."""
+    and *ranges*, see ``plan_key``) replaced by *value*."""
     value = _fit_value(value, target)
     if 0 in target:
         return node
@@ -510,7 +360,7 @@ def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
     when the value does not depend on the mask's count; else None."""
     from lazyarray.handle import asarray
     mask = key[0]
-    if not (_is_mask(mask) and mask.ndim >= 1
+    if not (is_mask(mask) and mask.ndim >= 1
             and all(isinstance(k, slice) and k == slice(None) for k in key[1:])):
         return None
     if tuple(mask.shape) != node.shape[:mask.ndim]:
@@ -569,21 +419,6 @@ def permutation_of(view: Node) -> tuple:
     for in_axis, (_, out_axis, _, _) in enumerate(view.axis_map):
         axes[out_axis] = in_axis
     return tuple(axes)
-
-
-def is_basic_key(key) -> bool:
-    """Whether *key* has only integers, slices, ``None`` and ``...`` (NumPy
-    gives a view)."""
-    entries = key if isinstance(key, tuple) else (key,)
-    return all(k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
-               for k in entries)
-
-
-def is_element_key(key, ndim: int) -> bool:
-    """Whether basic *key* picks one element by an integer per axis (NumPy
-    gives a scalar, not a view)."""
-    entries = key if isinstance(key, tuple) else (key,)
-    return len(entries) == ndim and all(_is_int(k) for k in entries)
 
 
 def part_write_back(part: str):
