@@ -17,11 +17,12 @@ import pyopencl.array as cla
 os.environ["LAZYARRAY_DISK_CACHE"] = "0"
 sys.path.insert(0, os.path.dirname(__file__))
 
-import lazyarray as la  # noqa: E402
-from lazyarray.explain import kernel_profiles  # noqa: E402
-from lazyarray.lower import reduction  # noqa: E402
-from lazyarray.run import default_queue  # noqa: E402
-from rows_gpu import copy_seconds  # noqa: E402
+from rows_gpu import copy_seconds
+
+import lazyarray as la
+from lazyarray.explain import kernel_profiles
+from lazyarray.lower import reduction
+from lazyarray.run import default_queue
 
 SHAPES = ((16777216, 4), (33554432, 2), (16777216, 3), (8388608, 8), (2097152, 32),
           (1048576, 64), (262144, 256), (8192, 8192), (64, 1048576), (4, 16777216))

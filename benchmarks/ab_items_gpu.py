@@ -10,14 +10,14 @@ import sys
 
 os.environ["LAZYARRAY_DISK_CACHE"] = "0"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy as np  # noqa: E402
+import numpy as np
+from rows_gpu import copy_seconds
 
-import lazyarray as la  # noqa: E402
-from kernelcore.transform import parallel  # noqa: E402
-from lazyarray.explain import kernel_profiles  # noqa: E402
-from lazyarray.run import default_queue  # noqa: E402
-from lazyarray.run import steps as runtime  # noqa: E402
-from rows_gpu import copy_seconds  # noqa: E402
+import lazyarray as la
+from kernelcore.transform import parallel
+from lazyarray.explain import kernel_profiles
+from lazyarray.run import default_queue
+from lazyarray.run import steps as runtime
 
 
 def w2(x):

@@ -19,8 +19,8 @@ import pyopencl.array as cla
 
 os.environ["LAZYARRAY_DISK_CACHE"] = "0"
 
-import lazyarray as la  # noqa: E402
-from lazyarray.run import default_queue  # noqa: E402
+import lazyarray as la
+from lazyarray.run import default_queue
 
 PARTS = 512
 SOURCE = r"""

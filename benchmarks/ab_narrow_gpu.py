@@ -14,7 +14,6 @@ import sys
 
 import numpy as np
 import pyopencl as cl
-
 from common import median_seconds
 
 CR = "-cl-fp32-correctly-rounded-divide-sqrt"

@@ -20,15 +20,15 @@ import time
 
 os.environ["LAZYARRAY_DISK_CACHE"] = "0"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy as np  # noqa: E402
-import pyopencl as cl  # noqa: E402
-import pyopencl.array as cla  # noqa: E402
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
 
-import lazyarray as la  # noqa: E402
-from lazyarray.explain import kernel_profiles  # noqa: E402
-from lazyarray.lower import contraction  # noqa: E402
-from lazyarray.run import default_queue  # noqa: E402
-from lazyarray.run import steps as runtime  # noqa: E402
+import lazyarray as la
+from lazyarray.explain import kernel_profiles
+from lazyarray.lower import contraction
+from lazyarray.run import default_queue
+from lazyarray.run import steps as runtime
 
 #: a float4 SGEMM written for this comparison: 16x16 work-items, 128x128
 #: outputs per group, 8x8 per work-item in float4 runs, k slices of 16, A's
@@ -183,7 +183,7 @@ def tf32_section(q, n: int) -> None:
         rate = flops / (e0.elapsed_time(e1) / 1e3 / 10) / 1e9
         print(f"{n}^3 torch cuBLAS tf32: {rate:8.0f} GFLOP/s (err vs TF32 inputs {err:.1e})",
               flush=True)
-    except Exception as e:      # noqa: BLE001 - report and go on
+    except Exception as e:
         print("torch:", e)
 
 
@@ -208,7 +208,7 @@ def main() -> None:
         try:
             print(f"{n}^3 cupy (TF32 off): {cupy_rate(a, b, flops):8.0f} GFLOP/s",
                   flush=True)
-        except Exception as e:      # noqa: BLE001 - report and go on
+        except Exception as e:
             print("cupy:", e)
         ad, bd = cla.to_device(prof, a), cla.to_device(prof, b)
         cd = cla.empty(prof, (n, n), np.float32)

@@ -19,7 +19,6 @@ import time
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
-
 from common import ensure_repo_on_path
 
 ensure_repo_on_path()

@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 import pyopencl as cl
-
 from common import median_seconds
 
 PTX_SQRT = """inline float kc_sqrtf(float x)

@@ -13,17 +13,17 @@ import sys
 
 os.environ["LAZYARRAY_DISK_CACHE"] = "0"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import numpy as np  # noqa: E402
-import pyopencl.array as cla  # noqa: E402
+import numpy as np
+import pyopencl.array as cla
+from rows_gpu import copy_seconds
+from workloads import HEAT_STEPS, Ops, bind, w5
 
-import lazyarray as la  # noqa: E402
-import lazyarray.lower.kernel as lower_kernel  # noqa: E402
-from lazyarray.explain import kernel_profiles  # noqa: E402
-from lazyarray.plan import storage  # noqa: E402
-from lazyarray.run import default_queue  # noqa: E402
-from lazyarray.run import steps as runtime  # noqa: E402
-from rows_gpu import copy_seconds  # noqa: E402
-from workloads import HEAT_STEPS, Ops, bind, w5  # noqa: E402
+import lazyarray as la
+import lazyarray.lower.kernel as lower_kernel
+from lazyarray.explain import kernel_profiles
+from lazyarray.plan import storage
+from lazyarray.run import default_queue
+from lazyarray.run import steps as runtime
 
 SHAPES = [(16777216, 4), (8388608, 3), (8192, 8192), (1048576, 64), (64, 1048576),
           (4, 16777216), (16384, 16384)]

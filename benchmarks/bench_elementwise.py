@@ -23,14 +23,14 @@ import argparse
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
+import common
 
 common.ensure_repo_on_path()
 
@@ -172,7 +172,7 @@ def _kernelcore_variants(dtype: np.dtype, wg: int) -> list[Variant]:
             knl = transform(base())
             knl = lp.add_dtypes(knl, {"a": dtype, "b": dtype, "alpha": dtype})
             v.code = lp.generate_code_v2(knl).device_code()
-        except Exception as e:  # noqa: BLE001 - recorded, not fatal
+        except Exception as e:
             v.error = _error_text(e)
             result.append(v)
             continue
@@ -266,7 +266,7 @@ def _hand_written_variants(ctx, dtype: np.dtype, wg: int) -> list[Variant]:
     ]
     try:
         prg = cl.Program(ctx, source).build()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return [Variant(n, d, arrays=ar, check=c, code=source, error=_error_text(e))
                 for n, _, ar, c, d in specs]
 
@@ -323,7 +323,7 @@ def _peer_variants(ctx, dtype: np.dtype) -> list[Variant]:
             a, b, out, alpha = d["a"], d["b"], d["out"], d["alpha"]
             return lambda: ew(alpha, a, b, out, queue=queue)
         v.make_launch = ew_factory
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         v.error = _error_text(e)
     result.append(v)
 
@@ -474,7 +474,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
                         f"(first at {first}: got {got[first]!r}, want {want[first]!r})")
                 rec["check"] = "ok"
                 launches[v.name] = launch
-            except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            except Exception as e:
                 rec["error"] = _error_text(e)
                 rec["traceback"] = traceback.format_exc(limit=4)
                 print(f"  [{v.name}] n={n}: {rec['error']}")

@@ -25,15 +25,15 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
+import common
 
 common.ensure_repo_on_path()
 
@@ -198,7 +198,7 @@ def _kernelcore_variants() -> list[Variant]:
         try:
             knl = lp.add_dtypes(transform(lp), {"a": np.float32, "b": np.float32})
             v.code = lp.generate_code_v2(knl).device_code()
-        except Exception as e:  # noqa: BLE001 - recorded, not fatal
+        except Exception as e:
             v.error = _error_text(e)
             result.append(v)
             continue
@@ -259,7 +259,7 @@ def _hand_written_variants(ctx) -> list[Variant]:
                 "tiling, one output per work item — the reference", code=source)
     try:
         prg = cl.Program(ctx, source).build()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         v.error = _error_text(e)
         return [v]
     kernel = prg.matmul_tiled
@@ -325,7 +325,7 @@ def _cupy_variant() -> tuple[Variant, dict]:
                 isinstance(name, bytes) else str(name),
                 "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
                 "CUPY_TF32": os.environ.get("CUPY_TF32")}
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         v.error = _error_text(e)
         return v, {"error": v.error}
 
@@ -450,7 +450,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
                         f"{got[first]!r}, want {ref[first]!r})")
                 rec["check"] = "ok"
                 launches[v.name] = launch
-            except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            except Exception as e:
                 rec["error"] = _error_text(e)
                 rec["traceback"] = traceback.format_exc(limit=4)
                 print(f"  [{v.name}] n={n}: {rec['error']}")

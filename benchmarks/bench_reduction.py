@@ -28,15 +28,15 @@ import argparse
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
+import common
 
 common.ensure_repo_on_path()
 
@@ -126,7 +126,7 @@ class Geometry:
     stage2_local: bool   # stage 2's g tagged l.0 (else a sequential loop)
 
     @classmethod
-    def choose(cls, n: int, wg: int, groups: int, max_wg: int) -> "Geometry":
+    def choose(cls, n: int, wg: int, groups: int, max_wg: int) -> Geometry:
         steps = -(-n // (wg * groups))
         groups = -(-n // (wg * steps))          # no empty group
         return cls(wg, groups, steps, groups <= max_wg)
@@ -255,7 +255,7 @@ def _kernelcore_variants() -> list[Variant]:
         try:
             code_of(_kc_fused(lp, geom, silence=False))
             unsilenced = None
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             unsilenced = _error_text(e)
         knl = _kc_fused(lp, geom)
         code = code_of(knl)
@@ -614,7 +614,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
                                              f"{err:.3g} > {CHECK_RTOL}")
                 rec["check"] = "ok"
                 launches[v.name] = launch
-            except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            except Exception as e:
                 rec["error"] = _error_text(e)
                 rec["traceback"] = traceback.format_exc(limit=4)
                 print(f"  [{v.name}] n={n}: {rec['error']}")

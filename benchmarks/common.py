@@ -15,9 +15,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
@@ -97,7 +97,7 @@ def environment(queue) -> dict:
         "command": " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv]),
         "argv": list(sys.argv),
         "cwd": os.getcwd(),
-        "timestamp_utc": datetime.datetime.now(datetime.timezone.utc)
+        "timestamp_utc": datetime.datetime.now(datetime.UTC)
                                  .isoformat(timespec="seconds"),
         "hostname": platform.node(),
         "python": sys.version.split()[0],
@@ -242,7 +242,7 @@ def time_synchronous(calls: dict[str, Callable[[], object]], repeat: int,
             t0 = time.perf_counter()
             for _ in range(count):
                 fn()
-        except Exception as e:  # noqa: BLE001 - reported to the caller
+        except Exception as e:
             errors[name] = e
             del live[name]
             return None

@@ -19,9 +19,8 @@ import timeit
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import common
+import numpy as np
 
 #: statements over ``a``, ``b`` (31 x 31 float64) and ``y`` (31 float64)
 OPERATIONS = [

@@ -62,7 +62,7 @@ def main():
         cupy.cuda.Device().synchronize()
         blas = flops / ((time.perf_counter() - start) / 10) / 1e9
         print(f"cupy: {blas:.0f} GFLOP/s")
-    except Exception as e:          # noqa: BLE001 - report and go on
+    except Exception as e:
         blas = None
         print("cupy unavailable:", e)
     configs = [(16, 16, 4, 4, 16), (16, 16, 8, 8, 8), (16, 16, 8, 8, 16), (16, 16, 4, 8, 16),

@@ -53,17 +53,16 @@ def main(argv: list[str] | None = None) -> dict | None:
 
     import warnings
     warnings.simplefilter("ignore")
+    import sys
+
     import pyopencl as cl
+    from grudge import op
+    from grudge.discretization import make_discretization_collection
+    from grudge.shortcuts import compiled_lsrk45_step
     from meshmode.distributed import membership_list_to_map
     from meshmode.mesh.generation import generate_regular_rect_mesh
     from meshmode.mesh.processing import partition_mesh
     from pytools import obj_array
-
-    from grudge import op
-    from grudge.discretization import make_discretization_collection
-    from grudge.shortcuts import compiled_lsrk45_step
-
-    import sys
     sys.path.insert(0, os.path.dirname(__file__))
     from dg_wave import load_example
 

@@ -5,12 +5,11 @@ compared with. All run on the queue lazyarray uses.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
-
 from bench_matmul import HAND_WRITTEN_SOURCE as MATMUL_SOURCE
 from bench_matmul import TILE as MATMUL_TILE
 from workloads import HEAT_K, HEAT_STEPS, W2_STEPS, Case, NotApplicable, Runner

@@ -63,8 +63,9 @@ def main(argv=None) -> int:
             os.environ[cache] = os.path.join(os.environ[cache], f"rank{comm.rank}")
     if not args.cpu:
         _pick_gpu(comm.rank)
-    import lazyarray as la
     from heat_mpi import update
+
+    import lazyarray as la
     from lazyarray.distributed import CartesianDecomposition, HaloStep
 
     dims = MPI.Compute_dims(comm.size, [0, 0])

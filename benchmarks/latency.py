@@ -167,7 +167,7 @@ def run(kind: str, reps: int) -> list[dict]:
         else:
             try:
                 records = _measure(variant, kind, reps)
-            except Exception as e:  # noqa: BLE001 - recorded
+            except Exception as e:
                 logger.error("  W9 %s failed: %s", variant, e)
                 error = f"{type(e).__name__}: {e}"
                 records = {which: {"status": "failed", "error": error} for which in cases}

@@ -16,12 +16,20 @@ import ctypes
 import functools
 import importlib
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-
-from workloads import (NUMPY_OPS, W2_STEPS, Case, NotApplicable, Ops, Runner,
-                       SliceAssignOps, Unavailable, bind)
+from workloads import (
+    NUMPY_OPS,
+    W2_STEPS,
+    Case,
+    NotApplicable,
+    Ops,
+    Runner,
+    SliceAssignOps,
+    Unavailable,
+    bind,
+)
 
 Builder = Callable[[Case, list[np.ndarray]], Runner]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 #: bar colours by mode
 COLOURS = {"steady": "tab:blue", "fresh-warm": "tab:orange", "fresh-cold": "tab:red"}

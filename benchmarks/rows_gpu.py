@@ -42,15 +42,15 @@ from pathlib import Path
 os.environ.setdefault("LAZYARRAY_DISK_CACHE", "0")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
-import pyopencl as cl  # noqa: E402
+import numpy as np
+import pyopencl as cl
 
-import lazyarray as la  # noqa: E402
-from lazyarray.explain import kernel_profiles  # noqa: E402
-from lazyarray.lower import kernel as lower_kernel  # noqa: E402
-from lazyarray.lower import reduction  # noqa: E402
-from lazyarray.run import default_queue  # noqa: E402
-from lazyarray.run import steps as runtime  # noqa: E402
+import lazyarray as la
+from lazyarray.explain import kernel_profiles
+from lazyarray.lower import kernel as lower_kernel
+from lazyarray.lower import reduction
+from lazyarray.run import default_queue
+from lazyarray.run import steps as runtime
 
 LENGTHS = (2, 8, 16, 33, 64, 100, 128, 256, 1024, 8192)
 LOG2_SIZES = (20, 26)

@@ -83,8 +83,8 @@ def scaling(args, cache: str) -> list[dict]:
 def dask_overhead(args, cache: str) -> dict:
     """Seconds per block task: la.dask.map_blocks (a jitted function) and
     dask.array.map_blocks with NumPy, on a 2-process LocalCluster."""
-    import numpy as np
     import dask.array as da
+    import numpy as np
     from distributed import Client, LocalCluster
 
     import lazyarray.dask as ld

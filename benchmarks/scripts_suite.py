@@ -39,12 +39,13 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import scripts_common as sc  # noqa: E402
+import scripts_common as sc
 
 REPO_ROOT = sc.BENCH_DIR.parent
 MODES = ("steady", "fresh-warm", "fresh-cold")
@@ -122,7 +123,7 @@ def _steady_child(name: str, size: str, variants: list[str], repeat: int, timeou
             record.update(status="timeout", elapsed_s=time.perf_counter() - start,
                           counters_until_timeout=sc.counter_delta(at_start,
                                                                   sc.lazy_counters()))
-        except Exception as e:     # noqa: BLE001 (every failure is a result)
+        except Exception as e:
             signal.setitimer(signal.ITIMER_REAL, 0)
             record.update(status="fails", error=f"{type(e).__name__}: {e}"[:500],
                           elapsed_s=time.perf_counter() - start)
@@ -133,7 +134,7 @@ def _device_name() -> str | None:
     try:
         from lazyarray.run import default_queue
         return str(default_queue().device.name).strip()
-    except Exception:           # noqa: BLE001 (only informative)
+    except Exception:
         return None
 
 
@@ -328,7 +329,7 @@ def run_suite(args: argparse.Namespace) -> dict:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+    return datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S")
 
 
 def _reference(script: Any, n: int) -> Any:
@@ -505,7 +506,7 @@ def environment(args: argparse.Namespace, device: str | None) -> dict:
         pass
     return {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "timestamp_utc": datetime.datetime.now(datetime.timezone.utc)
+        "timestamp_utc": datetime.datetime.now(datetime.UTC)
                                  .isoformat(timespec="seconds"),
         "hostname": platform.node(), "python": sys.version.split()[0],
         "numpy": numpy.__version__, "cpu": cpu, "cpu_count": os.cpu_count(),

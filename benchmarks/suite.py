@@ -21,15 +21,15 @@ import gc
 import json
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
-from workloads import Case, NotApplicable, Runner, Unavailable, check  # noqa: E402
+import common
+from workloads import Case, NotApplicable, Runner, Unavailable, check
 
 logger = logging.getLogger("suite")
 
@@ -88,9 +88,9 @@ def _lazyarray(queue, jitted: bool, case: Case, inputs: list[np.ndarray]) -> Run
     """la.jit on arguments already on the device, or the graph built anew each
     call on fresh lazy arrays (so that nothing computed before is reused)."""
     import pyopencl.array as cla
+    from workloads import Ops, bind
 
     import lazyarray as la
-    from workloads import Ops, bind
 
     f = bind(case.fn, Ops(la))
     dev = [cla.to_device(queue, x) for x in inputs]
@@ -166,7 +166,7 @@ def _prepare(name: str, build: Builder, case: Case, inputs: list[np.ndarray],
         raise
     except Unavailable as e:
         return {"status": e.status, "reason": str(e)}, None
-    except Exception as e:  # noqa: BLE001 - recorded, the run goes on
+    except Exception as e:
         logger.warning("  %s %s failed: %s", case.name, name,
                        _error_text(e).splitlines()[0])
         return {"status": "failed", "error": _error_text(e)}, None
@@ -399,10 +399,11 @@ def _setup_logging() -> None:
 
 def run(args: argparse.Namespace) -> tuple[dict, list[str]]:
     """Run the selected workloads: the result document and the lazyarray failures."""
-    import kernelcore
     import latency
     import peers
     import workloads
+
+    import kernelcore
 
     queue = kernelcore.default_queue()
     kind = common.device_kind(queue.device)

@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import common  # noqa: E402
-from workloads import (  # noqa: E402
-    Case, w2, w3_cols, w3_dot, w3_rows, w4, w5, w6, w7)
+import common
+from workloads import Case, w2, w3_cols, w3_dot, w3_rows, w4, w5, w6, w7
 
 logger = logging.getLogger("sweep")
 
@@ -149,9 +148,10 @@ def _case_bytes(case: Case) -> int:
 # {{{ running
 
 def run(args: argparse.Namespace) -> dict:
-    import kernelcore
     import peers
     import suite
+
+    import kernelcore
 
     queue = kernelcore.default_queue()
     kind = common.device_kind(queue.device)

@@ -10,8 +10,9 @@ CuPy, torch and tinygrad all run the same code.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

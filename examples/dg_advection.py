@@ -27,9 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.polynomial.legendre as leg
 import pyopencl as cl
-
 from arraycontext import (
-    Array, PyOpenCLArrayContext, dataclass_array_container, with_container_arithmetic)
+    Array,
+    PyOpenCLArrayContext,
+    dataclass_array_container,
+    with_container_arithmetic,
+)
 
 SPEEDS = (1.0, -0.5)
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from heat_mpi import initial, numpy_heat, ring, update  # noqa: E402
+from heat_mpi import initial, numpy_heat, ring, update
 
 
 def block_step(p, fixed=None):
@@ -37,6 +37,7 @@ def run_blocks(n: int, steps: int, bc: str, chunks: int, client=None) -> np.ndar
     """The heat run as ``la.dask.map_overlap`` tasks (on *client*'s cluster,
     else Dask's default scheduler)."""
     import dask.array as da
+
     import lazyarray.dask as ld
 
     i, j = np.ogrid[:n, :n]
@@ -55,8 +56,9 @@ def run_blocks(n: int, steps: int, bc: str, chunks: int, client=None) -> np.ndar
 def run_device(n: int, steps: int, bc: str, chunks: int) -> np.ndarray:
     """The heat run with lazy-array chunks (threaded scheduler)."""
     import dask.array as da
+
     import lazyarray as la
-    import lazyarray.dask  # noqa: F401 (registers the chunk type)
+    import lazyarray.dask
 
     i, j = np.ogrid[:n, :n]
     u = da.from_array(initial(n, i, j), chunks=chunks).to_backend("lazyarray")
@@ -87,6 +89,7 @@ def main(argv=None) -> int:
         field = run_device(args.n, args.steps, args.bc, args.chunks)
     else:
         from distributed import Client, LocalCluster
+
         from lazyarray.dask import WorkerSetup
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                           host="127.0.0.1", dashboard_address=None) as cluster, \

@@ -12,59 +12,117 @@ import logging as _logging
 import os as _os
 
 from kernelcore.callables import (
-    ArrayArgDescriptor, FixedStrideArrayDimTag, InKernelCallable, NumpyType,
-    ScalarCallable, ValueArgDescriptor, register_callable)
+    ArrayArgDescriptor,
+    FixedStrideArrayDimTag,
+    InKernelCallable,
+    NumpyType,
+    ScalarCallable,
+    ValueArgDescriptor,
+    register_callable,
+)
 from kernelcore.codegen.kernel import (
-    CodeGenerationResult, generate_code, generate_code_v2, generate_header)
+    CodeGenerationResult,
+    generate_code,
+    generate_code_v2,
+    generate_header,
+)
 from kernelcore.creation import make_kernel
-from kernelcore.translation_unit import (
-    as_kernel as _as_kernel, for_each_kernel as _for_each_kernel)
 from kernelcore.diagnostic import (
-    AccessOutOfBoundsError, CodeGenerationError, InvocationError, KernelcoreError,
-    KernelcoreWarning, LoopyError, LoopyAdvisory, LoopyWarning, MissingBarrierError,
-    MissingDefinitionError, OpenCLBuildError, ParameterFinderWarning, ParseError,
-    SchedulingError, StaticValueFindingError, TypeInferenceFailure, UnknownNameError,
-    UnsatisfiableDomainError, WriteRaceConditionWarning)
+    AccessOutOfBoundsError,
+    AutomaticTestFailure,
+    CodeGenerationError,
+    InvocationError,
+    KernelcoreError,
+    KernelcoreWarning,
+    LoopyAdvisory,
+    LoopyError,
+    LoopyWarning,
+    MissingBarrierError,
+    MissingDefinitionError,
+    OpenCLBuildError,
+    ParameterFinderWarning,
+    ParseError,
+    SchedulingError,
+    StaticValueFindingError,
+    TypeInferenceFailure,
+    UnknownNameError,
+    UnsatisfiableDomainError,
+    WriteRaceConditionWarning,
+)
 from kernelcore.ir.data import (
-    AddressSpace, ArrayArg, ConstantArg, GlobalArg, TemporaryVariable, ValueArg, auto)
+    AddressSpace,
+    ArrayArg,
+    ConstantArg,
+    GlobalArg,
+    TemporaryVariable,
+    ValueArg,
+    auto,
+)
 from kernelcore.ir.expr import Reduction, TypeCast
-from kernelcore.ir.instruction import (
-    Assignment, CallInstruction, CInstruction, NoOpInstruction)
+from kernelcore.ir.instruction import Assignment, CallInstruction, CInstruction, NoOpInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import cache_stats, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launchers import (
-    HostLauncherI, KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClKernelLauncherI,
+    HostLauncherI,
+    KernelStatistics,
+    LauncherI,
+    OpenClCopyLauncher,
     OpenClIterativeKernelLauncher,
-    OpenClKernelLauncher, OpenClKernelListLauncher, OpenClKernelParameterGenerator,
-    OpenClKernelParameterYielder, OpenClParametrizedKernelLauncher, make_launcher)
+    OpenClKernelLauncher,
+    OpenClKernelLauncherI,
+    OpenClKernelListLauncher,
+    OpenClKernelParameterGenerator,
+    OpenClKernelParameterYielder,
+    OpenClParametrizedKernelLauncher,
+    make_launcher,
+)
 from kernelcore.schedule.items import linearization_lines
 from kernelcore.schedule.linearize import (
-    get_one_linearized_kernel, get_one_scheduled_kernel, linearize)
+    get_one_linearized_kernel,
+    get_one_scheduled_kernel,
+    linearize,
+)
+from kernelcore.statistics import (
+    Count,
+    CountGranularity,
+    MemAccess,
+    Op,
+    Sync,
+    ToCountMap,
+    get_mem_access_map,
+    get_op_map,
+    get_synchronization_map,
+    stringify_stats_mapping,
+)
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
-from kernelcore.transform.data import (
-    remove_unused_arguments, rename_argument, tag_array_axes)
-from kernelcore.transform.iname import (
-    duplicate_inames, join_inames, prioritize_loops, rename_iname, split_iname,
-    split_reduction_inward, split_reduction_outward, tag_inames)
-from kernelcore.transform.instruction import add_dependency, add_nosync, remove_instructions
+from kernelcore.testing import auto_test_vs_ref
+from kernelcore.transform.data import remove_unused_arguments, rename_argument, tag_array_axes
 from kernelcore.transform.ilp import privatize_temporaries_with_inames
-from kernelcore.transform.reduction import register_reduction
+from kernelcore.transform.iname import (
+    duplicate_inames,
+    join_inames,
+    prioritize_loops,
+    rename_iname,
+    split_iname,
+    split_reduction_inward,
+    split_reduction_outward,
+    tag_inames,
+)
+from kernelcore.transform.instruction import add_dependency, add_nosync, remove_instructions
 from kernelcore.transform.parallel import auto_parallelize
+from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.transform.precompute import add_prefetch, buffer_array, precompute
+from kernelcore.transform.reduction import register_reduction
 from kernelcore.transform.save import save_and_reload_temporaries
 from kernelcore.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from kernelcore.transform.temporaries import set_temporary_scope
-from kernelcore.transform.parameters import assume, fix_parameters
+from kernelcore.translation_unit import as_kernel as _as_kernel
+from kernelcore.translation_unit import for_each_kernel as _for_each_kernel
 from kernelcore.types import add_and_infer_dtypes, add_dtypes, infer_types
-from kernelcore.diagnostic import AutomaticTestFailure
-from kernelcore.testing import auto_test_vs_ref
 from kernelcore.version import MOST_RECENT_LANGUAGE_VERSION, VERSION
-from kernelcore.statistics import (
-    Count, CountGranularity, MemAccess, Op, Sync, ToCountMap, get_mem_access_map, get_op_map,
-    get_synchronization_map, stringify_stats_mapping)
 
 __version__ = VERSION
 
@@ -141,30 +199,46 @@ __all__ = [
     "Op", "MemAccess", "Sync", "CountGranularity", "Count", "stringify_stats_mapping",
 ]
 
-from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
-from kernelcore.translation_unit import (  # noqa: E402
-    CallableKernel, TranslationUnit, for_each_kernel, make_function, make_program, merge,
-    rename_callable, resolve_callables)
 from kernelcore.callables import MathCallable  # noqa: E402
-from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
-from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
-from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
-from kernelcore.transform.arrays import split_array_axis, split_arg_axis  # noqa: E402
-from kernelcore.transform.temporaries import (  # noqa: E402
-    allocate_temporaries_for_base_storage, set_temporary_address_space,
-    set_temporary_alignment)
-from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
+from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
-from kernelcore.kernel.tools import (  # noqa: E402
-    find_most_recent_global_barrier, get_global_barrier_order, make_copy_kernel)
-from kernelcore.types import to_loopy_type  # noqa: E402
-from kernelcore.tools import t_unit_to_python  # noqa: E402
-from kernelcore.transform.data import set_argument_order  # noqa: E402
-from kernelcore.transform.iname import rename_inames  # noqa: E402
-from kernelcore.transform.instruction import (  # noqa: E402
-    add_barrier, find_instructions, remove_inames_from_insn, remove_predicates_from_insn)
 from kernelcore.kernel.instruction import MultiAssignmentBase  # noqa: E402
+from kernelcore.kernel.tools import (  # noqa: E402
+    find_most_recent_global_barrier,
+    get_global_barrier_order,
+    make_copy_kernel,
+)
+from kernelcore.preprocess import realize_reduction  # noqa: E402
+from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
+from kernelcore.tools import t_unit_to_python  # noqa: E402
+from kernelcore.transform.arrays import split_arg_axis, split_array_axis  # noqa: E402
+from kernelcore.transform.data import set_argument_order  # noqa: E402
+from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
+from kernelcore.transform.iname import rename_inames  # noqa: E402
+from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
+from kernelcore.transform.instruction import (  # noqa: E402
+    add_barrier,
+    find_instructions,
+    remove_inames_from_insn,
+    remove_predicates_from_insn,
+)
+from kernelcore.transform.temporaries import (  # noqa: E402
+    allocate_temporaries_for_base_storage,
+    set_temporary_address_space,
+    set_temporary_alignment,
+)
+from kernelcore.translation_unit import (  # noqa: E402
+    CallableKernel,
+    TranslationUnit,
+    for_each_kernel,
+    make_function,
+    make_program,
+    merge,
+    rename_callable,
+    resolve_callables,
+)
+from kernelcore.types import to_loopy_type  # noqa: E402
 
 
 def infer_unknown_types(program, expect_completion: bool = False):
@@ -194,5 +268,16 @@ __all__ += ["CTarget", "ExecutableCTarget",
 
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401
-    diagnostic, kernel, match, options, schedule, statistics, symbolic, target, transform,
-    translation_unit, types, version)
+    diagnostic,
+    kernel,
+    match,
+    options,
+    schedule,
+    statistics,
+    symbolic,
+    target,
+    transform,
+    translation_unit,
+    types,
+    version,
+)

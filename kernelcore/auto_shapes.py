@@ -10,7 +10,12 @@ import islpy as isl
 from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError
 from kernelcore.ir.data import ArrayArg, auto
 from kernelcore.ir.domain import (
-    NotAffineError, aff_to_expr, align_to, expr_to_pw_aff, static_max_of_pw_aff)
+    NotAffineError,
+    aff_to_expr,
+    align_to,
+    expr_to_pw_aff,
+    static_max_of_pw_aff,
+)
 from kernelcore.ir.instruction import InstructionBase
 from kernelcore.ir.kernel import LoopKernel
 

@@ -11,15 +11,22 @@ from __future__ import annotations
 import islpy as isl
 import pymbolic.primitives as prim
 
-from kernelcore.check_bounds import (
-    affine_condition, affine_pw_aff, check_bounds, kernel_params)
+from kernelcore.check_bounds import affine_condition, affine_pw_aff, check_bounds, kernel_params
 from kernelcore.diagnostic import (
-    KernelcoreError, MissingBarrierError, WriteRaceConditionWarning, warn_with_kernel)
+    KernelcoreError,
+    MissingBarrierError,
+    WriteRaceConditionWarning,
+    warn_with_kernel,
+)
 from kernelcore.ir.data import AddressSpace, ArrayArg, ValueArg
 from kernelcore.ir.domain import NotAffineError, align_to, project_to
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, assignee_subscript, assignee_var_name)
+    Assignment,
+    BarrierInstruction,
+    assignee_subscript,
+    assignee_var_name,
+)
 from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
 
 dim_type = isl.dim_type

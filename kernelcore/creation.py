@@ -21,18 +21,30 @@ import numpy as np
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
-from kernelcore.diagnostic import (
-    KernelcoreError, ParseError, UnknownNameError)
-from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
 from kernelcore.auto_shapes import find_auto_shapes
+from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
+from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
 from kernelcore.ir.domain import parse_assumptions, parse_domain
 from kernelcore.ir.expr import (
-    AccessCollector, IdentityMapper, Reduction, TypeCast, get_dependencies,
-    is_reduction_name, substitute)
+    AccessCollector,
+    IdentityMapper,
+    Reduction,
+    TypeCast,
+    get_dependencies,
+    is_reduction_name,
+    substitute,
+)
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, CInstruction, InstructionBase,
+    Assignment,
+    BarrierInstruction,
+    CallInstruction,
+    CInstruction,
+    InstructionBase,
     NoOpInstruction,
-    assignee_subscript, assignee_var_name, has_slices)
+    assignee_subscript,
+    assignee_var_name,
+    has_slices,
+)
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
 from kernelcore.options import Options
@@ -377,7 +389,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     default_order = "C" if default_order is auto else default_order
     if lang_version is not None:
         from kernelcore.version import (
-            LOOPY_USE_LANGUAGE_VERSION_2017_2, MOST_RECENT_LANGUAGE_VERSION)
+            LOOPY_USE_LANGUAGE_VERSION_2017_2,
+            MOST_RECENT_LANGUAGE_VERSION,
+        )
         if not (isinstance(lang_version, tuple) and len(lang_version) == 2
                 and LOOPY_USE_LANGUAGE_VERSION_2017_2 <= lang_version
                 <= MOST_RECENT_LANGUAGE_VERSION):

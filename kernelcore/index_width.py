@@ -21,8 +21,8 @@ emit_index_checks, raise_index_overflow.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import islpy as isl
 import numpy as np
@@ -30,8 +30,7 @@ import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import InvocationError
 from kernelcore.ir.data import AddressSpace, ArrayArg, ValueArg
-from kernelcore.ir.domain import (
-    NotAffineError, aff_to_expr, expr_to_pw_aff, set_to_cond_expr)
+from kernelcore.ir.domain import NotAffineError, aff_to_expr, expr_to_pw_aff, set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.kernel import LoopKernel
 

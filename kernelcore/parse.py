@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
-from pymbolic.parser import Parser as _PymbolicParser, _imaginary, _not
+from pymbolic.parser import Parser as _PymbolicParser
+from pymbolic.parser import _imaginary, _not
 from pytools.lex import ParseError as _LexParseError
 
 from kernelcore.diagnostic import ParseError

@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import logging
 
-from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.check import check_kernel
 from kernelcore.index_width import widen_index_dtype
+from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.transform.ilp import expand_ilp_temporaries
-from kernelcore.transform.reduction import (
-    realize_reduction as _realize_typed, split_group_reductions)
+from kernelcore.transform.reduction import realize_reduction as _realize_typed
+from kernelcore.transform.reduction import split_group_reductions
 from kernelcore.transform.scan_check import check_scans
 from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import (
-    allocate_temporaries_for_base_storage, choose_temporary_scopes)
-from kernelcore.types import _Unknown as UnknownType, infer_types
+    allocate_temporaries_for_base_storage,
+    choose_temporary_scopes,
+)
 from kernelcore.translation_unit import for_each_kernel
+from kernelcore.types import _Unknown as UnknownType
+from kernelcore.types import infer_types
 
 logger = logging.getLogger(__name__)
 

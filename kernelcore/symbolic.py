@@ -26,12 +26,21 @@ import pymbolic.primitives as prim
 
 from kernelcore.ir.domain import aff_to_expr, expr_to_pw_aff, pw_aff_to_expr
 from kernelcore.ir.expr import (
-    CombineMapper, IdentityMapper, Reduction, ResolvedFunction, StringifyMapper,
-    SubArrayRef, SubstitutionMapper, TypeCast, WalkMapper, find_reductions,
-    get_dependencies, substitute)
+    CombineMapper,
+    IdentityMapper,
+    Reduction,
+    ResolvedFunction,
+    StringifyMapper,
+    SubArrayRef,
+    SubstitutionMapper,
+    TypeCast,
+    WalkMapper,
+    find_reductions,
+    get_dependencies,
+    substitute,
+)
 from kernelcore.ir.subst import SubstitutionRule
 from kernelcore.parse import parse_expression
-
 
 # {{{ nodes
 

@@ -28,14 +28,14 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
 
 from kernelcore.diagnostic import AutomaticTestFailure, KernelcoreError, TypeInferenceFailure
-from kernelcore.testing_args import (
-    RANDOM_SEED, ArgData, is_sentinel, make_args, make_ref_args)
+from kernelcore.testing_args import RANDOM_SEED, ArgData, is_sentinel, make_args, make_ref_args
 
 logger = logging.getLogger(__name__)
 

@@ -63,7 +63,7 @@ def random_data(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.n
 def _eval_int(expr, parameters: dict, what: str) -> int:
     try:
         return int(evaluate(expr, parameters))
-    except Exception as e:  # noqa: BLE001 - unknown names give various errors
+    except Exception as e:
         raise KernelcoreError(
             f"auto_test_vs_ref: cannot evaluate {what} = {expr} with parameters "
             f"{parameters} ({e}); pass every parameter it uses in 'parameters'") from None

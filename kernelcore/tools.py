@@ -51,7 +51,7 @@ class _Writer:
         if isinstance(value, list):
             return "[" + ", ".join(self(v) for v in value) + "]"
         if isinstance(value, frozenset):
-            items = sorted((self(v) for v in value))
+            items = sorted(self(v) for v in value)
             return "frozenset({" + ", ".join(items) + "})" if items else "frozenset()"
         if isinstance(value, dict) or hasattr(value, "items") and hasattr(value, "keys"):
             return "{" + ", ".join(f"{self(k)}: {self(v)}" for k, v in value.items()) + "}"

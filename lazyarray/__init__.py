@@ -20,20 +20,20 @@ import sys as _sys
 
 import numpy as _np
 
-from lazyarray.api.creation import *      # noqa: F403 (the namespace re-exports them)
-from lazyarray.api.dtypes import *        # noqa: F403
-from lazyarray.api.elementwise import *   # noqa: F403
-from lazyarray.api.linalg import *        # noqa: F403
-from lazyarray.api.manipulation import *  # noqa: F403
-from lazyarray.api.reductions import *    # noqa: F403
-from lazyarray.api.ufuncs import *        # noqa: F403
-from lazyarray.api.statistics import *    # noqa: F403
-from lazyarray.api.numeric import *       # noqa: F403
-from lazyarray.api.histograms import *    # noqa: F403
-from lazyarray.api.joining import *       # noqa: F403
-from lazyarray.api.inplace import *       # noqa: F403
-from lazyarray.api.sorting import *       # noqa: F403
-from lazyarray.api.sets import *          # noqa: F403
+from lazyarray.api.creation import *
+from lazyarray.api.dtypes import *
+from lazyarray.api.elementwise import *
+from lazyarray.api.linalg import *
+from lazyarray.api.manipulation import *
+from lazyarray.api.reductions import *
+from lazyarray.api.ufuncs import *
+from lazyarray.api.statistics import *
+from lazyarray.api.numeric import *
+from lazyarray.api.histograms import *
+from lazyarray.api.joining import *
+from lazyarray.api.inplace import *
+from lazyarray.api.sorting import *
+from lazyarray.api.sets import *
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError, ShapeError,
@@ -82,7 +82,7 @@ for _name in _host.HOST_FUNCTIONS:
         globals()[_name] = _host.host_function(_name)
 
 
-from lazyarray.api import (                  # noqa: E402 (the modules, for their __all__)
+from lazyarray.api import (
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
     histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
     manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
@@ -118,13 +118,13 @@ def __getattr__(name: str):
 
 
 # the Array API's name of the boolean dtype (last: the module uses the builtin above)
-bool = _np.bool_                                      # noqa: A001
+bool = _np.bool_
 
 # NumPy's submodules (after the namespace they build on)
-from lazyarray import fft, lib, linalg, random           # noqa: E402
+from lazyarray import fft, lib, linalg, random
 # the host tier in front of the namespaces' functions (small work runs by NumPy)
-from lazyarray.host import HostArray, get_tier, set_tier, tier       # noqa: E402
-from lazyarray.host.namespace import install as _install_host_tier  # noqa: E402
+from lazyarray.host import HostArray, get_tier, set_tier, tier
+from lazyarray.host.namespace import install as _install_host_tier
 
 _install_host_tier(globals(), _np, __all__)
 _install_host_tier(linalg.__dict__, _np.linalg, linalg.__all__)
@@ -134,8 +134,8 @@ __all__ += ["HostArray", "get_tier", "set_tier", "tier"]
 
 # the NumPy protocols' implementation (LazyArray imports it when called): loaded
 # with the package, so that a program's first call imports nothing
-from lazyarray import protocols as _protocols            # noqa: E402, F401
+from lazyarray import protocols as _protocols
 # einops finds lazyarray's backend (once einops is imported; einops is optional)
-from lazyarray import einops_hook as _einops_hook        # noqa: E402
+from lazyarray import einops_hook as _einops_hook
 
 _einops_hook.register()

@@ -19,7 +19,8 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _modules = sys.modules
 

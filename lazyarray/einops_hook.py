@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lazyarray import plan as _plan, run as _run
+from lazyarray import plan as _plan
+from lazyarray import run as _run
 from lazyarray.deferred import deferred
+from lazyarray.graph import Const, Input, Map, Node, Param, Reduce, walk
 from lazyarray.handle import asarray
 from lazyarray.host import HostArray
-from lazyarray.graph import (
-    Const, Input, Map, Node, Param, Reduce, walk)
 from lazyarray.mapper import NodeMapper
 from lazyarray.values import host_origin
 
@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     import kernelcore as lp
     from kernelcore import translation_unit as _units
     from kernelcore.ir import instruction as _instructions
-    from kernelcore.statistics import common as _common, counts as _counts
-    from kernelcore.statistics import memory as _memory, ops as _op_counts
+    from kernelcore.statistics import common as _common
+    from kernelcore.statistics import counts as _counts
+    from kernelcore.statistics import memory as _memory
+    from kernelcore.statistics import ops as _op_counts
     from lazyarray import roofline as _roofline
 else:
     # (kernelcore, OpenCL and the roofline's measurements load when first used)

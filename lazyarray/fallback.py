@@ -19,7 +19,8 @@ import logging
 import sys
 import threading
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,8 @@ def host_version(func: Callable, name: str) -> Callable:
     ``np.<func>(host array)`` does."""
     @functools.wraps(func)
     def on_host(*args, **kwargs):
-        from lazyarray.host.dispatch import host_call as tier_call, host_ready
+        from lazyarray.host.dispatch import host_call as tier_call
+        from lazyarray.host.dispatch import host_ready
         if host_ready(args, kwargs, getattr(func, "__name__", "") in MUTATING):
             return tier_call(func, args, kwargs)     # (host arrays: the host tier's NumPy)
         return host_call(func, args, kwargs, name)

@@ -25,16 +25,17 @@ from __future__ import annotations
 import math as _math
 import operator as _operator
 import threading as _threading
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
 
 from lazyarray import run as _run
-from lazyarray.deferred import deferred
 from lazyarray.api.creation import arange
 from lazyarray.api.manipulation import concatenate, flip, moveaxis, pad, roll
 from lazyarray.api.ufuncs import conj, where
+from lazyarray.deferred import deferred
 from lazyarray.fallback import host_call
 from lazyarray.graph import Input
 from lazyarray.handle import LazyArray, asarray
@@ -59,8 +60,8 @@ def _vkfft():
     if "app" not in _vkfft_state:
         try:
             from pyvkfft.opencl import VkFFTApp
-        except Exception:       # noqa: BLE001 - any failure: NumPy on the host instead
-            VkFFTApp = None     # noqa: N806
+        except Exception:
+            VkFFTApp = None
         _vkfft_state["app"] = VkFFTApp
     return _vkfft_state["app"]
 

@@ -16,21 +16,34 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lazyarray.errors import (
-    LONG_DOUBLES, ConcretizationError, DeviceMemoryError, DTypeError,
-    device_memory_error, long_double_error, unsupported_dtype_error)
-from lazyarray.fallback import device_or_host
-from lazyarray.methods import NumPyMethods
-from lazyarray.reduction_methods import ReductionMethods
-from lazyarray.graph import Const, Input, Node, View
-from lazyarray.ops.elementwise import (
-    HugeInt, cast, elementwise, imag_part, real_part, round_half_even)
-from lazyarray.ops import keys, linalg, manipulate, shape as shape_ops
-from lazyarray.ops.regions import computed_for_windows, element_value
-from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 from lazyarray import run as _run
 from lazyarray.deferred import deferred, is_cl_array
+from lazyarray.errors import (
+    LONG_DOUBLES,
+    ConcretizationError,
+    DeviceMemoryError,
+    DTypeError,
+    device_memory_error,
+    long_double_error,
+    unsupported_dtype_error,
+)
+from lazyarray.fallback import device_or_host
+from lazyarray.graph import Const, Input, Node, View
+from lazyarray.methods import NumPyMethods
+from lazyarray.ops import keys, linalg, manipulate
+from lazyarray.ops import shape as shape_ops
+from lazyarray.ops.elementwise import (
+    HugeInt,
+    cast,
+    elementwise,
+    imag_part,
+    real_part,
+    round_half_even,
+)
+from lazyarray.ops.regions import computed_for_windows, element_value
+from lazyarray.reduction_methods import ReductionMethods
 from lazyarray.tracing import TRACING, concretization_message
+from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -308,7 +321,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
 
     conjugate = conj
 
-    def clip(self, min=None, max=None) -> LazyArray:   # noqa: A002 - NumPy's names
+    def clip(self, min=None, max=None) -> LazyArray:
         """Values limited to [*min*, *max*]."""
         import lazyarray
         return lazyarray.clip(self, min, max)

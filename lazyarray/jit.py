@@ -22,20 +22,21 @@ import numbers
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lazyarray import run as _run
 from lazyarray.deferred import deferred, is_cl_array
-from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Const, Input, Param
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.precision import get_matmul_precision
-from lazyarray.values import on_device
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.tracing import TRACING, tracing
+from lazyarray.values import on_device
 
 if TYPE_CHECKING:
     import pyopencl.array as cla

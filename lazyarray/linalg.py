@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math as _math
 import operator as _operator
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as _np
-from numpy.lib.array_utils import (
-    normalize_axis_index as _normalize_axis_index, normalize_axis_tuple as _normalize_axis_tuple)
+from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
 from lazyarray.api import linalg as _products
 from lazyarray.api.creation import eye
@@ -404,13 +405,13 @@ def eigvals(a) -> LazyArray:
     return _on_host("eigvals", (a,))
 
 
-def eigh(a, UPLO: str = "L"):                       # noqa: N803 - NumPy's name
+def eigh(a, UPLO: str = "L"):
     """``EighResult(eigenvalues, eigenvectors)`` of the Hermitian matrices of
     *a* (the *UPLO* triangle read), eigenvalues ascending."""
     return _on_host("eigh", (a,), {"UPLO": UPLO})
 
 
-def eigvalsh(a, UPLO: str = "L") -> LazyArray:      # noqa: N803 - NumPy's name
+def eigvalsh(a, UPLO: str = "L") -> LazyArray:
     """The eigenvalues (ascending) of the Hermitian matrices of *a*."""
     return _on_host("eigvalsh", (a,), {"UPLO": UPLO})
 
@@ -451,7 +452,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> LazyArray:
     return _on_host("pinv", (a,), {"rcond": rcond, "hermitian": hermitian, **extra})
 
 
-def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> LazyArray:  # noqa: N803
+def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> LazyArray:
     """The ranks of the matrices of *A* (singular values above the tolerance)."""
     return _on_host("matrix_rank", (A,), {"tol": tol, "hermitian": hermitian, "rtol": rtol})
 

@@ -195,7 +195,7 @@ class NumPyMethods:
         """Elements chosen from *choices* by this index array (``la.choose``)."""
         return _namespace().choose(self, choices, out=out, mode=mode)
 
-    def view(self, dtype=None, type=None):          # noqa: A002 - NumPy's name
+    def view(self, dtype=None, type=None):
         """A view of the whole array (another dtype's view of the bytes is not
         supported: use ``astype`` to convert values)."""
         if dtype is not None and np.dtype(dtype) != self.dtype or type is not None:

@@ -9,7 +9,8 @@ Public names: array_ufunc, array_function, implementation.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ _NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft",
 
 def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc.method(*inputs, **kwargs)`` with lazy arrays among the inputs."""
-    out = kwargs.get("out", None)
+    out = kwargs.get("out")
     out = out if isinstance(out, tuple) or out is None else (out,)
     if out is not None and len(out) == 1 and isinstance(out[0], LazyArray):
         # ``out=x``: the result written into x, as ``x op= y`` writes it

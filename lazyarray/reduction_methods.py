@@ -12,7 +12,16 @@ import numpy as np
 from lazyarray.ops import reductions
 from lazyarray.ops.elementwise import elementwise
 from lazyarray.reduction_keywords import (
-    NO_VALUE, extreme, filled, given, into, mask_of, masked_mean, masked_var, with_initial)
+    NO_VALUE,
+    extreme,
+    filled,
+    given,
+    into,
+    mask_of,
+    masked_mean,
+    masked_var,
+    with_initial,
+)
 
 
 def ddof_of(ddof, correction):

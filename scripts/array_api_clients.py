@@ -114,7 +114,6 @@ def main() -> None:
 
     if args.record:
         import sklearn
-
         from array_api_report import record
         default = parser.get_default("tests")
         record("scikit-learn" if args.tests == default else f"scikit-learn, {args.tests}", {

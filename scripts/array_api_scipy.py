@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from array_api_clients import NAMESPACE_VARIABLE, outcomes     # noqa: E402
+from array_api_clients import NAMESPACE_VARIABLE, outcomes
 
 #: SciPy's test files run by default (relative to the installed package)
 TESTS = ["scipy/_lib/tests/test_array_api.py::TestArrayAPI", "scipy/cluster/tests/test_vq.py",
@@ -48,9 +48,9 @@ def pytest_configure(config) -> None:
     if namespace is None:
         return
     import pytest
+    import scipy.conftest as conftest
 
     import lazyarray
-    import scipy.conftest as conftest
     conftest.xp_known_backends.add("lazyarray")
     backends = [p for p in conftest.xp_available_backends if p.id == namespace]
     if namespace == "lazyarray":

@@ -23,14 +23,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
-import numpy as np                                          # noqa: E402
+import numpy as np  # noqa: E402
+from compat_walk import _MEMO as walk_memo  # noqa: E402
+from compat_walk import reach, unwrap
 
-import lazyarray as la                                      # noqa: E402
-from compat_walk import _MEMO as walk_memo, reach, unwrap  # noqa: E402
-from lazyarray import protocols                             # noqa: E402
-from lazyarray.api.ufuncs import Ufunc                      # noqa: E402
-from lazyarray.fallback import MUTATING                     # noqa: E402
-from lazyarray.host import namespace as host_namespace      # noqa: E402
+import lazyarray as la  # noqa: E402
+from lazyarray import protocols  # noqa: E402
+from lazyarray.api.ufuncs import Ufunc  # noqa: E402
+from lazyarray.fallback import MUTATING  # noqa: E402
+from lazyarray.host import namespace as host_namespace  # noqa: E402
 
 PAGE = ROOT / "docs" / "compatibility.md"
 CLIENTS = ROOT / "docs" / "compatibility-clients.json"

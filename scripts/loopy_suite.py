@@ -70,7 +70,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.results: dict[str, tuple[str, str]] = {}
 
-    def pytest_runtest_logreport(self, report) -> None:  # noqa: ANN001
+    def pytest_runtest_logreport(self, report) -> None:
         if report.when == "call" or report.outcome != "passed":
             if report.when != "call" and report.outcome == "failed":
                 outcome = "error"
@@ -81,12 +81,12 @@ class _Recorder:
             if self.results.get(report.nodeid, ("passed",))[0] in ("passed", "skipped"):
                 self.results[report.nodeid] = (outcome, _last_line(report))
 
-    def pytest_collectreport(self, report) -> None:  # noqa: ANN001
+    def pytest_collectreport(self, report) -> None:
         if report.failed:
             self.results[report.nodeid or "<collection>"] = ("error", _last_line(report))
 
 
-def _last_line(report) -> str:  # noqa: ANN001
+def _last_line(report) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         return crash.message.strip().splitlines()[0][:300] if crash.message.strip() else ""

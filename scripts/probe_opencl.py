@@ -41,13 +41,13 @@ def main():
     try:
         import numpy as np
         import pyopencl as cl
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         print(f"cannot import numpy/pyopencl: {exc}", file=sys.stderr)
         return 1
 
     try:
         platforms = cl.get_platforms()
-    except Exception as exc:  # noqa: BLE001 (no ICD / no platform)
+    except Exception as exc:
         print(f"no OpenCL platform: {exc}", file=sys.stderr)
         return 1
 
@@ -55,7 +55,7 @@ def main():
     for platform in platforms:
         try:
             devices.extend(platform.get_devices())
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(f"platform {platform.name!r}: cannot list devices: {exc}",
                   file=sys.stderr)
     if not devices:
@@ -70,7 +70,7 @@ def main():
         label = f"{dev.name.strip()} [{dev.platform.name.strip()}]"
         try:
             try_device(cl, np, dev)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             msg = " ".join(str(exc).split())
             print(f"device {label}: {type(exc).__name__}: {msg[:500]}",
                   file=sys.stderr)

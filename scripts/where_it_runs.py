@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from everyday import CALLS                             # noqa: E402
-from test_everyday_numpy import run_lazily             # noqa: E402
+from everyday import CALLS  # noqa: E402
+from test_everyday_numpy import run_lazily  # noqa: E402
 
 HEADER = """# What runs where
 

@@ -16,8 +16,7 @@ comm = MPI.COMM_WORLD
 use_rank_caches(comm.rank, threads=1)
 
 import lazyarray as la  # noqa: E402
-from lazyarray.distributed import (  # noqa: E402
-    CartesianDecomposition, HaloStep, allreduce, cfl_dt, norm)
+from lazyarray.distributed import CartesianDecomposition, HaloStep, allreduce, cfl_dt, norm  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from test_distributed_single import laplace9, numpy_steps  # noqa: E402

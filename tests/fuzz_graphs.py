@@ -1579,7 +1579,7 @@ def run_program(prog: Program, line: int | None = None, la=None):
             if isinstance(out, la.LazyArray):
                 out = out.get()
             return np.asarray(out)
-    except Exception as e:      # noqa: BLE001 - any error is a result here
+    except Exception as e:
         return e
 
 

@@ -11,11 +11,11 @@ arraycontext = pytest.importorskip(
     "arraycontext", reason="arraycontext is not installed (the 'pde' extra plus "
     "arraycontext from its repository, docs/pde-backend.md): the context's tests did not run")
 
-import kernelcore  # noqa: E402
 import loopy as lp  # noqa: E402
 import pyopencl as cl  # noqa: E402
 from arraycontext import make_loopy_program  # noqa: E402
 
+import kernelcore  # noqa: E402
 import lazyarray as la  # noqa: E402
 from lazyarray.arraycontext import LazyarrayArrayContext  # noqa: E402
 from lazyarray.calls import CallOutput, ExternalCall  # noqa: E402

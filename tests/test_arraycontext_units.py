@@ -9,6 +9,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 import pytest
+from pytools.tag import Tag
 
 import lazyarray as la
 from lazyarray.arraycontext.compile import CompiledFunction, compile_key, flatten_call
@@ -19,7 +20,6 @@ from lazyarray.arraycontext.tags import TaggedArray, axes_of, tagged, tags_of, w
 from lazyarray.arraycontext.traversal import PlainWalker
 from lazyarray.run import STATS, default_queue, using_queue
 from lazyarray.run import steps as runtime
-from pytools.tag import Tag
 
 
 class Important(Tag):

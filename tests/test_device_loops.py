@@ -11,8 +11,7 @@ import pytest
 
 import lazyarray as la
 from lazyarray.graph import Input
-from lazyarray.run import STATS
-from lazyarray.run import steps
+from lazyarray.run import STATS, steps
 
 evaluation = importlib.import_module("lazyarray.run.evaluation")
 

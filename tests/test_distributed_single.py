@@ -14,7 +14,13 @@ from mpi4py import MPI  # noqa: E402
 
 import lazyarray as la  # noqa: E402
 from lazyarray.distributed import (  # noqa: E402
-    CartesianDecomposition, HaloStep, allreduce, block_range, cfl_dt, norm)
+    CartesianDecomposition,
+    HaloStep,
+    allreduce,
+    block_range,
+    cfl_dt,
+    norm,
+)
 
 
 def test_block_range_covers_in_order():

@@ -24,7 +24,6 @@ import sys
 import time
 
 import pytest
-
 from test_docs import extract_blocks
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

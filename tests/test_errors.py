@@ -12,7 +12,6 @@ import pytest
 
 import kernelcore as lp
 
-
 # {{{ helpers
 
 def full_pipeline(knl, queue, dtypes=None, **call_kwargs):

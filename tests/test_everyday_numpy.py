@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from everyday import CALLS, IDX, A, B, M
 
 import lazyarray as la
-from everyday import A, B, CALLS, IDX, M
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "where-it-runs.md"
 
@@ -61,7 +61,7 @@ def test_everyday_numpy_runs_lazily_and_agrees(name):
 
 
 try:
-    import pyvkfft.opencl    # noqa: F401
+    import pyvkfft.opencl  # noqa: F401
     _HAVE_PYVKFFT = True
 except ImportError:
     _HAVE_PYVKFFT = False

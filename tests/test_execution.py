@@ -8,13 +8,11 @@ import subprocess
 import sys
 
 import numpy as np
+import pyopencl as cl
+import pyopencl.array
 import pytest
 
-import pyopencl as cl
-import pyopencl.array  # noqa: F401
-
 import kernelcore as lp
-
 
 # {{{ helpers
 

@@ -7,9 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from arrays import random_array
 
 import lazyarray as la
-from arrays import random_array
 import lazyarray.fft as laf
 from lazyarray import fallback
 

@@ -12,8 +12,7 @@ import pytest
 import lazyarray as la
 from lazyarray import target as la_target
 from lazyarray.errors import LazyArrayError
-from lazyarray.run import STATS
-from lazyarray.run import steps
+from lazyarray.run import STATS, steps
 
 #: (modules whose names the package's functions shadow)
 evaluation = importlib.import_module("lazyarray.run.evaluation")

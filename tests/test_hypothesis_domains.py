@@ -972,8 +972,8 @@ def test_fixed_domain_examples(kq, domain, insn, pred, pnames):
             for j in range(-8, 16):
                 if pred(i, j, **params):
                     env = dict(params, i=i, j=j)
-                    idx = tuple(eval(lhs[len("out"):], {}, env))  # noqa: S307
-                    expected[idx] = eval(rhs, {}, env)  # noqa: S307
+                    idx = tuple(eval(lhs[len("out"):], {}, env))
+                    expected[idx] = eval(rhs, {}, env)
         evt, (out,) = knl(kq, out=np.full((16, 16), MARK, np.int32),
                           **params)
         _assert_same(out, expected, np.int32, what=f"out ({params})")

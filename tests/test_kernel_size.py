@@ -17,10 +17,10 @@ import pytest
 import kernelcore as lp
 import lazyarray as la
 from lazyarray import handle as array
+from lazyarray.graph import walk
 from lazyarray.lower import kernel as lower
 from lazyarray.plan import storage
 from lazyarray.run import steps as runtime
-from lazyarray.graph import walk
 
 #: generous bounds for a slow shared machine: 10 chained clips took over a
 #: minute before (four: 60 s; ten ran out of memory)

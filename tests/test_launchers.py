@@ -17,9 +17,15 @@ import pytest
 
 import kernelcore as lp
 from kernelcore.runtime.launchers import (
-    KernelStatistics, LauncherI, OpenClCopyLauncher, OpenClIterativeKernelLauncher,
-    OpenClKernelLauncher, OpenClKernelListLauncher, OpenClKernelParameterYielder,
-    OpenClParametrizedKernelLauncher)
+    KernelStatistics,
+    LauncherI,
+    OpenClCopyLauncher,
+    OpenClIterativeKernelLauncher,
+    OpenClKernelLauncher,
+    OpenClKernelListLauncher,
+    OpenClKernelParameterYielder,
+    OpenClParametrizedKernelLauncher,
+)
 
 SOURCE = """
 __kernel void axpb(__global float *out, __global const float *a, float alpha, int n)

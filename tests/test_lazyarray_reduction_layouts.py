@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 import kernelcore as lp
 import lazyarray as la
 from lazyarray import target as la_target
-from lazyarray.plan import storage
 from lazyarray.lower import reduction as lower_reduction
-from lazyarray.run import steps as runtime
 from lazyarray.lower.reduction import choose_layout
+from lazyarray.plan import storage
+from lazyarray.run import steps as runtime
 
 
 @pytest.fixture(params=[("cpu", 2), ("gpu", 4)], ids=["cpu-layout", "gpu-layout"])

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-
 import lazyarray as la
 from lazyarray.run import STATS
 

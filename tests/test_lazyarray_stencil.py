@@ -3,10 +3,11 @@ work-item computes STENCIL_ROWS consecutive rows of a column."""
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from arrays import heat_step
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import lazyarray as la
-from arrays import heat_step
 from lazyarray import target as la_target
 from lazyarray.lower import stencil
 from lazyarray.run import steps as runtime

@@ -3,11 +3,11 @@ per work-item on CPUs."""
 
 import numpy as np
 import pytest
+from arrays import heat_step
 
 import lazyarray as la
-from arrays import heat_step
-from lazyarray import target as la_target
 from kernelcore.ir.tags import IlpTag
+from lazyarray import target as la_target
 from lazyarray.lower import tiles as lower_tiles
 from lazyarray.plan import layouts
 from lazyarray.run import steps as runtime

@@ -10,9 +10,9 @@ import pytest
 import kernelcore as lp
 import lazyarray as la
 from lazyarray import target as la_target
+from lazyarray.lower.kernel import build_kernel
 from lazyarray.run import steps as runtime
 from lazyarray.run import tune
-from lazyarray.lower.kernel import build_kernel
 
 
 def test_tuned_results_are_unchanged(monkeypatch, caplog):

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from arrays import random_array
 
 import lazyarray as la
-from arrays import random_array
 import lazyarray.linalg as lal
 from lazyarray import fallback
 

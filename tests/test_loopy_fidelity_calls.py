@@ -188,7 +188,10 @@ def test_callee_in_an_expression_is_an_error():
 
 def test_with_descrs_specializes_the_callee_strides():
     from kernelcore.kernel.function_interface import (
-        ArrayArgDescriptor, FixedStrideArrayDimTag, ValueArgDescriptor)
+        ArrayArgDescriptor,
+        FixedStrideArrayDimTag,
+        ValueArgDescriptor,
+    )
     tu = lp.merge([_rows_parent(), _child()])
     ck = tu.callables_table["child"]
     d = ArrayArgDescriptor((4,), lp.AddressSpace.GLOBAL, (FixedStrideArrayDimTag(7),))

@@ -10,7 +10,6 @@ import pytest
 
 import kernelcore as lp
 
-
 LOOPY_PROGRAM = '''
 import numpy as np
 import loopy as lp
@@ -126,8 +125,7 @@ def test_kernelcore_is_not_registered_as_loopy():
 
 
 def test_language_versions():
-    from kernelcore.version import (
-        LOOPY_USE_LANGUAGE_VERSION_2018_2, MOST_RECENT_LANGUAGE_VERSION)
+    from kernelcore.version import LOOPY_USE_LANGUAGE_VERSION_2018_2, MOST_RECENT_LANGUAGE_VERSION
     assert LOOPY_USE_LANGUAGE_VERSION_2018_2 == (2018, 2)
     assert MOST_RECENT_LANGUAGE_VERSION >= LOOPY_USE_LANGUAGE_VERSION_2018_2
     with pytest.raises(lp.LoopyError, match="language version"):
@@ -176,9 +174,9 @@ def test_make_assignment_and_dependency_mapper():
 
 
 def test_rule_aware_mapper_maps_instructions_and_rules():
-    from kernelcore.symbolic import (
-        RuleAwareIdentityMapper, SubstitutionRuleMappingContext)
     import pymbolic.primitives as prim
+
+    from kernelcore.symbolic import RuleAwareIdentityMapper, SubstitutionRuleMappingContext
 
     class Rename(RuleAwareIdentityMapper):
         def map_variable(self, expr, expn_state):

@@ -12,9 +12,17 @@ import pytest
 
 import kernelcore as lp
 from kernelcore.runtime.launchers import (
-    HostLauncherI, LauncherI, OpenClCopyLauncher, OpenClKernelLauncher,
-    OpenClKernelLauncherI, OpenClKernelListLauncher, profile_kernel,
-    should_profile_kernel, should_trace_kernel, trace_kernel)
+    HostLauncherI,
+    LauncherI,
+    OpenClCopyLauncher,
+    OpenClKernelLauncher,
+    OpenClKernelLauncherI,
+    OpenClKernelListLauncher,
+    profile_kernel,
+    should_profile_kernel,
+    should_trace_kernel,
+    trace_kernel,
+)
 
 SOURCE = """
 __kernel void twice(__global float *x, int n)

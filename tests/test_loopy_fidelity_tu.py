@@ -7,8 +7,13 @@ import pytest
 
 import kernelcore as lp
 from kernelcore.kernel.function_interface import (
-    ArrayArgDescriptor, CallableKernel, FixedStrideArrayDimTag, InKernelCallable,
-    ScalarCallable, ValueArgDescriptor)
+    ArrayArgDescriptor,
+    CallableKernel,
+    FixedStrideArrayDimTag,
+    InKernelCallable,
+    ScalarCallable,
+    ValueArgDescriptor,
+)
 from kernelcore.translation_unit import TranslationUnit, for_each_kernel
 
 

@@ -18,8 +18,8 @@ import pyopencl.array as cla
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray.values import on_host
 from kernelcore.runtime.invoke import memory_pool
+from lazyarray.values import on_host
 
 
 def _held() -> tuple[int, int]:

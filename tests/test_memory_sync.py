@@ -20,7 +20,6 @@ import pytest
 
 import kernelcore as lp
 
-
 # {{{ helpers
 
 def device_code(knl, dtypes=None):

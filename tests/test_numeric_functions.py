@@ -57,7 +57,7 @@ def _numpy(f, *args, **kwargs):
         warnings.simplefilter("ignore")
         try:
             return f(*args, **kwargs)
-        except Exception as e:              # noqa: BLE001 - compared with ours
+        except Exception as e:
             return e
 
 

@@ -19,7 +19,6 @@ import pytest
 
 import kernelcore as lp
 
-
 # {{{ helpers
 
 def device_code(knl, dtypes=None):
@@ -80,7 +79,7 @@ def eval_subscript(idx, lid=(0, 0, 0), gid=(0, 0, 0), **params):
     env = dict(params)
     env["lid"] = env["get_local_id"] = lambda k: lid[k]
     env["gid"] = env["get_group_id"] = lambda k: gid[k]
-    return eval(idx, {"__builtins__": {}}, env)  # noqa: S307
+    return eval(idx, {"__builtins__": {}}, env)
 
 
 def eval_aff(aff, **params):

@@ -343,12 +343,12 @@ def test_jit_draws_new_numbers_each_call_with_the_right_distribution():
     for a, b in zip(first, second):
         assert not np.array_equal(a.get(), b.get())
     u, z, g, k, v = (a.get() for a in second)
-    assert u.dtype == np.float64 and u.shape == (n,) and 0 <= u.min() and u.max() < 1
+    assert u.dtype == np.float64 and u.shape == (n,) and u.min() >= 0 and u.max() < 1
     assert abs(u.mean() - 0.5) < 0.02 and abs(u.std() - 12 ** -0.5) < 0.02
     assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
     assert abs(g.mean() - 3) < 0.1 and abs(g.std() - 2) < 0.1
     assert k.dtype == np.int64 and set(np.unique(k)) == set(range(10))
-    assert v.shape == (n // 100, 100) and -1 <= v.min() and v.max() < 1
+    assert v.shape == (n // 100, 100) and v.min() >= -1 and v.max() < 1
     assert abs(v.mean()) < 0.03
 
 
@@ -388,7 +388,7 @@ def test_jit_draws_every_device_distribution_with_its_moments():
     assert d["geometric"].dtype == np.int64 and d["geometric"].min() == 1
     assert set(np.unique(d["dice"])) == set(range(1, 7))
     assert set(np.unique(d["pick"])) == set(range(10))
-    assert 0 <= d["power"].min() and d["power"].max() <= 1
+    assert d["power"].min() >= 0 and d["power"].max() <= 1
 
 
 def test_jit_generator_draws_and_seeding_reproduce():

@@ -31,7 +31,6 @@ from hypothesis import strategies as st
 
 import kernelcore as lp
 
-
 OPS = ("sum", "product", "max", "min")
 DTYPES = (np.int32, np.int64, np.float32, np.float64)
 CTYPES = {np.int32: "int", np.int64: "long", np.float32: "float", np.float64: "double"}

@@ -16,9 +16,9 @@ import warnings
 from collections import Counter
 
 import numpy as np
+import pymbolic.primitives as prim
 import pytest
 from pymbolic.mapper.evaluator import EvaluationMapper
-import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore.statistics import CountGranularity as CG

@@ -8,7 +8,14 @@ import pytest
 
 import kernelcore as lp
 from lazyarray.lower.tensorcore import (
-    BK, BM, BN, THREADS, round_tf32, tensor_core_shapes, tf32_kernel)
+    BK,
+    BM,
+    BN,
+    THREADS,
+    round_tf32,
+    tensor_core_shapes,
+    tf32_kernel,
+)
 
 
 def _values() -> np.ndarray:
@@ -188,10 +195,9 @@ def test_profile_counts_of_the_tensor_core_kernel():
     """``explain(profile=True)`` counts the tensor-core kernel's work from the
     graph (kernelcore cannot count its PTX): 2 M N K tf32 operations, each
     operand read and the result written once; no peak of its own."""
+    import lazyarray as la
     from lazyarray.explain import _has_c_code, c_code_counts
     from lazyarray.roofline import Peaks
-
-    import lazyarray as la
     a = la.asarray(np.ones((256, 64), np.float32))
     b = la.asarray(np.ones((64, 384), np.float32))
     with la.matmul_precision("tf32"):

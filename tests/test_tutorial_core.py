@@ -10,14 +10,12 @@ exact text.
 import re
 
 import numpy as np
+import pyopencl as cl
+import pyopencl.array
+import pyopencl.clrandom
 import pytest
 
-import pyopencl as cl
-import pyopencl.array  # noqa: F401
-import pyopencl.clrandom  # noqa: F401
-
 import kernelcore as lp
-
 
 # The tutorial turns kernelcore's own warnings into errors; none of the
 # examples that are actually run is supposed to warn.

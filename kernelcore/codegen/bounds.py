@@ -12,8 +12,14 @@ import islpy as isl
 import pymbolic.primitives as prim
 
 from kernelcore.ir.domain import (
-    NotAffineError, align_to, expr_to_pw_aff, move_names_to_params, project_to,
-    pw_aff_to_expr_and_total, set_to_cond_expr)
+    NotAffineError,
+    align_to,
+    expr_to_pw_aff,
+    move_names_to_params,
+    project_to,
+    pw_aff_to_expr_and_total,
+    set_to_cond_expr,
+)
 
 dim_type = isl.dim_type
 

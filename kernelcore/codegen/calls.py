@@ -13,8 +13,13 @@ import pymbolic.primitives as prim
 from pymbolic.mapper.c_code import CCodeMapper
 
 from kernelcore.callables import (
-    ArrayArgDescriptor, FixedStrideArrayDimTag, ValueArgDescriptor, not_ready_error,
-    result_dtype, specialize_call)
+    ArrayArgDescriptor,
+    FixedStrideArrayDimTag,
+    ValueArgDescriptor,
+    not_ready_error,
+    result_dtype,
+    specialize_call,
+)
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import ArrayArg, TemporaryVariable
 from kernelcore.ir.instruction import assignee_subscript

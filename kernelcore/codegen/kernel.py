@@ -15,30 +15,51 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.codegen import cast
-from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
+from kernelcore.codegen.calls import RegisteredCallEmitter
+from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry
 from kernelcore.codegen.grid import grid_sizes, hw_iname_ranges
-from kernelcore.codegen.simplify import simplify
 from kernelcore.codegen.helpers import trace_printf
+from kernelcore.codegen.simplify import simplify
 from kernelcore.codegen.storage import initial_values, storage_size
-from kernelcore.codegen.expression import (
-    PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry)
 from kernelcore.codegen.vector import (
-    VECTOR_WIDTHS, NotVectorizable, VectorExpressionMapper, check_lanes_independent,
-    check_selects_in_bounds, vector_ctype, vector_temporaries)
-from kernelcore.diagnostic import (
-    CodeGenerationError, MissingDefinitionError, recording_warnings)
+    VECTOR_WIDTHS,
+    NotVectorizable,
+    VectorExpressionMapper,
+    check_lanes_independent,
+    check_selects_in_bounds,
+    vector_ctype,
+    vector_temporaries,
+)
+from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError, recording_warnings
 from kernelcore.ir.data import AddressSpace, ConstantArg, ValueArg
 from kernelcore.ir.domain import (
-    NotAffineError, align_to, expr_to_pw_aff, project_to, pw_aff_to_expr)
+    NotAffineError,
+    align_to,
+    expr_to_pw_aff,
+    project_to,
+    pw_aff_to_expr,
+)
 from kernelcore.ir.expr import get_dependencies, substitute
-from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, CInstruction, NoOpInstruction,
-    assignee_subscript, assignee_var_name)
+    Assignment,
+    BarrierInstruction,
+    CallInstruction,
+    CInstruction,
+    NoOpInstruction,
+    assignee_subscript,
+    assignee_var_name,
+)
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.schedule.items import (
-    Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
+    Barrier,
+    CallKernel,
+    EnterLoop,
+    LeaveLoop,
+    ReturnFromKernel,
+    RunInstruction,
+)
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
 from kernelcore.types import TypeInferenceMapper, kernel_type_context

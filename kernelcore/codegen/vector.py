@@ -19,8 +19,15 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.codegen.expression import (
-    PREC_NONE, PREC_REL, PREC_SHIFT, PREC_SUM, PREC_TERNARY, PREC_UNARY, CExpressionMapper,
-    _is_two)
+    PREC_NONE,
+    PREC_REL,
+    PREC_SHIFT,
+    PREC_SUM,
+    PREC_TERNARY,
+    PREC_UNARY,
+    CExpressionMapper,
+    _is_two,
+)
 from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides

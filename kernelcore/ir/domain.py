@@ -8,8 +8,8 @@ NotAffineError, static_max_of_pw_aff.
 from __future__ import annotations
 
 import re
-from functools import reduce
 from collections.abc import Iterable, Sequence
+from functools import reduce
 
 import islpy as isl
 import numpy as np

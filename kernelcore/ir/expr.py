@@ -15,10 +15,15 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper import (
     CombineMapper as _CombineMapper,
+)
+from pymbolic.mapper import (
     IdentityMapper as _IdentityMapper,
+)
+from pymbolic.mapper import (
     WalkMapper as _WalkMapper,
 )
-from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper as _StringifyMapper
+from pymbolic.mapper.stringifier import PREC_NONE
+from pymbolic.mapper.stringifier import StringifyMapper as _StringifyMapper
 
 from kernelcore.diagnostic import KernelcoreError
 

@@ -15,11 +15,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelcore.ir.data import (
-    AddressSpace, ArrayArg, ConstantArg, GlobalArg, KernelArgument, TemporaryVariable,
-    ValueArg, auto)
+    AddressSpace,
+    ArrayArg,
+    ConstantArg,
+    GlobalArg,
+    KernelArgument,
+    TemporaryVariable,
+    ValueArg,
+    auto,
+)
 from kernelcore.ir.subst import SubstitutionRule
 from kernelcore.ir.tags import (
-    GroupIndexTag, IlpTag, LocalIndexTag, UnrollTag, VectorizeTag, parse_tag)
+    GroupIndexTag,
+    IlpTag,
+    LocalIndexTag,
+    UnrollTag,
+    VectorizeTag,
+    parse_tag,
+)
 
 #: loopy's older name of :class:`AddressSpace`
 temp_var_scope = AddressSpace
@@ -33,12 +46,12 @@ HardwareConcurrentTag = (LocalIndexTag, GroupIndexTag)
 ConcurrentTag = (LocalIndexTag, GroupIndexTag, IlpTag, VectorizeTag)
 
 
-def UnrolledIlpTag() -> IlpTag:  # noqa: N802 (loopy's class name)
+def UnrolledIlpTag() -> IlpTag:
     """The ``ilp`` / ``ilp.unr`` tag."""
     return IlpTag(True)
 
 
-def LoopedIlpTag() -> IlpTag:  # noqa: N802 (loopy's class name)
+def LoopedIlpTag() -> IlpTag:
     """The ``ilp.seq`` tag."""
     return IlpTag(False)
 

@@ -12,8 +12,12 @@ from typing import Any
 import pymbolic.primitives as prim
 
 from kernelcore.callables import (
-    ArrayArgDescriptor, FixedStrideArrayDimTag, InKernelCallable, ScalarCallable,
-    ValueArgDescriptor)
+    ArrayArgDescriptor,
+    FixedStrideArrayDimTag,
+    InKernelCallable,
+    ScalarCallable,
+    ValueArgDescriptor,
+)
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import SubArrayRef
 from kernelcore.translation_unit import CallableKernel

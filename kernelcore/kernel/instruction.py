@@ -17,8 +17,14 @@ import pymbolic.primitives as prim
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import SubArrayRef
 from kernelcore.ir.instruction import (
-    Assignment, BarrierInstruction, CallInstruction, CInstruction, InstructionBase,
-    NoOpInstruction, has_slices)
+    Assignment,
+    BarrierInstruction,
+    CallInstruction,
+    CInstruction,
+    InstructionBase,
+    NoOpInstruction,
+    has_slices,
+)
 from kernelcore.parse import parse_expression
 
 #: loopy's base class of instructions assigning to one or more variables

@@ -32,8 +32,17 @@ from kernelcore.diagnostic import InvocationError, KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.runtime.build import format_build_error
 from kernelcore.runtime.invoke import (
-    _assumption_failed, _missing, _py, cached_code, check_argument_names, compile_invoker,
-    emit_parameter_code, find_executor, native_array, tuple_code)
+    _assumption_failed,
+    _missing,
+    _py,
+    cached_code,
+    check_argument_names,
+    compile_invoker,
+    emit_parameter_code,
+    find_executor,
+    native_array,
+    tuple_code,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ import hashlib
 import sys
 import types
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,7 @@ def _qualified(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _named_only(module: str | None) -> bool:
     """Whether objects of *module* are described by name alone: kernelcore's
     modules (their sources are in every key), Python's and installed

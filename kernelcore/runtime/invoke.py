@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import islpy as isl
 import numpy as np

@@ -12,8 +12,9 @@ from __future__ import annotations
 import abc
 import logging
 import numbers
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pyopencl as cl

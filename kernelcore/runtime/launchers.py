@@ -28,17 +28,30 @@ from __future__ import annotations
 import abc
 import itertools
 import logging
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
 
 from kernelcore.diagnostic import InvocationError
-from kernelcore.runtime.copy_launcher import OpenClCopyLauncher  # noqa: F401 (re-exported)
-from kernelcore.runtime.launcher_base import (  # noqa: F401 (re-exported)
-    HostLauncherI, KernelStatistics, LauncherI, OpenClKernelLauncherI, _converter,
-    _indexed, _kernel_arg, _merge_statistics, _own_kernel, _resolve_queue,
-    profile_kernel, should_profile_kernel, should_trace_kernel, trace_kernel)
+from kernelcore.runtime.copy_launcher import OpenClCopyLauncher
+from kernelcore.runtime.launcher_base import (
+    HostLauncherI,
+    KernelStatistics,
+    LauncherI,
+    OpenClKernelLauncherI,
+    _converter,
+    _indexed,
+    _kernel_arg,
+    _merge_statistics,
+    _own_kernel,
+    _resolve_queue,
+    profile_kernel,
+    should_profile_kernel,
+    should_trace_kernel,
+    trace_kernel,
+)
 
 logger = logging.getLogger("kernelcore.launchers")
 

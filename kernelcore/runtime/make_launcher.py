@@ -16,7 +16,6 @@ from pymbolic import evaluate
 from kernelcore.diagnostic import InvocationError
 from kernelcore.runtime.launchers import OpenClKernelLauncher, OpenClKernelListLauncher
 
-
 # {{{ kernelcore kernels
 
 def _solve_extent(param: str, expr, extent: int) -> int | None:

@@ -90,7 +90,7 @@ class DiskStore:
             return None
         try:
             value = pickle.loads(content)
-        except Exception as e:  # noqa: BLE001 - e.g. a class that no longer exists
+        except Exception as e:
             logger.warning("unreadable cache entry %s in %s (%s: %s): rebuilding it",
                            key[:12], self.path, type(e).__name__, e)
             return None

@@ -5,7 +5,13 @@ Barrier, CallKernel, ReturnFromKernel (the items of ``kernel.linearization``).
 """
 
 from kernelcore.schedule.items import (
-    Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
+    Barrier,
+    CallKernel,
+    EnterLoop,
+    LeaveLoop,
+    ReturnFromKernel,
+    RunInstruction,
+)
 
 __all__ = ["EnterLoop", "LeaveLoop", "RunInstruction", "Barrier", "CallKernel",
            "ReturnFromKernel"]

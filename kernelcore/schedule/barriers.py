@@ -17,10 +17,20 @@ from __future__ import annotations
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.ir.expr import WalkMapper
-from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_subscript, \
-    assignee_var_name
+from kernelcore.ir.instruction import (
+    Assignment,
+    BarrierInstruction,
+    assignee_subscript,
+    assignee_var_name,
+)
 from kernelcore.schedule.items import (
-    Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
+    Barrier,
+    CallKernel,
+    EnterLoop,
+    LeaveLoop,
+    ReturnFromKernel,
+    RunInstruction,
+)
 
 
 def split_kernels(knl, items: list) -> list:

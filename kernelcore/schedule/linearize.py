@@ -13,9 +13,8 @@ check_dependency_cycles.
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
+from typing import Any
 
 from kernelcore.diagnostic import DependencyCycleFound, SchedulingError
 from kernelcore.ir.kernel import KernelState, LoopKernel
@@ -155,8 +154,8 @@ def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
     """A private or local value written in one run of a loop and read in another
     run of that loop would be overwritten in between: refuse such a schedule."""
     from kernelcore.ir.data import AddressSpace
-    from kernelcore.ir.instruction import assignee_subscript
     from kernelcore.ir.expr import get_dependencies
+    from kernelcore.ir.instruction import assignee_subscript
     where: dict[str, dict[str, int]] = {}
     stack: list[tuple[str, int]] = []
     count = 0

@@ -30,11 +30,11 @@ the counters share), :mod:`.ops`, :mod:`.memory` and :mod:`.sync` (the three
 counters).
 """
 
+from kernelcore.statistics.countmap import ToCountMap, stringify_stats_mapping
 from kernelcore.statistics.counts import Count, CountGranularity
 from kernelcore.statistics.keys import MemAccess, Op, Sync
-from kernelcore.statistics.countmap import ToCountMap, stringify_stats_mapping
-from kernelcore.statistics.ops import get_op_map
 from kernelcore.statistics.memory import get_mem_access_map
+from kernelcore.statistics.ops import get_op_map
 from kernelcore.statistics.sync import get_synchronization_map
 
 __all__ = ["CountGranularity", "Count", "Op", "MemAccess", "Sync", "ToCountMap",

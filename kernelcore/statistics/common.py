@@ -13,8 +13,7 @@ import numpy as np
 from kernelcore.diagnostic import KernelcoreError, KernelcoreWarning
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
-from kernelcore.statistics.counts import (
-    Count, CountGranularity, _eval_factor, _involves_params)
+from kernelcore.statistics.counts import Count, CountGranularity, _eval_factor, _involves_params
 
 dim_type = isl.dim_type
 

@@ -6,13 +6,14 @@ Public names: ToCountMap, stringify_stats_mapping.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import islpy as isl
 import numpy as np
+
 from kernelcore.statistics.counts import Count
 from kernelcore.statistics.keys import Sync, _Key, _norm_dtype
-
 
 dim_type = isl.dim_type
 

@@ -10,7 +10,6 @@ import pymbolic.primitives as prim
 
 from kernelcore.statistics.counts import _check_granularity
 
-
 # {{{ keys
 
 def _norm_dtype(dtype):

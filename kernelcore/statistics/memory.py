@@ -17,12 +17,11 @@ from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import Assignment
-from kernelcore.match import parse_match
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
-from kernelcore.statistics.common import (
-    _Grid, _InsnCounter, _prepare, _process_subgroup_size)
-from kernelcore.statistics.counts import CountGranularity
+from kernelcore.match import parse_match
+from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare, _process_subgroup_size
 from kernelcore.statistics.countmap import ToCountMap
+from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.keys import MemAccess
 
 dim_type = isl.dim_type

@@ -6,7 +6,6 @@ Public names: get_op_map.
 
 from __future__ import annotations
 
-
 import islpy as isl
 import numpy as np
 from pymbolic.mapper import Mapper
@@ -14,10 +13,9 @@ from pymbolic.mapper import Mapper
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import Assignment
 from kernelcore.match import parse_match
-from kernelcore.statistics.common import (
-    _Grid, _InsnCounter, _prepare, _process_subgroup_size)
-from kernelcore.statistics.counts import CountGranularity
+from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare, _process_subgroup_size
 from kernelcore.statistics.countmap import ToCountMap
+from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.keys import Op
 
 dim_type = isl.dim_type

@@ -7,14 +7,13 @@ Public names: get_synchronization_map.
 
 from __future__ import annotations
 
-
 import islpy as isl
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.statistics.common import _domain_of, _prepare, _process_subgroup_size
-from kernelcore.statistics.counts import Count
 from kernelcore.statistics.countmap import ToCountMap
+from kernelcore.statistics.counts import Count
 from kernelcore.statistics.keys import Sync
 
 dim_type = isl.dim_type
@@ -28,7 +27,13 @@ def get_synchronization_map(knl, subgroup_size=None) -> ToCountMap:
     barrier) and ``kernel_launch`` (once per device kernel)."""
     from kernelcore.ir.kernel import KernelState
     from kernelcore.schedule.items import (
-        Barrier, CallKernel, EnterLoop, LeaveLoop, ReturnFromKernel, RunInstruction)
+        Barrier,
+        CallKernel,
+        EnterLoop,
+        LeaveLoop,
+        ReturnFromKernel,
+        RunInstruction,
+    )
     from kernelcore.schedule.linearize import linearize
     _process_subgroup_size(subgroup_size)
     knl = _prepare(knl)

@@ -5,8 +5,8 @@ PyOpenCLTarget, CTarget, ExecutableCTarget.
 """
 
 from kernelcore.target.base import ASTBuilderBase, CFamilyTarget, TargetBase
-from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.target.c import CTarget, ExecutableCTarget
+from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 
 __all__ = ["TargetBase", "CFamilyTarget", "ASTBuilderBase", "OpenCLTarget",
            "PyOpenCLTarget", "CTarget", "ExecutableCTarget"]

@@ -13,8 +13,8 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
-from kernelcore.ir.expr import IdentityMapper, Reduction, substitute
 from kernelcore.ir.domain import project_to
+from kernelcore.ir.expr import IdentityMapper, Reduction, substitute
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, parse_tag
 from kernelcore.match import parse_match

@@ -24,8 +24,14 @@ from pytools import UniqueNameGenerator
 from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError, UnknownNameError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable, auto
 from kernelcore.ir.domain import (
-    NotAffineError, aff_to_expr, affine_simplify, expr_to_pw_aff, move_names_to_params,
-    project_to, static_max_of_pw_aff)
+    NotAffineError,
+    aff_to_expr,
+    affine_simplify,
+    expr_to_pw_aff,
+    move_names_to_params,
+    project_to,
+    static_max_of_pw_aff,
+)
 from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment
 from kernelcore.ir.kernel import LoopKernel

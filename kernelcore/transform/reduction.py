@@ -18,11 +18,17 @@ import numpy as np
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
+from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
 from kernelcore.ir.domain import align_to, move_names_to_params, project_to
 from kernelcore.ir.expr import (
-    REDUCTION_OPS, USER_REDUCTIONS, IdentityMapper, Reduction, get_dependencies, substitute)
-from kernelcore.diagnostic import KernelcoreError
+    REDUCTION_OPS,
+    USER_REDUCTIONS,
+    IdentityMapper,
+    Reduction,
+    get_dependencies,
+    substitute,
+)
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.types import TypeInferenceMapper, kernel_type_context

@@ -9,8 +9,12 @@ from __future__ import annotations
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import (
-    KernelcoreError, UnknownNameError, WriteRaceConditionWarning, is_silenced,
-    warn_with_kernel)
+    KernelcoreError,
+    UnknownNameError,
+    WriteRaceConditionWarning,
+    is_silenced,
+    warn_with_kernel,
+)
 from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, assignee_subscript

@@ -9,8 +9,8 @@ import numpy as _np
 from lazyarray.api.dtypes import __array_namespace_info__
 from lazyarray.api.manipulation import broadcast_arrays
 from lazyarray.api.ufuncs import where
-from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import LazyArrayError, ShapeError
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
 
 # {{{ creation

@@ -52,13 +52,13 @@ class _FloatInfo:
                 f"dtype={self.dtype})")
 
 
-def finfo(type, /):                                   # noqa: A002 - the API's name
+def finfo(type, /):
     """Machine limits of a floating dtype (or of an array's dtype), as Python
     numbers (complex types give their real part's limits)."""
     return _FloatInfo(_np.finfo(_dtype_of(type)))
 
 
-def iinfo(type, /):                                   # noqa: A002
+def iinfo(type, /):
     """Machine limits of an integer dtype (or of an array's dtype)."""
     return _np.iinfo(_dtype_of(type))
 

@@ -18,8 +18,8 @@ from lazyarray.api.ufuncs import (
     trunc,
     where,
 )
-from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import elementwise as _elementwise
 
 # {{{ ufunc-like functions that are not NumPy ufuncs
@@ -34,7 +34,7 @@ def imag(x) -> LazyArray:
     return asarray(x).imag
 
 
-def round(x, decimals=0, out=None) -> LazyArray:    # noqa: A001 - NumPy's name
+def round(x, decimals=0, out=None) -> LazyArray:
     """NumPy's round: half to even, at *decimals* digits."""
     if out is not None:
         raise TypeError("lazyarray.round does not take out=")
@@ -44,7 +44,7 @@ def round(x, decimals=0, out=None) -> LazyArray:    # noqa: A001 - NumPy's name
 around = round
 
 
-def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):  # noqa: A002
+def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):
     """*x* limited to ``[min, max]`` (NumPy's clip, also with its names
     *a_min*, *a_max*; NaN stays NaN; either bound may be None). Python
     integers outside *x*'s integer type are clipped to it."""
@@ -135,7 +135,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None) -> LazyArray:
     return a
 
 
-def divmod(x, y):                                     # noqa: A001 - NumPy's name
+def divmod(x, y):
     """NumPy's divmod: ``(x // y, x % y)``."""
     return floor_divide(x, y), remainder(x, y)
 

@@ -97,7 +97,7 @@ def bincount(x, /, weights=None, minlength: int = 0) -> LazyArray:
 
 # {{{ histograms
 
-def _outer_edges(a: LazyArray, range):                    # noqa: A002 - NumPy's name
+def _outer_edges(a: LazyArray, range):
     """The first and last edge: *range*, or the data's extremes (computed)."""
     if range is not None:
         first, last = range
@@ -116,7 +116,7 @@ def _outer_edges(a: LazyArray, range):                    # noqa: A002 - NumPy's
     return first, last
 
 
-def _edges(a: LazyArray, bins, range, weights):            # noqa: A002
+def _edges(a: LazyArray, bins, range, weights):
     """The bin edges (a NumPy array for equal bins, else as given), and for
     equal bins ``(first, last, count)``."""
     if isinstance(bins, str):
@@ -173,7 +173,7 @@ def _equal_bins(a: LazyArray, edges: _np.ndarray, first, last, count: int) -> La
     return where(keep, guess, -1)
 
 
-def _histogram(a, bins, range, density, weights):           # noqa: A002
+def _histogram(a, bins, range, density, weights):
     a = asarray(a)
     if weights is not None:
         weights = asarray(weights)
@@ -202,7 +202,7 @@ def _histogram(a, bins, range, density, weights):           # noqa: A002
     return counts, asarray(edges)
 
 
-def histogram(a, bins=10, range=None, density=None,  # noqa: A002 - NumPy's name
+def histogram(a, bins=10, range=None, density=None,
               weights=None) -> tuple[LazyArray, LazyArray]:
     """The counts (or weight sums, or a density) of *a* in *bins*, and the
     bin edges (NumPy's histogram). Equal bins: the edges come from the two
@@ -213,7 +213,7 @@ def histogram(a, bins=10, range=None, density=None,  # noqa: A002 - NumPy's name
     return _histogram(a, bins, range, density, weights)
 
 
-def histogram_bin_edges(a, bins=10, range=None, weights=None) -> LazyArray:  # noqa: A002
+def histogram_bin_edges(a, bins=10, range=None, weights=None) -> LazyArray:
     """The edges :func:`histogram` would use (NumPy's histogram_bin_edges)."""
     edges, _ = _edges(asarray(a).reshape(-1), bins, range, weights)
     return asarray(edges)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as _np
 
+from lazyarray.errors import ShapeError
 from lazyarray.handle import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.errors import ShapeError
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import manipulate as _manipulate
 

@@ -16,8 +16,17 @@ import warnings as _warnings
 import numpy as _np
 
 from lazyarray.api._device import (
-    COMPARE_LIMIT, check_indices, dtype_probe, gather, gather_along, iota, ndim_of,
-    searchsorted_device, shape_of, tracing)
+    COMPARE_LIMIT,
+    check_indices,
+    dtype_probe,
+    gather,
+    gather_along,
+    iota,
+    ndim_of,
+    searchsorted_device,
+    shape_of,
+    tracing,
+)
 from lazyarray.api.creation import arange, full, zeros
 from lazyarray.api.manipulation import broadcast_to, moveaxis, pad, stack
 from lazyarray.api.sorting import sort as _sort

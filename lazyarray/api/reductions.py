@@ -4,35 +4,35 @@ from __future__ import annotations
 
 from lazyarray.api.creation import zeros
 from lazyarray.api.manipulation import concatenate
-from lazyarray.handle import LazyArray, asarray
 from lazyarray.errors import ShapeError
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.reduction_keywords import NO_VALUE
 
 
-def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,  # noqa: A001
+def sum(x, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
         where=True):
     """The sum along *axis* (NumPy's accumulator dtype unless *dtype*), from
     *initial*, of the elements *where* selects; written into *out* if given."""
     return asarray(x).sum(axis, dtype, out, keepdims, initial, where)
 
 
-def all(x, axis=None, out=None, keepdims=False, *, where=True):   # noqa: A001
+def all(x, axis=None, out=None, keepdims=False, *, where=True):
     """Whether every element (along *axis*, that *where* selects) is nonzero."""
     return asarray(x).all(axis, out, keepdims, where=where)
 
 
-def any(x, axis=None, out=None, keepdims=False, *, where=True):   # noqa: A001
+def any(x, axis=None, out=None, keepdims=False, *, where=True):
     """Whether some element (along *axis*, that *where* selects) is nonzero."""
     return asarray(x).any(axis, out, keepdims, where=where)
 
 
-def max(x, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):  # noqa: A001
+def max(x, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
     """The largest values along *axis* (NaN if any is NaN, as NumPy's max;
     no smaller than *initial*; *where* needs *initial*)."""
     return asarray(x).max(axis, out, keepdims, initial, where)
 
 
-def min(x, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):  # noqa: A001
+def min(x, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
     """The smallest values along *axis* (NaN if any is NaN, as NumPy's min;
     no larger than *initial*; *where* needs *initial*)."""
     return asarray(x).min(axis, out, keepdims, initial, where)

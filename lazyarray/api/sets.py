@@ -99,7 +99,7 @@ def unique_all(x: Any, /) -> UniqueAllResult:
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
-           sorted: bool = True) -> LazyArray | tuple[LazyArray, ...]:   # noqa: A002
+           sorted: bool = True) -> LazyArray | tuple[LazyArray, ...]:
     """NumPy's unique: the sorted distinct elements (or sub-arrays along
     *axis*) and, as asked, first indices, inverse indices and counts."""
     host = _host_value(ar, "unique")

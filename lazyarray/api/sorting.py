@@ -17,9 +17,9 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from lazyarray import ops as _ops
 from lazyarray.api.creation import zeros
 from lazyarray.handle import LazyArray, asarray
-from lazyarray import ops as _ops
 
 _INT64 = np.dtype(np.int64)
 

@@ -18,11 +18,11 @@ import numpy as _np
 from lazyarray.api._device import gather, gather_along, reduction_layout, tracing
 from lazyarray.api.creation import full
 from lazyarray.api.manipulation import broadcast_to, concatenate
+from lazyarray.api.sorting import sort as _sort
 from lazyarray.api.ufuncs import isnan, sqrt
 from lazyarray.api.ufuncs import where as _where
 from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.fallback import host_call
-from lazyarray.api.sorting import sort as _sort
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.reduction_keywords import NO_VALUE, given, into
 

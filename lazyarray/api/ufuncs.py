@@ -7,11 +7,12 @@ import builtins as _builtins
 import numpy as _np
 
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.host.dispatch import (
-    _NO, host_call as _numpy_call, host_enabled as _host_enabled, host_ready as _host_ready,
-    quick_call as _quick_call)
+from lazyarray.host.dispatch import _NO
+from lazyarray.host.dispatch import host_call as _numpy_call
+from lazyarray.host.dispatch import host_enabled as _host_enabled
+from lazyarray.host.dispatch import host_ready as _host_ready
+from lazyarray.host.dispatch import quick_call as _quick_call
 from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
-
 
 #: ufunc -> the lazyarray reduction computing its ``reduce`` (and the
 #: identity that a masked-out element stands for)

@@ -47,8 +47,7 @@ from kernelcore.runtime.invoke import get_executor, memory_pool
 from lazyarray.arraycontext.freeze import stage_roots, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
-from lazyarray.graph import (
-    Const, Input, Iota, Map, Node, Param, Reshape, View, computed, is_weak)
+from lazyarray.graph import Const, Input, Iota, Map, Node, Param, Reshape, View, computed, is_weak
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
 from lazyarray.run.launch import kernel_arguments

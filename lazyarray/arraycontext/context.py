@@ -25,11 +25,10 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
-
 from arraycontext import ArrayContext, with_array_context
 from arraycontext.fake_numpy import BaseFakeNumpyNamespace
-from arraycontext.impl.pyopencl.taggable_cl_array import (
-    Axis as CLAxis, TaggableCLArray, to_tagged_cl_array)
+from arraycontext.impl.pyopencl.taggable_cl_array import Axis as CLAxis
+from arraycontext.impl.pyopencl.taggable_cl_array import TaggableCLArray, to_tagged_cl_array
 
 import lazyarray as la
 from lazyarray.arraycontext.compile import CompiledFunction
@@ -38,7 +37,14 @@ from lazyarray.arraycontext.loopy_call import LoopyCaller
 from lazyarray.arraycontext.namespace import LazyNumpyFunctions
 from lazyarray.arraycontext.sparse import csr_matmul
 from lazyarray.arraycontext.tags import (
-    Axis, TaggedArray, axes_of, normalize_tags, tagged, tags_of, with_axis_tagged)
+    Axis,
+    TaggedArray,
+    axes_of,
+    normalize_tags,
+    tagged,
+    tags_of,
+    with_axis_tagged,
+)
 from lazyarray.arraycontext.traversal import ContainerWalker
 from lazyarray.graph import Input
 from lazyarray.handle import LazyArray

@@ -30,8 +30,21 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.graph import (
-    Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View,
-    computed, walk)
+    Concat,
+    Const,
+    Gather,
+    Input,
+    Iota,
+    Map,
+    Node,
+    Param,
+    Reduce,
+    Reshape,
+    Scan,
+    View,
+    computed,
+    walk,
+)
 from lazyarray.run import DEVICE_LOCK, evaluate, using_queue
 
 #: a node shared by several leaves is stored when its uncomputed graph holds

@@ -28,13 +28,16 @@ import pyopencl.array as cla
 from pymbolic import evaluate
 
 import kernelcore as lp2
+import lazyarray as la
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.runtime.invoke import get_executor
-
-import lazyarray as la
 from lazyarray.arraycontext.freeze import compute_together
 from lazyarray.arraycontext.loopy_translate import (
-    Translation, Untranslatable, entry_kernel, translate)
+    Translation,
+    Untranslatable,
+    entry_kernel,
+    translate,
+)
 from lazyarray.arraycontext.tags import TaggedArray
 from lazyarray.calls import call
 from lazyarray.errors import LazyArrayError

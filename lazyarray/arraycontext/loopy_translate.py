@@ -34,7 +34,6 @@ import kernelcore as lp2
 from kernelcore.ir.expr import IdentityMapper, Reduction, TypeCast, WalkMapper
 from kernelcore.kernel.instruction import BarrierInstruction
 from kernelcore.version import MOST_RECENT_LANGUAGE_VERSION
-
 from lazyarray.errors import LazyArrayError
 
 logger = logging.getLogger(__name__)

@@ -35,8 +35,7 @@ import pyopencl.array as cla
 
 import lazyarray as la
 from lazyarray.arraycontext.context import LazyarrayArrayContext
-from lazyarray.arraycontext.mpi_trace import (
-    TracedHost, TracingCommunicator, traced_host_copies)
+from lazyarray.arraycontext.mpi_trace import TracedHost, TracingCommunicator, traced_host_copies
 from lazyarray.arraycontext.tags import TaggedArray
 from lazyarray.calls import call
 from lazyarray.distributed.reductions import _OPS, allreduce

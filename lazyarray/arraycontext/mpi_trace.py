@@ -73,17 +73,17 @@ def traced_host_copies(actx: Any, array: Any) -> Any:
 class _Done:
     """The request of a recorded send or receive (nothing to wait for)."""
 
-    def Wait(self, status: Any = None) -> bool:  # noqa: N802 - mpi4py's name
+    def Wait(self, status: Any = None) -> bool:
         return True
 
-    def Test(self, status: Any = None) -> bool:  # noqa: N802 - mpi4py's name
+    def Test(self, status: Any = None) -> bool:
         return True
 
 
 _CLASSES: dict[type, type] = {}
 
 
-def TracingCommunicator(comm: Any, actx: Any) -> Any:  # noqa: N802 - a class factory
+def TracingCommunicator(comm: Any, actx: Any) -> Any:
     """*comm* (an ``mpi4py`` intracommunicator) as an object of a subclass of
     its class on the same MPI communicator, whose ``Isend``/``Irecv`` record
     placeholders for *actx* (see the module documentation); ``.comm`` is
@@ -110,13 +110,13 @@ class _Recording:
     #: received placeholders by id: (placeholder, lazy array)
     results: dict
 
-    def Isend(self, buf: Any, dest: int, tag: int = 0) -> Any:  # noqa: N802
+    def Isend(self, buf: Any, dest: int, tag: int = 0) -> Any:
         if isinstance(buf, TracedHost):
             self.pending.append(("send", dest, tag, buf))
             return _Done()
         return super().Isend(buf, dest, tag)      # type: ignore[misc]
 
-    def Irecv(self, buf: Any, source: int = -1, tag: int = -1) -> Any:  # noqa: N802
+    def Irecv(self, buf: Any, source: int = -1, tag: int = -1) -> Any:
         if isinstance(buf, TracedHost):
             self.pending.append(("recv", source, tag, buf))
             return _Done()

@@ -12,8 +12,10 @@ Public names: PytestLazyarrayArrayContextFactory.
 from __future__ import annotations
 
 from arraycontext.pytest import (
-    _ARRAY_CONTEXT_FACTORY_REGISTRY, PytestPyOpenCLArrayContextFactory,
-    register_pytest_array_context_factory)
+    _ARRAY_CONTEXT_FACTORY_REGISTRY,
+    PytestPyOpenCLArrayContextFactory,
+    register_pytest_array_context_factory,
+)
 
 
 class PytestLazyarrayArrayContextFactory(PytestPyOpenCLArrayContextFactory):

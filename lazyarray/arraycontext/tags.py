@@ -20,8 +20,8 @@ from typing import Any
 
 from pytools.tag import Tag, Taggable
 
-from lazyarray.handle import LazyArray
 from lazyarray.graph import Node
+from lazyarray.handle import LazyArray
 
 _NO_TAGS: frozenset[Tag] = frozenset()
 

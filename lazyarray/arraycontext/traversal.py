@@ -153,7 +153,10 @@ class ContainerWalker(Walker):
 
     def __init__(self) -> None:
         from arraycontext import (
-            NotAnArrayContainerError, deserialize_container, serialize_container)
+            NotAnArrayContainerError,
+            deserialize_container,
+            serialize_container,
+        )
         self._serialize = serialize_container
         self._deserialize = deserialize_container
         self._not_container = NotAnArrayContainerError

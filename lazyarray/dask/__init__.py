@@ -22,12 +22,13 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 import lazyarray as la
-from lazyarray.dask import backend  # noqa: F401 (registers the chunk type)
+from lazyarray.dask import backend
 
 __all__ = ["WorkerSetup", "map_blocks", "map_overlap", "to_lazyarray", "backend"]
 

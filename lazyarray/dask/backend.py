@@ -25,8 +25,16 @@ from dask import config
 from dask.array.backends import ArrayBackendEntrypoint
 from dask.array.chunk_types import register_chunk_type
 from dask.array.dispatch import (
-    concatenate_lookup, einsum_lookup, empty_lookup, nannumel_lookup, numel_lookup,
-    percentile_lookup, take_lookup, tensordot_lookup, to_numpy_dispatch)
+    concatenate_lookup,
+    einsum_lookup,
+    empty_lookup,
+    nannumel_lookup,
+    numel_lookup,
+    percentile_lookup,
+    take_lookup,
+    tensordot_lookup,
+    to_numpy_dispatch,
+)
 from dask.utils import Dispatch
 
 import lazyarray as la

@@ -36,8 +36,7 @@ def use_rank_caches(rank: int | str, base: str | None = None, threads: int | Non
     return path
 
 
-from lazyarray.distributed.decomposition import (  # noqa: E402
-    CartesianDecomposition, block_range)
+from lazyarray.distributed.decomposition import CartesianDecomposition, block_range  # noqa: E402
 from lazyarray.distributed.halo import HaloExchange, HaloStep  # noqa: E402
 from lazyarray.distributed.reductions import allreduce, cfl_dt, norm  # noqa: E402
 

@@ -35,11 +35,11 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import lazyarray as la
+from lazyarray.distributed.decomposition import CartesianDecomposition
 from lazyarray.errors import LazyArrayError
 from lazyarray.jit import jit
 from lazyarray.run import default_queue, evaluate
 from lazyarray.tracing import TRACING
-from lazyarray.distributed.decomposition import CartesianDecomposition
 
 Box = tuple[tuple[int, int], ...]
 

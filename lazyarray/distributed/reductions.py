@@ -58,7 +58,7 @@ def allreduce(x, op: str = "sum", comm=None):
     return functools.reduce(combine, parts)
 
 
-def norm(x, ord=2, comm=None) -> float:              # noqa: A002 (NumPy's name)
+def norm(x, ord=2, comm=None) -> float:
     """The norm of the global vector whose blocks the ranks hold (*x*: this
     rank's block): ``ord`` 2 (Euclidean), 1, or ``inf`` (largest
     magnitude)."""

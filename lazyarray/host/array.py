@@ -13,10 +13,9 @@ Public names: HostArray.
 
 from __future__ import annotations
 
-from typing import Any
-
 import operator
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +24,24 @@ from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import (
-    _NO, _PLAIN, _SCALARS, _WRITERS, CLASSES, MUTATION, NUMPY_SCALARS, SMALL, _unwrap,
-    dressed, holding, host_call, host_ready, mutated, quick_call, readable, wrap)
+    _NO,
+    _PLAIN,
+    _SCALARS,
+    _WRITERS,
+    CLASSES,
+    MUTATION,
+    NUMPY_SCALARS,
+    SMALL,
+    _unwrap,
+    dressed,
+    holding,
+    host_call,
+    host_ready,
+    mutated,
+    quick_call,
+    readable,
+    wrap,
+)
 from lazyarray.host.policy import host_enabled
 
 
@@ -288,9 +303,7 @@ def _binary(dunder: str):
         kind = type(other)
         if kind is HostArray:
             other = other._hv
-        elif kind not in _PLAIN and not host_ready((other,)):
-            return device(self, other)
-        elif not host_enabled():
+        elif kind not in _PLAIN and not host_ready((other,)) or not host_enabled():
             return device(self, other)
         elif kind is not _ndarray and kind not in _SCALARS:
             other = _unwrap(other, [])

@@ -10,14 +10,15 @@ device_dtype, MUTATION.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from lazyarray import run as _run
 from lazyarray.graph import Input
 from lazyarray.handle import asarray
-from lazyarray.host.policy import host_enabled, host_limit  # noqa: F401 (re-exported)
+from lazyarray.host.policy import host_enabled, host_limit
 from lazyarray.values import on_device
 
 #: a counter of writes into host buffers: a host array's device copy is

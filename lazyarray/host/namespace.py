@@ -19,8 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lazyarray.host.array import HostArray
-from lazyarray.host.dispatch import (
-    SMALL, device_dtype, dressed, forwarding, host_call, host_ready)
+from lazyarray.host.dispatch import SMALL, device_dtype, dressed, forwarding, host_call, host_ready
 from lazyarray.host.policy import host_limit
 
 

@@ -18,8 +18,10 @@ from typing import Any as _Any
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
-from lazyarray.errors import IndexingError as _IndexingError, ViewWriteError as _ViewWriteError
-from lazyarray.handle import LazyArray, asarray as _asarray
+from lazyarray.errors import IndexingError as _IndexingError
+from lazyarray.errors import ViewWriteError as _ViewWriteError
+from lazyarray.handle import LazyArray
+from lazyarray.handle import asarray as _asarray
 
 #: windows of at most this many elements are joined slices; longer ones gather
 _MOST_SLICES = 8

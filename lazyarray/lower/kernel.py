@@ -13,25 +13,34 @@ import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore.creation import make_loop_kernel
-from kernelcore.ir.expr import Reduction
 from kernelcore.index_width import INDEX_LIMIT
-from lazyarray.lower.reduction import (
-    CPU_LANES, cpu_row_kernel_schedule,
-    kernel_reduction, reduction_kernel, row_kernel_schedule, row_layout)
+from kernelcore.ir.expr import Reduction
+from lazyarray.graph import Map, Node, Reduce, Scan
 from lazyarray.lower.columns import cpu_column_kernel
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
+from lazyarray.lower.expr import Expr, row_operands
+from lazyarray.lower.ir import assignment, box, domain
+from lazyarray.lower.reduction import (
+    CPU_LANES,
+    cpu_row_kernel_schedule,
+    kernel_reduction,
+    reduction_kernel,
+    row_kernel_schedule,
+    row_layout,
+)
 from lazyarray.lower.stencil import reads_rows, stencil_schedule
 from lazyarray.lower.tensorcore import tensor_core_schedule
 from lazyarray.lower.tiles import (
-    blocked_transpose_schedule, is_narrow, narrow_transpose_schedule, tiled_transpose_schedule,
-    transposed_inputs)
+    blocked_transpose_schedule,
+    is_narrow,
+    narrow_transpose_schedule,
+    tiled_transpose_schedule,
+    transposed_inputs,
+)
+from lazyarray.plan.indexing import Ix, index_expr, out_index
 from lazyarray.plan.layouts import TILE, has_narrow_rows
 from lazyarray.target import Target, default_target
-from lazyarray.graph import (
-    Map, Node, Reduce, Scan)
-from lazyarray.lower.expr import Expr, row_operands
-from lazyarray.lower.ir import assignment, box, domain
-from lazyarray.plan.indexing import Ix, index_expr, out_index
+
 
 class NotApplicable(Exception):
     """A schedule choice (:mod:`lazyarray.run.tune`) that does not apply to

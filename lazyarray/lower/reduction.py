@@ -38,9 +38,9 @@ import kernelcore as lp
 from kernelcore.creation import make_loop_kernel
 from kernelcore.ir.expr import Reduction, substitute
 from kernelcore.parse import parse_expression
-from lazyarray.target import Target
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
 from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS
+from lazyarray.target import Target
 
 #: running results per work-item of a CPU reduction (one AVX-512 register)
 CPU_LANES = 16

@@ -18,7 +18,20 @@ import numpy as np
 
 from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError, unsupported_dtype_error
 from lazyarray.graph import (
-    Concat, Const, Gather, Input, Iota, Map, Node, Param, Reduce, Reshape, Scan, View, is_weak)
+    Concat,
+    Const,
+    Gather,
+    Input,
+    Iota,
+    Map,
+    Node,
+    Param,
+    Reduce,
+    Reshape,
+    Scan,
+    View,
+    is_weak,
+)
 
 
 def _complex_sign() -> str:

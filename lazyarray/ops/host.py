@@ -9,7 +9,7 @@ Public names: HOST_FUNCTIONS, host_function.
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from lazyarray import run as _run
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
-from lazyarray.values import computed_count, on_device, on_host
 from lazyarray.tracing import TRACING
+from lazyarray.values import computed_count, on_device, on_host
 
 
 def unit_reshape(node: Node, shape: tuple) -> Node:

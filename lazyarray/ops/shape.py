@@ -11,12 +11,11 @@ import weakref
 
 import numpy as np
 
-from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
 from lazyarray import run as _run
+from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View
 from lazyarray.ops import regions
-from lazyarray.ops.keys import (
-    basic_plan, expand, is_array, is_int, is_mask, plan_key, scalar_bool)
+from lazyarray.ops.keys import basic_plan, expand, is_array, is_int, is_mask, plan_key, scalar_bool
 
 
 def _identity_map(node: Node):

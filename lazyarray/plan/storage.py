@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS, has_narrow_rows
-from lazyarray.target import Target, default_target
 from lazyarray.graph import (
-    Concat, Const, Gather, Input, Map, Node, Param, Reduce, Scan, View, computed, walk)
+    Concat,
+    Const,
+    Gather,
+    Input,
+    Map,
+    Node,
+    Param,
+    Reduce,
+    Scan,
+    View,
+    computed,
+    walk,
+)
 from lazyarray.plan.accesses import accesses, operand_uses
 from lazyarray.plan.indexing import out_index
-
+from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS, has_narrow_rows
+from lazyarray.target import Target, default_target
 
 #: per device kind: a computed node that would be evaluated this many times
 #: per element of a stored value is stored itself (e.g. each step of an

@@ -18,8 +18,8 @@ NumPy's bit generators and ``SeedSequence`` are here under their names.
 import numpy as _np
 
 from lazyarray.random.device import DeviceGenerator, device_rng, philox4x32
-from lazyarray.random.numpy_streams import (
-    LEGACY_FUNCTIONS as _LEGACY_FUNCTIONS, Generator, RandomState, default_rng)
+from lazyarray.random.numpy_streams import LEGACY_FUNCTIONS as _LEGACY_FUNCTIONS
+from lazyarray.random.numpy_streams import Generator, RandomState, default_rng
 
 BitGenerator = _np.random.BitGenerator
 SeedSequence = _np.random.SeedSequence

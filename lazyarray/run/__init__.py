@@ -21,7 +21,14 @@ from lazyarray.deferred import submodule_getattr
 
 if TYPE_CHECKING:
     from lazyarray.run.device import (
-        DEVICE_LOCK, adopt, default_queue, queue_of, synchronize, to_device, using_queue)
+        DEVICE_LOCK,
+        adopt,
+        default_queue,
+        queue_of,
+        synchronize,
+        to_device,
+        using_queue,
+    )
     from lazyarray.run.evaluation import contiguous_part, evaluate
     from lazyarray.run.steps import STATS, Step, plan, run_step
 

@@ -24,7 +24,6 @@ import pyopencl.array as cla
 from kernelcore.runtime.device import default_queue as _kernelcore_queue
 from lazyarray.errors import LazyArrayError
 
-
 #: the queue chosen by :func:`using_queue` in this thread (None: kernelcore's)
 _ACTIVE_QUEUE: contextvars.ContextVar[cl.CommandQueue | None] = contextvars.ContextVar(
     "lazyarray_queue", default=None)

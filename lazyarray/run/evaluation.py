@@ -14,8 +14,7 @@ import pyopencl.array as cla
 
 from lazyarray.errors import LazyArrayError, user_place
 from lazyarray.graph import Const, Input, Map, Node, Param, Reshape, View, computed, walk
-from lazyarray.run.device import (
-    DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue)
+from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue
 from lazyarray.run.progress import watch
 from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
 from lazyarray.target import Target

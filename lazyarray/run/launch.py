@@ -22,10 +22,11 @@ import threading
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
+
 # (pyopencl imports its invoker module, with pytools' persistent dict and
 # platformdirs, when the first cl.Kernel is made: imported with lazyarray,
 # so that a program's first call does not wait for these imports)
-import pyopencl.invoker  # noqa: F401
+import pyopencl.invoker
 
 import kernelcore as lp
 from kernelcore.runtime.build import compile_program
@@ -33,9 +34,9 @@ from kernelcore.runtime.invoke import get_executor, memory_pool
 from kernelcore.runtime.launchers import OpenClKernelLauncher
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.errors import device_memory_error
+from lazyarray.graph import Node
 from lazyarray.run.cache import Recipe
 from lazyarray.run.together import member_kernels, recipe_name
-from lazyarray.graph import Node
 
 
 class _NoEvents(list):

@@ -25,11 +25,15 @@ import pyopencl.array as cla
 from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.calls import launch_of
-from lazyarray.graph import (
-    Const, Input, Map, Node, Param, Reduce, Scan, View,
-    computed, walk)
+from lazyarray.graph import Const, Input, Map, Node, Param, Reduce, Scan, View, computed, walk
 from lazyarray.lower.flat import (
-    FLAT_GROUP, SIZE_ARGUMENT, build_flat_kernel, flat_key, flat_size, is_flat)
+    FLAT_GROUP,
+    SIZE_ARGUMENT,
+    build_flat_kernel,
+    flat_key,
+    flat_size,
+    is_flat,
+)
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.plan.storage import stored_nodes
 from lazyarray.plan.structure import kernel_structure, structure_fields

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyopencl as cl
