@@ -45,6 +45,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import contextlib
+
 import scripts_common as sc
 
 REPO_ROOT = sc.BENCH_DIR.parent
@@ -498,12 +500,10 @@ def environment(args: argparse.Namespace, device: str | None) -> dict:
         return r.stdout.strip() if r.returncode == 0 else None
 
     cpu = None
-    try:
+    with contextlib.suppress(OSError):
         cpu = next((ln.split(":", 1)[1].strip() for ln in
                     Path("/proc/cpuinfo").read_text().splitlines()
                     if ln.startswith("model name")), None)
-    except OSError:
-        pass
     return {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "timestamp_utc": datetime.datetime.now(datetime.UTC)

@@ -36,7 +36,7 @@ def make_einsum(spec: str, arg_names: Sequence[str], **knl_creation_kwargs: Any)
     if missing:
         raise KernelcoreError(f"make_einsum: output index {sorted(missing)} not in any input")
     summed = [c for c in indices if c not in out_spec]
-    domain = "{ [%s]: %s }" % (", ".join(indices),
+    domain = "{{ [{}]: {} }}".format(", ".join(indices),
                                " and ".join(f"0 <= {c} < N{c}" for c in indices))
 
     def access(name: str, s: str) -> str:

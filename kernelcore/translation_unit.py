@@ -17,6 +17,7 @@ the same kind (:func:`for_each_kernel`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -66,10 +67,8 @@ class CallableKernel(InKernelCallable):
             new_args.append(arg.copy(dtype=dtype) if arg.dtype is None and dtype is not None
                             else arg)
         knl = knl.copy(args=tuple(new_args))
-        try:
+        with contextlib.suppress(KernelcoreError):
             knl = infer_types(knl)
-        except KernelcoreError:
-            pass
         types = {pos: NumpyType(knl.arg_dict[name].dtype)
                  for pos, name in self._positions().items()
                  if knl.arg_dict[name].dtype is not None}

@@ -12,6 +12,7 @@ AtomicType, AtomicNumpyType, OpaqueType, to_loopy_type.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -292,10 +293,8 @@ def _infer_kernel_types(original, *, require_all: bool = True):
                 continue
             found = []
             for insn in insns:
-                try:
+                with contextlib.suppress(_Unknown):
                     found.append(mapper(insn.expression))
-                except _Unknown:
-                    pass
             # the target holds every written value: NumPy promotion of their types
             if found and (len(found) == len(insns) or not require_all_writers):
                 value_type = mapper.promote(found)

@@ -332,7 +332,7 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
         n = None
 
         def points() -> int:
-            return int(times(insn, WORKITEM).eval_with_dict({}))
+            return int(times(insn, WORKITEM).eval_with_dict({}))  # noqa: B023 (called here)
         ops = counter._merge(counter(insn.assignee), counter(insn.expression))
         for (dtype, _), mult in ops.items():
             if dtype is None:

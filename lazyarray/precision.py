@@ -35,7 +35,7 @@ def _checked(precision: str) -> str:
 
 _PRECISION: contextvars.ContextVar[str] = contextvars.ContextVar(
     "lazyarray_matmul_precision",
-    default=_checked(os.environ.get("LAZYARRAY_MATMUL_PRECISION", "float32")))
+    default=_checked(os.environ.get("LAZYARRAY_MATMUL_PRECISION", "float32")))  # noqa: B039
 
 
 def get_matmul_precision() -> str:

@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import numpy as np  # noqa: E402
 from compat_walk import _MEMO as walk_memo  # noqa: E402
-from compat_walk import reach, unwrap
+from compat_walk import reach, unwrap  # noqa: E402
 
 import lazyarray as la  # noqa: E402
 from lazyarray import protocols  # noqa: E402

@@ -761,10 +761,7 @@ class _Builder:
             # conversions of the terms into the result type round once each
             err = err + _eps(dt) * (8 + 2 * np.sqrt(n_terms)) * absum + _tiny(dt) * n_terms
             fx = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
-            if x.dtype.kind == "c":
-                parts = [fx.real, fx.imag]
-            else:
-                parts = [fx]
+            parts = [fx.real, fx.imag] if x.dtype.kind == "c" else [fx]
             for p in parts:
                 pos = red(np.where(p > 0, p, 0.0))
                 neg = red(np.where(p < 0, -p, 0.0))
@@ -1029,10 +1026,7 @@ class _Builder:
                 # NumPy is not consistent there (np.clip(int8, np.uint8(200), 127)
                 # gives 200 where its documentation says 127)
                 raise _Reject("clip bounds crossed")
-        if self.chance(0.5):
-            expr = f"m.clip({x.name}, {lo}, {hi})"
-        else:
-            expr = f"{x.name}.clip({lo}, {hi})"
+        expr = f"m.clip({x.name}, {lo}, {hi})" if self.chance(0.5) else f"{x.name}.clip({lo}, {hi})"
         return expr, [x], "clip", ("elem", 0, "clip")
 
     def op_astype(self):

@@ -213,9 +213,9 @@ class Domain:
             else:
                 constraints += run[0].constraint_strs(chain=self.chain)
             idx += len(run)
-        body = "{ [%s]: %s }" % (", ".join(group), " and ".join(constraints))
+        body = "{{ [{}]: {} }}".format(", ".join(group), " and ".join(constraints))
         if self.param_prefix and outside:
-            return "[%s] -> %s" % (", ".join(sorted(outside)), body)
+            return "[{}] -> {}".format(", ".join(sorted(outside)), body)
         return body
 
     def render(self):
@@ -435,7 +435,7 @@ class Read(Expr):
     subscripts: tuple  # of Affine
 
     def render(self, paren_all=False):
-        return "%s[%s]" % (self.array,
+        return "{}[{}]".format(self.array,
                            ", ".join(s.render() for s in self.subscripts))
 
     def index(self, env):

@@ -125,20 +125,20 @@ _WARNING_SOURCE = """
     __kernel void f(__global float *a) { int i = 0; if (i = 1) a[0] = 1.0f; }
     """
 
-_BUILD = """
+_BUILD = f"""
     import random, warnings
     import pyopencl as cl
     import kernelcore
     from kernelcore.runtime.build import compile_program
     warnings.simplefilter("always")
     queue = kernelcore.default_queue()
-    source = %(source)r %% {"salt": random.getrandbits(64)}
+    source = {textwrap.dedent(_WARNING_SOURCE)!r} % {{"salt": random.getrandbits(64)}}
     program = compile_program(queue.context, source)
     # (whether this device's compiler has anything to say about the source)
     plain = cl.Program(queue.context, source.replace("//", "// plain")).build()
     said = bool(plain.get_build_info(queue.device, cl.program_build_info.LOG).strip())
     print(said)
-    """ % {"source": textwrap.dedent(_WARNING_SOURCE)}
+    """
 
 
 def test_compiler_warnings_stay_off_stderr(tmp_path):

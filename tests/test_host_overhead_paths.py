@@ -250,7 +250,7 @@ def test_warm_jitted_steps_launch_by_position(queue, monkeypatch):
     f = la.jit(lambda a, b: b * la.sum(a) - a)
     a, b = _rand((300,), np.float64, 21), _rand((300,), np.float64, 22)
     x, y = la.asarray(a), la.asarray(b)
-    for k in range(4):
+    for _k in range(4):
         before = STATS["launches"]
         np.testing.assert_allclose(f(x, y).get(), b * np.sum(a) - a, rtol=1e-12)
         assert STATS["launches"] - before == 2

@@ -203,7 +203,7 @@ class AssignCase(_Case):
 
     @property
     def instruction(self):
-        return "out[%s] = %s" % (", ".join(s.render() for s in self.out_subs),
+        return "out[{}] = {}".format(", ".join(s.render() for s in self.out_subs),
                                  self.rhs.render(self.paren_all))
 
     def __repr__(self):
@@ -371,7 +371,7 @@ class AutoShapeCase(_Case):
 
     @property
     def instruction(self):
-        return "out[%s] = %s" % (", ".join(s.render() for s in self.out_subs),
+        return "out[{}] = {}".format(", ".join(s.render() for s in self.out_subs),
                                  self.rhs.render())
 
     def upper(self, name):
@@ -544,7 +544,7 @@ class ReductionCase(_Case):
         if len(self.red_order) == 1:
             inames = self.red_order[0]
         else:
-            inames = "(%s)" % ", ".join(self.red_order)
+            inames = "({})".format(", ".join(self.red_order))
         red = f"{self.op}({inames}, {self.body.render()})"
         if self.wrap == "plus":
             rhs = f"{red} + {self.extra.render()}"
@@ -552,7 +552,7 @@ class ReductionCase(_Case):
             rhs = f"{self.scale}*{red}"
         else:
             rhs = red
-        return "out[%s] = %s" % (", ".join(s.render() for s in self.out_subs),
+        return "out[{}] = {}".format(", ".join(s.render() for s in self.out_subs),
                                  rhs)
 
     def outer_points(self, params=None):

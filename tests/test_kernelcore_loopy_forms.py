@@ -334,7 +334,7 @@ def test_force_scan(stride, tag):
     ("{[i,j,k]: 0<=i<n and 0<=j<=i and i=k}", "out[i] = sum(j, a[j])", None, "i"),
 ])
 def test_force_scan_not_triangular(domain, insn, inames, sweep):
-    insn = insn + (" {inames=%s}" % inames if inames else "")
+    insn = insn + (f" {{inames={inames}}}" if inames else "")
     knl = lp.add_dtypes(lp.make_kernel(domain, insn), {"a": np.float32} if "a[" in insn
                         and "a[i]" not in insn else {})
     with pytest.raises(lp.diagnostic.ReductionIsNotTriangularError, match="not a scan"):

@@ -40,12 +40,12 @@ def test_sync_key_printing():
 
 def test_counted_keys_carry_the_kernel_name():
     ops = lp.get_op_map(_knl(), subgroup_size=32)
-    assert all(k.kernel_name == "poly" for k in ops.keys())
-    assert any(repr(k).endswith(', "poly")') for k in ops.keys())
+    assert all(k.kernel_name == "poly" for k in ops)
+    assert any(repr(k).endswith(', "poly")') for k in ops)
     # printing a map shows the tutorial's keys
     assert "Op(np:dtype('float32'), mul, subgroup) : " in str(ops)
     mem = lp.get_mem_access_map(_knl(), subgroup_size=32)
-    assert all(repr(k).endswith("'poly')") for k in mem.keys())
+    assert all(repr(k).endswith("'poly')") for k in mem)
 
 
 def test_filter_by_on_every_key_kind():

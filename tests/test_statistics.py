@@ -546,7 +546,7 @@ def test_brute_force_parallel(n):
     ref_ops, ref_acc = brute_force(knl, {"n": n}, {"i": lambda e: range(e["n"])}, ["i"])
     kp = lp.split_iname(knl, "i", 32, outer_tag="g.0", inner_tag="l.0")
     mem = lp.get_mem_access_map(kp, subgroup_size=32)
-    for key in mem.keys():
+    for key in mem:
         assert key.count_granularity == CG.WORKITEM
         assert key.lid_strides == {0: 1} and key.gid_strides == {0: 32}
     got = mem.group_by("variable", "direction").eval({"n": n})

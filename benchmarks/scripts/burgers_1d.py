@@ -29,7 +29,7 @@ def run(np: Any, n: int) -> Any:
     dphi = -x / (2 * nu) * e1 - (x - 2 * np.pi) / (2 * nu) * e2
     u = -2 * nu * dphi / phi + 4
 
-    for step in range(nt):
+    for _step in range(nt):
         un = u.copy()
         u[1:-1] = (un[1:-1] - un[1:-1] * dt / dx * (un[1:-1] - un[:-2])
                    + nu * dt / dx**2 * (un[2:] - 2 * un[1:-1] + un[:-2]))

@@ -27,7 +27,7 @@ def build_up_b(np: Any, b: Any, rho: float, dt: float, u: Any, v: Any,
 
 def pressure_poisson(np: Any, p: Any, dx: float, dy: float, b: Any, nit: int) -> Any:
     """*p* after *nit* Jacobi sweeps (p = 0 at the lid, zero gradient elsewhere)."""
-    for q in range(nit):
+    for _q in range(nit):
         pn = p.copy()
         p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2
                           + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2)
@@ -44,7 +44,7 @@ def cavity_flow(np: Any, nt: int, u: Any, v: Any, dt: float, dx: float, dy: floa
                 p: Any, rho: float, nu: float, nit: int) -> tuple[Any, Any, Any]:
     """*nt* time steps of the cavity."""
     b = np.zeros((u.shape[0], u.shape[1]))
-    for n in range(nt):
+    for _n in range(nt):
         un = u.copy()
         vn = v.copy()
         b = build_up_b(np, b, rho, dt, u, v, dx, dy)

@@ -48,7 +48,7 @@ def run(np: Any, n: int) -> Any:
                             - 2 * (un[2:] - un[:-2]) / (2 * dy) * dvdx[1:-1]
                             - ((vn[2:] - vn[:-2]) / (2 * dy))**2)
 
-        for q in range(nit):
+        for _q in range(nit):
             pn = p.copy()
             p[1:-1, :] = (((east(pn) + west(pn))[1:-1] * dy**2
                            + (pn[2:] + pn[:-2]) * dx**2)

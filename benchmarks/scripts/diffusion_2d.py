@@ -10,7 +10,7 @@ RTOL, ATOL = 1e-10, 1e-12
 
 def diffuse(np: Any, u: Any, nt: int, dt: float, dx: float, dy: float, nu: float) -> Any:
     """*u* after *nt* explicit diffusion steps, walls held at 1."""
-    for n in range(nt + 1):
+    for _n in range(nt + 1):
         un = u.copy()
         u[1:-1, 1:-1] = (un[1:-1, 1:-1]
                          + nu * dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])

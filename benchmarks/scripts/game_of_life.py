@@ -13,7 +13,7 @@ def run(np: Any, n: int) -> Any:
     np.random.seed(0)
     grid = (np.random.rand(n, n) < 0.25).astype(int)
 
-    for generation in range(100):
+    for _generation in range(100):
         neighbours = sum(np.roll(np.roll(grid, i, axis=0), j, axis=1)
                          for i in (-1, 0, 1) for j in (-1, 0, 1)
                          if (i, j) != (0, 0))

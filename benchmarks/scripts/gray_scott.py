@@ -33,7 +33,7 @@ def run(np: Any, n: int) -> Any:
     U += 0.05 * np.random.random((n, n))
     V += 0.05 * np.random.random((n, n))
 
-    for i in range(steps):
+    for _i in range(steps):
         UVV = U * V * V
         U += Du * laplacian(np, U) - UVV + F * (1 - U)
         V += Dv * laplacian(np, V) + UVV - (F + k) * V

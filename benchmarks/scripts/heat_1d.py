@@ -22,7 +22,7 @@ def run(np: Any, n: int) -> Any:
     u = np.sin(np.pi * x) + 0.5 * np.sin(3 * np.pi * x)
 
     t = 0.0
-    for k in range(nt):
+    for _k in range(nt):
         u[1:-1] = u[1:-1] + r * (u[2:] - 2 * u[1:-1] + u[:-2])
         u[0] = 0
         u[-1] = 0

@@ -19,7 +19,7 @@ def run(np: Any, n: int) -> Any:
 
     idx = np.random.choice(len(X), k, replace=False)
     centroids = X[idx]
-    for it in range(10):
+    for _it in range(10):
         dists = np.sqrt(((X[:, np.newaxis, :] - centroids[np.newaxis, :, :])**2).sum(axis=2))
         labels = np.argmin(dists, axis=1)
         centroids = np.array([X[labels == j].mean(axis=0) for j in range(k)])

@@ -25,7 +25,7 @@ def run(np: Any, n: int) -> Any:
     u = np.ones(nx)
     u[int(0.5 / dx):int(1 / dx + 1)] = 2
 
-    for step in range(nt):
+    for _step in range(nt):
         un = u.copy()
         u[1:] = un[1:] - c * dt / dx * (un[1:] - un[:-1])
         u[0] = 1.0

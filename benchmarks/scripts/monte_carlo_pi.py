@@ -13,7 +13,7 @@ def run(np: Any, n: int) -> Any:
     """The mean of ten batch estimates of pi and their standard deviation."""
     np.random.seed(123)
     estimates = []
-    for batch in range(10):
+    for _batch in range(10):
         x = np.random.rand(n)
         y = np.random.rand(n)
         inside = np.sum(x**2 + y**2 <= 1.0)

@@ -40,7 +40,7 @@ def run(np: Any, n: int) -> Any:
     vel -= np.mean(mass[:, np.newaxis] * vel, axis=0) / np.mean(mass)
 
     acc = acceleration(np, pos, mass, G, softening)
-    for i in range(steps):
+    for _i in range(steps):
         vel += acc * dt / 2
         pos += vel * dt
         acc = acceleration(np, pos, mass, G, softening)

@@ -22,7 +22,7 @@ def run(np: Any, n: int) -> Any:
     b[int(ny / 4), int(nx / 4)] = 100
     b[int(3 * ny / 4), int(3 * nx / 4)] = -100
 
-    for it in range(nt):
+    for _it in range(nt):
         pd = p.copy()
         p[1:-1, 1:-1] = (((pd[1:-1, 2:] + pd[1:-1, :-2]) * dy**2
                           + (pd[2:, 1:-1] + pd[:-2, 1:-1]) * dx**2

@@ -34,8 +34,8 @@ class HelperRegistry:
                         f"if (d == 0) return copysign(({ctype}) 0, a / b); "
                         f"const {ctype} f = floor(d); return (d - f > 0.5) ? f + 1 : f;")
             else:
-                body = ("const %s q = a / b; "
-                        "return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;" % ctype)
+                body = (f"const {ctype} q = a / b; "
+                        "return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;")
             self.helpers[name] = (f"{self.linkage} {ctype} {name}({ctype} a, {ctype} b) "
                                   f"{{ {body} }}")
         return name

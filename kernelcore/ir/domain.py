@@ -235,7 +235,7 @@ def pw_aff_to_expr_and_total(pwaff: isl.PwAff):
     result = aff_to_expr(pieces[-1][1])
     covered = None
     total = None
-    for (dom, aff), pw in zip(pieces[:-1], affs[:-1]):
+    for (dom, _), pw in zip(pieces[:-1], affs[:-1]):
         region = dom if covered is None else dom - covered
         part = pw.intersect_domain(region)
         total = part if total is None else total.union_add(part)

@@ -69,7 +69,7 @@ def make_copy_kernel(new_dim_tags: str, old_dim_tags: str | None = None) -> Any:
     inames = [f"i{k}" for k in range(rank)]
     sizes = [f"n{k}" for k in range(rank)]
     index = ", ".join(inames)
-    domain = "{[%s]: %s}" % (index, " and ".join(
+    domain = "{{[{}]: {}}}".format(index, " and ".join(
         f"0 <= {i} < {n}" for i, n in zip(inames, sizes)))
     t_unit = make_kernel(domain, f"output[{index}] = input[{index}]",
                          [ArrayArg("input", shape=tuple(sizes)),

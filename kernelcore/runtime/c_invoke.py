@@ -132,10 +132,9 @@ def _scalar_ctype(dtype: np.dtype):
 def _host_array(name: str, ary, order: str):
     """*ary* as a NumPy array in *order* and native byte order (a copy where it
     is not already)."""
-    if not isinstance(ary, np.ndarray):
-        if hasattr(ary, "get") and hasattr(ary, "queue"):
-            raise InvocationError(f"argument '{name}': ExecutableCTarget takes NumPy "
-                                  "arrays, got a device array (use .get())")
+    if not isinstance(ary, np.ndarray) and hasattr(ary, "get") and hasattr(ary, "queue"):
+        raise InvocationError(f"argument '{name}': ExecutableCTarget takes NumPy "
+                              "arrays, got a device array (use .get())")
     return native_array(ary, order)
 
 

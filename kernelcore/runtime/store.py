@@ -14,6 +14,7 @@ Public names: DiskStore, default_cache_dir.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -162,9 +163,7 @@ class DiskStore:
     def _remove_file(self) -> None:
         self._close()
         for suffix in ("", "-journal", "-wal", "-shm"):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path + suffix)
-            except FileNotFoundError:
-                pass
 
     # }}}

@@ -6,6 +6,7 @@ Public names: ToCountMap, stringify_stats_mapping.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +23,8 @@ dim_type = isl.dim_type
 
 def _matches(value, allowed, field: str) -> bool:
     if field == "dtype":
-        try:
+        with contextlib.suppress(TypeError):
             allowed = [_norm_dtype(a) for a in allowed]
-        except TypeError:
-            pass
     return value in allowed
 
 

@@ -166,9 +166,8 @@ class OpenCLTarget(CFamilyTarget):
             prefix = self.complex_prefix(result_dtype if result_dtype.kind == 'c'
                                          else arg_dtypes[0])
             return f"kc_{prefix}_{name}" if name in _COMPLEX_OWN else f"{prefix}_{name}"
-        if all(dt.kind in "iub" for dt in arg_dtypes):
-            if name in ("abs", "min", "max"):
-                return name
+        if all(dt.kind in "iub" for dt in arg_dtypes) and name in ("abs", "min", "max"):
+            return name
         if self.math_f32 == "branch_free" and name in F32_HELPERS \
                 and all(dt.name == "float32" for dt in arg_dtypes):
             return F32_HELPERS[name]

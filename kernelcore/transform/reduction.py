@@ -606,7 +606,7 @@ def split_group_reductions(knl):
 
         class _Replace(IdentityMapper):
             def map_reduction(self, expr):
-                return replacements.get(expr, expr)
+                return replacements.get(expr, expr)  # noqa: B023 (used in this pass)
 
             def map_constant(self, expr):
                 return expr

@@ -371,7 +371,7 @@ def gradient(f, *varargs, axis=None,
         head = (slice(None),) * ax
 
         def part(start, stop=None) -> LazyArray:
-            return f[head + (slice(start, stop),)]
+            return f[head + (slice(start, stop),)]  # noqa: B023 (used in this pass)
 
         uniform = ndim_of(h) == 0
         if uniform:
@@ -413,10 +413,7 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1) -> LazyArray:
         d = dx
     else:
         x = asarray(x)
-        if x.ndim == 1:
-            d = _along(diff(x), axis, y.ndim)
-        else:
-            d = diff(x, axis=axis)
+        d = _along(diff(x), axis, y.ndim) if x.ndim == 1 else diff(x, axis=axis)
     head = (slice(None),) * axis
     upper, lower = y[head + (slice(1, None),)], y[head + (slice(None, -1),)]
     return (d * (upper + lower) / 2.0).sum(axis)

@@ -102,7 +102,7 @@ class LoopyCallee:
                 continue
             try:
                 executor = get_executor(knl, kwargs)
-                executor.code       # (code generation happens here)
+                _ = executor.code   # (code generation happens here)
             except Exception as e:
                 if knl is translation.kernel:
                     raise Untranslatable(f"kernelcore could not generate the kernel: "

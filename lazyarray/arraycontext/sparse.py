@@ -13,6 +13,7 @@ Public names: csr_matmul, longest_row.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from typing import Any
 
@@ -35,10 +36,8 @@ def longest_row(row_starts: Any) -> int:
         return cached
     starts: Any = la.asarray(row_starts)
     n = int(la.max(starts[1:] - starts[:-1]).get()) if starts.shape[0] > 1 else 0
-    try:
+    with contextlib.suppress(TypeError):
         _ROW_LENGTH[row_starts] = n
-    except TypeError:
-        pass
     return n
 
 

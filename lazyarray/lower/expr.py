@@ -245,7 +245,7 @@ class Expr:
         self._elementwise = True
         positions = [index_expr(k) for k in index]
         self.inames = [i for k in positions
-                       for i in (self._positions[k] if k in self._positions else (k.name,))]
+                       for i in (self._positions.get(k, (k.name,)))]
         self.shape_of_out = node.shape
         self.reduced = reduced
         order, reads, counts = self._shared_reads(node, index)

@@ -133,8 +133,8 @@ def tf32_kernel(m: int, n: int, k: int, a: str = "in0", b: str = "in1") -> lp.Lo
     sizes :func:`tensor_core_shapes` accepts) on the tensor cores."""
     f32 = np.float32
     knl = lp.make_kernel(
-        "{[tid, gi, gj]: 0 <= tid < %d and 0 <= gi < %d and 0 <= gj < %d}"
-        % (THREADS, m // BM, n // BN),
+        f"{{[tid, gi, gj]: 0 <= tid < {THREADS} and 0 <= gi < {m // BM} "
+        f"and 0 <= gj < {n // BN}}}",
         [lp.CInstruction(["tid", "gi", "gj"], tf32_body(n, k, a, b),
                          read_variables={a, b, "a_slab", "b_slab"},
                          assignees="out[0]; a_slab[0]; b_slab[0]", id="mma")],

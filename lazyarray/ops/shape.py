@@ -201,7 +201,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
     merged = int(np.prod(extents, dtype=np.int64))
     node = reshape(node, node.shape[:first] + (merged,) + node.shape[first + len(axes):])
     flat = None
-    for j, (_, _, span, index) in enumerate(groups):
+    for j, (_, _, _, index) in enumerate(groups):
         later = sum(g[2] for g in groups[j + 1:])
         stride = int(np.prod(extents[len(extents) - later:], dtype=np.int64)) if later else 1
         term = index if stride == 1 else Map(
@@ -303,7 +303,7 @@ def _basic_setitem(node: Node, target: tuple, ranges, value: Node) -> Node:
     ranges = [(start, step, 1 if n is None else n) for start, step, n in ranges]
     if regions.computed_outside_trace(node) and regions.REGION_OFFSETS.vary(node, ranges):
         return regions.dynamic_update(node, value, ranges)
-    for axis, (start, step, n) in enumerate(ranges):
+    for axis, (_start, step, n) in enumerate(ranges):
         if step == 1 or n == 1:
             continue
         value, ranges[axis] = _spread(node, value, ranges, axis)

@@ -70,7 +70,7 @@ def _template(queue, shape: tuple, dtype) -> cla.Array:
     def make() -> cla.Array:
         template = cla.Array(queue, shape, dtype, data=memory_pool(queue)(1))
         template.events = NO_EVENTS
-        template.flags      # (computed once, shared by the arrays made from it)
+        _ = template.flags  # (computed once, shared by the arrays made from it)
         return template
 
     return made_once(_TEMPLATES, (queue.int_ptr, shape, np.dtype(dtype)), make,

@@ -237,7 +237,7 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
         # the same for every graph of this structure, as its node)
         _PLANS[key] = (_KERNELS, tuple(
             (index[id(st.node)], st.compiled,
-             tuple((name, index[id(n)] if id(n) in index else n) for name, n in st.args))
+             tuple((name, index.get(id(n), n)) for name, n in st.args))
             for st in steps))
     return steps
 

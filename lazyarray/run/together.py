@@ -86,7 +86,8 @@ def merged_source(programs: list[tuple[str, list[str]]]) -> str:
         renaming = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b(?=\s*\()")
         for chunk in _chunks(source):
             if "__kernel" in chunk:
-                out.append(renaming.sub(lambda m: f"{m.group(1)}{SUFFIX}{place}", chunk))
+                out.append(renaming.sub(
+                    lambda m: f"{m.group(1)}{SUFFIX}{place}", chunk))  # noqa: B023
             elif chunk not in seen:
                 seen.add(chunk)
                 out.append(chunk)
