@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from lazyarray.graph import Node
+from lazyarray.mapper import is_kind
+from lazyarray.plan.inputs import KernelInput
 
 
 class ExternalCall(Node):
@@ -136,13 +138,13 @@ class _OutputLaunch:
         return value if self.node.shape else value.reshape(())
 
 
-def launch_of(node: Node, inputs: dict[int, tuple[Node, str]]) -> Any:
+def launch_of(node: Node, inputs: dict[int, KernelInput]) -> Any:
     """The launch of the step computing the external *node*, whose inputs are
     *inputs* (node id -> (node, step argument name)); children that are not
     inputs are constants written into kernels, passed by value."""
-    if isinstance(node, CallOutput):
+    if is_kind(node, "call_output"):
         return _OutputLaunch(node, inputs[id(node.call)][1])
-    assert isinstance(node, ExternalCall)
+    assert is_kind(node, "external_call")
     sources = []
     for name, child in zip(node.names, node.args):
         if id(child) in inputs:

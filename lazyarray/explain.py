@@ -19,10 +19,10 @@ import numpy as np
 from lazyarray import plan as _plan
 from lazyarray import run as _run
 from lazyarray.deferred import deferred
-from lazyarray.graph import Const, Input, Map, Node, Param, Reduce, walk
+from lazyarray.graph import Node, walk
 from lazyarray.handle import asarray
 from lazyarray.host import HostArray
-from lazyarray.mapper import NodeMapper
+from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.values import host_origin
 
 if TYPE_CHECKING:
@@ -139,8 +139,8 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
             source = (f"kernel {index[id(n)]}" if id(n) in index else
                       f"computed on the host by {host_origin(n)}, copied to the device"
                       if host_origin(n) else
-                      "device data" if isinstance(n, Input) else
-                      "a kernel argument" if isinstance(n, (Const, Param)) else
+                      "device data" if is_kind(n, "input") else
+                      "a kernel argument" if is_kind(n, "const", "param") else
                       "computed earlier")
             lines.append(f"  reads {name}: {_label(n)} ({source})")
         if k in profiles:
@@ -380,7 +380,7 @@ def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str
     if isinstance(knl, _units.TranslationUnit):
         knl = knl.default_entrypoint
     flops, dtype = 0, None
-    if isinstance(node, Reduce) and isinstance(node.arg, Map) and node.arg.op == "multiply":
+    if is_kind(node, "reduce") and is_kind(node.arg, "map") and node.arg.op == "multiply":
         flops, dtype = 2 * int(np.prod(node.arg.shape, dtype=np.int64)), "tf32"
     accesses = {}
     for arg in knl.args:
@@ -424,7 +424,7 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
             for k, step in enumerate(_run.plan([node])):
                 args = {}
                 for name, n in step.args:
-                    value = n.value if isinstance(n, Const) else values.get(id(n))
+                    value = n.value if is_kind(n, "const") else values.get(id(n))
                     if value is None:
                         value = _run.evaluate(n)
                     if getattr(value, "offset", 0):

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from lazyarray.mapper import is_kind
 from lazyarray.values import on_device
 
 _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -49,11 +50,18 @@ class Node:
     __slots__ = ("shape", "dtype", "_key", "depth", "__weakref__")
     #: the method of a :class:`~lazyarray.mapper.NodeMapper` that handles this kind
     mapper_method: str
+    #: the name of this kind (the mapper method without ``map_``)
+    kind: str
     shape: tuple[int, ...]
     dtype: np.dtype
     _key: tuple
     #: the depth of the graph behind the node not computed when it was made
     depth: int
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "mapper_method" in cls.__dict__:
+            cls.kind = cls.mapper_method[len("map_"):]
 
     def __new__(cls, *args):
         key = (cls, *cls._content(*args))
@@ -184,9 +192,9 @@ class Param(Node):
 def is_weak(node: Node) -> bool:
     """Whether *node* is a Python scalar for NumPy's typing (NEP 50): a weak
     constant, a jit's scalar parameter, or a 0-d operation on such only."""
-    if isinstance(node, Const):
+    if is_kind(node, "const"):
         return node.weak
-    return isinstance(node, Param) or (isinstance(node, Map) and node.weak)
+    return is_kind(node, "param") or (is_kind(node, "map") and node.weak)
 
 
 class Map(Node):
@@ -274,7 +282,7 @@ def _entered(node: Node, stop: Callable[[Node], bool] | None) -> tuple[Node, ...
 
 def computed(node: Node) -> bool:
     """Whether *node*'s value is on the device already (a leaf for planning)."""
-    return isinstance(node, Input) or on_device(node) is not None
+    return is_kind(node, "input") or on_device(node) is not None
 
 
 class View(Node):

@@ -28,7 +28,8 @@ from lazyarray.errors import (
     unsupported_dtype_error,
 )
 from lazyarray.fallback import device_or_host
-from lazyarray.graph import Const, Input, Node, View
+from lazyarray.graph import Const, Input, Node
+from lazyarray.mapper import is_kind
 from lazyarray.methods import NumPyMethods
 from lazyarray.ops import keys, linalg, manipulate
 from lazyarray.ops import shape as shape_ops
@@ -121,7 +122,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
             raise error.with_traceback(None) from None      # (no trace of lazyarray's steps)
         except cl.Error as error:       # (an allocation of kernelcore's or pyopencl's)
             raise device_memory_error(error, None, _run.default_queue().device) from None
-        if not isinstance(node, Input) and on_device(node) is value:
+        if not is_kind(node, "input") and on_device(node) is value:
             leaf = Input(value, owned=True)
             host = on_host(node)
             if host is not None:
@@ -370,7 +371,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
             value = self._settle()
             host = value.get(queue=_run.queue_of(value))
         node = self.node
-        if not isinstance(node, Input) or node.owned:
+        if not is_kind(node, "input") or node.owned:
             keep_on_host(node, host)
         return host
 
@@ -542,7 +543,7 @@ def copy(x) -> LazyArray:
 def _flipped(x: LazyArray, axis=None) -> LazyArray:
     flip = manipulate.flip(x.node, axis)
     return x[tuple(slice(None, None, -1) if m[3] < 0 else slice(None)
-                   for m in flip.axis_map)] if isinstance(flip, View) else x[...]
+                   for m in flip.axis_map)] if is_kind(flip, "view") else x[...]
 
 
 #: NumPy functions that return views, as views of lazy arrays (the

@@ -31,8 +31,9 @@ import numpy as np
 from lazyarray import run as _run
 from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.errors import LazyArrayError
-from lazyarray.graph import Const, Input, Param
+from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.tracing import TRACING, tracing
@@ -255,11 +256,11 @@ class _Jitted:
         def source(node):
             if id(node) in position:
                 return ("arg", position[id(node)])
-            if isinstance(node, Param):
+            if is_kind(node, "param"):
                 return ("param", node.slot)
             if id(node) in step_index:
                 return ("step", step_index[id(node)])
-            if isinstance(node, Const):
+            if is_kind(node, "const"):
                 return ("value", node.value)
             return ("const", _run.evaluate(node))
 
@@ -319,7 +320,7 @@ def _device_data(x) -> cla.Array:
     if is_cl_array(x):
         return _run.adopt(x)
     node = asarray(x).node
-    assert isinstance(node, Input)
+    assert is_kind(node, "input")
     return node.data
 
 

@@ -12,7 +12,7 @@ Public names: NodeMapper, CachedMapper, UnhandledNodeKind, is_kind.
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar
 
 from lazyarray.errors import LazyArrayError
 
@@ -50,7 +50,8 @@ class CachedMapper(NodeMapper[R]):
             return result
 
 
-def is_kind(node: Any, *kinds: str) -> bool:
+def is_kind(node: Any, *kinds: str) -> TypeGuard[Any]:
     """Whether *node* is of one of the kinds named (``"map"``, ``"view"``, ...:
-    its mapper method without ``map_``)."""
-    return node.mapper_method[4:] in kinds
+    its mapper method without ``map_``); where it is, a type checker lets the
+    code read that kind's fields."""
+    return node.kind in kinds

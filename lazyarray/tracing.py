@@ -17,6 +17,7 @@ from typing import Any
 
 from lazyarray.errors import LazyArrayError, inside_lazyarray, user_line
 from lazyarray.graph import Param, walk
+from lazyarray.mapper import is_kind
 
 
 class Trace:
@@ -100,7 +101,7 @@ def concretization_message(array, what: str) -> str:
     lines = [(f"{what} needs the value of an array, but la.jit is tracing {name}(): "
               f"values are unknown while tracing, and one computed now would be frozen "
               f"into every later call."), f"  at {user_line()}"]
-    params = {id(n) for n in walk(array.node) if isinstance(n, Param)}
+    params = {id(n) for n in walk(array.node) if is_kind(n, "param")}
     if params:
         names = _argument_names(params) or ["n"]
         lines.append(f"It depends on the Python number argument(s) {', '.join(names)} "

@@ -22,9 +22,11 @@ from kernelcore.parse import parse_expression
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View
 from lazyarray.lower.ir import assignment, bounds, box, domain
 from lazyarray.lower.reduction import CPU_REDUCTION_LANES, combine, kernel_reduction
+from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.ops.elementwise import ELEMENTWISE
 from lazyarray.plan.accesses import accesses, concat_sources, operand_uses
 from lazyarray.plan.indexing import index_expr
+from lazyarray.plan.inputs import KernelInput
 
 #: a computed value whose expression would nest deeper than this many
 #: operations is held in a private temporary (deeply nested expressions are
@@ -35,7 +37,7 @@ TEMP_DEPTH = 16
 def _conditional_parts(node: Node, index) -> list[tuple[Node, list]]:
     """The parts of concatenation *node* read only where they apply, each
     with its index (none for other nodes)."""
-    if not isinstance(node, Concat):
+    if not is_kind(node, "concat"):
         return []
     return [(read, read_index) for read, read_index, shared, _
             in concat_sources(node, list(index)) if not shared]
@@ -77,12 +79,12 @@ def row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
         seen.add(id(node))
         if id(node) in inputs:
             found.add(id(node))
-        elif isinstance(node, Map):
+        elif is_kind(node, "map"):
             stack.extend(c for c in node.args if c.shape == node.shape)
     return found
 
 
-class Expr:
+class Expr(NodeMapper[prim.ExpressionNode]):
     """Kernelcore expressions and statements computing elementwise subgraphs.
 
     Once told what it computes (:meth:`compute`), a value the kernel reads
@@ -98,7 +100,7 @@ class Expr:
     it owns (every *row_group*-th), so that the row is read from memory once.
     """
 
-    def __init__(self, inputs: dict[int, tuple[Node, str]], row_lanes: int | None = None,
+    def __init__(self, inputs: dict[int, KernelInput], row_lanes: int | None = None,
                  row_group: int | None = None):
         self.inputs = inputs        # stored node id -> (node, argument name)
         self.shared: dict = {}      # (node id, index) -> reads in shareable places
@@ -131,8 +133,9 @@ class Expr:
         if held is not None:
             return held
         if id(node) in self.inputs:
-            name = prim.Variable(self.inputs[id(node)][1])
-            if node.ndim == 0 and name.name.startswith("s"):    # a scalar argument
+            read = self.inputs[id(node)]
+            name = prim.Variable(read.name)
+            if read.scalar:
                 # (typed as its node: kernelcore types scalar arguments weakly,
                 # as it types Python numbers)
                 return TypeCast(node.dtype, name)
@@ -153,25 +156,27 @@ class Expr:
         return name
 
     def _value(self, node: Node, index: list) -> prim.Expression:
-        if isinstance(node, Const):
-            return _literal(node)
-        if isinstance(node, (View, Reshape)):
-            [(arg, arg_index, _)] = accesses(node, index)
-            return self(arg, arg_index)
-        if isinstance(node, Iota):
-            return TypeCast(np.dtype(np.int64), index_expr(index[node.axis]))
-        if isinstance(node, Concat):
-            return self._concat(node, index)
-        if isinstance(node, Gather):
-            return self._gather(node, index)
-        if isinstance(node, Reduce):
-            return self._row_reduction(node, index)
-        if isinstance(node, Map):
-            parts = [self(a, a_index) for a, a_index, _ in accesses(node, index)]
-            if node.op == "astype":
-                return TypeCast(node.dtype, parts[0])
-            return TypeCast(node.dtype, _apply(node.op, parts))
-        raise AssertionError(f"unstored {type(node).__name__}")
+        """The expression of *node* at *index* (by its kind's ``map_`` method:
+        inputs, parameters and scans are always read, never computed here)."""
+        return NodeMapper.__call__(self, node, index)
+
+    def map_const(self, node: Const, index: list) -> prim.Expression:
+        return _literal(node)
+
+    def map_view(self, node: View | Reshape, index: list) -> prim.Expression:
+        [(arg, arg_index, _)] = accesses(node, index)
+        return self(arg, arg_index)
+
+    map_reshape = map_view
+
+    def map_iota(self, node: Iota, index: list) -> prim.Expression:
+        return TypeCast(np.dtype(np.int64), index_expr(index[node.axis]))
+
+    def map_map(self, node: Map, index: list) -> prim.Expression:
+        parts = [self(a, a_index) for a, a_index, _ in accesses(node, index)]
+        if node.op == "astype":
+            return TypeCast(node.dtype, parts[0])
+        return TypeCast(node.dtype, _apply(node.op, parts))
 
     def _unshared_read(self, node: Node, index: list, rows: bool = False) -> str:
         """*node* at *index* where values are not shared: conditionally, or
@@ -215,9 +220,9 @@ class Expr:
         if id(node) in self.row_arrays:
             return True
         if self.row_group is not None:
-            kept = isinstance(node, Map) or id(node) in self.inputs
+            kept = is_kind(node, "map") or id(node) in self.inputs
         else:
-            kept = self.row_lanes is not None and isinstance(node, Map)
+            kept = self.row_lanes is not None and is_kind(node, "map")
         return (kept and node.shape == self.shape_of_out and id(node) in self.reduced
                 and self.shared.get((id(node), self.out_index), 0) > 0)
 
@@ -244,8 +249,11 @@ class Expr:
         self.out_index = tuple(index)
         self._elementwise = True
         positions = [index_expr(k) for k in index]
+        # (a row position stands for its two inames; an iname's name is read
+        # only when it is not one)
         self.inames = [i for k in positions
-                       for i in (self._positions.get(k, (k.name,)))]
+                       for i in (self._positions[k] if k in self._positions  # noqa: SIM401
+                                 else (k.name,))]
         self.shape_of_out = node.shape
         self.reduced = reduced
         order, reads, counts = self._shared_reads(node, index)
@@ -264,7 +272,7 @@ class Expr:
     def _may_hold(self, node: Node, index: tuple) -> bool:
         """Whether *node* at *index* may become a temporary: a computed value
         that is not read from a row array."""
-        return (isinstance(node, (Map, Concat, Gather, View, Reshape))
+        return (is_kind(node, "map", "concat", "gather", "view", "reshape")
                 and id(node) not in self.inputs
                 and not (index == self.out_index and self._in_row_array(node)))
 
@@ -290,7 +298,7 @@ class Expr:
             first_direct = direct and key not in counts
             if direct:
                 counts[key] = counts.get(key, 0) + times
-            if id(node) in self.inputs or isinstance(node, Const) \
+            if id(node) in self.inputs or is_kind(node, "const") \
                     or not (first or first_direct):
                 continue
             # (a value read from a row array is computed where the array is filled)
@@ -359,7 +367,7 @@ class Expr:
         return [i.name for i in map(index_expr, self.out_index[:-1])
                 if isinstance(i, prim.Variable)]
 
-    def _row_reduction(self, node: Reduce, index: list) -> prim.Variable:
+    def map_reduce(self, node: Reduce, index: list) -> prim.Variable:
         """A reduction absorbed into this kernel (see :func:`row_reductions`):
         a private temporary computed once per row; with *row_lanes*, the row
         is walked in that many interleaved lanes (vector registers on a CPU)
@@ -422,7 +430,7 @@ class Expr:
         declared(name, total)
         return name
 
-    def _gather(self, node: Gather, index: list) -> prim.Expression:
+    def map_gather(self, node: Gather, index: list) -> prim.Expression:
         """*arg* read at the gathered position (negative indices count from
         the end, as in NumPy: the index modulo the extent, which also keeps a
         changed index array, a jitted function's argument, from reading
@@ -436,7 +444,7 @@ class Expr:
             position = self._private(int64, position)
         return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])
 
-    def _concat(self, node: Concat, index: list) -> prim.Expression:
+    def map_concat(self, node: Concat, index: list) -> prim.Expression:
         """Each part read where the index along the axis falls into it (by
         bisection, so that the choices nest as deep as the logarithm of their
         number, where each source is one part)."""

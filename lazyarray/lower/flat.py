@@ -27,6 +27,7 @@ from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
 from lazyarray.mapper import is_kind
 from lazyarray.plan.indexing import Ix
+from lazyarray.plan.inputs import KernelInput
 from lazyarray.plan.layouts import has_narrow_rows
 from lazyarray.plan.structure import kernel_structure
 from lazyarray.target import Target
@@ -49,7 +50,7 @@ def _region(node: Node, inputs: dict) -> list[Node]:
     return [n for n in walk(node, lambda n: id(n) in inputs) if id(n) not in inputs]
 
 
-def is_flat(node: Node, inputs: dict[int, tuple[Node, str]], target: Target) -> bool:
+def is_flat(node: Node, inputs: dict[int, KernelInput], target: Target) -> bool:
     """Whether *node*'s kernel (reading *inputs*) is elementwise over operands
     of its own shape and scalars, or a reduction of all the elements of such
     an expression, so that a flat kernel generic over the element count
@@ -81,11 +82,10 @@ def is_flat(node: Node, inputs: dict[int, tuple[Node, str]], target: Target) -> 
             return False
         if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:
             return False
-    return all(n.shape == (body.shape if not name.startswith("s") else ())
-               for n, name in inputs.values())
+    return all(n.shape == (() if scalar else body.shape) for n, _, scalar in inputs.values())
 
 
-def flat_key(node: Node, inputs: dict[int, tuple[Node, str]]) -> tuple:
+def flat_key(node: Node, inputs: dict[int, KernelInput]) -> tuple:
     """The structure of a flat kernel: its operations and dtypes, inputs and
     scalars by position, no shapes (every array has the element count)."""
     return ("flat", *kernel_structure(node, inputs, shapes=False))
@@ -103,7 +103,7 @@ def _stand_in(node: Node, length: int) -> Input:
     return Input(as_strided(np.zeros(1, node.dtype), (length,), (0,), writeable=False))
 
 
-def build_flat_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
+def build_flat_kernel(node: Node, inputs: dict[int, KernelInput],
                       target: Target) -> lp.LoopKernel:
     """The flat kernel of *node* (see :func:`is_flat`): one work-item per
     element (a reduction: one work-group), the element count in
@@ -112,10 +112,10 @@ def build_flat_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     body = node.arg if reduction else node
     length = int(np.prod(body.shape))
     flat: dict[int, Node] = {}
-    flat_inputs: dict[int, tuple[Node, str]] = {}
-    for n, name in inputs.values():
-        stand_in = n if name.startswith("s") else _stand_in(n, length)
-        flat[id(n)], flat_inputs[id(stand_in)] = stand_in, (stand_in, name)
+    flat_inputs: dict[int, KernelInput] = {}
+    for n, name, scalar in inputs.values():
+        stand_in = n if scalar else _stand_in(n, length)
+        flat[id(n)], flat_inputs[id(stand_in)] = stand_in, KernelInput(stand_in, name, scalar)
     for n in _region(body, inputs):
         flat[id(n)] = n if is_kind(n, "const") else Map(
             n.op, tuple(flat[id(a)] for a in n.args), (length,), n.dtype, n.weak)
@@ -124,8 +124,8 @@ def build_flat_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     size = prim.Variable(SIZE_ARGUMENT)
     data = [lp.GlobalArg("out", node.dtype, shape=(1,) if reduction else (size,)),
             lp.ValueArg(SIZE_ARGUMENT, np.int64)]
-    for n, name in sorted(inputs.values(), key=lambda pair: pair[1]):
-        data.append(lp.ValueArg(name, n.dtype) if name.startswith("s")
+    for n, name, scalar in sorted(inputs.values(), key=lambda read: read.name):
+        data.append(lp.ValueArg(name, n.dtype) if scalar
                     else lp.GlobalArg(name, n.dtype, shape=(size,)))
     group = FLAT_GROUP[target.kind]
     if reduction:

@@ -15,7 +15,7 @@ import kernelcore as lp
 from kernelcore.creation import make_loop_kernel
 from kernelcore.index_width import INDEX_LIMIT
 from kernelcore.ir.expr import Reduction
-from lazyarray.graph import Map, Node, Reduce, Scan
+from lazyarray.graph import Node, Reduce
 from lazyarray.lower.columns import cpu_column_kernel
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower.expr import Expr, row_operands
@@ -37,7 +37,9 @@ from lazyarray.lower.tiles import (
     tiled_transpose_schedule,
     transposed_inputs,
 )
+from lazyarray.mapper import is_kind
 from lazyarray.plan.indexing import Ix, index_expr, out_index
+from lazyarray.plan.inputs import KernelInput
 from lazyarray.plan.layouts import TILE, has_narrow_rows
 from lazyarray.target import Target, default_target
 
@@ -79,7 +81,7 @@ def _region(root: Node, inputs: dict) -> list[Node]:
     return found
 
 
-def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
+def build_kernel(node: Node, inputs: dict[int, KernelInput],
                  choice: tuple[str, tuple] | None = None,
                  target: Target | None = None) -> lp.LoopKernel:
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
@@ -92,30 +94,30 @@ def build_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     knl = _scheduled_kernel(node, inputs, choice, target)
     # NumPy rounds every operation: no fused multiply-adds, except in matrix
     # products (which add in another order than NumPy's BLAS anyway)
-    product = isinstance(node, Reduce) and _is_product_sum(node)
+    product = is_kind(node, "reduce") and _is_product_sum(node)
     knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product, math_f32=target.math_f32))
     if _needs_wide_indices(node, inputs):
         knl = knl.copy(index_dtype=np.dtype(np.int64))
     return knl
 
 
-def _needs_wide_indices(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool:
+def _needs_wide_indices(node: Node, inputs: dict[int, KernelInput]) -> bool:
     """Whether a kernel computing *node* from *inputs* has more than
     ``2**31 - 1`` elements in an array it reads or writes, or in a value it
     computes (a reshape's flat offsets, a broadcast)."""
-    values = _region(node, inputs) + [n for n, _ in inputs.values()]
+    values = _region(node, inputs) + [read.node for read in inputs.values()]
     return any(int(np.prod(n.shape, dtype=np.int64)) > INDEX_LIMIT for n in values)
 
 
-def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
+def _scheduled_kernel(node: Node, inputs: dict[int, KernelInput],
                       choice: tuple[str, tuple] | None, target: Target):
     """:func:`build_kernel`'s kernel, for the default index type."""
     sizes = dict([choice]) if choice else {}
     kind = target.kind
-    if isinstance(node, (Reduce, Scan)):
+    if is_kind(node, "reduce", "scan"):
         expr = Expr(inputs)
     else:
-        reductions = [n for n in _region(node, inputs) if isinstance(n, Reduce)]
+        reductions = [n for n in _region(node, inputs) if is_kind(n, "reduce")]
         reduced = {id(n.arg) for n in reductions}
         group, rows_per_group = row_layout(node.shape[-1], (1, *node.shape)[-2]) \
             if kind == "gpu" and reduced else (None, 1)
@@ -132,10 +134,10 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         expr.compute(node, index, reduced)
     data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,),
                          alignment=OUT_ALIGNMENT if kind == "gpu" else None)]
-    for stored_node, name in sorted(inputs.values(), key=lambda p: p[1]):
-        data.append(lp.ValueArg(name, stored_node.dtype) if name.startswith("s")
+    for stored_node, name, scalar in sorted(inputs.values(), key=lambda read: read.name):
+        data.append(lp.ValueArg(name, stored_node.dtype) if scalar
                     else lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
-    if isinstance(node, Reduce):
+    if is_kind(node, "reduce"):
         if _is_product_sum(node):
             knl, out_inames = _plain_kernel(node, expr, data)
             extents = {f"i{k}": n for k, n in enumerate(node.arg.shape)}
@@ -162,7 +164,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
             return row_kernel_schedule(knl, node.shape, expr.row_tags, rows_per_group, group)
         return cpu_row_kernel_schedule(knl, node.shape, expr.row_tags, expr.row_splits,
                                        expr.row_vectors)
-    elementwise = not isinstance(node, (Reduce, Scan))
+    elementwise = not is_kind(node, "reduce", "scan")
     if kind == "gpu" and elementwise and node.ndim >= 2 \
             and (has_narrow_rows(node.shape)
                  or is_narrow(node.shape) and transposed_inputs(knl, out_inames)):
@@ -188,17 +190,17 @@ def _scheduled_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     return knl
 
 
-def _vector_math(node: Node, inputs: dict[int, tuple[Node, str]]) -> bool:
+def _vector_math(node: Node, inputs: dict[int, KernelInput]) -> bool:
     """Whether *node* is float32 arithmetic and ``sin``/``cos`` (with a
     vector version in kernelcore's branch-free math) on inputs of its shape,
     calling one of these, over rows of a multiple of CPU_GROUP elements."""
     region = _region(node, inputs)
     return (node.ndim >= 1 and node.shape[-1] >= CPU_GROUP and node.shape[-1] % CPU_GROUP == 0
-            and any(isinstance(n, Map) and n.op in ("sin", "cos") for n in region)
-            and all(isinstance(n, Map) and n.op in VECTOR_OPS and n.dtype == np.float32
+            and any(is_kind(n, "map") and n.op in ("sin", "cos") for n in region)
+            and all(is_kind(n, "map") and n.op in VECTOR_OPS and n.dtype == np.float32
                     and all(a.dtype == np.float32 for a in n.args) for n in region)
             and all(n.shape == node.shape and n.dtype == np.float32
-                    for n, name in inputs.values() if not name.startswith("s")))
+                    for n, _, scalar in inputs.values() if not scalar))
 
 
 def _cpu_vector_lanes(knl: lp.LoopKernel) -> lp.LoopKernel:
@@ -217,16 +219,16 @@ def _cpu_vector_lanes(knl: lp.LoopKernel) -> lp.LoopKernel:
 def _is_product_sum(node: Reduce) -> bool:
     """Whether *node* sums a product over one axis (a matrix product's shape)."""
     arg = node.arg
-    if isinstance(arg, Map) and arg.op == "astype":
+    if is_kind(arg, "map") and arg.op == "astype":
         arg = arg.args[0]
     return (node.op == "sum" and len(node.axes) == 1 and not node.keepdims
-            and isinstance(arg, Map) and arg.op == "multiply" and node.ndim >= 2)
+            and is_kind(arg, "map") and arg.op == "multiply" and node.ndim >= 2)
 
 
 def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
     """The unscheduled kernel computing *node*, and the inames of its output."""
     v = prim.Variable
-    if isinstance(node, Reduce):
+    if is_kind(node, "reduce"):
         arg = node.arg
         index = [f"i{k}" for k in range(arg.ndim)]
         red = tuple(index[a] for a in node.axes)
@@ -236,7 +238,7 @@ def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, li
         body = expr(arg, [v(i) for i in index])
         rhs = Reduction(kernel_reduction(node), red, body) if red else body
         domains = [box(i, arg.shape[k]) for k, i in enumerate(index)]
-    elif isinstance(node, Scan):
+    elif is_kind(node, "scan"):
         names = [f"i{k}" for k in range(node.ndim)]
         out_index = [v(i) for i in names]
         running = list(out_index)

@@ -25,13 +25,13 @@ from lazyarray.graph import (
     Iota,
     Map,
     Node,
-    Param,
     Reduce,
     Reshape,
     Scan,
     View,
     is_weak,
 )
+from lazyarray.mapper import is_kind
 
 
 def _complex_sign() -> str:
@@ -174,7 +174,7 @@ _WEAK_PROBES = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1j}
 
 def _probe(x):
     """A stand-in with NumPy's typing behaviour: empty arrays, or Python scalars."""
-    if isinstance(x, Const):
+    if is_kind(x, "const"):
         return x.value.item() if x.weak else x.value
     if is_weak(x):
         return _WEAK_PROBES[x.dtype.kind]
@@ -202,7 +202,7 @@ def _operand(node: Node, loop_dtype: np.dtype, name: str = "") -> Node:
     (a kernel argument: a new value reuses the kernel), except an integer
     outside the loop type's range in a comparison, which NumPy compares as
     the integer it is."""
-    if isinstance(node, Const) and node.weak and loop_dtype.kind in "iu" \
+    if is_kind(node, "const") and node.weak and loop_dtype.kind in "iu" \
             and node.dtype.kind in "iu" and name in _COMPARISONS \
             and not _fits(node.value, loop_dtype):
         return node
@@ -221,11 +221,11 @@ def cast(node: Node, dtype) -> Node:
     dtype = np.dtype(dtype)
     if dtype.kind not in "biufc" or dtype == np.float16:
         raise unsupported_dtype_error(dtype)
-    if isinstance(node, Param):
+    if is_kind(node, "param"):
         node.converted_to.add(dtype)
-    if node.dtype == dtype and not isinstance(node, Const):
+    if node.dtype == dtype and not is_kind(node, "const"):
         return node
-    if isinstance(node, Const):
+    if is_kind(node, "const"):
         key = (node._key, dtype)
         converted = _CONST_CASTS.get(key)
         if converted is None:
@@ -412,7 +412,7 @@ def _elementwise(name: str, args: tuple) -> tuple[Node, tuple | None]:
         raise DTypeError(
             f"{name} of {', '.join(str(a.dtype) for a in args)} computes in float16 in "
             "NumPy, which lazyarray does not support; cast the operands to float32 first")
-    if name in ("power", "float_power") and isinstance(args[1], Const):
+    if name in ("power", "float_power") and is_kind(args[1], "const"):
         special = _scalar_power(args[0], args[1], loop[0], dtype)
         if special is not None:
             return special, None
@@ -444,7 +444,7 @@ def _typing(name: str, args: tuple) -> tuple:
     """``(result dtype, loop dtypes)`` of ufunc *name* on *args*, as NumPy
     types them (a DTypeError where NumPy has no loop)."""
     key: tuple | None = (name, *[(a.dtype, is_weak(a)) for a in args])
-    if any(isinstance(a, Const) and a.weak and a.dtype.kind in "iu" for a in args):
+    if any(is_kind(a, "const") and a.weak and a.dtype.kind in "iu" for a in args):
         key = None          # (a Python int's value matters: out of range)
     else:
         typing = _TYPINGS.get(key)

@@ -20,6 +20,7 @@ import numpy as np
 
 from lazyarray import run as _run
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
+from lazyarray.mapper import is_kind
 from lazyarray.tracing import TRACING
 from lazyarray.values import computed_count, on_device, on_host
 
@@ -149,7 +150,7 @@ def element_read(node: Node, axis_map: list, ranges: list) -> Node | None:
     offsets of such arrays were read; None where *node* stays uncomputed."""
     if TRACING.names or not node.ndim:
         return None
-    if isinstance(node, Input):
+    if is_kind(node, "input"):
         value = node.data
     elif computed(node):
         value = on_device(node)
@@ -161,7 +162,7 @@ def element_read(node: Node, axis_map: list, ranges: list) -> Node | None:
         return None
     if value is None:
         return None
-    owned = node.owned if isinstance(node, Input) else True
+    owned = node.owned if is_kind(node, "input") else True
     return Input(value[tuple(entry[1] for entry in axis_map)], owned=owned)
 
 

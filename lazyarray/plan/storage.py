@@ -2,28 +2,24 @@
 by a kernel of its own) and why; every other node is inlined into the kernel
 of the stored value that reads it, up to a size budget per kernel.
 
-Public names: storage_plan, stored_nodes, row_reductions, RECOMPUTE_LIMIT, NARROW_ROWS_LIMIT,
+Public names: storage_plan, stored_nodes, row_reductions, StorageRule, RECOMPUTE_LIMIT,
+NARROW_ROWS_LIMIT,
 ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from lazyarray.graph import (
-    Concat,
-    Const,
-    Gather,
-    Input,
-    Map,
     Node,
-    Param,
     Reduce,
-    Scan,
-    View,
     computed,
     walk,
 )
+from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.plan.accesses import accesses, operand_uses
 from lazyarray.plan.indexing import out_index
 from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS, has_narrow_rows
@@ -65,10 +61,10 @@ def storage_plan(root: Node, target: Target | None = None,
     Nodes whose ids are in *named* (values array handles hold, which later
     work reads again) are stored too.
     """
-    if all(isinstance(c, (Input, Const)) for c in root.children()):
+    if all(is_kind(c, "input", "const") for c in root.children()):
         return [(root, "result")]       # one operation on inputs (eager calls)
     kind = (target or default_target()).kind
-    limit = RECOMPUTE_LIMIT[kind]
+    rule = StorageRule(kind)
     # (computed values are inputs: planning covers the new part of the graph)
     order = [n for n in walk(root, computed) if n is root or not computed(n)]
     # per node: the (kernel, index) pairs it is evaluated at (with the share of
@@ -91,39 +87,28 @@ def storage_plan(root: Node, target: Target | None = None,
             reasons[id(node)] = "result"
         elif id(node) in named:
             reasons[id(node)] = "held by an array"
-        elif isinstance(node, Reduce):
-            reasons[id(node)] = "reduction"
-        elif isinstance(node, Scan):
-            reasons[id(node)] = "scan"
-        elif isinstance(node, (Map, Concat)) and count >= limit:
-            reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
-                                 f"(limit {limit})")
-        elif isinstance(node, (Map, Concat)) and kind == "gpu" and count >= NARROW_ROWS_LIMIT \
-                and id(node) not in reduced and has_narrow_rows(node.shape):
-            reasons[id(node)] = (f"recompute rule: read {count:.3g} times per element "
-                                 f"of short rows (limit {NARROW_ROWS_LIMIT})")
-        elif isinstance(node, (Map, Concat, Gather)):
-            over = _over_budget(node, at.get(id(node), ()), pasted.get(id(node), {}), size,
-                                reducing)
-            if over:
-                reasons[id(node)] = over
-        if getattr(node, "external", False):
+        else:
+            reason = rule(node, _Reads(count, at.get(id(node), {}), pasted.get(id(node), {}),
+                                       size, reducing, id(node) in reduced))
+            if reason:
+                reasons[id(node)] = reason
+        if is_kind(node, "external_call", "call_output"):
             # a call of a kernel lazyarray did not write (lazyarray.calls)
             # reads whole arrays: they are stored before it runs
             reasons.setdefault(id(node), "external call")
             for child in node.children():
-                if not computed(child) and not isinstance(child, (Const, Param)):
+                if not computed(child) and not is_kind(child, "const", "param"):
                     reasons.setdefault(id(child), "read whole by an external call")
         if id(node) in reasons:
             if node is not root:
                 _evaluate_as_root(node, at, unshared)
             size[id(node)] = _operations(node)
             pasted[id(node)] = {}
-            if isinstance(node, (Reduce, Scan)):
+            if is_kind(node, "reduce", "scan"):
                 reducing.add(id(node))
                 pasted[id(node)] = {id(node): (1, 0)}
                 # (a long body is computed elementwise, where values are shared)
-                if isinstance(node.arg, (Map, Concat, Gather)) and not computed(node.arg) \
+                if is_kind(node.arg, "map", "concat", "gather") and not computed(node.arg) \
                         and whole[id(node.arg)] * PASTE_WEIGHT > KERNEL_BUDGET:
                     reasons[id(node.arg)] = ("size budget: the body of a reduction, over "
                                              f"{KERNEL_BUDGET // PASTE_WEIGHT} operations")
@@ -157,14 +142,68 @@ def storage_plan(root: Node, target: Target | None = None,
             if id(n) in reasons and id(n) not in absorbed]
 
 
+class _Reads(NamedTuple):
+    """How a node not stored yet is read where the plan stands: *times*
+    evaluations per element of the stored values reading it, its (kernel,
+    index) pairs *at*, its inlined copies *pasted*, the kernels' code
+    sizes *size*, the kernels of reductions and scans *reducing*, and whether
+    a reduction's argument is computed from it (*in_reduction*)."""
+
+    times: float
+    at: dict
+    pasted: dict
+    size: dict
+    reducing: set[int]
+    in_reduction: bool
+
+
+class StorageRule(NodeMapper[str | None]):
+    """Why a node that is neither the result nor held by an array is stored
+    (None: it is recomputed where it is read), by its kind, on a device of
+    *kind* (``"cpu"``, ``"gpu"``)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.limit = RECOMPUTE_LIMIT[kind]
+
+    def map_reduce(self, node: Node, reads: _Reads) -> str | None:
+        return "reduction"
+
+    def map_scan(self, node: Node, reads: _Reads) -> str | None:
+        return "scan"
+
+    def map_map(self, node: Node, reads: _Reads) -> str | None:
+        count = reads.times
+        if count >= self.limit:
+            return f"recompute rule: read {count:.3g} times per element (limit {self.limit})"
+        if self.kind == "gpu" and count >= NARROW_ROWS_LIMIT and not reads.in_reduction \
+                and has_narrow_rows(node.shape):
+            return (f"recompute rule: read {count:.3g} times per element "
+                    f"of short rows (limit {NARROW_ROWS_LIMIT})")
+        return self.map_gather(node, reads)
+
+    map_concat = map_map
+
+    def map_gather(self, node: Node, reads: _Reads) -> str | None:
+        return _over_budget(node, reads.at, reads.pasted, reads.size, reads.reducing)
+
+    def _read_where_used(self, node: Node, reads: _Reads) -> str | None:
+        return None
+
+    # (views, constants, ranges and inputs are read where they are used;
+    # external calls are stored by the rule of calls in :func:`storage_plan`)
+    map_view = map_reshape = map_iota = map_const = map_param = map_input = _read_where_used
+    map_external_call = map_call_output = _read_where_used
+
+
 def _reduction_bodies(order: list[Node]) -> set[int]:
     """The ids of the nodes of *order* that the argument of one of its
     reductions is computed from (up to other reductions)."""
     found: set[int] = set()
-    stack = [n.arg for n in order if isinstance(n, Reduce)]
+    stack = [n.arg for n in order if is_kind(n, "reduce")]
     while stack:
         node = stack.pop()
-        if id(node) in found or computed(node) or isinstance(node, (Reduce, Scan)):
+        if id(node) in found or computed(node) or is_kind(node, "reduce", "scan"):
             continue
         found.add(id(node))
         stack.extend(node.children())
@@ -201,7 +240,7 @@ def _inlined_sizes(order: list[Node], named: frozenset[int] = frozenset()
 def _operations(node: Node) -> int:
     """The operations computing *node* adds to a kernel's code, counting the
     reads of its operands."""
-    if isinstance(node, (View, Const, Input)):
+    if is_kind(node, "view", "const", "input"):
         return 0
     return 1 + sum(operand_uses(node))
 
@@ -242,7 +281,7 @@ def _paste(pasted: dict, node: Node, kernel: int, copies: int, depth: int) -> No
 
 def _evaluate_as_root(node: Node, at: dict, unshared: dict) -> None:
     """Record that *node* is computed once per element by a kernel of its own."""
-    if isinstance(node, (Reduce, Scan)):
+    if is_kind(node, "reduce", "scan"):
         at[id(node)], unshared[id(node)] = {}, 1
     else:
         at[id(node)], unshared[id(node)] = {(id(node), tuple(out_index(node))): 1}, 0
@@ -272,7 +311,7 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     code sizes *size* (kernel id -> operations), reductions are absorbed
     only while *root*'s kernel stays within :data:`KERNEL_BUDGET`.
     """
-    if isinstance(root, (Reduce, Scan)) or root.ndim == 0:
+    if is_kind(root, "reduce", "scan") or root.ndim == 0:
         return set()
 
     def fits(d: Reduce) -> bool:
@@ -290,10 +329,10 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     while stack:
         for child in stack.pop().children():
             if id(child) in region or computed(child) or (id(child) in stored and not (
-                    isinstance(child, Reduce) and fits(child))):
+                    is_kind(child, "reduce") and fits(child))):
                 continue
-            if isinstance(child, Map) or (isinstance(child, Reduce) and fits(child)):
-                if isinstance(child, Reduce):
+            if is_kind(child, "map") or (is_kind(child, "reduce") and fits(child)):
+                if is_kind(child, "reduce"):
                     found[id(child)] = child
                 region.add(id(child))
                 stack.append(child)

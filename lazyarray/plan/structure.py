@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lazyarray.graph import Node, walk
 from lazyarray.mapper import NodeMapper, is_kind
+from lazyarray.plan.inputs import KernelInput
 
 
 class StructureFields(NodeMapper[tuple]):
@@ -50,7 +51,7 @@ class StructureFields(NodeMapper[tuple]):
 structure_fields = StructureFields()
 
 
-def kernel_structure(node: Node, inputs: dict[int, tuple[Node, str]], shapes: bool = True
+def kernel_structure(node: Node, inputs: dict[int, KernelInput], shapes: bool = True
                      ) -> tuple:
     """The structure of the kernel computing *node* from *inputs* (node id ->
     (node, argument name); names of scalar arguments start with ``s``):
@@ -64,7 +65,7 @@ def kernel_structure(node: Node, inputs: dict[int, tuple[Node, str]], shapes: bo
         entry: tuple
         shape = (n.shape,) if shapes else ()
         if id(n) in position:
-            kind = "scalar" if inputs[id(n)][1].startswith("s") else "in"
+            kind = "scalar" if inputs[id(n)].scalar else "in"
             entry = (kind, position[id(n)], n.dtype.str, *shape)
         elif is_kind(n, "const"):
             entry = n._key

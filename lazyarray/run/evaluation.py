@@ -13,7 +13,9 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.errors import LazyArrayError, user_place
-from lazyarray.graph import Const, Input, Map, Node, Param, Reshape, View, computed, walk
+from lazyarray.graph import Const, Input, Map, Node, Param, computed, walk
+from lazyarray.mapper import is_kind
+from lazyarray.plan.inputs import kernel_scalar
 from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue
 from lazyarray.run.progress import watch
 from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
@@ -105,11 +107,11 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
     value = on_device(root)
     if value is not None:
         return value
-    if isinstance(root, Param):
+    if is_kind(root, "param"):
         raise LazyArrayError(
             "a value computed from a scalar argument of a jitted function is not known "
             "while the function is traced; return it from the jitted function instead")
-    if isinstance(root, Input):
+    if is_kind(root, "input"):
         if root.data is None:
             raise LazyArrayError(
                 "this array was made while la.jit traced a function from its arguments' "
@@ -134,7 +136,7 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 # input holding data has no other value; a constant is a scalar
                 # argument, or an array argument once its value was computed)
                 args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
-                    else n.value if kind is Const and name[0] == "s" else _evaluate(n)
+                    else n.value if kind is Const and kernel_scalar(n) else _evaluate(n)
             value = run_step(step, queue, args)
             if type(step.node) is Const:
                 # (not kept: an interned constant with a device value would
@@ -180,15 +182,15 @@ def contiguous_part(node: Node) -> tuple[Node, tuple | None] | None:
     of one (``x[3]``, ``x[2, 1]``, ``x[1:4]``), which a view of its buffer
     holds (no kernel): ``(the array's node, None for a reshape or the index
     of the part)``; None otherwise."""
-    if not isinstance(node, (View, Reshape)) or 0 in node.shape:
+    if not is_kind(node, "view", "reshape") or 0 in node.shape:
         return None
     arg = node.arg
-    while isinstance(arg, (View, Reshape)) and not computed(arg):
+    while is_kind(arg, "view", "reshape") and not computed(arg):
         arg = arg.arg
     if not computed(arg):
         return None
     arg = node.arg
-    if isinstance(node, Reshape):
+    if is_kind(node, "reshape"):
         return arg, None
     m = next((k for k, a in enumerate(node.axis_map) if a[0] != "const"), arg.ndim)
     fixed = [a[1] for a in node.axis_map[:m]]

@@ -6,7 +6,7 @@ Threads may plan at the same time: the kernel of a structure is planned once
 concurrently).
 
 Public names: plan, plan_graph, plan_map, graph_structure, run_step, Step, STATS,
-kernel_scalar, timing_kernels.
+timing_kernels.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pyopencl.array as cla
 from kernelcore.runtime.invoke import get_executor
 from kernelcore.runtime.once import KeyedLocks, made_once
 from lazyarray.calls import launch_of
-from lazyarray.graph import Const, Input, Map, Node, Param, Reduce, Scan, View, computed, walk
+from lazyarray.graph import Const, Input, Map, Node, Param, computed
 from lazyarray.lower.flat import (
     FLAT_GROUP,
     SIZE_ARGUMENT,
@@ -35,6 +35,8 @@ from lazyarray.lower.flat import (
     is_flat,
 )
 from lazyarray.lower.kernel import build_kernel
+from lazyarray.mapper import is_kind
+from lazyarray.plan.inputs import KernelInput, kernel_inputs, kernel_scalar
 from lazyarray.plan.storage import stored_nodes
 from lazyarray.plan.structure import kernel_structure, structure_fields
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
@@ -67,8 +69,11 @@ class _Compiled:
     its recipe, without lowering again); laid out for *target*."""
 
     def __init__(self, kernel, bound: BoundLaunch | SizedLaunch | None, disk_key: str,
-                 target: Target, queue=None, group: int | None = None):
+                 target: Target, queue=None, group: int | None = None,
+                 scalars: frozenset[str] = frozenset()):
         self.kernel = kernel
+        #: the names of the arguments passed by value
+        self.scalars = scalars
         #: a flat kernel's work-group size (generic over the element count:
         #: launched by a SizedLaunch), else None
         self.group = group
@@ -119,7 +124,9 @@ class Step:
         if self.compiled is None:
             return None
         if self.compiled.kernel is None and not getattr(self.node, "external", False):
-            inputs = {id(n): (n, name) for name, n in self.args if name != SIZE_ARGUMENT}
+            scalars = self.compiled.scalars
+            inputs = {id(n): KernelInput(n, name, name in scalars)
+                      for name, n in self.args if name != SIZE_ARGUMENT}
             target = self.compiled.target
             self.compiled.kernel = build_flat_kernel(self.node, inputs, target) \
                 if self.compiled.group else build_kernel(self.node, inputs, target=target)
@@ -139,7 +146,7 @@ def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = froz
     seen: set[int] = set()
     target = Target.of_queue(default_queue())
     for root in roots:
-        if computed(root) or isinstance(root, Param):
+        if computed(root) or is_kind(root, "param"):
             continue
         stored = stored_nodes(root, target, named)
         stored_ids = {id(n) for n in stored}
@@ -297,32 +304,32 @@ def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:
 
 def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False,
               generic: bool = False) -> Step:
-    if isinstance(node, Reduce) and 0 in [node.arg.shape[a] for a in node.axes]:
+    if is_kind(node, "reduce") and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
         return Step(node)
     if getattr(node, "external", False):
         # a kernel lazyarray did not write (lazyarray.calls): run as it is
-        inputs = _collect_inputs(node, stored_ids, literals)
+        inputs = kernel_inputs(node, stored_ids, literals)
         return Step(node, compiled=launch_of(node, inputs),
-                    args=tuple((name, n) for n, name in inputs.values()))
-    if node.dtype.kind != "c" and (isinstance(node, Const) or (
-            isinstance(node, View) and isinstance(node.arg, Const))):
+                    args=tuple((i.name, i.node) for i in inputs.values()))
+    if node.dtype.kind != "c" and (is_kind(node, "const") or (
+            is_kind(node, "view") and is_kind(node.arg, "const"))):
         # one value everywhere: a fill (pyopencl fills no complex values)
-        return Step(node, fill=(node if isinstance(node, Const) else node.arg).value)
-    inputs = _collect_inputs(node, stored_ids, literals)
+        return Step(node, fill=(node if is_kind(node, "const") else node.arg).value)
+    inputs = kernel_inputs(node, stored_ids, literals)
     if generic and not tuning_enabled() and is_flat(node, inputs, target):
         flat = (flat_key(node, inputs), False)
         compiled = made_once(_KERNELS, (flat, target),
                              lambda: _compile(flat, node, inputs, target, True), _PLANNING)
         size = Const(flat_size(node), np.int64, False)
         return Step(node, compiled=compiled, args=tuple(
-            (name, n) for n, name in inputs.values()) + ((SIZE_ARGUMENT, size),))
+            (i.name, i.node) for i in inputs.values()) + ((SIZE_ARGUMENT, size),))
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (kernel_structure(node, inputs), tuning_enabled())
     compiled = made_once(_KERNELS, (key, target),
                          lambda: _compile(key, node, inputs, target), _PLANNING)
-    return Step(node, compiled=compiled, args=tuple((name, n) for n, name in inputs.values()))
+    return Step(node, compiled=compiled, args=tuple((i.name, i.node) for i in inputs.values()))
 
 
 def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = False
@@ -341,12 +348,13 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = 
     if recipe is not None:
         try:
             loaded = BoundLaunch.from_recipe(recipe, queue, node)
-            bound = SizedLaunch(loaded, group, isinstance(node, Reduce)) if group else loaded
+            bound = SizedLaunch(loaded, group, is_kind(node, "reduce")) if group else loaded
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
     knl = None if bound is not None else build_flat_kernel(node, inputs, target) if flat \
         else build_kernel(node, inputs, target=target)
-    compiled = _Compiled(knl, bound, disk_key, target, queue, group)
+    compiled = _Compiled(knl, bound, disk_key, target, queue, group,
+                         frozenset(i.name for i in inputs.values() if i.scalar))
     compiled.key = (key, target)
     compiled.planning_s = time.perf_counter() - start
     if knl is None:
@@ -389,7 +397,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
                 return bound.run(queue, args, node.shape, events)
             return bound(queue, args, events)
     out = new_array(queue, node.shape or (1,), node.dtype)
-    if compiled is not None and tuning_enabled() and not isinstance(node, Scan) and out.size:
+    if compiled is not None and tuning_enabled() and not is_kind(node, "scan") and out.size:
         _tune_step(step, queue, args, out)
     if step.fill is not None:
         # (pyopencl has no fill for bools: their bytes are filled as uint8)
@@ -415,7 +423,7 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     if compiled is not None and out.size and all(a.size for a in args.values()
                                                  if isinstance(a, cla.Array)):
         bound = BoundLaunch.from_run(step.kernel, queue, args, out if compiled.group else result)
-        compiled.bind(queue, SizedLaunch(bound, compiled.group, isinstance(node, Reduce))
+        compiled.bind(queue, SizedLaunch(bound, compiled.group, is_kind(node, "reduce"))
                       if compiled.group else bound)
         store_recipe(compiled.disk_key, bound.recipe)
     return result
@@ -460,54 +468,17 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
     """Replace *step*'s kernel by its fastest version on *args*
     (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.run.tune`)."""
     node = step.node
-    inputs = {id(n): (n, name) for name, n in step.args}
+    assert step.compiled is not None
+    inputs = {id(n): KernelInput(n, name, name in step.compiled.scalars)
+              for name, n in step.args}
     flat = kernel_arguments(args, out)
 
     def run(knl) -> None:
         knl(queue, **flat)
         queue.finish()
 
-    assert step.compiled is not None
     target = step.compiled.target
-    choices = candidates(target.kind, isinstance(node, Reduce))
+    choices = candidates(target.kind, is_kind(node, "reduce"))
     step.compiled.kernel, _ = tune(step.kernel,
                                    lambda choice: build_kernel(node, inputs, choice, target),
                                    choices, run)
-
-
-def kernel_scalar(node: Node) -> bool:
-    """Whether *node* is a kernel's scalar argument (a new value reuses the
-    kernel): a jit's scalar parameter, or a constant other than a bool (OpenCL
-    kernels take none) or a Python integer kept as written (compared outside
-    its operand's range)."""
-    return isinstance(node, Param) or (
-        isinstance(node, Const) and not node.weak and node.dtype.kind != "b")
-
-
-def _written_in(node: Node) -> bool:
-    """Whether the constant *node* can be written into a kernel's code: an
-    integer, or a finite nonzero float (kernelcore would fold ``x * 0.0``)."""
-    return isinstance(node, Const) and (node.dtype.kind in "iu" or (
-        node.dtype.kind == "f" and bool(np.isfinite(node.value)) and node.value != 0))
-
-
-def _collect_inputs(root: Node, stored_ids: set[int],
-                    literals: bool = False) -> dict[int, tuple[Node, str]]:
-    """The values *root*'s kernel reads, by node id with their argument names:
-    inputs, computed values and stored nodes (``in<k>``), and scalar
-    arguments (``s<k>``; with *literals*, constants :func:`_written_in` the
-    code are not arguments)."""
-    inputs: dict[int, tuple[Node, str]] = {}
-
-    def scalar(node: Node) -> bool:
-        return kernel_scalar(node) and not (literals and _written_in(node))
-
-    def read(node: Node) -> bool:
-        return node is not root and (computed(node) or id(node) in stored_ids
-                                     or scalar(node))
-
-    for node in walk(root, read):
-        if node is not root and read(node):
-            prefix = "s" if scalar(node) else "in"
-            inputs[id(node)] = (node, f"{prefix}{len(inputs)}")
-    return inputs
