@@ -211,6 +211,30 @@ def test_windows_of_a_large_device_array_build_nothing_new():
     assert np.allclose(sums, [(2 * values[:n]).sum() for n in range(100, 120)])
 
 
+def test_work_on_small_buffers_handed_in_stays_on_the_device(monkeypatch):
+    """Small pyopencl arrays handed in (W8's eager call) are not read to the
+    host on every call: the sum is one launch of a kernel planned once."""
+    import pyopencl.array as cla
+
+    from lazyarray.run import default_queue
+
+    queue = default_queue()
+    a, b = np.arange(1000, dtype=np.float32), np.linspace(0, 1, 1000, dtype=np.float32)
+    da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+    reads = []
+    real_get = cla.Array.get
+    monkeypatch.setattr(cla.Array, "get", lambda self, *args, **kwargs: (
+        reads.append(self.shape), real_get(self, *args, **kwargs))[1])
+    with la.tier("auto"):
+        (la.asarray(da) + la.asarray(db)).compute()
+        launches, planned = STATS["launches"], STATS["planned"]
+        results = [(la.asarray(da) + la.asarray(db)).compute() for _ in range(3)]
+        assert STATS["launches"] - launches == 3 and STATS["planned"] == planned
+        assert reads == []
+    for r in results:
+        np.testing.assert_array_equal(r.get(), a + b)
+
+
 def test_writes_into_small_device_arrays_stay_on_the_device():
     with la.tier("auto"):
         big = la.asarray(np.arange(100_000.0)) + 0

@@ -74,6 +74,10 @@ def readable(array) -> bool:
         size *= n
     if size > SMALL:
         return False
+    if type(node) is Input and not node.owned and size > 1:
+        # (an array handed in as a device buffer is read anew each time: work
+        # on the whole of it stays on the device, where its data is)
+        return False
     while True:
         if type(node) is Input:
             return node.data is not None
