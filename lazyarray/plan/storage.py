@@ -70,76 +70,76 @@ def storage_plan(root: Node, target: Target | None = None,
     # per node: the (kernel, index) pairs it is evaluated at (with the share of
     # the kernel's elements that evaluate it), and the number of evaluations
     # that are never shared (conditional, or inside a reduction)
-    at: dict[int, dict[tuple, float]] = {}
-    unshared: dict[int, float] = {}
-    reasons: dict[int, str] = {}
+    at: dict[Node, dict[tuple, float]] = {}
+    unshared: dict[Node, float] = {}
+    reasons: dict[Node, str] = {}
     # per kernel: the operations in its code; per node: per kernel, the copies
     # of its expression inlined without temporaries, and their deepest nesting
-    size: dict[int, int] = {}
-    pasted: dict[int, dict[int, tuple[int, int]]] = {}
-    reducing: set[int] = set()
+    size: dict[Node, int] = {}
+    pasted: dict[Node, dict[Node, tuple[int, int]]] = {}
+    reducing: set[Node] = set()
     whole = _inlined_sizes(order, named)
     reduced = _reduction_bodies(order) if kind == "gpu" else set()
     _evaluate_as_root(root, at, unshared)
     for node in reversed(order):            # consumers before producers
-        count = sum(at.get(id(node), {}).values()) + unshared.get(id(node), 0)
+        count = sum(at.get(node, {}).values()) + unshared.get(node, 0)
         if node is root:
-            reasons[id(node)] = "result"
+            reasons[node] = "result"
         elif id(node) in named:
-            reasons[id(node)] = "held by an array"
+            reasons[node] = "held by an array"
         else:
-            reason = rule(node, _Reads(count, at.get(id(node), {}), pasted.get(id(node), {}),
-                                       size, reducing, id(node) in reduced))
+            reason = rule(node, _Reads(count, at.get(node, {}), pasted.get(node, {}),
+                                       size, reducing, node in reduced))
             if reason:
-                reasons[id(node)] = reason
+                reasons[node] = reason
         if is_kind(node, "external_call", "call_output"):
             # a call of a kernel lazyarray did not write (lazyarray.calls)
             # reads whole arrays: they are stored before it runs
-            reasons.setdefault(id(node), "external call")
+            reasons.setdefault(node, "external call")
             for child in node.children():
                 if not computed(child) and not is_kind(child, "const", "param"):
-                    reasons.setdefault(id(child), "read whole by an external call")
-        if id(node) in reasons:
+                    reasons.setdefault(child, "read whole by an external call")
+        if node in reasons:
             if node is not root:
                 _evaluate_as_root(node, at, unshared)
-            size[id(node)] = _operations(node)
-            pasted[id(node)] = {}
+            size[node] = _operations(node)
+            pasted[node] = {}
             if is_kind(node, "reduce", "scan"):
-                reducing.add(id(node))
-                pasted[id(node)] = {id(node): (1, 0)}
+                reducing.add(node)
+                pasted[node] = {node: (1, 0)}
                 # (a long body is computed elementwise, where values are shared)
                 if is_kind(node.arg, "map", "concat", "gather") and not computed(node.arg) \
-                        and whole[id(node.arg)] * PASTE_WEIGHT > KERNEL_BUDGET:
-                    reasons[id(node.arg)] = ("size budget: the body of a reduction, over "
+                        and whole[node.arg] * PASTE_WEIGHT > KERNEL_BUDGET:
+                    reasons[node.arg] = ("size budget: the body of a reduction, over "
                                              f"{KERNEL_BUDGET // PASTE_WEIGHT} operations")
         else:
-            for kernel, copies in _copies(at.get(id(node), ()), pasted.get(id(node), {}),
+            for kernel, copies in _copies(at.get(node, ()), pasted.get(node, {}),
                                           reducing):
                 size[kernel] += copies * _operations(node)
-        for (kernel, index), weight in at.get(id(node), {}).items():
+        for (kernel, index), weight in at.get(node, {}).items():
             for child, child_index, share in accesses(node, list(index)):
                 if child_index is None:
-                    unshared[id(child)] = unshared.get(id(child), 0) + weight * share
+                    unshared[child] = unshared.get(child, 0) + weight * share
                     _paste(pasted, child, kernel, 1, 1)
                 else:
                     key = (kernel, tuple(child_index))
-                    reads = at.setdefault(id(child), {})
+                    reads = at.setdefault(child, {})
                     reads[key] = min(1, reads.get(key, 0) + weight * share)
-        times = unshared.get(id(node), 0)
+        times = unshared.get(node, 0)
         if times:
             for child, _, share in accesses(node, out_index(node)):
-                unshared[id(child)] = unshared.get(id(child), 0) + times * share
-        for kernel, (copies, depth) in pasted.get(id(node), {}).items():
+                unshared[child] = unshared.get(child, 0) + times * share
+        for kernel, (copies, depth) in pasted.get(node, {}).items():
             for (child, _, _), uses in zip(accesses(node, out_index(node)),
                                            operand_uses(node)):
                 _paste(pasted, child, kernel, copies * uses, depth + 1)
-    absorbed = row_reductions(root, {k for k in reasons if k != id(root)}, ROW_LIMIT[kind],
+    absorbed = row_reductions(root, {k for k in reasons if k != root}, ROW_LIMIT[kind],
                               size)
     if absorbed:
-        ops = ", ".join(getattr(n, "op", "") for n in order if id(n) in absorbed)
-        reasons[id(root)] += f" (row kernel: {ops} per row)"
-    return [(n, reasons[id(n)]) for n in order
-            if id(n) in reasons and id(n) not in absorbed]
+        ops = ", ".join(getattr(n, "op", "") for n in order if n in absorbed)
+        reasons[root] += f" (row kernel: {ops} per row)"
+    return [(n, reasons[n]) for n in order
+            if n in reasons and n not in absorbed]
 
 
 class _Reads(NamedTuple):
@@ -153,7 +153,7 @@ class _Reads(NamedTuple):
     at: dict
     pasted: dict
     size: dict
-    reducing: set[int]
+    reducing: set[Node]
     in_reduction: bool
 
 
@@ -196,16 +196,16 @@ class StorageRule(NodeMapper[str | None]):
     map_external_call = map_call_output = _read_where_used
 
 
-def _reduction_bodies(order: list[Node]) -> set[int]:
-    """The ids of the nodes of *order* that the argument of one of its
+def _reduction_bodies(order: list[Node]) -> set[Node]:
+    """The nodes of *order* that the argument of one of its
     reductions is computed from (up to other reductions)."""
-    found: set[int] = set()
+    found: set[Node] = set()
     stack = [n.arg for n in order if is_kind(n, "reduce")]
     while stack:
         node = stack.pop()
-        if id(node) in found or computed(node) or is_kind(node, "reduce", "scan"):
+        if node in found or computed(node) or is_kind(node, "reduce", "scan"):
             continue
-        found.add(id(node))
+        found.add(node)
         stack.extend(node.children())
     return found
 
@@ -222,18 +222,18 @@ PASTE_WEIGHT = 16
 
 
 def _inlined_sizes(order: list[Node], named: frozenset[int] = frozenset()
-                   ) -> dict[int, int]:
+                   ) -> dict[Node, int]:
     """Per node of *order* (producers first): the operations of its expression
     inlined whole, without temporaries (at most :data:`KERNEL_BUDGET` + 1);
     the nodes in *named* are stored, read as inputs."""
-    whole: dict[int, int] = {}
+    whole: dict[Node, int] = {}
     for node in order:
         if id(node) in named:
-            whole[id(node)] = 0
+            whole[node] = 0
             continue
         reads = zip(accesses(node, out_index(node)), operand_uses(node))
-        whole[id(node)] = min(KERNEL_BUDGET + 1, _operations(node) + sum(
-            uses * whole.get(id(child), 0) for (child, _, _), uses in reads))
+        whole[node] = min(KERNEL_BUDGET + 1, _operations(node) + sum(
+            uses * whole.get(child, 0) for (child, _, _), uses in reads))
     return whole
 
 
@@ -245,12 +245,12 @@ def _operations(node: Node) -> int:
     return 1 + sum(operand_uses(node))
 
 
-def _copies(keys, pasted: dict, reducing: set[int]) -> list[tuple[int, int]]:
+def _copies(keys, pasted: dict, reducing: set[Node]) -> list[tuple[Node, int]]:
     """Per kernel: how many copies of a node's expression its code holds, from
     the node's (kernel, index) pairs and its inlined copies *pasted* (weighed
     by :data:`PASTE_WEIGHT` in the kernels of reductions and scans,
     *reducing*)."""
-    copies: dict[int, int] = {}
+    copies: dict[Node, int] = {}
     for kernel, _ in keys:
         copies[kernel] = copies.get(kernel, 0) + 1
     for kernel, (n, _) in pasted.items():
@@ -259,7 +259,7 @@ def _copies(keys, pasted: dict, reducing: set[int]) -> list[tuple[int, int]]:
     return list(copies.items())
 
 
-def _over_budget(node: Node, keys, pasted: dict, size: dict, reducing: set[int]) -> str | None:
+def _over_budget(node: Node, keys, pasted: dict, size: dict, reducing: set[Node]) -> str | None:
     """Why inlining *node* into the kernels that read it breaks the size
     budget, or None if it does not."""
     for kernel, copies in _copies(keys, pasted, reducing):
@@ -271,10 +271,10 @@ def _over_budget(node: Node, keys, pasted: dict, size: dict, reducing: set[int])
     return None
 
 
-def _paste(pasted: dict, node: Node, kernel: int, copies: int, depth: int) -> None:
+def _paste(pasted: dict, node: Node, kernel: Node, copies: int, depth: int) -> None:
     """Record *copies* more copies of *node*'s expression, nested *depth*
     operations deep, in the code of *kernel*."""
-    mine = pasted.setdefault(id(node), {})
+    mine = pasted.setdefault(node, {})
     n, d = mine.get(kernel, (0, 0))
     mine[kernel] = (n + copies, max(d, depth))
 
@@ -282,9 +282,9 @@ def _paste(pasted: dict, node: Node, kernel: int, copies: int, depth: int) -> No
 def _evaluate_as_root(node: Node, at: dict, unshared: dict) -> None:
     """Record that *node* is computed once per element by a kernel of its own."""
     if is_kind(node, "reduce", "scan"):
-        at[id(node)], unshared[id(node)] = {}, 1
+        at[node], unshared[node] = {}, 1
     else:
-        at[id(node)], unshared[id(node)] = {(id(node), tuple(out_index(node))): 1}, 0
+        at[node], unshared[node] = {(node, tuple(out_index(node))): 1}, 0
 
 
 #: per device kind: rows up to this many elements are reduced inside the
@@ -294,8 +294,8 @@ ROW_LIMIT = {"cpu": 8192, "gpu": MAX_GROUP * ROW_SLOTS}
 MIN_ROWS = 64
 
 
-def row_reductions(root: Node, stored: set[int], limit: int,
-                   size: dict[int, int] | None = None) -> set[int]:
+def row_reductions(root: Node, stored: set[Node], limit: int,
+                   size: dict[Node, int] | None = None) -> set[Node]:
     """Reductions that the kernel of *root* computes itself, once per row, into
     private temporaries (``x / x.sum(axis=-1, keepdims=True)``: one kernel).
 
@@ -308,7 +308,7 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     *root*'s extents, its rows are at most *limit* long and many
     (:data:`MIN_ROWS`), and *root* reads it only through elementwise
     operations (possibly inside other such reductions). With the kernels'
-    code sizes *size* (kernel id -> operations), reductions are absorbed
+    code sizes *size* (kernel root -> operations), reductions are absorbed
     only while *root*'s kernel stays within :data:`KERNEL_BUDGET`.
     """
     if is_kind(root, "reduce", "scan") or root.ndim == 0:
@@ -323,31 +323,31 @@ def row_reductions(root: Node, stored: set[int], limit: int,
                 and d.arg.shape == root.shape and 0 < row <= limit
                 and rows >= MIN_ROWS)
 
-    region: set[int] = {id(root)}
-    found: dict[int, Reduce] = {}
+    region: set[Node] = {root}
+    found: dict[Node, Reduce] = {}
     stack = [root]
     while stack:
         for child in stack.pop().children():
-            if id(child) in region or computed(child) or (id(child) in stored and not (
+            if child in region or computed(child) or (child in stored and not (
                     is_kind(child, "reduce") and fits(child))):
                 continue
             if is_kind(child, "map") or (is_kind(child, "reduce") and fits(child)):
                 if is_kind(child, "reduce"):
-                    found[id(child)] = child
-                region.add(id(child))
+                    found[child] = child
+                region.add(child)
                 stack.append(child)
     if not found:
         return set()
     # every reader of an absorbed reduction must be inside the kernel, and no
     # other stored value's kernel may read it (it would not be stored)
-    parents: dict[int, list[int]] = {}
+    parents: dict[Node, list[Node]] = {}
     nodes = [n for n in walk(root, computed) if n is root or not computed(n)]
     for n in nodes:
         for child in n.children():
-            parents.setdefault(id(child), []).append(id(n))
+            parents.setdefault(child, []).append(n)
     absorbed = {k for k in found if all(p in region for p in parents.get(k, []))}
     if size is not None:
-        total = size.get(id(root), 0)
+        total = size.get(root, 0)
         for k in found:
             if k in absorbed and total + size.get(k, 0) > KERNEL_BUDGET:
                 absorbed.discard(k)
@@ -357,7 +357,7 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     while changed and absorbed:
         changed = False
         for other in nodes:
-            if id(other) in stored and id(other) not in absorbed:
+            if other in stored and other not in absorbed:
                 dropped = absorbed & _read_by(other, stored)
                 if dropped:
                     absorbed -= dropped
@@ -365,12 +365,12 @@ def row_reductions(root: Node, stored: set[int], limit: int,
     return absorbed
 
 
-def _read_by(node: Node, stored: set[int]) -> set[int]:
-    """Ids of the stored values that the kernel computing *node* reads."""
+def _read_by(node: Node, stored: set[Node]) -> set[Node]:
+    """The stored values that the kernel computing *node* reads."""
     def read(n: Node) -> bool:
-        return n is not node and id(n) in stored
+        return n is not node and n in stored
 
-    return {id(n) for n in walk(node, read) if read(n)}
+    return {n for n in walk(node, read) if read(n)}
 
 
 _ROW_OPS = ("sum", "product", "max", "min")
