@@ -138,17 +138,17 @@ class _OutputLaunch:
         return value if self.node.shape else value.reshape(())
 
 
-def launch_of(node: Node, inputs: dict[int, KernelInput]) -> Any:
+def launch_of(node: Node, inputs: dict[Node, KernelInput]) -> Any:
     """The launch of the step computing the external *node*, whose inputs are
-    *inputs* (node id -> (node, step argument name)); children that are not
+    *inputs* (node -> its KernelInput: node, step argument name); children that are not
     inputs are constants written into kernels, passed by value."""
     if is_kind(node, "call_output"):
-        return _OutputLaunch(node, inputs[id(node.call)][1])
+        return _OutputLaunch(node, inputs[node.call][1])
     assert is_kind(node, "external_call")
     sources = []
     for name, child in zip(node.names, node.args):
-        if id(child) in inputs:
-            sources.append((name, ("in", inputs[id(child)][1])))
+        if child in inputs:
+            sources.append((name, ("in", inputs[child][1])))
         else:
             sources.append((name, ("value", child.value)))
     return _CallLaunch(node, sources)

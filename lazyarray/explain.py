@@ -119,14 +119,14 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
     node = asarray(x).node
     profiles = {p.index: p for p in kernel_profiles(x, repeat)} if profile else {}
     steps = _run.plan([node])
-    reasons = {id(n): r for n, r in _plan.storage.storage_plan(node)}
-    index = {id(st.node): k for k, st in enumerate(steps)}
+    reasons = {n: r for n, r in _plan.storage.storage_plan(node)}
+    index = {st.node: k for k, st in enumerate(steps)}
     lines = [f"{len(steps)} kernel(s) for {_label(node)}"]
     if not steps:
         lines[0] += ": already computed"
     for k, step in enumerate(steps):
         lines.append(f"kernel {k}: stores {_label(step.node)}  "
-                     f"[{reasons.get(id(step.node), 'stored')}]")
+                     f"[{reasons.get(step.node, 'stored')}]")
         if step.fill is not None:
             lines.append(f"  no launch: filled with {step.fill!r}")
         elif step.kernel is None and getattr(step.node, "external", False):
@@ -136,7 +136,7 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
         elif step.kernel is None:
             lines.append("  no launch: no elements")
         for name, n in step.args:
-            source = (f"kernel {index[id(n)]}" if id(n) in index else
+            source = (f"kernel {index[n]}" if n in index else
                       f"computed on the host by {host_origin(n)}, copied to the device"
                       if host_origin(n) else
                       "device data" if is_kind(n, "input") else
@@ -161,16 +161,16 @@ def to_dot(x, path: str | Path | None = None) -> str:
     *path* ending in ``.svg`` or ``.png``, also renders it (needs graphviz's
     ``dot``); other paths get the source."""
     node = asarray(x).node
-    stored = {id(n): r for n, r in _plan.storage.storage_plan(node)}
+    stored = {n: r for n, r in _plan.storage.storage_plan(node)}
     ids = {}
     lines = ["digraph lazyarray {", "  rankdir=BT;"]
     for n in walk(node):
-        ids[id(n)] = f"n{len(ids)}"
-        shape = "box, style=bold" if id(n) in stored else "ellipse"
+        ids[n] = f"n{len(ids)}"
+        shape = "box, style=bold" if n in stored else "ellipse"
         label = _label(n).replace('"', "'")
-        lines.append(f'  {ids[id(n)]} [label="{label}", shape={shape}];')
+        lines.append(f'  {ids[n]} [label="{label}", shape={shape}];')
         for child in n.children():
-            lines.append(f"  {ids[id(child)]} -> {ids[id(n)]};")
+            lines.append(f"  {ids[child]} -> {ids[n]};")
     lines.append("}")
     source = "\n".join(lines) + "\n"
     if path is not None:
@@ -424,13 +424,13 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
             for k, step in enumerate(_run.plan([node])):
                 args = {}
                 for name, n in step.args:
-                    value = n.value if is_kind(n, "const") else values.get(id(n))
+                    value = n.value if is_kind(n, "const") else values.get(n)
                     if value is None:
                         value = _run.evaluate(n)
                     if getattr(value, "offset", 0):
                         value = value.copy(queue=queue)      # (as run_step does)
                     args[name] = value
-                values[id(step.node)] = _run.run_step(step, queue, args)     # (warm-up)
+                values[step.node] = _run.run_step(step, queue, args)     # (warm-up)
                 compiled = step.compiled
                 bound = None if compiled is None else compiled.bound_on(queue, step.node)
                 if bound is None:

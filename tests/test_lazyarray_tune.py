@@ -39,7 +39,7 @@ def test_tuned_results_are_unchanged(monkeypatch, caplog):
 def test_the_fastest_size_is_kept():
     x = la.asarray(np.ones((64, 1024), np.float32))    # (no size is halved to fit)
     node = (x * 2).node
-    inputs = {id(x.node): KernelInput(x.node, "in0", scalar=False)}
+    inputs = {x.node: KernelInput(x.node, "in0", scalar=False)}
 
     codes = {}
 
@@ -58,7 +58,7 @@ def test_the_fastest_size_is_kept():
 def test_knobs_a_schedule_does_not_use_are_not_timed():
     x = la.asarray(np.ones((64, 64), np.float32))
     node = (2 * x.T).node           # a blocked transpose takes no group size
-    inputs = {id(x.node): KernelInput(x.node, "in0", scalar=False)}
+    inputs = {x.node: KernelInput(x.node, "in0", scalar=False)}
     calls = []
     group_sizes = [c for c in tune.candidates("cpu", reduction=False) if c[0] == "group_size"]
     best, timings = tune.tune(build_kernel(node, inputs), lambda c: build_kernel(node, inputs, c),
@@ -157,7 +157,7 @@ def test_a_blocking_that_does_not_apply_is_not_built(monkeypatch):
     monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     x = la.asarray(np.ones((64, 64), np.float32))
     node = (x @ x).node
-    inputs = {id(x.node): KernelInput(x.node, "in0", scalar=False)}
+    inputs = {x.node: KernelInput(x.node, "in0", scalar=False)}
     small = ("contraction", ((8, 8), (8, 8), 16))
     with pytest.raises(tune.NotApplicable, match="does not apply"):
         build_kernel(node, inputs, small)

@@ -65,20 +65,20 @@ def _apply(op: str, operands: list) -> prim.Expression:
     return substitute(_template(op), {f"_op{k}": v for k, v in enumerate(operands)})
 
 
-def row_operands(reductions: list[Reduce], inputs: dict) -> set[int]:
+def row_operands(reductions: list[Reduce], inputs: dict) -> set[Node]:
     """Ids of the values that row *reductions* read at their own positions:
     their arguments, and the inputs they read through elementwise operations
     of the same shape (``x`` in ``(x*x).sum(axis=-1)``)."""
-    found = {id(r.arg) for r in reductions}
-    seen: set[int] = set()
+    found = {r.arg for r in reductions}
+    seen: set[Node] = set()
     stack = [r.arg for r in reductions]
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
-        if id(node) in inputs:
-            found.add(id(node))
+        seen.add(node)
+        if node in inputs:
+            found.add(node)
         elif is_kind(node, "map"):
             stack.extend(c for c in node.args if c.shape == node.shape)
     return found
@@ -100,30 +100,30 @@ class Expr(NodeMapper[prim.ExpressionNode]):
     it owns (every *row_group*-th), so that the row is read from memory once.
     """
 
-    def __init__(self, inputs: dict[int, KernelInput], row_lanes: int | None = None,
+    def __init__(self, inputs: dict[Node, KernelInput], row_lanes: int | None = None,
                  row_group: int | None = None):
-        self.inputs = inputs        # stored node id -> (node, argument name)
-        self.shared: dict = {}      # (node id, index) -> reads in shareable places
+        self.inputs = inputs        # stored node -> its KernelInput
+        self.shared: dict = {}      # (node, index) -> reads in shareable places
         self.out_index: tuple = ()
         self.inames: list[str] = []             # the loops of the output's elements
-        self.row_arrays: dict[int, str] = {}    # node id -> its private row array
+        self.row_arrays: dict[Node, str] = {}   # node -> its private row array
         self.row_insns: list = []               # row temporaries' statements, in order
-        self.row_temps: dict[int, prim.Variable] = {}  # reduction id -> private temporary
+        self.row_temps: dict[Node, prim.Variable] = {}  # reduction -> private temporary
         self.cse_insns: list = []               # shared values' statements, in order
         self.row_domains: list[str] = []
         self.row_lanes = row_lanes
         self.row_group = row_group
         self._positions: dict = {}  # GPU row position -> (slot, work-item) inames
         self._row_count = 0
-        self._filling: set[int] = set()         # ids of row arrays being filled
+        self._filling: set[Node] = set()        # row arrays being filled
         self.row_tags: dict[str, str] = {}      # iname tags of the row reductions
         self.row_temporaries: list = []         # their lanes and row arrays
         self.row_splits: list[str] = []         # row array inames to walk in lanes
         self.row_vectors: list[str] = []        # reduction lanes to walk in two vectors
-        self.reduced: set[int] = set()          # ids of what row reductions read per element
+        self.reduced: set[Node] = set()         # what row reductions read per element
         self.shape_of_out: tuple | None = None
-        self._temps: dict[tuple, prim.Variable] = {}  # (node id, index) -> its temporary
-        self._temp_keys: set[tuple] = set()     # the (node id, index) pairs to hold
+        self._temps: dict[tuple, prim.Variable] = {}  # (node, index) -> its temporary
+        self._temp_keys: set[tuple] = set()     # the (node, index) pairs to hold
         self._unshared = 0                      # > 0: inside a conditional or a reduction
         self._in_rows = 0                       # > 0: inside a row temporary's instruction
         self._elementwise = False               # computing an output elementwise (compute)
@@ -132,15 +132,15 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         held = self._held(node, index)
         if held is not None:
             return held
-        if id(node) in self.inputs:
-            read = self.inputs[id(node)]
+        if node in self.inputs:
+            read = self.inputs[node]
             name = prim.Variable(read.name)
             if read.scalar:
                 # (typed as its node: kernelcore types scalar arguments weakly,
                 # as it types Python numbers)
                 return TypeCast(node.dtype, name)
             return prim.Subscript(name, tuple(index_expr(i) for i in index) or (0,))
-        key = (id(node), tuple(index))
+        key = (node, tuple(index))
         if key in self._temps and not self._in_rows:
             return self._temps[key]     # (computed for every element, also where conditional)
         if self._unshared or key not in self._temp_keys:
@@ -195,11 +195,11 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         at the output's index, gets) one and this work-item holds that
         element; else None."""
         if not index or len(index) != len(self.out_index) \
-                or list(index[:-1]) != list(self.out_index[:-1]) or id(node) in self._filling:
+                or list(index[:-1]) != list(self.out_index[:-1]) or node in self._filling:
             return None
         position = index_expr(index[-1])
         at_output = not self._unshared and tuple(index) == self.out_index
-        if id(node) not in self.row_arrays and not (
+        if node not in self.row_arrays and not (
                 (at_output or position in self._positions) and self._in_row_array(node)):
             return None
         if self.row_group is not None and position not in self._positions:
@@ -217,14 +217,14 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         """Whether *node* is kept in a row array: it is computed (a Map; on a
         GPU also an input), a row reduction of this kernel reads it per element
         (:attr:`reduced`), and the result reads it at its own index."""
-        if id(node) in self.row_arrays:
+        if node in self.row_arrays:
             return True
         if self.row_group is not None:
-            kept = is_kind(node, "map") or id(node) in self.inputs
+            kept = is_kind(node, "map") or node in self.inputs
         else:
             kept = self.row_lanes is not None and is_kind(node, "map")
-        return (kept and node.shape == self.shape_of_out and id(node) in self.reduced
-                and self.shared.get((id(node), self.out_index), 0) > 0)
+        return (kept and node.shape == self.shape_of_out and node in self.reduced
+                and self.shared.get((node, self.out_index), 0) > 0)
 
     def row_position(self, outer: str, inner: str, extent: int) -> prim.Expression:
         """A GPU row kernel's position ``group*outer + inner`` along a row of
@@ -241,7 +241,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         self._positions[position] = (outer, inner)
         return position
 
-    def compute(self, node: Node, index: list, reduced: set[int]) -> None:
+    def compute(self, node: Node, index: list, reduced: set[Node]) -> None:
         """Prepare to compute *node* elementwise at *index* (inames, or row
         positions), whose region's row reductions reduce the nodes *reduced*:
         decide which values become temporaries, and compute them (producers
@@ -273,7 +273,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         """Whether *node* at *index* may become a temporary: a computed value
         that is not read from a row array."""
         return (is_kind(node, "map", "concat", "gather", "view", "reshape")
-                and id(node) not in self.inputs
+                and node not in self.inputs
                 and not (index == self.out_index and self._in_row_array(node)))
 
     def _shared_reads(self, root: Node, index: list) -> tuple[list, dict, dict]:
@@ -289,7 +289,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         stack: list = [(root, tuple(index), 1, True, False)]
         while stack:
             node, at, times, direct, done = stack.pop()
-            key = (id(node), at)
+            key = (node, at)
             if done:
                 order.append((key, node, at))
                 continue
@@ -298,7 +298,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
             first_direct = direct and key not in counts
             if direct:
                 counts[key] = counts.get(key, 0) + times
-            if id(node) in self.inputs or is_kind(node, "const") \
+            if node in self.inputs or is_kind(node, "const") \
                     or not (first or first_direct):
                 continue
             # (a value read from a row array is computed where the array is filled)
@@ -311,7 +311,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
                 if child_index is None:
                     continue
                 if below:
-                    reads[key].append((id(child), tuple(child_index)))
+                    reads[key].append((child, tuple(child_index)))
                 if below or first:
                     stack.append((child, tuple(child_index), uses, below, False))
         # a value also read where a concatenation's part applies is computed
@@ -320,10 +320,10 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         seen: set[tuple] = set()
         while pending:
             node, at = pending.pop()
-            key = (id(node), tuple(at))
+            key = (node, tuple(at))
             if key in counts:
                 counts[key] += 1
-            elif key not in seen and id(node) not in self.inputs:
+            elif key not in seen and node not in self.inputs:
                 seen.add(key)
                 pending += [(child, child_index) for child, child_index, _
                             in accesses(node, list(at)) if child_index is not None]
@@ -333,7 +333,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
     def _row_array(self, node: Node) -> prim.Variable:
         """The private row array holding *node* along the current row (on a
         GPU, the elements this work-item owns)."""
-        name = self.row_arrays.get(id(node))
+        name = self.row_arrays.get(node)
         if name is None:
             k = self._row_count
             self._row_count += 1
@@ -350,10 +350,10 @@ class Expr(NodeMapper[prim.ExpressionNode]):
                 shape = (-(-extent // self.row_group),)
             self.row_temporaries.append(lp.TemporaryVariable(
                 name.name, node.dtype, shape=shape, address_space="private"))
-            self._filling.add(id(node))     # the fill reads *node* itself
+            self._filling.add(node)     # the fill reads *node* itself
             body = self._unshared_read(node, [*self.out_index[:-1], j], rows=True)
-            self._filling.remove(id(node))
-            self.row_arrays[id(node)] = name
+            self._filling.remove(node)
+            self.row_arrays[node] = name
             self.row_insns.append(assignment(prim.Subscript(name, (slot,)), body,
                                              inames=self._row_inames()))
         return name
@@ -372,11 +372,11 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         a private temporary computed once per row; with *row_lanes*, the row
         is walked in that many interleaved lanes (vector registers on a CPU)
         and a sequential tail."""
-        name = self.row_temps.get(id(node))
+        name = self.row_temps.get(node)
         if name is not None:
             return name
         k = len(self.row_temps)
-        name = self.row_temps[id(node)] = prim.Variable(f"row{k}")
+        name = self.row_temps[node] = prim.Variable(f"row{k}")
         [axis] = node.axes
         extent, op = node.arg.shape[axis], kernel_reduction(node)
 

@@ -47,10 +47,10 @@ _VECTOR_FUNCTIONS = ("sin", "cos")
 
 def _region(node: Node, inputs: dict) -> list[Node]:
     """The nodes a kernel computing *node* evaluates, operands first."""
-    return [n for n in walk(node, lambda n: id(n) in inputs) if id(n) not in inputs]
+    return [n for n in walk(node, lambda n: n in inputs) if n not in inputs]
 
 
-def is_flat(node: Node, inputs: dict[int, KernelInput], target: Target) -> bool:
+def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool:
     """Whether *node*'s kernel (reading *inputs*) is elementwise over operands
     of its own shape and scalars, or a reduction of all the elements of such
     an expression, so that a flat kernel generic over the element count
@@ -66,8 +66,8 @@ def is_flat(node: Node, inputs: dict[int, KernelInput], target: Target) -> bool:
         if node.keepdims or len(node.axes) != body.ndim or node.dtype.kind == "c" \
                 or node.op not in _FLAT_REDUCTIONS or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
             return False
-        if id(body) in inputs:
-            return inputs[id(body)][0].shape == body.shape and bool(body.shape)
+        if body in inputs:
+            return inputs[body][0].shape == body.shape and bool(body.shape)
         if not is_kind(body, "map"):
             return False
     if not is_kind(body, "map") or not body.shape \
@@ -85,7 +85,7 @@ def is_flat(node: Node, inputs: dict[int, KernelInput], target: Target) -> bool:
     return all(n.shape == (() if scalar else body.shape) for n, _, scalar in inputs.values())
 
 
-def flat_key(node: Node, inputs: dict[int, KernelInput]) -> tuple:
+def flat_key(node: Node, inputs: dict[Node, KernelInput]) -> tuple:
     """The structure of a flat kernel: its operations and dtypes, inputs and
     scalars by position, no shapes (every array has the element count)."""
     return ("flat", *kernel_structure(node, inputs, shapes=False))
@@ -103,7 +103,7 @@ def _stand_in(node: Node, length: int) -> Input:
     return Input(as_strided(np.zeros(1, node.dtype), (length,), (0,), writeable=False))
 
 
-def build_flat_kernel(node: Node, inputs: dict[int, KernelInput],
+def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
                       target: Target) -> lp.LoopKernel:
     """The flat kernel of *node* (see :func:`is_flat`): one work-item per
     element (a reduction: one work-group), the element count in
@@ -111,15 +111,15 @@ def build_flat_kernel(node: Node, inputs: dict[int, KernelInput],
     reduction = is_kind(node, "reduce")
     body = node.arg if reduction else node
     length = int(np.prod(body.shape))
-    flat: dict[int, Node] = {}
-    flat_inputs: dict[int, KernelInput] = {}
+    flat: dict[Node, Node] = {}
+    flat_inputs: dict[Node, KernelInput] = {}
     for n, name, scalar in inputs.values():
         stand_in = n if scalar else _stand_in(n, length)
-        flat[id(n)], flat_inputs[id(stand_in)] = stand_in, KernelInput(stand_in, name, scalar)
+        flat[n], flat_inputs[stand_in] = stand_in, KernelInput(stand_in, name, scalar)
     for n in _region(body, inputs):
-        flat[id(n)] = n if is_kind(n, "const") else Map(
-            n.op, tuple(flat[id(a)] for a in n.args), (length,), n.dtype, n.weak)
-    root = flat[id(body)]
+        flat[n] = n if is_kind(n, "const") else Map(
+            n.op, tuple(flat[a] for a in n.args), (length,), n.dtype, n.weak)
+    root = flat[body]
     expr = Expr(flat_inputs)
     size = prim.Variable(SIZE_ARGUMENT)
     data = [lp.GlobalArg("out", node.dtype, shape=(1,) if reduction else (size,)),

@@ -68,24 +68,24 @@ ROW_VECTORS = (2, 4)
 
 def _region(root: Node, inputs: dict) -> list[Node]:
     """The nodes a kernel computing *root* evaluates (up to its inputs)."""
-    seen: set[int] = set()
+    seen: set[Node] = set()
     found: list[Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        if id(node) in seen or id(node) in inputs:
+        if node in seen or node in inputs:
             continue
-        seen.add(id(node))
+        seen.add(node)
         found.append(node)
         stack.extend(node.children())
     return found
 
 
-def build_kernel(node: Node, inputs: dict[int, KernelInput],
+def build_kernel(node: Node, inputs: dict[Node, KernelInput],
                  choice: tuple[str, tuple] | None = None,
                  target: Target | None = None) -> lp.LoopKernel:
     """A kernelcore kernel computing *node* into ``out`` from the stored nodes
-    in *inputs* (node id -> (node, argument name)), parallelized for the device;
+    in *inputs* (node -> :class:`~lazyarray.plan.inputs.KernelInput`), parallelized for the device;
     *choice* (knob, values) overrides one of the schedule's sizes, as
     :mod:`lazyarray.run.tune` describes. Kernels reaching element offsets beyond
     ``2**31 - 1`` index with int64. Laid out for *target* (by default
@@ -101,7 +101,7 @@ def build_kernel(node: Node, inputs: dict[int, KernelInput],
     return knl
 
 
-def _needs_wide_indices(node: Node, inputs: dict[int, KernelInput]) -> bool:
+def _needs_wide_indices(node: Node, inputs: dict[Node, KernelInput]) -> bool:
     """Whether a kernel computing *node* from *inputs* has more than
     ``2**31 - 1`` elements in an array it reads or writes, or in a value it
     computes (a reshape's flat offsets, a broadcast)."""
@@ -109,7 +109,7 @@ def _needs_wide_indices(node: Node, inputs: dict[int, KernelInput]) -> bool:
     return any(int(np.prod(n.shape, dtype=np.int64)) > INDEX_LIMIT for n in values)
 
 
-def _scheduled_kernel(node: Node, inputs: dict[int, KernelInput],
+def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
                       choice: tuple[str, tuple] | None, target: Target):
     """:func:`build_kernel`'s kernel, for the default index type."""
     sizes = dict([choice]) if choice else {}
@@ -118,7 +118,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, KernelInput],
         expr = Expr(inputs)
     else:
         reductions = [n for n in _region(node, inputs) if is_kind(n, "reduce")]
-        reduced = {id(n.arg) for n in reductions}
+        reduced = {n.arg for n in reductions}
         group, rows_per_group = row_layout(node.shape[-1], (1, *node.shape)[-2]) \
             if kind == "gpu" and reduced else (None, 1)
         if group is not None:
@@ -190,7 +190,7 @@ def _scheduled_kernel(node: Node, inputs: dict[int, KernelInput],
     return knl
 
 
-def _vector_math(node: Node, inputs: dict[int, KernelInput]) -> bool:
+def _vector_math(node: Node, inputs: dict[Node, KernelInput]) -> bool:
     """Whether *node* is float32 arithmetic and ``sin``/``cos`` (with a
     vector version in kernelcore's branch-free math) on inputs of its shape,
     calling one of these, over rows of a multiple of CPU_GROUP elements."""

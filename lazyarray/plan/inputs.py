@@ -43,23 +43,23 @@ def written_in(node: Node) -> bool:
         node.dtype.kind == "f" and bool(np.isfinite(node.value)) and node.value != 0))
 
 
-def kernel_inputs(root: Node, stored_ids: set[int],
-                  literals: bool = False) -> dict[int, KernelInput]:
-    """The values *root*'s kernel reads, by node id: inputs, computed values
+def kernel_inputs(root: Node, stored: set[Node],
+                  literals: bool = False) -> dict[Node, KernelInput]:
+    """The values *root*'s kernel reads, by node: inputs, computed values
     and stored nodes (arrays), and scalar arguments (with *literals*,
     constants :func:`written_in` the code are not arguments)."""
-    inputs: dict[int, KernelInput] = {}
+    inputs: dict[Node, KernelInput] = {}
 
     def scalar(node: Node) -> bool:
         return kernel_scalar(node) and not (literals and written_in(node))
 
     def read(node: Node) -> bool:
-        return node is not root and (computed(node) or id(node) in stored_ids
+        return node is not root and (computed(node) or node in stored
                                      or scalar(node))
 
     for node in walk(root, read):
         if node is not root and read(node):
             by_value = scalar(node)
             prefix = SCALAR_PREFIX if by_value else ARRAY_PREFIX
-            inputs[id(node)] = KernelInput(node, f"{prefix}{len(inputs)}", by_value)
+            inputs[node] = KernelInput(node, f"{prefix}{len(inputs)}", by_value)
     return inputs

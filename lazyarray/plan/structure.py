@@ -51,27 +51,27 @@ class StructureFields(NodeMapper[tuple]):
 structure_fields = StructureFields()
 
 
-def kernel_structure(node: Node, inputs: dict[int, KernelInput], shapes: bool = True
+def kernel_structure(node: Node, inputs: dict[Node, KernelInput], shapes: bool = True
                      ) -> tuple:
-    """The structure of the kernel computing *node* from *inputs* (node id ->
+    """The structure of the kernel computing *node* from *inputs* (node ->
     (node, argument name); names of scalar arguments start with ``s``):
     one entry per node, inputs and scalars by position (not value),
     children by their entries' numbers; without *shapes* for kernels
     generic over the element count. Kernels of equal structure are one."""
     position = {nid: k for k, nid in enumerate(inputs)}
-    number: dict[int, int] = {}
+    number: dict[Node, int] = {}
     entries: list[tuple] = []
-    for n in walk(node, lambda n: id(n) in position):
+    for n in walk(node, lambda n: n in position):
         entry: tuple
         shape = (n.shape,) if shapes else ()
-        if id(n) in position:
-            kind = "scalar" if inputs[id(n)].scalar else "in"
-            entry = (kind, position[id(n)], n.dtype.str, *shape)
+        if n in position:
+            kind = "scalar" if inputs[n].scalar else "in"
+            entry = (kind, position[n], n.dtype.str, *shape)
         elif is_kind(n, "const"):
             entry = n._key
         else:
             entry = (n.mapper_method, *shape, n.dtype.str, structure_fields(n),
-                     tuple(number[id(c)] for c in n.children()))
-        number[id(n)] = len(entries)
+                     tuple(number[c] for c in n.children()))
+        number[n] = len(entries)
         entries.append(entry)
     return tuple(entries)

@@ -125,7 +125,7 @@ class Step:
             return None
         if self.compiled.kernel is None and not getattr(self.node, "external", False):
             scalars = self.compiled.scalars
-            inputs = {id(n): KernelInput(n, name, name in scalars)
+            inputs = {n: KernelInput(n, name, name in scalars)
                       for name, n in self.args if name != SIZE_ARGUMENT}
             target = self.compiled.target
             self.compiled.kernel = build_flat_kernel(self.node, inputs, target) \
@@ -143,17 +143,17 @@ def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = froz
     *generic* (eager evaluation), elementwise values get flat kernels generic
     over the element count where :func:`~lazyarray.lower.flat.is_flat`."""
     steps: list[Step] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()
     target = Target.of_queue(default_queue())
     for root in roots:
         if computed(root) or is_kind(root, "param"):
             continue
         stored = stored_nodes(root, target, named)
-        stored_ids = {id(n) for n in stored}
+        stored_set = set(stored)
         for node in stored:
-            if on_device(node) is None and id(node) not in seen:
-                seen.add(id(node))
-                steps.append(_step_for(node, stored_ids, target, literals, generic))
+            if on_device(node) is None and node not in seen:
+                seen.add(node)
+                steps.append(_step_for(node, stored_set, target, literals, generic))
     return steps
 
 
@@ -172,7 +172,7 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
     values are computed or held, constants written into code) and sharing
     the same subexpressions have equal keys, whatever the values of the
     inputs and of the scalar arguments."""
-    number: dict[int, int] = {}
+    number: dict[Node, int] = {}
     order: list[Node] = []
     entries: list[tuple] = []
     named: list[Node] = []
@@ -180,7 +180,7 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
     stack: list = [(root, False)]
     while stack:
         node, expanded = stack.pop()
-        nid = id(node)
+        nid = node
         if nid in number:
             continue
         entry: tuple
@@ -195,15 +195,15 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
                          else node._key)
             else:
                 children = node.children()
-                if any([id(c) not in number for c in children]):
+                if any([c not in number for c in children]):
                     stack.append((node, True))
                     stack.extend([(c, False) for c in reversed(children)
-                                  if id(c) not in number])
+                                  if c not in number])
                     continue
                 expanded = True
         if expanded:
             entry = (node.mapper_method, node.shape, node.dtype,
-                     tuple([number[id(c)] for c in node.children()]), structure_fields(node))
+                     tuple([number[c] for c in node.children()]), structure_fields(node))
             if deep and node.depth >= NAMED_DEPTH and node is not root \
                     and holder(node) is not None:
                 named.append(node)
@@ -235,16 +235,16 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
                          if compiled is not None else _step_for(node, set(), target))
         return steps
     steps = plan([root], named=frozenset(map(id, named)), generic=True)
-    index = {id(n): k for k, n in enumerate(order)}
-    if all(id(st.node) in index and all(id(n) in index or name == SIZE_ARGUMENT
+    index = {n: k for k, n in enumerate(order)}
+    if all(st.node in index and all(n in index or name == SIZE_ARGUMENT
                                         for name, n in st.args) for st in steps):
         if len(_PLANS) >= PLAN_CACHE_SIZE:
             _PLANS.clear()
         # (arguments by position in the graph; a flat kernel's element count,
         # the same for every graph of this structure, as its node)
         _PLANS[key] = (_KERNELS, tuple(
-            (index[id(st.node)], st.compiled,
-             tuple((name, index.get(id(n), n)) for name, n in st.args))
+            (index[st.node], st.compiled,
+             tuple((name, index.get(n, n)) for name, n in st.args))
             for st in steps))
     return steps
 
@@ -302,7 +302,7 @@ def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:
     return step
 
 
-def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool = False,
+def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = False,
               generic: bool = False) -> Step:
     if is_kind(node, "reduce") and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
@@ -310,14 +310,14 @@ def _step_for(node: Node, stored_ids: set[int], target: Target, literals: bool =
         return Step(node)
     if getattr(node, "external", False):
         # a kernel lazyarray did not write (lazyarray.calls): run as it is
-        inputs = kernel_inputs(node, stored_ids, literals)
+        inputs = kernel_inputs(node, stored, literals)
         return Step(node, compiled=launch_of(node, inputs),
                     args=tuple((i.name, i.node) for i in inputs.values()))
     if node.dtype.kind != "c" and (is_kind(node, "const") or (
             is_kind(node, "view") and is_kind(node.arg, "const"))):
         # one value everywhere: a fill (pyopencl fills no complex values)
         return Step(node, fill=(node if is_kind(node, "const") else node.arg).value)
-    inputs = kernel_inputs(node, stored_ids, literals)
+    inputs = kernel_inputs(node, stored, literals)
     if generic and not tuning_enabled() and is_flat(node, inputs, target):
         flat = (flat_key(node, inputs), False)
         compiled = made_once(_KERNELS, (flat, target),
@@ -469,7 +469,7 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
     (``LAZYARRAY_TUNE=1``, see :mod:`lazyarray.run.tune`)."""
     node = step.node
     assert step.compiled is not None
-    inputs = {id(n): KernelInput(n, name, name in step.compiled.scalars)
+    inputs = {n: KernelInput(n, name, name in step.compiled.scalars)
               for name, n in step.args}
     flat = kernel_arguments(args, out)
 
