@@ -18,7 +18,6 @@ from kernelcore.callables import (
     NumpyType,
     ScalarCallable,
     ValueArgDescriptor,
-    register_callable,
 )
 from kernelcore.codegen.kernel import (
     CodeGenerationResult,
@@ -63,7 +62,7 @@ from kernelcore.ir.instruction import Assignment, CallInstruction, CInstruction,
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
-from kernelcore.runtime.cache import cache_stats, set_caching_enabled
+from kernelcore.runtime.cache import cache_stats, caching_enabled, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launchers import (
     HostLauncherI,
@@ -77,8 +76,8 @@ from kernelcore.runtime.launchers import (
     OpenClKernelParameterGenerator,
     OpenClKernelParameterYielder,
     OpenClParametrizedKernelLauncher,
-    make_launcher,
 )
+from kernelcore.runtime.make_launcher import make_launcher
 from kernelcore.schedule.items import linearization_lines
 from kernelcore.schedule.linearize import (
     get_one_linearized_kernel,
@@ -131,7 +130,6 @@ def __getattr__(name: str):
     """``CACHING_ENABLED``: whether the on-disk code cache is on (see
     :func:`set_caching_enabled`), read at each access."""
     if name == "CACHING_ENABLED":
-        from kernelcore.runtime.cache import caching_enabled
         return caching_enabled()
     raise AttributeError(f"module 'kernelcore' has no attribute '{name}'")
 
@@ -210,6 +208,7 @@ from kernelcore.kernel.tools import (  # noqa: E402
     make_copy_kernel,
 )
 from kernelcore.preprocess import realize_reduction  # noqa: E402
+from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.tools import t_unit_to_python  # noqa: E402
 from kernelcore.transform.arrays import split_arg_axis, split_array_axis  # noqa: E402
@@ -235,6 +234,7 @@ from kernelcore.translation_unit import (  # noqa: E402
     make_function,
     make_program,
     merge,
+    register_callable,
     rename_callable,
     resolve_callables,
 )

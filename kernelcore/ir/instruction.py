@@ -6,6 +6,7 @@ NoOpInstruction, CInstruction, has_slices.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.ir.expr import find_reductions, get_dependencies
+from kernelcore.parse import parse_expression
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +97,6 @@ def _name_set(value: Any) -> frozenset:
 
 
 def _as_expr(value: Any) -> Any:
-    from kernelcore.parse import parse_expression
     return parse_expression(value) if isinstance(value, str) else value
 
 
@@ -279,9 +280,7 @@ class CInstruction(InstructionBase):
         """*iname_exprs* may also hold bare iname names, or be one string of
         comma-separated names; *assignees* may be a string of
         semicolon-separated expressions or a sequence of strings."""
-        import textwrap
 
-        from kernelcore.parse import parse_expression
         if isinstance(iname_exprs, str):
             iname_exprs = [n.strip() for n in iname_exprs.split(",") if n.strip()]
         pairs = tuple((i, prim.Variable(i)) if isinstance(i, str)

@@ -13,7 +13,7 @@
 ==========  ==========================================================
 
 Public names: parse_tag, UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
-VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT.
+VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT, VECTOR_WIDTHS.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from kernelcore.diagnostic import ParseError
 
 HW_AXIS_LIMIT = 3
+
+#: the lane counts OpenCL has vector types for (a ``vec`` iname's extent)
+VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 
 
 @dataclass(frozen=True)

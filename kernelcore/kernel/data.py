@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import (
     AddressSpace,
     ArrayArg,
@@ -63,10 +64,8 @@ def filter_iname_tags_by_type(tags: Iterable[Any], tag_type: Any,
     tuple of classes), checked to be between *min_num* and *max_num* many."""
     result = {t for t in tags if isinstance(t, tag_type)}
     if max_num is not None and len(result) > max_num:
-        from kernelcore.diagnostic import KernelcoreError
         raise KernelcoreError(f"cannot have more than {max_num} tags of type(s) {tag_type}")
     if min_num is not None and len(result) < min_num:
-        from kernelcore.diagnostic import KernelcoreError
         raise KernelcoreError(f"must have at least {min_num} tags of type(s) {tag_type}")
     return result
 

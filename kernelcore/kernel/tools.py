@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.transform.data import tag_array_axes
 from kernelcore.translation_unit import as_kernel
 
 
@@ -57,9 +60,6 @@ def make_copy_kernel(new_dim_tags: str, old_dim_tags: str | None = None) -> Any:
     """A translation unit copying array ``input`` to array ``output`` (of the
     same shape, ``(n0, n1, ...)``) with the axis layouts *old_dim_tags* (default:
     C order) and *new_dim_tags* (as :func:`~kernelcore.tag_array_axes` takes them)."""
-    from kernelcore.creation import make_kernel
-    from kernelcore.ir.data import ArrayArg, ValueArg
-    from kernelcore.transform.data import tag_array_axes
 
     rank = len(new_dim_tags.split(","))
     old_dim_tags = old_dim_tags or ",".join(["c"] * rank)

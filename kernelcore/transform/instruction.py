@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytools import UniqueNameGenerator
+
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.match import parse_match
-from kernelcore.translation_unit import for_each_kernel
+from kernelcore.translation_unit import as_kernel, for_each_kernel
 
 
 @for_each_kernel
@@ -99,7 +101,6 @@ def _matching(knl: LoopKernel, match, what: str) -> list:
 def find_instructions(knl: Any, insn_match) -> list:
     """The instructions of *knl* (a kernel or a translation unit's entry point)
     that *insn_match* selects."""
-    from kernelcore.translation_unit import as_kernel
     knl = as_kernel(knl)
     return [i for i in knl.instructions if parse_match(insn_match)(knl, i)]
 
@@ -116,7 +117,6 @@ def add_barrier(knl: LoopKernel, insn_before, insn_after, id_based_on: str | Non
                               f"'local', got {synchronization_kind!r}")
     before = {i.id for i in _matching(knl, insn_before, "add_barrier")}
     after = {i.id for i in _matching(knl, insn_after, "add_barrier")}
-    from pytools import UniqueNameGenerator
     barrier_id = UniqueNameGenerator(set(knl.id_to_insn))(id_based_on or "barrier")
     barrier = BarrierInstruction(
         id=barrier_id, depends_on=frozenset(before),

@@ -20,7 +20,14 @@ from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
-from kernelcore.ir.domain import align_to, move_names_to_params, project_to
+from kernelcore.ir.domain import (
+    align_to,
+    expr_to_pw_aff,
+    move_names_to_params,
+    project_to,
+    pw_aff_to_expr,
+    static_range,
+)
 from kernelcore.ir.expr import (
     REDUCTION_OPS,
     USER_REDUCTIONS,
@@ -29,8 +36,11 @@ from kernelcore.ir.expr import (
     get_dependencies,
     substitute,
 )
-from kernelcore.ir.instruction import Assignment, assignee_var_name
-from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
+from kernelcore.ir.grid import iname_range
+from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_var_name
+from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag, is_hw_parallel
+from kernelcore.parse import parse_expression
+from kernelcore.transform.iname import split_iname
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 dim_type = isl.dim_type
@@ -54,7 +64,6 @@ def register_reduction(name: str, identity, combine, merge=None) -> None:
 def _binary(spec):
     if not isinstance(spec, str):
         return spec
-    from kernelcore.parse import parse_expression
     template = parse_expression(spec)
     return lambda a, b: substitute(template, {"a": a, "b": b})
 
@@ -404,7 +413,6 @@ class _Realizer(IdentityMapper):
         its name, ``at(index)`` (the element of this work-item's position
         along *lane_iname*'s axis given by *index*), and the lowest value and
         extent of *lane_iname*."""
-        from kernelcore.transform.ilp import static_range
         lo, hi = static_range(self.knl, lane_iname)
         others = [n for n in sorted(outer, key=self.knl.all_inames().index)
                   if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
@@ -529,11 +537,6 @@ def split_group_reductions(knl):
     """Reductions over a ``g.N`` iname become two device kernels: each work-group
     reduces its share into a global array of partial results, then (after a
     global barrier) one work-group reduces the partial results."""
-    from kernelcore.codegen.grid import iname_range
-    from kernelcore.ir.domain import pw_aff_to_expr
-    from kernelcore.ir.instruction import BarrierInstruction
-    from kernelcore.ir.tags import is_hw_parallel
-    from kernelcore.transform.iname import split_iname
 
     dtypes, weak = kernel_type_context(knl)
     types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)
@@ -625,7 +628,6 @@ def split_group_reductions(knl):
 
 def _range_domain(name: str, rng, params) -> isl.BasicSet:
     """``{[name]: lower <= name < lower + size}`` for a parallel iname's range."""
-    from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
     space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=list(params))
     v = prim.Variable(name)
     lo = expr_to_pw_aff(rng.lower, space)
