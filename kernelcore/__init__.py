@@ -198,15 +198,11 @@ __all__ = [
 ]
 
 from kernelcore.callables import MathCallable  # noqa: E402
+from kernelcore.creation import make_copy_kernel  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
 from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
+from kernelcore.ir.instruction import MultiAssignmentBase  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
-from kernelcore.kernel.instruction import MultiAssignmentBase  # noqa: E402
-from kernelcore.kernel.tools import (  # noqa: E402
-    find_most_recent_global_barrier,
-    get_global_barrier_order,
-    make_copy_kernel,
-)
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
@@ -219,6 +215,8 @@ from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.instruction import (  # noqa: E402
     add_barrier,
     find_instructions,
+    find_most_recent_global_barrier,
+    get_global_barrier_order,
     remove_inames_from_insn,
     remove_predicates_from_insn,
 )

@@ -4,7 +4,7 @@ Fills in what the user left out: instruction ids, loop indices of each
 instruction, arguments and temporaries (``"..."``), array shapes from access
 footprints, and the single-writer dependency heuristic.
 
-Public names: make_kernel, make_loop_kernel.
+Public names: make_kernel, make_loop_kernel, make_copy_kernel.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
 from kernelcore.match import parse_match
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
+from kernelcore.transform.data import tag_array_axes
 from kernelcore.transform.iname import duplicate_inames, prioritize_loops
 from kernelcore.transform.parameters import fix_parameters
 from kernelcore.translation_unit import make_program
@@ -456,6 +457,30 @@ def make_kernel(*args: Any, **kwargs: Any) -> Any:
     entry point is the kernel built from *args* and *kwargs* (those of
     :func:`make_loop_kernel`), the functions it calls resolved."""
     return make_program(make_loop_kernel(*args, **kwargs))
+
+
+def make_copy_kernel(new_dim_tags: str, old_dim_tags: str | None = None) -> Any:
+    """A translation unit copying array ``input`` to array ``output`` (of the
+    same shape, ``(n0, n1, ...)``) with the axis layouts *old_dim_tags* (default:
+    C order) and *new_dim_tags* (as :func:`~kernelcore.tag_array_axes` takes them)."""
+
+    rank = len(new_dim_tags.split(","))
+    old_dim_tags = old_dim_tags or ",".join(["c"] * rank)
+    if len(old_dim_tags.split(",")) != rank:
+        raise KernelcoreError(f"make_copy_kernel: {new_dim_tags!r} and {old_dim_tags!r} "
+                              "give different numbers of axes")
+    inames = [f"i{k}" for k in range(rank)]
+    sizes = [f"n{k}" for k in range(rank)]
+    index = ", ".join(inames)
+    domain = "{{[{}]: {}}}".format(index, " and ".join(
+        f"0 <= {i} < {n}" for i, n in zip(inames, sizes)))
+    t_unit = make_kernel(domain, f"output[{index}] = input[{index}]",
+                         [ArrayArg("input", shape=tuple(sizes)),
+                          ArrayArg("output", shape=tuple(sizes)),
+                          *(ValueArg(n, "int32") for n in sizes)],
+                         name="copy")
+    t_unit = tag_array_axes(t_unit, "input", old_dim_tags)
+    return tag_array_axes(t_unit, "output", new_dim_tags)
 
 
 make_kernel.__signature__ = inspect.signature(make_loop_kernel).replace(  # type: ignore

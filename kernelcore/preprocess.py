@@ -11,9 +11,9 @@ from kernelcore.check import check_kernel
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.index_width import widen_index_dtype
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.transform.group_reduction import split_group_reductions
 from kernelcore.transform.ilp import expand_ilp_temporaries
 from kernelcore.transform.reduction import realize_reduction as _realize_typed
-from kernelcore.transform.reduction import split_group_reductions
 from kernelcore.transform.scan_check import check_scans
 from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import (
