@@ -264,6 +264,38 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase"]
 
+# What lazyarray builds on beyond loopy's API: expression helpers, kernel
+# construction without a translation unit, the program cache and build
+# machinery, and per-work-item totals.
+from kernelcore.check_bounds import check_bounds as check_array_bounds  # noqa: E402
+from kernelcore.creation import make_loop_kernel  # noqa: E402
+from kernelcore.index_width import INDEX_LIMIT  # noqa: E402
+from kernelcore.ir.expr import (  # noqa: E402
+    IdentityMapper,
+    WalkMapper,
+    collect_accesses,
+    find_reductions,
+    get_dependencies,
+    substitute,
+)
+from kernelcore.ir.instruction import BarrierInstruction  # noqa: E402
+from kernelcore.parse import ParsedInstruction, parse_expression  # noqa: E402
+from kernelcore.runtime.build import build_options, compile_program, provide_program  # noqa: E402
+from kernelcore.runtime.invoke import get_executor, memory_pool  # noqa: E402
+from kernelcore.runtime.once import KeyedLocks, made_once  # noqa: E402
+from kernelcore.runtime.store import DiskStore, default_cache_dir  # noqa: E402
+from kernelcore.statistics import WorkItemTotals, get_work_item_totals  # noqa: E402
+from kernelcore.transform.reduction import reduction_identity  # noqa: E402
+from kernelcore.version import source_fingerprint, tree_fingerprint  # noqa: E402
+
+__all__ += ["check_array_bounds", "make_loop_kernel", "INDEX_LIMIT", "IdentityMapper",
+            "WalkMapper", "collect_accesses", "find_reductions", "get_dependencies",
+            "substitute", "BarrierInstruction", "ParsedInstruction", "parse_expression",
+            "build_options", "compile_program", "provide_program", "get_executor",
+            "memory_pool", "KeyedLocks", "made_once", "DiskStore", "default_cache_dir",
+            "WorkItemTotals", "get_work_item_totals", "reduction_identity",
+            "source_fingerprint", "tree_fingerprint"]
+
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401
     diagnostic,
