@@ -46,7 +46,7 @@ from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 
 class CallableKernel(InKernelCallable):
     """A kernel as a callable of a translation unit (*subkernel*). Its
-    arguments are numbered as :func:`~kernelcore.kernel.function_interface.
+    arguments are numbered as :func:`~kernelcore.callables.
     get_kw_pos_association` says: inputs 0, 1, ..., outputs -1, -2, ...."""
 
     init_arg_names = ("subkernel", "arg_id_to_dtype", "arg_id_to_descr")

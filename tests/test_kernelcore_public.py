@@ -74,3 +74,21 @@ def test_work_item_totals_agree_with_the_op_and_memory_maps():
     loads = lp.get_mem_access_map(knl, subgroup_size=1).filter_by(
         mtype=["global"], direction=["load"], variable=["a"])
     assert totals.bytes_by_access[("a", "load")] == 8 * loads.eval_and_sum({})
+
+
+@pytest.mark.parametrize(("name", "entry"), [
+    ("infer_types", lp.types.infer_types),
+    ("inline_calls", lp.transform.inline.inline_calls),
+    ("link_callees", lp.codegen.callee.link_callees),
+    ("make_loop_kernel", creation.make_loop_kernel),
+    ("schedule_lines", lp.schedule.items.schedule_lines),
+    ("invoke", runtime.invoke.invoke),
+    ("invoke_c", runtime.c_invoke.invoke),
+])
+def test_stages_the_ir_reaches_are_registered(name, entry):
+    assert ir.stages.stage(name) is entry
+
+
+def test_an_unregistered_stage_is_an_error():
+    with pytest.raises(lp.KernelcoreError, match="not loaded"):
+        ir.stages.stage("no such stage")

@@ -528,7 +528,7 @@ class Generator:
         if body:
             body.append(cast.Statement(""))
         body += self.gen(0, len(self.items), [r.iname for r in self.hw_ranges],
-                        self.initial_context())
+                         self.initial_context())
         for axis in reversed(local_axes):
             idx = self.target.hw_index_name(True, axis)
             body = [cast.For(f"{self.index_ctype} {idx} = 0; {idx} < {local_size[axis]}; "

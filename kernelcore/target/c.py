@@ -80,6 +80,8 @@ class CTarget(OpenCLTarget):
     parallel inames run as sequential loops."""
 
     name = "c"
+    #: whether work-items run one after another (the code generator then
+    #: wraps each device kernel's body in loops over the groups and work-items)
     sequential = True
     #: whether OpenCL vector types (``float8``, ``vload8``) exist
     vector_types = False
