@@ -18,7 +18,6 @@ from kernelcore.callables import (
     NumpyType,
     ScalarCallable,
     ValueArgDescriptor,
-    register_callable,
 )
 from kernelcore.codegen.kernel import (
     CodeGenerationResult,
@@ -63,7 +62,7 @@ from kernelcore.ir.instruction import Assignment, CallInstruction, CInstruction,
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
-from kernelcore.runtime.cache import cache_stats, set_caching_enabled
+from kernelcore.runtime.cache import cache_stats, caching_enabled, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launchers import (
     HostLauncherI,
@@ -77,8 +76,8 @@ from kernelcore.runtime.launchers import (
     OpenClKernelParameterGenerator,
     OpenClKernelParameterYielder,
     OpenClParametrizedKernelLauncher,
-    make_launcher,
 )
+from kernelcore.runtime.make_launcher import make_launcher
 from kernelcore.schedule.items import linearization_lines
 from kernelcore.schedule.linearize import (
     get_one_linearized_kernel,
@@ -131,7 +130,6 @@ def __getattr__(name: str):
     """``CACHING_ENABLED``: whether the on-disk code cache is on (see
     :func:`set_caching_enabled`), read at each access."""
     if name == "CACHING_ENABLED":
-        from kernelcore.runtime.cache import caching_enabled
         return caching_enabled()
     raise AttributeError(f"module 'kernelcore' has no attribute '{name}'")
 
@@ -200,16 +198,13 @@ __all__ = [
 ]
 
 from kernelcore.callables import MathCallable  # noqa: E402
+from kernelcore.creation import make_copy_kernel  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
 from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
+from kernelcore.ir.instruction import MultiAssignmentBase  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
-from kernelcore.kernel.instruction import MultiAssignmentBase  # noqa: E402
-from kernelcore.kernel.tools import (  # noqa: E402
-    find_most_recent_global_barrier,
-    get_global_barrier_order,
-    make_copy_kernel,
-)
 from kernelcore.preprocess import realize_reduction  # noqa: E402
+from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.tools import t_unit_to_python  # noqa: E402
 from kernelcore.transform.arrays import split_arg_axis, split_array_axis  # noqa: E402
@@ -220,6 +215,8 @@ from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.instruction import (  # noqa: E402
     add_barrier,
     find_instructions,
+    find_most_recent_global_barrier,
+    get_global_barrier_order,
     remove_inames_from_insn,
     remove_predicates_from_insn,
 )
@@ -235,6 +232,7 @@ from kernelcore.translation_unit import (  # noqa: E402
     make_function,
     make_program,
     merge,
+    register_callable,
     rename_callable,
     resolve_callables,
 )
@@ -265,6 +263,38 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "allocate_temporaries_for_base_storage", "t_unit_to_python",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase"]
+
+# What lazyarray builds on beyond loopy's API: expression helpers, kernel
+# construction without a translation unit, the program cache and build
+# machinery, and per-work-item totals.
+from kernelcore.check_bounds import check_bounds as check_array_bounds  # noqa: E402
+from kernelcore.creation import make_loop_kernel  # noqa: E402
+from kernelcore.index_width import INDEX_LIMIT  # noqa: E402
+from kernelcore.ir.expr import (  # noqa: E402
+    IdentityMapper,
+    WalkMapper,
+    collect_accesses,
+    find_reductions,
+    get_dependencies,
+    substitute,
+)
+from kernelcore.ir.instruction import BarrierInstruction  # noqa: E402
+from kernelcore.parse import ParsedInstruction, parse_expression  # noqa: E402
+from kernelcore.runtime.build import build_options, compile_program, provide_program  # noqa: E402
+from kernelcore.runtime.invoke import get_executor, memory_pool  # noqa: E402
+from kernelcore.runtime.once import KeyedLocks, made_once  # noqa: E402
+from kernelcore.runtime.store import DiskStore, default_cache_dir  # noqa: E402
+from kernelcore.statistics import WorkItemTotals, get_work_item_totals  # noqa: E402
+from kernelcore.transform.reduction import reduction_identity  # noqa: E402
+from kernelcore.version import source_fingerprint, tree_fingerprint  # noqa: E402
+
+__all__ += ["check_array_bounds", "make_loop_kernel", "INDEX_LIMIT", "IdentityMapper",
+            "WalkMapper", "collect_accesses", "find_reductions", "get_dependencies",
+            "substitute", "BarrierInstruction", "ParsedInstruction", "parse_expression",
+            "build_options", "compile_program", "provide_program", "get_executor",
+            "memory_pool", "KeyedLocks", "made_once", "DiskStore", "default_cache_dir",
+            "WorkItemTotals", "get_work_item_totals", "reduction_identity",
+            "source_fingerprint", "tree_fingerprint"]
 
 # Submodules that loopy's package makes attributes (``lp.symbolic.CombineMapper``).
 from kernelcore import (  # noqa: E402, F401

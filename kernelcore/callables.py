@@ -2,7 +2,9 @@
 
 Public names: NumpyType, ValueArgDescriptor, FixedStrideArrayDimTag,
 ArrayArgDescriptor, InKernelCallable, ScalarCallable, MathCallable,
-register_callable, specialize_call.
+get_kw_pos_association, get_arg_descriptor_for_expression, specialize_call,
+result_dtype, not_ready_error (the callables registered with
+:func:`~kernelcore.translation_unit.register_callable`).
 
 A call ``f(a, b)`` in a kernel starts out untyped. Before code generation the
 callable registered under ``f`` is asked for a specialized copy twice: once
@@ -14,14 +16,17 @@ are numbered 0, 1, ... in call order; results -1, -2, ... in assignee order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import CodeGenerationError, KernelcoreError
+from kernelcore.functions import MATH_FUNCTIONS, function_result_dtype
 from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.domain import static_range
+from kernelcore.ir.expr import SubArrayRef, get_dependencies
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,6 @@ class FixedStrideArrayDimTag:
 
 
 def _names_in(expr: Any) -> frozenset[str]:
-    from kernelcore.ir.expr import get_dependencies
     if expr is None or isinstance(expr, (int, np.integer)):
         return frozenset()
     return frozenset(get_dependencies(expr))
@@ -107,7 +111,6 @@ class ArrayArgDescriptor:
 
     def copy(self, **kwargs: Any) -> ArrayArgDescriptor:
         """A copy with *shape*, *address_space* or *dim_tags* replaced."""
-        from dataclasses import replace
         return replace(self, **kwargs)
 
     def map_expr(self, f: Callable[[Any], Any]) -> ArrayArgDescriptor:
@@ -246,7 +249,6 @@ class MathCallable(ScalarCallable):
     result type follows NumPy's rules for the argument types."""
 
     def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any):
-        from kernelcore.functions import MATH_FUNCTIONS, function_result_dtype
         nargs = MATH_FUNCTIONS[self.name][2]
         known = [arg_id_to_dtype.get(i) for i in range(nargs)]
         if any(t is None for t in known):
@@ -258,23 +260,54 @@ class MathCallable(ScalarCallable):
         return self.copy(arg_id_to_dtype=types, name_in_target=self.name), callables_table
 
 
-def register_callable(knl, name: str, callable: InKernelCallable):
-    """A copy of *knl* (a kernel or a translation unit: then each of its
-    kernels) in which calls to *name* go to *callable*."""
-    from kernelcore.translation_unit import CallableKernel, TranslationUnit
-    if not isinstance(callable, InKernelCallable):
-        raise KernelcoreError(
-            f"register_callable: expected an InKernelCallable for '{name}', "
-            f"got {type(callable).__name__}")
-    if isinstance(knl, TranslationUnit):
-        if isinstance(callable, CallableKernel):     # a kernel called by the others
-            return knl.copy(callables_table={**knl.callables_table,
-                                             name: callable.with_name(name)})
-        table = {n: (c.copy(subkernel=register_callable(c.subkernel, name, callable))
-                     if isinstance(c, CallableKernel) else c)
-                 for n, c in knl.callables_table.items()}
-        return knl.copy(callables_table={**table, name: callable})
-    return knl.copy(callables={**knl.callables, name: callable})
+def get_kw_pos_association(kernel: Any) -> tuple[dict[str, int], dict[int, str]]:
+    """``(kw_to_pos, pos_to_kw)`` of a callee kernel: its inputs are numbered
+    0, 1, ... in argument order, its outputs -1, -2, ... in argument order."""
+    written = kernel.get_written_variables()
+    kw_to_pos: dict[str, int] = {}
+    pos_to_kw: dict[int, str] = {}
+    read_count, write_count = 0, -1
+    for arg in kernel.args:
+        if arg.name in written:
+            kw_to_pos[arg.name], pos_to_kw[write_count] = write_count, arg.name
+            write_count -= 1
+        if arg.name not in written or getattr(arg, "is_input", None):
+            if arg.name not in kw_to_pos:
+                kw_to_pos[arg.name], pos_to_kw[read_count] = read_count, arg.name
+                read_count += 1
+    return kw_to_pos, pos_to_kw
+
+
+def get_arg_descriptor_for_expression(kernel: Any, expr: Any) -> Any:
+    """The descriptor of *expr* passed as an argument of a call in *kernel*:
+    :class:`ArrayArgDescriptor` for a sub-array reference, else
+    :class:`ValueArgDescriptor`."""
+    if isinstance(expr, SubArrayRef):
+        sub = expr.subscript
+        name = sub.aggregate.name if isinstance(sub, prim.Subscript) else sub.name
+        var = kernel.arg_dict.get(name) or kernel.temporary_variables.get(name)
+        if var is None:
+            raise KernelcoreError(f"unknown array '{name}' in a sub-array reference")
+        index = sub.index if isinstance(sub.index, tuple) else (sub.index,)
+        strides = var.element_strides()
+        swept = [i.name for i in expr.swept_inames]
+        dim_strides = []
+        for iname in swept:
+            stride: Any = 0
+            for idx, s in zip(index, strides):
+                if iname in get_dependencies(idx):
+                    stride = s if stride == 0 else stride + s
+            dim_strides.append(stride)
+        shape = tuple(_extent(kernel, n) for n in swept)
+        return ArrayArgDescriptor(shape, var.address_space if hasattr(
+            var, "address_space") else None,
+            tuple(FixedStrideArrayDimTag(s) for s in dim_strides))
+    return ValueArgDescriptor()
+
+
+def _extent(kernel: Any, iname: str) -> Any:
+    lo, hi = static_range(kernel, iname)
+    return hi - lo + 1
 
 
 def specialize_call(callable: InKernelCallable, arg_dtypes: Mapping[int, np.dtype],

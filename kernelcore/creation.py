@@ -4,7 +4,7 @@ Fills in what the user left out: instruction ids, loop indices of each
 instruction, arguments and temporaries (``"..."``), array shapes from access
 footprints, and the single-writer dependency heuristic.
 
-Public names: make_kernel, make_loop_kernel.
+Public names: make_kernel, make_loop_kernel, make_copy_kernel.
 """
 
 from __future__ import annotations
@@ -22,16 +22,18 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.auto_shapes import find_auto_shapes
-from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
+from kernelcore.creation_forms import ReductionResolver, SubArrayLowering, split_arg_reductions
+from kernelcore.diagnostic import (
+    KernelcoreError,
+    ParseError,
+    TypeInferenceFailure,
+    UnknownNameError,
+)
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
 from kernelcore.ir.domain import parse_assumptions, parse_domain
 from kernelcore.ir.expr import (
     AccessCollector,
-    IdentityMapper,
-    Reduction,
-    TypeCast,
     get_dependencies,
-    is_reduction_name,
     substitute,
 )
 from kernelcore.ir.instruction import (
@@ -46,76 +48,18 @@ from kernelcore.ir.instruction import (
     has_slices,
 )
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
+from kernelcore.match import parse_match
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
+from kernelcore.transform.data import tag_array_axes
+from kernelcore.transform.iname import duplicate_inames, prioritize_loops
+from kernelcore.transform.parameters import fix_parameters
+from kernelcore.translation_unit import make_program
+from kernelcore.version import LOOPY_USE_LANGUAGE_VERSION_2017_2, MOST_RECENT_LANGUAGE_VERSION
 
 logger = logging.getLogger(__name__)
-
-
-class _ReductionResolver(IdentityMapper):
-    """Calls ``sum(k, e)``, ``reduce(sum, k, e)``, ``simul_reduce(sum, k, e)`` (and
-    ``max/min(k, e)`` with k an iname) -> Reduction;
-    ``float32(e)`` and the other dtype names -> TypeCast."""
-
-    def __init__(self, inames: set[str]):
-        self.inames = inames
-
-    def _reduction_inames(self, arg):
-        if isinstance(arg, prim.Variable):
-            names = (arg.name,)
-        elif isinstance(arg, (tuple, list)) and all(
-                isinstance(a, prim.Variable) for a in arg):     # (none: the value itself)
-            names = tuple(a.name for a in arg)
-        else:
-            return None
-        return names
-
-    def map_call(self, expr):
-        fn = expr.function
-        params = expr.parameters
-        if isinstance(fn, prim.Variable) and fn.name in ("reduce", "simul_reduce") \
-                and len(params) == 3 and isinstance(params[0], prim.Variable):
-            # reduce(op, inames, expr); simul_reduce: the same, allow_simultaneous
-            red = self.map_call(prim.Call(params[0], params[1:]))
-            if not isinstance(red, Reduction):
-                raise ParseError(f"{expr}: '{params[0].name}' is not a reduction over "
-                                 f"inames {params[1]}")
-            return dataclasses.replace(red, allow_simultaneous=fn.name == "simul_reduce")
-        segmented = _segmented_op(expr)
-        if segmented is not None:       # reduce(segmented(op), inames, value, flag)
-            names = self._reduction_inames(params[1])
-            if names is None or any(n not in self.inames for n in names):
-                raise ParseError(f"{expr}: the second argument must name inames")
-            return Reduction(segmented, names, (self.rec(params[2]), self.rec(params[3])))
-        if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
-            names = self._reduction_inames(params[0])
-            is_reduction = names is not None and (
-                fn.name not in ("max", "min") or all(n in self.inames for n in names))
-            if is_reduction:
-                unknown = [n for n in names if n not in self.inames]
-                if unknown:
-                    raise UnknownNameError(
-                        f"reduction {fn.name}() over unknown iname(s) "
-                        f"{', '.join(unknown)}: declare them in a domain")
-                return Reduction(fn.name, names, self.rec(params[1]))
-            if fn.name.startswith("arg") and names is not None and len(names) != 1:
-                raise ParseError(f"{fn.name}() reduces over exactly one iname")
-            if fn.name not in ("max", "min"):
-                raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
-                                 f"first argument, got {params[0]}")
-        if isinstance(fn, prim.Variable) and fn.name in _CAST_NAMES:
-            if len(params) != 1:
-                raise ParseError(f"cast {fn.name}() takes one argument, got {len(params)}")
-            return TypeCast(np.dtype(fn.name), self.rec(params[0]))
-        return prim.Call(fn, tuple(self.rec(p) for p in params))
-
-    def map_constant(self, expr):
-        return expr
-
-
-_CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128", "bool"}
 
 
 _C_RESERVED = frozenset("""
@@ -126,142 +70,6 @@ ptrdiff_t intptr_t uintptr_t kernel __kernel global __global local __local const
 __constant private __private read_only write_only image2d_t image3d_t sampler_t event_t
 true false NULL INFINITY NAN lid gid
 """.split())
-
-
-class _SubArrayLowering(IdentityMapper):
-    """loopy's sub-array references as the slices calls take:
-    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*). Each
-    swept iname must be a whole subscript, in the order of the axes."""
-
-    def __init__(self, proto: LoopKernel):
-        self.proto = proto
-
-    def map_sub_array_ref(self, expr, *args, **kwargs):
-        swept = [v.name for v in expr.swept_inames]
-        sub = expr.subscript
-        if not isinstance(sub, prim.Subscript):
-            raise ParseError(f"sub-array reference {expr}: expected an array access")
-        used: list[str] = []
-        index = []
-        for ix in assignee_subscript(sub):
-            if not get_dependencies(ix) & set(swept):
-                index.append(self.rec(ix))
-                continue
-            if not (isinstance(ix, prim.Variable) and ix.name in swept):
-                raise ParseError(f"sub-array reference {expr}: kernelcore takes swept "
-                                 "inames only as whole subscripts (a[i, j], not a[i, 2*j])")
-            used.append(ix.name)
-            index.append(self._slice(ix.name))
-        if used != swept:
-            raise ParseError(f"sub-array reference {expr}: the swept inames must each "
-                             "index one axis, in the order of the axes")
-        return prim.Subscript(sub.aggregate, tuple(index))
-
-    def _slice(self, iname: str) -> prim.Slice:
-        from kernelcore.transform.ilp import static_range
-        if iname not in self.proto.all_inames():
-            raise UnknownNameError(f"sub-array reference over unknown iname '{iname}'")
-        try:
-            lo, hi = static_range(self.proto, iname)
-        except KernelcoreError:
-            return prim.Slice((None, None))      # a parametric range: the whole axis
-        return prim.Slice((None if lo == 0 else lo, hi + 1))
-
-
-def _segmented_op(expr) -> str | None:
-    """``segmented(op)`` (or ``segmented_flag(op)``) for a call
-    ``reduce(segmented(op), inames, value, flag)``, else None."""
-    if not (isinstance(expr, prim.Call) and expr.function == prim.Variable("reduce")
-            and len(expr.parameters) == 4):
-        return None
-    kind = expr.parameters[0]
-    if (isinstance(kind, prim.Call) and isinstance(kind.function, prim.Variable)
-            and kind.function.name in ("segmented", "segmented_flag")
-            and len(kind.parameters) == 1 and isinstance(kind.parameters[0], prim.Variable)
-            and kind.parameters[0].name in ("sum", "product", "max", "min")):
-        return f"{kind.function.name}({kind.parameters[0].name})"
-    raise ParseError(f"{expr}: a four-argument reduce() is a segmented scan, "
-                     "reduce(segmented(sum|product|max|min), inames, value, flag)")
-
-
-def _second_output(pi: ParsedInstruction, expression, suffix: str) -> ParsedInstruction:
-    """The instruction computing the second of *pi*'s two outputs from *expression*
-    (its id: *pi*'s with *suffix*; its temporary declaration: the one written
-    before the second assignee)."""
-    declared = pi.extra.get("assignee_types", {}).get(1)
-    return dataclasses.replace(
-        pi, assignee=pi.assignee[1], expression=expression,
-        temp_var_type=declared if declared is not None else None,
-        id=None if pi.id is None else f"{pi.id}_{suffix}",
-        extra={**pi.extra, "inames_of": pi.assignee[0]})   # runs where the first one does
-
-
-def _split_segmented(pi: ParsedInstruction) -> list:
-    """``v[i], f[i] = reduce(segmented(op), j, value, flag)`` as one instruction
-    for the values and one for the flags (id suffix ``_flag``)."""
-    if len(pi.assignee) != 2:
-        raise ParseError(f"{pi.source!r}: a segmented reduction has two outputs "
-                         "(the values and the segment flags)")
-    e = pi.expression
-    op = e.parameters[0]
-    flag_expr = prim.Call(e.function, (prim.Variable("segmented_flag")(*op.parameters),)
-                          + e.parameters[1:])
-    return [dataclasses.replace(pi, assignee=pi.assignee[0]),
-            _second_output(pi, flag_expr, "flag")]
-
-
-def _split_make_tuple(pi: ParsedInstruction) -> list:
-    """``a, b = make_tuple(x, y)`` as ``a = x`` and ``b = y`` (ids: the
-    instruction's, then with ``_1``, ``_2``, ...)."""
-    values = pi.expression.parameters
-    if len(values) != len(pi.assignee):
-        raise ParseError(f"{pi.source!r}: make_tuple() of {len(values)} values assigned "
-                         f"to {len(pi.assignee)} places")
-    written = {assignee_var_name(a) for a in pi.assignee}
-    if any(get_dependencies(v) & written for v in values):
-        raise ParseError(f"{pi.source!r}: the values of make_tuple() read what it assigns; "
-                         "copy them to temporaries first")
-    return [dataclasses.replace(pi, assignee=a, expression=v, extra=dict(pi.extra),
-                                id=pi.id if k == 0 or pi.id is None else f"{pi.id}_{k}")
-            for k, (a, v) in enumerate(zip(pi.assignee, values))]
-
-
-def _split_arg_reductions(parsed: list) -> list:
-    """loopy's two-output reductions ``m[i], idx[i] = argmax(k, a[i, k], k)``
-    as two instructions: ``m[i] = max(k, a[i, k])`` and ``idx[i] =
-    argmax(k, a[i, k])`` (the second id gets ``_index``); ``make_tuple``
-    assignments as one instruction per value (:func:`_split_make_tuple`)."""
-    out: list = []
-    for pi in parsed:
-        e = getattr(pi, "expression", None)
-        if (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
-                and isinstance(e, prim.Call) and e.function == prim.Variable("make_tuple")):
-            out += _split_make_tuple(pi)
-            continue
-        if isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple) \
-                and _segmented_op(e) is not None:
-            out += _split_segmented(pi)
-            continue
-        if not (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
-                and isinstance(e, prim.Call) and isinstance(e.function, prim.Variable)
-                and e.function.name in ("argmax", "argmin")):
-            out.append(pi)
-            continue
-        if len(pi.assignee) != 2 or len(e.parameters) != 3:
-            raise ParseError(f"{pi.source!r}: a two-output {e.function.name} is written "
-                             f"'m[i], idx[i] = {e.function.name}(k, a[i, k], k)'")
-        over, value, index = e.parameters
-        names = [v.name for v in (over if isinstance(over, tuple) else (over,))
-                 if isinstance(v, prim.Variable)]
-        if not (len(names) == 1 and isinstance(index, prim.Variable)
-                and index.name == names[0]):
-            raise ParseError(f"{pi.source!r}: kernelcore's {e.function.name} reports the "
-                             "reduction iname itself (third argument: the iname)")
-        op = "max" if e.function.name == "argmax" else "min"
-        out.append(dataclasses.replace(pi, assignee=pi.assignee[0],
-                                       expression=prim.Variable(op)(over, value)))
-        out.append(_second_output(pi, e.function(over, value), "index"))
-    return out
 
 
 def _check_names(names, what: str) -> None:
@@ -388,10 +196,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                               "start at their buffer (use 0 or lp.auto)")
     default_order = "C" if default_order is auto else default_order
     if lang_version is not None:
-        from kernelcore.version import (
-            LOOPY_USE_LANGUAGE_VERSION_2017_2,
-            MOST_RECENT_LANGUAGE_VERSION,
-        )
         if not (isinstance(lang_version, tuple) and len(lang_version) == 2
                 and LOOPY_USE_LANGUAGE_VERSION_2017_2 <= lang_version
                 <= MOST_RECENT_LANGUAGE_VERSION):
@@ -414,7 +218,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     _check_names([name], "kernel")
 
     parsed = parse_instructions(instructions)
-    resolver = _ReductionResolver(iname_set)
+    resolver = ReductionResolver(iname_set)
     proto = LoopKernel(name=name, domains=tuple(domains), instructions=(), args=())
     all_params = set(proto.all_params())
 
@@ -433,7 +237,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     rules = {pi.assignee: SubstitutionRule(pi.assignee, pi.extra["arguments"],
                                            resolver(pi.expression))
              for pi in parsed if isinstance(pi, ParsedInstruction) and pi.kind == "subst"}
-    parsed = _split_arg_reductions([pi for pi in parsed if not (
+    parsed = split_arg_reductions([pi for pi in parsed if not (
         isinstance(pi, ParsedInstruction) and pi.kind == "subst")])
     bare = frozenset(n for n, r in rules.items() if not r.arguments)
     if bare:
@@ -481,7 +285,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         assignee = expression = None
         extra: tuple = ()
         if pi.kind == "assign":
-            lower = _SubArrayLowering(proto)
+            lower = SubArrayLowering(proto)
             if isinstance(pi.assignee, tuple):      # a, b = f(x): several outputs
                 assignee, *rest = (resolver(lower(a)) for a in pi.assignee)
                 extra = tuple(rest)
@@ -513,7 +317,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             prev = declared_temps.get(target_name)
             if prev is not None and prev != pi.temp_var_type and "auto" not in (
                     prev, pi.temp_var_type):
-                from kernelcore.diagnostic import TypeInferenceFailure
                 raise TypeInferenceFailure(
                     f"temporary '{target_name}' declared with conflicting types "
                     f"{prev} and {pi.temp_var_type}")
@@ -616,12 +419,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
     if fixed_parameters:        # before the shapes are found, as these may depend on them
-        from kernelcore.transform.parameters import fix_parameters
         knl = fix_parameters(knl, **fixed_parameters)
         access_list = [(arr, where, tuple(substitute(i, fixed_parameters) for i in idx))
                        for arr, where, idx in access_list]
     knl = _apply_queries(knl, queries)
-    from kernelcore.transform.iname import duplicate_inames, prioritize_loops
     for insn_id, pairs in inames_to_dup:
         for old, new in pairs:
             knl = duplicate_inames(knl, old, within=f"id:{insn_id}", new_inames=new)
@@ -635,7 +436,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
 def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:
     """The instruction options ``dep_query=MATCH`` (depend on the instructions
     matched) and ``nosync_query=MATCH[@SCOPE]`` (need no synchronization with them)."""
-    from kernelcore.match import parse_match
     insns = dict(knl.id_to_insn)
     for insn_id, dep_query, nosync_query in queries:
         insn = insns[insn_id]
@@ -656,9 +456,34 @@ def make_kernel(*args: Any, **kwargs: Any) -> Any:
     """A :class:`~kernelcore.translation_unit.TranslationUnit` whose default
     entry point is the kernel built from *args* and *kwargs* (those of
     :func:`make_loop_kernel`), the functions it calls resolved."""
-    from kernelcore.translation_unit import make_program
     return make_program(make_loop_kernel(*args, **kwargs))
+
+
+def make_copy_kernel(new_dim_tags: str, old_dim_tags: str | None = None) -> Any:
+    """A translation unit copying array ``input`` to array ``output`` (of the
+    same shape, ``(n0, n1, ...)``) with the axis layouts *old_dim_tags* (default:
+    C order) and *new_dim_tags* (as :func:`~kernelcore.tag_array_axes` takes them)."""
+
+    rank = len(new_dim_tags.split(","))
+    old_dim_tags = old_dim_tags or ",".join(["c"] * rank)
+    if len(old_dim_tags.split(",")) != rank:
+        raise KernelcoreError(f"make_copy_kernel: {new_dim_tags!r} and {old_dim_tags!r} "
+                              "give different numbers of axes")
+    inames = [f"i{k}" for k in range(rank)]
+    sizes = [f"n{k}" for k in range(rank)]
+    index = ", ".join(inames)
+    domain = "{{[{}]: {}}}".format(index, " and ".join(
+        f"0 <= {i} < {n}" for i, n in zip(inames, sizes)))
+    t_unit = make_kernel(domain, f"output[{index}] = input[{index}]",
+                         [ArrayArg("input", shape=tuple(sizes)),
+                          ArrayArg("output", shape=tuple(sizes)),
+                          *(ValueArg(n, "int32") for n in sizes)],
+                         name="copy")
+    t_unit = tag_array_axes(t_unit, "input", old_dim_tags)
+    return tag_array_axes(t_unit, "output", new_dim_tags)
 
 
 make_kernel.__signature__ = inspect.signature(make_loop_kernel).replace(  # type: ignore
     return_annotation="TranslationUnit")
+
+provide("make_loop_kernel", make_loop_kernel)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import KernelcoreError
 
 
@@ -16,7 +17,6 @@ def make_einsum(spec: str, arg_names: Sequence[str], **knl_creation_kwargs: Any)
     the arrays *arg_names*; the result is ``out``, and the length of index
     ``i`` is the parameter ``Ni``. Further keyword arguments go to
     :func:`~kernelcore.make_kernel`."""
-    from kernelcore.creation import make_kernel
     if "->" not in spec:
         raise KernelcoreError(f"make_einsum: spec {spec!r} needs an explicit '->' output")
     in_part, out_spec = (p.strip() for p in spec.split("->"))

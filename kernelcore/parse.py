@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
+from pymbolic.parser import _PREC_COMPARISON, _if, _imaginary, _not
 from pymbolic.parser import Parser as _PymbolicParser
-from pymbolic.parser import _imaginary, _not
 from pytools.lex import ParseError as _LexParseError
 
 from kernelcore.diagnostic import ParseError
-from kernelcore.ir.expr import IdentityMapper
+from kernelcore.ir.expr import IdentityMapper, SubArrayRef
 
 
 class _Parser(_PymbolicParser):
@@ -53,13 +53,11 @@ class _Parser(_PymbolicParser):
     def parse_terminal(self, pstate):
         if pstate.next_tag() is _imaginary:
             return self.parse_float(pstate.next_str_and_advance())
-        from pymbolic.parser import _if
         if pstate.next_tag() is _if:
             return prim.Variable(pstate.next_str_and_advance())
         return super().parse_terminal(pstate)
 
     def parse_prefix(self, pstate):
-        from pymbolic.parser import _PREC_COMPARISON
         if pstate.is_next(_not):
             pstate.advance()
             return prim.LogicalNot(self.parse_expression(pstate, _PREC_COMPARISON - 1))
@@ -111,7 +109,6 @@ class _CallRewriter(IdentityMapper):
         params = tuple(self.rec(p) for p in expr.parameters)
         fname = expr.function.name if isinstance(expr.function, prim.Variable) else None
         if fname in self.swept:
-            from kernelcore.ir.expr import SubArrayRef
             if len(params) != 1:
                 raise ParseError("a sub-array reference '[j]: a[i, j]' takes one array "
                                  "access")
@@ -300,7 +297,6 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
                                  f"{line.strip()!r}")
         if pi.explicit_inames is not None and _has_subarray_ref(pi.expression):
             # loopy's '[j]: out[i, j] = f([j]: a[i, j])': the head sweeps the assignee
-            from kernelcore.ir.expr import SubArrayRef
             swept = tuple(prim.Variable(n.strip()) for n in m.group("inames").split(",")
                           if n.strip())
             if several:
@@ -337,18 +333,15 @@ def _parse_assignee(text: str):
     m = _SWEPT_HEAD.match(text)
     if m is None:
         return parse_expression(text)
-    from kernelcore.ir.expr import SubArrayRef
     return SubArrayRef(tuple(prim.Variable(n.strip()) for n in m.group(1).split(",")
                              if n.strip()), parse_expression(m.group(2)))
 
 
 def _is_sub_array(expr) -> bool:
-    from kernelcore.ir.expr import SubArrayRef
     return isinstance(expr, SubArrayRef)
 
 
 def _has_subarray_ref(expr) -> bool:
-    from kernelcore.ir.expr import SubArrayRef
     if isinstance(expr, SubArrayRef):
         return True
     if isinstance(expr, prim.Call):

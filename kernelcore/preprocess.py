@@ -8,11 +8,12 @@ from __future__ import annotations
 import logging
 
 from kernelcore.check import check_kernel
+from kernelcore.diagnostic import KernelcoreError
 from kernelcore.index_width import widen_index_dtype
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.transform.group_reduction import split_group_reductions
 from kernelcore.transform.ilp import expand_ilp_temporaries
 from kernelcore.transform.reduction import realize_reduction as _realize_typed
-from kernelcore.transform.reduction import split_group_reductions
 from kernelcore.transform.scan_check import check_scans
 from kernelcore.transform.subst import expand_subst
 from kernelcore.transform.temporaries import (
@@ -64,7 +65,6 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
     sweep iname where several could be). A kernel whose reduced values' types
     are not known yet (*unknown_types_ok*) is returned as it is: its
     reductions are realized when it is preprocessed."""
-    from kernelcore.diagnostic import KernelcoreError
 
     def realize(knl: LoopKernel) -> LoopKernel:
         if force_scan:

@@ -24,6 +24,7 @@ from typing import Any
 import islpy as isl
 import pymbolic.primitives as prim
 
+from kernelcore.diagnostic import ExpressionToAffineConversionError
 from kernelcore.ir.domain import aff_to_expr, expr_to_pw_aff, pw_aff_to_expr
 from kernelcore.ir.expr import (
     CombineMapper,
@@ -35,6 +36,7 @@ from kernelcore.ir.expr import (
     SubstitutionMapper,
     TypeCast,
     WalkMapper,
+    called_names,
     find_reductions,
     get_dependencies,
     substitute,
@@ -117,7 +119,6 @@ class DependencyMapper(CombineMapper):
     def __call__(self, expr: Any, *args: Any, **kwargs: Any) -> frozenset:
         names = get_dependencies(expr)
         if self.include_calls:
-            from kernelcore.ir.expr import called_names
             names = names | frozenset(called_names(expr))
         return frozenset(prim.Variable(n) for n in names)
 
@@ -126,7 +127,6 @@ def aff_from_expr(space: isl.Space, expr: Any) -> isl.Aff:
     """The isl affine function of *expr* over *space* (one piece only)."""
     pieces = expr_to_pw_aff(expr, space).get_pieces()
     if len(pieces) != 1:
-        from kernelcore.diagnostic import ExpressionToAffineConversionError
         raise ExpressionToAffineConversionError(f"'{expr}' is not one affine piece")
     return pieces[0][1]
 

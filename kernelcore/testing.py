@@ -35,7 +35,10 @@ import numpy as np
 import pyopencl as cl
 
 from kernelcore.diagnostic import AutomaticTestFailure, KernelcoreError, TypeInferenceFailure
+from kernelcore.runtime.invoke import get_executor
 from kernelcore.testing_args import RANDOM_SEED, ArgData, is_sentinel, make_args, make_ref_args
+from kernelcore.translation_unit import TranslationUnit, as_kernel
+from kernelcore.types import infer_types
 
 logger = logging.getLogger(__name__)
 
@@ -173,8 +176,6 @@ def _make_queue(ctx: cl.Context) -> tuple[cl.CommandQueue, bool]:
 
 def _prepare(knl, role: str, entrypoint: str | None):
     """*knl* with every type known, or a clear error."""
-    from kernelcore.translation_unit import TranslationUnit, as_kernel
-    from kernelcore.types import infer_types
 
     if isinstance(knl, TranslationUnit):
         if entrypoint is not None and entrypoint not in knl.entrypoints:
@@ -317,7 +318,6 @@ def auto_test_vs_ref(ref_knl, ctx: cl.Context, test_knl=None, op_count=(), op_la
     is tried whatever *max_test_kernel_count* (>= 1) says; *ref_entrypoint* /
     *test_entrypoint*, when given, must be the kernels' names.
     """
-    from kernelcore.runtime.invoke import get_executor
 
     if parameters is None:
         parameters = {}

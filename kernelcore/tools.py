@@ -14,6 +14,8 @@ import islpy as isl
 import numpy as np
 
 from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.data import auto
+from kernelcore.translation_unit import TranslationUnit
 
 
 class _Writer:
@@ -30,7 +32,6 @@ class _Writer:
         return f"{cls.__module__}.{cls.__qualname__}"
 
     def __call__(self, value: Any) -> str:
-        from kernelcore.ir.data import auto
         if value is None or isinstance(value, (bool, str)):
             return repr(value)
         if value is auto:
@@ -78,7 +79,6 @@ def _same(a: Any, b: Any) -> bool:
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         return all(_same(getattr(a, f.name), getattr(b, f.name))
                    for f in dataclasses.fields(a))
-    from kernelcore.translation_unit import TranslationUnit
     names = ("entrypoints", "callables_table", "target") if isinstance(a, TranslationUnit) \
         else getattr(type(a), "init_arg_names", None)
     if names is not None:
@@ -91,7 +91,6 @@ def t_unit_to_python(t_unit: Any, var_name: str = "t_unit",
     """Python source that builds *t_unit* (a translation unit or a kernel) again
     and binds it to *var_name*; checked by running it and comparing the result
     with *t_unit*. With *return_code_obj*, the compiled code object instead."""
-    from kernelcore.translation_unit import TranslationUnit
     write = _Writer()
     body = write(t_unit)
     lines = ["import islpy as isl", "import numpy as np"]

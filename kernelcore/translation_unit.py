@@ -2,7 +2,7 @@
 
 Public names: CallableKernel, TranslationUnit, make_program, merge,
 make_function, rename_callable, for_each_kernel, resolve_callables, as_kernel,
-kernel_called_names.
+kernel_called_names, callee_kernels, register_callable.
 
 A :class:`TranslationUnit` maps names to callables
 (:attr:`TranslationUnit.callables_table`); the names in
@@ -22,16 +22,31 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from kernelcore.callables import InKernelCallable, MathCallable, NumpyType
+import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
+
+from kernelcore.callables import (
+    ArrayArgDescriptor,
+    FixedStrideArrayDimTag,
+    InKernelCallable,
+    MathCallable,
+    NumpyType,
+    ValueArgDescriptor,
+    get_kw_pos_association,
+)
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
 from kernelcore.functions import is_known_function
-from kernelcore.ir.expr import called_names
+from kernelcore.ir.data import ValueArg
+from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
+from kernelcore.ir.expr import IdentityMapper, ResolvedFunction, called_names, substitute
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.ir.stages import stage
+from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 
 
 class CallableKernel(InKernelCallable):
     """A kernel as a callable of a translation unit (*subkernel*). Its
-    arguments are numbered as :func:`~kernelcore.kernel.function_interface.
+    arguments are numbered as :func:`~kernelcore.callables.
     get_kw_pos_association` says: inputs 0, 1, ..., outputs -1, -2, ...."""
 
     init_arg_names = ("subkernel", "arg_id_to_dtype", "arg_id_to_descr")
@@ -45,13 +60,11 @@ class CallableKernel(InKernelCallable):
         self._set(subkernel=subkernel)
 
     def _positions(self) -> dict[int, str]:
-        from kernelcore.kernel.function_interface import get_kw_pos_association
         return get_kw_pos_association(self.subkernel)[1]
 
     def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any):
         """The callee with the types the caller passes: arguments of unknown
         type take them, known ones must agree; returns ``(copy, table)``."""
-        from kernelcore.types import infer_types
         knl = self.subkernel
         new_args = []
         for arg in knl.args:
@@ -68,7 +81,7 @@ class CallableKernel(InKernelCallable):
                             else arg)
         knl = knl.copy(args=tuple(new_args))
         with contextlib.suppress(KernelcoreError):
-            knl = infer_types(knl)
+            knl = stage("infer_types")(knl)
         types = {pos: NumpyType(knl.arg_dict[name].dtype)
                  for pos, name in self._positions().items()
                  if knl.arg_dict[name].dtype is not None}
@@ -79,8 +92,6 @@ class CallableKernel(InKernelCallable):
         array arguments take their strides and address spaces (their
         dimensionality and static extents must agree); returns ``(copy,
         table)``."""
-        from kernelcore.callables import ArrayArgDescriptor, ValueArgDescriptor
-        from kernelcore.ir.data import ValueArg
         positions = self._positions()
         new_args = {a.name: a for a in self.subkernel.args}
         for pos, descr in arg_id_to_descr.items():
@@ -110,7 +121,6 @@ class CallableKernel(InKernelCallable):
             if isinstance(arg, ValueArg):
                 descrs[pos] = ValueArgDescriptor()
             elif isinstance(arg.shape, tuple):
-                from kernelcore.callables import FixedStrideArrayDimTag
                 descrs[pos] = ArrayArgDescriptor(tuple(arg.shape), arg.address_space, tuple(
                     FixedStrideArrayDimTag(st) for st in arg.element_strides()))
         return self.copy(subkernel=knl, arg_id_to_descr=descrs), callables_table
@@ -118,8 +128,6 @@ class CallableKernel(InKernelCallable):
     def with_added_arg(self, arg_dtype: Any, arg_descr: Any) -> tuple[CallableKernel, str]:
         """``(copy, name)``: the callee with one more scalar argument (last),
         of type *arg_dtype*, under a fresh *name*."""
-        from kernelcore.callables import ValueArgDescriptor
-        from kernelcore.ir.data import ValueArg
         if not isinstance(arg_descr, ValueArgDescriptor):
             raise NotImplementedError("with_added_arg: only scalar arguments can be added")
         knl = self.subkernel
@@ -158,7 +166,6 @@ class CallableKernel(InKernelCallable):
         """``(call, False)``: the callee's function called with the call's
         parameters and assignees in the callee's argument order (arrays by
         address)."""
-        import pymbolic.primitives as prim
         given = {**dict(enumerate(insn.expression.parameters)),
                  **{-k - 1: a for k, a in enumerate(insn.assignees)}}
         by_name = {name: given[pos] for pos, name in self._positions().items()}
@@ -168,7 +175,6 @@ class CallableKernel(InKernelCallable):
 
     def get_used_hw_axes(self, callables_table: Any):
         """``(group axes, local axes)`` the callee's inames are tagged with."""
-        from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
         tags = self.subkernel.iname_tags.values()
         return (frozenset(t.axis for t in tags if isinstance(t, GroupIndexTag)),
                 frozenset(t.axis for t in tags if isinstance(t, LocalIndexTag)))
@@ -181,8 +187,6 @@ class CallableKernel(InKernelCallable):
             callables_table, return_dict=True)
         if space is None:
             return groups, local
-        from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
-        from kernelcore.ir.expr import substitute
         positions = self._positions()
         values = {positions[p]: v for p, v in arg_id_to_arg.items() if p in positions}
 
@@ -338,8 +342,7 @@ class TranslationUnit:
         knl = self[name] if name is not None else self.default_entrypoint
         done = self._executable.get(knl.name)
         if done is None:
-            from kernelcore.codegen.callee import link_callees
-            done = link_callees(knl, self._kernels())
+            done = stage("link_callees")(knl, self._kernels())
             if done is None:        # a callee that cannot be a device function
                 done = self.inlined_kernel(knl.name)
             self._executable[knl.name] = done
@@ -352,8 +355,7 @@ class TranslationUnit:
         key = ("inlined", knl.name)
         done = self._executable.get(key)
         if done is None:
-            from kernelcore.transform.inline import inline_calls
-            done = inline_calls(knl, self._kernels())
+            done = stage("inline_calls")(knl, self._kernels())
             self._executable[key] = done
         return done
 
@@ -433,9 +435,6 @@ def resolve_callables(program: TranslationUnit) -> TranslationUnit:
     (registered callables, built-in math functions, kernels of the unit) in
     its callables table, and the calls to them rewritten as calls of
     :class:`~kernelcore.ir.expr.ResolvedFunction` nodes."""
-    import pymbolic.primitives as prim
-
-    from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
     program = program.copy()
     table = program.callables_table
 
@@ -511,13 +510,9 @@ def rename_callable(program: TranslationUnit, old_name: str,
                     ) -> TranslationUnit:
     """*program* with its callable *old_name* (a kernel or a function) called
     *new_name*, calls and entry points renamed with it."""
-    import pymbolic.primitives as prim
-
-    from kernelcore.ir.expr import IdentityMapper
     if old_name not in program.callables_table:
         raise KernelcoreError(f"rename_callable: no callable named '{old_name}'")
     if new_name is None:
-        from pytools import UniqueNameGenerator
         new_name = UniqueNameGenerator(set(program.callables_table))(old_name)
     if new_name in program.callables_table and not existing_ok:
         raise KernelcoreError(f"rename_callable: a callable is already named '{new_name}'")
@@ -525,7 +520,6 @@ def rename_callable(program: TranslationUnit, old_name: str,
     class _Renamer(IdentityMapper):
         def map_call(self, expr, *args, **kwargs):
             fn = expr.function
-            from kernelcore.ir.expr import ResolvedFunction
             if isinstance(fn, prim.Variable) and fn.name == old_name:
                 fn = prim.Variable(new_name)
             elif isinstance(fn, ResolvedFunction) and fn.name == old_name:
@@ -550,8 +544,7 @@ def rename_callable(program: TranslationUnit, old_name: str,
 def make_function(*args: Any, **kwargs: Any) -> TranslationUnit:
     """A translation unit holding a kernel meant to be called by other
     kernels (no entry point); takes :func:`make_kernel`'s arguments."""
-    from kernelcore.creation import make_loop_kernel
-    knl = make_loop_kernel(*args, **kwargs)
+    knl = stage("make_loop_kernel")(*args, **kwargs)
     return TranslationUnit(frozenset(), {knl.name: CallableKernel(knl)})
 
 
@@ -583,3 +576,21 @@ def merge(items: Iterable[LoopKernel | TranslationUnit]) -> TranslationUnit:
             called |= kernel_called_names(clbl.subkernel)
     entry |= {n for n in plain if n not in called}
     return TranslationUnit(frozenset(entry), table)
+
+
+def register_callable(knl, name: str, callable: InKernelCallable):
+    """A copy of *knl* (a kernel or a translation unit: then each of its
+    kernels) in which calls to *name* go to *callable*."""
+    if not isinstance(callable, InKernelCallable):
+        raise KernelcoreError(
+            f"register_callable: expected an InKernelCallable for '{name}', "
+            f"got {type(callable).__name__}")
+    if isinstance(knl, TranslationUnit):
+        if isinstance(callable, CallableKernel):     # a kernel called by the others
+            return knl.copy(callables_table={**knl.callables_table,
+                                             name: callable.with_name(name)})
+        table = {n: (c.copy(subkernel=register_callable(c.subkernel, name, callable))
+                     if isinstance(c, CallableKernel) else c)
+                 for n, c in knl.callables_table.items()}
+        return knl.copy(callables_table={**table, name: callable})
+    return knl.copy(callables={**knl.callables, name: callable})

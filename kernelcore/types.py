@@ -21,11 +21,20 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper import Mapper
 
+from kernelcore.callables import not_ready_error, result_dtype, specialize_call
 from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
-from kernelcore.ir.data import ValueArg, to_dtype
+from kernelcore.ir.data import ValueArg, auto, to_dtype
 from kernelcore.ir.instruction import Assignment, assignee_var_name
-from kernelcore.translation_unit import for_each_kernel
+from kernelcore.ir.stages import provide
+from kernelcore.ir.subst import expand_kernel_rules
+from kernelcore.transform.inline import inline_calls
+from kernelcore.translation_unit import (
+    TranslationUnit,
+    callee_kernels,
+    for_each_kernel,
+    kernel_called_names,
+)
 
 INDEX_DTYPE = np.dtype(np.int32)
 _KIND_ORDER = "biufc"
@@ -179,7 +188,6 @@ class TypeInferenceMapper(Mapper):
         return ExprType(result, weak=common.weak and all(t.weak for t in arg_types))
 
     def _registered_call(self, name: str, arg_types: list[ExprType]) -> ExprType:
-        from kernelcore.callables import not_ready_error, result_dtype, specialize_call
         common = self.promote(arg_types)
         concrete = {i: (common.dtype if t.weak else t.dtype)
                     for i, t in enumerate(arg_types)}
@@ -241,21 +249,17 @@ def infer_types(knl, *, require_all: bool = True):
     unit, a kernel calling others is typed as if they were inlined (a callee's
     outputs type the caller's arrays); a callee's unknown types stay unknown
     unless its own instructions decide them."""
-    from kernelcore.translation_unit import TranslationUnit, callee_kernels
     if not isinstance(knl, TranslationUnit):
         callees = callee_kernels(knl)
         if not callees:
             return _infer_kernel_types(knl, require_all=require_all)
         # a kernel calling kernels (as device functions) is typed as if they
         # were inlined
-        from kernelcore.transform.inline import inline_calls
         whole = _infer_kernel_types(inline_calls(knl, callees), require_all=require_all)
         return _with_dtypes(knl, {
             **{a.name: a.dtype for a in whole.args},
             **{t: v.dtype for t, v in whole.temporary_variables.items()
                if t in knl.temporary_variables}})
-    from kernelcore.transform.inline import inline_calls
-    from kernelcore.translation_unit import kernel_called_names
     kernels = {n: knl[n] for n in knl.kernel_names()}
     typed = {}
     for name, k in kernels.items():
@@ -275,7 +279,6 @@ def infer_types(knl, *, require_all: bool = True):
 
 
 def _infer_kernel_types(original, *, require_all: bool = True):
-    from kernelcore.ir.subst import expand_kernel_rules
     knl = expand_kernel_rules(original)
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
@@ -419,7 +422,6 @@ def to_loopy_type(dtype: Any, allow_auto: bool = False, allow_none: bool = False
     """*dtype* (a NumPy dtype or anything :func:`numpy.dtype` accepts, or a
     :class:`NumpyType`) as a :class:`NumpyType`; :data:`~kernelcore.auto` and
     None pass through where allowed."""
-    from kernelcore.ir.data import auto
     if dtype is None:
         if allow_none:
             return None
@@ -434,3 +436,5 @@ def to_loopy_type(dtype: Any, allow_auto: bool = False, allow_none: bool = False
     return (AtomicNumpyType if for_atomic else NumpyType)(numpy_dtype)
 
 # }}}
+
+provide("infer_types", infer_types)

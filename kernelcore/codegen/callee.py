@@ -1,7 +1,8 @@
 """Kernels called by kernels, emitted as device functions.
 
 Public names: link_callees, callee_function_problem, kernel_arg_descriptor,
-kernel_call_statement, generate_callee_function.
+kernel_call_statement (the device functions come from
+:func:`kernelcore.codegen.generator.generate_callee_function`).
 
 A call ``[j]: y[i, j] = child([j]: x[i, j])`` of a kernel of the same
 translation unit stays a call: the callee becomes a ``static void`` function
@@ -23,13 +24,21 @@ from typing import Any
 
 import pymbolic.primitives as prim
 
-from kernelcore.callables import ArrayArgDescriptor, FixedStrideArrayDimTag, ValueArgDescriptor
-from kernelcore.diagnostic import CodeGenerationError, KernelcoreError
+from kernelcore.callables import (
+    ArrayArgDescriptor,
+    FixedStrideArrayDimTag,
+    NumpyType,
+    ValueArgDescriptor,
+    get_kw_pos_association,
+)
+from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable, ValueArg, auto
 from kernelcore.ir.expr import SubstitutionMapper
 from kernelcore.ir.instruction import BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.stages import provide
 from kernelcore.ir.tags import is_hw_parallel
+from kernelcore.translation_unit import CallableKernel, kernel_called_names
 
 
 def callee_function_problem(callee: LoopKernel, target: Any) -> str | None:
@@ -52,8 +61,6 @@ def link_callees(knl: LoopKernel, kernels: Mapping[str, LoopKernel]) -> LoopKern
     """*knl* with the kernels of *kernels* it calls (and those they call)
     registered as its callables, to be emitted as device functions; None if
     one of them cannot be a device function (see :func:`callee_function_problem`)."""
-    from kernelcore.translation_unit import CallableKernel, kernel_called_names
-
     def link(k: LoopKernel, stack: tuple[str, ...]) -> LoopKernel | None:
         called = sorted((kernel_called_names(k) & set(kernels)) - {k.name})
         if not called:
@@ -76,7 +83,6 @@ def link_callees(knl: LoopKernel, kernels: Mapping[str, LoopKernel]) -> LoopKern
 
 
 def _positions(callee: LoopKernel) -> dict[int, str]:
-    from kernelcore.kernel.function_interface import get_kw_pos_association
     return get_kw_pos_association(callee)[1]
 
 
@@ -125,9 +131,11 @@ def _first_element(expr: Any) -> Any:
 
 
 def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
-                          render: Callable[[Any, Any], str], helpers: Any) -> str:
-    """The C statement calling the callee kernel *clbl* for *insn* (its device
-    function is added to *helpers*)."""
+                          render: Callable[[Any, Any], str], helpers: Any,
+                          generate_function: Callable[[LoopKernel, Any], str]) -> str:
+    """The C statement calling the callee kernel *clbl* for *insn*; its device
+    function, from ``generate_function(callee, helpers)``, is added to
+    *helpers*."""
     callee = clbl.subkernel
     positions = _positions(callee)
     params = list(insn.expression.parameters)
@@ -146,7 +154,6 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
         arg = callee.arg_dict[positions[pos]]
         dtypes[pos] = types(_first_element(expr)).dtype
         descrs[pos] = kernel_arg_descriptor(caller, expr, not isinstance(arg, ValueArg))
-    from kernelcore.callables import NumpyType
     clbl, _ = clbl.with_types({p: NumpyType(d) for p, d in dtypes.items()}, {})
     # strides reading caller variables become scalar arguments of the callee
     deps = sorted(frozenset().union(*(d.depends_on() for d in descrs.values())))
@@ -159,7 +166,7 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
         mapper = SubstitutionMapper(lambda name: renames.get(name))
         descrs = {p: d.map_expr(mapper) for p, d in descrs.items()}
     clbl, _ = clbl.with_descrs(descrs, {})
-    fname = _function_for(clbl.subkernel, helpers)
+    fname = _function_for(clbl.subkernel, helpers, generate_function)
     callee = clbl.subkernel
     positions = _positions(callee)
     by_name = {positions[p]: e for p, e in given.items()}
@@ -180,7 +187,8 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
     return f"{fname}({', '.join(args)});"
 
 
-def _function_for(callee: LoopKernel, helpers: Any) -> str:
+def _function_for(callee: LoopKernel, helpers: Any,
+                  generate_function: Callable[[LoopKernel, Any], str]) -> str:
     """The name of the device function of the specialized *callee*, generated
     into *helpers* once per distinct specialization."""
     table = helpers.__dict__.setdefault("callee_functions", {})
@@ -195,77 +203,12 @@ def _function_for(callee: LoopKernel, helpers: Any) -> str:
         k += 1
         name = f"{callee.name}_{k}"
     table[key] = name
-    helpers.helpers[f"kc_callee_{name}"] = generate_callee_function(
+    helpers.helpers[f"kc_callee_{name}"] = generate_function(
         callee.copy(name=name), helpers)
     return name
 
 
-def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
-    """The source of the ``static void`` function of the typed kernel *callee*;
-    the helpers its code needs go to *helpers* (before it)."""
-    from kernelcore.codegen.kernel import _Generator, _segments
-    from kernelcore.ir.kernel import KernelState
-    from kernelcore.schedule.linearize import linearize
-    for arg in callee.args:
-        if arg.dtype is None:
-            raise CodeGenerationError(f"kernel '{callee.name}': the type of its argument "
-                                      f"'{arg.name}' is unknown at its call")
-    if callee.state < KernelState.LINEARIZED:
-        callee = linearize(callee)
-    problem = callee_function_problem(callee, callee.target)
-    segments = _segments(callee.linearization)
-    if problem is None and len(segments) != 1:
-        problem = "it needs several device kernels"
-    if problem is not None:
-        raise CodeGenerationError(f"kernel '{callee.name}' cannot be a device function: "
-                                  f"{problem} (inline it with inline_callable_kernel)")
-    _, items = segments[0]
-    _, lines = _Generator(callee, callee.name, items, helpers, function=True).generate()
-    helpers.dtypes.update(a.dtype for a in callee.args)
-    return "\n".join(lines)
-
-
-def callee_hw_sizes(knl: LoopKernel, insn_ids: Any) -> list[tuple[bool, int, int]]:
-    """``(is_local, axis, size)`` of the hardware axes used by the callee
-    kernels that the instructions *insn_ids* (default: all) call; the sizes
-    must be constants."""
-    from kernelcore.ir.domain import static_max_of_pw_aff
-    from kernelcore.translation_unit import CallableKernel
-    result = []
-    for insn in knl.instructions:
-        if insn_ids is not None and insn.id not in insn_ids:
-            continue
-        fn = getattr(getattr(insn, "expression", None), "function", None)
-        clbl = knl.callables.get(getattr(fn, "name", None))
-        if not isinstance(clbl, CallableKernel):
-            continue
-        sub = clbl.subkernel
-        from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
-        around = {(isinstance(t, LocalIndexTag), t.axis) for t in (
-            knl.iname_tags.get(n) for n in insn.within_inames)
-            if isinstance(t, (GroupIndexTag, LocalIndexTag))}
-        groups, local = sub.get_grid_size_upper_bounds({}, return_dict=True)
-        clash = sorted(around & ({(False, a) for a in groups} | {(True, a) for a in local}))
-        if clash:
-            kind, axis = clash[0]
-            raise CodeGenerationError(
-                f"call '{insn.id}' runs inside a {'local' if kind else 'group'} axis "
-                f"{axis} that kernel '{sub.name}' uses too: tag the callee's inames with "
-                "other axes")
-        for is_local, sizes in ((False, groups), (True, local)):
-            for axis, size in sizes.items():
-                try:
-                    value = static_max_of_pw_aff(size, sub.assumptions_set.params())
-                    result.append((is_local, axis, int(value.get_constant_val()
-                                                       .get_num_si())))
-                except Exception:
-                    raise CodeGenerationError(
-                        f"kernel '{sub.name}' called by '{insn.id}' runs over a "
-                        f"{'local' if is_local else 'group'} axis of extent {size}: "
-                        "the extents of a callee's hardware axes must be constants"
-                    ) from None
-    return result
-
-
 __all__ = ["link_callees", "callee_function_problem", "kernel_arg_descriptor",
-           "kernel_call_statement", "generate_callee_function", "callee_hw_sizes"]
+           "kernel_call_statement"]
+
+provide("link_callees", link_callees)

@@ -16,12 +16,13 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper import Mapper
 
+from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.helpers import HelperRegistry
-from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
 from kernelcore.ir.expr import ResolvedFunction, TypeCast, WalkMapper
+from kernelcore.ir.simplify import simplify
 from kernelcore.types import ExprType, TypeInferenceMapper
 
 PREC_NONE = 0
@@ -457,7 +458,6 @@ class CExpressionMapper(Mapper):
 
     def _call(self, name, params, dtype):
         if name in self.knl.callables:
-            from kernelcore.codegen.calls import RegisteredCallEmitter
             emitter = RegisteredCallEmitter(
                 self.knl, self.target, self.types, self.helpers,
                 lambda e, want: self.code(e, PREC_NONE, want))

@@ -1,6 +1,6 @@
 """Storage of temporaries in generated code: sizes and initial values.
 
-Public names: storage_size, initial_values.
+Public names: storage_size, initial_values, check_definitions.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from collections.abc import Callable
 import numpy as np
 from pymbolic.mapper.stringifier import PREC_NONE
 
-from kernelcore.diagnostic import CodeGenerationError
+from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
+from kernelcore.ir.data import AddressSpace
 
 
 def storage_size(name: str, tv) -> int:
@@ -43,4 +44,28 @@ def initial_values(tv, size: int, emit: Callable) -> str:
     return ", ".join(emit(v, None, PREC_NONE, tv.dtype) for v in flat)
 
 
-__all__ = ["storage_size", "initial_values"]
+def check_definitions(knl, kernel_name: str, insn_ids) -> None:
+    """Private and local temporaries do not survive between device kernels:
+    each one read by the instructions *insn_ids* of device kernel
+    *kernel_name* must be written there, by an instruction the reader
+    depends on if it depends on a writer at all (a reduction's update
+    reads the value its initialization wrote)."""
+    insns = [knl.id_to_insn[i] for i in insn_ids]
+    here = set(insn_ids)
+    written = set().union(*(i.assignee_names() for i in insns)) if insns else set()
+    for insn in insns:
+        for name in sorted(insn.read_dependency_names()):
+            tv = knl.temporary_variables.get(name)
+            if tv is None or tv.address_space == AddressSpace.GLOBAL \
+                    or tv.initializer is not None:
+                continue
+            writers = {d for d in insn.depends_on
+                       if name in knl.id_to_insn[d].assignee_names()}
+            if name not in written or (writers and not writers & here):
+                raise MissingDefinitionError(
+                    f"temporary variable '{name}' gets used in subkernel "
+                    f"'{kernel_name}' without a definition (maybe you forgot to call "
+                    "save_and_reload_temporaries?)")
+
+
+__all__ = ["storage_size", "initial_values", "check_definitions"]

@@ -8,7 +8,7 @@ iteration stay scalars (OpenCL widens them). What has no vector form here
 conditions that are not comparisons) raises :class:`NotVectorizable`, and
 the loop is unrolled instead.
 
-Public names: NotVectorizable, VECTOR_WIDTHS, vector_ctype, lane_offset,
+Public names: NotVectorizable, vector_ctype, lane_offset,
 VectorExpressionMapper, check_lanes_independent, check_selects_in_bounds,
 vector_temporaries.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pymbolic.primitives as prim
 
+from kernelcore.check_bounds import reads_unguarded_in_bounds
 from kernelcore.codegen.expression import (
     PREC_NONE,
     PREC_REL,
@@ -28,14 +29,12 @@ from kernelcore.codegen.expression import (
     CExpressionMapper,
     _is_two,
 )
-from kernelcore.codegen.simplify import simplify
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
+from kernelcore.ir.domain import static_range
 from kernelcore.ir.expr import TypeCast, WalkMapper, collect_accesses, get_dependencies
-from kernelcore.ir.tags import VectorizeTag
-
-#: the lane counts OpenCL has vector types for
-VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+from kernelcore.ir.simplify import simplify
+from kernelcore.ir.tags import VECTOR_WIDTHS, VectorizeTag
 
 
 def multiple_of(expr, width: int) -> bool:
@@ -370,7 +369,6 @@ def check_selects_in_bounds(knl, insn, iname: str) -> None:
     between lanes of the ``vec`` loop *iname* has a branch that may read
     outside an array where the condition does not hold: as a ``select``,
     both branches are read in every lane (``if(i < n, a[i], b[i - n])``)."""
-    from kernelcore.check_bounds import reads_unguarded_in_bounds
     finder = _LaneConditions(iname)
     finder(insn.expression)
     for expr in finder.found:
@@ -400,7 +398,6 @@ def vector_temporaries(knl) -> dict[str, int]:
     axis, of *w* elements, is only ever indexed by a ``vec`` iname running
     over 0..*w*-1 (the per-lane copies of ``vec`` loops' temporaries). One of
     shape (..., *w*) becomes an array of vectors, one per leading index."""
-    from kernelcore.transform.ilp import static_range
     candidates = {}
     for name, tv in knl.temporary_variables.items():
         shape = tv.shape if isinstance(tv.shape, tuple) else ()

@@ -1,8 +1,8 @@
 """Kernel data: arguments and temporaries.
 
 Public names: auto, AddressSpace, ArrayArg, GlobalArg, ConstantArg, ValueArg,
-TemporaryVariable,
-KernelArgument, to_dtype, parse_shape.
+TemporaryVariable, KernelArgument, to_dtype, parse_shape, strides_for_order,
+temp_var_scope (loopy's name of AddressSpace).
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ class AddressSpace(enum.IntEnum):
 
     def __str__(self) -> str:
         return self.name.lower()
+
+
+#: loopy's older name of :class:`AddressSpace`
+temp_var_scope = AddressSpace
 
 
 def to_dtype(dtype: Any) -> np.dtype | None:
@@ -281,4 +285,4 @@ class TemporaryVariable(_ArrayBase):
 
 __all__ = ["auto", "AddressSpace", "ArrayArg", "GlobalArg", "ConstantArg", "ValueArg",
            "TemporaryVariable", "KernelArgument", "to_dtype", "parse_shape",
-           "strides_for_order"]
+           "strides_for_order", "temp_var_scope"]

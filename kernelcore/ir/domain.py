@@ -2,7 +2,7 @@
 
 Public names: parse_domain, parse_assumptions, align_to, move_names_to_params,
 aff_to_expr, pw_aff_to_expr, set_to_cond_expr, constraint_to_expr, expr_to_pw_aff,
-NotAffineError, static_max_of_pw_aff.
+NotAffineError, static_max_of_pw_aff, static_range.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import reduce
+from math import gcd
 
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 
-from kernelcore.diagnostic import ParseError, StaticValueFindingError
+from kernelcore.diagnostic import KernelcoreError, ParseError, StaticValueFindingError
 
 dim_type = isl.dim_type
 
@@ -173,7 +174,6 @@ def div_to_expr(div_aff: isl.Aff):
 
 
 def _lcm(a: int, b: int) -> int:
-    from math import gcd
     return a * b // gcd(a, b)
 
 
@@ -359,3 +359,16 @@ def _to_set(cond, affs) -> isl.Set:
     raise NotAffineError(f"{cond} is not an affine condition")
 
 # }}}
+
+
+def static_range(knl, iname: str) -> tuple[int, int]:
+    """The smallest and largest value *iname* takes for any parameters the
+    assumptions allow (an error if either is unbounded)."""
+    dom = project_to(knl.get_inames_domain([iname]) & knl.assumptions_set, [iname])
+    idx = dom.get_var_dict()[iname][1]
+    lo, hi = dom.dim_min_val(idx), dom.dim_max_val(idx)
+    if not lo.is_int() or not hi.is_int():
+        raise KernelcoreError(f"iname '{iname}' needs a constant range here (split it "
+                              "with a fixed length first, or state a bound in the "
+                              "assumptions)")
+    return lo.get_num_si(), hi.get_num_si()

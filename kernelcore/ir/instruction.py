@@ -1,18 +1,25 @@
 """Instructions: what a kernel executes for each point of its loop domain.
 
 Public names: InstructionBase, Assignment, CallInstruction, BarrierInstruction,
-NoOpInstruction, CInstruction, has_slices.
+NoOpInstruction, CInstruction, has_slices, and loopy's names:
+MultiAssignmentBase, ExpressionInstruction, make_assignment, is_array_call,
+MemoryOrdering, MemoryScope, VarAtomicity, AtomicInit, AtomicUpdate,
+OrderedAtomic.
 """
 
 from __future__ import annotations
 
+import enum
+import textwrap
 from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
 
-from kernelcore.ir.expr import find_reductions, get_dependencies
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.expr import SubArrayRef, find_reductions, get_dependencies
+from kernelcore.parse import parse_expression
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +102,6 @@ def _name_set(value: Any) -> frozenset:
 
 
 def _as_expr(value: Any) -> Any:
-    from kernelcore.parse import parse_expression
     return parse_expression(value) if isinstance(value, str) else value
 
 
@@ -279,9 +285,7 @@ class CInstruction(InstructionBase):
         """*iname_exprs* may also hold bare iname names, or be one string of
         comma-separated names; *assignees* may be a string of
         semicolon-separated expressions or a sequence of strings."""
-        import textwrap
 
-        from kernelcore.parse import parse_expression
         if isinstance(iname_exprs, str):
             iname_exprs = [n.strip() for n in iname_exprs.split(",") if n.strip()]
         pairs = tuple((i, prim.Variable(i)) if isinstance(i, str)
@@ -335,3 +339,94 @@ class CInstruction(InstructionBase):
                 f"{', '.join(f'{n}={e}' for n, e in self.iname_exprs)})")
         return f"{head}  {self._options_str()}\n    " + "\n    ".join(
             self.code.split("\n"))
+
+
+# {{{ loopy's names
+
+#: loopy's base class of instructions assigning to one or more variables
+MultiAssignmentBase = Assignment
+#: loopy's old name of :class:`Assignment`
+ExpressionInstruction = Assignment
+
+
+class MemoryOrdering(enum.IntEnum):
+    """Ordering of an atomic operation (OpenCL 2.0's memory_order)."""
+
+    RELAXED = 0
+    ACQUIRE = 1
+    RELEASE = 2
+    ACQ_REL = 3
+    SEQ_CST = 4
+
+
+class MemoryScope(enum.IntEnum):
+    """Scope of an atomic operation (OpenCL 2.0's memory_scope)."""
+
+    WORK_ITEM = 0
+    WORK_GROUP = 1
+    DEVICE = 2
+    ALL_SVM_DEVICES = 3
+    auto = -1
+
+
+@dataclass(frozen=True)
+class VarAtomicity:
+    """A variable an instruction accesses atomically."""
+
+    var_name: str
+
+
+@dataclass(frozen=True)
+class OrderedAtomic(VarAtomicity):
+    """An atomic access with an ordering and a scope."""
+
+    ordering: MemoryOrdering = MemoryOrdering.SEQ_CST
+    scope: MemoryScope = MemoryScope.auto
+
+
+class AtomicInit(OrderedAtomic):
+    """The assignment initializes the variable atomically."""
+
+
+class AtomicUpdate(OrderedAtomic):
+    """The assignment updates the variable atomically (``{atomic}``)."""
+
+
+def _as_expr(x: Any) -> Any:
+    return parse_expression(x) if isinstance(x, str) else x
+
+
+def is_array_call(assignees: Any, expression: Any) -> bool:
+    """Whether an assignment of *expression* to *assignees* is a call taking
+    or returning whole arrays (slices or ``[i]: a[i]`` sub-array references)."""
+    if not isinstance(expression, prim.Call):
+        return False
+    items = list(assignees if isinstance(assignees, tuple) else (assignees,))
+    items += list(expression.parameters)
+    return any(isinstance(x, SubArrayRef) or has_slices(x) for x in items)
+
+
+def make_assignment(assignees: Any, expression: Any, temp_var_types: Any = None,
+                    **kwargs: Any) -> Assignment:
+    """An :class:`Assignment` (a :class:`CallInstruction` for array-valued
+    calls) of *expression* to *assignees* (strings are parsed); the other
+    keyword arguments are the instruction's fields (``id``, ``depends_on``,
+    ``within_inames``, ...), as in loopy."""
+    if isinstance(assignees, (tuple, list)):
+        if len(assignees) != 1:
+            raise KernelcoreError("make_assignment: several assignees are only "
+                                  "supported in the instruction language")
+        assignees = assignees[0]
+    assignee, expression = _as_expr(assignees), _as_expr(expression)
+    if temp_var_types:
+        kwargs.setdefault("temp_var_type", temp_var_types[0])
+    kwargs.setdefault("id", kwargs.pop("id", None) or "insn")
+    for name in ("depends_on", "within_inames", "tags"):
+        if isinstance(kwargs.get(name), str):
+            kwargs[name] = frozenset(s.strip() for s in kwargs[name].split(",") if s)
+        elif kwargs.get(name) is not None:
+            kwargs[name] = frozenset(kwargs[name])
+    cls = CallInstruction if is_array_call(assignee, expression) else Assignment
+    return cls(assignee=assignee, expression=expression, **kwargs)
+
+# }}}

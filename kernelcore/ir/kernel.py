@@ -15,9 +15,11 @@ import islpy as isl
 import numpy as np
 
 from kernelcore.diagnostic import UnknownNameError
-from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg
-from kernelcore.ir.domain import align_to, project_to
+from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable, ValueArg
+from kernelcore.ir.domain import align_to, project_to, pw_aff_to_expr
+from kernelcore.ir.grid import grid_sizes
 from kernelcore.ir.instruction import InstructionBase
+from kernelcore.ir.stages import stage
 from kernelcore.options import Options
 
 dim_type = isl.dim_type
@@ -139,7 +141,6 @@ class LoopKernel:
 
     def device_arguments(self) -> list:
         """What device kernels receive: the arguments, then global temporaries."""
-        from kernelcore.ir.data import AddressSpace
         return list(self.args) + [
             tv for _, tv in sorted(self.temporary_variables.items())
             if tv.address_space == AddressSpace.GLOBAL]
@@ -253,9 +254,8 @@ class LoopKernel:
                 if insn.depends_on:
                     lines.append(f"{insn.id} : {', '.join(sorted(insn.depends_on))}")
         if self.linearization is not None:
-            from kernelcore.schedule.items import schedule_lines
             lines += [_RULE, "SCHEDULE:"]
-            lines += schedule_lines(self)
+            lines += stage("schedule_lines")(self)
         lines.append(_RULE)
         return "\n".join(lines)
 
@@ -271,7 +271,6 @@ class LoopKernel:
         number of work-groups and the work-group size per axis), or dicts
         ``{axis: PwAff}`` with *return_dict*. *callables_table* and
         *ignore_auto* are taken for loopy's signature."""
-        from kernelcore.codegen.grid import grid_sizes
         groups, local = grid_sizes(self)
         if return_dict:
             return dict(enumerate(groups)), dict(enumerate(local))
@@ -281,7 +280,6 @@ class LoopKernel:
                                             ignore_auto: bool = False,
                                             return_dict: bool = False):
         """:meth:`get_grid_size_upper_bounds` as pymbolic expressions."""
-        from kernelcore.ir.domain import pw_aff_to_expr
         groups, local = self.get_grid_size_upper_bounds(callables_table, ignore_auto,
                                                         return_dict=True)
         gexprs = {k: pw_aff_to_expr(v) for k, v in groups.items()}
@@ -292,12 +290,12 @@ class LoopKernel:
 
     def __call__(self, queue=None, **kwargs):
         """Run the kernel on *queue* (a C target needs none); see
-        :func:`kernelcore.runtime.invoke.invoke`."""
+        :func:`kernelcore.runtime.invoke.invoke` (which registers itself as
+        the stage ``invoke``)."""
         target_invoke = getattr(self.target, "invoke", None)
         if target_invoke is not None:      # a target running code its own way (C)
             return target_invoke(self, queue, kwargs)
-        from kernelcore.runtime.invoke import invoke
-        return invoke(self, queue, kwargs)
+        return stage("invoke")(self, queue, kwargs)
 
 
 def _tag_set(tags: Any) -> frozenset:

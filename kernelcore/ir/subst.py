@@ -18,7 +18,7 @@ from typing import Any
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.expr import IdentityMapper, substitute
+from kernelcore.ir.expr import IdentityMapper, called_names, substitute
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,6 @@ def expand_kernel_rules(knl: Any, match: Any = None) -> Any:
     dropped."""
     if not knl.substitutions:
         return knl
-    from kernelcore.ir.expr import called_names
     expander = RuleExpander(dict(knl.substitutions))
     insns = tuple(i.with_transformed_expressions(expander)
                   if match is None or match(knl, i) else i for i in knl.instructions)

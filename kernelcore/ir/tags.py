@@ -13,17 +13,25 @@
 ==========  ==========================================================
 
 Public names: parse_tag, UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
-VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT.
+VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT, VECTOR_WIDTHS, and
+loopy's names: LocalInameTag, GroupInameTag, IlpBaseTag, UnrolledIlpTag,
+LoopedIlpTag, InameImplementationTag, HardwareConcurrentTag, ConcurrentTag,
+filter_iname_tags_by_type, Iname.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from kernelcore.diagnostic import ParseError
+from kernelcore.diagnostic import KernelcoreError, ParseError
 
 HW_AXIS_LIMIT = 3
+
+#: the lane counts OpenCL has vector types for (a ``vec`` iname's extent)
+VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -106,3 +114,49 @@ def is_lane_tag(tag) -> bool:
 def is_unrolled(tag) -> bool:
     return isinstance(tag, (UnrollTag, VectorizeTag)) or (
         isinstance(tag, IlpTag) and tag.unrolled)
+
+
+# loopy's tag class names
+LocalInameTag = LocalIndexTag
+GroupInameTag = GroupIndexTag
+IlpBaseTag = IlpTag
+InameImplementationTag = (UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag, VectorizeTag)
+HardwareConcurrentTag = (LocalIndexTag, GroupIndexTag)
+ConcurrentTag = (LocalIndexTag, GroupIndexTag, IlpTag, VectorizeTag)
+
+
+def UnrolledIlpTag() -> IlpTag:
+    """The ``ilp`` / ``ilp.unr`` tag."""
+    return IlpTag(True)
+
+
+def LoopedIlpTag() -> IlpTag:
+    """The ``ilp.seq`` tag."""
+    return IlpTag(False)
+
+
+def filter_iname_tags_by_type(tags: Iterable[Any], tag_type: Any,
+                              max_num: int | None = None, min_num: int | None = None
+                              ) -> set[Any]:
+    """The tags of *tags* that are instances of *tag_type* (a class or a
+    tuple of classes), checked to be between *min_num* and *max_num* many."""
+    result = {t for t in tags if isinstance(t, tag_type)}
+    if max_num is not None and len(result) > max_num:
+        raise KernelcoreError(f"cannot have more than {max_num} tags of type(s) {tag_type}")
+    if min_num is not None and len(result) < min_num:
+        raise KernelcoreError(f"must have at least {min_num} tags of type(s) {tag_type}")
+    return result
+
+
+@dataclass(frozen=True)
+class Iname:
+    """A loop index and its tags (``kernel.inames[name]`` in loopy)."""
+
+    name: str
+    tags: frozenset = frozenset()
+
+    @classmethod
+    def of(cls, kernel: Any, name: str) -> Iname:
+        """The iname *name* of *kernel* with its implementation tag."""
+        tag = kernel.iname_tags.get(name)
+        return cls(name, frozenset() if tag is None else frozenset([parse_tag(tag)]))

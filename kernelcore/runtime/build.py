@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pyopencl as cl
+from pyopencl.characterize import has_src_build_cache
 
 from kernelcore.diagnostic import OpenCLBuildError
 from kernelcore.runtime.cache import STATS, caching_enabled
@@ -166,7 +167,6 @@ def _binary_cache_on(device: cl.Device) -> bool:
         return False
     on = _ICD_CACHES.get(device.int_ptr)
     if on is None:
-        from pyopencl.characterize import has_src_build_cache
         on = _ICD_CACHES[device.int_ptr] = bool(has_src_build_cache(device))
     return on
 

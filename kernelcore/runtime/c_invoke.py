@@ -30,6 +30,7 @@ import numpy as np
 
 from kernelcore.diagnostic import InvocationError, KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.ir.stages import provide
 from kernelcore.runtime.build import format_build_error
 from kernelcore.runtime.invoke import (
     _assumption_failed,
@@ -43,6 +44,7 @@ from kernelcore.runtime.invoke import (
     native_array,
     tuple_code,
 )
+from kernelcore.runtime.store import default_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -61,14 +63,7 @@ class CCompilationError(KernelcoreError):
 
 def library_cache_dir() -> str:
     """Where compiled libraries are kept."""
-    base = os.environ.get("KERNELCORE_CACHE_DIR")
-    if not base:
-        try:
-            import platformdirs
-            base = platformdirs.user_cache_dir("kernelcore")
-        except ImportError:
-            base = os.path.join(os.path.expanduser("~"), ".cache", "kernelcore")
-    return os.path.join(base, "c-libraries")
+    return os.path.join(default_cache_dir(), "c-libraries")
 
 
 def build_library(source: str, command: list[str], name: str = "kernel",
@@ -310,3 +305,5 @@ def invoke(knl, queue, kwargs: dict):
     """
     check_argument_names(knl, kwargs)
     return get_executor(knl, kwargs)(dict(kwargs))
+
+provide("invoke_c", invoke)

@@ -27,11 +27,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from kernelcore.codegen.kernel import CODEGEN_STATS
+from kernelcore.codegen.kernel import CODEGEN_STATS, CodeGenerationResult
 from kernelcore.diagnostic import reissue_warnings
 from kernelcore.runtime.fingerprint import describe
 from kernelcore.runtime.once import KeyedLocks, made_once
 from kernelcore.runtime.store import DiskStore, default_cache_dir
+from kernelcore.translation_unit import TranslationUnit
 from kernelcore.version import source_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,6 @@ def kernel_key(knl, extra: str = "") -> str:
     generates and the checks made when it is called (see the module
     documentation); a translation unit's is its entry point's, with the
     kernels it calls inlined."""
-    from kernelcore.translation_unit import TranslationUnit
     if isinstance(knl, TranslationUnit):
         knl = knl.executable_kernel()
     parts = [source_fingerprint(), extra, knl.stringify(with_dependencies=True)]
@@ -84,7 +84,6 @@ def _disk() -> DiskStore:
 
 
 def _is_code(value: Any) -> bool:
-    from kernelcore.codegen.kernel import CodeGenerationResult
     return isinstance(value, CodeGenerationResult)
 
 

@@ -25,6 +25,7 @@ import islpy as isl
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
+import pyopencl.tools as cl_tools
 from pymbolic import evaluate
 
 from kernelcore.codegen.kernel import generate_code_v2
@@ -33,10 +34,12 @@ from kernelcore.index_width import emit_index_checks
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.stages import provide
 from kernelcore.runtime.build import BuiltProgram, built_program
 from kernelcore.runtime.cache import code_for, kernel_key
 from kernelcore.runtime.device import default_queue
 from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore.translation_unit import as_kernel
 from kernelcore.types import add_dtypes, infer_types
 
 logger = logging.getLogger(__name__)
@@ -115,7 +118,6 @@ def memory_pool(queue):
     work of the same in-order queue. (pyopencl's pool changes its state
     holding the GIL, so threads may share it.)"""
     def make():
-        import pyopencl.tools as cl_tools
         return cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
 
     return made_once(_POOLS, queue.int_ptr, make, _POOL_LOCKS)
@@ -350,7 +352,6 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
 def get_executor(knl, kwargs: dict) -> Executor:
     """The executor of *knl* (a kernel or a translation unit's entry point)
     for the dtypes of the arrays in *kwargs*."""
-    from kernelcore.translation_unit import as_kernel
     return find_executor(as_kernel(knl), kwargs, _EXECUTORS, Executor)
 
 
@@ -402,3 +403,5 @@ def invoke(knl, queue, kwargs: dict):
     if queue is None:
         queue = default_queue()
     return get_executor(knl, kwargs)(queue, dict(kwargs))
+
+provide("invoke", invoke)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import abc
 import logging
 import numbers
+import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -214,8 +216,6 @@ class OpenClKernelLauncherI(LauncherI):
 # {{{ profiling and tracing (hysop's hooks)
 
 def _env_matches(variable: str, kernel_msg: str | None) -> bool:
-    import os
-    import re
     value = os.environ.get(variable, "")
     if not value or value.lower() in ("0", "false", "no"):
         return False

@@ -11,16 +11,16 @@ launch is logged on one line.
 from device arrays, binds every argument (global temporaries included) and
 returns a list launcher that replays the kernel's device kernels in order.
 
-The base classes and hooks live in :mod:`kernelcore.runtime.launcher_base`,
-:func:`make_launcher` in :mod:`kernelcore.runtime.make_launcher`; both are
-re-exported here.
+The base classes and hooks live in :mod:`kernelcore.runtime.launcher_base`
+(re-exported here), :func:`make_launcher` in
+:mod:`kernelcore.runtime.make_launcher` (``kernelcore.make_launcher``).
 
 Public names: LauncherI, HostLauncherI, OpenClKernelLauncherI, KernelStatistics,
 profile_kernel, should_profile_kernel, trace_kernel, should_trace_kernel,
 OpenClKernelLauncher,
 OpenClCopyLauncher, OpenClKernelListLauncher, OpenClParametrizedKernelLauncher,
 OpenClIterativeKernelLauncher, OpenClKernelParameterGenerator,
-OpenClKernelParameterYielder, make_launcher.
+OpenClKernelParameterYielder.
 """
 
 from __future__ import annotations
@@ -517,12 +517,9 @@ class OpenClKernelListLauncher(LauncherI):
 # }}}
 
 
-
-from kernelcore.runtime.make_launcher import make_launcher  # noqa: E402
-
 __all__ = ["LauncherI", "HostLauncherI", "OpenClKernelLauncherI", "KernelStatistics",
            "OpenClKernelLauncher", "OpenClCopyLauncher", "OpenClKernelListLauncher",
            "OpenClParametrizedKernelLauncher", "OpenClIterativeKernelLauncher",
            "OpenClKernelParameterGenerator", "OpenClKernelParameterYielder",
-           "make_launcher", "profile_kernel", "should_profile_kernel", "trace_kernel",
+           "profile_kernel", "should_profile_kernel", "trace_kernel",
            "should_trace_kernel"]

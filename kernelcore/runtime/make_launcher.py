@@ -14,14 +14,19 @@ import pyopencl.array as cla
 from pymbolic import evaluate
 
 from kernelcore.diagnostic import InvocationError
+from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.ir.domain import set_to_cond_expr
+from kernelcore.ir.expr import get_dependencies
+from kernelcore.runtime.device import default_queue
+from kernelcore.runtime.invoke import _check, get_executor
 from kernelcore.runtime.launchers import OpenClKernelLauncher, OpenClKernelListLauncher
+from kernelcore.translation_unit import as_kernel
 
 # {{{ kernelcore kernels
 
 def _solve_extent(param: str, expr, extent: int) -> int | None:
     """The value of *param* making *expr* equal *extent*, when *expr* is linear in
     *param* alone."""
-    from kernelcore.ir.expr import get_dependencies
     if get_dependencies(expr) != {param}:
         return None
     d = evaluate(expr, {param: 0})
@@ -46,12 +51,6 @@ def make_launcher(knl, queue: cl.CommandQueue | None = None,
     only enqueues the device kernels, in order, on *queue* (None: the default
     queue) or the queue passed to the call.
     """
-    from kernelcore.ir.data import ArrayArg, ValueArg
-    from kernelcore.ir.domain import set_to_cond_expr
-    from kernelcore.runtime.device import default_queue
-    from kernelcore.runtime.invoke import _check, get_executor
-    from kernelcore.translation_unit import as_kernel
-
     knl = as_kernel(knl)
     if queue is None:
         queue = default_queue()

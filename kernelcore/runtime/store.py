@@ -42,7 +42,7 @@ def default_cache_dir() -> str:
     if directory:
         return directory
     try:
-        import platformdirs
+        import platformdirs  # an optional dependency
         return platformdirs.user_cache_dir("kernelcore")
     except ImportError:
         return os.path.join(os.path.expanduser("~"), ".cache", "kernelcore")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.stages import provide
+
 
 @dataclass(frozen=True)
 class EnterLoop:
@@ -76,7 +79,6 @@ def linearization_lines(items) -> list[str]:
 
 def _extra_args(knl, items, start: int) -> list[str]:
     """Global temporaries the device kernel starting at *start* touches."""
-    from kernelcore.ir.data import AddressSpace
     globals_ = {n for n, t in knl.temporary_variables.items()
                 if t.address_space == AddressSpace.GLOBAL}
     used: set[str] = set()
@@ -120,3 +122,5 @@ def schedule_lines(knl) -> list[str]:
         if isinstance(item, (EnterLoop, CallKernel)):
             depth += 1
     return lines
+
+provide("schedule_lines", schedule_lines)

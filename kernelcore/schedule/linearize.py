@@ -17,8 +17,12 @@ import logging
 from typing import Any
 
 from kernelcore.diagnostic import DependencyCycleFound, SchedulingError
+from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.expr import get_dependencies
+from kernelcore.ir.instruction import assignee_subscript
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, is_lane_tag
+from kernelcore.preprocess import preprocess_kernel
 from kernelcore.schedule.barriers import insert_local_barriers, split_kernels
 from kernelcore.schedule.items import EnterLoop, LeaveLoop, RunInstruction
 from kernelcore.translation_unit import for_each_kernel
@@ -153,9 +157,6 @@ class _Linearizer:
 def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
     """A private or local value written in one run of a loop and read in another
     run of that loop would be overwritten in between: refuse such a schedule."""
-    from kernelcore.ir.data import AddressSpace
-    from kernelcore.ir.expr import get_dependencies
-    from kernelcore.ir.instruction import assignee_subscript
     where: dict[str, dict[str, int]] = {}
     stack: list[tuple[str, int]] = []
     count = 0
@@ -191,7 +192,6 @@ def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
 def linearize(knl: LoopKernel) -> LoopKernel:
     """A copy of the (preprocessed) kernel with :attr:`linearization` set."""
     if knl.state < KernelState.PREPROCESSED:
-        from kernelcore.preprocess import preprocess_kernel
         knl = preprocess_kernel(knl)
     if knl.state >= KernelState.LINEARIZED:
         return knl

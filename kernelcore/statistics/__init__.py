@@ -22,12 +22,13 @@ Conventions (those of loopy's statistics):
   iteration of the sequential loops around it, each device kernel once.
 
 Public names: CountGranularity, Count, Op, MemAccess, Sync, ToCountMap, get_op_map,
-get_mem_access_map, get_synchronization_map, stringify_stats_mapping.
+get_mem_access_map, get_synchronization_map, stringify_stats_mapping,
+WorkItemTotals, get_work_item_totals.
 
 The package's modules: :mod:`.counts` (Count, granularities), :mod:`.keys`
 (Op, MemAccess, Sync), :mod:`.countmap` (ToCountMap), :mod:`.common` (what
 the counters share), :mod:`.ops`, :mod:`.memory` and :mod:`.sync` (the three
-counters).
+counters), :mod:`.totals` (operations and bytes summed over the work-items).
 """
 
 from kernelcore.statistics.countmap import ToCountMap, stringify_stats_mapping
@@ -36,7 +37,8 @@ from kernelcore.statistics.keys import MemAccess, Op, Sync
 from kernelcore.statistics.memory import get_mem_access_map
 from kernelcore.statistics.ops import get_op_map
 from kernelcore.statistics.sync import get_synchronization_map
+from kernelcore.statistics.totals import WorkItemTotals, get_work_item_totals
 
 __all__ = ["CountGranularity", "Count", "Op", "MemAccess", "Sync", "ToCountMap",
            "get_op_map", "get_mem_access_map", "get_synchronization_map",
-           "stringify_stats_mapping"]
+           "stringify_stats_mapping", "WorkItemTotals", "get_work_item_totals"]

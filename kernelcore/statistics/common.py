@@ -12,8 +12,14 @@ import numpy as np
 
 from kernelcore.diagnostic import KernelcoreError, KernelcoreWarning
 from kernelcore.ir.domain import project_to
+from kernelcore.ir.grid import grid_sizes
+from kernelcore.ir.instruction import CallInstruction
+from kernelcore.ir.kernel import KernelState
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
+from kernelcore.preprocess import preprocess_kernel
 from kernelcore.statistics.counts import Count, CountGranularity, _eval_factor, _involves_params
+from kernelcore.transform.inline import inline_calls
+from kernelcore.translation_unit import TranslationUnit, callee_kernels
 
 dim_type = isl.dim_type
 
@@ -21,11 +27,6 @@ dim_type = isl.dim_type
 # {{{ helpers: kernels, domains, granularity
 
 def _prepare(knl):
-    from kernelcore.ir.instruction import CallInstruction
-    from kernelcore.ir.kernel import KernelState
-    from kernelcore.preprocess import preprocess_kernel
-    from kernelcore.transform.inline import inline_calls
-    from kernelcore.translation_unit import TranslationUnit, callee_kernels
     if isinstance(knl, TranslationUnit):
         knl = knl.inlined_kernel()
     callees = callee_kernels(knl)
@@ -63,7 +64,6 @@ class _Grid:
     @property
     def sizes(self):
         if self._sizes is None:
-            from kernelcore.codegen.grid import grid_sizes
             self._sizes = grid_sizes(self.knl)
         return self._sizes
 

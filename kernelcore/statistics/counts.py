@@ -12,6 +12,7 @@ from typing import Any
 
 import islpy as isl
 import numpy as np
+from pymbolic.mapper.stringifier import PREC_PRODUCT, StringifyMapper
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.domain import aff_to_expr
@@ -322,7 +323,6 @@ def _factor_str(f, closed_form: bool = True) -> tuple[str, str | None]:
 def _box_count_expr(s: isl.Set) -> tuple[str, str] | None:
     """For a rectangular set whose extents are affine in the parameters: its
     number of points as a product of extents, and where that holds."""
-    from pymbolic.mapper.stringifier import PREC_PRODUCT, StringifyMapper
     nset = s.dim(dim_type.set)
     params = s.params()
     box = isl.Set.universe(s.get_space())

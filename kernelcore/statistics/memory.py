@@ -17,6 +17,7 @@ from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import Assignment
+from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.match import parse_match
 from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare, _process_subgroup_size
@@ -147,7 +148,6 @@ def _mul_exprs(a, b):
 def _tidy_stride(expr):
     if isinstance(expr, (int, np.integer)) or expr is None:
         return expr if expr is None else int(expr)
-    from kernelcore.codegen.simplify import simplify
     return simplify(expr)
 
 

@@ -17,6 +17,7 @@ from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare, _process
 from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.keys import Op
+from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 dim_type = isl.dim_type
 
@@ -124,7 +125,6 @@ def _is_minus_one(c) -> bool:
 
 
 def _type_function(knl):
-    from kernelcore.types import TypeInferenceMapper, kernel_type_context
     dtypes, weak = kernel_type_context(knl)
     for p in knl.all_params():
         if dtypes.get(p) is None:

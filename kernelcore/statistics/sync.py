@@ -11,6 +11,16 @@ import islpy as isl
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.instruction import BarrierInstruction
+from kernelcore.ir.kernel import KernelState
+from kernelcore.schedule.items import (
+    Barrier,
+    CallKernel,
+    EnterLoop,
+    LeaveLoop,
+    ReturnFromKernel,
+    RunInstruction,
+)
+from kernelcore.schedule.linearize import linearize
 from kernelcore.statistics.common import _domain_of, _prepare, _process_subgroup_size
 from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import Count
@@ -25,16 +35,6 @@ def get_synchronization_map(knl, subgroup_size=None) -> ToCountMap:
     """Count synchronization events per work-item: ``barrier_local`` /
     ``barrier_global`` (once per iteration of the sequential loops around each
     barrier) and ``kernel_launch`` (once per device kernel)."""
-    from kernelcore.ir.kernel import KernelState
-    from kernelcore.schedule.items import (
-        Barrier,
-        CallKernel,
-        EnterLoop,
-        LeaveLoop,
-        ReturnFromKernel,
-        RunInstruction,
-    )
-    from kernelcore.schedule.linearize import linearize
     _process_subgroup_size(subgroup_size)
     knl = _prepare(knl)
     if knl.state < KernelState.LINEARIZED or knl.linearization is None:

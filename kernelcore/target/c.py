@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelcore.codegen import cast
 from kernelcore.diagnostic import CodeGenerationError, InvocationError
 from kernelcore.ir.data import AddressSpace
-from kernelcore.ir.tags import LocalIndexTag
+from kernelcore.ir.stages import stage
 from kernelcore.target.opencl import OpenCLTarget
 
 _C_TYPES = {
@@ -81,6 +80,8 @@ class CTarget(OpenCLTarget):
     parallel inames run as sequential loops."""
 
     name = "c"
+    #: whether work-items run one after another (the code generator then
+    #: wraps each device kernel's body in loops over the groups and work-items)
     sequential = True
     #: whether OpenCL vector types (``float8``, ``vload8``) exist
     vector_types = False
@@ -130,40 +131,6 @@ class CTarget(OpenCLTarget):
     def array_arg_decl(self, ctype: str, name: str, is_const: bool) -> str:
         const = " const" if is_const else ""
         return f"{ctype}{const} *restrict {name}"
-
-    def sequential_body(self, gen, num_groups: tuple, local_size: tuple) -> list:
-        """The body of *gen*'s kernel with its parallel inames run as loops: the
-        groups one after another, and in each group its work-items."""
-        local_axes = sorted({r.tag.axis for r in gen.hw_ranges
-                             if isinstance(r.tag, LocalIndexTag)})
-        group_axes = sorted({r.tag.axis for r in gen.hw_ranges
-                             if not isinstance(r.tag, LocalIndexTag)})
-        group_size = int(np.prod(local_size)) if local_size else 1
-        if group_size > 1 and gen._has_barrier(0, len(gen.items)):
-            raise CodeGenerationError(
-                f"kernel '{gen.name}': the C target runs the work-items of a group one "
-                "after another and cannot synchronize them at a barrier; remove the "
-                "local parallel tags (l.N) or generate OpenCL code instead")
-        from kernelcore.codegen.expression import PREC_REL
-        body = gen.temp_decls((AddressSpace.PRIVATE,))
-        if body:
-            body.append(cast.Statement(""))
-        body += gen.gen(0, len(gen.items), [r.iname for r in gen.hw_ranges],
-                        gen.initial_context())
-        for axis in reversed(local_axes):
-            idx = self.hw_index_name(True, axis)
-            body = [cast.For(f"{gen.index_ctype} {idx} = 0; {idx} < {local_size[axis]}; "
-                             f"++{idx}", body)]
-        params = gen.knl.assumptions_set
-        for axis in reversed(group_axes):
-            idx = self.hw_index_name(False, axis)
-            count = gen.emit(num_groups[axis], params, PREC_REL + 1)
-            body = [cast.For(f"{gen.index_ctype} {idx} = 0; {idx} < {count}; ++{idx}",
-                             body)]
-        shared = gen.temp_decls((AddressSpace.LOCAL,))
-        if shared:
-            shared.append(cast.Statement(""))
-        return shared + body
 
     # }}}
 
@@ -286,8 +253,9 @@ class ExecutableCTarget(CTarget):
         return tuple(f"-l{lib}" for lib in self.libraries)
 
     def invoke(self, knl, queue, kwargs: dict):
-        from kernelcore.runtime.c_invoke import invoke
-        return invoke(knl, queue, kwargs)
+        """Run *knl* through :mod:`kernelcore.runtime.c_invoke` (registered as
+        the stage ``invoke_c``)."""
+        return stage("invoke_c")(knl, queue, kwargs)
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.compiler, self.cflags, self.libraries))

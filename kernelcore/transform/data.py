@@ -13,6 +13,7 @@ from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
 from kernelcore.ir.data import ArrayArg, ValueArg, parse_shape
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.tags import VECTOR_WIDTHS
 from kernelcore.translation_unit import for_each_kernel
 
 
@@ -55,7 +56,6 @@ def _vec_strides(shape: tuple, tags: list[str]) -> tuple:
     3 lanes are packed, not padded to 4), the others nest outside it as
     their own tags say."""
     lanes = shape[-1]
-    from kernelcore.codegen.vector import VECTOR_WIDTHS
     if not isinstance(lanes, int) or lanes not in VECTOR_WIDTHS:
         raise ParseError(f"tag_array_axes: a 'vec' axis needs a fixed length in "
                          f"{VECTOR_WIDTHS}, got {lanes}")

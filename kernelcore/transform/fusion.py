@@ -14,6 +14,7 @@ import pymbolic.primitives as prim
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.translation_unit import TranslationUnit
 
 
 def _rename_temporary(knl: LoopKernel, old: str, new: str) -> LoopKernel:
@@ -87,7 +88,6 @@ def fuse_kernels(kernels: Sequence[Any], suffixes: Sequence[str] | None = None,
     ones of kernel *from_index* writing it. Kernels or translation units
     (their default entry points) may be given; the result has the kind of
     the first."""
-    from kernelcore.translation_unit import TranslationUnit
     as_tu = isinstance(kernels[0], TranslationUnit)
     knls = [k.default_entrypoint if isinstance(k, TranslationUnit) else k for k in kernels]
     if suffixes is None:

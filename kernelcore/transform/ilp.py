@@ -1,7 +1,7 @@
 """Instruction-level parallelism: private temporaries get one copy per iteration
 of an ``ilp`` iname, so the iterations no longer share (and serialize on) them.
 
-Public names: expand_ilp_temporaries, privatize_temporaries_with_inames, static_range.
+Public names: expand_ilp_temporaries, privatize_temporaries_with_inames.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, auto
-from kernelcore.ir.domain import project_to
+from kernelcore.ir.domain import static_range
 from kernelcore.ir.expr import IdentityMapper, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
 from kernelcore.ir.tags import VectorizeTag, is_lane_tag
@@ -35,19 +35,6 @@ class _Expand(IdentityMapper):
 
     def map_constant(self, expr):
         return expr
-
-
-def static_range(knl, iname: str) -> tuple[int, int]:
-    """The smallest and largest value *iname* takes for any parameters the
-    assumptions allow (an error if either is unbounded)."""
-    dom = project_to(knl.get_inames_domain([iname]) & knl.assumptions_set, [iname])
-    idx = dom.get_var_dict()[iname][1]
-    lo, hi = dom.dim_min_val(idx), dom.dim_max_val(idx)
-    if not lo.is_int() or not hi.is_int():
-        raise KernelcoreError(f"iname '{iname}' needs a constant range here (split it "
-                              "with a fixed length first, or state a bound in the "
-                              "assumptions)")
-    return lo.get_num_si(), hi.get_num_si()
 
 
 def _indexed_by(writers, iname: str) -> bool:

@@ -7,14 +7,15 @@ rename_iname, rename_inames, join_inames, split_reduction_inward, split_reductio
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 
 import islpy as isl
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
-from kernelcore.ir.domain import project_to
-from kernelcore.ir.expr import IdentityMapper, Reduction, substitute
+from kernelcore.ir.domain import project_to, static_range
+from kernelcore.ir.expr import IdentityMapper, Reduction, find_reductions, substitute
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, parse_tag
 from kernelcore.match import parse_match
@@ -72,7 +73,6 @@ def _rewrite_insn(insn, subst, red_rename, within_map):
 def _uses_iname(insn, iname: str) -> bool:
     if iname in insn.within_inames:
         return True
-    from kernelcore.ir.expr import find_reductions
     return any(iname in r.inames for e in insn.expressions() for r in find_reductions(e))
 
 # }}}
@@ -177,7 +177,6 @@ def _parse_tag_spec(spec) -> list[tuple[str, object]]:
 def tag_inames(knl: LoopKernel, iname_to_tag, force: bool = False) -> LoopKernel:
     """Set implementation tags: ``{"i": "l.0"}``, ``"i:l.0, j:g.0"`` or pairs.
     A name may be a glob (``"i_*"``)."""
-    import fnmatch
     tags = dict(knl.iname_tags)
     for name, tag in _parse_tag_spec(iname_to_tag):
         names = fnmatch.filter(knl.all_inames(), name) if any(c in name for c in "*?[") \
@@ -313,7 +312,6 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
     if within is not None:
         raise KernelcoreError("join_inames: within= is not supported; join for all "
                               "instructions")
-    from kernelcore.transform.ilp import static_range
     extents = []
     for n in names[1:]:
         lo, hi = static_range(knl, n)
@@ -356,7 +354,6 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
         subst[n] = value
     within_map = {n: (new,) for n in names}
     for insn in knl.instructions:
-        from kernelcore.ir.expr import find_reductions
         for e in insn.expressions():
             if any(set(r.inames) & set(names) for r in find_reductions(e)):
                 raise KernelcoreError("join_inames: cannot join reduction inames")

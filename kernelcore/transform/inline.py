@@ -22,10 +22,11 @@ from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
 from kernelcore.ir.instruction import Assignment, CallInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.stages import provide
 from kernelcore.transform.iname import _rename_dim, rename_iname
 from kernelcore.transform.parameters import fix_parameters
 from kernelcore.transform.subst import expand_subst
-from kernelcore.translation_unit import CallableKernel, TranslationUnit
+from kernelcore.translation_unit import CallableKernel, TranslationUnit, kernel_called_names
 
 
 def _calls(insn, name: str) -> bool:
@@ -230,7 +231,6 @@ def inline_callable_kernel(tu: TranslationUnit, function_name: str) -> Translati
 def inline_calls(knl: LoopKernel, kernels: dict[str, LoopKernel]) -> LoopKernel:
     """*knl* with its calls to the kernels *kernels* (by name) inlined, the
     calls inside those too."""
-    from kernelcore.translation_unit import kernel_called_names
     seen: list[str] = []
     while True:
         pending = sorted((kernel_called_names(knl) & set(kernels)) - {knl.name})
@@ -246,3 +246,5 @@ def inline_calls(knl: LoopKernel, kernels: dict[str, LoopKernel]) -> LoopKernel:
             raise KernelcoreError(f"kernel '{knl.name}' calls kernel '{name}' in a form "
                                   "kernelcore cannot inline")
         knl = new
+
+provide("inline_calls", inline_calls)

@@ -1,19 +1,22 @@
 """Transformations of the instruction list and its dependencies.
 
 Public names: add_dependency, remove_instructions, add_nosync, add_barrier,
-find_instructions, remove_inames_from_insn, remove_predicates_from_insn.
+find_instructions, remove_inames_from_insn, remove_predicates_from_insn,
+get_global_barrier_order, find_most_recent_global_barrier.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pytools import UniqueNameGenerator
+
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.match import parse_match
-from kernelcore.translation_unit import for_each_kernel
+from kernelcore.translation_unit import as_kernel, for_each_kernel
 
 
 @for_each_kernel
@@ -99,7 +102,6 @@ def _matching(knl: LoopKernel, match, what: str) -> list:
 def find_instructions(knl: Any, insn_match) -> list:
     """The instructions of *knl* (a kernel or a translation unit's entry point)
     that *insn_match* selects."""
-    from kernelcore.translation_unit import as_kernel
     knl = as_kernel(knl)
     return [i for i in knl.instructions if parse_match(insn_match)(knl, i)]
 
@@ -116,7 +118,6 @@ def add_barrier(knl: LoopKernel, insn_before, insn_after, id_based_on: str | Non
                               f"'local', got {synchronization_kind!r}")
     before = {i.id for i in _matching(knl, insn_before, "add_barrier")}
     after = {i.id for i in _matching(knl, insn_after, "add_barrier")}
-    from pytools import UniqueNameGenerator
     barrier_id = UniqueNameGenerator(set(knl.id_to_insn))(id_based_on or "barrier")
     barrier = BarrierInstruction(
         id=barrier_id, depends_on=frozenset(before),
@@ -152,3 +153,42 @@ def remove_predicates_from_insn(knl: LoopKernel, predicates, insn_match) -> Loop
     return knl.copy(instructions=tuple(
         i.copy(predicates=i.predicates - frozenset(predicates)) if i.id in targets else i
         for i in knl.instructions))
+
+
+def _ancestors(knl: LoopKernel, insn_id: str) -> frozenset[str]:
+    """The instructions *insn_id* depends on, directly or through others."""
+    seen: set[str] = set()
+    todo = list(knl.id_to_insn[insn_id].depends_on)
+    while todo:
+        dep = todo.pop()
+        if dep not in seen:
+            seen.add(dep)
+            todo.extend(knl.id_to_insn[dep].depends_on)
+    return frozenset(seen)
+
+
+def get_global_barrier_order(knl: Any) -> tuple[str, ...]:
+    """The ids of the global barriers of *knl* (a kernel or a translation unit's
+    entry point) in the order their dependencies impose; raises if two of them
+    are not ordered by dependencies."""
+    knl = as_kernel(knl)
+    barriers = [i.id for i in knl.instructions
+                if isinstance(i, BarrierInstruction) and i.synchronization_kind == "global"]
+    before = {b: _ancestors(knl, b) for b in barriers}
+    order = sorted(barriers, key=lambda b: len(before[b] & set(barriers)))
+    for earlier, later in zip(order, order[1:]):
+        if earlier not in before[later]:
+            raise KernelcoreError(
+                f"in kernel {knl.name}: global barriers '{earlier}' and '{later}' are not "
+                f"ordered: make one depend on the other (e.g. {{dep={earlier}}} on "
+                f"'{later}')")
+    return tuple(order)
+
+
+def find_most_recent_global_barrier(knl: Any, insn_id: str) -> str | None:
+    """The id of the last global barrier (in :func:`get_global_barrier_order`)
+    that instruction *insn_id* depends on, or None."""
+    knl = as_kernel(knl)
+    deps = _ancestors(knl, insn_id)
+    found = [b for b in get_global_barrier_order(knl) if b in deps]
+    return found[-1] if found else None

@@ -37,9 +37,11 @@ from __future__ import annotations
 
 import islpy as isl
 import pymbolic.primitives as prim
+import pyopencl as cl
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg
+from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import find_reductions, get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_subscript, assignee_var_name
 from kernelcore.ir.kernel import LoopKernel
@@ -145,7 +147,6 @@ def _is_contiguous(iname: str, subscript: tuple) -> bool:
 
 def _static_bounds(knl, iname: str) -> tuple[int, int] | None:
     """(first, last) value of *iname* where both are constants."""
-    from kernelcore.ir.domain import project_to
     dom = project_to(knl.get_inames_domain([iname]), [iname])
     idx = dom.get_var_dict()[iname][1]
     lo, hi = dom.dim_min_val(idx), dom.dim_max_val(idx)
@@ -167,7 +168,6 @@ def _is_gpu(device) -> bool:
             raise KernelcoreError(f"auto_parallelize: device must be a pyopencl Device, "
                                   f"'gpu' or 'cpu', got {device!r}")
         return device == "gpu"
-    import pyopencl as cl
     return bool(device.type & cl.device_type.GPU)
 
 

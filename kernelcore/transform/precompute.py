@@ -31,13 +31,16 @@ from kernelcore.ir.domain import (
     move_names_to_params,
     project_to,
     static_max_of_pw_aff,
+    static_range,
 )
 from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.simplify import simplify
 from kernelcore.ir.subst import expand_rules
 from kernelcore.ir.tags import LocalIndexTag, parse_tag
 from kernelcore.match import parse_match
+from kernelcore.parse import parse_expression
 from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.translation_unit import for_each_kernel
 
@@ -264,7 +267,6 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
 
 
 def _simplify(expr):
-    from kernelcore.codegen.simplify import simplify
     return simplify(expr)
 
 
@@ -274,7 +276,6 @@ def _tag_storage(knl, dim_names, extents, default_tag):
     if default_tag != "l.auto":
         tag = parse_tag(default_tag)
         return tag_inames(knl, {d: tag for d in dim_names})
-    from kernelcore.transform.ilp import static_range
     axes: dict[int, int] = {}
     for n, t in knl.iname_tags.items():
         if isinstance(t, LocalIndexTag) and n not in dim_names:
@@ -371,7 +372,6 @@ def buffer_array(knl: LoopKernel, var_name: str, buffer_inames, init_expression=
     ``base``, the array element), updated by the instructions, stored back
     after them (*store_expression* may use ``buffer`` and ``base``;
     ``"False"`` skips the store)."""
-    from kernelcore.parse import parse_expression
     if var_name not in knl.arg_dict:
         raise UnknownNameError(f"buffer_array: no array argument called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always buffered

@@ -6,7 +6,7 @@ iname is tagged ``l.N``, each work-item first reduces its own share privately,
 then the partial results meet in a local array and are combined in a tree of
 log2(group size) steps (barriers are inserted by the scheduler); work-item 0
 stores the result. A reduction iname tagged ``g.N`` makes a two-stage
-reduction (:func:`split_group_reductions`).
+reduction (:mod:`kernelcore.transform.group_reduction`).
 
 Public names: realize_reduction, reduction_identity.
 """
@@ -20,7 +20,12 @@ from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
-from kernelcore.ir.domain import align_to, move_names_to_params, project_to
+from kernelcore.ir.domain import (
+    align_to,
+    move_names_to_params,
+    project_to,
+    static_range,
+)
 from kernelcore.ir.expr import (
     REDUCTION_OPS,
     USER_REDUCTIONS,
@@ -30,7 +35,8 @@ from kernelcore.ir.expr import (
     substitute,
 )
 from kernelcore.ir.instruction import Assignment, assignee_var_name
-from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
+from kernelcore.ir.tags import LocalIndexTag
+from kernelcore.parse import parse_expression
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 dim_type = isl.dim_type
@@ -54,7 +60,6 @@ def register_reduction(name: str, identity, combine, merge=None) -> None:
 def _binary(spec):
     if not isinstance(spec, str):
         return spec
-    from kernelcore.parse import parse_expression
     template = parse_expression(spec)
     return lambda a, b: substitute(template, {"a": a, "b": b})
 
@@ -404,7 +409,6 @@ class _Realizer(IdentityMapper):
         its name, ``at(index)`` (the element of this work-item's position
         along *lane_iname*'s axis given by *index*), and the lowest value and
         extent of *lane_iname*."""
-        from kernelcore.transform.ilp import static_range
         lo, hi = static_range(self.knl, lane_iname)
         others = [n for n in sorted(outer, key=self.knl.all_inames().index)
                   if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
@@ -485,157 +489,3 @@ def realize_reduction(knl):
     if not changed:
         return knl
     return knl.copy(instructions=tuple(new_insns), temporary_variables=temps)
-
-
-# {{{ reductions across work-groups: two stages
-
-_STAGE2_OP = {"sum": "sum", "product": "product", "max": "max", "min": "min",
-              "any": "any", "all": "all"}
-
-
-def _stage2_op(op: str) -> str | None:
-    """The reduction that combines partial results of *op*."""
-    if op not in USER_REDUCTIONS:
-        return _STAGE2_OP.get(op)
-    identity, _, merge = USER_REDUCTIONS[op]
-    if merge is None:
-        return None
-    partials = f"{op}__partials"
-    USER_REDUCTIONS.setdefault(partials, (identity, merge, merge))
-    return partials
-
-
-class _GroupReductionFinder(IdentityMapper):
-    def __init__(self, knl):
-        self.knl = knl
-        self.found: list[tuple[Reduction, str]] = []
-
-    def map_reduction(self, expr):
-        groups = [n for n in expr.inames
-                  if isinstance(self.knl.iname_tags.get(n), GroupIndexTag)]
-        if groups:
-            if len(groups) > 1:
-                raise KernelcoreError(f"reduction {expr}: at most one reduction iname may "
-                                      "be tagged g.N")
-            self.found.append((expr, groups[0]))
-            return expr
-        return super().map_reduction(expr)
-
-    def map_constant(self, expr):
-        return expr
-
-
-def split_group_reductions(knl):
-    """Reductions over a ``g.N`` iname become two device kernels: each work-group
-    reduces its share into a global array of partial results, then (after a
-    global barrier) one work-group reduces the partial results."""
-    from kernelcore.codegen.grid import iname_range
-    from kernelcore.ir.domain import pw_aff_to_expr
-    from kernelcore.ir.instruction import BarrierInstruction
-    from kernelcore.ir.tags import is_hw_parallel
-    from kernelcore.transform.iname import split_iname
-
-    dtypes, weak = kernel_type_context(knl)
-    types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)
-    names = UniqueNameGenerator(set(dtypes) | {i.id for i in knl.instructions}
-                                | set(knl.all_inames()))
-    ranges = {n: iname_range(knl, n) for n in knl.all_inames()
-              if is_hw_parallel(knl.iname_tags.get(n))}
-    insns: list = []
-    temps = dict(knl.temporary_variables)
-    domains = list(knl.domains)
-    tags = dict(knl.iname_tags)
-    changed = False
-    stage2_inames = []
-    for insn in knl.instructions:
-        finder = _GroupReductionFinder(knl)
-        if isinstance(insn, Assignment):
-            finder(insn.expression)
-        if not finder.found:
-            insns.append(insn)
-            continue
-        changed = True
-        sequential = [n for n in insn.within_inames if not is_hw_parallel(knl.iname_tags.get(n))]
-        if sequential:
-            raise KernelcoreError(
-                f"instruction '{insn.id}' reduces across work-groups inside sequential "
-                f"loop(s) {', '.join(sorted(sequential))}; such a reduction must not be "
-                "nested in sequential loops")
-        outer = sorted(insn.within_inames, key=knl.all_inames().index)
-
-        def rel(n):
-            r = ranges[n]
-            return prim.Variable(n) if r.lower == 0 else prim.Sum(
-                (prim.Variable(n), prim.Product((-1, r.lower))))
-
-        replacements = {}
-        barrier_ids = set()
-        for red, g in finder.found:
-            if _stage2_op(red.operation) is None:
-                raise KernelcoreError(f"{red.operation} across work-groups is not supported "
-                                      "(user reductions need merge=)")
-            dtype = types(red).dtype
-            partial = names(f"{insn.id}_partial")
-            shape = tuple(pw_aff_to_expr(ranges[n].size) for n in outer + [g])
-            temps[partial] = TemporaryVariable(partial, dtype, shape,
-                                               address_space=AddressSpace.GLOBAL)
-            rest = tuple(n for n in red.inames if n != g)
-            stage1_id = names(f"{insn.id}_stage1")
-            insns.append(Assignment(
-                id=stage1_id,
-                assignee=prim.Subscript(prim.Variable(partial),
-                                        tuple(rel(n) for n in outer + [g])),
-                expression=Reduction(red.operation, rest, red.expr) if rest else red.expr,
-                within_inames=insn.within_inames | {g}, depends_on=insn.depends_on,
-                predicates=insn.predicates))
-            barrier_id = names(f"{insn.id}_gbarrier")
-            insns.append(BarrierInstruction(id=barrier_id, synchronization_kind="global",
-                                            within_inames=insn.within_inames,
-                                            depends_on=frozenset({stage1_id})))
-            barrier_ids.add(barrier_id)
-            g2 = names(f"{g}_stage2")
-            stage2_inames.append(g2)
-            domains.append(_range_domain(g2, ranges[g], knl.all_params()))
-            tags[g2] = None
-            g2_index = prim.Variable(g2) if ranges[g].lower == 0 else prim.Sum(
-                (prim.Variable(g2), prim.Product((-1, ranges[g].lower))))
-            replacements[red] = Reduction(
-                _stage2_op(red.operation), (g2,),
-                prim.Subscript(prim.Variable(partial),
-                               tuple(rel(n) for n in outer) + (g2_index,)))
-
-        class _Replace(IdentityMapper):
-            def map_reduction(self, expr):
-                return replacements.get(expr, expr)  # noqa: B023 (used in this pass)
-
-            def map_constant(self, expr):
-                return expr
-
-        insns.append(insn.copy(expression=_Replace()(insn.expression),
-                               depends_on=insn.depends_on | barrier_ids))
-    if not changed:
-        return knl
-    knl = knl.copy(instructions=tuple(insns), temporary_variables=temps,
-                   domains=tuple(domains), iname_tags=tags)
-    # the second stage reduces the partial results in one work-group
-    for g2 in stage2_inames:
-        knl = split_iname(knl, g2, STAGE2_GROUP_SIZE, inner_tag="l.0")
-    return knl
-
-
-def _range_domain(name: str, rng, params) -> isl.BasicSet:
-    """``{[name]: lower <= name < lower + size}`` for a parallel iname's range."""
-    from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
-    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=list(params))
-    v = prim.Variable(name)
-    lo = expr_to_pw_aff(rng.lower, space)
-    hi = expr_to_pw_aff(prim.Sum((rng.lower, pw_aff_to_expr(rng.size))), space)
-    dom = (expr_to_pw_aff(v, space).ge_set(lo) & expr_to_pw_aff(v, space).lt_set(hi)).coalesce()
-    bsets = dom.get_basic_sets()
-    return bsets[0] if len(bsets) == 1 else dom
-
-
-#: work-group size of the second stage of a reduction across work-groups
-STAGE2_GROUP_SIZE = 256
-
-# }}}

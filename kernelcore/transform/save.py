@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import pymbolic.primitives as prim
 
-from kernelcore.codegen.grid import hw_iname_ranges
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
 from kernelcore.ir.domain import pw_aff_to_expr
+from kernelcore.ir.grid import hw_iname_ranges
 from kernelcore.ir.instruction import Assignment, BarrierInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import CallKernel, RunInstruction
+from kernelcore.schedule.linearize import linearize
 from kernelcore.translation_unit import for_each_kernel
 
 
@@ -46,7 +47,6 @@ def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
     """A copy of *knl* that saves and reloads private temporaries live across
     global barriers (linearize it again afterwards)."""
     if knl.state < KernelState.LINEARIZED:
-        from kernelcore.schedule.linearize import linearize
         knl = linearize(knl)
     where, barriers_after = _kernel_of(knl)
     ranges = {r.iname: r for r in hw_iname_ranges(knl)}

@@ -10,10 +10,12 @@ import dataclasses
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
+from kernelcore.ir.expr import IdentityMapper
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import RuleExpander, SubstitutionRule, expand_kernel_rules
 from kernelcore.match import parse_match
+from kernelcore.parse import parse_expression
 from kernelcore.translation_unit import for_each_kernel
 
 
@@ -94,8 +96,6 @@ def extract_subst(knl: LoopKernel, subst_name: str, template, parameters=()) -> 
     """Name the subexpressions shaped like *template* as substitution rule
     *subst_name* with arguments *parameters* (names in *template* that match
     anything); operands are matched in the order written."""
-    from kernelcore.ir.expr import IdentityMapper
-    from kernelcore.parse import parse_expression
     if subst_name in knl.substitutions:
         raise KernelcoreError(f"extract_subst: rule '{subst_name}' exists already")
     params = tuple(s.strip() for s in parameters.split(",")) if isinstance(parameters, str) \

@@ -1,6 +1,6 @@
 """Work-group sizes and group counts of kernels with parallel (l.N / g.N) inames.
 
-Public names: grid_sizes, hw_iname_ranges, iname_range, HwRange.
+Public names: grid_sizes, hw_iname_ranges, iname_range, callee_hw_sizes, HwRange.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from functools import reduce
 
 import islpy as isl
 
-from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError
-from kernelcore.ir.domain import aff_to_expr, project_to, static_max_of_pw_aff
+from kernelcore.diagnostic import CodeGenerationError, KernelcoreError, StaticValueFindingError
+from kernelcore.ir.domain import aff_to_expr, project_to, static_max_of_pw_aff, static_range
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag, is_hw_parallel
 
 dim_type = isl.dim_type
@@ -88,7 +88,6 @@ def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwA
         target = local if isinstance(r.tag, LocalIndexTag) else groups
         prev = target.get(r.tag.axis)
         target[r.tag.axis] = r.size if prev is None else _simplest(prev.union_max(r.size), ctx)
-    from kernelcore.codegen.callee import callee_hw_sizes
     for is_local, axis, size in callee_hw_sizes(knl, insn_ids):
         target = local if is_local else groups
         const = _constant(ctx.get_space(), size)
@@ -112,7 +111,6 @@ def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwA
 def _constant_local_size(knl, axis: int, insn_ids, pw: isl.PwAff) -> isl.PwAff:
     """A constant work-group size along l.*axis*: the largest extent the
     assumptions allow (an error if there is none)."""
-    from kernelcore.transform.ilp import static_range
     size = 0
     for r in hw_iname_ranges(knl, insn_ids):
         if isinstance(r.tag, LocalIndexTag) and r.tag.axis == axis:
@@ -137,3 +135,41 @@ def _constant(space: isl.Space, value: int) -> isl.PwAff:
 def _one_like(pw: isl.PwAff) -> isl.PwAff:
     return isl.PwAff.from_aff(isl.Aff.zero_on_domain(
         isl.LocalSpace.from_space(pw.get_domain_space())) + 1)
+
+
+def callee_hw_sizes(knl, insn_ids) -> list[tuple[bool, int, int]]:
+    """``(is_local, axis, size)`` of the hardware axes used by the callee
+    kernels that the instructions *insn_ids* (default: all) call; the sizes
+    must be constants."""
+    result = []
+    for insn in knl.instructions:
+        if insn_ids is not None and insn.id not in insn_ids:
+            continue
+        fn = getattr(getattr(insn, "expression", None), "function", None)
+        sub = getattr(knl.callables.get(getattr(fn, "name", None)), "subkernel", None)
+        if sub is None:         # not a kernel called as a function
+            continue
+        around = {(isinstance(t, LocalIndexTag), t.axis) for t in (
+            knl.iname_tags.get(n) for n in insn.within_inames)
+            if isinstance(t, (GroupIndexTag, LocalIndexTag))}
+        groups, local = sub.get_grid_size_upper_bounds({}, return_dict=True)
+        clash = sorted(around & ({(False, a) for a in groups} | {(True, a) for a in local}))
+        if clash:
+            kind, axis = clash[0]
+            raise CodeGenerationError(
+                f"call '{insn.id}' runs inside a {'local' if kind else 'group'} axis "
+                f"{axis} that kernel '{sub.name}' uses too: tag the callee's inames with "
+                "other axes")
+        for is_local, sizes in ((False, groups), (True, local)):
+            for axis, size in sizes.items():
+                try:
+                    value = static_max_of_pw_aff(size, sub.assumptions_set.params())
+                    result.append((is_local, axis, int(value.get_constant_val()
+                                                       .get_num_si())))
+                except Exception:
+                    raise CodeGenerationError(
+                        f"kernel '{sub.name}' called by '{insn.id}' runs over a "
+                        f"{'local' if is_local else 'group'} axis of extent {size}: "
+                        "the extents of a callee's hardware axes must be constants"
+                    ) from None
+    return result

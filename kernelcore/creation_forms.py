@@ -1,0 +1,226 @@
+"""Instruction forms that :func:`~kernelcore.make_kernel` rewrites into
+kernelcore's own: reductions and casts written as calls, loopy's sub-array
+references, segmented scans, ``make_tuple`` and two-output arg-reductions.
+
+Public names: ReductionResolver, SubArrayLowering, split_arg_reductions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pymbolic.primitives as prim
+
+from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
+from kernelcore.ir.domain import static_range
+from kernelcore.ir.expr import (
+    IdentityMapper,
+    Reduction,
+    TypeCast,
+    get_dependencies,
+    is_reduction_name,
+)
+from kernelcore.ir.instruction import assignee_subscript, assignee_var_name
+from kernelcore.ir.kernel import LoopKernel
+from kernelcore.parse import ParsedInstruction
+
+
+class ReductionResolver(IdentityMapper):
+    """Calls ``sum(k, e)``, ``reduce(sum, k, e)``, ``simul_reduce(sum, k, e)`` (and
+    ``max/min(k, e)`` with k an iname) -> Reduction;
+    ``float32(e)`` and the other dtype names -> TypeCast."""
+
+    def __init__(self, inames: set[str]):
+        self.inames = inames
+
+    def _reduction_inames(self, arg):
+        if isinstance(arg, prim.Variable):
+            names = (arg.name,)
+        elif isinstance(arg, (tuple, list)) and all(
+                isinstance(a, prim.Variable) for a in arg):     # (none: the value itself)
+            names = tuple(a.name for a in arg)
+        else:
+            return None
+        return names
+
+    def map_call(self, expr):
+        fn = expr.function
+        params = expr.parameters
+        if isinstance(fn, prim.Variable) and fn.name in ("reduce", "simul_reduce") \
+                and len(params) == 3 and isinstance(params[0], prim.Variable):
+            # reduce(op, inames, expr); simul_reduce: the same, allow_simultaneous
+            red = self.map_call(prim.Call(params[0], params[1:]))
+            if not isinstance(red, Reduction):
+                raise ParseError(f"{expr}: '{params[0].name}' is not a reduction over "
+                                 f"inames {params[1]}")
+            return dataclasses.replace(red, allow_simultaneous=fn.name == "simul_reduce")
+        segmented = _segmented_op(expr)
+        if segmented is not None:       # reduce(segmented(op), inames, value, flag)
+            names = self._reduction_inames(params[1])
+            if names is None or any(n not in self.inames for n in names):
+                raise ParseError(f"{expr}: the second argument must name inames")
+            return Reduction(segmented, names, (self.rec(params[2]), self.rec(params[3])))
+        if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
+            names = self._reduction_inames(params[0])
+            is_reduction = names is not None and (
+                fn.name not in ("max", "min") or all(n in self.inames for n in names))
+            if is_reduction:
+                unknown = [n for n in names if n not in self.inames]
+                if unknown:
+                    raise UnknownNameError(
+                        f"reduction {fn.name}() over unknown iname(s) "
+                        f"{', '.join(unknown)}: declare them in a domain")
+                return Reduction(fn.name, names, self.rec(params[1]))
+            if fn.name.startswith("arg") and names is not None and len(names) != 1:
+                raise ParseError(f"{fn.name}() reduces over exactly one iname")
+            if fn.name not in ("max", "min"):
+                raise ParseError(f"{fn.name}() needs an iname or a tuple of inames as "
+                                 f"first argument, got {params[0]}")
+        if isinstance(fn, prim.Variable) and fn.name in _CAST_NAMES:
+            if len(params) != 1:
+                raise ParseError(f"cast {fn.name}() takes one argument, got {len(params)}")
+            return TypeCast(np.dtype(fn.name), self.rec(params[0]))
+        return prim.Call(fn, tuple(self.rec(p) for p in params))
+
+    def map_constant(self, expr):
+        return expr
+
+
+_CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float32", "float64", "complex64", "complex128", "bool"}
+
+
+class SubArrayLowering(IdentityMapper):
+    """loopy's sub-array references as the slices calls take:
+    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*). Each
+    swept iname must be a whole subscript, in the order of the axes."""
+
+    def __init__(self, proto: LoopKernel):
+        self.proto = proto
+
+    def map_sub_array_ref(self, expr, *args, **kwargs):
+        swept = [v.name for v in expr.swept_inames]
+        sub = expr.subscript
+        if not isinstance(sub, prim.Subscript):
+            raise ParseError(f"sub-array reference {expr}: expected an array access")
+        used: list[str] = []
+        index = []
+        for ix in assignee_subscript(sub):
+            if not get_dependencies(ix) & set(swept):
+                index.append(self.rec(ix))
+                continue
+            if not (isinstance(ix, prim.Variable) and ix.name in swept):
+                raise ParseError(f"sub-array reference {expr}: kernelcore takes swept "
+                                 "inames only as whole subscripts (a[i, j], not a[i, 2*j])")
+            used.append(ix.name)
+            index.append(self._slice(ix.name))
+        if used != swept:
+            raise ParseError(f"sub-array reference {expr}: the swept inames must each "
+                             "index one axis, in the order of the axes")
+        return prim.Subscript(sub.aggregate, tuple(index))
+
+    def _slice(self, iname: str) -> prim.Slice:
+        if iname not in self.proto.all_inames():
+            raise UnknownNameError(f"sub-array reference over unknown iname '{iname}'")
+        try:
+            lo, hi = static_range(self.proto, iname)
+        except KernelcoreError:
+            return prim.Slice((None, None))      # a parametric range: the whole axis
+        return prim.Slice((None if lo == 0 else lo, hi + 1))
+
+
+def _segmented_op(expr) -> str | None:
+    """``segmented(op)`` (or ``segmented_flag(op)``) for a call
+    ``reduce(segmented(op), inames, value, flag)``, else None."""
+    if not (isinstance(expr, prim.Call) and expr.function == prim.Variable("reduce")
+            and len(expr.parameters) == 4):
+        return None
+    kind = expr.parameters[0]
+    if (isinstance(kind, prim.Call) and isinstance(kind.function, prim.Variable)
+            and kind.function.name in ("segmented", "segmented_flag")
+            and len(kind.parameters) == 1 and isinstance(kind.parameters[0], prim.Variable)
+            and kind.parameters[0].name in ("sum", "product", "max", "min")):
+        return f"{kind.function.name}({kind.parameters[0].name})"
+    raise ParseError(f"{expr}: a four-argument reduce() is a segmented scan, "
+                     "reduce(segmented(sum|product|max|min), inames, value, flag)")
+
+
+def _second_output(pi: ParsedInstruction, expression, suffix: str) -> ParsedInstruction:
+    """The instruction computing the second of *pi*'s two outputs from *expression*
+    (its id: *pi*'s with *suffix*; its temporary declaration: the one written
+    before the second assignee)."""
+    declared = pi.extra.get("assignee_types", {}).get(1)
+    return dataclasses.replace(
+        pi, assignee=pi.assignee[1], expression=expression,
+        temp_var_type=declared if declared is not None else None,
+        id=None if pi.id is None else f"{pi.id}_{suffix}",
+        extra={**pi.extra, "inames_of": pi.assignee[0]})   # runs where the first one does
+
+
+def _split_segmented(pi: ParsedInstruction) -> list:
+    """``v[i], f[i] = reduce(segmented(op), j, value, flag)`` as one instruction
+    for the values and one for the flags (id suffix ``_flag``)."""
+    if len(pi.assignee) != 2:
+        raise ParseError(f"{pi.source!r}: a segmented reduction has two outputs "
+                         "(the values and the segment flags)")
+    e = pi.expression
+    op = e.parameters[0]
+    flag_expr = prim.Call(e.function, (prim.Variable("segmented_flag")(*op.parameters),)
+                          + e.parameters[1:])
+    return [dataclasses.replace(pi, assignee=pi.assignee[0]),
+            _second_output(pi, flag_expr, "flag")]
+
+
+def _split_make_tuple(pi: ParsedInstruction) -> list:
+    """``a, b = make_tuple(x, y)`` as ``a = x`` and ``b = y`` (ids: the
+    instruction's, then with ``_1``, ``_2``, ...)."""
+    values = pi.expression.parameters
+    if len(values) != len(pi.assignee):
+        raise ParseError(f"{pi.source!r}: make_tuple() of {len(values)} values assigned "
+                         f"to {len(pi.assignee)} places")
+    written = {assignee_var_name(a) for a in pi.assignee}
+    if any(get_dependencies(v) & written for v in values):
+        raise ParseError(f"{pi.source!r}: the values of make_tuple() read what it assigns; "
+                         "copy them to temporaries first")
+    return [dataclasses.replace(pi, assignee=a, expression=v, extra=dict(pi.extra),
+                                id=pi.id if k == 0 or pi.id is None else f"{pi.id}_{k}")
+            for k, (a, v) in enumerate(zip(pi.assignee, values))]
+
+
+def split_arg_reductions(parsed: list) -> list:
+    """loopy's two-output reductions ``m[i], idx[i] = argmax(k, a[i, k], k)``
+    as two instructions: ``m[i] = max(k, a[i, k])`` and ``idx[i] =
+    argmax(k, a[i, k])`` (the second id gets ``_index``); ``make_tuple``
+    assignments as one instruction per value (:func:`_split_make_tuple`)."""
+    out: list = []
+    for pi in parsed:
+        e = getattr(pi, "expression", None)
+        if (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
+                and isinstance(e, prim.Call) and e.function == prim.Variable("make_tuple")):
+            out += _split_make_tuple(pi)
+            continue
+        if isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple) \
+                and _segmented_op(e) is not None:
+            out += _split_segmented(pi)
+            continue
+        if not (isinstance(pi, ParsedInstruction) and isinstance(pi.assignee, tuple)
+                and isinstance(e, prim.Call) and isinstance(e.function, prim.Variable)
+                and e.function.name in ("argmax", "argmin")):
+            out.append(pi)
+            continue
+        if len(pi.assignee) != 2 or len(e.parameters) != 3:
+            raise ParseError(f"{pi.source!r}: a two-output {e.function.name} is written "
+                             f"'m[i], idx[i] = {e.function.name}(k, a[i, k], k)'")
+        over, value, index = e.parameters
+        names = [v.name for v in (over if isinstance(over, tuple) else (over,))
+                 if isinstance(v, prim.Variable)]
+        if not (len(names) == 1 and isinstance(index, prim.Variable)
+                and index.name == names[0]):
+            raise ParseError(f"{pi.source!r}: kernelcore's {e.function.name} reports the "
+                             "reduction iname itself (third argument: the iname)")
+        op = "max" if e.function.name == "argmax" else "min"
+        out.append(dataclasses.replace(pi, assignee=pi.assignee[0],
+                                       expression=prim.Variable(op)(over, value)))
+        out.append(_second_output(pi, e.function(over, value), "index"))
+    return out
