@@ -21,6 +21,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -211,7 +212,7 @@ def _check_usable(store: DiskStore, values: dict) -> None:
 def test_database_files_with_flipped_bits(tmp_path, caplog):
     store, values = _filled_store(tmp_path)
     store._close()
-    pristine = open(store.path, "rb").read()
+    pristine = Path(store.path).read_bytes()
     positions = sorted(set(range(0, 120, 3))
                        | set(range(0, len(pristine), max(1, len(pristine) // 150))))
     for position in positions:
@@ -224,7 +225,7 @@ def test_database_files_with_flipped_bits(tmp_path, caplog):
 def test_truncated_or_garbage_database_files(tmp_path, caplog, damage):
     store, values = _filled_store(tmp_path)
     store._close()
-    data = open(store.path, "rb").read()
+    data = Path(store.path).read_bytes()
     damaged = {"empty": b"", "header": data[:50], "half": data[:len(data) // 2],
                "last byte": data[:-1], "garbage": os.urandom(len(data))}[damage]
     with open(store.path, "wb") as f:

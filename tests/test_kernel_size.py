@@ -109,7 +109,7 @@ def test_chains_reading_operands_twice_stay_linear(generated, name):
     for depth in (10, 50):
         with np.errstate(all="ignore"):
             expected = chain(a, depth, np)
-        got, seconds, sizes = generated(lambda: chain(la.asarray(a), depth, la))
+        got, seconds, sizes = generated(lambda depth=depth: chain(la.asarray(a), depth, la))
         np.testing.assert_array_equal(got, expected)
         assert seconds < SECONDS
         runs[depth] = sizes

@@ -318,7 +318,7 @@ def test_loopy_helper_names():
 
 @pytest.mark.parametrize("stride, tag", [(1, "for"), (2, "for"), (1, "l.0")])
 def test_force_scan(stride, tag):
-    knl = lp.make_kernel("[n] -> {[i, j]: 0 <= i < n and 0 <= j <= %d*i}" % stride,
+    knl = lp.make_kernel(f"[n] -> {{[i, j]: 0 <= i < n and 0 <= j <= {stride}*i}}",
                          "out[i] = reduce(sum, j, a[j])", "...")
     knl = lp.tag_inames(lp.fix_parameters(knl, n=8), {"i": tag})
     knl = lp.realize_reduction(knl, force_scan=True)     # types not known yet: later

@@ -183,7 +183,7 @@ def large():
 
 @pytest.mark.slow
 def test_kernelcore_sum_beyond_int32(queue):
-    knl = lp.make_kernel("{ [i]: 0<=i<%d }" % N, "s[0] = sum(i, i)")
+    knl = lp.make_kernel(f"{{ [i]: 0<=i<{N} }}", "s[0] = sum(i, i)")
     knl = lp.split_iname(knl, "i", 2**15, outer_tag="g.0")
     _, (s,) = knl(queue)
     assert s[0] == N * (N - 1) // 2

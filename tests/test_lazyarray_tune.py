@@ -116,8 +116,8 @@ def test_other_reductions_are_not_tuned(monkeypatch, caplog):
 def test_gpu_blockings_apply_only_where_the_default_does(extents):
     from lazyarray.lower.contraction import contraction_schedule
     m, n, k = extents
-    knl = lp.make_kernel("{[i, j, k]: 0 <= i < %d and 0 <= j < %d and 0 <= k < %d}"
-                         % extents, "out[i, j] = sum(k, a[i, k] * b[k, j])",
+    knl = lp.make_kernel(f"{{[i, j, k]: 0 <= i < {m} and 0 <= j < {n} and 0 <= k < {k}}}",
+                         "out[i, j] = sum(k, a[i, k] * b[k, j])",
                          [lp.GlobalArg("a", np.float32, shape=(m, k)),
                           lp.GlobalArg("b", np.float32, shape=(k, n)),
                           lp.GlobalArg("out", np.float32, shape=(m, n))])

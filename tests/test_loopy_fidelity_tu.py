@@ -70,12 +70,12 @@ def test_in_kernel_callable_method_set():
 def test_unknown_entrypoint_and_callable_errors():
     tu = _scale()
     with pytest.raises(KeyError, match="no kernel named 'other'"):
-        tu["other"]
+        _ = tu["other"]
     two = lp.merge([_scale(), lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]",
                                              name="copy")])
     assert two.entrypoints == frozenset({"scale", "copy"})
     with pytest.raises(ValueError, match="2 entry points"):
-        two.default_entrypoint
+        _ = two.default_entrypoint
     one = two.with_entrypoints("copy")
     assert one.default_entrypoint.name == "copy"
     with pytest.raises(TypeError, match="unknown field"):

@@ -23,11 +23,11 @@ def test_default_entrypoint_and_items():
     assert [a.name for a in knl.args] == ["a", "n", "out"]
     assert tu["twice"] is knl
     with pytest.raises(KeyError):
-        tu["nope"]
+        _ = tu["nope"]
     with pytest.raises(ValueError):
-        _pair().default_entrypoint
+        _ = _pair().default_entrypoint
     with pytest.raises(ValueError):
-        lp.make_function("{[i]: 0<=i<4}", "b[i] = 1", name="f").default_entrypoint
+        _ = lp.make_function("{[i]: 0<=i<4}", "b[i] = 1", name="f").default_entrypoint
 
 
 def test_printing_a_unit_prints_every_kernel():
@@ -55,7 +55,7 @@ def test_members_of_the_kernel_need_one_entrypoint():
     pair = _pair()
     assert not hasattr(pair, "args")            # AttributeError, as in loopy
     with pytest.raises(AttributeError):
-        tu.no_such_member
+        _ = tu.no_such_member
 
 
 def test_executor(queue):

@@ -187,9 +187,9 @@ def test_a_host_fallback_never_writes_into_a_host_copy():
 
 def test_unknown_names_are_attribute_errors():
     with pytest.raises(AttributeError):
-        la.no_such_function
+        _ = la.no_such_function
     with pytest.raises(AttributeError):
-        la.ndarray            # NumPy's classes are not host functions
+        _ = la.ndarray        # NumPy's classes are not host functions
 
 # }}}
 

@@ -571,7 +571,7 @@ def test_auto_parallelize_short_fast_loop_on_gpu(queue, short):
     """On a GPU a short contiguous loop fills work-groups together with the
     next loop (a transposed skinny matrix: once groups of 4 work-items);
     results unchanged (the GPU layout runs on any device)."""
-    knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<%d }" % short, "out[i,j] = 2*a[j,i]",
+    knl = lp.make_kernel(f"{{ [i,j]: 0<=i<n and 0<=j<{short} }}", "out[i,j] = 2*a[j,i]",
                          [lp.GlobalArg("a", np.float32, shape=(short, "n")),
                           lp.GlobalArg("out", np.float32, shape=("n", short)), "..."])
     knl = lp.fix_parameters(knl, n=1000)
@@ -592,7 +592,7 @@ def test_auto_parallelize_short_fast_loop_on_cpu(queue, short):
     its work-groups of 64 with the next loop (PoCL runs each work-group as a
     call of its own); from a vector's width on, groups run along it alone."""
     from kernelcore.transform.parallel import CPU_SHORT_FAST
-    knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<%d }" % short, "out[i,j] = a[i,j] + 1",
+    knl = lp.make_kernel(f"{{ [i,j]: 0<=i<n and 0<=j<{short} }}", "out[i,j] = a[i,j] + 1",
                          [lp.GlobalArg("a", np.float32, shape=("n", short)), "..."])
     knl = lp.fix_parameters(knl, n=1001)
     par = lp.auto_parallelize(knl, "cpu")
@@ -642,7 +642,7 @@ def test_rows_of_a_large_2d_kernel_give_items_per_work_item_on_gpu(queue, rows, 
     gives each work-item several elements of its row (a stencil: neighbours
     read across rows and columns); every element once, as NumPy."""
     knl = lp.make_kernel(
-        "{ [i,j]: 0<=i<%d and 0<=j<%d }" % (rows - 2, cols - 2),
+        f"{{ [i,j]: 0<=i<{rows - 2} and 0<=j<{cols - 2} }}",
         "out[i+1,j+1] = a[i+1,j+1] + 0.25f*(a[i+2,j+1] + a[i,j+1] + a[i+1,j+2] + a[i+1,j]"
         " - 4*a[i+1,j+1])",
         [lp.GlobalArg("a", np.float32, shape=(rows, cols)),

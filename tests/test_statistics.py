@@ -602,7 +602,7 @@ def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
     """A 4000^3 product in 128-wide tiles (a tile guard in every loop) is
     counted exactly; enumerating its 6.4e10 points took hours."""
     n = 4000
-    knl = lp.make_kernel("{[i, j, k]: 0<=i, j, k<%d}" % n, "c[i, j] = sum(k, a[i, k]*b[k, j])")
+    knl = lp.make_kernel(f"{{[i, j, k]: 0<=i, j, k<{n}}}", "c[i, j] = sum(k, a[i, k]*b[k, j])")
     knl = lp.add_and_infer_dtypes(knl, dict(a=np.float32, b=np.float32))
     for name, tag in (("i", 1), ("j", 0)):
         knl = lp.split_iname(knl, name, 128, outer_tag=f"g.{tag}")
