@@ -14,10 +14,7 @@ import pytest
 
 import kernelcore as lp
 from kernelcore.diagnostic import AccessOutOfBoundsError
-
-
-def host(ary):
-    return ary.get() if hasattr(ary, "get") else np.asarray(ary)
+from tests.helpers import host
 
 
 def generate(knl):

@@ -214,14 +214,12 @@ def test_vector_sin_and_cos_equal_the_helpers(queue, name, width):
 
 
 @pytest.fixture
-def branch_free_cpu(monkeypatch):
+def branch_free_cpu(monkeypatch, device_layouts):
     """lazyarray's CPU target with kernelcore's float32 math, on any device."""
     import lazyarray.target as la_target
-    from lazyarray.run import steps
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
+    device_layouts("cpu", 2)
     monkeypatch.setattr(la_target, "math_f32_choice", lambda device: "branch_free")
     monkeypatch.setattr(la_target, "_TARGETS", {})
-    monkeypatch.setattr(steps, "_KERNELS", {})
 
 
 def _code(y) -> str:

@@ -168,15 +168,14 @@ def test_jit_traces_once_per_precision():
     ((256, 64, 384), False, "float32", False),
 ])
 def test_tensor_cores_take_plain_whole_tile_products(monkeypatch, shape, transposed,
-                                                     precision, expected):
+                                                     precision, expected, device_layouts):
     """On a device with tensor cores (simulated: the kernels are planned and
     their code inspected, not run), TF32 products of row-major whole tiles
     get the mma.sync kernel; others the float32 blocking."""
     from lazyarray.run import steps as runtime
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 132))
+    device_layouts("gpu", 132)
     monkeypatch.setattr(la_target, "has_tf32_tensor_cores", lambda device: True)
     monkeypatch.setattr(la_target, "_TARGETS", {})
-    monkeypatch.setattr(runtime, "_KERNELS", {})
     monkeypatch.setattr(runtime, "_PLANS", {})
     m, k, n = shape
     a, b = _pair(m, k, n)

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, note, settings
+from hypothesis import Phase, assume, given, note, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
@@ -74,20 +74,7 @@ def _settings(max_examples):
     phases = [Phase.explicit, Phase.reuse, Phase.generate]
     if _SHRINK:
         phases.append(Phase.shrink)
-    return settings(
-        max_examples=max(1, int(max_examples * _SCALE)),
-        deadline=None,
-        derandomize=True,
-        database=None,
-        phases=phases,
-        report_multiple_bugs=False,
-        print_blob=False,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.filter_too_much,
-            HealthCheck.data_too_large,
-        ],
-    )
+    return settings(max_examples=max(1, int(max_examples * _SCALE)), phases=phases)
 
 
 # }}}

@@ -6,10 +6,7 @@ import numpy as np
 import pytest
 
 import kernelcore as lp
-
-
-def host(x):
-    return x.get() if hasattr(x, "get") else np.asarray(x)
+from tests.helpers import host
 
 
 def _rotate():

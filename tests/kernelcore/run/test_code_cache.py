@@ -43,8 +43,10 @@ def test_corrupt_disk_entry_is_regenerated(tmp_path):
                 size = fh.tell()
                 fh.seek(max(0, size // 2))
                 fh.write(b"\xff" * min(64, max(1, size // 4)))
-    codegen, _ = _run(tmp_path)
-    assert codegen in (0, 1)
+    # the damaged bytes may miss the entry: the kernel then comes from disk,
+    # else from new code; the child checks the values either way
+    codegen, disk_hits = _run(tmp_path)
+    assert (codegen, disk_hits) in ((1, 0), (0, 1))
 
 
 def test_second_call_does_no_codegen(queue):

@@ -18,7 +18,7 @@ granularities give the same numbers.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
@@ -64,8 +64,7 @@ def stat_kernels(draw):
     return dom, expr, out, shapes
 
 
-@settings(max_examples=80, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=80)
 @given(stat_kernels(), st.data())
 def test_counts_match_brute_force(kernel, data):
     dom, expr, out, shapes = kernel

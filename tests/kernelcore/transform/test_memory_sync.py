@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import kernelcore as lp
+from tests.helpers import host
 
 # {{{ helpers
 
@@ -27,9 +28,6 @@ def device_code(knl, dtypes=None):
         knl = lp.add_dtypes(knl, dtypes)
     return lp.generate_code_v2(knl).device_code()
 
-
-def host(ary):
-    return ary.get() if hasattr(ary, "get") else np.asarray(ary)
 
 
 def kernel_functions(code):

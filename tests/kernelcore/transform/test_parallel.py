@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import kernelcore as lp
+from tests.helpers import host
 
 # {{{ helpers
 
@@ -26,9 +27,6 @@ def device_code(knl, dtypes=None):
         knl = lp.add_dtypes(knl, dtypes)
     return lp.generate_code_v2(knl).device_code()
 
-
-def host(ary):
-    return ary.get() if hasattr(ary, "get") else np.asarray(ary)
 
 
 def kernel_body(code):
@@ -96,11 +94,6 @@ def eval_aff(aff, **params):
 def rtol_for(dtype):
     return 1e-6 if np.dtype(dtype) == np.float32 else 1e-14
 
-
-def need(name):
-    """The kernelcore function *name* (a test of a missing one fails)."""
-    assert hasattr(lp, name), f"lp.{name} is missing"
-    return getattr(lp, name)
 
 
 def raises_kernel_problem():
@@ -519,9 +512,8 @@ def _auto_cases():
 
 @pytest.mark.parametrize("case", ["1d", "2d", "reduction"])
 def test_auto_parallelize_preserves_results(queue, case):
-    auto_parallelize = need("auto_parallelize")
     knl, inputs, ref = _auto_cases()[case]
-    par = auto_parallelize(knl)
+    par = lp.auto_parallelize(knl)
     tags = {str(t) for t in par.iname_tags.values() if t is not None}
     assert any(t.startswith(("l.", "g.")) for t in tags), par
     for n in (0, 1, 7, 64, 65, 300):
@@ -532,18 +524,16 @@ def test_auto_parallelize_preserves_results(queue, case):
 
 
 def test_auto_parallelize_keeps_reduction_sequential():
-    auto_parallelize = need("auto_parallelize")
     knl, _, _ = _auto_cases()["reduction"]
-    par = auto_parallelize(knl)
+    par = lp.auto_parallelize(knl)
     for name, tag in par.iname_tags.items():
         if name.startswith("k"):
             assert tag is None or not str(tag).startswith(("l.", "g.")), (name, tag)
 
 
 def test_auto_parallelize_contiguous_local_axis():
-    auto_parallelize = need("auto_parallelize")
     knl, _, _ = _auto_cases()["2d"]
-    par = auto_parallelize(knl)
+    par = lp.auto_parallelize(knl)
     code = device_code(par, {"a": np.float64})
     idx = subscript_of(code, "out")
     n = 100
@@ -552,15 +542,13 @@ def test_auto_parallelize_contiguous_local_axis():
 
 
 def test_auto_parallelize_leaves_parallel_kernel_alone():
-    auto_parallelize = need("auto_parallelize")
     knl = _tutorial_fill()
-    assert str(auto_parallelize(knl)) == str(knl)
+    assert str(lp.auto_parallelize(knl)) == str(knl)
 
 
 def test_auto_parallelize_explicit_device(queue):
-    auto_parallelize = need("auto_parallelize")
     knl, inputs, ref = _auto_cases()["1d"]
-    par = auto_parallelize(knl, device=queue.device)
+    par = lp.auto_parallelize(knl, device=queue.device)
     data = inputs(77)
     evt, (out,) = par(queue, **data)
     np.testing.assert_array_equal(host(out), ref(data)[0])

@@ -26,10 +26,11 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
+from tests.helpers import host
 
 OPS = ("sum", "product", "max", "min")
 DTYPES = (np.int32, np.int64, np.float32, np.float64)
@@ -37,16 +38,10 @@ CTYPES = {np.int32: "int", np.int64: "long", np.float32: "float", np.float64: "d
 
 
 def _settings(max_examples):
-    return settings(max_examples=max_examples, derandomize=True, deadline=None,
-                    database=None, print_blob=False,
-                    suppress_health_check=[HealthCheck.too_slow,
-                                           HealthCheck.data_too_large])
+    return settings(max_examples=max_examples)
 
 
 # {{{ helpers
-
-def host(ary):
-    return ary.get() if hasattr(ary, "get") else np.asarray(ary)
 
 
 def device_code(knl, dtypes=None):

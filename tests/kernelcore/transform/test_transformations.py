@@ -23,10 +23,11 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
+from tests.helpers import host
 
 # {{{ helpers
 
@@ -35,9 +36,6 @@ def device_code(knl, dtypes=None):
         knl = lp.add_dtypes(knl, dtypes)
     return lp.generate_code_v2(knl).device_code()
 
-
-def host(ary):
-    return ary.get() if hasattr(ary, "get") else np.asarray(ary)
 
 
 def kernel_body(code):
@@ -181,11 +179,6 @@ def run_isolated(func_name, *args, timeout=300, crash_log=False):
         pytest.fail(f"{func_name}{args!r} failed in child process "
                     f"(exit status {proc.returncode}):\n{out}{extra}", pytrace=False)
 
-
-def need(name):
-    """The kernelcore transformation *name* (a test of a missing one fails)."""
-    assert hasattr(lp, name), f"lp.{name} is missing"
-    return getattr(lp, name)
 
 
 F32 = {"a": np.float32}
@@ -666,8 +659,7 @@ def _check_2d(queue, knl, sizes=((0, 0), (1, 1), (3, 5), (17, 4))):
 
 
 def test_rename_iname(queue):
-    rename_iname = need("rename_iname")
-    knl = rename_iname(_knl_2d(), "i", "row")
+    knl = lp.rename_iname(_knl_2d(), "i", "row")
     assert "row" in knl.all_inames()
     assert "i" not in knl.all_inames()
     code = device_code(knl, {"a": np.float64})
@@ -678,26 +670,23 @@ def test_rename_iname(queue):
 
 
 def test_rename_iname_keeps_tags(queue):
-    rename_iname = need("rename_iname")
     knl = lp.split_iname(_knl_2d(), "j", 4, inner_tag="unr")
-    knl = rename_iname(knl, "j_inner", "jj")
+    knl = lp.rename_iname(knl, "j_inner", "jj")
     assert re.search(r"^jj: unr$", str(knl), re.M)
     _check_2d(queue, knl)
 
 
 def test_rename_iname_errors():
-    rename_iname = need("rename_iname")
     with pytest.raises(lp.KernelcoreError, match="zz"):
-        rename_iname(_knl_2d(), "zz", "yy")
+        lp.rename_iname(_knl_2d(), "zz", "yy")
     with pytest.raises(lp.KernelcoreError, match="j"):
-        rename_iname(_knl_2d(), "i", "j")
+        lp.rename_iname(_knl_2d(), "i", "j")
 
 
 def test_rename_iname_existing_ok_merges(queue):
-    rename_iname = need("rename_iname")
     knl = lp.make_kernel("{ [i,k]: 0<=i,k<n }",
                          ["out1[i] = 2*a[i] {id=w1}", "out2[k] = a[k] + 1 {id=w2}"])
-    merged = rename_iname(knl, "k", "i", existing_ok=True)
+    merged = lp.rename_iname(knl, "k", "i", existing_ok=True)
     assert "k" not in merged.all_inames()
     assert merged.id_to_insn["w2"].within_inames == frozenset({"i"})
     for n in (0, 1, 9):
@@ -708,9 +697,8 @@ def test_rename_iname_existing_ok_merges(queue):
 
 
 def test_join_inames(queue):
-    join_inames = need("join_inames")
     knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<8 }", "out[i,j] = 2*a[i,j] + j")
-    joined = join_inames(knl, ["i", "j"], new_iname="ij")
+    joined = lp.join_inames(knl, ["i", "j"], new_iname="ij")
     assert "ij" in joined.all_inames()
     assert "i" not in joined.all_inames()
     assert "j" not in joined.all_inames()
@@ -723,9 +711,8 @@ def test_join_inames(queue):
 
 
 def test_join_inames_then_parallelize(queue):
-    join_inames = need("join_inames")
     knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<8 }", "out[i,j] = a[i,j] + 1")
-    knl = join_inames(knl, "i,j", new_iname="ij")
+    knl = lp.join_inames(knl, "i,j", new_iname="ij")
     knl = lp.split_iname(knl, "ij", 16, outer_tag="g.0", inner_tag="l.0")
     for n in (0, 1, 2, 3, 11):
         a = np.arange(n * 8, dtype=np.float32).reshape(n, 8)
@@ -734,9 +721,8 @@ def test_join_inames_then_parallelize(queue):
 
 
 def test_join_inames_with_tag(queue):
-    join_inames = need("join_inames")
     knl = lp.make_kernel("{ [i,j]: 0<=i<4 and 0<=j<8 }", "out[i,j] = a[i,j] * 3")
-    knl = join_inames(knl, ["i", "j"], new_iname="ij", tag="l.0")
+    knl = lp.join_inames(knl, ["i", "j"], new_iname="ij", tag="l.0")
     code = device_code(knl, {"a": np.float32})
     assert loop_order(code) == []
     assert re.search(r"reqd_work_group_size\(\s*32\s*,\s*1\s*,\s*1\s*\)", code)
@@ -772,7 +758,7 @@ def _the_reduction(knl):
 
 @pytest.mark.parametrize("which", ["split_reduction_inward", "split_reduction_outward"])
 def test_split_reduction(queue, which):
-    transform = need(which)
+    transform = getattr(lp, which)
     knl = transform(_red_knl(), "j")
     outer = _the_reduction(knl)
     inner = outer.expr
@@ -792,15 +778,14 @@ def test_split_reduction_empty_ranges(queue, which):
     """An empty range of either reduction iname gives the sum's identity."""
     knl = _red_knl()
     if which is not None:
-        knl = need(which)(knl, "j")
+        knl = getattr(lp, which)(knl, "j")
     _check_red(queue, knl, RED_EMPTY_SIZES)
 
 
 def test_tag_array_axes_fortran(queue):
-    tag_array_axes = need("tag_array_axes")
     import pyopencl.array as cla
     knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<m }", "out[i,j] = 2*a[i,j]")
-    knl = tag_array_axes(knl, "a", "f,f")
+    knl = lp.tag_array_axes(knl, "a", "f,f")
     a = np.asfortranarray(np.arange(12.0).reshape(3, 4))
     evt, (out,) = knl(queue, a=a)
     np.testing.assert_array_equal(host(out), 2 * a)
@@ -814,10 +799,9 @@ def test_tag_array_axes_fortran(queue):
 
 
 def test_tag_array_axes_explicit_order(queue):
-    tag_array_axes = need("tag_array_axes")
     import pyopencl.array as cla
     knl = lp.make_kernel("{ [i,j]: 0<=i<n and 0<=j<m }", "out[i,j] = a[i,j] + 1")
-    knl = tag_array_axes(knl, "out", "N0,N1")   # axis 1 varies fastest: Fortran
+    knl = lp.tag_array_axes(knl, "out", "N0,N1")   # axis 1 varies fastest: Fortran
     out = cla.to_device(queue, np.asfortranarray(np.zeros((3, 5))))
     a = np.arange(15.0).reshape(3, 5)
     evt, (res,) = knl(queue, a=a, out=out)
@@ -825,9 +809,8 @@ def test_tag_array_axes_explicit_order(queue):
 
 
 def test_rename_argument(queue):
-    rename_argument = need("rename_argument")
     knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = 2*a[i]")
-    knl = rename_argument(knl, "a", "inp")
+    knl = lp.rename_argument(knl, "a", "inp")
     assert "inp" in knl.arg_dict
     assert "a" not in knl.arg_dict
     code = device_code(knl, {"inp": np.float32})
@@ -840,16 +823,14 @@ def test_rename_argument(queue):
 
 
 def test_rename_argument_errors():
-    rename_argument = need("rename_argument")
     knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = a[i] + b[i]")
     with pytest.raises(lp.KernelcoreError, match="zz"):
-        rename_argument(knl, "zz", "c")
+        lp.rename_argument(knl, "zz", "c")
     with pytest.raises(lp.KernelcoreError, match="b"):
-        rename_argument(knl, "a", "b")
+        lp.rename_argument(knl, "a", "b")
 
 
 def test_remove_unused_arguments(queue):
-    remove_unused_arguments = need("remove_unused_arguments")
     knl = lp.make_kernel(
         "{ [i]: 0<=i<n }", "out[i] = 2*a[i]",
         [lp.GlobalArg("a", np.float64, shape=("n",)),
@@ -857,7 +838,7 @@ def test_remove_unused_arguments(queue):
          lp.ValueArg("unused_scalar", np.int32),
          "..."])
     assert "unused" in knl.arg_dict
-    knl = remove_unused_arguments(knl)
+    knl = lp.remove_unused_arguments(knl)
     assert "unused" not in knl.arg_dict
     assert "unused_scalar" not in knl.arg_dict
     assert {"a", "out"} <= set(knl.arg_dict)
@@ -874,8 +855,7 @@ def _seq_knl():
 
 
 def test_add_dependency(queue):
-    add_dependency = need("add_dependency")
-    knl = add_dependency(_seq_knl(), "id:w1", "w2")
+    knl = lp.add_dependency(_seq_knl(), "id:w1", "w2")
     assert "w2" in knl.id_to_insn["w1"].depends_on
     code = device_code(knl, {"a": np.float32})
     assert code.index("out2[") < code.index("out1[")
@@ -886,17 +866,15 @@ def test_add_dependency(queue):
 
 
 def test_add_dependency_cycle_is_reported():
-    add_dependency = need("add_dependency")
     knl = lp.make_kernel("{ [i]: 0<=i<n }",
                          ["t[i] = a[i] {id=w1}", "out[i] = t[i] {id=w2, dep=w1}"])
-    knl = add_dependency(knl, "id:w1", "w2")
+    knl = lp.add_dependency(knl, "id:w1", "w2")
     with pytest.raises(lp.KernelcoreError, match="w1|w2"):
         device_code(knl, {"a": np.float32, "t": np.float32})
 
 
 def test_remove_instructions(queue):
-    remove_instructions = need("remove_instructions")
-    knl = remove_instructions(_seq_knl(), {"w2"})
+    knl = lp.remove_instructions(_seq_knl(), {"w2"})
     assert "w2" not in knl.id_to_insn
     assert "w1" in knl.id_to_insn
     code = device_code(knl, {"a": np.float32, "out2": np.float32})
@@ -908,11 +886,10 @@ def test_remove_instructions(queue):
 
 
 def test_remove_instructions_drops_dependencies(queue):
-    remove_instructions = need("remove_instructions")
     knl = lp.make_kernel("{ [i]: 0<=i<n }",
                          ["out1[i] = a[i] {id=w1}",
                           "out2[i] = 3*a[i] {id=w2, dep=w1}"])
-    knl = remove_instructions(knl, ["w1"])
+    knl = lp.remove_instructions(knl, ["w1"])
     assert "w1" not in knl.id_to_insn
     assert "w1" not in knl.id_to_insn["w2"].depends_on
     a = np.arange(3, dtype=np.float32)
@@ -1087,15 +1064,10 @@ def _differential(queue, data, family, max_ops):
                 g, e, err_msg=f"family={family} n={nn} m={mm}\n" + "\n".join(log))
 
 
-_HYP = dict(derandomize=True, deadline=None, database=None, print_blob=False,
-            report_multiple_bugs=False,
-            suppress_health_check=[HealthCheck.too_slow])
-
-
 def check_random_transformations(queue, family, max_examples, max_ops, shrink):
     phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
 
-    @settings(max_examples=max_examples, phases=phases, **_HYP)
+    @settings(max_examples=max_examples, phases=phases)
     @given(data=st.data())
     def run(data):
         _differential(queue, data, family, max_ops)

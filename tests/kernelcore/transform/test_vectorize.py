@@ -215,7 +215,7 @@ def _expressions(draw, depth=3):
     return text.format(left, right), lambda a, b: fn(f(a, b), g(a, b))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(_expressions(), st.sampled_from([4, 8, 16]))
 def test_random_expressions_match_numpy(queue, expr, width):
     text, fn = expr

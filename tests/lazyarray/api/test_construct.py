@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import lazyarray as la
 from lazyarray.run import STATS
 
-_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=25)
 
 
 @pytest.mark.parametrize("make,expected", [

@@ -11,10 +11,10 @@ import lazyarray as la
 from lazyarray import target as la_target
 from lazyarray.run import STATS
 
-_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=25)
 #: test_matmul_matches_numpy by default (every example compiles kernels of its
 #: own); its ``_many`` twin, ``slow``, runs _SETTINGS
-_FEW = settings(max_examples=10, deadline=None, derandomize=True, database=None)
+_FEW = settings(max_examples=10)
 
 
 def _rand(shape, dtype=np.float64, seed=0):
@@ -140,14 +140,13 @@ def test_einsum_ellipsis_matches_numpy(spec, shapes):
 
 @pytest.mark.parametrize("n, k, m", [(37, 20, 16), (13, 9, 48), (30, 33, 96), (6, 64, 160),
                                      (25, 17, 256)])
-def test_cpu_register_blocked_products(monkeypatch, n, k, m):
+def test_cpu_register_blocked_products(device_layouts, n, k, m):
     """The CPU's blocked products: as many vectors per work-item as divide the
     columns, rows in blocks with a ragged last one; NumPy's values."""
     import kernelcore as lp
     from lazyarray.lower import contraction as lower_contraction
     from lazyarray.run import steps as runtime
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a, b = _rand((n, k), np.float32, 3), _rand((k, m), np.float32, 4)
     z = la.asarray(a) @ la.asarray(b)
     [step] = runtime.plan([z.node])
@@ -165,7 +164,7 @@ def test_cpu_register_blocked_products(monkeypatch, n, k, m):
 @pytest.mark.parametrize("n, k, m, dtype, batch", [
     (128, 16, 128, np.float32, ()), (130, 17, 129, np.float32, ()),
     (128, 32, 256, np.float64, (2,))])
-def test_gpu_blocked_products(monkeypatch, n, k, m, dtype, batch):
+def test_gpu_blocked_products(monkeypatch, n, k, m, dtype, batch, fresh_kernels):
     """The GPU's blocked products (run here on the CPU device): each
     work-item's outputs in runs of RUN neighbours, A's slab transposed, the
     columns' run one vector of aligned local memory; NumPy's values, ragged
@@ -175,7 +174,7 @@ def test_gpu_blocked_products(monkeypatch, n, k, m, dtype, batch):
     from lazyarray.run import steps as runtime
     monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
     monkeypatch.setattr(la_target, "_TARGETS", {})
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     monkeypatch.setattr(runtime, "_PLANS", {})
     a, b = _rand((*batch, n, k), dtype, 5), _rand((*batch, k, m), dtype, 6)
     z = la.asarray(a) @ la.asarray(b)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
@@ -97,8 +97,7 @@ def _apply(mod_fns, values, ops):
     return stack[-1]
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(_expressions())
 def test_random_expressions_match_numpy(case):
     shapes, ops, dtype, reduce_axis = case
@@ -125,7 +124,7 @@ _SLICES = st.one_of(st.integers(-3, 3).map(lambda i: i),
                               st.sampled_from([None, 1, 2, -1, -2])).map(lambda t: slice(*t)))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@settings(max_examples=40)
 @given(st.tuples(st.integers(1, 5), st.integers(1, 5)),
        st.lists(st.one_of(_SLICES, st.none()), min_size=0, max_size=2))
 def test_basic_indexing_matches_numpy(shape, key):

@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import lazyarray as la
 
-_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=20)
 
 
 @_SETTINGS
@@ -119,7 +119,7 @@ def _mixed_keys(draw, shape):
     return tuple(key)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@settings(max_examples=40)
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple), st.data())
 def test_mixed_advanced_indexing_matches_numpy(shape, data):
     a = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)

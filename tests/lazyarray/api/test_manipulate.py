@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 import lazyarray as la
 from lazyarray.run import STATS
 
-_SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=15)
 #: test_views_match_numpy by default (every example compiles kernels of its
 #: own); its ``_many`` twin, ``slow``, runs _SETTINGS
-_FEW = settings(max_examples=6, deadline=None, derandomize=True, database=None)
+_FEW = settings(max_examples=6)
 
 
 @st.composite

@@ -21,14 +21,14 @@ from lazyarray.api import numeric as N
 from lazyarray.api import statistics as S
 from lazyarray.protocols import implementation as _implementation
 
-_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
-_FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)
-_FEWER = settings(max_examples=8, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=20)
+_FEW = settings(max_examples=12)
+_FEWER = settings(max_examples=8)
 #: the default counts of the costlier tests (every example compiles kernels of
 #: its own); their ``_many`` twins, ``slow``, run the full counts above
-_SETTINGS_DEFAULT = settings(max_examples=8, deadline=None, derandomize=True, database=None)
-_FEW_DEFAULT = settings(max_examples=5, deadline=None, derandomize=True, database=None)
-_FEWEST = settings(max_examples=4, deadline=None, derandomize=True, database=None)
+_SETTINGS_DEFAULT = settings(max_examples=8)
+_FEW_DEFAULT = settings(max_examples=5)
+_FEWEST = settings(max_examples=4)
 
 MODULES = (S, N, H, J)
 FUNCTIONS = {name: getattr(m, name) for m in MODULES for name in m.__all__}

@@ -10,7 +10,7 @@ import lazyarray as la
 from lazyarray.values import on_host
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(st.lists(st.integers(-5, 5), min_size=0, max_size=12))
 def test_sorting_and_sets_match_numpy(values):
     a = np.asarray(values, dtype=np.int64)
@@ -61,7 +61,7 @@ def test_scalar_conversions_fetch_a_computed_value_once(queue):
     assert float(r[0]) == 6.0 and bool(r[0])
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@settings(max_examples=30)
 @given(st.lists(st.integers(-3, 3), min_size=1, max_size=10), st.integers(1, 2))
 def test_array_api_descending_sorts_are_stable(values, rows):
     a = np.asarray(values * rows, dtype=np.int64).reshape(rows, -1)

@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 import lazyarray as la
 from lazyarray.run import STATS
 
-_SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=30)
 
 _DTYPES = [np.float32, np.float64, np.int32, np.bool_]
 _SHAPES = st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple)

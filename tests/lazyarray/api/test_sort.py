@@ -255,7 +255,7 @@ _DTYPES = st.sampled_from([np.bool_, np.int8, np.uint16, np.int64, np.uint64, np
                            np.float64, np.complex64])
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@settings(max_examples=40)
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=3), _DTYPES, st.data())
 def test_hypothesis_shapes_and_dtypes(queue, shape, dtype, data):
     seed = data.draw(st.integers(0, 2 ** 16))

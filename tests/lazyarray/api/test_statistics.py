@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 
 import lazyarray as la
 
-_SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=20)
 #: the costlier tests by default (every example compiles kernels of its own);
 #: their ``_many`` twins, ``slow``, run _SETTINGS
-_FEW = settings(max_examples=8, deadline=None, derandomize=True, database=None)
+_FEW = settings(max_examples=8)
 
 
 @st.composite

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 import lazyarray as la
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None)
+SETTINGS = settings(max_examples=30)
 #: the all-ufunc tests by default (every example compiles kernels of its own:
 #: 30 took 25 s each); their ``_many`` twins, ``slow``, run SETTINGS
-FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)
+FEW = settings(max_examples=12)
 
 REAL_DTYPES = [np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -195,13 +195,13 @@ def test_integer_division_matches_numpy(args):
     _check(INT_ONLY, args)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(_operands(1, COMPLEX_DTYPES))
 def test_complex_unary_ufuncs(args):
     _check(UNARY, args)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(_operands(2, COMPLEX_DTYPES))
 def test_complex_binary_ufuncs(args):
     _check(BINARY, args)

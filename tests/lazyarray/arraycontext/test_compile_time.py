@@ -35,9 +35,9 @@ def test_dg_operator_kernels_lower_quickly(monkeypatch):
     assert result["max_ms"] < SECONDS_PER_KERNEL * 1e3, result["per_kernel"]
 
 
-def test_one_log_line_per_planned_kernel(monkeypatch, caplog):
+def test_one_log_line_per_planned_kernel(monkeypatch, caplog, fresh_kernels):
     monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     x = la.asarray(np.arange(12.0).reshape(3, 4))
     with caplog.at_level(logging.INFO, logger="lazyarray.run.steps"):
         value = (la.sin(x) * 2 + la.sum(x, axis=1, keepdims=True)).get()

@@ -124,7 +124,7 @@ def test_unsupported_argument_is_reported(queue):
         f(object())
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=3), st.integers(0, 2**31 - 1))
 def test_jit_matches_eager_and_numpy(shape, seed):
     @la.jit

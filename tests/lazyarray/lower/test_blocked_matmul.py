@@ -6,14 +6,12 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import target as la_target
 from lazyarray.run import steps as runtime
 
 
-def _lay_out_for(monkeypatch, profile: tuple) -> None:
+def _lay_out_for(device_layouts, profile: tuple) -> None:
     """Lower kernels as for a device of *profile* (kind, compute units)."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: profile)
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts(*profile)
 
 
 @pytest.fixture

@@ -22,9 +22,8 @@ from lazyarray.run import steps as runtime
 
 
 @pytest.fixture(params=[("cpu", 2), ("gpu", 4)], ids=["cpu-layout", "gpu-layout"])
-def profile(request, monkeypatch):
-    monkeypatch.setattr(la_target, "device_profile", lambda device: request.param)
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+def profile(request, device_layouts):
+    device_layouts(*request.param)
     return request.param
 
 
@@ -102,7 +101,7 @@ def _check_random_layout(shape, data):
 
 #: (every example compiles a kernel of its own: 25 took 24 s; the ``_many``
 #: twin, ``slow``, runs 25)
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3),
        data=st.data())
 def test_random_layouts(shape, data):
@@ -110,7 +109,7 @@ def test_random_layouts(shape, data):
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=3),
        data=st.data())
 def test_random_layouts_many(shape, data):
@@ -177,11 +176,10 @@ def test_row_kernels(profile, shape):
 
 
 @pytest.mark.parametrize("width, lanes", [(33, True), (20, False)])
-def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
+def test_cpu_row_kernels_walk_rows_in_lanes(device_layouts, width, lanes):
     """On a CPU a row kernel's reductions keep CPU_LANES running results (a
     sequential tail for the rest); rows shorter than two lanes' worth do not."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = np.random.default_rng(7).standard_normal((70, width)).astype(np.float32)
     x = la.asarray(a)
     y = x - x.max(axis=1, keepdims=True)
@@ -192,13 +190,12 @@ def test_cpu_row_kernels_walk_rows_in_lanes(monkeypatch, width, lanes):
 
 @pytest.mark.parametrize("width, vectors", [(64 + 31, 2), (63, 1)])
 @pytest.mark.parametrize("op", ["max", "sum"])
-def test_cpu_row_reductions_keep_two_vectors_over_long_rows(monkeypatch, width, vectors, op):
+def test_cpu_row_reductions_keep_two_vectors_over_long_rows(device_layouts, width, vectors, op):
     """On a CPU a row reduction over rows of at least 2 * CPU_REDUCTION_LANES
     elements keeps two vectors of running results (two chains of
     combinations), shorter rows one, in a reduction kernel and in a row
     kernel; a NaN anywhere in a row, in either vector or the tail, is its max."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = np.random.default_rng(9).standard_normal((70, width)).astype(np.float32)
     a[1, 3] = a[2, 16 + 5] = a[3, width - 1] = np.nan     # first vector, second, tail
     x = la.asarray(a)
@@ -217,12 +214,11 @@ def test_cpu_row_reductions_keep_two_vectors_over_long_rows(monkeypatch, width, 
 
 
 @pytest.mark.parametrize("rows, width", [(3, 500), (70, 500), (3, 40)])
-def test_cpu_row_reductions_of_a_scalar_shifted_by_the_row(monkeypatch, rows, width):
+def test_cpu_row_reductions_of_a_scalar_shifted_by_the_row(device_layouts, rows, width):
     """``2 << x`` reduced along rows on a CPU: the shift count is a vector of
     the row's lanes and the shiftee a scalar, which OpenCL does not shift by
     a vector unless widened (fuzzer seed 1014, graph 191: a build error)."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = np.random.default_rng(10).integers(-2**31, 2**31 - 1, (rows, width), dtype=np.int32)
     x = la.asarray(a)
     k = np.bitwise_and(x, np.int32(-5))
@@ -240,13 +236,12 @@ def test_cpu_row_reductions_of_a_scalar_shifted_by_the_row(monkeypatch, rows, wi
     ((100, 64), "min", False, 1, 1), ((70, 50), "prod", False, 1, 1),
     ((4, 2000), "sum", True, 1, 4), ((16, 1030), "max", False, 1, 4),
     ((3, 17), "min", False, 1, 1), ((150, 300), "sum", False, 2, 1)])
-def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims, parts, blocks):
+def test_cpu_column_reductions_stream_rows(device_layouts, shape, op, keepdims, parts, blocks):
     """On a CPU, column reductions of a matrix add whole rows into a row of
     partial results per part of the rows (the matrix is read as it lies);
     rows too few for the cores are cut into blocks of columns instead, and a
     single part adds its rows into the result itself (one kernel)."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = _data(shape, op, np.float32, seed=3)
     a[-1, 0] = np.nan                       # in the last row read: every layout sees it
     x = la.asarray(a)
@@ -271,14 +266,13 @@ def test_cpu_column_reductions_stream_rows(monkeypatch, shape, op, keepdims, par
 @pytest.mark.parametrize("op, dtype", [
     ("sum", np.float32), ("max", np.float32), ("min", np.int32), ("prod", np.float64),
     ("any", np.bool_), ("sum", np.complex64)])
-def test_cpu_narrow_column_reductions_read_stretches_of_rows(monkeypatch, shape, parts, op,
+def test_cpu_narrow_column_reductions_read_stretches_of_rows(device_layouts, shape, parts, op,
                                                              dtype):
     """On a CPU, column reductions of fewer than 16 columns read the matrix as
     it lies, k rows at a time (up to 64 elements) into as many running
     results per part of the rows, the rows after the last whole stretch
     too; a single part combines its results in the same kernel."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = _data(shape, op, dtype, seed=4) if dtype != np.complex64 else (
         _data(shape, op, np.float32, seed=4) + 1j * _data(shape, op, np.float32, seed=5))
     if op == "max":
@@ -300,23 +294,21 @@ def test_cpu_narrow_column_reductions_read_stretches_of_rows(monkeypatch, shape,
 
 
 @pytest.mark.parametrize("shape, op", [((1, 200), "min"), ((1, 5), "sum"), ((2, 3), "max")])
-def test_cpu_column_reductions_of_one_or_two_rows(monkeypatch, shape, op):
+def test_cpu_column_reductions_of_one_or_two_rows(device_layouts, shape, op):
     """A column reduction of one row (or two short ones) on a CPU: no layout
     of its own, the result still NumPy's (one row of 200 int16 raised
     ZeroDivisionError: fuzzer seed 1019, graph 778)."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = np.random.default_rng(11).integers(-6, 7, shape).astype(np.int16)
     np.testing.assert_array_equal(np.asarray(getattr(la.asarray(a), op)(axis=-2)),
                                   getattr(a, op)(axis=-2))
 
 
 @pytest.mark.parametrize("width", [33, 20, 100])
-def test_cpu_row_kernels_compute_reduced_values_once(monkeypatch, width):
+def test_cpu_row_kernels_compute_reduced_values_once(device_layouts, width):
     """Softmax on a CPU: the exponentials that the row sum reduces and the
     result reads are computed once per element, into a private row array."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("cpu", 2))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("cpu", 2)
     a = np.random.default_rng(8).standard_normal((70, width)).astype(np.float32)
     x = la.asarray(a)
     e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -345,12 +337,11 @@ def test_gpu_row_groups():
 
 
 @pytest.mark.parametrize("shape", [(64, 8192), (64, 20000)])
-def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
+def test_gpu_row_kernels_read_rows_once(device_layouts, shape):
     """Softmax with a GPU's layout: one kernel, each work-item reads its
     elements of the row once into registers (unrolled slots), NumPy's values,
     also for rows longer than a CPU row kernel takes."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     a = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
     x = la.asarray(a)
     e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -368,11 +359,10 @@ def test_gpu_row_kernels_read_rows_once(monkeypatch, shape):
 
 
 @pytest.mark.parametrize("n", [1 << 17, 100003])
-def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
+def test_gpu_split_row_reductions_read_neighbouring_pairs(device_layouts, n):
     """A long dot product with a GPU's layout: each step of a work-item reads
     two neighbouring elements of each input; NumPy's value."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     rng = np.random.default_rng(5)
     a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
     y = (la.asarray(a) * la.asarray(b)).sum()
@@ -391,11 +381,10 @@ def test_gpu_split_row_reductions_read_neighbouring_pairs(monkeypatch, n):
     ((200, 1024), (0,), "min", np.float64),
     ((100, 512), (0,), "sum", np.float32),
 ])
-def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
+def test_gpu_column_layouts_load_vectors(device_layouts, shape, axes, op, dtype):
     """Column reductions with a GPU's layout: each work-item reduces
     neighbouring columns with vector loads; NumPy's values."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     a = _data(shape, op, dtype, seed=4)
     y = getattr(np, op)(la.asarray(a), axis=axes)
     steps = runtime.plan([y.node])
@@ -411,14 +400,13 @@ def test_gpu_column_layouts_load_vectors(monkeypatch, shape, axes, op, dtype):
     ((1 << 15, 8), "sum", np.int64),
     ((20000, 2), "min", np.float64),
 ])
-def test_gpu_narrow_column_parts_combine_in_a_work_group(monkeypatch, shape, op, dtype):
+def test_gpu_narrow_column_parts_combine_in_a_work_group(device_layouts, shape, op, dtype):
     """Column reductions of narrow matrices with a large GPU's layout: the
     rows are cut into many parts, and the second kernel's work-items
     combine them together (a group's second axis, up to the largest
     group), each a run of parts, instead of one work-item per column
     walking all of them; NumPy's values."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 132))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 132)
     a = _data(shape, op, dtype, seed=6)
     y = getattr(np, op)(la.asarray(a), axis=0)
     [step] = runtime.plan([y.node])
@@ -434,12 +422,11 @@ def test_gpu_narrow_column_parts_combine_in_a_work_group(monkeypatch, shape, op,
 
 
 @pytest.mark.parametrize("name", ["normalize by sum of squares", "standardize"])
-def test_gpu_row_kernels_hold_operands_of_reduced_values(monkeypatch, name):
+def test_gpu_row_kernels_hold_operands_of_reduced_values(device_layouts, name):
     """With a GPU's layout an input that a row reduction reads through
     elementwise operations (``x`` in ``(x*x).sum(axis=1)``) and the result
     reads too is loaded once."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     fn = {"normalize by sum of squares": lambda x: x / (x * x).sum(axis=1, keepdims=True),
           "standardize": lambda x: (x - x.mean(axis=1, keepdims=True))
           / x.std(axis=1, keepdims=True)}[name]

@@ -68,7 +68,7 @@ def test_cpu_row_kernels_run_on_vectors(queue):
     np.testing.assert_allclose(y.get(), _softmax(a, np), rtol=1e-5, atol=1e-7)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(st.integers(64, 130), st.integers(1, 40), st.integers(0, 2**31 - 1),
        st.sampled_from(["softmax", "center", "minmax"]))
 def test_row_kernels_match_numpy(rows, cols, seed, kind):

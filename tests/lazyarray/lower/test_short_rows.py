@@ -13,7 +13,6 @@ import pytest
 
 import kernelcore as lp
 import lazyarray as la
-from lazyarray import target as la_target
 from lazyarray.lower import reduction as lower_reduction
 from lazyarray.lower.reduction import row_layout
 from lazyarray.run import steps as runtime
@@ -26,9 +25,8 @@ ROWS = 131
 
 
 @pytest.fixture
-def gpu(monkeypatch):
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+def gpu(device_layouts):
+    device_layouts("gpu", 4)
 
 
 def _one_kernel(y) -> np.ndarray:

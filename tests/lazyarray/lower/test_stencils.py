@@ -7,13 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray import target as la_target
 from lazyarray.lower import stencil
 from lazyarray.run import steps as runtime
 from tests.arrays import heat_step
 
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 CASES = [
@@ -48,12 +46,11 @@ def test_stencils_compute_rows_per_work_item(layout_kind, name, fn, shapes, dtyp
 @pytest.mark.parametrize("fn, columns", [
     (lambda a, b: a * b + 1, 64), (lambda a, b: a[:, 1:] - b[:, :-1], 65),
     (lambda a, b: np.sin(a) + b.T, 64), (lambda a, b: a[1:] - b[:-1], 63)])
-def test_other_kernels_are_not_stencils(monkeypatch, fn, columns):
+def test_other_kernels_are_not_stencils(device_layouts, fn, columns):
     """Reading every input at one row per result row (elementwise, shifted
     columns, transposed), or fewer than STENCIL_MIN_COLUMNS columns, keeps
     the other layouts."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     a, b = (np.random.default_rng(9).standard_normal((64, columns)).astype(np.float32)
             for _ in range(2))
     lazy = fn(la.asarray(a), la.asarray(b))
@@ -79,13 +76,12 @@ def test_wrapped_and_gathered_rows_on_the_gpu_layouts(layout_kind, fn):
 
 
 @pytest.mark.parametrize("columns, kernels", [(4, 2), (3, 1), (64, 1)])
-def test_gpu_heat_steps_fuse_in_pairs_except_over_short_rows(monkeypatch, columns, kernels):
+def test_gpu_heat_steps_fuse_in_pairs_except_over_short_rows(device_layouts, columns, kernels):
     """Two heat steps are one GPU kernel (the first recomputed inside the
     second), except over rows of four elements (a work-item per row, the
     first step read 3.5 times per element), where each step is a kernel
     of its own; NumPy's values."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     u = np.random.default_rng(10).standard_normal((500, columns)).astype(np.float32)
     lazy = heat_step(heat_step(la.asarray(u)))
     assert len(runtime.plan([lazy.node])) == kernels
@@ -115,13 +111,12 @@ def _stencil_sum(a, terms):
 
 @SETTINGS
 @given(_stencils())
-def test_random_stencils_on_the_gpu_layout(monkeypatch, case):
+def test_random_stencils_on_the_gpu_layout(device_layouts, case):
     """Random shifted sums (rows not a multiple of STENCIL_ROWS, batches,
     integers and complex values) laid out for a GPU but run here: NumPy's
     values, and the stencil layout wherever two terms read different rows."""
     shape, dtype, terms = case
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts("gpu", 4)
     a = (np.random.default_rng(12).standard_normal(shape) * 8).astype(dtype)
     lazy = _stencil_sum(la.asarray(a), terms)
     [step] = runtime.plan([lazy.node])

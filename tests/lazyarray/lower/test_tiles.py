@@ -6,7 +6,6 @@ import pytest
 
 import lazyarray as la
 from kernelcore.ir.tags import IlpTag
-from lazyarray import target as la_target
 from lazyarray.lower import tiles as lower_tiles
 from lazyarray.plan import layouts
 from lazyarray.run import steps as runtime
@@ -69,9 +68,8 @@ def test_small_results_keep_the_default_schedule(layout_kind):
     assert not tiled and np.array_equal(got, a.T * 2)
 
 
-def test_gpu_tiles_are_padded(monkeypatch):
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+def test_gpu_tiles_are_padded(device_layouts):
+    device_layouts("gpu", 4)
     a = la.asarray(np.ones((64, 64), np.float32))
     [step] = runtime.plan([(a.T * 2).node])
     [tile] = [t for n, t in step.kernel.temporary_variables.items() if n.endswith("_tile")]
@@ -111,9 +109,8 @@ def test_narrow_transposes_write_a_column_per_work_item(layout_kind, name, fn, s
 
 @pytest.mark.parametrize("shape", [(100, lower_tiles.NARROW + 1),
                                    (layouts.NARROW_COLUMNS + 1, 100)])
-def test_wider_results_are_not_narrow(monkeypatch, shape):
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+def test_wider_results_are_not_narrow(device_layouts, shape):
+    device_layouts("gpu", 4)
     a = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
     lazy = 2 * la.asarray(a).T
     [step] = runtime.plan([lazy.node])

@@ -11,22 +11,21 @@ import kernelcore as lp
 import lazyarray as la
 from lazyarray import target as la_target
 from lazyarray.lower.kernel import build_kernel
-from lazyarray.run import steps as runtime
 from lazyarray.run import tune
 
 
-def test_tuned_results_are_unchanged(monkeypatch, caplog):
+def test_tuned_results_are_unchanged(monkeypatch, caplog, fresh_kernels):
     a = np.random.default_rng(0).standard_normal((200, 300)).astype(np.float32)
 
     def compute():
         x = la.asarray(a)
         return np.asarray(np.sin(x) * 2 + x / 3), np.asarray((x * x).sum(axis=1))
 
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
     plain, plain_sums = compute()
     monkeypatch.setenv("LAZYARRAY_TUNE", "1")
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     with caplog.at_level(logging.INFO, logger="lazyarray.run.tune"):
         tuned, tuned_sums = compute()
     assert "tuned kernel" in caplog.text
@@ -70,14 +69,14 @@ def _kind() -> str:
     return device_profile(lp.default_queue().device)[0]
 
 
-def _tuned_and_plain(monkeypatch, caplog, compute):
+def _tuned_and_plain(monkeypatch, caplog, compute, fresh_kernels):
     """*compute()* untuned, then tuned (from empty kernel caches), and the log
     of the tuned run."""
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
     plain = compute()
     monkeypatch.setenv("LAZYARRAY_TUNE", "1")
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     with caplog.at_level(logging.INFO, logger="lazyarray.run.tune"):
         tuned = compute()
     return plain, tuned, caplog.text
@@ -127,7 +126,8 @@ def test_gpu_blockings_apply_only_where_the_default_does(extents):
         assert contraction_schedule(knl, ["i", "j"], "k", sizes, group, block, k_tile) is None
 
 
-def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp_path):
+def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp_path,
+                                                         fresh_kernels):
     from lazyarray.run import cache
     monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cache, "_DISK", {})
@@ -135,7 +135,7 @@ def test_turning_tuning_on_tunes_kernels_cached_on_disk(monkeypatch, caplog, tmp
 
     def fresh_process_log() -> str:
         """The tuning log of computing ``3a - 1`` with an empty in-process cache."""
-        monkeypatch.setattr(runtime, "_KERNELS", {})
+        fresh_kernels()
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="lazyarray.run.tune"):
             np.testing.assert_allclose(np.asarray(la.asarray(a) * 3 - 1), a * 3 - 1,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import lazyarray as la
 from lazyarray.handle import DEPTH_LIMIT
 
-_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+_SETTINGS = settings(max_examples=25)
 
 #: Python's in-place operators (``x += y`` is ``x = operator.iadd(x, y)``)
 _OPS = [operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
@@ -227,7 +227,7 @@ def _mutate(draw, lazy, host):
         lazy[...] = value
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@settings(max_examples=40)
 @given(st.sampled_from([(4, 5), (3, 1, 4), (6,), (), (0, 3)]),
        st.sampled_from([np.int32, np.float64]), st.data())
 def test_views_of_views_follow_numpy(queue, shape, dtype, data):

@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
@@ -97,11 +97,10 @@ def test_where_with_shared_branches(queue):
 
 
 @pytest.mark.parametrize("kind", ["cpu", "gpu"])
-def test_row_kernels_with_shared_values(queue, monkeypatch, kind):
+def test_row_kernels_with_shared_values(queue, device_layouts, kind):
     """A softmax whose exponentials are also used elementwise: still one
     kernel, with either device's row layout."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts(kind, 4)
     a = np.random.default_rng(5).standard_normal((100, 70)).astype(np.float32)
     x = la.asarray(a)
     e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -148,8 +147,7 @@ def _build(x, ops, mod):
     return values[-1]
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(_dags())
 def test_random_shared_dags_match_numpy(case):
     n, ops = case
@@ -161,11 +159,10 @@ def test_random_shared_dags_match_numpy(case):
 
 
 @pytest.mark.parametrize("kind, kernels", [("cpu", 10), ("gpu", 5)])
-def test_gpus_recompute_a_stencil_step_inside_the_next(monkeypatch, kind, kernels):
+def test_gpus_recompute_a_stencil_step_inside_the_next(device_layouts, kind, kernels):
     """Ten 5-point steps: a CPU stores every step; a GPU recomputes each step
     inside the next one (the limit is per device kind), halving the traffic."""
-    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    device_layouts(kind, 4)
     a = np.random.default_rng(6).random((20, 24)).astype(np.float32)
 
     def step(u, cat):

@@ -31,12 +31,12 @@ KERNEL_CHARS = 100_000
 
 
 @pytest.fixture
-def generated(monkeypatch):
+def generated(monkeypatch, fresh_kernels):
     """Run a function returning a lazy array with fresh kernels in one graph;
     give its value, the seconds spent lowering and generating code, and the
     length of each kernel's source."""
     monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
     monkeypatch.setattr(array, "DEPTH_LIMIT", 10**6)
     built = []
     spent = [0.0]
@@ -274,13 +274,13 @@ def test_gathered_reads_inside_reductions_and_scans(queue):
                                   a[pick].sum(axis=1))
 
 
-def test_stencil_assignments_in_a_loop(monkeypatch):
+def test_stencil_assignments_in_a_loop(monkeypatch, fresh_kernels):
     """Jacobi steps written as slice assignments (values computed on the way
     are read as inputs): each kernel looks no further than the values it
     reads (a search for shared values once walked through its inputs into
     every earlier step: minutes)."""
     monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
-    monkeypatch.setattr(runtime, "_KERNELS", {})
+    fresh_kernels()
 
     def jacobi(xp, n=24):
         p, b = xp.zeros((n, n)), xp.zeros((n, n))

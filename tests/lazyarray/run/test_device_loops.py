@@ -199,10 +199,8 @@ def test_flat_kernels_of_each_dtype_equal_numpy(queue, dtype):
             np.testing.assert_array_equal(result.get(), expected)
 
 
-def test_gpu_rows_of_four_keep_their_layout(monkeypatch):
-    from lazyarray import target as la_target
-    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
-    monkeypatch.setattr(steps, "_KERNELS", {})
+def test_gpu_rows_of_four_keep_their_layout(monkeypatch, device_layouts):
+    device_layouts("gpu", 4)
     monkeypatch.setattr(steps, "_PLANS", {})
     a = np.random.default_rng(7).standard_normal((500, 4)).astype(np.float32)
     b = np.random.default_rng(8).standard_normal((500, 5)).astype(np.float32)
