@@ -1,10 +1,17 @@
-"""Code caches: in memory within a process, on disk across processes."""
+"""Code caches: in memory within a process, on disk across processes.
+
+The two tests across processes are ``slow``: test_cache_faults.py's
+test_damaged_code_entries_are_rebuilt_in_a_new_process makes the same cold
+(code generated) then warm (code from disk) pair of processes and regenerates
+a damaged entry, and test_execution.py's test_on_disk_cache_across_processes
+reuses cached work in a second process."""
 
 import os
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import kernelcore as lp
 
@@ -28,11 +35,13 @@ def _run(cache_dir):
     return tuple(int(x) for x in proc.stdout.split())
 
 
+@pytest.mark.slow
 def test_disk_cache_across_processes(tmp_path):
     assert _run(tmp_path) == (1, 0)      # cold: generates code
     assert _run(tmp_path) == (0, 1)      # warm: code comes from disk
 
 
+@pytest.mark.slow
 def test_corrupt_disk_entry_is_regenerated(tmp_path):
     _run(tmp_path)
     for root, _dirs, files in os.walk(tmp_path):

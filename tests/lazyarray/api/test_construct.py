@@ -6,9 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.run import STATS
+from tests.helpers import counting
 
+#: the joins' default counts (every example compiles kernels of its own);
+#: their ``_many`` twins, ``slow``, run 25
 _SETTINGS = settings(max_examples=25)
+_FEW = settings(max_examples=8)
 
 
 @pytest.mark.parametrize("make,expected", [
@@ -65,9 +68,20 @@ def joinable(draw):
     return shapes, dtypes, axis
 
 
-@_SETTINGS
+@_FEW
 @given(joinable(), st.integers(0, 2**31 - 1))
 def test_concatenate_matches_numpy(case, seed):
+    _check_concatenate(case, seed)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(joinable(), st.integers(0, 2**31 - 1))
+def test_concatenate_matches_numpy_many(case, seed):
+    _check_concatenate(case, seed)
+
+
+def _check_concatenate(case, seed):
     shapes, dtypes, axis = case
     rng = np.random.default_rng(seed)
     arrays = [(rng.random(s) * 10).astype(d) for s, d in zip(shapes, dtypes)]
@@ -77,10 +91,24 @@ def test_concatenate_matches_numpy(case, seed):
     np.testing.assert_array_equal(got.get(), expected)
 
 
-@_SETTINGS
-@given(st.lists(st.integers(0, 4), min_size=0, max_size=2), st.integers(1, 3),
-       st.integers(0, 2**31 - 1), st.data())
+_STACKABLE = (st.lists(st.integers(0, 4), min_size=0, max_size=2), st.integers(1, 3),
+              st.integers(0, 2**31 - 1), st.data())
+
+
+@_FEW
+@given(*_STACKABLE)
 def test_stack_matches_numpy(shape, count, seed, data):
+    _check_stack(shape, count, seed, data)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(*_STACKABLE)
+def test_stack_matches_numpy_many(shape, count, seed, data):
+    _check_stack(shape, count, seed, data)
+
+
+def _check_stack(shape, count, seed, data):
     axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
     rng = np.random.default_rng(seed)
     arrays = [rng.random(shape).astype(np.float32) for _ in range(count)]
@@ -92,10 +120,10 @@ def test_stack_matches_numpy(shape, count, seed, data):
 def test_concatenate_fuses_with_elementwise_work(queue):
     a = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
     x = la.asarray(a)
-    before = STATS["launches"]
-    result = np.concatenate([np.sin(x), 2 * x[:, ::-1]], axis=1) * 3 + 1
-    got = result.get()
-    assert STATS["launches"] - before == 1
+    with counting() as ran:
+        result = np.concatenate([np.sin(x), 2 * x[:, ::-1]], axis=1) * 3 + 1
+        got = result.get()
+    assert ran.launches == 1
     expected = np.concatenate([np.sin(a), 2 * a[:, ::-1]], axis=1) * 3 + 1
     np.testing.assert_allclose(got, expected, rtol=1e-6)
 
@@ -122,7 +150,7 @@ def test_join_errors_name_the_problem():
 
 
 def test_arange_in_expressions_fuses(queue):
-    before = STATS["launches"]
-    x = (la.arange(10) * 0.5 + la.ones(10)).sum()
-    assert float(x) == pytest.approx((np.arange(10) * 0.5 + 1).sum())
-    assert STATS["launches"] - before == 1
+    with counting() as ran:
+        x = (la.arange(10) * 0.5 + la.ones(10)).sum()
+        assert float(x) == pytest.approx((np.arange(10) * 0.5 + 1).sum())
+    assert ran.launches == 1

@@ -6,13 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.run import STATS
-
-
-def _launches(fn):
-    before = STATS["launches"]
-    result = fn()
-    return result, STATS["launches"] - before
+from tests.helpers import launches_of
 
 
 def test_elementwise_chain_is_one_kernel():
@@ -21,7 +15,7 @@ def test_elementwise_chain_is_one_kernel():
     x, y, z = la.asarray(a), la.asarray(b), la.asarray(c)
     expr = np.sin(x) * y + z
     assert isinstance(expr, la.LazyArray) and expr.shape == (20, 30)
-    value, launches = _launches(expr.get)
+    value, launches = launches_of(expr.get)
     assert launches == 1
     np.testing.assert_allclose(value, np.sin(a) * b + c, rtol=1e-5)
 
@@ -30,7 +24,7 @@ def test_results_are_computed_once():
     x = la.asarray(np.arange(10.0))
     y = x * 2 + 1
     y.get()
-    _, launches = _launches(y.get)
+    _, launches = launches_of(y.get)
     assert launches == 0
 
 
@@ -39,7 +33,7 @@ def test_reduction_then_broadcast_back():
     a = rng.random((7, 13))
     x = la.asarray(a)
     centered = x - x.mean(axis=1, keepdims=True)
-    value, launches = _launches(centered.get)
+    value, launches = launches_of(centered.get)
     assert launches == 2          # the row means are stored, the rest fuses
     np.testing.assert_allclose(value, a - a.mean(axis=1, keepdims=True))
 
@@ -146,7 +140,7 @@ def test_views_fuse_into_one_kernel():
     x = la.asarray(u)
     step = x[1:-1, 1:-1] + 0.1*(x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]
                                 - 4*x[1:-1, 1:-1])
-    value, launches = _launches(step.get)
+    value, launches = launches_of(step.get)
     assert launches == 1
     ref = u[1:-1, 1:-1] + 0.1*(u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
                                - 4*u[1:-1, 1:-1])

@@ -9,14 +9,9 @@ import lazyarray as la
 from lazyarray.run import steps as runtime
 
 
-def _lay_out_for(device_layouts, profile: tuple) -> None:
-    """Lower kernels as for a device of *profile* (kind, compute units)."""
-    device_layouts(*profile)
-
-
 @pytest.fixture
-def gpu(monkeypatch):
-    _lay_out_for(monkeypatch, ("gpu", 4))
+def gpu(device_layouts):
+    device_layouts("gpu", 4)
 
 
 def _blocked(lazy) -> bool:
@@ -107,8 +102,8 @@ def test_an_operand_read_twice_is_not_blocked(gpu):
 # {{{ the CPU schedule: rows by vectors of columns in registers
 
 @pytest.fixture
-def cpu(monkeypatch):
-    _lay_out_for(monkeypatch, ("cpu", 2))
+def cpu(device_layouts):
+    device_layouts("cpu", 2)
 
 
 def _vector_blocked(lazy) -> bool:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.run import STATS
+from tests.helpers import launches_of
 
 
 def _softmax(xp_x, xp):
@@ -16,16 +16,10 @@ def _softmax(xp_x, xp):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _launches(result):
-    before = STATS["launches"]
-    value = result.get()
-    return value, STATS["launches"] - before
-
-
 
 def test_softmax_over_rows_is_one_kernel(queue):
     a = np.random.default_rng(0).standard_normal((1000, 300)).astype(np.float32)
-    got, launches = _launches(_softmax(la.asarray(a), np))
+    got, launches = launches_of(_softmax(la.asarray(a), np).get)
     assert launches <= 2          # the bound; one row kernel today
     assert launches == 1
     np.testing.assert_allclose(got, _softmax(a, np), rtol=1e-5, atol=1e-7)
@@ -34,8 +28,8 @@ def test_softmax_over_rows_is_one_kernel(queue):
 def test_row_normalization_is_one_kernel(queue):
     a = np.random.default_rng(1).random((128, 50))
     x = la.asarray(a)
-    got, launches = _launches((x - x.mean(axis=1, keepdims=True))
-                              / x.std(axis=1, keepdims=True))
+    normalized = (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True)
+    got, launches = launches_of(normalized.get)
     assert launches == 1
     np.testing.assert_allclose(got, (a - a.mean(axis=1, keepdims=True))
                                / a.std(axis=1, keepdims=True), rtol=1e-10)
@@ -43,7 +37,7 @@ def test_row_normalization_is_one_kernel(queue):
 
 def test_few_rows_keep_parallel_reductions(queue):
     a = np.random.default_rng(2).random((4, 5000)).astype(np.float32)
-    got, launches = _launches(_softmax(la.asarray(a), np))
+    got, launches = launches_of(_softmax(la.asarray(a), np).get)
     assert launches == 3          # rows too long and too few for a row kernel
     np.testing.assert_allclose(got, _softmax(a, np), rtol=1e-5)
 

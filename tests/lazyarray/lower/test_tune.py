@@ -69,7 +69,7 @@ def _kind() -> str:
     return device_profile(lp.default_queue().device)[0]
 
 
-def _tuned_and_plain(monkeypatch, caplog, compute, fresh_kernels):
+def _tuned_and_plain(monkeypatch, caplog, fresh_kernels, compute):
     """*compute()* untuned, then tuned (from empty kernel caches), and the log
     of the tuned run."""
     fresh_kernels()
@@ -82,31 +82,31 @@ def _tuned_and_plain(monkeypatch, caplog, compute, fresh_kernels):
     return plain, tuned, caplog.text
 
 
-def test_matrix_products_are_tuned_without_changing_a_bit(monkeypatch, caplog):
+def test_matrix_products_are_tuned_without_changing_a_bit(monkeypatch, caplog, fresh_kernels):
     rng = np.random.default_rng(1)
     a, b = (rng.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
     plain, tuned, log = _tuned_and_plain(
-        monkeypatch, caplog, lambda: np.asarray(la.asarray(a) @ la.asarray(b)))
+        monkeypatch, caplog, fresh_kernels, lambda: np.asarray(la.asarray(a) @ la.asarray(b)))
     tried = [c for c in tune.CANDIDATES[_kind()]["contraction"] if f"contraction={c}" in log]
     assert len(tried) >= 3, log
     np.testing.assert_array_equal(tuned, plain)
     np.testing.assert_allclose(tuned, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_transposes_are_tuned(monkeypatch, caplog):
+def test_transposes_are_tuned(monkeypatch, caplog, fresh_kernels):
     a = np.random.default_rng(2).standard_normal((96, 160)).astype(np.float32)
     plain, tuned, log = _tuned_and_plain(
-        monkeypatch, caplog, lambda: np.asarray(2 * la.asarray(a).T))
+        monkeypatch, caplog, fresh_kernels, lambda: np.asarray(2 * la.asarray(a).T))
     tried = [c for c in tune.CANDIDATES[_kind()]["transpose"] if f"transpose={c}" in log]
     assert len(tried) >= 2, log
     np.testing.assert_array_equal(tuned, 2 * a.T)
     np.testing.assert_array_equal(plain, 2 * a.T)
 
 
-def test_other_reductions_are_not_tuned(monkeypatch, caplog):
+def test_other_reductions_are_not_tuned(monkeypatch, caplog, fresh_kernels):
     a = np.random.default_rng(3).standard_normal((300, 200)).astype(np.float32)
     plain, tuned, log = _tuned_and_plain(
-        monkeypatch, caplog, lambda: np.asarray(la.asarray(a).sum(axis=0)))
+        monkeypatch, caplog, fresh_kernels, lambda: np.asarray(la.asarray(a).sum(axis=0)))
     assert "tuned kernel" not in log
     np.testing.assert_array_equal(tuned, plain)
 

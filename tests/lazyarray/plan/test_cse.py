@@ -9,13 +9,7 @@ from hypothesis import strategies as st
 import lazyarray as la
 from lazyarray import target as la_target
 from lazyarray.plan import storage
-from lazyarray.run import steps as runtime
-
-
-def _launches(fn):
-    before = runtime.STATS["launches"]
-    value = fn()
-    return value, runtime.STATS["launches"] - before
+from tests.helpers import launches_of
 
 
 def _w2(x, steps, mod):
@@ -29,7 +23,7 @@ def test_chains_reading_each_step_twice_are_one_kernel(queue, steps):
     # (16 steps are 80 operations deep; a longer chain is computed every
     # DEPTH_LIMIT = 100 operations as it is built)
     a = np.random.default_rng(0).random(1000).astype(np.float32)
-    got, launches = _launches(lambda: np.asarray(_w2(la.asarray(a), steps, np)))
+    got, launches = launches_of(lambda: np.asarray(_w2(la.asarray(a), steps, np)))
     assert launches == 1
     np.testing.assert_allclose(got, _w2(a, steps, np), rtol=1e-5)
 
@@ -59,7 +53,7 @@ def test_distinct_indices_count_separately(queue, monkeypatch, steps, kernels):
     for _ in range(steps):
         u = u[:-2] + u[1:-1] + u[2:]
         v = v[:-2] + v[1:-1] + v[2:]
-    got, launches = _launches(lambda: np.asarray(u))
+    got, launches = launches_of(lambda: np.asarray(u))
     assert launches == kernels
     np.testing.assert_allclose(got, v, rtol=1e-5)
 
@@ -69,7 +63,7 @@ def test_broadcast_operands_are_shared_along_the_broadcast(queue):
     a, b = rng.random((30, 20)).astype(np.float32), rng.random(20).astype(np.float32)
     x, y = la.asarray(a), la.asarray(b)
     e = np.exp(y)
-    got, launches = _launches(lambda: np.asarray(x * e + e * e))
+    got, launches = launches_of(lambda: np.asarray(x * e + e * e))
     assert launches == 1
     np.testing.assert_allclose(got, a * np.exp(b) + np.exp(b) ** 2, rtol=1e-5)
 
@@ -105,7 +99,7 @@ def test_row_kernels_with_shared_values(queue, device_layouts, kind):
     x = la.asarray(a)
     e = np.exp(x - x.max(axis=1, keepdims=True))
     p = e / e.sum(axis=1, keepdims=True)
-    got, launches = _launches(lambda: np.asarray(p * e + e))
+    got, launches = launches_of(lambda: np.asarray(p * e + e))
     assert launches == 1
     ea = np.exp(a - a.max(axis=1, keepdims=True))
     pa = ea / ea.sum(axis=1, keepdims=True)
@@ -175,6 +169,6 @@ def test_gpus_recompute_a_stencil_step_inside_the_next(device_layouts, kind, ker
     u, v = la.asarray(a), a
     for _ in range(10):
         u, v = step(u, la.concatenate), step(v, np.concatenate)
-    got, launches = _launches(lambda: np.asarray(u))
+    got, launches = launches_of(lambda: np.asarray(u))
     assert launches == kernels
     np.testing.assert_allclose(got, v, rtol=1e-5)
