@@ -14,7 +14,6 @@ families and checks that the results never change.
 from __future__ import annotations
 
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import kernelcore as lp
-from tests.helpers import host
+from tests.helpers import ROOT, host
 
 # {{{ helpers
 
@@ -145,25 +144,25 @@ def run_isolated(func_name, *args, timeout=300, crash_log=False):
     """Run ``func_name(queue, *args)`` of this module in a fresh interpreter, so
     that generated code that crashes (out-of-bounds access) cannot take the
     test session down. Fails with the child's output if it does not succeed."""
-    here = pathlib.Path(__file__).resolve()
     script = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(here.parent)!r})
+        sys.path.insert(0, {str(ROOT)!r})
+        import tests.conftest  # (its hypothesis profiles)
         import kernelcore as lp
-        import {here.stem} as mod
+        import {__name__} as mod
         mod.{func_name}(lp.default_queue(), *{args!r})
         print("KC-CHILD-OK")
         """)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(here.parents[1])] + [p for p in [env.get("PYTHONPATH")] if p])
+        [str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     log_path = None
     if crash_log:
         fd, log_path = tempfile.mkstemp(prefix="kc-last-example-", suffix=".txt")
         os.close(fd)
         env["KC_TEST_CRASH_LOG"] = log_path
     try:
-        proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=here.parents[1],
+        proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT,
                               capture_output=True, text=True, timeout=timeout)
         last = ""
         if log_path and proc.returncode != 0:
