@@ -54,7 +54,7 @@ def measure(choice: str, log2: int, repeat: int) -> dict[str, float]:
         args = _domain(name, x, y)
         fn = getattr(np, name)
         lazy = [la.asarray(a) for a in args]
-        f = la.jit((lambda a, b: fn(a, b)) if len(args) == 2 else (lambda a: fn(a)))
+        f = la.jit((lambda a, b, fn=fn: fn(a, b)) if len(args) == 2 else (lambda a, fn=fn: fn(a)))
         f(*lazy).block_until_ready()
         times = []
         for _ in range(repeat):

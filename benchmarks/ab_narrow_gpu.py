@@ -11,6 +11,7 @@ from profiling events, as % of a buffer copy; every result is checked.
     python benchmarks/ab_narrow_gpu.py [log2 rows, default 24]
 """
 import sys
+from functools import partial
 
 import numpy as np
 import pyopencl as cl
@@ -76,7 +77,7 @@ def main() -> None:
         x = np.random.default_rng(0).standard_normal((n, 4)).astype(np.float32)
         xb = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
         ob = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, x.nbytes)
-        copy = median_seconds(q, lambda: cl.enqueue_copy(q, ob, xb))
+        copy = median_seconds(q, partial(cl.enqueue_copy, q, ob, xb))
         print(f"2^{log2} x 4: copy {copy * 1e6:.1f} us")
         e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
         softmax = e / e.sum(axis=1, keepdims=True)
@@ -87,7 +88,7 @@ def main() -> None:
                        + SOFTMAX_MIDDLE + store + "\n}")
                 k = cl.Program(ctx, src).build(options=[CR]).k
                 k.set_args(ob, xb)
-                t = median_seconds(q, lambda: cl.enqueue_nd_range_kernel(q, k, (n,), (128,)))
+                t = median_seconds(q, partial(cl.enqueue_nd_range_kernel, q, k, (n,), (128,)))
                 cl.enqueue_copy(q, got, ob)
                 q.finish()
                 assert np.allclose(got, softmax, rtol=1e-5), (load_name, store_name)
@@ -98,7 +99,7 @@ def main() -> None:
             k.set_args(ob, xb, np.int64(n))
             grid = (n, 4) if "row per" in name else (n,)
             local = (256, 1) if "row per" in name else (256,)
-            t = median_seconds(q, lambda: cl.enqueue_nd_range_kernel(q, k, grid, local))
+            t = median_seconds(q, partial(cl.enqueue_nd_range_kernel, q, k, grid, local))
             got_t = np.empty((4, n), np.float32)
             cl.enqueue_copy(q, got_t, ob)
             q.finish()

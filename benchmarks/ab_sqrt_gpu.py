@@ -9,6 +9,7 @@ NumPy's result in ulps.
     python benchmarks/ab_sqrt_gpu.py [log2 sizes, default 26 28]
 """
 import sys
+from functools import partial
 
 import numpy as np
 import pyopencl as cl
@@ -63,7 +64,7 @@ def main() -> None:
         ref = x.copy()
         for _ in range(8):
             ref = ref * np.float32(0.999) + np.float32(0.5) * np.sqrt(np.abs(ref) + np.float32(1))
-        copy = median_seconds(q, lambda: cl.enqueue_copy(q, ob, xb))
+        copy = median_seconds(q, partial(cl.enqueue_copy, q, ob, xb))
         print(f"2^{log2}: copy {copy * 1e6:.1f} us")
         for name, options, sqrt in VARIANTS:
             if "PTX" in name and "NVIDIA" not in dev.platform.vendor:
@@ -72,7 +73,7 @@ def main() -> None:
                 k = cl.Program(ctx, source(sqrt, per)).build(options=options).k
                 k.set_args(ob, xb, np.float32(0.999), np.float32(0.5), np.float32(1))
                 t = median_seconds(
-                    q, lambda: cl.enqueue_nd_range_kernel(q, k, (n // per,), (256,)))
+                    q, partial(cl.enqueue_nd_range_kernel, q, k, (n // per,), (256,)))
                 got = np.empty_like(x)
                 cl.enqueue_copy(q, got, ob)
                 q.finish()

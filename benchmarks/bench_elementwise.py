@@ -488,7 +488,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
             if name == "numpy-host":
                 rec["event_gbps"] = None   # host code: no device event
         ref = entry["variants"].get(REFERENCE, {})
-        for name, rec in entry["variants"].items():
+        for rec in entry["variants"].values():
             for k in ("event", "wall"):
                 mine, theirs = rec.get(f"{k}_gbps"), ref.get(f"{k}_gbps")
                 rec[f"{k}_vs_hand_written"] = (mine / theirs if mine and theirs

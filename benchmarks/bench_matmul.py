@@ -471,7 +471,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
             rec.update(summ)
         blas = entry["variants"].get(blas_name, {}) if blas_name else {}
         ref_rec = entry["variants"].get(REFERENCE, {})
-        for name, rec in entry["variants"].items():
+        for rec in entry["variants"].values():
             g = rec.get("gflops")
             rec["vs_blas"] = g / blas["gflops"] if g and blas.get("gflops") else None
             w = rec.get("wall_gflops")

@@ -629,7 +629,7 @@ def run(args: argparse.Namespace) -> tuple[dict, bool]:
             rec["gbps_basis"] = "event" if rec["event_gbps"] else "wall"
         copy = entry["variants"].get(COPY, {})
         ref = entry["variants"].get(REFERENCE, {})
-        for name, rec in entry["variants"].items():
+        for rec in entry["variants"].values():
             g = rec.get("gbps")
             basis = rec.get("gbps_basis")
             c = copy.get(f"{basis}_gbps") if basis else None

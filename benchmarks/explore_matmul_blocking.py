@@ -79,7 +79,7 @@ def main():
                 if err > 1e-4:
                     print(f"{label} [{assume}]: WRONG (rel err {err:.1e})")
                     continue
-                t = time_it(lambda: knl(queue, a=a_d, b=b_d, c=c_d)[0], queue)
+                t = time_it(lambda knl=knl: knl(queue, a=a_d, b=b_d, c=c_d)[0], queue)
                 rate = flops / t / 1e9
                 frac = f" = {rate / blas:.3f} of cupy" if blas else ""
                 print(f"{label} [{assume}]: {rate:.0f} GFLOP/s{frac}")

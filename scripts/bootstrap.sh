@@ -182,8 +182,8 @@ log "OpenCL OK: $ocl_dev${OCL_ICD_VENDORS:+ (OCL_ICD_VENDORS=$OCL_ICD_VENDORS)}"
 rm -f "$PROBE_ERR" "$PROBE_CUR"
 trap - EXIT
 
-# OpenBLAS lets the C target's CBLAS example (tests/test_callables.py) run; only
-# the tests need it. (Debian puts cblas.h under /usr/include/<triplet>/.)
+# OpenBLAS lets the C target's CBLAS example (tests/kernelcore/kernel/test_callables.py)
+# run; only the tests need it. (Debian puts cblas.h under /usr/include/<triplet>/.)
 has_cblas() {
     local h
     for h in /usr/include/cblas.h /usr/include/*/cblas.h; do

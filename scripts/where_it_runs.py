@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
-from everyday import CALLS  # noqa: E402
-from test_everyday_numpy import run_lazily  # noqa: E402
+from tests.everyday import CALLS  # noqa: E402
+from tests.lazyarray.numpy_compat.test_everyday import run_lazily  # noqa: E402
 
 HEADER = """# What runs where
 

@@ -1,4 +1,4 @@
-"""Shared pytest configuration for the kernelcore test-suite.
+"""Shared pytest configuration of the test-suite (kernelcore and lazyarray).
 
 * ``KERNELCORE_CACHE_DIR`` is pointed at a throw-away directory for the whole
   session, so that running the tests never reads or writes the user's real
@@ -9,6 +9,9 @@
   depend on execution order); so is lazyarray's record of region offsets.
 * ``run_benchmark_quick`` runs a script of ``benchmarks/`` with ``--quick``
   (the smoke tests that keep the benchmarks from rotting).
+* Hypothesis profiles (below): tests set their example counts only.
+* ``fresh_kernels`` / ``device_layouts`` / ``layout_kind``: an empty kernel
+  table, and kernels laid out as for another kind of device.
 * Tests marked ``slow`` are skipped unless ``--runslow`` is given or a ``-m``
   expression is used.
 """
@@ -24,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 # NOTE: kernelcore is deliberately *not* imported at module level: the cache
 # directory environment variable must be in place before kernelcore is first
@@ -32,6 +37,22 @@ import pytest
 _CACHE_DIR_ENV = "KERNELCORE_CACHE_DIR"
 _session_cache_dir = None
 _previous_cache_dir = None
+
+
+# Hypothesis: "default" draws the same examples at every run (no example
+# database, no deadline: kernels compile inside examples); "explore"
+# (HYPOTHESIS_PROFILE=explore) draws new ones and keeps failing examples in
+# .hypothesis/ for the next run. Tests set only their example counts.
+settings.register_profile(
+    "default", deadline=None, derandomize=True, database=None, print_blob=False,
+    report_multiple_bugs=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                           HealthCheck.data_too_large])
+settings.register_profile("explore", parent=settings.get_profile("default"),
+                          derandomize=False,
+                          database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
+                          print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_addoption(parser):
@@ -100,15 +121,36 @@ def queue(ctx):
     q.finish()
 
 
+@pytest.fixture
+def fresh_kernels(monkeypatch):
+    """``fresh_kernels()``: lazyarray's kernel table is empty from here on (new
+    kernels are planned, lowered and built) until the test ends."""
+    from lazyarray.run import steps
+
+    def empty():
+        monkeypatch.setattr(steps, "_KERNELS", {})
+    return empty
+
+
+@pytest.fixture
+def device_layouts(monkeypatch, fresh_kernels):
+    """``device_layouts(kind, units=4)``: from here on lazyarray lays kernels
+    out as for a *kind* (``"cpu"`` or ``"gpu"``) device of *units* compute
+    units, on the device at hand, from an empty kernel table."""
+    from lazyarray import target
+
+    def use(kind, units=4):
+        monkeypatch.setattr(target, "device_profile", lambda device: (kind, units))
+        fresh_kernels()
+    return use
+
+
 @pytest.fixture(params=["cpu", "gpu"])
-def layout_kind(request, monkeypatch):
+def layout_kind(request, device_layouts):
     """``"cpu"`` or ``"gpu"``: the test runs with that kind of device's
     layouts (4 compute units) on the device at hand, from an empty kernel
     table."""
-    from lazyarray import target
-    from lazyarray.run import steps
-    monkeypatch.setattr(target, "device_profile", lambda device: (request.param, 4))
-    monkeypatch.setattr(steps, "_KERNELS", {})
+    device_layouts(request.param)
     return request.param
 
 

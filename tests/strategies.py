@@ -332,7 +332,7 @@ def dims_for(draw, names, params=PARAMS, deps_on=(), rect_only=False):
                 # a second, redundant-or-not lower bound
                 lowers.append(Affine(const=draw(st.integers(0, 2))))
 
-            def upper():
+            def upper(prev=prev):
                 k = draw(st.sampled_from(
                     ["param", "param", "param"]
                     + (["prev", "prev"] if prev else []) + ["const"]))

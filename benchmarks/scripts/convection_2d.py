@@ -22,7 +22,7 @@ def run(np: Any, n: int) -> Any:
     u[int(.5 / dy):int(1 / dy + 1), int(.5 / dx):int(1 / dx + 1)] = 2
     v[int(.5 / dy):int(1 / dy + 1), int(.5 / dx):int(1 / dx + 1)] = 2
 
-    for n in range(nt + 1):
+    for _ in range(nt + 1):
         un = u.copy()
         vn = v.copy()
         u[1:, 1:] = (un[1:, 1:]

@@ -1,0 +1,191 @@
+"""matmul, dot, einsum and friends against NumPy; one kernel per contraction."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from lazyarray import target as la_target
+from tests.helpers import counting
+
+_SETTINGS = settings(max_examples=25)
+#: test_matmul_matches_numpy by default (every example compiles kernels of its
+#: own); its ``_many`` twin, ``slow``, runs _SETTINGS
+_FEW = settings(max_examples=10)
+
+
+def _rand(shape, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-5, 5, shape).astype(dtype)
+    return rng.random(shape).astype(dtype)
+
+
+_MATMUL_ARGS = (
+    st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(1, 5),
+    st.integers(1, 5), st.integers(1, 5), st.sampled_from(["mm", "vm", "mv", "vv"]),
+    st.sampled_from([np.float32, np.float64, np.int32]))
+
+
+@_FEW
+@given(*_MATMUL_ARGS)
+def test_matmul_matches_numpy(batch, n, k, m, kind, dtype):
+    _check_matmul(batch, n, k, m, kind, dtype)
+
+
+@pytest.mark.slow
+@_SETTINGS
+@given(*_MATMUL_ARGS)
+def test_matmul_matches_numpy_many(batch, n, k, m, kind, dtype):
+    _check_matmul(batch, n, k, m, kind, dtype)
+
+
+def _check_matmul(batch, n, k, m, kind, dtype):
+    a_shape = (k,) if kind[0] == "v" else (*batch, n, k)
+    b_shape = (k,) if kind[1] == "v" else (*batch[1:], k, m)
+    a, b = _rand(a_shape, dtype, 1), _rand(b_shape, dtype, 2)
+    got = la.asarray(a) @ la.asarray(b)
+    expected = a @ b
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("ij->ji", [(3, 4)]),
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),
+    ("ij->", [(3, 4)]),
+    ("i,i->", [(6,), (6,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ijk,kj->i", [(2, 3, 4), (4, 3)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("iij->j", [(3, 3, 2)]),
+])
+def test_einsum_matches_numpy(queue, spec, shapes):
+    ops = [_rand(s, seed=k) for k, s in enumerate(shapes)]
+    got = la.einsum(spec, *(la.asarray(o) for o in ops))
+    np.testing.assert_allclose(np.asarray(got), np.einsum(spec, *ops), rtol=1e-12)
+    # through NumPy's own function
+    assert isinstance(np.einsum(spec, *(la.asarray(o) for o in ops)), la.LazyArray)
+
+
+def test_products_match_numpy(queue):
+    a, b, v = _rand((3, 4)), _rand((4, 5), seed=1), _rand(4, seed=2)
+    A, B = _rand((2, 3, 4), seed=3), _rand((5, 4, 2), seed=4)
+    np.testing.assert_allclose(la.dot(a, b).get(), np.dot(a, b))
+    np.testing.assert_allclose(la.dot(A, B).get(), np.dot(A, B))
+    np.testing.assert_allclose(float(la.dot(v, v)), np.dot(v, v))
+    np.testing.assert_allclose(la.dot(2.0, v).get(), np.dot(2.0, v))
+    np.testing.assert_allclose(la.inner(a, a).get(), np.inner(a, a))
+    np.testing.assert_allclose(la.outer(v, b).get(), np.outer(v, b))
+    np.testing.assert_allclose(float(la.vdot(a, a)), np.vdot(a, a))
+    np.testing.assert_allclose(la.tensordot(A, B, axes=([2], [1])).get(),
+                               np.tensordot(A, B, axes=([2], [1])))
+    np.testing.assert_allclose(la.tensordot(a, a.T, axes=1).get(), np.tensordot(a, a.T, 1))
+    np.testing.assert_allclose((v @ la.asarray(b)).get(), v @ b)
+    np.testing.assert_allclose(la.asarray(a).dot(b).get(), a.dot(b))
+
+
+def test_fused_contraction_is_one_kernel(queue):
+    a, b = _rand((8, 6), np.float32), _rand((6, 7), np.float32, 1)
+    x, y = la.asarray(a), la.asarray(b)
+    with counting() as ran:
+        got = (np.exp(x) @ (y * 2)).get()
+    assert ran.launches == 1
+    np.testing.assert_allclose(got, np.exp(a) @ (b * 2), rtol=1e-5)
+
+
+def test_contraction_errors_name_the_problem():
+    with pytest.raises(la.ShapeError, match="mismatch in its core dimension"):
+        la.matmul(np.ones((2, 3)), np.ones((4, 2)))
+    with pytest.raises(la.ShapeError, match="scalars are not allowed"):
+        la.matmul(np.ones(3), 2.0)
+    with pytest.raises(la.ShapeError, match="label 'j' has sizes"):
+        la.einsum("ij,jk", np.ones((2, 3)), np.ones((4, 2)))
+    with pytest.raises(la.ShapeError, match="names 2"):
+        la.einsum("ij", np.ones(3))
+    with pytest.raises(la.ShapeError, match="one '...' at most"):
+        la.einsum("..i->i", np.ones((2, 3)))
+    with pytest.raises(la.ShapeError, match="must appear in the output"):
+        la.einsum("...i->i", np.ones((2, 3)))
+    with pytest.raises(la.ShapeError, match="label 'a' has sizes 2 and 3"):
+        la.einsum("...ij,...jk", np.ones((2, 3, 4)), np.ones((3, 4, 5)))
+    with pytest.raises(la.ShapeError, match="do not appear"):
+        la.einsum("ij->k", np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,...jk", [(2, 3, 4), (1, 4, 5)]),          # broadcast ellipsis
+    ("ij...->...", [(3, 4, 2, 5)]),
+    ("...i,...i->...", [(3, 4), (4,)]),
+    ("i...,i...", [(3, 2), (3, 2)]),
+    ("ba...->...ab", [(2, 3, 4)]),
+    ("...i->i", [(3,)]),                              # an empty ellipsis
+])
+def test_einsum_ellipsis_matches_numpy(spec, shapes):
+    rng = np.random.default_rng(5)
+    args = [rng.random(s) for s in shapes]
+    got = np.asarray(la.einsum(spec, *(la.asarray(a) for a in args)))
+    expected = np.einsum(spec, *args)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n, k, m", [(37, 20, 16), (13, 9, 48), (30, 33, 96), (6, 64, 160),
+                                     (25, 17, 256)])
+def test_cpu_register_blocked_products(device_layouts, n, k, m):
+    """The CPU's blocked products: as many vectors per work-item as divide the
+    columns, rows in blocks with a ragged last one; NumPy's values."""
+    import kernelcore as lp
+    from lazyarray.lower import contraction as lower_contraction
+    from lazyarray.run import steps as runtime
+    device_layouts("cpu", 2)
+    a, b = _rand((n, k), np.float32, 3), _rand((k, m), np.float32, 4)
+    z = la.asarray(a) @ la.asarray(b)
+    [step] = runtime.plan([z.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    width = lower_contraction.CPU_WIDTH
+    vectors = lower_contraction.CPU_VECTORS
+    while m % (vectors * width):
+        vectors //= 2
+    [accumulators] = re.findall(rf"float{width} acc_\w+\[(\d+)\]", code)
+    assert int(accumulators) == lower_contraction.CPU_ROWS * vectors
+    assert f"vload{width}" in code
+    np.testing.assert_allclose(np.asarray(z), a.astype(np.float64) @ b, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n, k, m, dtype, batch", [
+    (128, 16, 128, np.float32, ()), (130, 17, 129, np.float32, ()),
+    (128, 32, 256, np.float64, (2,))])
+def test_gpu_blocked_products(monkeypatch, n, k, m, dtype, batch, fresh_kernels):
+    """The GPU's blocked products (run here on the CPU device): each
+    work-item's outputs in runs of RUN neighbours, A's slab transposed, the
+    columns' run one vector of aligned local memory; NumPy's values, ragged
+    edges included."""
+    import kernelcore as lp
+    from lazyarray.lower import contraction as lower_contraction
+    from lazyarray.run import steps as runtime
+    monkeypatch.setattr(la_target, "device_profile", lambda device: ("gpu", 4))
+    monkeypatch.setattr(la_target, "_TARGETS", {})
+    fresh_kernels()
+    monkeypatch.setattr(runtime, "_PLANS", {})
+    a, b = _rand((*batch, n, k), dtype, 5), _rand((*batch, k, m), dtype, 6)
+    z = la.asarray(a) @ la.asarray(b)
+    [step] = runtime.plan([z.node])
+    code = lp.generate_code_v2(step.kernel).device_code()
+    run = lower_contraction.RUN
+    ctype = "float" if dtype == np.float32 else "double"
+    assert f"*(__local {ctype}{run} *)" in code and "__local" in code
+    group, block = lower_contraction.GROUP, lower_contraction.BLOCK
+    pad = lower_contraction.A_PAD
+    rows = group[0] * block[0]
+    # (A's slab holds K_TILE rows of `rows` words, each padded by A_PAD but the last)
+    assert f"{ctype} in0_slab[{(lower_contraction.K_TILE - 1) * (rows + pad) + rows}]" in code
+    np.testing.assert_allclose(np.asarray(z), a.astype(np.float64) @ b, rtol=1e-5)

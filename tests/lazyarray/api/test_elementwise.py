@@ -1,0 +1,194 @@
+"""lazyarray's first slice: elementwise fusion and reductions vs NumPy."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from tests.helpers import launches_of
+
+
+def test_elementwise_chain_is_one_kernel():
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.random((20, 30), dtype=np.float32) for _ in range(3))
+    x, y, z = la.asarray(a), la.asarray(b), la.asarray(c)
+    expr = np.sin(x) * y + z
+    assert isinstance(expr, la.LazyArray) and expr.shape == (20, 30)
+    value, launches = launches_of(expr.get)
+    assert launches == 1
+    np.testing.assert_allclose(value, np.sin(a) * b + c, rtol=1e-5)
+
+
+def test_results_are_computed_once():
+    x = la.asarray(np.arange(10.0))
+    y = x * 2 + 1
+    y.get()
+    _, launches = launches_of(y.get)
+    assert launches == 0
+
+
+def test_reduction_then_broadcast_back():
+    rng = np.random.default_rng(1)
+    a = rng.random((7, 13))
+    x = la.asarray(a)
+    centered = x - x.mean(axis=1, keepdims=True)
+    value, launches = launches_of(centered.get)
+    assert launches == 2          # the row means are stored, the rest fuses
+    np.testing.assert_allclose(value, a - a.mean(axis=1, keepdims=True))
+
+
+def test_numpy_promotion_with_python_scalars():
+    x = la.asarray(np.arange(4, dtype=np.float32))
+    assert (x * 2.5).dtype == np.float32
+    assert (la.asarray(np.arange(4, dtype=np.int32)) / 2).dtype == np.float64
+    assert (x > 1).dtype == np.bool_
+    np.testing.assert_array_equal((x * 2.5).get(), np.arange(4, dtype=np.float32) * 2.5)
+
+
+def test_errors_at_call_time():
+    with pytest.raises(la.ShapeError, match="broadcast"):
+        la.asarray(np.ones(3)) + la.asarray(np.ones(4))
+    with pytest.raises(la.ShapeError, match="zero-size"):
+        la.asarray(np.ones((0, 3))).max(axis=0)
+    with pytest.raises(la.ShapeError, match="out of bounds"):
+        la.asarray(np.ones(3)).sum(axis=2)
+
+
+_UNARY = ["sin", "exp", "negative", "absolute", "sqrt"]
+_BINARY = ["add", "subtract", "multiply", "maximum", "minimum"]
+
+
+@st.composite
+def _expressions(draw):
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.integers(0, 4)) for _ in range(ndim))
+    n_inputs = draw(st.integers(1, 3))
+    inputs = []
+    for _ in range(n_inputs):
+        # broadcastable variants of the shape: drop leading axes, set some to 1
+        k = draw(st.integers(0, ndim))
+        sub = tuple(1 if draw(st.booleans()) else s for s in shape[k:])
+        inputs.append(sub)
+    ops = draw(st.lists(st.tuples(st.sampled_from(_UNARY + _BINARY),
+                                  st.integers(0, 10), st.integers(0, 10)), max_size=5))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    reduce_axis = draw(st.one_of(st.none(), st.integers(0, 2)))
+    return inputs, ops, dtype, reduce_axis
+
+
+def _apply(mod_fns, values, ops):
+    stack = list(values)
+    for name, i, j in ops:
+        a = stack[i % len(stack)]
+        if name in _UNARY:
+            if name == "sqrt":
+                stack.append(mod_fns["sqrt"](mod_fns["absolute"](a)))
+            else:
+                stack.append(mod_fns[name](a))
+        else:
+            stack.append(mod_fns[name](a, stack[j % len(stack)]))
+    return stack[-1]
+
+
+@settings(max_examples=40)
+@given(_expressions())
+def test_random_expressions_match_numpy(case):
+    shapes, ops, dtype, reduce_axis = case
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(dtype) if s else dtype(rng.standard_normal())
+              for s in shapes]
+    fns = {name: getattr(np, name) for name in _UNARY + _BINARY}
+    expected = _apply(fns, [np.asarray(a) for a in arrays], ops)
+    lazy = _apply(fns, [la.asarray(a) for a in arrays], ops)
+    if isinstance(lazy, la.LazyArray) and reduce_axis is not None and lazy.ndim:
+        axis = reduce_axis % lazy.ndim
+        expected = np.asarray(expected).sum(axis=axis)
+        lazy = lazy.sum(axis=axis)
+    result = np.asarray(lazy)
+    assert result.shape == np.shape(expected)
+    assert result.dtype == np.asarray(expected).dtype
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(result, expected, rtol=tol, atol=tol)
+
+
+_SLICES = st.one_of(st.integers(-3, 3).map(lambda i: i),
+                    st.tuples(st.one_of(st.none(), st.integers(-5, 5)),
+                              st.one_of(st.none(), st.integers(-5, 5)),
+                              st.sampled_from([None, 1, 2, -1, -2])).map(lambda t: slice(*t)))
+
+
+@settings(max_examples=40)
+@given(st.tuples(st.integers(1, 5), st.integers(1, 5)),
+       st.lists(st.one_of(_SLICES, st.none()), min_size=0, max_size=2))
+def test_basic_indexing_matches_numpy(shape, key):
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    key = tuple(key)
+    try:
+        expected = a[key]
+    except IndexError:
+        with pytest.raises(IndexError):   # the error NumPy raises
+            la.asarray(a)[key]
+        return
+    result = la.asarray(a)[key]
+    assert result.shape == expected.shape
+    np.testing.assert_array_equal(np.asarray(result), expected)
+
+
+def test_views_fuse_into_one_kernel():
+    u = np.random.default_rng(3).random((10, 12))
+    x = la.asarray(u)
+    step = x[1:-1, 1:-1] + 0.1*(x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]
+                                - 4*x[1:-1, 1:-1])
+    value, launches = launches_of(step.get)
+    assert launches == 1
+    ref = u[1:-1, 1:-1] + 0.1*(u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                               - 4*u[1:-1, 1:-1])
+    np.testing.assert_allclose(value, ref)
+
+
+@pytest.mark.parametrize("new_shape", [(3, 8), (-1,), (2, -1, 3), (24, 1)])
+def test_transpose_and_reshape(new_shape):
+    a = np.arange(24.0).reshape(4, 6)
+    x = la.asarray(a)
+    np.testing.assert_array_equal(np.asarray(x.T), a.T)
+    np.testing.assert_array_equal(np.asarray(x.T.reshape(new_shape)), a.T.reshape(new_shape))
+    with pytest.raises(la.ShapeError, match="reshape"):
+        x.reshape(5, 5)
+
+
+def test_python_protocols(queue):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = la.asarray(a)
+    rows = list(x)
+    assert len(rows) == 2 and all(isinstance(r, la.LazyArray) for r in rows)
+    np.testing.assert_array_equal(rows[1].get(), a[1])
+    assert [float(v) for v in x[0]] == [0.0, 1.0, 2.0]
+    assert x.__array_namespace__() is la
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[2]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0]
+    with pytest.raises(TypeError, match="0-d"):
+        iter(x.sum())
+
+
+def test_pyopencl_buffers_changed_in_place_are_read_again(queue):
+    import pyopencl.array as cla
+    buf = cla.to_device(queue, np.arange(4, dtype=np.float32))
+    first = la.asarray(buf) + 1
+    np.testing.assert_array_equal(first.get(), [1, 2, 3, 4])
+    buf.fill(10)                                   # changed outside lazyarray
+    second = la.asarray(buf) + 1
+    np.testing.assert_array_equal(second.get(), [11, 11, 11, 11])
+    np.testing.assert_array_equal(first.get(), [1, 2, 3, 4])   # computed before
+
+
+@pytest.mark.parametrize("fill", [True, False, 0, 3, 2.5])
+def test_computed_constant_read_as_array(fill):
+    """A 0-d constant array whose value was computed (printed) is read as the
+    array it became by later kernels (once a wrong argument kind)."""
+    out = la.full((), fill)
+    assert repr(out)
+    assert bool(la.all(la.equal(out, la.asarray(fill))))
+    assert (out + la.asarray(fill)).item() == np.asarray(fill) + np.asarray(fill)

@@ -1,0 +1,210 @@
+"""la.jit: results equal NumPy's, tracing happens once per signature, replays
+launch only the planned kernels."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyarray as la
+from lazyarray import target as la_target
+from tests.helpers import ROOT, counting
+
+
+def _rand(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).random(shape).astype(dtype)
+
+
+def test_same_signature_traces_once_and_replays_the_kernels(queue):
+    @la.jit
+    def f(x, y):
+        return np.sin(x) * y + 1
+
+    a, b = _rand(100), _rand(100, seed=1)
+    np.testing.assert_allclose(f(a, b).get(), np.sin(a) * b + 1, rtol=1e-6)
+    with counting() as ran:
+        for seed in range(3):
+            c, d = _rand(100, seed=seed + 5), _rand(100, seed=seed + 9)
+            np.testing.assert_allclose(np.asarray(f(c, d)), np.sin(c) * d + 1, rtol=1e-6)
+        assert f.trace_count == 1
+    assert ran.launches == 3     # one fused kernel per call
+
+
+def test_new_shape_or_dtype_retraces(queue):
+    @la.jit
+    def f(x):
+        return (x * 2).sum(axis=0)
+
+    f(_rand((4, 3)))
+    f(_rand((4, 3), seed=2))
+    assert f.trace_count == 1
+    np.testing.assert_allclose(f(_rand((5, 3))).get(), 2 * _rand((5, 3)).sum(axis=0),
+                               rtol=1e-5)
+    assert f.trace_count == 2
+    x64 = _rand((4, 3), np.float64)
+    out = f(x64)
+    assert out.dtype == np.float64 and f.trace_count == 3
+    np.testing.assert_allclose(out.get(), 2 * x64.sum(axis=0))
+
+
+def test_static_arguments_and_python_scalars(queue):
+    @la.jit(static_argnums=1)
+    def scaled_sum(x, axis, scale):
+        return x.sum(axis=axis) * scale
+
+    a = _rand((3, 4))
+    np.testing.assert_allclose(scaled_sum(a, 0, 2.0).get(), a.sum(axis=0) * 2, rtol=1e-6)
+    np.testing.assert_allclose(scaled_sum(a, 1, 2.0).get(), a.sum(axis=1) * 2, rtol=1e-6)
+    assert scaled_sum.trace_count == 2
+    # a new Python float is a new value of the same trace, not a new signature
+    np.testing.assert_allclose(scaled_sum(a, 1, 3.0).get(), a.sum(axis=1) * 3, rtol=1e-6)
+    assert scaled_sum.trace_count == 2
+    # a new kind of scalar is
+    np.testing.assert_allclose(scaled_sum(a, 1, 3).get(), a.sum(axis=1) * 3, rtol=1e-6)
+    assert scaled_sum.trace_count == 3
+
+
+def test_static_argnames_must_be_hashable(queue):
+    f = la.jit(lambda x, axes: x.sum(axis=axes), static_argnames="axes")
+    with pytest.raises(la.LazyArrayError, match="hashable"):
+        f(_rand((2, 2)), [0])
+
+
+@dataclass
+class State:
+    u: object
+    v: object
+
+
+def test_containers_in_and_out(queue):
+    @la.jit
+    def step(state, params):
+        u = state.u + params["dt"] * state.v
+        return State(u=u, v=state.v * params["decay"]), [u.max(), (u.min(),)]
+
+    u, v = _rand(50), _rand(50, seed=3)
+    dt, decay = np.float32(0.1), np.float32(0.9)
+    new, [mx, (mn,)] = step(State(u, v), {"dt": dt, "decay": decay})
+    expected_u = u + dt * v
+    assert isinstance(new, State)
+    np.testing.assert_allclose(new.u.get(), expected_u, rtol=1e-6)
+    np.testing.assert_allclose(new.v.get(), v * decay, rtol=1e-6)
+    assert float(mx) == pytest.approx(expected_u.max(), rel=1e-6)
+    assert float(mn) == pytest.approx(expected_u.min(), rel=1e-6)
+    # feed the result back: the same signature, no retrace
+    step(new, {"dt": dt, "decay": decay})
+    assert step.trace_count == 1
+
+
+def test_closure_constants_and_identity_outputs(queue):
+    offset = la.asarray(np.arange(4, dtype=np.float32))
+
+    @la.jit
+    def f(x):
+        return x, x + offset
+
+    a = _rand(4)
+    same, shifted = f(a)
+    np.testing.assert_array_equal(same.get(), a)
+    np.testing.assert_allclose(shifted.get(), a + np.arange(4), rtol=1e-6)
+
+
+def test_lazy_arguments_are_evaluated_first(queue):
+    f = la.jit(lambda x: x * x)
+    a = la.asarray(_rand(10)) + 1
+    np.testing.assert_allclose(f(a).get(), (_rand(10) + 1) ** 2, rtol=1e-6)
+
+
+def test_unsupported_argument_is_reported(queue):
+    f = la.jit(lambda x: x)
+    with pytest.raises(la.LazyArrayError, match="cannot pass a object"):
+        f(object())
+
+
+@settings(max_examples=15)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=3), st.integers(0, 2**31 - 1))
+def test_jit_matches_eager_and_numpy(shape, seed):
+    @la.jit
+    def f(x, y):
+        return np.exp(-x) * y - x.mean(), (y * y).sum()
+
+    a, b = _rand(tuple(shape), seed=seed), _rand(tuple(shape), seed=seed + 1)
+    r, s = f(a, b)
+    np.testing.assert_allclose(r.get(), np.exp(-a) * b - a.mean(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(s), (b * b).sum(), rtol=1e-5)
+    r2, _ = f(b, a)
+    np.testing.assert_allclose(r2.get(), np.exp(-b) * a - b.mean(), rtol=1e-5, atol=1e-6)
+    assert f.trace_count == 1
+
+
+def test_zero_dimensional_array_arguments_do_not_retrace(queue):
+    f = la.jit(lambda x, dt: x * dt)
+    for d in (0.1, 0.2, 0.3):
+        out = f(np.ones(3, np.float32), np.asarray(d, np.float32))
+        np.testing.assert_allclose(out.get(), np.full(3, d, np.float32))
+    assert f.trace_count == 1
+
+
+@pytest.mark.parametrize("kind, launches", [("cpu", 12), ("gpu", 6)])
+def test_stencil_steps_are_stored_not_recomputed(queue, monkeypatch, kind, launches):
+    """Each step reads the previous one five times: the planner stores every
+    step on a CPU (one kernel each), every other step on a GPU (which may
+    recompute up to 6 times), instead of recomputing 5**steps times."""
+    import importlib.util
+
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
+    path = ROOT / "examples" / "heat2d.py"
+    spec = importlib.util.spec_from_file_location("heat2d", path)
+    heat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heat)
+    u0 = heat.initial(24)
+    with counting() as ran:
+        got = heat.run_jit(u0, steps=12).get()
+    assert ran.launches == launches
+    np.testing.assert_allclose(got, heat.run(u0, 12, 0.2), rtol=1e-5, atol=1e-6)
+    eager = heat.run(la.asarray(u0), 12, 0.2)
+    np.testing.assert_allclose(eager.get(), heat.run(u0, 12, 0.2), rtol=1e-5, atol=1e-6)
+
+
+def test_jit_of_a_partial():
+    import functools
+
+    def scale(k, x):
+        return x * k
+
+    f = la.jit(functools.partial(scale, 3))
+    a = np.arange(5, dtype=np.float32)
+    assert np.array_equal(np.asarray(f(a)), a * 3)
+    assert "scale" in f.name
+
+
+def test_a_jitted_function_called_while_another_is_traced_is_part_of_its_trace(queue):
+    inner = la.jit(lambda x, k: x * k, static_argnums=1)
+    outer = la.jit(lambda x: inner(x, 2) + 1)
+    a = np.arange(4, dtype=np.float32)
+    assert np.array_equal(outer(a).get(), a * 2 + 1)
+    assert np.array_equal(outer(a + 5).get(), (a + 5) * 2 + 1)   # not the first call's
+    assert outer.trace_count == 1 and inner.trace_count == 0
+    noise = la.jit(lambda x: x + la.random.rand(4))
+    twice = la.jit(lambda x: noise(x) * 2)
+    assert not np.array_equal(twice(a).get(), twice(a).get())   # new numbers each call
+
+
+def test_arguments_named_out_of_alphabetical_order_keep_their_places(queue):
+    """Calls passing computed arrays by position take a fast path: it must give
+    the program its arrays in the order the trace took them (flattened by
+    name), not by position (a wrong answer from the second call on)."""
+    @la.jit
+    def f(z, a, m):
+        return z * 2 + a - m
+
+    h = [np.arange(4.0) * (k + 1) for k in range(3)]
+    z, a, m = (la.asarray(x) for x in h)
+    for _ in range(3):
+        out = f(z, a, m)
+        np.testing.assert_array_equal(out.get(), h[0] * 2 + h[1] - h[2])
+        z = out
+        h[0] = h[0] * 2 + h[1] - h[2]
+    assert f.trace_count == 1
