@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from lazyarray.api.ufuncs import Ufunc
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import SMALL, device_dtype, dressed, forwarding, host_call, host_ready
 from lazyarray.host.policy import host_limit
@@ -119,7 +120,6 @@ def _asarray(impl: Callable) -> Callable:
 def install(namespace: dict, numpy_module: ModuleType, names) -> None:
     """Put the host tier in front of each function *names* of *namespace*
     that *numpy_module* has too (or that has a host version of its own)."""
-    from lazyarray.api.ufuncs import Ufunc
     for name in names:
         impl = namespace.get(name)
         if impl is None or name in _KEEP or isinstance(impl, (type, Ufunc)) \

@@ -264,7 +264,6 @@ def real_part(node: Node) -> Node:
 
 def imag_part(node: Node) -> Node:
     """The imaginary part of *node* (zeros of its dtype when it is not complex)."""
-    from lazyarray.graph import View
     if node.dtype.kind != "c":
         return View(Const(0, node.dtype, False), (), node.shape)
     return Map("_imag", (node,), node.shape, np.empty(0, node.dtype).real.dtype)
@@ -396,7 +395,6 @@ def _elementwise(name: str, args: tuple) -> tuple[Node, tuple | None]:
     if any(isinstance(a, HugeInt) for a in args):
         resolved = _huge_operands(name, args)
         if len(resolved) == 1:
-            from lazyarray.graph import View
             other = next(a for a in args if not isinstance(a, HugeInt))
             return View(resolved[0], (), other.shape), None
         args = resolved
