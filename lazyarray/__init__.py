@@ -101,10 +101,10 @@ __all__ = sorted({
     *_sorting.__all__, *_sets.__all__, *_searching.__all__})
 
 
-#: submodules loaded when first read (PEP 562): ``la.random`` and ``la.fft``
-#: import NumPy's random and fft modules, ``distributed`` and ``dask`` their
-#: optional engines
-_ON_FIRST_USE = frozenset(["random", "fft", "distributed", "dask"])
+#: submodules loaded when first read (PEP 562): NumPy's namespaces (``la.random``
+#: and ``la.fft`` import NumPy's random and fft modules), ``distributed`` and
+#: ``dask`` their optional engines
+_ON_FIRST_USE = frozenset(["random", "fft", "linalg", "lib", "distributed", "dask"])
 _load_submodule = _submodule_getattr(__name__)
 
 
@@ -123,10 +123,6 @@ def __getattr__(name: str):
 # the Array API's name of the boolean dtype (last: the module uses the builtin above)
 bool = _np.bool_
 
-# NumPy's submodules (after the namespace they build on; each puts the host
-# tier in front of its functions)
-import lazyarray.lib as lib
-import lazyarray.linalg as linalg
 # the host tier in front of the namespace's functions (small work runs by NumPy)
 from lazyarray.host import HostArray, get_tier, set_tier, tier
 from lazyarray.host.namespace import install as _install_host_tier

@@ -19,8 +19,9 @@ from lazyarray.errors import NoDeviceVersion
 from lazyarray.fallback import device_or_host, host_call
 from lazyarray.handle import LazyArray
 from lazyarray.ops import linalg
-from lazyarray.ops.elementwise import UFUNCS, elementwise
+from lazyarray.ops.elementwise import elementwise
 from lazyarray.ops.inputs import node_of as _node
+from lazyarray.ufunc_templates import UFUNCS
 
 #: NumPy's submodules whose functions lazyarray's namespaces of the same
 #: names implement (``np.linalg.norm`` -> ``la.linalg.norm``)

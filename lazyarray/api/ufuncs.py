@@ -13,9 +13,9 @@ from lazyarray.host.dispatch import host_call as _numpy_call
 from lazyarray.host.dispatch import host_enabled as _host_enabled
 from lazyarray.host.dispatch import host_ready as _host_ready
 from lazyarray.host.dispatch import quick_call as _quick_call
-from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
 from lazyarray.ops.elementwise import elementwise as _elementwise
 from lazyarray.ops.inputs import node_of as _node
+from lazyarray.ufunc_templates import UFUNCS as _UFUNCS
 
 #: ufunc -> the lazyarray reduction computing its ``reduce`` (and the
 #: identity that a masked-out element stands for)

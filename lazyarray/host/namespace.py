@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lazyarray.api.ufuncs import Ufunc
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import SMALL, device_dtype, dressed, forwarding, host_call, host_ready
 from lazyarray.host.policy import host_limit
@@ -122,8 +121,11 @@ def install(namespace: dict, numpy_module: ModuleType, names) -> None:
     that *numpy_module* has too (or that has a host version of its own)."""
     for name in names:
         impl = namespace.get(name)
-        if impl is None or name in _KEEP or isinstance(impl, (type, Ufunc)) \
-                or not callable(impl) or getattr(impl, "_host_tier", False):
+        # (ufunc objects, which have NumPy's ufunc as ``_ufunc``, put the tier in
+        # front of their calls and methods themselves)
+        if impl is None or name in _KEEP or isinstance(impl, type) \
+                or hasattr(impl, "_ufunc") or not callable(impl) \
+                or getattr(impl, "_host_tier", False):
             continue
         numpy_func = _OWN.get(name) or getattr(numpy_module, name, None)
         if numpy_func is None or not callable(numpy_func) or isinstance(numpy_func, type):
