@@ -385,48 +385,6 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         result = self._host().copy()
         return result if dtype is None else result.astype(dtype)
 
-    def item(self):
-        """The single element as a Python scalar (computes the array)."""
-        self._refuse_value(".item()")
-        return self._host().item()
-
-    def __float__(self):
-        self._refuse_value("float()")
-        return float(self._host())
-
-    def __int__(self):
-        self._refuse_value("int()")
-        return int(self._host())
-
-    def __bool__(self):
-        self._refuse_value("bool() (an `if`, `while`, `and`, `or` or `not` on an array)")
-        return bool(self._host())
-
-    def __complex__(self):
-        self._refuse_value("complex()")
-        return complex(self._host())
-
-    def __index__(self):
-        if self.dtype.kind not in "iu" or self.ndim:
-            raise TypeError("only integer scalar arrays can be converted to an index")
-        self._refuse_value("use as an index or size (`range(n)`, `x[n]`, `[0] * n`)")
-        return int(self._host())
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export of the computed value (a host copy)."""
-        self._refuse_value("DLPack export")
-        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
-                                     ("copy", copy)) if v is not None}
-        return self._host().copy().__dlpack__(**options)
-
-    def __dlpack_device__(self):
-        return self._host().__dlpack_device__()
-
-    def __repr__(self) -> str:
-        self._refuse_value("repr() or print()")
-        return (f"lazyarray({np.array2string(self._host(), separator=', ')}, "
-                f"dtype={self.dtype})")
-
     # }}}
 
     def __matmul__(self, other) -> LazyArray:
