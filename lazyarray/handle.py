@@ -11,7 +11,6 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -77,9 +76,8 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     once the lazyarray module is complete."""
 
     __array_priority__ = 100
-    #: the lazyarray module (set by :func:`lazyarray.protocols.install`): the
-    #: methods that call its functions (``x.nonzero()``, ``x.clip()``) read it
-    _namespace: ClassVar[ModuleType]
+    #: NumPy's protocols (set by :func:`lazyarray.protocols.install`, with the
+    #: namespace that ``__array_namespace__`` and ``x.clip()`` answer with)
     __array_ufunc__: ClassVar[Callable[..., Any]]
     __array_function__: ClassVar[Callable[..., Any]]
 

@@ -22,6 +22,7 @@ from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.fallback import device_or_host
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import elementwise as _elementwise
+from lazyarray.ops.elementwise import round_half_even
 from lazyarray.ops.inputs import node_of as _node
 
 # {{{ ufunc-like functions that are not NumPy ufuncs
@@ -41,7 +42,7 @@ def round(x, decimals=0, out=None) -> LazyArray:
     if out is not None:
         raise TypeError("lazyarray.round does not take out=")
     x = asarray(x)
-    return device_or_host(lambda: LazyArray(_elementwise.round_half_even(x.node, decimals)),
+    return device_or_host(lambda: LazyArray(round_half_even(x.node, decimals)),
                           _np.round, (x, decimals))
 
 

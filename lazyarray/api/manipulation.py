@@ -7,12 +7,12 @@ import inspect as _inspect
 import numpy as _np
 
 from lazyarray.errors import ShapeError
-from lazyarray.fallback import host_call as _host_call
+from lazyarray.fallback import host_call
 from lazyarray.handle import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import manipulate as _manipulate
-from lazyarray.ops.elementwise import broadcast_shapes as _broadcast_shapes
+from lazyarray.ops.elementwise import broadcast_shapes
 
 # {{{ joining
 
@@ -101,7 +101,7 @@ def pad(array, pad_width, mode="constant", **kwargs) -> LazyArray:
     x = asarray(array)
     allowed = _PAD_KEYWORDS.get(mode) if isinstance(mode, str) else None
     if allowed is None or kwargs.get("reflect_type", "even") != "even":
-        return _host_call(_np.pad, (x, pad_width, mode), kwargs, "np.pad")
+        return host_call(_np.pad, (x, pad_width, mode), kwargs, "np.pad")
     if set(kwargs) - allowed:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': "
                          f"{set(kwargs) - allowed}")
@@ -120,7 +120,7 @@ def broadcast_arrays(*arrays) -> list[LazyArray]:
     """The arrays broadcast against each other (views), a list as the Array
     API 2024.12 specifies (NumPy 2 returns a tuple)."""
     arrays = [asarray(a) for a in arrays]
-    shape = _broadcast_shapes(*(a.shape for a in arrays))
+    shape = broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 
 

@@ -13,7 +13,7 @@ from lazyarray.host.dispatch import host_call as _numpy_call
 from lazyarray.host.dispatch import host_enabled as _host_enabled
 from lazyarray.host.dispatch import host_ready as _host_ready
 from lazyarray.host.dispatch import quick_call as _quick_call
-from lazyarray.ops.elementwise import elementwise as _elementwise
+from lazyarray.ops.elementwise import elementwise
 from lazyarray.ops.inputs import node_of as _node
 from lazyarray.ufunc_templates import UFUNCS as _UFUNCS
 
@@ -210,7 +210,7 @@ for _alias, _name in _UFUNC_ALIASES.items():
 
 
 def _choose(condition, x, y) -> LazyArray:
-    return LazyArray(_elementwise("where", _node(condition), _node(x), _node(y)))
+    return LazyArray(elementwise("where", _node(condition), _node(x), _node(y)))
 
 
 def where(condition, x=None, y=None):
