@@ -223,7 +223,7 @@ def derived_signature(obj) -> inspect.Signature | None:
         return _ufunc_signature(obj, own)
     if module == "lazyarray.api.manipulation":
         return _view_signature(obj)
-    if module == "lazyarray.ops.host":
+    if module == "lazyarray.api.searching":
         return _host_signature(obj)
     return None
 

@@ -14,6 +14,7 @@ traces a function once per argument signature and replays its kernels;
 
 from __future__ import annotations
 
+import importlib as _importlib
 import logging as _logging
 import os as _os
 import sys as _sys
@@ -34,15 +35,17 @@ from lazyarray.api.joining import *
 from lazyarray.api.inplace import *
 from lazyarray.api.sorting import *
 from lazyarray.api.sets import *
+from lazyarray.api.searching import *
 from lazyarray.handle import Device, LazyArray, asarray, copy
 from lazyarray.errors import (
     ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError, ShapeError,
     ViewWriteError)
 from lazyarray.explain import explain, to_dot
 from lazyarray.fallback import LazyArrayHostFallbackWarning
+from lazyarray.fallback import host_version as _host_version
 from lazyarray.jit import jit
+from lazyarray.deferred import submodule_getattr as _submodule_getattr
 from lazyarray.precision import get_matmul_precision, matmul_precision, set_matmul_precision
-from lazyarray.ops import host as _host
 from lazyarray import run as _run
 from lazyarray.run.progress import set_progress
 
@@ -76,17 +79,12 @@ uint16, uint64 = _np.uint16, _np.uint64
 
 e, pi, inf, nan, newaxis = _np.e, _np.pi, _np.inf, _np.nan, None
 
-# searching and sets: computed on the host
-for _name in _host.HOST_FUNCTIONS:
-    if hasattr(_np, _name):
-        globals()[_name] = _host.host_function(_name)
-
-
 from lazyarray.api import (
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
     histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
     manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
-    sets as _sets, sorting as _sorting, statistics as _statistics, ufuncs as _ufuncs)
+    searching as _searching, sets as _sets, sorting as _sorting, statistics as _statistics,
+    ufuncs as _ufuncs)
 
 __all__ = sorted({
     "LazyArray", "asarray", "copy", "jit", "synchronize", "set_progress", "explain", "to_dot",
@@ -97,44 +95,46 @@ __all__ = sorted({
     "__array_api_version__",
     "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128", "uint8", "int8",
     "int16", "uint32", "uint16", "uint64", "bool", "e", "pi", "inf", "nan", "newaxis",
-    *[n for n in _host.HOST_FUNCTIONS if hasattr(_np, n)],
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
     *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
     *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__,
-    *_sorting.__all__, *_sets.__all__})
+    *_sorting.__all__, *_sets.__all__, *_searching.__all__})
+
+
+#: submodules loaded when first read (PEP 562): NumPy's namespaces (``la.random``
+#: and ``la.fft`` import NumPy's random and fft modules), ``distributed`` and
+#: ``dask`` their optional engines
+_ON_FIRST_USE = frozenset(["random", "fft", "linalg", "lib", "distributed", "dask"])
+_load_submodule = _submodule_getattr(__name__)
 
 
 def __getattr__(name: str):
-    """NumPy's functions that lazyarray has no version of: run on the host
+    """A submodule of :data:`_ON_FIRST_USE`, loaded now; else NumPy's
+    function of that name, which lazyarray has no version of: run on the host
     (:mod:`lazyarray.fallback`), with a warning the first time."""
-    if name in ("distributed", "dask"):          # (their engines are optional)
-        import importlib
-        return importlib.import_module(f"lazyarray.{name}")
+    if name in _ON_FIRST_USE:
+        return _load_submodule(name)
     func = getattr(_np, name, None)
     if name.startswith("_") or func is None or not callable(func) or isinstance(func, type):
         raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")
-    from lazyarray.fallback import host_version
-    return host_version(func, f"np.{name}")
+    return _host_version(func, f"np.{name}")
 
 
 # the Array API's name of the boolean dtype (last: the module uses the builtin above)
 bool = _np.bool_
 
-# NumPy's submodules (after the namespace they build on)
-from lazyarray import fft, lib, linalg, random
-# the host tier in front of the namespaces' functions (small work runs by NumPy)
+# the host tier in front of the namespace's functions (small work runs by NumPy)
 from lazyarray.host import HostArray, get_tier, set_tier, tier
 from lazyarray.host.namespace import install as _install_host_tier
 
 _install_host_tier(globals(), _np, __all__)
-_install_host_tier(linalg.__dict__, _np.linalg, linalg.__all__)
-_install_host_tier(fft.__dict__, _np.fft, fft.__all__)
-_install_host_tier(lib.stride_tricks.__dict__, _np.lib.stride_tricks, ["sliding_window_view"])
 __all__ += ["HostArray", "get_tier", "set_tier", "tier"]
 
-# the NumPy protocols' implementation (LazyArray imports it when called): loaded
-# with the package, so that a program's first call imports nothing
+# NumPy's protocols and the namespace's methods (x.nonzero(), ...) on lazy
+# arrays, answered by this module now that it is complete
 from lazyarray import protocols as _protocols
+
+_protocols.install(_sys.modules[__name__])
 # einops finds lazyarray's backend (once einops is imported; einops is optional)
 from lazyarray import einops_hook as _einops_hook
 

@@ -36,7 +36,6 @@ import numpy as np
 
 from lazyarray.graph import Node
 from lazyarray.mapper import is_kind
-from lazyarray.plan.inputs import KernelInput
 
 
 class ExternalCall(Node):
@@ -138,17 +137,18 @@ class _OutputLaunch:
         return value if self.node.shape else value.reshape(())
 
 
-def launch_of(node: Node, inputs: dict[Node, KernelInput]) -> Any:
+def launch_of(node: Node, inputs: dict[Node, Any]) -> Any:
     """The launch of the step computing the external *node*, whose inputs are
-    *inputs* (node -> its KernelInput: node, step argument name); children that are not
-    inputs are constants written into kernels, passed by value."""
+    *inputs* (node -> its :class:`~lazyarray.plan.inputs.KernelInput`, whose
+    ``name`` is the step's argument); children that are not inputs are
+    constants written into kernels, passed by value."""
     if is_kind(node, "call_output"):
-        return _OutputLaunch(node, inputs[node.call][1])
+        return _OutputLaunch(node, inputs[node.call].name)
     assert is_kind(node, "external_call")
     sources = []
     for name, child in zip(node.names, node.args):
         if child in inputs:
-            sources.append((name, ("in", inputs[child][1])))
+            sources.append((name, ("in", inputs[child].name)))
         else:
             sources.append((name, ("value", child.value)))
     return _CallLaunch(node, sources)

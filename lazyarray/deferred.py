@@ -5,7 +5,9 @@ NumPy at once) never imports them.
 
 The seams are few: the packages ``lazyarray.run``, ``lazyarray.ops`` and
 ``lazyarray.plan`` load their submodules when a name is first read from the
-package (``_run.evaluate(node)``, ``_ops.sort``); a module that uses a heavy
+package (``_run.evaluate(node)``, ``_ops.sort``), and ``lazyarray`` its
+namespaces ``la.random``, ``la.fft``, ``la.linalg`` and ``la.lib`` (NumPy's
+random and fft modules come with them); a module that uses a heavy
 module only inside functions holds a :func:`deferred` stand-in for it; and
 :func:`is_cl_array` tells pyopencl arrays apart without importing pyopencl.
 ``tests/test_cold_start.py`` checks that ``import lazyarray`` and small work

@@ -9,7 +9,9 @@ Public names: register.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -42,7 +44,6 @@ class _Finder:
                   target: ModuleType | None = None) -> ModuleSpec | None:
         if fullname != _BACKENDS:
             return None
-        import importlib.util
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)
         if spec is not None and spec.loader is not None:
@@ -56,7 +57,6 @@ def _define_backend() -> None:
     try:
         importlib.import_module("lazyarray.einops_backend")
     except ImportError as error:
-        import warnings
         warnings.warn(f"lazyarray's einops backend is not available with this einops: {error}",
                       ImportWarning, stacklevel=2)
 

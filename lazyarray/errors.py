@@ -10,8 +10,16 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from lazyarray.deferred import deferred
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+else:
+    cl = deferred("pyopencl")       # (read only when an allocation failed)
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -76,7 +84,6 @@ def device_memory_error(error: Exception, nbytes: int | None, device) -> Excepti
     (None: a size not known here) on *device*: a DeviceMemoryError naming
     the sizes where the allocation failed for want of memory, else *error*
     itself."""
-    import pyopencl as cl
     if getattr(error, "code", None) not in {getattr(cl.status_code, s) for s in MEMORY_STATUS}:
         return error
     asked = "an array" if nbytes is None else f"an array of {_size(nbytes)}"

@@ -7,9 +7,6 @@ Public names: explain, to_dot, kernel_profiles, KernelProfile.
 
 from __future__ import annotations
 
-import shutil
-import statistics
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +23,10 @@ from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.values import host_origin
 
 if TYPE_CHECKING:
+    import shutil
+    import statistics
+    import subprocess
+
     import pymbolic.primitives as prim
     import pyopencl as cl
 
@@ -46,6 +47,9 @@ else:
         deferred(f"kernelcore.statistics.{name}") for name in ("common", "counts", "memory",
                                                                 "ops"))
     _roofline = deferred("lazyarray.roofline")
+    # (the tools that measure and show kernels load when first used: cold start)
+    shutil, statistics, subprocess = (deferred(name) for name in ("shutil", "statistics",
+                                                                  "subprocess"))
 
 
 class Labels(NodeMapper[str]):

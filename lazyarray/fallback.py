@@ -25,6 +25,10 @@ from typing import Any
 import numpy as np
 
 from lazyarray.errors import LazyArrayError, NoDeviceVersion
+from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.dispatch import host_call as tier_call
+from lazyarray.host.dispatch import host_ready
+from lazyarray.values import made_on_host
 
 logger = logging.getLogger("lazyarray.fallback")
 
@@ -66,7 +70,6 @@ def _user_level() -> int:
 def _to_host(value: Any, moved: list | None = None) -> Any:
     """*value* with lazy arrays replaced by their host values (*moved*
     records whether there were any)."""
-    from lazyarray.handle import LazyArray
     if isinstance(value, LazyArray):
         if moved is not None:
             moved[0] = True
@@ -83,8 +86,6 @@ def _to_host(value: Any, moved: list | None = None) -> Any:
 def _to_lazy(value: Any, name: str | None = None) -> Any:
     """*value* with NumPy arrays as lazy arrays (recorded as computed by
     *name* on the host, where lazy arrays went there)."""
-    from lazyarray.handle import asarray
-    from lazyarray.values import made_on_host
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc" \
             and value.dtype != np.float16 and (name is not None or
                                                isinstance(value, np.ndarray)):
@@ -125,8 +126,6 @@ def host_version(func: Callable, name: str) -> Callable:
     ``np.<func>(host array)`` does."""
     @functools.wraps(func)
     def on_host(*args, **kwargs):
-        from lazyarray.host.dispatch import host_call as tier_call
-        from lazyarray.host.dispatch import host_ready
         if host_ready(args, kwargs, getattr(func, "__name__", "") in MUTATING):
             return tier_call(func, args, kwargs)     # (host arrays: the host tier's NumPy)
         return host_call(func, args, kwargs, name)

@@ -39,6 +39,7 @@ from lazyarray.deferred import deferred
 from lazyarray.fallback import host_call
 from lazyarray.graph import Input
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.namespace import install as _install_host_tier
 
 if TYPE_CHECKING:
     import pyopencl.array as cla
@@ -59,7 +60,7 @@ def _vkfft():
     """pyvkfft's OpenCL ``VkFFTApp``, or None where pyvkfft is missing or broken."""
     if "app" not in _vkfft_state:
         try:
-            from pyvkfft.opencl import VkFFTApp
+            from pyvkfft.opencl import VkFFTApp  # (pyvkfft is optional)
         except Exception:
             VkFFTApp = None
         _vkfft_state["app"] = VkFFTApp
@@ -412,6 +413,10 @@ def ifftshift(x, axes=None) -> LazyArray:
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+
+# the host tier in front of the functions (NumPy's on host arrays)
+_install_host_tier(globals(), _np.fft, __all__)
 
 
 def __dir__() -> list[str]:

@@ -10,8 +10,8 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 
 from __future__ import annotations
 
-import numbers
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -23,24 +23,25 @@ from lazyarray.errors import (
     ConcretizationError,
     DeviceMemoryError,
     DTypeError,
+    NoDeviceVersion,
     device_memory_error,
     long_double_error,
-    unsupported_dtype_error,
 )
-from lazyarray.fallback import device_or_host
-from lazyarray.graph import Const, Input, Node
+from lazyarray.graph import Input, Node
 from lazyarray.mapper import is_kind
 from lazyarray.methods import NumPyMethods
 from lazyarray.ops import keys, linalg, manipulate
 from lazyarray.ops import shape as shape_ops
+from lazyarray.ops.construct import full
 from lazyarray.ops.elementwise import (
-    HugeInt,
     cast,
     elementwise,
     imag_part,
     real_part,
     round_half_even,
 )
+from lazyarray.ops.inputs import ArrayHandle, input_node
+from lazyarray.ops.inputs import node_of as _node
 from lazyarray.ops.regions import computed_for_windows, element_value
 from lazyarray.reduction_methods import ReductionMethods
 from lazyarray.tracing import TRACING, concretization_message
@@ -57,31 +58,29 @@ else:
 DEPTH_LIMIT = 100
 
 
-#: the dtype NumPy gives each Python scalar type (integers in int64's range)
-_PYTHON_DTYPES = {float: np.dtype(np.float64), int: np.dtype(np.int64),
-                  bool: np.dtype(np.bool_), complex: np.dtype(np.complex128)}
+def _device_or_numpy(build, func, args: tuple):
+    """``build()``, the lazy array that computes on the device, or NumPy's
+    *func* on *args* where lazyarray has no device version of it for these
+    dtypes (:class:`~lazyarray.errors.NoDeviceVersion`): NumPy's protocols
+    hand it to the host fallback (:mod:`lazyarray.fallback`)."""
+    try:
+        return build()
+    except NoDeviceVersion:
+        return func(*args)
 
 
-def _node(x) -> Node:
-    if isinstance(x, LazyArray):
-        return x.node
-    dtype = _PYTHON_DTYPES.get(type(x))
-    if dtype is not None and (type(x) is not int or -2**63 <= x < 2**63):
-        return Const(x, dtype, True)
-    if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
-        return HugeInt(x)
-    if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
-        return Const(x, np.result_type(x), True)
-    if isinstance(x, np.generic):
-        return Const(x, x.dtype, False)
-    return asarray(x).node
-
-
-class LazyArray(NumPyMethods, ReductionMethods):
+class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     """A lazily evaluated array: operations build a graph; ``get()``,
-    ``np.asarray`` and scalar conversions compute it."""
+    ``np.asarray`` and scalar conversions compute it. NumPy's protocols
+    (``__array_ufunc__``, ``__array_function__``) and the namespace
+    (``__array_namespace__``) are installed by :func:`lazyarray.protocols.install`
+    once the lazyarray module is complete."""
 
     __array_priority__ = 100
+    #: NumPy's protocols (set by :func:`lazyarray.protocols.install`, with the
+    #: namespace that ``__array_namespace__`` and ``x.clip()`` answer with)
+    __array_ufunc__: ClassVar[Callable[..., Any]]
+    __array_function__: ClassVar[Callable[..., Any]]
 
     #: a view's base array (None: the array owns its value)
     _base: LazyArray | None = None
@@ -99,6 +98,11 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if node.depth > DEPTH_LIMIT and not TRACING.names:
             # a bounded graph: long loops of eager steps compute every so often
             self._settle()
+
+    @staticmethod
+    def _of_node(node: Node) -> LazyArray:
+        """A new lazy array whose value is *node*."""
+        return LazyArray(node)
 
     @classmethod
     def _holding(cls, value: cla.Array) -> LazyArray:
@@ -277,11 +281,10 @@ class LazyArray(NumPyMethods, ReductionMethods):
 
     def __array_namespace__(self, api_version=None):
         """The lazyarray module, as a Python Array API namespace."""
-        import lazyarray
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"lazyarray implements the array API 2024.12, "
                              f"not {api_version!r}")
-        return lazyarray
+        return self._namespace
 
     @property
     def device(self) -> Device:
@@ -324,13 +327,12 @@ class LazyArray(NumPyMethods, ReductionMethods):
 
     def clip(self, min=None, max=None) -> LazyArray:
         """Values limited to [*min*, *max*]."""
-        import lazyarray
-        return lazyarray.clip(self, min, max)
+        return self._namespace.clip(self, min, max)
 
     def round(self, decimals=0) -> LazyArray:
         """Values rounded to *decimals* decimals (NumPy's rounding: half to even)."""
-        return device_or_host(lambda: LazyArray(round_half_even(self.node, decimals)),
-                              np.round, (self, decimals))
+        return _device_or_numpy(lambda: LazyArray(round_half_even(self.node, decimals)),
+                                np.round, (self, decimals))
 
     # }}}
 
@@ -381,60 +383,6 @@ class LazyArray(NumPyMethods, ReductionMethods):
         self._refuse_value("np.asarray() (NumPy's conversion of the array)")
         result = self._host().copy()
         return result if dtype is None else result.astype(dtype)
-
-    def item(self):
-        """The single element as a Python scalar (computes the array)."""
-        self._refuse_value(".item()")
-        return self._host().item()
-
-    def __float__(self):
-        self._refuse_value("float()")
-        return float(self._host())
-
-    def __int__(self):
-        self._refuse_value("int()")
-        return int(self._host())
-
-    def __bool__(self):
-        self._refuse_value("bool() (an `if`, `while`, `and`, `or` or `not` on an array)")
-        return bool(self._host())
-
-    def __complex__(self):
-        self._refuse_value("complex()")
-        return complex(self._host())
-
-    def __index__(self):
-        if self.dtype.kind not in "iu" or self.ndim:
-            raise TypeError("only integer scalar arrays can be converted to an index")
-        self._refuse_value("use as an index or size (`range(n)`, `x[n]`, `[0] * n`)")
-        return int(self._host())
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export of the computed value (a host copy)."""
-        self._refuse_value("DLPack export")
-        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
-                                     ("copy", copy)) if v is not None}
-        return self._host().copy().__dlpack__(**options)
-
-    def __dlpack_device__(self):
-        return self._host().__dlpack_device__()
-
-    def __repr__(self) -> str:
-        self._refuse_value("repr() or print()")
-        return (f"lazyarray({np.array2string(self._host(), separator=', ')}, "
-                f"dtype={self.dtype})")
-
-    # }}}
-
-    # {{{ NumPy protocols
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from lazyarray.protocols import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from lazyarray.protocols import array_function
-        return array_function(func, args, kwargs)
 
     # }}}
 
@@ -568,11 +516,10 @@ def _binary(name, reflected=False):
             return NotImplemented
         if other is None and name in ("equal", "not_equal"):
             # NumPy compares each element with None: never equal
-            from lazyarray.ops.construct import full
             return LazyArray(full(self.shape, name == "not_equal", np.bool_))
         args = (other, self) if reflected else (self, other)
-        return device_or_host(lambda: LazyArray(elementwise(name, *map(_node, args))),
-                              ufunc, args)
+        return _device_or_numpy(lambda: LazyArray(elementwise(name, *map(_node, args))),
+                                ufunc, args)
     return op
 
 
@@ -580,8 +527,8 @@ def _in_place(name):
     ufunc = getattr(np, name)
 
     def op(self, other):
-        result = device_or_host(lambda: LazyArray(elementwise(name, self.node, _node(other))),
-                                ufunc, (self, other))
+        result = _device_or_numpy(
+            lambda: LazyArray(elementwise(name, self.node, _node(other))), ufunc, (self, other))
         return self._in_place(name, result.node)
     return op
 
@@ -633,18 +580,4 @@ def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
         if dtype is None:
             return data.copy() if copy else data
         return data.astype(dtype, copy=bool(copy))
-    if is_cl_array(data):
-        if dtype is not None and np.dtype(dtype) != data.dtype:
-            data = data.astype(dtype)
-        # a new graph input per call (inputs are not interned): the caller may
-        # change the buffer's contents between calls, so values computed from
-        # an earlier call's array are not reused for this one
-        return LazyArray(Input(_run.adopt(data)))
-    host = np.asarray(data, dtype=dtype)
-    if host.dtype.kind not in "biufc" or host.dtype == np.float16:
-        raise unsupported_dtype_error(host.dtype)
-    try:
-        data = _run.to_device(host)
-    except cl.Error as error:
-        raise device_memory_error(error, host.nbytes, _run.default_queue().device) from None
-    return LazyArray(Input(data, owned=True))
+    return LazyArray(input_node(data, dtype))

@@ -36,6 +36,7 @@ from lazyarray.api.manipulation import broadcast_to, moveaxis, stack
 from lazyarray.api.ufuncs import sqrt
 from lazyarray.fallback import host_call
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.namespace import install as _install_host_tier
 
 LinAlgError = _np.linalg.LinAlgError
 
@@ -484,6 +485,10 @@ __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "matmul", "vecdo
            "trace", "matrix_power", "solve", "inv", "det", "slogdet", "eig", "eigvals", "eigh",
            "eigvalsh", "svd", "svdvals", "qr", "cholesky", "lstsq", "pinv", "matrix_rank",
            "cond", "tensorsolve", "tensorinv"]
+
+
+# the host tier in front of the functions (NumPy's on host arrays)
+_install_host_tier(globals(), _np.linalg, __all__)
 
 
 def __dir__() -> list[str]:

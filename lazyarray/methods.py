@@ -1,21 +1,20 @@
 """The rest of NumPy's ndarray interface on lazy arrays: conversions to
-Python objects, byte sizes, ``flat``, in-place ``fill``/``sort``, shape
-assignment, pickling, formatting, and methods that call the namespace's
-function of the same name (``x.nonzero()`` is ``la.nonzero(x)``).
+Python objects (scalars, lists, ``repr``, DLPack), byte sizes, ``flat``,
+in-place ``fill``/``sort``, shape assignment, pickling, formatting, and
+methods that call the namespace's function of the same name (``x.nonzero()``
+is ``la.nonzero(x)``).
 
 Public names: NumPyMethods.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import numpy as np
 
-
-def _namespace():
-    import lazyarray
-    return lazyarray
+from lazyarray.errors import DTypeError
 
 
 class _Flat:
@@ -69,6 +68,8 @@ class NumPyMethods:
     dtype: np.dtype
     ndim: int
     size: int
+    #: the lazyarray module (see :func:`lazyarray.protocols.install`)
+    _namespace: ClassVar[ModuleType]
 
     # {{{ sizes and layout
 
@@ -132,10 +133,52 @@ class NumPyMethods:
         """Pickling stores the computed value (unpickled: a new lazy array on
         the default device)."""
         self._refuse_value("pickling")
-        return (_namespace().asarray, (self._host().copy(),))
+        return (self._namespace.asarray, (self._host().copy(),))
 
     def __contains__(self, value) -> bool:
         return bool((self == value).any())
+
+    def item(self):
+        """The single element as a Python scalar (computes the array)."""
+        self._refuse_value(".item()")
+        return self._host().item()
+
+    def __float__(self):
+        self._refuse_value("float()")
+        return float(self._host())
+
+    def __int__(self):
+        self._refuse_value("int()")
+        return int(self._host())
+
+    def __bool__(self):
+        self._refuse_value("bool() (an `if`, `while`, `and`, `or` or `not` on an array)")
+        return bool(self._host())
+
+    def __complex__(self):
+        self._refuse_value("complex()")
+        return complex(self._host())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu" or self.ndim:
+            raise TypeError("only integer scalar arrays can be converted to an index")
+        self._refuse_value("use as an index or size (`range(n)`, `x[n]`, `[0] * n`)")
+        return int(self._host())
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the computed value (a host copy)."""
+        self._refuse_value("DLPack export")
+        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                     ("copy", copy)) if v is not None}
+        return self._host().copy().__dlpack__(**options)
+
+    def __dlpack_device__(self):
+        return self._host().__dlpack_device__()
+
+    def __repr__(self) -> str:
+        self._refuse_value("repr() or print()")
+        return (f"lazyarray({np.array2string(self._host(), separator=', ')}, "
+                f"dtype={self.dtype})")
 
     # }}}
 
@@ -148,7 +191,7 @@ class NumPyMethods:
     def sort(self, axis: int = -1, kind=None, order=None, *, stable=None) -> None:
         """Sorted in place along *axis* (as ``x[...] = la.sort(x, axis)``, on
         the device)."""
-        self[...] = _namespace().sort(self, axis=axis, kind=kind, order=order, stable=stable)
+        self[...] = self._namespace.sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def _set_shape(self, shape) -> None:
         """``x.shape = shape``: *x* itself reshaped (NumPy's rule: no copy
@@ -165,41 +208,40 @@ class NumPyMethods:
 
     def nonzero(self):
         """The indices of the nonzero elements, one array per axis (``la.nonzero``)."""
-        return _namespace().nonzero(self)
+        return self._namespace.nonzero(self)
 
     def argsort(self, axis: int = -1, kind=None, order=None, *, stable=None):
         """Indices that sort along *axis* (``la.argsort``)."""
-        return _namespace().argsort(self, axis=axis, kind=kind, order=order, stable=stable)
+        return self._namespace.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def searchsorted(self, v, side: str = "left", sorter=None):
         """Where *v* would be inserted to keep this sorted array sorted."""
-        return _namespace().searchsorted(self, v, side=side, sorter=sorter)
+        return self._namespace.searchsorted(self, v, side=side, sorter=sorter)
 
     def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
         """The sum along the diagonal with *offset* (``la.trace``)."""
-        return _namespace().trace(self, offset, axis1, axis2, dtype, out)
+        return self._namespace.trace(self, offset, axis1, axis2, dtype, out)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
         """The diagonal with *offset* of the axes *axis1*, *axis2* (``la.diagonal``)."""
-        return _namespace().diagonal(self, offset, axis1, axis2)
+        return self._namespace.diagonal(self, offset, axis1, axis2)
 
     def ptp(self, axis=None, out=None, keepdims: bool = False):
         """Largest minus smallest value along *axis* (``la.ptp``)."""
-        return _namespace().ptp(self, axis=axis, out=out, keepdims=keepdims)
+        return self._namespace.ptp(self, axis=axis, out=out, keepdims=keepdims)
 
     def compress(self, condition, axis=None, out=None):
         """Elements where *condition* holds along *axis* (``la.compress``)."""
-        return _namespace().compress(condition, self, axis=axis, out=out)
+        return self._namespace.compress(condition, self, axis=axis, out=out)
 
     def choose(self, choices, out=None, mode: str = "raise"):
         """Elements chosen from *choices* by this index array (``la.choose``)."""
-        return _namespace().choose(self, choices, out=out, mode=mode)
+        return self._namespace.choose(self, choices, out=out, mode=mode)
 
     def view(self, dtype=None, type=None):
         """A view of the whole array (another dtype's view of the bytes is not
         supported: use ``astype`` to convert values)."""
         if dtype is not None and np.dtype(dtype) != self.dtype or type is not None:
-            from lazyarray.errors import DTypeError
             raise DTypeError("lazyarray cannot reinterpret an array's bytes as another "
                              f"dtype ({self.dtype} as {dtype}); use astype to convert values")
         return self[...]

@@ -4,26 +4,47 @@ function (``__array_function__``). Each goes to lazyarray's version of the
 function when there is one, else runs NumPy on the host
 (:mod:`lazyarray.fallback`).
 
-Public names: array_ufunc, array_function, implementation.
+Public names: install, array_ufunc, array_function, implementation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from lazyarray.errors import NoDeviceVersion
 from lazyarray.fallback import device_or_host, host_call
-from lazyarray.handle import LazyArray, _node
+from lazyarray.handle import LazyArray
 from lazyarray.ops import linalg
-from lazyarray.ops.elementwise import UFUNCS, elementwise
+from lazyarray.ops.elementwise import elementwise
+from lazyarray.ops.inputs import node_of as _node
+from lazyarray.ufunc_templates import UFUNCS
 
 #: NumPy's submodules whose functions lazyarray's namespaces of the same
 #: names implement (``np.linalg.norm`` -> ``la.linalg.norm``)
 _NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft",
                "numpy.lib.stride_tricks": "lib.stride_tricks"}
+
+
+def install(namespace: ModuleType) -> None:
+    """Give lazy arrays NumPy's protocols and the Array API's namespace,
+    *namespace* (the lazyarray module, once it has all its functions: the
+    protocols and the methods that call its functions, ``x.nonzero()``,
+    answer with them)."""
+    LazyArray._namespace = namespace
+    LazyArray.__array_ufunc__ = _array_ufunc
+    LazyArray.__array_function__ = _array_function
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    return array_function(func, args, kwargs)
 
 
 def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -49,8 +70,7 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     if ufunc is np.matmul:
         return LazyArray(linalg.matmul(*(_node(x) for x in inputs)))
     if ufunc.__name__ in ("vecdot", "divmod", "modf"):
-        import lazyarray
-        return getattr(lazyarray, ufunc.__name__)(*inputs)
+        return getattr(LazyArray._namespace, ufunc.__name__)(*inputs)
     if ufunc.__name__ not in UFUNCS:
         return host_call(ufunc, inputs, {})
     return device_or_host(lambda: LazyArray(elementwise(ufunc.__name__, *map(_node, inputs))),
@@ -71,8 +91,7 @@ def array_function(func, args: tuple, kwargs: dict) -> Any:
 def _ufunc_method(ufunc, method: str, inputs: tuple, kwargs: dict, out):
     """``np.<ufunc>.<method>(...)`` (or a call with ``where=``/``dtype=``) on
     lazy arrays: lazyarray's ufunc object of that name, else NumPy on the host."""
-    import lazyarray
-    own = getattr(lazyarray, ufunc.__name__, None)
+    own = getattr(LazyArray._namespace, ufunc.__name__, None)
     if out is not None:
         kwargs = dict(kwargs, out=out if len(out) > 1 else out[0])
     if getattr(own, "_ufunc", None) is ufunc:
@@ -85,12 +104,11 @@ def implementation(func) -> Callable | None:
     """lazyarray's version of the NumPy function *func* (called for
     ``np.f(lazy)``), or None: a function of the same name in the matching
     lazyarray namespace, defined by lazyarray."""
-    import lazyarray
     module = getattr(func, "__module__", None) or "numpy"
     sub = _NAMESPACES.get(module, None if module.startswith("numpy.") else "")
     if sub is None:
         return None
-    namespace = lazyarray
+    namespace = LazyArray._namespace
     for part in sub.split(".") if sub else ():
         namespace = getattr(namespace, part, None)
     impl = getattr(namespace, func.__name__, None) if namespace is not None else None

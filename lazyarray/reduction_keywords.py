@@ -1,7 +1,9 @@
 """NumPy's reduction keywords on lazy arrays: ``where=`` (the elements that
 take part), ``initial=`` (a value every reduction starts from) and ``out=``
 (an array the result is written into), with NumPy's semantics, also
-combined.
+combined. They work on the arrays' graph nodes (this module is part of
+lazy arrays' methods, below :mod:`lazyarray.handle`) and call NumPy's ufuncs
+where the arrays' protocols decide.
 
 Public names: NO_VALUE, given, mask_of, filled, extreme, with_initial, masked_mean,
 masked_var, into.
@@ -15,6 +17,10 @@ from typing import Any
 import numpy as np
 
 from lazyarray.ops import reductions
+from lazyarray.ops.construct import full
+from lazyarray.ops.elementwise import cast, elementwise
+from lazyarray.ops.inputs import ArrayHandle, node_of
+from lazyarray.ops.manipulate import broadcast_to
 
 #: NumPy's marker of a keyword left out
 NO_VALUE: Any = np._NoValue
@@ -30,15 +36,13 @@ def mask_of(x, where: Any):
     None where every element takes part."""
     if where is True or where is NO_VALUE:
         return None
-    from lazyarray.api.manipulation import broadcast_to
-    from lazyarray.handle import asarray
-    return broadcast_to(asarray(where).astype(np.bool_), x.shape)
+    return x._of_node(broadcast_to(cast(node_of(where), np.bool_), x.shape))
 
 
 def filled(x, mask, value: Any):
     """*x* where *mask* is true, *value* (as *x*'s dtype) elsewhere."""
-    from lazyarray.api.ufuncs import where
-    return where(mask, x, np.asarray(value).astype(x.dtype)[()])
+    fill = node_of(np.asarray(value).astype(x.dtype)[()])
+    return x._of_node(elementwise("where", mask.node, x.node, fill))
 
 
 def _scalar(value: Any, dtype: np.dtype) -> np.generic:
@@ -56,15 +60,12 @@ def with_initial(result, op: str, initial: Any):
         return result + start
     if op == "product":
         return result * start
-    from lazyarray.api.ufuncs import maximum, minimum
-    return (maximum if op == "max" else minimum)(result, start)
+    return (np.maximum if op == "max" else np.minimum)(result, start)
 
 
 def extreme(x, op: str, axis: Any, keepdims: bool, initial: Any, where: Any):
     """The max or min (*op*) of *x* along *axis* with ``initial=`` and
     ``where=``: masked elements and empty slices take *initial*."""
-    from lazyarray.api.creation import full
-    from lazyarray.handle import LazyArray
     mask = mask_of(x, where)
     if mask is not None:
         if not given(initial):
@@ -74,8 +75,8 @@ def extreme(x, op: str, axis: Any, keepdims: bool, initial: Any, where: Any):
     axes = reductions.normalize_axes(axis, x.ndim)
     if given(initial) and math.prod(x.shape[a] for a in axes) == 0:
         shape = np.sum(np.empty(x.shape, np.bool_), axis=axes, keepdims=keepdims).shape
-        return full(shape, _scalar(initial, x.dtype), x.dtype)
-    return with_initial(LazyArray(reductions.reduce(op, x.node, axis, keepdims)), op, initial)
+        return x._of_node(full(shape, _scalar(initial, x.dtype), x.dtype))
+    return with_initial(x._of_node(reductions.reduce(op, x.node, axis, keepdims)), op, initial)
 
 
 def _count(mask, axis: Any, keepdims: bool):
@@ -94,7 +95,6 @@ def masked_mean(x, mask, axis: Any, keepdims: bool, dtype: Any):
 def masked_var(x, mask, axis: Any, keepdims: bool, dtype: Any, ddof: Any):
     """The variance of the elements of *x* that *mask* selects, with *ddof*
     degrees of freedom less (NumPy's: no fewer than zero)."""
-    from lazyarray.api.ufuncs import maximum
     kind = np.var(np.ones(1, x.dtype), dtype=dtype).dtype
     centered = filled(x - masked_mean(x, mask, axis, True, dtype), mask, 0)
     if centered.dtype.kind == "c":
@@ -102,7 +102,7 @@ def masked_var(x, mask, axis: Any, keepdims: bool, dtype: Any, ddof: Any):
     else:
         squares = centered * centered
     total = squares.sum(axis=axis, dtype=kind, keepdims=keepdims)
-    return (total / maximum(_count(mask, axis, keepdims) - ddof, 0)).astype(kind)
+    return (total / np.maximum(_count(mask, axis, keepdims) - ddof, 0)).astype(kind)
 
 
 def into(result, out: Any):
@@ -114,13 +114,12 @@ def into(result, out: Any):
         if len(out) != 1:
             raise ValueError("a reduction has one output: out= takes one array")
         out = out[0]
-    from lazyarray.handle import LazyArray
-    if not isinstance(out, (LazyArray, np.ndarray)):
+    if not isinstance(out, (ArrayHandle, np.ndarray)):
         raise TypeError(f"out= must be an array, not {type(out).__name__}")
     if tuple(out.shape) != tuple(result.shape):
         raise ValueError(f"output parameter has shape {tuple(out.shape)}, but the result has "
                          f"shape {tuple(result.shape)}")
-    if isinstance(out, LazyArray):
+    if isinstance(out, ArrayHandle):
         out[...] = result.astype(out.dtype)
     else:
         out[...] = result.get()

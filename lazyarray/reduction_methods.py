@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lazyarray.ops import reductions
+from lazyarray.ops.construct import full
 from lazyarray.ops.elementwise import elementwise
 from lazyarray.reduction_keywords import (
     NO_VALUE,
@@ -78,7 +79,6 @@ class ReductionMethods:
         node = reductions.reduce(op, x.node, axis, keepdims)
         if self.size == 0:
             # nothing to reduce: the identity, as a constant
-            from lazyarray.ops.construct import full
             return type(self)(full(node.shape, op == "all", np.bool_))
         return type(self)(node)
 

@@ -23,10 +23,14 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
+
+from kernelcore.runtime.store import DiskStore, default_cache_dir
+from lazyarray import run as _run
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +93,6 @@ def _identity(device: cl.Device) -> str:
 def _best_seconds(queue, launch, repeats: int) -> float:
     """The shortest device time of *launch()* (an event) over *repeats* runs
     (profiling events on a profiling queue, else wall-clock time)."""
-    import time
     profiling = bool(queue.properties & cl.command_queue_properties.PROFILING_ENABLE)
     launch().wait()                     # (warm-up: compilation, first touch)
     best = float("inf")
@@ -152,7 +155,6 @@ def _measure(queue) -> Peaks:
 
 
 def _store():
-    from kernelcore.runtime.store import DiskStore, default_cache_dir
     directory = os.environ.get("LAZYARRAY_CACHE_DIR") or default_cache_dir()
     return DiskStore("lazyarray-roofline-v1", directory)
 
@@ -166,8 +168,7 @@ def device_peaks(queue=None, remeasure: bool = False) -> Peaks:
     lazyarray's): from this process's memory, else from the disk cache, else
     measured now (and stored). *remeasure* measures again."""
     if queue is None:
-        from lazyarray.run import default_queue
-        queue = default_queue()
+        queue = _run.default_queue()
     device = queue.device
     with _LOCK:
         peaks = _PEAKS.get(device.int_ptr)

@@ -4,7 +4,7 @@ the function, methods of lazy arrays and of the function's own class by
 their names, followed through lazyarray's own functions) are searched for
 lazyarray's kernel builders and for its host entry points.
 
-* kernel builders: the modules of ``lazyarray.ops`` (but ``lazyarray.ops.host``
+* kernel builders: the modules of ``lazyarray.ops`` (but ``lazyarray.ops.inputs``
   and the views of ``lazyarray.ops.shape``) and ``lazyarray.random.device``,
   their functions, and lazyarray's ufunc objects;
 * host entry points: ``lazyarray.fallback.host_call`` and ``_note`` (every
@@ -38,7 +38,7 @@ HOST_ENTRIES = frozenset(["host_call", "_note", "_host_call"])
 #: modules whose functions build device kernels
 KERNEL_MODULES = ("lazyarray.ops.", "lazyarray.random.device")
 #: modules of ``lazyarray.ops`` that make views, not kernels
-VIEW_MODULES = ("lazyarray.ops.host", "lazyarray.ops.shape")
+VIEW_MODULES = ("lazyarray.ops.inputs", "lazyarray.ops.shape")
 #: modules not followed
 UNFOLLOWED = ("lazyarray.host", "lazyarray.run", "lazyarray.values",
               "lazyarray.tracing", "lazyarray.random.traced", "lazyarray.errors",

@@ -7,7 +7,7 @@ import builtins as _builtins
 import numpy as _np
 
 from lazyarray.api.dtypes import __array_namespace_info__
-from lazyarray.api.manipulation import broadcast_arrays
+from lazyarray.api.manipulation import broadcast_arrays, stack
 from lazyarray.api.ufuncs import where
 from lazyarray.errors import LazyArrayError, ShapeError
 from lazyarray.handle import LazyArray, asarray
@@ -34,7 +34,6 @@ def array(obj, dtype=None, *, copy: bool | None = True, ndmin: int = 0,
     the device."""
     _check_device(device)
     if isinstance(obj, (list, tuple)) and _holds_lazy(obj):
-        from lazyarray.api.manipulation import stack
         if not obj:
             result = asarray(_np.array(obj, dtype=dtype))
         else:

@@ -19,8 +19,11 @@ from lazyarray.api.ufuncs import (
     where,
 )
 from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.fallback import device_or_host
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import elementwise as _elementwise
+from lazyarray.ops.elementwise import round_half_even
+from lazyarray.ops.inputs import node_of as _node
 
 # {{{ ufunc-like functions that are not NumPy ufuncs
 
@@ -38,7 +41,9 @@ def round(x, decimals=0, out=None) -> LazyArray:
     """NumPy's round: half to even, at *decimals* digits."""
     if out is not None:
         raise TypeError("lazyarray.round does not take out=")
-    return asarray(x).round(decimals)
+    x = asarray(x)
+    return device_or_host(lambda: LazyArray(round_half_even(x.node, decimals)),
+                          _np.round, (x, decimals))
 
 
 around = round
@@ -48,7 +53,6 @@ def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):
     """*x* limited to ``[min, max]`` (NumPy's clip, also with its names
     *a_min*, *a_max*; NaN stays NaN; either bound may be None). Python
     integers outside *x*'s integer type are clipped to it."""
-    from lazyarray.handle import _node
     if out is not None:
         raise TypeError("lazyarray.clip does not take out=")
     lo = a_min if min is None else min
@@ -75,7 +79,6 @@ def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> LazyArray:
     """NumPy's isclose, lazily."""
-    from lazyarray.handle import _node
     return LazyArray(_elementwise.isclose(_node(a), _node(b), rtol, atol, equal_nan))
 
 

@@ -22,11 +22,11 @@ from lazyarray.api._device import gather, ndim_of, searchsorted_device, shape_of
 from lazyarray.api.creation import arange, zeros
 from lazyarray.api.elementwise import diff
 from lazyarray.api.manipulation import concatenate, stack
+from lazyarray.api.searching import host_function as _host_function
 from lazyarray.api.sorting import argsort as _argsort
 from lazyarray.api.ufuncs import isnan, where
 from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.ops.host import host_function as _host_function
 from lazyarray.ops.reductions import normalize_axes as _normalize_axes
 
 _INT64 = _np.dtype(_np.int64)

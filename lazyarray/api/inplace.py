@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as _np
 
+from lazyarray.api.ufuncs import where as _where
 from lazyarray.handle import LazyArray, asarray
 
 
@@ -71,8 +72,7 @@ def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
     if where is True:
         dst[...] = src
     else:
-        from lazyarray.api.ufuncs import where as choose
-        dst[...] = choose(where, src, dst)
+        dst[...] = _where(where, src, dst)
 
 
 def putmask(a, mask, values) -> None:
@@ -83,8 +83,7 @@ def putmask(a, mask, values) -> None:
     if values.size == 0:
         return
     spread = values[_np.arange(a.size) % values.size].reshape(a.shape)
-    from lazyarray.api.ufuncs import where as choose
-    a[...] = choose(mask, spread, a)
+    a[...] = _where(mask, spread, a)
 
 
 def place(arr, mask, vals) -> None:

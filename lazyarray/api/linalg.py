@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import linalg as _linalg
+from lazyarray.ops.inputs import node_of as _node
 
 # {{{ products
 
@@ -37,7 +38,6 @@ def matrix_transpose(x) -> LazyArray:
 def vecdot(x1, x2, /, *, axis=-1) -> LazyArray:
     """Dot products of vectors along *axis* (the first conjugated), broadcast
     over the other axes (NumPy's and the Array API's vecdot)."""
-    from lazyarray.handle import _node
     return LazyArray(_linalg.vecdot(_node(x1), _node(x2), axis))
 
 # }}}

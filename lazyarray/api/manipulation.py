@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import inspect as _inspect
+
 import numpy as _np
 
 from lazyarray.errors import ShapeError
+from lazyarray.fallback import host_call
 from lazyarray.handle import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import manipulate as _manipulate
+from lazyarray.ops.elementwise import broadcast_shapes
 
 # {{{ joining
 
@@ -73,9 +77,8 @@ def _manipulation(name):
 
 
 def _signature_of(numpy_fn):
-    import inspect
     try:
-        return inspect.signature(numpy_fn)
+        return _inspect.signature(numpy_fn)
     except (TypeError, ValueError):
         return None
 
@@ -98,7 +101,6 @@ def pad(array, pad_width, mode="constant", **kwargs) -> LazyArray:
     x = asarray(array)
     allowed = _PAD_KEYWORDS.get(mode) if isinstance(mode, str) else None
     if allowed is None or kwargs.get("reflect_type", "even") != "even":
-        from lazyarray.fallback import host_call
         return host_call(_np.pad, (x, pad_width, mode), kwargs, "np.pad")
     if set(kwargs) - allowed:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': "
@@ -117,7 +119,6 @@ def split(x, indices_or_sections, axis=0) -> list[LazyArray]:
 def broadcast_arrays(*arrays) -> list[LazyArray]:
     """The arrays broadcast against each other (views), a list as the Array
     API 2024.12 specifies (NumPy 2 returns a tuple)."""
-    from lazyarray.ops.elementwise import broadcast_shapes
     arrays = [asarray(a) for a in arrays]
     shape = broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]

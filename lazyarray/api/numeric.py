@@ -27,7 +27,7 @@ from lazyarray.api._device import (
     shape_of,
     tracing,
 )
-from lazyarray.api.creation import arange, full, zeros
+from lazyarray.api.creation import arange, full, zeros, zeros_like
 from lazyarray.api.manipulation import broadcast_to, moveaxis, pad, stack
 from lazyarray.api.sorting import sort as _sort
 from lazyarray.api.ufuncs import isnan, log10, where
@@ -495,7 +495,6 @@ def kron(a, b) -> LazyArray:
 def polyval(p, x) -> LazyArray:
     """The polynomial with coefficients *p* (highest power first) at *x*
     (NumPy's polyval, by Horner's scheme)."""
-    from lazyarray.api.creation import zeros_like
     x = asarray(x)
     if isinstance(p, LazyArray):
         coefficients = [p[k] for k in range(p.shape[0])] if p.ndim else [p]

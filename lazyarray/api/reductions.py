@@ -6,6 +6,7 @@ from lazyarray.api.creation import zeros
 from lazyarray.api.manipulation import concatenate
 from lazyarray.errors import ShapeError
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.ops.reductions import count_nonzero as _count
 from lazyarray.reduction_keywords import NO_VALUE
 
 
@@ -108,7 +109,6 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 
 def count_nonzero(x, axis=None, *, keepdims=False):
     """The number of non-zero elements (NumPy's count_nonzero)."""
-    from lazyarray.ops.reductions import count_nonzero as _count
     return LazyArray(_count(asarray(x).node, axis, keepdims))
 
 

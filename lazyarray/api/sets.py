@@ -20,8 +20,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from lazyarray.fallback import _note
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.tracing import refuse_while_tracing
+from lazyarray.values import made_on_host
 
 
 class UniqueAllResult(NamedTuple):
@@ -47,7 +49,6 @@ class UniqueInverseResult(NamedTuple):
 def _host_value(x: Any, name: str) -> np.ndarray:
     """*x* computed and on the host (refused inside ``la.jit``; noted as a
     host computation)."""
-    from lazyarray.fallback import _note
     refuse_while_tracing(f"la.{name}")
     _note(f"la.{name}")
     return np.asarray(x.get() if isinstance(x, LazyArray) else x)
@@ -55,7 +56,6 @@ def _host_value(x: Any, name: str) -> np.ndarray:
 
 def _lazy(value: np.ndarray, name: str) -> LazyArray:
     """*value* (NumPy's result) as a lazy array recorded as made on the host."""
-    from lazyarray.values import made_on_host
     result = asarray(value)
     made_on_host(result.node, f"la.{name}")
     return result

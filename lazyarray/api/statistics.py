@@ -24,6 +24,7 @@ from lazyarray.api.ufuncs import where as _where
 from lazyarray.errors import DTypeError, ShapeError
 from lazyarray.fallback import host_call
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.ops.reductions import normalize_axes as _normalize_axes
 from lazyarray.reduction_keywords import NO_VALUE, given, into
 
 _INT64 = _np.dtype(_np.int64)
@@ -260,8 +261,7 @@ def average(a, axis=None, weights=None, returned: bool = False, *,
     if w.shape != a.shape:
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")
-        from lazyarray.ops.reductions import normalize_axes
-        axes = normalize_axes(axis, a.ndim)
+        axes = _normalize_axes(axis, a.ndim)
         original = [int(d) % a.ndim for d in
                     (axis if isinstance(axis, (tuple, list)) else (axis,))]
         if w.shape != tuple(a.shape[d] for d in original):

@@ -6,13 +6,16 @@ import builtins as _builtins
 
 import numpy as _np
 
+from lazyarray.fallback import _note, host_call
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.dispatch import _NO
 from lazyarray.host.dispatch import host_call as _numpy_call
 from lazyarray.host.dispatch import host_enabled as _host_enabled
 from lazyarray.host.dispatch import host_ready as _host_ready
 from lazyarray.host.dispatch import quick_call as _quick_call
-from lazyarray.ops.elementwise import UFUNCS as _UFUNCS
+from lazyarray.ops.elementwise import elementwise
+from lazyarray.ops.inputs import node_of as _node
+from lazyarray.ufunc_templates import UFUNCS as _UFUNCS
 
 #: ufunc -> the lazyarray reduction computing its ``reduce`` (and the
 #: identity that a masked-out element stands for)
@@ -86,7 +89,6 @@ class Ufunc:
                initial=_NO_INITIAL, where=True):
         """NumPy's ufunc.reduce: on the device for add, multiply, maximum,
         minimum, logical_and and logical_or."""
-        import lazyarray
         name = self._ufunc.__name__
         if name not in _REDUCTIONS:
             return self._on_host("reduce", (a,), dict(axis=axis, dtype=dtype, keepdims=keepdims,
@@ -101,7 +103,7 @@ class Ufunc:
         if dtype is not None:
             a = a.astype(dtype)
         kwargs = {"dtype": dtype} if reduction in ("sum", "prod") and dtype is not None else {}
-        result = getattr(lazyarray, reduction)(a, axis=axis, keepdims=keepdims, **kwargs)
+        result = getattr(a._namespace, reduction)(a, axis=axis, keepdims=keepdims, **kwargs)
         if initial is not _NO_INITIAL:
             result = self._ufunc(result, initial)
             if dtype is not None:
@@ -110,11 +112,11 @@ class Ufunc:
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         """NumPy's ufunc.accumulate: on the device for add and multiply."""
-        import lazyarray
         scan = _SCANS.get(self._ufunc.__name__)
         if scan is None:
             return self._on_host("accumulate", (array,), dict(axis=axis, dtype=dtype), out)
-        result = getattr(lazyarray, scan)(asarray(array), axis=axis, dtype=dtype)
+        array = asarray(array)
+        result = getattr(array._namespace, scan)(array, axis=axis, dtype=dtype)
         return _into(out, result, self.__name__)
 
     def outer(self, a, b, **kwargs):
@@ -125,7 +127,6 @@ class Ufunc:
     def at(self, a, indices, b=None) -> None:
         """NumPy's ufunc.at (unbuffered, repeated indices apply again): on the
         host; *a* gets the result."""
-        from lazyarray.fallback import _note
         _note(f"np.{self._ufunc.__name__}.at")
         if not isinstance(a, LazyArray):
             raise TypeError(f"{self.__name__}.at needs a lazy array to write into")
@@ -141,7 +142,6 @@ class Ufunc:
 
     def _on_host(self, method: str, args: tuple, kwargs: dict, out):
         """NumPy's *method* with lazy arrays copied to the host (a fallback)."""
-        from lazyarray.fallback import host_call
         result = host_call(getattr(self._ufunc, method), args, kwargs,
                            f"np.{self._ufunc.__name__}.{method}")
         return _into(out, result, self.__name__)
@@ -210,8 +210,6 @@ for _alias, _name in _UFUNC_ALIASES.items():
 
 
 def _choose(condition, x, y) -> LazyArray:
-    from lazyarray.handle import _node
-    from lazyarray.ops.elementwise import elementwise
     return LazyArray(elementwise("where", _node(condition), _node(x), _node(y)))
 
 
@@ -219,8 +217,7 @@ def where(condition, x=None, y=None):
     """Elements of *x* where *condition* holds, else of *y* (NumPy's where);
     with the condition alone, the indices where it holds (``nonzero``)."""
     if x is None and y is None:
-        import lazyarray
-        return lazyarray.nonzero(condition)
+        return LazyArray._namespace.nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     return _choose(condition, x, y)

@@ -40,10 +40,10 @@ def arraycontext_available() -> bool:
 
 def __getattr__(name: str) -> Any:
     if name in ("LazyarrayArrayContext", "LazyarrayFakeNumpyNamespace"):
-        from lazyarray.arraycontext import context
+        from lazyarray.arraycontext import context  # (needs arraycontext: optional)
         return getattr(context, name)
     if name == "LazyarrayMPIArrayContext":
-        from lazyarray.arraycontext import mpi
+        from lazyarray.arraycontext import mpi  # (needs arraycontext, mpi4py: optional)
         return mpi.LazyarrayMPIArrayContext
     raise AttributeError(f"module 'lazyarray.arraycontext' has no attribute '{name}'")
 

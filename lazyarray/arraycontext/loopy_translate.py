@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 
@@ -49,7 +50,7 @@ class Untranslatable(LazyArrayError):
 
 def _np_dtype(t: Any) -> np.dtype | None:
     """The NumPy dtype of a loopy type (None: not known yet)."""
-    import loopy as lp
+    import loopy as lp  # (loopy is optional)
     if t is None or t is lp.auto:
         return None
     dtype = getattr(t, "numpy_dtype", None)
@@ -95,7 +96,6 @@ class _FromLoopy(IdentityMapper):
             else self.rec(ix) for ix in index))
 
     def _slice(self, iname: str) -> prim.Slice:
-        import islpy as isl
         dom = self.knl.get_inames_domain(iname).project_out_except([iname], [isl.dim_type.set])
         lo, hi = dom.dim_min(0), dom.dim_max(0)
         if not (lo.is_cst() and hi.is_cst()):
@@ -114,7 +114,7 @@ class _FromLoopy(IdentityMapper):
 
 
 def _shape(shape: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
+    import loopy as lp  # (loopy is optional)
     if shape is None or shape is lp.auto:
         return lp2.auto
     return tuple(conv(e) for e in shape)
@@ -122,8 +122,8 @@ def _shape(shape: Any, conv: _FromLoopy) -> Any:
 
 def _check_layout(arg: Any) -> None:
     """Refuse arrays not in C order (lazy arrays are stored in C order)."""
-    import loopy as lp
-    from loopy.kernel.array import FixedStrideArrayDimTag
+    import loopy as lp  # (loopy is optional)
+    from loopy.kernel.array import FixedStrideArrayDimTag  # (loopy is optional)
     if getattr(arg, "offset", 0) not in (0, None, lp.auto):
         raise Untranslatable(f"argument '{arg.name}' has an offset argument")
     tags = getattr(arg, "dim_tags", None)
@@ -136,8 +136,8 @@ def _check_layout(arg: Any) -> None:
 
 
 def _argument(arg: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
-    from loopy.kernel.data import ArrayArg, ConstantArg
+    import loopy as lp  # (loopy is optional)
+    from loopy.kernel.data import ArrayArg, ConstantArg  # (loopy is optional)
     if isinstance(arg, lp.ValueArg):
         return lp2.ValueArg(arg.name, _np_dtype(arg.dtype))
     if isinstance(arg, (ArrayArg, ConstantArg)):
@@ -150,8 +150,8 @@ def _argument(arg: Any, conv: _FromLoopy) -> Any:
 
 
 def _temporary(t: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp
-    from loopy.kernel.data import AddressSpace
+    import loopy as lp  # (loopy is optional)
+    from loopy.kernel.data import AddressSpace  # (loopy is optional)
     space = t.address_space
     aspace: Any
     if space is lp.auto or space is None:
@@ -167,7 +167,7 @@ def _temporary(t: Any, conv: _FromLoopy) -> Any:
 
 def _atomic(insn: Any) -> bool:
     """Whether a loopy assignment is atomic (an atomic update or store)."""
-    import loopy as lp
+    import loopy as lp  # (loopy is optional)
     for a in insn.atomicity:
         if not isinstance(a, (lp.AtomicUpdate, lp.AtomicInit)):
             raise Untranslatable(f"instruction '{insn.id}': atomicity {type(a).__name__}")
@@ -198,9 +198,9 @@ def _arg_extremum(insn: Any, conv: _FromLoopy, common: dict) -> list:
 
 def _instruction(insn: Any, conv: _FromLoopy) -> list:
     """The kernelcore instructions of a loopy instruction."""
-    import loopy as lp
-    from loopy.symbolic import Reduction as LoopyReduction
-    from loopy.symbolic import SubArrayRef
+    import loopy as lp  # (loopy is optional)
+    from loopy.symbolic import Reduction as LoopyReduction  # (loopy is optional)
+    from loopy.symbolic import SubArrayRef  # (loopy is optional)
     common = dict(id=insn.id, depends_on=frozenset(insn.depends_on),
                   within_inames=frozenset(insn.within_inames), priority=insn.priority,
                   no_sync_with=frozenset(insn.no_sync_with),
@@ -314,7 +314,6 @@ def _spread_iname(knl: Any, insns: list, declared: frozenset[str]) -> str | None
     accessed (so its iterations touch disjoint parts; arrays only ever
     accessed by atomic instructions aside). The outermost such loop, or
     None."""
-    import islpy as isl
     common = frozenset.intersection(*(frozenset(i.within_inames) for i in insns))
     if not common:
         return None
@@ -368,7 +367,6 @@ def entry_kernel(k: Any) -> Any:
 
 def _assumptions(knl: Any) -> Any:
     """The loopy kernel's assumptions on its parameters (None: none)."""
-    import islpy as isl
     a = knl.assumptions
     if a is None or a.is_universe():
         return None
@@ -378,8 +376,8 @@ def _assumptions(knl: Any) -> Any:
 def _kernel(knl: Any, make: Callable[..., Any]) -> Any:
     """Loopy kernel *knl* re-created in kernelcore by *make*
     (``make_kernel`` or ``make_function``), and its instructions."""
-    import loopy as lp
-    from loopy.kernel.data import InameImplementationTag
+    import loopy as lp  # (loopy is optional)
+    from loopy.kernel.data import InameImplementationTag  # (loopy is optional)
     if knl.substitutions:
         knl = lp.expand_subst(knl)
     conv = _FromLoopy(knl)
@@ -409,7 +407,7 @@ def _kernel(knl: Any, make: Callable[..., Any]) -> Any:
 def translate(t_unit: Any) -> Translation:
     """*t_unit*'s entry kernel, and the kernels it calls, in kernelcore
     (raises :class:`Untranslatable`)."""
-    from loopy.kernel.function_interface import CallableKernel
+    from loopy.kernel.function_interface import CallableKernel  # (loopy is optional)
     knl = getattr(t_unit, "default_entrypoint", t_unit)
     made, insns, tags = _kernel(knl, lp2.make_kernel)
     callees = [_kernel(c.subkernel, lp2.make_function)[0]

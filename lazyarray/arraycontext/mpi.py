@@ -71,7 +71,7 @@ class _Exchange:
 
     def run(self, queue: cl.CommandQueue, values: Mapping[str, Any],
             events: list | None) -> dict[str, cla.Array]:
-        from mpi4py import MPI
+        from mpi4py import MPI  # (mpi4py is optional)
         requests = []
         buffers = []
         for r, (shape, dtype) in self.receives.items():

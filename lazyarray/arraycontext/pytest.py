@@ -31,7 +31,7 @@ class PytestLazyarrayArrayContextFactory(PytestPyOpenCLArrayContextFactory):
         return True
 
     def __call__(self):
-        from lazyarray.arraycontext.context import LazyarrayArrayContext
+        from lazyarray.arraycontext.context import LazyarrayArrayContext  # (arraycontext: optional)
         _, queue = self.get_command_queue()
         return LazyarrayArrayContext(queue)
 

@@ -152,7 +152,7 @@ class ContainerWalker(Walker):
     ``deserialize_container``)."""
 
     def __init__(self) -> None:
-        from arraycontext import (
+        from arraycontext import (  # (arraycontext is optional)
             NotAnArrayContainerError,
             deserialize_container,
             serialize_container,

@@ -29,6 +29,7 @@ import numpy as np
 
 import lazyarray as la
 from lazyarray.dask import backend
+from lazyarray.distributed import use_rank_caches
 
 __all__ = ["WorkerSetup", "map_blocks", "map_overlap", "to_lazyarray", "backend"]
 
@@ -77,7 +78,7 @@ def map_blocks(fn: Callable, *arrays, dtype=None, static: dict | None = None, **
     to Dask: ``chunks``, ``drop_axis``, ``new_axis``, ...). *static*:
     keyword arguments passed to *fn* as static (``la.jit``'s
     ``static_argnames``)."""
-    import dask.array as da
+    import dask.array as da  # (Dask is optional)
 
     first = next(a for a in arrays if isinstance(a, da.Array))
     dtype = np.dtype(dtype if dtype is not None else first.dtype)
@@ -101,7 +102,7 @@ def map_overlap(fn: Callable, *arrays, depth, boundary=None, dtype=None, trim: b
     a constant) on each side, as lazy arrays, and returns the block's new
     values: at the padded shape, trimmed by Dask (*trim*), or at the block's
     shape with ``trim=False, chunks=x.chunks``."""
-    import dask.array as da
+    import dask.array as da  # (Dask is optional)
 
     first = next(a for a in arrays if isinstance(a, da.Array))
     dtype = np.dtype(dtype if dtype is not None else first.dtype)
@@ -136,7 +137,6 @@ class WorkerSetup(_WorkerPlugin):
         self.threads = threads
 
     def setup(self, worker) -> None:
-        from lazyarray.distributed import use_rank_caches
         use_rank_caches(f"-dask-{os.getpid()}", self.base, self.threads)
 
     def teardown(self, worker) -> None:

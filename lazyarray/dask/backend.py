@@ -109,7 +109,7 @@ _registered: list = []
 
 
 def _with_lazy_meta(name: str, *args, meta=None, **kwargs):
-    import dask.array as da
+    import dask.array as da  # (Dask is optional)
     meta = la.empty((0,)) if meta is None else meta
     with config.set({"array.backend": "numpy"}):
         return getattr(da, name)(*args, meta=meta, **kwargs)
@@ -157,7 +157,7 @@ class LazyArrayBackendEntrypoint(ArrayBackendEntrypoint):
 
     @staticmethod
     def arange(*args, like=None, **kwargs):
-        import dask.array as da
+        import dask.array as da  # (Dask is optional)
         like = la.empty((0,)) if like is None else like
         with config.set({"array.backend": "numpy"}):
             return da.arange(*args, like=like, **kwargs)

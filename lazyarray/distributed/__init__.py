@@ -17,6 +17,7 @@ global grid and runs the same lazy program on it.
 from __future__ import annotations
 
 import os
+import tempfile
 
 
 def use_rank_caches(rank: int | str, base: str | None = None, threads: int | None = None) -> str:
@@ -24,7 +25,6 @@ def use_rank_caches(rank: int | str, base: str | None = None, threads: int | Non
     kernel cache of its own under *base* (default: ``$POCL_CACHE_DIR``, else
     the temporary directory), and *threads* PoCL threads if given. Call it
     before lazyarray first uses the device; returns the cache directory."""
-    import tempfile
     base = base or os.environ.get("POCL_CACHE_DIR") or os.path.join(
         tempfile.gettempdir(), "pocl-cache")
     path = os.path.join(base, f"rank{rank}")

@@ -46,7 +46,7 @@ class CartesianDecomposition:
 
     def __init__(self, comm, global_shape: Sequence[int], periods=True, halo: int = 1,
                  dims: Sequence[int] | None = None):
-        from mpi4py import MPI
+        from mpi4py import MPI  # (mpi4py is optional)
 
         self.global_shape = tuple(int(n) for n in global_shape)
         ndim = len(self.global_shape)
@@ -80,7 +80,7 @@ class CartesianDecomposition:
         return len(self.global_shape)
 
     def _neighbor(self, offset: tuple[int, ...]) -> int:
-        from mpi4py import MPI
+        from mpi4py import MPI  # (mpi4py is optional)
 
         coords = []
         for c, o, p, d in zip(self.coords, offset, self.periods, self.dims):

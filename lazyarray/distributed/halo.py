@@ -65,7 +65,7 @@ class HaloExchange:
     """
 
     def __init__(self, decomp: CartesianDecomposition, dtype=np.float64, fill=0):
-        from mpi4py import MPI
+        from mpi4py import MPI  # (mpi4py is optional)
 
         self.decomp = decomp
         self.dtype = np.dtype(dtype)

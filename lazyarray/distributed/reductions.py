@@ -31,7 +31,7 @@ def _host(x) -> np.ndarray:
 
 
 def _world():
-    from mpi4py import MPI
+    from mpi4py import MPI  # (mpi4py is optional)
     return MPI.COMM_WORLD
 
 

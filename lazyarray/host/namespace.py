@@ -119,11 +119,13 @@ def _asarray(impl: Callable) -> Callable:
 def install(namespace: dict, numpy_module: ModuleType, names) -> None:
     """Put the host tier in front of each function *names* of *namespace*
     that *numpy_module* has too (or that has a host version of its own)."""
-    from lazyarray.api.ufuncs import Ufunc
     for name in names:
         impl = namespace.get(name)
-        if impl is None or name in _KEEP or isinstance(impl, (type, Ufunc)) \
-                or not callable(impl) or getattr(impl, "_host_tier", False):
+        # (ufunc objects, which have NumPy's ufunc as ``_ufunc``, put the tier in
+        # front of their calls and methods themselves)
+        if impl is None or name in _KEEP or isinstance(impl, type) \
+                or hasattr(impl, "_ufunc") or not callable(impl) \
+                or getattr(impl, "_host_tier", False):
             continue
         numpy_func = _OWN.get(name) or getattr(numpy_module, name, None)
         if numpy_func is None or not callable(numpy_func) or isinstance(numpy_func, type):

@@ -18,10 +18,16 @@ from typing import Any as _Any
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
+from lazyarray.api._device import gather as _gather
+from lazyarray.api._device import iota as _iota
+from lazyarray.api.creation import zeros as _zeros
+from lazyarray.api.manipulation import moveaxis as _moveaxis
+from lazyarray.api.manipulation import stack as _stack
 from lazyarray.errors import IndexingError as _IndexingError
 from lazyarray.errors import ViewWriteError as _ViewWriteError
 from lazyarray.handle import LazyArray
 from lazyarray.handle import asarray as _asarray
+from lazyarray.host.namespace import install as _install_host_tier
 
 #: windows of at most this many elements are joined slices; longer ones gather
 _MOST_SLICES = 8
@@ -30,17 +36,14 @@ _MOST_SLICES = 8
 def _windows(x: LazyArray, axis: int, width: int) -> LazyArray:
     """*x* with *axis* cut to its ``n - width + 1`` window starts and a last
     axis of the *width* elements of each window."""
-    from lazyarray.api._device import gather, iota
-    from lazyarray.api.manipulation import moveaxis, stack
     starts = x.shape[axis] - width + 1
     if width == 0:
-        from lazyarray.api.creation import zeros
-        return zeros(x.shape[:axis] + (starts,) + x.shape[axis + 1:] + (0,), x.dtype)
+        return _zeros(x.shape[:axis] + (starts,) + x.shape[axis + 1:] + (0,), x.dtype)
     if width <= _MOST_SLICES:
         head = (slice(None),) * axis
-        return stack([x[head + (slice(k, k + starts),)] for k in range(width)], axis=-1)
-    index = iota((starts, width), 0) + iota((starts, width), 1)
-    return moveaxis(gather(x, index, axis), axis + 1, -1)
+        return _stack([x[head + (slice(k, k + starts),)] for k in range(width)], axis=-1)
+    index = _iota((starts, width), 0) + _iota((starts, width), 1)
+    return _moveaxis(_gather(x, index, axis), axis + 1, -1)
 
 
 def sliding_window_view(x: _Any, window_shape: _Any, axis: _Any = None, *,
@@ -93,24 +96,26 @@ def as_strided(x: _Any, shape: _Any = None, strides: _Any = None, subok: bool = 
         raise ValueError(f"as_strided: strides {strides} are not multiples of the item size "
                          f"{itemsize}, which lazyarray cannot show (it reads whole elements)")
     steps = [s // itemsize for s in strides]
-    from lazyarray.api._device import gather, iota
-    from lazyarray.api.creation import zeros
     if not _math.prod(shape):
-        return zeros(shape, x.dtype)
+        return _zeros(shape, x.dtype)
     lowest = sum(st * (n - 1) for st, n in zip(steps, shape) if st < 0)
     highest = sum(st * (n - 1) for st, n in zip(steps, shape) if st > 0)
     if lowest < 0 or highest >= x.size:
         raise _IndexingError(f"as_strided: shape {shape} with strides {strides} reads "
                              f"elements {lowest}..{highest} of an array of {x.size}; "
                              "lazyarray shows only elements inside the array")
-    index = zeros(shape, _np.int64)
+    index = _zeros(shape, _np.int64)
     for k, step in enumerate(steps):
         if step:
-            index = index + iota(shape, k) * step
-    return gather(x.reshape(-1), index, 0)
+            index = index + _iota(shape, k) * step
+    return _gather(x.reshape(-1), index, 0)
 
 
 __all__ = ["sliding_window_view", "as_strided"]
+
+
+# the host tier in front of the functions (NumPy's on host arrays)
+_install_host_tier(globals(), _np.lib.stride_tricks, ["sliding_window_view"])
 
 
 def __dir__() -> list[str]:

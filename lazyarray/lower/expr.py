@@ -23,10 +23,10 @@ from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reduce, Resh
 from lazyarray.lower.ir import assignment, bounds, box, domain
 from lazyarray.lower.reduction import CPU_REDUCTION_LANES, combine, kernel_reduction
 from lazyarray.mapper import NodeMapper, is_kind
-from lazyarray.ops.elementwise import ELEMENTWISE
 from lazyarray.plan.accesses import accesses, concat_sources, operand_uses
 from lazyarray.plan.indexing import index_expr
 from lazyarray.plan.inputs import KernelInput
+from lazyarray.ufunc_templates import ELEMENTWISE
 
 #: a computed value whose expression would nest deeper than this many
 #: operations is held in a private temporary (deeply nested expressions are

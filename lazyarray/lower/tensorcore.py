@@ -26,6 +26,7 @@ import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore.ir.expr import Reduction, TypeCast
+from lazyarray.lower.contraction import contraction_operands
 
 #: result rows and columns of a work-group, and the k slice it stages
 BM, BN, BK = 128, 128, 16
@@ -155,7 +156,6 @@ def tensor_core_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
     ``out[i, j] = sum(k, round_tf32(A[i, k]) * round_tf32(B[k, j]))`` over two
     float32 arguments stored row-major as (i, k) and (k, j) matrices of whole
     tiles; None otherwise."""
-    from lazyarray.lower.contraction import contraction_operands
     if len(out_inames) != 2:
         return None
     i, j = out_inames

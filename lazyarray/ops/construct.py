@@ -13,6 +13,8 @@ import numpy as np
 
 from lazyarray.errors import AxisError, ShapeError, unsupported_dtype_error
 from lazyarray.graph import Concat, Iota, Map, Node, View
+from lazyarray.ops.elementwise import constant
+from lazyarray.ops.shape import getitem, reshape
 
 
 class ShapeTypeError(ShapeError, TypeError):
@@ -45,7 +47,6 @@ def full(shape, value, dtype=None) -> Node:
     shape = normalize_shape(shape)
     dtype = _check_dtype(np.dtype(dtype) if dtype is not None
                          else np.asarray(value).dtype)
-    from lazyarray.ops.elementwise import constant
     return View(constant(value, dtype), (), shape)
 
 
@@ -65,7 +66,6 @@ def concatenate(nodes: list[Node], axis: int | None = 0, dtype=None) -> Node:
     if not nodes:
         raise ShapeError("need at least one array to concatenate")
     if axis is None:
-        from lazyarray.ops.shape import reshape
         nodes = [reshape(n, -1) for n in nodes]
         axis = 0
     ndim = nodes[0].ndim
@@ -93,7 +93,6 @@ def concatenate(nodes: list[Node], axis: int | None = 0, dtype=None) -> Node:
 
 def stack(nodes: list[Node], axis: int = 0) -> Node:
     """*nodes* (all of one shape) joined along a new *axis*."""
-    from lazyarray.ops.shape import getitem
     if not nodes:
         raise ShapeError("need at least one array to stack")
     shape = nodes[0].shape

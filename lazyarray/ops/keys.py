@@ -13,17 +13,16 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import IndexingError
+from lazyarray.ops.inputs import ArrayHandle
 
 
 def is_index_array(k) -> bool:
-    from lazyarray.handle import LazyArray
-    return isinstance(k, (list, np.ndarray, LazyArray))
+    return isinstance(k, (list, np.ndarray, ArrayHandle))
 
 
 def is_array(k) -> bool:
     """Whether an entry of an expanded key is an index array."""
-    from lazyarray.handle import LazyArray
-    return isinstance(k, (np.ndarray, LazyArray))
+    return isinstance(k, (np.ndarray, ArrayHandle))
 
 
 def is_mask(k) -> bool:
@@ -48,8 +47,7 @@ def check_entry(k) -> None:
 def as_array(k):
     """An index array as a LazyArray or a NumPy array (an empty list is an
     integer index, as in NumPy)."""
-    from lazyarray.handle import LazyArray
-    if isinstance(k, LazyArray):
+    if isinstance(k, ArrayHandle):
         return k
     host = np.asarray(k)
     if host.size == 0 and host.dtype == np.float64 and isinstance(k, list):

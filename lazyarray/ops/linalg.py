@@ -11,7 +11,7 @@ import numpy as np
 
 from lazyarray.errors import ShapeError
 from lazyarray.graph import Map, Node, View
-from lazyarray.ops.elementwise import cast, elementwise
+from lazyarray.ops.elementwise import broadcast_shapes, cast, elementwise
 from lazyarray.ops.reductions import reduce
 from lazyarray.ops.shape import getitem, reshape
 from lazyarray.precision import get_matmul_precision
@@ -190,7 +190,6 @@ def vdot(a: Node, b: Node) -> Node:
 def vecdot(a: Node, b: Node, axis: int = -1) -> Node:
     """Sums over *axis* of ``conj(a) * b``, broadcast over the other axes
     (NumPy's vecdot; the contracted axis must have one length in both)."""
-    from lazyarray.ops.elementwise import broadcast_shapes
     ndim = max(a.ndim, b.ndim)
     if not -ndim <= axis < ndim:
         raise ShapeError(f"vecdot: axis {axis} is out of bounds for the operands of "

@@ -12,9 +12,10 @@ import numbers
 import numpy as np
 
 from lazyarray.errors import ShapeError
-from lazyarray.graph import Node, View
+from lazyarray.graph import Gather, Node, View
 from lazyarray.ops.construct import concatenate, full
 from lazyarray.ops.elementwise import broadcast_shapes
+from lazyarray.ops.inputs import input_node
 from lazyarray.ops.reductions import normalize_axes
 from lazyarray.ops.shape import getitem, reshape, transpose
 
@@ -132,10 +133,8 @@ def repeat(node: Node, repeats, axis=None) -> Node:
         if counts.ndim == 0 or counts.size == 1:
             repeats = int(counts.reshape(-1)[0]) if counts.size else 0
         else:
-            from lazyarray.graph import Gather
-            from lazyarray.handle import asarray
             index = np.repeat(np.arange(node.shape[axis]), counts)     # (NumPy's checks)
-            return Gather(node, asarray(index.astype(np.int64)).node, axis)
+            return Gather(node, input_node(index.astype(np.int64)), axis)
     shape = node.shape
     expanded = reshape(node, shape[:axis + 1] + (1,) + shape[axis + 1:])
     spread = broadcast_to(expanded, shape[:axis + 1] + (int(repeats),) + shape[axis + 1:])
@@ -170,9 +169,7 @@ def reindex(node: Node, axis: int, index: np.ndarray) -> Node:
     ``[0, n)``): slices, flips and broadcasts of it, joined, or a gather."""
     runs = _runs(index)
     if len(runs) > _MOST_RUNS:
-        from lazyarray.graph import Gather
-        from lazyarray.handle import asarray
-        return Gather(node, asarray(index.astype(np.int64)).node, axis)
+        return Gather(node, input_node(index.astype(np.int64)), axis)
     parts = []
     for first, step, length in runs:
         if step == 1:

@@ -12,6 +12,8 @@ import numpy as np
 
 from lazyarray.errors import AxisError, ShapeError
 from lazyarray.graph import Const, Map, Node, Reduce, Scan
+from lazyarray.ops.elementwise import cast, elementwise, imag_part, real_part
+from lazyarray.ops.shape import reshape
 
 _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
           "any": np.any, "all": np.all}
@@ -48,7 +50,6 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
     if np.dtype(dtype).kind == "b" and op in _BOOLEAN:
         op = _BOOLEAN[op]       # (the sum of bools as bool is an or: NumPy's add.reduce)
-    from lazyarray.ops.elementwise import cast
     if op in ("any", "all"):
         # the truth of a value is x != 0 (complex values are no conditions in
         # OpenCL, and layouts that store partial results convert them to bool
@@ -71,7 +72,6 @@ def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
 
 def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0) -> Node:
     """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
-    from lazyarray.ops.elementwise import elementwise, imag_part, real_part
     axes = normalize_axes(axis, node.ndim)
     count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
     centered = elementwise("subtract", node, mean(node, axes, True, dtype))
@@ -91,7 +91,6 @@ def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0
 def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
-    from lazyarray.ops.shape import reshape
     extent = math.prod(node.shape) if axis is None \
         else node.shape[normalize_axes(axis, node.ndim)[0]]
     if extent == 0:
@@ -105,7 +104,6 @@ def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
 
 def count_nonzero(node: Node, axis=None, keepdims: bool = False) -> Node:
     """The number of non-zero elements over *axis*."""
-    from lazyarray.ops.elementwise import elementwise
     nonzero = elementwise("not_equal", node, Const(0, node.dtype, True))
     return reduce("sum", nonzero, axis, keepdims, dtype=np.int64)
 
@@ -113,7 +111,6 @@ def count_nonzero(node: Node, axis=None, keepdims: bool = False) -> Node:
 def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
     """Running ``sum`` (cumsum) or ``product`` (cumprod) along *axis* (of the
     flattened array if None), with NumPy's result dtype."""
-    from lazyarray.ops.shape import reshape
     if axis is None:
         node, axis = reshape(node, -1), 0
     elif node.ndim == 0:
@@ -121,7 +118,6 @@ def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
     (axis,) = normalize_axes(axis, node.ndim)
     if dtype is None:
         dtype = _NUMPY[op](np.zeros(1, node.dtype)).dtype
-    from lazyarray.ops.elementwise import cast
     arg = cast(node, dtype)
     if node.shape[axis] == 1:
         # (NumPy's running values start from the first element itself: a

@@ -15,7 +15,10 @@ from lazyarray import run as _run
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View
 from lazyarray.ops import regions
+from lazyarray.ops.elementwise import cast, constant
+from lazyarray.ops.inputs import ArrayHandle, input_node
 from lazyarray.ops.keys import basic_plan, expand, is_array, is_int, is_mask, plan_key, scalar_bool
+from lazyarray.tracing import refuse_while_tracing
 
 
 def _identity_map(node: Node):
@@ -90,23 +93,22 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
     """The node of an integer index array whose values are checked against
     *extent* (a lazy array is computed first; the bounds of a node are read
     back once, then remembered)."""
-    from lazyarray.handle import LazyArray, asarray
-    array = index if isinstance(index, LazyArray) else asarray(index)
-    if array.dtype.kind not in "iu":
+    node = index.node if isinstance(index, ArrayHandle) else input_node(index)
+    if node.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
-                            f"got {array.dtype}")
-    if not array.size:
-        return array.node
-    bounds = _INDEX_BOUNDS.get(array.node)
+                            f"got {node.dtype}")
+    if 0 in node.shape:
+        return node
+    bounds = _INDEX_BOUNDS.get(node)
     if bounds is None:
-        host = _run.evaluate(array.node).get()
-        bounds = _INDEX_BOUNDS[array.node] = (int(host.min()), int(host.max()))
+        host = _run.evaluate(node).get()
+        bounds = _INDEX_BOUNDS[node] = (int(host.min()), int(host.max()))
     if bounds[0] < -extent or bounds[1] >= extent:
-        host = _run.evaluate(array.node).get()
+        host = _run.evaluate(node).get()
         bad = host[(host < -extent) | (host >= extent)].flat[0]
         raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
                             f"{extent}")
-    return array.node
+    return node
 
 
 def _wrapped(index: Node, extent: int) -> Node:
@@ -125,8 +127,6 @@ def _wrapped(index: Node, extent: int) -> Node:
 def _mask_positions(mask, shape: tuple, axis: int):
     """The C-order positions of the true entries of boolean *mask*, which
     covers the axes of *shape* (computed now: the count sets the shape)."""
-    from lazyarray.handle import LazyArray, asarray
-    from lazyarray.tracing import refuse_while_tracing
     if mask.ndim == 0:
         raise IndexingError("0-d boolean indices are not supported")
     if len(mask.shape) != len(shape) or not all(
@@ -136,10 +136,10 @@ def _mask_positions(mask, shape: tuple, axis: int):
     if 0 in mask.shape:
         # an empty mask selects nothing (the Array API allows a length-0 mask
         # axis against any length)
-        return asarray(np.zeros(0, np.int64)).node
+        return input_node(np.zeros(0, np.int64))
     refuse_while_tracing("indexing with a boolean mask (its count sets the shape)")
-    host = _run.evaluate(mask.node).get() if isinstance(mask, LazyArray) else mask
-    return asarray(np.flatnonzero(host).astype(np.int64)).node
+    host = _run.evaluate(mask.node).get() if isinstance(mask, ArrayHandle) else mask
+    return input_node(np.flatnonzero(host).astype(np.int64))
 
 
 def _advanced_getitem(node: Node, key: list) -> Node:
@@ -250,9 +250,7 @@ def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
     """*value* as a node of *dtype* (converted as NumPy's assignment does:
     through an array key, a NumPy scalar is cast as an array, wrapping
     around, where an integer or slice key refuses values out of range)."""
-    from lazyarray.handle import LazyArray, asarray
-    from lazyarray.ops.elementwise import cast, constant
-    if isinstance(value, (LazyArray, Node)):
+    if isinstance(value, (ArrayHandle, Node)):
         return cast(value if isinstance(value, Node) else value.node, dtype)
     kind = _EXACT_SCALARS.get(type(value))
     if kind is not None and dtype.itemsize == 8 and (
@@ -267,7 +265,7 @@ def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
         one = np.empty((), dtype)
         one[()] = value                 # NumPy's own conversion (and its errors)
         return constant(one[()], dtype)
-    return asarray(host.astype(dtype, copy=False)).node
+    return input_node(host.astype(dtype, copy=False))
 
 
 def _fit_value(value: Node, target: tuple) -> Node:
@@ -357,7 +355,6 @@ def _embed(node: Node, value: Node, bounds: list, axis: int = 0) -> Node:
 def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
     """``x[mask] = value`` (trailing ``:`` allowed) as an elementwise choice,
     when the value does not depend on the mask's count; else None."""
-    from lazyarray.handle import asarray
     mask = key[0]
     if not (is_mask(mask) and mask.ndim >= 1
             and all(isinstance(k, slice) and k == slice(None) for k in key[1:])):
@@ -375,7 +372,7 @@ def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
     except ValueError:
         return None
     value = regions.unit_reshape(value, shape)
-    mask_node = mask.node if not isinstance(mask, np.ndarray) else asarray(mask).node
+    mask_node = mask.node if not isinstance(mask, np.ndarray) else input_node(mask)
     mask_node = regions.unit_reshape(mask_node, mask_node.shape + (1,) * len(rest))
     return Map("where", (mask_node, value, node), node.shape, node.dtype)
 
@@ -384,12 +381,11 @@ def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
     """Array keys in general: NumPy decides, on the host, which element of
     the value each element of *node* receives last; the update reads the
     value through that map."""
-    from lazyarray.handle import LazyArray, asarray
-    from lazyarray.tracing import refuse_while_tracing
-    if any(isinstance(k, LazyArray) for k in key):
+    if any(isinstance(k, ArrayHandle) for k in key):
         refuse_while_tracing("assigning through an integer or boolean array index (which "
                              "element goes where)")
-    host_key = tuple(_run.evaluate(k.node).get() if isinstance(k, LazyArray) else k for k in key)
+    host_key = tuple(_run.evaluate(k.node).get() if isinstance(k, ArrayHandle) else k
+                     for k in key)
     source = np.full(node.shape, -1, np.int64)
     try:
         target = source[host_key].shape
@@ -402,7 +398,7 @@ def _scattered_setitem(node: Node, key: list, value: Node) -> Node:
     source[host_key] = np.arange(size).reshape(target)
     if size < 2**31:
         source = source.astype(np.int32)
-    source_node = asarray(source).node
+    source_node = input_node(source)
     picked = Gather(reshape(value, (size,)), source_node, 0)
     hit = Map("greater_equal", (source_node, Const(0, source.dtype, False)), node.shape,
               np.bool_)
@@ -469,7 +465,6 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     """Elements of *node* at integer *indices* along *axis* (NumPy's take;
     ``None``: of the flattened array). Indices are checked against the extent
     when the call is made, computing lazy index arrays first."""
-    from lazyarray.handle import LazyArray, asarray
     if axis is None:
         node, axis = reshape(node, -1), 0
     if node.ndim == 0:
@@ -477,11 +472,11 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
     if not -node.ndim <= axis < node.ndim:
         raise AxisError(f"axis {axis} is out of bounds for array of dimension {node.ndim}")
     axis %= node.ndim
-    index_array = indices if isinstance(indices, LazyArray) else asarray(np.asarray(indices))
-    if index_array.dtype.kind not in "iu":
+    index = indices.node if isinstance(indices, ArrayHandle) else input_node(np.asarray(indices))
+    if index.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type, got "
-                            f"{index_array.dtype}")
-    host = _run.evaluate(index_array.node).get() if index_array.size else np.zeros(0, np.int64)
+                            f"{index.dtype}")
+    host = _run.evaluate(index).get() if 0 not in index.shape else np.zeros(0, np.int64)
     extent = node.shape[axis]
     # (NumPy checks nothing where the result has no elements: another axis is empty)
     others = node.shape[:axis] + node.shape[axis + 1:]
@@ -489,5 +484,4 @@ def take(node: Node, indices, axis: int | None = 0) -> Node:
         bad = host[(host < -extent) | (host >= extent)].flat[0]
         raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
                             f"{extent}")
-    from lazyarray.graph import Gather
-    return Gather(node, index_array.node, axis)
+    return Gather(node, index, axis)

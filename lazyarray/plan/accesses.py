@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lazyarray.graph import Concat, Node, computed
 from lazyarray.mapper import NodeMapper, is_kind
-from lazyarray.ops.elementwise import ELEMENTWISE
 from lazyarray.plan.indexing import affine, broadcast, flatten, unflatten, within
+from lazyarray.ufunc_templates import ELEMENTWISE
 
 #: one read: the node read, the index it is read at (None where the read is
 #: never shared) and the share of the reader's elements that read it

@@ -29,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 import pyopencl as cl
 
+import kernelcore as lp
 from kernelcore.diagnostic import KernelcoreError
 from lazyarray.lower.kernel import NotApplicable
 
@@ -93,7 +94,6 @@ def candidates(kind: str, reduction: bool) -> list[Choice]:
 
 
 def _code(knl) -> str:
-    import kernelcore as lp
     return lp.generate_code_v2(knl).device_code()
 
 

@@ -74,7 +74,7 @@ def _values(rng, shape, dtype, spread: int = 6) -> np.ndarray:
 
 def _check(x_host: np.ndarray, axis, descending: bool = False) -> None:
     """la.sort and la.argsort of *x_host* along *axis* equal NumPy's stable
-    ones (the Array API's descending sort: lazyarray.ops.host's reference)."""
+    ones (the Array API's descending sort: lazyarray.api.searching's reference)."""
     x = la.asarray(x_host)
     got_i = la.argsort(x, axis=axis, descending=descending).get()
     got_v = la.sort(x, axis=axis, descending=descending).get()

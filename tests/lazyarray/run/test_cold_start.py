@@ -15,6 +15,8 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+
 HEAVY = ("pyopencl", "kernelcore", "islpy", "pymbolic")
 
 
@@ -78,6 +80,29 @@ def test_namespaces_load_without_device(tmp_path):
     loaded, text, kind = json.loads(_run(code, tmp_path, LAZYARRAY_TIER="auto").stdout)
     assert loaded == []
     assert text == "0 kernel(s)" and kind == "HostArray"
+
+
+def test_numpy_namespaces_load_on_first_use(tmp_path):
+    # la.random, la.fft, la.linalg and la.lib (and NumPy's random and fft
+    # modules under them) load when a program first reads them
+    code = """
+        import json, sys
+        import numpy as np
+        import lazyarray as la
+        watched = ("numpy.random", "numpy.fft", "lazyarray.random", "lazyarray.fft",
+                   "lazyarray.linalg", "lazyarray.lib")
+        loaded = lambda: [m for m in watched if m in sys.modules]
+        after_import = loaded()
+        x = la.asarray(np.arange(8.0))
+        values = [float(la.linalg.norm(x)), float(la.fft.fft(x).real[0]),
+                  la.random.default_rng(0).random(2).shape[0],
+                  la.lib.stride_tricks.sliding_window_view(x, 3).shape[0]]
+        print(json.dumps([after_import, loaded(), values]))
+        """
+    after_import, loaded, values = json.loads(_run(code, tmp_path, LAZYARRAY_TIER="auto").stdout)
+    assert after_import == []
+    assert len(loaded) == 6
+    assert values == [float(np.linalg.norm(np.arange(8.0))), 28.0, 2, 6]
 
 
 def test_progress_line_of_long_builds(tmp_path):

@@ -3,7 +3,7 @@
 result, so they are correct but not fused, and they cannot be used inside
 ``la.jit``. (Sorting runs on the device, :mod:`lazyarray.ops.sort`.)
 
-Public names: HOST_FUNCTIONS, host_function.
+Public names: nonzero, searchsorted, flatnonzero, HOST_FUNCTIONS, host_function.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lazyarray.fallback import _note
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.tracing import refuse_while_tracing
 
 #: NumPy functions lazyarray computes on the host
@@ -24,8 +26,6 @@ def host_function(name: str) -> Callable:
     numpy_fn = getattr(np, name)
 
     def f(*args, **kwargs):
-        from lazyarray.fallback import _note
-        from lazyarray.handle import LazyArray, asarray
         refuse_while_tracing(f"la.{name}")
         _note(f"la.{name}")
         host_args = [a.get() if isinstance(a, LazyArray) else a for a in args]
@@ -44,3 +44,8 @@ def host_function(name: str) -> Callable:
     except (TypeError, ValueError):
         pass
     return f
+
+
+nonzero, searchsorted, flatnonzero = (host_function(name) for name in HOST_FUNCTIONS)
+
+__all__ = list(HOST_FUNCTIONS)
