@@ -27,25 +27,13 @@ if TYPE_CHECKING:
     import statistics
     import subprocess
 
-    import pymbolic.primitives as prim
     import pyopencl as cl
 
     import kernelcore as lp
-    from kernelcore import translation_unit as _units
-    from kernelcore.ir import instruction as _instructions
-    from kernelcore.statistics import common as _common
-    from kernelcore.statistics import counts as _counts
-    from kernelcore.statistics import memory as _memory
-    from kernelcore.statistics import ops as _op_counts
     from lazyarray import roofline as _roofline
 else:
     # (kernelcore, OpenCL and the roofline's measurements load when first used)
-    prim, cl, lp = deferred("pymbolic.primitives"), deferred("pyopencl"), deferred("kernelcore")
-    _units, _instructions = (deferred("kernelcore.translation_unit"),
-                             deferred("kernelcore.ir.instruction"))
-    _common, _counts, _memory, _op_counts = (
-        deferred(f"kernelcore.statistics.{name}") for name in ("common", "counts", "memory",
-                                                                "ops"))
+    cl, lp = deferred("pyopencl"), deferred("kernelcore")
     _roofline = deferred("lazyarray.roofline")
     # (the tools that measure and show kernels load when first used: cold start)
     shutil, statistics, subprocess = (deferred(name) for name in ("shutil", "statistics",
@@ -322,57 +310,17 @@ def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]
     :func:`~kernelcore.statistics.get_mem_access_map` find them), times the
     points of the instruction's domain: per work-item, exact (no rounding to
     whole work-groups or sub-groups)."""
-    knl = _common._prepare(knl)
-    times = _common._InsnCounter(knl, _common._Grid(knl, None), False)
-    counter = _op_counts._OpCounter(_op_counts._type_function(knl), False)
-    variables = {name: var for name, (mtype, var) in _memory._memory_variables(knl).items()
-                 if mtype == "global"}
-    Assignment, WORKITEM = _instructions.Assignment, _counts.CountGranularity.WORKITEM
-    by_dtype: dict[str, int] = {}
-    accesses: dict[tuple[str, str], int] = {}
-    for insn in knl.instructions:
-        if not isinstance(insn, Assignment):
-            continue
-        n = None
-
-        def points() -> int:
-            return int(times(insn, WORKITEM).eval_with_dict({}))  # noqa: B023 (called here)
-        ops = counter._merge(counter(insn.assignee), counter(insn.expression))
-        for (dtype, _), mult in ops.items():
-            if dtype is None:
-                continue
-            dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
-            if dtype.kind in "fc":
-                n = points() if n is None else n
-                by_dtype[dtype.name] = by_dtype.get(dtype.name, 0) + n * mult
-        finder = _memory._AccessFinder(variables)
-        finder(insn.expression)
-        assignee = insn.assignee
-        if isinstance(assignee, prim.Subscript):
-            for index in (assignee.index if isinstance(assignee.index, tuple)
-                          else (assignee.index,)):
-                finder(index)
-        found = [(name, "load") for name, _ in finder.found]
-        target = getattr(assignee, "name", None) or getattr(
-            getattr(assignee, "aggregate", None), "name", None)
-        if target in variables:
-            found.append((target, "store"))
-        for name, direction in found:
-            n = points() if n is None else n
-            itemsize = np.dtype(getattr(variables[name].dtype, "numpy_dtype",
-                                        variables[name].dtype)).itemsize
-            accesses[(name, direction)] = accesses.get((name, direction), 0) + n * itemsize
-    flops = sum(by_dtype.values())
-    flop_dtype = max(by_dtype, key=lambda d: by_dtype[d]) if by_dtype else None
-    return flops, flop_dtype, sum(accesses.values()), accesses
+    totals = lp.get_work_item_totals(knl)
+    accesses = totals.bytes_by_access
+    return totals.flops, totals.flop_dtype, totals.bytes, accesses
 
 
 def _has_c_code(knl) -> bool:
     """Whether *knl* has C instructions (code kernelcore's statistics do not
     count: the tensor-core product)."""
-    if isinstance(knl, _units.TranslationUnit):
+    if isinstance(knl, lp.TranslationUnit):
         knl = knl.default_entrypoint
-    return any(isinstance(insn, _instructions.CInstruction) for insn in knl.instructions)
+    return any(isinstance(insn, lp.CInstruction) for insn in knl.instructions)
 
 
 def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
@@ -381,7 +329,7 @@ def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str
     of the graph's sum, counted as ``tf32`` (whose peak the roofline does not
     measure); otherwise no operations. Every global array counts once,
     whole: the operands as read, ``out`` as written."""
-    if isinstance(knl, _units.TranslationUnit):
+    if isinstance(knl, lp.TranslationUnit):
         knl = knl.default_entrypoint
     flops, dtype = 0, None
     if is_kind(node, "reduce") and is_kind(node.arg, "map") and node.arg.op == "multiply":
@@ -396,7 +344,7 @@ def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str
 
 def _array_nbytes(knl, name: str) -> int | None:
     """The bytes of global array *name* of kernel *knl* (None if unknown)."""
-    if isinstance(knl, _units.TranslationUnit):
+    if isinstance(knl, lp.TranslationUnit):
         knl = knl.default_entrypoint
     var = next((a for a in knl.args if a.name == name), None) \
         or knl.temporary_variables.get(name)

@@ -42,10 +42,10 @@ from lazyarray.values import on_device
 if TYPE_CHECKING:
     import pyopencl.array as cla
 
-    from kernelcore.runtime import once as _once
+    import kernelcore as _kernelcore
 else:
     # (kernelcore loads with the first trace)
-    _once = deferred("kernelcore.runtime.once")
+    _kernelcore = deferred("kernelcore")
 
 logger = logging.getLogger(__name__)
 _modules = sys.modules
@@ -110,7 +110,7 @@ class _Jitted:
         self.static_argnames = static_argnames
         self.programs: dict = {}
         #: a lock per signature being traced (made with the first trace)
-        self._tracing: _once.KeyedLocks | None = None
+        self._tracing: _kernelcore.KeyedLocks | None = None
         #: programs of calls passing only arrays by position, by shapes and dtypes
         self._by_shapes: dict = {}
         #: how often the function was traced (once per new signature)
@@ -205,16 +205,16 @@ class _Jitted:
         data = [_device_data(a) for a in arrays]
         key = (static, structure, tuple(scalars),
                tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision())
-        program = _once.made_once(self.programs, key,
+        program = _kernelcore.made_once(self.programs, key,
                                   lambda: self._trace(static, structure, leaves, data),
                                   self._tracing or self._trace_locks())
         return program, data, values, arrays
 
-    def _trace_locks(self) -> _once.KeyedLocks:
+    def _trace_locks(self) -> _kernelcore.KeyedLocks:
         """The locks of the signatures being traced, made once."""
         with self._count_lock:
             if self._tracing is None:
-                self._tracing = _once.KeyedLocks()
+                self._tracing = _kernelcore.KeyedLocks()
             return self._tracing
 
     def _trace(self, static, structure, leaves, data) -> _Program:

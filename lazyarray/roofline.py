@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from kernelcore.runtime.store import DiskStore, default_cache_dir
+from kernelcore import DiskStore, default_cache_dir
 from lazyarray import run as _run
 
 logger = logging.getLogger(__name__)

@@ -42,8 +42,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore.runtime.build import provide_program
-from kernelcore.runtime.invoke import get_executor, memory_pool
+from kernelcore import get_executor, memory_pool, provide_program
 from lazyarray.arraycontext.freeze import stage_roots, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker

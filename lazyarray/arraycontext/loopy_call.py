@@ -29,8 +29,7 @@ from pymbolic import evaluate
 
 import kernelcore as lp2
 import lazyarray as la
-from kernelcore.ir.expr import get_dependencies
-from kernelcore.runtime.invoke import get_executor
+from kernelcore import get_dependencies, get_executor
 from lazyarray.arraycontext.freeze import compute_together
 from lazyarray.arraycontext.loopy_translate import (
     Translation,

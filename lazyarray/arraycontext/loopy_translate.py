@@ -32,9 +32,14 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp2
-from kernelcore.ir.expr import IdentityMapper, Reduction, TypeCast, WalkMapper
-from kernelcore.kernel.instruction import BarrierInstruction
-from kernelcore.version import MOST_RECENT_LANGUAGE_VERSION
+from kernelcore import (
+    MOST_RECENT_LANGUAGE_VERSION,
+    BarrierInstruction,
+    IdentityMapper,
+    Reduction,
+    TypeCast,
+    WalkMapper,
+)
 from lazyarray.errors import LazyArrayError
 
 logger = logging.getLogger(__name__)

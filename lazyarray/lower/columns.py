@@ -13,9 +13,7 @@ from __future__ import annotations
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.creation import make_loop_kernel
-from kernelcore.ir.expr import Reduction, TypeCast
-from kernelcore.transform.reduction import reduction_identity
+from kernelcore import Reduction, TypeCast, make_loop_kernel, reduction_identity
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
 from lazyarray.lower.reduction import COMBINE, CPU_LANES, combine, kernel_reduction
 from lazyarray.target import Target

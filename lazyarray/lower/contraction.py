@@ -30,8 +30,7 @@ from __future__ import annotations
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.expr import find_reductions, get_dependencies
+from kernelcore import KernelcoreError, find_reductions, get_dependencies
 from lazyarray.lower.tiles import input_reads, read_subscripts, tag_batch
 
 #: work-items of a group along (i, j)

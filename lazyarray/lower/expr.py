@@ -17,8 +17,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.ir.expr import Reduction, TypeCast, substitute
-from kernelcore.parse import parse_expression
+from kernelcore import Reduction, TypeCast, parse_expression, substitute
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View
 from lazyarray.lower.ir import assignment, bounds, box, domain
 from lazyarray.lower.reduction import CPU_REDUCTION_LANES, combine, kernel_reduction

@@ -18,9 +18,7 @@ import pymbolic.primitives as prim
 from numpy.lib.stride_tricks import as_strided
 
 import kernelcore as lp
-from kernelcore.creation import make_loop_kernel
-from kernelcore.index_width import INDEX_LIMIT
-from kernelcore.ir.expr import Reduction
+from kernelcore import INDEX_LIMIT, Reduction, make_loop_kernel
 from lazyarray.graph import Input, Map, Node, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain

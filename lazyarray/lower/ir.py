@@ -11,7 +11,7 @@ import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 
-from kernelcore.parse import ParsedInstruction
+from kernelcore import ParsedInstruction
 
 
 def assignment(lhs, rhs, dtype: np.dtype | None = None, inames=None, **options

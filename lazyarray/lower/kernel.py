@@ -12,9 +12,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.creation import make_loop_kernel
-from kernelcore.index_width import INDEX_LIMIT
-from kernelcore.ir.expr import Reduction
+from kernelcore import INDEX_LIMIT, Reduction, make_loop_kernel
 from lazyarray.graph import Node, Reduce
 from lazyarray.lower.columns import cpu_column_kernel
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule

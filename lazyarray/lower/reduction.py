@@ -35,9 +35,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.creation import make_loop_kernel
-from kernelcore.ir.expr import Reduction, substitute
-from kernelcore.parse import parse_expression
+from kernelcore import Reduction, make_loop_kernel, parse_expression, substitute
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
 from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS
 from lazyarray.target import Target

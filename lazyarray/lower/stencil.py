@@ -22,7 +22,7 @@ import pymbolic.primitives as prim
 from pymbolic.mapper.distributor import distribute
 
 import kernelcore as lp
-from kernelcore.ir.expr import get_dependencies
+from kernelcore import get_dependencies
 from lazyarray.lower.tiles import input_reads, tag_batch
 
 #: work-items per group, along the result's rows

@@ -25,7 +25,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore.ir.expr import Reduction, TypeCast
+from kernelcore import Reduction, TypeCast
 from lazyarray.lower.contraction import contraction_operands
 
 #: result rows and columns of a work-group, and the k slice it stages

@@ -33,9 +33,13 @@ narrow_transpose_schedule, is_narrow, read_subscripts, input_reads, tag_batch, B
 from __future__ import annotations
 
 import kernelcore as lp
-from kernelcore.check_bounds import check_bounds
-from kernelcore.diagnostic import AccessOutOfBoundsError, KernelcoreError
-from kernelcore.ir.expr import collect_accesses, get_dependencies
+from kernelcore import (
+    AccessOutOfBoundsError,
+    KernelcoreError,
+    check_array_bounds,
+    collect_accesses,
+    get_dependencies,
+)
 from lazyarray.plan.layouts import NARROW_COLUMNS, TILE
 
 #: edge of a CPU work-item's block
@@ -113,7 +117,7 @@ def tiled_transpose_schedule(knl: lp.LoopKernel, inames: list[str], extents: tup
             return None                 # (a footprint in pieces: more than local memory holds)
         knl = lp.tag_array_axes(knl, fetched.name, f"stride:{fetched.shape[1] + 1},stride:1")
     try:
-        check_bounds(knl)
+        check_array_bounds(knl)
     except AccessOutOfBoundsError:
         return None
     return knl

@@ -41,8 +41,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
-from kernelcore.creation import make_loop_kernel
-from kernelcore.runtime.build import compile_program
+from kernelcore import compile_program, make_loop_kernel
 from lazyarray.calls import call
 from lazyarray.graph import Node
 from lazyarray.run.launch import new_array

@@ -83,14 +83,16 @@ class _NumpyStream:
 
     _numpy: Any
 
-    def _setup(self, numpy_object: Any, fresh: bool) -> None:
-        """Wrap *numpy_object*. Made while ``la.jit`` traces, the stream starts
-        again at every call of the jitted function: from new entropy where
-        *fresh* (no seed was given), else from the state it has now."""
+    def _setup(self, numpy_object: Any, fresh: bool, restarts: bool = True) -> None:
+        """Wrap *numpy_object*. Made while ``la.jit`` traces (and *restarts*:
+        not the global state, which lives on whenever its module loads), the
+        stream starts again at every call of the jitted function: from new
+        entropy where *fresh* (no seed was given), else from the state it has
+        now."""
         self._numpy = numpy_object
         #: (the host state, pickled; the device stream made from it) or None
         self._device: tuple[bytes, DeviceGenerator] | None = None
-        if TRACING.names:
+        if restarts and TRACING.names:
             initial = self._host_state()
             self._restarted(self._renew if fresh else lambda: self._set_host_state(initial))
 
@@ -184,11 +186,12 @@ class RandomState(_NumpyStream):
         self._setup(np.random.RandomState(_to_host(seed)), fresh=seed is None)
 
     @classmethod
-    def _wrapping(cls, numpy_object: Any) -> RandomState:
+    def _wrapping(cls, numpy_object: Any, restarts: bool = True) -> RandomState:
         """A RandomState that draws with *numpy_object* (a NumPy RandomState,
-        or the ``numpy.random`` module for the global state)."""
+        or the ``numpy.random`` module for the global state, which does not
+        *restart*: see :meth:`_setup`)."""
         state = cls.__new__(cls)
-        state._setup(numpy_object, fresh=False)
+        state._setup(numpy_object, fresh=False, restarts=restarts)
         return state
 
     def __repr__(self) -> str:
@@ -264,7 +267,7 @@ for _name in sorted(n for n in dir(np.random.RandomState) if not n.startswith("_
         setattr(RandomState, _name, _method(_name, np.random.RandomState, "RandomState"))
 
 #: the global legacy state: NumPy's own (``numpy.random.seed`` seeds it too)
-GLOBAL = RandomState._wrapping(np.random)
+GLOBAL = RandomState._wrapping(np.random, restarts=False)
 
 # }}}
 

@@ -33,9 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelcore.runtime.build import build_options
-from kernelcore.runtime.store import DiskStore, default_cache_dir
-from kernelcore.version import source_fingerprint, tree_fingerprint
+from kernelcore import (
+    DiskStore,
+    build_options,
+    default_cache_dir,
+    source_fingerprint,
+    tree_fingerprint,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore.runtime.device import default_queue as _kernelcore_queue
+from kernelcore import default_queue as _kernelcore_queue
 from lazyarray.errors import LazyArrayError
 
 #: the queue chosen by :func:`using_queue` in this thread (None: kernelcore's)

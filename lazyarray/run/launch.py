@@ -29,10 +29,14 @@ import pyopencl.array as cla
 import pyopencl.invoker
 
 import kernelcore as lp
-from kernelcore.runtime.build import compile_program
-from kernelcore.runtime.invoke import get_executor, memory_pool
-from kernelcore.runtime.launchers import OpenClKernelLauncher
-from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore import (
+    KeyedLocks,
+    OpenClKernelLauncher,
+    compile_program,
+    get_executor,
+    made_once,
+    memory_pool,
+)
 from lazyarray.errors import device_memory_error
 from lazyarray.graph import Node
 from lazyarray.run.cache import Recipe

@@ -22,8 +22,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore.runtime.invoke import get_executor
-from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore import KeyedLocks, get_executor, made_once
 from lazyarray.calls import launch_of
 from lazyarray.graph import Const, Input, Map, Node, Param, computed
 from lazyarray.lower.flat import (

@@ -32,9 +32,7 @@ import threading
 
 import pyopencl as cl
 
-from kernelcore.runtime.build import compile_program
-from kernelcore.runtime.once import KeyedLocks, made_once
-from kernelcore.runtime.store import DiskStore, default_cache_dir
+from kernelcore import DiskStore, KeyedLocks, compile_program, default_cache_dir, made_once
 from lazyarray.run.cache import _enabled
 
 logger = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ import numpy as np
 import pyopencl as cl
 
 import kernelcore as lp
-from kernelcore.diagnostic import KernelcoreError
+from kernelcore import KernelcoreError
 from lazyarray.lower.kernel import NotApplicable
 
 logger = logging.getLogger(__name__)

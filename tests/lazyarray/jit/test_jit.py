@@ -1,6 +1,8 @@
 """la.jit: results equal NumPy's, tracing happens once per signature, replays
 launch only the planned kernels."""
 
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -190,6 +192,21 @@ def test_a_jitted_function_called_while_another_is_traced_is_part_of_its_trace(q
     noise = la.jit(lambda x: x + la.random.rand(4))
     twice = la.jit(lambda x: noise(x) * 2)
     assert not np.array_equal(twice(a).get(), twice(a).get())   # new numbers each call
+
+
+def test_numpys_random_namespace_first_loaded_inside_a_trace_still_draws_anew():
+    """``la.random`` loads on first use: loaded by a trace, its global state
+    must not restart at every call of the jitted function (same numbers)."""
+    program = (
+        "import sys, numpy as np, lazyarray as la\n"
+        "assert 'lazyarray.random' not in sys.modules\n"
+        "noise = la.jit(lambda x: x + la.random.rand(4))\n"
+        "a = np.zeros(4, np.float32)\n"
+        "first, second = noise(a).get(), noise(a).get()\n"
+        "assert not np.array_equal(first, second), (first, second)\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_arguments_named_out_of_alphabetical_order_keep_their_places(queue):
