@@ -10,7 +10,7 @@ namespaces ``la.random``, ``la.fft``, ``la.linalg`` and ``la.lib`` (NumPy's
 random and fft modules come with them); a module that uses a heavy
 module only inside functions holds a :func:`deferred` stand-in for it; and
 :func:`is_cl_array` tells pyopencl arrays apart without importing pyopencl.
-``tests/test_cold_start.py`` checks that ``import lazyarray`` and small work
+``tests/lazyarray/run/test_cold_start.py`` checks that ``import lazyarray`` and small work
 import none of them.
 
 Public names: deferred, is_cl_array, submodule_getattr.

@@ -6,7 +6,7 @@ kernel builds (``progress``).
 The package loads its submodules when a name is first read from it
 (``from lazyarray import run as _run`` ... ``_run.evaluate(node)``): they need
 OpenCL and kernelcore, which a program computing only on the host tier never
-imports (see ``tests/test_cold_start.py``).
+imports (see ``tests/lazyarray/run/test_cold_start.py``).
 
 Public names (re-exported): evaluate, contiguous_part, plan, run_step, Step, STATS, default_queue,
 adopt, synchronize, using_queue, queue_of, to_device, DEVICE_LOCK.
