@@ -9,8 +9,9 @@ Each file runs in its own Python process (a crash or hang in one file leaves the
 counted); the script prints passed/failed/error/skipped counts per file and in total.
 With no file names, every ``test_*.py`` under ``<checkout>/test`` runs. ``--list-failures``
 also prints the id and the error message of each test that did not pass; ``--min-passed N``
-makes the exit status 1 when fewer than N tests pass (``tests/kernelcore/loopy/test_loopy_suite.py`` runs
-it so, as a slow test, when ``LOOPY_CHECKOUT`` names a checkout).
+makes the exit status 1 when fewer than N tests pass
+(``tests/kernelcore/loopy/test_loopy_suite.py`` runs it so, as a slow test, when
+``LOOPY_CHECKOUT`` names a checkout).
 """
 
 from __future__ import annotations
