@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -102,7 +102,7 @@ class ArrayArgDescriptor:
     :class:`FixedStrideArrayDimTag` per axis in *dim_tags*."""
 
     shape: tuple
-    address_space: AddressSpace
+    address_space: AddressSpace | None
     dim_tags: tuple
 
     def copy(self, **kwargs: Any) -> ArrayArgDescriptor:
@@ -148,6 +148,11 @@ class InKernelCallable:
         the function's name in the generated code, once known.
     """
 
+    name: str
+    arg_id_to_dtype: Mapping | None
+    arg_id_to_descr: Mapping | None
+    name_in_target: str | None
+
     #: the constructor arguments, which :meth:`copy` carries over
     init_arg_names: tuple[str, ...] = (
         "name", "arg_id_to_dtype", "arg_id_to_descr", "name_in_target")
@@ -165,7 +170,7 @@ class InKernelCallable:
     def __setattr__(self, key, value):
         raise AttributeError(f"{type(self).__name__} is immutable: use copy({key}=...)")
 
-    def copy(self, **kwargs) -> InKernelCallable:
+    def copy(self, **kwargs) -> Self:
         """A copy with the given constructor arguments replaced."""
         unknown = sorted(set(kwargs) - set(self.init_arg_names))
         if unknown:

@@ -134,6 +134,8 @@ def _enumerate_ref_devices(blacklist_ref_vendors: Sequence[str]):
         platforms = cl.get_platforms()
     except cl.Error:
         platforms = []
+    cpus: list
+    others: list
     cpus, others = [], []
     for p in platforms:
         label = f"{p.vendor} {p.name}".lower()
@@ -237,6 +239,7 @@ def _compare(arg_data: list[ArgData], check_result: Callable, fills_entire_outpu
     for desc in arg_data:
         if not desc.needs_checking:
             continue
+        assert desc.ref is not None and desc.test is not None
         ref = desc.ref.logical().reshape(-1)
         res = desc.test.logical().reshape(-1)
         n = min(ref.size, res.size)

@@ -34,6 +34,7 @@ class CallableKernel(InKernelCallable):
     arguments are numbered as :func:`~kernelcore.kernel.function_interface.
     get_kw_pos_association` says: inputs 0, 1, ..., outputs -1, -2, ...."""
 
+    subkernel: LoopKernel
     init_arg_names = ("subkernel", "arg_id_to_dtype", "arg_id_to_descr")
 
     def __init__(self, subkernel: LoopKernel, arg_id_to_dtype: Mapping | None = None,
@@ -69,7 +70,7 @@ class CallableKernel(InKernelCallable):
         knl = knl.copy(args=tuple(new_args))
         with contextlib.suppress(KernelcoreError):
             knl = infer_types(knl)
-        types = {pos: NumpyType(knl.arg_dict[name].dtype)
+        types = {pos: NumpyType(knl.arg_dict[name].dtype)  # type: ignore[arg-type]
                  for pos, name in self._positions().items()
                  if knl.arg_dict[name].dtype is not None}
         return self.copy(subkernel=knl, arg_id_to_dtype=types), callables_table

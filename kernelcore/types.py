@@ -322,7 +322,7 @@ def _infer_kernel_types(original, *, require_all: bool = True):
             except _Unknown:
                 continue
             value_type = mapper.promote(
-                [ExprType(dtypes[target], target in weak_targets)] + found)
+                [ExprType(dtypes[target], target in weak_targets)] + found)  # type: ignore[arg-type]
             if not value_type.weak and target in weak_targets:
                 weak_targets.discard(target)
                 mapper.weak_names.discard(target)
@@ -431,6 +431,6 @@ def to_loopy_type(dtype: Any, allow_auto: bool = False, allow_none: bool = False
     if isinstance(dtype, OpaqueType):
         return dtype
     numpy_dtype = to_dtype(dtype)
-    return (AtomicNumpyType if for_atomic else NumpyType)(numpy_dtype)
+    return (AtomicNumpyType if for_atomic else NumpyType)(numpy_dtype)  # type: ignore[arg-type]
 
 # }}}

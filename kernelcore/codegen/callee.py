@@ -236,7 +236,7 @@ def callee_hw_sizes(knl: LoopKernel, insn_ids: Any) -> list[tuple[bool, int, int
         if insn_ids is not None and insn.id not in insn_ids:
             continue
         fn = getattr(getattr(insn, "expression", None), "function", None)
-        clbl = knl.callables.get(getattr(fn, "name", None))
+        clbl = knl.callables.get(getattr(fn, "name", None))  # type: ignore[arg-type]
         if not isinstance(clbl, CallableKernel):
             continue
         sub = clbl.subkernel

@@ -126,7 +126,7 @@ class _Generator:
         for r in self.hw_ranges:
             hw = prim.Variable(self.target.hw_index_name(
                 isinstance(r.tag, LocalIndexTag), r.tag.axis))
-            self.subst[r.iname] = hw if r.lower == 0 else prim.Sum((r.lower, hw))
+            self.subst[r.iname] = hw if r.lower == 0 else prim.Sum((r.lower, hw))  # type: ignore[arg-type]
             dtypes[hw.name] = knl.index_dtype
             weak.add(hw.name)
 
@@ -293,7 +293,8 @@ class _Generator:
             if iname in get_dependencies(insn.assignee):
                 value = mapper.vector_code(self.prepared(insn.expression),
                                            self.types(insn.assignee).dtype)
-                node = cast.Statement(mapper.store(self.prepared(insn.assignee), value))
+                node: cast.Statement | cast.If = cast.Statement(
+                    mapper.store(self.prepared(insn.assignee), value))
             elif iname in get_dependencies(insn.expression):
                 raise NotVectorizable(f"instruction '{insn.id}' stores every lane's "
                                       "value in one place")
@@ -348,7 +349,7 @@ class _Generator:
                 body = self.gen(start, stop, active + [iname], inner)
                 nonempty = guard_condition(
                     align_to(project_to(inner, set(active)), self.knl._universe), context)
-                block = [cast.Statement(f"{self.index_ctype} const {iname} = "
+                block: list = [cast.Statement(f"{self.index_ctype} const {iname} = "
                                         f"{self.emit(value, context)};"),
                          cast.Statement("")]
                 block += [cast.If(self.emit(nonempty, context), body)] \
@@ -378,7 +379,7 @@ class _Generator:
         if isinstance(insn, CInstruction):
             values = [(name, self.emit(expr, context)) for name, expr in insn.iname_exprs]
             # (a loop index already in scope under its own name needs no copy)
-            node = cast.Block([
+            node: cast.Block | cast.Statement | cast.If = cast.Block([
                 cast.Statement(f"{self.index_ctype} const {name} = {value};")
                 for name, value in values if value != name] + [
                 cast.Statement(line) for line in insn.code.split("\n")])
@@ -397,7 +398,7 @@ class _Generator:
         from kernelcore.translation_unit import CallableKernel
         fn = getattr(insn.expression, "function", None)
         return isinstance(insn.expression, prim.Call) and isinstance(
-            self.knl.callables.get(getattr(fn, "name", None)), CallableKernel)
+            self.knl.callables.get(getattr(fn, "name", None)), CallableKernel)  # type: ignore[arg-type]
 
     def call_statement(self, insn, context) -> str:
         from kernelcore.translation_unit import CallableKernel
@@ -507,7 +508,7 @@ class _Generator:
                     f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
-            ctype = self.target.dtype_to_ctype(tv.dtype)
+            ctype = self.target.dtype_to_ctype(tv.dtype)  # type: ignore[arg-type]
             size = storage_size(name, tv)
             if size == 0:
                 continue          # nothing reads or writes an empty array (C has none)
@@ -523,7 +524,8 @@ class _Generator:
             elif tv.shape == ():
                 decls.append(cast.Statement(f"{ctype} {name};"))
             elif name in self.vector_temps:
-                vtype = vector_ctype(self.target, tv.dtype, self.vector_temps[name])
+                vtype = vector_ctype(self.target, tv.dtype,  # type: ignore[arg-type]
+                                     self.vector_temps[name])
                 count = int(np.prod(tv.shape[:-1]))
                 decls.append(cast.Statement(f"{vtype} {name}[{count}];" if len(tv.shape) > 1
                                             else f"{vtype} {name};"))
@@ -546,7 +548,8 @@ class _Generator:
             self.knl.args if self.function else self.knl.device_arguments()))
         prototype = f"{prefix} {self.name}({decl_args})"
         if self.target.sequential and self.hw_ranges and not self.function:
-            body = self.target.sequential_body(self, num_groups, local_size)
+            body = self.target.sequential_body(  # type: ignore[union-attr]
+                self, num_groups, local_size)
         else:
             body = self.temp_decls()
             if body:
@@ -560,8 +563,8 @@ class _Generator:
 
 
 def _segments(items) -> list[tuple[str, list]]:
-    result = []
-    current = None
+    result: list = []
+    current: tuple[str, list] | None = None
     for item in items:
         if isinstance(item, CallKernel):
             current = (item.kernel_name, [])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import reduce
+from typing import Any, cast
 
 import islpy as isl
 import numpy as np
@@ -123,9 +124,9 @@ def _val_to_int_or_frac(v: isl.Val):
     return num, den
 
 
-def _linear_expr(terms: list[tuple[int, object]], const: int):
+def _linear_expr(terms: Sequence[tuple[int, Any]], const: int):
     """sum(coeff*var) + const as a tidy pymbolic expression."""
-    parts = []
+    parts: list[Any] = []
     if const:
         parts.append(const)
     for coeff, var in terms:
@@ -147,7 +148,7 @@ def aff_to_expr(aff: isl.Aff):
         for i in range(aff.dim(dt)):
             num, den = _val_to_int_or_frac(aff.get_coefficient_val(dt, i))
             if num:
-                entries.append((num, den, prim.Variable(aff.get_dim_name(dt, i))))
+                entries.append((num, den, prim.Variable(cast(str, aff.get_dim_name(dt, i)))))
     for i in range(aff.dim(dim_type.div)):
         num, den = _val_to_int_or_frac(aff.get_coefficient_val(dim_type.div, i))
         if num:
@@ -184,7 +185,7 @@ def constraint_to_expr(c: isl.Constraint):
         for i in range(c.space.dim(dt)):
             num = c.get_coefficient_val(dt, i).get_num_si()
             if num:
-                terms.append((num, prim.Variable(c.space.get_dim_name(dt, i))))
+                terms.append((num, prim.Variable(cast(str, c.space.get_dim_name(dt, i)))))
     local = c.get_local_space()
     for i in range(local.dim(dim_type.div)):
         num = c.get_coefficient_val(dim_type.div, i).get_num_si()

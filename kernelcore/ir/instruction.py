@@ -7,7 +7,7 @@ NoOpInstruction, CInstruction, has_slices.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields, replace
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -55,7 +55,7 @@ class InstructionBase:
         return frozenset(n for e in self.expressions() for r in find_reductions(e)
                          for n in r.inames)
 
-    def with_transformed_expressions(self, f) -> InstructionBase:
+    def with_transformed_expressions(self, f) -> Self:
         return replace(self, predicates=frozenset(f(p) for p in self.predicates))
 
     def _options_str(self) -> str:
@@ -163,7 +163,7 @@ class Assignment(InstructionBase):
     def expressions(self) -> tuple:
         return (self.assignee, self.expression) + super().expressions()
 
-    def with_transformed_expressions(self, f) -> Assignment:
+    def with_transformed_expressions(self, f) -> Self:
         return replace(super().with_transformed_expressions(f),
                        assignee=f(self.assignee), expression=f(self.expression))
 
@@ -225,7 +225,7 @@ class CallInstruction(Assignment):
     def expressions(self) -> tuple:
         return super().expressions() + tuple(self.extra_assignees)
 
-    def with_transformed_expressions(self, f) -> CallInstruction:
+    def with_transformed_expressions(self, f) -> Self:
         return replace(super().with_transformed_expressions(f),
                        extra_assignees=tuple(f(a) for a in self.extra_assignees))
 
@@ -324,7 +324,7 @@ class CInstruction(InstructionBase):
         return tuple(e for _, e in self.iname_exprs) + self.assignees \
             + super().expressions()
 
-    def with_transformed_expressions(self, f) -> CInstruction:
+    def with_transformed_expressions(self, f) -> Self:
         return replace(super().with_transformed_expressions(f),
                        iname_exprs=tuple((n, f(e)) for n, e in self.iname_exprs),
                        assignees=tuple(f(a) for a in self.assignees))

@@ -171,7 +171,7 @@ class LoopKernel:
 
     @cached_property
     def _iname_to_domain(self) -> dict[str, int]:
-        result = {}
+        result: dict[str, int] = {}
         for k, dom in enumerate(self.domains):
             for i in range(dom.dim(dim_type.set)):
                 result.setdefault(dom.get_dim_name(dim_type.set, i), k)

@@ -47,7 +47,7 @@ def get_arg_descriptor_for_expression(kernel: Any, expr: Any) -> Any:
     :class:`ValueArgDescriptor`."""
     if isinstance(expr, SubArrayRef):
         sub = expr.subscript
-        name = sub.aggregate.name if isinstance(sub, prim.Subscript) else sub.name
+        name = sub.aggregate.name if isinstance(sub, prim.Subscript) else sub.name  # type: ignore[union-attr]
         var = kernel.arg_dict.get(name) or kernel.temporary_variables.get(name)
         if var is None:
             raise KernelcoreError(f"unknown array '{name}' in a sub-array reference")

@@ -102,7 +102,7 @@ def make_launcher(knl, queue: cl.CommandQueue | None = None,
                 or (isinstance(value, np.ndarray) and value.ndim == 0)):
             raise InvocationError(f"make_launcher: parameter '{v.name}' must be a "
                                   f"number, got {type(value).__name__}")
-        params[v.name] = np.dtype(v.dtype).type(value)
+        params[v.name] = np.dtype(v.dtype).type(value)  # type: ignore[arg-type]
     env = {k: (int(x) if isinstance(x, np.integer) else x) for k, x in params.items()}
 
     # }}}

@@ -179,7 +179,7 @@ class ToCountMap:
     def __eq__(self, other) -> bool:
         return isinstance(other, ToCountMap) and self.count_map == other.count_map
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable
 
 
 def _eval(v, params):

@@ -168,9 +168,11 @@ def _hw_strides(knl, array, index: tuple | None):
     each local/group axis whose iname the index uses."""
     if index is None:
         return {}, {}
-    deps = set()
+    deps: set[str] = set()
     for i in index:
         deps |= get_dependencies(i)
+    lid: dict[int, Any]
+    gid: dict[int, Any]
     lid, gid = {}, {}
     strides = None
     for iname in sorted(deps & set(knl.all_inames())):
@@ -192,7 +194,7 @@ def _hw_strides(knl, array, index: tuple | None):
 
 def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
     """name -> (mtype, variable) for the arrays in global or local memory."""
-    result = {}
+    result: dict[str, tuple[str, Any]] = {}
     for a in knl.args:
         if isinstance(a, ArrayArg):
             result[a.name] = ("global", a)

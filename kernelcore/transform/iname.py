@@ -7,6 +7,7 @@ rename_iname, rename_inames, join_inames, split_reduction_inward, split_reductio
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 import islpy as isl
 import pymbolic.primitives as prim
@@ -152,7 +153,7 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
                  for p in knl.loop_priority)
     slab_map = {n: s for n, s in knl.iname_slabs.items() if n != split_iname}
     if tuple(slabs) != (0, 0):
-        slab_map[outer] = tuple(slabs)
+        slab_map[outer] = tuple(slabs)  # type: ignore[assignment]
     return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
                     loop_priority=prio, iname_slabs=slab_map, substitutions=rules)
 
@@ -161,7 +162,7 @@ def _parse_tag_spec(spec) -> list[tuple[str, object]]:
     if isinstance(spec, dict):
         return list(spec.items())
     if isinstance(spec, str):
-        pairs = []
+        pairs: list[tuple[str, object]] = []
         for item in spec.split(","):
             if not item.strip():
                 continue
@@ -338,7 +339,7 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
             raise KernelcoreError("join_inames: the inames must be declared in one domain")
         n_set = dom.dim(dim_type.set)
         d = dom.insert_dims(dim_type.set, n_set, 1).set_dim_name(dim_type.set, n_set, new)
-        coeffs = {new: -1}
+        coeffs: dict[str | Literal[1], isl.Val | int] = {new: -1}
         for n, st in zip(names, strides):
             coeffs[n] = st
         d = d.add_constraint(isl.Constraint.eq_from_names(d.space, coeffs))
@@ -348,7 +349,7 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
         domains.append(d)
     subst = {}
     for k, (n, st) in enumerate(zip(names, strides)):
-        value = prim.Variable(new)
+        value: prim.ExpressionNode = prim.Variable(new)
         if st != 1:
             value = prim.FloorDiv(value, st)
         if k > 0:

@@ -212,7 +212,8 @@ def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = N
         # (from 0: the unrolled loop of a split starting elsewhere has no
         # constant bounds)
         long = (is_gpu and extent is not None and extent * rows >= ITEMS_FROM
-                and extent >= size * GPU_ITEMS and _static_bounds(knl, fast)[0] == 0)
+                and extent >= size * GPU_ITEMS
+                and _static_bounds(knl, fast)[0] == 0)  # type: ignore[index]
         items = GPU_ITEMS if long else 1
     if items > 1:
         knl = split_iname(knl, fast, size * items, outer_tag="g.0")

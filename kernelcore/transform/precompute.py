@@ -164,6 +164,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             img = project_to(img, dims)
             footprint = img if footprint is None else footprint.union(
                 img.align_params(footprint.space)).coalesce()
+    assert footprint is not None
     bases, extents = [], []
     for k in range(rank):
         lo = _single_aff(footprint.dim_min(k), base_name)
@@ -206,7 +207,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         fp = fp & expr_to_pw_aff(prim.Variable(d), fp.space).eq_set(
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
             - expr_to_pw_aff(bases[k], fp.space))
-    storage_dom = project_to(fp, dim_names).coalesce()
+    storage_dom: isl.Set | isl.BasicSet = project_to(fp, dim_names).coalesce()
     bsets = storage_dom.get_basic_sets()
     storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
 
@@ -232,11 +233,12 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
             rewriter = _UseFinder(is_use, replace)
-            insn = insn.copy(expression=rewriter(insn.expression),
+            insn = insn.copy(expression=rewriter(insn.expression),  # type: ignore[attr-defined]
                              predicates=frozenset(rewriter(p) for p in insn.predicates),
                              depends_on=insn.depends_on | {fetch_id},
-                             assignee=rewriter(insn.assignee) if store_of is not None
-                             else insn.assignee)
+                             assignee=rewriter(insn.assignee)  # type: ignore[attr-defined]
+                             if store_of is not None
+                             else insn.assignee)  # type: ignore[attr-defined]
         new_insns.append(insn)
     position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
     new_insns.insert(position, fetch)

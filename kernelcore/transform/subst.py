@@ -34,6 +34,7 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
         raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be assigned by "
                               f"exactly one instruction (found {len(writers)})")
     (writer,) = writers
+    assert isinstance(writer, Assignment)
     sub = assignee_subscript(writer.assignee)
     if not all(isinstance(s, prim.Variable) for s in sub):
         raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be indexed by "
@@ -80,7 +81,7 @@ def _match(template, expr, params: set[str], bindings: dict) -> bool:
     if type(template) is not type(expr):
         return False
     if isinstance(template, prim.ExpressionNode):
-        names = [f.name for f in dataclasses.fields(template)]
+        names = [f.name for f in dataclasses.fields(template)]  # type: ignore[arg-type]
         return all(_match(getattr(template, n), getattr(expr, n), params, bindings)
                    for n in names)
     if isinstance(template, tuple):
