@@ -11,7 +11,7 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -46,8 +46,13 @@ from lazyarray.tracing import TRACING, concretization_message
 from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pyopencl as cl
     import pyopencl.array as cla
+
+    _Binary = Callable[["LazyArray", Any], "LazyArray"]
+    _Unary = Callable[["LazyArray"], "LazyArray"]
 else:
     cl = deferred("pyopencl")       # (read only when a device error is raised)
 
@@ -68,9 +73,9 @@ def _node(x) -> Node:
     if dtype is not None and (type(x) is not int or -2**63 <= x < 2**63):
         return Const(x, dtype, True)
     if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
-        return HugeInt(x)
+        return HugeInt(x)  # type: ignore[return-value]
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
-        return Const(x, np.result_type(x), True)
+        return Const(x, np.result_type(x), True)  # type: ignore[arg-type]
     if isinstance(x, np.generic):
         return Const(x, x.dtype, False)
     return asarray(x).node
@@ -139,7 +144,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         if base is not None:
             base_node = base.node
             if base_node is not self._seen:
-                self._node = self._forward(base_node)
+                self._node = self._forward(base_node)  # type: ignore[misc]
                 self._seen = base_node
         return self._node
 
@@ -161,7 +166,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
             if node.depth > DEPTH_LIMIT and not TRACING.names:
                 self._settle()
             return
-        base._assign(self._write_back(base.node, node))
+        base._assign(self._write_back(base.node, node))  # type: ignore[misc]
 
     def _view(self, forward, write_back, layout_step) -> LazyArray:
         """A view of this array: its value is ``forward(this value)``; writing
@@ -176,13 +181,14 @@ class LazyArray(NumPyMethods, ReductionMethods):
         """A NumPy array of this array's shape, dtype and strides (as NumPy
         lays out views) over no memory: NumPy decides which reshapes are views."""
         if self._base is None:
+            strides: list[int]
             strides, step = [], self.dtype.itemsize
             for n in reversed(self.shape):
                 strides.insert(0, step)
                 step *= max(n, 1)
             return as_strided(np.zeros(1, self.dtype), self.shape, strides, writeable=False)
         if self._stand_in is None:
-            self._stand_in = self._layout_step(self._base._layout())
+            self._stand_in = self._layout_step(self._base._layout())  # type: ignore[misc]
         return self._stand_in
 
     def _permuted(self, axes) -> LazyArray:
@@ -437,6 +443,46 @@ class LazyArray(NumPyMethods, ReductionMethods):
 
     # }}}
 
+    # {{{ the operators installed after the class, as type checkers see them
+
+    __add__: ClassVar[_Binary]
+    __radd__: ClassVar[_Binary]
+    __sub__: ClassVar[_Binary]
+    __rsub__: ClassVar[_Binary]
+    __mul__: ClassVar[_Binary]
+    __rmul__: ClassVar[_Binary]
+    __truediv__: ClassVar[_Binary]
+    __rtruediv__: ClassVar[_Binary]
+    __floordiv__: ClassVar[_Binary]
+    __rfloordiv__: ClassVar[_Binary]
+    __mod__: ClassVar[_Binary]
+    __rmod__: ClassVar[_Binary]
+    __pow__: ClassVar[_Binary]
+    __rpow__: ClassVar[_Binary]
+    __and__: ClassVar[_Binary]
+    __rand__: ClassVar[_Binary]
+    __or__: ClassVar[_Binary]
+    __ror__: ClassVar[_Binary]
+    __xor__: ClassVar[_Binary]
+    __rxor__: ClassVar[_Binary]
+    __lshift__: ClassVar[_Binary]
+    __rlshift__: ClassVar[_Binary]
+    __rshift__: ClassVar[_Binary]
+    __rrshift__: ClassVar[_Binary]
+    __lt__: ClassVar[_Binary]
+    __le__: ClassVar[_Binary]
+    __gt__: ClassVar[_Binary]
+    __ge__: ClassVar[_Binary]
+    __eq__: ClassVar[_Binary]  # type: ignore[assignment]  # elementwise, as NumPy's
+    __ne__: ClassVar[_Binary]  # type: ignore[assignment]  # elementwise, as NumPy's
+    __neg__: ClassVar[_Unary]
+    __pos__: ClassVar[_Unary]
+    __invert__: ClassVar[_Unary]
+    __abs__: ClassVar[_Unary]
+    __hash__: ClassVar[None]  # type: ignore[assignment]  # mutable, so unhashable
+
+    # }}}
+
     def __matmul__(self, other) -> LazyArray:
         return LazyArray(linalg.matmul(self.node, _node(other)))
 
@@ -478,7 +524,8 @@ class LazyArray(NumPyMethods, ReductionMethods):
 
     def transpose(self, *axes) -> LazyArray:
         """The axes permuted (reversed by default): a view."""
-        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) \
+            else (axes or None)  # type: ignore[assignment]
         return self._permuted(shape_ops.permutation_of(shape_ops.transpose(self.node, axes)))
 
     @property

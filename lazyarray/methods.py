@@ -8,9 +8,12 @@ Public names: NumPyMethods.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from lazyarray.handle import LazyArray
 
 
 def _namespace():
@@ -65,10 +68,23 @@ class NumPyMethods:
     """ndarray methods and attributes of :class:`~lazyarray.handle.LazyArray`
     beyond the arithmetic, views and reductions defined with it."""
 
-    shape: tuple
-    dtype: np.dtype
-    ndim: int
-    size: int
+    if TYPE_CHECKING:
+        # what LazyArray, the class built on these methods, provides them
+        @property
+        def shape(self) -> tuple: ...
+        @property
+        def dtype(self) -> np.dtype: ...
+        @property
+        def ndim(self) -> int: ...
+        @property
+        def size(self) -> int: ...
+
+        _base: LazyArray | None
+
+        def _refuse_value(self, what: str) -> None: ...
+        def _host(self) -> np.ndarray: ...
+        def reshape(self, *shape, copy=None) -> LazyArray: ...
+        def __setitem__(self, key, value) -> None: ...
 
     # {{{ sizes and layout
 
@@ -116,7 +132,7 @@ class NumPyMethods:
     def tobytes(self, order: str = "C") -> bytes:
         """The value's bytes."""
         self._refuse_value(".tobytes()")
-        return self._host().tobytes(order)
+        return self._host().tobytes(order)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         """NumPy's ``str`` of the value (what ``print(x)`` shows)."""

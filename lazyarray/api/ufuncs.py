@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+from typing import TYPE_CHECKING
 
 import numpy as _np
 
@@ -207,6 +208,23 @@ _UFUNC_ALIASES = {
     "pow": "power"}
 for _alias, _name in _UFUNC_ALIASES.items():
     globals()[_alias] = Ufunc(_name, _alias)
+
+if TYPE_CHECKING:
+    # the ufuncs the package imports by name, as type checkers see them
+    arctan2: Ufunc
+    conj: Ufunc
+    copysign: Ufunc
+    floor_divide: Ufunc
+    isinf: Ufunc
+    isnan: Ufunc
+    log10: Ufunc
+    maximum: Ufunc
+    minimum: Ufunc
+    not_equal: Ufunc
+    remainder: Ufunc
+    sign: Ufunc
+    sqrt: Ufunc
+    trunc: Ufunc
 
 
 def _choose(condition, x, y) -> LazyArray:
