@@ -175,7 +175,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> LazyArray:
     elif len(axes) == 2:
         row, col = (_normalize_axis_index(a, x.ndim) for a in axes)
         result = _matrix_norm(x, ord, row, col)
-        kept = (row, col)
+        kept = (row, col)  # type: ignore[assignment]
     else:
         raise ValueError("Improper number of dimensions to norm.")
     return _keep(result, x.shape, kept) if keepdims else result
@@ -273,7 +273,7 @@ def _chain(arrays: list[LazyArray]) -> LazyArray:
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
-            cost[i][j] = _math.inf
+            cost[i][j] = _math.inf  # type: ignore[call-overload]
             for k in range(i, j):
                 c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
                 if c < cost[i][j]:
@@ -361,7 +361,7 @@ def matrix_power(a, n: int) -> LazyArray:
         if not n:
             break
         square = _products.matmul(square, square)
-    return result.copy() if result is a else result
+    return result.copy() if result is a else result  # type: ignore[return-value]
 
 # }}}
 

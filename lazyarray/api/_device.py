@@ -104,7 +104,7 @@ def gather_along(arr: LazyArray, index: LazyArray, axis: int) -> LazyArray:
     shape = list(_np.broadcast_shapes(arr.shape[:axis] + (1,) + arr.shape[axis + 1:],
                                       index.shape[:axis] + (1,) + index.shape[axis + 1:]))
     shape[axis] = index.shape[axis]
-    shape = tuple(shape)
+    shape = tuple(shape)  # type: ignore[assignment]
     n = arr.shape[axis]
     if 0 in shape:
         return zeros(shape, arr.dtype)

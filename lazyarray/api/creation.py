@@ -118,7 +118,7 @@ def meshgrid(*arrays, indexing="xy", sparse=False, copy=True) -> list[LazyArray]
     as the Array API 2024.12 specifies (NumPy 2 returns a tuple)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    arrays = [asarray(a).reshape(-1) for a in arrays]
+    arrays = [asarray(a).reshape(-1) for a in arrays]  # type: ignore[assignment]
     n = len(arrays)
     shapes = [(1,) * k + (-1,) + (1,) * (n - k - 1) for k in range(n)]
     if indexing == "xy" and n > 1:

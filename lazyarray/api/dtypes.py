@@ -100,11 +100,11 @@ class _NamespaceInfo:
             names = self._KINDS["bool"] + self._KINDS["numeric"]
         else:
             kinds = (kind,) if isinstance(kind, str) else tuple(kind)
-            names = []
+            names = []  # type: ignore[assignment]
             for k in kinds:
                 if k not in self._KINDS:
                     raise ValueError(f"unknown dtype kind {k!r}")
-                names += [n for n in self._KINDS[k] if n not in names]
+                names += [n for n in self._KINDS[k] if n not in names]  # type: ignore[operator]
         return {n: _np.dtype(n) for n in names}
 
 

@@ -56,7 +56,7 @@ def put_along_axis(arr, indices, values, axis) -> None:
     axis = axis % arr.ndim if -arr.ndim <= axis < arr.ndim else axis
     if index.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    key = list(_np.indices(index.shape, sparse=True))
+    key: list = list(_np.indices(index.shape, sparse=True))
     key[axis] = index
     arr[tuple(key)] = values
 
@@ -65,7 +65,7 @@ def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
     """NumPy's copyto: *src* (broadcast) written into *dst* where *where*."""
     dst = _target(dst, "copyto")
     src = asarray(src)
-    if not _np.can_cast(src.dtype, dst.dtype, casting):
+    if not _np.can_cast(src.dtype, dst.dtype, casting):  # type: ignore[arg-type]
         raise TypeError(f"Cannot cast array data from {src.dtype} to {dst.dtype} according "
                         f"to the rule '{casting}'")
     if where is True:

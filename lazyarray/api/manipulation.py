@@ -118,7 +118,7 @@ def broadcast_arrays(*arrays) -> list[LazyArray]:
     """The arrays broadcast against each other (views), a list as the Array
     API 2024.12 specifies (NumPy 2 returns a tuple)."""
     from lazyarray.ops.elementwise import broadcast_shapes
-    arrays = [asarray(a) for a in arrays]
+    arrays = [asarray(a) for a in arrays]  # type: ignore[assignment]
     shape = broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 

@@ -182,7 +182,7 @@ def _write(target, value, name: str, casting: str) -> None:
     if isinstance(target, LazyArray):
         target._in_place(name, asarray(value).node)
     elif isinstance(target, _np.ndarray):
-        _np.copyto(target, _np.asarray(value), casting=casting)
+        _np.copyto(target, _np.asarray(value), casting=casting)  # type: ignore[arg-type]
     else:
         raise TypeError(f"out= must be an array, not {type(target).__name__}")
 

@@ -252,7 +252,7 @@ def _const_cast(node: Const, dtype: np.dtype) -> Const:
     with np.errstate(all="ignore"):
         value = node.value.real if node.dtype.kind == "c" and dtype.kind != "c" \
             else node.value
-        return constant(np.asarray(value).astype(dtype)[()], dtype)
+        return constant(np.asarray(value).astype(dtype)[()], dtype)  # type: ignore[return-value]
 
 
 def real_part(node: Node) -> Node:
@@ -447,7 +447,7 @@ def _typing(name: str, args: tuple) -> tuple:
     if any(isinstance(a, Const) and a.weak and a.dtype.kind in "iu" for a in args):
         key = None          # (a Python int's value matters: out of range)
     else:
-        typing = _TYPINGS.get(key)
+        typing = _TYPINGS.get(key)  # type: ignore[arg-type]
         if typing is not None:
             return typing
     ufunc = getattr(np, name)

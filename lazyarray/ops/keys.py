@@ -89,6 +89,8 @@ def plan_key(shape: tuple, key: list):
     """For a key of integers, slices and ``None`` (already expanded): the
     View's axis map, the result's shape, and per axis of the array its
     ``(start, step, length)`` (length ``None``: an integer index)."""
+    axis_map: list[tuple]
+    ranges: list[tuple]
     axis_map, out_shape, ranges = [], [], []
     axis = 0
     for k in key:

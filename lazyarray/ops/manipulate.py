@@ -204,7 +204,7 @@ def pad(node: Node, pad_width, mode: str = "constant", constant_values=0) -> Nod
         if mode != "constant":
             if n == 0:
                 raise ShapeError(f"pad: can't extend empty axis {axis} using mode '{mode}'")
-            node = reindex(node, axis, np.pad(np.arange(n), (before, after), mode=mode))
+            node = reindex(node, axis, np.pad(np.arange(n), (before, after), mode=mode))  # type: ignore[call-overload]
             continue
         parts = []
         for width, value in ((before, values[axis, 0]), (after, values[axis, 1])):

@@ -7,13 +7,14 @@ Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero, scan.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from lazyarray.errors import AxisError, ShapeError
 from lazyarray.graph import Const, Map, Node, Reduce, Scan
 
-_NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
+_NUMPY: dict[str, Any] = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
           "any": np.any, "all": np.all}
 
 
