@@ -94,7 +94,7 @@ def _plan(shape: tuple, dtype: _np.dtype, ndim: int):
         return _plans[key][0]
 
 
-def _transform(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
+def _vkfft_transform(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
     """Unnormalized complex transforms of *x* over *axes* (distinct, at most
     three, none of length 1) with VkFFT."""
     k = len(axes)
@@ -120,7 +120,7 @@ def _c2c(x: LazyArray, axes: Sequence[int], forward: bool) -> LazyArray:
     if x.size == 0 or not axes:
         return x
     for start in range(0, len(axes), 3):
-        x = _transform(x, tuple(axes[start:start + 3]), forward)
+        x = _vkfft_transform(x, tuple(axes[start:start + 3]), forward)
     return x
 
 # }}}
