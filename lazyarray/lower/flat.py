@@ -21,7 +21,7 @@ import kernelcore as lp
 from kernelcore.creation import make_loop_kernel
 from kernelcore.index_width import INDEX_LIMIT
 from kernelcore.ir.expr import Reduction
-from lazyarray.graph import Input, Map, Node, walk
+from lazyarray.graph import Input, Map, Node, Reduce, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -59,6 +59,7 @@ def is_flat(node: Node, inputs: dict[int, tuple[Node, str]], target: Target) -> 
     :data:`FLAT_REDUCTION_LIMIT` elements."""
     body = node
     if is_kind(node, "reduce"):
+        assert isinstance(node, Reduce)
         body = node.arg
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)
@@ -79,7 +80,7 @@ def is_flat(node: Node, inputs: dict[int, tuple[Node, str]], target: Target) -> 
             continue
         if not is_kind(n, "map") or n.shape != body.shape:
             return False
-        if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:
+        if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:  # type: ignore[attr-defined]
             return False
     return all(n.shape == (body.shape if not name.startswith("s") else ())
                for n, name in inputs.values())
@@ -94,7 +95,7 @@ def flat_key(node: Node, inputs: dict[int, tuple[Node, str]]) -> tuple:
 def flat_size(node: Node) -> int:
     """The element count a flat kernel of *node* runs over (a reduction's:
     its operand's)."""
-    return int(np.prod((node.arg if is_kind(node, "reduce") else node).shape))
+    return int(np.prod((node.arg if is_kind(node, "reduce") else node).shape))  # type: ignore[attr-defined]
 
 
 def _stand_in(node: Node, length: int) -> Input:
@@ -109,7 +110,7 @@ def build_flat_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
     element (a reduction: one work-group), the element count in
     :data:`SIZE_ARGUMENT`."""
     reduction = is_kind(node, "reduce")
-    body = node.arg if reduction else node
+    body = node.arg if reduction else node  # type: ignore[attr-defined]
     length = int(np.prod(body.shape))
     flat: dict[int, Node] = {}
     flat_inputs: dict[int, tuple[Node, str]] = {}
@@ -118,7 +119,7 @@ def build_flat_kernel(node: Node, inputs: dict[int, tuple[Node, str]],
         flat[id(n)], flat_inputs[id(stand_in)] = stand_in, (stand_in, name)
     for n in _region(body, inputs):
         flat[id(n)] = n if is_kind(n, "const") else Map(
-            n.op, tuple(flat[id(a)] for a in n.args), (length,), n.dtype, n.weak)
+            n.op, tuple(flat[id(a)] for a in n.args), (length,), n.dtype, n.weak)  # type: ignore[attr-defined]
     root = flat[id(body)]
     expr = Expr(flat_inputs)
     size = prim.Variable(SIZE_ARGUMENT)

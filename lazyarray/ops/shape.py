@@ -165,7 +165,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
             if not -extent <= int(k) < extent:
                 raise IndexingError(f"index {int(k)} is out of bounds for axis {axis} "
                                     f"with size {extent}")
-            index = Const(int(k) % extent, np.int64, False)
+            index: Node = Const(int(k) % extent, np.int64, False)
         elif is_mask(k):
             span = k.ndim
             index = _mask_positions(k, node.shape[axis:axis + span], axis)
@@ -200,7 +200,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
     extents = [node.shape[a] for a in axes]
     merged = int(np.prod(extents, dtype=np.int64))
     node = reshape(node, node.shape[:first] + (merged,) + node.shape[first + len(axes):])
-    flat = None
+    flat: Node | None = None
     for j, (_, _, _, index) in enumerate(groups):
         later = sum(g[2] for g in groups[j + 1:])
         stride = int(np.prod(extents[len(extents) - later:], dtype=np.int64)) if later else 1
@@ -208,6 +208,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
             "multiply", (index, Const(stride, np.int64, False)), index.shape, np.int64)
         flat = term if flat is None else Map(
             "add", (flat, term), tuple(np.broadcast_shapes(flat.shape, term.shape)), np.int64)
+    assert flat is not None
     if flat.shape != index_shape:
         flat = regions.broadcast_view(flat, index_shape)
     return Gather(node, flat, first)
@@ -327,7 +328,7 @@ def _spread(node: Node, value: Node, ranges: list, axis: int):
     position = Iota((m,), 0)
     stride = Const(step, np.int64, False)
     spaced = Gather(value, Map("floor_divide", (position, stride), (m,), np.int64), axis)
-    on_grid = Map("equal", (Map("remainder", (position, stride), (m,), np.int64),
+    on_grid: Node = Map("equal", (Map("remainder", (position, stride), (m,), np.int64),
                             Const(0, np.int64, False)), (m,), np.bool_)
     on_grid = regions.unit_reshape(on_grid,
                                    tuple(m if a == axis else 1 for a in range(node.ndim)))
@@ -415,7 +416,7 @@ def permutation_of(view: Node) -> tuple:
     """The axes of a View made by :func:`transpose`: axis k of *view* is
     axis ``axes[k]`` of its argument."""
     axes = [0] * view.ndim
-    for in_axis, (_, out_axis, _, _) in enumerate(view.axis_map):
+    for in_axis, (_, out_axis, _, _) in enumerate(view.axis_map):  # type: ignore[attr-defined]
         axes[out_axis] = in_axis
     return tuple(axes)
 
@@ -441,7 +442,7 @@ def transpose(node: Node, axes=None) -> Node:
         int(a) % node.ndim for a in axes)
     if sorted(axes) != list(range(node.ndim)):
         raise ShapeError(f"axes {axes} don't match array of dimension {node.ndim}")
-    axis_map = [None] * node.ndim
+    axis_map: list = [None] * node.ndim
     for out_axis, in_axis in enumerate(axes):
         axis_map[in_axis] = ("axis", out_axis, 0, 1)
     return View(node, axis_map, [node.shape[a] for a in axes])
