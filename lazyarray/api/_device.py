@@ -143,7 +143,7 @@ def ndim_of(x) -> int:
     return len(shape_of(x))
 
 
-def dtype_probe(x) -> object:
+def dtype_probe(x) -> _np.ndarray | _builtins.bool | int | float | complex:
     """What NumPy's typing functions take for *x*: Python scalars as they
     are (weak), arrays by their dtypes."""
     if isinstance(x, LazyArray):

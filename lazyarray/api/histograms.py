@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import operator as _operator
+from typing import Any
 
 import numpy as _np
 
@@ -305,7 +306,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> LazyArray:
     parts = []
     for part in ("real", "imag"):
         bounds = [None if b is None else getattr(_np.complex128(b), part) for b in (left, right)]
-        parts.append(_interp_real(x, xp, getattr(fp, part), *bounds, by_reciprocal=True))
+        parts.append(_interp_real(x, xp, getattr(fp, part), *bounds, by_reciprocal=True))  # type: ignore[misc, arg-type]
     # (an infinite imaginary part makes the real part NaN here)
     return parts[0] + parts[1] * 1j
 
@@ -351,7 +352,7 @@ def gradient(f, *varargs, axis=None,
     if len(set(axes)) != len(axes):
         raise ValueError("duplicate value in 'axis'")
     if not varargs:
-        spacings = [1.0] * len(axes)
+        spacings: list[Any] = [1.0] * len(axes)
     elif len(varargs) == 1 and ndim_of(varargs[0]) == 0:
         spacings = list(varargs) * len(axes)
     elif len(varargs) == len(axes):

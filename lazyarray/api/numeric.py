@@ -172,7 +172,7 @@ class _Grid:
         start = 0 if s.start is None else s.start
         step = 1 if s.step is None else s.step
         if isinstance(step, (complex, _np.complexfloating)):
-            return start, step, int(abs(step)), True
+            return start, step, int(abs(step)), True  # type: ignore[call-overload]
         return start, step, int(_math.ceil((s.stop - start) / step)), False
 
     def __getitem__(self, key):
@@ -289,6 +289,7 @@ def argwhere(a) -> LazyArray:
     if count == 0:
         return zeros((0, a.ndim), _INT64)
     flat = searchsorted_device(ends, arange(count, dtype=_INT64), "right")
+    coords: list[LazyArray]
     coords, stride = [], 1
     for n in reversed(a.shape):
         coords.insert(0, (flat // stride) % n if n != 1 else zeros(count, _INT64))
