@@ -193,8 +193,8 @@ class DeviceGenerator:
 
     @state.setter
     def state(self, value: dict) -> None:
-        self._key = tuple(int(w) & _MASK32 for w in value["key"])
-        self._stream = tuple(int(w) & _MASK32 for w in value["stream"])
+        self._key = tuple(int(w) & _MASK32 for w in value["key"])  # type: ignore[assignment]
+        self._stream = tuple(int(w) & _MASK32 for w in value["stream"])  # type: ignore[assignment]
         self._offset = int(value["offset"]) % 2 ** 64
 
     def spawn(self, n_children: int) -> list[DeviceGenerator]:
@@ -228,7 +228,7 @@ class DeviceGenerator:
                 lambda: self._draw_state(n), _STATE_DTYPES))
             index = index + offset
         else:
-            k0, k1, s0, s1, start = self._draw_state(n)
+            k0, k1, s0, s1, start = self._draw_state(n)  # type: ignore[assignment]
             index = index + np.uint64(start)
         counter = (index.astype(_U32), (index >> 32).astype(_U32), s0, s1)
         return tuple(w.reshape(shape) for w in philox4x32(counter, (k0, k1)))
@@ -274,7 +274,7 @@ class DeviceGenerator:
             u1, u2 = 1.0 - _unit_float64(w[0], w[1]), _unit_float64(w[2], w[3])
         else:
             u1, u2 = 1.0 - _unit_float32(w[0]), _unit_float32(w[1])
-        return np.sqrt(-2.0 * np.log(u1)) * np.cos((2.0 * np.pi) * u2)
+        return np.sqrt(-2.0 * np.log(u1)) * np.cos((2.0 * np.pi) * u2)  # type: ignore[return-value]
 
     def normal(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
         """float64 normal values of mean *loc* and standard deviation *scale*
@@ -301,12 +301,12 @@ class DeviceGenerator:
         ``(k + 1/2) / 2**52`` for 52 random bits ``k`` (0 and 1 excluded, so
         logarithms stay finite)."""
         shape = self._size(size, *params)
-        return shape, (np.floor(self.random(shape) * 2.0 ** 52) + 0.5) * 2.0 ** -52
+        return shape, (np.floor(self.random(shape) * 2.0 ** 52) + 0.5) * 2.0 ** -52  # type: ignore[return-value]
 
     def lognormal(self, mean=0.0, sigma=1.0, size=None) -> LazyArray:
         """float64 values whose logarithm is normal (mean *mean*, standard
         deviation *sigma*)."""
-        return np.exp(self.normal(mean, sigma, size))
+        return np.exp(self.normal(mean, sigma, size))  # type: ignore[return-value]
 
     def laplace(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
         """float64 Laplace (double exponential) values around *loc*."""
@@ -356,7 +356,7 @@ class DeviceGenerator:
     def standard_cauchy(self, size=None) -> LazyArray:
         """float64 Cauchy (Lorentz) values of mode 0 and scale 1."""
         _, u = self._open_unit(size)
-        return np.tan(np.pi * (u - 0.5))
+        return np.tan(np.pi * (u - 0.5))  # type: ignore[return-value]
 
     def geometric(self, p, size=None) -> LazyArray:
         """int64 numbers of Bernoulli trials of success probability *p* up to
@@ -444,7 +444,7 @@ class DeviceGenerator:
             n = population.shape[axis]
         shape = normalize_shape(() if size is None else size)
         if replace and p is None:
-            if n == 0 and math.prod(shape):
+            if n == 0 and math.prod(shape):  # type: ignore[arg-type]
                 raise ValueError("a cannot be empty unless no samples are taken")
             index = self.integers(0, max(n, 1), shape)
         else:
