@@ -252,7 +252,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         return self.node.shape
 
     @shape.setter
-    def shape(self, shape) -> None:
+    def shape(self, shape: Any) -> None:
         self._set_shape(shape)
 
     @property
@@ -293,7 +293,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         """The OpenCL device the array lives on."""
         return Device(_run.default_queue().device)
 
-    def to_device(self, device, /, *, stream=None) -> LazyArray:
+    def to_device(self, device: Any, /, *, stream: Any = None) -> LazyArray:
         """The array on *device* (lazyarray uses one device: it must be that one)."""
         if device != self.device:
             raise DTypeError(f"lazyarray uses one device, {self.device}; cannot move to "
@@ -327,12 +327,12 @@ class LazyArray(NumPyMethods, ReductionMethods):
 
     conjugate = conj
 
-    def clip(self, min=None, max=None) -> LazyArray:
+    def clip(self, min: Any = None, max: Any = None) -> LazyArray:
         """Values limited to [*min*, *max*]."""
         import lazyarray
         return lazyarray.clip(self, min, max)
 
-    def round(self, decimals=0) -> LazyArray:
+    def round(self, decimals: int = 0) -> LazyArray:
         """Values rounded to *decimals* decimals (NumPy's rounding: half to even)."""
         return device_or_host(lambda: LazyArray(round_half_even(self.node, decimals)),
                               np.round, (self, decimals))
@@ -387,7 +387,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         result = self._host().copy()
         return result if dtype is None else result.astype(dtype)
 
-    def item(self):
+    def item(self) -> Any:
         """The single element as a Python scalar (computes the array)."""
         self._refuse_value(".item()")
         return self._host().item()
@@ -489,7 +489,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
     def __rmatmul__(self, other) -> LazyArray:
         return LazyArray(linalg.matmul(_node(other), self.node))
 
-    def dot(self, other) -> LazyArray:
+    def dot(self, other: Any) -> LazyArray:
         """The dot product with *other* (NumPy's dot)."""
         return LazyArray(linalg.dot(self.node, _node(other)))
 
@@ -518,11 +518,11 @@ class LazyArray(NumPyMethods, ReductionMethods):
             return          # (``x[k] += 1`` wrote through the view x[k] already)
         self._assign(shape_ops.setitem(node, key, value))
 
-    def take(self, indices, axis=None) -> LazyArray:
+    def take(self, indices: Any, axis: int | None = None) -> LazyArray:
         """Elements at *indices* along *axis*."""
         return LazyArray(shape_ops.take(self.node, indices, axis))
 
-    def transpose(self, *axes) -> LazyArray:
+    def transpose(self, *axes: Any) -> LazyArray:
         """The axes permuted (reversed by default): a view."""
         axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) \
             else (axes or None)  # type: ignore[assignment]
@@ -533,7 +533,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         """The transpose (axes reversed): a view."""
         return self.transpose()
 
-    def reshape(self, *shape, copy=None) -> LazyArray:
+    def reshape(self, *shape: Any, copy: bool | None = None) -> LazyArray:
         """The elements in C order in *shape*: a view where NumPy's reshape
         is one (no copy needed), else a copy (*copy*: NumPy's meaning)."""
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
@@ -559,20 +559,20 @@ class LazyArray(NumPyMethods, ReductionMethods):
         """The elements in C order (a copy)."""
         return LazyArray(shape_ops.reshape(self.node, -1))
 
-    def squeeze(self, axis=None) -> LazyArray:
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> LazyArray:
         """Unit axes removed (a view)."""
         return self._reshaped(manipulate.squeeze(self.node, axis).shape)
 
-    def swapaxes(self, axis1, axis2) -> LazyArray:
+    def swapaxes(self, axis1: Any, axis2: Any) -> LazyArray:
         """Two axes exchanged (a view)."""
         swapped = manipulate.swapaxes(self.node, axis1, axis2)
         return self._permuted(shape_ops.permutation_of(swapped))
 
-    def repeat(self, repeats, axis=None) -> LazyArray:
+    def repeat(self, repeats: Any, axis: int | tuple[int, ...] | None = None) -> LazyArray:
         """Each element repeated *repeats* times along *axis*."""
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
-    def astype(self, dtype, copy=True) -> LazyArray:
+    def astype(self, dtype: Any, copy: bool = True) -> LazyArray:
         """The values converted to *dtype* as NumPy converts them: a new array
         (this one itself for the same dtype and ``copy=False``)."""
         dtype = np.dtype(dtype)
@@ -581,7 +581,7 @@ class LazyArray(NumPyMethods, ReductionMethods):
         return LazyArray(cast(self.node, dtype))
 
 
-def copy(x) -> LazyArray:
+def copy(x: Any) -> LazyArray:
     """A copy of *x* (later writes to *x* do not change it)."""
     return asarray(x).copy()
 
@@ -666,7 +666,8 @@ class Device:
         return f"Device({self.cl_device.name.strip()!r})"
 
 
-def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
+def asarray(data: Any, dtype: Any = None, *, device: Any = None, copy: bool | None = None
+            ) -> LazyArray:
     """A lazy array holding *data* (NumPy array, scalar, pyopencl array or lazy
     array) on the default device (lazy arrays are immutable: *copy* does not
     matter, except that ``copy=False`` refuses a conversion that must copy)."""
