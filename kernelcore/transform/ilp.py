@@ -6,6 +6,8 @@ Public names: expand_ilp_temporaries, privatize_temporaries_with_inames, static_
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
@@ -13,6 +15,7 @@ from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import IdentityMapper, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import VectorizeTag, is_lane_tag
 from kernelcore.translation_unit import for_each_kernel
 
@@ -37,7 +40,7 @@ class _Expand(IdentityMapper):
         return expr
 
 
-def static_range(knl, iname: str) -> tuple[int, int]:
+def static_range(knl: LoopKernel, iname: str) -> tuple[int, int]:
     """The smallest and largest value *iname* takes for any parameters the
     assumptions allow (an error if either is unbounded)."""
     dom = project_to(knl.get_inames_domain([iname]) & knl.assumptions_set, [iname])
@@ -58,7 +61,8 @@ def _indexed_by(writers, iname: str) -> bool:
 
 
 @for_each_kernel
-def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=None):
+def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Iterable[str],
+                                      only_var_names: Iterable[str] | None = None) -> LoopKernel:
     """A copy of *knl* where private temporaries written inside loops over
     *privatizing_inames* get one copy per iteration (a leading axis indexed by
     the iname), so iterations no longer share them. Temporaries that every
@@ -97,7 +101,7 @@ def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=No
     return knl.copy(instructions=tuple(insns), temporary_variables=temps)
 
 
-def expand_ilp_temporaries(knl):
+def expand_ilp_temporaries(knl: LoopKernel) -> LoopKernel:
     """A copy of *knl* where private temporaries written inside ``ilp`` and
     ``vec`` loops have an extra leading axis indexed by that loop's iname."""
     ilp = [n for n in knl.all_inames() if is_lane_tag(knl.iname_tags.get(n))]

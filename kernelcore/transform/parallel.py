@@ -35,6 +35,8 @@ Public names: auto_parallelize.
 
 from __future__ import annotations
 
+from typing import Any
+
 import islpy as isl
 import pymbolic.primitives as prim
 
@@ -172,7 +174,7 @@ def _is_gpu(device) -> bool:
 
 
 @for_each_kernel
-def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = None,
+def auto_parallelize(knl: LoopKernel, device: Any = None, *, group_size: int | None = None,
                      items: int | None = None) -> LoopKernel:
     """*knl* with its independent loops tagged for *device*: a
     :class:`pyopencl.Device`, or the kind of device, ``"gpu"`` or ``"cpu"``

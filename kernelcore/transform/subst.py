@@ -6,6 +6,8 @@ Public names: expand_subst, assignment_to_subst, extract_subst.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
+from typing import Any
 
 import pymbolic.primitives as prim
 
@@ -18,7 +20,7 @@ from kernelcore.translation_unit import for_each_kernel
 
 
 @for_each_kernel
-def expand_subst(knl: LoopKernel, within=None) -> LoopKernel:
+def expand_subst(knl: LoopKernel, within: Any = None) -> LoopKernel:
     """Replace uses of substitution rules by their expressions (in the matching
     instructions); rules no longer used are dropped."""
     return expand_kernel_rules(knl, parse_match(within))
@@ -91,7 +93,8 @@ def _match(template, expr, params: set[str], bindings: dict) -> bool:
 
 
 @for_each_kernel
-def extract_subst(knl: LoopKernel, subst_name: str, template, parameters=()) -> LoopKernel:
+def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: Iterable[str] = ()
+                  ) -> LoopKernel:
     """Name the subexpressions shaped like *template* as substitution rule
     *subst_name* with arguments *parameters* (names in *template* that match
     anything); operands are matched in the order written."""
