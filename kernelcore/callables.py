@@ -15,13 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import CodeGenerationError, KernelcoreError
 from kernelcore.ir.data import AddressSpace
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 
 @dataclass(frozen=True)
@@ -263,7 +267,8 @@ class MathCallable(ScalarCallable):
         return self.copy(arg_id_to_dtype=types, name_in_target=self.name), callables_table
 
 
-def register_callable(knl, name: str, callable: InKernelCallable):
+def register_callable(knl: LoopKernel | TranslationUnit, name: str, callable: InKernelCallable
+                      ) -> LoopKernel | TranslationUnit:
     """A copy of *knl* (a kernel or a translation unit: then each of its
     kernels) in which calls to *name* go to *callable*."""
     from kernelcore.translation_unit import CallableKernel, TranslationUnit

@@ -29,13 +29,17 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyopencl as cl
 
 from kernelcore.diagnostic import AutomaticTestFailure, KernelcoreError, TypeInferenceFailure
 from kernelcore.testing_args import RANDOM_SEED, ArgData, is_sentinel, make_args, make_ref_args
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 logger = logging.getLogger(__name__)
 
@@ -272,7 +276,9 @@ def _compare(arg_data: list[ArgData], check_result: Callable, fills_entire_outpu
 # }}}
 
 
-def auto_test_vs_ref(ref_knl, ctx: cl.Context, test_knl=None, op_count=(), op_label=(),
+def auto_test_vs_ref(ref_knl: LoopKernel | TranslationUnit, ctx: cl.Context,
+                     test_knl: LoopKernel | TranslationUnit | None = None,
+                     op_count: Sequence[float] = (), op_label: Sequence[str] = (),
                      parameters: dict | None = None, print_ref_code: bool = False,
                      print_code: bool = True, warmup_rounds: int = 2,
                      dump_binary: bool = False, fills_entire_output: bool | None = None,

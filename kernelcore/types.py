@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -234,7 +234,12 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
     return dtypes, weak
 
 
-def infer_types(knl, *, require_all: bool = True):
+@overload
+def infer_types(knl: LoopKernel, *, require_all: bool = ...) -> LoopKernel: ...
+@overload
+def infer_types(knl: TranslationUnit, *, require_all: bool = ...) -> TranslationUnit: ...
+def infer_types(knl: LoopKernel | TranslationUnit, *, require_all: bool = True
+                ) -> LoopKernel | TranslationUnit:
     """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
     parameters filled in from the instructions that write them (as if the
     substitution rules were expanded; the copy keeps them). In a translation
@@ -363,7 +368,7 @@ def _with_dtypes(knl, dtypes):
 
 
 @for_each_kernel
-def add_dtypes(knl, dtype_dict: dict[str, Any]):
+def add_dtypes(knl: LoopKernel, dtype_dict: dict[str, Any]) -> LoopKernel:
     """A copy of *knl* with the given argument/temporary dtypes set."""
     dtype_dict = {k: to_dtype(v) for k, v in dtype_dict.items()}
     known = {a.name for a in knl.args} | set(knl.temporary_variables)
@@ -386,7 +391,8 @@ def add_dtypes(knl, dtype_dict: dict[str, Any]):
                                          for n, t in knl.temporary_variables.items()})
 
 
-def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
+def add_and_infer_dtypes(knl: LoopKernel | TranslationUnit, dtype_dict: dict[str, Any]
+                         ) -> LoopKernel | TranslationUnit:
     """:func:`add_dtypes`, then infer what follows from them (a kernel or a
     translation unit)."""
     return infer_types(add_dtypes(knl, dtype_dict), require_all=False)
@@ -395,6 +401,10 @@ def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
 # {{{ loopy's type objects
 
 from kernelcore.callables import NumpyType  # noqa: E402
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 #: loopy's base class of types; kernelcore's only kind is :class:`NumpyType`
 LoopyType = NumpyType

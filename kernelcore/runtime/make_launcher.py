@@ -6,7 +6,7 @@ Public names: make_launcher.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyopencl as cl
@@ -15,6 +15,10 @@ from pymbolic import evaluate
 
 from kernelcore.diagnostic import InvocationError
 from kernelcore.runtime.launchers import OpenClKernelLauncher, OpenClKernelListLauncher
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 # {{{ kernelcore kernels
 
@@ -31,7 +35,7 @@ def _solve_extent(param: str, expr, extent: int) -> int | None:
     return (extent - d) // c
 
 
-def make_launcher(knl, queue: cl.CommandQueue | None = None,
+def make_launcher(knl: LoopKernel | TranslationUnit, queue: cl.CommandQueue | None = None,
                   **arrays_and_params: Any) -> OpenClKernelListLauncher:
     """A list launcher replaying *knl* (a kernel or a translation unit's
     entry point) on the given device arrays.

@@ -190,7 +190,7 @@ def _eval(v, params):
     return v
 
 
-def stringify_stats_mapping(m) -> str:
+def stringify_stats_mapping(m: Any) -> str:
     """One ``key : count`` line per entry, sorted by the key's text."""
     items = m.items() if hasattr(m, "items") else m
     lines = [f"{k} : {v}\n" for k, v in sorted(items, key=lambda kv: str(kv[0]))]

@@ -6,7 +6,7 @@ Public names: get_mem_access_map.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import islpy as isl
 import numpy as np
@@ -23,6 +23,10 @@ from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare, _process
 from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.keys import MemAccess
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 dim_type = isl.dim_type
 
@@ -207,8 +211,8 @@ def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
     return result
 
 
-def get_mem_access_map(knl, subgroup_size=None, count_redundant_work: bool = False,
-                       within=None) -> ToCountMap:
+def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
+                       count_redundant_work: bool = False, within: Any = None) -> ToCountMap:
     """Count the global and local memory accesses of *knl*: a
     :class:`ToCountMap` from :class:`MemAccess` to :class:`Count`.
 
