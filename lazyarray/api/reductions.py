@@ -77,25 +77,25 @@ def std(x: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, ou
                           correction=correction)
 
 
-def argmax(x: Any, axis: int | tuple[int, ...] | None = None, out: Any = None, *,
+def argmax(x: Any, axis: int | None = None, out: Any = None, *,
            keepdims: bool = False) -> Any:
     """Indices of the largest values along *axis* (NumPy's argmax; the first one on ties)."""
     return asarray(x).argmax(axis, out, keepdims=keepdims)
 
 
-def argmin(x: Any, axis: int | tuple[int, ...] | None = None, out: Any = None, *,
+def argmin(x: Any, axis: int | None = None, out: Any = None, *,
            keepdims: bool = False) -> Any:
     """Indices of the smallest values along *axis* (NumPy's argmin; the first one on ties)."""
     return asarray(x).argmin(axis, out, keepdims=keepdims)
 
 
-def cumsum(x: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None
+def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None
            ) -> Any:
     """Running sums along *axis* (NumPy's cumsum)."""
     return asarray(x).cumsum(axis, dtype, out)
 
 
-def cumprod(x: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None
+def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None
             ) -> Any:
     """Running products along *axis* (NumPy's cumprod)."""
     return asarray(x).cumprod(axis, dtype, out)

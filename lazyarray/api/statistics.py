@@ -301,13 +301,13 @@ def nanprod(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None
     return _filled(asarray(a), 1).prod(axis, dtype, out, keepdims, initial, where)
 
 
-def nancumsum(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None
+def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None
               ) -> LazyArray:
     """Running sums, NaNs counted as zero (NumPy's nancumsum)."""
     return _filled(asarray(a), 0).cumsum(axis, dtype, out)
 
 
-def nancumprod(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None
+def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None
                ) -> LazyArray:
     """Running products, NaNs counted as one (NumPy's nancumprod)."""
     return _filled(asarray(a), 1).cumprod(axis, dtype, out)

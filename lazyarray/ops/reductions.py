@@ -70,7 +70,7 @@ def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
     return Map("true_divide", (total, Const(count, np.int64, True)), total.shape, result_dtype)
 
 
-def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0) -> Node:
+def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: float = 0) -> Node:
     """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
     from lazyarray.ops.elementwise import elementwise, imag_part, real_part
     axes = normalize_axes(axis, node.ndim)
