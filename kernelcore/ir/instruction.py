@@ -6,6 +6,7 @@ NoOpInstruction, CInstruction, has_slices.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any, Self
 
@@ -34,7 +35,7 @@ class InstructionBase:
     predicates: frozenset[Any] = frozenset()
     within_inames_is_final: bool = False
 
-    def copy(self, **kwargs) -> InstructionBase:
+    def copy(self, **kwargs: Any) -> Self:
         return replace(self, **kwargs)
 
     def assignee_names(self) -> frozenset[str]:
@@ -55,7 +56,7 @@ class InstructionBase:
         return frozenset(n for e in self.expressions() for r in find_reductions(e)
                          for n in r.inames)
 
-    def with_transformed_expressions(self, f) -> Self:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(self, predicates=frozenset(f(p) for p in self.predicates))
 
     def _options_str(self) -> str:
@@ -71,7 +72,7 @@ class InstructionBase:
         return "{" + ", ".join(opts) + "}"
 
 
-def assignee_var_name(assignee) -> str:
+def assignee_var_name(assignee: Any) -> str:
     if isinstance(assignee, prim.Variable):
         return assignee.name
     if isinstance(assignee, prim.Subscript) and isinstance(assignee.aggregate, prim.Variable):
@@ -79,7 +80,7 @@ def assignee_var_name(assignee) -> str:
     raise ValueError(f"invalid assignment target: {assignee}")
 
 
-def assignee_subscript(assignee) -> tuple:
+def assignee_subscript(assignee: Any) -> tuple:
     if isinstance(assignee, prim.Subscript):
         idx = assignee.index
         return idx if isinstance(idx, tuple) else (idx,)
@@ -163,7 +164,7 @@ class Assignment(InstructionBase):
     def expressions(self) -> tuple:
         return (self.assignee, self.expression) + super().expressions()
 
-    def with_transformed_expressions(self, f) -> Self:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(super().with_transformed_expressions(f),
                        assignee=f(self.assignee), expression=f(self.expression))
 
@@ -171,7 +172,7 @@ class Assignment(InstructionBase):
         return f"{self.assignee} = {self.expression}  {self._options_str()}"
 
 
-def has_slices(expr) -> bool:
+def has_slices(expr: Any) -> bool:
     """Whether *expr* subscripts an array with a slice (``x[:]``)."""
     if isinstance(expr, prim.Slice):
         return True
@@ -225,7 +226,7 @@ class CallInstruction(Assignment):
     def expressions(self) -> tuple:
         return super().expressions() + tuple(self.extra_assignees)
 
-    def with_transformed_expressions(self, f) -> Self:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(super().with_transformed_expressions(f),
                        extra_assignees=tuple(f(a) for a in self.extra_assignees))
 
@@ -324,7 +325,7 @@ class CInstruction(InstructionBase):
         return tuple(e for _, e in self.iname_exprs) + self.assignees \
             + super().expressions()
 
-    def with_transformed_expressions(self, f) -> Self:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(super().with_transformed_expressions(f),
                        iname_exprs=tuple((n, f(e)) for n, e in self.iname_exprs),
                        assignees=tuple(f(a) for a in self.assignees))
