@@ -14,6 +14,8 @@ real_part, imag_part, broadcast_shapes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError, unsupported_dtype_error
@@ -189,7 +191,7 @@ def _loop_operand(x):
     return x.dtype
 
 
-def constant(value, dtype) -> Node:
+def constant(value: Any, dtype: Any) -> Node:
     """A scalar node of *dtype* holding *value* (also NaN and infinities: a
     kernel reads it as an argument)."""
     dtype = np.dtype(dtype)
@@ -215,7 +217,7 @@ def _fits(value, dtype: np.dtype) -> bool:
     return info.min <= int(value) <= info.max
 
 
-def cast(node: Node, dtype) -> Node:
+def cast(node: Node, dtype: Any) -> Node:
     """*node* converted to *dtype* as NumPy's ``astype`` does (nonzero is True,
     complex to real keeps the real part)."""
     dtype = np.dtype(dtype)

@@ -9,32 +9,33 @@ is_array, is_index_array, is_int, is_mask, scalar_bool, check_entry, as_array.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
 from lazyarray.errors import IndexingError
 
 
-def is_index_array(k) -> bool:
+def is_index_array(k: Any) -> bool:
     from lazyarray.handle import LazyArray
     return isinstance(k, (list, np.ndarray, LazyArray))
 
 
-def is_array(k) -> bool:
+def is_array(k: Any) -> bool:
     """Whether an entry of an expanded key is an index array."""
     from lazyarray.handle import LazyArray
     return isinstance(k, (np.ndarray, LazyArray))
 
 
-def is_mask(k) -> bool:
+def is_mask(k: Any) -> bool:
     return is_array(k) and k.dtype == np.bool_
 
 
-def is_int(k) -> bool:
+def is_int(k: Any) -> bool:
     return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def check_entry(k) -> None:
+def check_entry(k: Any) -> None:
     if isinstance(k, (bool, np.bool_)):
         raise IndexingError("boolean scalar indices are not supported (use a boolean "
                             "array)")
@@ -45,7 +46,7 @@ def check_entry(k) -> None:
                             f"{type(k).__name__}")
 
 
-def as_array(k):
+def as_array(k: Any):
     """An index array as a LazyArray or a NumPy array (an empty list is an
     integer index, as in NumPy)."""
     from lazyarray.handle import LazyArray
@@ -57,7 +58,7 @@ def as_array(k):
     return host
 
 
-def expand(key, ndim: int) -> list:
+def expand(key: Any, ndim: int) -> list:
     """*key* as a list with one entry per axis of the array (``None`` entries
     aside; a boolean array stands for as many axes as it has): the ellipsis
     expanded, missing trailing slices added."""
@@ -115,7 +116,7 @@ def plan_key(shape: tuple, key: list):
     return axis_map, tuple(out_shape), ranges
 
 
-def scalar_bool(k) -> bool:
+def scalar_bool(k: Any) -> bool:
     return isinstance(k, (bool, np.bool_)) or (
         getattr(k, "ndim", None) == 0 and getattr(k, "dtype", None) == np.bool_)
 
@@ -125,7 +126,7 @@ def scalar_bool(k) -> bool:
 _BASIC_PLANS: dict[tuple, tuple] = {}
 
 
-def basic_key(key) -> tuple | None:
+def basic_key(key: Any) -> tuple | None:
     """*key* as a hashable tuple when it is made of Python integers, slices
     of Python integers, ``None`` and ``...`` only (the keys of loop bodies),
     else None (other keys take the general path)."""
@@ -146,7 +147,7 @@ def basic_key(key) -> tuple | None:
     return tuple(out)
 
 
-def basic_plan(shape: tuple, key) -> tuple | None:
+def basic_plan(shape: tuple, key: Any) -> tuple | None:
     """For a :func:`basic_key` *key* of an array of *shape*: its View's axis
     map, the result's shape, the per-axis ranges and whether it picks one
     element, remembered; None for other keys."""
@@ -164,7 +165,7 @@ def basic_plan(shape: tuple, key) -> tuple | None:
     return plan
 
 
-def is_basic_key(key) -> bool:
+def is_basic_key(key: Any) -> bool:
     """Whether *key* has only integers, slices, ``None`` and ``...`` (NumPy
     gives a view)."""
     entries = key if isinstance(key, tuple) else (key,)
@@ -172,7 +173,7 @@ def is_basic_key(key) -> bool:
                for k in entries)
 
 
-def is_element_key(key, ndim: int) -> bool:
+def is_element_key(key: Any, ndim: int) -> bool:
     """Whether basic *key* picks one element by an integer per axis (NumPy
     gives a scalar, not a view)."""
     entries = key if isinstance(key, tuple) else (key,)

@@ -7,6 +7,8 @@ Public names: einsum, matmul, tensordot, dot, inner, outer, vdot, vecdot.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lazyarray.errors import ShapeError
@@ -139,7 +141,7 @@ def matmul(a: Node, b: Node) -> Node:
     return result
 
 
-def tensordot(a: Node, b: Node, axes=2) -> Node:
+def tensordot(a: Node, b: Node, axes: Any = 2) -> Node:
     """Sum of products over *axes* of *a* and *b* (NumPy's tensordot)."""
     if isinstance(axes, (int, np.integer)):
         axes_a = list(range(a.ndim - int(axes), a.ndim))

@@ -22,7 +22,7 @@ _NUMPY: dict[str, Any] = {"sum": np.sum, "product": np.prod, "max": np.max, "min
 _BOOLEAN = {"max": "any", "sum": "any", "min": "all", "product": "all"}
 
 
-def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """*axis* (None, an int or a tuple) as sorted non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
@@ -38,7 +38,8 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(result))
 
 
-def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
+def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+           dtype: Any = None) -> Node:
     """The node of reduction *op* of *node* over *axis* (NumPy semantics)."""
     axes = normalize_axes(axis, node.ndim)
     size = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
@@ -60,7 +61,8 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
     return Reduce(op, axes, arg, dtype, keepdims)
 
 
-def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
+def mean(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+         dtype: Any = None) -> Node:
     """Arithmetic mean over *axis* (NumPy's result dtype)."""
     axes = normalize_axes(axis, node.ndim)
     count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
@@ -70,7 +72,8 @@ def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
     return Map("true_divide", (total, Const(count, np.int64, True)), total.shape, result_dtype)
 
 
-def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: float = 0) -> Node:
+def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+        dtype: Any = None, ddof: float = 0) -> Node:
     """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
     from lazyarray.ops.elementwise import elementwise, imag_part, real_part
     axes = normalize_axes(axis, node.ndim)
@@ -89,7 +92,7 @@ def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: float =
                total.shape, total.dtype)
 
 
-def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
+def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
     from lazyarray.ops.shape import reshape
@@ -104,14 +107,15 @@ def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
     return Reduce(op, (axis,), node, np.dtype(np.int64), keepdims)
 
 
-def count_nonzero(node: Node, axis=None, keepdims: bool = False) -> Node:
+def count_nonzero(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+                  ) -> Node:
     """The number of non-zero elements over *axis*."""
     from lazyarray.ops.elementwise import elementwise
     nonzero = elementwise("not_equal", node, Const(0, node.dtype, True))
     return reduce("sum", nonzero, axis, keepdims, dtype=np.int64)
 
 
-def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
+def scan(op: str, node: Node, axis: int | None = None, dtype: Any = None) -> Node:
     """Running ``sum`` (cumsum) or ``product`` (cumprod) along *axis* (of the
     flattened array if None), with NumPy's result dtype."""
     from lazyarray.ops.shape import reshape

@@ -8,6 +8,7 @@ part_write_back (keys are read by :mod:`lazyarray.ops.keys`).
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def _with_scalar_booleans(node: Node, key: tuple) -> Node:
                                  else slice(None) for a in range(result.ndim)))
 
 
-def getitem(node: Node, key) -> Node:
+def getitem(node: Node, key: Any) -> Node:
     """NumPy indexing: integers, slices (any step), ``None``, ``...``, and
     integer or boolean arrays (NumPy's rules for mixing them with the rest)."""
     plan = basic_plan(node.shape, key)
@@ -219,7 +220,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
 
 # {{{ writing: setitem
 
-def setitem(node: Node, key, value) -> Node:
+def setitem(node: Node, key: Any, value: Any) -> Node:
     """The value of *node* with the region *key* selects replaced by *value*
     (broadcast to the region's shape, converted to *node*'s dtype as NumPy's
     assignment converts it). A new node: *node* itself does not change.
@@ -436,7 +437,7 @@ def part_write_back(part: str):
     return refuse
 
 
-def transpose(node: Node, axes=None) -> Node:
+def transpose(node: Node, axes: Any = None) -> Node:
     """The axes of *node* permuted (reversed by default)."""
     axes = tuple(reversed(range(node.ndim))) if axes is None else tuple(
         int(a) % node.ndim for a in axes)
@@ -448,7 +449,7 @@ def transpose(node: Node, axes=None) -> Node:
     return View(node, axis_map, [node.shape[a] for a in axes])
 
 
-def reshape(node: Node, shape) -> Node:
+def reshape(node: Node, shape: Any) -> Node:
     """*node*'s elements in C order, in *shape* (one entry may be -1)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     size = int(np.prod(node.shape, dtype=np.int64))
@@ -466,7 +467,7 @@ def reshape(node: Node, shape) -> Node:
     return Reshape(node, shape)
 
 
-def take(node: Node, indices, axis: int | None = 0) -> Node:
+def take(node: Node, indices: Any, axis: int | None = 0) -> Node:
     """Elements of *node* at integer *indices* along *axis* (NumPy's take;
     ``None``: of the flattened array). Indices are checked against the extent
     when the call is made, computing lazy index arrays first."""
