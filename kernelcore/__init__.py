@@ -239,7 +239,8 @@ from kernelcore.translation_unit import (  # noqa: E402
 from kernelcore.types import to_loopy_type  # noqa: E402
 
 
-def infer_unknown_types(program, expect_completion: bool = False):
+def infer_unknown_types(program: LoopKernel | TranslationUnit, expect_completion: bool = False
+                        ) -> LoopKernel | TranslationUnit:
     """loopy's name of :func:`infer_types`: the types of unknown temporaries,
     outputs and parameters filled in (all of them with *expect_completion*)."""
     return infer_types(program, require_all=expect_completion)

@@ -5,6 +5,8 @@ Public names: find_auto_shapes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import islpy as isl
 
 from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError
@@ -54,7 +56,7 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
                else knl.get_inames_domain(where))
         for axis, ix in enumerate(idx):
             try:
-                aff = expr_to_pw_aff(ix, space)
+                aff: Any = expr_to_pw_aff(ix, space)  # (a PwAff here, an Aff below)
             except NotAffineError as e:
                 raise StaticValueFindingError(
                     f"cannot find the shape of '{name}' automatically: its index "
@@ -63,10 +65,11 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
                     "on the index range. Declare the shape explicitly, e.g. "
                     f"lp.GlobalArg('{name}', shape=...).") from None
             img = _max_over(dom, aff)
-            maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)
+            maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)  # type: ignore[union-attr]
     shape = []
     ctx = knl.assumptions_set.params()
     for axis, mx in enumerate(maxima):
+        assert mx is not None
         try:
             aff = static_max_of_pw_aff(mx, ctx)
         except StaticValueFindingError:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -27,6 +27,9 @@ from kernelcore.functions import MATH_FUNCTIONS, function_result_dtype
 from kernelcore.ir.data import AddressSpace
 from kernelcore.ir.domain import static_range
 from kernelcore.ir.expr import SubArrayRef, get_dependencies
+
+if TYPE_CHECKING:
+    pass
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ class ArrayArgDescriptor:
     :class:`FixedStrideArrayDimTag` per axis in *dim_tags*."""
 
     shape: tuple
-    address_space: AddressSpace
+    address_space: AddressSpace | None
     dim_tags: tuple
 
     def copy(self, **kwargs: Any) -> ArrayArgDescriptor:
@@ -151,6 +154,11 @@ class InKernelCallable:
         the function's name in the generated code, once known.
     """
 
+    name: str
+    arg_id_to_dtype: Mapping | None
+    arg_id_to_descr: Mapping | None
+    name_in_target: str | None
+
     #: the constructor arguments, which :meth:`copy` carries over
     init_arg_names: tuple[str, ...] = (
         "name", "arg_id_to_dtype", "arg_id_to_descr", "name_in_target")
@@ -168,7 +176,7 @@ class InKernelCallable:
     def __setattr__(self, key, value):
         raise AttributeError(f"{type(self).__name__} is immutable: use copy({key}=...)")
 
-    def copy(self, **kwargs) -> InKernelCallable:
+    def copy(self, **kwargs: Any) -> Self:
         """A copy with the given constructor arguments replaced."""
         unknown = sorted(set(kwargs) - set(self.init_arg_names))
         if unknown:
@@ -182,12 +190,14 @@ class InKernelCallable:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.init_arg_names)
         return f"{type(self).__name__}({fields})"
 
-    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Mapping):
+    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Mapping
+                   ) -> tuple[InKernelCallable, Mapping]:
         """``(specialized copy, callables_table)`` for these argument types; a
         callable that cannot decide yet returns itself unchanged."""
         return self, callables_table
 
-    def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Mapping):
+    def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Mapping
+                    ) -> tuple[InKernelCallable, Mapping]:
         """``(specialized copy, callables_table)`` for these argument shapes."""
         return self.copy(arg_id_to_descr=dict(arg_id_to_descr)), callables_table
 
@@ -207,12 +217,13 @@ class InKernelCallable:
         """A copy for *target* (the types are target-independent here)."""
         return self
 
-    def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any):
+    def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any
+                          ) -> tuple[dict, dict]:
         """``(group sizes, local sizes)`` as ``{axis: PwAff}``: the hardware
         axes the callable needs (none for a scalar function)."""
         return {}, {}
 
-    def get_used_hw_axes(self, callables_table: Any):
+    def get_used_hw_axes(self, callables_table: Any) -> tuple[frozenset, frozenset]:
         """``(group axes, local axes)`` the callable uses (none for a scalar
         function)."""
         return frozenset(), frozenset()
@@ -222,18 +233,19 @@ class InKernelCallable:
         """The names of *callables_table*'s entries this callable calls."""
         return frozenset()
 
-    def generate_preambles(self, target) -> Iterator[tuple[str, str]]:
+    def generate_preambles(self, target: Any) -> Iterator[tuple[str, str]]:
         """``(sort key, code)`` pairs the generated source needs (includes,
         helper functions)."""
         return iter(())
 
-    def emit_call(self, expression_to_code_mapper, expression, target):
+    def emit_call(self, expression_to_code_mapper: Any, expression: Any, target: Any) -> Any:
         """The target expression for a call used inside an expression."""
         ecm = expression_to_code_mapper
         params = tuple(ecm(p).expr for p in expression.parameters)
-        return prim.Variable(self.name_in_target)(*params)
+        return prim.Variable(self.name_in_target)(*params)  # type: ignore[arg-type]
 
-    def emit_call_insn(self, insn, target, expression_to_code_mapper):
+    def emit_call_insn(self, insn: Any, target: Any, expression_to_code_mapper: Any
+                       ) -> tuple[Any, bool]:
         """``(expression, returns_value)`` for a call instruction: with
         *returns_value* the call's value is stored in the first assignee."""
         return self.emit_call(expression_to_code_mapper, insn.expression, target), True
@@ -248,7 +260,8 @@ class MathCallable(ScalarCallable):
     :data:`kernelcore.functions.MATH_FUNCTIONS`), as calls resolve it. Its
     result type follows NumPy's rules for the argument types."""
 
-    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any):
+    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any
+                   ) -> tuple[InKernelCallable, Any]:
         nargs = MATH_FUNCTIONS[self.name][2]
         known = [arg_id_to_dtype.get(i) for i in range(nargs)]
         if any(t is None for t in known):

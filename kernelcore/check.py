@@ -222,7 +222,7 @@ def _write_race(knl, insn, name: str, sub: tuple, axes: set, hw: set) -> str | N
                    for n in r.inames}
         missing = missing - {_axis(knl, n) for n in reduced
                              if is_hw_parallel(knl.iname_tags.get(n))}
-    missing = sorted(f"{kind}.{axis}" for kind, axis in missing)
+    missing = sorted(f"{kind}.{axis}" for kind, axis in missing)  # type: ignore[assignment]
     if missing:
         return (f"at an index that does not vary along parallel axis(es) "
                 f"{', '.join(missing)}, on which the instruction does not run")

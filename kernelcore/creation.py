@@ -270,8 +270,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                     pi.within_inames | (used & frozenset(iname_set)),
                     proto.domain_parent_inames))
             if getattr(pi, "temp_var_type", None) is not None:
-                declared_temps[assignee_var_name(pi.assignee)] = (
-                    "auto" if pi.temp_var_type is auto else pi.temp_var_type)
+                declared_temps[assignee_var_name(pi.assignee)] = (  # type: ignore[attr-defined]
+                    "auto" if pi.temp_var_type is auto else pi.temp_var_type)  # type: ignore[attr-defined]
             for written_name in pi.assignee_names():
                 written.setdefault(written_name, []).append(pi.id)
             insns.append(pi)

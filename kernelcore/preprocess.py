@@ -6,6 +6,7 @@ Public names: preprocess_kernel, realize_reduction.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any
 
 from kernelcore.check import check_kernel
 from kernelcore.diagnostic import KernelcoreError
@@ -23,6 +24,9 @@ from kernelcore.transform.temporaries import (
 from kernelcore.translation_unit import for_each_kernel
 from kernelcore.types import _Unknown as UnknownType
 from kernelcore.types import infer_types
+
+if TYPE_CHECKING:
+    from kernelcore.translation_unit import TranslationUnit
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +52,10 @@ def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
     return knl.copy(state=KernelState.PREPROCESSED)
 
 
-def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = True,
-                      automagic_scans_ok: bool = False, force_scan: bool = False,
-                      force_outer_iname_for_scan=None):
+def realize_reduction(program: LoopKernel | TranslationUnit, insn_id_filter: Any = None,
+                      unknown_types_ok: bool = True, automagic_scans_ok: bool = False,
+                      force_scan: bool = False, force_outer_iname_for_scan: str | None = None
+                      ) -> LoopKernel | TranslationUnit:
     """The kernel (or translation unit) with its reductions turned into
     accumulator temporaries and the instructions that initialize and update
     them, as loopy's ``realize_reduction``. *insn_id_filter* (an instruction
@@ -68,9 +73,9 @@ def realize_reduction(program, insn_id_filter=None, unknown_types_ok: bool = Tru
 
     def realize(knl: LoopKernel) -> LoopKernel:
         if force_scan:
-            check_scans(knl, wanted, force_outer_iname_for_scan)
+            check_scans(knl, wanted, force_outer_iname_for_scan)  # type: ignore[name-defined]  # (bound below, before the call)
         try:
-            return realize_typed(infer_types(expand_subst(knl),
+            return realize_typed(infer_types(expand_subst(knl),  # type: ignore[name-defined]
                                              require_all=not unknown_types_ok))
         except UnknownType:
             if not unknown_types_ok:

@@ -29,7 +29,7 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyopencl as cl
@@ -39,6 +39,10 @@ from kernelcore.runtime.invoke import get_executor
 from kernelcore.testing_args import RANDOM_SEED, ArgData, is_sentinel, make_args, make_ref_args
 from kernelcore.translation_unit import TranslationUnit, as_kernel
 from kernelcore.types import infer_types
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +141,8 @@ def _enumerate_ref_devices(blacklist_ref_vendors: Sequence[str]):
         platforms = cl.get_platforms()
     except cl.Error:
         platforms = []
+    cpus: list
+    others: list
     cpus, others = [], []
     for p in platforms:
         label = f"{p.vendor} {p.name}".lower()
@@ -238,6 +244,7 @@ def _compare(arg_data: list[ArgData], check_result: Callable, fills_entire_outpu
     for desc in arg_data:
         if not desc.needs_checking:
             continue
+        assert desc.ref is not None and desc.test is not None
         ref = desc.ref.logical().reshape(-1)
         res = desc.test.logical().reshape(-1)
         n = min(ref.size, res.size)
@@ -270,7 +277,9 @@ def _compare(arg_data: list[ArgData], check_result: Callable, fills_entire_outpu
 # }}}
 
 
-def auto_test_vs_ref(ref_knl, ctx: cl.Context, test_knl=None, op_count=(), op_label=(),
+def auto_test_vs_ref(ref_knl: LoopKernel | TranslationUnit, ctx: cl.Context,
+                     test_knl: LoopKernel | TranslationUnit | None = None,
+                     op_count: Sequence[float] = (), op_label: Sequence[str] = (),
                      parameters: dict | None = None, print_ref_code: bool = False,
                      print_code: bool = True, warmup_rounds: int = 2,
                      dump_binary: bool = False, fills_entire_output: bool | None = None,

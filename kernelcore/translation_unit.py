@@ -49,6 +49,7 @@ class CallableKernel(InKernelCallable):
     arguments are numbered as :func:`~kernelcore.callables.
     get_kw_pos_association` says: inputs 0, 1, ..., outputs -1, -2, ...."""
 
+    subkernel: LoopKernel
     init_arg_names = ("subkernel", "arg_id_to_dtype", "arg_id_to_descr")
 
     def __init__(self, subkernel: LoopKernel, arg_id_to_dtype: Mapping | None = None,
@@ -62,7 +63,8 @@ class CallableKernel(InKernelCallable):
     def _positions(self) -> dict[int, str]:
         return get_kw_pos_association(self.subkernel)[1]
 
-    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any):
+    def with_types(self, arg_id_to_dtype: Mapping, callables_table: Any
+                   ) -> tuple[CallableKernel, Any]:
         """The callee with the types the caller passes: arguments of unknown
         type take them, known ones must agree; returns ``(copy, table)``."""
         knl = self.subkernel
@@ -82,12 +84,13 @@ class CallableKernel(InKernelCallable):
         knl = knl.copy(args=tuple(new_args))
         with contextlib.suppress(KernelcoreError):
             knl = stage("infer_types")(knl)
-        types = {pos: NumpyType(knl.arg_dict[name].dtype)
+        types = {pos: NumpyType(knl.arg_dict[name].dtype)  # type: ignore[arg-type]
                  for pos, name in self._positions().items()
                  if knl.arg_dict[name].dtype is not None}
         return self.copy(subkernel=knl, arg_id_to_dtype=types), callables_table
 
-    def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Any):
+    def with_descrs(self, arg_id_to_descr: Mapping, callables_table: Any
+                    ) -> tuple[CallableKernel, Any]:
         """The callee specialized for the sub-arrays the caller passes: its
         array arguments take their strides and address spaces (their
         dimensionality and static extents must agree); returns ``(copy,
@@ -157,12 +160,13 @@ class CallableKernel(InKernelCallable):
         """Whether types and argument descriptors are known."""
         return self.is_type_specialized() and self.arg_id_to_descr is not None
 
-    def emit_call(self, expression_to_code_mapper: Any, expression: Any, target: Any):
+    def emit_call(self, expression_to_code_mapper: Any, expression: Any, target: Any) -> Any:
         """A kernel is not a value: calls of it are instructions of their own."""
         raise KernelcoreError(f"kernel '{self.name}' cannot be called inside an "
                               "expression: use a call instruction")
 
-    def emit_call_insn(self, insn: Any, target: Any, expression_to_code_mapper: Any):
+    def emit_call_insn(self, insn: Any, target: Any, expression_to_code_mapper: Any
+                       ) -> tuple[Any, bool]:
         """``(call, False)``: the callee's function called with the call's
         parameters and assignees in the callee's argument order (arrays by
         address)."""
@@ -173,13 +177,14 @@ class CallableKernel(InKernelCallable):
         return (prim.Variable(self.subkernel.name)(
             *(ecm(by_name[a.name]).expr for a in self.subkernel.args)), False)
 
-    def get_used_hw_axes(self, callables_table: Any):
+    def get_used_hw_axes(self, callables_table: Any) -> tuple[frozenset, frozenset]:
         """``(group axes, local axes)`` the callee's inames are tagged with."""
         tags = self.subkernel.iname_tags.values()
         return (frozenset(t.axis for t in tags if isinstance(t, GroupIndexTag)),
                 frozenset(t.axis for t in tags if isinstance(t, LocalIndexTag)))
 
-    def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any):
+    def get_hw_axes_sizes(self, arg_id_to_arg: Mapping, space: Any, callables_table: Any
+                          ) -> tuple[dict, dict]:
         """``({axis: PwAff}, {axis: PwAff})``: the callee's grid, its scalar
         arguments replaced by the call's values (*arg_id_to_arg*) when
         *space* (the caller's parameter space) is given."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -78,7 +78,7 @@ class TypeInferenceMapper(Mapper):
         self.callables = callables or {}
         self.index_dtype = np.dtype(index_dtype)
 
-    def map_constant(self, expr):
+    def map_constant(self, expr: Any) -> ExprType:
         if isinstance(expr, np.generic):
             return ExprType(expr.dtype)
         if isinstance(expr, bool):
@@ -100,10 +100,10 @@ class TypeInferenceMapper(Mapper):
             raise _Unknown(name)
         return ExprType(dt, weak=name in self.weak_names)
 
-    def map_variable(self, expr):
+    def map_variable(self, expr: Any) -> ExprType:
         return self._var(expr.name)
 
-    def map_subscript(self, expr):
+    def map_subscript(self, expr: Any) -> ExprType:
         if not isinstance(expr.aggregate, prim.Variable):
             raise TypeInferenceFailure(f"cannot subscript {expr.aggregate}")
         t = self._var(expr.aggregate.name)
@@ -113,38 +113,38 @@ class TypeInferenceMapper(Mapper):
         """:func:`promote` with this kernel's index dtype."""
         return promote(types, self.index_dtype)
 
-    def map_sum(self, expr):
+    def map_sum(self, expr: Any) -> ExprType:
         return self.promote([self.rec(c) for c in expr.children])
 
     map_product = map_sum
 
-    def map_quotient(self, expr):
+    def map_quotient(self, expr: Any) -> ExprType:
         t = self.promote([self.rec(expr.numerator), self.rec(expr.denominator)])
         if t.dtype.kind in "biu":
             return ExprType(np.dtype(np.float64), weak=t.weak)
         return t
 
-    def map_floor_div(self, expr):
+    def map_floor_div(self, expr: Any) -> ExprType:
         return self.promote([self.rec(expr.numerator), self.rec(expr.denominator)])
 
     map_remainder = map_floor_div
 
-    def map_power(self, expr):
+    def map_power(self, expr: Any) -> ExprType:
         return self.promote([self.rec(expr.base), self.rec(expr.exponent)])
 
-    def map_comparison(self, expr):
+    def map_comparison(self, expr: Any) -> ExprType:
         self.rec(expr.left)
         self.rec(expr.right)
         return ExprType(np.dtype(np.bool_))
 
-    def map_logical_and(self, expr):
+    def map_logical_and(self, expr: Any) -> ExprType:
         for c in expr.children:
             self.rec(c)
         return ExprType(np.dtype(np.bool_))
 
     map_logical_or = map_logical_and
 
-    def map_logical_not(self, expr):
+    def map_logical_not(self, expr: Any) -> ExprType:
         self.rec(expr.child)
         return ExprType(np.dtype(np.bool_))
 
@@ -154,29 +154,29 @@ class TypeInferenceMapper(Mapper):
             raise TypeInferenceFailure(f"bitwise operation on non-integer type {t.dtype}")
         return t
 
-    def map_bitwise_and(self, expr):
+    def map_bitwise_and(self, expr: Any) -> ExprType:
         return self._bitwise(expr.children)
 
     map_bitwise_or = map_bitwise_xor = map_bitwise_and
 
-    def map_bitwise_not(self, expr):
+    def map_bitwise_not(self, expr: Any) -> ExprType:
         return self._bitwise([expr.child])
 
-    def map_left_shift(self, expr):
+    def map_left_shift(self, expr: Any) -> ExprType:
         return self._bitwise([expr.shiftee, expr.shift])
 
     map_right_shift = map_left_shift
 
-    def map_if(self, expr):
+    def map_if(self, expr: Any) -> ExprType:
         self.rec(expr.condition)
         return self.promote([self.rec(expr.then), self.rec(expr.else_)])
 
-    def map_min(self, expr):
+    def map_min(self, expr: Any) -> ExprType:
         return self.promote([self.rec(c) for c in expr.children])
 
     map_max = map_min
 
-    def map_call(self, expr):
+    def map_call(self, expr: Any) -> ExprType:
         name = expr.function.name
         arg_types = [self.rec(p) for p in expr.parameters]
         if name in self.callables:
@@ -197,7 +197,7 @@ class TypeInferenceMapper(Mapper):
             raise not_ready_error(name)
         return ExprType(result)
 
-    def map_reduction(self, expr):
+    def map_reduction(self, expr: Any) -> ExprType:
         if expr.operation.startswith(("segmented(", "segmented_flag(")):
             return self.rec(expr.expr[expr.operation.startswith("segmented_flag(")])
         t = self.rec(expr.expr)
@@ -209,11 +209,11 @@ class TypeInferenceMapper(Mapper):
             return ExprType(np.dtype(np.bool_))
         return t
 
-    def map_type_cast(self, expr):
+    def map_type_cast(self, expr: Any) -> ExprType:
         self.rec(expr.child)
         return ExprType(expr.dtype)
 
-    def map_nan(self, expr):
+    def map_nan(self, expr: Any) -> ExprType:
         return ExprType(np.dtype(np.float64), weak=True)
 
 
@@ -224,7 +224,7 @@ def _storage_dtype(t: ExprType) -> np.dtype:
     return t.dtype
 
 
-def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
+def kernel_type_context(knl: LoopKernel) -> tuple[dict[str, np.dtype | None], set[str]]:
     """Variable dtypes (None: unknown) and the names that count as weak."""
     dtypes: dict[str, np.dtype | None] = {}
     for a in knl.args:
@@ -242,7 +242,12 @@ def kernel_type_context(knl) -> tuple[dict[str, np.dtype | None], set[str]]:
     return dtypes, weak
 
 
-def infer_types(knl, *, require_all: bool = True):
+@overload
+def infer_types(knl: LoopKernel, *, require_all: bool = ...) -> LoopKernel: ...
+@overload
+def infer_types(knl: TranslationUnit, *, require_all: bool = ...) -> TranslationUnit: ...
+def infer_types(knl: LoopKernel | TranslationUnit, *, require_all: bool = True
+                ) -> LoopKernel | TranslationUnit:
     """A copy of *knl* with the dtypes of unknown outputs, temporaries and domain
     parameters filled in from the instructions that write them (as if the
     substitution rules were expanded; the copy keeps them). In a translation
@@ -325,7 +330,7 @@ def _infer_kernel_types(original, *, require_all: bool = True):
             except _Unknown:
                 continue
             value_type = mapper.promote(
-                [ExprType(dtypes[target], target in weak_targets)] + found)
+                [ExprType(dtypes[target], target in weak_targets)] + found)  # type: ignore[arg-type]
             if not value_type.weak and target in weak_targets:
                 weak_targets.discard(target)
                 mapper.weak_names.discard(target)
@@ -366,7 +371,7 @@ def _with_dtypes(knl, dtypes):
 
 
 @for_each_kernel
-def add_dtypes(knl, dtype_dict: dict[str, Any]):
+def add_dtypes(knl: LoopKernel, dtype_dict: dict[str, Any]) -> LoopKernel:
     """A copy of *knl* with the given argument/temporary dtypes set."""
     dtype_dict = {k: to_dtype(v) for k, v in dtype_dict.items()}
     known = {a.name for a in knl.args} | set(knl.temporary_variables)
@@ -389,7 +394,8 @@ def add_dtypes(knl, dtype_dict: dict[str, Any]):
                                          for n, t in knl.temporary_variables.items()})
 
 
-def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
+def add_and_infer_dtypes(knl: LoopKernel | TranslationUnit, dtype_dict: dict[str, Any]
+                         ) -> LoopKernel | TranslationUnit:
     """:func:`add_dtypes`, then infer what follows from them (a kernel or a
     translation unit)."""
     return infer_types(add_dtypes(knl, dtype_dict), require_all=False)
@@ -398,6 +404,10 @@ def add_and_infer_dtypes(knl, dtype_dict: dict[str, Any]):
 # {{{ loopy's type objects
 
 from kernelcore.callables import NumpyType  # noqa: E402
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 #: loopy's base class of types; kernelcore's only kind is :class:`NumpyType`
 LoopyType = NumpyType
@@ -433,7 +443,7 @@ def to_loopy_type(dtype: Any, allow_auto: bool = False, allow_none: bool = False
     if isinstance(dtype, OpaqueType):
         return dtype
     numpy_dtype = to_dtype(dtype)
-    return (AtomicNumpyType if for_atomic else NumpyType)(numpy_dtype)
+    return (AtomicNumpyType if for_atomic else NumpyType)(numpy_dtype)  # type: ignore[arg-type]
 
 # }}}
 

@@ -47,7 +47,7 @@ class _Finder:
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)
         if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader)
+            spec.loader = _Loader(spec.loader)  # type: ignore[assignment]
         return spec
 
 

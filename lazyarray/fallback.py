@@ -63,7 +63,7 @@ def _user_level() -> int:
     frame, level = sys._getframe(2), 2
     while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
             "lazyarray", "numpy"):
-        frame, level = frame.f_back, level + 1
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
     return level
 
 

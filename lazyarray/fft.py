@@ -95,7 +95,7 @@ def _plan(shape: tuple, dtype: _np.dtype, ndim: int):
         return _plans[key][0]
 
 
-def _transform(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
+def _vkfft_transform(x: LazyArray, axes: tuple[int, ...], forward: bool) -> LazyArray:
     """Unnormalized complex transforms of *x* over *axes* (distinct, at most
     three, none of length 1) with VkFFT."""
     k = len(axes)
@@ -121,7 +121,7 @@ def _c2c(x: LazyArray, axes: Sequence[int], forward: bool) -> LazyArray:
     if x.size == 0 or not axes:
         return x
     for start in range(0, len(axes), 3):
-        x = _transform(x, tuple(axes[start:start + 3]), forward)
+        x = _vkfft_transform(x, tuple(axes[start:start + 3]), forward)
     return x
 
 # }}}
@@ -279,7 +279,7 @@ def _transform(name: str, a, s, axes, norm, kind: str, forward: bool, host_args:
 
 # {{{ NumPy's functions
 
-def fft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=None
+def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
         ) -> LazyArray:
     """The 1-d discrete Fourier transform of *a* along *axis* (cropped or
     zero-padded to *n* points)."""
@@ -287,14 +287,14 @@ def fft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=No
                                (a,), {"n": n, "axis": axis, "norm": norm}), out)
 
 
-def ifft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=None
+def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
          ) -> LazyArray:
     """The inverse of :func:`fft` along *axis*."""
     return _written(_transform("ifft", a, None if n is None else [n], [axis], norm, "c2c",
                                False, (a,), {"n": n, "axis": axis, "norm": norm}), out)
 
 
-def rfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=None
+def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
          ) -> LazyArray:
     """The transform of real *a* along *axis*: the ``n // 2 + 1`` non-negative
     frequencies."""
@@ -302,7 +302,7 @@ def rfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=N
                                (a,), {"n": n, "axis": axis, "norm": norm}), out)
 
 
-def irfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=None
+def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
           ) -> LazyArray:
     """The real inverse of :func:`rfft`: *n* (default ``2 * (m - 1)``) real
     points along *axis*."""
@@ -310,7 +310,7 @@ def irfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=
                                False, (a,), {"n": n, "axis": axis, "norm": norm}), out)
 
 
-def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=None
+def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
          ) -> LazyArray:
     """The (real) transform of a signal with Hermitian symmetry, given by its
     first half *a*: *n* (default ``2 * (m - 1)``) points along *axis*."""
@@ -324,7 +324,7 @@ def hfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=N
     return _written(_inverse_real_nd(y, s, axes, _swapped(norm)), out)
 
 
-def ihfft(a, n: int | None = None, axis: int = -1, norm: str | None = None, out=None
+def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
           ) -> LazyArray:
     """The inverse of :func:`hfft`: the first ``n // 2 + 1`` points of the
     transform of real *a*."""
@@ -371,7 +371,7 @@ irfftn.__doc__ = ("The real inverse of :func:`rfftn` (the last length defaults t
                   "``2 * (m - 1)``).")
 
 
-def fftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
+def fftfreq(n: int, d: float = 1.0, device: Any = None, *, dtype: Any = None) -> LazyArray:
     """The sample frequencies of an *n*-point transform with sample spacing
     *d*: ``[0, 1, ..., -(n // 2), ..., -1] / (d * n)`` (float64 unless
     *dtype*), lazily."""
@@ -381,7 +381,7 @@ def fftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
     return result if dtype is None else result.astype(dtype)
 
 
-def rfftfreq(n: int, d: float = 1.0, device=None, *, dtype=None) -> LazyArray:
+def rfftfreq(n: int, d: float = 1.0, device: Any = None, *, dtype: Any = None) -> LazyArray:
     """The ``n // 2 + 1`` non-negative sample frequencies of :func:`rfft` of
     *n* points with spacing *d* (float64 unless *dtype*), lazily."""
     n = _operator.index(n)
@@ -398,13 +398,13 @@ def _shift(x, axes, sign: int) -> LazyArray:
     return roll(x, tuple(sign * (x.shape[a] // 2) for a in axes), axis=tuple(axes))
 
 
-def fftshift(x, axes=None) -> LazyArray:
+def fftshift(x: Any, axes: Any = None) -> LazyArray:
     """*x* rolled so that the zero frequency is in the middle of *axes*
     (default: all), lazily."""
     return _shift(x, axes, 1)
 
 
-def ifftshift(x, axes=None) -> LazyArray:
+def ifftshift(x: Any, axes: Any = None) -> LazyArray:
     """The inverse of :func:`fftshift`, lazily."""
     return _shift(x, axes, -1)
 

@@ -48,8 +48,13 @@ from lazyarray.tracing import TRACING, concretization_message
 from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pyopencl as cl
     import pyopencl.array as cla
+
+    _Binary = Callable[["LazyArray", Any], "LazyArray"]
+    _Unary = Callable[["LazyArray"], "LazyArray"]
 else:
     cl = deferred("pyopencl")       # (read only when a device error is raised)
 
@@ -144,7 +149,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         if base is not None:
             base_node = base.node
             if base_node is not self._seen:
-                self._node = self._forward(base_node)
+                self._node = self._forward(base_node)  # type: ignore[misc]
                 self._seen = base_node
         return self._node
 
@@ -166,7 +171,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
             if node.depth > DEPTH_LIMIT and not TRACING.names:
                 self._settle()
             return
-        base._assign(self._write_back(base.node, node))
+        base._assign(self._write_back(base.node, node))  # type: ignore[misc]
 
     def _view(self, forward, write_back, layout_step) -> LazyArray:
         """A view of this array: its value is ``forward(this value)``; writing
@@ -181,13 +186,14 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """A NumPy array of this array's shape, dtype and strides (as NumPy
         lays out views) over no memory: NumPy decides which reshapes are views."""
         if self._base is None:
+            strides: list[int]
             strides, step = [], self.dtype.itemsize
             for n in reversed(self.shape):
                 strides.insert(0, step)
                 step *= max(n, 1)
             return as_strided(np.zeros(1, self.dtype), self.shape, strides, writeable=False)
         if self._stand_in is None:
-            self._stand_in = self._layout_step(self._base._layout())
+            self._stand_in = self._layout_step(self._base._layout())  # type: ignore[misc]
         return self._stand_in
 
     def _permuted(self, axes) -> LazyArray:
@@ -251,7 +257,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         return self.node.shape
 
     @shape.setter
-    def shape(self, shape) -> None:
+    def shape(self, shape: Any) -> None:
         self._set_shape(shape)
 
     @property
@@ -291,7 +297,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """The OpenCL device the array lives on."""
         return Device(_run.default_queue().device)
 
-    def to_device(self, device, /, *, stream=None) -> LazyArray:
+    def to_device(self, device: Any, /, *, stream: Any = None) -> LazyArray:
         """The array on *device* (lazyarray uses one device: it must be that one)."""
         if device != self.device:
             raise DTypeError(f"lazyarray uses one device, {self.device}; cannot move to "
@@ -325,11 +331,11 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
 
     conjugate = conj
 
-    def clip(self, min=None, max=None) -> LazyArray:
+    def clip(self, min: Any = None, max: Any = None) -> LazyArray:
         """Values limited to [*min*, *max*]."""
         return self._namespace.clip(self, min, max)
 
-    def round(self, decimals=0) -> LazyArray:
+    def round(self, decimals: int = 0) -> LazyArray:
         """Values rounded to *decimals* decimals (NumPy's rounding: half to even)."""
         return _device_or_numpy(lambda: LazyArray(round_half_even(self.node, decimals)),
                                 np.round, (self, decimals))
@@ -386,13 +392,53 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
 
     # }}}
 
+    # {{{ the operators installed after the class, as type checkers see them
+
+    __add__: ClassVar[_Binary]
+    __radd__: ClassVar[_Binary]
+    __sub__: ClassVar[_Binary]
+    __rsub__: ClassVar[_Binary]
+    __mul__: ClassVar[_Binary]
+    __rmul__: ClassVar[_Binary]
+    __truediv__: ClassVar[_Binary]
+    __rtruediv__: ClassVar[_Binary]
+    __floordiv__: ClassVar[_Binary]
+    __rfloordiv__: ClassVar[_Binary]
+    __mod__: ClassVar[_Binary]
+    __rmod__: ClassVar[_Binary]
+    __pow__: ClassVar[_Binary]
+    __rpow__: ClassVar[_Binary]
+    __and__: ClassVar[_Binary]
+    __rand__: ClassVar[_Binary]
+    __or__: ClassVar[_Binary]
+    __ror__: ClassVar[_Binary]
+    __xor__: ClassVar[_Binary]
+    __rxor__: ClassVar[_Binary]
+    __lshift__: ClassVar[_Binary]
+    __rlshift__: ClassVar[_Binary]
+    __rshift__: ClassVar[_Binary]
+    __rrshift__: ClassVar[_Binary]
+    __lt__: ClassVar[_Binary]
+    __le__: ClassVar[_Binary]
+    __gt__: ClassVar[_Binary]
+    __ge__: ClassVar[_Binary]
+    __eq__: ClassVar[_Binary]  # type: ignore[assignment]  # elementwise, as NumPy's
+    __ne__: ClassVar[_Binary]  # type: ignore[assignment]  # elementwise, as NumPy's
+    __neg__: ClassVar[_Unary]
+    __pos__: ClassVar[_Unary]
+    __invert__: ClassVar[_Unary]
+    __abs__: ClassVar[_Unary]
+    __hash__: ClassVar[None]  # type: ignore[assignment]  # mutable, so unhashable
+
+    # }}}
+
     def __matmul__(self, other) -> LazyArray:
         return LazyArray(linalg.matmul(self.node, _node(other)))
 
     def __rmatmul__(self, other) -> LazyArray:
         return LazyArray(linalg.matmul(_node(other), self.node))
 
-    def dot(self, other) -> LazyArray:
+    def dot(self, other: Any) -> LazyArray:
         """The dot product with *other* (NumPy's dot)."""
         return LazyArray(linalg.dot(self.node, _node(other)))
 
@@ -421,13 +467,14 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
             return          # (``x[k] += 1`` wrote through the view x[k] already)
         self._assign(shape_ops.setitem(node, key, value))
 
-    def take(self, indices, axis=None) -> LazyArray:
+    def take(self, indices: Any, axis: int | None = None) -> LazyArray:
         """Elements at *indices* along *axis*."""
         return LazyArray(shape_ops.take(self.node, indices, axis))
 
-    def transpose(self, *axes) -> LazyArray:
+    def transpose(self, *axes: Any) -> LazyArray:
         """The axes permuted (reversed by default): a view."""
-        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None)
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) \
+            else (axes or None)  # type: ignore[assignment]
         return self._permuted(shape_ops.permutation_of(shape_ops.transpose(self.node, axes)))
 
     @property
@@ -435,7 +482,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """The transpose (axes reversed): a view."""
         return self.transpose()
 
-    def reshape(self, *shape, copy=None) -> LazyArray:
+    def reshape(self, *shape: Any, copy: bool | None = None) -> LazyArray:
         """The elements in C order in *shape*: a view where NumPy's reshape
         is one (no copy needed), else a copy (*copy*: NumPy's meaning)."""
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
@@ -461,20 +508,20 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """The elements in C order (a copy)."""
         return LazyArray(shape_ops.reshape(self.node, -1))
 
-    def squeeze(self, axis=None) -> LazyArray:
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> LazyArray:
         """Unit axes removed (a view)."""
         return self._reshaped(manipulate.squeeze(self.node, axis).shape)
 
-    def swapaxes(self, axis1, axis2) -> LazyArray:
+    def swapaxes(self, axis1: Any, axis2: Any) -> LazyArray:
         """Two axes exchanged (a view)."""
         swapped = manipulate.swapaxes(self.node, axis1, axis2)
         return self._permuted(shape_ops.permutation_of(swapped))
 
-    def repeat(self, repeats, axis=None) -> LazyArray:
+    def repeat(self, repeats: Any, axis: int | tuple[int, ...] | None = None) -> LazyArray:
         """Each element repeated *repeats* times along *axis*."""
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
-    def astype(self, dtype, copy=True) -> LazyArray:
+    def astype(self, dtype: Any, copy: bool = True) -> LazyArray:
         """The values converted to *dtype* as NumPy converts them: a new array
         (this one itself for the same dtype and ``copy=False``)."""
         dtype = np.dtype(dtype)
@@ -483,7 +530,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         return LazyArray(cast(self.node, dtype))
 
 
-def copy(x) -> LazyArray:
+def copy(x: Any) -> LazyArray:
     """A copy of *x* (later writes to *x* do not change it)."""
     return asarray(x).copy()
 
@@ -567,7 +614,8 @@ class Device:
         return f"Device({self.cl_device.name.strip()!r})"
 
 
-def asarray(data, dtype=None, *, device=None, copy=None) -> LazyArray:
+def asarray(data: Any, dtype: Any = None, *, device: Any = None, copy: bool | None = None
+            ) -> LazyArray:
     """A lazy array holding *data* (NumPy array, scalar, pyopencl array or lazy
     array) on the default device (lazy arrays are immutable: *copy* does not
     matter, except that ``copy=False`` refuses a conversion that must copy)."""

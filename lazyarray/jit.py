@@ -416,7 +416,7 @@ def _run_program(program: _Program, data: list, scalars: list, arrays: list) -> 
 _SINGLE = flatten(0)[1]
 
 
-def jit(fn: Callable | None = None, *, static_argnums=(), static_argnames=()):
+def jit(fn: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = ()) -> Any:
     """A version of *fn* that traces once per argument signature and then only
     launches its kernels (usable as ``@jit`` or ``@jit(static_argnums=...)``).
 

@@ -146,7 +146,8 @@ def _matrix_norm(x: LazyArray, ord, row: int, col: int) -> LazyArray:
     return sums.max(axis=outer_) if ord > 0 else sums.min(axis=outer_)
 
 
-def norm(x, ord=None, axis=None, keepdims: bool = False) -> LazyArray:
+def norm(x: Any, ord: Any = None, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+         ) -> LazyArray:
     """NumPy's ``linalg.norm``: a vector norm (*axis* an integer, or ``None``
     for 1-d input) or a matrix norm (*axis* two integers, or ``None`` for 2-d
     input), for every order NumPy takes. ``ord=None`` with ``axis=None`` is the
@@ -176,13 +177,14 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> LazyArray:
     elif len(axes) == 2:
         row, col = (_normalize_axis_index(a, x.ndim) for a in axes)
         result = _matrix_norm(x, ord, row, col)
-        kept = (row, col)
+        kept = (row, col)  # type: ignore[assignment]
     else:
         raise ValueError("Improper number of dimensions to norm.")
     return _keep(result, x.shape, kept) if keepdims else result
 
 
-def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> LazyArray:
+def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: Any = 2) -> LazyArray:
     """The Array API's ``vector_norm``: the *ord* norm over *axis* (``None``:
     all elements; a tuple: those axes taken as one vector), on the device."""
     x = _inexact(x)
@@ -199,7 +201,7 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> LazyArray:
     return _keep(result, shape, axes) if keepdims else result
 
 
-def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> LazyArray:
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> LazyArray:
     """The Array API's ``matrix_norm``: the *ord* norm of the matrices in the
     last two axes (singular-value orders on the host, see :func:`norm`)."""
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
@@ -209,22 +211,22 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> LazyArray:
 
 # {{{ products and views
 
-def matmul(x1, x2, /) -> LazyArray:
+def matmul(x1: Any, x2: Any, /) -> LazyArray:
     """The matrix product, batched and broadcast (NumPy's ``matmul``), lazily."""
     return _products.matmul(x1, x2)
 
 
-def vecdot(x1, x2, /, *, axis: int = -1) -> LazyArray:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> LazyArray:
     """Dot products along *axis*, the first argument conjugated, lazily."""
     return _products.vecdot(x1, x2, axis=axis)
 
 
-def tensordot(x1, x2, /, *, axes=2) -> LazyArray:
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> LazyArray:
     """NumPy's ``tensordot`` (sums over *axes*), lazily."""
     return _products.tensordot(x1, x2, axes)
 
 
-def matrix_transpose(x, /) -> LazyArray:
+def matrix_transpose(x: Any, /) -> LazyArray:
     """The matrices of *x* (last two axes) transposed: a view."""
     x = asarray(x)
     if x.ndim < 2:
@@ -232,7 +234,7 @@ def matrix_transpose(x, /) -> LazyArray:
     return x.mT
 
 
-def outer(x1, x2, /) -> LazyArray:
+def outer(x1: Any, x2: Any, /) -> LazyArray:
     """The outer product of two vectors (1-d arrays), lazily."""
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim != 1 or x2.ndim != 1:
@@ -241,7 +243,7 @@ def outer(x1, x2, /) -> LazyArray:
     return _products.outer(x1, x2)
 
 
-def multi_dot(arrays: Sequence, *, out=None) -> LazyArray:
+def multi_dot(arrays: Sequence, *, out: Any = None) -> LazyArray:
     """The product of a chain of matrices (the first and last may be vectors),
     lazily; the products are taken in the order that needs the fewest
     multiplications."""
@@ -274,7 +276,7 @@ def _chain(arrays: list[LazyArray]) -> LazyArray:
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
-            cost[i][j] = _math.inf
+            cost[i][j] = _math.inf  # type: ignore[call-overload]
             for k in range(i, j):
                 c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
                 if c < cost[i][j]:
@@ -288,7 +290,7 @@ def _chain(arrays: list[LazyArray]) -> LazyArray:
     return product(0, n - 1)
 
 
-def cross(x1, x2, /, *, axis: int = -1) -> LazyArray:
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> LazyArray:
     """Cross products of 3-element vectors along *axis* (broadcast), lazily."""
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim == 0 or x2.ndim == 0 or x1.shape[axis] != 3 or x2.shape[axis] != 3:
@@ -324,19 +326,19 @@ def _diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
     return flat[..., start:start + (length - 1) * (m + 1) + 1:m + 1]
 
 
-def diagonal(x, /, *, offset: int = 0) -> LazyArray:
+def diagonal(x: Any, /, *, offset: int = 0) -> LazyArray:
     """The diagonals of the matrices of *x* (last two axes), *offset* above
     the main one (below if negative), lazily."""
     return _diagonal(x, offset, -2, -1)
 
 
-def trace(x, /, *, offset: int = 0, dtype=None) -> LazyArray:
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> LazyArray:
     """The sums of the diagonals of the matrices of *x* (last two axes), in
     NumPy's sum dtype (or *dtype*), lazily."""
     return _diagonal(x, offset, -2, -1).sum(axis=-1, dtype=dtype)
 
 
-def matrix_power(a, n: int) -> LazyArray:
+def matrix_power(a: Any, n: int) -> LazyArray:
     """The matrices of *a* (last two axes, square) to the integer power *n*:
     repeated matrix products on the device (squaring); a negative *n* first
     inverts *a* on the host (see :func:`inv`)."""
@@ -362,7 +364,7 @@ def matrix_power(a, n: int) -> LazyArray:
         if not n:
             break
         square = _products.matmul(square, square)
-    return result.copy() if result is a else result
+    return result.copy() if result is a else result  # type: ignore[return-value]
 
 # }}}
 
@@ -374,101 +376,102 @@ _HOST_NOTE = ("Runs NumPy's LAPACK on the host: the input is computed and copied
               "time, a log line each call).")
 
 
-def solve(a, b) -> LazyArray:
+def solve(a: Any, b: Any) -> LazyArray:
     """The solutions x of ``a @ x = b`` (batched as NumPy's ``solve``)."""
     return _on_host("solve", (a, b))
 
 
-def inv(a) -> LazyArray:
+def inv(a: Any) -> LazyArray:
     """The inverses of the square matrices of *a*."""
     return _on_host("inv", (a,))
 
 
-def det(a) -> LazyArray:
+def det(a: Any) -> LazyArray:
     """The determinants of the square matrices of *a*."""
     return _on_host("det", (a,))
 
 
-def slogdet(a):
+def slogdet(a: Any) -> Any:
     """``SlogdetResult(sign, logabsdet)``: signs and logarithms of the absolute
     determinants of the square matrices of *a* (lazy arrays)."""
     return _on_host("slogdet", (a,))
 
 
-def eig(a):
+def eig(a: Any) -> Any:
     """``EigResult(eigenvalues, eigenvectors)`` of the square matrices of *a*
     (complex where any eigenvalue is)."""
     return _on_host("eig", (a,))
 
 
-def eigvals(a) -> LazyArray:
+def eigvals(a: Any) -> LazyArray:
     """The eigenvalues of the square matrices of *a*."""
     return _on_host("eigvals", (a,))
 
 
-def eigh(a, UPLO: str = "L"):
+def eigh(a: Any, UPLO: str = "L") -> Any:
     """``EighResult(eigenvalues, eigenvectors)`` of the Hermitian matrices of
     *a* (the *UPLO* triangle read), eigenvalues ascending."""
     return _on_host("eigh", (a,), {"UPLO": UPLO})
 
 
-def eigvalsh(a, UPLO: str = "L") -> LazyArray:
+def eigvalsh(a: Any, UPLO: str = "L") -> LazyArray:
     """The eigenvalues (ascending) of the Hermitian matrices of *a*."""
     return _on_host("eigvalsh", (a,), {"UPLO": UPLO})
 
 
-def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+        ) -> Any:
     """``SVDResult(U, S, Vh)`` of the matrices of *a* (only ``S`` if not
     *compute_uv*)."""
     return _on_host("svd", (a,), {"full_matrices": full_matrices, "compute_uv": compute_uv,
                                   "hermitian": hermitian})
 
 
-def svdvals(x, /) -> LazyArray:
+def svdvals(x: Any, /) -> LazyArray:
     """The singular values (descending) of the matrices of *x*."""
     return _on_host("svdvals", (x,))
 
 
-def qr(a, mode: str = "reduced"):
+def qr(a: Any, mode: str = "reduced") -> Any:
     """``QRResult(Q, R)`` of the matrices of *a* (NumPy's *mode* values)."""
     return _on_host("qr", (a,), {"mode": mode})
 
 
-def cholesky(a, /, *, upper: bool = False) -> LazyArray:
+def cholesky(a: Any, /, *, upper: bool = False) -> LazyArray:
     """The Cholesky factors (lower, or upper if *upper*) of the Hermitian
     positive-definite matrices of *a*."""
     return _on_host("cholesky", (a,), {"upper": upper})
 
 
-def lstsq(a, b, rcond=None) -> tuple:
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     """``(x, residuals, rank, s)``: the least-squares solution of ``a @ x = b``
     (NumPy's ``lstsq``; *rank* a 0-d lazy array)."""
     return _on_host("lstsq", (a, b), {"rcond": rcond})
 
 
-def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> LazyArray:
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:
     """The Moore-Penrose pseudo-inverses of the matrices of *a* (NumPy's
     *rcond*, *hermitian* and *rtol*)."""
     extra = {} if rtol is None else {"rtol": rtol}
     return _on_host("pinv", (a,), {"rcond": rcond, "hermitian": hermitian, **extra})
 
 
-def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> LazyArray:
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:
     """The ranks of the matrices of *A* (singular values above the tolerance)."""
     return _on_host("matrix_rank", (A,), {"tol": tol, "hermitian": hermitian, "rtol": rtol})
 
 
-def cond(x, p=None) -> LazyArray:
+def cond(x: Any, p: Any = None) -> LazyArray:
     """The condition numbers of the matrices of *x* in the norm *p*."""
     return _on_host("cond", (x,), {"p": p})
 
 
-def tensorsolve(a, b, axes=None) -> LazyArray:
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> LazyArray:
     """The x of ``tensordot(a, x, axes=x.ndim) = b`` (NumPy's ``tensorsolve``)."""
     return _on_host("tensorsolve", (a, b), {"axes": axes})
 
 
-def tensorinv(a, ind: int = 2) -> LazyArray:
+def tensorinv(a: Any, ind: int = 2) -> LazyArray:
     """The inverse of *a* under ``tensordot`` over its first *ind* axes."""
     return _on_host("tensorinv", (a,), {"ind": ind})
 

@@ -10,11 +10,14 @@ Public names: NumPyMethods.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from lazyarray.errors import DTypeError
+
+if TYPE_CHECKING:
+    from lazyarray.ops.inputs import ArrayHandle
 
 
 class _Flat:
@@ -117,7 +120,7 @@ class NumPyMethods:
     def tobytes(self, order: str = "C") -> bytes:
         """The value's bytes."""
         self._refuse_value(".tobytes()")
-        return self._host().tobytes(order)
+        return self._host().tobytes(order)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         """NumPy's ``str`` of the value (what ``print(x)`` shows)."""
@@ -184,11 +187,12 @@ class NumPyMethods:
 
     # {{{ in place
 
-    def fill(self, value) -> None:
+    def fill(self, value: Any) -> None:
         """Every element set to *value* (converted to the array's dtype)."""
         self[...] = value
 
-    def sort(self, axis: int = -1, kind=None, order=None, *, stable=None) -> None:
+    def sort(self, axis: int = -1, kind: str | None = None, order: str | None = None, *,
+             stable: bool | None = None) -> None:
         """Sorted in place along *axis* (as ``x[...] = la.sort(x, axis)``, on
         the device)."""
         self[...] = self._namespace.sort(self, axis=axis, kind=kind, order=order, stable=stable)
@@ -206,39 +210,43 @@ class NumPyMethods:
 
     # {{{ the namespace's functions as methods
 
-    def nonzero(self):
+    def nonzero(self) -> tuple[ArrayHandle, ...]:
         """The indices of the nonzero elements, one array per axis (``la.nonzero``)."""
         return self._namespace.nonzero(self)
 
-    def argsort(self, axis: int = -1, kind=None, order=None, *, stable=None):
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: str | None = None, *,
+                stable: bool | None = None) -> ArrayHandle:
         """Indices that sort along *axis* (``la.argsort``)."""
         return self._namespace.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
-    def searchsorted(self, v, side: str = "left", sorter=None):
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> ArrayHandle:
         """Where *v* would be inserted to keep this sorted array sorted."""
         return self._namespace.searchsorted(self, v, side=side, sorter=sorter)
 
-    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+              out: Any = None) -> Any:
         """The sum along the diagonal with *offset* (``la.trace``)."""
         return self._namespace.trace(self, offset, axis1, axis2, dtype, out)
 
-    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> ArrayHandle:
         """The diagonal with *offset* of the axes *axis1*, *axis2* (``la.diagonal``)."""
         return self._namespace.diagonal(self, offset, axis1, axis2)
 
-    def ptp(self, axis=None, out=None, keepdims: bool = False):
+    def ptp(self, axis: int | tuple[int, ...] | None = None, out: Any = None, keepdims: bool = False
+            ) -> Any:
         """Largest minus smallest value along *axis* (``la.ptp``)."""
         return self._namespace.ptp(self, axis=axis, out=out, keepdims=keepdims)
 
-    def compress(self, condition, axis=None, out=None):
+    def compress(self, condition: Any, axis: int | tuple[int, ...] | None = None, out: Any = None
+                 ) -> Any:
         """Elements where *condition* holds along *axis* (``la.compress``)."""
         return self._namespace.compress(condition, self, axis=axis, out=out)
 
-    def choose(self, choices, out=None, mode: str = "raise"):
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> Any:
         """Elements chosen from *choices* by this index array (``la.choose``)."""
         return self._namespace.choose(self, choices, out=out, mode=mode)
 
-    def view(self, dtype=None, type=None):
+    def view(self, dtype: Any = None, type: Any = None) -> ArrayHandle:
         """A view of the whole array (another dtype's view of the bytes is not
         supported: use ``astype`` to convert values)."""
         if dtype is not None and np.dtype(dtype) != self.dtype or type is not None:

@@ -108,7 +108,7 @@ def implementation(func) -> Callable | None:
     sub = _NAMESPACES.get(module, None if module.startswith("numpy.") else "")
     if sub is None:
         return None
-    namespace = LazyArray._namespace
+    namespace: Any = LazyArray._namespace
     for part in sub.split(".") if sub else ():
         namespace = getattr(namespace, part, None)
     impl = getattr(namespace, func.__name__, None) if namespace is not None else None

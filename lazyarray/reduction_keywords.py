@@ -47,7 +47,7 @@ def filled(x, mask, value: Any):
 
 def _scalar(value: Any, dtype: np.dtype) -> np.generic:
     """*value* cast to *dtype* as NumPy casts ``initial=``."""
-    return np.asarray(value.get() if hasattr(value, "get") else value).astype(dtype)[()]
+    return np.asarray(value.get() if hasattr(value, "get") else value).astype(dtype)[()]  # type: ignore[return-value]
 
 
 def with_initial(result, op: str, initial: Any):

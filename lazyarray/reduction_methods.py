@@ -7,6 +7,8 @@ Public names: ReductionMethods, ddof_of.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from lazyarray.ops import reductions
@@ -24,8 +26,11 @@ from lazyarray.reduction_keywords import (
     with_initial,
 )
 
+if TYPE_CHECKING:
+    from lazyarray.graph import Node
 
-def ddof_of(ddof, correction):
+
+def ddof_of(ddof: Any, correction: Any) -> Any:
     """The degrees-of-freedom correction from NumPy's *ddof* or the Array
     API's *correction* (at most one of them given)."""
     if correction is None:
@@ -38,6 +43,12 @@ def ddof_of(ddof, correction):
 class ReductionMethods:
     """Reductions and scans along an axis, as ndarray's methods."""
 
+    if TYPE_CHECKING:
+        # what LazyArray, the class built on these methods, provides them
+        node: Node
+
+        def __init__(self, node: Node) -> None: ...
+
     def _summed(self, op, axis, dtype, out, keepdims, initial, where):
         """The sum or product (*op*) with NumPy's keywords."""
         mask = mask_of(self, where)
@@ -45,31 +56,35 @@ class ReductionMethods:
         result = type(self)(reductions.reduce(op, x.node, axis, keepdims, dtype))
         return into(with_initial(result, op, initial), out)
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
-            where=True):
+    def sum(self, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> Any:
         """The sum along *axis*, from *initial*, of the elements *where* selects."""
         return self._summed("sum", axis, dtype, out, keepdims, initial, where)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
-             where=True):
+    def prod(self, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+             keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> Any:
         """The product along *axis*, from *initial*, of the elements *where* selects."""
         return self._summed("product", axis, dtype, out, keepdims, initial, where)
 
-    def max(self, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
+    def max(self, axis: int | tuple[int, ...] | None = None, out: Any = None,
+            keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> Any:
         """The largest values along *axis* (no smaller than *initial*; *where*
         needs *initial*)."""
         return into(extreme(self, "max", axis, keepdims, initial, where), out)
 
-    def min(self, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
+    def min(self, axis: int | tuple[int, ...] | None = None, out: Any = None,
+            keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> Any:
         """The smallest values along *axis* (no larger than *initial*; *where*
         needs *initial*)."""
         return into(extreme(self, "min", axis, keepdims, initial, where), out)
 
-    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+    def any(self, axis: int | tuple[int, ...] | None = None, out: Any = None,
+            keepdims: bool = False, *, where: Any = True) -> Any:
         """Whether any element along *axis* (that *where* selects) is true."""
         return into(self._logical_reduction("any", axis, keepdims, where), out)
 
-    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+    def all(self, axis: int | tuple[int, ...] | None = None, out: Any = None,
+            keepdims: bool = False, *, where: Any = True) -> Any:
         """Whether all elements along *axis* (that *where* selects) are true."""
         return into(self._logical_reduction("all", axis, keepdims, where), out)
 
@@ -82,15 +97,17 @@ class ReductionMethods:
             return type(self)(full(node.shape, op == "all", np.bool_))
         return type(self)(node)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    def mean(self, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+             keepdims: bool = False, *, where: Any = True) -> Any:
         """The mean along *axis* of the elements *where* selects."""
         mask = mask_of(self, where)
         if mask is not None:
             return into(masked_mean(self, mask, axis, keepdims, dtype), out)
         return into(type(self)(reductions.mean(self.node, axis, keepdims, dtype)), out)
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-            mean=NO_VALUE, correction=None):
+    def var(self, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+            ddof: float = 0, keepdims: bool = False, *, where: Any = True, mean: Any = NO_VALUE,
+            correction: float | None = None) -> Any:
         """Variance of the elements *where* selects; *correction* is the Array
         API's (and NumPy 2's) name of *ddof*."""
         if given(mean):
@@ -101,25 +118,26 @@ class ReductionMethods:
             return into(masked_var(self, mask, axis, keepdims, dtype, ddof), out)
         return into(type(self)(reductions.var(self.node, axis, keepdims, dtype, ddof)), out)
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-            mean=NO_VALUE, correction=None):
+    def std(self, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+            ddof: float = 0, keepdims: bool = False, *, where: Any = True, mean: Any = NO_VALUE,
+            correction: float | None = None) -> Any:
         """Standard deviation (see :meth:`var`)."""
         var = self.var(axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                        correction=correction)
         return into(type(self)(elementwise("sqrt", var.node)), out)
 
-    def cumsum(self, axis=None, dtype=None, out=None):
+    def cumsum(self, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
         """Running sums along *axis* (the flattened array by default)."""
         return into(type(self)(reductions.scan("sum", self.node, axis, dtype)), out)
 
-    def cumprod(self, axis=None, dtype=None, out=None):
+    def cumprod(self, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
         """Running products along *axis* (the flattened array by default)."""
         return into(type(self)(reductions.scan("product", self.node, axis, dtype)), out)
 
-    def argmax(self, axis=None, out=None, *, keepdims=False):
+    def argmax(self, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         """Indices of the largest values along *axis*."""
         return into(type(self)(reductions.argreduce("argmax", self.node, axis, keepdims)), out)
 
-    def argmin(self, axis=None, out=None, *, keepdims=False):
+    def argmin(self, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         """Indices of the smallest values along *axis*."""
         return into(type(self)(reductions.argreduce("argmin", self.node, axis, keepdims)), out)

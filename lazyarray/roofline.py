@@ -114,7 +114,7 @@ def _bandwidth(queue, gpu: bool) -> float:
     mf = cl.mem_flags
     src = cl.Buffer(queue.context, mf.READ_ONLY, 16 * n4)
     dst = cl.Buffer(queue.context, mf.WRITE_ONLY, 16 * n4)
-    cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, 16 * n4)
+    cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, 16 * n4)  # type: ignore[arg-type]
     kernel = cl.Program(queue.context, _COPY).build().copy4
     kernel.set_args(dst, src)
     seconds = _best_seconds(queue, lambda: cl.enqueue_nd_range_kernel(

@@ -44,7 +44,7 @@ def _whole_array(expr) -> str | None:
                 and i.step is None):
             raise CodeGenerationError(
                 f"{expr}: only whole-array slices ('x[:, :]') may be passed to calls")
-    return expr.aggregate.name
+    return expr.aggregate.name  # type: ignore[union-attr]
 
 
 class RegisteredCallEmitter:

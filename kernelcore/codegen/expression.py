@@ -250,7 +250,7 @@ class CExpressionMapper(Mapper):
                 terms.append(prim.Product((stride, ix)))
         if not terms:
             return 0
-        flat = []
+        flat: list = []
         for t in terms:
             flat.extend(t.children if isinstance(t, prim.Sum) else [t])
         return flat[0] if len(flat) == 1 else prim.Sum(tuple(flat))
@@ -271,12 +271,12 @@ class CExpressionMapper(Mapper):
     def vector_element(self, expr: prim.Subscript) -> str:
         """The vector of temporary ``expr.aggregate`` (one of
         :attr:`vector_temps`) that holds element *expr*."""
-        name = expr.aggregate.name
+        name = expr.aggregate.name  # type: ignore[union-attr]
         var = self.knl.get_var(name)
         if len(var.shape) == 1:
             return name
         lead = self.flat_index(var.copy(shape=var.shape[:-1], strides=None),
-                               tuple(expr.index[:-1]))
+                               tuple(expr.index[:-1]))  # type: ignore[index, call-overload]
         return f"{name}[{self.code(simplify(lead), PREC_NONE)}]"
 
     def map_sum(self, expr, prec, dtype):

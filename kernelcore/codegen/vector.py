@@ -15,6 +15,8 @@ vector_temporaries.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pymbolic.primitives as prim
 
@@ -64,7 +66,7 @@ def vector_ctype(target, dtype: np.dtype, width: int) -> str:
     return f"{base}{width}"
 
 
-def lane_offset(expr, iname: str) -> tuple[object, int]:
+def lane_offset(expr, iname: str) -> tuple[Any, int]:
     """(*rest*, *c*) with *expr* == *rest* + *c* * *iname* and *rest* not
     depending on *iname*; NotVectorizable if *expr* is not of that form."""
     if iname not in get_dependencies(expr):
@@ -79,7 +81,7 @@ def lane_offset(expr, iname: str) -> tuple[object, int]:
         scale = [ch for ch in expr.children if iname not in get_dependencies(ch)]
         if len(factors) == 1 and all(isinstance(f, (int, np.integer)) for f in scale):
             rest, c = lane_offset(factors[0], iname)
-            k = int(np.prod(scale)) if scale else 1
+            k = int(np.prod(scale)) if scale else 1  # type: ignore[arg-type]
             return simplify(prim.Product((k, rest))), k * c
     raise NotVectorizable(f"index {expr} is not affine in '{iname}'")
 
@@ -172,7 +174,7 @@ class VectorExpressionMapper(CExpressionMapper):
         address in an array of local or global memory: the array's declared
         alignment is a multiple of the vector's size and *base* a multiple of
         the width)."""
-        name = expr.aggregate.name
+        name = expr.aggregate.name  # type: ignore[union-attr]
         var = self.knl.get_var(name)
         if isinstance(var, ValueArg) or var.dtype.kind not in "iuf":
             raise NotVectorizable(f"'{name}' has no vector form")
@@ -180,7 +182,7 @@ class VectorExpressionMapper(CExpressionMapper):
         rest, step = lane_offset(self.flat_index(var, index), self.iname)
         if step != 1:
             raise NotVectorizable(f"{expr} moves by {step} elements per iteration")
-        base = simplify(prim.Sum((rest, self.lower)))
+        base = simplify(prim.Sum((rest, self.lower)))  # type: ignore[arg-type]
         alignment = getattr(var, "alignment", None)
         aligned = (getattr(var, "address_space", None) in (AddressSpace.LOCAL,
                                                            AddressSpace.GLOBAL)
@@ -197,7 +199,7 @@ class VectorExpressionMapper(CExpressionMapper):
         pointer, aligned = self._lanes(expr)
         if not aligned:
             return None
-        var = self.knl.get_var(expr.aggregate.name)
+        var = self.knl.get_var(expr.aggregate.name)  # type: ignore[union-attr]
         qual = self.target.address_space_qualifier(var.address_space)
         const = " const" if var.name not in self.knl.get_written_variables() else ""
         return f"*({qual} {self.vtype(var.dtype)}{const} *) ({pointer})"
@@ -222,7 +224,7 @@ class VectorExpressionMapper(CExpressionMapper):
 
     def store(self, assignee: prim.Subscript, value: str) -> str:
         """The statement writing the lanes of *value* to *assignee*."""
-        if assignee.aggregate.name in self.vector_temps:
+        if assignee.aggregate.name in self.vector_temps:  # type: ignore[union-attr]
             return f"{self.whole_vector(assignee)} = {value};"
         whole = self.vector_at(assignee)
         if whole is not None:

@@ -11,12 +11,16 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import reduce
 from math import gcd
+from typing import TYPE_CHECKING, Any, cast
 
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, StaticValueFindingError
+
+if TYPE_CHECKING:
+    from pymbolic.typing import ArithmeticExpression, Expression
 
 dim_type = isl.dim_type
 
@@ -91,7 +95,7 @@ def parse_assumptions(text: str | isl.BasicSet | isl.Set | None,
     return aset.align_params(universe.space) & universe.align_params(aset.space)
 
 
-def align_to(obj, template):
+def align_to(obj: Any, template: Any) -> Any:
     """*obj* in *template*'s space (dims matched by name, missing ones added)."""
     return isl.align_spaces(obj, template, obj_bigger_ok=True)
 
@@ -124,9 +128,9 @@ def _val_to_int_or_frac(v: isl.Val):
     return num, den
 
 
-def _linear_expr(terms: list[tuple[int, object]], const: int):
+def _linear_expr(terms: Sequence[tuple[int, Any]], const: int):
     """sum(coeff*var) + const as a tidy pymbolic expression."""
-    parts = []
+    parts: list[Any] = []
     if const:
         parts.append(const)
     for coeff, var in terms:
@@ -140,15 +144,15 @@ def _linear_expr(terms: list[tuple[int, object]], const: int):
     return prim.Sum(tuple(parts))
 
 
-def aff_to_expr(aff: isl.Aff):
+def aff_to_expr(aff: isl.Aff) -> ArithmeticExpression:
     """An isl quasi-affine expression as pymbolic (divs become floor divisions)."""
     den_total = 1
-    entries = []
+    entries: list[tuple[int, int, Any]] = []
     for dt in (dim_type.param, dim_type.in_):
         for i in range(aff.dim(dt)):
             num, den = _val_to_int_or_frac(aff.get_coefficient_val(dt, i))
             if num:
-                entries.append((num, den, prim.Variable(aff.get_dim_name(dt, i))))
+                entries.append((num, den, prim.Variable(cast(str, aff.get_dim_name(dt, i)))))
     for i in range(aff.dim(dim_type.div)):
         num, den = _val_to_int_or_frac(aff.get_coefficient_val(dim_type.div, i))
         if num:
@@ -165,7 +169,7 @@ def aff_to_expr(aff: isl.Aff):
     return expr
 
 
-def div_to_expr(div_aff: isl.Aff):
+def div_to_expr(div_aff: isl.Aff) -> ArithmeticExpression:
     """``floor(div_aff)`` as pymbolic."""
     expr = aff_to_expr(div_aff)
     if isinstance(expr, prim.FloorDiv):
@@ -177,14 +181,14 @@ def _lcm(a: int, b: int) -> int:
     return a * b // gcd(a, b)
 
 
-def constraint_to_expr(c: isl.Constraint):
+def constraint_to_expr(c: isl.Constraint) -> prim.Comparison:
     """An isl constraint as a pymbolic comparison (``expr >= 0`` or ``expr == 0``)."""
-    terms = []
+    terms: list[tuple[int, Any]] = []
     for dt in (dim_type.param, dim_type.set):
         for i in range(c.space.dim(dt)):
             num = c.get_coefficient_val(dt, i).get_num_si()
             if num:
-                terms.append((num, prim.Variable(c.space.get_dim_name(dt, i))))
+                terms.append((num, prim.Variable(cast(str, c.space.get_dim_name(dt, i)))))
     local = c.get_local_space()
     for i in range(local.dim(dim_type.div)):
         num = c.get_coefficient_val(dim_type.div, i).get_num_si()
@@ -200,7 +204,7 @@ def basic_set_to_conditions(bs: isl.BasicSet) -> list:
     return [constraint_to_expr(c) for c in bs.get_constraints()]
 
 
-def set_to_cond_expr(s: isl.Set | isl.BasicSet):
+def set_to_cond_expr(s: isl.Set | isl.BasicSet) -> Expression:
     """An isl set as a boolean pymbolic expression (True when universe)."""
     if isinstance(s, isl.BasicSet):
         s = s.to_set()
@@ -215,13 +219,13 @@ def set_to_cond_expr(s: isl.Set | isl.BasicSet):
     return alternatives[0] if len(alternatives) == 1 else prim.LogicalOr(tuple(alternatives))
 
 
-def pw_aff_to_expr(pwaff: isl.PwAff):
+def pw_aff_to_expr(pwaff: isl.PwAff) -> ArithmeticExpression:
     """A piecewise quasi-affine function as pymbolic (pieces become conditionals;
     the last piece is the fallback everywhere else)."""
     return pw_aff_to_expr_and_total(pwaff)[0]
 
 
-def pw_aff_to_expr_and_total(pwaff: isl.PwAff):
+def pw_aff_to_expr_and_total(pwaff: isl.PwAff) -> tuple[ArithmeticExpression, isl.PwAff]:
     """(expression, the total function that expression computes everywhere)."""
     pieces = pwaff.get_pieces()
     if not pieces:
@@ -270,7 +274,7 @@ def static_max_of_pw_aff(pwaff: isl.PwAff, context: isl.Set | None = None) -> is
 
 # {{{ pymbolic -> isl
 
-def affine_simplify(expr, space: isl.Space):
+def affine_simplify(expr: Expression, space: isl.Space) -> Expression:
     """*expr* in ISL's canonical form when it is quasi-affine over *space*."""
     try:
         pieces = expr_to_pw_aff(expr, space).get_pieces()
@@ -283,7 +287,7 @@ class NotAffineError(ValueError):
     """An expression is not quasi-affine in the given variables."""
 
 
-def expr_to_pw_aff(expr, space: isl.Space) -> isl.PwAff:
+def expr_to_pw_aff(expr: Expression, space: isl.Space) -> isl.PwAff:
     """A quasi-affine pymbolic expression as an isl PwAff over *space*."""
     affs = isl.affs_from_space(space)
     return _to_aff(expr, affs)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import enum
 import textwrap
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields, replace
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -41,7 +42,7 @@ class InstructionBase:
     predicates: frozenset[Any] = frozenset()
     within_inames_is_final: bool = False
 
-    def copy(self, **kwargs) -> InstructionBase:
+    def copy(self, **kwargs: Any) -> Self:
         return replace(self, **kwargs)
 
     def assignee_names(self) -> frozenset[str]:
@@ -62,7 +63,7 @@ class InstructionBase:
         return frozenset(n for e in self.expressions() for r in find_reductions(e)
                          for n in r.inames)
 
-    def with_transformed_expressions(self, f) -> InstructionBase:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(self, predicates=frozenset(f(p) for p in self.predicates))
 
     def _options_str(self) -> str:
@@ -78,7 +79,7 @@ class InstructionBase:
         return "{" + ", ".join(opts) + "}"
 
 
-def assignee_var_name(assignee) -> str:
+def assignee_var_name(assignee: Any) -> str:
     if isinstance(assignee, prim.Variable):
         return assignee.name
     if isinstance(assignee, prim.Subscript) and isinstance(assignee.aggregate, prim.Variable):
@@ -86,7 +87,7 @@ def assignee_var_name(assignee) -> str:
     raise ValueError(f"invalid assignment target: {assignee}")
 
 
-def assignee_subscript(assignee) -> tuple:
+def assignee_subscript(assignee: Any) -> tuple:
     if isinstance(assignee, prim.Subscript):
         idx = assignee.index
         return idx if isinstance(idx, tuple) else (idx,)
@@ -169,7 +170,7 @@ class Assignment(InstructionBase):
     def expressions(self) -> tuple:
         return (self.assignee, self.expression) + super().expressions()
 
-    def with_transformed_expressions(self, f) -> Assignment:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(super().with_transformed_expressions(f),
                        assignee=f(self.assignee), expression=f(self.expression))
 
@@ -177,7 +178,7 @@ class Assignment(InstructionBase):
         return f"{self.assignee} = {self.expression}  {self._options_str()}"
 
 
-def has_slices(expr) -> bool:
+def has_slices(expr: Any) -> bool:
     """Whether *expr* subscripts an array with a slice (``x[:]``)."""
     if isinstance(expr, prim.Slice):
         return True
@@ -231,7 +232,7 @@ class CallInstruction(Assignment):
     def expressions(self) -> tuple:
         return super().expressions() + tuple(self.extra_assignees)
 
-    def with_transformed_expressions(self, f) -> CallInstruction:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(super().with_transformed_expressions(f),
                        extra_assignees=tuple(f(a) for a in self.extra_assignees))
 
@@ -328,7 +329,7 @@ class CInstruction(InstructionBase):
         return tuple(e for _, e in self.iname_exprs) + self.assignees \
             + super().expressions()
 
-    def with_transformed_expressions(self, f) -> CInstruction:
+    def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
         return replace(super().with_transformed_expressions(f),
                        iname_exprs=tuple((n, f(e)) for n, e in self.iname_exprs),
                        assignees=tuple(f(a) for a in self.assignees))

@@ -6,7 +6,7 @@ Public names: LoopKernel, KernelState.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -61,7 +61,7 @@ class LoopKernel:
     linearization: tuple | None = None
     tags: frozenset = frozenset()
 
-    def copy(self, **kwargs) -> LoopKernel:
+    def copy(self, **kwargs: Any) -> LoopKernel:
         return replace(self, **kwargs)
 
     def tagged(self, tags: Any) -> LoopKernel:
@@ -115,7 +115,7 @@ class LoopKernel:
     def id_to_insn(self) -> dict[str, InstructionBase]:
         return {insn.id: insn for insn in self.instructions}
 
-    def get_var(self, name: str):
+    def get_var(self, name: str) -> Any:
         """The argument or temporary called *name*."""
         if name in self.arg_dict:
             return self.arg_dict[name]
@@ -123,7 +123,7 @@ class LoopKernel:
             return self.temporary_variables[name]
         raise UnknownNameError(f"kernel '{self.name}' has no variable '{name}'")
 
-    def check_inames(self, names, context: str) -> None:
+    def check_inames(self, names: Iterable[str], context: str) -> None:
         unknown = [n for n in names if n not in self._iname_order]
         if unknown:
             raise UnknownNameError(
@@ -172,7 +172,7 @@ class LoopKernel:
 
     @cached_property
     def _iname_to_domain(self) -> dict[str, int]:
-        result = {}
+        result: dict[str, int] = {}
         for k, dom in enumerate(self.domains):
             for i in range(dom.dim(dim_type.set)):
                 result.setdefault(dom.get_dim_name(dim_type.set, i), k)
@@ -186,7 +186,7 @@ class LoopKernel:
         parents = {dom.get_dim_name(dim_type.param, i) for i in range(dom.dim(dim_type.param))}
         return frozenset((parents & inames) - own)
 
-    def get_inames_domain(self, inames) -> isl.Set:
+    def get_inames_domain(self, inames: Iterable[str]) -> isl.Set:
         """The points of *inames* (other inames projected out), in :attr:`space`.
 
         Projection means an instruction runs only where the inames it does not use
@@ -212,11 +212,11 @@ class LoopKernel:
         result = project_to(result, inames)
         return align_to(result, self._universe)
 
-    def insn_inames(self, insn) -> frozenset[str]:
+    def insn_inames(self, insn: InstructionBase | str) -> frozenset[str]:
         """The inames instruction *insn* (or its id) runs in."""
         return (self.id_to_insn[insn] if isinstance(insn, str) else insn).within_inames
 
-    def get_insn_domain(self, insn) -> isl.Set:
+    def get_insn_domain(self, insn: InstructionBase) -> isl.Set:
         """The points an instruction runs for: the domain of its inames."""
         return self.get_inames_domain(insn.within_inames)
 
@@ -265,7 +265,8 @@ class LoopKernel:
     # }}}
 
     def get_grid_size_upper_bounds(self, callables_table: Any = None,
-                                   ignore_auto: bool = False, return_dict: bool = False):
+                                   ignore_auto: bool = False, return_dict: bool = False
+                                   ) -> tuple[Any, Any]:
         """``(global_size, local_size)``: a grid that can run every
         instruction, as tuples of :class:`islpy.PwAff` of the parameters (the
         number of work-groups and the work-group size per axis), or dicts
@@ -278,7 +279,7 @@ class LoopKernel:
 
     def get_grid_size_upper_bounds_as_exprs(self, callables_table: Any = None,
                                             ignore_auto: bool = False,
-                                            return_dict: bool = False):
+                                            return_dict: bool = False) -> tuple[Any, Any]:
         """:meth:`get_grid_size_upper_bounds` as pymbolic expressions."""
         groups, local = self.get_grid_size_upper_bounds(callables_table, ignore_auto,
                                                         return_dict=True)

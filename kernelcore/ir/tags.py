@@ -73,7 +73,7 @@ class VectorizeTag:
 Tag = UnrollTag | LocalIndexTag | GroupIndexTag | IlpTag | VectorizeTag | None
 
 
-def parse_tag(tag) -> Tag:
+def parse_tag(tag: Any) -> Tag:
     """A tag object from its spelling (or pass a tag object through)."""
     if tag is None or isinstance(tag, (UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
                                        VectorizeTag)):
@@ -101,17 +101,17 @@ def parse_tag(tag) -> Tag:
                      "ilp.unr, ilp.seq, vec)")
 
 
-def is_hw_parallel(tag) -> bool:
+def is_hw_parallel(tag: Any) -> bool:
     return isinstance(tag, (LocalIndexTag, GroupIndexTag))
 
 
-def is_lane_tag(tag) -> bool:
+def is_lane_tag(tag: Any) -> bool:
     """Whether *tag* makes independent lanes (``ilp``, ``vec``): private
     temporaries get a copy per lane and the loop goes innermost."""
     return isinstance(tag, (IlpTag, VectorizeTag))
 
 
-def is_unrolled(tag) -> bool:
+def is_unrolled(tag: Any) -> bool:
     return isinstance(tag, (UnrollTag, VectorizeTag)) or (
         isinstance(tag, IlpTag) and tag.unrolled)
 

@@ -121,7 +121,7 @@ def _build(program: cl.Program, options: list[str]) -> cl.Program:
     with _compiler_output_held():
         program.build(options=options)
     if logger.isEnabledFor(logging.DEBUG):
-        for device in program.get_info(cl.program_info.DEVICES):
+        for device in program.get_info(cl.program_info.DEVICES):  # type: ignore[attr-defined]
             log = program.get_build_info(device, cl.program_build_info.LOG)
             if log and log.strip():
                 logger.debug("compiler output for %s:\n%s", device.name, log.strip())
@@ -149,7 +149,7 @@ def _compiler_output_held() -> Iterator[None]:
             if not _HOLDING[0]:
                 entry = ("ignore", None, cl.CompilerWarning, None, 0)
                 if entry in warnings.filters:
-                    warnings.filters.remove(entry)
+                    warnings.filters.remove(entry)  # type: ignore[attr-defined]
                     warnings._filters_mutated()      # type: ignore[attr-defined]
 
 

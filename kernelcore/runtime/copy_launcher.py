@@ -26,7 +26,7 @@ def _device_side(ary, what: str) -> tuple[cl.MemoryObjectHolder, int, int]:
     if isinstance(ary, cla.Array):
         if not ary.flags.forc:
             raise InvocationError(f"{what} is a non-contiguous pyopencl array")
-        return ary.base_data, ary.offset, ary.nbytes
+        return ary.base_data, ary.offset, ary.nbytes  # type: ignore[return-value]
     if isinstance(ary, cl.MemoryObjectHolder):
         return ary, 0, ary.size
     raise InvocationError(f"{what} must be a pyopencl array or buffer, got "
@@ -70,7 +70,7 @@ class OpenClCopyLauncher(LauncherI):
             if host.nbytes > size - (dst_device_offset or 0):
                 raise InvocationError(f"copy '{name}': {host.nbytes} bytes do not fit "
                                       "in the destination")
-            self._copy_args = (buf, host)
+            self._copy_args: tuple = (buf, host)
             kw["dst_offset"] = off
             kw["is_blocking"] = blocking
         elif dst_host:

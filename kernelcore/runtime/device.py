@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from typing import Any
 
 import pyopencl as cl
 
@@ -28,7 +29,7 @@ from kernelcore.diagnostic import KernelcoreError
 
 logger = logging.getLogger(__name__)
 os.environ.setdefault("POCL_AFFINITY", "1")      # read when PoCL starts up
-_DEFAULT: dict[str, object] = {}
+_DEFAULT: dict[str, Any] = {}
 _DEFAULT_LOCK = threading.RLock()
 
 
@@ -112,7 +113,8 @@ def default_queue() -> cl.CommandQueue:
             on = os.environ.get("KERNELCORE_PROFILING", "").lower() in ("1", "true", "yes")
             _DEFAULT["queue"] = cl.CommandQueue(
                 default_context(),
-                properties=cl.command_queue_properties.PROFILING_ENABLE if on else 0)
+                properties=cl.command_queue_properties.PROFILING_ENABLE  # type: ignore[arg-type]
+                if on else 0)
         return _DEFAULT["queue"]
 
 

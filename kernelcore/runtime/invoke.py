@@ -253,7 +253,7 @@ class Executor:
         written = knl.get_written_variables()
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
         names = [a.name for a in knl.args]
-        out = []
+        out: list[str] = []
         w = out.append
         w(f"def invoke(_rt, queue, wait_for, _want_host, "
           f"{', '.join(f'{n}=None' for n in names)}):")
@@ -292,7 +292,7 @@ class Executor:
         call_args = []
         for arg in knl.args:
             if isinstance(arg, ValueArg):
-                call_args.append(f"_np.{arg.dtype.name}({arg.name})")
+                call_args.append(f"_np.{arg.dtype.name}({arg.name})")  # type: ignore[union-attr]
             else:
                 call_args.append(f"_rt.buffer({arg.name})")
         call_args += [f"_rt.buffer({name})" for name, _, _ in self.code.global_temporaries]

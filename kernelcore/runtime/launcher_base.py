@@ -267,7 +267,7 @@ def profile_kernel(kernel: Any, evt: cl.Event, kernel_msg: str | None = None,
 # }}}
 
 
-def _resolve_queue(launcher: LauncherI, queue, default):
+def _resolve_queue(launcher: LauncherI, queue, default) -> cl.CommandQueue:
     if queue is None:
         queue = default
         if queue is None:

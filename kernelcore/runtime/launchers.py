@@ -84,7 +84,7 @@ class OpenClKernelLauncher(OpenClKernelLauncherI):
             else tuple(int(g) for g in default_local_work_size)
         self._default_queue = default_queue
         self._args = _indexed(args_list)
-        nargs = self._kernel.get_info(cl.kernel_info.NUM_ARGS)
+        nargs: int = self._kernel.get_info(cl.kernel_info.NUM_ARGS)  # type: ignore[assignment]
         free = self._free_indices()
         given = set(self._args)
         bad = sorted(i for i in given | free if not 0 <= i < nargs)
@@ -316,8 +316,8 @@ class OpenClIterativeKernelLauncher(OpenClParametrizedKernelLauncher):
                                          for g in self._iterated.values())):
             yield dict(zip(names, combo))
 
-    def __call__(self, queue: cl.CommandQueue | None = None, wait_for=None,
-                 enqueue_barrier: bool = True,
+    def __call__(self, queue: cl.CommandQueue | None = None,  # type: ignore[override]
+                 wait_for=None, enqueue_barrier: bool = True,
                  global_work_size: tuple[int, ...] | None = None,
                  local_work_size: tuple[int, ...] | None = None, **kwds):
         """Enqueue one launch per iterated value combination, each after *wait_for*.

@@ -6,7 +6,7 @@ Public names: make_launcher.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyopencl as cl
@@ -22,6 +22,10 @@ from kernelcore.runtime.invoke import _check, get_executor
 from kernelcore.runtime.launchers import OpenClKernelLauncher, OpenClKernelListLauncher
 from kernelcore.translation_unit import as_kernel
 
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
+
 # {{{ kernelcore kernels
 
 def _solve_extent(param: str, expr, extent: int) -> int | None:
@@ -36,7 +40,7 @@ def _solve_extent(param: str, expr, extent: int) -> int | None:
     return (extent - d) // c
 
 
-def make_launcher(knl, queue: cl.CommandQueue | None = None,
+def make_launcher(knl: LoopKernel | TranslationUnit, queue: cl.CommandQueue | None = None,
                   **arrays_and_params: Any) -> OpenClKernelListLauncher:
     """A list launcher replaying *knl* (a kernel or a translation unit's
     entry point) on the given device arrays.
@@ -101,7 +105,7 @@ def make_launcher(knl, queue: cl.CommandQueue | None = None,
                 or (isinstance(value, np.ndarray) and value.ndim == 0)):
             raise InvocationError(f"make_launcher: parameter '{v.name}' must be a "
                                   f"number, got {type(value).__name__}")
-        params[v.name] = np.dtype(v.dtype).type(value)
+        params[v.name] = np.dtype(v.dtype).type(value)  # type: ignore[arg-type]
     env = {k: (int(x) if isinstance(x, np.integer) else x) for k, x in params.items()}
 
     # }}}

@@ -186,12 +186,13 @@ def insert_local_barriers(knl, items: list) -> list:
         return out, pending
 
     result: list = []
-    segment: list = []
+    segment: list | None = []
     for item in items:
         if isinstance(item, CallKernel):
             segment = []
             result.append(item)
         elif isinstance(item, ReturnFromKernel):
+            assert segment is not None
             result += walk(segment, [])[0]
             result.append(item)
             segment = None

@@ -147,6 +147,7 @@ class _Linearizer:
                     best = (premature, loop, body)
                 if not premature:
                     break
+            assert best is not None
             _, loop, body = best
             self.items.append(EnterLoop(loop))
             self.run(active + (loop,), body)
@@ -175,7 +176,7 @@ def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
         readers = [i for i in knl.instructions if name in i.read_dependency_names()]
         for w in writers:
             indexed_by = set().union(*(get_dependencies(x) for x in
-                                       assignee_subscript(w.assignee)))
+                                       assignee_subscript(w.assignee)))  # type: ignore[attr-defined]
             for r in readers:
                 for loop in (set(where[w.id]) & set(where[r.id])) - indexed_by:
                     if where[w.id][loop] != where[r.id][loop]:

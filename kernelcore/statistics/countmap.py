@@ -7,7 +7,7 @@ Public names: ToCountMap, stringify_stats_mapping.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView, KeysView, ValuesView
 from typing import Any
 
 import islpy as isl
@@ -70,19 +70,19 @@ class ToCountMap:
     def __iter__(self):
         return iter(self.count_map)
 
-    def keys(self):
+    def keys(self) -> KeysView:
         return self.count_map.keys()
 
-    def values(self):
+    def values(self) -> ValuesView:
         return self.count_map.values()
 
-    def items(self):
+    def items(self) -> ItemsView:
         return self.count_map.items()
 
-    def get(self, key, default=None):
+    def get(self, key: Any, default: Any = None) -> Any:
         return self.count_map.get(key, default)
 
-    def copy(self, count_map=None) -> ToCountMap:
+    def copy(self, count_map: Any = None) -> ToCountMap:
         return ToCountMap(self.count_map if count_map is None else count_map)
 
     # arithmetic
@@ -106,7 +106,7 @@ class ToCountMap:
 
     # queries
 
-    def filter_by(self, **kwargs) -> ToCountMap:
+    def filter_by(self, **kwargs: Any) -> ToCountMap:
         """The entries whose key fields take one of the given values, e.g.
         ``filter_by(dtype=[np.float32], direction=["load"])`` (a single value
         may be given without a list); keys without one of the fields are left out."""
@@ -154,7 +154,7 @@ class ToCountMap:
             result[k] = v * int(np.dtype(dtype).itemsize)
         return ToCountMap(result)
 
-    def sum(self):
+    def sum(self) -> Any:
         """All counts added up."""
         total: Any = Count.zero()
         for v in self.count_map.values():
@@ -166,7 +166,7 @@ class ToCountMap:
         return ToCountMap({k: _eval(v, params) for k, v in self.count_map.items()},
                           zero=0)
 
-    def eval_and_sum(self, params: dict[str, Any] | None = None):
+    def eval_and_sum(self, params: dict[str, Any] | None = None) -> Any:
         """The sum of all counts evaluated at *params*."""
         return sum((_eval(v, params) for v in self.count_map.values()), 0)
 
@@ -179,7 +179,7 @@ class ToCountMap:
     def __eq__(self, other) -> bool:
         return isinstance(other, ToCountMap) and self.count_map == other.count_map
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable
 
 
 def _eval(v, params):
@@ -190,7 +190,7 @@ def _eval(v, params):
     return v
 
 
-def stringify_stats_mapping(m) -> str:
+def stringify_stats_mapping(m: Any) -> str:
     """One ``key : count`` line per entry, sorted by the key's text."""
     items = m.items() if hasattr(m, "items") else m
     lines = [f"{k} : {v}\n" for k, v in sorted(items, key=lambda kv: str(kv[0]))]

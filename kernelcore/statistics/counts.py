@@ -170,7 +170,7 @@ class Count:
         for p in needed:
             if p in params:
                 key.append((p, int(params[p])))
-        key = tuple(key)
+        key = tuple(key)  # type: ignore[assignment]  # the cache key
         if key in self._cache:
             return self._cache[key]
         values = dict(key)
@@ -345,7 +345,7 @@ def _box_count_expr(s: isl.Set) -> tuple[str, str] | None:
     box = box.intersect_params(params)
     if not box.is_equal(s):
         return None
-    stringify = StringifyMapper()
+    stringify: StringifyMapper[[]] = StringifyMapper()
     texts = [stringify(e, PREC_PRODUCT) if not isinstance(e, int) else str(e)
              for e in extents]
     numbers = [e for e in extents if isinstance(e, int)]

@@ -47,6 +47,7 @@ class _Key:
     """Common behaviour of statistics keys: fields, equality, copy."""
 
     fields: tuple[str, ...] = ()
+    kernel_name: str | None
 
     def _values(self) -> tuple:
         return tuple(getattr(self, f) for f in self.fields)

@@ -6,7 +6,7 @@ Public names: get_mem_access_map.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import islpy as isl
 import numpy as np
@@ -24,6 +24,10 @@ from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare, _process
 from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.keys import MemAccess
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 dim_type = isl.dim_type
 
@@ -168,9 +172,11 @@ def _hw_strides(knl, array, index: tuple | None):
     each local/group axis whose iname the index uses."""
     if index is None:
         return {}, {}
-    deps = set()
+    deps: set[str] = set()
     for i in index:
         deps |= get_dependencies(i)
+    lid: dict[int, Any]
+    gid: dict[int, Any]
     lid, gid = {}, {}
     strides = None
     for iname in sorted(deps & set(knl.all_inames())):
@@ -192,7 +198,7 @@ def _hw_strides(knl, array, index: tuple | None):
 
 def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
     """name -> (mtype, variable) for the arrays in global or local memory."""
-    result = {}
+    result: dict[str, tuple[str, Any]] = {}
     for a in knl.args:
         if isinstance(a, ArrayArg):
             result[a.name] = ("global", a)
@@ -205,8 +211,8 @@ def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
     return result
 
 
-def get_mem_access_map(knl, subgroup_size=None, count_redundant_work: bool = False,
-                       within=None) -> ToCountMap:
+def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
+                       count_redundant_work: bool = False, within: Any = None) -> ToCountMap:
     """Count the global and local memory accesses of *knl*: a
     :class:`ToCountMap` from :class:`MemAccess` to :class:`Count`.
 

@@ -6,6 +6,8 @@ Public names: get_op_map.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import islpy as isl
 import numpy as np
 from pymbolic.mapper import Mapper
@@ -18,6 +20,10 @@ from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.keys import Op
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
 
 dim_type = isl.dim_type
 
@@ -136,8 +142,9 @@ def _type_function(knl):
     return type_of
 
 
-def get_op_map(knl, subgroup_size=None, count_redundant_work: bool = False,
-               count_within_subscripts: bool = True, within=None) -> ToCountMap:
+def get_op_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
+               count_redundant_work: bool = False, count_within_subscripts: bool = True,
+               within: Any = None) -> ToCountMap:
     """Count the arithmetic operations of *knl*: a :class:`ToCountMap` from
     :class:`Op` to :class:`Count`.
 

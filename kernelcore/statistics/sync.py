@@ -7,6 +7,8 @@ Public names: get_synchronization_map.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import islpy as isl
 
 from kernelcore.diagnostic import KernelcoreError
@@ -26,12 +28,17 @@ from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import Count
 from kernelcore.statistics.keys import Sync
 
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
+    from kernelcore.translation_unit import TranslationUnit
+
 dim_type = isl.dim_type
 
 
 # {{{ synchronization
 
-def get_synchronization_map(knl, subgroup_size=None) -> ToCountMap:
+def get_synchronization_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None
+                            ) -> ToCountMap:
     """Count synchronization events per work-item: ``barrier_local`` /
     ``barrier_global`` (once per iteration of the sequential loops around each
     barrier) and ``kernel_launch`` (once per device kernel)."""
@@ -49,7 +56,7 @@ def get_synchronization_map(knl, subgroup_size=None) -> ToCountMap:
             cache[t] = Count.points(_domain_of(knl, t))
         result[key] = result[key] + cache[t] if key in result else cache[t]
 
-    for item in knl.linearization:
+    for item in knl.linearization:  # type: ignore[union-attr]
         if isinstance(item, EnterLoop):
             loops.append(item.iname)
         elif isinstance(item, LeaveLoop):

@@ -47,7 +47,7 @@ def _split_var(var: Any, axis: int, count: int, order: str) -> Any:
     if order == "C":
         new_shape, new_strides = (outer_len, count), (stride * count, stride)
     else:
-        new_shape, new_strides = (count, outer_len), (stride, stride * count)
+        new_shape, new_strides = (count, outer_len), (stride, stride * count)  # type: ignore[assignment]
     return var.copy(shape=var.shape[:axis] + new_shape + var.shape[axis + 1:],
                     strides=strides[:axis] + new_strides + strides[axis + 1:])
 

@@ -6,6 +6,8 @@ Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argu
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 import pymbolic.primitives as prim
 
@@ -66,7 +68,7 @@ def _vec_strides(shape: tuple, tags: list[str]) -> tuple:
 
 
 @for_each_kernel
-def tag_array_axes(knl: LoopKernel, array_names, dim_tags) -> LoopKernel:
+def tag_array_axes(knl: LoopKernel, array_names: Iterable[str], dim_tags: Any) -> LoopKernel:
     """Set the memory layout of arrays: ``"c"``/``"f"`` (all axes), ``"c,c"``,
     ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``; a last tag ``vec``
     (``"c,vec"``) makes the last axis the contiguous lanes of vector values."""
@@ -157,7 +159,7 @@ def remove_unused_arguments(knl: LoopKernel) -> LoopKernel:
 
 
 @for_each_kernel
-def set_argument_order(knl: LoopKernel, arg_names) -> LoopKernel:
+def set_argument_order(knl: LoopKernel, arg_names: Iterable[str]) -> LoopKernel:
     """The kernel with its arguments in the order *arg_names* (a list, or one
     comma-separated string) gives; every argument must be named once."""
     names = [s.strip() for s in arg_names.split(",")] if isinstance(arg_names, str) \

@@ -36,7 +36,8 @@ def _rename_insn_ids(knl: LoopKernel, mapping: dict[str, str]) -> LoopKernel:
 
 
 def _set_names(dom: isl.Set) -> list[str]:
-    return [dom.get_dim_name(isl.dim_type.set, k) for k in range(dom.dim(isl.dim_type.set))]
+    return [dom.get_dim_name(isl.dim_type.set, k)  # type: ignore[misc]
+            for k in range(dom.dim(isl.dim_type.set))]
 
 
 def _merge_two(prev: isl.Set, dom: isl.Set) -> isl.Set:

@@ -6,6 +6,8 @@ Public names: expand_ilp_temporaries, privatize_temporaries_with_inames.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
@@ -13,6 +15,7 @@ from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import static_range
 from kernelcore.ir.expr import IdentityMapper, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import VectorizeTag, is_lane_tag
 from kernelcore.translation_unit import for_each_kernel
 
@@ -45,7 +48,8 @@ def _indexed_by(writers, iname: str) -> bool:
 
 
 @for_each_kernel
-def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=None):
+def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Iterable[str],
+                                      only_var_names: Iterable[str] | None = None) -> LoopKernel:
     """A copy of *knl* where private temporaries written inside loops over
     *privatizing_inames* get one copy per iteration (a leading axis indexed by
     the iname), so iterations no longer share them. Temporaries that every
@@ -84,7 +88,7 @@ def privatize_temporaries_with_inames(knl, privatizing_inames, only_var_names=No
     return knl.copy(instructions=tuple(insns), temporary_variables=temps)
 
 
-def expand_ilp_temporaries(knl):
+def expand_ilp_temporaries(knl: LoopKernel) -> LoopKernel:
     """A copy of *knl* where private temporaries written inside ``ilp`` and
     ``vec`` loops have an extra leading axis indexed by that loop's iname."""
     ilp = [n for n in knl.all_inames() if is_lane_tag(knl.iname_tags.get(n))]

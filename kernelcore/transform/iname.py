@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import islpy as isl
 import pymbolic.primitives as prim
@@ -31,7 +33,7 @@ def _names(spec) -> tuple[str, ...]:
 
 
 @for_each_kernel
-def prioritize_loops(knl: LoopKernel, loop_priority) -> LoopKernel:
+def prioritize_loops(knl: LoopKernel, loop_priority: Any) -> LoopKernel:
     """Advise the nesting order of loops: ``"i,j"`` nests ``i`` outside ``j``
     where the kernel leaves the choice open."""
     names = _names(loop_priority)
@@ -108,8 +110,8 @@ def _unique(knl: LoopKernel, base: str) -> str:
 @for_each_kernel
 def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
                 outer_iname: str | None = None, inner_iname: str | None = None,
-                outer_tag=None, inner_tag=None, slabs: tuple[int, int] = (0, 0),
-                within=None) -> LoopKernel:
+                outer_tag: Any = None, inner_tag: Any = None, slabs: tuple[int, int] = (0, 0),
+                within: Any = None) -> LoopKernel:
     """Replace *split_iname* by ``inner + inner_length*outer`` with
     ``0 <= inner < inner_length``; *slabs* ``(a, b)`` peels the first *a* and last
     *b* iterations of the outer loop off into separate code."""
@@ -152,7 +154,7 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
                  for p in knl.loop_priority)
     slab_map = {n: s for n, s in knl.iname_slabs.items() if n != split_iname}
     if tuple(slabs) != (0, 0):
-        slab_map[outer] = tuple(slabs)
+        slab_map[outer] = tuple(slabs)  # type: ignore[assignment]
     return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
                     loop_priority=prio, iname_slabs=slab_map, substitutions=rules)
 
@@ -161,7 +163,7 @@ def _parse_tag_spec(spec) -> list[tuple[str, object]]:
     if isinstance(spec, dict):
         return list(spec.items())
     if isinstance(spec, str):
-        pairs = []
+        pairs: list[tuple[str, object]] = []
         for item in spec.split(","):
             if not item.strip():
                 continue
@@ -174,7 +176,7 @@ def _parse_tag_spec(spec) -> list[tuple[str, object]]:
 
 
 @for_each_kernel
-def tag_inames(knl: LoopKernel, iname_to_tag, force: bool = False) -> LoopKernel:
+def tag_inames(knl: LoopKernel, iname_to_tag: Any, force: bool = False) -> LoopKernel:
     """Set implementation tags: ``{"i": "l.0"}``, ``"i:l.0, j:g.0"`` or pairs.
     A name may be a glob (``"i_*"``)."""
     tags = dict(knl.iname_tags)
@@ -208,8 +210,8 @@ def _duplicate_in_set(dom, old: str, new: str):
 
 
 @for_each_kernel
-def duplicate_inames(knl: LoopKernel, inames, within=None, new_inames=None,
-                     tags=None) -> LoopKernel:
+def duplicate_inames(knl: LoopKernel, inames: Iterable[str], within: Any = None,
+                     new_inames: Iterable[str] | None = None, tags: Any = None) -> LoopKernel:
     """Give the matching instructions fresh copies of *inames*, with the same bounds."""
     names = _names(inames)
     knl.check_inames(names, "duplicate_inames")
@@ -273,7 +275,7 @@ def rename_iname(knl: LoopKernel, old_iname: str, new_iname: str,
 
 
 @for_each_kernel
-def rename_inames(knl: LoopKernel, old_inames, new_iname: str,
+def rename_inames(knl: LoopKernel, old_inames: Iterable[str], new_iname: str,
                   existing_ok: bool = False) -> LoopKernel:
     """Call every iname of *old_inames* *new_iname* (loopy's): the first takes
     the name (or, with *existing_ok*, merges into an existing *new_iname*), the
@@ -303,8 +305,8 @@ def _drop_iname(dom, name: str):
 
 
 @for_each_kernel
-def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
-                within=None) -> LoopKernel:
+def join_inames(knl: LoopKernel, inames: Iterable[str], new_iname: str | None = None,
+                tag: Any = None, within: Any = None) -> LoopKernel:
     """Replace *inames* (outermost first) by one iname running over their product;
     every iname but the first needs a constant extent starting at 0."""
     names = _names(inames)
@@ -336,7 +338,7 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
             raise KernelcoreError("join_inames: the inames must be declared in one domain")
         n_set = dom.dim(dim_type.set)
         d = dom.insert_dims(dim_type.set, n_set, 1).set_dim_name(dim_type.set, n_set, new)
-        coeffs = {new: -1}
+        coeffs: dict[str | Literal[1], isl.Val | int] = {new: -1}
         for n, st in zip(names, strides):
             coeffs[n] = st
         d = d.add_constraint(isl.Constraint.eq_from_names(d.space, coeffs))
@@ -346,7 +348,7 @@ def join_inames(knl: LoopKernel, inames, new_iname: str | None = None, tag=None,
         domains.append(d)
     subst = {}
     for k, (n, st) in enumerate(zip(names, strides)):
-        value = prim.Variable(new)
+        value: prim.ExpressionNode = prim.Variable(new)
         if st != 1:
             value = prim.FloorDiv(value, st)
         if k > 0:
@@ -392,12 +394,14 @@ def _split_reduction(knl, inames, within, inward: bool) -> LoopKernel:
 
 
 @for_each_kernel
-def split_reduction_inward(knl: LoopKernel, inames, within=None) -> LoopKernel:
+def split_reduction_inward(knl: LoopKernel, inames: Iterable[str], within: Any = None
+                           ) -> LoopKernel:
     """``sum((i, j), e)`` with *inames* = i becomes ``sum(j, sum(i, e))``."""
     return _split_reduction(knl, inames, within, inward=True)
 
 
 @for_each_kernel
-def split_reduction_outward(knl: LoopKernel, inames, within=None) -> LoopKernel:
+def split_reduction_outward(knl: LoopKernel, inames: Iterable[str], within: Any = None
+                            ) -> LoopKernel:
     """``sum((i, j), e)`` with *inames* = i becomes ``sum(i, sum(j, e))``."""
     return _split_reduction(knl, inames, within, inward=False)

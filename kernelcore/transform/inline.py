@@ -158,7 +158,7 @@ def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
     if fixed:
         callee = fix_parameters(callee, **fixed)
         values.update(fixed)
-    arrays = {}
+    arrays: dict[str, _ArgumentBinding] = {}
     for arg, p in list(zip(inputs, params)) + list(zip(outputs, assignees)):
         if isinstance(arg, ArrayArg):
             binding = _ArgumentBinding(caller, arg, p, where)

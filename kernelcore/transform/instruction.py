@@ -7,6 +7,7 @@ get_global_barrier_order, find_most_recent_global_barrier.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pytools import UniqueNameGenerator
@@ -20,7 +21,7 @@ from kernelcore.translation_unit import as_kernel, for_each_kernel
 
 
 @for_each_kernel
-def add_dependency(knl: LoopKernel, insn_match, depends_on) -> LoopKernel:
+def add_dependency(knl: LoopKernel, insn_match: Any, depends_on: Any) -> LoopKernel:
     """Make the matching instructions depend on *depends_on* (an id, or a match
     selecting the prerequisite instructions)."""
     match = parse_match(insn_match)
@@ -41,7 +42,7 @@ def add_dependency(knl: LoopKernel, insn_match, depends_on) -> LoopKernel:
 
 
 @for_each_kernel
-def remove_instructions(knl: LoopKernel, insn_ids) -> LoopKernel:
+def remove_instructions(knl: LoopKernel, insn_ids: Iterable[str]) -> LoopKernel:
     """Remove instructions; whatever depended on them inherits their dependencies."""
     ids = {s.strip() for s in insn_ids.split(",")} if isinstance(insn_ids, str) \
         else set(insn_ids)
@@ -71,7 +72,7 @@ def remove_instructions(knl: LoopKernel, insn_ids) -> LoopKernel:
 
 
 @for_each_kernel
-def add_nosync(knl: LoopKernel, source, sink, bidirectional: bool = True) -> LoopKernel:
+def add_nosync(knl: LoopKernel, source: Any, sink: Any, bidirectional: bool = True) -> LoopKernel:
     """State that no barrier is needed between the instructions matching *source*
     and those matching *sink* (both directions unless *bidirectional* is False)."""
     src = {i.id for i in knl.instructions if parse_match(source)(knl, i)}
@@ -99,7 +100,7 @@ def _matching(knl: LoopKernel, match, what: str) -> list:
     return found
 
 
-def find_instructions(knl: Any, insn_match) -> list:
+def find_instructions(knl: Any, insn_match: Any) -> list:
     """The instructions of *knl* (a kernel or a translation unit's entry point)
     that *insn_match* selects."""
     knl = as_kernel(knl)
@@ -107,7 +108,7 @@ def find_instructions(knl: Any, insn_match) -> list:
 
 
 @for_each_kernel
-def add_barrier(knl: LoopKernel, insn_before, insn_after, id_based_on: str | None = None,
+def add_barrier(knl: LoopKernel, insn_before: Any, insn_after: Any, id_based_on: str | None = None,
                 tags: Any = None, synchronization_kind: str = "global",
                 mem_kind: str | None = None, within_inames: Any = None) -> LoopKernel:
     """A barrier (``"global"`` or ``"local"``) after the instructions matching
@@ -129,7 +130,7 @@ def add_barrier(knl: LoopKernel, insn_before, insn_after, id_based_on: str | Non
 
 
 @for_each_kernel
-def remove_inames_from_insn(knl: LoopKernel, inames, insn_match) -> LoopKernel:
+def remove_inames_from_insn(knl: LoopKernel, inames: Iterable[str], insn_match: Any) -> LoopKernel:
     """The matching instructions no longer run in *inames* (their expressions
     must not use them)."""
     inames = frozenset(inames)
@@ -147,7 +148,7 @@ def remove_inames_from_insn(knl: LoopKernel, inames, insn_match) -> LoopKernel:
 
 
 @for_each_kernel
-def remove_predicates_from_insn(knl: LoopKernel, predicates, insn_match) -> LoopKernel:
+def remove_predicates_from_insn(knl: LoopKernel, predicates: Any, insn_match: Any) -> LoopKernel:
     """The matching instructions without the conditions *predicates*."""
     targets = {i.id for i in _matching(knl, insn_match, "remove_predicates_from_insn")}
     return knl.copy(instructions=tuple(

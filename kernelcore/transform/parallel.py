@@ -35,6 +35,8 @@ Public names: auto_parallelize.
 
 from __future__ import annotations
 
+from typing import Any
+
 import islpy as isl
 import pymbolic.primitives as prim
 import pyopencl as cl
@@ -172,7 +174,7 @@ def _is_gpu(device) -> bool:
 
 
 @for_each_kernel
-def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = None,
+def auto_parallelize(knl: LoopKernel, device: Any = None, *, group_size: int | None = None,
                      items: int | None = None) -> LoopKernel:
     """*knl* with its independent loops tagged for *device*: a
     :class:`pyopencl.Device`, or the kind of device, ``"gpu"`` or ``"cpu"``
@@ -212,7 +214,8 @@ def auto_parallelize(knl: LoopKernel, device=None, *, group_size: int | None = N
         # (from 0: the unrolled loop of a split starting elsewhere has no
         # constant bounds)
         long = (is_gpu and extent is not None and extent * rows >= ITEMS_FROM
-                and extent >= size * GPU_ITEMS and _static_bounds(knl, fast)[0] == 0)
+                and extent >= size * GPU_ITEMS
+                and _static_bounds(knl, fast)[0] == 0)  # type: ignore[index]
         items = GPU_ITEMS if long else 1
     if items > 1:
         knl = split_iname(knl, fast, size * items, outer_tag="g.0")

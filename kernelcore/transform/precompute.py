@@ -17,6 +17,9 @@ Public names: precompute, add_prefetch, buffer_array.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import islpy as isl
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
@@ -167,6 +170,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             img = project_to(img, dims)
             footprint = img if footprint is None else footprint.union(
                 img.align_params(footprint.space)).coalesce()
+    assert footprint is not None
     bases, extents = [], []
     for k in range(rank):
         lo = _single_aff(footprint.dim_min(k), base_name)
@@ -209,7 +213,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         fp = fp & expr_to_pw_aff(prim.Variable(d), fp.space).eq_set(
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
             - expr_to_pw_aff(bases[k], fp.space))
-    storage_dom = project_to(fp, dim_names).coalesce()
+    storage_dom: isl.Set | isl.BasicSet = project_to(fp, dim_names).coalesce()
     bsets = storage_dom.get_basic_sets()
     storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
 
@@ -235,11 +239,12 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
             rewriter = _UseFinder(is_use, replace)
-            insn = insn.copy(expression=rewriter(insn.expression),
+            insn = insn.copy(expression=rewriter(insn.expression),  # type: ignore[attr-defined]
                              predicates=frozenset(rewriter(p) for p in insn.predicates),
                              depends_on=insn.depends_on | {fetch_id},
-                             assignee=rewriter(insn.assignee) if store_of is not None
-                             else insn.assignee)
+                             assignee=rewriter(insn.assignee)  # type: ignore[attr-defined]
+                             if store_of is not None
+                             else insn.assignee)  # type: ignore[attr-defined]
         new_insns.append(insn)
     position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
     new_insns.insert(position, fetch)
@@ -294,10 +299,12 @@ def _tag_storage(knl, dim_names, extents, default_tag):
 
 
 @for_each_kernel
-def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames=(), *,
-               within=None, storage_axes=None, precompute_inames=None,
-               temporary_name=None, temporary_address_space=None, default_tag="l.auto",
-               fetch_outer_inames=None, compute_insn_id=None) -> LoopKernel:
+def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str] = (), *,
+               within: Any = None, storage_axes: Iterable[str] | None = None,
+               precompute_inames: Iterable[str] | None = None, temporary_name: str | None = None,
+               temporary_address_space: Any = None, default_tag: str = "l.auto",
+               fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None
+               ) -> LoopKernel:
     """Store the values of substitution rule *subst_rule_name* that the users need
     over the *sweep_inames* in a temporary, computed once (see module doc)."""
     if subst_rule_name not in knl.substitutions:
@@ -339,10 +346,11 @@ def _array_use(var_name: str):
 
 
 @for_each_kernel
-def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=None,
-                 default_tag="l.auto", temporary_name=None, temporary_address_space=None,
-                 fetch_bounding_box: bool = False, fetch_outer_inames=None,
-                 prefetch_insn_id=None, within=None) -> LoopKernel:
+def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (),
+                 dim_arg_names: Iterable[str] | None = None, default_tag: str = "l.auto",
+                 temporary_name: str | None = None, temporary_address_space: Any = None,
+                 fetch_bounding_box: bool = False, fetch_outer_inames: Iterable[str] | None = None,
+                 prefetch_insn_id: str | None = None, within: Any = None) -> LoopKernel:
     """Fetch the part of array *var_name* the users read while *sweep_inames* vary
     into a temporary (local memory when work-items share the fetch)."""
     if var_name not in knl.arg_dict:
@@ -363,10 +371,11 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames=(), dim_arg_names=
 
 
 @for_each_kernel
-def buffer_array(knl: LoopKernel, var_name: str, buffer_inames, init_expression=None,
-                 store_expression=None, within=None, default_tag="l.auto",
-                 temporary_name=None, temporary_address_space=None,
-                 fetch_bounding_box: bool = False) -> LoopKernel:
+def buffer_array(knl: LoopKernel, var_name: str, buffer_inames: Iterable[str],
+                 init_expression: Any = None, store_expression: Any = None, within: Any = None,
+                 default_tag: str = "l.auto", temporary_name: str | None = None,
+                 temporary_address_space: Any = None, fetch_bounding_box: bool = False
+                 ) -> LoopKernel:
     """Work on the part of array *var_name* that *buffer_inames* sweep in a
     temporary: loaded first (or set to *init_expression*, which may use
     ``base``, the array element), updated by the instructions, stored back

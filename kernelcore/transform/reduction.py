@@ -13,6 +13,8 @@ Public names: realize_reduction, reduction_identity.
 
 from __future__ import annotations
 
+from typing import Any
+
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
@@ -210,6 +212,9 @@ class _Realizer(IdentityMapper):
             if (tag is not None and not isinstance(tag, LocalIndexTag)) or i in reads:
                 continue
             dom = self.knl.get_inames_domain([i, j])
+            lo: Any
+            hi: Any
+            i0: Any
             j_of_i = project_to(move_names_to_params(dom, [i]), [j])
             lo, hi = j_of_i.dim_min(0).get_pieces(), j_of_i.dim_max(0).get_pieces()
             # where the instruction itself runs along i

@@ -76,7 +76,8 @@ def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
                 temps[slot] = TemporaryVariable(slot, tv.dtype, shape,
                                                 address_space=AddressSpace.GLOBAL)
             index = tuple(prim.Variable(h) if ranges[h].lower == 0 else
-                          prim.Sum((prim.Variable(h), prim.Product((-1, ranges[h].lower))))
+                          prim.Sum((prim.Variable(h),
+                                    prim.Product((-1, ranges[h].lower))))  # type: ignore[arg-type]
                           for h in hw)
             target = prim.Subscript(prim.Variable(slot), index) if index else \
                 prim.Variable(slot)

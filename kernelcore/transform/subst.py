@@ -6,6 +6,8 @@ Public names: expand_subst, assignment_to_subst, extract_subst.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
+from typing import Any
 
 import pymbolic.primitives as prim
 
@@ -20,7 +22,7 @@ from kernelcore.translation_unit import for_each_kernel
 
 
 @for_each_kernel
-def expand_subst(knl: LoopKernel, within=None) -> LoopKernel:
+def expand_subst(knl: LoopKernel, within: Any = None) -> LoopKernel:
     """Replace uses of substitution rules by their expressions (in the matching
     instructions); rules no longer used are dropped."""
     return expand_kernel_rules(knl, parse_match(within))
@@ -36,6 +38,7 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
         raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be assigned by "
                               f"exactly one instruction (found {len(writers)})")
     (writer,) = writers
+    assert isinstance(writer, Assignment)
     sub = assignee_subscript(writer.assignee)
     if not all(isinstance(s, prim.Variable) for s in sub):
         raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be indexed by "
@@ -82,7 +85,7 @@ def _match(template, expr, params: set[str], bindings: dict) -> bool:
     if type(template) is not type(expr):
         return False
     if isinstance(template, prim.ExpressionNode):
-        names = [f.name for f in dataclasses.fields(template)]
+        names = [f.name for f in dataclasses.fields(template)]  # type: ignore[arg-type]
         return all(_match(getattr(template, n), getattr(expr, n), params, bindings)
                    for n in names)
     if isinstance(template, tuple):
@@ -92,7 +95,8 @@ def _match(template, expr, params: set[str], bindings: dict) -> bool:
 
 
 @for_each_kernel
-def extract_subst(knl: LoopKernel, subst_name: str, template, parameters=()) -> LoopKernel:
+def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: Iterable[str] = ()
+                  ) -> LoopKernel:
     """Name the subexpressions shaped like *template* as substitution rule
     *subst_name* with arguments *parameters* (names in *template* that match
     anything); operands are matched in the order written."""

@@ -6,6 +6,9 @@ choose_temporary_scopes, allocate_temporaries_for_base_storage.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import (
@@ -20,14 +23,14 @@ from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
-from kernelcore.translation_unit import for_each_kernel
+from kernelcore.translation_unit import TranslationUnit, for_each_kernel
 
 _SCOPES = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
            "global": AddressSpace.GLOBAL}
 
 
 @for_each_kernel
-def set_temporary_scope(knl: LoopKernel, temp_var_names, scope) -> LoopKernel:
+def set_temporary_scope(knl: LoopKernel, temp_var_names: Iterable[str], scope: Any) -> LoopKernel:
     """Place temporaries in ``"private"``, ``"local"`` or ``"global"`` memory."""
     names = [s.strip() for s in temp_var_names.split(",")] \
         if isinstance(temp_var_names, str) else list(temp_var_names)
@@ -46,7 +49,7 @@ def set_temporary_scope(knl: LoopKernel, temp_var_names, scope) -> LoopKernel:
 
 
 @for_each_kernel
-def set_temporary_alignment(knl: LoopKernel, temp_var_names, alignment: int | None
+def set_temporary_alignment(knl: LoopKernel, temp_var_names: Iterable[str], alignment: int | None
                             ) -> LoopKernel:
     """Declare the temporaries *temp_var_names* aligned to *alignment* bytes (a
     power of two; None: the type's own alignment)."""
@@ -65,7 +68,8 @@ def _local_inames(knl) -> set[str]:
     return {n for n, t in knl.iname_tags.items() if isinstance(t, LocalIndexTag)}
 
 
-def set_temporary_address_space(kernel, temp_var_names, address_space):
+def set_temporary_address_space(kernel: LoopKernel | TranslationUnit, temp_var_names: Iterable[str],
+                                address_space: Any) -> LoopKernel | TranslationUnit:
     """loopy's name of :func:`set_temporary_scope`: put the temporaries
     *temp_var_names* into *address_space* (an :class:`AddressSpace` or
     ``"private"``, ``"local"``, ``"global"``); takes and returns a kernel or
@@ -118,8 +122,8 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
 
 
 @for_each_kernel
-def allocate_temporaries_for_base_storage(knl: LoopKernel, only_address_space=None,
-                                          aliased: bool = True, max_nbytes=None,
+def allocate_temporaries_for_base_storage(knl: LoopKernel, only_address_space: Any = None,
+                                          aliased: bool = True, max_nbytes: int | None = None,
                                           _implicitly_run: bool = False) -> LoopKernel:
     """Give the temporaries that name one ``base_storage`` one allocation (loopy's
     transformation; kernelcore also does this when preprocessing): the first of

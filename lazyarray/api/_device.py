@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math as _math
+from typing import Any
 
 import numpy as _np
 
@@ -35,7 +36,7 @@ def tracing() -> bool:
     return _builtins.bool(TRACING.names)
 
 
-def iota(shape, axis: int) -> LazyArray:
+def iota(shape: Any, axis: int) -> LazyArray:
     """int64 indices along *axis* of an array of *shape*."""
     return LazyArray(_construct.iota(tuple(shape), axis))
 
@@ -61,7 +62,7 @@ def _precedes(a, b, strict: bool) -> LazyArray:
     return result | isnan(b) if b.dtype.kind in "fc" else result
 
 
-def searchsorted_device(sorted_values, values, side: str = "left") -> LazyArray:
+def searchsorted_device(sorted_values: Any, values: Any, side: str = "left") -> LazyArray:
     """NumPy's searchsorted of *values* in the sorted 1-D *sorted_values*
     (int64 positions; NaN sorts last), on the device: by comparisons with
     every element for up to :data:`COMPARE_LIMIT` of them, else by a
@@ -104,7 +105,7 @@ def gather_along(arr: LazyArray, index: LazyArray, axis: int) -> LazyArray:
     shape = list(_np.broadcast_shapes(arr.shape[:axis] + (1,) + arr.shape[axis + 1:],
                                       index.shape[:axis] + (1,) + index.shape[axis + 1:]))
     shape[axis] = index.shape[axis]
-    shape = tuple(shape)
+    shape = tuple(shape)  # type: ignore[assignment]
     n = arr.shape[axis]
     if 0 in shape:
         return zeros(shape, arr.dtype)
@@ -120,7 +121,7 @@ def gather_along(arr: LazyArray, index: LazyArray, axis: int) -> LazyArray:
     return gather(arr.reshape(-1), flat)
 
 
-def reduction_layout(a: LazyArray, axis) -> tuple[LazyArray, tuple, tuple]:
+def reduction_layout(a: LazyArray, axis: Any) -> tuple[LazyArray, tuple, tuple]:
     """*a* with the axes *axis* (None: all) moved to the end and merged into
     one; the shape of the other axes, and the result shape with *keepdims*."""
     axes = _normalize_axes(axis, a.ndim)
@@ -132,18 +133,18 @@ def reduction_layout(a: LazyArray, axis) -> tuple[LazyArray, tuple, tuple]:
     return moved.reshape(rest_shape + (count,)), rest_shape, kept
 
 
-def shape_of(x) -> tuple:
+def shape_of(x: Any) -> tuple:
     """The shape of an array, lazy or not, or of a nested sequence or scalar
     (without NumPy's dispatch, which would compute a lazy array)."""
     return tuple(x.shape) if isinstance(x, LazyArray) else _np.shape(x)
 
 
-def ndim_of(x) -> int:
+def ndim_of(x: Any) -> int:
     """The number of axes of *x* (see :func:`shape_of`)."""
     return len(shape_of(x))
 
 
-def dtype_probe(x) -> object:
+def dtype_probe(x: Any) -> _np.ndarray | _builtins.bool | int | float | complex:
     """What NumPy's typing functions take for *x*: Python scalars as they
     are (weak), arrays by their dtypes."""
     if isinstance(x, LazyArray):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+from typing import Any
 
 import numpy as _np
 
@@ -26,8 +27,8 @@ def _holds_lazy(obj) -> bool:
         isinstance(obj, (list, tuple)) and _builtins.any(_holds_lazy(o) for o in obj))
 
 
-def array(obj, dtype=None, *, copy: bool | None = True, ndmin: int = 0,
-          device=None) -> LazyArray:
+def array(obj: Any, dtype: Any = None, *, copy: bool | None = True, ndmin: int = 0,
+          device: Any = None) -> LazyArray:
     """NumPy's ``np.array``: a lazy array of *obj* (nested lists or tuples,
     NumPy arrays, scalars, lazy arrays, lists of lazy arrays) with at least
     *ndmin* axes; lazy arrays in *obj* are copied (*copy*) or converted on
@@ -52,29 +53,29 @@ def array(obj, dtype=None, *, copy: bool | None = True, ndmin: int = 0,
     return result
 
 
-def full(shape, fill_value, dtype=None, *, device=None) -> LazyArray:
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
     """An array of *shape* filled with *fill_value* (NumPy's full)."""
     _check_device(device)
     return LazyArray(_construct.full(shape, fill_value, dtype))
 
 
-def zeros(shape, dtype=None, *, device=None) -> LazyArray:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
     """An array of *shape* filled with zeros (float64 unless *dtype*)."""
     return full(shape, 0, float if dtype is None else dtype, device=device)
 
 
-def ones(shape, dtype=None, *, device=None) -> LazyArray:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
     """An array of *shape* filled with ones (float64 unless *dtype*)."""
     return full(shape, 1, float if dtype is None else dtype, device=device)
 
 
-def empty(shape, dtype=None, *, device=None) -> LazyArray:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
     """Like :func:`zeros` (lazy arrays are never uninitialized)."""
     return zeros(shape, dtype, device=device)
 
 
-def full_like(x, fill_value, dtype=None, shape=None, *, device=None, order="K",
-              subok=True) -> LazyArray:
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+              order: str = "K", subok: bool = True) -> LazyArray:
     """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with *fill_value*
     (NumPy's *order* and *subok* are accepted: lazy arrays are C-ordered and
     of one class)."""
@@ -83,25 +84,25 @@ def full_like(x, fill_value, dtype=None, shape=None, *, device=None, order="K",
                 x.dtype if dtype is None else dtype, device=device)
 
 
-def zeros_like(x, dtype=None, shape=None, *, device=None, order="K",
-               subok=True) -> LazyArray:
+def zeros_like(x: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+               order: str = "K", subok: bool = True) -> LazyArray:
     """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with zeros."""
     return full_like(x, 0, dtype, shape, device=device)
 
 
-def ones_like(x, dtype=None, shape=None, *, device=None, order="K",
-              subok=True) -> LazyArray:
+def ones_like(x: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, order: str = "K",
+              subok: bool = True) -> LazyArray:
     """An array of *x*'s shape and dtype (or *shape*, *dtype*) filled with ones."""
     return full_like(x, 1, dtype, shape, device=device)
 
 
-def empty_like(x, dtype=None, shape=None, *, device=None, order="K",
-               subok=True) -> LazyArray:
+def empty_like(x: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+               order: str = "K", subok: bool = True) -> LazyArray:
     """Like :func:`zeros_like` (lazy arrays are never uninitialized)."""
     return zeros_like(x, dtype, shape, device=device)
 
 
-def from_dlpack(x, /, *, device=None, copy=None) -> LazyArray:
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> LazyArray:
     """A lazy array with the values of *x*, any object with ``__dlpack__``
     (read through NumPy, then copied to the device)."""
     _check_device(device)
@@ -112,12 +113,13 @@ def from_dlpack(x, /, *, device=None, copy=None) -> LazyArray:
     return asarray(_np.from_dlpack(x))
 
 
-def meshgrid(*arrays, indexing="xy", sparse=False, copy=True) -> list[LazyArray]:
+def meshgrid(*arrays: Any, indexing: str = "xy", sparse: bool = False, copy: bool = True
+             ) -> list[LazyArray]:
     """Coordinate arrays from 1-D *arrays* (NumPy's meshgrid, as views), a list
     as the Array API 2024.12 specifies (NumPy 2 returns a tuple)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    arrays = [asarray(a).reshape(-1) for a in arrays]
+    arrays = [asarray(a).reshape(-1) for a in arrays]  # type: ignore[assignment]
     n = len(arrays)
     shapes = [(1,) * k + (-1,) + (1,) * (n - k - 1) for k in range(n)]
     if indexing == "xy" and n > 1:
@@ -136,13 +138,13 @@ def _band(n_rows, n_cols, k, lower: _builtins.bool) -> LazyArray:
     return cols <= rows + int(k) if lower else cols >= rows + int(k)
 
 
-def tri(N, M=None, k=0, dtype=float) -> LazyArray:
+def tri(N: Any, M: Any = None, k: int = 0, dtype: Any = float) -> LazyArray:
     """Ones at and below the *k*-th diagonal (NumPy's tri)."""
     return _band(int(N), int(N if M is None else M), k, True).astype(
         float if dtype is None else dtype)
 
 
-def tril(x, k=0) -> LazyArray:
+def tril(x: Any, k: int = 0) -> LazyArray:
     """*x* with the elements above the *k*-th diagonal zeroed (last two axes)."""
     x = asarray(x)
     if x.ndim < 2:
@@ -150,7 +152,7 @@ def tril(x, k=0) -> LazyArray:
     return where(_band(x.shape[-2], x.shape[-1], k, True), x, zeros((), x.dtype))
 
 
-def triu(x, k=0) -> LazyArray:
+def triu(x: Any, k: int = 0) -> LazyArray:
     """*x* with the elements below the *k*-th diagonal zeroed (last two axes)."""
     x = asarray(x)
     if x.ndim < 2:
@@ -158,7 +160,8 @@ def triu(x, k=0) -> LazyArray:
     return where(_band(x.shape[-2], x.shape[-1], k, False), x, zeros((), x.dtype))
 
 
-def arange(start, stop=None, step=1, dtype=None, *, device=None) -> LazyArray:
+def arange(start: Any, stop: Any = None, step: int = 1, dtype: Any = None, *, device: Any = None
+           ) -> LazyArray:
     """Evenly spaced values in ``[start, stop)`` (NumPy's arange)."""
     _check_device(device)
     if stop is None:
@@ -175,7 +178,8 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None) -> LazyArray:
     return values.astype(natural if dtype is None else dtype)
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None, *, device=None) -> LazyArray:
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, *,
+             device: Any = None) -> LazyArray:
     """*num* evenly spaced values from *start* to *stop* (NumPy's linspace)."""
     _check_device(device)
     num = int(num)
@@ -191,7 +195,8 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, *, device=None) -> 
     return values.astype(natural if dtype is None else dtype)
 
 
-def eye(N, M=None, k=0, dtype=None, *, n_cols=None, device=None) -> LazyArray:
+def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = None, *, n_cols: Any = None,
+        device: Any = None) -> LazyArray:
     """Ones on the *k*-th diagonal of an ``N x M`` array, zeros elsewhere
     (*n_cols* is the Array API's name of *M*)."""
     _check_device(device)
@@ -208,7 +213,7 @@ def eye(N, M=None, k=0, dtype=None, *, n_cols=None, device=None) -> LazyArray:
     return (rows + k == cols).astype(dtype)
 
 
-def identity(n, dtype=None) -> LazyArray:
+def identity(n: Any, dtype: Any = None) -> LazyArray:
     """The *n* x *n* identity matrix."""
     return eye(n, dtype=dtype)
 

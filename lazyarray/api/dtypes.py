@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+from typing import Any
 
 import numpy as _np
 
@@ -11,7 +12,7 @@ from lazyarray.handle import Device, LazyArray, asarray
 
 # {{{ data types
 
-def astype(x, dtype, /, *, copy=True, device=None) -> LazyArray:
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> LazyArray:
     """*x* converted to *dtype* (the Array API's astype)."""
     x = asarray(x)
     if device is not None:
@@ -23,14 +24,14 @@ def _dtype_of(x):
     return x.dtype if isinstance(x, LazyArray) else x
 
 
-def result_type(*arrays_and_dtypes):
+def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
     """NumPy's result_type; lazy arrays count by their dtypes."""
     return _np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
 
 
-def can_cast(from_, to, /, casting="safe") -> _builtins.bool:
+def can_cast(from_: Any, to: Any, /, casting: str = "safe") -> _builtins.bool:
     """Whether *from_* (a dtype or an array's dtype) casts to *to* under *casting*."""
-    return _builtins.bool(_np.can_cast(_dtype_of(from_), to, casting=casting))
+    return _builtins.bool(_np.can_cast(_dtype_of(from_), to, casting=casting))  # type: ignore[arg-type]
 
 
 class _FloatInfo:
@@ -52,18 +53,18 @@ class _FloatInfo:
                 f"dtype={self.dtype})")
 
 
-def finfo(type, /):
+def finfo(type: Any, /) -> _FloatInfo:
     """Machine limits of a floating dtype (or of an array's dtype), as Python
     numbers (complex types give their real part's limits)."""
     return _FloatInfo(_np.finfo(_dtype_of(type)))
 
 
-def iinfo(type, /):
+def iinfo(type: Any, /) -> _np.iinfo:
     """Machine limits of an integer dtype (or of an array's dtype)."""
     return _np.iinfo(_dtype_of(type))
 
 
-def isdtype(dtype, kind) -> _builtins.bool:
+def isdtype(dtype: Any, kind: Any) -> _builtins.bool:
     """Whether *dtype* is of *kind* (the Array API's isdtype)."""
     return _builtins.bool(_np.isdtype(_np.dtype(dtype), kind))
 
@@ -100,11 +101,11 @@ class _NamespaceInfo:
             names = self._KINDS["bool"] + self._KINDS["numeric"]
         else:
             kinds = (kind,) if isinstance(kind, str) else tuple(kind)
-            names = []
+            names = []  # type: ignore[assignment]
             for k in kinds:
                 if k not in self._KINDS:
                     raise ValueError(f"unknown dtype kind {k!r}")
-                names += [n for n in self._KINDS[k] if n not in names]
+                names += [n for n in self._KINDS[k] if n not in names]  # type: ignore[operator]
         return {n: _np.dtype(n) for n in names}
 
 
@@ -127,7 +128,7 @@ for _name in DTYPE_NAMES:
         globals()[_name] = getattr(_np, _name)
 
 
-def issubdtype(arg1, arg2) -> _builtins.bool:
+def issubdtype(arg1: Any, arg2: Any) -> _builtins.bool:
     """NumPy's issubdtype (lazy arrays' dtypes are NumPy dtypes)."""
     return _np.issubdtype(_dtype_of(arg1), _dtype_of(arg2))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+from typing import Any
 
 import numpy as _np
 
@@ -27,17 +28,17 @@ from lazyarray.ops.inputs import node_of as _node
 
 # {{{ ufunc-like functions that are not NumPy ufuncs
 
-def real(x) -> LazyArray:
+def real(x: Any) -> LazyArray:
     """The real part (the array itself for real dtypes)."""
     return asarray(x).real
 
 
-def imag(x) -> LazyArray:
+def imag(x: Any) -> LazyArray:
     """The imaginary part (zeros for real dtypes)."""
     return asarray(x).imag
 
 
-def round(x, decimals=0, out=None) -> LazyArray:
+def round(x: Any, decimals: int = 0, out: Any = None) -> LazyArray:
     """NumPy's round: half to even, at *decimals* digits."""
     if out is not None:
         raise TypeError("lazyarray.round does not take out=")
@@ -49,7 +50,8 @@ def round(x, decimals=0, out=None) -> LazyArray:
 around = round
 
 
-def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):
+def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None, *, a_min: Any = None,
+         a_max: Any = None) -> LazyArray:
     """*x* limited to ``[min, max]`` (NumPy's clip, also with its names
     *a_min*, *a_max*; NaN stays NaN; either bound may be None). Python
     integers outside *x*'s integer type are clipped to it."""
@@ -77,17 +79,20 @@ def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None):
     return result
 
 
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> LazyArray:
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+            ) -> LazyArray:
     """NumPy's isclose, lazily."""
     return LazyArray(_elementwise.isclose(_node(a), _node(b), rtol, atol, equal_nan))
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> _builtins.bool:
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+             ) -> _builtins.bool:
     """Whether every element of *a* is close to *b* (computes now)."""
     return _builtins.bool(isclose(a, b, rtol, atol, equal_nan).all())
 
 
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> LazyArray:
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None
+               ) -> LazyArray:
     """NaN replaced by *nan*, infinities by *posinf*/*neginf* (by default the
     largest finite values of the dtype), as NumPy's nan_to_num."""
     x = asarray(x)
@@ -103,7 +108,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> LazyArray:
     return where(isinf(x) & (x < 0), x.dtype.type(small), result)
 
 
-def angle(z, deg=False) -> LazyArray:
+def angle(z: Any, deg: bool = False) -> LazyArray:
     """The argument of complex *z* (radians, or degrees with *deg*)."""
     z = asarray(z)
     if z.dtype.kind == "c":
@@ -113,7 +118,8 @@ def angle(z, deg=False) -> LazyArray:
     return result * (180 / _np.pi) if deg else result
 
 
-def diff(a, n=1, axis=-1, prepend=None, append=None) -> LazyArray:
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None
+         ) -> LazyArray:
     """The *n*-th differences along *axis* (NumPy's diff)."""
     a = asarray(a)
     if a.ndim == 0:
@@ -138,12 +144,12 @@ def diff(a, n=1, axis=-1, prepend=None, append=None) -> LazyArray:
     return a
 
 
-def divmod(x, y):
+def divmod(x: Any, y: Any) -> tuple[LazyArray, LazyArray]:
     """NumPy's divmod: ``(x // y, x % y)``."""
     return floor_divide(x, y), remainder(x, y)
 
 
-def modf(x):
+def modf(x: Any) -> tuple[LazyArray, LazyArray]:
     """NumPy's modf: the fractional and integral parts, with the sign of *x*."""
     x = asarray(x)
     if x.dtype.kind not in "f":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import operator as _operator
+from typing import Any
 
 import numpy as _np
 
@@ -65,7 +66,7 @@ def _bucket_sums(index: LazyArray, buckets: int, weights: LazyArray | None,
     return gather(running, last) - gather(running, first)
 
 
-def bincount(x, /, weights=None, minlength: int = 0) -> LazyArray:
+def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
     """How often each value 0, 1, ... occurs in the non-negative integers
     *x* (or the sums of their *weights*, as float64), NumPy's bincount. The
     length depends on ``max(x)``, which is computed first."""
@@ -202,8 +203,8 @@ def _histogram(a, bins, range, density, weights):
     return counts, asarray(edges)
 
 
-def histogram(a, bins=10, range=None, density=None,
-              weights=None) -> tuple[LazyArray, LazyArray]:
+def histogram(a: Any, bins: int = 10, range: Any = None, density: Any = None,
+              weights: Any = None) -> tuple[LazyArray, LazyArray]:
     """The counts (or weight sums, or a density) of *a* in *bins*, and the
     bin edges (NumPy's histogram). Equal bins: the edges come from the two
     outer values (the data's extremes are computed first when *range* is
@@ -213,7 +214,8 @@ def histogram(a, bins=10, range=None, density=None,
     return _histogram(a, bins, range, density, weights)
 
 
-def histogram_bin_edges(a, bins=10, range=None, weights=None) -> LazyArray:
+def histogram_bin_edges(a: Any, bins: int = 10, range: Any = None, weights: Any = None
+                        ) -> LazyArray:
     """The edges :func:`histogram` would use (NumPy's histogram_bin_edges)."""
     edges, _ = _edges(asarray(a).reshape(-1), bins, range, weights)
     return asarray(edges)
@@ -229,7 +231,7 @@ def _direction(bins) -> int:
     return 0 if up and down else -1 if down else 1
 
 
-def digitize(x, bins, right: bool = False) -> LazyArray:
+def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
     """The index of the bin of each value of *x* (NumPy's digitize), found on
     the device. Increasing and decreasing *bins* are allowed (lazy ones are
     computed for that check)."""
@@ -272,7 +274,8 @@ def _interp_real(x, xp, fp, left, right, by_reciprocal: bool = False) -> LazyArr
     return where(isnan(x), x, result)
 
 
-def interp(x, xp, fp, left=None, right=None, period=None) -> LazyArray:
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None
+           ) -> LazyArray:
     """Piecewise linear interpolation of the points (*xp*, *fp*) at *x*
     (NumPy's interp, float64 or complex128), on the device: the interval of
     each value is found by comparisons with every *xp* (up to 32 of them) or
@@ -305,7 +308,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> LazyArray:
     parts = []
     for part in ("real", "imag"):
         bounds = [None if b is None else getattr(_np.complex128(b), part) for b in (left, right)]
-        parts.append(_interp_real(x, xp, getattr(fp, part), *bounds, by_reciprocal=True))
+        parts.append(_interp_real(x, xp, getattr(fp, part), *bounds, by_reciprocal=True))  # type: ignore[misc, arg-type]
     # (an infinite imaginary part makes the real part NaN here)
     return parts[0] + parts[1] * 1j
 
@@ -339,7 +342,7 @@ def _spacing(distances, extent: int):
     return steps[0] if steps.size and (steps == steps[0]).all() else steps
 
 
-def gradient(f, *varargs, axis=None,
+def gradient(f: Any, *varargs: Any, axis: Any = None,
              edge_order: int = 1) -> LazyArray | tuple[LazyArray, ...]:
     """Second-order accurate central differences inside, first or second
     order one-sided differences at the ends (NumPy's gradient), with scalar
@@ -351,7 +354,7 @@ def gradient(f, *varargs, axis=None,
     if len(set(axes)) != len(axes):
         raise ValueError("duplicate value in 'axis'")
     if not varargs:
-        spacings = [1.0] * len(axes)
+        spacings: list[Any] = [1.0] * len(axes)
     elif len(varargs) == 1 and ndim_of(varargs[0]) == 0:
         spacings = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
@@ -404,13 +407,13 @@ def gradient(f, *varargs, axis=None,
     return results[0] if len(axes) == 1 else tuple(results)
 
 
-def trapezoid(y, x=None, dx=1.0, axis: int = -1) -> LazyArray:
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> LazyArray:
     """The integral of *y* along *axis* by the trapezoidal rule, at sample
     points *x* or spacing *dx* (NumPy's trapezoid)."""
     y = asarray(y)
     (axis,) = _normalize_axes(axis, y.ndim)
     if x is None:
-        d = dx
+        d: Any = dx
     else:
         x = asarray(x)
         d = _along(diff(x), axis, y.ndim) if x.ndim == 1 else diff(x, axis=axis)

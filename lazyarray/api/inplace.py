@@ -6,6 +6,8 @@ which value, later writes winning)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as _np
 
 from lazyarray.api.ufuncs import where as _where
@@ -23,7 +25,7 @@ def _host_index(ind) -> _np.ndarray:
     return _np.asarray(ind.get() if isinstance(ind, LazyArray) else ind)
 
 
-def put(a, ind, v, mode: str = "raise") -> None:
+def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     """NumPy's put: ``a.flat[ind] = v`` (*v* repeated as needed), in place."""
     a = _target(a, "put")
     ind = _host_index(ind).reshape(-1).astype(_np.int64)
@@ -46,7 +48,7 @@ def put(a, ind, v, mode: str = "raise") -> None:
     a.flat[ind] = values
 
 
-def put_along_axis(arr, indices, values, axis) -> None:
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
     """NumPy's put_along_axis: ``values`` written at *indices* along *axis*
     (the other axes matched), in place."""
     arr = _target(arr, "put_along_axis")
@@ -57,16 +59,16 @@ def put_along_axis(arr, indices, values, axis) -> None:
     axis = axis % arr.ndim if -arr.ndim <= axis < arr.ndim else axis
     if index.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    key = list(_np.indices(index.shape, sparse=True))
+    key: list = list(_np.indices(index.shape, sparse=True))
     key[axis] = index
     arr[tuple(key)] = values
 
 
-def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
+def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
     """NumPy's copyto: *src* (broadcast) written into *dst* where *where*."""
     dst = _target(dst, "copyto")
     src = asarray(src)
-    if not _np.can_cast(src.dtype, dst.dtype, casting):
+    if not _np.can_cast(src.dtype, dst.dtype, casting):  # type: ignore[arg-type]
         raise TypeError(f"Cannot cast array data from {src.dtype} to {dst.dtype} according "
                         f"to the rule '{casting}'")
     if where is True:
@@ -75,7 +77,7 @@ def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
         dst[...] = _where(where, src, dst)
 
 
-def putmask(a, mask, values) -> None:
+def putmask(a: Any, mask: Any, values: Any) -> None:
     """NumPy's putmask: ``a[mask] = values`` with *values* repeated over
     *a*'s flat positions (not over the selected ones)."""
     a = _target(a, "putmask")
@@ -86,7 +88,7 @@ def putmask(a, mask, values) -> None:
     a[...] = _where(mask, spread, a)
 
 
-def place(arr, mask, vals) -> None:
+def place(arr: Any, mask: Any, vals: Any) -> None:
     """NumPy's place: the selected elements of *arr* get *vals* in order
     (repeated as needed)."""
     arr = _target(arr, "place")
@@ -98,7 +100,7 @@ def place(arr, mask, vals) -> None:
         arr.flat[selected] = values[_np.arange(selected.size) % values.size]
 
 
-def fill_diagonal(a, val, wrap: bool = False) -> None:
+def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
     """NumPy's fill_diagonal: the main diagonal of *a* set to *val*."""
     a = _target(a, "fill_diagonal")
     positions = _np.arange(a.size).reshape(a.shape)

@@ -7,6 +7,7 @@ rot90. Results are views or gathers on the device; the positions of
 from __future__ import annotations
 
 import operator as _operator
+from typing import Any
 
 import numpy as _np
 
@@ -39,17 +40,17 @@ def _at_least(arrays: tuple, shape_of):
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def atleast_1d(*arys) -> LazyArray | tuple[LazyArray, ...]:
+def atleast_1d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
     """Each array with at least one axis (NumPy's atleast_1d; views)."""
     return _at_least(arys, lambda s: s if len(s) >= 1 else (1,))
 
 
-def atleast_2d(*arys) -> LazyArray | tuple[LazyArray, ...]:
+def atleast_2d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
     """Each array with at least two axes, new ones first (NumPy's atleast_2d)."""
     return _at_least(arys, lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s)
 
 
-def atleast_3d(*arys) -> LazyArray | tuple[LazyArray, ...]:
+def atleast_3d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
     """Each array with at least three axes (NumPy's atleast_3d: a 1-D array
     of n becomes 1 x n x 1, a 2-D one m x n x 1)."""
     def shape_of(s: tuple) -> tuple:
@@ -61,7 +62,7 @@ def atleast_3d(*arys) -> LazyArray | tuple[LazyArray, ...]:
 
 # {{{ joining and splitting
 
-def append(arr, values, axis: int | None = None) -> LazyArray:
+def append(arr: Any, values: Any, axis: int | None = None) -> LazyArray:
     """*values* appended to *arr* (flattened both without *axis*), as
     NumPy's append."""
     arr, values = asarray(arr), asarray(values)
@@ -70,7 +71,7 @@ def append(arr, values, axis: int | None = None) -> LazyArray:
     return concatenate([arr, values], axis=axis)
 
 
-def column_stack(tup) -> LazyArray:
+def column_stack(tup: Any) -> LazyArray:
     """1-D arrays as columns (and 2-D arrays as they are) joined side by side."""
     arrays = []
     for a in tup:
@@ -80,13 +81,13 @@ def column_stack(tup) -> LazyArray:
     return concatenate(arrays, axis=1)
 
 
-def dstack(tup) -> LazyArray:
+def dstack(tup: Any) -> LazyArray:
     """Arrays joined along the third axis (after :func:`atleast_3d`)."""
     arrays = [atleast_3d(a) for a in tup]
     return concatenate(arrays, axis=2)
 
 
-def array_split(ary, indices_or_sections, axis: int = 0) -> list[LazyArray]:
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
     """Views of consecutive parts of *ary* along *axis*: a number of parts
     (the first ones one longer when they cannot all be equal) or the split
     positions (NumPy's array_split)."""
@@ -159,7 +160,7 @@ def _in_bounds(positions: _np.ndarray, high: int, axis: int, n: int) -> _np.ndar
     return _np.where(positions < 0, positions + n, positions)
 
 
-def insert(arr, obj, values, axis: int | None = None) -> LazyArray:
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> LazyArray:
     """*arr* with *values* inserted before the positions *obj* along *axis*
     (flattened without it), as NumPy's insert. A lazy *obj* is computed."""
     arr, axis, n = _along(arr, axis)
@@ -192,7 +193,7 @@ def insert(arr, obj, values, axis: int | None = None) -> LazyArray:
     return gather(both, asarray(source), axis)
 
 
-def delete(arr, obj, axis: int | None = None) -> LazyArray:
+def delete(arr: Any, obj: Any, axis: int | None = None) -> LazyArray:
     """*arr* without the parts at the positions *obj* along *axis*
     (flattened without it), as NumPy's delete. A lazy *obj* is computed."""
     arr, axis, n = _along(arr, axis)
@@ -214,7 +215,7 @@ def delete(arr, obj, axis: int | None = None) -> LazyArray:
 # }}}
 
 
-def rot90(m, k: int = 1, axes=(0, 1)) -> LazyArray:
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
     """*m* rotated by 90 degrees *k* times in the plane of *axes*, from the
     first axis towards the second (NumPy's rot90; a view)."""
     m = asarray(m)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import linalg as _linalg
 from lazyarray.ops.inputs import node_of as _node
 
 # {{{ products
 
-def einsum(subscripts: str, *operands) -> LazyArray:
+def einsum(subscripts: str, *operands: Any) -> LazyArray:
     """NumPy's einsum (subscripts without ellipsis); one fused kernel."""
     return LazyArray(_linalg.einsum(subscripts, *(asarray(x).node for x in operands)))
 
@@ -25,17 +27,17 @@ matmul, dot, inner, outer, vdot = (_product(n) for n in
                                    ("matmul", "dot", "inner", "outer", "vdot"))
 
 
-def tensordot(a, b, axes=2) -> LazyArray:
+def tensordot(a: Any, b: Any, axes: int = 2) -> LazyArray:
     """NumPy's tensordot, lazily."""
     return LazyArray(_linalg.tensordot(asarray(a).node, asarray(b).node, axes))
 
 
-def matrix_transpose(x) -> LazyArray:
+def matrix_transpose(x: Any) -> LazyArray:
     """The transpose of the last two axes (a view)."""
     return asarray(x).mT
 
 
-def vecdot(x1, x2, /, *, axis=-1) -> LazyArray:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> LazyArray:
     """Dot products of vectors along *axis* (the first conjugated), broadcast
     over the other axes (NumPy's and the Array API's vecdot)."""
     return LazyArray(_linalg.vecdot(_node(x1), _node(x2), axis))

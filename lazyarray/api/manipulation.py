@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect as _inspect
+from typing import Any
 
 import numpy as _np
 
@@ -16,17 +17,17 @@ from lazyarray.ops.elementwise import broadcast_shapes
 
 # {{{ joining
 
-def concatenate(arrays, axis=0, dtype=None) -> LazyArray:
+def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> LazyArray:
     """*arrays* joined along *axis* (NumPy's concatenate); no copies until used."""
     return LazyArray(_construct.concatenate([asarray(a).node for a in arrays], axis, dtype))
 
 
-def concat(arrays, /, *, axis=0) -> LazyArray:
+def concat(arrays: Any, /, *, axis: int | None = 0) -> LazyArray:
     """*arrays* joined along *axis* (the Array API's concat; ``None``: flattened)."""
     return concatenate(arrays, axis=axis)
 
 
-def unstack(x, /, *, axis=0) -> tuple[LazyArray, ...]:
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[LazyArray, ...]:
     """Views of *x* split along *axis* into its slices (the Array API's unstack)."""
     x = asarray(x)
     if x.ndim == 0:
@@ -36,18 +37,18 @@ def unstack(x, /, *, axis=0) -> tuple[LazyArray, ...]:
     return tuple(x[head + (k,)] for k in range(x.shape[axis]))
 
 
-def stack(arrays, axis=0) -> LazyArray:
+def stack(arrays: Any, axis: int = 0) -> LazyArray:
     """*arrays* of one shape joined along a new *axis* (NumPy's stack)."""
     return LazyArray(_construct.stack([asarray(a).node for a in arrays], axis))
 
 
-def hstack(arrays) -> LazyArray:
+def hstack(arrays: Any) -> LazyArray:
     """The arrays joined along their second axis (the first for 1-D arrays)."""
     arrays = [asarray(a) for a in arrays]
     return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
 
 
-def vstack(arrays) -> LazyArray:
+def vstack(arrays: Any) -> LazyArray:
     """The arrays joined along their first axis (1-D arrays as rows)."""
     arrays = [asarray(a) for a in arrays]
     return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0)
@@ -92,7 +93,7 @@ _PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
                  "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "empty": set()}
 
 
-def pad(array, pad_width, mode="constant", **kwargs) -> LazyArray:
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> LazyArray:
     """NumPy's pad, every mode: ``constant``, ``edge``, ``wrap``, ``reflect``
     and ``symmetric`` (even reflections) lazily, as views joined; ``empty``
     as zeros; the modes that compute values from the array (``linear_ramp``,
@@ -110,26 +111,27 @@ def pad(array, pad_width, mode="constant", **kwargs) -> LazyArray:
     return LazyArray(_manipulate.pad(x.node, pad_width, mode, kwargs.get("constant_values", 0)))
 
 
-def split(x, indices_or_sections, axis=0) -> list[LazyArray]:
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
     """NumPy's split: views of consecutive parts along *axis*."""
     return [LazyArray(n) for n in _manipulate.split(asarray(x).node, indices_or_sections,
                                                      axis)]
 
 
-def broadcast_arrays(*arrays) -> list[LazyArray]:
+def broadcast_arrays(*arrays: Any) -> list[LazyArray]:
     """The arrays broadcast against each other (views), a list as the Array
     API 2024.12 specifies (NumPy 2 returns a tuple)."""
     arrays = [asarray(a) for a in arrays]
+    arrays = [asarray(a) for a in arrays]  # type: ignore[assignment]
     shape = broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 
 
-def take(x, indices, axis=None) -> LazyArray:
+def take(x: Any, indices: Any, axis: int | None = None) -> LazyArray:
     """NumPy's take: elements at integer *indices* along *axis*."""
     return asarray(x).take(indices, axis)
 
 
-def transpose(x, axes=None) -> LazyArray:
+def transpose(x: Any, axes: Any = None) -> LazyArray:
     """The axes permuted by *axes* (reversed by default): a view."""
     return asarray(x).transpose(axes)
 
@@ -137,29 +139,29 @@ def transpose(x, axes=None) -> LazyArray:
 permute_dims = transpose
 
 
-def reshape(x, shape, *, copy=None) -> LazyArray:
+def reshape(x: Any, shape: Any, *, copy: bool | None = None) -> LazyArray:
     """NumPy's reshape (C order): a view where NumPy's is one."""
     return asarray(x).reshape(shape, copy=copy)
 
 
-def ravel(x) -> LazyArray:
+def ravel(x: Any) -> LazyArray:
     """The elements in C order, one axis (a view where NumPy's is one)."""
     return asarray(x).ravel()
 
 # }}}
 
 
-def shape(a) -> tuple:
+def shape(a: Any) -> tuple:
     """NumPy's shape (no computation)."""
     return asarray(a).shape
 
 
-def ndim(a) -> int:
+def ndim(a: Any) -> int:
     """NumPy's ndim (no computation)."""
     return asarray(a).ndim
 
 
-def size(a, axis=None) -> int:
+def size(a: Any, axis: int | tuple[int, ...] | None = None) -> int:
     """NumPy's size (no computation)."""
     a = asarray(a)
     return a.size if axis is None else a.shape[axis]

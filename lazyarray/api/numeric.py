@@ -12,6 +12,7 @@ import builtins as _builtins
 import math as _math
 import operator as _operator
 import warnings as _warnings
+from typing import Any
 
 import numpy as _np
 
@@ -41,7 +42,7 @@ _INT64 = _np.dtype(_np.int64)
 
 # {{{ diagonals and triangles
 
-def diag(v, k: int = 0) -> LazyArray:
+def diag(v: Any, k: int = 0) -> LazyArray:
     """The *k*-th diagonal of a 2-D *v*, or a 2-D array with the 1-D *v* on
     its *k*-th diagonal (NumPy's diag)."""
     v = asarray(v)
@@ -57,12 +58,12 @@ def diag(v, k: int = 0) -> LazyArray:
     return where(cols - rows == k, values, zeros((), v.dtype))
 
 
-def diagflat(v, k: int = 0) -> LazyArray:
+def diagflat(v: Any, k: int = 0) -> LazyArray:
     """A 2-D array with the flattened *v* on its *k*-th diagonal."""
     return diag(asarray(v).reshape(-1), k)
 
 
-def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
     """The diagonal of the 2-D subarrays of *axis1* and *axis2*, as a new
     last axis (NumPy's diagonal; a copy, not a read-only view)."""
     a = asarray(a)
@@ -84,8 +85,8 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
     return flat[..., start:start + (length - 1) * (m + 1) + 1:m + 1]
 
 
-def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None,
-          out=None) -> LazyArray:
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> LazyArray:
     """The sum along a diagonal (NumPy's trace)."""
     if out is not None:
         raise TypeError("lazyarray.trace does not take out=")
@@ -130,13 +131,13 @@ def _shape_2d(arr) -> tuple[int, int]:
     return shape
 
 
-def tril_indices_from(arr, k: int = 0) -> tuple[LazyArray, LazyArray]:
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[LazyArray, LazyArray]:
     """Indices of the lower triangle of the 2-D *arr*."""
     n, m = _shape_2d(arr)
     return tril_indices(n, k, m)
 
 
-def triu_indices_from(arr, k: int = 0) -> tuple[LazyArray, LazyArray]:
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[LazyArray, LazyArray]:
     """Indices of the upper triangle of the 2-D *arr*."""
     n, m = _shape_2d(arr)
     return triu_indices(n, k, m)
@@ -146,7 +147,8 @@ def triu_indices_from(arr, k: int = 0) -> tuple[LazyArray, LazyArray]:
 
 # {{{ index grids and spaced sequences
 
-def indices(dimensions, dtype=int, sparse: bool = False) -> LazyArray | tuple[LazyArray, ...]:
+def indices(dimensions: Any, dtype: Any = int, sparse: bool = False
+            ) -> LazyArray | tuple[LazyArray, ...]:
     """The indices of a grid of shape *dimensions*: one array of shape
     ``(len(dimensions), *dimensions)``, or with *sparse* a tuple of arrays
     that broadcast (NumPy's indices)."""
@@ -172,7 +174,7 @@ class _Grid:
         start = 0 if s.start is None else s.start
         step = 1 if s.step is None else s.step
         if isinstance(step, (complex, _np.complexfloating)):
-            return start, step, int(abs(step)), True
+            return start, step, int(abs(step)), True  # type: ignore[call-overload]
         return start, step, int(_math.ceil((s.stop - start) / step)), False
 
     def __getitem__(self, key):
@@ -228,8 +230,8 @@ def _spaced(start, stop, num: int, endpoint: bool, axis: int):
     return moveaxis(y, 0, axis) if axis != 0 else y
 
 
-def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
-             axis: int = 0) -> LazyArray:
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: float = 10.0,
+             dtype: Any = None, axis: int = 0) -> LazyArray:
     """*num* powers of *base* with exponents evenly spaced from *start* to
     *stop* (NumPy's logspace)."""
     if not isinstance(base, (float, int)) and ndim_of(base):
@@ -244,7 +246,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     return result if dtype is None else result.astype(dtype)
 
 
-def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> LazyArray:
     """*num* numbers spaced evenly on a log scale from *start* to *stop*
     (NumPy's geomspace; real values; lazy *start*/*stop* are checked for
@@ -274,7 +276,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
 
 # {{{ gathering, choosing, membership
 
-def argwhere(a) -> LazyArray:
+def argwhere(a: Any) -> LazyArray:
     """The indices of the non-zero elements, one row each, in C order
     (NumPy's argwhere). The number of rows depends on the data: it is
     computed first (a running count on the device), then the rows are found
@@ -289,6 +291,7 @@ def argwhere(a) -> LazyArray:
     if count == 0:
         return zeros((0, a.ndim), _INT64)
     flat = searchsorted_device(ends, arange(count, dtype=_INT64), "right")
+    coords: list[LazyArray]
     coords, stride = [], 1
     for n in reversed(a.shape):
         coords.insert(0, (flat // stride) % n if n != 1 else zeros(count, _INT64))
@@ -296,7 +299,7 @@ def argwhere(a) -> LazyArray:
     return stack(coords, axis=1)
 
 
-def take_along_axis(arr, indices, axis: int | None = -1) -> LazyArray:
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> LazyArray:
     """Values of *arr* at *indices* along *axis*, matched elementwise along
     the other axes (NumPy's take_along_axis). Out-of-bounds indices raise
     IndexError, which computes the index array's extremes first (outside
@@ -325,7 +328,7 @@ def _of_dtype(value, dtype) -> LazyArray:
     return asarray(host.astype(dtype))
 
 
-def select(condlist, choicelist, default=0) -> LazyArray:
+def select(condlist: Any, choicelist: Any, default: int = 0) -> LazyArray:
     """Elements of the first choice whose condition holds, else *default*
     (NumPy's select)."""
     if len(condlist) != len(choicelist):
@@ -351,7 +354,7 @@ def select(condlist, choicelist, default=0) -> LazyArray:
     return broadcast_to(result, shape)
 
 
-def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
          kind: str | None = None) -> LazyArray:
     """Whether each element of *element* is one of *test_elements* (NumPy's
     isin). Up to :data:`COMPARE_LIMIT` test elements are compared with every
@@ -415,7 +418,7 @@ def _mode_slice(full_result: LazyArray, mode, start_same: int, start_valid: int,
     return full_result[start_valid:start_valid + long - short + 1]
 
 
-def convolve(a, v, mode="full") -> LazyArray:
+def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     """The discrete linear convolution of two 1-D sequences (NumPy's
     convolve), on the device: one reduction over the shifted products."""
     a, v = _vector(a, "a"), _vector(v, "v")
@@ -426,7 +429,7 @@ def convolve(a, v, mode="full") -> LazyArray:
     return _mode_slice(full_result, mode, m - 1 - m // 2, m - 1, n, m)
 
 
-def correlate(a, v, mode="valid") -> LazyArray:
+def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
     """The cross-correlation ``c[k] = sum_n a[n + k] * conj(v[n])`` of two
     1-D sequences (NumPy's correlate), on the device."""
     a, v = _vector(a, "a"), _vector(v, "v")
@@ -441,7 +444,7 @@ def correlate(a, v, mode="valid") -> LazyArray:
 
 # {{{ products and polynomials
 
-def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> LazyArray:
     """The cross product of vectors of 3 (or 2) components along the given
     axes (NumPy's cross)."""
@@ -479,7 +482,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     return moveaxis(result, -1, axisc)
 
 
-def kron(a, b) -> LazyArray:
+def kron(a: Any, b: Any) -> LazyArray:
     """The Kronecker product: blocks of *b* scaled by the elements of *a*
     (NumPy's kron)."""
     a, b = asarray(a), asarray(b)
@@ -492,7 +495,7 @@ def kron(a, b) -> LazyArray:
     return (spread_a * spread_b).reshape(tuple(p * q for p, q in zip(sa, sb)))
 
 
-def polyval(p, x) -> LazyArray:
+def polyval(p: Any, x: Any) -> LazyArray:
     """The polynomial with coefficients *p* (highest power first) at *x*
     (NumPy's polyval, by Horner's scheme)."""
     x = asarray(x)
@@ -510,7 +513,7 @@ def polyval(p, x) -> LazyArray:
 
 # {{{ comparisons of whole arrays
 
-def array_equal(a1, a2, equal_nan: bool = False) -> bool:
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
     """Whether *a1* and *a2* have the same shape and elements (NumPy's
     array_equal; computes now)."""
     a1, a2 = asarray(a1), asarray(a2)
@@ -524,7 +527,7 @@ def array_equal(a1, a2, equal_nan: bool = False) -> bool:
     return _builtins.bool(same.all())
 
 
-def array_equiv(a1, a2) -> bool:
+def array_equiv(a1: Any, a2: Any) -> bool:
     """Whether *a1* and *a2* broadcast to one shape and are equal there
     (NumPy's array_equiv; computes now)."""
     a1, a2 = asarray(a1), asarray(a2)

@@ -103,7 +103,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     """NumPy's unique: the sorted distinct elements (or sub-arrays along
     *axis*) and, as asked, first indices, inverse indices and counts."""
     host = _host_value(ar, "unique")
-    result = np.unique(host, return_index, return_inverse, return_counts, axis,
+    result = np.unique(host, return_index, return_inverse,  # type: ignore[call-overload]
+                       return_counts, axis,
                        equal_nan=equal_nan, sorted=sorted)
     if isinstance(result, tuple):
         return tuple(_lazy(r, "unique") for r in result)

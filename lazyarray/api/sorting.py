@@ -13,6 +13,7 @@ Public names: sort, argsort, partition, argpartition.
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
@@ -48,7 +49,8 @@ def _sorted(x: LazyArray, axis: int, descending: bool, output: str) -> LazyArray
     return LazyArray(_ops.sort.sort_nodes(x.node, axis, descending)[output])
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False) -> LazyArray:
+def sort(a: Any, axis: int | None = -1, kind: str | None = None, order: str | None = None, *,
+         stable: bool | None = None, descending: bool = False) -> LazyArray:
     """NumPy's sort along *axis* (None: the flattened array), on the device;
     *descending* (Array API) puts the largest first, ties in their original
     order."""
@@ -58,8 +60,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False) ->
     return _sorted(x, axis, bool(descending), "values")
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False
-            ) -> LazyArray:
+def argsort(a: Any, axis: int | None = -1, kind: str | None = None, order: str | None = None, *,
+            stable: bool | None = None, descending: bool = False) -> LazyArray:
     """NumPy's argsort along *axis* (None: the flattened array), on the
     device: int64 positions, ties in their original order (NumPy's
     ``kind="stable"``); *descending* as in :func:`sort`."""
@@ -93,7 +95,8 @@ def _check_select(kind: str, order) -> None:
         raise ValueError("Cannot specify order when the array has no fields.")
 
 
-def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArray:
+def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect",
+              order: str | None = None) -> LazyArray:
     """NumPy's partition: here the whole axis sorted (which puts every
     *kth* element in its sorted place, smaller ones before, larger after)."""
     x = asarray(a)
@@ -103,7 +106,8 @@ def partition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArr
     return _sorted(x, axis, False, "values")
 
 
-def argpartition(a, kth, axis=-1, kind: str = "introselect", order=None) -> LazyArray:
+def argpartition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect",
+                 order: str | None = None) -> LazyArray:
     """NumPy's argpartition: here the positions that sort the whole axis."""
     x = asarray(a)
     _check_select(kind, order)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import warnings as _warnings
+from typing import Any
 
 import numpy as _np
 
@@ -174,9 +175,9 @@ def _quantiles(name: str, a, q, axis, out, method: str, keepdims: bool, weights,
                           skip_nan, name), out)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False, *, weights=None,
-             interpolation=None) -> LazyArray:
+def quantile(a: Any, q: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+             overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
+             weights: Any = None, interpolation: Any = None) -> LazyArray:
     """The *q*-th quantiles of *a* along *axis* (NumPy's quantile, all its
     methods). *a* is sorted on the device (``la.sort``); the quantiles are
     picked and interpolated on the device. With *weights* (NumPy's
@@ -185,33 +186,33 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False,
                       False, False)
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
-               method: str = "linear", keepdims: bool = False, *, weights=None,
-               interpolation=None) -> LazyArray:
+def percentile(a: Any, q: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
+               weights: Any = None, interpolation: Any = None) -> LazyArray:
     """The *q*-th percentiles (0..100) of *a* along *axis* (see :func:`quantile`)."""
     return _quantiles("percentile", a, q, axis, out, method, keepdims, weights, interpolation,
                       False, True)
 
 
-def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
-                method: str = "linear", keepdims: bool = False, *, weights=None,
-                interpolation=None) -> LazyArray:
+def nanquantile(a: Any, q: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
+                weights: Any = None, interpolation: Any = None) -> LazyArray:
     """The *q*-th quantiles of the non-NaN values of *a* along *axis* (NaN
     for slices of NaNs only; see :func:`quantile`)."""
     return _quantiles("nanquantile", a, q, axis, out, method, keepdims, weights,
                       interpolation, True, False)
 
 
-def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
-                  method: str = "linear", keepdims: bool = False, *, weights=None,
-                  interpolation=None) -> LazyArray:
+def nanpercentile(a: Any, q: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
+                  weights: Any = None, interpolation: Any = None) -> LazyArray:
     """The *q*-th percentiles of the non-NaN values of *a* along *axis*."""
     return _quantiles("nanpercentile", a, q, axis, out, method, keepdims, weights,
                       interpolation, True, True)
 
 
-def median(a, axis=None, out=None, overwrite_input: bool = False,
-           keepdims: bool = False) -> LazyArray:
+def median(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+           overwrite_input: bool = False, keepdims: bool = False) -> LazyArray:
     """The median along *axis* (NumPy's median: the mean of the middle one or
     two values; NaN where a slice has NaN). Sorted on the device."""
     a = asarray(a)
@@ -225,8 +226,8 @@ def median(a, axis=None, out=None, overwrite_input: bool = False,
     return into(result.reshape(kept if keepdims else rest), out)
 
 
-def nanmedian(a, axis=None, out=None, overwrite_input: bool = False,
-              keepdims: bool = False) -> LazyArray:
+def nanmedian(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+              overwrite_input: bool = False, keepdims: bool = False) -> LazyArray:
     """The median of the non-NaN values along *axis* (NaN for slices of NaNs
     only). Sorted and picked on the device."""
     a = asarray(a)
@@ -247,8 +248,9 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False,
 
 # {{{ means and NaN-ignoring reductions
 
-def average(a, axis=None, weights=None, returned: bool = False, *,
-            keepdims: bool = False) -> LazyArray | tuple[LazyArray, LazyArray]:
+def average(a: Any, axis: int | tuple[int, ...] | None = None, weights: Any = None,
+            returned: bool = False, *, keepdims: bool = False
+            ) -> LazyArray | tuple[LazyArray, LazyArray]:
     """The (weighted) mean along *axis*; with *returned* also the sum of the
     weights (NumPy's average). Weights summing to zero raise
     ZeroDivisionError, which computes their sums first (outside ``la.jit``)."""
@@ -287,24 +289,26 @@ def _filled(a: LazyArray, value) -> LazyArray:
     return _where(isnan(a), a.dtype.type(value), a)
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims: bool = False,
-           initial=NO_VALUE, where=True) -> LazyArray:
+def nansum(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> LazyArray:
     """The sum along *axis*, NaNs counted as zero (NumPy's nansum)."""
     return _filled(asarray(a), 0).sum(axis, dtype, out, keepdims, initial, where)
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False,
-            initial=NO_VALUE, where=True) -> LazyArray:
+def nanprod(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> LazyArray:
     """The product along *axis*, NaNs counted as one (NumPy's nanprod)."""
     return _filled(asarray(a), 1).prod(axis, dtype, out, keepdims, initial, where)
 
 
-def nancumsum(a, axis=None, dtype=None, out=None) -> LazyArray:
+def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None
+              ) -> LazyArray:
     """Running sums, NaNs counted as zero (NumPy's nancumsum)."""
     return _filled(asarray(a), 0).cumsum(axis, dtype, out)
 
 
-def nancumprod(a, axis=None, dtype=None, out=None) -> LazyArray:
+def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None
+               ) -> LazyArray:
     """Running products, NaNs counted as one (NumPy's nancumprod)."""
     return _filled(asarray(a), 1).cumprod(axis, dtype, out)
 
@@ -319,8 +323,8 @@ def _not_nan(a: LazyArray, where):
     return mask if where is True or where is NO_VALUE else mask & asarray(where)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *,
-            where=True) -> LazyArray:
+def nanmean(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, *, where: Any = True) -> LazyArray:
     """The mean of the non-NaN values along *axis* (NaN for slices of NaNs
     only; NumPy's nanmean)."""
     a = asarray(a)
@@ -332,8 +336,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *,
     return into((total / _counts(a, axis, keepdims)).astype(total.dtype), out)
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *,
-           where=True, mean=NO_VALUE, correction=NO_VALUE) -> LazyArray:
+def nanvar(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+           ddof: float = 0, keepdims: bool = False, *, where: Any = True, mean: Any = NO_VALUE,
+           correction: Any = NO_VALUE) -> LazyArray:
     """The variance of the non-NaN values along *axis* (NumPy's nanvar; NaN
     where fewer than ``ddof + 1`` values)."""
     if given(mean):
@@ -364,8 +369,9 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *
     return into(_where(dof <= 0, var.dtype.type(_np.nan), var), out)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, *,
-           where=True, mean=NO_VALUE, correction=NO_VALUE) -> LazyArray:
+def nanstd(a: Any, axis: int | tuple[int, ...] | None = None, dtype: Any = None, out: Any = None,
+           ddof: float = 0, keepdims: bool = False, *, where: Any = True, mean: Any = NO_VALUE,
+           correction: Any = NO_VALUE) -> LazyArray:
     """The standard deviation of the non-NaN values (see :func:`nanvar`)."""
     return into(sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                             correction=correction)), out)
@@ -384,15 +390,15 @@ def _nan_extreme(a, axis, out, keepdims: bool, initial, where, largest: bool) ->
                 out)
 
 
-def nanmax(a, axis=None, out=None, keepdims: bool = False, initial=NO_VALUE,
-           where=True) -> LazyArray:
+def nanmax(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+           keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> LazyArray:
     """The largest non-NaN value along *axis* (NaN for slices of NaNs only,
     unless *initial*)."""
     return _nan_extreme(a, axis, out, keepdims, initial, where, True)
 
 
-def nanmin(a, axis=None, out=None, keepdims: bool = False, initial=NO_VALUE,
-           where=True) -> LazyArray:
+def nanmin(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None,
+           keepdims: bool = False, initial: Any = NO_VALUE, where: Any = True) -> LazyArray:
     """The smallest non-NaN value along *axis* (NaN for slices of NaNs only,
     unless *initial*)."""
     return _nan_extreme(a, axis, out, keepdims, initial, where, False)
@@ -407,18 +413,21 @@ def _nan_arg(a, axis, out, keepdims: bool, largest: bool) -> LazyArray:
     return (a.argmax if largest else a.argmin)(axis, out, keepdims=keepdims)
 
 
-def nanargmax(a, axis=None, out=None, *, keepdims: bool = False) -> LazyArray:
+def nanargmax(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None, *,
+              keepdims: bool = False) -> LazyArray:
     """The index of the largest non-NaN value along *axis*; a slice of NaNs
     only raises ValueError (checked by computing, outside ``la.jit``)."""
     return _nan_arg(a, axis, out, keepdims, True)
 
 
-def nanargmin(a, axis=None, out=None, *, keepdims: bool = False) -> LazyArray:
+def nanargmin(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None, *,
+              keepdims: bool = False) -> LazyArray:
     """The index of the smallest non-NaN value along *axis* (see :func:`nanargmax`)."""
     return _nan_arg(a, axis, out, keepdims, False)
 
 
-def ptp(a, axis=None, out=None, keepdims: bool = False) -> LazyArray:
+def ptp(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None, keepdims: bool = False
+        ) -> LazyArray:
     """The range (maximum minus minimum) along *axis* (NumPy's ptp)."""
     a = asarray(a)
     return into(a.max(axis, keepdims=keepdims) - a.min(axis, keepdims=keepdims), out)
@@ -444,8 +453,8 @@ def _sample_weights(weights, count: int, integral: bool) -> LazyArray:
     return w
 
 
-def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=None,
-        aweights=None, *, dtype=None) -> LazyArray:
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: float | None = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> LazyArray:
     """The covariance matrix of the variables in the rows (or columns) of *m*
     and *y* (NumPy's cov, weights included)."""
     if ddof is not None and ddof != int(ddof):
@@ -501,7 +510,7 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
     return c.squeeze()
 
 
-def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None) -> LazyArray:
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> LazyArray:
     """Pearson correlation coefficients (NumPy's corrcoef), clipped to [-1, 1]."""
     c = cov(x, y, rowvar, dtype=dtype)
     if c.dtype.kind == "c":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as _np
 
@@ -85,8 +86,9 @@ class Ufunc:
             _write(target, value, self.__name__, casting)
         return out[0] if ufunc.nout == 1 else out
 
-    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False,
-               initial=_NO_INITIAL, where=True):
+    def reduce(self, a: Any, axis: int | tuple[int, ...] | None = 0, dtype: Any = None,
+               out: Any = None, keepdims: bool = False, initial: Any = _NO_INITIAL,
+               where: Any = True) -> Any:
         """NumPy's ufunc.reduce: on the device for add, multiply, maximum,
         minimum, logical_and and logical_or."""
         name = self._ufunc.__name__
@@ -110,7 +112,7 @@ class Ufunc:
                 result = result.astype(dtype)
         return _into(out, result, self.__name__)
 
-    def accumulate(self, array, axis=0, dtype=None, out=None):
+    def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
         """NumPy's ufunc.accumulate: on the device for add and multiply."""
         scan = _SCANS.get(self._ufunc.__name__)
         if scan is None:
@@ -119,12 +121,12 @@ class Ufunc:
         result = getattr(array._namespace, scan)(array, axis=axis, dtype=dtype)
         return _into(out, result, self.__name__)
 
-    def outer(self, a, b, **kwargs):
+    def outer(self, a: Any, b: Any, **kwargs: Any) -> Any:
         """NumPy's ufunc.outer: every element of *a* with every element of *b*."""
         a, b = asarray(a), asarray(b)
         return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
 
-    def at(self, a, indices, b=None) -> None:
+    def at(self, a: Any, indices: Any, b: Any = None) -> None:
         """NumPy's ufunc.at (unbuffered, repeated indices apply again): on the
         host; *a* gets the result."""
         _note(f"np.{self._ufunc.__name__}.at")
@@ -136,7 +138,8 @@ class Ufunc:
         self._ufunc.at(host, index, *args)
         a[...] = host
 
-    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+    def reduceat(self, array: Any, indices: Any, axis: int = 0, dtype: Any = None,
+                 out: Any = None) -> Any:
         """NumPy's ufunc.reduceat, on the host."""
         return self._on_host("reduceat", (array, indices), dict(axis=axis, dtype=dtype), out)
 
@@ -181,7 +184,7 @@ def _write(target, value, name: str, casting: str) -> None:
     if isinstance(target, LazyArray):
         target._in_place(name, asarray(value).node)
     elif isinstance(target, _np.ndarray):
-        _np.copyto(target, _np.asarray(value), casting=casting)
+        _np.copyto(target, _np.asarray(value), casting=casting)  # type: ignore[arg-type]
     else:
         raise TypeError(f"out= must be an array, not {type(target).__name__}")
 
@@ -208,12 +211,33 @@ _UFUNC_ALIASES = {
 for _alias, _name in _UFUNC_ALIASES.items():
     globals()[_alias] = Ufunc(_name, _alias)
 
+if TYPE_CHECKING:
+    # the ufuncs the package imports by name, as type checkers see them
+    arctan2: Ufunc
+    conj: Ufunc
+    copysign: Ufunc
+    floor_divide: Ufunc
+    isinf: Ufunc
+    isnan: Ufunc
+    log10: Ufunc
+    maximum: Ufunc
+    minimum: Ufunc
+    not_equal: Ufunc
+    remainder: Ufunc
+    sign: Ufunc
+    sqrt: Ufunc
+    trunc: Ufunc
+
 
 def _choose(condition, x, y) -> LazyArray:
     return LazyArray(elementwise("where", _node(condition), _node(x), _node(y)))
 
 
-def where(condition, x=None, y=None):
+@overload
+def where(condition: Any) -> tuple[LazyArray, ...]: ...
+@overload
+def where(condition: Any, x: Any, y: Any) -> LazyArray: ...
+def where(condition: Any, x: Any = None, y: Any = None) -> LazyArray | tuple[LazyArray, ...]:
     """Elements of *x* where *condition* holds, else of *y* (NumPy's where);
     with the condition alone, the indices where it holds (``nonzero``)."""
     if x is None and y is None:

@@ -112,7 +112,7 @@ def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
     except KernelcoreError:
         return None
     # (aligned slabs: a work-item's run is one vector load from local memory)
-    itemsize = knl.arg_dict[a].dtype.itemsize
+    itemsize = knl.arg_dict[a].dtype.itemsize  # type: ignore[union-attr]
     knl = lp.set_temporary_alignment(knl, [f"{a}_slab", f"{b}_slab"], SLAB_ALIGNMENT * itemsize)
     slab = knl.temporary_variables[f"{a}_slab"]
     if TRANSPOSE_A and len(slab.shape) == 2 and slab.shape[0] == group[0] * block[0]:

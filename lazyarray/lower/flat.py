@@ -19,7 +19,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import kernelcore as lp
 from kernelcore import INDEX_LIMIT, Reduction, make_loop_kernel
-from lazyarray.graph import Input, Map, Node, walk
+from lazyarray.graph import Input, Map, Node, Reduce, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -58,6 +58,7 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
     :data:`FLAT_REDUCTION_LIMIT` elements."""
     body = node
     if is_kind(node, "reduce"):
+        assert isinstance(node, Reduce)
         body = node.arg
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)
@@ -78,7 +79,7 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
             continue
         if not is_kind(n, "map") or n.shape != body.shape:
             return False
-        if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:
+        if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:  # type: ignore[attr-defined]
             return False
     return all(n.shape == (() if scalar else body.shape) for n, _, scalar in inputs.values())
 
@@ -92,7 +93,7 @@ def flat_key(node: Node, inputs: dict[Node, KernelInput]) -> tuple:
 def flat_size(node: Node) -> int:
     """The element count a flat kernel of *node* runs over (a reduction's:
     its operand's)."""
-    return int(np.prod((node.arg if is_kind(node, "reduce") else node).shape))
+    return int(np.prod((node.arg if is_kind(node, "reduce") else node).shape))  # type: ignore[attr-defined]
 
 
 def _stand_in(node: Node, length: int) -> Input:
@@ -107,7 +108,7 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     element (a reduction: one work-group), the element count in
     :data:`SIZE_ARGUMENT`."""
     reduction = is_kind(node, "reduce")
-    body = node.arg if reduction else node
+    body = node.arg if reduction else node  # type: ignore[attr-defined]
     length = int(np.prod(body.shape))
     flat: dict[Node, Node] = {}
     flat_inputs: dict[Node, KernelInput] = {}

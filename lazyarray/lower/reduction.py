@@ -258,8 +258,8 @@ class _Builder:
         self.shape = node.arg.shape
         self.last = len(self.shape) - 1
         self.kept = [k for k in range(len(self.shape)) if k not in node.axes]
-        self.domains: list[str] = []
-        self.tags: dict[str, str] = {}
+        self.domains: list = []
+        self.tags: dict[str, str | None] = {}
         self.group_axes = 0
         self.tail: tuple[int, int] | None = None      # (start, count) on the last axis
 
@@ -293,12 +293,14 @@ class _Builder:
             def at(kept: dict, part: list, lanes: list[str]) -> prim.Expression:
                 names = [kept[k] for k in self.kept] if split else []
                 part = [prim.Variable(p) if isinstance(p, str) else p for p in part]
-                lanes = [prim.Variable(v) for v in lanes]
+                lanes = [prim.Variable(v) for v in lanes]  # type: ignore[misc]
                 return prim.Subscript(prim.Variable("part"), tuple(
                     (names + part if kept_first else part + names) + lanes))
 
             written = at(kept, ["pg"] if split else [], ["v"] if cpu_lanes else [])
             insns = [assignment(written, stage1, id="stage1")]
+            combined: list
+            part_index: list
             combined, part_index = [], []
             if split:
                 insns.append(barrier(id="parts", depends_on=("stage1",)))
@@ -308,7 +310,7 @@ class _Builder:
                 combined.append(self._box("w", layout.lanes))
             read = at(kept, part_index, ["w"] if cpu_lanes else [])
             total = self._reduce(combined, read)
-            dep = "parts" if split else "stage1"
+            dep: str | tuple[str, str] = "parts" if split else "stage1"
             if self.tail is not None:
                 whole, tail = prim.Variable("body_total"), prim.Variable("tail_total")
                 insns += [assignment(whole, total, node.dtype, id="body", depends_on=(dep,)),
@@ -468,7 +470,7 @@ class _Builder:
     def _tail_value(self, kept: dict) -> prim.Expression:
         """The reduction of the innermost axis' leftover elements (the other
         reduced axes whole)."""
-        start, count = self.tail
+        start, count = self.tail  # type: ignore[misc]
         index = dict(kept)
         inames = []
         for a in self.node.axes:

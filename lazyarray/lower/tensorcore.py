@@ -21,6 +21,8 @@ tensor_core_shapes, round_tf32.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pymbolic.primitives as prim
 
@@ -164,7 +166,7 @@ def tensor_core_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
         return None
     a, b = operands
     m, n, depth = extents[i], extents[j], extents[k]
-    args = knl.arg_dict
+    args: dict[str, Any] = knl.arg_dict     # (the operands are arrays)
     if any(args[x].dtype != np.float32 for x in ("out", a, b)) or \
             tuple(args[a].shape) != (m, depth) or tuple(args[b].shape) != (depth, n) or \
             not tensor_core_shapes(m, n, depth):
@@ -181,13 +183,13 @@ def tensor_core_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
             e = e.child
         return e
 
-    body = bare(insn.expression)
+    body = bare(insn.expression)  # type: ignore[attr-defined]
     product = bare(body.expr) if isinstance(body, Reduction) else None
     want = {rounded(a, i, k), rounded(b, k, j)}
     if not (isinstance(body, Reduction) and body.inames == (k,) and body.operation == "sum"
             and isinstance(product, prim.Product) and len(product.children) == 2
             and {bare(c) for c in product.children} == want
-            and insn.assignee == prim.Subscript(var("out"), (var(i), var(j)))):
+            and insn.assignee == prim.Subscript(var("out"), (var(i), var(j)))):  # type: ignore[attr-defined]
         return None
     return tf32_kernel(m, n, depth, a, b)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ class ShapeTypeError(ShapeError, TypeError):
     """A shape that is not made of integers (a TypeError, as in NumPy)."""
 
 
-def normalize_shape(shape) -> tuple[int, ...]:
+def normalize_shape(shape: Any) -> tuple[int, ...]:
     """*shape* (an integer or a sequence of them) as a tuple of ints."""
     if isinstance(shape, (numbers.Integral, np.integer)):
         shape = (shape,)
@@ -42,7 +43,7 @@ def _check_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def full(shape, value, dtype=None) -> Node:
+def full(shape: Any, value: Any, dtype: Any = None) -> Node:
     """An array of *shape* with every element *value*."""
     shape = normalize_shape(shape)
     dtype = _check_dtype(np.dtype(dtype) if dtype is not None
@@ -50,7 +51,7 @@ def full(shape, value, dtype=None) -> Node:
     return View(constant(value, dtype), (), shape)
 
 
-def iota(shape, axis: int) -> Node:
+def iota(shape: Any, axis: int) -> Node:
     """int64 indices along *axis* of an array of *shape*."""
     return Iota(normalize_shape(shape), axis)
 
@@ -61,7 +62,7 @@ def _axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def concatenate(nodes: list[Node], axis: int | None = 0, dtype=None) -> Node:
+def concatenate(nodes: list[Node], axis: int | None = 0, dtype: Any = None) -> Node:
     """*nodes* joined along *axis* (``None``: flattened first)."""
     if not nodes:
         raise ShapeError("need at least one array to concatenate")

@@ -14,6 +14,8 @@ isclose, round_half_even, HugeInt.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError, unsupported_dtype_error
@@ -65,7 +67,7 @@ def _loop_operand(x):
     return x.dtype
 
 
-def constant(value, dtype) -> Node:
+def constant(value: Any, dtype: Any) -> Node:
     """A scalar node of *dtype* holding *value* (also NaN and infinities: a
     kernel reads it as an argument)."""
     dtype = np.dtype(dtype)
@@ -91,7 +93,7 @@ def _fits(value, dtype: np.dtype) -> bool:
     return info.min <= int(value) <= info.max
 
 
-def cast(node: Node, dtype) -> Node:
+def cast(node: Node, dtype: Any) -> Node:
     """*node* converted to *dtype* as NumPy's ``astype`` does (nonzero is True,
     complex to real keeps the real part)."""
     dtype = np.dtype(dtype)
@@ -128,7 +130,7 @@ def _const_cast(node: Const, dtype: np.dtype) -> Const:
     with np.errstate(all="ignore"):
         value = node.value.real if node.dtype.kind == "c" and dtype.kind != "c" \
             else node.value
-        return constant(np.asarray(value).astype(dtype)[()], dtype)
+        return constant(np.asarray(value).astype(dtype)[()], dtype)  # type: ignore[return-value]
 
 
 def real_part(node: Node) -> Node:
@@ -321,7 +323,7 @@ def _typing(name: str, args: tuple) -> tuple:
     if any(is_kind(a, "const") and a.weak and a.dtype.kind in "iu" for a in args):
         key = None          # (a Python int's value matters: out of range)
     else:
-        typing = _TYPINGS.get(key)
+        typing = _TYPINGS.get(key)  # type: ignore[arg-type]
         if typing is not None:
             return typing
     ufunc = getattr(np, name)

@@ -9,6 +9,7 @@ is_array, is_index_array, is_int, is_mask, scalar_bool, check_entry, as_array.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -16,24 +17,24 @@ from lazyarray.errors import IndexingError
 from lazyarray.ops.inputs import ArrayHandle
 
 
-def is_index_array(k) -> bool:
+def is_index_array(k: Any) -> bool:
     return isinstance(k, (list, np.ndarray, ArrayHandle))
 
 
-def is_array(k) -> bool:
+def is_array(k: Any) -> bool:
     """Whether an entry of an expanded key is an index array."""
     return isinstance(k, (np.ndarray, ArrayHandle))
 
 
-def is_mask(k) -> bool:
+def is_mask(k: Any) -> bool:
     return is_array(k) and k.dtype == np.bool_
 
 
-def is_int(k) -> bool:
+def is_int(k: Any) -> bool:
     return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def check_entry(k) -> None:
+def check_entry(k: Any) -> None:
     if isinstance(k, (bool, np.bool_)):
         raise IndexingError("boolean scalar indices are not supported (use a boolean "
                             "array)")
@@ -44,7 +45,7 @@ def check_entry(k) -> None:
                             f"{type(k).__name__}")
 
 
-def as_array(k):
+def as_array(k: Any):
     """An index array as a LazyArray or a NumPy array (an empty list is an
     integer index, as in NumPy)."""
     if isinstance(k, ArrayHandle):
@@ -55,7 +56,7 @@ def as_array(k):
     return host
 
 
-def expand(key, ndim: int) -> list:
+def expand(key: Any, ndim: int) -> list:
     """*key* as a list with one entry per axis of the array (``None`` entries
     aside; a boolean array stands for as many axes as it has): the ellipsis
     expanded, missing trailing slices added."""
@@ -87,6 +88,8 @@ def plan_key(shape: tuple, key: list):
     """For a key of integers, slices and ``None`` (already expanded): the
     View's axis map, the result's shape, and per axis of the array its
     ``(start, step, length)`` (length ``None``: an integer index)."""
+    axis_map: list[tuple]
+    ranges: list[tuple]
     axis_map, out_shape, ranges = [], [], []
     axis = 0
     for k in key:
@@ -111,7 +114,7 @@ def plan_key(shape: tuple, key: list):
     return axis_map, tuple(out_shape), ranges
 
 
-def scalar_bool(k) -> bool:
+def scalar_bool(k: Any) -> bool:
     return isinstance(k, (bool, np.bool_)) or (
         getattr(k, "ndim", None) == 0 and getattr(k, "dtype", None) == np.bool_)
 
@@ -121,7 +124,7 @@ def scalar_bool(k) -> bool:
 _BASIC_PLANS: dict[tuple, tuple] = {}
 
 
-def basic_key(key) -> tuple | None:
+def basic_key(key: Any) -> tuple | None:
     """*key* as a hashable tuple when it is made of Python integers, slices
     of Python integers, ``None`` and ``...`` only (the keys of loop bodies),
     else None (other keys take the general path)."""
@@ -142,7 +145,7 @@ def basic_key(key) -> tuple | None:
     return tuple(out)
 
 
-def basic_plan(shape: tuple, key) -> tuple | None:
+def basic_plan(shape: tuple, key: Any) -> tuple | None:
     """For a :func:`basic_key` *key* of an array of *shape*: its View's axis
     map, the result's shape, the per-axis ranges and whether it picks one
     element, remembered; None for other keys."""
@@ -160,7 +163,7 @@ def basic_plan(shape: tuple, key) -> tuple | None:
     return plan
 
 
-def is_basic_key(key) -> bool:
+def is_basic_key(key: Any) -> bool:
     """Whether *key* has only integers, slices, ``None`` and ``...`` (NumPy
     gives a view)."""
     entries = key if isinstance(key, tuple) else (key,)
@@ -168,7 +171,7 @@ def is_basic_key(key) -> bool:
                for k in entries)
 
 
-def is_element_key(key, ndim: int) -> bool:
+def is_element_key(key: Any, ndim: int) -> bool:
     """Whether basic *key* picks one element by an integer per axis (NumPy
     gives a scalar, not a view)."""
     entries = key if isinstance(key, tuple) else (key,)

@@ -7,6 +7,8 @@ Public names: einsum, matmul, tensordot, dot, inner, outer, vdot, vecdot.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lazyarray.errors import ShapeError
@@ -101,13 +103,14 @@ def einsum(spec: str, *nodes: Node) -> Node:
     if contracted:
         nodes = _product_operands(*nodes)
     dtype = np.result_type(*(n.dtype for n in nodes))
-    product = None
+    product: Node | None = None
     for term, node in zip(terms, nodes):
         axis_map = [("const", 0) if extent != sizes[c] else ("axis", labels.index(c), 0, 1)
                     for c, extent in zip(term, node.shape)]
         shape = [sizes[c] if c in term else 1 for c in labels]
         view = View(node, axis_map, shape)
         product = view if product is None else elementwise("multiply", product, view)
+    assert product is not None
     if product.dtype != dtype:
         product = cast(product, dtype)
     if not contracted:
@@ -138,13 +141,13 @@ def matmul(a: Node, b: Node) -> Node:
     return result
 
 
-def tensordot(a: Node, b: Node, axes=2) -> Node:
+def tensordot(a: Node, b: Node, axes: Any = 2) -> Node:
     """Sum of products over *axes* of *a* and *b* (NumPy's tensordot)."""
     if isinstance(axes, (int, np.integer)):
         axes_a = list(range(a.ndim - int(axes), a.ndim))
         axes_b = list(range(int(axes)))
     else:
-        axes_a, axes_b = ([x] if isinstance(x, (int, np.integer)) else list(x)
+        axes_a, axes_b = ([x] if isinstance(x, (int, np.integer)) else list(x)  # type: ignore[assignment]
                           for x in axes)
     if len(axes_a) != len(axes_b):
         raise ShapeError("tensordot: the two axis lists differ in length")

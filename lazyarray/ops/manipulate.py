@@ -8,6 +8,7 @@ roll, tile, repeat, pad, split.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def _one_axis(axis, ndim: int) -> int:
     return axis
 
 
-def broadcast_to(node: Node, shape) -> Node:
+def broadcast_to(node: Node, shape: Any) -> Node:
     """*node* seen with *shape* under NumPy's broadcasting rules."""
     shape = tuple(int(s) for s in ((shape,) if isinstance(shape, numbers.Integral)
                                    else shape))
@@ -41,7 +42,7 @@ def broadcast_to(node: Node, shape) -> Node:
     return View(node, axis_map, shape)
 
 
-def expand_dims(node: Node, axis) -> Node:
+def expand_dims(node: Node, axis: Any) -> Node:
     axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
     ndim = node.ndim + len(axes)
     new = normalize_axes(axes, ndim)
@@ -49,7 +50,7 @@ def expand_dims(node: Node, axis) -> Node:
     return reshape(node, tuple(1 if k in new else next(shape) for k in range(ndim)))
 
 
-def squeeze(node: Node, axis=None) -> Node:
+def squeeze(node: Node, axis: int | tuple[int, ...] | None = None) -> Node:
     axes = [k for k, s in enumerate(node.shape) if s == 1] if axis is None \
         else normalize_axes(axis, node.ndim)
     for a in axes:
@@ -59,7 +60,7 @@ def squeeze(node: Node, axis=None) -> Node:
     return reshape(node, tuple(s for k, s in enumerate(node.shape) if k not in axes))
 
 
-def moveaxis(node: Node, source, destination) -> Node:
+def moveaxis(node: Node, source: Any, destination: Any) -> Node:
     src = [_one_axis(s, node.ndim) for s in ((source,) if isinstance(
         source, numbers.Integral) else source)]
     dst = [_one_axis(d, node.ndim) for d in ((destination,) if isinstance(
@@ -80,7 +81,7 @@ def swapaxes(node: Node, axis1: int, axis2: int) -> Node:
     return transpose(node, order)
 
 
-def flip(node: Node, axis=None) -> Node:
+def flip(node: Node, axis: int | tuple[int, ...] | None = None) -> Node:
     axes = normalize_axes(axis, node.ndim)
     return getitem(node, tuple(slice(None, None, -1) if k in axes else slice(None)
                                for k in range(node.ndim)))
@@ -90,7 +91,7 @@ def _take_range(node: Node, axis: int, start: int, stop: int) -> Node:
     return getitem(node, (slice(None),) * axis + (slice(start, stop),))
 
 
-def roll(node: Node, shift, axis=None) -> Node:
+def roll(node: Node, shift: Any, axis: Any = None) -> Node:
     if axis is None:
         return reshape(roll(reshape(node, -1), shift, 0), node.shape)
     shifts = (shift,) if isinstance(shift, numbers.Integral) else tuple(shift)
@@ -110,7 +111,7 @@ def roll(node: Node, shift, axis=None) -> Node:
     return node
 
 
-def tile(node: Node, reps) -> Node:
+def tile(node: Node, reps: Any) -> Node:
     reps = (int(reps),) if isinstance(reps, numbers.Integral) else tuple(int(r) for r in reps)
     ndim = max(node.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
@@ -122,7 +123,7 @@ def tile(node: Node, reps) -> Node:
                    tuple(r * s for r, s in zip(reps, base.shape)))
 
 
-def repeat(node: Node, repeats, axis=None) -> Node:
+def repeat(node: Node, repeats: Any, axis: int | tuple[int, ...] | None = None) -> Node:
     """NumPy's repeat: a number of repeats, or one per element along *axis*
     (an array: its values are read now, as the result's length needs them)."""
     if axis is None:
@@ -183,7 +184,7 @@ def reindex(node: Node, axis: int, index: np.ndarray) -> Node:
     return parts[0] if len(parts) == 1 else concatenate(parts, axis)
 
 
-def pad(node: Node, pad_width, mode: str = "constant", constant_values=0) -> Node:
+def pad(node: Node, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Node:
     """NumPy's pad for ``constant`` (*constant_values* per axis and side as
     NumPy takes them) and the re-indexing modes (``edge``, ``wrap``,
     ``reflect`` and ``symmetric`` with even reflections)."""
@@ -201,7 +202,7 @@ def pad(node: Node, pad_width, mode: str = "constant", constant_values=0) -> Nod
         if mode != "constant":
             if n == 0:
                 raise ShapeError(f"pad: can't extend empty axis {axis} using mode '{mode}'")
-            node = reindex(node, axis, np.pad(np.arange(n), (before, after), mode=mode))
+            node = reindex(node, axis, np.pad(np.arange(n), (before, after), mode=mode))  # type: ignore[call-overload]
             continue
         parts = []
         for width, value in ((before, values[axis, 0]), (after, values[axis, 1])):
@@ -212,7 +213,7 @@ def pad(node: Node, pad_width, mode: str = "constant", constant_values=0) -> Nod
     return node
 
 
-def split(node: Node, indices_or_sections, axis: int = 0) -> list[Node]:
+def split(node: Node, indices_or_sections: Any, axis: int = 0) -> list[Node]:
     axis = _one_axis(axis, node.ndim)
     n = node.shape[axis]
     if isinstance(indices_or_sections, numbers.Integral):

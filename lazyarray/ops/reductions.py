@@ -7,6 +7,7 @@ Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero, scan.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from lazyarray.graph import Const, Map, Node, Reduce, Scan
 from lazyarray.ops.elementwise import cast, elementwise, imag_part, real_part
 from lazyarray.ops.shape import reshape
 
-_NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
+_NUMPY: dict[str, Any] = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
           "any": np.any, "all": np.all}
 
 
@@ -23,7 +24,7 @@ _NUMPY = {"sum": np.sum, "product": np.prod, "max": np.max, "min": np.min,
 _BOOLEAN = {"max": "any", "sum": "any", "min": "all", "product": "all"}
 
 
-def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """*axis* (None, an int or a tuple) as sorted non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
@@ -39,7 +40,8 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(result))
 
 
-def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
+def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+           dtype: Any = None) -> Node:
     """The node of reduction *op* of *node* over *axis* (NumPy semantics)."""
     axes = normalize_axes(axis, node.ndim)
     size = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
@@ -60,7 +62,8 @@ def reduce(op: str, node: Node, axis=None, keepdims: bool = False, dtype=None) -
     return Reduce(op, axes, arg, dtype, keepdims)
 
 
-def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
+def mean(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+         dtype: Any = None) -> Node:
     """Arithmetic mean over *axis* (NumPy's result dtype)."""
     axes = normalize_axes(axis, node.ndim)
     count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
@@ -70,7 +73,8 @@ def mean(node: Node, axis=None, keepdims: bool = False, dtype=None) -> Node:
     return Map("true_divide", (total, Const(count, np.int64, True)), total.shape, result_dtype)
 
 
-def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0) -> Node:
+def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+        dtype: Any = None, ddof: float = 0) -> Node:
     """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
     axes = normalize_axes(axis, node.ndim)
     count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
@@ -88,7 +92,7 @@ def var(node: Node, axis=None, keepdims: bool = False, dtype=None, ddof: int = 0
                total.shape, total.dtype)
 
 
-def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
+def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
     extent = math.prod(node.shape) if axis is None \
@@ -102,13 +106,14 @@ def argreduce(op: str, node: Node, axis=None, keepdims: bool = False) -> Node:
     return Reduce(op, (axis,), node, np.dtype(np.int64), keepdims)
 
 
-def count_nonzero(node: Node, axis=None, keepdims: bool = False) -> Node:
+def count_nonzero(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+                  ) -> Node:
     """The number of non-zero elements over *axis*."""
     nonzero = elementwise("not_equal", node, Const(0, node.dtype, True))
     return reduce("sum", nonzero, axis, keepdims, dtype=np.int64)
 
 
-def scan(op: str, node: Node, axis=None, dtype=None) -> Node:
+def scan(op: str, node: Node, axis: int | None = None, dtype: Any = None) -> Node:
     """Running ``sum`` (cumsum) or ``product`` (cumprod) along *axis* (of the
     flattened array if None), with NumPy's result dtype."""
     if axis is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ _PENDING_WINDOWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 PENDING_WINDOW_LIMIT = 3
 
 
-def computed_for_windows(node: Node, ranges) -> bool:
+def computed_for_windows(node: Node, ranges: Any) -> bool:
     """Whether *node*, an uncomputed array outside a trace, was computed now
     because windows of it were read at new offsets between
     :data:`PENDING_WINDOW_LIMIT` different computations (each window would
@@ -189,7 +190,7 @@ def element_value(node: Node) -> np.ndarray | None:
         return value[index].get(queue=_run.queue_of(value))
 
 
-def window_read(node: Node, ranges, shape: tuple) -> Node:
+def window_read(node: Node, ranges: Any, shape: tuple) -> Node:
     """The contiguous region *ranges* (:func:`one_run`) of the computed array
     *node* as an input of its own: a part of its buffer, whatever the offset
     the same argument of a kernel (a loop over windows compiles once)."""

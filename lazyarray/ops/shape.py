@@ -8,6 +8,7 @@ part_write_back (keys are read by :mod:`lazyarray.ops.keys`).
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def _with_scalar_booleans(node: Node, key: tuple) -> Node:
                                  else slice(None) for a in range(result.ndim)))
 
 
-def getitem(node: Node, key) -> Node:
+def getitem(node: Node, key: Any) -> Node:
     """NumPy indexing: integers, slices (any step), ``None``, ``...``, and
     integer or boolean arrays (NumPy's rules for mixing them with the rest)."""
     plan = basic_plan(node.shape, key)
@@ -165,7 +166,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
             if not -extent <= int(k) < extent:
                 raise IndexingError(f"index {int(k)} is out of bounds for axis {axis} "
                                     f"with size {extent}")
-            index = Const(int(k) % extent, np.int64, False)
+            index: Node = Const(int(k) % extent, np.int64, False)
         elif is_mask(k):
             span = k.ndim
             index = _mask_positions(k, node.shape[axis:axis + span], axis)
@@ -200,7 +201,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
     extents = [node.shape[a] for a in axes]
     merged = int(np.prod(extents, dtype=np.int64))
     node = reshape(node, node.shape[:first] + (merged,) + node.shape[first + len(axes):])
-    flat = None
+    flat: Node | None = None
     for j, (_, _, _, index) in enumerate(groups):
         later = sum(g[2] for g in groups[j + 1:])
         stride = int(np.prod(extents[len(extents) - later:], dtype=np.int64)) if later else 1
@@ -208,6 +209,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
             "multiply", (index, Const(stride, np.int64, False)), index.shape, np.int64)
         flat = term if flat is None else Map(
             "add", (flat, term), tuple(np.broadcast_shapes(flat.shape, term.shape)), np.int64)
+    assert flat is not None
     if flat.shape != index_shape:
         flat = regions.broadcast_view(flat, index_shape)
     return Gather(node, flat, first)
@@ -218,7 +220,7 @@ def _advanced_getitem(node: Node, key: list) -> Node:
 
 # {{{ writing: setitem
 
-def setitem(node: Node, key, value) -> Node:
+def setitem(node: Node, key: Any, value: Any) -> Node:
     """The value of *node* with the region *key* selects replaced by *value*
     (broadcast to the region's shape, converted to *node*'s dtype as NumPy's
     assignment converts it). A new node: *node* itself does not change.
@@ -325,7 +327,7 @@ def _spread(node: Node, value: Node, ranges: list, axis: int):
     position = Iota((m,), 0)
     stride = Const(step, np.int64, False)
     spaced = Gather(value, Map("floor_divide", (position, stride), (m,), np.int64), axis)
-    on_grid = Map("equal", (Map("remainder", (position, stride), (m,), np.int64),
+    on_grid: Node = Map("equal", (Map("remainder", (position, stride), (m,), np.int64),
                             Const(0, np.int64, False)), (m,), np.bool_)
     on_grid = regions.unit_reshape(on_grid,
                                    tuple(m if a == axis else 1 for a in range(node.ndim)))
@@ -411,7 +413,7 @@ def permutation_of(view: Node) -> tuple:
     """The axes of a View made by :func:`transpose`: axis k of *view* is
     axis ``axes[k]`` of its argument."""
     axes = [0] * view.ndim
-    for in_axis, (_, out_axis, _, _) in enumerate(view.axis_map):
+    for in_axis, (_, out_axis, _, _) in enumerate(view.axis_map):  # type: ignore[attr-defined]
         axes[out_axis] = in_axis
     return tuple(axes)
 
@@ -431,19 +433,19 @@ def part_write_back(part: str):
     return refuse
 
 
-def transpose(node: Node, axes=None) -> Node:
+def transpose(node: Node, axes: Any = None) -> Node:
     """The axes of *node* permuted (reversed by default)."""
     axes = tuple(reversed(range(node.ndim))) if axes is None else tuple(
         int(a) % node.ndim for a in axes)
     if sorted(axes) != list(range(node.ndim)):
         raise ShapeError(f"axes {axes} don't match array of dimension {node.ndim}")
-    axis_map = [None] * node.ndim
+    axis_map: list = [None] * node.ndim
     for out_axis, in_axis in enumerate(axes):
         axis_map[in_axis] = ("axis", out_axis, 0, 1)
     return View(node, axis_map, [node.shape[a] for a in axes])
 
 
-def reshape(node: Node, shape) -> Node:
+def reshape(node: Node, shape: Any) -> Node:
     """*node*'s elements in C order, in *shape* (one entry may be -1)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     size = int(np.prod(node.shape, dtype=np.int64))
@@ -461,7 +463,7 @@ def reshape(node: Node, shape) -> Node:
     return Reshape(node, shape)
 
 
-def take(node: Node, indices, axis: int | None = 0) -> Node:
+def take(node: Node, indices: Any, axis: int | None = 0) -> Node:
     """Elements of *node* at integer *indices* along *axis* (NumPy's take;
     ``None``: of the flattened array). Indices are checked against the extent
     when the call is made, computing lazy index arrays first."""

@@ -193,8 +193,8 @@ class DeviceGenerator:
 
     @state.setter
     def state(self, value: dict) -> None:
-        self._key = tuple(int(w) & _MASK32 for w in value["key"])
-        self._stream = tuple(int(w) & _MASK32 for w in value["stream"])
+        self._key = tuple(int(w) & _MASK32 for w in value["key"])  # type: ignore[assignment]
+        self._stream = tuple(int(w) & _MASK32 for w in value["stream"])  # type: ignore[assignment]
         self._offset = int(value["offset"]) % 2 ** 64
 
     def spawn(self, n_children: int) -> list[DeviceGenerator]:
@@ -228,7 +228,7 @@ class DeviceGenerator:
                 lambda: self._draw_state(n), _STATE_DTYPES))
             index = index + offset
         else:
-            k0, k1, s0, s1, start = self._draw_state(n)
+            k0, k1, s0, s1, start = self._draw_state(n)  # type: ignore[assignment]
             index = index + np.uint64(start)
         counter = (index.astype(_U32), (index >> 32).astype(_U32), s0, s1)
         return tuple(w.reshape(shape) for w in philox4x32(counter, (k0, k1)))
@@ -245,7 +245,8 @@ class DeviceGenerator:
 
     # {{{ floats
 
-    def random(self, size=None, dtype=np.float64) -> LazyArray:
+    def random(self, size: int | tuple[int, ...] | None = None, dtype: Any = np.float64
+               ) -> LazyArray:
         """Floats uniform in [0, 1) of shape *size*: the top 24 (float32) or 53
         (float64) bits of each element's Philox output, scaled to a multiple
         of 2**-24 or 2**-53."""
@@ -253,14 +254,16 @@ class DeviceGenerator:
         w = self._words(normalize_shape(() if size is None else size), "random")
         return _unit_float64(w[0], w[1]) if dtype == _FLOATS[1] else _unit_float32(w[0])
 
-    def uniform(self, low=0.0, high=1.0, size=None) -> LazyArray:
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: int | tuple[int, ...] | None = None
+                ) -> LazyArray:
         """float64 values uniform in [low, high): ``low + (high - low) * random()``
         (*low* and *high* may be arrays; *size* defaults to their broadcast shape)."""
         shape = self._size(size, low, high)
         result = low + (high - low) * self.random(shape)
         return self._check_shape(result, shape, "uniform")
 
-    def standard_normal(self, size=None, dtype=np.float64) -> LazyArray:
+    def standard_normal(self, size: int | tuple[int, ...] | None = None, dtype: Any = np.float64
+                        ) -> LazyArray:
         """Normally distributed values (mean 0, variance 1) by the Box-Muller
         transform: ``sqrt(-2 log u1) * cos(2 pi u2)``, with u1 in (0, 1] and u2
         in [0, 1) from one Philox output (two 53-bit halves for float64, two
@@ -274,9 +277,10 @@ class DeviceGenerator:
             u1, u2 = 1.0 - _unit_float64(w[0], w[1]), _unit_float64(w[2], w[3])
         else:
             u1, u2 = 1.0 - _unit_float32(w[0]), _unit_float32(w[1])
-        return np.sqrt(-2.0 * np.log(u1)) * np.cos((2.0 * np.pi) * u2)
+        return np.sqrt(-2.0 * np.log(u1)) * np.cos((2.0 * np.pi) * u2)  # type: ignore[return-value]
 
-    def normal(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: int | tuple[int, ...] | None = None
+               ) -> LazyArray:
         """float64 normal values of mean *loc* and standard deviation *scale*
         (arrays allowed; a negative *scale* held on the host raises ValueError)."""
         _check_nonnegative(scale, "scale")
@@ -284,7 +288,7 @@ class DeviceGenerator:
         result = loc + scale * self.standard_normal(shape)
         return self._check_shape(result, shape, "normal")
 
-    def exponential(self, scale=1.0, size=None) -> LazyArray:
+    def exponential(self, scale: Any = 1.0, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 exponential values of mean *scale*: ``-scale * log(1 - u)``
         for u uniform in [0, 1) (at most 36.7 times *scale*)."""
         _check_nonnegative(scale, "scale")
@@ -292,7 +296,7 @@ class DeviceGenerator:
         result = -np.log1p(-self.random(shape)) * scale
         return self._check_shape(result, shape, "exponential")
 
-    def standard_exponential(self, size=None) -> LazyArray:
+    def standard_exponential(self, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 exponential values of mean 1."""
         return self.exponential(1.0, size)
 
@@ -301,14 +305,16 @@ class DeviceGenerator:
         ``(k + 1/2) / 2**52`` for 52 random bits ``k`` (0 and 1 excluded, so
         logarithms stay finite)."""
         shape = self._size(size, *params)
-        return shape, (np.floor(self.random(shape) * 2.0 ** 52) + 0.5) * 2.0 ** -52
+        return shape, (np.floor(self.random(shape) * 2.0 ** 52) + 0.5) * 2.0 ** -52  # type: ignore[return-value]
 
-    def lognormal(self, mean=0.0, sigma=1.0, size=None) -> LazyArray:
+    def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: int | tuple[int, ...] | None = None
+                  ) -> LazyArray:
         """float64 values whose logarithm is normal (mean *mean*, standard
         deviation *sigma*)."""
-        return np.exp(self.normal(mean, sigma, size))
+        return np.exp(self.normal(mean, sigma, size))  # type: ignore[return-value]
 
-    def laplace(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: int | tuple[int, ...] | None = None
+                ) -> LazyArray:
         """float64 Laplace (double exponential) values around *loc*."""
         _check_nonnegative(scale, "scale")
         shape, u = self._open_unit(size, loc, scale)
@@ -316,49 +322,51 @@ class DeviceGenerator:
         return self._check_shape(loc - scale * np.sign(v) * np.log1p(-2.0 * np.abs(v)),
                                  shape, "laplace")
 
-    def logistic(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+    def logistic(self, loc: Any = 0.0, scale: Any = 1.0, size: int | tuple[int, ...] | None = None
+                 ) -> LazyArray:
         """float64 logistic values around *loc*."""
         _check_nonnegative(scale, "scale")
         shape, u = self._open_unit(size, loc, scale)
         return self._check_shape(loc + scale * np.log(u / (1.0 - u)), shape, "logistic")
 
-    def gumbel(self, loc=0.0, scale=1.0, size=None) -> LazyArray:
+    def gumbel(self, loc: Any = 0.0, scale: Any = 1.0, size: int | tuple[int, ...] | None = None
+               ) -> LazyArray:
         """float64 Gumbel (extreme value) values of mode *loc*."""
         _check_nonnegative(scale, "scale")
         shape, u = self._open_unit(size, loc, scale)
         return self._check_shape(loc - scale * np.log(-np.log(u)), shape, "gumbel")
 
-    def rayleigh(self, scale=1.0, size=None) -> LazyArray:
+    def rayleigh(self, scale: Any = 1.0, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 Rayleigh values of mode *scale*."""
         _check_nonnegative(scale, "scale")
         shape, u = self._open_unit(size, scale)
         return self._check_shape(scale * np.sqrt(-2.0 * np.log(u)), shape, "rayleigh")
 
-    def weibull(self, a, size=None) -> LazyArray:
+    def weibull(self, a: Any, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 Weibull values of shape *a* (positive) and scale 1."""
         _check_nonnegative(a, "a")
         shape, u = self._open_unit(size, a)
         return self._check_shape((-np.log(u)) ** (1.0 / a), shape, "weibull")
 
-    def pareto(self, a, size=None) -> LazyArray:
+    def pareto(self, a: Any, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 Pareto II (Lomax) values of shape *a* (positive): Pareto
         values of minimum 1, minus 1."""
         _check_nonnegative(a, "a")
         shape, u = self._open_unit(size, a)
         return self._check_shape(u ** (-1.0 / a) - 1.0, shape, "pareto")
 
-    def power(self, a, size=None) -> LazyArray:
+    def power(self, a: Any, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 values in [0, 1] of density proportional to ``x**(a - 1)``."""
         _check_nonnegative(a, "a")
         shape, u = self._open_unit(size, a)
         return self._check_shape(u ** (1.0 / a), shape, "power")
 
-    def standard_cauchy(self, size=None) -> LazyArray:
+    def standard_cauchy(self, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """float64 Cauchy (Lorentz) values of mode 0 and scale 1."""
         _, u = self._open_unit(size)
-        return np.tan(np.pi * (u - 0.5))
+        return np.tan(np.pi * (u - 0.5))  # type: ignore[return-value]
 
-    def geometric(self, p, size=None) -> LazyArray:
+    def geometric(self, p: Any, size: int | tuple[int, ...] | None = None) -> LazyArray:
         """int64 numbers of Bernoulli trials of success probability *p* up to
         the first success (at least 1)."""
         shape, u = self._open_unit(size, p)
@@ -383,8 +391,8 @@ class DeviceGenerator:
 
     # {{{ integers
 
-    def integers(self, low, high=None, size=None, dtype=np.int64,
-                 endpoint: bool = False) -> LazyArray:
+    def integers(self, low: Any, high: Any = None, size: int | tuple[int, ...] | None = None,
+                 dtype: Any = np.int64, endpoint: bool = False) -> LazyArray:
         """Integers of *dtype* uniform in [low, high) ([low, high] with
         *endpoint*; ``high=None``: [0, low)). *low* and *high* are scalars.
 
@@ -424,8 +432,8 @@ class DeviceGenerator:
 
     # {{{ choice and permutations
 
-    def choice(self, a, size=None, replace: bool = True, p=None, axis: int = 0,
-               shuffle: bool = True) -> LazyArray:
+    def choice(self, a: Any, size: int | tuple[int, ...] | None = None, replace: bool = True,
+               p: Any = None, axis: int = 0, shuffle: bool = True) -> LazyArray:
         """Elements of *a* (an array, along *axis*) or of ``arange(a)`` (an int)
         picked at random. With replacement and uniform weights the indices
         are drawn on the device (:meth:`integers`); without replacement or
@@ -444,7 +452,7 @@ class DeviceGenerator:
             n = population.shape[axis]
         shape = normalize_shape(() if size is None else size)
         if replace and p is None:
-            if n == 0 and math.prod(shape):
+            if n == 0 and math.prod(shape):  # type: ignore[arg-type]
                 raise ValueError("a cannot be empty unless no samples are taken")
             index = self.integers(0, max(n, 1), shape)
         else:
@@ -456,7 +464,7 @@ class DeviceGenerator:
             return index
         return LazyArray(Gather(population.node, index.node, axis))
 
-    def permutation(self, x, axis: int = 0) -> LazyArray:
+    def permutation(self, x: Any, axis: int = 0) -> LazyArray:
         """``arange(x)`` shuffled (an int), or a copy of *x* with its slices along
         *axis* shuffled. The order is drawn on the host by NumPy, seeded from
         this generator's state; the elements are gathered on the device."""
@@ -467,7 +475,7 @@ class DeviceGenerator:
         axis, order = self._order(x.shape, axis, "permutation")
         return LazyArray(Gather(x.node, asarray(order).node, axis))
 
-    def shuffle(self, x, axis: int = 0) -> None:
+    def shuffle(self, x: Any, axis: int = 0) -> None:
         """Shuffle the slices of *x* (a lazy or NumPy array) along *axis* in place,
         as :meth:`permutation` orders them (``x[...] = permuted x``; a NumPy
         array is shuffled on the host)."""

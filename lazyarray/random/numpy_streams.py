@@ -384,7 +384,7 @@ def _global_function(name: str) -> Callable:
     method (NumPy's module functions draw from that state too)."""
     method = getattr(RandomState, name, None)
     if name in ("ranf", "sample"):
-        method = RandomState.random_sample
+        method = RandomState.random_sample  # type: ignore[attr-defined]
     if method is None:
         numpy_function = getattr(np.random, name)
 
