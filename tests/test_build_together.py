@@ -41,7 +41,18 @@ def test_programs_that_do_not_merge_are_left_alone():
              ("inline int twice(int a) { return 3 * a; }\n__kernel void k(__global int *out)"
               "\n{\n  out[0] = twice(1);\n}\n", ["k"])]
     assert build_together(default_queue().context, clash) is None
-    assert build_together(default_queue().context, _SOURCES[:1]) is None
+    assert build_together(default_queue().context, []) is None
+
+
+def test_one_program_is_built_through_the_same_path():
+    """A lone program is built from source as a merged one is (no binary
+    asked of it), and runs."""
+    queue = default_queue()
+    kernels = build_together(queue.context, _SOURCES[1:])
+    assert kernels is not None and len(kernels) == 1
+    out = cla.empty(queue, 3, np.int32)
+    kernels[0][0](queue, (3,), None, out.data)
+    np.testing.assert_array_equal(out.get(), 7)
 
 
 _CHILD = """
@@ -55,14 +66,15 @@ from lazyarray.run import together
 from lazyarray.run.cache import STATS
 
 builds = []
-compile_program = build.compile_program
-def counted(ctx, source):
-    builds.append(source.count("__kernel"))
-    return compile_program(ctx, source)
-build.compile_program = counted
-together.compile_program = counted
+def counting(original):
+    def counted(ctx, source):
+        builds.append(source.count("__kernel"))
+        return original(ctx, source)
+    return counted
+build.compile_program = counting(build.compile_program)
+together.build_program = counting(together.build_program)
 from lazyarray.run import launch
-launch.compile_program = counted
+launch.compile_program = counting(launch.compile_program)
 
 def f(t, u):
     g = u[::-1] * t
@@ -87,7 +99,8 @@ def _child(tmp_path) -> dict:
 def test_a_compiled_function_builds_one_program_and_a_later_process_finds_it(tmp_path):
     """The first process builds the function's kernels as one program (one
     build holding them all); the second loads every recipe and builds that
-    one program again (from its binary), not a program per kernel."""
+    one program again (from source: PoCL's cache serves it), not a program
+    per kernel."""
     u = np.linspace(-1, 1, 999)
     g = u[::-1] * 0.5
     first, second = _child(tmp_path), _child(tmp_path)

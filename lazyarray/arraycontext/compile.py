@@ -26,7 +26,7 @@ launches, arguments set by position, without walking any graph and without
 waiting for the device (:class:`Program`).
 
 Public names: CompiledFunction, Program, TracedScalar, compile_key, plan_program,
-build_new_kernels, invariant_frontier, flatten_call, unflatten_call.
+invariant_frontier, flatten_call, unflatten_call.
 """
 
 from __future__ import annotations
@@ -42,18 +42,15 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore.runtime.build import provide_program
-from kernelcore.runtime.invoke import get_executor, memory_pool
-from lazyarray.arraycontext.freeze import stage_roots, walk_all
+from lazyarray.arraycontext.freeze import FREE_KINDS, evaluate_all, stage_roots, stand_in, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
-from lazyarray.graph import Const, Input, Iota, Map, Node, Param, Reshape, View, computed, is_weak
+from lazyarray.graph import Input, Map, Node, Param, computed, is_weak
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.mapper import is_kind
 from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
-from lazyarray.run.launch import kernel_arguments
+from lazyarray.run.prebuild import build_new_kernels
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
-from lazyarray.run.together import build_together
-from lazyarray.run.tune import tuning_enabled
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
@@ -67,11 +64,7 @@ def depends_on_trace(node: Node) -> bool:
     """Whether *node* reads an argument or a scalar parameter of a trace
     under way (its value differs from call to call)."""
     variant = set().union(*TRACED_INPUTS) if TRACED_INPUTS else set()
-    return any(id(n) in variant or isinstance(n, Param) for n in walk_all([node]))
-
-
-#: re-indexings and leaves: no work of their own
-_FREE_NODES = (View, Reshape, Const, Input, Param, Iota)
+    return any(id(n) in variant or is_kind(n, "param") for n in walk_all([node]))
 
 
 class TracedScalar(LazyArray):
@@ -321,7 +314,8 @@ class Program:
             STATS["launches"] += launched
         else:
             if direct is None:
-                build_new_kernels(self.steps, queue, params)
+                build_new_kernels(queue, [(step, _example_arguments(step, sources, params))
+                                          for step, sources in self.steps])
             with progress.watch([step for step, _ in self.steps], self.started, self.label):
                 for step, sources in self.steps:
                     values.append(run_step(step, queue, _arguments(sources, values, params)))
@@ -361,35 +355,12 @@ def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
             else k[1] for name, k in sources}
 
 
-def build_new_kernels(steps: tuple, queue: cl.CommandQueue, params: list[Any]) -> int:
-    """Build the programs of *steps*' kernels that have not run on *queue*
-    yet as one OpenCL program (:func:`lazyarray.run.together.build_together`):
-    their first runs then find them built. How many programs were built
-    together (0: fewer than two new ones, tuning on, or they did not merge:
-    each is built alone when it first runs)."""
-    if tuning_enabled():
-        return 0
-    found: dict[str, Any] = {}
-    for step, sources in steps:
-        compiled = step.compiled
-        if type(compiled) is not _Compiled or getattr(step.node, "external", False) \
-                or compiled.bound_on(queue, step.node) is not None:
-            continue
-        nodes = dict(step.args)
-        # the arguments' dtypes are what the executor is chosen by
-        args = {name: np.empty(0, nodes[name].dtype) if isinstance(k, int)
-                else params[k[1]] if k[0] == "param" else k[1] for name, k in sources}
-        executor = get_executor(step.kernel,
-                                kernel_arguments(args, np.empty(0, step.node.dtype)))
-        found.setdefault(executor.key, executor)
-    programs = [(e.code.device_code(), [k.name for k in e.code.kernels])
-                for e in found.values()]
-    kernels = build_together(queue.context, programs)
-    if kernels is None:
-        return 0
-    for key, mine in zip(found, kernels):
-        provide_program(queue.context, key, mine)
-    return len(kernels)
+def _example_arguments(step: Step, sources: tuple, params: list[Any]) -> dict[str, Any]:
+    """*step*'s arguments as :func:`~lazyarray.run.prebuild.build_new_kernels`
+    wants them: a scalar's value, an empty array of an array's dtype."""
+    nodes = dict(step.args)
+    return {name: np.empty(0, nodes[name].dtype) if isinstance(k, int)
+            else params[k[1]] if k[0] == "param" else k[1] for name, k in sources}
 
 
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
@@ -408,20 +379,19 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     - then the outputs."""
     variant = {id(p) for p in placeholders}
     hoisted = invariant_frontier(out_nodes, variant)
-    for node in hoisted:
-        evaluate(node)
+    evaluate_all(hoisted)
     steps: list[Step] = []
     marked: list[Node] = []
     try:
         for node in stage_roots(out_nodes):
-            if computed(node) or isinstance(node, (Param, Const)):
+            if computed(node) or is_kind(node, "param", "const"):
                 continue
             planned_now = plan([node], literals=True)
             steps += planned_now
             # planned: the later plans read these values as computed ones
             for st in planned_now:
                 if on_device(st.node) is None:
-                    keep_on_device(st.node, _stand_in(st.node))
+                    keep_on_device(st.node, stand_in(st.node))
                     marked.append(st.node)
         steps += plan(out_nodes, literals=True)
     finally:
@@ -436,11 +406,11 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     def source(node: Node) -> Any:
         if id(node) in position:
             return ("arg", position[id(node)])
-        if isinstance(node, Param):
+        if is_kind(node, "param"):
             return ("param", node.slot)
         if id(node) in step_index:
             return ("step", step_index[id(node)])
-        if isinstance(node, Const):
+        if is_kind(node, "const"):
             return ("value", node.value)
         if id(node) not in const_index:
             const_index[id(node)] = len(consts)
@@ -481,7 +451,7 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     varies: dict[int, bool] = {}
     reads_data: dict[int, bool] = {}
     for n in order:
-        v = isinstance(n, Param) or bool(getattr(n, "external", False))
+        v = is_kind(n, "param") or bool(getattr(n, "external", False))
         r = False
         for c in n.children():
             if id(c) in variant:
@@ -498,7 +468,7 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     def choose(n: Node) -> None:
         if computed(n) or id(n) in chosen or not reads_data.get(id(n), False):
             return
-        if isinstance(n, _FREE_NODES):
+        if is_kind(n, *FREE_KINDS):
             for c in n.children():
                 choose(c)
             return
@@ -516,22 +486,14 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     return sorted(chosen.values(), key=lambda n: rank[id(n)])
 
 
-def _stand_in(node: Node) -> cla.Array:
-    """An array of *node*'s shape and dtype on a one-byte buffer: what a
-    planned value stands for while the kernels after it are planned (never
-    read)."""
-    queue = default_queue()
-    return cla.Array(queue, node.shape, node.dtype, data=memory_pool(queue)(1))
-
-
 def _device_data(x: Any) -> cla.Array:
     if isinstance(x, LazyArray):
         node = x.node
-        if type(node) is Input and node.data is not None:
+        if is_kind(node, "input") and node.data is not None:
             return node.data
         return evaluate(node)
     node = asarray(x).node
-    assert isinstance(node, Input)
+    assert is_kind(node, "input")
     return node.data
 
 
@@ -568,5 +530,5 @@ def unflatten_call(walker: Walker, structure: Structure, leaves: list[Any]) -> l
     return args
 
 
-__all__ = ["CompiledFunction", "Program", "TracedScalar", "build_new_kernels", "compile_key",
-           "flatten_call", "invariant_frontier", "plan_program", "unflatten_call"]
+__all__ = ["CompiledFunction", "Program", "TracedScalar", "compile_key", "flatten_call",
+           "invariant_frontier", "plan_program", "unflatten_call"]

@@ -18,7 +18,7 @@ what computing several arrays together (here and in ``actx.compile``)
 stores first: the shared roots and the nodes asked for.
 
 Public names: shared_roots, stage_roots, store_first, store_broadcast_operands,
-compute_together, walk_all, SHARED_MIN_OPERATIONS.
+compute_together, evaluate_all, stand_in, walk_all, SHARED_MIN_OPERATIONS, FREE_KINDS.
 """
 
 from __future__ import annotations
@@ -29,23 +29,13 @@ from collections.abc import Sequence
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lazyarray.graph import (
-    Concat,
-    Const,
-    Gather,
-    Input,
-    Iota,
-    Map,
-    Node,
-    Param,
-    Reduce,
-    Reshape,
-    Scan,
-    View,
-    computed,
-    walk,
-)
-from lazyarray.run import DEVICE_LOCK, evaluate, using_queue
+from kernelcore.runtime.invoke import memory_pool
+from lazyarray.graph import Node, computed, walk
+from lazyarray.mapper import is_kind
+from lazyarray.run import DEVICE_LOCK, contiguous_part, default_queue, evaluate, using_queue
+from lazyarray.run.prebuild import build_new_kernels, eager_arguments
+from lazyarray.run.steps import plan_graph
+from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 #: a node shared by several leaves is stored when its uncomputed graph holds
 #: at least this many operations (cheaper ones are recomputed in each leaf's
@@ -53,7 +43,8 @@ from lazyarray.run import DEVICE_LOCK, evaluate, using_queue
 #: reductions, scans and gathers are always stored
 SHARED_MIN_OPERATIONS = 3
 
-_FREE = (View, Reshape, Const, Input, Param, Iota)
+#: the kinds of re-indexings and leaves: no work of their own
+FREE_KINDS = ("view", "reshape", "const", "input", "param", "iota")
 
 
 def _operations(root: Node, limit: int) -> int:
@@ -61,7 +52,7 @@ def _operations(root: Node, limit: int) -> int:
     counted up to *limit*."""
     count = 0
     for n in walk(root, computed):
-        if not computed(n) and isinstance(n, (Map, Concat)):
+        if not computed(n) and is_kind(n, "map", "concat"):
             count += 1
             if count >= limit:
                 break
@@ -69,7 +60,7 @@ def _operations(root: Node, limit: int) -> int:
 
 
 def _worth_storing(node: Node) -> bool:
-    if isinstance(node, (Reduce, Scan, Gather)):
+    if is_kind(node, "reduce", "scan", "gather"):
         return True
     return _operations(node, SHARED_MIN_OPERATIONS) >= SHARED_MIN_OPERATIONS
 
@@ -97,7 +88,7 @@ def shared_roots(roots: Sequence[Node]) -> list[Node]:
     def choose(n: Node) -> None:
         if computed(n) or id(n) in chosen:
             return
-        if isinstance(n, _FREE):
+        if is_kind(n, *FREE_KINDS):
             for c in n.children():
                 if len(reached.get(id(c), ())) >= 2:
                     choose(c)
@@ -124,9 +115,9 @@ def store_first(node: Node) -> Node | None:
     before the work that reads it, when it is computed together with other
     work (:func:`compute_together`, ``actx.compile``) and worth a stored
     value; the node asked for, or None."""
-    while isinstance(node, (View, Reshape)) and not computed(node):
+    while is_kind(node, "view", "reshape") and not computed(node):
         node = node.arg
-    if computed(node) or isinstance(node, _FREE) or not _worth_storing(node):
+    if computed(node) or is_kind(node, *FREE_KINDS) or not _worth_storing(node):
         return None
     _STORE_FIRST[id(node)] = node
     return node
@@ -189,20 +180,52 @@ def walk_all(roots: Sequence[Node]) -> list[Node]:
     return result
 
 
+def stand_in(node: Node) -> cla.Array:
+    """An array of *node*'s shape and dtype on a one-byte buffer: what a
+    planned value stands for while the work after it is planned (never
+    read)."""
+    queue = default_queue()
+    return cla.Array(queue, node.shape, node.dtype, data=memory_pool(queue)(1))
+
+
+def evaluate_all(roots: Sequence[Node]) -> list[cla.Array]:
+    """The values of *roots*, evaluated in order (each reading the values of
+    those before it), their new kernels built first as one program: each
+    root is planned as :func:`~lazyarray.run.evaluate` plans it, stand-ins
+    (:func:`stand_in`) holding the values of the work planned before it."""
+    steps = []
+    marked: list[Node] = []
+    try:
+        for root in roots:
+            if computed(root) or is_kind(root, "param") or contiguous_part(root) is not None:
+                continue
+            planned = plan_graph(root)
+            steps += planned
+            for step in planned:
+                if on_device(step.node) is None and not is_kind(step.node, "const"):
+                    keep_on_device(step.node, stand_in(step.node))
+                    marked.append(step.node)
+    finally:
+        for node in marked:
+            _DEVICE.pop(node, None)
+    build_new_kernels(default_queue(), [(step, eager_arguments(step)) for step in steps])
+    return [evaluate(root) for root in roots]
+
+
 def compute_together(roots: Sequence[Node], queue: cl.CommandQueue | None = None
                      ) -> list[cla.Array]:
     """The values of *roots* on the device (on *queue*; None: lazyarray's),
-    computed together: shared work (:func:`shared_roots`) runs once."""
+    computed together: shared work (:func:`shared_roots`) runs once, new
+    kernels are built as one program (:func:`evaluate_all`)."""
     if all(computed(r) for r in roots):
         # (a compiled function's results: nothing to plan)
         with using_queue(queue):
             return [evaluate(r) for r in roots]
     with using_queue(queue), DEVICE_LOCK:
-        if len(roots) > 1 or _STORE_FIRST:
-            for node in stage_roots(roots):
-                evaluate(node)
-        return [evaluate(r) for r in roots]
+        staged = stage_roots(roots) if len(roots) > 1 or _STORE_FIRST else []
+        return evaluate_all([*staged, *roots])[len(staged):]
 
 
-__all__ = ["shared_roots", "stage_roots", "store_first", "store_broadcast_operands",
-           "compute_together", "walk_all", "SHARED_MIN_OPERATIONS"]
+__all__ = ["FREE_KINDS", "SHARED_MIN_OPERATIONS", "compute_together", "evaluate_all",
+           "shared_roots", "stage_roots", "stand_in", "store_broadcast_operands", "store_first",
+           "walk_all"]

@@ -1,0 +1,67 @@
+"""Building the new kernels of planned steps before they first run, all as
+one OpenCL program (:func:`~lazyarray.run.together.build_together`): the
+first runs then find their programs built, instead of building one program
+per kernel (see :mod:`lazyarray.run.together` for what that saves on PoCL).
+
+A compiled function's steps (``actx.compile``) and the steps of values
+computed together (``freeze``, invariant work hoisted out of a trace) are
+built this way.
+
+Public names: build_new_kernels, eager_arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from kernelcore.runtime.build import provide_program
+from kernelcore.runtime.invoke import get_executor
+from lazyarray.graph import Const
+from lazyarray.run.launch import kernel_arguments
+from lazyarray.run.steps import Step, _Compiled
+from lazyarray.run.together import build_together
+from lazyarray.run.tune import tuning_enabled
+
+
+def eager_arguments(step: Step) -> dict[str, Any]:
+    """The arguments *step* takes when evaluated eagerly, as
+    :func:`build_new_kernels` wants them: a scalar constant's value, an
+    empty array of each array argument's dtype."""
+    return {name: node.value if type(node) is Const and name[0] == "s"
+            else np.empty(0, node.dtype) for name, node in step.args}
+
+
+def build_new_kernels(queue: cl.CommandQueue,
+                      planned: Iterable[tuple[Step, Mapping[str, Any]]]) -> int:
+    """Build the programs of the kernels of *planned* (each step with its
+    arguments: a scalar's value, an array argument as any array of its
+    dtype) that have not run on *queue* yet, as one program. How many
+    programs were built (0: none new, tuning on, or they did not merge:
+    each is built alone when it first runs)."""
+    if tuning_enabled():
+        return 0
+    found: dict[str, Any] = {}
+    for step, args in planned:
+        compiled = step.compiled
+        if type(compiled) is not _Compiled or getattr(step.node, "external", False) \
+                or compiled.bound_on(queue, step.node) is not None:
+            continue
+        # (the arguments' dtypes are what the executor is chosen by)
+        executor = get_executor(step.kernel,
+                                kernel_arguments(dict(args), np.empty(0, step.node.dtype)))
+        found.setdefault(executor.key, executor)
+    programs = [(e.code.device_code(), [k.name for k in e.code.kernels])
+                for e in found.values()]
+    kernels = build_together(queue.context, programs) if programs else None
+    if kernels is None:
+        return 0
+    for key, mine in zip(found, kernels):
+        provide_program(queue.context, key, mine)
+    return len(kernels)
+
+
+__all__ = ["build_new_kernels", "eager_arguments"]
