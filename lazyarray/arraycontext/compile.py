@@ -42,14 +42,14 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lazyarray.arraycontext.freeze import FREE_KINDS, evaluate_all, stage_roots, stand_in, walk_all
+from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
 from lazyarray.graph import Input, Map, Node, Param, computed, is_weak
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.mapper import is_kind
 from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
-from lazyarray.run.prebuild import build_new_kernels
+from lazyarray.run.prebuild import build_new_kernels, example_arguments
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
@@ -314,8 +314,9 @@ class Program:
             STATS["launches"] += launched
         else:
             if direct is None:
-                build_new_kernels(queue, [(step, _example_arguments(step, sources, params))
-                                          for step, sources in self.steps])
+                # (planning built them for its queue: for another one, now)
+                build_new_kernels(queue, [(step, example_arguments(step))
+                                          for step, _ in self.steps])
             with progress.watch([step for step, _ in self.steps], self.started, self.label):
                 for step, sources in self.steps:
                     values.append(run_step(step, queue, _arguments(sources, values, params)))
@@ -355,14 +356,6 @@ def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
             else k[1] for name, k in sources}
 
 
-def _example_arguments(step: Step, sources: tuple, params: list[Any]) -> dict[str, Any]:
-    """*step*'s arguments as :func:`~lazyarray.run.prebuild.build_new_kernels`
-    wants them: a scalar's value, an empty array of an array's dtype."""
-    nodes = dict(step.args)
-    return {name: np.empty(0, nodes[name].dtype) if isinstance(k, int)
-            else params[k[1]] if k[0] == "param" else k[1] for name, k in sources}
-
-
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
                  supplies: tuple, structure: Structure, name: str = "compiled",
                  started: float = 0.0) -> Program:
@@ -376,13 +369,18 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
       (:func:`~lazyarray.arraycontext.freeze.stage_roots`) is planned first,
       each as a stored value the later kernels read, as ``freeze`` computes
       several arrays together;
-    - then the outputs."""
+    - then the outputs.
+
+    The new kernels of the hoisted work and of the program are built as one
+    OpenCL program (:mod:`lazyarray.run.prebuild`) before the hoisted work
+    runs."""
     variant = {id(p) for p in placeholders}
     hoisted = invariant_frontier(out_nodes, variant)
-    evaluate_all(hoisted)
     steps: list[Step] = []
     marked: list[Node] = []
     try:
+        # (planned as evaluated, stand-ins holding their values meanwhile)
+        ahead = plan_ahead(hoisted, marked)
         for node in stage_roots(out_nodes):
             if computed(node) or is_kind(node, "param", "const"):
                 continue
@@ -397,6 +395,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     finally:
         for node in marked:
             _DEVICE.pop(node, None)
+    # the kernels of the hoisted work and of the program: one build
+    build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in [*ahead, *steps]])
+    for node in hoisted:
+        evaluate(node)
     position = {id(p): k for k, p in enumerate(placeholders)}
     step_index = {id(st.node): j for j, st in enumerate(steps)}
     consts: list[cla.Array] = []

@@ -18,7 +18,7 @@ what computing several arrays together (here and in ``actx.compile``)
 stores first: the shared roots and the nodes asked for.
 
 Public names: shared_roots, stage_roots, store_first, store_broadcast_operands,
-compute_together, evaluate_all, stand_in, walk_all, SHARED_MIN_OPERATIONS, FREE_KINDS.
+compute_together, evaluate_all, plan_ahead, stand_in, walk_all, SHARED_MIN_OPERATIONS, FREE_KINDS.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from kernelcore.runtime.invoke import memory_pool
 from lazyarray.graph import Node, computed, walk
 from lazyarray.mapper import is_kind
 from lazyarray.run import DEVICE_LOCK, contiguous_part, default_queue, evaluate, using_queue
-from lazyarray.run.prebuild import build_new_kernels, eager_arguments
-from lazyarray.run.steps import plan_graph
+from lazyarray.run.prebuild import build_new_kernels, example_arguments
+from lazyarray.run.steps import Step, plan_graph
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 #: a node shared by several leaves is stored when its uncomputed graph holds
@@ -188,27 +188,37 @@ def stand_in(node: Node) -> cla.Array:
     return cla.Array(queue, node.shape, node.dtype, data=memory_pool(queue)(1))
 
 
-def evaluate_all(roots: Sequence[Node]) -> list[cla.Array]:
-    """The values of *roots*, evaluated in order (each reading the values of
-    those before it), their new kernels built first as one program: each
-    root is planned as :func:`~lazyarray.run.evaluate` plans it, stand-ins
-    (:func:`stand_in`) holding the values of the work planned before it."""
+def plan_ahead(roots: Sequence[Node], marked: list[Node]) -> list[Step]:
+    """The steps that evaluating *roots* in order will run (each reading the
+    values of those before it): each root planned as
+    :func:`~lazyarray.run.evaluate` plans it, a stand-in
+    (:func:`stand_in`) holding the value of each node planned before it.
+    The nodes given stand-ins are added to *marked*: the caller removes
+    their stand-ins (``values._DEVICE.pop``) once done planning."""
     steps = []
+    for root in roots:
+        if computed(root) or is_kind(root, "param", "const"):
+            continue
+        # (a contiguous part of a computed array is a view of it: no kernel)
+        planned = [] if contiguous_part(root) is not None else plan_graph(root)
+        steps += planned
+        for node in [*(step.node for step in planned), root]:
+            if on_device(node) is None and not is_kind(node, "const"):
+                keep_on_device(node, stand_in(node))
+                marked.append(node)
+    return steps
+
+
+def evaluate_all(roots: Sequence[Node]) -> list[cla.Array]:
+    """The values of *roots*, evaluated in order, the new kernels of all
+    (:func:`plan_ahead`) built first as one program."""
     marked: list[Node] = []
     try:
-        for root in roots:
-            if computed(root) or is_kind(root, "param") or contiguous_part(root) is not None:
-                continue
-            planned = plan_graph(root)
-            steps += planned
-            for step in planned:
-                if on_device(step.node) is None and not is_kind(step.node, "const"):
-                    keep_on_device(step.node, stand_in(step.node))
-                    marked.append(step.node)
+        steps = plan_ahead(roots, marked)
     finally:
         for node in marked:
             _DEVICE.pop(node, None)
-    build_new_kernels(default_queue(), [(step, eager_arguments(step)) for step in steps])
+    build_new_kernels(default_queue(), [(step, example_arguments(step)) for step in steps])
     return [evaluate(root) for root in roots]
 
 
@@ -227,5 +237,5 @@ def compute_together(roots: Sequence[Node], queue: cl.CommandQueue | None = None
 
 
 __all__ = ["FREE_KINDS", "SHARED_MIN_OPERATIONS", "compute_together", "evaluate_all",
-           "shared_roots", "stage_roots", "stand_in", "store_broadcast_operands", "store_first",
-           "walk_all"]
+           "plan_ahead", "shared_roots", "stage_roots", "stand_in", "store_broadcast_operands",
+           "store_first", "walk_all"]

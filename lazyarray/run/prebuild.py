@@ -3,11 +3,11 @@ one OpenCL program (:func:`~lazyarray.run.together.build_together`): the
 first runs then find their programs built, instead of building one program
 per kernel (see :mod:`lazyarray.run.together` for what that saves on PoCL).
 
-A compiled function's steps (``actx.compile``) and the steps of values
-computed together (``freeze``, invariant work hoisted out of a trace) are
-built this way.
+A compiled function's steps with the invariant work hoisted out of its
+trace (``actx.compile``: one program for all) and the steps of values
+computed together (``freeze``) are built this way.
 
-Public names: build_new_kernels, eager_arguments.
+Public names: build_new_kernels, example_arguments.
 """
 
 from __future__ import annotations
@@ -20,19 +20,30 @@ import pyopencl as cl
 
 from kernelcore.runtime.build import provide_program
 from kernelcore.runtime.invoke import get_executor
-from lazyarray.graph import Const
+from lazyarray.graph import Node
+from lazyarray.mapper import is_kind
 from lazyarray.run.launch import kernel_arguments
 from lazyarray.run.steps import Step, _Compiled
 from lazyarray.run.together import build_together
 from lazyarray.run.tune import tuning_enabled
 
+#: (context, code key) of the programs built here (a later call skips them)
+_PROVIDED: set[tuple[int, str]] = set()
 
-def eager_arguments(step: Step) -> dict[str, Any]:
-    """The arguments *step* takes when evaluated eagerly, as
-    :func:`build_new_kernels` wants them: a scalar constant's value, an
-    empty array of each array argument's dtype."""
-    return {name: node.value if type(node) is Const and name[0] == "s"
-            else np.empty(0, node.dtype) for name, node in step.args}
+
+def example_arguments(step: Step) -> dict[str, Any]:
+    """*step*'s arguments as :func:`build_new_kernels` wants them: a scalar
+    constant's value, a zero of a scalar parameter's dtype, an empty array
+    of an array argument's dtype."""
+    return {name: _example(name, node) for name, node in step.args}
+
+
+def _example(name: str, node: Node) -> Any:
+    if is_kind(node, "param"):
+        return node.dtype.type(0)
+    if is_kind(node, "const") and name[0] == "s":
+        return node.value
+    return np.empty(0, node.dtype)
 
 
 def build_new_kernels(queue: cl.CommandQueue,
@@ -44,6 +55,7 @@ def build_new_kernels(queue: cl.CommandQueue,
     each is built alone when it first runs)."""
     if tuning_enabled():
         return 0
+    ctx = queue.context
     found: dict[str, Any] = {}
     for step, args in planned:
         compiled = step.compiled
@@ -53,15 +65,17 @@ def build_new_kernels(queue: cl.CommandQueue,
         # (the arguments' dtypes are what the executor is chosen by)
         executor = get_executor(step.kernel,
                                 kernel_arguments(dict(args), np.empty(0, step.node.dtype)))
-        found.setdefault(executor.key, executor)
+        if (ctx.int_ptr, executor.key) not in _PROVIDED:
+            found.setdefault(executor.key, executor)
     programs = [(e.code.device_code(), [k.name for k in e.code.kernels])
                 for e in found.values()]
-    kernels = build_together(queue.context, programs) if programs else None
+    kernels = build_together(ctx, programs) if programs else None
     if kernels is None:
         return 0
     for key, mine in zip(found, kernels):
-        provide_program(queue.context, key, mine)
+        provide_program(ctx, key, mine)
+        _PROVIDED.add((ctx.int_ptr, key))
     return len(kernels)
 
 
-__all__ = ["build_new_kernels", "eager_arguments"]
+__all__ = ["build_new_kernels", "example_arguments"]
