@@ -7,7 +7,8 @@ right-hand side) into each leaf's kernel, computing it once per leaf.
 :func:`shared_roots` finds, across all the leaves' graphs, the topmost
 uncomputed nodes that two or more leaves read (and that cost something to
 compute); :func:`compute_together` computes those first (they are then
-stored values the leaves' kernels read), then the leaves.
+stored values the leaves' kernels read), then the leaves, the new kernels of
+all built first as one OpenCL program (:func:`evaluate_all`).
 
 Work that is read many times over where it is not stored is asked to be
 stored first with :func:`store_first`: an einsum operand broadcast over

@@ -23,8 +23,8 @@ alone as before.
 A later process meets these kernels one by one (from their disk recipes,
 :meth:`~lazyarray.run.launch.BoundLaunch.from_recipe`); the disk store
 :data:`_MEMBERS` says which merged program each source was part of, so
-:func:`member_kernels` builds that program once (from its binary, which
-kernelcore keeps on disk) and hands each recipe its kernels.
+:func:`member_kernels` builds that program once (from source, which
+PoCL's cache serves) and hands each recipe its kernels.
 
 Public names: build_together, build_program, member_kernels, recipe_name.
 """
