@@ -36,7 +36,7 @@ import numbers
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyopencl as cl
@@ -45,7 +45,7 @@ import pyopencl.array as cla
 from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
-from lazyarray.graph import Input, Map, Node, Param, computed, is_weak
+from lazyarray.graph import Const, Input, Map, Node, Param, computed, is_weak
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.mapper import is_kind
 from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
@@ -409,11 +409,11 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
         if id(node) in position:
             return ("arg", position[id(node)])
         if is_kind(node, "param"):
-            return ("param", node.slot)
+            return ("param", cast(Param, node).slot)
         if id(node) in step_index:
             return ("step", step_index[id(node)])
         if is_kind(node, "const"):
-            return ("value", node.value)
+            return ("value", cast(Const, node).value)
         if id(node) not in const_index:
             const_index[id(node)] = len(consts)
             consts.append(evaluate(node))
@@ -491,12 +491,12 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
 def _device_data(x: Any) -> cla.Array:
     if isinstance(x, LazyArray):
         node = x.node
-        if is_kind(node, "input") and node.data is not None:
-            return node.data
+        if is_kind(node, "input") and cast(Input, node).data is not None:
+            return cast(Input, node).data
         return evaluate(node)
     node = asarray(x).node
     assert is_kind(node, "input")
-    return node.data
+    return cast(Input, node).data
 
 
 def _traced(value: LazyArray, kind: type) -> TracedScalar:

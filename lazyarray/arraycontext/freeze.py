@@ -117,7 +117,7 @@ def store_first(node: Node) -> Node | None:
     work (:func:`compute_together`, ``actx.compile``) and worth a stored
     value; the node asked for, or None."""
     while is_kind(node, "view", "reshape") and not computed(node):
-        node = node.arg
+        [node] = node.children()
     if computed(node) or is_kind(node, *FREE_KINDS) or not _worth_storing(node):
         return None
     _STORE_FIRST[id(node)] = node

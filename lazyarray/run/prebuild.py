@@ -13,14 +13,14 @@ Public names: build_new_kernels, example_arguments.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyopencl as cl
 
 from kernelcore.runtime.build import provide_program
 from kernelcore.runtime.invoke import get_executor
-from lazyarray.graph import Node
+from lazyarray.graph import Const, Node
 from lazyarray.mapper import is_kind
 from lazyarray.run.launch import kernel_arguments
 from lazyarray.run.steps import Step, _Compiled
@@ -42,7 +42,7 @@ def _example(name: str, node: Node) -> Any:
     if is_kind(node, "param"):
         return node.dtype.type(0)
     if is_kind(node, "const") and name[0] == "s":
-        return node.value
+        return cast(Const, node).value
     return np.empty(0, node.dtype)
 
 
