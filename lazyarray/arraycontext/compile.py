@@ -48,7 +48,16 @@ from lazyarray.arraycontext.traversal import Structure, Walker
 from lazyarray.graph import Const, Input, Map, Node, Param, computed, is_weak
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.mapper import is_kind
-from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
+from lazyarray.run import (
+    DEVICE_LOCK,
+    STATS,
+    default_queue,
+    evaluate,
+    plan,
+    progress,
+    run_step,
+    using_queue,
+)
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
 from lazyarray.tracing import TRACING, tracing
@@ -376,25 +385,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     runs."""
     variant = {id(p) for p in placeholders}
     hoisted = invariant_frontier(out_nodes, variant)
-    steps: list[Step] = []
-    marked: list[Node] = []
-    try:
-        # (planned as evaluated, stand-ins holding their values meanwhile)
-        ahead = plan_ahead(hoisted, marked)
-        for node in stage_roots(out_nodes):
-            if computed(node) or is_kind(node, "param", "const"):
-                continue
-            planned_now = plan([node], literals=True)
-            steps += planned_now
-            # planned: the later plans read these values as computed ones
-            for st in planned_now:
-                if on_device(st.node) is None:
-                    keep_on_device(st.node, stand_in(st.node))
-                    marked.append(st.node)
-        steps += plan(out_nodes, literals=True)
-    finally:
-        for node in marked:
-            _DEVICE.pop(node, None)
+    # (under the device lock: no other thread evaluates while stand-ins hold
+    # values)
+    with DEVICE_LOCK:
+        ahead, steps = _plan_staged(out_nodes, hoisted)
     # the kernels of the hoisted work and of the program: one build
     build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in [*ahead, *steps]])
     for node in hoisted:
@@ -440,6 +434,33 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
                     for src in raw_outputs)
     return Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
                    len(placeholders), name, started, len(hoisted))
+
+
+def _plan_staged(out_nodes: list[Node], hoisted: list[Node]) -> tuple[list[Step], list[Step]]:
+    """The steps computing *hoisted* (as evaluated eagerly), then those of
+    :func:`plan_program`'s program: what is stored first, then the outputs.
+    Each planned value is held by a stand-in while the later work is
+    planned."""
+    steps: list[Step] = []
+    marked: list[Node] = []
+    try:
+        # (the hoisted work planned as it is evaluated, see freeze.plan_ahead)
+        ahead = plan_ahead(hoisted, marked)
+        for node in stage_roots(out_nodes):
+            if computed(node) or is_kind(node, "param", "const"):
+                continue
+            planned_now = plan([node], literals=True)
+            steps += planned_now
+            # planned: the later plans read these values as computed ones
+            for st in planned_now:
+                if on_device(st.node) is None:
+                    keep_on_device(st.node, stand_in(st.node))
+                    marked.append(st.node)
+        steps += plan(out_nodes, literals=True)
+    finally:
+        for node in marked:
+            _DEVICE.pop(node, None)
+    return ahead, steps
 
 
 def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
