@@ -263,7 +263,7 @@ class Program:
 
     def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
                  params: tuple, supplies: tuple, consts: tuple, arrays: int,
-                 name: str = "compiled", started: float = 0.0, hoisted: int = 0):
+                 name: str = "compiled", hoisted: int = 0):
         self.steps = steps
         self.outputs = outputs
         self.structure = structure
@@ -272,15 +272,17 @@ class Program:
         self.consts = consts
         self.arrays = arrays
         self.name = name
-        self.started = started
+        #: the OpenCL contexts (``int_ptr``) the kernels were built for
+        #: (:func:`plan_program` builds them for its queue's)
+        self.built_for: set[int] = set()
         #: invariant values computed once when tracing (see :func:`plan_program`)
         self.hoisted = hoisted
         #: by queue (``int_ptr``): per step, its bound launch and argument slots
         self._direct: dict[int, tuple] = {}
 
     def label(self) -> str:
-        """What the program computes, in the progress line of its first run."""
-        return f"{self.name}() (actx.compile)"
+        """What the program computes, in the progress line of its builds."""
+        return _label(self.name)
 
     @property
     def launches(self) -> int:
@@ -322,13 +324,14 @@ class Program:
                     values.append(run_step(step, queue, _arguments(sources, values, params)))
             STATS["launches"] += launched
         else:
-            if direct is None:
-                # (planning built them for its queue: for another one, now)
-                build_new_kernels(queue, [(step, example_arguments(step))
-                                          for step, _ in self.steps])
-            with progress.watch([step for step, _ in self.steps], self.started, self.label):
-                for step, sources in self.steps:
-                    values.append(run_step(step, queue, _arguments(sources, values, params)))
+            if queue.context.int_ptr not in self.built_for:
+                with progress.watch([step for step, _ in self.steps], time.perf_counter(),
+                                    self.label):
+                    build_new_kernels(queue, [(step, example_arguments(step))
+                                              for step, _ in self.steps])
+                self.built_for.add(queue.context.int_ptr)
+            for step, sources in self.steps:
+                values.append(run_step(step, queue, _arguments(sources, values, params)))
             if direct is None:
                 self._direct[queue.int_ptr] = self._bind(queue)
         return [self._output(kind, what, values, params) for kind, what in self.outputs]
@@ -358,6 +361,10 @@ class Program:
         if kind == "value":
             return asarray(what)
         return LazyArray(Input(values[what]))          # an argument or a constant
+
+
+def _label(name: str) -> str:
+    return f"{name}() (actx.compile)"
 
 
 def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
@@ -390,9 +397,11 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     with DEVICE_LOCK:
         ahead, steps = _plan_staged(out_nodes, hoisted)
     # the kernels of the hoisted work and of the program: one build
-    build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in [*ahead, *steps]])
-    for node in hoisted:
-        evaluate(node)
+    with progress.watch([*ahead, *steps], started, lambda: _label(name)):
+        build_new_kernels(default_queue(),
+                          [(st, example_arguments(st)) for st in [*ahead, *steps]])
+        for node in hoisted:
+            evaluate(node)
     position = {id(p): k for k, p in enumerate(placeholders)}
     step_index = {id(st.node): j for j, st in enumerate(steps)}
     consts: list[cla.Array] = []
@@ -432,8 +441,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     outputs = tuple(("step", placed(src)) if src[0] == "step"
                     else ("arg", placed(src)) if src[0] in ("arg", "const") else src
                     for src in raw_outputs)
-    return Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
-                   len(placeholders), name, started, len(hoisted))
+    program = Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
+                      len(placeholders), name, len(hoisted))
+    program.built_for.add(default_queue().context.int_ptr)
+    return program
 
 
 def _plan_staged(out_nodes: list[Node], hoisted: list[Node]) -> tuple[list[Step], list[Step]]:
