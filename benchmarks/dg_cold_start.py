@@ -16,8 +16,10 @@ workload runs once in this process with the caches as they are.
 
 Per run it prints the setup (mesh, discretization: not counted), the first
 call and its parts (tracing the function, planning the program, the first
-run: lowering and builds), the second call, the kernels planned and the
-recipes loaded from disk::
+run: lowering and builds), the first call's CPU time (this process's
+threads: PoCL builds on the calling thread; a better guide than the wall
+time on a loaded machine) with the load average, the second call, the
+kernels planned and the recipes loaded from disk::
 
     python benchmarks/dg_cold_start.py --workload simple-dg \
         --example <meshmode>/examples/simple-dg.py --fresh /tmp/cold
@@ -133,13 +135,16 @@ def measure(workload: str, example: str | None) -> dict:
         call = dg1d_step(queue)
     setup = time.perf_counter() - start
     times = []
+    cpu_times = []
     for _ in range(2):
         queue.finish()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         result = call()
         queue.finish()
         times.append(time.perf_counter() - start)
+        cpu_times.append(time.process_time() - cpu_start)
     row = {"workload": workload, "setup_s": setup, "first_call_s": times[0],
+           "first_call_cpu_s": cpu_times[0], "load": os.getloadavg()[0],
            "second_call_s": times[1], "parts_s": dict(PARTS),
            "planned": la_run.STATS["planned"], "recipe_hits": cache.STATS["disk_hits"],
            "binary_hits": BINARY_STATS["hits"]}

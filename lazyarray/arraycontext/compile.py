@@ -26,7 +26,7 @@ launches, arguments set by position, without walking any graph and without
 waiting for the device (:class:`Program`).
 
 Public names: CompiledFunction, Program, TracedScalar, compile_key, plan_program,
-build_new_kernels, invariant_frontier, flatten_call, unflatten_call.
+invariant_frontier, flatten_call, unflatten_call.
 """
 
 from __future__ import annotations
@@ -36,23 +36,30 @@ import numbers
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore import get_executor, memory_pool, provide_program
-from lazyarray.arraycontext.freeze import stage_roots, walk_all
+from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
-from lazyarray.graph import Const, Input, Iota, Map, Node, Param, Reshape, View, computed, is_weak
+from lazyarray.graph import Const, Input, Map, Node, Param, computed, is_weak
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.run import STATS, default_queue, evaluate, plan, progress, run_step, using_queue
-from lazyarray.run.launch import kernel_arguments
+from lazyarray.mapper import is_kind
+from lazyarray.run import (
+    DEVICE_LOCK,
+    STATS,
+    default_queue,
+    evaluate,
+    plan,
+    progress,
+    run_step,
+    using_queue,
+)
+from lazyarray.run.prebuild import build_new_kernels, example_arguments
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
-from lazyarray.run.together import build_together
-from lazyarray.run.tune import tuning_enabled
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
@@ -66,11 +73,7 @@ def depends_on_trace(node: Node) -> bool:
     """Whether *node* reads an argument or a scalar parameter of a trace
     under way (its value differs from call to call)."""
     variant = set().union(*TRACED_INPUTS) if TRACED_INPUTS else set()
-    return any(id(n) in variant or isinstance(n, Param) for n in walk_all([node]))
-
-
-#: re-indexings and leaves: no work of their own
-_FREE_NODES = (View, Reshape, Const, Input, Param, Iota)
+    return any(id(n) in variant or is_kind(n, "param") for n in walk_all([node]))
 
 
 class TracedScalar(LazyArray):
@@ -260,7 +263,7 @@ class Program:
 
     def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
                  params: tuple, supplies: tuple, consts: tuple, arrays: int,
-                 name: str = "compiled", started: float = 0.0, hoisted: int = 0):
+                 name: str = "compiled", hoisted: int = 0):
         self.steps = steps
         self.outputs = outputs
         self.structure = structure
@@ -269,15 +272,17 @@ class Program:
         self.consts = consts
         self.arrays = arrays
         self.name = name
-        self.started = started
+        #: the OpenCL contexts (``int_ptr``) the kernels were built for
+        #: (:func:`plan_program` builds them for its queue's)
+        self.built_for: set[int] = set()
         #: invariant values computed once when tracing (see :func:`plan_program`)
         self.hoisted = hoisted
         #: by queue (``int_ptr``): per step, its bound launch and argument slots
         self._direct: dict[int, tuple] = {}
 
     def label(self) -> str:
-        """What the program computes, in the progress line of its first run."""
-        return f"{self.name}() (actx.compile)"
+        """What the program computes, in the progress line of its builds."""
+        return _label(self.name)
 
     @property
     def launches(self) -> int:
@@ -319,11 +324,14 @@ class Program:
                     values.append(run_step(step, queue, _arguments(sources, values, params)))
             STATS["launches"] += launched
         else:
-            if direct is None:
-                build_new_kernels(self.steps, queue, params)
-            with progress.watch([step for step, _ in self.steps], self.started, self.label):
-                for step, sources in self.steps:
-                    values.append(run_step(step, queue, _arguments(sources, values, params)))
+            if queue.context.int_ptr not in self.built_for:
+                with progress.watch([step for step, _ in self.steps], time.perf_counter(),
+                                    self.label):
+                    build_new_kernels(queue, [(step, example_arguments(step))
+                                              for step, _ in self.steps])
+                self.built_for.add(queue.context.int_ptr)
+            for step, sources in self.steps:
+                values.append(run_step(step, queue, _arguments(sources, values, params)))
             if direct is None:
                 self._direct[queue.int_ptr] = self._bind(queue)
         return [self._output(kind, what, values, params) for kind, what in self.outputs]
@@ -355,40 +363,13 @@ class Program:
         return LazyArray(Input(values[what]))          # an argument or a constant
 
 
+def _label(name: str) -> str:
+    return f"{name}() (actx.compile)"
+
+
 def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
     return {name: values[k] if isinstance(k, int) else params[k[1]] if k[0] == "param"
             else k[1] for name, k in sources}
-
-
-def build_new_kernels(steps: tuple, queue: cl.CommandQueue, params: list[Any]) -> int:
-    """Build the programs of *steps*' kernels that have not run on *queue*
-    yet as one OpenCL program (:func:`lazyarray.run.together.build_together`):
-    their first runs then find them built. How many programs were built
-    together (0: fewer than two new ones, tuning on, or they did not merge:
-    each is built alone when it first runs)."""
-    if tuning_enabled():
-        return 0
-    found: dict[str, Any] = {}
-    for step, sources in steps:
-        compiled = step.compiled
-        if type(compiled) is not _Compiled or getattr(step.node, "external", False) \
-                or compiled.bound_on(queue, step.node) is not None:
-            continue
-        nodes = dict(step.args)
-        # the arguments' dtypes are what the executor is chosen by
-        args = {name: np.empty(0, nodes[name].dtype) if isinstance(k, int)
-                else params[k[1]] if k[0] == "param" else k[1] for name, k in sources}
-        executor = get_executor(step.kernel,
-                                kernel_arguments(args, np.empty(0, step.node.dtype)))
-        found.setdefault(executor.key, executor)
-    programs = [(e.code.device_code(), [k.name for k in e.code.kernels])
-                for e in found.values()]
-    kernels = build_together(queue.context, programs)
-    if kernels is None:
-        return 0
-    for key, mine in zip(found, kernels):
-        provide_program(queue.context, key, mine)
-    return len(kernels)
 
 
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
@@ -404,28 +385,23 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
       (:func:`~lazyarray.arraycontext.freeze.stage_roots`) is planned first,
       each as a stored value the later kernels read, as ``freeze`` computes
       several arrays together;
-    - then the outputs."""
+    - then the outputs.
+
+    The new kernels of the hoisted work and of the program are built as one
+    OpenCL program (:mod:`lazyarray.run.prebuild`) before the hoisted work
+    runs."""
     variant = {id(p) for p in placeholders}
     hoisted = invariant_frontier(out_nodes, variant)
-    for node in hoisted:
-        evaluate(node)
-    steps: list[Step] = []
-    marked: list[Node] = []
-    try:
-        for node in stage_roots(out_nodes):
-            if computed(node) or isinstance(node, (Param, Const)):
-                continue
-            planned_now = plan([node], literals=True)
-            steps += planned_now
-            # planned: the later plans read these values as computed ones
-            for st in planned_now:
-                if on_device(st.node) is None:
-                    keep_on_device(st.node, _stand_in(st.node))
-                    marked.append(st.node)
-        steps += plan(out_nodes, literals=True)
-    finally:
-        for node in marked:
-            _DEVICE.pop(node, None)
+    # (under the device lock: no other thread evaluates while stand-ins hold
+    # values)
+    with DEVICE_LOCK:
+        ahead, steps = _plan_staged(out_nodes, hoisted)
+    # the kernels of the hoisted work and of the program: one build
+    with progress.watch([*ahead, *steps], started, lambda: _label(name)):
+        build_new_kernels(default_queue(),
+                          [(st, example_arguments(st)) for st in [*ahead, *steps]])
+        for node in hoisted:
+            evaluate(node)
     position = {id(p): k for k, p in enumerate(placeholders)}
     step_index = {id(st.node): j for j, st in enumerate(steps)}
     consts: list[cla.Array] = []
@@ -435,12 +411,12 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     def source(node: Node) -> Any:
         if id(node) in position:
             return ("arg", position[id(node)])
-        if isinstance(node, Param):
-            return ("param", node.slot)
+        if is_kind(node, "param"):
+            return ("param", cast(Param, node).slot)
         if id(node) in step_index:
             return ("step", step_index[id(node)])
-        if isinstance(node, Const):
-            return ("value", node.value)
+        if is_kind(node, "const"):
+            return ("value", cast(Const, node).value)
         if id(node) not in const_index:
             const_index[id(node)] = len(consts)
             consts.append(evaluate(node))
@@ -465,8 +441,37 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     outputs = tuple(("step", placed(src)) if src[0] == "step"
                     else ("arg", placed(src)) if src[0] in ("arg", "const") else src
                     for src in raw_outputs)
-    return Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
-                   len(placeholders), name, started, len(hoisted))
+    program = Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
+                      len(placeholders), name, len(hoisted))
+    program.built_for.add(default_queue().context.int_ptr)
+    return program
+
+
+def _plan_staged(out_nodes: list[Node], hoisted: list[Node]) -> tuple[list[Step], list[Step]]:
+    """The steps computing *hoisted* (as evaluated eagerly), then those of
+    :func:`plan_program`'s program: what is stored first, then the outputs.
+    Each planned value is held by a stand-in while the later work is
+    planned."""
+    steps: list[Step] = []
+    marked: list[Node] = []
+    try:
+        # (the hoisted work planned as it is evaluated, see freeze.plan_ahead)
+        ahead = plan_ahead(hoisted, marked)
+        for node in stage_roots(out_nodes):
+            if computed(node) or is_kind(node, "param", "const"):
+                continue
+            planned_now = plan([node], literals=True)
+            steps += planned_now
+            # planned: the later plans read these values as computed ones
+            for st in planned_now:
+                if on_device(st.node) is None:
+                    keep_on_device(st.node, stand_in(st.node))
+                    marked.append(st.node)
+        steps += plan(out_nodes, literals=True)
+    finally:
+        for node in marked:
+            _DEVICE.pop(node, None)
+    return ahead, steps
 
 
 def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
@@ -480,7 +485,7 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     varies: dict[int, bool] = {}
     reads_data: dict[int, bool] = {}
     for n in order:
-        v = isinstance(n, Param) or bool(getattr(n, "external", False))
+        v = is_kind(n, "param") or bool(getattr(n, "external", False))
         r = False
         for c in n.children():
             if id(c) in variant:
@@ -497,7 +502,7 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     def choose(n: Node) -> None:
         if computed(n) or id(n) in chosen or not reads_data.get(id(n), False):
             return
-        if isinstance(n, _FREE_NODES):
+        if is_kind(n, *FREE_KINDS):
             for c in n.children():
                 choose(c)
             return
@@ -515,23 +520,15 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     return sorted(chosen.values(), key=lambda n: rank[id(n)])
 
 
-def _stand_in(node: Node) -> cla.Array:
-    """An array of *node*'s shape and dtype on a one-byte buffer: what a
-    planned value stands for while the kernels after it are planned (never
-    read)."""
-    queue = default_queue()
-    return cla.Array(queue, node.shape, node.dtype, data=memory_pool(queue)(1))
-
-
 def _device_data(x: Any) -> cla.Array:
     if isinstance(x, LazyArray):
         node = x.node
-        if type(node) is Input and node.data is not None:
-            return node.data
+        if is_kind(node, "input") and cast(Input, node).data is not None:
+            return cast(Input, node).data
         return evaluate(node)
     node = asarray(x).node
-    assert isinstance(node, Input)
-    return node.data
+    assert is_kind(node, "input")
+    return cast(Input, node).data
 
 
 def _traced(value: LazyArray, kind: type) -> TracedScalar:
@@ -567,5 +564,5 @@ def unflatten_call(walker: Walker, structure: Structure, leaves: list[Any]) -> l
     return args
 
 
-__all__ = ["CompiledFunction", "Program", "TracedScalar", "build_new_kernels", "compile_key",
-           "flatten_call", "invariant_frontier", "plan_program", "unflatten_call"]
+__all__ = ["CompiledFunction", "Program", "TracedScalar", "compile_key", "flatten_call",
+           "invariant_frontier", "plan_program", "unflatten_call"]

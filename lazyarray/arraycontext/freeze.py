@@ -7,7 +7,8 @@ right-hand side) into each leaf's kernel, computing it once per leaf.
 :func:`shared_roots` finds, across all the leaves' graphs, the topmost
 uncomputed nodes that two or more leaves read (and that cost something to
 compute); :func:`compute_together` computes those first (they are then
-stored values the leaves' kernels read), then the leaves.
+stored values the leaves' kernels read), then the leaves, the new kernels of
+all built first as one OpenCL program (:func:`evaluate_all`).
 
 Work that is read many times over where it is not stored is asked to be
 stored first with :func:`store_first`: an einsum operand broadcast over
@@ -18,7 +19,7 @@ what computing several arrays together (here and in ``actx.compile``)
 stores first: the shared roots and the nodes asked for.
 
 Public names: shared_roots, stage_roots, store_first, store_broadcast_operands,
-compute_together, walk_all, SHARED_MIN_OPERATIONS.
+compute_together, evaluate_all, plan_ahead, stand_in, walk_all, SHARED_MIN_OPERATIONS, FREE_KINDS.
 """
 
 from __future__ import annotations
@@ -29,23 +30,13 @@ from collections.abc import Sequence
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lazyarray.graph import (
-    Concat,
-    Const,
-    Gather,
-    Input,
-    Iota,
-    Map,
-    Node,
-    Param,
-    Reduce,
-    Reshape,
-    Scan,
-    View,
-    computed,
-    walk,
-)
-from lazyarray.run import DEVICE_LOCK, evaluate, using_queue
+from kernelcore import memory_pool
+from lazyarray.graph import Node, computed, walk
+from lazyarray.mapper import is_kind
+from lazyarray.run import DEVICE_LOCK, contiguous_part, default_queue, evaluate, using_queue
+from lazyarray.run.prebuild import build_new_kernels, example_arguments
+from lazyarray.run.steps import Step, plan_graph
+from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 #: a node shared by several leaves is stored when its uncomputed graph holds
 #: at least this many operations (cheaper ones are recomputed in each leaf's
@@ -53,7 +44,8 @@ from lazyarray.run import DEVICE_LOCK, evaluate, using_queue
 #: reductions, scans and gathers are always stored
 SHARED_MIN_OPERATIONS = 3
 
-_FREE = (View, Reshape, Const, Input, Param, Iota)
+#: the kinds of re-indexings and leaves: no work of their own
+FREE_KINDS = ("view", "reshape", "const", "input", "param", "iota")
 
 
 def _operations(root: Node, limit: int) -> int:
@@ -61,7 +53,7 @@ def _operations(root: Node, limit: int) -> int:
     counted up to *limit*."""
     count = 0
     for n in walk(root, computed):
-        if not computed(n) and isinstance(n, (Map, Concat)):
+        if not computed(n) and is_kind(n, "map", "concat"):
             count += 1
             if count >= limit:
                 break
@@ -69,7 +61,7 @@ def _operations(root: Node, limit: int) -> int:
 
 
 def _worth_storing(node: Node) -> bool:
-    if isinstance(node, (Reduce, Scan, Gather)):
+    if is_kind(node, "reduce", "scan", "gather"):
         return True
     return _operations(node, SHARED_MIN_OPERATIONS) >= SHARED_MIN_OPERATIONS
 
@@ -97,7 +89,7 @@ def shared_roots(roots: Sequence[Node]) -> list[Node]:
     def choose(n: Node) -> None:
         if computed(n) or id(n) in chosen:
             return
-        if isinstance(n, _FREE):
+        if is_kind(n, *FREE_KINDS):
             for c in n.children():
                 if len(reached.get(id(c), ())) >= 2:
                     choose(c)
@@ -124,9 +116,9 @@ def store_first(node: Node) -> Node | None:
     before the work that reads it, when it is computed together with other
     work (:func:`compute_together`, ``actx.compile``) and worth a stored
     value; the node asked for, or None."""
-    while isinstance(node, (View, Reshape)) and not computed(node):
-        node = node.arg
-    if computed(node) or isinstance(node, _FREE) or not _worth_storing(node):
+    while is_kind(node, "view", "reshape") and not computed(node):
+        [node] = node.children()
+    if computed(node) or is_kind(node, *FREE_KINDS) or not _worth_storing(node):
         return None
     _STORE_FIRST[id(node)] = node
     return node
@@ -189,20 +181,62 @@ def walk_all(roots: Sequence[Node]) -> list[Node]:
     return result
 
 
+def stand_in(node: Node) -> cla.Array:
+    """An array of *node*'s shape and dtype on a one-byte buffer: what a
+    planned value stands for while the work after it is planned (never
+    read)."""
+    queue = default_queue()
+    return cla.Array(queue, node.shape, node.dtype, data=memory_pool(queue)(1))
+
+
+def plan_ahead(roots: Sequence[Node], marked: list[Node]) -> list[Step]:
+    """The steps that evaluating *roots* in order will run (each reading the
+    values of those before it): each root planned as
+    :func:`~lazyarray.run.evaluate` plans it, a stand-in
+    (:func:`stand_in`) holding the value of each node planned before it.
+    The nodes given stand-ins are added to *marked*: the caller removes
+    their stand-ins (``values._DEVICE.pop``) once done planning."""
+    steps = []
+    for root in roots:
+        if computed(root) or is_kind(root, "param", "const"):
+            continue
+        # (a contiguous part of a computed array is a view of it: no kernel)
+        planned = [] if contiguous_part(root) is not None else plan_graph(root)
+        steps += planned
+        for node in [*(step.node for step in planned), root]:
+            if on_device(node) is None and not is_kind(node, "const"):
+                keep_on_device(node, stand_in(node))
+                marked.append(node)
+    return steps
+
+
+def evaluate_all(roots: Sequence[Node]) -> list[cla.Array]:
+    """The values of *roots*, evaluated in order, the new kernels of all
+    (:func:`plan_ahead`) built first as one program."""
+    marked: list[Node] = []
+    try:
+        steps = plan_ahead(roots, marked)
+    finally:
+        for node in marked:
+            _DEVICE.pop(node, None)
+    build_new_kernels(default_queue(), [(step, example_arguments(step)) for step in steps])
+    return [evaluate(root) for root in roots]
+
+
 def compute_together(roots: Sequence[Node], queue: cl.CommandQueue | None = None
                      ) -> list[cla.Array]:
     """The values of *roots* on the device (on *queue*; None: lazyarray's),
-    computed together: shared work (:func:`shared_roots`) runs once."""
+    computed together: shared work (:func:`shared_roots`) runs once, new
+    kernels are built as one program (:func:`evaluate_all`)."""
     if all(computed(r) for r in roots):
         # (a compiled function's results: nothing to plan)
         with using_queue(queue):
             return [evaluate(r) for r in roots]
     with using_queue(queue), DEVICE_LOCK:
-        if len(roots) > 1 or _STORE_FIRST:
-            for node in stage_roots(roots):
-                evaluate(node)
-        return [evaluate(r) for r in roots]
+        staged = stage_roots(roots) if len(roots) > 1 or _STORE_FIRST else []
+        return evaluate_all([*staged, *roots])[len(staged):]
 
 
-__all__ = ["shared_roots", "stage_roots", "store_first", "store_broadcast_operands",
-           "compute_together", "walk_all", "SHARED_MIN_OPERATIONS"]
+__all__ = ["FREE_KINDS", "SHARED_MIN_OPERATIONS", "compute_together", "evaluate_all",
+           "plan_ahead", "shared_roots", "stage_roots", "stand_in", "store_broadcast_operands",
+           "store_first", "walk_all"]

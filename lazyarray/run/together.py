@@ -4,7 +4,14 @@ PoCL spends most of a cold program build in work done once per program
 (starting the compiler, its kernel library), not per kernel: twenty small
 programs built one by one take several times as long as one program holding
 the twenty. A compiled function's first run builds the programs of all its
-new kernels together (:func:`build_together`).
+new kernels together (:func:`build_together`, see
+:mod:`lazyarray.run.prebuild`).
+
+These programs are built from source and no binary is asked of them
+(:func:`build_program`): on PoCL, asking for a program's binary compiles
+every kernel of it once more (about twice the build), while PoCL's own
+cache of source builds serves a later process as well (its source build of
+a cached program takes tens of milliseconds).
 
 The merged source is the programs' sources one after the other, each
 kernel renamed with the suffix of its program's place (``name__k3``),
@@ -16,10 +23,10 @@ alone as before.
 A later process meets these kernels one by one (from their disk recipes,
 :meth:`~lazyarray.run.launch.BoundLaunch.from_recipe`); the disk store
 :data:`_MEMBERS` says which merged program each source was part of, so
-:func:`member_kernels` builds that program once (from its binary, which
-kernelcore keeps on disk) and hands each recipe its kernels.
+:func:`member_kernels` builds that program once (from source, which
+PoCL's cache serves) and hands each recipe its kernels.
 
-Public names: build_together, member_kernels, recipe_name.
+Public names: build_together, build_program, member_kernels, recipe_name.
 """
 
 from __future__ import annotations
@@ -108,19 +115,27 @@ def _digest(ctx: cl.Context, source: str) -> str:
     return hashlib.sha256(repr(identity).encode() + b"\0" + source.encode()).hexdigest()
 
 
+def build_program(ctx: cl.Context, source: str) -> cl.Program:
+    """*source* built for *ctx* with kernelcore's build options, from
+    source: the platform's cache of source builds (PoCL's, NVIDIA's) or
+    pyopencl's serves later builds."""
+    return compile_program(ctx, source, binaries=False)
+
+
 def _build_merged(ctx: cl.Context, source: str, digest: str) -> cl.Program:
-    return made_once(_BUILT, (ctx.int_ptr, digest), lambda: compile_program(ctx, source),
+    return made_once(_BUILT, (ctx.int_ptr, digest), lambda: build_program(ctx, source),
                      _BUILDING)
 
 
 def build_together(ctx: cl.Context, programs: list[tuple[str, list[str]]]
                    ) -> list[list[cl.Kernel]] | None:
     """The kernels of each of *programs* (source, kernel names) built as one
-    program for *ctx*, each program's in its order of names; None when
-    they do not merge (the caller builds them alone). Where the disk cache
-    is on, a later process finds each source's merged program
-    (:func:`member_kernels`)."""
-    if len(programs) < 2 or len(ctx.devices) != 1:
+    program for *ctx* (one program alone too: see the module documentation
+    for the binary it is not asked for), each program's in its order of
+    names; None when they do not merge (the caller builds them alone).
+    Where the disk cache is on, a later process finds each source's merged
+    program (:func:`member_kernels`)."""
+    if not programs or len(ctx.devices) != 1:
         return None
     source = merged_source(programs)
     digest = _digest(ctx, source)
@@ -156,4 +171,4 @@ def member_kernels(ctx: cl.Context, source: str, names: list[str]) -> list[cl.Ke
     return [cl.Kernel(program, f"{name}{SUFFIX}{place}") for name in names]
 
 
-__all__ = ["build_together", "member_kernels", "recipe_name"]
+__all__ = ["build_program", "build_together", "member_kernels", "recipe_name"]

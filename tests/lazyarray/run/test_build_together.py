@@ -10,7 +10,10 @@ import sys
 import numpy as np
 import pyopencl.array as cla
 
-from lazyarray.run import default_queue
+import lazyarray as la
+from kernelcore.runtime import build
+from lazyarray.arraycontext.freeze import compute_together
+from lazyarray.run import default_queue, together
 from lazyarray.run.together import build_together, merged_source, recipe_name
 
 _HELPER = "inline int twice(int a) { return 2 * a; }"
@@ -41,7 +44,41 @@ def test_programs_that_do_not_merge_are_left_alone():
              ("inline int twice(int a) { return 3 * a; }\n__kernel void k(__global int *out)"
               "\n{\n  out[0] = twice(1);\n}\n", ["k"])]
     assert build_together(default_queue().context, clash) is None
-    assert build_together(default_queue().context, _SOURCES[:1]) is None
+    assert build_together(default_queue().context, []) is None
+
+
+def test_one_program_is_built_through_the_same_path():
+    """A lone program is built from source as a merged one is (no binary
+    asked of it), and runs."""
+    queue = default_queue()
+    kernels = build_together(queue.context, _SOURCES[1:])
+    assert kernels is not None and len(kernels) == 1
+    out = cla.empty(queue, 3, np.int32)
+    kernels[0][0](queue, (3,), None, out.data)
+    np.testing.assert_array_equal(out.get(), 7)
+
+
+def test_values_computed_together_build_their_new_kernels_as_one_program(monkeypatch):
+    """``freeze``'s values (shared work first, then each) are planned before
+    any runs and their new kernels built as one program, not one by one
+    through kernelcore."""
+    builds, alone = [], []
+    program, kernelcore_program = together.build_program, build.compile_program
+    monkeypatch.setattr(together, "build_program", lambda ctx, source: (
+        builds.append(source.count("__kernel")), program(ctx, source))[1])
+    monkeypatch.setattr(build, "compile_program", lambda ctx, source: (
+        alone.append(1), kernelcore_program(ctx, source))[1])
+    x = np.linspace(0.25, 3.5, 613)
+    a = la.asarray(x)
+    shared = la.arctan2(a, a[::-1] + 2) * la.hypot(a, 1.5) - la.expm1(a / 7)
+    roots = [la.sum(shared * a), la.tanh(shared[::-1]) - la.arcsinh(a), la.max(la.log1p(shared))]
+    values = compute_together([r.node for r in roots])
+    expected = np.arctan2(x, x[::-1] + 2) * np.hypot(x, 1.5) - np.expm1(x / 7)
+    np.testing.assert_allclose(values[0].get(), np.sum(expected * x), rtol=1e-12)
+    np.testing.assert_allclose(values[1].get(), np.tanh(expected[::-1]) - np.arcsinh(x),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(values[2].get(), np.max(np.log1p(expected)), rtol=1e-12)
+    assert len(builds) == 1 and builds[0] >= 3 and not alone
 
 
 _CHILD = """
@@ -55,18 +92,22 @@ from lazyarray.run import together
 from lazyarray.run.cache import STATS
 
 builds = []
-compile_program = build.compile_program
-def counted(ctx, source):
-    builds.append(source.count("__kernel"))
-    return compile_program(ctx, source)
-build.compile_program = counted
-together.compile_program = counted
+def counting(original):
+    def counted(ctx, source):
+        builds.append(source.count("__kernel"))
+        return original(ctx, source)
+    return counted
+build.compile_program = counting(build.compile_program)
+together.build_program = counting(together.build_program)
 from lazyarray.run import launch
-launch.compile_program = counted
+launch.compile_program = counting(launch.compile_program)
+
+w = la.asarray(np.linspace(0, 2, 999))
 
 def f(t, u):
     g = u[::-1] * t
-    return {"a": la.sum(g) + u, "b": la.exp(g) - la.max(u)}
+    # (w's part reads no argument: computed once, when tracing)
+    return {"a": la.sum(g) + u, "b": la.exp(g) - la.max(u) + la.cumsum(la.cos(w))}
 
 u = np.linspace(-1, 1, 999)
 out = CompiledFunction(f, PlainWalker(), None)(0.5, la.asarray(u))
@@ -85,14 +126,17 @@ def _child(tmp_path) -> dict:
 
 
 def test_a_compiled_function_builds_one_program_and_a_later_process_finds_it(tmp_path):
-    """The first process builds the function's kernels as one program (one
-    build holding them all); the second loads every recipe and builds that
-    one program again (from its binary), not a program per kernel."""
+    """The first process builds the function's kernels, with those of the
+    work hoisted out of the trace, as one program (one build holding them
+    all); the second loads every recipe and builds that
+    one program again (from source: PoCL's cache serves it), not a program
+    per kernel."""
     u = np.linspace(-1, 1, 999)
     g = u[::-1] * 0.5
     first, second = _child(tmp_path), _child(tmp_path)
     for run in (first, second):
         np.testing.assert_allclose(run["a"], np.sum(g) + u, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(run["b"], np.exp(g) - np.max(u), rtol=1e-12)
+        np.testing.assert_allclose(run["b"], np.exp(g) - np.max(u) + np.cumsum(
+            np.cos(np.linspace(0, 2, 999))), rtol=1e-12, atol=1e-12)
     assert len(first["builds"]) == 1 and first["builds"][0] >= 3
     assert second["recipe_hits"] >= 3 and second["builds"] == first["builds"]
