@@ -13,10 +13,7 @@ made_on_host, host_origin, computed_count, NAMED_DEPTH.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lazyarray.graph import Node
+from typing import Any
 
 _DEVICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _HOST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -30,7 +27,7 @@ _DEVICE_DATA, _HOST_DATA = _DEVICE.data, _HOST.data  # type: ignore[attr-defined
 _ref = weakref.ref
 
 
-def on_device(node: Node) -> Any:
+def on_device(node: object) -> Any:
     """The device array computed for *node*, or None."""
     return _DEVICE_DATA.get(_ref(node))
 
@@ -39,7 +36,7 @@ def on_device(node: Node) -> Any:
 _COMPUTED = [0]
 
 
-def keep_on_device(node: Node, value: Any) -> None:
+def keep_on_device(node: object, value: Any) -> None:
     """Record *value* (a device array) as *node*'s value."""
     _DEVICE[node] = value
     _COMPUTED[0] += 1
@@ -51,12 +48,12 @@ def computed_count() -> int:
     return _COMPUTED[0]
 
 
-def on_host(node: Node) -> Any:
+def on_host(node: object) -> Any:
     """The host copy kept for *node*, or None."""
     return _HOST_DATA.get(_ref(node))
 
 
-def keep_on_host(node: Node, value: Any) -> None:
+def keep_on_host(node: object, value: Any) -> None:
     """Record *value* (a NumPy array) as *node*'s host copy."""
     _HOST[node] = value
 
@@ -69,23 +66,23 @@ def keep_on_host(node: Node, value: Any) -> None:
 NAMED_DEPTH = 16
 
 
-def hold(node: Node, handle: Any) -> None:
+def hold(node: object, handle: Any) -> None:
     """Record that *handle* (an array handle) now holds *node* as its value."""
     _HOLDERS[id(node)] = handle
 
 
-def holder(node: Node) -> Any:
+def holder(node: object) -> Any:
     """The live handle holding *node* as its value, or None."""
     handle = _HOLDERS.get(id(node))
     return handle if handle is not None and handle._node is node else None
 
 
-def made_on_host(node: Node, what: str) -> None:
+def made_on_host(node: object, what: str) -> None:
     """Record that NumPy computed *node*'s value on the host (*what*: the
     function, as ``np.median``)."""
     _HOST_ORIGIN[node] = what
 
 
-def host_origin(node: Node) -> str | None:
+def host_origin(node: object) -> str | None:
     """The NumPy function that computed *node*'s value on the host, if one did."""
     return _HOST_ORIGIN.get(node)

@@ -32,7 +32,7 @@ from typing import Any
 def arraycontext_available() -> bool:
     """Whether arraycontext (and so the context class) can be imported."""
     try:
-        import arraycontext  # noqa: F401
+        import arraycontext  # noqa: F401  (arraycontext is optional)
     except ImportError:
         return False
     return True

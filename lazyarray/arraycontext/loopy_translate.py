@@ -40,9 +40,16 @@ from kernelcore import (
     TypeCast,
     WalkMapper,
 )
+from lazyarray.deferred import deferred
 from lazyarray.errors import LazyArrayError
 
 logger = logging.getLogger(__name__)
+
+# loopy is optional: it loads when a loopy program is first translated
+lp = deferred("loopy")
+_lp_array, _lp_data = deferred("loopy.kernel.array"), deferred("loopy.kernel.data")
+_lp_symbolic = deferred("loopy.symbolic")
+_lp_interface = deferred("loopy.kernel.function_interface")
 
 #: the work-items of a work-group of the loop a translated kernel spreads
 #: over the device (when the loopy kernel tags none)
@@ -55,7 +62,6 @@ class Untranslatable(LazyArrayError):
 
 def _np_dtype(t: Any) -> np.dtype | None:
     """The NumPy dtype of a loopy type (None: not known yet)."""
-    import loopy as lp  # (loopy is optional)
     if t is None or t is lp.auto:
         return None
     dtype = getattr(t, "numpy_dtype", None)
@@ -119,7 +125,6 @@ class _FromLoopy(IdentityMapper):
 
 
 def _shape(shape: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp  # (loopy is optional)
     if shape is None or shape is lp.auto:
         return lp2.auto
     return tuple(conv(e) for e in shape)
@@ -127,8 +132,7 @@ def _shape(shape: Any, conv: _FromLoopy) -> Any:
 
 def _check_layout(arg: Any) -> None:
     """Refuse arrays not in C order (lazy arrays are stored in C order)."""
-    import loopy as lp  # (loopy is optional)
-    from loopy.kernel.array import FixedStrideArrayDimTag  # (loopy is optional)
+    FixedStrideArrayDimTag = _lp_array.FixedStrideArrayDimTag
     if getattr(arg, "offset", 0) not in (0, None, lp.auto):
         raise Untranslatable(f"argument '{arg.name}' has an offset argument")
     tags = getattr(arg, "dim_tags", None)
@@ -141,8 +145,7 @@ def _check_layout(arg: Any) -> None:
 
 
 def _argument(arg: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp  # (loopy is optional)
-    from loopy.kernel.data import ArrayArg, ConstantArg  # (loopy is optional)
+    ArrayArg, ConstantArg = _lp_data.ArrayArg, _lp_data.ConstantArg
     if isinstance(arg, lp.ValueArg):
         return lp2.ValueArg(arg.name, _np_dtype(arg.dtype))
     if isinstance(arg, (ArrayArg, ConstantArg)):
@@ -155,8 +158,7 @@ def _argument(arg: Any, conv: _FromLoopy) -> Any:
 
 
 def _temporary(t: Any, conv: _FromLoopy) -> Any:
-    import loopy as lp  # (loopy is optional)
-    from loopy.kernel.data import AddressSpace  # (loopy is optional)
+    AddressSpace = _lp_data.AddressSpace
     space = t.address_space
     aspace: Any
     if space is lp.auto or space is None:
@@ -172,7 +174,6 @@ def _temporary(t: Any, conv: _FromLoopy) -> Any:
 
 def _atomic(insn: Any) -> bool:
     """Whether a loopy assignment is atomic (an atomic update or store)."""
-    import loopy as lp  # (loopy is optional)
     for a in insn.atomicity:
         if not isinstance(a, (lp.AtomicUpdate, lp.AtomicInit)):
             raise Untranslatable(f"instruction '{insn.id}': atomicity {type(a).__name__}")
@@ -203,9 +204,7 @@ def _arg_extremum(insn: Any, conv: _FromLoopy, common: dict) -> list:
 
 def _instruction(insn: Any, conv: _FromLoopy) -> list:
     """The kernelcore instructions of a loopy instruction."""
-    import loopy as lp  # (loopy is optional)
-    from loopy.symbolic import Reduction as LoopyReduction  # (loopy is optional)
-    from loopy.symbolic import SubArrayRef  # (loopy is optional)
+    LoopyReduction, SubArrayRef = _lp_symbolic.Reduction, _lp_symbolic.SubArrayRef
     common = dict(id=insn.id, depends_on=frozenset(insn.depends_on),
                   within_inames=frozenset(insn.within_inames), priority=insn.priority,
                   no_sync_with=frozenset(insn.no_sync_with),
@@ -381,8 +380,7 @@ def _assumptions(knl: Any) -> Any:
 def _kernel(knl: Any, make: Callable[..., Any]) -> Any:
     """Loopy kernel *knl* re-created in kernelcore by *make*
     (``make_kernel`` or ``make_function``), and its instructions."""
-    import loopy as lp  # (loopy is optional)
-    from loopy.kernel.data import InameImplementationTag  # (loopy is optional)
+    InameImplementationTag = _lp_data.InameImplementationTag
     if knl.substitutions:
         knl = lp.expand_subst(knl)
     conv = _FromLoopy(knl)
@@ -412,7 +410,7 @@ def _kernel(knl: Any, make: Callable[..., Any]) -> Any:
 def translate(t_unit: Any) -> Translation:
     """*t_unit*'s entry kernel, and the kernels it calls, in kernelcore
     (raises :class:`Untranslatable`)."""
-    from loopy.kernel.function_interface import CallableKernel  # (loopy is optional)
+    CallableKernel = _lp_interface.CallableKernel
     knl = getattr(t_unit, "default_entrypoint", t_unit)
     made, insns, tags = _kernel(knl, lp2.make_kernel)
     callees = [_kernel(c.subkernel, lp2.make_function)[0]

@@ -181,7 +181,7 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
 def _register_with_grudge() -> None:
     """Make the context an ``MPIBasedArrayContext`` for grudge, if installed."""
     try:
-        from grudge.array_context import MPIBasedArrayContext
+        from grudge.array_context import MPIBasedArrayContext  # (grudge is optional)
     except Exception:       # (grudge is optional; a broken install is not ours)
         return
     MPIBasedArrayContext.register(LazyarrayMPIArrayContext)

@@ -25,7 +25,7 @@ class PytestLazyarrayArrayContextFactory(PytestPyOpenCLArrayContextFactory):
     @classmethod
     def is_available(cls) -> bool:
         try:
-            import lazyarray.arraycontext.context  # noqa: F401
+            import lazyarray.arraycontext.context  # noqa: F401  (needs arraycontext: optional)
         except ImportError:
             return False
         return True
