@@ -251,7 +251,7 @@ def pending_depth(children) -> int:
     for c in children:
         # (asked only of children that would deepen it; an input is no
         # computed value, see computed)
-        if c.depth > depth and (type(c) is Input or on_device(c) is None):
+        if c.depth > depth and (c.kind == "input" or on_device(c) is None):
             depth = c.depth
     return depth + 1
 

@@ -97,7 +97,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     _stand_in: np.ndarray | None = None
 
     def __init__(self, node: Node):
-        if node.dtype in LONG_DOUBLES and type(node) is not Input:
+        if node.dtype in LONG_DOUBLES and node.kind != "input":
             raise long_double_error(node.dtype)
         self.node = node
         if node.depth > DEPTH_LIMIT and not TRACING.names:
@@ -122,7 +122,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """Compute this array's value and hold it as a leaf (the graph that
         computed it can be freed); the value on the device."""
         node = self.node
-        if type(node) is Input and node.data is not None:
+        if node.kind == "input" and node.data is not None:
             return node.data                # (computed already: a jitted call's result)
         try:
             with _run.DEVICE_LOCK:
@@ -156,7 +156,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     @node.setter
     def node(self, node: Node) -> None:
         self._node = node
-        if type(node) is not Input and node.depth >= NAMED_DEPTH:
+        if node.kind != "input" and node.depth >= NAMED_DEPTH:
             # (a leaf is computed already; shallower values are not asked for
             # their holders: see lazyarray.values.NAMED_DEPTH)
             hold(node, self)

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from lazyarray import run as _run
-from lazyarray.graph import Input
 from lazyarray.handle import asarray
 from lazyarray.host.policy import host_enabled, host_limit
 from lazyarray.values import on_device
@@ -74,12 +73,12 @@ def readable(array) -> bool:
         size *= n
     if size > SMALL:
         return False
-    if type(node) is Input and not node.owned and size > 1:
+    if node.kind == "input" and not node.owned and size > 1:
         # (an array handed in as a device buffer is read anew each time: work
         # on the whole of it stays on the device, where its data is)
         return False
     while True:
-        if type(node) is Input:
+        if node.kind == "input":
             return node.data is not None
         if on_device(node) is not None:
             return True

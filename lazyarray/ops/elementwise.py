@@ -20,16 +20,9 @@ import numpy as np
 
 from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError, unsupported_dtype_error
 from lazyarray.graph import (
-    Concat,
     Const,
-    Gather,
-    Input,
-    Iota,
     Map,
     Node,
-    Reduce,
-    Reshape,
-    Scan,
     View,
     is_weak,
 )
@@ -214,9 +207,10 @@ def _huge_operands(name: str, args: tuple) -> tuple:
     return (Const(truth, np.bool_, False),)
 
 
-#: node types whose weakness and dtype are all that typing reads of them
+#: node kinds whose weakness and dtype are all that typing reads of them
 #: (not constants, parameters or external calls)
-_ARRAY_NODES = frozenset({Input, Map, Reduce, View, Reshape, Concat, Iota, Scan, Gather})
+_ARRAY_NODES = frozenset({"input", "map", "reduce", "view", "reshape", "concat", "iota", "scan",
+                          "gather"})
 #: per ufunc and its operands' typing entries (see :func:`_direct_key`): the
 #: Map's op, dtype and weakness and the loop dtypes its operands convert to
 _DIRECT: dict[tuple, tuple] = {}
@@ -231,8 +225,8 @@ def _direct_key(name: str, args: tuple) -> tuple | None:
     None where typing reads more."""
     key: list = [name]
     for a in args:
-        kind = type(a)
-        if kind is Const:
+        kind = getattr(a, "kind", None)        # (None: a HugeInt operand)
+        if kind == "const":
             if name in _VALUE_DEPENDENT:
                 return None
             if a.weak and a.dtype.kind in "iu":
@@ -242,7 +236,7 @@ def _direct_key(name: str, args: tuple) -> tuple | None:
             else:
                 key.append((a.dtype, a.weak))
         elif kind in _ARRAY_NODES:
-            key.append((a.dtype, kind is Map and a.weak))
+            key.append((a.dtype, kind == "map" and a.weak))
         else:
             return None
     return tuple(key)
@@ -256,11 +250,11 @@ def elementwise(name: str, *args: Node) -> Node:
         if direct is not None:
             # (typed as before, without asking NumPy again)
             op, dtype, weak, loop = direct
-            return Map(op, tuple([a if a.dtype == d and type(a) is not Const
+            return Map(op, tuple([a if a.dtype == d and a.kind != "const"
                                   else _operand(a, d, name) for a, d in zip(args, loop)]),
                        _common_shape(args), dtype, weak)
     node, loop = _elementwise(name, args)
-    if key is not None and loop is not None and type(node) is Map and len(_DIRECT) < 4096:
+    if key is not None and loop is not None and node.kind == "map" and len(_DIRECT) < 4096:
         _DIRECT[key] = (node.op, node.dtype, node.weak, loop)
     return node
 

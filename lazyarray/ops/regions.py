@@ -49,7 +49,7 @@ def computed_outside_trace(node: Node) -> bool:
     """Whether *node* is a computed array outside a trace: where a region's
     changing offsets would otherwise compile a kernel each (a pending graph
     is compiled with all its offsets at once)."""
-    return (type(node) is Input or on_device(node) is not None) and not TRACING.names
+    return (node.kind == "input" or on_device(node) is not None) and not TRACING.names
 
 
 #: per uncomputed array outside a trace: the offsets of the windows read of
@@ -68,7 +68,7 @@ def computed_for_windows(node: Node, ranges: Any) -> bool:
     :data:`PENDING_WINDOW_LIMIT` different computations (each window would
     otherwise compute the whole graph again, in a kernel of its own per
     offset)."""
-    if TRACING.names or type(node) in (Input, Const) or on_device(node) is not None \
+    if TRACING.names or node.kind in ("input", "const") or on_device(node) is not None \
             or math.prod(node.shape) > ELEMENT_BASE_LIMIT:
         return False
     seen = _PENDING_WINDOWS.get(node)
@@ -173,7 +173,7 @@ def element_value(node: Node) -> np.ndarray | None:
     first, once for all its elements, unless it has more than
     :data:`ELEMENT_BASE_LIMIT`), not by a kernel of its own per index; None
     for other nodes."""
-    if type(node) is not View or node.shape \
+    if node.kind != "view" or node.shape \
             or any(entry[0] != "const" for entry in node.axis_map):
         return None
     index = tuple(entry[1] for entry in node.axis_map)
@@ -182,7 +182,7 @@ def element_value(node: Node) -> np.ndarray | None:
     if host is not None:
         return np.asarray(host[index])
     with _run.DEVICE_LOCK:
-        value = arg.data if type(arg) is Input else on_device(arg)
+        value = arg.data if arg.kind == "input" else on_device(arg)
         if value is None:
             if math.prod(arg.shape) > ELEMENT_BASE_LIMIT:
                 return None
@@ -194,8 +194,8 @@ def window_read(node: Node, ranges: Any, shape: tuple) -> Node:
     """The contiguous region *ranges* (:func:`one_run`) of the computed array
     *node* as an input of its own: a part of its buffer, whatever the offset
     the same argument of a kernel (a loop over windows compiles once)."""
-    value = node.data if type(node) is Input else on_device(node)
-    owned = node.owned if type(node) is Input else True
+    value = node.data if node.kind == "input" else on_device(node)
+    owned = node.owned if node.kind == "input" else True
     part = value[tuple(start if n is None else slice(start, start + n)
                        for start, _, n in ranges)]
     return Input(part.reshape(shape), owned=owned)

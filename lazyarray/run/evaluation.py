@@ -13,7 +13,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.errors import LazyArrayError, user_place
-from lazyarray.graph import Const, Input, Map, Node, Param, computed, walk
+from lazyarray.graph import Input, Map, Node, computed, walk
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import kernel_scalar
 from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, queue_of, using_queue
@@ -33,7 +33,7 @@ def evaluate(root: Node) -> cla.Array:
     if value is not None:
         return value
     with DEVICE_LOCK:
-        if type(root) is Map:
+        if root.kind == "map":
             value = _evaluate_map(root)
             if value is not None:
                 return value
@@ -53,13 +53,13 @@ def _evaluate_map(root: Map) -> cla.Array | None:
     queue = default_queue()
     values = []
     for node in root.args:
-        kind = type(node)
-        if kind is Input:
+        kind = node.kind
+        if kind == "input":
             value = node.data
             # (an input of another queue may be of another context: see evaluate)
             if value is None or value.queue is not queue:
                 return None
-        elif kind is Const or kind is Param:
+        elif kind == "const" or kind == "param":
             return None
         else:
             value = on_device(node)
@@ -93,7 +93,7 @@ def _foreign_queue(nodes: list[Node]) -> cl.CommandQueue | None:
     default queue's, or None."""
     default = default_queue()
     for node in nodes:
-        if type(node) is Input:
+        if node.kind == "input":
             queue = getattr(node.data, "queue", None)
             if queue is not None and queue is not default \
                     and queue.context != default.context:
@@ -131,14 +131,14 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
         for step in steps:
             args = {}
             for name, n in step.args:
-                kind = type(n)
+                kind = n.kind
                 # (inputs, the usual arguments, without _evaluate's checks: an
                 # input holding data has no other value; a constant is a scalar
                 # argument, or an array argument once its value was computed)
-                args[name] = _in_context(n, queue) if kind is Input and n.data is not None \
-                    else n.value if kind is Const and kernel_scalar(n) else _evaluate(n)
+                args[name] = _in_context(n, queue) if kind == "input" and n.data is not None \
+                    else n.value if kind == "const" and kernel_scalar(n) else _evaluate(n)
             value = run_step(step, queue, args)
-            if type(step.node) is Const:
+            if step.node.kind == "const":
                 # (not kept: an interned constant with a device value would
                 # read as a computed array in every later graph using it)
                 return value

@@ -24,7 +24,7 @@ import pyopencl.array as cla
 
 from kernelcore import KeyedLocks, get_executor, made_once
 from lazyarray.calls import launch_of
-from lazyarray.graph import Const, Input, Map, Node, Param, computed
+from lazyarray.graph import Const, Map, Node, computed
 from lazyarray.lower.flat import (
     FLAT_GROUP,
     SIZE_ARGUMENT,
@@ -184,12 +184,12 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
             continue
         entry: tuple
         if not expanded:
-            kind = type(node)
-            if kind is Input:
+            kind = node.kind
+            if kind == "input":
                 entry = ("in", False, node.dtype, node.shape)
             elif on_device(node) is not None:
                 entry = ("in", kernel_scalar(node), node.dtype, node.shape)
-            elif kind is Const or kind is Param:
+            elif kind == "const" or kind == "param":
                 entry = ((node.dtype, kernel_scalar(node)) if kernel_scalar(node)
                          else node._key)
             else:
