@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -297,7 +297,8 @@ def get_arg_descriptor_for_expression(kernel: Any, expr: Any) -> Any:
     :class:`ValueArgDescriptor`."""
     if isinstance(expr, SubArrayRef):
         sub = expr.subscript
-        name = sub.aggregate.name if isinstance(sub, prim.Subscript) else sub.name
+        name = (cast(prim.Variable, sub.aggregate).name if isinstance(sub, prim.Subscript)
+                else sub.name)
         var = kernel.arg_dict.get(name) or kernel.temporary_variables.get(name)
         if var is None:
             raise KernelcoreError(f"unknown array '{name}' in a sub-array reference")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     import kernelcore as lp
     from lazyarray import roofline as _roofline
+    from lazyarray.run.launch import BoundLaunch
 else:
     # (kernelcore, OpenCL and the roofline's measurements load when first used)
     cl, lp = deferred("pyopencl"), deferred("kernelcore")
@@ -154,7 +155,7 @@ def to_dot(x, path: str | Path | None = None) -> str:
     ``dot``); other paths get the source."""
     node = asarray(x).node
     stored = {n: r for n, r in _plan.storage.storage_plan(node)}
-    ids = {}
+    ids: dict[Node, str] = {}
     lines = ["digraph lazyarray {", "  rankdir=BT;"]
     for n in walk(node):
         ids[n] = f"n{len(ids)}"
@@ -372,7 +373,7 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
         queue = cl.CommandQueue(base.context, base.device,
                                 properties=cl.command_queue_properties.PROFILING_ENABLE)
         with _run.using_queue(queue):
-            values: dict[int, object] = {}
+            values: dict[Node, Any] = {}
             for k, step in enumerate(_run.plan([node])):
                 args = {}
                 for name, n in step.args:
@@ -384,7 +385,9 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
                     args[name] = value
                 values[step.node] = _run.run_step(step, queue, args)     # (warm-up)
                 compiled = step.compiled
-                bound = None if compiled is None else compiled.bound_on(queue, step.node)
+                # (the kernels profiled are bound launches: called, with their launches)
+                bound = None if compiled is None else cast(
+                    "BoundLaunch | None", compiled.bound_on(queue, step.node))
                 if bound is None:
                     continue                # (a fill, or no elements: no kernel)
                 samples = []

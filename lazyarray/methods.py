@@ -67,10 +67,32 @@ class NumPyMethods:
     """ndarray methods and attributes of :class:`~lazyarray.handle.LazyArray`
     beyond the arithmetic, views and reductions defined with it."""
 
-    shape: tuple
-    dtype: np.dtype
-    ndim: int
-    size: int
+    if TYPE_CHECKING:
+        # what LazyArray, the class built on these methods, provides them
+        _base: ArrayHandle | None
+
+        @property
+        def shape(self) -> tuple: ...
+
+        @property
+        def dtype(self) -> np.dtype: ...
+
+        @property
+        def ndim(self) -> int: ...
+
+        @property
+        def size(self) -> int: ...
+
+        def _refuse_value(self, what: str) -> None: ...
+
+        def _host(self) -> np.ndarray: ...
+
+        def reshape(self, *shape: Any, copy: bool | None = None) -> ArrayHandle: ...
+
+        def __getitem__(self, key: Any) -> ArrayHandle: ...
+
+        def __setitem__(self, key: Any, value: Any) -> None: ...
+
     #: the lazyarray module (see :func:`lazyarray.protocols.install`)
     _namespace: ClassVar[ModuleType]
 

@@ -269,7 +269,8 @@ class Generator:
             if iname in get_dependencies(insn.assignee):
                 value = mapper.vector_code(self.prepared(insn.expression),
                                            self.types(insn.assignee).dtype)
-                node = cast.Statement(mapper.store(self.prepared(insn.assignee), value))
+                node: cast.Statement | cast.If = cast.Statement(
+                    mapper.store(self.prepared(insn.assignee), value))
             elif iname in get_dependencies(insn.expression):
                 raise NotVectorizable(f"instruction '{insn.id}' stores every lane's "
                                       "value in one place")
@@ -324,9 +325,10 @@ class Generator:
                 body = self.gen(start, stop, active + [iname], inner)
                 nonempty = guard_condition(
                     align_to(project_to(inner, set(active)), self.knl._universe), context)
-                block = [cast.Statement(f"{self.index_ctype} const {iname} = "
-                                        f"{self.emit(value, context)};"),
-                         cast.Statement("")]
+                block: list[cast.Statement | cast.If] = [
+                    cast.Statement(f"{self.index_ctype} const {iname} = "
+                                   f"{self.emit(value, context)};"),
+                    cast.Statement("")]
                 block += [cast.If(self.emit(nonempty, context), body)] \
                     if nonempty is not True else body
                 nodes.append(cast.Block(block))
@@ -354,7 +356,7 @@ class Generator:
         if isinstance(insn, CInstruction):
             values = [(name, self.emit(expr, context)) for name, expr in insn.iname_exprs]
             # (a loop index already in scope under its own name needs no copy)
-            node = cast.Block([
+            node: cast.Block | cast.Statement | cast.If = cast.Block([
                 cast.Statement(f"{self.index_ctype} const {name} = {value};")
                 for name, value in values if value != name] + [
                 cast.Statement(line) for line in insn.code.split("\n")])
@@ -372,7 +374,7 @@ class Generator:
         """Whether *insn* is ``y = k(...)`` for a callee kernel ``k``."""
         fn = getattr(insn.expression, "function", None)
         return isinstance(insn.expression, prim.Call) and isinstance(
-            self.knl.callables.get(getattr(fn, "name", None)), CallableKernel)
+            self.knl.callables.get(getattr(fn, "name", "")), CallableKernel)
 
     def call_statement(self, insn, context) -> str:
         clbl = self.knl.callables.get(insn.expression.function.name)
@@ -459,6 +461,7 @@ class Generator:
                     f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
+            assert tv.dtype is not None
             ctype = self.target.dtype_to_ctype(tv.dtype)
             size = storage_size(name, tv)
             if size == 0:
@@ -549,11 +552,12 @@ def segments(items) -> list[tuple[str, list]]:
     """``(device kernel name, items)`` for each device kernel of the
     linearization *items*."""
     result = []
-    current = None
+    current: tuple[str, list] | None = None
     for item in items:
         if isinstance(item, CallKernel):
             current = (item.kernel_name, [])
         elif isinstance(item, ReturnFromKernel):
+            assert current is not None
             result.append(current)
             current = None
         elif current is not None:

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import islpy as isl
 
 from kernelcore.diagnostic import CodeGenerationError, KernelcoreError, StaticValueFindingError
 from kernelcore.ir.domain import aff_to_expr, project_to, static_max_of_pw_aff, static_range
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag, is_hw_parallel
+
+if TYPE_CHECKING:
+    from pymbolic.typing import ArithmeticExpression
 
 dim_type = isl.dim_type
 
@@ -23,7 +27,7 @@ class HwRange:
 
     iname: str
     tag: LocalIndexTag | GroupIndexTag
-    lower: object        # pymbolic expression in the parameters
+    lower: ArithmeticExpression  # pymbolic expression in the parameters
     size: isl.PwAff      # the extent (a single static bound where one exists)
 
 

@@ -393,10 +393,6 @@ class AtomicUpdate(OrderedAtomic):
     """The assignment updates the variable atomically (``{atomic}``)."""
 
 
-def _as_expr(x: Any) -> Any:
-    return parse_expression(x) if isinstance(x, str) else x
-
-
 def is_array_call(assignees: Any, expression: Any) -> bool:
     """Whether an assignment of *expression* to *assignees* is a call taking
     or returning whole arrays (slices or ``[i]: a[i]`` sub-array references)."""

@@ -53,7 +53,8 @@ class _Points:
     (instructions that neither compute nor move data are not counted)."""
 
     def __init__(self, times: _InsnCounter, insn: Assignment):
-        self.times, self.insn, self.value = times, insn, None
+        self.times, self.insn = times, insn
+        self.value: int | None = None
 
     def __call__(self) -> int:
         if self.value is None:

@@ -156,7 +156,7 @@ def split_group_reductions(knl):
     return knl
 
 
-def _range_domain(name: str, rng, params) -> isl.BasicSet:
+def _range_domain(name: str, rng, params) -> isl.BasicSet | isl.Set:
     """``{[name]: lower <= name < lower + size}`` for a parallel iname's range."""
     space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=list(params))
     v = prim.Variable(name)

@@ -120,7 +120,6 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
 def broadcast_arrays(*arrays: Any) -> list[LazyArray]:
     """The arrays broadcast against each other (views), a list as the Array
     API 2024.12 specifies (NumPy 2 returns a tuple)."""
-    arrays = [asarray(a) for a in arrays]
     arrays = [asarray(a) for a in arrays]  # type: ignore[assignment]
     shape = broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]

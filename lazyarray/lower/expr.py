@@ -12,6 +12,7 @@ Public names: Expr, row_operands, TEMP_DEPTH.
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -26,6 +27,9 @@ from lazyarray.plan.accesses import accesses, concat_sources, operand_uses
 from lazyarray.plan.indexing import index_expr
 from lazyarray.plan.inputs import KernelInput
 from lazyarray.ufunc_templates import ELEMENTWISE
+
+if TYPE_CHECKING:
+    import islpy as isl
 
 #: a computed value whose expression would nest deeper than this many
 #: operations is held in a private temporary (deeply nested expressions are
@@ -105,11 +109,11 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         self.shared: dict = {}      # (node, index) -> reads in shareable places
         self.out_index: tuple = ()
         self.inames: list[str] = []             # the loops of the output's elements
-        self.row_arrays: dict[Node, str] = {}   # node -> its private row array
+        self.row_arrays: dict[Node, prim.Variable] = {}  # node -> its private row array
         self.row_insns: list = []               # row temporaries' statements, in order
         self.row_temps: dict[Node, prim.Variable] = {}  # reduction -> private temporary
         self.cse_insns: list = []               # shared values' statements, in order
-        self.row_domains: list[str] = []
+        self.row_domains: list[isl.BasicSet] = []
         self.row_lanes = row_lanes
         self.row_group = row_group
         self._positions: dict = {}  # GPU row position -> (slot, work-item) inames
@@ -232,6 +236,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         work-item's row arrays (the only work-item of its row: *inner* is
         0)."""
         group = self.row_group
+        assert group is not None
         self.row_domains.append(domain(
             [outer, inner], *bounds(inner, group), {outer: 1},
             {outer: -group, inner: -1, 1: extent - 1}))
@@ -281,7 +286,8 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         :attr:`shared`), and, apart from those reached only through row
         arrays: the pairs producers first, as ``(key, node, index)``, the
         keys each one reads, and how many times each is read."""
-        self.shared = reached = {}
+        reached: dict[tuple, int] = {}
+        self.shared = reached
         counts: dict[tuple, int] = {}
         reads: dict[tuple, list] = {}
         order: list = []
@@ -438,7 +444,8 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         k, m = node.axis, node.indices.ndim
         extent = max(node.arg.shape[k], 1)
         int64 = np.dtype(np.int64)
-        position = prim.Remainder(TypeCast(int64, self(node.indices, index[k:k + m])), extent)
+        position: prim.Expression = prim.Remainder(
+            TypeCast(int64, self(node.indices, index[k:k + m])), extent)
         if self._elementwise and not self._unshared:
             position = self._private(int64, position)
         return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])
@@ -465,7 +472,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         # (joined views of one value, as after x[:, 3] = v: the value most of
         # the elements read is the last choice)
         last = max(range(len(sources)), key=lambda k: sum(b - a for a, b in sources[k][1]))
-        expr = sources[last][0]
+        expr: prim.Expression = sources[last][0]
         for value, ranges in reversed([s for k, s in enumerate(sources) if k != last]):
             expr = prim.If(_ranges_test(var, ranges, extent), value, expr)
         return expr

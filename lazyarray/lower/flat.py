@@ -13,6 +13,8 @@ FLAT_REDUCTION_LIMIT.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pymbolic.primitives as prim
 from numpy.lib.stride_tricks import as_strided
@@ -116,8 +118,9 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
         stand_in = n if scalar else _stand_in(n, length)
         flat[n], flat_inputs[stand_in] = stand_in, KernelInput(stand_in, name, scalar)
     for n in _region(body, inputs):
+        m = cast(Map, n)    # (the region of a flat kernel: maps and constants)
         flat[n] = n if is_kind(n, "const") else Map(
-            n.op, tuple(flat[a] for a in n.args), (length,), n.dtype, n.weak)
+            m.op, tuple(flat[a] for a in m.args), (length,), m.dtype, m.weak)
     root = flat[body]
     expr = Expr(flat_inputs)
     size = prim.Variable(SIZE_ARGUMENT)

@@ -130,8 +130,9 @@ def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
             if group == 1 and last in ROW_VECTORS and node.dtype.kind in "iuf":
                 expr.row_tags[f"{name}_o"] = "vec"
         expr.compute(node, index, reduced)
-    data = [lp.GlobalArg("out", node.dtype, shape=node.shape or (1,),
-                         alignment=OUT_ALIGNMENT if kind == "gpu" else None)]
+    data: list[lp.ArrayArg | lp.ValueArg] = [
+        lp.GlobalArg("out", node.dtype, shape=node.shape or (1,),
+                     alignment=OUT_ALIGNMENT if kind == "gpu" else None)]
     for stored_node, name, scalar in sorted(inputs.values(), key=lambda read: read.name):
         data.append(lp.ValueArg(name, stored_node.dtype) if scalar
                     else lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
@@ -179,9 +180,9 @@ def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
     if kind == "gpu" and elementwise and not sizes and node.ndim >= 2 \
             and reads_rows(knl, out_inames, node.shape):
         return stencil_schedule(knl, out_inames, node.shape)
-    group = sizes.get("group_size", (None,))
-    knl = lp.auto_parallelize(knl, kind, group_size=group[0],
-                              items=group[1] if len(group) > 1 else None)
+    group_size = sizes.get("group_size", (None,))
+    knl = lp.auto_parallelize(knl, kind, group_size=group_size[0],
+                              items=group_size[1] if len(group_size) > 1 else None)
     if kind == "cpu" and target.math_f32 == "branch_free" and not sizes \
             and _vector_math(node, inputs):
         return _cpu_vector_lanes(knl)

@@ -542,7 +542,8 @@ def row_layout(extent: int, rows: int) -> tuple[int, int]:
 
 
 def row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
-                        rows_per_group: int = 1, lanes: int = ROW_GROUP) -> lp.LoopKernel:
+                        rows_per_group: int = 1, lanes: int | None = ROW_GROUP
+                        ) -> lp.LoopKernel:
     """*knl* (a row kernel whose rows are walked by the work-items and
     unrolled slots that *tags* names, see :func:`row_layout`) for GPUs: the
     work-items of a row (*lanes* of them, along ``l.0``) reduce the row

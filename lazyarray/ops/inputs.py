@@ -34,6 +34,17 @@ class ArrayHandle:
 
     node: Node
 
+    if TYPE_CHECKING:
+        # what LazyArray, the class built on this one, provides
+
+        @property
+        def shape(self) -> tuple: ...
+
+        @property
+        def dtype(self) -> np.dtype: ...
+
+        def __setitem__(self, key: Any, value: Any) -> None: ...
+
     @staticmethod
     def _of_node(node: Node) -> Any:
         """A new lazy array whose value is *node* (the class defines it)."""
@@ -54,9 +65,9 @@ def node_of(x: Any) -> Node:
     if dtype is not None and (type(x) is not int or -2**63 <= x < 2**63):
         return Const(x, dtype, True)
     if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
-        return HugeInt(x)
+        return HugeInt(x)  # type: ignore[return-value]  # (elementwise operations resolve it)
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
-        return Const(x, np.result_type(x), True)
+        return Const(x, np.result_type(x), True)  # type: ignore[arg-type]  # (a Number is a scalar)
     if isinstance(x, np.generic):
         return Const(x, x.dtype, False)
     return input_node(x)
