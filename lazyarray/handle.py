@@ -122,7 +122,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """Compute this array's value and hold it as a leaf (the graph that
         computed it can be freed); the value on the device."""
         node = self.node
-        if node.kind == "input" and node.data is not None:
+        if is_kind(node, "input") and node.data is not None:
             return node.data                # (computed already: a jitted call's result)
         try:
             with _run.DEVICE_LOCK:

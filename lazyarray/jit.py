@@ -307,7 +307,7 @@ def _fast_data(x) -> cla.Array | None:
     or a pyopencl array, else None."""
     if type(x) is LazyArray or isinstance(x, LazyArray):
         node = x.node
-        if node.kind == "input":
+        if is_kind(node, "input"):
             return node.data
         return on_device(node)
     arrays = _modules.get("pyopencl.array")       # (None: no pyopencl array exists)

@@ -84,10 +84,10 @@ def build_options(device: cl.Device) -> list[str]:
     return []
 
 
-def compile_program(ctx: cl.Context, source: str, binaries: bool = True) -> cl.Program:
+def compile_program(ctx: cl.Context, source: str, keep_binary: bool = True) -> cl.Program:
     """*source* built for *ctx* with :func:`build_options` (from its binary on
     disk where the platform keeps no binaries of its own, see the module
-    documentation; without *binaries*, always from source and nothing kept:
+    documentation; without *keep_binary*, always from source and nothing kept:
     asking PoCL for a binary compiles every kernel a second time, which a
     program built once per process, from the platform's source cache, does
     not pay)."""
@@ -95,7 +95,7 @@ def compile_program(ctx: cl.Context, source: str, binaries: bool = True) -> cl.P
     options = build_options(devices[0])
     if not logger.isEnabledFor(logging.DEBUG):
         options = [*options, "-w"]          # (the compiler's warnings: see the module doc)
-    if not binaries or len(devices) != 1 or not _binary_cache_on(devices[0]):
+    if not keep_binary or len(devices) != 1 or not _binary_cache_on(devices[0]):
         return _build(cl.Program(ctx, source), options)
     key = _binary_key(devices[0], options, source)
     store = _binary_store()

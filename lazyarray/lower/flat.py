@@ -21,7 +21,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import kernelcore as lp
 from kernelcore import INDEX_LIMIT, Reduction, make_loop_kernel
-from lazyarray.graph import Input, Map, Node, Reduce, walk
+from lazyarray.graph import Input, Map, Node, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -60,7 +60,6 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
     :data:`FLAT_REDUCTION_LIMIT` elements."""
     body = node
     if is_kind(node, "reduce"):
-        assert isinstance(node, Reduce)
         body = node.arg
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)

@@ -254,7 +254,7 @@ def elementwise(name: str, *args: Node) -> Node:
                                   else _operand(a, d, name) for a, d in zip(args, loop)]),
                        _common_shape(args), dtype, weak)
     node, loop = _elementwise(name, args)
-    if key is not None and loop is not None and node.kind == "map" and len(_DIRECT) < 4096:
+    if key is not None and loop is not None and is_kind(node, "map") and len(_DIRECT) < 4096:
         _DIRECT[key] = (node.op, node.dtype, node.weak, loop)
     return node
 

@@ -173,7 +173,7 @@ def element_value(node: Node) -> np.ndarray | None:
     first, once for all its elements, unless it has more than
     :data:`ELEMENT_BASE_LIMIT`), not by a kernel of its own per index; None
     for other nodes."""
-    if node.kind != "view" or node.shape \
+    if not is_kind(node, "view") or node.shape \
             or any(entry[0] != "const" for entry in node.axis_map):
         return None
     index = tuple(entry[1] for entry in node.axis_map)
@@ -182,7 +182,7 @@ def element_value(node: Node) -> np.ndarray | None:
     if host is not None:
         return np.asarray(host[index])
     with _run.DEVICE_LOCK:
-        value = arg.data if arg.kind == "input" else on_device(arg)
+        value = arg.data if is_kind(arg, "input") else on_device(arg)
         if value is None:
             if math.prod(arg.shape) > ELEMENT_BASE_LIMIT:
                 return None
@@ -194,8 +194,8 @@ def window_read(node: Node, ranges: Any, shape: tuple) -> Node:
     """The contiguous region *ranges* (:func:`one_run`) of the computed array
     *node* as an input of its own: a part of its buffer, whatever the offset
     the same argument of a kernel (a loop over windows compiles once)."""
-    value = node.data if node.kind == "input" else on_device(node)
-    owned = node.owned if node.kind == "input" else True
+    value = node.data if is_kind(node, "input") else on_device(node)
+    owned = node.owned if is_kind(node, "input") else True
     part = value[tuple(start if n is None else slice(start, start + n)
                        for start, _, n in ranges)]
     return Input(part.reshape(shape), owned=owned)

@@ -33,7 +33,7 @@ def evaluate(root: Node) -> cla.Array:
     if value is not None:
         return value
     with DEVICE_LOCK:
-        if root.kind == "map":
+        if is_kind(root, "map"):
             value = _evaluate_map(root)
             if value is not None:
                 return value
@@ -93,7 +93,7 @@ def _foreign_queue(nodes: list[Node]) -> cl.CommandQueue | None:
     default queue's, or None."""
     default = default_queue()
     for node in nodes:
-        if node.kind == "input":
+        if is_kind(node, "input"):
             queue = getattr(node.data, "queue", None)
             if queue is not None and queue is not default \
                     and queue.context != default.context:

@@ -119,7 +119,7 @@ def build_program(ctx: cl.Context, source: str) -> cl.Program:
     """*source* built for *ctx* with kernelcore's build options, from
     source: the platform's cache of source builds (PoCL's, NVIDIA's) or
     pyopencl's serves later builds."""
-    return compile_program(ctx, source, binaries=False)
+    return compile_program(ctx, source, keep_binary=False)
 
 
 def _build_merged(ctx: cl.Context, source: str, digest: str) -> cl.Program:
