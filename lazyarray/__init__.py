@@ -77,7 +77,8 @@ complex64, complex128, uint8, int8, int16, uint32 = (
     _np.complex64, _np.complex128, _np.uint8, _np.int8, _np.int16, _np.uint32)
 uint16, uint64 = _np.uint16, _np.uint64
 
-e, pi, inf, nan, newaxis = _np.e, _np.pi, _np.inf, _np.nan, None
+e = _np.e  # type: ignore[misc]  # (mypy reports a deleted "e" from the star imports above: a false report)
+pi, inf, nan, newaxis = _np.pi, _np.inf, _np.nan, None
 
 from lazyarray.api import (
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
