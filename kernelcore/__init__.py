@@ -64,6 +64,7 @@ from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import cache_stats, caching_enabled, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
+from kernelcore.runtime.launch_slots import CompiledLaunches, Launch, compile_launches
 from kernelcore.runtime.launchers import (
     HostLauncherI,
     KernelStatistics,
@@ -180,7 +181,8 @@ __all__ = [
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
     "OpenCLTarget", "PyOpenCLTarget",
     "default_context", "default_queue", "profiling_queue", "cache_stats", "set_caching_enabled",
-    "make_launcher", "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
+    "make_launcher", "compile_launches", "CompiledLaunches", "Launch",
+    "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
     "OpenClKernelListLauncher", "OpenClParametrizedKernelLauncher",
     "OpenClIterativeKernelLauncher", "OpenClKernelParameterGenerator",
     "OpenClKernelParameterYielder", "OpenClCopyLauncher", "HostLauncherI",

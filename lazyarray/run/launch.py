@@ -31,9 +31,7 @@ import pyopencl.invoker
 import kernelcore as lp
 from kernelcore import (
     KeyedLocks,
-    OpenClKernelLauncher,
     compile_program,
-    get_executor,
     made_once,
     memory_pool,
 )
@@ -137,39 +135,15 @@ class BoundLaunch:
 
     @classmethod
     def from_run(cls, knl, queue, args: dict, out: cla.Array) -> BoundLaunch:
-        """Bound from kernelcore's launcher of *knl* for the arrays of a run."""
-        flat = kernel_arguments(args, out)
-        launcher = lp.make_launcher(knl, queue, **flat)
-        executor = get_executor(knl, flat)
-        # (the launcher converts scalars: they are known by position)
-        names = [a.name for a in executor.knl.args]
-        temporaries: dict[int, int] = {}
-        launches = []
-        subs = [sub for sub in launcher.launchers
-                if isinstance(sub, OpenClKernelLauncher)]
-        for sub in subs:
-            arguments: list[tuple] = []
-            for k, value in sub.args_list:
-                name = next((n for n, a in flat.items() if a is value), None)
-                if name is not None:
-                    arguments.append(("array", name))
-                elif k < len(names) and not isinstance(flat.get(names[k]), (cla.Array,
-                                                                             type(None))):
-                    arguments.append(("scalar", names[k]))
-                elif isinstance(value, cla.Array):
-                    index = temporaries.setdefault(id(value), len(temporaries))
-                    arguments.append(("temporary", index, value.nbytes))
-                else:
-                    arguments.append(("value", value))
-            launches.append((recipe_name(sub.kernel.function_name),
-                             tuple(sub.default_global_work_size or ()),
-                             None if sub.default_local_work_size is None
-                             else tuple(sub.default_local_work_size), tuple(arguments)))
-        source = executor.code.device_code()
-        recipe = Recipe(source, tuple(launches))
+        """Bound from what kernelcore says a run of *knl* on these arrays
+        launches (:func:`kernelcore.compile_launches`)."""
+        compiled = lp.compile_launches(knl, queue, kernel_arguments(args, out))
         # (a kernel's program may be several built as one: its name there)
-        return cls(recipe, [cl.Kernel(sub.kernel.program, sub.kernel.function_name)
-                            for sub in subs],
+        recipe = Recipe(compiled.source, tuple(
+            (recipe_name(launch.function_name), launch.global_size, launch.local_size,
+             launch.slots) for launch in compiled.launches))
+        return cls(recipe, [cl.Kernel(launch.program, launch.function_name)
+                            for launch in compiled.launches],
                    queue, _result_template(queue, out.shape, out.dtype))
 
     @classmethod

@@ -92,3 +92,37 @@ def test_stages_the_ir_reaches_are_registered(name, entry):
 def test_an_unregistered_stage_is_an_error():
     with pytest.raises(lp.KernelcoreError, match="not loaded"):
         ir.stages.stage("no such stage")
+
+
+def test_compile_launches_names_each_argument_slot(queue):
+    """The door for callers that set kernel arguments themselves: the source,
+    each launch's grid and where each argument goes; launching by those slots
+    gives the kernel's result."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "out[i] = 2 * a[i] + s",
+                         [lp.GlobalArg("a", np.float32, shape="n"),
+                          lp.GlobalArg("out", np.float32, shape="n"),
+                          lp.ValueArg("s", np.float32), lp.ValueArg("n", np.int32)])
+    a = cla.to_device(queue, np.arange(100, dtype=np.float32))
+    out = cla.empty(queue, 100, np.float32)
+    arguments = {"a": a, "out": out, "s": np.float32(0.5), "n": np.int32(100)}
+    compiled = lp.compile_launches(knl, queue, arguments)
+    [launch] = compiled.launches
+    assert launch.function_name in compiled.source
+    kinds = {slot[0] for slot in launch.slots}
+    assert ("array", "a") in launch.slots and ("array", "out") in launch.slots
+    assert ("scalar", "s") in launch.slots and kinds <= {"array", "scalar", "value"}
+    kernel = cl.Kernel(launch.program, launch.function_name)
+    fresh = cla.zeros(queue, 100, np.float32)
+    given = {"a": a, "out": fresh}
+    for k, slot in enumerate(launch.slots):
+        if slot[0] == "array":
+            kernel.set_arg(k, given[slot[1]].base_data)
+        elif slot[0] == "scalar":
+            kernel.set_arg(k, arguments[slot[1]])
+        else:
+            kernel.set_arg(k, slot[1])
+    cl.enqueue_nd_range_kernel(queue, kernel, launch.global_size, launch.local_size)
+    np.testing.assert_array_equal(fresh.get(), 2 * np.arange(100, dtype=np.float32) + 0.5)
