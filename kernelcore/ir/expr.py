@@ -57,7 +57,7 @@ class Reduction(prim.ExpressionNode):
         elif not isinstance(self.inames, tuple):
             object.__setattr__(self, "inames", tuple(self.inames))
 
-    def make_stringifier(self, originating_stringifier=None):
+    def make_stringifier(self, originating_stringifier: Any = None) -> StringifyMapper:
         return StringifyMapper()
 
 
@@ -75,7 +75,7 @@ class TypeCast(prim.ExpressionNode):
                                   "types can be cast to; convert the fields one by one")
         object.__setattr__(self, "dtype", dtype)
 
-    def make_stringifier(self, originating_stringifier=None):
+    def make_stringifier(self, originating_stringifier: Any = None) -> StringifyMapper:
         return StringifyMapper()
 
 
@@ -92,7 +92,7 @@ class ResolvedFunction(prim.ExpressionNode):
         fn = self.function
         return fn if isinstance(fn, str) else fn.name
 
-    def make_stringifier(self, originating_stringifier=None):
+    def make_stringifier(self, originating_stringifier: Any = None) -> StringifyMapper:
         return StringifyMapper()
 
 
@@ -105,54 +105,54 @@ class SubArrayRef(prim.ExpressionNode):
     swept_inames: tuple
     subscript: Any
 
-    def make_stringifier(self, originating_stringifier=None):
+    def make_stringifier(self, originating_stringifier: Any = None) -> StringifyMapper:
         return StringifyMapper()
 
 
 class IdentityMapper(_IdentityMapper):
-    def map_resolved_function(self, expr, *args, **kwargs):
+    def map_resolved_function(self, expr: ResolvedFunction, *args: Any, **kwargs: Any) -> Any:
         return expr
 
-    def map_sub_array_ref(self, expr, *args, **kwargs):
+    def map_sub_array_ref(self, expr: SubArrayRef, *args: Any, **kwargs: Any) -> Any:
         new = self.rec(expr.subscript, *args, **kwargs)
         return expr if new is expr.subscript else SubArrayRef(expr.swept_inames, new)
 
-    def map_reduction(self, expr: Reduction, *args, **kwargs):
+    def map_reduction(self, expr: Reduction, *args: Any, **kwargs: Any) -> Any:
         new = self.rec(expr.expr, *args, **kwargs)
         return expr if new is expr.expr else Reduction(expr.operation, expr.inames, new)
 
-    def map_type_cast(self, expr: TypeCast, *args, **kwargs):
+    def map_type_cast(self, expr: TypeCast, *args: Any, **kwargs: Any) -> Any:
         return TypeCast(expr.dtype, self.rec(expr.child, *args, **kwargs))
 
 
 class CombineMapper(_CombineMapper):
-    def map_sub_array_ref(self, expr, *args, **kwargs):
+    def map_sub_array_ref(self, expr: SubArrayRef, *args: Any, **kwargs: Any) -> Any:
         return self.rec(expr.subscript, *args, **kwargs)
 
-    def map_reduction(self, expr: Reduction, *args, **kwargs):
+    def map_reduction(self, expr: Reduction, *args: Any, **kwargs: Any) -> Any:
         return self.rec(expr.expr, *args, **kwargs)
 
-    def map_type_cast(self, expr: TypeCast, *args, **kwargs):
+    def map_type_cast(self, expr: TypeCast, *args: Any, **kwargs: Any) -> Any:
         return self.rec(expr.child, *args, **kwargs)
 
 
 class WalkMapper(_WalkMapper):
-    def map_resolved_function(self, expr, *args, **kwargs):
+    def map_resolved_function(self, expr: ResolvedFunction, *args: Any, **kwargs: Any) -> None:
         self.visit(expr, *args, **kwargs)
 
-    def map_sub_array_ref(self, expr, *args, **kwargs):
+    def map_sub_array_ref(self, expr: SubArrayRef, *args: Any, **kwargs: Any) -> None:
         if not self.visit(expr, *args, **kwargs):
             return
         self.rec(expr.subscript, *args, **kwargs)
         self.post_visit(expr, *args, **kwargs)
 
-    def map_reduction(self, expr: Reduction, *args, **kwargs):
+    def map_reduction(self, expr: Reduction, *args: Any, **kwargs: Any) -> None:
         if not self.visit(expr, *args, **kwargs):
             return
         self.rec(expr.expr, *args, **kwargs)
         self.post_visit(expr, *args, **kwargs)
 
-    def map_type_cast(self, expr: TypeCast, *args, **kwargs):
+    def map_type_cast(self, expr: TypeCast, *args: Any, **kwargs: Any) -> None:
         if not self.visit(expr, *args, **kwargs):
             return
         self.rec(expr.child, *args, **kwargs)
@@ -160,22 +160,27 @@ class WalkMapper(_WalkMapper):
 
 
 class StringifyMapper(_StringifyMapper):
-    def map_resolved_function(self, expr, enclosing_prec, *args, **kwargs):
+    def map_resolved_function(self, expr: ResolvedFunction, enclosing_prec: int,
+                              *args: Any, **kwargs: Any) -> str:
         return expr.name
 
-    def map_sub_array_ref(self, expr, enclosing_prec, *args, **kwargs):
+    def map_sub_array_ref(self, expr: SubArrayRef, enclosing_prec: int,
+                          *args: Any, **kwargs: Any) -> str:
         inames = ", ".join(str(i) for i in expr.swept_inames)
         return f"[{inames}]: {self.rec(expr.subscript, PREC_NONE)}"
 
-    def map_reduction(self, expr: Reduction, enclosing_prec, *args, **kwargs):
+    def map_reduction(self, expr: Reduction, enclosing_prec: int,
+                      *args: Any, **kwargs: Any) -> str:
         inames = expr.inames[0] if len(expr.inames) == 1 else \
             "(" + ", ".join(expr.inames) + ")"
         return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
 
-    def map_type_cast(self, expr: TypeCast, enclosing_prec, *args, **kwargs):
+    def map_type_cast(self, expr: TypeCast, enclosing_prec: int,
+                      *args: Any, **kwargs: Any) -> str:
         return f"cast({expr.dtype}, {self.rec(expr.child, PREC_NONE)})"
 
-    def map_constant(self, expr, enclosing_prec, *args, **kwargs):
+    def map_constant(self, expr: Any, enclosing_prec: int,
+                     *args: Any, **kwargs: Any) -> str:
         if isinstance(expr, np.generic):
             return repr(expr.item())
         return super().map_constant(expr, enclosing_prec, *args, **kwargs)
@@ -185,28 +190,28 @@ class VariableCollector(CombineMapper):
     """Names of the variables an expression reads (function names excluded,
     inames bound by reductions excluded)."""
 
-    def combine(self, values):
+    def combine(self, values: Any) -> frozenset[str]:
         result: set[str] = set()
         for v in values:
             result |= v
         return frozenset(result)
 
-    def map_constant(self, expr):
+    def map_constant(self, expr: Any) -> frozenset[str]:
         return frozenset()
 
-    def map_variable(self, expr):
+    def map_variable(self, expr: prim.Variable) -> frozenset[str]:
         return frozenset([expr.name])
 
-    def map_call(self, expr):
+    def map_call(self, expr: prim.Call) -> frozenset[str]:
         return self.combine(self.rec(p) for p in expr.parameters)
 
-    def map_reduction(self, expr):
+    def map_reduction(self, expr: Reduction) -> frozenset[str]:
         return self.rec(expr.expr) - frozenset(expr.inames)
 
-    def map_sub_array_ref(self, expr):
+    def map_sub_array_ref(self, expr: SubArrayRef) -> frozenset[str]:
         return self.rec(expr.subscript) - frozenset(i.name for i in expr.swept_inames)
 
-    def map_slice(self, expr):
+    def map_slice(self, expr: prim.Slice) -> frozenset[str]:
         return self.combine(self.rec(c) for c in expr.children if c is not None)
 
     map_nan = map_constant
@@ -224,7 +229,7 @@ class AccessCollector(WalkMapper):
         self.bare: set[str] = set()
         self.functions: set[str] = set()
 
-    def map_subscript(self, expr):
+    def map_subscript(self, expr: prim.Subscript) -> None:
         if isinstance(expr.aggregate, prim.Variable):
             idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
             self.accesses.append((expr.aggregate.name, idx, self.bound))
@@ -233,28 +238,28 @@ class AccessCollector(WalkMapper):
         else:
             super().map_subscript(expr)
 
-    def map_variable(self, expr):
+    def map_variable(self, expr: prim.Variable) -> None:
         self.bare.add(expr.name)
 
-    def map_call(self, expr):
+    def map_call(self, expr: prim.Call) -> None:
         if isinstance(expr.function, (prim.Variable, ResolvedFunction)):
             self.functions.add(expr.function.name)
         for p in expr.parameters:
             self.rec(p)
 
-    def map_reduction(self, expr):
+    def map_reduction(self, expr: Reduction) -> None:
         outer = self.bound
         self.bound = outer | frozenset(expr.inames)
         self.rec(expr.expr)
         self.bound = outer
 
-    def map_constant(self, expr):
+    def map_constant(self, expr: Any) -> None:
         pass
 
     map_nan = map_constant
 
 
-def collect_accesses(insns) -> AccessCollector:
+def collect_accesses(insns: Any) -> AccessCollector:
     """An :class:`AccessCollector` that walked every expression of *insns*."""
     collector = AccessCollector()
     for insn in insns:
@@ -263,14 +268,14 @@ def collect_accesses(insns) -> AccessCollector:
     return collector
 
 
-def called_names(expr) -> set[str]:
+def called_names(expr: Any) -> set[str]:
     """The names of the functions (and substitution rules) *expr* calls."""
     collector = AccessCollector()
     collector(expr)
     return collector.functions
 
 
-def get_dependencies(expr) -> frozenset[str]:
+def get_dependencies(expr: Any) -> frozenset[str]:
     """All variable names *expr* reads."""
     return VariableCollector()(expr)
 
@@ -290,7 +295,7 @@ class _ReductionFinder(WalkMapper):
     map_nan = map_constant
 
 
-def find_reductions(expr) -> list[Reduction]:
+def find_reductions(expr: Any) -> list[Reduction]:
     """Every reduction node inside *expr* (outermost first)."""
     finder = _ReductionFinder()
     finder(expr)
@@ -303,11 +308,11 @@ class SubstitutionMapper(IdentityMapper):
     def __init__(self, subst: Callable[[str], Any | None]):
         self.subst = subst
 
-    def map_variable(self, expr):
+    def map_variable(self, expr: prim.Variable) -> Any:
         result = self.subst(expr.name)
         return expr if result is None else result
 
-    def map_reduction(self, expr):
+    def map_reduction(self, expr: Reduction) -> Any:
         outer = self.subst
         self.subst = lambda name: None if name in expr.inames else outer(name)
         try:
@@ -316,6 +321,6 @@ class SubstitutionMapper(IdentityMapper):
             self.subst = outer
 
 
-def substitute(expr, mapping: Mapping[str, Any]):
+def substitute(expr: Any, mapping: Mapping[str, Any]) -> Any:
     """*expr* with the variables named in *mapping* replaced."""
     return SubstitutionMapper(mapping.get)(expr)
