@@ -11,6 +11,7 @@ Public names: CExpressionMapper (and HelperRegistry, from :mod:`kernelcore.codeg
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -220,13 +221,13 @@ class CExpressionMapper(Mapper):
     def _complex(self, dt: np.dtype) -> str:
         return self.target.complex_prefix(dt)
 
-    def map_constant(self, expr, prec, dtype):
+    def map_constant(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if isinstance(expr, bool):
             return "1" if expr else "0"
         s = self.literal(expr, dtype)
         return self._paren(s, PREC_UNARY, prec) if s.startswith("-") and prec > PREC_SUM else s
 
-    def map_variable(self, expr, prec, dtype):
+    def map_variable(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         name = expr.name
         var = self.knl.arg_dict.get(name) or self.knl.temporary_variables.get(name)
         if isinstance(var, (ArrayArg, TemporaryVariable)) and var.shape == () and (
@@ -255,7 +256,7 @@ class CExpressionMapper(Mapper):
             flat.extend(t.children if isinstance(t, prim.Sum) else [t])
         return flat[0] if len(flat) == 1 else prim.Sum(tuple(flat))
 
-    def map_subscript(self, expr, prec, dtype):
+    def map_subscript(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         name = expr.aggregate.name
         var = self.knl.get_var(name)
         index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
@@ -279,7 +280,7 @@ class CExpressionMapper(Mapper):
                                tuple(expr.index[:-1]))  # type: ignore[index, call-overload]
         return f"{name}[{self.code(simplify(lead), PREC_NONE)}]"
 
-    def map_sum(self, expr, prec, dtype):
+    def map_sum(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if dtype.kind == "c":
             result = self.code(expr.children[0], PREC_NONE, dtype)
             for ch in expr.children[1:]:
@@ -288,7 +289,7 @@ class CExpressionMapper(Mapper):
         parts = [self.code(ch, PREC_SUM, dtype) for ch in expr.children]
         return self._paren(" + ".join(parts), PREC_SUM, prec)
 
-    def map_product(self, expr, prec, dtype):
+    def map_product(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if dtype.kind == "c":
             # a factor -1 negates (as a complex product, 0 * inf in its cross
             # terms would make -(inf + 0.5j) NaN)
@@ -303,7 +304,7 @@ class CExpressionMapper(Mapper):
                  for k, ch in enumerate(expr.children)]
         return self._paren(" * ".join(parts), PREC_PRODUCT, prec)
 
-    def map_quotient(self, expr, prec, dtype):
+    def map_quotient(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if dtype.kind == "c":
             return (f"{self.target.complex_divide(dtype)}("
                     f"{self.code(expr.numerator, PREC_NONE, dtype)}, "
@@ -318,7 +319,7 @@ class CExpressionMapper(Mapper):
         return (isinstance(expr.denominator, int) and expr.denominator > 0
                 and self.is_nonnegative(expr.numerator))
 
-    def map_floor_div(self, expr, prec, dtype):
+    def map_floor_div(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if dtype.kind == "c":
             raise CodeGenerationError(f"floor division of complex numbers: {expr}")
         ctype = self.target.dtype_to_ctype(dtype)
@@ -330,7 +331,7 @@ class CExpressionMapper(Mapper):
         return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
                 f"{self.code(expr.denominator, PREC_NONE, dtype)})")
 
-    def map_remainder(self, expr, prec, dtype):
+    def map_remainder(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if dtype.kind == "c":
             raise CodeGenerationError(f"remainder of complex numbers: {expr}")
         if dtype.kind == "u" or (dtype.kind in "ib" and self._nonneg_pos_const(expr)):
@@ -341,7 +342,7 @@ class CExpressionMapper(Mapper):
         return (f"{fn}({self.code(expr.numerator, PREC_NONE, dtype)}, "
                 f"{self.code(expr.denominator, PREC_NONE, dtype)})")
 
-    def map_power(self, expr, prec, dtype):
+    def map_power(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if dtype.kind == "c":
             return (f"{self._complex(dtype)}_pow({self.code(expr.base, PREC_NONE, dtype)}, "
                     f"{self.code(expr.exponent, PREC_NONE, dtype)})")
@@ -360,7 +361,7 @@ class CExpressionMapper(Mapper):
     def _common(self, exprs) -> np.dtype:
         return self.types.promote([self.types(e) for e in exprs]).dtype
 
-    def map_comparison(self, expr, prec, dtype):
+    def map_comparison(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         common = self._common([expr.left, expr.right])
         if common.kind == "c" and expr.operator not in ("==", "!="):
             raise CodeGenerationError(f"ordering comparison of complex values: {expr}")
@@ -400,40 +401,40 @@ class CExpressionMapper(Mapper):
             raise CodeGenerationError(f"complex value {expr} used as a condition")
         return self.code(expr, prec)
 
-    def map_logical_and(self, expr, prec, dtype):
+    def map_logical_and(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._paren(" && ".join(self._cond(c, PREC_LAND) for c in expr.children),
                            PREC_LAND, prec)
 
-    def map_logical_or(self, expr, prec, dtype):
+    def map_logical_or(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._paren(" || ".join(self._cond(c, PREC_LOR) for c in expr.children),
                            PREC_LOR, prec)
 
-    def map_logical_not(self, expr, prec, dtype):
+    def map_logical_not(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._paren("!" + self._cond(expr.child, PREC_UNARY), PREC_UNARY, prec)
 
     def _binary_int(self, op, children, own, prec, dtype):
         return self._paren(f" {op} ".join(self.code(c, own + 1, dtype) for c in children),
                            own, prec)
 
-    def map_bitwise_and(self, expr, prec, dtype):
+    def map_bitwise_and(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._binary_int("&", expr.children, PREC_BAND, prec, dtype)
 
-    def map_bitwise_or(self, expr, prec, dtype):
+    def map_bitwise_or(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._binary_int("|", expr.children, PREC_BOR, prec, dtype)
 
-    def map_bitwise_xor(self, expr, prec, dtype):
+    def map_bitwise_xor(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._binary_int("^", expr.children, PREC_BXOR, prec, dtype)
 
-    def map_bitwise_not(self, expr, prec, dtype):
+    def map_bitwise_not(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._paren("~" + self.code(expr.child, PREC_UNARY, dtype), PREC_UNARY, prec)
 
-    def map_left_shift(self, expr, prec, dtype):
+    def map_left_shift(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._binary_int("<<", (expr.shiftee, expr.shift), PREC_SHIFT, prec, dtype)
 
-    def map_right_shift(self, expr, prec, dtype):
+    def map_right_shift(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._binary_int(">>", (expr.shiftee, expr.shift), PREC_SHIFT, prec, dtype)
 
-    def map_if(self, expr, prec, dtype):
+    def map_if(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         cond = self._cond(expr.condition, PREC_TERNARY + 1)
         then = self.code(expr.then, PREC_TERNARY + 1, dtype)
         else_ = self.code(expr.else_, PREC_TERNARY, dtype)
@@ -445,13 +446,13 @@ class CExpressionMapper(Mapper):
         return self._call(name, (children[0], getattr(prim, name.capitalize())(
             tuple(children[1:]))), dtype)
 
-    def map_min(self, expr, prec, dtype):
+    def map_min(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._nested("min", expr.children, dtype)
 
-    def map_max(self, expr, prec, dtype):
+    def map_max(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._nested("max", expr.children, dtype)
 
-    def map_call(self, expr, prec, dtype):
+    def map_call(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if not isinstance(expr.function, (prim.Variable, ResolvedFunction)):
             raise CodeGenerationError(f"cannot call {expr.function}")
         return self._call(expr.function.name, expr.parameters, dtype)
@@ -512,8 +513,8 @@ class CExpressionMapper(Mapper):
                 self.helpers.helpers[fname] = source
         return fname
 
-    def map_type_cast(self, expr, prec, dtype):
+    def map_type_cast(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self.code(expr.child, prec, expr.dtype)
 
-    def map_reduction(self, expr, prec, dtype):
+    def map_reduction(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         raise CodeGenerationError(f"reduction {expr} was not realized before code generation")

@@ -156,10 +156,10 @@ class VectorExpressionMapper(CExpressionMapper):
         return self._paren(f"{shiftee} {op} {self.code(expr.shift, PREC_SHIFT + 1, dtype)}",
                            PREC_SHIFT, prec)
 
-    def map_left_shift(self, expr, prec, dtype):
+    def map_left_shift(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._shift("<<", expr, prec, dtype)
 
-    def map_right_shift(self, expr, prec, dtype):
+    def map_right_shift(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         return self._shift(">>", expr, prec, dtype)
 
     # {{{ lanes
@@ -204,7 +204,7 @@ class VectorExpressionMapper(CExpressionMapper):
         const = " const" if var.name not in self.knl.get_written_variables() else ""
         return f"*({qual} {self.vtype(var.dtype)}{const} *) ({pointer})"
 
-    def map_variable(self, expr, prec, dtype):
+    def map_variable(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if expr.name != self.iname:
             return super().map_variable(expr, prec, dtype)
         lanes = ", ".join(str(k) for k in range(self.width))
@@ -212,7 +212,7 @@ class VectorExpressionMapper(CExpressionMapper):
         own = f"({self.vtype(dtype)}) ({lanes})"
         return self._paren(f"{first} + {own}", PREC_SUM, prec) if self.lower != 0 else own
 
-    def map_subscript(self, expr, prec, dtype):
+    def map_subscript(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if not self.is_vector(expr):
             return super().map_subscript(expr, prec, dtype)
         if expr.aggregate.name in self.vector_temps:
@@ -243,7 +243,7 @@ class VectorExpressionMapper(CExpressionMapper):
 
     # {{{ operations with a different vector form
 
-    def map_comparison(self, expr, prec, dtype):
+    def map_comparison(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if self.is_vector(expr):
             raise NotVectorizable(f"comparison {expr} outside a condition")
         return super().map_comparison(expr, prec, dtype)
@@ -252,19 +252,19 @@ class VectorExpressionMapper(CExpressionMapper):
         if self.is_vector(expr):
             raise NotVectorizable(f"logical operation {expr}")
 
-    def map_logical_and(self, expr, prec, dtype):
+    def map_logical_and(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         self._scalar_logic(expr)
         return super().map_logical_and(expr, prec, dtype)
 
-    def map_logical_or(self, expr, prec, dtype):
+    def map_logical_or(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         self._scalar_logic(expr)
         return super().map_logical_or(expr, prec, dtype)
 
-    def map_logical_not(self, expr, prec, dtype):
+    def map_logical_not(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         self._scalar_logic(expr)
         return super().map_logical_not(expr, prec, dtype)
 
-    def map_if(self, expr, prec, dtype):
+    def map_if(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if not self.is_vector(expr):
             return super().map_if(expr, prec, dtype)
         then = self.vector_code(expr.then, dtype)
@@ -303,17 +303,17 @@ class VectorExpressionMapper(CExpressionMapper):
         """Whether ``//`` or ``%`` in *expr* needs a helper function."""
         return not (dtype.kind == "u" or (dtype.kind in "ib" and self._nonneg_pos_const(expr)))
 
-    def map_floor_div(self, expr, prec, dtype):
+    def map_floor_div(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if self.is_vector(expr) and self._helper_path(expr, dtype):
             raise NotVectorizable(f"floor division {expr} needs a helper")
         return super().map_floor_div(expr, prec, dtype)
 
-    def map_remainder(self, expr, prec, dtype):
+    def map_remainder(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if self.is_vector(expr) and self._helper_path(expr, dtype):
             raise NotVectorizable(f"remainder {expr} needs a helper")
         return super().map_remainder(expr, prec, dtype)
 
-    def map_power(self, expr, prec, dtype):
+    def map_power(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         if not self.is_vector(expr):
             return super().map_power(expr, prec, dtype)
         if dtype.kind != "f":
