@@ -104,10 +104,10 @@ class CExpressionMapper(Mapper):
 
     # {{{ entry points
 
-    def __call__(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
+    def __call__(self, expr: Any, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
         return self.code(expr, prec, want)
 
-    def code(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
+    def code(self, expr: Any, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
         """C code for *expr*, converted to *want* if given."""
         t = self.types(expr)
         if not t.weak:      # (a weak literal is written in the type it meets)
@@ -128,7 +128,7 @@ class CExpressionMapper(Mapper):
             return self.wrapped(expr, prec, t)
         return self.convert(expr, t, np.dtype(want), prec)
 
-    def wrapped(self, expr, prec: int, t: ExprType) -> str:
+    def wrapped(self, expr: Any, prec: int, t: ExprType) -> str:
         """C code for *expr* of type *t*, wrapping around on overflow as NumPy
         does where C would not: sums, products and left shifts of signed data
         and of narrow unsigned data (which C computes in ``int``), whose
@@ -161,31 +161,31 @@ class CExpressionMapper(Mapper):
         unsigned = self.target.dtype_to_ctype(np.dtype(f"u{dtype.itemsize}"))
         return f"as_{ctype}(({unsigned}) ({code}))"
 
-    def overflows_in_c(self, expr, t: ExprType) -> bool:
+    def overflows_in_c(self, expr: Any, t: ExprType) -> bool:
         """Whether *expr* is a sum, product or left shift of signed or narrow
         unsigned data (not index arithmetic, whose values are weakly typed)."""
         dtype = t.dtype
         return (not t.weak and isinstance(expr, _SIGNED_OVERFLOW)
                 and (dtype.kind == "i" or dtype.kind == "u" and dtype.itemsize < 4))
 
-    def unsigned_twin(self, expr, dtype: np.dtype) -> np.dtype:
+    def unsigned_twin(self, expr: Any, dtype: np.dtype) -> np.dtype:
         """The unsigned type *expr* of integer *dtype* is computed in: of its
         size, at least ``unsigned int`` (C computes narrower ones in ``int``)."""
         return np.dtype(f"u{max(dtype.itemsize, 4)}")
 
-    def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
+    def reinterpret(self, expr: Any, code: str, dtype: np.dtype, prec: int) -> str:
         """*code*, the value of *expr* computed in an unsigned type, as *dtype*."""
         return self._paren(self.wrap_to(code, dtype), PREC_UNARY, prec)
 
-    def promotes_in_c(self, expr, dtype: np.dtype) -> bool:
+    def promotes_in_c(self, expr: Any, dtype: np.dtype) -> bool:
         """Whether C computes *expr*, of the narrow integer *dtype*, in a wider type."""
         return dtype.kind in "iu" and dtype.itemsize < 4 and isinstance(expr, _C_PROMOTED)
 
-    def literal(self, value, dtype: np.dtype) -> str:
+    def literal(self, value: Any, dtype: np.dtype) -> str:
         """*value* written as a constant of *dtype*."""
         return self.target.literal(value, dtype)
 
-    def convert(self, expr, t: ExprType, want: np.dtype, prec: int) -> str:
+    def convert(self, expr: Any, t: ExprType, want: np.dtype, prec: int) -> str:
         if want.kind == "c":
             prefix = self.target.complex_prefix(want)
             if t.dtype.kind == "c":
@@ -395,7 +395,7 @@ class CExpressionMapper(Mapper):
                         "==": False, "!=": True}[op]
         return None
 
-    def _cond(self, expr, prec):
+    def _cond(self, expr: Any, prec):
         t = self.types(expr)
         if t.dtype.kind == "c":
             raise CodeGenerationError(f"complex value {expr} used as a condition")

@@ -104,12 +104,12 @@ class VectorExpressionMapper(CExpressionMapper):
     def vtype(self, dtype: np.dtype) -> str:
         return vector_ctype(self.target, dtype, self.width)
 
-    def vector_code(self, expr, dtype: np.dtype) -> str:
+    def vector_code(self, expr: Any, dtype: np.dtype) -> str:
         """*expr* as a vector of *dtype* (a scalar is widened)."""
         code = self.code(expr, PREC_NONE, dtype)
         return code if self.is_vector(expr) else f"({self.vtype(dtype)}) ({code})"
 
-    def code(self, expr, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
+    def code(self, expr: Any, prec: int = PREC_NONE, want: np.dtype | None = None) -> str:
         if self.is_vector(expr):
             kinds = {self.types(expr).dtype.kind} | (
                 {np.dtype(want).kind} if want is not None else set())
@@ -117,28 +117,28 @@ class VectorExpressionMapper(CExpressionMapper):
                 raise NotVectorizable(f"{expr} is complex or boolean")
         return super().code(expr, prec, want)
 
-    def promotes_in_c(self, expr, dtype: np.dtype) -> bool:
+    def promotes_in_c(self, expr: Any, dtype: np.dtype) -> bool:
         # (OpenCL computes vectors of narrow integers in their own type)
         return not self.is_vector(expr) and super().promotes_in_c(expr, dtype)
 
-    def literal(self, value, dtype: np.dtype) -> str:
+    def literal(self, value: Any, dtype: np.dtype) -> str:
         text = super().literal(value, dtype)
         if dtype.kind in "iu" and dtype.itemsize < 4:
             # (an int literal meeting a short16 has the greater rank: an error)
             return f"(({self.target.dtype_to_ctype(dtype)}) {text})"
         return text
 
-    def unsigned_twin(self, expr, dtype: np.dtype) -> np.dtype:
+    def unsigned_twin(self, expr: Any, dtype: np.dtype) -> np.dtype:
         if not self.is_vector(expr):
             return super().unsigned_twin(expr, dtype)
         return np.dtype(f"u{dtype.itemsize}")       # (vectors keep their size)
 
-    def reinterpret(self, expr, code: str, dtype: np.dtype, prec: int) -> str:
+    def reinterpret(self, expr: Any, code: str, dtype: np.dtype, prec: int) -> str:
         if not self.is_vector(expr):
             return super().reinterpret(expr, code, dtype, prec)
         return f"as_{self.vtype(dtype)}({code})"
 
-    def convert(self, expr, t, want: np.dtype, prec: int) -> str:
+    def convert(self, expr: Any, t, want: np.dtype, prec: int) -> str:
         if not self.is_vector(expr):
             return super().convert(expr, t, want, prec)
         if {t.dtype.kind, want.kind} == {"i", "u"} and t.dtype.itemsize == want.itemsize:
@@ -299,7 +299,7 @@ class VectorExpressionMapper(CExpressionMapper):
         return (f"{self.code(cond.left, PREC_REL, common)} {cond.operator} "
                 f"{self.code(cond.right, PREC_REL + 1, common)}")
 
-    def _helper_path(self, expr, dtype) -> bool:
+    def _helper_path(self, expr: Any, dtype) -> bool:
         """Whether ``//`` or ``%`` in *expr* needs a helper function."""
         return not (dtype.kind == "u" or (dtype.kind in "ib" and self._nonneg_pos_const(expr)))
 
