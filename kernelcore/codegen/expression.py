@@ -235,7 +235,7 @@ class CExpressionMapper(Mapper):
             return f"{name}[0]"
         return name
 
-    def flat_index(self, var, index: tuple):
+    def flat_index(self, var: Any, index: tuple) -> Any:
         """The linear element offset of *index* into *var*, as an expression."""
         if len(index) != len(var.shape):
             raise CodeGenerationError(
@@ -478,7 +478,7 @@ class CExpressionMapper(Mapper):
             code = f"({self.target.dtype_to_ctype(common)}) {code}"
         return code
 
-    def call_types(self, name: str, params, dtype: np.dtype) -> tuple[str, np.dtype]:
+    def call_types(self, name: str, params: Any, dtype: np.dtype) -> tuple[str, np.dtype]:
         """The typing rule of math function *name* and the type its arguments
         are converted to, when its result is wanted as *dtype*."""
         if name not in MATH_FUNCTIONS:

@@ -39,7 +39,7 @@ from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import VECTOR_WIDTHS, VectorizeTag
 
 
-def multiple_of(expr, width: int) -> bool:
+def multiple_of(expr: Any, width: int) -> bool:
     """Whether integer expression *expr* is a multiple of *width* for all
     values of its variables (a sufficient, syntactic check)."""
     if isinstance(expr, (int, np.integer)):
@@ -55,7 +55,7 @@ class NotVectorizable(Exception):
     """A ``vec`` loop whose body has no vector form (the message says why)."""
 
 
-def vector_ctype(target, dtype: np.dtype, width: int) -> str:
+def vector_ctype(target: Any, dtype: np.dtype, width: int) -> str:
     """The OpenCL vector type of *width* elements of *dtype* (``float8``)."""
     dtype = np.dtype(dtype)
     if dtype.kind not in "iuf":
@@ -66,7 +66,7 @@ def vector_ctype(target, dtype: np.dtype, width: int) -> str:
     return f"{base}{width}"
 
 
-def lane_offset(expr, iname: str) -> tuple[Any, int]:
+def lane_offset(expr: Any, iname: str) -> tuple[Any, int]:
     """(*rest*, *c*) with *expr* == *rest* + *c* * *iname* and *rest* not
     depending on *iname*; NotVectorizable if *expr* is not of that form."""
     if iname not in get_dependencies(expr):
@@ -98,7 +98,7 @@ class VectorExpressionMapper(CExpressionMapper):
         self.lower = lower
         self.width = width
 
-    def is_vector(self, expr) -> bool:
+    def is_vector(self, expr: Any) -> bool:
         return self.iname in get_dependencies(expr)
 
     def vtype(self, dtype: np.dtype) -> str:
@@ -138,7 +138,7 @@ class VectorExpressionMapper(CExpressionMapper):
             return super().reinterpret(expr, code, dtype, prec)
         return f"as_{self.vtype(dtype)}({code})"
 
-    def convert(self, expr: Any, t, want: np.dtype, prec: int) -> str:
+    def convert(self, expr: Any, t: Any, want: np.dtype, prec: int) -> str:
         if not self.is_vector(expr):
             return super().convert(expr, t, want, prec)
         if {t.dtype.kind, want.kind} == {"i", "u"} and t.dtype.itemsize == want.itemsize:
@@ -366,7 +366,7 @@ class _LaneConditions(WalkMapper):
         super().map_if(expr)
 
 
-def check_selects_in_bounds(knl, insn, iname: str) -> None:
+def check_selects_in_bounds(knl: Any, insn: Any, iname: str) -> None:
     """NotVectorizable if an ``if(...)`` of *insn* whose condition differs
     between lanes of the ``vec`` loop *iname* has a branch that may read
     outside an array where the condition does not hold: as a ``select``,
@@ -381,7 +381,7 @@ def check_selects_in_bounds(knl, insn, iname: str) -> None:
                                       "in every lane, also outside its array")
 
 
-def check_lanes_independent(insns, iname: str) -> None:
+def check_lanes_independent(insns: Any, iname: str) -> None:
     """NotVectorizable unless every array the loop body *insns* writes is only
     accessed there at one index per iteration (so running each instruction
     for all iterations at once keeps the order of every element's accesses)."""
@@ -395,7 +395,7 @@ def check_lanes_independent(insns, iname: str) -> None:
                                   f"indices in the '{iname}' loop")
 
 
-def vector_temporaries(knl) -> dict[str, int]:
+def vector_temporaries(knl: Any) -> dict[str, int]:
     """Private temporaries held as vectors (name -> width): those whose last
     axis, of *w* elements, is only ever indexed by a ``vec`` iname running
     over 0..*w*-1 (the per-lane copies of ``vec`` loops' temporaries). One of
