@@ -106,17 +106,18 @@ class Generator:
             dtypes[hw.name] = knl.index_dtype
             weak.add(hw.name)
 
-    def emit(self, expr, context, prec: int = PREC_NONE, want=None) -> str:
+    def emit(self, expr: Any, context: Any, prec: int = PREC_NONE,
+             want: np.dtype | None = None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
         mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
                                    nonnegative_checker(self.knl, context), self.vector_temps)
         return mapper(self.prepared(expr), prec, want)
 
-    def prepared(self, expr):
+    def prepared(self, expr: Any) -> Any:
         """*expr* with the inames generated so far replaced by their values."""
         return simplify(substitute(expr, self.subst)) if self.subst else expr
 
-    def initial_context(self):
+    def initial_context(self) -> Any:
         """Assumptions, plus the values each parallel iname takes: the launch
         covers the whole axis (the largest extent of the inames on it), so an
         iname of a shorter extent gets guards."""
@@ -155,7 +156,7 @@ class Generator:
                 ids.add(item.insn_id)
         raise AssertionError("unbalanced linearization")
 
-    def gen(self, start: int, stop: int, active: list[str], context) -> list:
+    def gen(self, start: int, stop: int, active: list[str], context: Any) -> list:
         nodes: list = []
         k = start
         while k < stop:
@@ -184,7 +185,8 @@ class Generator:
                 return True
         return False
 
-    def gen_loop(self, iname, ids, start, stop, active, context) -> list:
+    def gen_loop(self, iname: str, ids: Any, start: int, stop: int, active: list[str],
+                 context: Any) -> list:
         insns = [self.knl.id_to_insn[i] for i in sorted(ids)]
         domains = [self.knl.get_insn_domain(i) for i in insns]
         if all((align_to(d, self.knl._universe) & context).is_empty() for d in domains):
@@ -221,7 +223,8 @@ class Generator:
         last = b.inner_context.max_val(pieces[0][1]) if len(pieces) == 1 else None
         return last.get_num_si() if last is not None and last.is_int() else None
 
-    def gen_unrolled(self, iname, b, start, stop, active, context) -> list:
+    def gen_unrolled(self, iname: str, b: Any, start: int, stop: int, active: list[str],
+                     context: Any) -> list:
         last = self._last_offset(iname, b)
         if last is None:
             raise CodeGenerationError(
@@ -242,7 +245,7 @@ class Generator:
             self.subst[iname] = saved
         return nodes
 
-    def gen_vector(self, iname, b, start, stop, context) -> list:
+    def gen_vector(self, iname: str, b: Any, start: int, stop: int, context: Any) -> list:
         """The body of ``vec`` loop *iname* as vector statements, one per
         instruction (NotVectorizable if it has no such form)."""
         items = self.items[start:stop]
@@ -269,7 +272,7 @@ class Generator:
             if iname in get_dependencies(insn.assignee):
                 value = mapper.vector_code(self.prepared(insn.expression),
                                            self.types(insn.assignee).dtype)
-                node: cast.Statement | cast.If = cast.Statement(
+                node: cast.Statement | cast.Block | cast.If = cast.Statement(
                     mapper.store(self.prepared(insn.assignee), value))
             elif iname in get_dependencies(insn.expression):
                 raise NotVectorizable(f"instruction '{insn.id}' stores every lane's "
@@ -294,7 +297,8 @@ class Generator:
             raise NotVectorizable("it has fewer iterations in places")
         return width
 
-    def gen_slabs(self, iname, b, start, stop, active, context) -> list:
+    def gen_slabs(self, iname: str, b: Any, start: int, stop: int, active: list[str],
+                  context: Any) -> list:
         head, tail = self.knl.iname_slabs.get(iname, (0, 0))
         if (head, tail) == (0, 0):
             return [self._for(iname, b.lower, b.upper, start, stop, active,
@@ -343,7 +347,7 @@ class Generator:
         return cast.For(f"{self.index_ctype} {iname} = {lo}; {iname} <= {up}; ++{iname}",
                         body)
 
-    def gen_insn(self, insn, context) -> list:
+    def gen_insn(self, insn: Any, context: Any) -> list:
         if isinstance(insn, NoOpInstruction):
             return []
         if isinstance(insn, BarrierInstruction):
@@ -376,7 +380,7 @@ class Generator:
         return isinstance(insn.expression, prim.Call) and isinstance(
             self.knl.callables.get(getattr(fn, "name", "")), CallableKernel)
 
-    def call_statement(self, insn, context) -> str:
+    def call_statement(self, insn: Any, context: Any) -> str:
         clbl = self.knl.callables.get(insn.expression.function.name)
         if isinstance(clbl, CallableKernel):
             return kernel_call_statement(
@@ -392,9 +396,10 @@ class Generator:
             lambda e, want: self.emit(e, context, PREC_NONE, want))
         return emitter.call_statement(insn)
 
-    def assignment_statement(self, insn, context):
+    def assignment_statement(self, insn: Any, context: Any) -> cast.Statement | cast.Block:
         lhs_t = self.types(insn.assignee).dtype
         lhs = self.emit(insn.assignee, context)
+        node: cast.Statement | cast.Block
         if insn.atomic and not self.target.sequential:
             node = cast.Statement(self.atomic_update(insn, lhs, lhs_t, context))
         else:
@@ -408,7 +413,7 @@ class Generator:
                 lhs if opts.trace_assignment_values else None, lhs_t))])
         return node
 
-    def atomic_update(self, insn, lhs: str, dtype, context) -> str:
+    def atomic_update(self, insn: Any, lhs: str, dtype: np.dtype, context: Any) -> str:
         """``x = x + e`` as an atomic addition (compare-and-swap for floats);
         ``x = e`` with *e* not reading *x* as an atomic store."""
         expr = insn.expression
@@ -430,7 +435,7 @@ class Generator:
 
     # }}}
 
-    def arg_decl(self, arg, written: frozenset[str]) -> str:
+    def arg_decl(self, arg: Any, written: frozenset[str]) -> str:
         ctype = self.target.dtype_to_ctype(arg.dtype)
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
@@ -442,7 +447,8 @@ class Generator:
             decl = decl.replace("__global ", f"{qual} " if qual else "", 1)
         return decl
 
-    def temp_decls(self, spaces=(AddressSpace.LOCAL, AddressSpace.PRIVATE)) -> list:
+    def temp_decls(self, spaces: tuple[AddressSpace, ...] = (AddressSpace.LOCAL,
+                                                          AddressSpace.PRIVATE)) -> list:
         decls = []
         used: set[str] = set()
         for iid in self.insn_ids:
@@ -548,7 +554,7 @@ class Generator:
         return shared + body
 
 
-def segments(items) -> list[tuple[str, list]]:
+def segments(items: Any) -> list[tuple[str, list]]:
     """``(device kernel name, items)`` for each device kernel of the
     linearization *items*."""
     result = []
