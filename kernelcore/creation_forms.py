@@ -8,6 +8,7 @@ Public names: ReductionResolver, SubArrayLowering, split_arg_reductions.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -44,7 +45,7 @@ class ReductionResolver(IdentityMapper):
             return None
         return names
 
-    def map_call(self, expr):
+    def map_call(self, expr: prim.Call) -> Any:
         fn = expr.function
         params = expr.parameters
         if isinstance(fn, prim.Variable) and fn.name in ("reduce", "simul_reduce") \
@@ -83,7 +84,7 @@ class ReductionResolver(IdentityMapper):
             return TypeCast(np.dtype(fn.name), self.rec(params[0]))
         return prim.Call(fn, tuple(self.rec(p) for p in params))
 
-    def map_constant(self, expr):
+    def map_constant(self, expr: Any) -> Any:
         return expr
 
 
@@ -99,7 +100,7 @@ class SubArrayLowering(IdentityMapper):
     def __init__(self, proto: LoopKernel):
         self.proto = proto
 
-    def map_sub_array_ref(self, expr, *args, **kwargs):
+    def map_sub_array_ref(self, expr: Any, *args: Any, **kwargs: Any) -> Any:
         swept = [v.name for v in expr.swept_inames]
         sub = expr.subscript
         if not isinstance(sub, prim.Subscript):

@@ -38,7 +38,7 @@ class RuleExpander(IdentityMapper):
         self.rules = rules
         self.depth = 0
 
-    def map_call(self, expr):
+    def map_call(self, expr: prim.Call) -> Any:
         fn = expr.function
         if isinstance(fn, prim.Variable) and fn.name in self.rules:
             rule = self.rules[fn.name]
@@ -56,7 +56,7 @@ class RuleExpander(IdentityMapper):
                 self.depth -= 1
         return super().map_call(expr)
 
-    def map_constant(self, expr):
+    def map_constant(self, expr: Any) -> Any:
         return expr
 
 
@@ -82,7 +82,7 @@ def call_bare_rules(expr: Any, names: frozenset[str]) -> Any:
     return _BareRuleCaller(names)(expr) if names and expr is not None else expr
 
 
-def expand_rules(expr, rules: dict[str, SubstitutionRule]):
+def expand_rules(expr: Any, rules: dict[str, SubstitutionRule]) -> Any:
     """*expr* with every use of *rules* expanded."""
     return RuleExpander(rules)(expr) if rules else expr
 
