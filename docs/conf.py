@@ -186,7 +186,7 @@ def _ufunc_signature(obj, own: inspect.Signature) -> inspect.Signature | None:
 
 
 def _view_signature(obj) -> inspect.Signature | None:
-    from lazyarray.handle import VIEW_FUNCTIONS
+    from lazyarray.api.manipulation import _VIEW_FUNCTIONS as VIEW_FUNCTIONS
     from lazyarray.ops import manipulate
     name = obj.__name__
     impl = VIEW_FUNCTIONS.get(name) or getattr(manipulate, name, None)

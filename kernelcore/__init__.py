@@ -199,6 +199,7 @@ __all__ = [
     "Op", "MemAccess", "Sync", "CountGranularity", "Count", "stringify_stats_mapping",
 ]
 
+from kernelcore.callable_kernel import CallableKernel  # noqa: E402
 from kernelcore.callables import MathCallable  # noqa: E402
 from kernelcore.creation import make_copy_kernel  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
@@ -228,7 +229,6 @@ from kernelcore.transform.temporaries import (  # noqa: E402
     set_temporary_alignment,
 )
 from kernelcore.translation_unit import (  # noqa: E402
-    CallableKernel,
     TranslationUnit,
     for_each_kernel,
     make_function,

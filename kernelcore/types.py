@@ -21,6 +21,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper import Mapper
 
+from kernelcore.callable_kernel import callee_kernels, kernel_called_names
 from kernelcore.callables import not_ready_error, result_dtype, specialize_call
 from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
@@ -29,12 +30,7 @@ from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import expand_kernel_rules
 from kernelcore.transform.inline import inline_calls
-from kernelcore.translation_unit import (
-    TranslationUnit,
-    callee_kernels,
-    for_each_kernel,
-    kernel_called_names,
-)
+from kernelcore.translation_unit import TranslationUnit, for_each_kernel
 
 INDEX_DTYPE = np.dtype(np.int32)
 _KIND_ORDER = "biufc"

@@ -36,7 +36,8 @@ from lazyarray.api.inplace import *
 from lazyarray.api.sorting import *
 from lazyarray.api.sets import *
 from lazyarray.api.searching import *
-from lazyarray.handle import Device, LazyArray, asarray, copy
+from lazyarray.handle import LazyArray, asarray, copy
+from lazyarray.target import Device
 from lazyarray.errors import (
     ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError, ShapeError,
     ViewWriteError)
@@ -46,7 +47,7 @@ from lazyarray.fallback import host_version as _host_version
 from lazyarray.jit import jit
 from lazyarray.deferred import submodule_getattr as _submodule_getattr
 from lazyarray.precision import get_matmul_precision, matmul_precision, set_matmul_precision
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.run.progress import set_progress
 
 __version__ = "0.1.0"

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from lazyarray import plan as _plan
-from lazyarray import run as _run
+import lazyarray.plan as _plan
+import lazyarray.run as _run
 from lazyarray.deferred import deferred
 from lazyarray.graph import Node, walk
 from lazyarray.handle import asarray
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import pyopencl as cl
 
     import kernelcore as lp
-    from lazyarray import roofline as _roofline
+    import lazyarray.roofline as _roofline
     from lazyarray.run.launch import BoundLaunch
 else:
     # (kernelcore, OpenCL and the roofline's measurements load when first used)

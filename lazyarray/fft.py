@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.api.creation import arange
 from lazyarray.api.manipulation import concatenate, flip, moveaxis, pad, roll
 from lazyarray.api.ufuncs import conj, where

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray.mapper import is_kind
+from lazyarray.mapper import is_kind, node_base
 from lazyarray.values import on_device
 
 _INTERNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -44,6 +44,7 @@ def _dtype_str(dtype) -> str:
     return text
 
 
+@node_base
 class Node:
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.errors import (
     LONG_DOUBLES,
@@ -44,6 +44,7 @@ from lazyarray.ops.inputs import ArrayHandle, input_node
 from lazyarray.ops.inputs import node_of as _node
 from lazyarray.ops.regions import computed_for_windows, element_value
 from lazyarray.reduction_methods import ReductionMethods
+from lazyarray.target import Device
 from lazyarray.tracing import TRACING, concretization_message
 from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
 
@@ -535,24 +536,6 @@ def copy(x: Any) -> LazyArray:
     return asarray(x).copy()
 
 
-def _flipped(x: LazyArray, axis=None) -> LazyArray:
-    flip = manipulate.flip(x.node, axis)
-    return x[tuple(slice(None, None, -1) if m[3] < 0 else slice(None)
-                   for m in flip.axis_map)] if is_kind(flip, "view") else x[...]
-
-
-#: NumPy functions that return views, as views of lazy arrays (the
-#: namespace's versions of them)
-VIEW_FUNCTIONS = {
-    "squeeze": lambda x, axis=None: x.squeeze(axis),
-    "expand_dims": lambda x, axis: x._reshaped(manipulate.expand_dims(x.node, axis).shape),
-    "swapaxes": lambda x, axis1, axis2: x.swapaxes(axis1, axis2),
-    "moveaxis": lambda x, source, destination: x._permuted(
-        shape_ops.permutation_of(manipulate.moveaxis(x.node, source, destination))),
-    "flip": _flipped,
-}
-
-
 def _binary(name, reflected=False):
     ufunc = getattr(np, name)
 
@@ -596,22 +579,6 @@ LazyArray.__pos__ = lambda self: LazyArray(elementwise("positive", self.node))
 LazyArray.__invert__ = lambda self: LazyArray(elementwise("invert", self.node))
 LazyArray.__abs__ = lambda self: LazyArray(elementwise("absolute", self.node))
 LazyArray.__hash__ = None
-
-
-class Device:
-    """An OpenCL device, as the Array API's ``x.device``."""
-
-    def __init__(self, cl_device):
-        self.cl_device = cl_device
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Device) and other.cl_device == self.cl_device
-
-    def __hash__(self) -> int:
-        return hash(self.cl_device.int_ptr)
-
-    def __repr__(self) -> str:
-        return f"Device({self.cl_device.name.strip()!r})"
 
 
 def asarray(data: Any, dtype: Any = None, *, device: Any = None, copy: bool | None = None

@@ -7,7 +7,8 @@ kind the mapper has no method for raises :class:`UnhandledNodeKind` naming
 both: adding a node kind lists, by these errors, every mapper that must
 learn it. This module is the one place that tells node kinds apart by class.
 
-Public names: NodeMapper, CachedMapper, UnhandledNodeKind, is_kind.
+Public names: NodeMapper, CachedMapper, UnhandledNodeKind, is_kind, is_node,
+node_base.
 """
 
 from __future__ import annotations
@@ -55,3 +56,18 @@ def is_kind(node: Any, *kinds: str) -> TypeGuard[Any]:
     its mapper method without ``map_``); where it is, a type checker lets the
     code read that kind's fields."""
     return node.kind in kinds
+
+
+#: the base class of graph nodes (registered by :func:`node_base`)
+_NODE_BASES: list[type] = []
+
+
+def node_base(cls: type) -> type:
+    """Registers *cls* as the base class of graph nodes (a class decorator)."""
+    _NODE_BASES.append(cls)
+    return cls
+
+
+def is_node(value: Any) -> TypeGuard[Any]:
+    """Whether *value* is a graph node, of any kind."""
+    return isinstance(value, tuple(_NODE_BASES))

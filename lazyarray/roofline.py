@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
+import lazyarray.run as _run
 from kernelcore import DiskStore, default_cache_dir
-from lazyarray import run as _run
 
 logger = logging.getLogger(__name__)
 

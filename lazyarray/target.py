@@ -2,7 +2,7 @@
 see it: one record, made where work is planned, passed down the pipeline.
 
 Public names: Target, device_profile, has_tf32_tensor_cores, math_f32_choice,
-default_target.
+default_target, Device (the Array API's device object).
 """
 
 from __future__ import annotations
@@ -104,3 +104,19 @@ def default_target() -> Target:
     """The target of the device lazyarray computes on (kernelcore's default
     queue's)."""
     return Target.of(lp.default_queue().device)
+
+
+class Device:
+    """An OpenCL device, as the Array API's ``x.device``."""
+
+    def __init__(self, cl_device):
+        self.cl_device = cl_device
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Device) and other.cl_device == self.cl_device
+
+    def __hash__(self) -> int:
+        return hash(self.cl_device.int_ptr)
+
+    def __repr__(self) -> str:
+        return f"Device({self.cl_device.name.strip()!r})"

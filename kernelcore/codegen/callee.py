@@ -9,8 +9,8 @@ translation unit stays a call: the callee becomes a ``static void`` function
 of the generated source taking its arguments in its own argument order (arrays
 as pointers to the first element of the sub-array passed, scalars by value),
 and the call instruction calls it. The callee is specialized per call site
-(:meth:`~kernelcore.translation_unit.CallableKernel.with_types`, then
-:meth:`~kernelcore.translation_unit.CallableKernel.with_descrs` with the
+(:meth:`~kernelcore.callable_kernel.CallableKernel.with_types`, then
+:meth:`~kernelcore.callable_kernel.CallableKernel.with_descrs` with the
 shapes, strides and address spaces of the sub-arrays passed); a stride that
 reads a caller's variable (``x[:, i]`` of an ``(m, n)`` array has stride
 ``n``) becomes an extra scalar argument of the callee. The callee's parallel
@@ -24,6 +24,7 @@ from typing import Any
 
 import pymbolic.primitives as prim
 
+from kernelcore.callable_kernel import CallableKernel, kernel_called_names
 from kernelcore.callables import (
     ArrayArgDescriptor,
     FixedStrideArrayDimTag,
@@ -38,7 +39,6 @@ from kernelcore.ir.instruction import BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.stages import provide
 from kernelcore.ir.tags import is_hw_parallel
-from kernelcore.translation_unit import CallableKernel, kernel_called_names
 
 
 def callee_function_problem(callee: LoopKernel, target: Any) -> str | None:

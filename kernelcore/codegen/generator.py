@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pymbolic.primitives as prim
 
+from kernelcore.callable_kernel import CallableKernel
 from kernelcore.codegen import cast
 from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
 from kernelcore.codegen.callee import callee_function_problem, kernel_call_statement
@@ -62,7 +63,6 @@ from kernelcore.schedule.items import (
 )
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
-from kernelcore.translation_unit import CallableKernel
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 logger = logging.getLogger(__name__)

@@ -6,6 +6,7 @@ get_kw_pos_association, get_arg_descriptor_for_expression (defined in
 :mod:`kernelcore.callables` and :mod:`kernelcore.translation_unit`).
 """
 
+from kernelcore.callable_kernel import CallableKernel
 from kernelcore.callables import (
     ArrayArgDescriptor,
     FixedStrideArrayDimTag,
@@ -15,7 +16,6 @@ from kernelcore.callables import (
     get_arg_descriptor_for_expression,
     get_kw_pos_association,
 )
-from kernelcore.translation_unit import CallableKernel
 
 __all__ = ["InKernelCallable", "ScalarCallable", "CallableKernel", "ValueArgDescriptor",
            "ArrayArgDescriptor", "FixedStrideArrayDimTag", "get_kw_pos_association",

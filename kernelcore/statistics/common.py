@@ -10,6 +10,7 @@ import warnings
 import islpy as isl
 import numpy as np
 
+from kernelcore.callable_kernel import callee_kernels
 from kernelcore.diagnostic import KernelcoreError, KernelcoreWarning
 from kernelcore.ir.domain import project_to
 from kernelcore.ir.grid import grid_sizes
@@ -19,7 +20,7 @@ from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.preprocess import preprocess_kernel
 from kernelcore.statistics.counts import Count, CountGranularity, _eval_factor, _involves_params
 from kernelcore.transform.inline import inline_calls
-from kernelcore.translation_unit import TranslationUnit, callee_kernels
+from kernelcore.translation_unit import TranslationUnit
 
 dim_type = isl.dim_type
 

@@ -17,6 +17,7 @@ import numbers
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
+from kernelcore.callable_kernel import CallableKernel, kernel_called_names
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
@@ -26,7 +27,7 @@ from kernelcore.ir.stages import provide
 from kernelcore.transform.iname import _rename_dim, rename_iname
 from kernelcore.transform.parameters import fix_parameters
 from kernelcore.transform.subst import expand_subst
-from kernelcore.translation_unit import CallableKernel, TranslationUnit, kernel_called_names
+from kernelcore.translation_unit import TranslationUnit
 
 
 def _calls(insn, name: str) -> bool:

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as _np
 
-from lazyarray import run as _run
-from lazyarray.handle import Device, LazyArray, asarray
+import lazyarray.run as _run
+from lazyarray.handle import LazyArray, asarray
+from lazyarray.target import Device
 
 # {{{ data types
 

@@ -9,11 +9,31 @@ import numpy as _np
 
 from lazyarray.errors import ShapeError
 from lazyarray.fallback import host_call
-from lazyarray.handle import VIEW_FUNCTIONS as _VIEW_FUNCTIONS
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.mapper import is_kind as _is_kind
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import manipulate as _manipulate
+from lazyarray.ops import shape as _shape_ops
 from lazyarray.ops.elementwise import broadcast_shapes
+
+
+def _flipped(x: LazyArray, axis=None) -> LazyArray:
+    flip = _manipulate.flip(x.node, axis)
+    return x[tuple(slice(None, None, -1) if m[3] < 0 else slice(None)
+                   for m in flip.axis_map)] if _is_kind(flip, "view") else x[...]
+
+
+#: NumPy functions that return views, as views of lazy arrays (the
+#: namespace's versions of them)
+_VIEW_FUNCTIONS = {
+    "squeeze": lambda x, axis=None: x.squeeze(axis),
+    "expand_dims": lambda x, axis: x._reshaped(_manipulate.expand_dims(x.node, axis).shape),
+    "swapaxes": lambda x, axis1, axis2: x.swapaxes(axis1, axis2),
+    "moveaxis": lambda x, source, destination: x._permuted(
+        _shape_ops.permutation_of(_manipulate.moveaxis(x.node, source, destination))),
+    "flip": _flipped,
+}
+
 
 # {{{ joining
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from lazyarray import ops as _ops
+import lazyarray.ops as _ops
 from lazyarray.api.creation import zeros
 from lazyarray.handle import LazyArray, asarray
 

@@ -32,7 +32,7 @@ import pyopencl.array as cla
 
 from kernelcore import memory_pool
 from lazyarray.graph import Node, computed, walk
-from lazyarray.mapper import is_kind
+from lazyarray.mapper import is_kind, is_node
 from lazyarray.run import DEVICE_LOCK, contiguous_part, default_queue, evaluate, using_queue
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
 from lazyarray.run.steps import Step, plan_graph
@@ -140,7 +140,7 @@ def store_broadcast_operands(spec: str, operands: Sequence) -> list[Node]:
     asked = []
     for labels, x in zip(inputs, operands):
         node = getattr(x, "node", None)
-        if not isinstance(node, Node):
+        if not is_node(node):
             continue
         own = dict(zip(labels, x.shape))
         reads = 1

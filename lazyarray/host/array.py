@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.handle import asarray
 from lazyarray.host.policy import host_enabled, host_limit
 from lazyarray.values import on_device

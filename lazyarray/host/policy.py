@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.target import Target
 from lazyarray.tracing import ACTIVE_TRACES, TRACING
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.errors import device_memory_error, unsupported_dtype_error
 from lazyarray.graph import Const, Input, Node

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.graph import Const, Gather, Input, Iota, Map, Node, View, computed
 from lazyarray.mapper import is_kind
 from lazyarray.tracing import TRACING

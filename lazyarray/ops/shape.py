@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray import run as _run
+import lazyarray.run as _run
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View
+from lazyarray.mapper import is_node
 from lazyarray.ops import regions
 from lazyarray.ops.elementwise import cast, constant
 from lazyarray.ops.inputs import ArrayHandle, input_node
@@ -252,8 +253,10 @@ def _value_node(value, dtype: np.dtype, array_key: bool = False) -> Node:
     """*value* as a node of *dtype* (converted as NumPy's assignment does:
     through an array key, a NumPy scalar is cast as an array, wrapping
     around, where an integer or slice key refuses values out of range)."""
-    if isinstance(value, (ArrayHandle, Node)):
-        return cast(value if isinstance(value, Node) else value.node, dtype)
+    if is_node(value):
+        return cast(value, dtype)
+    if isinstance(value, ArrayHandle):
+        return cast(value.node, dtype)
     kind = _EXACT_SCALARS.get(type(value))
     if kind is not None and dtype.itemsize == 8 and (
             kind == dtype.kind or (kind == "i" and dtype.kind == "f")) \

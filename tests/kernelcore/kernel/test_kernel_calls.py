@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kernelcore as lp
-from kernelcore.translation_unit import CallableKernel
+from kernelcore.callable_kernel import CallableKernel
 
 
 def _child(dtype=np.float32):
