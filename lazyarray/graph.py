@@ -261,14 +261,14 @@ def walk(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
     """Every node reachable from *root*, each once, children before parents;
     a node for which *stop* is true is listed but not entered (its children
     are not reached through it). Iterative: any depth."""
-    seen: set[int] = {id(root)}
+    seen: set[Node] = {root}
     order: list[Node] = []
     stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_entered(root, stop)))]
     while stack:
         node, children = stack[-1]
         for child in children:
-            if id(child) not in seen:
-                seen.add(id(child))
+            if child not in seen:
+                seen.add(child)
                 stack.append((child, iter(_entered(child, stop))))
                 break
         else:

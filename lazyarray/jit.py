@@ -226,7 +226,7 @@ class _Jitted:
         # fresh placeholders (a new array object per argument): nothing computed for
         # earlier values of the same arrays is mistaken for this trace's results
         placeholders = [Input(d.reshape(d.shape)) for d in data]
-        position = {id(p): k for k, p in enumerate(placeholders)}
+        position = {p: k for k, p in enumerate(placeholders)}
         it = iter(placeholders)
         params: list[Param] = []
         traced = []
@@ -251,15 +251,15 @@ class _Jitted:
             out_nodes.append(leaf.node)
         changed = _changed_arguments(traced, leaves, placeholders)
         steps = _run.plan(out_nodes + [node for _, node in changed], literals=True)
-        step_index = {id(st.node): j for j, st in enumerate(steps)}
+        step_index = {st.node: j for j, st in enumerate(steps)}
 
         def source(node):
-            if id(node) in position:
-                return ("arg", position[id(node)])
+            if node in position:
+                return ("arg", position[node])
             if is_kind(node, "param"):
                 return ("param", node.slot)
-            if id(node) in step_index:
-                return ("step", step_index[id(node)])
+            if node in step_index:
+                return ("step", step_index[node])
             if is_kind(node, "const"):
                 return ("value", node.value)
             return ("const", _run.evaluate(node))

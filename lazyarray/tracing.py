@@ -101,7 +101,7 @@ def concretization_message(array, what: str) -> str:
     lines = [(f"{what} needs the value of an array, but la.jit is tracing {name}(): "
               f"values are unknown while tracing, and one computed now would be frozen "
               f"into every later call."), f"  at {user_line()}"]
-    params = {id(n) for n in walk(array.node) if is_kind(n, "param")}
+    params = {n for n in walk(array.node) if is_kind(n, "param")}
     if params:
         names = _argument_names(params) or ["n"]
         lines.append(f"It depends on the Python number argument(s) {', '.join(names)} "
@@ -117,14 +117,14 @@ def concretization_message(array, what: str) -> str:
 
 def _argument_names(params: set) -> list[str]:
     """Names of the callers' variables that hold the scalar parameters
-    *params* (ids of Param nodes): the traced function's arguments."""
+    *params* (Param nodes): the traced function's arguments."""
     names: list[str] = []
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if not inside_lazyarray(frame):
             names.extend(local for local, value in frame.f_locals.items()
                          if isinstance(getattr(type(value), "node", None), property)
-                         and id(value.node) in params
+                         and value.node in params
                          and local not in names)
         frame = frame.f_back
     return names

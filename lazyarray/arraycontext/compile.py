@@ -65,15 +65,15 @@ from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 logger = logging.getLogger(__name__)
 
-#: per trace under way (innermost last): the ids of its argument placeholders
-TRACED_INPUTS: list[set[int]] = []
+#: per trace under way (innermost last): its argument placeholders
+TRACED_INPUTS: list[set[Node]] = []
 
 
 def depends_on_trace(node: Node) -> bool:
     """Whether *node* reads an argument or a scalar parameter of a trace
     under way (its value differs from call to call)."""
     variant = set().union(*TRACED_INPUTS) if TRACED_INPUTS else set()
-    return any(id(n) in variant or is_kind(n, "param") for n in walk_all([node]))
+    return any(n in variant or is_kind(n, "param") for n in walk_all([node]))
 
 
 class TracedScalar(LazyArray):
@@ -234,7 +234,7 @@ class CompiledFunction:
         names = key[1]
         rebuilt = unflatten_call(self._walker, structure, traced)
         positional = rebuilt[:len(rebuilt) - len(names)]
-        TRACED_INPUTS.append({id(p) for p in placeholders})
+        TRACED_INPUTS.append(set(placeholders))
         try:
             with tracing(self.__name__, len(params)) as trace:
                 result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
@@ -390,7 +390,7 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     The new kernels of the hoisted work and of the program are built as one
     OpenCL program (:mod:`lazyarray.run.prebuild`) before the hoisted work
     runs."""
-    variant = {id(p) for p in placeholders}
+    variant: set[Node] = set(placeholders)
     hoisted = invariant_frontier(out_nodes, variant)
     # (under the device lock: no other thread evaluates while stand-ins hold
     # values)
@@ -402,25 +402,25 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
                           [(st, example_arguments(st)) for st in [*ahead, *steps]])
         for node in hoisted:
             evaluate(node)
-    position = {id(p): k for k, p in enumerate(placeholders)}
-    step_index = {id(st.node): j for j, st in enumerate(steps)}
+    position = {p: k for k, p in enumerate(placeholders)}
+    step_index = {st.node: j for j, st in enumerate(steps)}
     consts: list[cla.Array] = []
-    const_index: dict[int, int] = {}
+    const_index: dict[Node, int] = {}
     first_step = len(placeholders)       # (moved past the constants below)
 
     def source(node: Node) -> Any:
-        if id(node) in position:
-            return ("arg", position[id(node)])
+        if node in position:
+            return ("arg", position[node])
         if is_kind(node, "param"):
             return ("param", cast(Param, node).slot)
-        if id(node) in step_index:
-            return ("step", step_index[id(node)])
+        if node in step_index:
+            return ("step", step_index[node])
         if is_kind(node, "const"):
             return ("value", cast(Const, node).value)
-        if id(node) not in const_index:
-            const_index[id(node)] = len(consts)
+        if node not in const_index:
+            const_index[node] = len(consts)
             consts.append(evaluate(node))
-        return ("const", const_index[id(node)])
+        return ("const", const_index[node])
 
     raw_steps = [(st, tuple((arg, source(n)) for arg, n in st.args)) for st in steps]
     raw_outputs = [source(n) for n in out_nodes]
@@ -474,7 +474,7 @@ def _plan_staged(out_nodes: list[Node], hoisted: list[Node]) -> tuple[list[Step]
     return ahead, steps
 
 
-def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
+def invariant_frontier(roots: list[Node], variant: set[Node]) -> list[Node]:
     """The uncomputed nodes of *roots*' graphs that depend neither on the
     nodes of *variant* (a call's arrays) nor on scalar parameters nor on
     external calls, that read computed arrays (not only constants), and
@@ -482,42 +482,42 @@ def invariant_frontier(roots: list[Node], variant: set[int]) -> list[Node]:
     at every call. Past re-indexings (a view of such a node: the node
     itself). Children before parents."""
     order = walk_all(roots)
-    varies: dict[int, bool] = {}
-    reads_data: dict[int, bool] = {}
+    varies: dict[Node, bool] = {}
+    reads_data: dict[Node, bool] = {}
     for n in order:
         v = is_kind(n, "param") or bool(getattr(n, "external", False))
         r = False
         for c in n.children():
-            if id(c) in variant:
+            if c in variant:
                 v = True
             elif computed(c):
                 r = True
             else:
-                v = v or varies.get(id(c), False)
-                r = r or reads_data.get(id(c), False)
-        varies[id(n)] = v
-        reads_data[id(n)] = r
-    chosen: dict[int, Node] = {}
+                v = v or varies.get(c, False)
+                r = r or reads_data.get(c, False)
+        varies[n] = v
+        reads_data[n] = r
+    chosen: dict[Node, Node] = {}
 
     def choose(n: Node) -> None:
-        if computed(n) or id(n) in chosen or not reads_data.get(id(n), False):
+        if computed(n) or n in chosen or not reads_data.get(n, False):
             return
         if is_kind(n, *FREE_KINDS):
             for c in n.children():
                 choose(c)
             return
-        chosen[id(n)] = n
+        chosen[n] = n
 
     for n in order:
-        if varies[id(n)]:
+        if varies[n]:
             for c in n.children():
-                if not varies.get(id(c), id(c) in variant):
+                if not varies.get(c, c in variant):
                     choose(c)
     for root in roots:
-        if not computed(root) and not varies.get(id(root), True):
+        if not computed(root) and not varies.get(root, True):
             choose(root)
-    rank = {id(n): k for k, n in enumerate(order)}
-    return sorted(chosen.values(), key=lambda n: rank[id(n)])
+    rank = {n: k for k, n in enumerate(order)}
+    return sorted(chosen.values(), key=lambda n: rank[n])
 
 
 def _device_data(x: Any) -> cla.Array:

@@ -72,43 +72,40 @@ def shared_roots(roots: Sequence[Node]) -> list[Node]:
     are reached from fewer (or that are roots themselves), past re-indexings
     (a shared view's argument is stored instead), worth a stored value
     (:data:`SHARED_MIN_OPERATIONS`). Children come before parents."""
-    reached: dict[int, set[int]] = {}
-    nodes: dict[int, Node] = {}
-    parents: dict[int, set[int]] = {}
-    root_ids = {id(r) for r in roots}
+    reached: dict[Node, set[int]] = {}
+    parents: dict[Node, set[Node]] = {}
+    root_set = set(roots)
     for k, root in enumerate(roots):
         for n in walk(root, computed):
             if computed(n):
                 continue
-            reached.setdefault(id(n), set()).add(k)
-            nodes[id(n)] = n
+            reached.setdefault(n, set()).add(k)
             for c in n.children():
-                parents.setdefault(id(c), set()).add(id(n))
-    chosen: dict[int, Node] = {}
+                parents.setdefault(c, set()).add(n)
+    chosen: dict[Node, None] = {}
 
     def choose(n: Node) -> None:
-        if computed(n) or id(n) in chosen:
+        if computed(n) or n in chosen:
             return
         if is_kind(n, *FREE_KINDS):
             for c in n.children():
-                if len(reached.get(id(c), ())) >= 2:
+                if len(reached.get(c, ())) >= 2:
                     choose(c)
             return
         if _worth_storing(n):
-            chosen[id(n)] = n
+            chosen[n] = None
 
-    for nid, node in nodes.items():
-        mine = reached[nid]
+    for node, mine in reached.items():
         if len(mine) < 2:
             continue
-        if nid in root_ids or any(len(reached[p]) < len(mine) for p in parents.get(nid, ())):
+        if node in root_set or any(len(reached[p]) < len(mine) for p in parents.get(node, ())):
             choose(node)
-    order = {id(n): k for k, n in enumerate(walk_all(roots))}
-    return sorted(chosen.values(), key=lambda n: order[id(n)])
+    order = {n: k for k, n in enumerate(walk_all(roots))}
+    return sorted(chosen, key=order.__getitem__)
 
 
-#: the nodes asked to be stored before what reads them (see store_first), by id
-_STORE_FIRST: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+#: the nodes asked to be stored before what reads them (see store_first)
+_STORE_FIRST: weakref.WeakSet = weakref.WeakSet()
 
 
 def store_first(node: Node) -> Node | None:
@@ -120,7 +117,7 @@ def store_first(node: Node) -> Node | None:
         [node] = node.children()
     if computed(node) or is_kind(node, *FREE_KINDS) or not _worth_storing(node):
         return None
-    _STORE_FIRST[id(node)] = node
+    _STORE_FIRST.add(node)
     return node
 
 
@@ -161,22 +158,22 @@ def stage_roots(roots: Sequence[Node]) -> list[Node]:
     chosen = shared_roots(roots) if len(roots) > 1 else []
     if not _STORE_FIRST:
         return chosen
-    picked = {id(n) for n in chosen}
+    picked = set(chosen)
     result = []
     for n in walk_all(roots):
-        if id(n) in picked or _STORE_FIRST.get(id(n)) is n:
+        if n in picked or n in _STORE_FIRST:
             result.append(n)
     return result
 
 
 def walk_all(roots: Sequence[Node]) -> list[Node]:
     """The uncomputed nodes of all *roots*' graphs, children before parents."""
-    seen: set[int] = set()
+    seen: set[Node] = set()
     result: list[Node] = []
     for root in roots:
         for n in walk(root, computed):
-            if id(n) not in seen:
-                seen.add(id(n))
+            if n not in seen:
+                seen.add(n)
                 result.append(n)
     return result
 

@@ -83,7 +83,7 @@ def concat_sources(node: Concat, index: list) -> list[tuple[Node, list, bool, li
             part_index[node.axis] = affine(-offset, 1, index[node.axis])
             base, base_index = viewed(arg, part_index)
             if base is not arg and within(base_index, base.shape):
-                key = (id(base), tuple(base_index))
+                key = (base, tuple(base_index))
                 if key not in found:
                     found[key] = [base, base_index, True, []]
                     sources.append(found[key])

@@ -43,7 +43,7 @@ NARROW_ROWS_LIMIT = 3
 
 
 def storage_plan(root: Node, target: Target | None = None,
-                 named: frozenset[int] = frozenset()) -> list[tuple[Node, str]]:
+                 named: frozenset[Node] = frozenset()) -> list[tuple[Node, str]]:
     """The nodes whose values are stored, children before parents, each with
     the rule that stores it.
 
@@ -58,7 +58,7 @@ def storage_plan(root: Node, target: Target | None = None,
     code larger than :data:`KERNEL_BUDGET` operations, or nest it deeper than
     :data:`PASTE_DEPTH` where no temporary can hold it. All other nodes are
     recomputed inside the kernel of the stored value that reads them.
-    Nodes whose ids are in *named* (values array handles hold, which later
+    Nodes in *named* (values array handles hold, which later
     work reads again) are stored too.
     """
     if all(is_kind(c, "input", "const") for c in root.children()):
@@ -85,7 +85,7 @@ def storage_plan(root: Node, target: Target | None = None,
         count = sum(at.get(node, {}).values()) + unshared.get(node, 0)
         if node is root:
             reasons[node] = "result"
-        elif id(node) in named:
+        elif node in named:
             reasons[node] = "held by an array"
         else:
             reason = rule(node, _Reads(count, at.get(node, {}), pasted.get(node, {}),
@@ -221,14 +221,14 @@ PASTE_DEPTH = 24
 PASTE_WEIGHT = 16
 
 
-def _inlined_sizes(order: list[Node], named: frozenset[int] = frozenset()
+def _inlined_sizes(order: list[Node], named: frozenset[Node] = frozenset()
                    ) -> dict[Node, int]:
     """Per node of *order* (producers first): the operations of its expression
     inlined whole, without temporaries (at most :data:`KERNEL_BUDGET` + 1);
     the nodes in *named* are stored, read as inputs."""
     whole: dict[Node, int] = {}
     for node in order:
-        if id(node) in named:
+        if node in named:
             whole[node] = 0
             continue
         reads = zip(accesses(node, out_index(node)), operand_uses(node))
@@ -377,6 +377,6 @@ _ROW_OPS = ("sum", "product", "max", "min")
 
 
 def stored_nodes(root: Node, target: Target | None = None,
-                 named: frozenset[int] = frozenset()) -> list[Node]:
+                 named: frozenset[Node] = frozenset()) -> list[Node]:
     """The nodes of :func:`storage_plan`."""
     return [n for n, _ in storage_plan(root, target, named)]

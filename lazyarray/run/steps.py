@@ -132,13 +132,13 @@ class Step:
         return self.compiled.kernel
 
 
-def plan(roots: list[Node], literals: bool = False, named: frozenset[int] = frozenset(),
+def plan(roots: list[Node], literals: bool = False, named: frozenset[Node] = frozenset(),
          generic: bool = False) -> list[Step]:
     """The steps computing the stored nodes of *roots* not computed yet,
     producers first. With *literals* (a jitted function's trace, which fixes
     the constants written in the function), finite nonzero constants are
     written into the kernels (the compiler folds them) instead of being
-    arguments. The nodes whose ids are in *named* are stored too. With
+    arguments. The nodes in *named* are stored too. With
     *generic* (eager evaluation), elementwise values get flat kernels generic
     over the element count where :func:`~lazyarray.lower.flat.is_flat`."""
     steps: list[Step] = []
@@ -233,7 +233,7 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
                                             for name, j in args]))
                          if compiled is not None else _step_for(node, set(), target))
         return steps
-    steps = plan([root], named=frozenset(map(id, named)), generic=True)
+    steps = plan([root], named=frozenset(named), generic=True)
     index = {n: k for k, n in enumerate(order)}
     if all(st.node in index and all(n in index or name == SIZE_ARGUMENT
                                         for name, n in st.args) for st in steps):

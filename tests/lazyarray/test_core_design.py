@@ -392,7 +392,8 @@ def _imported_modules(tree: ast.Module, name: str, modules: set[str]) -> set[str
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
-            targets = [f"{node.module}.{a.name}" for a in node.names]
+            # ``from package import x`` runs the package's ``__init__`` too
+            targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
         else:
             continue
         for target in targets:
@@ -403,12 +404,14 @@ def _imported_modules(tree: ast.Module, name: str, modules: set[str]) -> set[str
     return found
 
 
-def test_lazyarray_modules_import_one_another_without_cycles():
-    """No chain of imports, those inside functions included, leads from a
-    module of lazyarray back to itself: each stage needs only those below
-    it (deferred loading goes through lazyarray.deferred, not function bodies)."""
-    root = Path(la.__file__).parent
-    files = {".".join(("lazyarray", *p.relative_to(root).with_suffix("").parts))
+@pytest.mark.parametrize("package", ["lazyarray", "kernelcore"])
+def test_modules_import_one_another_without_cycles(package):
+    """No chain of imports, those inside functions and of packages' ``__init__``
+    included, leads from a module back to itself: each stage needs only those
+    below it (deferred loading goes through lazyarray.deferred, not function
+    bodies)."""
+    root = ROOT / package
+    files = {".".join((package, *p.relative_to(root).with_suffix("").parts))
              .removesuffix(".__init__"): p for p in root.rglob("*.py")}
     imports = {name: _imported_modules(ast.parse(path.read_text()), name, set(files))
                for name, path in files.items()}
