@@ -8,6 +8,10 @@ bools, strings and NumPy scalars) runs the function on lazy placeholders and pla
 the kernels of its results. Later calls with that signature launch the planned
 kernels on the new arguments without running the function again.
 
+Calls on small host arrays under the automatic tier may instead run the
+function itself on NumPy, where a measurement of both showed that faster
+(:mod:`lazyarray.host.trial`; ``LAZYARRAY_TIER=device`` always compiles).
+
 A jitted function may be called from several threads: a signature is traced
 once (other threads with that signature wait for the trace), and a program
 keeps no array of the call that traced it.
@@ -33,6 +37,9 @@ from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.array import HostArray
+from lazyarray.host.policy import get_tier, host_enabled
+from lazyarray.host.trial import TierTrial, host_arguments, to_host
 from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
@@ -53,6 +60,31 @@ _modules = sys.modules
 
 def _is_array(x) -> bool:
     return isinstance(x, (LazyArray, np.ndarray)) or is_cl_array(x)
+
+
+def _positional_key(args: tuple) -> tuple | None:
+    """The shapes and dtypes of host arrays and the types of Python numbers
+    among *args*, or None if some argument is neither."""
+    key: list[Any] = []
+    for a in args:
+        kind = type(a)
+        if kind is HostArray:
+            value = a._hv
+            key.append((value.shape, value.dtype))
+        elif kind is float or kind is int or kind is complex or kind is bool:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
+def _may_hold_host_arrays(values: Any) -> bool:
+    """Whether some of *values* is a host array or a container (which may hold one)."""
+    for value in values:
+        kind = type(value)
+        if kind is HostArray or kind is list or kind is tuple or kind is dict:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -115,6 +147,11 @@ class _Jitted:
         self._by_shapes: dict = {}
         #: how often the function was traced (once per new signature)
         self.trace_count = 0
+        #: by signature, the tier trials of calls on small host arrays
+        #: (:mod:`lazyarray.host.trial`: which tier runs them, and why)
+        self.tier_trials: dict[tuple, TierTrial] = {}
+        #: the same, for calls of host arrays and Python numbers by position
+        self._trials_by_position: dict[tuple, TierTrial] = {}
         self._count_lock = threading.Lock()
         params = list(self.signature.parameters.values())
         # calls passing every argument by position skip signature binding
@@ -158,11 +195,70 @@ class _Jitted:
             # called by a function that la.jit traces: part of that trace (run
             # on its own, the result would be frozen into the outer program)
             return self.fn(*args, **kwargs)
+        if host_enabled() and get_tier() == "auto" and (
+                _may_hold_host_arrays(args) or _may_hold_host_arrays(kwargs.values())):
+            trial = self._trial(args, kwargs)
+            if trial is not None:
+                return self._call_in_trial(trial, args, kwargs)
+        return self._compiled_call(args, kwargs)
+
+    def _trial(self, args, kwargs) -> TierTrial | None:
+        """The tier trial of the call's signature, for a call whose arrays are
+        all small host arrays (see :mod:`lazyarray.host.trial`), else None."""
+        short = _positional_key(args) if not kwargs and self._positional is not None \
+            and len(args) == len(self._positional) else None
+        if short is not None:
+            trial = self._trials_by_position.get(short)
+            if trial is not None:
+                return trial
+        static, dynamic = self._split(args, kwargs)
+        leaves, structure = flatten(dynamic)
+        if host_arguments(leaves, _is_array) is None:
+            return None
+        key = (static, structure, tuple((leaf.shape, leaf.dtype) if _is_array(leaf)
+                                        else type(leaf) for leaf in leaves))
+        trial = self.tier_trials.get(key)
+        if trial is None:
+            trial = self.tier_trials[key] = TierTrial()
+        if short is not None:
+            self._trials_by_position[short] = trial
+        return trial
+
+    def _call_in_trial(self, trial: TierTrial, args, kwargs) -> Any:
+        tier = trial.next_tier()
+        if trial.choice is not None:
+            return self.fn(*args, **kwargs) if tier == "host" \
+                else self._compiled_call(args, kwargs)
+        if tier == "host":
+            started = time.perf_counter()
+            result = self.fn(*args, **kwargs)
+        else:
+            for leaf in flatten(self._split(args, kwargs)[1])[0]:
+                if _is_array(leaf):
+                    _fast_data(leaf)          # (its device copy, made before timing)
+            started = time.perf_counter()
+            result = self._compiled_call(args, kwargs)
+            _run.synchronize()
+        trial.record(tier, time.perf_counter() - started)
+        if tier == "compiled":
+            if any(program.supplies for program in self.programs.values()):
+                # (random draws: one stream, whichever call draws them)
+                trial.choice = "compiled"
+            result = to_host(result)
+        if trial.choice is not None:
+            logger.info("%s: calls of this signature run %s (best call: host tier %.1f us, "
+                        "compiled %.1f us)", self.name,
+                        "on the host tier" if trial.choice == "host" else "compiled",
+                        trial.host_best * 1e6, trial.compiled_best * 1e6)
+        return result
+
+    def _compiled_call(self, args, kwargs) -> Any:
+        """The call run by the signature's compiled program (traced first if new)."""
         order = self._leaf_order
         if order is not None and not kwargs and len(args) == len(order):
             # the common call: arrays only, by position (no containers to walk)
             data = []
-            shapes = [get_matmul_precision()]     # (products are traced with it)
+            shapes: list[Any] = [get_matmul_precision()]     # (products are traced with it)
             for k in order:
                 d = _fast_data(args[k])
                 if d is None:
@@ -177,7 +273,7 @@ class _Jitted:
                     self._by_shapes[key] = program
                 if program.simple is not None:
                     return _run_simple(program, data)
-                return _run_program(program, data, (), [args[k] for k in order])
+                return _run_program(program, data, [], [args[k] for k in order])
         return _run_program(*self._program(args, kwargs))
 
     def _program(self, args, kwargs) -> tuple[_Program, list, list, list]:
