@@ -195,8 +195,8 @@ class _Jitted:
             # called by a function that la.jit traces: part of that trace (run
             # on its own, the result would be frozen into the outer program)
             return self.fn(*args, **kwargs)
-        if host_enabled() and get_tier() == "auto" and (
-                _may_hold_host_arrays(args) or _may_hold_host_arrays(kwargs.values())):
+        if (_may_hold_host_arrays(args) or kwargs and _may_hold_host_arrays(kwargs.values())) \
+                and host_enabled() and get_tier() == "auto":
             trial = self._trial(args, kwargs)
             if trial is not None:
                 return self._call_in_trial(trial, args, kwargs)
