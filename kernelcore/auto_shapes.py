@@ -5,6 +5,7 @@ Public names: find_auto_shapes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import islpy as isl
@@ -22,7 +23,9 @@ from kernelcore.ir.instruction import InstructionBase
 from kernelcore.ir.kernel import LoopKernel
 
 
-def find_auto_shapes(knl: LoopKernel, access_list) -> LoopKernel:
+def find_auto_shapes(knl: LoopKernel,
+                     access_list: Iterable[tuple[str, InstructionBase | frozenset[str], tuple]]
+                     ) -> LoopKernel:
     """Replace ``auto`` shapes of arrays by the extent of their accesses."""
     by_name: dict[str, list] = {}
     for arr, inames, idx in access_list:

@@ -27,6 +27,7 @@ from kernelcore.ir.instruction import (
     assignee_subscript,
     assignee_var_name,
 )
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag, is_hw_parallel
 
 dim_type = isl.dim_type
@@ -55,7 +56,7 @@ def _silenced(knl, kind: str, insn_id: str) -> bool:
     return f"{kind}({insn_id})" in knl.silenced_warnings or kind in knl.silenced_warnings
 
 
-def check_kernel(knl) -> None:
+def check_kernel(knl: LoopKernel) -> None:
     """Raise if an instruction runs two loops on one hardware axis, an array
     access may leave its array, the kernel would race, or it moves data between
     work-items without a global barrier."""
@@ -140,7 +141,7 @@ def check_kernel(knl) -> None:
                     "that no synchronization is needed)")
 
 
-def check_write_destinations(knl) -> None:
+def check_write_destinations(knl: LoopKernel) -> None:
     """Raise if an instruction writes a loop index, a domain parameter or an
     argument passed by value (loopy's rule: these are read-only)."""
     params = set(knl.all_params())
@@ -161,7 +162,7 @@ def check_write_destinations(knl) -> None:
                 f"('<> {name}_new = ...') or to an array argument instead")
 
 
-def check_hw_axes_unique(knl) -> None:
+def check_hw_axes_unique(knl: LoopKernel) -> None:
     """Raise if two loops of one instruction that run at the same time (its
     inames, and those of the reductions around each point of its expression)
     are on the same hardware axis: that axis would walk only their diagonal."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import islpy as isl
 import pymbolic.primitives as prim
@@ -36,6 +37,10 @@ from kernelcore.diagnostic import AccessOutOfBoundsError, KernelcoreWarning
 from kernelcore.ir.domain import NotAffineError, align_to, expr_to_pw_aff
 from kernelcore.ir.expr import IdentityMapper, WalkMapper, get_dependencies
 from kernelcore.ir.instruction import Assignment
+from kernelcore.ir.kernel import LoopKernel
+
+if TYPE_CHECKING:
+    from pymbolic.typing import Expression
 
 dim_type = isl.dim_type
 
@@ -58,7 +63,7 @@ class _MinMaxCalls(IdentityMapper):
 _MIN_MAX = _MinMaxCalls()
 
 
-def affine_pw_aff(expr, space: isl.Space) -> isl.PwAff:
+def affine_pw_aff(expr: Expression, space: isl.Space) -> isl.PwAff:
     """*expr* as a PwAff over *space* (``min``/``max`` calls included); raises
     :class:`~kernelcore.ir.domain.NotAffineError` if it is not quasi-affine."""
     try:
@@ -67,7 +72,7 @@ def affine_pw_aff(expr, space: isl.Space) -> isl.PwAff:
         raise NotAffineError(f"{expr}: {e}") from None
 
 
-def affine_condition(cond, pw_aff: Callable[[object], isl.PwAff]) -> isl.Set:
+def affine_condition(cond: Expression, pw_aff: Callable[[Expression], isl.PwAff]) -> isl.Set:
     """The points where the condition *cond* (comparisons of quasi-affine
     expressions, which *pw_aff* converts, joined by and/or/not) holds; raises
     :class:`~kernelcore.ir.domain.NotAffineError` for other conditions."""
@@ -82,12 +87,12 @@ def affine_condition(cond, pw_aff: Callable[[object], isl.PwAff]) -> isl.Set:
     raise NotAffineError(f"{cond} is not an affine condition")
 
 
-def kernel_params(knl) -> list[str]:
+def kernel_params(knl: LoopKernel) -> list[str]:
     """The parameters of *knl*'s domains and assumptions."""
     params = list(knl.all_params())
     if knl.assumptions is not None:
         params += [p for p in knl.assumptions.get_var_names(dim_type.param)
-                   if p not in params and p not in knl.all_inames()]
+                   if p is not None and p not in params and p not in knl.all_inames()]
     return params
 
 
@@ -264,7 +269,7 @@ def _accesses(insn) -> list[tuple[str, tuple, frozenset[str], tuple, bool]]:
     return found
 
 
-def check_bounds(knl) -> None:
+def check_bounds(knl: LoopKernel) -> None:
     """Raise :class:`~kernelcore.diagnostic.AccessOutOfBoundsError` (or warn,
     per the kernel's ``enforce_array_accesses_within_bounds`` option) if an
     access may fall outside its array for parameter values the kernel
@@ -290,8 +295,8 @@ def check_bounds(knl) -> None:
             warnings.warn(message, KernelcoreWarning, stacklevel=2)
 
 
-def reads_unguarded_in_bounds(knl, expr, inames: frozenset[str], predicates: tuple = ()
-                              ) -> bool:
+def reads_unguarded_in_bounds(knl: LoopKernel, expr: Expression, inames: frozenset[str],
+                              predicates: tuple = ()) -> bool:
     """Whether every array element *expr* reads provably lies in its array
     at all points of *inames* where *predicates* hold, even where the
     ``if(...)`` conditions around the read do not (a vectorized ``if`` reads

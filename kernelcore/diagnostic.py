@@ -19,7 +19,7 @@ ScheduleDebugInputError; and warn_with_kernel.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from fnmatch import fnmatchcase
@@ -208,7 +208,7 @@ def recording_warnings() -> Iterator[list[tuple[type[Warning], str]]]:
             outer.extend(recorded)
 
 
-def reissue_warnings(recorded) -> None:
+def reissue_warnings(recorded: Iterable[tuple[type[Warning], str]]) -> None:
     """Issue again the warnings *recorded* by :func:`recording_warnings`."""
     for category, message in recorded:
         warnings.warn(message, category, stacklevel=3)

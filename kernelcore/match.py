@@ -99,7 +99,7 @@ class _Parser:
         return _one(token)
 
 
-def parse_match(spec) -> Match:
+def parse_match(spec: Match | str | None) -> Match:
     """A predicate ``(kernel, insn) -> bool`` for *spec*."""
     if spec is None:
         return lambda knl, insn: True

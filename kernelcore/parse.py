@@ -125,7 +125,7 @@ class _CallRewriter(IdentityMapper):
         return expr
 
 
-def parse_expression(text: str):
+def parse_expression(text: str) -> Any:
     """Parse one expression of the instruction language."""
     marked, swept = _mark_subarray_refs(text) if "]" in text else (text, {})
     try:

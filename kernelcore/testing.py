@@ -180,7 +180,8 @@ def _make_queue(ctx: cl.Context) -> tuple[cl.CommandQueue, bool]:
 
 # {{{ helpers
 
-def _prepare(knl, role: str, entrypoint: str | None):
+def _prepare(knl: LoopKernel | TranslationUnit, role: str, entrypoint: str | None
+             ) -> LoopKernel:
     """*knl* with every type known, or a clear error."""
 
     if isinstance(knl, TranslationUnit):

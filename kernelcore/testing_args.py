@@ -11,7 +11,7 @@ is_sentinel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyopencl.array as cla
@@ -20,13 +20,18 @@ from pymbolic import evaluate
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg, strides_for_order
 
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from kernelcore.ir.kernel import LoopKernel
+
 #: Seed of the random input data (the same for every call, so runs repeat).
 RANDOM_SEED = 0x5EED
 
 
 # {{{ argument data
 
-def sentinel_value(dtype: np.dtype):
+def sentinel_value(dtype: np.dtype) -> float | int | bool:
     """The value unwritten output entries hold."""
     dtype = np.dtype(dtype)
     if dtype.kind in "fc":
@@ -164,8 +169,9 @@ def _read_names(knl) -> frozenset[str]:
     return result
 
 
-def make_ref_args(knl, queue, parameters: dict, *, fills_entire_output: bool = True,
-                  seed: int = RANDOM_SEED) -> tuple[dict, list[ArgData]]:
+def make_ref_args(knl: LoopKernel, queue: cl.CommandQueue, parameters: dict, *,
+                  fills_entire_output: bool = True, seed: int = RANDOM_SEED
+                  ) -> tuple[dict, list[ArgData]]:
     """Keyword arguments for the (typed) reference kernel *knl* on *queue*, and
     the :class:`ArgData` of its array arguments."""
     rng = np.random.default_rng(seed)
@@ -191,7 +197,8 @@ def make_ref_args(knl, queue, parameters: dict, *, fills_entire_output: bool = T
     return kwargs, arg_data
 
 
-def make_args(knl, queue, ref_arg_data: list[ArgData], parameters: dict) -> dict:
+def make_args(knl: LoopKernel, queue: cl.CommandQueue, ref_arg_data: list[ArgData],
+              parameters: dict) -> dict:
     """Keyword arguments for the (typed) test kernel *knl* on *queue*, holding the
     same data as the reference kernel's (see :func:`make_ref_args`)."""
     by_name = {d.name: d for d in ref_arg_data}

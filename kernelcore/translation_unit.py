@@ -269,6 +269,8 @@ def make_program(knl: LoopKernel) -> TranslationUnit:
 
 
 T = TypeVar("T")
+#: a kernel or a translation unit (a function taking one returns the same kind)
+_Program = TypeVar("_Program", LoopKernel, TranslationUnit)
 
 
 def for_each_kernel(transform: Callable[..., LoopKernel]) -> Callable[..., Any]:
@@ -389,7 +391,7 @@ def merge(items: Iterable[LoopKernel | TranslationUnit]) -> TranslationUnit:
     return TranslationUnit(frozenset(entry), table)
 
 
-def register_callable(knl, name: str, callable: InKernelCallable):
+def register_callable(knl: _Program, name: str, callable: InKernelCallable) -> _Program:
     """A copy of *knl* (a kernel or a translation unit: then each of its
     kernels) in which calls to *name* go to *callable*."""
     if not isinstance(callable, InKernelCallable):

@@ -60,7 +60,7 @@ class ExternalCall(Node):
         self.shape = ()
         self.dtype = np.dtype(np.int8)
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return self.args
 
 
@@ -81,7 +81,7 @@ class CallOutput(Node):
         self.shape = tuple(int(n) for n in shape)
         self.dtype = np.dtype(dtype)
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return (self.call,)
 
 

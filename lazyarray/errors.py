@@ -10,6 +10,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,7 +80,7 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
-def device_memory_error(error: Exception, nbytes: int | None, device) -> Exception:
+def device_memory_error(error: Exception, nbytes: int | None, device: cl.Device) -> Exception:
     """The error to raise for pyopencl's *error* on allocating *nbytes*
     (None: a size not known here) on *device*: a DeviceMemoryError naming
     the sizes where the allocation failed for want of memory, else *error*
@@ -102,7 +103,7 @@ LONG_DOUBLES = frozenset(np.dtype(t) for t in (np.longdouble, np.clongdouble)
                          if np.dtype(t).itemsize > (8 if np.dtype(t).kind == "f" else 16))
 
 
-def long_double_error(dtype) -> NoDeviceVersion:
+def long_double_error(dtype: np.dtype) -> NoDeviceVersion:
     """The error of a device operation on long doubles (*dtype*)."""
     return NoDeviceVersion(
         f"lazyarray does not compute {dtype} (long double) on the device: OpenCL computes at "
@@ -112,7 +113,7 @@ def long_double_error(dtype) -> NoDeviceVersion:
         "(x.astype(np.float64)), losing the extra precision.")
 
 
-def unsupported_dtype_error(dtype) -> DTypeError:
+def unsupported_dtype_error(dtype: np.dtype) -> DTypeError:
     """The error of an array of *dtype*, which lazyarray does not hold."""
     if dtype == np.float16:
         fix = "convert it to float32 (a.astype(np.float32)): float16 is not supported"
@@ -125,7 +126,7 @@ def unsupported_dtype_error(dtype) -> DTypeError:
         f"(float32, float64) and complex arrays; {fix}.\n  at {user_line()}")
 
 
-def inside_lazyarray(frame) -> bool:
+def inside_lazyarray(frame: FrameType) -> bool:
     """Whether *frame* runs lazyarray's own code."""
     return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
 

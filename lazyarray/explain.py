@@ -15,8 +15,23 @@ import numpy as np
 
 import lazyarray.plan as _plan
 import lazyarray.run as _run
+from lazyarray.calls import CallOutput, ExternalCall
 from lazyarray.deferred import deferred
-from lazyarray.graph import Node, walk
+from lazyarray.graph import (
+    Concat,
+    Const,
+    Gather,
+    Input,
+    Iota,
+    Map,
+    Node,
+    Param,
+    Reduce,
+    Reshape,
+    Scan,
+    View,
+    walk,
+)
 from lazyarray.handle import asarray
 from lazyarray.host import HostArray
 from lazyarray.mapper import NodeMapper, is_kind
@@ -44,43 +59,43 @@ else:
 class Labels(NodeMapper[str]):
     """What a node computes, in words, for ``explain`` and ``to_dot``."""
 
-    def map_input(self, node) -> str:
+    def map_input(self, node: Input) -> str:
         return "input"
 
-    def map_const(self, node) -> str:
+    def map_const(self, node: Const) -> str:
         return f"const {node.value.item()!r}"
 
-    def map_param(self, node) -> str:
+    def map_param(self, node: Param) -> str:
         return f"scalar argument {node.slot} of the jitted function"
 
-    def map_map(self, node) -> str:
+    def map_map(self, node: Map) -> str:
         return node.op
 
-    def map_reduce(self, node) -> str:
+    def map_reduce(self, node: Reduce) -> str:
         return f"{node.op} over axes {list(node.axes)}"
 
-    def map_scan(self, node) -> str:
+    def map_scan(self, node: Scan) -> str:
         return f"running {node.op} along axis {node.axis}"
 
-    def map_concat(self, node) -> str:
+    def map_concat(self, node: Concat) -> str:
         return f"concatenate along axis {node.axis}"
 
-    def map_iota(self, node) -> str:
+    def map_iota(self, node: Iota) -> str:
         return f"index along axis {node.axis}"
 
-    def map_view(self, node) -> str:
+    def map_view(self, node: View) -> str:
         return "view"
 
-    def map_reshape(self, node) -> str:
+    def map_reshape(self, node: Reshape) -> str:
         return "reshape"
 
-    def map_gather(self, node) -> str:
+    def map_gather(self, node: Gather) -> str:
         return f"gather along axis {node.axis}"
 
-    def map_external_call(self, node) -> str:
+    def map_external_call(self, node: ExternalCall) -> str:
         return "external call"
 
-    def map_call_output(self, node) -> str:
+    def map_call_output(self, node: CallOutput) -> str:
         return f"output {node.name} of an external call"
 
 
@@ -91,7 +106,7 @@ def _label(node: Node) -> str:
     return f"{_LABELS(node)} {node.shape} {node.dtype}"
 
 
-def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = False,
+def explain(x: Any, show_code: bool = False, print_it: bool = True, profile: bool = False,
             repeat: int = 10) -> str:
     """The kernels that computing *x* will run: what each stores, the rule
     that decided it, what it reads, and (with *show_code*) its OpenCL code.
@@ -149,7 +164,7 @@ def explain(x, show_code: bool = False, print_it: bool = True, profile: bool = F
     return text
 
 
-def to_dot(x, path: str | Path | None = None) -> str:
+def to_dot(x: Any, path: str | Path | None = None) -> str:
     """Graphviz source of *x*'s graph (stored values drawn as boxes). With
     *path* ending in ``.svg`` or ``.png``, also renders it (needs graphviz's
     ``dot``); other paths get the source."""
@@ -303,7 +318,8 @@ def _profile_summary(profiles: list[KernelProfile]) -> list[str]:
     return lines
 
 
-def kernel_counts(knl) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
+def kernel_counts(knl: lp.LoopKernel | lp.TranslationUnit
+                  ) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
     """``(flops, flop dtype, accessed bytes, accessed bytes by (array,
     direction))`` of a kernelcore kernel, from kernelcore's statistics:
     floating point operations and global memory references of each
@@ -324,7 +340,8 @@ def _has_c_code(knl) -> bool:
     return any(isinstance(insn, lp.CInstruction) for insn in knl.instructions)
 
 
-def c_code_counts(knl, node: Node) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
+def c_code_counts(knl: lp.LoopKernel | lp.TranslationUnit, node: Node
+                  ) -> tuple[int, str | None, int, dict[tuple[str, str], int]]:
     """:func:`kernel_counts` of a kernel of C instructions computing *node*:
     for a matrix product (the tensor-core kernel), two operations per term
     of the graph's sum, counted as ``tf32`` (whose peak the roofline does not
@@ -358,7 +375,7 @@ def _array_nbytes(knl, name: str) -> int | None:
         getattr(dtype, "numpy_dtype", dtype)).itemsize
 
 
-def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
+def kernel_profiles(x: Any, repeat: int = 10) -> list[KernelProfile]:
     """Per kernel of *x*'s plan that launches, a :class:`KernelProfile`:
     the kernels are run (each once to warm up, then *repeat* times) on a
     profiling queue of lazyarray's device, on the values they read; *x* is
@@ -397,8 +414,10 @@ def kernel_profiles(x, repeat: int = 10) -> list[KernelProfile]:
                     queue.finish()
                     samples.append(1e-9 * sum(e.profile.end - e.profile.start
                                               for e in events))
-                flops, dtype, accessed, by_array = kernel_counts(step.kernel) \
-                    if not _has_c_code(step.kernel) else c_code_counts(step.kernel, step.node)
+                knl = step.kernel
+                assert knl is not None          # (a step that launches has a kernel)
+                flops, dtype, accessed, by_array = kernel_counts(knl) \
+                    if not _has_c_code(knl) else c_code_counts(knl, step.node)
                 moved = 0
                 for (name, _), nbytes in by_array.items():
                     size = _array_nbytes(step.kernel, name)

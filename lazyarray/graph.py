@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -217,7 +217,7 @@ class Map(Node):
         self.dtype = np.dtype(dtype)
         self.weak = bool(weak)
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return self.args
 
 
@@ -241,11 +241,11 @@ class Reduce(Node):
         self.shape = tuple(1 if k in self.axes else s for k, s in enumerate(arg.shape)
                            if keepdims or k not in self.axes)
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return (self.arg,)
 
 
-def pending_depth(children) -> int:
+def pending_depth(children: Iterable[Node]) -> int:
     """The depth of the uncomputed graph of a node with *children*: 0 for a
     leaf, else one more than its deepest child not computed yet."""
     depth = -1
@@ -308,7 +308,7 @@ class View(Node):
         self.shape = tuple(shape)
         self.dtype = arg.dtype
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return (self.arg,)
 
 
@@ -328,7 +328,7 @@ class Reshape(Node):
         self.shape = tuple(shape)
         self.dtype = arg.dtype
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return (self.arg,)
 
 
@@ -351,7 +351,7 @@ class Concat(Node):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return self.args
 
 
@@ -391,7 +391,7 @@ class Scan(Node):
         self.shape = arg.shape
         self.dtype = np.dtype(dtype)
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return (self.arg,)
 
 
@@ -415,5 +415,5 @@ class Gather(Node):
         self.shape = arg.shape[:axis] + indices.shape + arg.shape[axis + 1:]
         self.dtype = arg.dtype
 
-    def children(self):
+    def children(self) -> tuple[Node, ...]:
         return (self.arg, self.indices)

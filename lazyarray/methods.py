@@ -163,7 +163,7 @@ class NumPyMethods:
     def __contains__(self, value) -> bool:
         return bool((self == value).any())
 
-    def item(self):
+    def item(self) -> bool | int | float | complex:
         """The single element as a Python scalar (computes the array)."""
         self._refuse_value(".item()")
         return self._host().item()

@@ -47,7 +47,7 @@ def _array_function(self, func, types, args, kwargs):
     return array_function(func, args, kwargs)
 
 
-def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc.method(*inputs, **kwargs)`` with lazy arrays among the inputs."""
     out = kwargs.get("out")
     out = out if isinstance(out, tuple) or out is None else (out,)
@@ -77,7 +77,7 @@ def array_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
                           ufunc, inputs)
 
 
-def array_function(func, args: tuple, kwargs: dict) -> Any:
+def array_function(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """NumPy's *func* called with lazy arrays among its arguments."""
     impl = implementation(func)
     if impl is None:
@@ -100,7 +100,7 @@ def _ufunc_method(ufunc, method: str, inputs: tuple, kwargs: dict, out):
                      f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
 
 
-def implementation(func) -> Callable | None:
+def implementation(func: Callable[..., Any]) -> Callable | None:
     """lazyarray's version of the NumPy function *func* (called for
     ``np.f(lazy)``), or None: a function of the same name in the matching
     lazyarray namespace, defined by lazyarray."""

@@ -31,7 +31,7 @@ def given(value: Any) -> bool:
     return value is not NO_VALUE and value is not None
 
 
-def mask_of(x, where: Any):
+def mask_of(x: Any, where: Any) -> ArrayHandle | None:
     """The ``where=`` mask broadcast to *x*'s shape (a lazy bool array), or
     None where every element takes part."""
     if where is True or where is NO_VALUE:
@@ -39,7 +39,7 @@ def mask_of(x, where: Any):
     return x._of_node(broadcast_to(cast(node_of(where), np.bool_), x.shape))
 
 
-def filled(x, mask, value: Any):
+def filled(x: Any, mask: ArrayHandle, value: Any) -> Any:
     """*x* where *mask* is true, *value* (as *x*'s dtype) elsewhere."""
     fill = node_of(np.asarray(value).astype(x.dtype)[()])
     return x._of_node(elementwise("where", mask.node, x.node, fill))
@@ -50,7 +50,7 @@ def _scalar(value: Any, dtype: np.dtype) -> np.generic:
     return np.asarray(value.get() if hasattr(value, "get") else value).astype(dtype)[()]  # type: ignore[return-value]
 
 
-def with_initial(result, op: str, initial: Any):
+def with_initial(result: Any, op: str, initial: Any) -> Any:
     """*result* combined with ``initial=`` by reduction *op* (sum, product,
     max or min)."""
     if not given(initial):
@@ -63,7 +63,7 @@ def with_initial(result, op: str, initial: Any):
     return (np.maximum if op == "max" else np.minimum)(result, start)
 
 
-def extreme(x, op: str, axis: Any, keepdims: bool, initial: Any, where: Any):
+def extreme(x: Any, op: str, axis: Any, keepdims: bool, initial: Any, where: Any) -> Any:
     """The max or min (*op*) of *x* along *axis* with ``initial=`` and
     ``where=``: masked elements and empty slices take *initial*."""
     mask = mask_of(x, where)
@@ -84,7 +84,7 @@ def _count(mask, axis: Any, keepdims: bool):
     return mask.sum(axis=axis, keepdims=keepdims, dtype=np.int64)
 
 
-def masked_mean(x, mask, axis: Any, keepdims: bool, dtype: Any):
+def masked_mean(x: Any, mask: ArrayHandle, axis: Any, keepdims: bool, dtype: Any) -> Any:
     """The mean of the elements of *x* that *mask* selects (NaN for slices
     with none)."""
     kind = np.mean(np.ones(1, x.dtype), dtype=dtype).dtype
@@ -92,7 +92,8 @@ def masked_mean(x, mask, axis: Any, keepdims: bool, dtype: Any):
     return (total / _count(mask, axis, keepdims)).astype(kind)
 
 
-def masked_var(x, mask, axis: Any, keepdims: bool, dtype: Any, ddof: Any):
+def masked_var(x: Any, mask: ArrayHandle, axis: Any, keepdims: bool, dtype: Any,
+               ddof: float) -> Any:
     """The variance of the elements of *x* that *mask* selects, with *ddof*
     degrees of freedom less (NumPy's: no fewer than zero)."""
     kind = np.var(np.ones(1, x.dtype), dtype=dtype).dtype
@@ -105,7 +106,7 @@ def masked_var(x, mask, axis: Any, keepdims: bool, dtype: Any, ddof: Any):
     return (total / np.maximum(_count(mask, axis, keepdims) - ddof, 0)).astype(kind)
 
 
-def into(result, out: Any):
+def into(result: Any, out: Any) -> Any:
     """*result*, or written into *out* (a lazy or NumPy array of the
     result's shape; values cast as NumPy's ``out=`` casts them) and *out*."""
     if out is None:

@@ -25,6 +25,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
@@ -45,7 +46,7 @@ class Peaks:
     bandwidth: float
     flops: tuple          # of (dtype name, operations per second)
 
-    def flop_rate(self, dtype) -> float | None:
+    def flop_rate(self, dtype: Any) -> float | None:
         """The peak of *dtype*'s operations (complex types: of their parts'
         dtype), or None if not measured (or not a NumPy type)."""
         try:
@@ -163,7 +164,7 @@ def _disk_enabled() -> bool:
     return os.environ.get("LAZYARRAY_DISK_CACHE", "1").lower() not in ("0", "false", "no")
 
 
-def device_peaks(queue=None, remeasure: bool = False) -> Peaks:
+def device_peaks(queue: cl.CommandQueue | None = None, remeasure: bool = False) -> Peaks:
     """The measured :class:`Peaks` of *queue*'s device (by default
     lazyarray's): from this process's memory, else from the disk cache, else
     measured now (and stored). *remeasure* measures again."""

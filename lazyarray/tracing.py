@@ -94,7 +94,7 @@ def refuse_while_tracing(what: str) -> None:
             f"la.jit (tracing {TRACING.names[-1]}); call it outside the jitted function")
 
 
-def concretization_message(array, what: str) -> str:
+def concretization_message(array: Any, what: str) -> str:
     """Why *what* on lazy *array* is refused while ``la.jit`` traces, where,
     and what to do instead."""
     name = TRACING.names[-1]

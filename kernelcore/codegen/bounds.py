@@ -5,8 +5,10 @@ Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
+from typing import TYPE_CHECKING, Any
 
 import islpy as isl
 import pymbolic.primitives as prim
@@ -20,6 +22,10 @@ from kernelcore.ir.domain import (
     pw_aff_to_expr_and_total,
     set_to_cond_expr,
 )
+from kernelcore.ir.kernel import LoopKernel
+
+if TYPE_CHECKING:
+    from pymbolic.typing import Expression
 
 dim_type = isl.dim_type
 
@@ -36,7 +42,7 @@ def _iname_index(s: isl.Set, name: str) -> int:
     return s.get_var_dict()[name][1]
 
 
-def loop_bounds(knl, iname: str, outer: list[str], body_domains: list[isl.Set],
+def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: list[isl.Set],
                 context: isl.Set, uniform: bool = False) -> LoopBounds:
     """Bounds of *iname* covering every body instruction's domain, given that the
     *outer* loops are entered and *context* holds. With *uniform*, the loop gets
@@ -78,13 +84,13 @@ def _gist_params(pw: isl.PwAff, ctx: isl.Set) -> isl.PwAff:
     return pw.gist(ctx.align_params(pw.get_domain_space()))
 
 
-def guard_condition(domain: isl.Set, context: isl.Set):
+def guard_condition(domain: isl.Set, context: isl.Set) -> Expression:
     """The condition (pymbolic; True if none) under which a point of *context* lies
     in *domain*."""
     return set_to_cond_expr(domain.gist(context))
 
 
-def nonnegative_checker(knl, context: isl.Set):
+def nonnegative_checker(knl: LoopKernel, context: isl.Set) -> Callable[[Any], bool]:
     """A predicate telling whether an integer expression is >= 0 wherever
     *context* holds."""
     def check(expr) -> bool:

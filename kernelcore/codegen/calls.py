@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -15,6 +16,7 @@ from pymbolic.mapper.c_code import CCodeMapper
 from kernelcore.callables import (
     ArrayArgDescriptor,
     FixedStrideArrayDimTag,
+    InKernelCallable,
     ValueArgDescriptor,
     not_ready_error,
     result_dtype,
@@ -22,7 +24,7 @@ from kernelcore.callables import (
 )
 from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import ArrayArg, TemporaryVariable
-from kernelcore.ir.instruction import assignee_subscript
+from kernelcore.ir.instruction import CallInstruction, assignee_subscript
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class RegisteredCallEmitter:
             shape=tuple(var.shape), address_space=var.address_space,
             dim_tags=tuple(FixedStrideArrayDimTag(s) for s in var.element_strides()))
 
-    def specialize(self, call, assignees: tuple = ()):
+    def specialize(self, call: Any, assignees: tuple = ()) -> InKernelCallable:
         """The callable for *call*, specialized for its argument types and shapes."""
         name = call.function.name
         dtypes = {i: self.types(p).dtype for i, p in enumerate(call.parameters)}
@@ -104,7 +106,7 @@ class RegisteredCallEmitter:
             return _TargetExpression(prim.Variable(self.render(expr, want)))
         return ecm
 
-    def call_expression(self, call) -> str:
+    def call_expression(self, call: Any) -> str:
         """C code for a registered call inside an expression."""
         clbl = self.specialize(call)
         if result_dtype(clbl) is None:
@@ -113,7 +115,7 @@ class RegisteredCallEmitter:
                               self.target)
         return CCodeMapper()(expr)
 
-    def call_statement(self, insn) -> str:
+    def call_statement(self, insn: CallInstruction) -> str:
         """The C statement for a call instruction."""
         clbl = self.specialize(insn.expression, insn.assignees)
         expr, returns_value = clbl.emit_call_insn(

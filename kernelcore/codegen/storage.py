@@ -5,16 +5,17 @@ Public names: storage_size, initial_values, check_definitions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 from pymbolic.mapper.stringifier import PREC_NONE
 
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
-from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.data import AddressSpace, TemporaryVariable
+from kernelcore.ir.kernel import LoopKernel
 
 
-def storage_size(name: str, tv) -> int:
+def storage_size(name: str, tv: TemporaryVariable) -> int:
     """Elements a temporary spans: its shape times its strides (padded
     strides, such as a tile with one spare column, span more than the shape)."""
     extents = []
@@ -30,7 +31,7 @@ def storage_size(name: str, tv) -> int:
     return 1 + sum((n - 1) * abs(st) for n, st in zip(shape, strides))
 
 
-def initial_values(tv, size: int, emit: Callable) -> str:
+def initial_values(tv: TemporaryVariable, size: int, emit: Callable[..., str]) -> str:
     """The C initializer list of *tv*'s storage (its initializer's values placed
     by its strides; *emit(value, context, prec, dtype)* writes one value)."""
     values = np.asarray(tv.initializer, dtype=tv.dtype)
@@ -44,7 +45,7 @@ def initial_values(tv, size: int, emit: Callable) -> str:
     return ", ".join(emit(v, None, PREC_NONE, tv.dtype) for v in flat)
 
 
-def check_definitions(knl, kernel_name: str, insn_ids) -> None:
+def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[str]) -> None:
     """Private and local temporaries do not survive between device kernels:
     each one read by the instructions *insn_ids* of device kernel
     *kernel_name* must be written there, by an instruction the reader

@@ -77,7 +77,7 @@ def _to_expr(x: Any):
     raise ParseError(f"invalid shape entry {x!r}")
 
 
-def parse_shape(shape: Any):
+def parse_shape(shape: Any) -> tuple | _Auto | None:
     """Normalize a shape spec: auto, None, an int, a string "n, m", or a tuple."""
     if shape is auto or shape is None:
         return shape

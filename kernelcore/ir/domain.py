@@ -365,7 +365,7 @@ def _to_set(cond, affs) -> isl.Set:
 # }}}
 
 
-def static_range(knl, iname: str) -> tuple[int, int]:
+def static_range(knl: Any, iname: str) -> tuple[int, int]:
     """The smallest and largest value *iname* takes for any parameters the
     assumptions allow (an error if either is unbounded)."""
     dom = project_to(knl.get_inames_domain([iname]) & knl.assumptions_set, [iname])

@@ -5,9 +5,10 @@ Public names: grid_sizes, hw_iname_ranges, iname_range, callee_hw_sizes, HwRange
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import reduce
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import islpy as isl
 
@@ -36,7 +37,7 @@ def _pw_over_params(s: isl.Set, which: str):
     return s.dim_min(idx), s.dim_max(idx)
 
 
-def hw_iname_ranges(knl, insn_ids=None) -> list[HwRange]:
+def hw_iname_ranges(knl: Any, insn_ids: Collection[str] | None = None) -> list[HwRange]:
     """Ranges of the kernel's parallel inames that the instructions *insn_ids*
     (default: all) use."""
     result = []
@@ -51,7 +52,7 @@ def hw_iname_ranges(knl, insn_ids=None) -> list[HwRange]:
     return result
 
 
-def iname_range(knl, iname: str, dom: isl.Set | None = None) -> HwRange:
+def iname_range(knl: Any, iname: str, dom: isl.Set | None = None) -> HwRange:
     """Lower bound and extent of a parallel *iname* over *dom* (default: its
     whole domain)."""
     tag = knl.iname_tags.get(iname)
@@ -82,7 +83,8 @@ def _simplest(size: isl.PwAff, ctx) -> isl.PwAff:
         return size
 
 
-def grid_sizes(knl, insn_ids=None) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwAff, ...]]:
+def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None
+               ) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwAff, ...]]:
     """(group counts, local sizes) per axis, as isl PwAffs of the parameters
     (missing axes are 1), of the device kernel running *insn_ids* (default: all)."""
     groups: dict[int, isl.PwAff] = {}
@@ -141,7 +143,7 @@ def _one_like(pw: isl.PwAff) -> isl.PwAff:
         isl.LocalSpace.from_space(pw.get_domain_space())) + 1)
 
 
-def callee_hw_sizes(knl, insn_ids) -> list[tuple[bool, int, int]]:
+def callee_hw_sizes(knl: Any, insn_ids: Collection[str] | None) -> list[tuple[bool, int, int]]:
     """``(is_local, axis, size)`` of the hardware axes used by the callee
     kernels that the instructions *insn_ids* (default: all) call; the sizes
     must be constants."""

@@ -5,6 +5,8 @@ Public names: simplify.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pymbolic.mapper.constant_folder import ConstantFoldingMapper
 from pymbolic.mapper.flattener import FlattenMapper
 
@@ -24,6 +26,6 @@ class _Fold(ConstantFoldingMapper):
         return TypeCast(expr.dtype, self.rec(expr.child))
 
 
-def simplify(expr):
+def simplify(expr: Any) -> Any:
     """*expr* with nested sums/products flattened and constants folded."""
     return _Fold()(_Flatten()(expr))

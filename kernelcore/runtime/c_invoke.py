@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import time
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,6 +46,11 @@ from kernelcore.runtime.invoke import (
     tuple_code,
 )
 from kernelcore.runtime.store import default_cache_dir
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from kernelcore.ir.kernel import LoopKernel
 
 logger = logging.getLogger(__name__)
 
@@ -288,7 +294,7 @@ class CExecutor:
         return self.invoker(self.runtime, **kwargs)
 
 
-def get_executor(knl, kwargs: dict) -> CExecutor:
+def get_executor(knl: LoopKernel, kwargs: dict) -> CExecutor:
     """The executor of *knl* for the dtypes of the arguments in *kwargs*."""
     return find_executor(knl, kwargs, _EXECUTORS, CExecutor, _as_typed)
 
@@ -298,7 +304,8 @@ def _as_typed(value):
     return np.asarray(value) if isinstance(value, (list, tuple)) else value
 
 
-def invoke(knl, queue, kwargs: dict):
+def invoke(knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
+           ) -> tuple[None, dict[str, np.ndarray] | tuple[np.ndarray, ...]]:
     """Run *knl* (of ExecutableCTarget) on NumPy arrays; *queue* is ignored.
 
     Returns ``(None, outputs)``: the written arrays, as NumPy arrays.

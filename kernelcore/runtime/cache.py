@@ -29,6 +29,7 @@ from typing import Any
 
 from kernelcore.codegen.kernel import CODEGEN_STATS, CodeGenerationResult
 from kernelcore.diagnostic import reissue_warnings
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.runtime.fingerprint import describe
 from kernelcore.runtime.once import KeyedLocks, made_once
 from kernelcore.runtime.store import DiskStore, default_cache_dir
@@ -63,7 +64,7 @@ def cache_stats() -> dict[str, int]:
     return {**CODEGEN_STATS, **STATS}
 
 
-def kernel_key(knl, extra: str = "") -> str:
+def kernel_key(knl: LoopKernel | TranslationUnit, extra: str = "") -> str:
     """A hex digest of everything that decides the code a typed kernel
     generates and the checks made when it is called (see the module
     documentation); a translation unit's is its entry point's, with the

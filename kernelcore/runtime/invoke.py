@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, MutableMapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import islpy as isl
 import numpy as np
@@ -28,7 +28,7 @@ import pyopencl.array as cla
 import pyopencl.tools as cl_tools
 from pymbolic import evaluate
 
-from kernelcore.codegen.kernel import generate_code_v2
+from kernelcore.codegen.kernel import CodeGenerationResult, generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.index_width import emit_index_checks
 from kernelcore.ir.data import ArrayArg, ValueArg
@@ -39,8 +39,17 @@ from kernelcore.runtime.build import BuiltProgram, built_program
 from kernelcore.runtime.cache import code_for, kernel_key
 from kernelcore.runtime.device import default_queue
 from kernelcore.runtime.once import KeyedLocks, made_once
-from kernelcore.translation_unit import as_kernel
+from kernelcore.translation_unit import TranslationUnit, as_kernel
 from kernelcore.types import add_dtypes, infer_types
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+    from pymbolic.typing import Expression
+
+    from kernelcore.ir.kernel import LoopKernel
+
+#: an executor (of OpenCL or of C code) :func:`find_executor` makes
+_Executor = TypeVar("_Executor")
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +70,7 @@ def _assumption_failed(assumptions: str, params: dict):
                           f"{assumptions}")
 
 
-def native_array(ary, order: str) -> np.ndarray:
+def native_array(ary: npt.ArrayLike, order: str) -> np.ndarray:
     """*ary* as a NumPy array in *order* (``"C"``/``"F"``) and in the machine's
     byte order (a copy where it is not so already; a 0-d array stays 0-d)."""
     ary = np.asarray(ary)
@@ -111,7 +120,7 @@ _POOLS: dict[int, object] = {}
 _POOL_LOCKS = KeyedLocks()
 
 
-def memory_pool(queue):
+def memory_pool(queue: cl.CommandQueue) -> cl_tools.MemoryPool:
     """The memory pool (pyopencl.tools.MemoryPool) of *queue*, shared by
     kernelcore's scratch arrays and lazyarray's results. One pool per queue: a
     buffer freed while work on it is still queued is only reused by later
@@ -170,12 +179,12 @@ def _solve_for(param: str, expr, shape_value_code: str) -> str | None:
     return f"({shape_value_code} - ({d})) // ({c})"
 
 
-def tuple_code(exprs) -> str:
+def tuple_code(exprs: Iterable[Expression]) -> str:
     """Python source of a tuple of shape/stride expressions."""
     return "(" + "".join(f"{_py(x)}, " for x in exprs) + ")"
 
 
-def emit_parameter_code(w, knl) -> None:
+def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
     """Write (through *w*) invoker lines that find missing parameters from array
     shapes and check the kernel's assumptions about them (and that its
     indices reach the sizes they give)."""
@@ -211,7 +220,7 @@ def emit_parameter_code(w, knl) -> None:
     emit_index_checks(w, knl)
 
 
-def cached_code(knl):
+def cached_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
     """``(cache key, generated code)`` of *knl*, from the code cache if there."""
     key = kernel_key(knl)
     return key, code_for(key, lambda: generate_code_v2(knl))
@@ -349,13 +358,15 @@ def _arg_dtype(knl, name: str, value) -> np.dtype | None:
     raise InvocationError(f"argument '{name}' must be an array, got {type(value).__name__}")
 
 
-def get_executor(knl, kwargs: dict) -> Executor:
+def get_executor(knl: LoopKernel | TranslationUnit, kwargs: dict) -> Executor:
     """The executor of *knl* (a kernel or a translation unit's entry point)
     for the dtypes of the arrays in *kwargs*."""
     return find_executor(as_kernel(knl), kwargs, _EXECUTORS, Executor)
 
 
-def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v: v):
+def find_executor(knl: LoopKernel, kwargs: dict, registry: MutableMapping[LoopKernel, tuple],
+                  make: Callable[[LoopKernel], _Executor],
+                  as_typed: Callable[[Any], Any] = lambda v: v) -> _Executor:
     """The executor (made by *make* from the typed kernel, kept in *registry*)
     of *knl* for the dtypes of the arguments in *kwargs* (after *as_typed*);
     made once, also when several threads ask at the same time."""
@@ -383,7 +394,7 @@ def find_executor(knl, kwargs: dict, registry, make: Callable, as_typed=lambda v
     return ex
 
 
-def check_argument_names(knl, kwargs: dict) -> None:
+def check_argument_names(knl: LoopKernel, kwargs: dict) -> None:
     """Raise for keyword arguments that are not arguments of *knl*."""
     unknown = set(kwargs) - set(knl.arg_dict) - {"wait_for", "allocator", "out_host"}
     if unknown:
@@ -392,7 +403,8 @@ def check_argument_names(knl, kwargs: dict) -> None:
                               + ", ".join(a.name for a in knl.args))
 
 
-def invoke(knl, queue, kwargs: dict):
+def invoke(knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
+           ) -> tuple[cl.Event, dict[str, Any] | tuple]:
     """Run *knl* on *queue* (None: the default queue) with keyword arguments.
 
     Returns ``(event, outputs)``: outputs are the written arrays, as numpy arrays

@@ -29,12 +29,15 @@ import abc
 import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyopencl as cl
 
 from kernelcore.diagnostic import InvocationError
+
+if TYPE_CHECKING:
+    import pyopencl.array as cla
 from kernelcore.runtime.copy_launcher import OpenClCopyLauncher
 from kernelcore.runtime.launcher_base import (
     HostLauncherI,
@@ -405,21 +408,25 @@ class OpenClKernelListLauncher(LauncherI):
                                   f"not {direction.replace('_', ' ')}")
         return self.push_kernels(copy)
 
-    def push_copy_host_to_device(self, name: str, src: np.ndarray, dst,
+    def push_copy_host_to_device(self, name: str, src: np.ndarray,
+                                 dst: cla.Array | cl.MemoryObjectHolder,
                                  dst_device_offset: int | None = None,
                                  blocking: bool = False) -> OpenClKernelListLauncher:
         """Append a copy of host array *src* into device array or buffer *dst*."""
         return self._push_copy("host_to_device", name, src, dst,
                                dst_device_offset=dst_device_offset, blocking=blocking)
 
-    def push_copy_device_to_host(self, name: str, src, dst: np.ndarray,
+    def push_copy_device_to_host(self, name: str, src: cla.Array | cl.MemoryObjectHolder,
+                                 dst: np.ndarray,
                                  src_device_offset: int | None = None,
                                  blocking: bool = False) -> OpenClKernelListLauncher:
         """Append a copy of device array or buffer *src* into host array *dst*."""
         return self._push_copy("device_to_host", name, src, dst,
                                src_device_offset=src_device_offset, blocking=blocking)
 
-    def push_copy_host_device(self, varname: str, src, dst,
+    def push_copy_host_device(self, varname: str,
+                              src: np.ndarray | cla.Array | cl.MemoryObjectHolder,
+                              dst: np.ndarray | cla.Array | cl.MemoryObjectHolder,
                               src_device_offset: int | None = None,
                               dst_device_offset: int | None = None,
                               byte_count: int | None = None) -> OpenClKernelListLauncher:
@@ -435,7 +442,8 @@ class OpenClKernelListLauncher(LauncherI):
             kw["byte_count"] = byte_count
         return self.push_kernels(OpenClCopyLauncher(varname, src, dst, **kw))
 
-    def push_copy_device_to_device(self, name: str, src, dst,
+    def push_copy_device_to_device(self, name: str, src: cla.Array | cl.MemoryObjectHolder,
+                                   dst: cla.Array | cl.MemoryObjectHolder,
                                    src_device_offset: int | None = None,
                                    dst_device_offset: int | None = None,
                                    byte_count: int | None = None

@@ -23,6 +23,7 @@ from kernelcore.ir.instruction import (
     assignee_subscript,
     assignee_var_name,
 )
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.schedule.items import (
     Barrier,
     CallKernel,
@@ -33,7 +34,7 @@ from kernelcore.schedule.items import (
 )
 
 
-def split_kernels(knl, items: list) -> list:
+def split_kernels(knl: LoopKernel, items: list) -> list:
     """Wrap *items* in CallKernel/ReturnFromKernel, one device kernel per stretch
     between top-level global barriers."""
     result: list = []
@@ -124,7 +125,7 @@ def _conflict(knl, insn, accesses, pending):
     return None
 
 
-def insert_local_barriers(knl, items: list) -> list:
+def insert_local_barriers(knl: LoopKernel, items: list) -> list:
     """*items* with local barriers where local-memory accesses need them."""
     local_names = {n for n, tv in knl.temporary_variables.items()
                    if tv.address_space == AddressSpace.LOCAL}

@@ -6,10 +6,15 @@ ReturnFromKernel, linearization_lines, schedule_lines.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kernelcore.ir.data import AddressSpace
 from kernelcore.ir.stages import provide
+
+if TYPE_CHECKING:
+    from kernelcore.ir.kernel import LoopKernel
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,8 @@ class ReturnFromKernel:
     kernel_name: str
 
 
-def linearization_lines(items) -> list[str]:
+def linearization_lines(items: Iterable[EnterLoop | LeaveLoop | RunInstruction | Barrier
+                                        | CallKernel | ReturnFromKernel]) -> list[str]:
     """A readable listing of a linearization, one item per line, indented."""
     lines = []
     depth = 0
@@ -92,7 +98,7 @@ def _extra_args(knl, items, start: int) -> list[str]:
     return sorted(used)
 
 
-def schedule_lines(knl) -> list[str]:
+def schedule_lines(knl: LoopKernel) -> list[str]:
     """The linearization of *knl* as loopy prints it under ``SCHEDULE:``:
     numbered items, nested four spaces per loop or device kernel, with each
     instruction shown in full."""

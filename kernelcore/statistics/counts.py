@@ -99,11 +99,11 @@ class Count:
         return cls()
 
     @classmethod
-    def constant(cls, value) -> Count:
+    def constant(cls, value: int | Fraction) -> Count:
         return cls([(value, ())])
 
     @classmethod
-    def points(cls, s: isl.Set | isl.BasicSet, coeff=1) -> Count:
+    def points(cls, s: isl.Set | isl.BasicSet, coeff: int | Fraction = 1) -> Count:
         """The number of points of *s* (a set whose only parameters are domain
         parameters), times *coeff*."""
         if isinstance(s, isl.BasicSet):
@@ -161,7 +161,7 @@ class Count:
         """True when no factor depends on a parameter."""
         return not any(_involves_params(f) for _, fs in self.terms for f in fs)
 
-    def eval_with_dict(self, params: dict[str, Any] | None = None):
+    def eval_with_dict(self, params: dict[str, Any] | None = None) -> int | Fraction:
         """The count's value for the parameter values in *params* (extra entries
         are ignored)."""
         params = params or {}

@@ -170,11 +170,11 @@ class Sync(str):
         self.kernel_name = kernel_name
         return self
 
-    def copy(self, **kwargs) -> Sync:
+    def copy(self, **kwargs: str | None) -> Sync:
         values = {"kind": self.kind, "kernel_name": self.kernel_name, **kwargs}
         return Sync(**values)
 
-    def matches(self, other) -> bool:
+    def matches(self, other: object) -> bool:
         """Whether *other* is this kind of synchronization (in this kernel,
         unless *kernel_name* is None)."""
         if str(self) != str(other):

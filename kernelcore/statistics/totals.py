@@ -18,10 +18,12 @@ import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.ir.instruction import Assignment
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.statistics.common import _Grid, _InsnCounter, _prepare
 from kernelcore.statistics.counts import CountGranularity
 from kernelcore.statistics.memory import _AccessFinder, _memory_variables
 from kernelcore.statistics.ops import _OpCounter, _type_function
+from kernelcore.translation_unit import TranslationUnit
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class _Points:
         return self.value
 
 
-def get_work_item_totals(knl) -> WorkItemTotals:
+def get_work_item_totals(knl: LoopKernel | TranslationUnit) -> WorkItemTotals:
     """The :class:`WorkItemTotals` of *knl* (a kernel or a translation unit's
     entry point)."""
     knl = _prepare(knl)

@@ -16,6 +16,7 @@ Public names: CTarget, ExecutableCTarget.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,11 @@ from kernelcore.diagnostic import CodeGenerationError, InvocationError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.ir.stages import stage
 from kernelcore.target.opencl import OpenCLTarget
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+    from kernelcore.ir.kernel import LoopKernel
 
 _C_TYPES = {
     "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
@@ -103,7 +109,7 @@ class CTarget(OpenCLTarget):
         """C99's complex division (through ``<complex.h>``)."""
         return f"{self.complex_prefix(dtype)}_divide"
 
-    def literal(self, value, dtype: np.dtype) -> str:
+    def literal(self, value: Any, dtype: np.dtype) -> str:
         text = super().literal(value, dtype)
         dtype = np.dtype(dtype)
         if dtype.kind in "iu" and dtype.itemsize == 8 and text.endswith("l"):
@@ -215,7 +221,8 @@ class CTarget(OpenCLTarget):
 
     # }}}
 
-    def invoke(self, knl, queue, kwargs: dict):
+    def invoke(self, knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
+               ) -> tuple[None, dict[str, np.ndarray] | tuple[np.ndarray, ...]]:
         raise InvocationError(
             f"kernel '{knl.name}' has target CTarget, which only generates C source; "
             "use ExecutableCTarget() to run it")
@@ -252,7 +259,8 @@ class ExecutableCTarget(CTarget):
         """Options naming the libraries to link, after the source file."""
         return tuple(f"-l{lib}" for lib in self.libraries)
 
-    def invoke(self, knl, queue, kwargs: dict):
+    def invoke(self, knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
+               ) -> tuple[None, dict[str, np.ndarray] | tuple[np.ndarray, ...]]:
         """Run *knl* through :mod:`kernelcore.runtime.c_invoke` (registered as
         the stage ``invoke_c``)."""
         return stage("invoke_c")(knl, queue, kwargs)

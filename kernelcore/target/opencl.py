@@ -5,6 +5,8 @@ Public names: OpenCLTarget, PyOpenCLTarget.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from kernelcore.diagnostic import CodeGenerationError
@@ -128,7 +130,7 @@ class OpenCLTarget(CFamilyTarget):
         return ("__kernel void __attribute__ ((reqd_work_group_size("
                 + ", ".join(str(d) for d in dims) + ")))")
 
-    def literal(self, value, dtype: np.dtype) -> str:
+    def literal(self, value: Any, dtype: np.dtype) -> str:
         """*value* written as a C literal of *dtype*."""
         dtype = np.dtype(dtype)
         if dtype.kind == "c":

@@ -20,6 +20,7 @@ from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
 from kernelcore.ir.expr import USER_REDUCTIONS, IdentityMapper, Reduction
 from kernelcore.ir.grid import iname_range
 from kernelcore.ir.instruction import Assignment, BarrierInstruction
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import GroupIndexTag, is_hw_parallel
 from kernelcore.transform.iname import split_iname
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
@@ -63,7 +64,7 @@ class _GroupReductionFinder(IdentityMapper):
         return expr
 
 
-def split_group_reductions(knl):
+def split_group_reductions(knl: LoopKernel) -> LoopKernel:
     """Reductions over a ``g.N`` iname become two device kernels: each work-group
     reduces its share into a global array of partial results, then (after a
     global barrier) one work-group reduces the partial results."""
@@ -84,7 +85,7 @@ def split_group_reductions(knl):
         finder = _GroupReductionFinder(knl)
         if isinstance(insn, Assignment):
             finder(insn.expression)
-        if not finder.found:
+        if not isinstance(insn, Assignment) or not finder.found:
             insns.append(insn)
             continue
         changed = True
@@ -104,7 +105,8 @@ def split_group_reductions(knl):
         replacements = {}
         barrier_ids = set()
         for red, g in finder.found:
-            if _stage2_op(red.operation) is None:
+            stage2_op = _stage2_op(red.operation)
+            if stage2_op is None:
                 raise KernelcoreError(f"{red.operation} across work-groups is not supported "
                                       "(user reductions need merge=)")
             dtype = types(red).dtype
@@ -133,7 +135,7 @@ def split_group_reductions(knl):
             g2_index = prim.Variable(g2) if ranges[g].lower == 0 else prim.Sum(
                 (prim.Variable(g2), prim.Product((-1, ranges[g].lower))))
             replacements[red] = Reduction(
-                _stage2_op(red.operation), (g2,),
+                stage2_op, (g2,),
                 prim.Subscript(prim.Variable(partial),
                                tuple(rel(n) for n in outer) + (g2_index,)))
 

@@ -13,6 +13,7 @@ Public names: realize_reduction, reduction_identity.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import islpy as isl
@@ -37,6 +38,7 @@ from kernelcore.ir.expr import (
     substitute,
 )
 from kernelcore.ir.instruction import Assignment, assignee_var_name
+from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
 from kernelcore.parse import parse_expression
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
@@ -44,7 +46,9 @@ from kernelcore.types import TypeInferenceMapper, kernel_type_context
 dim_type = isl.dim_type
 
 
-def register_reduction(name: str, identity, combine, merge=None) -> None:
+def register_reduction(name: str, identity: Callable[..., Any] | complex | np.generic,
+                       combine: str | Callable[[Any, Any], Any],
+                       merge: str | Callable[[Any, Any], Any] | None = None) -> None:
     """Make ``name(iname, expr)`` a reduction in the instruction language.
 
     *identity* is the neutral value, or a function of the dtype returning it;
@@ -77,7 +81,7 @@ def _merge(op: str, left, right):
     return _combine(op, left, right)
 
 
-def reduction_identity(op: str, dtype: np.dtype):
+def reduction_identity(op: str, dtype: np.dtype) -> np.integer | np.inexact | np.bool_:
     """The neutral element of *op* for *dtype* (max: -inf or the smallest integer)."""
     if op in USER_REDUCTIONS:
         return dtype.type(USER_REDUCTIONS[op][0](dtype))
@@ -462,7 +466,7 @@ class _Realizer(IdentityMapper):
         return at(0)
 
 
-def realize_reduction(knl):
+def realize_reduction(knl: LoopKernel) -> LoopKernel:
     """A copy of the (typed) kernel without Reduction nodes."""
     dtypes, weak = kernel_type_context(knl)
     types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)

@@ -23,13 +23,17 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import lazyarray as la
 from lazyarray.dask import backend
 from lazyarray.distributed import use_rank_caches
+
+if TYPE_CHECKING:
+    from dask.array import Array as DaskArray
+    from distributed import Worker
 
 __all__ = ["WorkerSetup", "map_blocks", "map_overlap", "to_lazyarray", "backend"]
 
@@ -51,7 +55,7 @@ class BlockTask:
         functools_name = getattr(fn, "__name__", "block")
         self.__name__ = f"la-{functools_name}"
 
-    def jitted(self):
+    def jitted(self) -> Callable[..., Any]:
         jitted = _JITTED.get(self.token)
         if jitted is None:
             with _LOCK:
@@ -72,7 +76,8 @@ def _meta(dtype, ndim: int) -> np.ndarray:
     return np.empty((0,) * ndim, dtype=dtype)
 
 
-def map_blocks(fn: Callable, *arrays, dtype=None, static: dict | None = None, **kwargs):
+def map_blocks(fn: Callable, *arrays: Any, dtype: Any = None, static: dict | None = None,
+               **kwargs: Any) -> DaskArray:
     """``dask.array.map_blocks`` of ``la.jit(fn)`` over NumPy-backed *arrays*
     (the result's *dtype* defaults to the first array's; other keywords go
     to Dask: ``chunks``, ``drop_axis``, ``new_axis``, ...). *static*:
@@ -94,8 +99,8 @@ def _axes(axes) -> tuple:
     return tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
 
 
-def map_overlap(fn: Callable, *arrays, depth, boundary=None, dtype=None, trim: bool = True,
-                static: dict | None = None, **kwargs):
+def map_overlap(fn: Callable, *arrays: Any, depth: Any, boundary: Any = None, dtype: Any = None,
+                trim: bool = True, static: dict | None = None, **kwargs: Any) -> DaskArray:
     """``dask.array.map_overlap`` of ``la.jit(fn)``: *fn* gets each NumPy
     block of the *arrays* with *depth* cells of its neighbours (or of
     *boundary*: ``"periodic"``, ``"reflect"``, ``"nearest"``, ``"none"`` or
@@ -111,7 +116,7 @@ def map_overlap(fn: Callable, *arrays, depth, boundary=None, dtype=None, trim: b
                           trim=trim, dtype=dtype, **kwargs)
 
 
-def to_lazyarray(x):
+def to_lazyarray(x: DaskArray) -> DaskArray:
     """The dask array *x* with lazy-array chunks (on this process's device):
     ``x.to_backend("lazyarray")``."""
     return x.to_backend("lazyarray")
@@ -136,8 +141,8 @@ class WorkerSetup(_WorkerPlugin):
         self.base = base or os.environ.get("POCL_CACHE_DIR")
         self.threads = threads
 
-    def setup(self, worker) -> None:
+    def setup(self, worker: Worker) -> None:
         use_rank_caches(f"-dask-{os.getpid()}", self.base, self.threads)
 
-    def teardown(self, worker) -> None:
+    def teardown(self, worker: Worker) -> None:
         pass

@@ -19,6 +19,7 @@ scheduler with them (a ``distributed`` cluster moves NumPy blocks: see
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from dask import config
@@ -39,6 +40,9 @@ from dask.utils import Dispatch
 
 import lazyarray as la
 from lazyarray.handle import LazyArray
+
+if TYPE_CHECKING:
+    from dask.array import Array as DaskArray
 
 #: moving a chunk to the device (``x.to_backend("lazyarray")``)
 to_lazyarray_dispatch = Dispatch("to_lazyarray_dispatch")
@@ -122,41 +126,42 @@ class LazyArrayBackendEntrypoint(ArrayBackendEntrypoint):
         _register()
 
     @classmethod
-    def to_backend_dispatch(cls):
+    def to_backend_dispatch(cls) -> Dispatch:
         return to_lazyarray_dispatch
 
     @classmethod
-    def to_backend(cls, data, **kwargs):
+    def to_backend(cls, data: DaskArray, **kwargs: Any) -> DaskArray:
         if isinstance(data._meta, LazyArray):
             return data
-        return data.map_blocks(cls.to_backend_dispatch(), **kwargs)
+        # (dask's stubs type Array.map_blocks as unbound)
+        return data.map_blocks(cls.to_backend_dispatch(), **kwargs)  # type: ignore[arg-type]
 
     @property
-    def RandomState(self):
+    def RandomState(self) -> type[la.random.RandomState]:
         return la.random.RandomState
 
     @property
-    def default_bit_generator(self):
+    def default_bit_generator(self) -> NoReturn:
         raise NotImplementedError("lazyarray has no bit generators for Dask")
 
     @staticmethod
-    def ones(*args, **kwargs):
+    def ones(*args: Any, **kwargs: Any) -> DaskArray:
         return _with_lazy_meta("ones", *args, **kwargs)
 
     @staticmethod
-    def zeros(*args, **kwargs):
+    def zeros(*args: Any, **kwargs: Any) -> DaskArray:
         return _with_lazy_meta("zeros", *args, **kwargs)
 
     @staticmethod
-    def empty(*args, **kwargs):
+    def empty(*args: Any, **kwargs: Any) -> DaskArray:
         return _with_lazy_meta("empty", *args, **kwargs)
 
     @staticmethod
-    def full(*args, **kwargs):
+    def full(*args: Any, **kwargs: Any) -> DaskArray:
         return _with_lazy_meta("full", *args, **kwargs)
 
     @staticmethod
-    def arange(*args, like=None, **kwargs):
+    def arange(*args: Any, like: Any = None, **kwargs: Any) -> DaskArray:
         import dask.array as da  # (Dask is optional)
         like = la.empty((0,)) if like is None else like
         with config.set({"array.backend": "numpy"}):

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lazyarray.handle import LazyArray
+
 
 def block_range(n: int, parts: int, k: int) -> tuple[int, int]:
     """``(start, stop)`` of part *k* of ``range(n)`` cut into *parts* nearly
@@ -117,7 +119,7 @@ class CartesianDecomposition:
                       for r in range(self.size)]
         return self.cart.scatter(blocks, root=root)
 
-    def gather(self, local, root: int = 0) -> np.ndarray | None:
+    def gather(self, local: np.ndarray | LazyArray, root: int = 0) -> np.ndarray | None:
         """The global array on *root* (None elsewhere) from each rank's block
         *local* (a NumPy or lazy array)."""
         local = np.asarray(local.get() if hasattr(local, "get") else local)

@@ -100,7 +100,7 @@ class HaloExchange:
     def _pack_faces(self, u):
         return la.concatenate([u[s].reshape(-1) for s in self.send_slices])
 
-    def start(self, u) -> None:
+    def start(self, u: la.LazyArray) -> None:
         """Enqueue the packing of *u*'s faces and their copy to the host."""
         packed = evaluate(self._pack(u).node)
         self._read = cl.enqueue_copy(default_queue(), self.host_send, _buffer(packed),
@@ -128,18 +128,19 @@ class HaloExchange:
         cl.enqueue_barrier(queue, wait_for=[upload])
         return self.device_recv
 
-    def exchange(self, u) -> cla.Array:
+    def exchange(self, u: la.LazyArray) -> cla.Array:
         """:meth:`start` and :meth:`finish`, without overlap."""
         self.start(u)
         return self.finish()
 
-    def halo_pieces(self, recv) -> dict:
+    def halo_pieces(self, recv: cla.Array) -> dict:
         """The halo on each side (offset -> array of the halo's shape), as
         views of the flat array *recv* that :meth:`finish` returned."""
         return {o: recv[self.starts[k]:self.starts[k + 1]].reshape(self.shapes[k])
                 for k, o in enumerate(self.offsets)}
 
-    def padded_region(self, u, halos: dict, lo: Sequence[int], hi: Sequence[int]):
+    def padded_region(self, u: la.LazyArray, halos: dict, lo: Sequence[int], hi: Sequence[int]
+                      ) -> la.LazyArray | cla.Array:
         """The cells ``[lo, hi)`` of the block *u* padded by the halos (indices
         of the padded block: 0 is the first halo cell), joined from *u* and the
         halo pieces they overlap."""
@@ -271,7 +272,7 @@ class HaloStep:
             return self._whole(u, recv, aux)
         return self._boundary(u, recv, inner, aux)
 
-    def run(self, u, steps: int, *aux):
+    def run(self, u: la.LazyArray, steps: int, *aux: Any) -> la.LazyArray:
         """*steps* updates of *u*."""
         for _ in range(steps):
             u = self(u, *aux)

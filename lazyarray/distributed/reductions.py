@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import lazyarray as la
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
 
 _OPS = ("sum", "max", "min", "prod")
 
@@ -35,7 +39,7 @@ def _world():
     return MPI.COMM_WORLD
 
 
-def allreduce(x, op: str = "sum", comm=None):
+def allreduce(x: Any, op: str = "sum", comm: MPI.Comm | None = None) -> Any:
     """*x* (this rank's partial value: a scalar or an array, lazy or not)
     combined over the ranks of *comm* (default ``MPI.COMM_WORLD``) by *op*
     (``"sum"``, ``"max"``, ``"min"`` or ``"prod"``). A scalar comes back as a
@@ -58,7 +62,7 @@ def allreduce(x, op: str = "sum", comm=None):
     return functools.reduce(combine, parts)
 
 
-def norm(x, ord=2, comm=None) -> float:
+def norm(x: Any, ord: float | str = 2, comm: MPI.Comm | None = None) -> float:
     """The norm of the global vector whose blocks the ranks hold (*x*: this
     rank's block): ``ord`` 2 (Euclidean), 1, or ``inf`` (largest
     magnitude)."""
@@ -72,7 +76,7 @@ def norm(x, ord=2, comm=None) -> float:
     raise ValueError(f"ord must be 1, 2 or inf, got {ord!r}")
 
 
-def cfl_dt(speed, dx: float, cfl: float = 0.5, comm=None) -> float:
+def cfl_dt(speed: Any, dx: float, cfl: float = 0.5, comm: MPI.Comm | None = None) -> float:
     """The largest stable time step ``cfl * dx / max |speed|`` over all ranks
     (*speed*: this rank's block of wave or flow speeds); exact (a maximum),
     so every rank steps with the same ``dt``."""

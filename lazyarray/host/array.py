@@ -108,7 +108,7 @@ class HostArray(LazyArray):
         return self._hv.shape
 
     @shape.setter
-    def shape(self, shape) -> None:
+    def shape(self, shape: tuple[int, ...]) -> None:
         self._buffer().shape = shape
 
     # (NumPyMethods declares the attributes it reads as plain attributes)
@@ -170,7 +170,7 @@ class HostArray(LazyArray):
     def __index__(self) -> int:
         return self._hv.__index__()
 
-    def item(self, *args) -> Any:
+    def item(self, *args: int) -> Any:
         """An element as a Python scalar."""
         return self._hv.item(*args)
 

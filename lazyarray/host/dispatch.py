@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 import lazyarray.run as _run
-from lazyarray.handle import asarray
+from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.policy import host_enabled, host_limit
+from lazyarray.mapper import is_kind
 from lazyarray.values import on_device
 
 #: a counter of writes into host buffers: a host array's device copy is
@@ -63,7 +64,7 @@ def _ready(value) -> bool:
     return not hasattr(value, "base_data")
 
 
-def readable(array) -> bool:
+def readable(array: LazyArray) -> bool:
     """Whether the device array *array* is small and its value is on the
     device already, as a computed value or a contiguous part of one (no
     kernel runs to read it): NumPy may then compute on a host copy."""
@@ -73,12 +74,12 @@ def readable(array) -> bool:
         size *= n
     if size > SMALL:
         return False
-    if node.kind == "input" and not node.owned and size > 1:
+    if is_kind(node, "input") and not node.owned and size > 1:
         # (an array handed in as a device buffer is read anew each time: work
         # on the whole of it stays on the device, where its data is)
         return False
     while True:
-        if node.kind == "input":
+        if is_kind(node, "input"):
             return node.data is not None
         if on_device(node) is not None:
             return True
@@ -260,7 +261,7 @@ def wrap(result: Any, args: tuple = ()) -> Any:
     return result
 
 
-def wrap_array(value: np.ndarray):
+def wrap_array(value: np.ndarray) -> LazyArray:
     """*value* as a host array (it gives up *value*), or for a result larger
     than the tier keeps on the host and of a dtype kernels compute, a device
     array holding a copy."""

@@ -12,7 +12,7 @@ Public names: install, UniqueAllResult, UniqueCountsResult, UniqueInverseResult.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import NamedTuple
 
@@ -116,7 +116,7 @@ def _asarray(impl: Callable) -> Callable:
     return asarray
 
 
-def install(namespace: dict, numpy_module: ModuleType, names) -> None:
+def install(namespace: dict, numpy_module: ModuleType, names: Iterable[str]) -> None:
     """Put the host tier in front of each function *names* of *namespace*
     that *numpy_module* has too (or that has a host version of its own)."""
     for name in names:

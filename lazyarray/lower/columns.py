@@ -14,12 +14,15 @@ import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore import Reduction, TypeCast, make_loop_kernel, reduction_identity
+from lazyarray.graph import Reduce
+from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
 from lazyarray.lower.reduction import COMBINE, CPU_LANES, combine, kernel_reduction
 from lazyarray.target import Target
 
 
-def cpu_column_kernel(node, expr, data: list, target: Target) -> lp.LoopKernel | None:
+def cpu_column_kernel(node: Reduce, expr: Expr, data: list, target: Target
+                      ) -> lp.LoopKernel | None:
     """The kernel of Reduce *node* over the rows of a matrix on a CPU
     *target* (bodies from *expr*, arguments *data*), or None when it is no
     such reduction (or too short for these layouts)."""

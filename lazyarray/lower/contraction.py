@@ -80,8 +80,9 @@ def contraction_operands(knl: lp.LoopKernel, i: str, j: str, k: str) -> tuple[st
 
 
 def contraction_schedule(knl: lp.LoopKernel, out_inames: list[str], k: str,
-                         extents: dict[str, int], group=GROUP, block=BLOCK,
-                         k_tile=K_TILE) -> lp.LoopKernel | None:
+                         extents: dict[str, int], group: tuple[int, int] = GROUP,
+                         block: tuple[int, int] = BLOCK, k_tile: int = K_TILE
+                         ) -> lp.LoopKernel | None:
     """*knl* blocked as the module describes, or None when it is not a
     contraction or too small to fill a block of the default sizes or of the
     sizes given (so other sizes change how a kernel is blocked, never whether)."""

@@ -21,7 +21,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import kernelcore as lp
 from kernelcore import INDEX_LIMIT, Reduction, make_loop_kernel
-from lazyarray.graph import Input, Map, Node, walk
+from lazyarray.graph import Input, Map, Node, Reduce, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -129,7 +129,7 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
         data.append(lp.ValueArg(name, n.dtype) if scalar
                     else lp.GlobalArg(name, n.dtype, shape=(size,)))
     group = FLAT_GROUP[target.kind]
-    if reduction:
+    if is_kind(node, "reduce"):
         knl = _reduction_kernel(node, root, expr, data, group)
     else:
         index = [Ix(prim.Variable("i0"), length)]
@@ -144,7 +144,7 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     return knl.copy(target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32))
 
 
-def _reduction_kernel(node: Node, body: Node, expr: Expr, data: list, group: int
+def _reduction_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int
                       ) -> lp.LoopKernel:
     """A work-group of *group* work-items reducing *body* (flat, the element
     count in :data:`SIZE_ARGUMENT`) into ``out[0]``: work-item ``l`` reduces

@@ -7,6 +7,9 @@ Public names: assignment, barrier, domain, bounds, box, linear, below, sum_of.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
@@ -14,8 +17,8 @@ import pymbolic.primitives as prim
 from kernelcore import ParsedInstruction
 
 
-def assignment(lhs, rhs, dtype: np.dtype | None = None, inames=None, **options
-               ) -> ParsedInstruction:
+def assignment(lhs: prim.Expression, rhs: prim.Expression, dtype: np.dtype | None = None,
+               inames: Iterable[str] | None = None, **options: Any) -> ParsedInstruction:
     """The kernelcore statement ``lhs = rhs``: with *dtype*, declaring the
     temporary *lhs*; with *inames*, inside those loops (else the loops of
     the indices it uses); *options*: other :class:`ParsedInstruction`
@@ -26,7 +29,7 @@ def assignment(lhs, rhs, dtype: np.dtype | None = None, inames=None, **options
         source=f"{lhs} = ...", **options)
 
 
-def barrier(**options) -> ParsedInstruction:
+def barrier(**options: Any) -> ParsedInstruction:
     """A global barrier; *options*: other :class:`ParsedInstruction` fields."""
     return ParsedInstruction(kind="gbarrier", source="... gbarrier", **options)
 
@@ -54,7 +57,7 @@ def box(iname: str, extent: int) -> isl.BasicSet:
     return domain([iname], *bounds(iname, extent))
 
 
-def linear(expr) -> dict:
+def linear(expr: prim.Expression | int) -> dict:
     """The coefficients (see :func:`domain`) of affine *expr*: integers,
     variables, sums and products of an integer and a variable."""
     if isinstance(expr, int):
@@ -72,14 +75,14 @@ def linear(expr) -> dict:
     return total
 
 
-def below(expr, bound: int) -> dict:
+def below(expr: prim.Expression | int, bound: int) -> dict:
     """``expr < bound`` as an inequality of :func:`domain`."""
     coefficients = {n: -c for n, c in linear(expr).items()}
     coefficients[1] = coefficients.get(1, 0) + bound - 1
     return coefficients
 
 
-def sum_of(*terms) -> prim.Expression:
+def sum_of(*terms: int | str | tuple[int, str]) -> prim.Expression:
     """The sum of *terms*: integers, iname names, and (factor, iname name) pairs."""
     parts = [prim.Variable(t) if isinstance(t, str) else
              prim.Product((t[0], prim.Variable(t[1]))) if isinstance(t, tuple) else t

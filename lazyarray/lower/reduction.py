@@ -28,14 +28,17 @@ NAN_PROPAGATING, kernel_reduction, combine.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore import Reduction, make_loop_kernel, parse_expression, substitute
+from lazyarray.graph import Reduce
 from lazyarray.lower.ir import assignment, barrier, below, bounds, box, domain, sum_of
 from lazyarray.plan.layouts import MAX_GROUP, ROW_SLOTS
 from lazyarray.target import Target
@@ -139,7 +142,7 @@ def combine(op: str, a: prim.Expression, b: prim.Expression) -> prim.Expression:
     return substitute(_combination(op), {"_a": a, "_b": b})
 
 
-def kernel_reduction(node) -> str:
+def kernel_reduction(node: Reduce) -> str:
     """The kernelcore reduction computing Reduce *node*."""
     if node.op in NAN_PROPAGATING and node.dtype.kind == "f":
         return NAN_PROPAGATING[node.op]
@@ -240,7 +243,8 @@ def _pow2_at_most(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
-def reduction_kernel(node, expr, data: list, target: Target) -> lp.LoopKernel | None:
+def reduction_kernel(node: Reduce, expr: Any, data: list, target: Target
+                     ) -> lp.LoopKernel | None:
     """A scheduled kernel for Reduce *node* (bodies from *expr*, arguments
     *data*) on *target*, or None when the default schedule suits it better."""
     kind, units = target.kind, target.units
@@ -497,7 +501,8 @@ class _Builder:
 
 
 def cpu_row_kernel_schedule(knl: lp.LoopKernel, shape: tuple, tags: dict,
-                            row_loops=(), vectors=()) -> lp.LoopKernel:
+                            row_loops: Iterable[str] = (), vectors: Iterable[str] = ()
+                            ) -> lp.LoopKernel:
     """*knl* (a row kernel whose reductions walk rows in lanes tagged by
     *tags*, or in two vectors along the lanes *vectors*) for CPUs: one
     work-item per row (a work-group each, so that the compiler vectorizes the

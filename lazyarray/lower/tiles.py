@@ -32,6 +32,8 @@ narrow_transpose_schedule, is_narrow, read_subscripts, input_reads, tag_batch, B
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 import kernelcore as lp
 from kernelcore import (
     AccessOutOfBoundsError,
@@ -55,14 +57,14 @@ NARROW = 16
 NARROW_GROUP = 256
 
 
-def tag_batch(knl: lp.LoopKernel, inames: list[str], extents) -> lp.LoopKernel:
+def tag_batch(knl: lp.LoopKernel, inames: list[str], extents: Sequence[int]) -> lp.LoopKernel:
     """*knl* with the innermost of *inames* before the last two (a batch axis)
     that has more than one element, if any, on work-group axis 2."""
     batch = [i for i, n in zip(inames[:-2], extents[:-2]) if n > 1]
     return lp.tag_inames(knl, {batch[-1]: "g.2"}) if batch else knl
 
 
-def read_subscripts(knl: lp.LoopKernel, names) -> dict[str, list[tuple]]:
+def read_subscripts(knl: lp.LoopKernel, names: Collection[str]) -> dict[str, list[tuple]]:
     """The subscripts of every read of the arrays *names* in *knl*, by array."""
     found: dict[str, list[tuple]] = {}
     for name, index, _ in collect_accesses(knl.instructions).accesses:

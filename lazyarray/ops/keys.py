@@ -45,7 +45,7 @@ def check_entry(k: Any) -> None:
                             f"{type(k).__name__}")
 
 
-def as_array(k: Any):
+def as_array(k: Any) -> ArrayHandle | np.ndarray:
     """An index array as a LazyArray or a NumPy array (an empty list is an
     integer index, as in NumPy)."""
     if isinstance(k, ArrayHandle):
@@ -84,7 +84,7 @@ def expand(key: Any, ndim: int) -> list:
     return key + fill
 
 
-def plan_key(shape: tuple, key: list):
+def plan_key(shape: tuple[int, ...], key: list) -> tuple[list[tuple], tuple[int, ...], list[tuple]]:
     """For a key of integers, slices and ``None`` (already expanded): the
     View's axis map, the result's shape, and per axis of the array its
     ``(start, step, length)`` (length ``None``: an integer index)."""

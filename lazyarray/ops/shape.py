@@ -8,6 +8,7 @@ part_write_back (keys are read by :mod:`lazyarray.ops.keys`).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -179,8 +180,8 @@ def _advanced_getitem(node: Node, key: list) -> Node:
         groups.append((position, axis, span, index))
         basic.extend([slice(None)] * span)
         axis += span
-    axis_map, shape, _ = plan_key(node.shape, basic)
-    node = View(node, axis_map, shape)
+    axis_map, view_shape, _ = plan_key(node.shape, basic)
+    node = View(node, axis_map, view_shape)
     try:
         index_shape = tuple(np.broadcast_shapes(*(g[3].shape for g in groups)))
     except ValueError:
@@ -421,7 +422,7 @@ def permutation_of(view: Node) -> tuple:
     return tuple(axes)
 
 
-def part_write_back(part: str):
+def part_write_back(part: str) -> Callable[[Node, Node], Node]:
     """The write-back of a view of the real or imaginary *part* of an array:
     a refusal (a complex value cannot be assembled from its parts in kernels;
     the imaginary part of a real array is read-only, as in NumPy)."""

@@ -7,7 +7,7 @@ OperandUses.
 
 from __future__ import annotations
 
-from lazyarray.graph import Concat, Node, computed
+from lazyarray.graph import Concat, Gather, Map, Node, Reshape, View, computed
 from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.plan.indexing import affine, broadcast, flatten, unflatten, within
 from lazyarray.ufunc_templates import ELEMENTWISE
@@ -27,22 +27,22 @@ class Accesses(NodeMapper[list]):
     parts of ``x`` in ``x[:, 3] = v``: each element read where it is) are
     one read of that value, shared."""
 
-    def map_view(self, node, index: list) -> list[Access]:
+    def map_view(self, node: View, index: list) -> list[Access]:
         return [(node.arg, [m[1] if m[0] == "const" else affine(m[2], m[3], index[m[1]])
                             for m in node.axis_map], 1)]
 
-    def map_reshape(self, node, index: list) -> list[Access]:
+    def map_reshape(self, node: Reshape, index: list) -> list[Access]:
         return [(node.arg, unflatten(flatten(index, node.shape), node.arg.shape), 1)]
 
-    def map_map(self, node, index: list) -> list[Access]:
+    def map_map(self, node: Map, index: list) -> list[Access]:
         return [(a, broadcast(index, a.shape, node.shape), 1) for a in node.args]
 
-    def map_concat(self, node, index: list) -> list[Access]:
+    def map_concat(self, node: Concat, index: list) -> list[Access]:
         total = node.shape[node.axis] or 1
         return [(read, read_index if shared else None, sum(b - a for a, b in ranges) / total)
                 for read, read_index, shared, ranges in concat_sources(node, index)]
 
-    def map_gather(self, node, index: list) -> list[Access]:
+    def map_gather(self, node: Gather, index: list) -> list[Access]:
         k, m = node.axis, node.indices.ndim
         return [(node.indices, index[k:k + m], 1), (node.arg, None, 1)]
 
@@ -98,7 +98,7 @@ class OperandUses(NodeMapper[list]):
     """How many times the expression of a node repeats each read of
     :func:`accesses` (an elementwise template may name an operand twice)."""
 
-    def map_map(self, node) -> list[int]:
+    def map_map(self, node: Map) -> list[int]:
         if node.op == "astype":
             return [1] * len(node.args)
         template = ELEMENTWISE[node.op]

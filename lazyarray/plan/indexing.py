@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pymbolic.primitives as prim
 
+from lazyarray.graph import Node
+
 
 @dataclass(frozen=True)
 class Ix:
@@ -35,13 +37,14 @@ class Ix:
         return min(ends), max(ends)
 
 
-def index_expr(entry) -> prim.Expression:
+def index_expr(entry: Ix | prim.Expression | int) -> prim.Expression:
     """An index entry (an :class:`Ix`, an expression or an integer) as an
     expression."""
     return entry.expr() if isinstance(entry, Ix) else entry
 
 
-def affine(start: int, step: int, var):
+def affine(start: int, step: int, var: Ix | prim.Expression | int
+           ) -> Ix | prim.Expression | int:
     """``start + step*var``."""
     if isinstance(var, Ix):
         if step == 0:
@@ -93,6 +96,6 @@ def broadcast(index: list, arg_shape: tuple, shape: tuple) -> list:
             for k in range(len(arg_shape))]
 
 
-def out_index(node) -> list[Ix]:
+def out_index(node: Node) -> list[Ix]:
     """The index of a kernel computing *node* elementwise (inames ``i0, i1, ...``)."""
     return [Ix(prim.Variable(f"i{k}"), n) for k, n in enumerate(node.shape)]

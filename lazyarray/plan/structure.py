@@ -7,7 +7,8 @@ Public names: StructureFields, structure_fields, kernel_structure.
 
 from __future__ import annotations
 
-from lazyarray.graph import Node, walk
+from lazyarray.calls import CallOutput, ExternalCall
+from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk
 from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.plan.inputs import KernelInput
 
@@ -16,34 +17,34 @@ class StructureFields(NodeMapper[tuple]):
     """An operation's structure fields. Leaves (inputs, constants,
     parameters) are keyed by the callers, by position and value."""
 
-    def map_map(self, node) -> tuple:
+    def map_map(self, node: Map) -> tuple:
         return (node.op,)
 
-    def map_reduce(self, node) -> tuple:
+    def map_reduce(self, node: Reduce) -> tuple:
         return (node.op, node.axes, node.keepdims)
 
-    def map_scan(self, node) -> tuple:
+    def map_scan(self, node: Scan) -> tuple:
         return (node.op, node.axis)
 
-    def map_view(self, node) -> tuple:
+    def map_view(self, node: View) -> tuple:
         return (node.axis_map,)
 
-    def map_reshape(self, node) -> tuple:
+    def map_reshape(self, node: Reshape) -> tuple:
         return ()
 
-    def map_concat(self, node) -> tuple:
+    def map_concat(self, node: Concat) -> tuple:
         return (node.axis,)
 
-    def map_iota(self, node) -> tuple:
+    def map_iota(self, node: Iota) -> tuple:
         return (node.axis,)
 
-    def map_gather(self, node) -> tuple:
+    def map_gather(self, node: Gather) -> tuple:
         return (node.axis,)
 
-    def map_external_call(self, node) -> tuple:
+    def map_external_call(self, node: ExternalCall) -> tuple:
         return (node.callee, node.names)
 
-    def map_call_output(self, node) -> tuple:
+    def map_call_output(self, node: CallOutput) -> tuple:
         return (node.name,)
 
 

@@ -30,6 +30,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,6 +41,9 @@ from kernelcore import (
     source_fingerprint,
     tree_fingerprint,
 )
+
+if TYPE_CHECKING:
+    import pyopencl as cl
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +104,7 @@ def _fingerprint() -> str:
     return tree_fingerprint(PACKAGE_ROOT, source_fingerprint())
 
 
-def recipe_key(structure: tuple, device, profile: tuple) -> str:
+def recipe_key(structure: tuple, device: cl.Device, profile: tuple) -> str:
     """The key of a kernel of *structure* (``plan.structure.kernel_structure`` and
     whether tuning is on) on *device* (a pyopencl device) made for *profile*
     (the fields of lazyarray's :class:`~lazyarray.target.Target`)."""

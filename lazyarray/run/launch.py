@@ -18,6 +18,7 @@ Public names: BoundLaunch, new_array, with_data, kernel_arguments, NO_EVENTS.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyopencl as cl
@@ -39,6 +40,9 @@ from lazyarray.errors import device_memory_error
 from lazyarray.graph import Node
 from lazyarray.run.cache import Recipe
 from lazyarray.run.together import member_kernels, recipe_name
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class _NoEvents(list):
@@ -79,7 +83,7 @@ def _template(queue, shape: tuple, dtype) -> cla.Array:
                      _TEMPLATE_LOCKS)
 
 
-def new_array(queue, shape: tuple, dtype) -> cla.Array:
+def new_array(queue: cl.CommandQueue, shape: tuple, dtype: npt.DTypeLike) -> cla.Array:
     """An uninitialized C-order array from *queue*'s memory pool (without
     events)."""
     template = _template(queue, shape, dtype)
@@ -90,7 +94,7 @@ def new_array(queue, shape: tuple, dtype) -> cla.Array:
     return with_data(template, data)
 
 
-def with_data(template: cla.Array, data) -> cla.Array:
+def with_data(template: cla.Array, data: cl.MemoryObjectHolder) -> cla.Array:
     """A copy of the array *template* on the buffer *data* (a third of the
     cost of ``template._new_with_changes(data, 0)``, which checks and
     recomputes what the template knows: shape, strides, size, flags)."""
@@ -134,7 +138,8 @@ class BoundLaunch:
             self.launches.append((kernel, gsize, lsize, tuple(slots)))
 
     @classmethod
-    def from_run(cls, knl, queue, args: dict, out: cla.Array) -> BoundLaunch:
+    def from_run(cls, knl: lp.LoopKernel | lp.TranslationUnit, queue: cl.CommandQueue,
+                 args: dict, out: cla.Array) -> BoundLaunch:
         """Bound from what kernelcore says a run of *knl* on these arrays
         launches (:func:`kernelcore.compile_launches`)."""
         compiled = lp.compile_launches(knl, queue, kernel_arguments(args, out))
@@ -147,7 +152,7 @@ class BoundLaunch:
                    queue, _result_template(queue, out.shape, out.dtype))
 
     @classmethod
-    def from_recipe(cls, recipe: Recipe, queue, node: Node) -> BoundLaunch:
+    def from_recipe(cls, recipe: Recipe, queue: cl.CommandQueue, node: Node) -> BoundLaunch:
         """Bound from a stored recipe: its source built (a binary cache
         lookup after the first process), or the program it was built in with
         others (:mod:`lazyarray.run.together`)."""
@@ -179,8 +184,8 @@ class BoundLaunch:
             launches.append(tuple(placed))
         return tuple(launches)
 
-    def run_at(self, queue, values: list, slots: tuple, params: list | tuple = ()
-               ) -> cla.Array:
+    def run_at(self, queue: cl.CommandQueue, values: list, slots: tuple,
+               params: list | tuple = ()) -> cla.Array:
         """The result of a run whose array inputs are *values* and scalar
         parameters *params*, placed by *slots* (from :meth:`at_positions`):
         what ``__call__`` does, without names."""

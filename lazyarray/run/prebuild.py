@@ -62,8 +62,9 @@ def build_new_kernels(queue: cl.CommandQueue,
                 or compiled.bound_on(queue, step.node) is not None:
             continue
         # (the arguments' dtypes are what the executor is chosen by)
-        executor = get_executor(step.kernel,
-                                kernel_arguments(dict(args), np.empty(0, step.node.dtype)))
+        knl = step.kernel
+        assert knl is not None              # (a planned kernel: compiled is a _Compiled)
+        executor = get_executor(knl, kernel_arguments(dict(args), np.empty(0, step.node.dtype)))
         if (ctx.int_ptr, executor.key) not in _PROVIDED:
             found.setdefault(executor.key, executor)
     programs = [(e.code.device_code(), [k.name for k in e.code.kernels])

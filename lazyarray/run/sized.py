@@ -12,6 +12,7 @@ import threading
 import pyopencl as cl
 import pyopencl.array as cla
 
+from lazyarray.graph import Node
 from lazyarray.lower.flat import SIZE_ARGUMENT
 from lazyarray.run.launch import BoundLaunch, new_array
 
@@ -32,7 +33,7 @@ class SizedLaunch:
         #: a flat kernel has no global temporaries: its single launch is all
         assert not bound.kept
 
-    def on_queue(self, queue, node) -> SizedLaunch:
+    def on_queue(self, queue: cl.CommandQueue, node: Node) -> SizedLaunch:
         """This launch on another *queue* (rebuilt from its recipe)."""
         return SizedLaunch(BoundLaunch.from_recipe(self.recipe, queue, node), self.group,
                            self.single)
@@ -41,7 +42,8 @@ class SizedLaunch:
         """No runs by position (a jitted call's kernels are never flat)."""
         return None
 
-    def run(self, queue, args: dict, shape: tuple, events: list | None = None) -> cla.Array:
+    def run(self, queue: cl.CommandQueue, args: dict, shape: tuple, events: list | None = None
+            ) -> cla.Array:
         """The result of *shape* computed from *args* (by name)."""
         count = int(args[SIZE_ARGUMENT])
         out = new_array(queue, shape, self._dtype)

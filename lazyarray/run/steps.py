@@ -22,7 +22,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from kernelcore import KeyedLocks, get_executor, made_once
+from kernelcore import KeyedLocks, LoopKernel, get_executor, made_once
 from lazyarray.calls import launch_of
 from lazyarray.graph import Const, Map, Node, computed
 from lazyarray.lower.flat import (
@@ -118,7 +118,7 @@ class Step:
     args: tuple = ()
 
     @property
-    def kernel(self):
+    def kernel(self) -> LoopKernel | None:
         """The kernelcore kernel (lowered now if the step came from disk)."""
         if self.compiled is None:
             return None
@@ -366,8 +366,10 @@ def _log_lowered(step: Step, args: dict, out: cla.Array) -> None:
     """Generate the code of *step*'s new kernel now (its first run reuses it)
     and log one line with planning + code generation time (info level)."""
     assert step.compiled is not None
+    knl = step.kernel
+    assert knl is not None
     start = time.perf_counter()
-    get_executor(step.kernel, kernel_arguments(args, out))
+    get_executor(knl, kernel_arguments(args, out))
     codegen = time.perf_counter() - start
     node = step.node
     logger.info("lowered %s%s %s in %.1f ms (planning %.1f ms, code generation %.1f ms)",
@@ -376,7 +378,7 @@ def _log_lowered(step: Step, args: dict, out: cla.Array) -> None:
                 1e3 * codegen)
 
 
-def run_step(step: Step, queue, args: dict) -> cla.Array:
+def run_step(step: Step, queue: cl.CommandQueue, args: dict) -> cla.Array:
     """Run *step* with its inputs' values in *args* (by argument name)."""
     node = step.node
     compiled = step.compiled
@@ -412,8 +414,10 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
             out = out.reshape(out.size)
         if compiled.bound is None and logger.isEnabledFor(logging.INFO):
             _log_lowered(step, args, out)
+        knl = step.kernel
+        assert knl is not None              # (a step with a compiled kernel)
         with _kernel_time(node, queue, None):
-            step.kernel(queue, **kernel_arguments(args, out))
+            knl(queue, **kernel_arguments(args, out))
         STATS["launches"] += 1
     result = out.reshape(node.shape) if node.shape else out.reshape(())
     # later runs (in this process and, through the disk recipe, in others) skip
@@ -421,7 +425,9 @@ def run_step(step: Step, queue, args: dict) -> cla.Array:
     # to rebind (empty values)
     if compiled is not None and out.size and all(a.size for a in args.values()
                                                  if isinstance(a, cla.Array)):
-        bound = BoundLaunch.from_run(step.kernel, queue, args, out if compiled.group else result)
+        knl = step.kernel
+        assert knl is not None
+        bound = BoundLaunch.from_run(knl, queue, args, out if compiled.group else result)
         compiled.bind(queue, SizedLaunch(bound, compiled.group, is_kind(node, "reduce"))
                       if compiled.group else bound)
         store_recipe(compiled.disk_key, bound.recipe)
@@ -478,6 +484,8 @@ def _tune_step(step: Step, queue, args: dict, out: cla.Array) -> None:
 
     target = step.compiled.target
     choices = candidates(target.kind, is_kind(node, "reduce"))
-    step.compiled.kernel, _ = tune(step.kernel,
+    default = step.kernel
+    assert default is not None
+    step.compiled.kernel, _ = tune(default,
                                    lambda choice: build_kernel(node, inputs, choice, target),
                                    choices, run)

@@ -101,13 +101,15 @@ def _label(choice: Choice | None) -> str:
     return "default" if choice is None else f"{choice[0]}={choice[1]}"
 
 
-def tune(default, build: Callable, choices: list[Choice], run: Callable) -> tuple:
+def tune(default: lp.LoopKernel, build: Callable[[Choice], lp.LoopKernel],
+         choices: list[Choice], run: Callable[[lp.LoopKernel], None]
+         ) -> tuple[lp.LoopKernel, dict[str, float]]:
     """The fastest of *default* (the untuned kernel) and the kernels
     ``build(choice)`` for *choices*, timed by ``run(knl)`` (which runs one
     kernel and waits for it); and the median timings by choice label
     (``"default"``, ``"group_size=(128,)"``, ...). Choices that build the
     default's code are not timed; those that fail to build or run are skipped."""
-    versions: dict[Choice | None, object] = {None: default}
+    versions: dict[Choice | None, lp.LoopKernel] = {None: default}
     codes = {_code(default)}
     for choice in choices:
         try:
