@@ -256,9 +256,20 @@ def _numpy_method(name: str) -> Callable:
 def _method(name: str):
     device = getattr(LazyArray, name)
     numpy_method = _numpy_method(name) if hasattr(np.ndarray, name) else getattr(np, name)
+    direct = hasattr(np.ndarray, name) and hasattr(np.generic, name)
 
     def method(self, *args, **kwargs):
         if not kwargs and host_enabled():
+            if direct and not args:
+                # the common call (``u.copy()``, ``x.sum()``): the buffer's method
+                value = self._hv
+                result = getattr(value, name)()
+                kind = type(result)
+                if result is value:
+                    return self
+                if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
+                    return holding(result)
+                return wrap(result)
             result = quick_call(numpy_method, (self, *args))
             if result is not _NO:
                 return result
@@ -303,6 +314,10 @@ def _binary(dunder: str):
         kind = type(other)
         if kind is HostArray:
             other = other._hv
+        elif kind not in _PLAIN and getattr(kind, "__array_ufunc__", False) is None:
+            # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
+            # containers) gets its own reflected operator, with this array
+            return NotImplemented
         elif kind not in _PLAIN and not host_ready((other,)) or not host_enabled():
             return device(self, other)
         elif kind is not _ndarray and kind not in _SCALARS:
