@@ -34,7 +34,13 @@ from kernelcore.codegen.expression import (
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
 from kernelcore.ir.domain import static_range
-from kernelcore.ir.expr import TypeCast, WalkMapper, collect_accesses, get_dependencies
+from kernelcore.ir.expr import (
+    KnownVariables,
+    TypeCast,
+    WalkMapper,
+    collect_accesses,
+    get_dependencies,
+)
 from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import VECTOR_WIDTHS, VectorizeTag
 
@@ -97,9 +103,10 @@ class VectorExpressionMapper(CExpressionMapper):
         self.iname = iname
         self.lower = lower
         self.width = width
+        self._variables = KnownVariables()
 
     def is_vector(self, expr: Any) -> bool:
-        return self.iname in get_dependencies(expr)
+        return self.iname in self._variables(expr)
 
     def vtype(self, dtype: np.dtype) -> str:
         return vector_ctype(self.target, dtype, self.width)

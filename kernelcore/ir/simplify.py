@@ -8,7 +8,7 @@ from __future__ import annotations
 from pymbolic.mapper.constant_folder import ConstantFoldingMapper
 from pymbolic.mapper.flattener import FlattenMapper
 
-from kernelcore.ir.expr import TypeCast, get_dependencies
+from kernelcore.ir.expr import KnownVariables, TypeCast
 
 
 class _Flatten(FlattenMapper):
@@ -17,8 +17,12 @@ class _Flatten(FlattenMapper):
 
 
 class _Fold(ConstantFoldingMapper):
+    def __init__(self) -> None:
+        super().__init__()
+        self._variables = KnownVariables()
+
     def is_constant(self, expr):
-        return not get_dependencies(expr)
+        return not self._variables(expr)
 
     def map_type_cast(self, expr):
         return TypeCast(expr.dtype, self.rec(expr.child))
