@@ -8,7 +8,6 @@ Typical use (``import kernelcore as lp``)::
 
 from __future__ import annotations
 
-import gc as _gc
 import logging as _logging
 import os as _os
 
@@ -315,11 +314,3 @@ from kernelcore import (  # noqa: E402, F401
     types,
     version,
 )
-
-# What importing kernelcore made (its modules and those of islpy, pymbolic,
-# pyopencl: some 45,000 functions, classes and constants) lives as long as the
-# process. Kept out of the garbage collector's full collections, it is not
-# walked again by each of them (15-30 ms each, one or more during the first
-# kernels a process builds). Only cycles that are already garbage now stay.
-_gc.freeze()
-
