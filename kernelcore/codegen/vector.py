@@ -104,6 +104,8 @@ class VectorExpressionMapper(CExpressionMapper):
         self.lower = lower
         self.width = width
         self._variables = KnownVariables()
+        #: id of an access -> (the access, kept alive; its :meth:`_lanes`)
+        self._lane_memo: dict[int, tuple[Any, tuple[str, bool]]] = {}
 
     def is_vector(self, expr: Any) -> bool:
         return self.iname in self._variables(expr)
@@ -180,7 +182,14 @@ class VectorExpressionMapper(CExpressionMapper):
         """(:meth:`lane_pointer`, whether that pointer is a whole vector's
         address in an array of local or global memory: the array's declared
         alignment is a multiple of the vector's size and *base* a multiple of
-        the width)."""
+        the width); found once per access (:meth:`vector_at` asks, then
+        :meth:`lane_pointer` where it is not aligned)."""
+        known = self._lane_memo.get(id(expr))
+        if known is None:
+            known = self._lane_memo[id(expr)] = (expr, self._find_lanes(expr))
+        return known[1]
+
+    def _find_lanes(self, expr: prim.Subscript) -> tuple[str, bool]:
         name = expr.aggregate.name  # type: ignore[union-attr]
         var = self.knl.get_var(name)
         if isinstance(var, ValueArg) or var.dtype.kind not in "iuf":

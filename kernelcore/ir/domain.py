@@ -287,10 +287,21 @@ class NotAffineError(ValueError):
     """An expression is not quasi-affine in the given variables."""
 
 
+#: the affine functions of recently used spaces: id -> (the space, kept alive so
+#: that its id is not reused; its affs); emptied when full. (Spaces of
+#: different names compare equal in islpy, so they are told apart by identity:
+#: a kernel's space is one object.)
+_AFFS: dict[int, tuple[isl.Space, dict]] = {}
+
+
 def expr_to_pw_aff(expr: Expression, space: isl.Space) -> isl.PwAff:
     """A quasi-affine pymbolic expression as an isl PwAff over *space*."""
-    affs = isl.affs_from_space(space)
-    return _to_aff(expr, affs)
+    known = _AFFS.get(id(space))
+    if known is None:
+        if len(_AFFS) >= 64:
+            _AFFS.clear()
+        known = _AFFS[id(space)] = (space, isl.affs_from_space(space))
+    return _to_aff(expr, known[1])
 
 
 def _to_aff(expr, affs):

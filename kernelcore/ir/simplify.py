@@ -5,6 +5,8 @@ Public names: simplify.
 
 from __future__ import annotations
 
+import numpy as np
+import pymbolic.primitives as prim
 from pymbolic.mapper.constant_folder import ConstantFoldingMapper
 from pymbolic.mapper.flattener import FlattenMapper
 
@@ -30,4 +32,6 @@ class _Fold(ConstantFoldingMapper):
 
 def simplify(expr):
     """*expr* with nested sums/products flattened and constants folded."""
+    if isinstance(expr, (prim.Variable, int, float, complex, np.generic)):
+        return expr         # (a name or a number: nothing to flatten or fold)
     return _Fold()(_Flatten()(expr))
