@@ -122,7 +122,8 @@ class IdentityMapper(_IdentityMapper):
         return expr if new is expr.expr else Reduction(expr.operation, expr.inames, new)
 
     def map_type_cast(self, expr: TypeCast, *args: Any, **kwargs: Any) -> Any:
-        return TypeCast(expr.dtype, self.rec(expr.child, *args, **kwargs))
+        child = self.rec(expr.child, *args, **kwargs)
+        return expr if child is expr.child else TypeCast(expr.dtype, child)
 
 
 class CombineMapper(_CombineMapper):
