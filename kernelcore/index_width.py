@@ -53,7 +53,16 @@ class IndexOverflow:
 def index_overflows(knl: LoopKernel) -> list[IndexOverflow]:
     """What of *knl* reaches offsets or loop values of :data:`INDEX_LIMIT`
     or more, for some parameter value its assumptions and the parameters'
-    types allow."""
+    types allow (found once per kernel object: preprocessing and the
+    invoker both ask)."""
+    # (kept beside the kernel's cached properties; the kernel is immutable)
+    known = knl.__dict__.get("_index_overflows")
+    if known is None:
+        known = knl.__dict__["_index_overflows"] = tuple(_find_overflows(knl))
+    return list(known)
+
+
+def _find_overflows(knl: LoopKernel) -> list[IndexOverflow]:
     affs = isl.affs_from_space(knl.space)
     context = knl.assumptions_set
     for p in knl.all_params():

@@ -5,7 +5,7 @@ of the array data they meet (``2*a[i]`` stays float32, ``a[i] + i`` too).
 Loop indices and integer domain parameters have the kernel's index dtype
 (int32 unless the kernel was made with ``index_dtype=np.int64``).
 
-Public names: ExprType, TypeInferenceMapper, infer_types, add_dtypes,
+Public names: ExprType, TypeInferenceMapper, FixedTypeMapper, infer_types, add_dtypes,
 add_and_infer_dtypes, INDEX_DTYPE, and loopy's type names: LoopyType, NumpyType,
 AtomicType, AtomicNumpyType, OpaqueType, to_loopy_type.
 """
@@ -211,6 +211,31 @@ class TypeInferenceMapper(Mapper):
 
     def map_nan(self, expr: Any) -> ExprType:
         return ExprType(np.dtype(np.float64), weak=True)
+
+
+class FixedTypeMapper(TypeInferenceMapper):
+    """A :class:`TypeInferenceMapper` whose variable dtypes no longer change
+    once it is first called (code generation's): the type of each expression
+    node is found once, however often it is asked for (the C printer asks at
+    every node for the node and again, inside, for its children)."""
+
+    def __init__(self, var_dtypes: dict[str, np.dtype | None], weak_names: set[str],
+                 callables: Mapping | None = None, index_dtype: np.dtype = INDEX_DTYPE):
+        super().__init__(var_dtypes, weak_names, callables, index_dtype)
+        #: id of a node -> (the node, kept alive so that its id is not reused; its type)
+        self._known: dict[int, tuple[Any, ExprType]] = {}
+
+    def __call__(self, expr: Any, *args: Any, **kwargs: Any) -> ExprType:
+        if not isinstance(expr, prim.ExpressionNode):
+            return super().__call__(expr, *args, **kwargs)
+        known = self._known.get(id(expr))
+        if known is not None:
+            return known[1]
+        t = super().__call__(expr, *args, **kwargs)
+        self._known[id(expr)] = (expr, t)
+        return t
+
+    rec = __call__  # type: ignore[assignment]
 
 
 def _storage_dtype(t: ExprType) -> np.dtype:

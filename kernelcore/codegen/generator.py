@@ -63,7 +63,7 @@ from kernelcore.schedule.items import (
 )
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
-from kernelcore.types import TypeInferenceMapper, kernel_type_context
+from kernelcore.types import FixedTypeMapper, kernel_type_context
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ class Generator:
         self.name = name
         self.target = knl.target or PyOpenCLTarget()
         dtypes, weak = kernel_type_context(knl)
-        self.types = TypeInferenceMapper(dtypes, weak, knl.callables, knl.index_dtype)
+        self.types = FixedTypeMapper(dtypes, weak, knl.callables, knl.index_dtype)
         #: the C type of loop indices
         self.index_ctype = self.target.dtype_to_ctype(knl.index_dtype)
         self.helpers = helpers

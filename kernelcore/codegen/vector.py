@@ -34,7 +34,13 @@ from kernelcore.codegen.expression import (
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ValueArg, c_order_strides
 from kernelcore.ir.domain import static_range
-from kernelcore.ir.expr import TypeCast, WalkMapper, collect_accesses, get_dependencies
+from kernelcore.ir.expr import (
+    KnownVariables,
+    TypeCast,
+    WalkMapper,
+    collect_accesses,
+    get_dependencies,
+)
 from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import VECTOR_WIDTHS, VectorizeTag
 
@@ -97,9 +103,12 @@ class VectorExpressionMapper(CExpressionMapper):
         self.iname = iname
         self.lower = lower
         self.width = width
+        self._variables = KnownVariables()
+        #: id of an access -> (the access, kept alive; its :meth:`_lanes`)
+        self._lane_memo: dict[int, tuple[Any, tuple[str, bool]]] = {}
 
     def is_vector(self, expr: Any) -> bool:
-        return self.iname in get_dependencies(expr)
+        return self.iname in self._variables(expr)
 
     def vtype(self, dtype: np.dtype) -> str:
         return vector_ctype(self.target, dtype, self.width)
@@ -173,7 +182,14 @@ class VectorExpressionMapper(CExpressionMapper):
         """(:meth:`lane_pointer`, whether that pointer is a whole vector's
         address in an array of local or global memory: the array's declared
         alignment is a multiple of the vector's size and *base* a multiple of
-        the width)."""
+        the width); found once per access (:meth:`vector_at` asks, then
+        :meth:`lane_pointer` where it is not aligned)."""
+        known = self._lane_memo.get(id(expr))
+        if known is None:
+            known = self._lane_memo[id(expr)] = (expr, self._find_lanes(expr))
+        return known[1]
+
+    def _find_lanes(self, expr: prim.Subscript) -> tuple[str, bool]:
         name = expr.aggregate.name  # type: ignore[union-attr]
         var = self.knl.get_var(name)
         if isinstance(var, ValueArg) or var.dtype.kind not in "iuf":

@@ -287,17 +287,35 @@ class NotAffineError(ValueError):
     """An expression is not quasi-affine in the given variables."""
 
 
+#: the affine functions of recently used spaces: id -> (the space, kept alive so
+#: that its id is not reused; its affs); emptied when full. (Spaces of
+#: different names compare equal in islpy, so they are told apart by identity:
+#: a kernel's space is one object.)
+_AFFS: dict[int, tuple[isl.Space, dict]] = {}
+
+
 def expr_to_pw_aff(expr: Expression, space: isl.Space) -> isl.PwAff:
     """A quasi-affine pymbolic expression as an isl PwAff over *space*."""
-    affs = isl.affs_from_space(space)
-    return _to_aff(expr, affs)
+    known = _AFFS.get(id(space))
+    if known is None:
+        if len(_AFFS) >= 64:
+            _AFFS.clear()
+        known = _AFFS[id(space)] = (space, isl.affs_from_space(space))
+    # (its affs: the names' and, by integer key, the constants' made so far)
+    return _to_aff(expr, known[1])
 
 
 def _to_aff(expr, affs):
     if isinstance(expr, bool):
         raise NotAffineError(f"boolean {expr} in affine expression")
     if isinstance(expr, (int, np.integer)):
-        return affs[0] + int(expr)
+        # (the space's constants are kept beside its names: islpy makes a
+        # number into a PwAff piece by piece)
+        value = int(expr)
+        const = affs.get(value)
+        if const is None:
+            const = affs[value] = affs[0] + value
+        return const
     if isinstance(expr, prim.Variable):
         if expr.name not in affs:
             raise NotAffineError(f"'{expr.name}' is not a loop index or parameter")

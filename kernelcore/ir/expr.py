@@ -1,7 +1,7 @@
 """Kernel-specific expression nodes and the mappers every pass builds on.
 
 Public names: Reduction, TypeCast, ResolvedFunction, SubArrayRef, IdentityMapper,
-CombineMapper, WalkMapper, StringifyMapper, VariableCollector, AccessCollector,
+CombineMapper, WalkMapper, StringifyMapper, VariableCollector, KnownVariables, AccessCollector,
 collect_accesses, SubstitutionMapper, substitute, get_dependencies, called_names,
 find_reductions, REDUCTION_OPS, USER_REDUCTIONS, is_reduction_name.
 """
@@ -122,7 +122,8 @@ class IdentityMapper(_IdentityMapper):
         return expr if new is expr.expr else Reduction(expr.operation, expr.inames, new)
 
     def map_type_cast(self, expr: TypeCast, *args: Any, **kwargs: Any) -> Any:
-        return TypeCast(expr.dtype, self.rec(expr.child, *args, **kwargs))
+        child = self.rec(expr.child, *args, **kwargs)
+        return expr if child is expr.child else TypeCast(expr.dtype, child)
 
 
 class CombineMapper(_CombineMapper):
@@ -217,6 +218,29 @@ class VariableCollector(CombineMapper):
     map_nan = map_constant
 
 
+class KnownVariables(VariableCollector):
+    """:class:`VariableCollector` that finds the variables of each expression
+    node once, however often it is asked (for every node of an expression
+    and again for each of its children)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: id of a node -> (the node, kept alive so that its id is not reused; its names)
+        self._known: dict[int, tuple[Any, frozenset[str]]] = {}
+
+    def __call__(self, expr: Any, *args: Any, **kwargs: Any) -> frozenset[str]:
+        if not isinstance(expr, prim.ExpressionNode):
+            return super().__call__(expr, *args, **kwargs)
+        known = self._known.get(id(expr))
+        if known is not None:
+            return known[1]
+        names = super().__call__(expr, *args, **kwargs)
+        self._known[id(expr)] = (expr, names)
+        return names
+
+    rec = __call__  # type: ignore[assignment]
+
+
 class AccessCollector(WalkMapper):
     """One walk over expressions collecting every subscript as (array name,
     index tuple, reduction inames bound there) in :attr:`accesses`, the
@@ -275,9 +299,25 @@ def called_names(expr: Any) -> set[str]:
     return collector.functions
 
 
+#: the variables of recently asked expression nodes: id -> (the node, kept
+#: alive so that its id is not reused; its names); emptied when full
+_RECENT: dict[int, tuple[Any, frozenset[str]]] = {}
+_RECENT_SIZE = 2048
+
+
 def get_dependencies(expr: Any) -> frozenset[str]:
-    """All variable names *expr* reads."""
-    return VariableCollector()(expr)
+    """All variable names *expr* reads (remembered for the expressions asked
+    about last: passes ask again and again about the same instructions)."""
+    if not isinstance(expr, prim.ExpressionNode):
+        return VariableCollector()(expr)
+    known = _RECENT.get(id(expr))
+    if known is not None:
+        return known[1]
+    names = KnownVariables()(expr)
+    if len(_RECENT) >= _RECENT_SIZE:
+        _RECENT.clear()
+    _RECENT[id(expr)] = (expr, names)
+    return names
 
 
 class _ReductionFinder(WalkMapper):

@@ -193,7 +193,20 @@ class LoopKernel:
         have values too: with one domain ``{[i,k]: 0<=i<n and 0<=k<i}`` an
         instruction in ``i`` skips ``i = 0``. Declare independent loops in
         separate domains (``["{[i]: ...}", "{[k]: ...}"]``) to avoid that.
+        Found once per set of inames (code generation asks for each loop and
+        each unrolled copy; islpy's sets are immutable, so one is shared).
         """
+        key = frozenset(inames)
+        known = self._inames_domains.get(key)
+        if known is None:
+            known = self._inames_domains[key] = self._find_inames_domain(key)
+        return known
+
+    @cached_property
+    def _inames_domains(self) -> dict[frozenset[str], isl.Set]:
+        return {}
+
+    def _find_inames_domain(self, inames: frozenset[str]) -> isl.Set:
         needed: set[int] = set()
         todo = [self._iname_to_domain[i] for i in inames]
         while todo:
