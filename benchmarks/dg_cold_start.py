@@ -42,6 +42,13 @@ from typing import Any
 PARTS: Counter = Counter()
 
 
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished child processes (a compiler's
+    linker run as a program, for instance)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
 def _timed_parts() -> None:
     """Time ``CompiledFunction._trace`` (tracing and planning),
     ``plan_program`` (planning) and ``Program.run`` (running: the first one
@@ -136,15 +143,19 @@ def measure(workload: str, example: str | None) -> dict:
     setup = time.perf_counter() - start
     times = []
     cpu_times = []
+    child_cpu_times = []
     for _ in range(2):
         queue.finish()
         start, cpu_start = time.perf_counter(), time.process_time()
+        children_start = _children_cpu()
         result = call()
         queue.finish()
         times.append(time.perf_counter() - start)
         cpu_times.append(time.process_time() - cpu_start)
+        child_cpu_times.append(_children_cpu() - children_start)
     row = {"workload": workload, "setup_s": setup, "first_call_s": times[0],
-           "first_call_cpu_s": cpu_times[0], "load": os.getloadavg()[0],
+           "first_call_cpu_s": cpu_times[0],
+           "first_call_children_cpu_s": child_cpu_times[0], "load": os.getloadavg()[0],
            "second_call_s": times[1], "parts_s": dict(PARTS),
            "planned": la_run.STATS["planned"], "recipe_hits": cache.STATS["disk_hits"],
            "binary_hits": BINARY_STATS["hits"]}
