@@ -26,6 +26,7 @@ from kernelcore.callables import not_ready_error, result_dtype, specialize_call
 from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
 from kernelcore.ir.data import ValueArg, auto, to_dtype
+from kernelcore.ir.expr import MemoizedByNode
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import expand_kernel_rules
@@ -213,29 +214,12 @@ class TypeInferenceMapper(Mapper):
         return ExprType(np.dtype(np.float64), weak=True)
 
 
-class FixedTypeMapper(TypeInferenceMapper):
+class FixedTypeMapper(MemoizedByNode, TypeInferenceMapper):
     """A :class:`TypeInferenceMapper` whose variable dtypes no longer change
     once it is first called (code generation's): the type of each expression
-    node is found once, however often it is asked for (the C printer asks at
-    every node for the node and again, inside, for its children)."""
-
-    def __init__(self, var_dtypes: dict[str, np.dtype | None], weak_names: set[str],
-                 callables: Mapping | None = None, index_dtype: np.dtype = INDEX_DTYPE):
-        super().__init__(var_dtypes, weak_names, callables, index_dtype)
-        #: id of a node -> (the node, kept alive so that its id is not reused; its type)
-        self._known: dict[int, tuple[Any, ExprType]] = {}
-
-    def __call__(self, expr: Any, *args: Any, **kwargs: Any) -> ExprType:
-        if not isinstance(expr, prim.ExpressionNode):
-            return super().__call__(expr, *args, **kwargs)
-        known = self._known.get(id(expr))
-        if known is not None:
-            return known[1]
-        t = super().__call__(expr, *args, **kwargs)
-        self._known[id(expr)] = (expr, t)
-        return t
-
-    rec = __call__  # type: ignore[assignment]
+    node is found once (:class:`~kernelcore.ir.expr.MemoizedByNode`; the C
+    printer asks at every node for the node and again, inside, for its
+    children)."""
 
 
 def _storage_dtype(t: ExprType) -> np.dtype:

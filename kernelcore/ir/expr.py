@@ -218,27 +218,33 @@ class VariableCollector(CombineMapper):
     map_nan = map_constant
 
 
-class KnownVariables(VariableCollector):
-    """:class:`VariableCollector` that finds the variables of each expression
-    node once, however often it is asked (for every node of an expression
-    and again for each of its children)."""
+class MemoizedByNode:
+    """A mapper mixin that computes each expression node's result once,
+    however often it is asked (for every node of an expression and again for
+    each of its children), remembered by the node's identity (the node is kept
+    alive with its result, so its id is not reused). Only for mappers whose
+    answer for a node does not change during their life."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        #: id of a node -> (the node, kept alive so that its id is not reused; its names)
-        self._known: dict[int, tuple[Any, frozenset[str]]] = {}
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._known: dict[int, tuple[Any, Any]] = {}
 
-    def __call__(self, expr: Any, *args: Any, **kwargs: Any) -> frozenset[str]:
+    def __call__(self, expr: Any, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(expr, prim.ExpressionNode):
-            return super().__call__(expr, *args, **kwargs)
+            return super().__call__(expr, *args, **kwargs)  # type: ignore[misc]
         known = self._known.get(id(expr))
         if known is not None:
             return known[1]
-        names = super().__call__(expr, *args, **kwargs)
-        self._known[id(expr)] = (expr, names)
-        return names
+        result = super().__call__(expr, *args, **kwargs)  # type: ignore[misc]
+        self._known[id(expr)] = (expr, result)
+        return result
 
-    rec = __call__  # type: ignore[assignment]
+    rec = __call__
+
+
+class KnownVariables(MemoizedByNode, VariableCollector):
+    """:class:`VariableCollector` that finds the variables of each expression
+    node once (:class:`MemoizedByNode`)."""
 
 
 class AccessCollector(WalkMapper):
