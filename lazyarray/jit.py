@@ -244,6 +244,8 @@ class _Jitted:
             if any(program.supplies for program in self.programs.values()):
                 # (random draws: one stream, whichever call draws them)
                 trial.choice = "compiled"
+                logger.info("%s: calls run compiled (it draws random numbers)", self.name)
+                return to_host(result)
             result = to_host(result)
         if trial.choice is not None:
             logger.info("%s: calls of this signature run %s (best call: host tier %.1f us, "
