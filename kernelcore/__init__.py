@@ -223,6 +223,10 @@ from kernelcore.transform.instruction import (  # noqa: E402
     remove_inames_from_insn,
     remove_predicates_from_insn,
 )
+from kernelcore.transform.loop_fusion import (  # noqa: E402
+    get_kennedy_unweighted_fusion_candidates,
+    rename_inames_in_batch,
+)
 from kernelcore.transform.temporaries import (  # noqa: E402
     allocate_temporaries_for_base_storage,
     set_temporary_address_space,
@@ -265,7 +269,8 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "infer_unknown_types", "preprocess_program",
             "allocate_temporaries_for_base_storage", "t_unit_to_python",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
-            "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase"]
+            "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
+            "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
 # construction without a translation unit, the program cache and build
