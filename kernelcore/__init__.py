@@ -62,7 +62,7 @@ from kernelcore.ir.instruction import Assignment, CallInstruction, CInstruction,
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
-from kernelcore.runtime.cache import cache_stats, caching_enabled, set_caching_enabled
+from kernelcore.runtime.cache import CacheMode, cache_stats, caching_enabled, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launch_slots import CompiledLaunches, Launch, compile_launches
 from kernelcore.runtime.launchers import (
@@ -193,7 +193,7 @@ __all__ = [
     "MissingBarrierError", "MissingDefinitionError", "AccessOutOfBoundsError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
     "LoopyAdvisory", "ParameterFinderWarning", "MOST_RECENT_LANGUAGE_VERSION",
-    "CACHING_ENABLED",
+    "CACHING_ENABLED", "CacheMode",
     "auto_test_vs_ref", "AutomaticTestFailure",
     "get_op_map", "get_mem_access_map", "get_synchronization_map", "ToCountMap",
     "Op", "MemAccess", "Sync", "CountGranularity", "Count", "stringify_stats_mapping",

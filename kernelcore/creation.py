@@ -373,9 +373,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     _check_names([a.name for a in args], "argument")
     _check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
-        if tname in all_params:
-            raise ParseError(f"temporary '{tname}' has the name of a domain parameter "
-                             f"'{tname}'; rename it")
         if tname in temps:
             continue
         if any(a.name == tname for a in args):
