@@ -100,7 +100,10 @@ from kernelcore.statistics import (
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.testing import auto_test_vs_ref
 from kernelcore.transform.data import remove_unused_arguments, rename_argument, tag_array_axes
-from kernelcore.transform.ilp import privatize_temporaries_with_inames
+from kernelcore.transform.ilp import (
+    privatize_temporaries_with_inames,
+    unprivatize_temporaries_with_inames,
+)
 from kernelcore.transform.iname import (
     duplicate_inames,
     join_inames,
@@ -175,7 +178,8 @@ __all__ = [
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "expand_subst", "assignment_to_subst", "extract_subst", "add_prefetch", "precompute",
-    "privatize_temporaries_with_inames", "register_reduction", "buffer_array",
+    "privatize_temporaries_with_inames", "unprivatize_temporaries_with_inames",
+    "register_reduction", "buffer_array",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
