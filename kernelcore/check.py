@@ -60,6 +60,14 @@ def check_data_dependent_bounds(knl) -> None:
     """Raise if an iname whose bounds the kernel computes runs on a hardware
     axis (the launch size must be known before the kernel runs)."""
     for iname, params in data_dependent_inames(knl).items():
+        for insn in knl.instructions:
+            written = insn.assignee_names() & params
+            if written and iname in insn.within_inames:
+                raise KernelcoreError(
+                    f"kernel {knl.name}: temporary '{sorted(written)[0]}' bounds loop "
+                    f"'{iname}' but instruction '{insn.id}' writes it inside that loop; "
+                    "compute a loop bound before the loop (or rename the temporary if it "
+                    "should not be the domain parameter of that name)")
         if is_hw_parallel(knl.iname_tags.get(iname)):
             raise KernelcoreError(
                 f"kernel {knl.name}: iname '{iname}' is tagged {knl.iname_tags[iname]} but "

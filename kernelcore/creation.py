@@ -22,7 +22,12 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.auto_shapes import find_auto_shapes
-from kernelcore.creation_forms import ReductionResolver, SubArrayLowering, split_arg_reductions
+from kernelcore.creation_forms import (
+    ReductionResolver,
+    SubArrayLowering,
+    slice_ends,
+    split_arg_reductions,
+)
 from kernelcore.diagnostic import (
     KernelcoreError,
     ParseError,
@@ -355,13 +360,15 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                     access_list.append((assignee_var_name(insn.assignee), insn, sub))
                 else:
                     collector.bare.add(assignee_var_name(insn.assignee))
+            else:
+                access_list += [(assignee_var_name(insn.assignee), insn, ends)
+                                for ends in slice_ends(sub)]
         for e in reads:
             collector.accesses = []
             collector(e)
             for arr, idx, bound in collector.accesses:
-                if any(isinstance(i, prim.Slice) for i in idx):
-                    continue
-                access_list.append((arr, insn.within_inames | bound, idx))
+                access_list += [(arr, insn.within_inames | bound, ends)
+                                for ends in slice_ends(idx)]
     arrays = {a for a, _, _ in access_list}
     scalars = collector.bare - iname_set - arrays
 

@@ -2,7 +2,7 @@
 kernelcore's own: reductions and casts written as calls, loopy's sub-array
 references, segmented scans, ``make_tuple`` and two-output arg-reductions.
 
-Public names: ReductionResolver, SubArrayLowering, split_arg_reductions.
+Public names: ReductionResolver, SubArrayLowering, split_arg_reductions, slice_ends.
 """
 
 from __future__ import annotations
@@ -10,11 +10,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
-from kernelcore.ir.domain import static_range
+from kernelcore.ir.domain import (
+    NotAffineError,
+    aff_to_expr,
+    expr_to_pw_aff,
+    project_to,
+    static_range,
+)
 from kernelcore.ir.expr import (
     IdentityMapper,
     Reduction,
@@ -94,8 +101,10 @@ _CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "
 
 class SubArrayLowering(IdentityMapper):
     """loopy's sub-array references as the slices calls take:
-    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*). Each
-    swept iname must be a whole subscript, in the order of the axes."""
+    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*), and
+    ``[j]: a[c*j + d]`` (c a positive integer, d free of *j*) the slice
+    ``a[c*lo + d : c*hi + d + 1 : c]``. Each swept iname must appear in
+    one subscript, in the order of the axes."""
 
     def __init__(self, proto: LoopKernel):
         self.proto = proto
@@ -108,27 +117,116 @@ class SubArrayLowering(IdentityMapper):
         used: list[str] = []
         index = []
         for ix in assignee_subscript(sub):
-            if not get_dependencies(ix) & set(swept):
+            names = get_dependencies(ix) & set(swept)
+            if not names:
                 index.append(self.rec(ix))
                 continue
-            if not (isinstance(ix, prim.Variable) and ix.name in swept):
-                raise ParseError(f"sub-array reference {expr}: kernelcore takes swept "
-                                 "inames only as whole subscripts (a[i, j], not a[i, 2*j])")
-            used.append(ix.name)
-            index.append(self._slice(ix.name))
+            if len(names) != 1:
+                raise ParseError(f"sub-array reference {expr}: kernelcore takes one swept "
+                                 f"iname per subscript, got {ix}")
+            (name,) = names
+            used.append(name)
+            index.append(self._slice(expr, name, ix))
         if used != swept:
             raise ParseError(f"sub-array reference {expr}: the swept inames must each "
                              "index one axis, in the order of the axes")
         return prim.Subscript(sub.aggregate, tuple(index))
 
-    def _slice(self, iname: str) -> prim.Slice:
+    def _slice(self, expr: Any, iname: str, ix: Any) -> prim.Slice:
         if iname not in self.proto.all_inames():
             raise UnknownNameError(f"sub-array reference over unknown iname '{iname}'")
         try:
             lo, hi = static_range(self.proto, iname)
         except KernelcoreError:
-            return prim.Slice((None, None))      # a parametric range: the whole axis
-        return prim.Slice((None if lo == 0 else lo, hi + 1))
+            if ix == prim.Variable(iname):
+                return prim.Slice((None, None))      # a parametric range: the whole axis
+            lo, hi = _parametric_range(self.proto, iname, expr)
+        if ix == prim.Variable(iname):
+            return prim.Slice((None if lo == 0 else lo, _simplify_sum(hi, 1)))
+        step, offset = _affine_in(self.proto, ix, iname)
+        if step is None or step <= 0:
+            raise ParseError(f"sub-array reference {expr}: the subscript {ix} must be "
+                             f"c*{iname} + d with c a positive integer and d free of {iname}")
+        first = _simplify_sum(offset, step * lo)
+        return prim.Slice((first, _simplify_sum(_simplify_sum(offset, step * hi), 1), step))
+
+
+def _parametric_range(proto: LoopKernel, iname: str, expr: Any) -> tuple[Any, Any]:
+    """The smallest and largest value of *iname* as expressions in the
+    parameters."""
+    dom = project_to(proto.get_inames_domain([iname]), [iname])
+    ends = []
+    for pw in (dom.dim_min(0), dom.dim_max(0)):
+        pieces = pw.get_pieces()
+        if len(pieces) != 1:
+            raise ParseError(f"sub-array reference {expr}: the range of '{iname}' is not "
+                             "one affine expression in the parameters")
+        ends.append(aff_to_expr(pieces[0][1]))
+    return ends[0], ends[1]
+
+
+def _affine_in(proto: LoopKernel, ix: Any, iname: str) -> tuple[int | None, Any]:
+    """(c, d) with *ix* = c*iname + d, d free of *iname*; (None, None) if
+    there are none."""
+    space = proto.space
+    try:
+        aff_pieces = expr_to_pw_aff(ix, space).get_pieces()
+    except NotAffineError:
+        return None, None
+    if len(aff_pieces) != 1:
+        return None, None
+    aff = aff_pieces[0][1]
+    pos = list(proto.all_inames()).index(iname)
+    coeff = aff.get_coefficient_val(isl.dim_type.in_, pos)
+    if not coeff.is_int():
+        return None, None
+    step = coeff.to_python()
+    rest = aff.set_coefficient_val(isl.dim_type.in_, pos, 0)
+    if rest.involves_dims(isl.dim_type.in_, pos, 1):
+        return None, None
+    return int(step), aff_to_expr(rest)
+
+
+def _simplify_sum(a: Any, b: Any) -> Any:
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return int(a) + int(b)
+    if isinstance(b, (int, np.integer)) and b == 0:
+        return a
+    if isinstance(a, (int, np.integer)) and a == 0:
+        return b
+    return prim.Sum((a, b))
+
+
+def slice_ends(index: tuple) -> list[tuple]:
+    """For an array subscript with slices, the subscripts of its lowest and
+    highest elements (slices with an explicit stop; none if a slice runs to
+    the end of its axis, whose extent it does not tell); *index* itself if it
+    has no slices."""
+    if not any(isinstance(i, prim.Slice) for i in index):
+        return [index]
+    low, high = [], []
+    for ix in index:
+        if not isinstance(ix, prim.Slice):
+            low.append(ix)
+            high.append(ix)
+            continue
+        start, stop, step = (list(ix.children) + [None] * 3)[:3]
+        step = 1 if step is None else step
+        if stop is None or not isinstance(step, int) or step == 0:
+            return []
+        start = (0 if step > 0 else None) if start is None else start
+        if start is None:
+            return []
+        if isinstance(start, int) and isinstance(stop, int):
+            count = max(0, -((start - stop) // step))
+            if count == 0:
+                return []
+            last: Any = start + step * (count - 1)
+        else:
+            last = stop - 1 if step > 0 else stop + 1
+        low.append(start if step > 0 else last)
+        high.append(last if step > 0 else start)
+    return [tuple(low), tuple(high)]
 
 
 def _segmented_op(expr) -> str | None:
