@@ -225,6 +225,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     parsed = parse_instructions(instructions)
     resolver = ReductionResolver(iname_set)
     proto = LoopKernel(name=name, domains=tuple(domains), instructions=(), args=())
+    declared_arrays = {a.name: a for item in (kernel_data or ())
+                       if isinstance(item, (ArrayArg, TemporaryVariable))
+                       for a in _each_name(item)}
     all_params = set(proto.all_params())
 
     # {{{ gather names
@@ -290,7 +293,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         assignee = expression = None
         extra: tuple = ()
         if pi.kind == "assign":
-            lower = SubArrayLowering(proto)
+            lower = SubArrayLowering(proto, declared_arrays)
             if isinstance(pi.assignee, tuple):      # a, b = f(x): several outputs
                 assignee, *rest = (resolver(lower(a)) for a in pi.assignee)
                 extra = tuple(rest)

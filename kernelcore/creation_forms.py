@@ -106,8 +106,40 @@ class SubArrayLowering(IdentityMapper):
     ``a[c*lo + d : c*hi + d + 1 : c]``. Each swept iname must appear in
     one subscript, in the order of the axes."""
 
-    def __init__(self, proto: LoopKernel):
+    def __init__(self, proto: LoopKernel, arrays: dict[str, Any] | None = None):
         self.proto = proto
+        self.arrays = arrays or {}
+
+    def map_subscript(self, expr: prim.Subscript, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(expr.index, list):
+            return self._linear(expr)
+        return super().map_subscript(expr, *args, **kwargs)
+
+    def _linear(self, expr: prim.Subscript) -> Any:
+        """loopy's linear subscript ``a[[e]]``: element *e* of *a* counted in
+        memory order (for a declared multi-axis array, contiguous in its order)."""
+        given: Any = expr.index
+        if len(given) != 1:
+            raise ParseError(f"linear subscript {expr}: expected one index, a[[e]]")
+        flat: Any = self.rec(given[0])
+        var: Any = self.arrays.get(str(getattr(expr.aggregate, "name", "")))
+        shape = getattr(var, "shape", None)
+        if var is None or not isinstance(shape, tuple) or len(shape) <= 1:
+            return prim.Subscript(expr.aggregate, (flat,))
+        if var.strides is not None:
+            raise ParseError(f"linear subscript {expr}: '{var.name}' has explicit "
+                             "strides; kernelcore takes linear subscripts of arrays "
+                             "contiguous in C or F order only")
+        axes = list(range(len(shape)))
+        if var.order == "F":
+            axes.reverse()
+        index: list[Any] = [None] * len(shape)
+        inner: Any = 1
+        for k in reversed(axes):
+            scaled = flat if inner == 1 else prim.FloorDiv(flat, inner)
+            index[k] = scaled if k == axes[0] else prim.Remainder(scaled, shape[k])
+            inner = shape[k] if inner == 1 else prim.Product((inner, shape[k]))
+        return prim.Subscript(expr.aggregate, tuple(index))
 
     def map_sub_array_ref(self, expr: Any, *args: Any, **kwargs: Any) -> Any:
         swept = [v.name for v in expr.swept_inames]

@@ -83,3 +83,27 @@ def test_sub_array_over_an_outer_loop_offset(queue, inline):
 def test_a_subscript_not_linear_in_the_swept_iname_is_refused():
     with pytest.raises(lp.ParseError, match="positive integer"):
         lp.make_kernel("{[i]: 0<=i<4}", "[i]: out[i] = scale([i]: x[3 - i])")
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_linear_subscripts_count_in_memory_order(queue, order):
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}",
+        """
+        a[[i*n + i]] = 1
+        b[[2*i + 1]] = i
+        """,
+        [lp.GlobalArg("a", np.float32, shape="n, n", order=order),
+         lp.GlobalArg("b", np.int32, shape=(20,)), ...], assumptions="n <= 10")
+    a = np.zeros((10, 10), np.float32, order=order)
+    b = np.zeros(20, np.int32)
+    _, (ra, rb) = knl(queue, a=a, b=b)
+    np.testing.assert_array_equal(host(ra), np.eye(10, dtype=np.float32))
+    expected = np.zeros(20, np.int32)
+    expected[1::2] = np.arange(10)
+    np.testing.assert_array_equal(host(rb), expected)
+    flat = np.zeros((2, 3, 4), np.int32)
+    knl3 = lp.make_kernel("{[k]: 0<=k<24}", "c[[k]] = k",
+                          [lp.GlobalArg("c", np.int32, shape=(2, 3, 4), order=order)])
+    _, (rc,) = knl3(queue, c=np.asarray(flat, order=order))
+    np.testing.assert_array_equal(host(rc).ravel(order=order), np.arange(24))
