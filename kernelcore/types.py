@@ -368,8 +368,10 @@ def _with_dtypes(knl, dtypes):
 
 @for_each_kernel
 def add_dtypes(knl: LoopKernel, dtype_dict: dict[str, Any]) -> LoopKernel:
-    """A copy of *knl* with the given argument/temporary dtypes set."""
-    dtype_dict = {k: to_dtype(v) for k, v in dtype_dict.items()}
+    """A copy of *knl* with the given argument/temporary dtypes set (a key
+    may name several variables, separated by commas: ``{"a,b": np.float32}``)."""
+    dtype_dict = {name.strip(): to_dtype(v) for k, v in dtype_dict.items()
+                  for name in k.split(",") if name.strip()}
     known = {a.name for a in knl.args} | set(knl.temporary_variables)
     unknown = sorted(set(dtype_dict) - known)
     if unknown:
