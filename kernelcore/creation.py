@@ -25,6 +25,7 @@ from kernelcore.auto_shapes import find_auto_shapes
 from kernelcore.creation_forms import (
     ReductionResolver,
     SubArrayLowering,
+    add_inames_from_temporaries,
     slice_ends,
     split_arg_reductions,
 )
@@ -122,6 +123,11 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
         else:
             raise ParseError(f"invalid kernel_data entry {item!r}")
     known = {a.name for a in explicit} | set(temps) | set(declared_temps) | set(inames)
+    # names in the declared shapes and strides are parameters too
+    shape_params = set().union(*(
+        get_dependencies(e) for a in explicit if isinstance(a, ArrayArg)
+        for part in (a.shape, a.strides) if isinstance(part, tuple) for e in part))
+    domain_params = set(domain_params) | (shape_params - set(arrays) - set(written))
     needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
     needed -= set(functions) - set(arrays) - set(written)
     args = list(explicit)
@@ -172,8 +178,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 loop_priority: Any = (), default_offset: Any = 0, default_order: Any = "C",
                 fixed_parameters: Mapping[str, int] | None = None,
                 tags: frozenset = frozenset(),
-                temporary_variables: Mapping[str, TemporaryVariable] | None = None
-                ) -> LoopKernel:
+                temporary_variables: Mapping[str, TemporaryVariable] | None = None,
+                infer_inames: bool = False) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
     building kernels for its own use calls this).
@@ -192,6 +198,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
     *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
+    With *infer_inames* (what :func:`make_kernel` does, as loopy), an
+    instruction outside ``for`` blocks and without ``inames=`` also runs in
+    the loops of the temporaries it reads
+    (:func:`~kernelcore.creation_forms.add_inames_from_temporaries`).
     """
     if temporary_variables:
         kernel_data = [*([kernel_data or "..."] if kernel_data is None or isinstance(
@@ -225,6 +235,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     parsed = parse_instructions(instructions)
     resolver = ReductionResolver(iname_set)
     proto = LoopKernel(name=name, domains=tuple(domains), instructions=(), args=())
+    in_blocks: set[str] = set()
     declared_arrays = {a.name: a for item in (kernel_data or ())
                        if isinstance(item, (ArrayArg, TemporaryVariable))
                        for a in _each_name(item)}
@@ -289,6 +300,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 raise UnknownNameError(f"loop over unknown iname '{n}' in "
                                        f"{pi.source!r}: declare it in a domain")
         insn_id = pi.id or id_gen("insn")
+        if pi.block_inames or pi.explicit_inames is not None:
+            in_blocks.add(insn_id)  # in 'for' blocks or given: its inames are final
         predicates = frozenset(resolver(p) for p in pi.predicates)
         assignee = expression = None
         extra: tuple = ()
@@ -349,6 +362,11 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         for written_name in [target_name] + [assignee_var_name(a) for a in extra]:
             written.setdefault(written_name, []).append(insn_id)
 
+    if infer_inames:
+        insns = add_inames_from_temporaries(
+            insns, in_blocks, set(declared_temps) | {t.name for item in (kernel_data or ())
+                                          if isinstance(item, TemporaryVariable)
+                                          for t in _each_name(item)}, proto)
     # (array, where: an instruction or a set of inames, subscript)
     access_list: list[tuple[str, Any, tuple]] = []
     for insn in insns:
@@ -463,6 +481,7 @@ def make_kernel(*args: Any, **kwargs: Any) -> Any:
     """A :class:`~kernelcore.translation_unit.TranslationUnit` whose default
     entry point is the kernel built from *args* and *kwargs* (those of
     :func:`make_loop_kernel`), the functions it calls resolved."""
+    kwargs.setdefault("infer_inames", True)
     return make_program(make_loop_kernel(*args, **kwargs))
 
 

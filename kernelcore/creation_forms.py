@@ -2,7 +2,8 @@
 kernelcore's own: reductions and casts written as calls, loopy's sub-array
 references, segmented scans, ``make_tuple`` and two-output arg-reductions.
 
-Public names: ReductionResolver, SubArrayLowering, split_arg_reductions, slice_ends.
+Public names: ReductionResolver, SubArrayLowering, split_arg_reductions, slice_ends,
+add_inames_from_temporaries.
 """
 
 from __future__ import annotations
@@ -227,6 +228,55 @@ def _simplify_sum(a: Any, b: Any) -> Any:
     if isinstance(a, (int, np.integer)) and a == 0:
         return b
     return prim.Sum((a, b))
+
+
+def add_inames_from_temporaries(insns: list, final: set[str], temporaries: set[str],
+                                proto: LoopKernel) -> list:
+    """loopy's iname inference through temporaries: an instruction (whose
+    inames are not final: not in *final*, the ids of instructions inside
+    ``for`` blocks, nor marked so) that reads a temporary runs in the loops every
+    writer of that temporary runs in (but does not index it with), and in
+    those of the writers of temporaries that bound its loops (data-dependent
+    domains); repeated until nothing changes."""
+    params_of = {n: proto.domain_param_names(n) for n in proto.all_inames()}
+    inames = {i.id: frozenset(i.within_inames) for i in insns}
+    writers: dict[str, list] = {}
+    for insn in insns:
+        for name in insn.assignee_names() & temporaries:
+            writers.setdefault(name, []).append(insn)
+
+    def implicit(name: str) -> frozenset[str]:
+        found = None
+        for w in writers.get(name, ()):
+            targets = getattr(w, "assignees", ())
+            targets = targets() if callable(targets) else targets
+            indexed = frozenset().union(*(
+                get_dependencies(ix) for a in targets if assignee_var_name(a) == name
+                for ix in assignee_subscript(a)))
+            own = inames[w.id] - indexed
+            found = own if found is None else found & own
+        return found or frozenset()
+
+    changed = True
+    while changed:
+        changed = False
+        for insn in insns:
+            if insn.within_inames_is_final or insn.id in final:
+                continue
+            new = set(inames[insn.id])
+            for name in insn.read_dependency_names() & temporaries:
+                new |= implicit(name)
+            for iname in list(new):
+                for par in params_of.get(iname, ()):
+                    if par in temporaries:
+                        new |= implicit(par)
+            new -= insn.reduction_inames()
+            new |= inames[insn.id]
+            if new != inames[insn.id]:
+                inames[insn.id] = frozenset(new)
+                changed = True
+    return [i if inames[i.id] == i.within_inames else i.copy(within_inames=inames[i.id])
+            for i in insns]
 
 
 def slice_ends(index: tuple) -> list[tuple]:

@@ -26,6 +26,7 @@ from kernelcore.callables import not_ready_error, result_dtype, specialize_call
 from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
 from kernelcore.ir.data import ValueArg, auto, to_dtype
+from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import expand_kernel_rules
@@ -282,7 +283,9 @@ def infer_types(knl: LoopKernel | TranslationUnit, *, require_all: bool = True
 def _infer_kernel_types(original, *, require_all: bool = True):
     knl = expand_kernel_rules(original)
     dtypes, weak = kernel_type_context(knl)
-    for p in knl.all_params():
+    shape_names = {n for a in knl.args if isinstance(getattr(a, "shape", None), tuple)
+                   for e in a.shape for n in get_dependencies(e)}
+    for p in set(knl.all_params()) | shape_names:
         if dtypes.get(p, knl.index_dtype) is None:
             dtypes[p] = knl.index_dtype
     mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)

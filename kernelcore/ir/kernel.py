@@ -194,6 +194,12 @@ class LoopKernel:
             result.append(max(owners) if owners else None)
         return result
 
+    def domain_param_names(self, iname: str) -> frozenset[str]:
+        """The parameters of the domain *iname* is declared in."""
+        dom = self.domains[self._iname_to_domain[iname]]
+        return frozenset(dom.get_dim_name(dim_type.param, i)
+                         for i in range(dom.dim(dim_type.param)))
+
     def domain_parent_inames(self, iname: str) -> frozenset[str]:
         """Inames that bound *iname* (appear as parameters of its domain)."""
         dom = self.domains[self._iname_to_domain[iname]]

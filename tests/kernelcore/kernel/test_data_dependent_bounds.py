@@ -72,3 +72,57 @@ def test_cache_mode_switches_the_disk_cache_for_a_block():
     with lp.CacheMode(not before):
         assert lp.CACHING_ENABLED is (not before)
     assert lp.CACHING_ENABLED is before
+
+
+def test_inames_inferred_through_temporaries_and_computed_bounds(queue):
+    """loopy's inference: reading a temporary written in loop ``b`` (not
+    indexed by it) puts the reader in ``b``; so does a loop bounded by such a
+    temporary. Shape parameters become arguments; arrays declared without a
+    shape are indexed as plain pointers."""
+    knl = lp.make_kernel(
+        ["{[b]: 0<=b<nboxes}", "{[isrc]: start<=isrc<end}"],
+        """
+        <> box = boxes[b]
+        <> start = starts[box]
+        <> end = start + counts[box]
+        out[b] = sum(isrc, w[isrc])  {id=total}
+        """,
+        [lp.GlobalArg("starts,counts", np.int32, shape=None),
+         lp.GlobalArg("w", np.float64, shape="nw"),
+         lp.GlobalArg("out", np.float64, shape="nboxes"), "..."])
+    entry = knl.default_entrypoint
+    assert "b" in entry.id_to_insn["total"].within_inames
+    assert "nw" in {a.name for a in entry.args}
+    boxes = np.array([2, 0, 1], np.int32)
+    starts = np.array([0, 3, 5], np.int32)
+    counts = np.array([3, 2, 4], np.int32)
+    w = np.arange(9.0)
+    _, (out,) = knl(queue, boxes=boxes, starts=starts, counts=counts, w=w)
+    expected = [w[starts[k]:starts[k] + counts[k]].sum() for k in boxes]
+    np.testing.assert_allclose(host(out), expected)
+
+
+def test_block_inames_are_final():
+    knl = lp.make_kernel(
+        "{[i, j]: 0<=i, j<4}",
+        """
+        for i
+            for j
+                <> t[i] = 2
+            end
+            out[i] = t[i]  {id=read}
+        end
+        """, seq_dependencies=True)
+    assert knl.default_entrypoint.id_to_insn["read"].within_inames == {"i"}
+
+
+def test_array_without_shape_is_written_through(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[2*i] = a[i]",
+                         [lp.GlobalArg("out", np.float32, shape=None),
+                          lp.GlobalArg("a", np.float32, shape="n"), ...])
+    out = np.zeros(10, np.float32)
+    a = np.arange(1, 6, dtype=np.float32)
+    _, (res,) = knl(queue, a=a, out=out)
+    expected = np.zeros(10, np.float32)
+    expected[::2] = a
+    np.testing.assert_array_equal(host(res), expected)
