@@ -305,10 +305,16 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                within: Any = None, storage_axes: Iterable[str] | None = None,
                precompute_inames: Iterable[str] | None = None, temporary_name: str | None = None,
                temporary_address_space: Any = None, default_tag: str = "l.auto",
-               fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None
-               ) -> LoopKernel:
+               fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None,
+               precompute_outer_inames: Iterable[str] | None = None) -> LoopKernel:
     """Store the values of substitution rule *subst_rule_name* that the users need
-    over the *sweep_inames* in a temporary, computed once (see module doc)."""
+    over the *sweep_inames* in a temporary, computed once (see module doc).
+    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*."""
+    if precompute_outer_inames is not None:
+        if fetch_outer_inames is not None:
+            raise KernelcoreError("precompute: give fetch_outer_inames or "
+                                  "precompute_outer_inames, not both")
+        fetch_outer_inames = precompute_outer_inames
     if subst_rule_name not in knl.substitutions:
         raise UnknownNameError(f"precompute: no substitution rule '{subst_rule_name}' "
                                f"(rules: {', '.join(knl.substitutions) or 'none'})")
