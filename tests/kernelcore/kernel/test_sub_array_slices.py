@@ -107,3 +107,19 @@ def test_linear_subscripts_count_in_memory_order(queue, order):
                           [lp.GlobalArg("c", np.int32, shape=(2, 3, 4), order=order)])
     _, (rc,) = knl3(queue, c=np.asarray(flat, order=order))
     np.testing.assert_array_equal(host(rc).ravel(order=order), np.arange(24))
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_argument_updated_in_place_is_input_and_output(queue, inline):
+    twice = lp.make_function("{[i]: 0<=i<10}", "x[i] = 2*x[i] + y[i]", name="twice")
+    t_unit = lp.make_kernel(
+        "{[k]: 0<=k<2}", "x[k, :] = twice(x[k, :], y[:])",
+        [lp.GlobalArg("x", np.float64, shape=(2, 10)),
+         lp.GlobalArg("y", np.float64, shape=(10,))])
+    t_unit = lp.merge([t_unit, twice])
+    if inline:
+        t_unit = lp.inline_callable_kernel(t_unit, "twice")
+    rng = np.random.default_rng(8)
+    x, y = rng.random((2, 10)), rng.random(10)
+    _, (out,) = t_unit(queue, x=x.copy(), y=y)
+    np.testing.assert_allclose(host(out), 2*x + y)
