@@ -62,7 +62,7 @@ from kernelcore.ir.instruction import Assignment, CallInstruction, CInstruction,
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.options import Options
 from kernelcore.preprocess import preprocess_kernel
-from kernelcore.runtime.cache import cache_stats, caching_enabled, set_caching_enabled
+from kernelcore.runtime.cache import CacheMode, cache_stats, caching_enabled, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launch_slots import CompiledLaunches, Launch, compile_launches
 from kernelcore.runtime.launchers import (
@@ -100,7 +100,10 @@ from kernelcore.statistics import (
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.testing import auto_test_vs_ref
 from kernelcore.transform.data import remove_unused_arguments, rename_argument, tag_array_axes
-from kernelcore.transform.ilp import privatize_temporaries_with_inames
+from kernelcore.transform.ilp import (
+    privatize_temporaries_with_inames,
+    unprivatize_temporaries_with_inames,
+)
 from kernelcore.transform.iname import (
     duplicate_inames,
     join_inames,
@@ -175,7 +178,8 @@ __all__ = [
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "expand_subst", "assignment_to_subst", "extract_subst", "add_prefetch", "precompute",
-    "privatize_temporaries_with_inames", "register_reduction", "buffer_array",
+    "privatize_temporaries_with_inames", "unprivatize_temporaries_with_inames",
+    "register_reduction", "buffer_array",
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
@@ -193,7 +197,7 @@ __all__ = [
     "MissingBarrierError", "MissingDefinitionError", "AccessOutOfBoundsError",
     "KernelcoreWarning", "LoopyWarning", "WriteRaceConditionWarning", "__version__",
     "LoopyAdvisory", "ParameterFinderWarning", "MOST_RECENT_LANGUAGE_VERSION",
-    "CACHING_ENABLED",
+    "CACHING_ENABLED", "CacheMode",
     "auto_test_vs_ref", "AutomaticTestFailure",
     "get_op_map", "get_mem_access_map", "get_synchronization_map", "ToCountMap",
     "Op", "MemAccess", "Sync", "CountGranularity", "Count", "stringify_stats_mapping",
@@ -211,6 +215,7 @@ from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (r
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.tools import t_unit_to_python  # noqa: E402
 from kernelcore.transform.arrays import split_arg_axis, split_array_axis  # noqa: E402
+from kernelcore.transform.batch import to_batched  # noqa: E402
 from kernelcore.transform.data import set_argument_order  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.iname import rename_inames  # noqa: E402
@@ -222,6 +227,10 @@ from kernelcore.transform.instruction import (  # noqa: E402
     get_global_barrier_order,
     remove_inames_from_insn,
     remove_predicates_from_insn,
+)
+from kernelcore.transform.loop_fusion import (  # noqa: E402
+    get_kennedy_unweighted_fusion_candidates,
+    rename_inames_in_batch,
 )
 from kernelcore.transform.temporaries import (  # noqa: E402
     allocate_temporaries_for_base_storage,
@@ -265,7 +274,9 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "infer_unknown_types", "preprocess_program",
             "allocate_temporaries_for_base_storage", "t_unit_to_python",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
-            "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase"]
+            "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
+            "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch",
+            "to_batched"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
 # construction without a translation unit, the program cache and build

@@ -274,9 +274,11 @@ class MathCallable(ScalarCallable):
 
 
 def get_kw_pos_association(kernel: Any) -> tuple[dict[str, int], dict[int, str]]:
-    """``(kw_to_pos, pos_to_kw)`` of a callee kernel: its inputs are numbered
-    0, 1, ... in argument order, its outputs -1, -2, ... in argument order."""
+    """``(kw_to_pos, pos_to_kw)`` of a callee kernel: its inputs (the arguments
+    it reads) are numbered 0, 1, ... in argument order, its outputs (those it
+    writes) -1, -2, ... in argument order."""
     written = kernel.get_written_variables()
+    read = frozenset().union(*(i.read_dependency_names() for i in kernel.instructions))
     kw_to_pos: dict[str, int] = {}
     pos_to_kw: dict[int, str] = {}
     read_count, write_count = 0, -1
@@ -284,10 +286,12 @@ def get_kw_pos_association(kernel: Any) -> tuple[dict[str, int], dict[int, str]]
         if arg.name in written:
             kw_to_pos[arg.name], pos_to_kw[write_count] = write_count, arg.name
             write_count -= 1
-        if arg.name not in written or getattr(arg, "is_input", None):
-            if arg.name not in kw_to_pos:
-                kw_to_pos[arg.name], pos_to_kw[read_count] = read_count, arg.name
-                read_count += 1
+        is_input = getattr(arg, "is_input", None)
+        if arg.name not in written or is_input or (is_input is None and arg.name in read):
+            # an argument read and written (updated in place) is an input and an
+            # output; by name, its input position
+            kw_to_pos[arg.name], pos_to_kw[read_count] = read_count, arg.name
+            read_count += 1
     return kw_to_pos, pos_to_kw
 
 

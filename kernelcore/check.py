@@ -19,6 +19,7 @@ from kernelcore.diagnostic import (
     warn_with_kernel,
 )
 from kernelcore.ir.data import AddressSpace, ArrayArg, ValueArg
+from kernelcore.ir.data_params import data_dependent_inames
 from kernelcore.ir.domain import NotAffineError, align_to, project_to
 from kernelcore.ir.expr import WalkMapper, find_reductions, get_dependencies
 from kernelcore.ir.instruction import (
@@ -56,12 +57,32 @@ def _silenced(knl, kind: str, insn_id: str) -> bool:
     return f"{kind}({insn_id})" in knl.silenced_warnings or kind in knl.silenced_warnings
 
 
+def check_data_dependent_bounds(knl: LoopKernel) -> None:
+    """Raise if an iname whose bounds the kernel computes runs on a hardware
+    axis (the launch size must be known before the kernel runs)."""
+    for iname, params in data_dependent_inames(knl).items():
+        for insn in knl.instructions:
+            written = insn.assignee_names() & params
+            if written and iname in insn.within_inames:
+                raise KernelcoreError(
+                    f"kernel {knl.name}: temporary '{sorted(written)[0]}' bounds loop "
+                    f"'{iname}' but instruction '{insn.id}' writes it inside that loop; "
+                    "compute a loop bound before the loop (or rename the temporary if it "
+                    "should not be the domain parameter of that name)")
+        if is_hw_parallel(knl.iname_tags.get(iname)):
+            raise KernelcoreError(
+                f"kernel {knl.name}: iname '{iname}' is tagged {knl.iname_tags[iname]} but "
+                f"its bounds depend on {', '.join(sorted(params))}, computed by the "
+                "kernel; only sequential loops may have data-dependent bounds")
+
+
 def check_kernel(knl: LoopKernel) -> None:
     """Raise if an instruction runs two loops on one hardware axis, an array
     access may leave its array, the kernel would race, or it moves data between
     work-items without a global barrier."""
     check_write_destinations(knl)
     check_hw_axes_unique(knl)
+    check_data_dependent_bounds(knl)
     check_bounds(knl)
     hw = {n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n))
           and any(n in i.within_inames for i in knl.instructions)}

@@ -34,6 +34,7 @@ import islpy as isl
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import AccessOutOfBoundsError, KernelcoreWarning
+from kernelcore.ir.data_params import data_dependent_inames
 from kernelcore.ir.domain import NotAffineError, align_to, expr_to_pw_aff
 from kernelcore.ir.expr import IdentityMapper, WalkMapper, get_dependencies
 from kernelcore.ir.instruction import Assignment
@@ -278,8 +279,12 @@ def check_bounds(knl: LoopKernel) -> None:
     if enforce == "no_check":
         return
     checker = None
+    # loops with bounds computed by the kernel: nothing to check statically
+    unknown = set(data_dependent_inames(knl))
     for insn in knl.instructions:
         for name, idx, bound, guards, writes in _accesses(insn):
+            if unknown & (insn.within_inames | bound):
+                continue
             if checker is None:
                 checker = _BoundsChecker(knl)
             problem = checker.check_access(insn.id, name, idx, insn.within_inames | bound,

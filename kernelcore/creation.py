@@ -22,7 +22,13 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.auto_shapes import find_auto_shapes
-from kernelcore.creation_forms import ReductionResolver, SubArrayLowering, split_arg_reductions
+from kernelcore.creation_forms import (
+    ReductionResolver,
+    SubArrayLowering,
+    add_inames_from_temporaries,
+    slice_ends,
+    split_arg_reductions,
+)
 from kernelcore.diagnostic import (
     KernelcoreError,
     ParseError,
@@ -117,6 +123,11 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
         else:
             raise ParseError(f"invalid kernel_data entry {item!r}")
     known = {a.name for a in explicit} | set(temps) | set(declared_temps) | set(inames)
+    # names in the declared shapes and strides are parameters too
+    shape_params = set().union(*(
+        get_dependencies(e) for a in explicit if isinstance(a, ArrayArg)
+        for part in (a.shape, a.strides) if isinstance(part, tuple) for e in part))
+    domain_params = set(domain_params) | (shape_params - set(arrays) - set(written))
     needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
     needed -= set(functions) - set(arrays) - set(written)
     args = list(explicit)
@@ -167,8 +178,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 loop_priority: Any = (), default_offset: Any = 0, default_order: Any = "C",
                 fixed_parameters: Mapping[str, int] | None = None,
                 tags: frozenset = frozenset(),
-                temporary_variables: Mapping[str, TemporaryVariable] | None = None
-                ) -> LoopKernel:
+                temporary_variables: Mapping[str, TemporaryVariable] | None = None,
+                infer_inames: bool = False) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
     building kernels for its own use calls this).
@@ -187,6 +198,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
     *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
+    With *infer_inames* (what :func:`make_kernel` does, as loopy), an
+    instruction outside ``for`` blocks and without ``inames=`` also runs in
+    the loops of the temporaries it reads
+    (:func:`~kernelcore.creation_forms.add_inames_from_temporaries`).
     """
     if temporary_variables:
         kernel_data = [*([kernel_data or "..."] if kernel_data is None or isinstance(
@@ -220,6 +235,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     parsed = parse_instructions(instructions)
     resolver = ReductionResolver(iname_set)
     proto = LoopKernel(name=name, domains=tuple(domains), instructions=(), args=())
+    in_blocks: set[str] = set()
+    declared_arrays = {a.name: a for item in (kernel_data or ())
+                       if isinstance(item, (ArrayArg, TemporaryVariable))
+                       for a in _each_name(item)}
     all_params = set(proto.all_params())
 
     # {{{ gather names
@@ -281,11 +300,13 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 raise UnknownNameError(f"loop over unknown iname '{n}' in "
                                        f"{pi.source!r}: declare it in a domain")
         insn_id = pi.id or id_gen("insn")
+        if pi.block_inames or pi.explicit_inames is not None:
+            in_blocks.add(insn_id)  # in 'for' blocks or given: its inames are final
         predicates = frozenset(resolver(p) for p in pi.predicates)
         assignee = expression = None
         extra: tuple = ()
         if pi.kind == "assign":
-            lower = SubArrayLowering(proto)
+            lower = SubArrayLowering(proto, declared_arrays)
             if isinstance(pi.assignee, tuple):      # a, b = f(x): several outputs
                 assignee, *rest = (resolver(lower(a)) for a in pi.assignee)
                 extra = tuple(rest)
@@ -341,6 +362,11 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         for written_name in [target_name] + [assignee_var_name(a) for a in extra]:
             written.setdefault(written_name, []).append(insn_id)
 
+    if infer_inames:
+        insns = add_inames_from_temporaries(
+            insns, in_blocks, set(declared_temps) | {t.name for item in (kernel_data or ())
+                                          if isinstance(item, TemporaryVariable)
+                                          for t in _each_name(item)}, proto)
     # (array, where: an instruction or a set of inames, subscript)
     access_list: list[tuple[str, Any, tuple]] = []
     for insn in insns:
@@ -355,13 +381,15 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                     access_list.append((assignee_var_name(insn.assignee), insn, sub))
                 else:
                     collector.bare.add(assignee_var_name(insn.assignee))
+            else:
+                access_list += [(assignee_var_name(insn.assignee), insn, ends)
+                                for ends in slice_ends(sub)]
         for e in reads:
             collector.accesses = []
             collector(e)
             for arr, idx, bound in collector.accesses:
-                if any(isinstance(i, prim.Slice) for i in idx):
-                    continue
-                access_list.append((arr, insn.within_inames | bound, idx))
+                access_list += [(arr, insn.within_inames | bound, ends)
+                                for ends in slice_ends(idx)]
     arrays = {a for a, _, _ in access_list}
     scalars = collector.bare - iname_set - arrays
 
@@ -373,9 +401,6 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     _check_names([a.name for a in args], "argument")
     _check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
-        if tname in all_params:
-            raise ParseError(f"temporary '{tname}' has the name of a domain parameter "
-                             f"'{tname}'; rename it")
         if tname in temps:
             continue
         if any(a.name == tname for a in args):
@@ -456,6 +481,7 @@ def make_kernel(*args: Any, **kwargs: Any) -> Any:
     """A :class:`~kernelcore.translation_unit.TranslationUnit` whose default
     entry point is the kernel built from *args* and *kwargs* (those of
     :func:`make_loop_kernel`), the functions it calls resolved."""
+    kwargs.setdefault("infer_inames", True)
     return make_program(make_loop_kernel(*args, **kwargs))
 
 

@@ -2,7 +2,8 @@
 kernelcore's own: reductions and casts written as calls, loopy's sub-array
 references, segmented scans, ``make_tuple`` and two-output arg-reductions.
 
-Public names: ReductionResolver, SubArrayLowering, split_arg_reductions.
+Public names: ReductionResolver, SubArrayLowering, split_arg_reductions, slice_ends,
+add_inames_from_temporaries.
 """
 
 from __future__ import annotations
@@ -10,11 +11,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
-from kernelcore.ir.domain import static_range
+from kernelcore.ir.domain import (
+    NotAffineError,
+    aff_to_expr,
+    expr_to_pw_aff,
+    project_to,
+    static_range,
+)
 from kernelcore.ir.expr import (
     IdentityMapper,
     Reduction,
@@ -94,11 +102,45 @@ _CAST_NAMES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "
 
 class SubArrayLowering(IdentityMapper):
     """loopy's sub-array references as the slices calls take:
-    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*). Each
-    swept iname must be a whole subscript, in the order of the axes."""
+    ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*), and
+    ``[j]: a[c*j + d]`` (c a positive integer, d free of *j*) the slice
+    ``a[c*lo + d : c*hi + d + 1 : c]``. Each swept iname must appear in
+    one subscript, in the order of the axes."""
 
-    def __init__(self, proto: LoopKernel):
+    def __init__(self, proto: LoopKernel, arrays: dict[str, Any] | None = None):
         self.proto = proto
+        self.arrays = arrays or {}
+
+    def map_subscript(self, expr: prim.Subscript, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(expr.index, list):
+            return self._linear(expr)
+        return super().map_subscript(expr, *args, **kwargs)
+
+    def _linear(self, expr: prim.Subscript) -> Any:
+        """loopy's linear subscript ``a[[e]]``: element *e* of *a* counted in
+        memory order (for a declared multi-axis array, contiguous in its order)."""
+        given: Any = expr.index
+        if len(given) != 1:
+            raise ParseError(f"linear subscript {expr}: expected one index, a[[e]]")
+        flat: Any = self.rec(given[0])
+        var: Any = self.arrays.get(str(getattr(expr.aggregate, "name", "")))
+        shape = getattr(var, "shape", None)
+        if var is None or not isinstance(shape, tuple) or len(shape) <= 1:
+            return prim.Subscript(expr.aggregate, (flat,))
+        if var.strides is not None:
+            raise ParseError(f"linear subscript {expr}: '{var.name}' has explicit "
+                             "strides; kernelcore takes linear subscripts of arrays "
+                             "contiguous in C or F order only")
+        axes = list(range(len(shape)))
+        if var.order == "F":
+            axes.reverse()
+        index: list[Any] = [None] * len(shape)
+        inner: Any = 1
+        for k in reversed(axes):
+            scaled = flat if inner == 1 else prim.FloorDiv(flat, inner)
+            index[k] = scaled if k == axes[0] else prim.Remainder(scaled, shape[k])
+            inner = shape[k] if inner == 1 else prim.Product((inner, shape[k]))
+        return prim.Subscript(expr.aggregate, tuple(index))
 
     def map_sub_array_ref(self, expr: Any, *args: Any, **kwargs: Any) -> Any:
         swept = [v.name for v in expr.swept_inames]
@@ -108,27 +150,165 @@ class SubArrayLowering(IdentityMapper):
         used: list[str] = []
         index = []
         for ix in assignee_subscript(sub):
-            if not get_dependencies(ix) & set(swept):
+            names = get_dependencies(ix) & set(swept)
+            if not names:
                 index.append(self.rec(ix))
                 continue
-            if not (isinstance(ix, prim.Variable) and ix.name in swept):
-                raise ParseError(f"sub-array reference {expr}: kernelcore takes swept "
-                                 "inames only as whole subscripts (a[i, j], not a[i, 2*j])")
-            used.append(ix.name)
-            index.append(self._slice(ix.name))
+            if len(names) != 1:
+                raise ParseError(f"sub-array reference {expr}: kernelcore takes one swept "
+                                 f"iname per subscript, got {ix}")
+            (name,) = names
+            used.append(name)
+            index.append(self._slice(expr, name, ix))
         if used != swept:
             raise ParseError(f"sub-array reference {expr}: the swept inames must each "
                              "index one axis, in the order of the axes")
         return prim.Subscript(sub.aggregate, tuple(index))
 
-    def _slice(self, iname: str) -> prim.Slice:
+    def _slice(self, expr: Any, iname: str, ix: Any) -> prim.Slice:
         if iname not in self.proto.all_inames():
             raise UnknownNameError(f"sub-array reference over unknown iname '{iname}'")
         try:
             lo, hi = static_range(self.proto, iname)
         except KernelcoreError:
-            return prim.Slice((None, None))      # a parametric range: the whole axis
-        return prim.Slice((None if lo == 0 else lo, hi + 1))
+            if ix == prim.Variable(iname):
+                return prim.Slice((None, None))      # a parametric range: the whole axis
+            lo, hi = _parametric_range(self.proto, iname, expr)
+        if ix == prim.Variable(iname):
+            return prim.Slice((None if lo == 0 else lo, _simplify_sum(hi, 1)))
+        step, offset = _affine_in(self.proto, ix, iname)
+        if step is None or step <= 0:
+            raise ParseError(f"sub-array reference {expr}: the subscript {ix} must be "
+                             f"c*{iname} + d with c a positive integer and d free of {iname}")
+        first = _simplify_sum(offset, step * lo)
+        return prim.Slice((first, _simplify_sum(_simplify_sum(offset, step * hi), 1), step))
+
+
+def _parametric_range(proto: LoopKernel, iname: str, expr: Any) -> tuple[Any, Any]:
+    """The smallest and largest value of *iname* as expressions in the
+    parameters."""
+    dom = project_to(proto.get_inames_domain([iname]), [iname])
+    ends = []
+    for pw in (dom.dim_min(0), dom.dim_max(0)):
+        pieces = pw.get_pieces()
+        if len(pieces) != 1:
+            raise ParseError(f"sub-array reference {expr}: the range of '{iname}' is not "
+                             "one affine expression in the parameters")
+        ends.append(aff_to_expr(pieces[0][1]))
+    return ends[0], ends[1]
+
+
+def _affine_in(proto: LoopKernel, ix: Any, iname: str) -> tuple[int | None, Any]:
+    """(c, d) with *ix* = c*iname + d, d free of *iname*; (None, None) if
+    there are none."""
+    space = proto.space
+    try:
+        aff_pieces = expr_to_pw_aff(ix, space).get_pieces()
+    except NotAffineError:
+        return None, None
+    if len(aff_pieces) != 1:
+        return None, None
+    aff = aff_pieces[0][1]
+    pos = list(proto.all_inames()).index(iname)
+    coeff = aff.get_coefficient_val(isl.dim_type.in_, pos)
+    if not coeff.is_int():
+        return None, None
+    step = coeff.to_python()
+    rest = aff.set_coefficient_val(isl.dim_type.in_, pos, 0)
+    if rest.involves_dims(isl.dim_type.in_, pos, 1):
+        return None, None
+    return int(step), aff_to_expr(rest)
+
+
+def _simplify_sum(a: Any, b: Any) -> Any:
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return int(a) + int(b)
+    if isinstance(b, (int, np.integer)) and b == 0:
+        return a
+    if isinstance(a, (int, np.integer)) and a == 0:
+        return b
+    return prim.Sum((a, b))
+
+
+def add_inames_from_temporaries(insns: list, final: set[str], temporaries: set[str],
+                                proto: LoopKernel) -> list:
+    """loopy's iname inference through temporaries: an instruction (whose
+    inames are not final: not in *final*, the ids of instructions inside
+    ``for`` blocks, nor marked so) that reads a temporary runs in the loops every
+    writer of that temporary runs in (but does not index it with), and in
+    those of the writers of temporaries that bound its loops (data-dependent
+    domains); repeated until nothing changes."""
+    params_of = {n: proto.domain_param_names(n) for n in proto.all_inames()}
+    inames = {i.id: frozenset(i.within_inames) for i in insns}
+    writers: dict[str, list] = {}
+    for insn in insns:
+        for name in insn.assignee_names() & temporaries:
+            writers.setdefault(name, []).append(insn)
+
+    def implicit(name: str) -> frozenset[str]:
+        found = None
+        for w in writers.get(name, ()):
+            targets = getattr(w, "assignees", ())
+            targets = targets() if callable(targets) else targets
+            indexed = frozenset().union(*(
+                get_dependencies(ix) for a in targets if assignee_var_name(a) == name
+                for ix in assignee_subscript(a)))
+            own = inames[w.id] - indexed
+            found = own if found is None else found & own
+        return found or frozenset()
+
+    changed = True
+    while changed:
+        changed = False
+        for insn in insns:
+            if insn.within_inames_is_final or insn.id in final:
+                continue
+            new = set(inames[insn.id])
+            for name in insn.read_dependency_names() & temporaries:
+                new |= implicit(name)
+            for iname in list(new):
+                for par in params_of.get(iname, ()):
+                    if par in temporaries:
+                        new |= implicit(par)
+            new -= insn.reduction_inames()
+            new |= inames[insn.id]
+            if new != inames[insn.id]:
+                inames[insn.id] = frozenset(new)
+                changed = True
+    return [i if inames[i.id] == i.within_inames else i.copy(within_inames=inames[i.id])
+            for i in insns]
+
+
+def slice_ends(index: tuple) -> list[tuple]:
+    """For an array subscript with slices, the subscripts of its lowest and
+    highest elements (slices with an explicit stop; none if a slice runs to
+    the end of its axis, whose extent it does not tell); *index* itself if it
+    has no slices."""
+    if not any(isinstance(i, prim.Slice) for i in index):
+        return [index]
+    low, high = [], []
+    for ix in index:
+        if not isinstance(ix, prim.Slice):
+            low.append(ix)
+            high.append(ix)
+            continue
+        start, stop, step = (list(ix.children) + [None] * 3)[:3]
+        step = 1 if step is None else step
+        if stop is None or not isinstance(step, int) or step == 0:
+            return []
+        start = (0 if step > 0 else None) if start is None else start
+        if start is None:
+            return []
+        if isinstance(start, int) and isinstance(stop, int):
+            count = max(0, -((start - stop) // step))
+            if count == 0:
+                return []
+            last: Any = start + step * (count - 1)
+        else:
+            last = stop - 1 if step > 0 else stop + 1
+        low.append(start if step > 0 else last)
+        high.append(last if step > 0 else start)
+    return [tuple(low), tuple(high)]
 
 
 def _segmented_op(expr) -> str | None:

@@ -4,7 +4,8 @@ Public names: MATH_FUNCTIONS, function_result_dtype, is_known_function.
 
 Rules follow NumPy: transcendental functions of integers give float64, of
 float32 give float32, of complex give complex; ``abs`` of complex gives its real
-type; ``min``/``max``/``fmin``/``fmax``/``pow`` promote their arguments.
+type; ``min``/``max``/``fmin``/``fmax``/``pow``/``clamp`` promote their arguments
+(``clamp(x, lo, hi)``: *x* limited to [*lo*, *hi*], OpenCL's built-in).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ MATH_FUNCTIONS: dict[str, tuple[str, bool, int]] = {
     "pow": ("promote_float", True, 2),
     "fmin": ("promote_float", False, 2), "fmax": ("promote_float", False, 2),
     "min": ("promote", False, 2), "max": ("promote", False, 2),
+    "clamp": ("promote", False, 3),
     "abs": ("abs", True, 1), "fabs": ("float", False, 1),
     "real": ("real", True, 1), "imag": ("real", True, 1), "conj": ("same", True, 1),
     "isnan": ("bool", False, 1), "isinf": ("bool", False, 1),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kernelcore.check import check_kernel
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.index_width import widen_index_dtype
+from kernelcore.ir.data_params import add_bound_dependencies
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.transform.group_reduction import split_group_reductions
 from kernelcore.transform.ilp import expand_ilp_temporaries
@@ -45,7 +46,7 @@ def preprocess_kernel(knl: LoopKernel) -> LoopKernel:
         knl = knl.copy(substitutions={})
     knl = allocate_temporaries_for_base_storage(infer_types(widen_index_dtype(knl)))
     check_kernel(knl)
-    knl = _realize_typed(split_group_reductions(knl))
+    knl = add_bound_dependencies(_realize_typed(split_group_reductions(knl)))
     knl = choose_temporary_scopes(knl)
     knl = expand_ilp_temporaries(knl)
     logger.debug("preprocessed %s", knl.name)

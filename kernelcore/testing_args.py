@@ -137,8 +137,8 @@ def _to_device_layout(queue, arg: ArrayArg, values: np.ndarray, parameters: dict
         standard = tuple(_eval_int(s, parameters, f"a stride of '{arg.name}'")
                          for s in strides_for_order(arg.shape, order))
         if _same_strides(shape, strides, standard):
-            host = np.asfortranarray(values) if order == "F" \
-                else np.ascontiguousarray(values)
+            # (np.ascontiguousarray would turn a 0-d array into one of shape (1,))
+            host = np.array(values, order="F" if order == "F" else "C")
             ary = cla.to_device(queue, host)
             return _DeviceArray(ary, ary, shape)
     if any(s <= 0 for s, n in zip(strides, shape) if n > 1):

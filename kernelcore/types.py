@@ -26,7 +26,7 @@ from kernelcore.callables import not_ready_error, result_dtype, specialize_call
 from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
 from kernelcore.ir.data import ValueArg, auto, to_dtype
-from kernelcore.ir.expr import MemoizedByNode
+from kernelcore.ir.expr import MemoizedByNode, get_dependencies
 from kernelcore.ir.instruction import Assignment, assignee_var_name
 from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import expand_kernel_rules
@@ -291,7 +291,9 @@ def infer_types(knl: LoopKernel | TranslationUnit, *, require_all: bool = True
 def _infer_kernel_types(original, *, require_all: bool = True):
     knl = expand_kernel_rules(original)
     dtypes, weak = kernel_type_context(knl)
-    for p in knl.all_params():
+    shape_names = {n for a in knl.args if isinstance(getattr(a, "shape", None), tuple)
+                   for e in a.shape for n in get_dependencies(e)}
+    for p in set(knl.all_params()) | shape_names:
         if dtypes.get(p, knl.index_dtype) is None:
             dtypes[p] = knl.index_dtype
     mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)
@@ -377,8 +379,10 @@ def _with_dtypes(knl, dtypes):
 
 @for_each_kernel
 def add_dtypes(knl: LoopKernel, dtype_dict: dict[str, Any]) -> LoopKernel:
-    """A copy of *knl* with the given argument/temporary dtypes set."""
-    dtype_dict = {k: to_dtype(v) for k, v in dtype_dict.items()}
+    """A copy of *knl* with the given argument/temporary dtypes set (a key
+    may name several variables, separated by commas: ``{"a,b": np.float32}``)."""
+    dtype_dict = {name.strip(): to_dtype(v) for k, v in dtype_dict.items()
+                  for name in k.split(",") if name.strip()}
     known = {a.name for a in knl.args} | set(knl.temporary_variables)
     unknown = sorted(set(dtype_dict) - known)
     if unknown:

@@ -34,11 +34,13 @@ from kernelcore.callables import (
 )
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable, ValueArg, auto
+from kernelcore.ir.domain import affine_simplify
 from kernelcore.ir.expr import SubstitutionMapper
 from kernelcore.ir.instruction import BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.stages import provide
 from kernelcore.ir.tags import is_hw_parallel
+from kernelcore.transform.inline import slice_bounds
 
 
 def callee_function_problem(callee: LoopKernel, target: Any) -> str | None:
@@ -107,12 +109,14 @@ def kernel_arg_descriptor(caller: LoopKernel, expr: Any, wants_array: bool) -> A
     for axis, (ix, stride) in enumerate(zip(assignee_subscript(expr),
                                             var.element_strides())):
         if isinstance(ix, prim.Slice):
-            start, stop, step = (list(ix.children) + [None] * 3)[:3]
-            if step not in (None, 1):
-                raise KernelcoreError(f"{expr}: slices with a step cannot be passed")
-            stop = var.shape[axis] if stop is None else stop
-            shape.append(stop if start in (None, 0) else stop - start)
-            strides.append(FixedStrideArrayDimTag(stride))
+            start, stop, step = slice_bounds(ix, var.shape[axis])
+            length = affine_simplify(stop - start, caller.space)
+            if step == 1:
+                shape.append(length)
+            else:
+                shape.append(-(-length // step) if isinstance(length, int) else
+                             prim.FloorDiv(length + step - (1 if step > 0 else -1), step))
+            strides.append(FixedStrideArrayDimTag(stride * step))
     return ArrayArgDescriptor(tuple(shape), _aspace(var), tuple(strides))
 
 
@@ -121,12 +125,13 @@ def _aspace(var: Any) -> AddressSpace:
     return AddressSpace.PRIVATE if aspace is auto else aspace
 
 
-def _first_element(expr: Any) -> Any:
+def _first_element(caller: LoopKernel, expr: Any) -> Any:
     """The caller's first element of the sub-array *expr*."""
-    if not isinstance(expr, prim.Subscript):
+    if not isinstance(expr, prim.Subscript) or not isinstance(expr.aggregate, prim.Variable):
         return expr
-    index = tuple((ix.start or 0) if isinstance(ix, prim.Slice) else ix
-                  for ix in assignee_subscript(expr))
+    shape = caller.get_var(expr.aggregate.name).shape
+    index = tuple(slice_bounds(ix, shape[axis])[0] if isinstance(ix, prim.Slice) else ix
+                  for axis, ix in enumerate(assignee_subscript(expr)))
     return prim.Subscript(expr.aggregate, index)
 
 
@@ -152,7 +157,7 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
     dtypes, descrs = {}, {}
     for pos, expr in given.items():
         arg = callee.arg_dict[positions[pos]]
-        dtypes[pos] = types(_first_element(expr)).dtype
+        dtypes[pos] = types(_first_element(caller, expr)).dtype
         descrs[pos] = kernel_arg_descriptor(caller, expr, not isinstance(arg, ValueArg))
     clbl, _ = clbl.with_types({p: NumpyType(d) for p, d in dtypes.items()}, {})
     # strides reading caller variables become scalar arguments of the callee
@@ -177,7 +182,7 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
         if isinstance(arg, ValueArg):
             args.append(render(expr, arg.dtype))
             continue
-        first = _first_element(expr)
+        first = _first_element(caller, expr)
         if isinstance(first, prim.Variable) and caller.get_var(first.name).shape != ():
             args.append(first.name)            # a whole array: its pointer
             continue

@@ -237,9 +237,11 @@ class CExpressionMapper(Mapper):
 
     def flat_index(self, var: Any, index: tuple) -> Any:
         """The linear element offset of *index* into *var*, as an expression."""
-        if len(index) != len(var.shape):
+        if var.shape is None and len(index) == 1:
+            return index[0]         # an array without a shape: a plain pointer
+        if var.shape is None or len(index) != len(var.shape):
             raise CodeGenerationError(
-                f"'{var.name}' has {len(var.shape)} dimension(s) but is indexed with "
+                f"'{var.name}' has {len(var.shape or ())} dimension(s) but is indexed with "
                 f"{len(index)} subscript(s)")
         terms = []
         for ix, stride in zip(index, var.element_strides()):

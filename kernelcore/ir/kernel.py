@@ -178,6 +178,28 @@ class LoopKernel:
                 result.setdefault(dom.get_dim_name(dim_type.set, i), k)
         return result
 
+    def parents_per_domain(self) -> list[int | None]:
+        """For each domain, the index of the domain it nests in (the latest one
+        defining an iname its parameters use, directly or, for a temporary used
+        as a parameter, through the loops of the instructions writing it), or None."""
+        result: list[int | None] = []
+        for k, dom in enumerate(self.domains):
+            owners: set[int] = set()
+            for i in range(dom.dim(dim_type.param)):
+                p = dom.get_dim_name(dim_type.param, i)
+                around = {p} if p in self._iname_to_domain else set().union(
+                    *(insn.within_inames for insn in self.instructions
+                      if p in self.temporary_variables and p in insn.assignee_names()))
+                owners |= {self._iname_to_domain[n] for n in around} - {k}
+            result.append(max(owners) if owners else None)
+        return result
+
+    def domain_param_names(self, iname: str) -> frozenset[str]:
+        """The parameters of the domain *iname* is declared in."""
+        dom = self.domains[self._iname_to_domain[iname]]
+        return frozenset(dom.get_dim_name(dim_type.param, i)
+                         for i in range(dom.dim(dim_type.param)))
+
     def domain_parent_inames(self, iname: str) -> frozenset[str]:
         """Inames that bound *iname* (appear as parameters of its domain)."""
         dom = self.domains[self._iname_to_domain[iname]]

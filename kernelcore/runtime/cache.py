@@ -128,3 +128,19 @@ def code_for(key: str, generate: Callable[[], Any]) -> Any:
         return code
 
     return made_once(_MEMORY, key, make, _GENERATING)
+
+
+class CacheMode:
+    """``with CacheMode(False): ...``: the on-disk code cache on or off for
+    the block (loopy's name), restored afterwards."""
+
+    def __init__(self, new_flag: bool) -> None:
+        self.new_flag = new_flag
+        self.previous = caching_enabled()
+
+    def __enter__(self) -> None:
+        self.previous = caching_enabled()
+        set_caching_enabled(self.new_flag)
+
+    def __exit__(self, *exc: object) -> None:
+        set_caching_enabled(self.previous)

@@ -192,7 +192,7 @@ def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
     for v in (a for a in knl.args if isinstance(a, ValueArg)):
         candidates = []
         for a in arrays:
-            for axis, extent in enumerate(a.shape):
+            for axis, extent in enumerate(a.shape if isinstance(a.shape, tuple) else ()):
                 code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
                 if code is not None:
                     candidates.append((a.name, code))
@@ -273,6 +273,18 @@ class Executor:
 
         # {{{ arrays
         for a in arrays:
+            if a.shape is None:     # declared without a shape: passed as it is
+                w(f"    _{a.name}_host = None")
+                w(f"    if {a.name} is None:")
+                w(f"        _rt.missing({a.name!r})")
+                if not knl.options.no_numpy:
+                    w(f"    elif not isinstance({a.name}, _rt.cla.Array):")
+                    w("        _any_host = True")
+                    if a.name in written:
+                        w(f"        _{a.name}_host = {a.name}")
+                    w(f"        {a.name} = _rt.to_device(queue, {a.name!r}, {a.name}, "
+                      f"{a.order!r})")
+                continue
             shape, strides = tuple_code(a.shape), tuple_code(a.element_strides())
             is_out = a.name in written
             w(f"    _{a.name}_host = None")

@@ -158,6 +158,11 @@ class CTarget(OpenCLTarget):
             op = "<" if name == "min" else ">"
             return _helper(fname, f"{s} {ctype} {fname}({ctype} a, {ctype} b) "
                                   f"{{ return a {op} b ? a : b; }}")
+        if name == "clamp":
+            ctype = self.dtype_to_ctype(result_dtype)
+            fname = f"kc_clamp_{ctype.replace(' ', '_')}"
+            return _helper(fname, f"{s} {ctype} {fname}({ctype} x, {ctype} lo, {ctype} hi) "
+                                  "{ return x < lo ? lo : (x > hi ? hi : x); }")
         if name in _GENERIC:
             return name
         fdt = result_dtype if result_dtype.kind == "f" else arg_dtypes[0]

@@ -1,7 +1,8 @@
 """Instruction-level parallelism: private temporaries get one copy per iteration
 of an ``ilp`` iname, so the iterations no longer share (and serialize on) them.
 
-Public names: expand_ilp_temporaries, privatize_temporaries_with_inames.
+Public names: expand_ilp_temporaries, privatize_temporaries_with_inames,
+unprivatize_temporaries_with_inames.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pymbolic.primitives as prim
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.domain import static_range
-from kernelcore.ir.expr import IdentityMapper, get_dependencies
+from kernelcore.ir.expr import IdentityMapper, collect_accesses, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import VectorizeTag, is_lane_tag
@@ -98,3 +99,75 @@ def expand_ilp_temporaries(knl: LoopKernel) -> LoopKernel:
     # last, where consecutive lanes are neighbours (one vector)
     ilp.sort(key=lambda n: not isinstance(knl.iname_tags.get(n), VectorizeTag))
     return privatize_temporaries_with_inames(knl, ilp)
+
+
+class _Drop(IdentityMapper):
+    """Accesses to *name* without axis *axis*."""
+
+    def __init__(self, name: str, axis: int):
+        self.name = name
+        self.axis = axis
+
+    def map_subscript(self, expr):
+        if isinstance(expr.aggregate, prim.Variable) and expr.aggregate.name == self.name:
+            idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+            rest = tuple(self.rec(i) for k, i in enumerate(idx) if k != self.axis)
+            return prim.Subscript(expr.aggregate, rest) if rest else expr.aggregate
+        return super().map_subscript(expr)
+
+    def map_constant(self, expr):
+        return expr
+
+
+def _privatized_axis(knl: LoopKernel, insns, name: str, iname: str) -> int | None:
+    """The axis of temporary *name* that every access indexes with exactly
+    *iname* (None: no access uses *iname*); raise if the accesses disagree."""
+    indices = [idx for _, idx, _ in collect_accesses(insns).accesses
+               if _ == name] + [tuple(assignee_subscript(i.assignee)) for i in insns
+                                if name in i.assignee_names()]
+    axes = {tuple(k for k, ix in enumerate(idx) if ix == prim.Variable(iname))
+            for idx in indices}
+    uses = any(iname in get_dependencies(ix) for idx in indices for ix in idx)
+    if not uses:
+        return None
+    if len(axes) != 1 or len(next(iter(axes))) != 1:
+        raise KernelcoreError(
+            f"unprivatize_temporaries_with_inames: '{name}' is not indexed by '{iname}' "
+            "along one and the same axis in every access")
+    return next(iter(axes))[0]
+
+
+@for_each_kernel
+def unprivatize_temporaries_with_inames(knl: LoopKernel, unprivatizing_inames: Iterable[str],
+                                        only_var_names: Iterable[str] | None = None
+                                        ) -> LoopKernel:
+    """The inverse of :func:`privatize_temporaries_with_inames`: private
+    temporaries with an axis indexed by one of *unprivatizing_inames* (the
+    same axis in every access) lose that axis, so all iterations share one
+    copy."""
+    names = [s.strip() for s in unprivatizing_inames.split(",")] \
+        if isinstance(unprivatizing_inames, str) else list(unprivatizing_inames)
+    knl.check_inames(names, "unprivatize_temporaries_with_inames")
+    only = None if only_var_names is None else (
+        {s.strip() for s in only_var_names.split(",")} if isinstance(only_var_names, str)
+        else set(only_var_names))
+    insns = list(knl.instructions)
+    temps = dict(knl.temporary_variables)
+    for name, tv in list(temps.items()):
+        if tv.address_space not in (AddressSpace.PRIVATE, auto) or (
+                only is not None and name not in only):
+            continue
+        for iname in names:
+            axis = _privatized_axis(knl, insns, name, iname)
+            if axis is None:
+                continue
+            mapper = _Drop(name, axis)
+            insns = [i.with_transformed_expressions(mapper) for i in insns]
+            shape = tv.shape if tv.shape is auto else \
+                tuple(s for k, s in enumerate(tv.shape) if k != axis)
+            if shape is auto and not any(
+                    name == n and idx for n, idx, _ in collect_accesses(insns).accesses):
+                shape = ()
+            tv = tv.copy(shape=shape)
+        temps[name] = tv
+    return knl.copy(instructions=tuple(insns), temporary_variables=temps)

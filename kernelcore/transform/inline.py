@@ -13,6 +13,7 @@ the caller, nested inside the call instruction's loops.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
@@ -36,6 +37,21 @@ def _calls(insn, name: str) -> bool:
     e = insn.expression
     return isinstance(e, prim.Call) and isinstance(
         e.function, (prim.Variable, ResolvedFunction)) and e.function.name == name
+
+
+def slice_bounds(ix: prim.Slice, extent: Any) -> tuple:
+    """(start, stop, step) of a slice over an axis of length *extent*, as
+    loopy reads them: element k is ``start + step*k`` while short of *stop*
+    (a negative stop is an index, not counted from the end)."""
+    start, stop, step = (list(ix.children) + [None] * 3)[:3]
+    step = 1 if step is None else _static(step)
+    if step is None or step == 0:
+        raise KernelcoreError(f"slice {ix}: the step must be a nonzero integer")
+    if start is None:
+        start = 0 if step > 0 else extent - 1
+    if stop is None:
+        stop = extent if step > 0 else -1
+    return start, stop, step
 
 
 def _static(expr):
@@ -68,14 +84,9 @@ class _ArgumentBinding:
         for axis, ix in enumerate(self.index):
             if not isinstance(ix, prim.Slice):
                 continue
-            start, stop, step = (list(ix.children) + [None] * 3)[:3]
-            if step not in (None, 1):
-                raise KernelcoreError(f"{where}: slices with a step are not supported "
-                                      f"({expr})")
-            start = 0 if start is None else start
-            stop = var.shape[axis] if stop is None else stop
-            self.slots.append((axis, start))
-            extents.append((stop - start) if _static(stop) is not None
+            start, stop, step = slice_bounds(ix, var.shape[axis])
+            self.slots.append((axis, start, step))
+            extents.append(-((start - stop) // step) if _static(stop) is not None
                            and _static(start) is not None else None)
         callee_shape = tuple(callee_arg.shape)
         if len(self.slots) != len(callee_shape):
@@ -90,8 +101,9 @@ class _ArgumentBinding:
 
     def subscript(self, callee_index: tuple):
         full = list(self.index)
-        for (axis, start), ix in zip(self.slots, callee_index):
-            full[axis] = ix if start == 0 else prim.Sum((start, ix))
+        for (axis, start, step), ix in zip(self.slots, callee_index):
+            moved = ix if step == 1 else prim.Product((step, ix))
+            full[axis] = moved if start == 0 else prim.Sum((start, moved))
         if not full:            # a scalar (a private temporary of the caller)
             return prim.Variable(self.name)
         return prim.Subscript(prim.Variable(self.name), tuple(full))

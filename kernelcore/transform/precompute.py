@@ -106,7 +106,8 @@ def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
 
 def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
-                fetch_outer_inames, insn_id, store_of=None) -> LoopKernel:
+                fetch_outer_inames, insn_id, store_of=None,
+                dim_base: str | None = None) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
     match = parse_match(within)
@@ -197,7 +198,8 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
     if temp not in names.existing_names:
         names.add_name(temp)
-    all_dim_names = _names(dim_arg_names) or [names(f"{temp}_dim_{k}") for k in range(rank)]
+    all_dim_names = _names(dim_arg_names) or [names(f"{dim_base or temp}_dim_{k}")
+                                               for k in range(rank)]
     if len(all_dim_names) != rank:
         raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
     # axes of length 1 need no storage index
@@ -303,10 +305,16 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                within: Any = None, storage_axes: Iterable[str] | None = None,
                precompute_inames: Iterable[str] | None = None, temporary_name: str | None = None,
                temporary_address_space: Any = None, default_tag: str = "l.auto",
-               fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None
-               ) -> LoopKernel:
+               fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None,
+               precompute_outer_inames: Iterable[str] | None = None) -> LoopKernel:
     """Store the values of substitution rule *subst_rule_name* that the users need
-    over the *sweep_inames* in a temporary, computed once (see module doc)."""
+    over the *sweep_inames* in a temporary, computed once (see module doc).
+    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*."""
+    if precompute_outer_inames is not None:
+        if fetch_outer_inames is not None:
+            raise KernelcoreError("precompute: give fetch_outer_inames or "
+                                  "precompute_outer_inames, not both")
+        fetch_outer_inames = precompute_outer_inames
     if subst_rule_name not in knl.substitutions:
         raise UnknownNameError(f"precompute: no substitution rule '{subst_rule_name}' "
                                f"(rules: {', '.join(knl.substitutions) or 'none'})")
@@ -367,7 +375,8 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
                        fetch_outer_inames=fetch_outer_inames,
-                       insn_id=prefetch_insn_id or f"{var_name}_fetch_rule")
+                       insn_id=prefetch_insn_id or f"{var_name}_fetch_rule",
+                       dim_base=var_name)
 
 
 @for_each_kernel

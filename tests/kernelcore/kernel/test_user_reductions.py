@@ -56,7 +56,7 @@ def test_privatize_gives_each_iteration_a_copy(queue):
 
 def test_privatize_refuses_values_used_outside_the_loop():
     knl = lp.make_kernel(["{[i]: 0<=i<4}", "{[k]: 0<=k<1}"],
-                         ["<> t = a[i] {id=w}", "out[k] = t {dep=w}"])
+                         ["<> t = a[i] {id=w}", "out[k] = t {dep=w, inames=k}"])
     with pytest.raises(lp.KernelcoreError, match="outside"):
         lp.privatize_temporaries_with_inames(knl, "i")
 

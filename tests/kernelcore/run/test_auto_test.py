@@ -108,6 +108,15 @@ def test_integer_output_exact(ctx):
         lp.auto_test_vs_ref(ref, ctx, knl(2), parameters={"n": 100}, quiet=True, **FAST)
 
 
+def test_scalar_output_compared(ctx):
+    def knl(k):
+        return lp.make_kernel("{ [i]: 0<=i<10 }", f"out = sum(i, 2*i) + {k}", name="tot")
+
+    lp.auto_test_vs_ref(knl(0), ctx, knl(0), quiet=True, **FAST)
+    with pytest.raises(lp.AutomaticTestFailure, match="'out'"):
+        lp.auto_test_vs_ref(knl(0), ctx, knl(1), quiet=True, **FAST)
+
+
 def test_without_test_kernel_only_times(ctx):
     ref = _elementwise()
     result = lp.auto_test_vs_ref(ref, ctx, parameters={"n": 500}, quiet=True, **FAST)

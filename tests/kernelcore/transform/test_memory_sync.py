@@ -389,7 +389,7 @@ def test_tiled_transpose_prefetch_untagged_storage(queue, rng):
     code = device_code(knl, {"a": np.float32})
     assert "__local" not in code
     assert not has_barrier(code)
-    assert re.search(r"for \(int a_fetch_dim_\d", code), code
+    assert re.search(r"for \(int a_dim_\d", code), code
     for n in (1, 23):
         a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
         evt, (out,) = knl(queue, a=a)

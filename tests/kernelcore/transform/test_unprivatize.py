@@ -1,0 +1,57 @@
+"""unprivatize_temporaries_with_inames: a private temporary loses the axis a
+loop indexes it with (the loop's iterations then share one copy); the
+kernel still computes what NumPy does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelcore as lp
+from tests.helpers import host
+
+
+def _matvec(acc_index):
+    return lp.make_kernel(
+        ["{[i]: 0<=i<6}", "{[m]: 0<=m<4}", "{[k]: 0<=k<5}"],
+        f"""
+        for m, i
+            <> acc{acc_index} = 0
+            for k
+                acc{acc_index} = acc{acc_index} + a[m, i, k] * vec[k]
+            end
+            out[m, i] = acc{acc_index}
+        end
+        """, [lp.GlobalArg("a", np.float64, shape=(4, 6, 5)),
+              lp.GlobalArg("vec", np.float64, shape=(5,)), ...],
+        seq_dependencies=True)
+
+
+def test_unprivatize_drops_the_axis_and_keeps_results(queue):
+    knl = lp.unprivatize_temporaries_with_inames(_matvec("[m]"), {"m"}, {"acc"})
+    entry = knl.default_entrypoint
+    assert entry.temporary_variables["acc"].shape == ()
+    assert all("acc[" not in str(insn) for insn in entry.instructions)
+    rng = np.random.default_rng(5)
+    a, vec = rng.random((4, 6, 5)), rng.random(5)
+    _, (out,) = knl(queue, a=a, vec=vec)
+    np.testing.assert_allclose(host(out), a @ vec)
+
+
+def test_unprivatize_keeps_other_axes():
+    knl = lp.unprivatize_temporaries_with_inames(_matvec("[m, i]"), "m")
+    assert knl.default_entrypoint.temporary_variables["acc"].shape in ((6,), lp.auto)
+    text = str(knl.default_entrypoint)
+    assert "acc[i]" in text and "acc[m" not in text
+
+
+def test_unprivatize_refuses_inconsistent_axes():
+    knl = lp.make_kernel(
+        "{[i, j, k]: 0<=i, j<4 and 0<=k<3}",
+        """
+        <> t[i, j] = 0 {id=init}
+        t[j, i] = t[i, j] + k {id=upd, dep=init}
+        out[i, j] = t[i, j] {dep=upd}
+        """)
+    with pytest.raises(lp.LoopyError, match="one and the same axis"):
+        lp.unprivatize_temporaries_with_inames(knl, {"i"}, {"t"})
