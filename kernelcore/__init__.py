@@ -234,6 +234,7 @@ from kernelcore.transform.loop_fusion import (  # noqa: E402
     rename_inames_in_batch,
 )
 from kernelcore.transform.temporaries import (  # noqa: E402
+    alias_temporaries,
     allocate_temporaries_for_base_storage,
     set_temporary_address_space,
     set_temporary_alignment,
@@ -277,7 +278,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
             "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch",
-            "to_batched", "chunk_iname"]
+            "to_batched", "chunk_iname", "alias_temporaries"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
 # construction without a translation unit, the program cache and build
