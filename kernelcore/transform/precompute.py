@@ -216,6 +216,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
             - expr_to_pw_aff(bases[k], fp.space))
     storage_dom: isl.Set | isl.BasicSet = project_to(fp, dim_names).coalesce()
+    _check_reused_inames(knl, base_name, storage_dom, dim_names)
     bsets = storage_dom.get_basic_sets()
     storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
 
@@ -271,6 +272,24 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
     return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag)
+
+
+def _check_reused_inames(knl: LoopKernel, base_name: str, storage_dom, dim_names) -> None:
+    """Raise unless each of *dim_names* that is already a loop of *knl* ranges
+    over what the storage needs (an existing loop is reused, not redefined)."""
+    for d in dim_names:
+        if d not in knl.all_inames():
+            continue
+        have = project_to(knl.get_inames_domain([d]), [d])
+        need = project_to(storage_dom, [d])
+        if isinstance(need, isl.BasicSet):
+            need = isl.Set.from_basic_set(need)
+        have, need = isl.align_two(have, need)
+        have, need = have.intersect_params(need.params()), need.intersect_params(have.params())
+        if not have.is_equal(need):
+            raise KernelcoreError(f"{base_name}: storage index '{d}' is an existing loop "
+                                  f"over {have}, the storage needs {need}; name the "
+                                  "storage indices differently")
 
 
 def _simplify(expr):

@@ -37,3 +37,35 @@ def test_both_names_refused():
     with pytest.raises(lp.LoopyError, match="not both"):
         lp.precompute(_diff_kernel(), "D", "j", fetch_outer_inames="i",
                       precompute_outer_inames="i")
+
+
+def _two_matrices(k_extent: str):
+    knl = lp.make_kernel(
+        f"{{[e,i,j,k]: 0<=e<E and 0<=i,j<n and 0<=k<{k_extent}}}",
+        """
+        r1[e, i] = sum(j, D1[i, j]*u[e, j])
+        r2[e, i] = sum(k, D2[i, k]*v[e, k])
+        """)
+    knl = lp.add_and_infer_dtypes(knl, {"u,v,D1,D2": np.float32})
+    knl = lp.fix_parameters(knl, n=5)
+    knl = lp.extract_subst(knl, "D1_subst", "D1[ii,jj]", parameters="ii,jj")
+    knl = lp.extract_subst(knl, "D2_subst", "D2[ii,jj]", parameters="ii,jj")
+    return lp.precompute(knl, "D1_subst", "i,j", default_tag="for", precompute_inames="ii,jj")
+
+
+def test_precompute_reuses_existing_inames_of_equal_range(queue):
+    knl = lp.precompute(_two_matrices("n"), "D2_subst", "i,k", default_tag="for",
+                        precompute_inames="ii,jj")
+    rng = np.random.default_rng(3)
+    d1, d2 = rng.random((5, 5), np.float32), rng.random((5, 5), np.float32)
+    u, v = rng.random((3, 5), np.float32), rng.random((3, 5), np.float32)
+    _, (r1, r2) = knl(queue, D1=d1, D2=d2, u=u, v=v)
+    np.testing.assert_allclose(host(r1), u @ d1.T, rtol=1e-5)
+    np.testing.assert_allclose(host(r2), v @ d2.T, rtol=1e-5)
+
+
+def test_precompute_refuses_existing_inames_of_another_range():
+    # the second footprint needs jj up to 2*n - 1, the existing jj stops at n - 1
+    with pytest.raises(lp.LoopyError, match="existing loop"):
+        lp.precompute(_two_matrices("2*n"), "D2_subst", "i,k", default_tag="for",
+                      precompute_inames="ii,jj")
