@@ -194,7 +194,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     names = UniqueNameGenerator(inames | set(knl.all_params()) | set(knl.arg_dict)
                                 | set(knl.temporary_variables))
     temp = temporary_name or names(f"{base_name}")
-    if temp in knl.temporary_variables or temp in knl.arg_dict:
+    if temp in knl.arg_dict:
         raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
     if temp not in names.existing_names:
         names.add_name(temp)
@@ -264,8 +264,18 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
                   "global": AddressSpace.GLOBAL}[aspace]
     temps = dict(knl.temporary_variables)
-    temps[temp] = TemporaryVariable(temp, None, tuple(extents[k] for k in kept),
-                                    address_space=aspace)
+    shape = tuple(extents[k] for k in kept)
+    if temp in temps:       # a temporary of the same shape is filled again
+        old = temps[temp]
+        if tuple(old.shape) != shape or (aspace is not auto and old.address_space is not auto
+                                         and old.address_space != aspace):
+            raise KernelcoreError(f"{base_name}: name '{temp}' is already in use by a "
+                                  f"temporary of shape {old.shape} in {old.address_space}; "
+                                  f"this storage needs shape {shape}")
+        if old.address_space is auto and aspace is not auto:
+            temps[temp] = old.copy(address_space=aspace)
+    else:
+        temps[temp] = TemporaryVariable(temp, None, shape, address_space=aspace)
     tags = dict(knl.iname_tags)
     for d in dim_names:
         tags[d] = None

@@ -69,3 +69,43 @@ def test_precompute_refuses_existing_inames_of_another_range():
     with pytest.raises(lp.LoopyError, match="existing loop"):
         lp.precompute(_two_matrices("2*n"), "D2_subst", "i,k", default_tag="for",
                       precompute_inames="ii,jj")
+
+
+def _shared_fetch_kernel(extra_dependencies: bool):
+    knl = lp.make_kernel(
+        "{[i0, i1, j0, j1]: 0<=i0<7 and 0<=i1<6 and 0<=j0, j1<4}",
+        """
+        y0[i0] = sum(j0, A[j0] * x0[i0, j0])
+        y1[i1] = sum(j1, A[j1] * x1[i1, j1])
+        """)
+    knl = lp.add_dtypes(knl, {"A,x0,x1": np.float64})
+    knl = lp.add_prefetch(knl, "A", sweep_inames=["j0"], within="iname:i0",
+                          temporary_name="A_fetch", prefetch_insn_id="first_fetch")
+    knl = lp.add_prefetch(knl, "A", sweep_inames=["j1"], within="iname:i1",
+                          temporary_name="A_fetch", prefetch_insn_id="second_fetch")
+    if extra_dependencies:
+        # the second fetch first: no loop over i0 may open before both fetches ran
+        knl = lp.add_dependency(knl, "writes:y1 or writes:y0",
+                                "id:second_fetch or id:first_fetch")
+        knl = lp.add_dependency(knl, "id:first_fetch", "id:second_fetch")
+    return knl
+
+
+@pytest.mark.parametrize("extra_dependencies", [False, True])
+def test_two_prefetches_fill_one_temporary(queue, extra_dependencies):
+    knl = _shared_fetch_kernel(extra_dependencies)
+    entry = knl.default_entrypoint
+    assert [t for t in entry.temporary_variables if t.startswith("A")] == ["A_fetch"]
+    rng = np.random.default_rng(7)
+    a, x0, x1 = rng.random(4), rng.random((7, 4)), rng.random((6, 4))
+    _, (y0, y1) = knl(queue, A=a, x0=x0, x1=x1)
+    np.testing.assert_allclose(host(y0), x0 @ a)
+    np.testing.assert_allclose(host(y1), x1 @ a)
+
+
+def test_prefetch_into_a_temporary_of_another_shape_is_refused():
+    knl = lp.make_kernel("{[i, j]: 0<=i<5 and 0<=j<3}", "y[i] = sum(j, A[j]*x[i, j])",
+                         [lp.TemporaryVariable("A_fetch", np.float64, shape=(7,)), ...])
+    knl = lp.add_dtypes(knl, {"A,x": np.float64})
+    with pytest.raises(lp.LoopyError, match="already in use"):
+        lp.add_prefetch(knl, "A", sweep_inames=["j"], temporary_name="A_fetch")
