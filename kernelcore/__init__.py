@@ -216,6 +216,7 @@ from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.tools import t_unit_to_python  # noqa: E402
 from kernelcore.transform.arrays import split_arg_axis, split_array_axis  # noqa: E402
 from kernelcore.transform.batch import to_batched  # noqa: E402
+from kernelcore.transform.chunk import chunk_iname  # noqa: E402
 from kernelcore.transform.data import set_argument_order  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.iname import rename_inames  # noqa: E402
@@ -233,6 +234,7 @@ from kernelcore.transform.loop_fusion import (  # noqa: E402
     rename_inames_in_batch,
 )
 from kernelcore.transform.temporaries import (  # noqa: E402
+    alias_temporaries,
     allocate_temporaries_for_base_storage,
     set_temporary_address_space,
     set_temporary_alignment,
@@ -276,7 +278,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
             "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch",
-            "to_batched"]
+            "to_batched", "chunk_iname", "alias_temporaries"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
 # construction without a translation unit, the program cache and build

@@ -74,6 +74,7 @@ class _Linearizer:
         self.prio = _priority_pairs(knl)
         self.done: set[str] = set()
         self.items: list = []
+        self.ancestors: dict[str, frozenset[str]] = {}
 
     def _key(self, iid: str):
         insn = self.knl.id_to_insn[iid]
@@ -102,6 +103,7 @@ class _Linearizer:
             body = {iid for iid in body
                     if self.knl.id_to_insn[iid].within_inames - active_set <= ilp}
         premature = 0
+        whole = frozenset(body)
         changed = True
         while changed:
             changed = False
@@ -109,10 +111,28 @@ class _Linearizer:
                 outside = {d for d in self.knl.id_to_insn[iid].depends_on
                            if d not in self.done and d not in body}
                 if outside:
-                    premature += outside <= ready
+                    # premature: what it waits for could all run before this loop
+                    premature += outside <= ready or not any(
+                        self._ancestors(d) & whole for d in outside if d not in whole)
                     body.discard(iid)
                     changed = True
         return body, premature
+
+    def _ancestors(self, iid: str) -> frozenset[str]:
+        """The instructions *iid* depends on, directly or through others."""
+        stack = [iid]
+        while stack:        # post-order, without recursion (chains can be long)
+            top = stack[-1]
+            deps = self.knl.id_to_insn[top].depends_on
+            todo = [d for d in deps if d not in self.ancestors and d not in stack]
+            if todo and top not in self.ancestors:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            if top not in self.ancestors:
+                self.ancestors[top] = frozenset(deps).union(
+                    *(self.ancestors.get(d, frozenset()) for d in deps))
+        return self.ancestors[iid]
 
     def run(self, active: tuple[str, ...], block: set[str]) -> None:
         remaining = set(block)

@@ -194,7 +194,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     names = UniqueNameGenerator(inames | set(knl.all_params()) | set(knl.arg_dict)
                                 | set(knl.temporary_variables))
     temp = temporary_name or names(f"{base_name}")
-    if temp in knl.temporary_variables or temp in knl.arg_dict:
+    if temp in knl.arg_dict:
         raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
     if temp not in names.existing_names:
         names.add_name(temp)
@@ -216,6 +216,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
             - expr_to_pw_aff(bases[k], fp.space))
     storage_dom: isl.Set | isl.BasicSet = project_to(fp, dim_names).coalesce()
+    _check_reused_inames(knl, base_name, storage_dom, dim_names)
     bsets = storage_dom.get_basic_sets()
     storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
 
@@ -263,14 +264,42 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
                   "global": AddressSpace.GLOBAL}[aspace]
     temps = dict(knl.temporary_variables)
-    temps[temp] = TemporaryVariable(temp, None, tuple(extents[k] for k in kept),
-                                    address_space=aspace)
+    shape = tuple(extents[k] for k in kept)
+    if temp in temps:       # a temporary of the same shape is filled again
+        old = temps[temp]
+        if tuple(old.shape) != shape or (aspace is not auto and old.address_space is not auto
+                                         and old.address_space != aspace):
+            raise KernelcoreError(f"{base_name}: name '{temp}' is already in use by a "
+                                  f"temporary of shape {old.shape} in {old.address_space}; "
+                                  f"this storage needs shape {shape}")
+        if old.address_space is auto and aspace is not auto:
+            temps[temp] = old.copy(address_space=aspace)
+    else:
+        temps[temp] = TemporaryVariable(temp, None, shape, address_space=aspace)
     tags = dict(knl.iname_tags)
     for d in dim_names:
         tags[d] = None
     knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
     return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag)
+
+
+def _check_reused_inames(knl: LoopKernel, base_name: str, storage_dom, dim_names) -> None:
+    """Raise unless each of *dim_names* that is already a loop of *knl* ranges
+    over what the storage needs (an existing loop is reused, not redefined)."""
+    for d in dim_names:
+        if d not in knl.all_inames():
+            continue
+        have = project_to(knl.get_inames_domain([d]), [d])
+        need = project_to(storage_dom, [d])
+        if isinstance(need, isl.BasicSet):
+            need = isl.Set.from_basic_set(need)
+        have, need = isl.align_two(have, need)
+        have, need = have.intersect_params(need.params()), need.intersect_params(have.params())
+        if not have.is_equal(need):
+            raise KernelcoreError(f"{base_name}: storage index '{d}' is an existing loop "
+                                  f"over {have}, the storage needs {need}; name the "
+                                  "storage indices differently")
 
 
 def _simplify(expr):

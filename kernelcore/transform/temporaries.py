@@ -1,7 +1,7 @@
 """Where temporaries live: private, local (per work-group) or global memory.
 
 Public names: set_temporary_scope, set_temporary_address_space, set_temporary_alignment,
-choose_temporary_scopes, allocate_temporaries_for_base_storage.
+choose_temporary_scopes, allocate_temporaries_for_base_storage, alias_temporaries.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import (
     KernelcoreError,
@@ -23,6 +24,7 @@ from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
+from kernelcore.transform.instruction import _ancestors
 from kernelcore.translation_unit import TranslationUnit, for_each_kernel
 
 _SCOPES = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
@@ -153,3 +155,47 @@ def allocate_temporaries_for_base_storage(knl: LoopKernel, only_address_space: A
     insns = tuple(i.with_transformed_expressions(lambda e: substitute(e, renames))
                   for i in knl.instructions)
     return knl.copy(instructions=insns, temporary_variables=temps)
+
+
+@for_each_kernel
+def alias_temporaries(knl: LoopKernel, names: Iterable[str], base_name_prefix: str | None = None,
+                      synchronize_for_exclusive_use: bool = True) -> LoopKernel:
+    """Back the temporaries *names* by one piece of storage (a new
+    ``base_storage`` named from *base_name_prefix*). With
+    *synchronize_for_exclusive_use*, each temporary's instructions come after
+    all those of the one before it in *names*, so that only one is live at a
+    time (kernelcore orders them: it has no instruction groups)."""
+    names = [s.strip() for s in names.split(",") if s.strip()] \
+        if isinstance(names, str) else list(names)
+    temps = dict(knl.temporary_variables)
+    for name in names:
+        if name not in temps:
+            raise UnknownNameError(f"alias_temporaries: no temporary called '{name}' "
+                                   f"(temporaries: {', '.join(sorted(temps)) or 'none'})")
+    taken = set(temps) | set(knl.arg_dict) | set(knl.all_inames()) | set(knl.all_params())
+    taken |= {tv.base_storage for tv in temps.values() if tv.base_storage is not None}
+    base = UniqueNameGenerator(taken)(base_name_prefix or "temp_storage")
+    for name in names:
+        temps[name] = temps[name].copy(base_storage=base)
+    knl = knl.copy(temporary_variables=temps)
+    if not synchronize_for_exclusive_use:
+        return knl
+    users = [{i.id for i in knl.instructions
+              if name in i.assignee_names() | i.read_dependency_names()} for name in names]
+    for k, (before, after) in enumerate(zip(users, users[1:])):
+        both = before & after
+        if both:
+            raise KernelcoreError(f"alias_temporaries: instruction '{min(both)}' uses both "
+                                  f"'{names[k]}' and '{names[k + 1]}'; they cannot share "
+                                  "storage")
+        for insn_id in before:
+            if _ancestors(knl, insn_id) & after:
+                raise KernelcoreError(
+                    f"alias_temporaries: '{insn_id}' (using '{names[k]}') depends on a "
+                    f"use of '{names[k + 1]}'; list the temporaries in the order the "
+                    "kernel uses them")
+    insns = []
+    for insn in knl.instructions:
+        extra = set().union(*(users[k - 1] for k in range(1, len(users)) if insn.id in users[k]))
+        insns.append(insn.copy(depends_on=insn.depends_on | extra) if extra else insn)
+    return knl.copy(instructions=tuple(insns))

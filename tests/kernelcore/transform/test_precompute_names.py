@@ -37,3 +37,75 @@ def test_both_names_refused():
     with pytest.raises(lp.LoopyError, match="not both"):
         lp.precompute(_diff_kernel(), "D", "j", fetch_outer_inames="i",
                       precompute_outer_inames="i")
+
+
+def _two_matrices(k_extent: str):
+    knl = lp.make_kernel(
+        f"{{[e,i,j,k]: 0<=e<E and 0<=i,j<n and 0<=k<{k_extent}}}",
+        """
+        r1[e, i] = sum(j, D1[i, j]*u[e, j])
+        r2[e, i] = sum(k, D2[i, k]*v[e, k])
+        """)
+    knl = lp.add_and_infer_dtypes(knl, {"u,v,D1,D2": np.float32})
+    knl = lp.fix_parameters(knl, n=5)
+    knl = lp.extract_subst(knl, "D1_subst", "D1[ii,jj]", parameters="ii,jj")
+    knl = lp.extract_subst(knl, "D2_subst", "D2[ii,jj]", parameters="ii,jj")
+    return lp.precompute(knl, "D1_subst", "i,j", default_tag="for", precompute_inames="ii,jj")
+
+
+def test_precompute_reuses_existing_inames_of_equal_range(queue):
+    knl = lp.precompute(_two_matrices("n"), "D2_subst", "i,k", default_tag="for",
+                        precompute_inames="ii,jj")
+    rng = np.random.default_rng(3)
+    d1, d2 = rng.random((5, 5), np.float32), rng.random((5, 5), np.float32)
+    u, v = rng.random((3, 5), np.float32), rng.random((3, 5), np.float32)
+    _, (r1, r2) = knl(queue, D1=d1, D2=d2, u=u, v=v)
+    np.testing.assert_allclose(host(r1), u @ d1.T, rtol=1e-5)
+    np.testing.assert_allclose(host(r2), v @ d2.T, rtol=1e-5)
+
+
+def test_precompute_refuses_existing_inames_of_another_range():
+    # the second footprint needs jj up to 2*n - 1, the existing jj stops at n - 1
+    with pytest.raises(lp.LoopyError, match="existing loop"):
+        lp.precompute(_two_matrices("2*n"), "D2_subst", "i,k", default_tag="for",
+                      precompute_inames="ii,jj")
+
+
+def _shared_fetch_kernel(extra_dependencies: bool):
+    knl = lp.make_kernel(
+        "{[i0, i1, j0, j1]: 0<=i0<7 and 0<=i1<6 and 0<=j0, j1<4}",
+        """
+        y0[i0] = sum(j0, A[j0] * x0[i0, j0])
+        y1[i1] = sum(j1, A[j1] * x1[i1, j1])
+        """)
+    knl = lp.add_dtypes(knl, {"A,x0,x1": np.float64})
+    knl = lp.add_prefetch(knl, "A", sweep_inames=["j0"], within="iname:i0",
+                          temporary_name="A_fetch", prefetch_insn_id="first_fetch")
+    knl = lp.add_prefetch(knl, "A", sweep_inames=["j1"], within="iname:i1",
+                          temporary_name="A_fetch", prefetch_insn_id="second_fetch")
+    if extra_dependencies:
+        # the second fetch first: no loop over i0 may open before both fetches ran
+        knl = lp.add_dependency(knl, "writes:y1 or writes:y0",
+                                "id:second_fetch or id:first_fetch")
+        knl = lp.add_dependency(knl, "id:first_fetch", "id:second_fetch")
+    return knl
+
+
+@pytest.mark.parametrize("extra_dependencies", [False, True])
+def test_two_prefetches_fill_one_temporary(queue, extra_dependencies):
+    knl = _shared_fetch_kernel(extra_dependencies)
+    entry = knl.default_entrypoint
+    assert [t for t in entry.temporary_variables if t.startswith("A")] == ["A_fetch"]
+    rng = np.random.default_rng(7)
+    a, x0, x1 = rng.random(4), rng.random((7, 4)), rng.random((6, 4))
+    _, (y0, y1) = knl(queue, A=a, x0=x0, x1=x1)
+    np.testing.assert_allclose(host(y0), x0 @ a)
+    np.testing.assert_allclose(host(y1), x1 @ a)
+
+
+def test_prefetch_into_a_temporary_of_another_shape_is_refused():
+    knl = lp.make_kernel("{[i, j]: 0<=i<5 and 0<=j<3}", "y[i] = sum(j, A[j]*x[i, j])",
+                         [lp.TemporaryVariable("A_fetch", np.float64, shape=(7,)), ...])
+    knl = lp.add_dtypes(knl, {"A,x": np.float64})
+    with pytest.raises(lp.LoopyError, match="already in use"):
+        lp.add_prefetch(knl, "A", sweep_inames=["j"], temporary_name="A_fetch")
