@@ -49,9 +49,6 @@ class _LoopShape:
     free: isl.Set          # the hull's constraints not involving the iname
     lower: isl.PwAff       # the iname's bounds, the outer inames as parameters
     upper: isl.PwAff
-    #: (lower, upper) as expressions where both are constants everywhere
-    #: (no context changes them then), else None
-    constant: tuple[object, object] | None
     domains: tuple[isl.Set, ...]   # kept alive: the memo's key holds their ids
 
 
@@ -66,18 +63,9 @@ def _loop_shape(knl: LoopKernel, iname: str, outer: list[str], body_domains: lis
         hull = hull.drop_constraints_not_involving_dims(dim_type.set, idx, 1)
     free = hull.drop_constraints_involving_dims(dim_type.set, idx, 1)
     as_params = project_to(move_names_to_params(hull, outer), [iname])
-    lower, upper = as_params.dim_min(0), as_params.dim_max(0)
-    constant = None
-    if _is_constant(lower) and _is_constant(upper):
-        constant = (pw_aff_to_expr_and_total(lower)[0], pw_aff_to_expr_and_total(upper)[0])
     # (a stride, such as i mod 2 = 0, is not in the loop bounds: it stays a guard)
     return _LoopShape(hull.remove_divs_involving_dims(dim_type.set, idx, 1), free,
-                      lower, upper, constant, tuple(body_domains))
-
-
-def _is_constant(pw: isl.PwAff) -> bool:
-    pieces = pw.get_pieces()
-    return len(pieces) == 1 and pieces[0][0].plain_is_universe() and pieces[0][1].is_cst()
+                      as_params.dim_min(0), as_params.dim_max(0), tuple(body_domains))
 
 
 def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: list[isl.Set],
@@ -97,8 +85,6 @@ def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: lis
     free = shape.free.gist(context)
     guard = set_to_cond_expr(free)
     inner_context = (context & shape.hull).coalesce()
-    if shape.constant is not None:
-        return LoopBounds(shape.constant[0], shape.constant[1], guard, inner_context)
     ctx_params = move_names_to_params(context & free, outer).params()
     upper_exact = shape.upper
     lower, lower_total = pw_aff_to_expr_and_total(_gist_params(shape.lower, ctx_params))
@@ -117,6 +103,9 @@ def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: lis
 
 def _gist_params(pw: isl.PwAff, ctx: isl.Set) -> isl.PwAff:
     pw = pw.align_params(ctx.space)
+    pieces = pw.get_pieces()
+    if len(pieces) == 1 and pieces[0][1].is_cst():
+        return pw           # (one constant: the context changes no expression of it)
     return pw.gist(ctx.align_params(pw.get_domain_space()))
 
 
