@@ -42,30 +42,52 @@ def _iname_index(s: isl.Set, name: str) -> int:
     return s.get_var_dict()[name][1]
 
 
-def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: list[isl.Set],
-                context: isl.Set, uniform: bool = False) -> LoopBounds:
-    """Bounds of *iname* covering every body instruction's domain, given that the
-    *outer* loops are entered and *context* holds. With *uniform*, the loop gets
-    no guard (conditions not involving *iname* are left to its instructions)."""
+@dataclass(frozen=True)
+class _LoopShape:
+    """What :func:`loop_bounds` finds before it looks at the context."""
+    hull: isl.Set          # the loop's hull, without its divs on the iname
+    free: isl.Set          # the hull's constraints not involving the iname
+    lower: isl.PwAff       # the iname's bounds, the outer inames as parameters
+    upper: isl.PwAff
+    domains: tuple[isl.Set, ...]   # kept alive: the memo's key holds their ids
+
+
+def _loop_shape(knl: LoopKernel, iname: str, outer: list[str], body_domains: list[isl.Set],
+                uniform: bool) -> _LoopShape:
     dom = reduce(isl.Set.union, body_domains)
     dom = align_to(project_to(dom, set(outer) | {iname}), knl._universe).coalesce()
     hull = dom if len(dom.get_basic_sets()) == 1 else dom.simple_hull().to_set()
     hull = hull.to_set() if isinstance(hull, isl.BasicSet) else hull
     idx = _iname_index(hull, iname)
-
     if uniform:
         hull = hull.drop_constraints_not_involving_dims(dim_type.set, idx, 1)
-    free = hull.drop_constraints_involving_dims(dim_type.set, idx, 1).gist(context)
-    guard = set_to_cond_expr(free)
-
+    free = hull.drop_constraints_involving_dims(dim_type.set, idx, 1)
+    as_params = project_to(move_names_to_params(hull, outer), [iname])
     # (a stride, such as i mod 2 = 0, is not in the loop bounds: it stays a guard)
-    inner_context = (context & hull.remove_divs_involving_dims(dim_type.set, idx, 1)).coalesce()
-    as_params = move_names_to_params(hull, outer)
-    as_params = project_to(as_params, [iname])
+    return _LoopShape(hull.remove_divs_involving_dims(dim_type.set, idx, 1), free,
+                      as_params.dim_min(0), as_params.dim_max(0), tuple(body_domains))
+
+
+def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: list[isl.Set],
+                context: isl.Set, uniform: bool = False,
+                memo: dict | None = None) -> LoopBounds:
+    """Bounds of *iname* covering every body instruction's domain, given that the
+    *outer* loops are entered and *context* holds. With *uniform*, the loop gets
+    no guard (conditions not involving *iname* are left to its instructions).
+    *memo* (a dict kept for one kernel) keeps what does not depend on *context*,
+    for loops generated once per unrolled copy of an enclosing loop."""
+    key = (iname, tuple(outer), tuple(id(d) for d in body_domains), uniform)
+    shape = memo.get(key) if memo is not None else None
+    if shape is None:
+        shape = _loop_shape(knl, iname, outer, body_domains, uniform)
+        if memo is not None:
+            memo[key] = shape
+    free = shape.free.gist(context)
+    guard = set_to_cond_expr(free)
+    inner_context = (context & shape.hull).coalesce()
     ctx_params = move_names_to_params(context & free, outer).params()
-    upper_exact = as_params.dim_max(0)
-    lower, lower_total = pw_aff_to_expr_and_total(
-        _gist_params(as_params.dim_min(0), ctx_params))
+    upper_exact = shape.upper
+    lower, lower_total = pw_aff_to_expr_and_total(_gist_params(shape.lower, ctx_params))
     upper, upper_total = pw_aff_to_expr_and_total(_gist_params(upper_exact, ctx_params))
     # Where the loop is empty the bounds are undefined; if the simplified bounds
     # would then still admit iterations, guard the loop by its non-emptiness.
@@ -81,6 +103,9 @@ def loop_bounds(knl: LoopKernel, iname: str, outer: list[str], body_domains: lis
 
 def _gist_params(pw: isl.PwAff, ctx: isl.Set) -> isl.PwAff:
     pw = pw.align_params(ctx.space)
+    pieces = pw.get_pieces()
+    if len(pieces) == 1 and pieces[0][1].is_cst():
+        return pw           # (one constant: the context changes no expression of it)
     return pw.gist(ctx.align_params(pw.get_domain_space()))
 
 

@@ -99,6 +99,8 @@ class Generator:
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
         self.subst: dict[str, object] = {}
+        #: :func:`loop_bounds`'s memo: loops inside unrolled ones recur
+        self.bounds_memo: dict = {}
         for r in self.hw_ranges:
             hw = prim.Variable(self.target.hw_index_name(
                 isinstance(r.tag, LocalIndexTag), r.tag.axis))
@@ -196,7 +198,7 @@ class Generator:
         # all work-items must reach a barrier: a loop holding one is never guarded
         # (its instructions keep their own guards)
         b = loop_bounds(self.knl, iname, shared, domains, context,
-                        uniform=self._has_barrier(start, stop))
+                        uniform=self._has_barrier(start, stop), memo=self.bounds_memo)
         tag = self.knl.iname_tags.get(iname)
         nodes = None
         if isinstance(tag, VectorizeTag) and self.target.vector_types:

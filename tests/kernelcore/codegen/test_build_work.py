@@ -9,6 +9,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
+import kernelcore.codegen.bounds as bounds
 import kernelcore.index_width as index_width
 from kernelcore.codegen.kernel import generate_code_v2
 from kernelcore.runtime.invoke import Executor
@@ -74,3 +75,25 @@ def test_type_of_each_node_found_once():
         assert fixed(expr) == ExprType(np.dtype(np.float32))
     assert fixed.sums == 12
     assert TypeInferenceMapper(dtypes, set())(expr) == fixed(expr)
+
+
+def test_loop_shape_found_once_per_loop(monkeypatch):
+    """A loop inside an unrolled one gets bounds in every unrolled copy; what
+    does not depend on the copy (the loop's hull, its bounds as functions of
+    the outer inames) is found once per loop."""
+    shapes: list[str] = []
+    find = bounds._loop_shape
+
+    def counted(knl, iname, *args):
+        shapes.append(iname)
+        return find(knl, iname, *args)
+
+    monkeypatch.setattr(bounds, "_loop_shape", counted)
+    knl = lp.make_kernel("{ [i, k]: 0 <= i < 8 and 0 <= k < n }",
+                         "out[i] = sum(k, a[i, k])", name="rows")
+    knl = lp.split_iname(knl, "i", 4, inner_tag="unr")
+    knl = lp.infer_types(lp.add_dtypes(knl, {"a": np.float32}))
+    code = generate_code_v2(knl).device_code()
+    assert code.count("for (int k = 0; k <= -1 + n; ++k)") == 4    # once per copy
+    assert sorted(shapes) == sorted(set(shapes))
+    assert "k" in shapes
