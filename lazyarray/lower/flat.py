@@ -7,8 +7,17 @@ reducing every ``group``-th element and the group combining their results;
 the kernel takes the element count as an argument. A new length (a window,
 a shorter series, another grid) reuses the kernel.
 
-Public names: is_flat, flat_key, flat_size, build_flat_kernel, SIZE_ARGUMENT, FLAT_GROUP,
-FLAT_REDUCTION_LIMIT.
+A reduction of such an expression along its trailing axes (*rows*: the
+leading axes kept) or its leading axes (*columns*: the trailing axes kept)
+is a flat kernel too, up to :data:`AXIS_REDUCTION_LIMIT` elements (and
+:data:`AXIS_REDUCED_LIMIT` per output) on a CPU:
+the operand seen as a matrix (kept axes merged, reduced axes merged), one
+work-item per output walking its row or column, the number of outputs and
+the reduced length as arguments.
+
+Public names: is_flat, flat_key, flat_sizes, is_single, build_flat_kernel, SIZE_ARGUMENT,
+REDUCED_ARGUMENT, SIZE_ARGUMENTS, FLAT_GROUP, FLAT_REDUCTION_LIMIT, AXIS_REDUCTION_LIMIT,
+AXIS_REDUCED_LIMIT.
 """
 
 from __future__ import annotations
@@ -32,13 +41,25 @@ from lazyarray.plan.layouts import has_narrow_rows
 from lazyarray.plan.structure import kernel_structure
 from lazyarray.target import Target
 
-#: the scalar argument holding the element count
+#: the scalar argument holding the element count (of an axis reduction: its
+#: number of outputs, one work-item each)
 SIZE_ARGUMENT = "sn"
+#: ... and an axis reduction's reduced length (its elements per output)
+REDUCED_ARGUMENT = "sr"
+#: the scalar arguments holding sizes (not values of the graph)
+SIZE_ARGUMENTS = (SIZE_ARGUMENT, REDUCED_ARGUMENT)
 #: work-items per group, per device kind (kernelcore's elementwise defaults)
 FLAT_GROUP = {"gpu": 256, "cpu": 64}
 #: the most elements a flat reduction reads (one work-group; larger
 #: reductions get layouts of their size, spread over the device)
 FLAT_REDUCTION_LIMIT = 1 << 16
+#: the most elements a flat axis reduction reads (larger ones get the
+#: layouts of their shape: vectors of lanes, parts spread over the device)
+AXIS_REDUCTION_LIMIT = 1 << 16
+#: ... and the most elements per output (a work-item walks them in order:
+#: longer rows or columns, as (1, 65536) ones, keep the layouts that split
+#: them into lanes and parts, faster and rounding less)
+AXIS_REDUCED_LIMIT = 1 << 12
 #: the reductions a work-group combines (positions, as argmax's, are not)
 _FLAT_REDUCTIONS = frozenset({"sum", "product", "max", "min", "any", "all"})
 #: float32 functions with a vector version on CPUs (those kernels keep their layout)
@@ -50,21 +71,42 @@ def _region(node: Node, inputs: dict) -> list[Node]:
     return [n for n in walk(node, lambda n: n in inputs) if n not in inputs]
 
 
+def _direction(node: Reduce) -> str | None:
+    """How axis reduction *node* sees its operand as a matrix: ``"rows"``
+    (it reduces the trailing axes), ``"columns"`` (the leading ones), or None
+    (all of them, or others)."""
+    axes, ndim = tuple(node.axes), node.arg.ndim
+    if not 0 < len(axes) < ndim:
+        return None
+    if axes == tuple(range(ndim - len(axes), ndim)):
+        return "rows"
+    return "columns" if axes == tuple(range(len(axes))) else None
+
+
 def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool:
     """Whether *node*'s kernel (reading *inputs*) is elementwise over operands
     of its own shape and scalars, or a reduction of all the elements of such
-    an expression, so that a flat kernel generic over the element count
+    an expression, or (on a CPU) of its rows or columns (see
+    :func:`_direction`), so that a flat kernel generic over the sizes
     computes it as fast as one of its size: not where the device gets a
     layout of its own for the shape (GPU rows of 2 to 4 elements; CPU vector
     ``sin``/``cos`` of float32), nor for reductions of more than
-    :data:`FLAT_REDUCTION_LIMIT` elements."""
+    :data:`FLAT_REDUCTION_LIMIT` (all elements) or
+    :data:`AXIS_REDUCTION_LIMIT` (rows, columns: and more than
+    :data:`AXIS_REDUCED_LIMIT` per output) elements."""
     body = node
     if is_kind(node, "reduce"):
         body = node.arg
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)
-        if node.keepdims or len(node.axes) != body.ndim or node.dtype.kind == "c" \
-                or node.op not in _FLAT_REDUCTIONS or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
+        if node.dtype.kind == "c" or node.op not in _FLAT_REDUCTIONS:
+            return False
+        if len(node.axes) == body.ndim:
+            if node.keepdims or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
+                return False
+        elif target.kind != "cpu" or _direction(node) is None \
+                or np.prod(body.shape) > AXIS_REDUCTION_LIMIT \
+                or np.prod([body.shape[a] for a in node.axes]) > AXIS_REDUCED_LIMIT:
             return False
         if body in inputs:
             return inputs[body][0].shape == body.shape and bool(body.shape)
@@ -85,16 +127,32 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
     return all(n.shape == (() if scalar else body.shape) for n, _, scalar in inputs.values())
 
 
+def is_single(node: Node) -> bool:
+    """Whether *node*'s flat kernel is one work-group (a reduction of all
+    the elements), not one work-item per element or output."""
+    return is_kind(node, "reduce") and len(node.axes) == node.arg.ndim  # type: ignore[attr-defined]
+
+
 def flat_key(node: Node, inputs: dict[Node, KernelInput]) -> tuple:
     """The structure of a flat kernel: its operations and dtypes, inputs and
-    scalars by position, no shapes (every array has the element count)."""
+    scalars by position, no shapes (every array has the element count; an
+    axis reduction's operand is a matrix of rows or columns)."""
+    if is_kind(node, "reduce") and not is_single(node):
+        return ("flat", _direction(node), *kernel_structure(node, inputs, shapes=False))
     return ("flat", *kernel_structure(node, inputs, shapes=False))
 
 
-def flat_size(node: Node) -> int:
-    """The element count a flat kernel of *node* runs over (a reduction's:
-    its operand's)."""
-    return int(np.prod((node.arg if is_kind(node, "reduce") else node).shape))  # type: ignore[attr-defined]
+def flat_sizes(node: Node) -> tuple[tuple[str, int], ...]:
+    """The size arguments of *node*'s flat kernel by name: the element count
+    it runs over (a full reduction's: its operand's), an axis reduction's
+    number of outputs and reduced length."""
+    if not is_kind(node, "reduce"):
+        return ((SIZE_ARGUMENT, int(np.prod(node.shape))),)
+    shape = node.arg.shape  # type: ignore[attr-defined]
+    if is_single(node):
+        return ((SIZE_ARGUMENT, int(np.prod(shape))),)
+    reduced = int(np.prod([shape[a] for a in node.axes]))  # type: ignore[attr-defined]
+    return ((SIZE_ARGUMENT, int(np.prod(shape)) // reduced), (REDUCED_ARGUMENT, reduced))
 
 
 def _stand_in(node: Node, length: int) -> Input:
@@ -108,8 +166,9 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     """The flat kernel of *node* (see :func:`is_flat`): one work-item per
     element (a reduction: one work-group), the element count in
     :data:`SIZE_ARGUMENT`."""
-    reduction = is_kind(node, "reduce")
-    body = node.arg if reduction else node  # type: ignore[attr-defined]
+    reduction = is_single(node)
+    axis = is_kind(node, "reduce") and not reduction
+    body = node.arg if is_kind(node, "reduce") else node  # type: ignore[attr-defined]
     length = int(np.prod(body.shape))
     flat: dict[Node, Node] = {}
     flat_inputs: dict[Node, KernelInput] = {}
@@ -125,12 +184,17 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     size = prim.Variable(SIZE_ARGUMENT)
     data = [lp.GlobalArg("out", node.dtype, shape=(1,) if reduction else (size,)),
             lp.ValueArg(SIZE_ARGUMENT, np.int64)]
+    if axis:
+        data.append(lp.ValueArg(REDUCED_ARGUMENT, np.int64))
+    elements = prim.Product((size, prim.Variable(REDUCED_ARGUMENT))) if axis else size
     for n, name, scalar in sorted(inputs.values(), key=lambda read: read.name):
         data.append(lp.ValueArg(name, n.dtype) if scalar
-                    else lp.GlobalArg(name, n.dtype, shape=(size,)))
+                    else lp.GlobalArg(name, n.dtype, shape=(elements,)))
     group = FLAT_GROUP[target.kind]
-    if is_kind(node, "reduce"):
-        knl = _reduction_kernel(node, root, expr, data, group)
+    if axis:
+        knl = _axis_kernel(cast(Reduce, node), root, expr, data, group)
+    elif reduction:
+        knl = _reduction_kernel(cast(Reduce, node), root, expr, data, group)
     else:
         index = [Ix(prim.Variable("i0"), length)]
         expr.compute(root, index, set())
@@ -170,3 +234,22 @@ def _reduction_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: i
     knl = make_loop_kernel([items, strided, parts], instructions, data + [part],
                            name="lazyarray_kernel")
     return lp.tag_inames(knl, {"l": "l.0", "m": "l.0"})
+
+
+def _axis_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int
+                 ) -> lp.LoopKernel:
+    """One work-item per output of axis reduction *node* (work-groups of
+    *group*), reducing *body* (flat: :data:`SIZE_ARGUMENT` outputs times
+    :data:`REDUCED_ARGUMENT` elements) along its row (``i*sr + j``) or its
+    column (``j*sn + i``)."""
+    v = prim.Variable
+    i, j = v("i0"), v("j")
+    element = prim.Sum((prim.Product((i, v(REDUCED_ARGUMENT))), j)) \
+        if _direction(node) == "rows" else prim.Sum((prim.Product((j, v(SIZE_ARGUMENT))), i))
+    outputs = domain(["i0"], {"i0": 1}, {SIZE_ARGUMENT: 1, "i0": -1, 1: -1})
+    walk = domain(["j"], {"j": 1}, {REDUCED_ARGUMENT: 1, "j": -1, 1: -1})
+    instructions = [*expr.cse_insns, assignment(
+        prim.Subscript(v("out"), (i,)),
+        Reduction(kernel_reduction(node), ("j",), expr(body, [element])))]
+    knl = make_loop_kernel([outputs, walk], instructions, data, name="lazyarray_kernel")
+    return lp.split_iname(knl, "i0", group, outer_tag="g.0", inner_tag="l.0")

@@ -70,7 +70,17 @@ def mean(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool =
     result_dtype = np.dtype(dtype) if dtype is not None else \
         np.mean(np.zeros(1, node.dtype)).dtype
     total = reduce("sum", node, axes, keepdims, dtype=result_dtype)
-    return Map("true_divide", (total, Const(count, np.int64, True)), total.shape, result_dtype)
+    return Map("true_divide", (total, _divisor(count, result_dtype)), total.shape, result_dtype)
+
+
+def _divisor(count: float, dtype: np.dtype) -> Const:
+    """The element count a mean of *dtype* divides by: for float32 and
+    float64, a constant of that dtype (a scalar argument: a new count reuses
+    the kernel; the division rounds as by the integer written in the code),
+    else a Python integer as written."""
+    if dtype in (np.float32, np.float64):
+        return Const(float(count), dtype, False)
+    return Const(count, np.int64, True)
 
 
 def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
@@ -88,7 +98,7 @@ def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
     # (summed in *dtype* as NumPy does, where it is a real one)
     real_dtype = dtype if dtype is not None and np.dtype(dtype).kind != "c" else None
     total = reduce("sum", squares, axes, keepdims, real_dtype)
-    return Map("true_divide", (total, Const(max(count - ddof, 0), np.int64, True)),
+    return Map("true_divide", (total, _divisor(max(count - ddof, 0), total.dtype)),
                total.shape, total.dtype)
 
 

@@ -27,11 +27,12 @@ from lazyarray.calls import launch_of
 from lazyarray.graph import Const, Map, Node, computed
 from lazyarray.lower.flat import (
     FLAT_GROUP,
-    SIZE_ARGUMENT,
+    SIZE_ARGUMENTS,
     build_flat_kernel,
     flat_key,
-    flat_size,
+    flat_sizes,
     is_flat,
+    is_single,
 )
 from lazyarray.lower.kernel import build_kernel
 from lazyarray.mapper import is_kind
@@ -125,7 +126,7 @@ class Step:
         if self.compiled.kernel is None and not getattr(self.node, "external", False):
             scalars = self.compiled.scalars
             inputs = {n: KernelInput(n, name, name in scalars)
-                      for name, n in self.args if name != SIZE_ARGUMENT}
+                      for name, n in self.args if name not in SIZE_ARGUMENTS}
             target = self.compiled.target
             self.compiled.kernel = build_flat_kernel(self.node, inputs, target) \
                 if self.compiled.group else build_kernel(self.node, inputs, target=target)
@@ -235,12 +236,12 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
         return steps
     steps = plan([root], named=frozenset(named), generic=True)
     index = {n: k for k, n in enumerate(order)}
-    if all(st.node in index and all(n in index or name == SIZE_ARGUMENT
+    if all(st.node in index and all(n in index or name in SIZE_ARGUMENTS
                                         for name, n in st.args) for st in steps):
         if len(_PLANS) >= PLAN_CACHE_SIZE:
             _PLANS.clear()
-        # (arguments by position in the graph; a flat kernel's element count,
-        # the same for every graph of this structure, as its node)
+        # (arguments by position in the graph; a flat kernel's sizes, the
+        # same for every graph of this structure, as their nodes)
         _PLANS[key] = (_KERNELS, tuple(
             (index[st.node], st.compiled,
              tuple((name, index.get(n, n)) for name, n in st.args))
@@ -286,10 +287,11 @@ def _map_plan_entry(root: Map) -> tuple:
     args = root.args
     step = steps[0] if len(steps) == 1 else None
     if step is None or step.node is not root or type(step.compiled) is not _Compiled or not all(
-            any(n is a for a in args) for name, n in step.args if name != SIZE_ARGUMENT):
+            any(n is a for a in args) for name, n in step.args if name not in SIZE_ARGUMENTS):
         return _KERNELS, None, (), ()
     # (an operand by its position; a flat kernel's element count as its node)
-    names = tuple((name, n if name == SIZE_ARGUMENT else args.index(n)) for name, n in step.args)
+    names = tuple((name, n if name in SIZE_ARGUMENTS else args.index(n))
+                  for name, n in step.args)
     return _KERNELS, step.compiled, names, tuple(k for _, k in names)
 
 
@@ -321,9 +323,9 @@ def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = Fa
         flat = (flat_key(node, inputs), False)
         compiled = made_once(_KERNELS, (flat, target),
                              lambda: _compile(flat, node, inputs, target, True), _PLANNING)
-        size = Const(flat_size(node), np.int64, False)
+        sizes = tuple((name, Const(n, np.int64, False)) for name, n in flat_sizes(node))
         return Step(node, compiled=compiled, args=tuple(
-            (i.name, i.node) for i in inputs.values()) + ((SIZE_ARGUMENT, size),))
+            (i.name, i.node) for i in inputs.values()) + sizes)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (kernel_structure(node, inputs), tuning_enabled())
     compiled = made_once(_KERNELS, (key, target),
@@ -347,7 +349,7 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = 
     if recipe is not None:
         try:
             loaded = BoundLaunch.from_recipe(recipe, queue, node)
-            bound = SizedLaunch(loaded, group, is_kind(node, "reduce")) if group else loaded
+            bound = SizedLaunch(loaded, group, is_single(node)) if group else loaded
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
     knl = None if bound is not None else build_flat_kernel(node, inputs, target) if flat \
@@ -428,7 +430,7 @@ def run_step(step: Step, queue: cl.CommandQueue, args: dict) -> cla.Array:
         knl = step.kernel
         assert knl is not None
         bound = BoundLaunch.from_run(knl, queue, args, out if compiled.group else result)
-        compiled.bind(queue, SizedLaunch(bound, compiled.group, is_kind(node, "reduce"))
+        compiled.bind(queue, SizedLaunch(bound, compiled.group, is_single(node))
                       if compiled.group else bound)
         store_recipe(compiled.disk_key, bound.recipe)
     return result
