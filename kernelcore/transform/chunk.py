@@ -15,9 +15,8 @@ from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.domain import NotAffineError, expr_to_pw_aff, project_to, pw_aff_to_expr
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.tags import is_hw_parallel, parse_tag
-from kernelcore.match import parse_match
-from kernelcore.transform.iname import _rewrite_insn, _unique, _uses_iname, duplicate_inames
+from kernelcore.ir.tags import parse_tag
+from kernelcore.transform.iname import _rewrite_insn, prepare_split
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -69,26 +68,9 @@ def chunk_iname(knl: LoopKernel, split_iname: str, num_chunks: int, *,
     """Split the loop over *split_iname* into *num_chunks* contiguous chunks of
     nearly equal length (the first ``size % num_chunks`` chunks one longer):
     the outer index numbers the chunk, the inner one the position in it."""
-    knl.check_inames([split_iname], "chunk_iname")
-    if not isinstance(num_chunks, int) or num_chunks < 1:
-        raise KernelcoreError(f"chunk_iname: the number of chunks must be a positive "
-                              f"integer, got {num_chunks!r}")
-    if is_hw_parallel(knl.iname_tags.get(split_iname)):
-        raise KernelcoreError(f"chunk_iname: '{split_iname}' is tagged "
-                              f"{knl.iname_tags[split_iname]}; chunk it before tagging")
-    base = split_iname
-    if within is not None:
-        match = parse_match(within)
-        users = [i for i in knl.instructions if _uses_iname(i, split_iname)]
-        if not all(match(knl, i) for i in users):
-            copy = _unique(knl, split_iname)
-            knl = duplicate_inames(knl, split_iname, within=within, new_inames=[copy])
-            split_iname = copy
-    outer = outer_iname or _unique(knl, f"{base}_outer")
-    inner = inner_iname or _unique(knl, f"{base}_inner")
-    for name in (outer, inner):
-        if name in knl.all_inames():
-            raise KernelcoreError(f"chunk_iname: iname '{name}' already exists")
+    knl, split_iname, outer, inner = prepare_split(
+        knl, split_iname, "chunk_iname", num_chunks, "number of chunks", outer_iname,
+        inner_iname, within)
     domains = []
     lower = size = None
     for d in knl.domains:

@@ -1,7 +1,8 @@
 """Transformations of loop indices (inames).
 
 Public names: prioritize_loops, split_iname, tag_inames, duplicate_inames,
-rename_iname, rename_inames, join_inames, split_reduction_inward, split_reduction_outward.
+rename_iname, rename_inames, join_inames, split_reduction_inward, split_reduction_outward,
+prepare_split (the checks and names splitting an iname in two starts with).
 """
 
 from __future__ import annotations
@@ -107,21 +108,21 @@ def _unique(knl: LoopKernel, base: str) -> str:
     return gen(base)
 
 
-@for_each_kernel
-def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
-                outer_iname: str | None = None, inner_iname: str | None = None,
-                outer_tag: Any = None, inner_tag: Any = None, slabs: tuple[int, int] = (0, 0),
-                within: Any = None) -> LoopKernel:
-    """Replace *split_iname* by ``inner + inner_length*outer`` with
-    ``0 <= inner < inner_length``; *slabs* ``(a, b)`` peels the first *a* and last
-    *b* iterations of the outer loop off into separate code."""
-    knl.check_inames([split_iname], "split_iname")
-    if not isinstance(inner_length, int) or inner_length < 1:
-        raise KernelcoreError(f"split_iname: length must be a positive integer, got "
-                              f"{inner_length!r}")
+def prepare_split(knl: LoopKernel, split_iname: str, what: str, count: Any, count_name: str,
+                  outer_iname: str | None, inner_iname: str | None, within: Any
+                  ) -> tuple[LoopKernel, str, str, str]:
+    """What splitting *split_iname* in two (*what*: the transformation's name)
+    starts with: the checks (an existing iname, not on a hardware axis, a
+    positive integer *count*), a copy of the iname for the instructions
+    *within* selects where it selects only some of them, and the new inames'
+    names. Returns ``(kernel, iname to split, outer, inner)``."""
+    knl.check_inames([split_iname], what)
+    if not isinstance(count, int) or count < 1:
+        raise KernelcoreError(f"{what}: the {count_name} must be a positive integer, got "
+                              f"{count!r}")
     if is_hw_parallel(knl.iname_tags.get(split_iname)):
-        raise KernelcoreError(f"split_iname: '{split_iname}' is tagged "
-                              f"{knl.iname_tags[split_iname]}; split it before tagging")
+        raise KernelcoreError(f"{what}: '{split_iname}' is tagged "
+                              f"{knl.iname_tags[split_iname]}; apply {what} before tagging")
     base = split_iname
     if within is not None:
         match = parse_match(within)
@@ -135,7 +136,21 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
     inner = inner_iname or _unique(knl, f"{base}_inner")
     for name in (outer, inner):
         if name in knl.all_inames():
-            raise KernelcoreError(f"split_iname: iname '{name}' already exists")
+            raise KernelcoreError(f"{what}: iname '{name}' already exists")
+    return knl, split_iname, outer, inner
+
+
+@for_each_kernel
+def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
+                outer_iname: str | None = None, inner_iname: str | None = None,
+                outer_tag: Any = None, inner_tag: Any = None, slabs: tuple[int, int] = (0, 0),
+                within: Any = None) -> LoopKernel:
+    """Replace *split_iname* by ``inner + inner_length*outer`` with
+    ``0 <= inner < inner_length``; *slabs* ``(a, b)`` peels the first *a* and last
+    *b* iterations of the outer loop off into separate code."""
+    knl, split_iname, outer, inner = prepare_split(
+        knl, split_iname, "split_iname", inner_length, "length", outer_iname, inner_iname,
+        within)
     domains = tuple(_split_set(d, split_iname, outer, inner, inner_length)
                     for d in knl.domains)
     new_expr = prim.Sum((prim.Variable(inner),
