@@ -5,7 +5,6 @@ Public names: chunk_iname.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import islpy as isl
@@ -13,10 +12,8 @@ import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.domain import NotAffineError, expr_to_pw_aff, project_to, pw_aff_to_expr
-from kernelcore.ir.expr import substitute
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.tags import parse_tag
-from kernelcore.transform.iname import _rewrite_insn, prepare_split
+from kernelcore.transform.iname import prepare_split, split_in_body
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -89,16 +86,6 @@ def chunk_iname(knl: LoopKernel, split_iname: str, num_chunks: int, *,
     start = prim.Sum((lower, prim.Product((prim.Variable(outer), short)),
                       prim.Min((prim.Variable(outer), longer))))
     new_expr = prim.Sum((start, prim.Variable(inner)))
-    pair = {split_iname: (outer, inner)}
-    insns = tuple(_rewrite_insn(i, {split_iname: new_expr}, pair, pair)
-                  for i in knl.instructions)
-    rules = {n: (r if split_iname in r.arguments else dataclasses.replace(
-        r, expression=substitute(r.expression, {split_iname: new_expr})))
-        for n, r in knl.substitutions.items()}
-    tags = {n: t for n, t in knl.iname_tags.items() if n != split_iname}
-    tags[outer] = parse_tag(outer_tag)
-    tags[inner] = parse_tag(inner_tag)
-    prio = tuple(tuple(x for n in p for x in ((outer, inner) if n == split_iname else (n,)))
-                 for p in knl.loop_priority)
-    return knl.copy(domains=tuple(domains), instructions=insns, iname_tags=tags,
-                    loop_priority=prio, substitutions=rules)
+    return knl.copy(domains=tuple(domains),
+                    **split_in_body(knl, split_iname, new_expr, outer, inner, outer_tag,
+                                    inner_tag))

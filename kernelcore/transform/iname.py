@@ -2,7 +2,8 @@
 
 Public names: prioritize_loops, split_iname, tag_inames, duplicate_inames,
 rename_iname, rename_inames, join_inames, split_reduction_inward, split_reduction_outward,
-prepare_split (the checks and names splitting an iname in two starts with).
+prepare_split and split_in_body (what splitting an iname in two starts with, and
+what it changes in the kernel's body).
 """
 
 from __future__ import annotations
@@ -155,8 +156,21 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
                     for d in knl.domains)
     new_expr = prim.Sum((prim.Variable(inner),
                          prim.Product((inner_length, prim.Variable(outer)))))
-    insns = tuple(_rewrite_insn(i, {split_iname: new_expr}, {split_iname: (outer, inner)},
-                                {split_iname: (outer, inner)})
+    slab_map = {n: s for n, s in knl.iname_slabs.items() if n != split_iname}
+    if tuple(slabs) != (0, 0):
+        slab_map[outer] = tuple(slabs)  # type: ignore[assignment]
+    return knl.copy(domains=domains, iname_slabs=slab_map,
+                    **split_in_body(knl, split_iname, new_expr, outer, inner, outer_tag,
+                                    inner_tag))
+
+
+def split_in_body(knl: LoopKernel, split_iname: str, new_expr: Any, outer: str, inner: str,
+                  outer_tag: Any, inner_tag: Any) -> dict[str, Any]:
+    """The fields of *knl* that splitting *split_iname* into *outer* and
+    *inner* changes besides its domains: instructions and substitution rules
+    reading *new_expr* for it, the new inames' tags, the loop priorities."""
+    pair = {split_iname: (outer, inner)}
+    insns = tuple(_rewrite_insn(i, {split_iname: new_expr}, pair, pair)
                   for i in knl.instructions)
     # rule expressions using the iname (outside their own arguments) follow it
     rules = {n: (r if split_iname in r.arguments else dataclasses.replace(
@@ -167,11 +181,8 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
     tags[inner] = parse_tag(inner_tag)
     prio = tuple(tuple(x for n in p for x in ((outer, inner) if n == split_iname else (n,)))
                  for p in knl.loop_priority)
-    slab_map = {n: s for n, s in knl.iname_slabs.items() if n != split_iname}
-    if tuple(slabs) != (0, 0):
-        slab_map[outer] = tuple(slabs)  # type: ignore[assignment]
-    return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
-                    loop_priority=prio, iname_slabs=slab_map, substitutions=rules)
+    return {"instructions": insns, "substitutions": rules, "iname_tags": tags,
+            "loop_priority": prio}
 
 
 def _parse_tag_spec(spec) -> list[tuple[str, object]]:
