@@ -219,7 +219,12 @@ class _Jitted:
                                         else type(leaf) for leaf in leaves))
         trial = self.tier_trials.get(key)
         if trial is None:
-            trial = self.tier_trials[key] = TierTrial()
+            code = getattr(self.fn, "__code__", None)
+            trial = self.tier_trials[key] = TierTrial(None if code is None else (code, key))
+            if trial.choice is not None:
+                logger.info("%s: calls of this signature run %s, as this code's did before",
+                            self.name, "on the host tier" if trial.choice == "host"
+                            else "compiled")
         if short is not None:
             self._trials_by_position[short] = trial
         return trial
@@ -243,7 +248,7 @@ class _Jitted:
         if tier == "compiled":
             if any(program.supplies for program in self.programs.values()):
                 # (random draws: one stream, whichever call draws them)
-                trial.choice = "compiled"
+                trial.choose("compiled")
                 logger.info("%s: calls run compiled (it draws random numbers)", self.name)
                 return to_host(result)
             result = to_host(result)

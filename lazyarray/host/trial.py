@@ -12,11 +12,23 @@ signature's later calls. A function that draws random numbers stays compiled,
 so that its stream does not depend on the tier chosen. ``LAZYARRAY_TIER``,
 :func:`~lazyarray.host.policy.set_tier` and ``la.tier`` blocks force a tier.
 
-Public names: TierTrial, COMPILED_TRIALS, HOST_TRIALS, host_arguments, to_host.
+A jitted function made again from the same code (a script's run that
+decorates a nested function, or the same script in a new process) takes the
+tier its code chose for the signature before, without trial calls: choices
+are kept in the process (:data:`CHOICES`) and on disk, next to the kernel
+cache (``LAZYARRAY_CACHE_DIR`` or ``KERNELCORE_CACHE_DIR``, by the
+function's file, name, line and bytecode and the call's signature;
+``LAZYARRAY_DISK_CACHE=0`` keeps them in the process only).
+
+Public names: TierTrial, COMPILED_TRIALS, HOST_TRIALS, CHOICES, CHOICES_LIMIT,
+DISK_FOLDER, host_arguments, to_host.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
 from typing import Any
 
 from lazyarray.handle import LazyArray
@@ -28,21 +40,91 @@ from lazyarray.host.policy import host_limit
 COMPILED_TRIALS = 3
 #: timed calls of a signature on the host tier
 HOST_TRIALS = 3
+#: the tier chosen per (code object, signature): a jitted function made
+#: anew from the same code (``@la.jit`` on a function defined inside the
+#: function a script calls each run) takes it without trial calls; the
+#: choice only decides speed, both tiers give NumPy's answers
+CHOICES: dict[tuple, str] = {}
+#: the most choices remembered
+CHOICES_LIMIT = 4096
+#: the folder of choices remembered on disk, under the kernel cache's folder
+#: (a file per code and signature holding the tier's name)
+DISK_FOLDER = "lazyarray-tiers-v1"
+_TIERS = ("host", "compiled")
+
+
+def _choice_file(origin: tuple) -> Path | None:
+    """Where the choice for *origin* (code object, signature) is kept on
+    disk, or None (the disk cache turned off, or no folder)."""
+    if os.environ.get("LAZYARRAY_DISK_CACHE", "1").lower() in ("0", "false", "no"):
+        return None
+    base = os.environ.get("LAZYARRAY_CACHE_DIR") or os.environ.get("KERNELCORE_CACHE_DIR")
+    if not base:
+        # (kernelcore's default folder, found without importing kernelcore)
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME")
+                            or os.path.join(os.path.expanduser("~"), ".cache"), "kernelcore")
+    code, key = origin
+    # the function's source position and bytecode, the call's signature and
+    # the device chosen by the environment (nothing that differs by process)
+    text = repr((code.co_filename, code.co_name, code.co_firstlineno,
+                 hashlib.sha256(code.co_code).hexdigest(), key,
+                 os.environ.get("PYOPENCL_CTX"), os.environ.get("KERNELCORE_DEVICE")))
+    return Path(base) / DISK_FOLDER / hashlib.sha256(text.encode()).hexdigest()
+
+
+def _load_choice(origin: tuple) -> str | None:
+    """The tier chosen for *origin* by this process or an earlier one."""
+    choice = CHOICES.get(origin)
+    if choice is None:
+        path = _choice_file(origin)
+        try:
+            text = path.read_text().strip() if path is not None else None
+        except (OSError, UnicodeDecodeError):
+            text = None
+        if text in _TIERS:
+            choice = CHOICES[origin] = text
+    return choice
+
+
+def _store_choice(origin: tuple, tier: str) -> None:
+    """Remember *tier* for *origin* in this process and on disk."""
+    if origin in CHOICES or len(CHOICES) < CHOICES_LIMIT:
+        CHOICES[origin] = tier
+    path = _choice_file(origin)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(tier + "\n")
+        os.replace(partial, path)          # (whole or absent, for other processes)
+    except OSError:
+        pass                               # (a read-only cache: remembered here only)
 
 
 class TierTrial:
     """The calls of one signature so far, by tier, and the tier chosen."""
 
-    __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_best", "choice")
+    __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_best", "choice",
+                 "origin")
 
-    def __init__(self) -> None:
+    def __init__(self, origin: tuple | None = None) -> None:
+        """*origin*: the (code object, signature) whose choice
+        :data:`CHOICES` remembers (None: not remembered)."""
         self.compiled_calls = 0
         #: seconds of the fastest timed call, by tier
         self.compiled_best = float("inf")
         self.host_calls = 0
         self.host_best = float("inf")
         #: ``"compiled"`` or ``"host"`` once chosen, else None
-        self.choice: str | None = None
+        self.choice: str | None = None if origin is None else _load_choice(origin)
+        self.origin = origin
+
+    def choose(self, tier: str) -> None:
+        """Run the signature's later calls on *tier* (``"compiled"``, ``"host"``)."""
+        self.choice = tier
+        if self.origin is not None:
+            _store_choice(self.origin, tier)
 
     def next_tier(self) -> str:
         """The tier the next call runs on."""
@@ -62,7 +144,7 @@ class TierTrial:
         self.host_calls += 1
         self.host_best = min(self.host_best, seconds)
         if self.host_calls >= HOST_TRIALS:
-            self.choice = "host" if self.host_best <= self.compiled_best else "compiled"
+            self.choose("host" if self.host_best <= self.compiled_best else "compiled")
 
 
 def host_arguments(leaves: list[Any], is_array: Any) -> list[HostArray] | None:

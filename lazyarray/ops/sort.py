@@ -23,6 +23,10 @@ nan + nanj``). *descending* reverses the order of the values (NaN first) and
 keeps equal values in their original order (the Array API's stable
 descending sort).
 
+On a CPU device the call sorts with NumPy instead, in the host memory the
+device shares (the same order by construction; PoCL runs the network's
+launches 10-20 times slower).
+
 The sort is an external call of the graph (:mod:`lazyarray.calls`): its
 input is computed and stored first, and ``la.jit`` records and replays it.
 
@@ -45,6 +49,7 @@ from kernelcore import compile_program, make_loop_kernel
 from lazyarray.calls import call
 from lazyarray.graph import Node
 from lazyarray.run.launch import new_array
+from lazyarray.target import Target
 
 #: work-items per work-group of the sort kernel
 GROUP_SIZE = 256
@@ -251,10 +256,35 @@ class _Sort:
         """The kernelcore kernel this call runs (``la.explain`` shows it)."""
         return stage_kernel(self.work_dtype, self.wide)
 
+    def sorts_on_host(self, queue: cl.CommandQueue) -> bool:
+        """Whether NumPy sorts on *queue*'s device (a CPU device's memory
+        is the host's) rather than the network's launches."""
+        return Target.of_queue(queue).kind == "cpu"
+
+    def _on_host(self, queue: cl.CommandQueue, x: cla.Array) -> dict[str, cla.Array]:
+        """NumPy's stable sort in the host memory that a CPU device shares:
+        on PoCL faster than the network's launches (a 200 x 800 argsort:
+        60 ms in 56 launches, 3 ms with NumPy)."""
+        host = x.get(queue=queue)
+        order = _host_order(host, self.axis, self.descending)
+        result = {"values": np.take_along_axis(host, order, self.axis), "indices": order}
+        arrays = {}
+        for name, value in result.items():
+            arrays[name] = new_array(queue, self.shape, value.dtype)
+            arrays[name].set(np.ascontiguousarray(value), queue=queue)
+        return arrays
+
     def run(self, queue: cl.CommandQueue, values: Mapping[str, Any],
             events: list | None) -> dict[str, cla.Array]:
         """Sort the value ``x`` in *values* on *queue*."""
         x = values["x"]
+        if self.sorts_on_host(queue):
+            return self._on_host(queue, x)
+        return self.on_device(queue, x, events)
+
+    def on_device(self, queue: cl.CommandQueue, x: cla.Array,
+                  events: list | None) -> dict[str, cla.Array]:
+        """Sort *x* with the network's launches on *queue*."""
         kernel, lock = _compiled(queue.context, self.work_dtype, self.wide)
         shape = (self.size,)
         work = new_array(queue, shape, self.work_dtype)
@@ -267,7 +297,8 @@ class _Sort:
         if x.offset:
             x = x.copy(queue=queue)
         source = x.base_data
-        buffers = (source, work.base_data, index.base_data, out_v.base_data, out_i.base_data)
+        buffers: tuple[Any, ...] = (source, work.base_data, index.base_data, out_v.base_data,
+                                    out_i.base_data)
         common = {"m": self.size, "n": self.length, "inner": self.inner,
                   "hp": self.pairs, "lh": self.pairs.bit_length() - 1, "desc": int(
                       self.descending)}
@@ -293,6 +324,16 @@ class _Sort:
         if self.work_dtype != self.dtype:
             result_v = result_v.view(self.dtype)
         return {"values": result_v, "indices": out_i.reshape(self.shape)}
+
+
+def _host_order(host: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The positions along *axis* that sort *host* stably (largest first
+    with *descending*, equal values still in their original order)."""
+    if not descending:
+        return np.argsort(host, axis=axis, kind="stable")
+    # (ascending over the reversed axis, reversed back: ties stay in order)
+    reversed_order = np.argsort(np.flip(host, axis), axis=axis, kind="stable")
+    return np.flip(host.shape[axis] - 1 - reversed_order, axis)
 
 
 def sort_nodes(x: Node, axis: int, descending: bool = False) -> dict[str, Node]:

@@ -3,7 +3,7 @@ by a kernel of its own) and why; every other node is inlined into the kernel
 of the stored value that reads it, up to a size budget per kernel.
 
 Public names: storage_plan, stored_nodes, row_reductions, StorageRule, RECOMPUTE_LIMIT,
-NARROW_ROWS_LIMIT,
+NARROW_ROWS_LIMIT, EXPENSIVE_LIMIT, EXPENSIVE,
 ROW_LIMIT, MIN_ROWS, KERNEL_BUDGET, PASTE_DEPTH, PASTE_WEIGHT.
 """
 
@@ -40,6 +40,20 @@ RECOMPUTE_LIMIT = {"cpu": 4, "gpu": 6}
 #: 16777216x4, a step read 3.5 times per element: 1682 us in 5 kernels,
 #: 1415 us in 10; over 8388608x3, 2.7 times: 471 us in 5, 611 us in 10)
 NARROW_ROWS_LIMIT = 3
+#: per device kind: the limit of :data:`RECOMPUTE_LIMIT` for an elementwise
+#: node of an :data:`EXPENSIVE` operation. A value broadcast over a short axis
+#: is read a few times per element (n-body's ``r2**-1.5`` over the three
+#: coordinates): on PoCL its powers then cost more than storing it (256
+#: bodies, 196,608 powers per step: 13 ms; 65,536 stored: 4 ms). Twice per
+#: element stays fused (a softmax's exponentials, read by its sum and its
+#: division in one row kernel).
+EXPENSIVE_LIMIT = {"cpu": 3, "gpu": 6}
+#: elementwise operations that cost tens of arithmetic operations each
+EXPENSIVE = frozenset([
+    "power", "float_power", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh",
+    "tanh", "arcsinh", "arccosh", "arctanh", "hypot", "cbrt", "logaddexp",
+    "logaddexp2"])
 
 
 def storage_plan(root: Node, target: Target | None = None,
@@ -72,6 +86,9 @@ def storage_plan(root: Node, target: Target | None = None,
     # that are never shared (conditional, or inside a reduction)
     at: dict[Node, dict[tuple, float]] = {}
     unshared: dict[Node, float] = {}
+    # per node: its evaluations in all where they are never shared (inside
+    # reductions: once per element reduced, also along broadcast axes)
+    unshared_total: dict[Node, float] = {}
     reasons: dict[Node, str] = {}
     # per kernel: the operations in its code; per node: per kernel, the copies
     # of its expression inlined without temporaries, and their deepest nesting
@@ -88,7 +105,12 @@ def storage_plan(root: Node, target: Target | None = None,
         elif node in named:
             reasons[node] = "held by an array"
         else:
-            reason = rule(node, _Reads(count, at.get(node, {}), pasted.get(node, {}),
+            # (a kernel computes a value read at one index once, also along the
+            # axes it is broadcast over: per element, at most once per index)
+            evaluations = (unshared_total.get(node, 0) / max(1, _elements(node))
+                           + sum(at.get(node, {}).values()))
+            reason = rule(node, _Reads(count, evaluations,
+                                       at.get(node, {}), pasted.get(node, {}),
                                        size, reducing, node in reduced))
             if reason:
                 reasons[node] = reason
@@ -120,6 +142,8 @@ def storage_plan(root: Node, target: Target | None = None,
             for child, child_index, share in accesses(node, list(index)):
                 if child_index is None:
                     unshared[child] = unshared.get(child, 0) + weight * share
+                    unshared_total[child] = (unshared_total.get(child, 0)
+                                             + weight * share * _elements(kernel))
                     _paste(pasted, child, kernel, 1, 1)
                 else:
                     key = (kernel, tuple(child_index))
@@ -127,8 +151,12 @@ def storage_plan(root: Node, target: Target | None = None,
                     reads[key] = min(1, reads.get(key, 0) + weight * share)
         times = unshared.get(node, 0)
         if times:
+            # (a stored reduction evaluates its argument once per element of it)
+            total = (_elements(node.arg) if node in reasons and is_kind(node, "reduce", "scan")
+                     else unshared_total.get(node, 0))
             for child, _, share in accesses(node, out_index(node)):
                 unshared[child] = unshared.get(child, 0) + times * share
+                unshared_total[child] = unshared_total.get(child, 0) + total * share
         for kernel, (copies, depth) in pasted.get(node, {}).items():
             for (child, _, _), uses in zip(accesses(node, out_index(node)),
                                            operand_uses(node)):
@@ -144,12 +172,15 @@ def storage_plan(root: Node, target: Target | None = None,
 
 class _Reads(NamedTuple):
     """How a node not stored yet is read where the plan stands: *times*
-    evaluations per element of the stored values reading it, its (kernel,
+    evaluations per element of the stored values reading it, *evaluations*
+    per element of its own (more than *times* where a reduction reads it
+    broadcast: once per element reduced), its (kernel,
     index) pairs *at*, its inlined copies *pasted*, the kernels' code
     sizes *size*, the kernels of reductions and scans *reducing*, and whether
     a reduction's argument is computed from it (*in_reduction*)."""
 
     times: float
+    evaluations: float
     at: dict
     pasted: dict
     size: dict
@@ -165,6 +196,7 @@ class StorageRule(NodeMapper[str | None]):
     def __init__(self, kind: str):
         self.kind = kind
         self.limit = RECOMPUTE_LIMIT[kind]
+        self.expensive_limit = EXPENSIVE_LIMIT[kind]
 
     def map_reduce(self, node: Node, reads: _Reads) -> str | None:
         return "reduction"
@@ -176,6 +208,10 @@ class StorageRule(NodeMapper[str | None]):
         count = reads.times
         if count >= self.limit:
             return f"recompute rule: read {count:.3g} times per element (limit {self.limit})"
+        if is_kind(node, "map") and node.op in EXPENSIVE \
+                and reads.evaluations >= self.expensive_limit:
+            return (f"recompute rule: {node.op} evaluated {reads.evaluations:.3g} times per "
+                    f"element (limit {self.expensive_limit})")
         if self.kind == "gpu" and count >= NARROW_ROWS_LIMIT and not reads.in_reduction \
                 and has_narrow_rows(node.shape):
             return (f"recompute rule: read {count:.3g} times per element "
@@ -235,6 +271,14 @@ def _inlined_sizes(order: list[Node], named: frozenset[Node] = frozenset()
         whole[node] = min(KERNEL_BUDGET + 1, _operations(node) + sum(
             uses * whole.get(child, 0) for (child, _, _), uses in reads))
     return whole
+
+
+def _elements(node: Node) -> int:
+    """The number of elements of *node*'s value."""
+    count = 1
+    for n in node.shape:
+        count *= n
+    return count
 
 
 def _operations(node: Node) -> int:

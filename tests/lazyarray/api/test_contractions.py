@@ -96,8 +96,20 @@ def test_fused_contraction_is_one_kernel(queue):
     a, b = _rand((8, 6), np.float32), _rand((6, 7), np.float32, 1)
     x, y = la.asarray(a), la.asarray(b)
     with counting() as ran:
-        got = (np.exp(x) @ (y * 2)).get()
+        got = ((x - 1) @ (y * 2)).get()
     assert ran.launches == 1
+    np.testing.assert_allclose(got, (a - 1) @ (b * 2), rtol=1e-5)
+
+
+def test_expensive_operands_of_contractions_are_stored(queue):
+    """An exponential read by every column of a product (7 times per element
+    here) is computed once into storage, then multiplied (at 256^3 on PoCL
+    0.5 ms against 1.8 ms fused); cheap operands stay fused (above)."""
+    a, b = _rand((8, 6), np.float32), _rand((6, 7), np.float32, 1)
+    x, y = la.asarray(a), la.asarray(b)
+    with counting() as ran:
+        got = (np.exp(x) @ (y * 2)).get()
+    assert ran.launches == 2
     np.testing.assert_allclose(got, np.exp(a) @ (b * 2), rtol=1e-5)
 
 

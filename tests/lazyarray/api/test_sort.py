@@ -16,6 +16,16 @@ import lazyarray as la
 from lazyarray.ops import sort as device_sort
 from tests.helpers import counting
 
+
+@pytest.fixture(autouse=True, params=["device's own", "network"])
+def sorter(request, monkeypatch):
+    """Each test twice: with the device's own choice (NumPy's sort on a CPU
+    device) and with the sorting network's launches on every device."""
+    if request.param == "network":
+        monkeypatch.setattr(device_sort._Sort, "sorts_on_host", lambda self, queue: False)
+    return request.param
+
+
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
           np.uint64, np.float32, np.float64, np.complex64, np.complex128]
 LENGTHS = [0, 1, 2, 3, 5, 17, 1000, 4097]

@@ -7,10 +7,20 @@ import pytest
 
 import lazyarray as la
 from lazyarray.host import HostArray
+from lazyarray.host import trial as trial_module
 from lazyarray.host.trial import COMPILED_TRIALS, HOST_TRIALS, TierTrial
 from tests.helpers import counting
 
 TRIAL_CALLS = 1 + COMPILED_TRIALS + HOST_TRIALS
+
+
+@pytest.fixture(autouse=True)
+def fresh_choices(monkeypatch, tmp_path):
+    """Each test starts with no tier remembered for any code, in the process
+    or on disk."""
+    monkeypatch.setattr(trial_module, "CHOICES", {})
+    monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
+    return tmp_path
 
 
 def _convection(xp, u):
@@ -61,6 +71,71 @@ def test_each_tier_gives_numpys_answers_and_the_chosen_one_runs_the_rest(monkeyp
         assert n.launches == trial_launches          # no kernel after the choice
     else:
         assert n.launches > trial_launches
+
+
+@pytest.mark.parametrize("winner", ["host", "compiled"])
+def test_a_function_made_again_from_the_same_code_keeps_the_tier(monkeypatch, winner):
+    """A script that decorates a nested function on each run pays the trial
+    calls once per signature: the next function of that code runs the chosen
+    tier from its first call (a host choice: no trace, no launch)."""
+    slow = "compiled" if winner == "host" else "host"
+    record = TierTrial.record
+    monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: record(
+        self, tier, seconds + (1.0 if tier == slow else 0.0)))
+
+    def make():
+        return la.jit(lambda u: _convection(la, u))
+
+    with la.tier("auto"):
+        first = make()
+        _run(first, la, TRIAL_CALLS)
+        assert _chosen(first).choice == winner
+        second = make()
+        with counting() as n:
+            got = _run(second, la, 3)
+            launches = n.launches
+        other = la.jit(lambda u: _convection(la, u) * 1)     # other code: its own trial
+        _run(other, la, 2)
+    np.testing.assert_array_equal(np.asarray(got.get() if not isinstance(got, HostArray)
+                                             else got), _run(_convection, np, 3))
+    trial = _chosen(second)
+    assert trial.choice == winner and trial.compiled_calls == trial.host_calls == 0
+    if winner == "host":
+        assert second.trace_count == 0 and launches == 0
+    else:
+        assert second.trace_count == 1 and launches >= 3
+    assert _chosen(other).choice is None
+
+
+def test_a_new_process_reads_the_choice_from_disk(monkeypatch, fresh_choices):
+    """The choice outlives the process (here: the process's memory emptied);
+    a damaged file is ignored and measured again; with the disk cache off
+    nothing is written."""
+    record = TierTrial.record
+    monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: record(
+        self, tier, seconds + (1.0 if tier == "compiled" else 0.0)))
+
+    def make():
+        return la.jit(lambda u: _convection(la, u))
+
+    with la.tier("auto"):
+        _run(make(), la, TRIAL_CALLS)
+        [path] = (fresh_choices / trial_module.DISK_FOLDER).iterdir()
+        assert path.read_text() == "host\n"
+        monkeypatch.setattr(trial_module, "CHOICES", {})
+        again = make()
+        _run(again, la, 2)
+        assert _chosen(again).choice == "host" and again.trace_count == 0
+        path.write_text("garbage")
+        monkeypatch.setattr(trial_module, "CHOICES", {})
+        damaged = make()
+        _run(damaged, la, 2)
+        assert _chosen(damaged).choice is None and damaged.trace_count == 1
+        monkeypatch.setattr(trial_module, "CHOICES", {})
+        monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
+        path.unlink()
+        _run(make(), la, TRIAL_CALLS)
+        assert not path.exists()
 
 
 def test_the_trial_reads_compiled_results_back_to_host_arrays():

@@ -84,7 +84,8 @@ def test_negative_scalar_base():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("exponent", [2, 3, 0.5, -1, 1, 0, -2, 2.5])
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -1, 1, 0, -2, 2.5, 4, -3, -4, -0.5, 1.5,
+                                      -1.5, -2.5, 0.7])
 def test_scalar_powers(dtype, exponent):
     x = np.array([-np.inf, -2.0, -0.0, 0.0, 0.3, 1.7, 3.0, 1e20, np.inf, np.nan], dtype)
     if exponent in (2, 0.5, -1, 1, 0):      # NumPy's exact square, sqrt, 1/x, ...
