@@ -33,7 +33,7 @@ from typing import Any
 
 from lazyarray.handle import LazyArray
 from lazyarray.host.array import HostArray
-from lazyarray.host.dispatch import holding
+from lazyarray.host.dispatch import SMALL, holding
 from lazyarray.host.policy import host_limit
 
 #: timed compiled calls of a signature (after its first, which traces and builds)
@@ -158,9 +158,13 @@ def host_arguments(leaves: list[Any], is_array: Any) -> list[HostArray] | None:
                 return None
             arrays.append(leaf)
             total += leaf.size
-    limit = host_limit()
-    if not arrays or (limit is not None and total > limit):
+    if not arrays:
         return None
+    if total > SMALL:
+        # (up to SMALL elements every device's limit holds: no OpenCL asked)
+        limit = host_limit()
+        if limit is not None and total > limit:
+            return None
     return arrays
 
 
