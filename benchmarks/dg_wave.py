@@ -87,13 +87,24 @@ def load_example(path: str) -> Any:
     return module
 
 
-def make_context(name: str, queue: Any) -> Any:
+def make_allocator(queue: Any, kind: str) -> Any:
+    """The allocator of meshmode's contexts: ``pool`` (a pyopencl memory pool
+    of buffers, as production codes pass) or ``default`` (the contexts' own:
+    pytato's takes shared virtual memory where the device has it, which
+    pyopencl's elementwise kernels reject under NVIDIA's OpenCL)."""
+    if kind == "default":
+        return None
+    import pyopencl.tools as cl_tools
+    return cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+
+
+def make_context(name: str, queue: Any, allocator: Any = None) -> Any:
     if name == "eager":
         from meshmode.array_context import PyOpenCLArrayContext
-        return PyOpenCLArrayContext(queue)
+        return PyOpenCLArrayContext(queue, allocator=allocator)
     if name == "pytato":
         from meshmode.array_context import PytatoPyOpenCLArrayContext
-        return PytatoPyOpenCLArrayContext(queue)
+        return PytatoPyOpenCLArrayContext(queue, allocator=allocator)
     if name == "lazyarray":
         from lazyarray.arraycontext import LazyarrayArrayContext
         return LazyarrayArrayContext(queue)
@@ -120,7 +131,7 @@ class _Stages:
 
 
 def run(example: Any, name: str, t_final: float, nel_1d: int, order: int, queue: Any,
-        stages: bool = False, profile: str | None = None) -> dict:
+        stages: bool = False, profile: str | None = None, allocator: str = "pool") -> dict:
     """The example's time loop with the right-hand side on context *name*."""
     from meshmode.array_context import PyOpenCLArrayContext
     from meshmode.dof_array import flat_norm
@@ -129,8 +140,9 @@ def run(example: Any, name: str, t_final: float, nel_1d: int, order: int, queue:
 
     import lazyarray.run as la_run
 
-    actx_outer = PyOpenCLArrayContext(queue)
-    actx_rhs = actx_outer if name == "eager" else make_context(name, queue)
+    memory = make_allocator(queue, allocator)
+    actx_outer = PyOpenCLArrayContext(queue, allocator=memory)
+    actx_rhs = actx_outer if name == "eager" else make_context(name, queue, memory)
     mesh = generate_regular_rect_mesh(a=(-0.5, -0.5), b=(0.5, 0.5),
                                       nelements_per_axis=(nel_1d, nel_1d))
     dt = 0.7 / (nel_1d * order**2)        # the example's step
@@ -228,6 +240,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--stages", action="store_true",
                         help="time the parts of each step (waits for the queue between them)")
     parser.add_argument("--profile", help="cProfile of the later steps (last context)")
+    parser.add_argument("--allocator", choices=["pool", "default"], default="pool",
+                        help="memory of meshmode's contexts (see make_allocator)")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args(argv)
 
@@ -239,7 +253,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = []
     for name in args.contexts:
         row = run(example, name, args.t_final, args.nel, args.order, queue,
-                  stages=args.stages,
+                  stages=args.stages, allocator=args.allocator,
                   profile=args.profile if name == args.contexts[-1] else None)
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "norms"}), flush=True)
