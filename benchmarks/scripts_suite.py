@@ -6,7 +6,9 @@ elements) and lazyarray variant (``lazyarray``: ``run(la, n)``;
 
 * ``steady``: NumPy and lazyarray in one process (a child of this one); the
   wall time of a whole run, result on the host, best of ``--repeat`` runs
-  after one warm-up run; lazyarray's results checked against NumPy's;
+  after warm-up runs (one, then more until they took ``--warmup`` seconds
+  together: ``la.jit`` compiles a step once it is hot, see
+  ``lazyarray.host.trial``); lazyarray's results checked against NumPy's;
 * ``fresh-warm``: a new process with lazyarray's, kernelcore's and PoCL's
   on-disk caches as they are (filled by an earlier run): ``import`` plus the
   whole run, timed inside the process;
@@ -72,7 +74,7 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def _steady_child(name: str, size: str, variants: list[str], repeat: int, timeout: float,
-                  random_mode: str) -> None:
+                  random_mode: str, warmup: float) -> None:
     """Steady-state runs of *variants* of one script in this process, each
     reported by a line; the first variant's result is the reference."""
     signal.signal(signal.SIGALRM, _alarm)
@@ -100,6 +102,13 @@ def _steady_child(name: str, size: str, variants: list[str], repeat: int, timeou
                 record["counters_first"] = sc.counter_delta(before, sc.lazy_counters())
             record["warnings"] = sorted({f"{w.category.__name__}: {w.message}"
                                          for w in caught})[:5]
+            warm, record["warmup_runs"] = record["first_s"], 0
+            while warm < warmup and record["warmup_runs"] < 100 \
+                    and time.perf_counter() - start < 0.5 * timeout:
+                t0 = time.perf_counter()
+                sc.to_host(func(module, n))
+                warm += time.perf_counter() - t0
+                record["warmup_runs"] += 1
             best = math.inf
             runs = 0
             last = record["first_s"]
@@ -216,7 +225,8 @@ def measure_steady(name: str, size: str, variants: list[str], args: argparse.Nam
                    ) -> dict[str, dict]:
     """Steady-state records by variant (``numpy`` first: the reference)."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--child-steady", name, size,
-            ",".join(variants), str(args.repeat), str(args.timeout), args.random]
+            ",".join(variants), str(args.repeat), str(args.timeout), args.random,
+            str(args.warmup)]
     limit = args.timeout * len(variants) + _GRACE_S
     records, wall, ended, stderr = _run_child(argv, _child_env(args.tier, None), limit)
     out: dict[str, dict] = {}
@@ -550,6 +560,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--random", choices=sc.RANDOM_MODES, default="auto",
                    help="lazyarray's np.random: its own (native), NumPy's numbers handed "
                         "over (numpy), or native where lazyarray has np.random.seed (auto)")
+    p.add_argument("--warmup", type=float, default=1.0,
+                   help="seconds of warm-up runs before the timed steady runs (at least one)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--markdown", type=Path, default=None,
                    help="write the table here (default: next to --json)")
@@ -560,9 +572,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the suite; exit status 1 where a lazyarray result disagreed with NumPy's."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child-steady":
-        name, size, variants, repeat, timeout, random_mode = argv[1:7]
+        name, size, variants, repeat, timeout, random_mode, warmup = argv[1:8]
         _steady_child(name, size, variants.split(","), int(repeat), float(timeout),
-                      random_mode)
+                      random_mode, float(warmup))
         return 0
     args = parse_args(argv)
     start = time.perf_counter()

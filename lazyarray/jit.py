@@ -39,11 +39,11 @@ from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.array import HostArray
 from lazyarray.host.policy import get_tier, host_enabled
-from lazyarray.host.trial import TierTrial, host_arguments, to_host
+from lazyarray.host.trial import TierTrial, host_arguments, shared_trial, to_host
 from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.tracing import TRACING, tracing
+from lazyarray.tracing import HOST_DRAWS, TRACING, tracing
 from lazyarray.values import on_device
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class _Jitted:
         trial = self.tier_trials.get(key)
         if trial is None:
             code = getattr(self.fn, "__code__", None)
-            trial = self.tier_trials[key] = TierTrial(None if code is None else (code, key))
+            trial = self.tier_trials[key] = shared_trial(None if code is None else (code, key))
             if trial.choice is not None:
                 logger.info("%s: calls of this signature run %s, as this code's did before",
                             self.name, "on the host tier" if trial.choice == "host"
@@ -235,8 +235,16 @@ class _Jitted:
             return self.fn(*args, **kwargs) if tier == "host" \
                 else self._compiled_call(args, kwargs)
         if tier == "host":
+            draws = HOST_DRAWS[0]
             started = time.perf_counter()
             result = self.fn(*args, **kwargs)
+            if HOST_DRAWS[0] != draws:
+                # (its numbers are NumPy's stream's: they stay so)
+                trial.record(tier, time.perf_counter() - started)
+                trial.choose("host")
+                logger.info("%s: calls run on the host tier (it draws random numbers)",
+                            self.name)
+                return result
         else:
             for leaf in flatten(self._split(args, kwargs)[1])[0]:
                 if _is_array(leaf):

@@ -19,6 +19,11 @@ from lazyarray.errors import LazyArrayError, inside_lazyarray, user_line
 from lazyarray.graph import Param, walk
 from lazyarray.mapper import is_kind
 
+#: draws of NumPy's streams on the host so far ([0]; la.jit's tier trial keeps
+#: a function that draws on the host tier, so that its numbers do not depend on
+#: when a faster tier was found)
+HOST_DRAWS = [0]
+
 
 class Trace:
     """What a trace adds to the calls of its program: scalar parameters

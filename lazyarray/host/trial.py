@@ -3,25 +3,27 @@ per signature: its compiled program, or the function itself on NumPy.
 
 A function under ``la.jit`` called with host arrays (whose elements together
 fit the host tier, :func:`~lazyarray.host.policy.host_limit`) under the
-``"auto"`` tier runs the first calls of a signature compiled (the first one
-traces and builds, so a function that cannot be traced says so at once; the
-results are read back into host arrays), then as many calls eagerly on the
-host tier (NumPy), each timed; the tier of the faster call (the best of
-each tier's, so that a pause of the machine does not decide) runs the
-signature's later calls. A function that draws random numbers stays compiled,
-so that its stream does not depend on the tier chosen. ``LAZYARRAY_TIER``,
-:func:`~lazyarray.host.policy.set_tier` and ``la.tier`` blocks force a tier.
+``"auto"`` tier runs on the host tier (NumPy) first, each call timed: cold
+code costs no build. Once its host calls took :data:`PROMOTE_AFTER` seconds
+together (hot code), the next calls run compiled (the first traces and
+builds; the results are read back into host arrays), the last
+:data:`COMPILED_TRIALS` of them timed; the tier of the faster call (the best
+of each tier's, so that a pause of the machine does not decide) runs the
+signature's later calls. A function that draws random numbers on the host
+stays there, so that its numbers (NumPy's) do not depend on when the trial
+ended. ``LAZYARRAY_TIER``, :func:`~lazyarray.host.policy.set_tier` and
+``la.tier`` blocks force a tier (``"device"``: every call compiled).
 
-A jitted function made again from the same code (a script's run that
-decorates a nested function, or the same script in a new process) takes the
-tier its code chose for the signature before, without trial calls: choices
-are kept in the process (:data:`CHOICES`) and on disk, next to the kernel
-cache (``LAZYARRAY_CACHE_DIR`` or ``KERNELCORE_CACHE_DIR``, by the
-function's file, name, line and bytecode and the call's signature;
-``LAZYARRAY_DISK_CACHE=0`` keeps them in the process only).
+Jitted functions made from the same code (a script that decorates a nested
+function on each run) share the trial of a signature (:func:`shared_trial`):
+their calls count together, and the tier chosen holds for all. A choice to
+compile is also kept on disk, next to the kernel cache (``LAZYARRAY_CACHE_DIR``
+or ``KERNELCORE_CACHE_DIR``; by the function's file, name, line and bytecode
+and the call's signature; ``LAZYARRAY_DISK_CACHE=0`` turns it off): the same
+script in a new process runs those calls compiled from the first.
 
-Public names: TierTrial, COMPILED_TRIALS, HOST_TRIALS, CHOICES, CHOICES_LIMIT,
-DISK_FOLDER, host_arguments, to_host.
+Public names: TierTrial, shared_trial, COMPILED_TRIALS, HOST_TRIALS, PROMOTE_AFTER,
+TRIALS_LIMIT, DISK_FOLDER, host_arguments, to_host.
 """
 
 from __future__ import annotations
@@ -38,19 +40,19 @@ from lazyarray.host.policy import host_limit
 
 #: timed compiled calls of a signature (after its first, which traces and builds)
 COMPILED_TRIALS = 3
-#: timed calls of a signature on the host tier
+#: the fewest calls of a signature on the host tier before its compiled trial
 HOST_TRIALS = 3
-#: the tier chosen per (code object, signature): a jitted function made
-#: anew from the same code (``@la.jit`` on a function defined inside the
-#: function a script calls each run) takes it without trial calls; the
-#: choice only decides speed, both tiers give NumPy's answers
-CHOICES: dict[tuple, str] = {}
-#: the most choices remembered
-CHOICES_LIMIT = 4096
+#: seconds the host calls of a signature take together before its compiled
+#: program is traced and built: a building kernel costs 0.1-1 s (PoCL, empty
+#: caches), more than the whole of a short script
+PROMOTE_AFTER = 0.25
+#: the most trials kept (see :func:`shared_trial`)
+TRIALS_LIMIT = 4096
+#: the trials by (code object, signature), see :func:`shared_trial`
+_TRIALS: dict[tuple, TierTrial] = {}
 #: the folder of choices remembered on disk, under the kernel cache's folder
 #: (a file per code and signature holding the tier's name)
 DISK_FOLDER = "lazyarray-tiers-v1"
-_TIERS = ("host", "compiled")
 
 
 def _choice_file(origin: tuple) -> Path | None:
@@ -73,27 +75,26 @@ def _choice_file(origin: tuple) -> Path | None:
 
 
 def _load_choice(origin: tuple) -> str | None:
-    """The tier chosen for *origin* by this process or an earlier one."""
-    choice = CHOICES.get(origin)
-    if choice is None:
-        path = _choice_file(origin)
-        try:
-            text = path.read_text().strip() if path is not None else None
-        except (OSError, UnicodeDecodeError):
-            text = None
-        if text in _TIERS:
-            choice = CHOICES[origin] = text
-    return choice
+    """``"compiled"`` where an earlier process chose to compile *origin*'s
+    calls, else None."""
+    path = _choice_file(origin)
+    try:
+        text = path.read_text().strip() if path is not None else None
+    except (OSError, UnicodeDecodeError):
+        text = None
+    return "compiled" if text == "compiled" else None
 
 
 def _store_choice(origin: tuple, tier: str) -> None:
-    """Remember *tier* for *origin* in this process and on disk."""
-    if origin in CHOICES or len(CHOICES) < CHOICES_LIMIT:
-        CHOICES[origin] = tier
+    """Remember on disk that *origin*'s calls run compiled (a host choice
+    removes that: every process starts on the host tier)."""
     path = _choice_file(origin)
     if path is None:
         return
     try:
+        if tier != "compiled":
+            path.unlink(missing_ok=True)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.{os.getpid()}")
         partial.write_text(tier + "\n")
@@ -105,17 +106,19 @@ def _store_choice(origin: tuple, tier: str) -> None:
 class TierTrial:
     """The calls of one signature so far, by tier, and the tier chosen."""
 
-    __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_best", "choice",
-                 "origin")
+    __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_best", "host_total",
+                 "choice", "origin")
 
     def __init__(self, origin: tuple | None = None) -> None:
-        """*origin*: the (code object, signature) whose choice
-        :data:`CHOICES` remembers (None: not remembered)."""
+        """*origin*: the (code object, signature) whose compiled choice the
+        disk remembers (None: not remembered)."""
         self.compiled_calls = 0
         #: seconds of the fastest timed call, by tier
         self.compiled_best = float("inf")
         self.host_calls = 0
         self.host_best = float("inf")
+        #: seconds of all host calls together
+        self.host_total = 0.0
         #: ``"compiled"`` or ``"host"`` once chosen, else None
         self.choice: str | None = None if origin is None else _load_choice(origin)
         self.origin = origin
@@ -127,24 +130,44 @@ class TierTrial:
             _store_choice(self.origin, tier)
 
     def next_tier(self) -> str:
-        """The tier the next call runs on."""
+        """The tier the next call runs on: the host's until its calls took
+        :data:`PROMOTE_AFTER` seconds together (at least :data:`HOST_TRIALS`
+        calls), then the compiled program's for its trial calls."""
         if self.choice is not None:
             return self.choice
-        return "compiled" if self.compiled_calls <= COMPILED_TRIALS else "host"
+        if self.compiled_calls or (self.host_calls >= HOST_TRIALS
+                                   and self.host_total >= PROMOTE_AFTER):
+            return "compiled"
+        return "host"
 
     def record(self, tier: str, seconds: float) -> None:
         """Count a call on *tier* that took *seconds* (a signature's first
         compiled call, which traced and built, is not timed); after the last
-        trial call, choose the faster tier."""
-        if tier == "compiled":
-            if self.compiled_calls:
-                self.compiled_best = min(self.compiled_best, seconds)
-            self.compiled_calls += 1
+        compiled trial call, choose the faster tier."""
+        if tier == "host":
+            self.host_calls += 1
+            self.host_best = min(self.host_best, seconds)
+            self.host_total += seconds
             return
-        self.host_calls += 1
-        self.host_best = min(self.host_best, seconds)
-        if self.host_calls >= HOST_TRIALS:
+        if self.compiled_calls:
+            self.compiled_best = min(self.compiled_best, seconds)
+        self.compiled_calls += 1
+        if self.compiled_calls > COMPILED_TRIALS:
             self.choose("host" if self.host_best <= self.compiled_best else "compiled")
+
+
+def shared_trial(origin: tuple | None) -> TierTrial:
+    """The trial of *origin* (code object, signature): one for every jitted
+    function made from that code in this process (a script that decorates a
+    nested function on each run counts all its calls), a new one for None."""
+    if origin is None:
+        return TierTrial()
+    trial = _TRIALS.get(origin)
+    if trial is None:
+        trial = TierTrial(origin)
+        if len(_TRIALS) < TRIALS_LIMIT:
+            _TRIALS[origin] = trial
+    return trial
 
 
 def host_arguments(leaves: list[Any], is_array: Any) -> list[HostArray] | None:

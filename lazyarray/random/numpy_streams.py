@@ -30,7 +30,7 @@ from lazyarray.host.policy import host_enabled
 from lazyarray.random.descriptions import DESCRIPTIONS
 from lazyarray.random.device import DeviceGenerator
 from lazyarray.random.traced import draw_on_device, refuse_on_host
-from lazyarray.tracing import TRACING, per_call_arguments
+from lazyarray.tracing import HOST_DRAWS, TRACING, per_call_arguments
 
 __all__ = ["GLOBAL", "LEGACY_FUNCTIONS", "Generator", "RandomState", "default_rng"]
 
@@ -137,12 +137,14 @@ class _NumpyStream:
         ``la.jit`` traces (*signature* binds the arguments)."""
         if TRACING.names:
             return draw_on_device(self, name, signature.bind(None, *args, **kwargs))
+        HOST_DRAWS[0] += 1
         return _host_call(getattr(self._numpy, name), args, kwargs)
 
     def _shuffled_order(self, n: int) -> np.ndarray:
         """``arange(n)`` shuffled by NumPy's ``shuffle`` (the same numbers as
         shuffling any *n* rows)."""
         order = np.arange(n, dtype=np.int64)
+        HOST_DRAWS[0] += 1
         self._numpy.shuffle(order)
         return order
 

@@ -1,6 +1,7 @@
-"""la.jit on small host arrays under the automatic tier: the first calls of a
-signature run compiled, the next ones on the host, then the faster tier runs
-the rest (lazyarray.host.trial); every call gives NumPy's answer either way."""
+"""la.jit on small host arrays under the automatic tier: the calls of a
+signature run on the host until they took PROMOTE_AFTER seconds together,
+then compiled trial calls, then the faster tier runs the rest
+(lazyarray.host.trial); every call gives NumPy's answer either way."""
 
 import numpy as np
 import pytest
@@ -11,14 +12,16 @@ from lazyarray.host import trial as trial_module
 from lazyarray.host.trial import COMPILED_TRIALS, HOST_TRIALS, TierTrial
 from tests.helpers import counting
 
-TRIAL_CALLS = 1 + COMPILED_TRIALS + HOST_TRIALS
+TRIAL_CALLS = HOST_TRIALS + 1 + COMPILED_TRIALS
 
 
 @pytest.fixture(autouse=True)
 def fresh_choices(monkeypatch, tmp_path):
-    """Each test starts with no tier remembered for any code, in the process
-    or on disk."""
-    monkeypatch.setattr(trial_module, "CHOICES", {})
+    """Each test starts with no trial and no tier remembered for any code, in
+    the process or on disk, and (unless it says otherwise) promotes a
+    signature to its compiled trial after HOST_TRIALS host calls."""
+    monkeypatch.setattr(trial_module, "_TRIALS", {})
+    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 0.0)
     monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
     return tmp_path
 
@@ -98,8 +101,7 @@ def test_a_function_made_again_from_the_same_code_keeps_the_tier(monkeypatch, wi
         _run(other, la, 2)
     np.testing.assert_array_equal(np.asarray(got.get() if not isinstance(got, HostArray)
                                              else got), _run(_convection, np, 3))
-    trial = _chosen(second)
-    assert trial.choice == winner and trial.compiled_calls == trial.host_calls == 0
+    assert _chosen(second) is _chosen(first)
     if winner == "host":
         assert second.trace_count == 0 and launches == 0
     else:
@@ -107,33 +109,55 @@ def test_a_function_made_again_from_the_same_code_keeps_the_tier(monkeypatch, wi
     assert _chosen(other).choice is None
 
 
-def test_a_new_process_reads_the_choice_from_disk(monkeypatch, fresh_choices):
-    """The choice outlives the process (here: the process's memory emptied);
-    a damaged file is ignored and measured again; with the disk cache off
-    nothing is written."""
+def test_a_trial_continues_over_functions_made_from_the_same_code():
+    """Calls of jitted functions made anew from one code count together
+    towards the compiled trial (a script decorating its step on each run)."""
+    with la.tier("auto"):
+        made = [la.jit(lambda u: _convection(la, u)) for _ in range(HOST_TRIALS)]
+        for step in made:
+            _run(step, la, 1)
+        trial = _chosen(made[0])
+    assert trial.host_calls == HOST_TRIALS and trial.next_tier() == "compiled"
+
+
+def test_a_new_process_reads_a_compiled_choice_from_disk(monkeypatch, fresh_choices):
+    """A choice to compile outlives the process (here: the trials of the
+    process forgotten): the next runs compiled from its first call. A host
+    choice removes it (every process starts on the host tier); a damaged
+    file is ignored; with the disk cache off nothing is written."""
     record = TierTrial.record
+    slow = ["host"]
     monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: record(
-        self, tier, seconds + (1.0 if tier == "compiled" else 0.0)))
+        self, tier, seconds + (1.0 if tier == slow[0] else 0.0)))
 
     def make():
         return la.jit(lambda u: _convection(la, u))
 
+    def new_process():
+        monkeypatch.setattr(trial_module, "_TRIALS", {})
+
     with la.tier("auto"):
         _run(make(), la, TRIAL_CALLS)
         [path] = (fresh_choices / trial_module.DISK_FOLDER).iterdir()
-        assert path.read_text() == "host\n"
-        monkeypatch.setattr(trial_module, "CHOICES", {})
+        assert path.read_text() == "compiled\n"
+        new_process()
         again = make()
-        _run(again, la, 2)
-        assert _chosen(again).choice == "host" and again.trace_count == 0
+        with counting() as n:
+            _run(again, la, 1)
+            assert n.launches >= 1
+        assert _chosen(again).choice == "compiled" and _chosen(again).host_calls == 0
         path.write_text("garbage")
-        monkeypatch.setattr(trial_module, "CHOICES", {})
+        new_process()
         damaged = make()
-        _run(damaged, la, 2)
-        assert _chosen(damaged).choice is None and damaged.trace_count == 1
-        monkeypatch.setattr(trial_module, "CHOICES", {})
+        _run(damaged, la, 1)
+        assert _chosen(damaged).choice is None and damaged.trace_count == 0
+        new_process()
+        slow[0] = "compiled"
+        _run(make(), la, TRIAL_CALLS)
+        assert not path.exists()
+        new_process()
+        slow[0] = "host"
         monkeypatch.setenv("LAZYARRAY_DISK_CACHE", "0")
-        path.unlink()
         _run(make(), la, TRIAL_CALLS)
         assert not path.exists()
 
@@ -141,9 +165,26 @@ def test_a_new_process_reads_the_choice_from_disk(monkeypatch, fresh_choices):
 def test_the_trial_reads_compiled_results_back_to_host_arrays():
     step = la.jit(lambda u: _convection(la, u))
     with la.tier("auto"):
-        u = _run(step, la, 2)
-    assert type(u) is HostArray
-    np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, 2))
+        u = _run(step, la, HOST_TRIALS + 2)
+    assert step.trace_count == 1 and type(u) is HostArray
+    np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, HOST_TRIALS + 2))
+
+
+def test_cold_code_builds_nothing(monkeypatch):
+    """Until its host calls took PROMOTE_AFTER seconds together, a jitted
+    function runs on NumPy: a short script traces, builds and launches
+    nothing; a hot one is then traced and tried compiled."""
+    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 0.25)
+    step = la.jit(lambda u: _convection(la, u))
+    with la.tier("auto"), counting() as n:
+        u = _run(step, la, 20)
+        assert step.trace_count == 0 and n.launches == 0 and n.planned == 0
+        trial = _chosen(step)
+        assert trial.choice is None and trial.host_calls == 20
+        trial.host_total = 0.25            # (as if its calls had taken that long)
+        u = step(u)
+        assert step.trace_count == 1 and n.launches >= 1 and trial.compiled_calls == 1
+    np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, 21))
 
 
 def test_in_place_writes_to_arguments_are_seen_on_both_tiers(monkeypatch):
@@ -165,16 +206,21 @@ def test_in_place_writes_to_arguments_are_seen_on_both_tiers(monkeypatch):
     assert _chosen(bump).choice is not None
 
 
-def test_a_function_drawing_random_numbers_stays_compiled():
+def test_a_function_drawing_random_numbers_stays_on_the_host():
+    """Its numbers are NumPy's stream's, on every call (the choice does not
+    wait for a compiled trial, so they do not depend on when it ended)."""
     @la.jit
     def noisy(u):
         return u + la.random.uniform(size=u.shape)
 
+    la.random.seed(11)
     with la.tier("auto"):
         u = la.zeros(8)
-        for _ in range(TRIAL_CALLS + 2):
-            noisy(u)
-    assert _chosen(noisy).choice == "compiled"
+        got = [np.asarray(noisy(u)) for _ in range(TRIAL_CALLS + 2)]
+    np.random.seed(11)
+    want = [np.zeros(8) + np.random.uniform(size=8) for _ in range(TRIAL_CALLS + 2)]
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+    assert _chosen(noisy).choice == "host" and noisy.trace_count == 0
 
 
 def test_the_device_tier_never_runs_jitted_calls_on_the_host():
@@ -188,11 +234,20 @@ def test_the_device_tier_never_runs_jitted_calls_on_the_host():
 @pytest.mark.parametrize(("host_seconds", "choice"), [(0.25, "compiled"), (0.15, "host")])
 def test_a_trial_chooses_the_tier_of_the_fastest_call(host_seconds, choice):
     trial = TierTrial()
-    for k in range(1 + COMPILED_TRIALS):
-        assert trial.next_tier() == "compiled"
-        trial.record("compiled", 5.0 if k == 0 else 0.2)   # the first (trace, build) is not timed
     for k in range(HOST_TRIALS):
         assert trial.choice is None and trial.next_tier() == "host"
         trial.record("host", 9.0 if k == 0 else host_seconds)   # one slow call does not decide
+    for k in range(1 + COMPILED_TRIALS):
+        assert trial.choice is None and trial.next_tier() == "compiled"
+        trial.record("compiled", 5.0 if k == 0 else 0.2)   # the first (trace, build) is not timed
     assert (trial.choice, trial.compiled_best, trial.host_best) == (choice, 0.2, host_seconds)
     assert trial.next_tier() == choice
+
+
+def test_promotion_waits_for_enough_host_time(monkeypatch):
+    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 1.0)
+    trial = TierTrial()
+    for _ in range(HOST_TRIALS + 5):
+        trial.record("host", 0.125)
+        assert trial.next_tier() == ("compiled" if trial.host_total >= 1.0 else "host")
+    assert trial.next_tier() == "compiled" and trial.host_calls == 8
