@@ -16,7 +16,9 @@ a cached program takes tens of milliseconds).
 The merged source is the programs' sources one after the other, each
 kernel renamed with the suffix of its program's place (``name__k3``),
 repeated top-level text (the same macro, the same helper function) kept
-once. A program that merges badly (two different definitions of one
+once, but each program's floating-point contraction pragma stated again
+before its code (a merged program's kernels compute as they would built
+alone). A program that merges badly (two different definitions of one
 helper) fails the build: nothing is merged then, each program is built
 alone as before.
 
@@ -47,6 +49,10 @@ logger = logging.getLogger(__name__)
 #: what a kernel's name gets in a merged program, before its program's place
 SUFFIX = "__k"
 _RENAMED = re.compile(re.escape(SUFFIX) + r"\d+$")
+#: the pragma setting floating-point contraction for the code after it
+_CONTRACT = re.compile(r"\s*#\s*pragma\s+OPENCL\s+FP_CONTRACT\b")
+#: OpenCL C's setting where a program states none
+_DEFAULT_CONTRACT = "#pragma OPENCL FP_CONTRACT ON"
 #: merged programs built by this process, by context and merged source digest
 _BUILT: dict[tuple, cl.Program] = {}
 _BUILDING = KeyedLocks()
@@ -84,17 +90,27 @@ def _chunks(source: str) -> list[str]:
 
 def merged_source(programs: list[tuple[str, list[str]]]) -> str:
     """One source holding *programs* (each its source and kernel names),
-    kernels renamed by place, repeated top-level text kept once."""
-    seen: set[str] = set()
+    kernels renamed by place, repeated top-level text kept once. Each
+    program's code is compiled under its own floating-point contraction
+    setting (its ``FP_CONTRACT`` pragma, else the default, ``ON``), whatever
+    the programs before it set; a function kept once is kept once per
+    setting."""
+    seen: set[tuple[str, str]] = set()
     out: list[str] = []
     for place, (source, names) in enumerate(programs):
         renaming = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b(?=\s*\()")
+        # (the setting in force: a function kept once is compiled under it)
+        contract = _DEFAULT_CONTRACT
+        out.append(contract)
         for chunk in _chunks(source):
             if "__kernel" in chunk:
                 out.append(renaming.sub(
                     lambda m: f"{m.group(1)}{SUFFIX}{place}", chunk))  # noqa: B023
-            elif chunk not in seen:
-                seen.add(chunk)
+            elif _CONTRACT.match(chunk):
+                contract = chunk.strip()
+                out.append(contract)
+            elif (contract, chunk) not in seen:
+                seen.add((contract, chunk))
                 out.append(chunk)
     return "\n".join(out) + "\n"
 
@@ -104,7 +120,7 @@ def _members() -> DiskStore:
         if "store" not in _STORE:
             # (beside lazyarray's recipes, see lazyarray.run.cache)
             directory = os.environ.get("LAZYARRAY_CACHE_DIR") or default_cache_dir()
-            _STORE["store"] = DiskStore("lazyarray-merged-v1", directory)
+            _STORE["store"] = DiskStore("lazyarray-merged-v2", directory)
         return _STORE["store"]
 
 

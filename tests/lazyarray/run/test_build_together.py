@@ -140,3 +140,40 @@ def test_a_compiled_function_builds_one_program_and_a_later_process_finds_it(tmp
             np.cos(np.linspace(0, 2, 999))), rtol=1e-12, atol=1e-12)
     assert len(first["builds"]) == 1 and first["builds"][0] >= 3
     assert second["recipe_hits"] >= 3 and second["builds"] == first["builds"]
+
+
+def _fma_source(pragma: str) -> str:
+    return (f"{pragma}\n__kernel void k(__global double *out, __global const double *x)\n"
+            "{\n  out[0] = x[0] * x[1] + x[2];\n}\n")
+
+
+def test_each_program_keeps_its_own_contraction_setting():
+    """A program stating ``FP_CONTRACT ON`` (or nothing: OpenCL's default)
+    merged after one stating ``OFF`` (and the reverse) computes as built
+    alone: the setting is stated again before each program's code, not
+    kept once as repeated text is."""
+    off = _fma_source("#pragma OPENCL FP_CONTRACT OFF")
+    on = _fma_source("#pragma OPENCL FP_CONTRACT ON")
+    plain = _fma_source("")
+    merged = merged_source([(off, ["k"]), (on, ["k"]), (plain, ["k"]), (off, ["k"])])
+    states = [line for line in merged.splitlines() if "FP_CONTRACT" in line]
+    assert states == ["#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT OFF",
+                      "#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT ON",
+                      "#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT ON",
+                      "#pragma OPENCL FP_CONTRACT OFF"]
+    queue = default_queue()
+    # (x * y rounds to 1 in double precision; fused with + -1, it keeps -2**-60)
+    x = cla.to_device(queue, np.array([1 + 2.0 ** -30, 1 - 2.0 ** -30, -1.0]))
+    out = cla.empty(queue, 1, np.float64)
+
+    def run(kernel) -> float:
+        kernel(queue, (1,), None, out.data, x.data)
+        return float(out.get()[0])
+
+    programs = [on, off, on, off, plain]
+    kernels = build_together(queue.context, [(s, ["k"]) for s in programs])
+    assert kernels is not None
+    alone = [run(build.compile_program(queue.context, s, keep_binary=False).k)
+             for s in programs]
+    assert [run(k) for (k,) in kernels] == alone
+    assert alone[1] == 0.0
