@@ -13,13 +13,15 @@ While a trace is under way, a ``freeze`` of work that depends on no call
 (:func:`defer`) hands out arrays of the right shape whose values are
 computed later (:func:`settle`): when the traced program is planned (its
 kernels, the put-off ones and the hoisted work then built as one program,
-see ``compile.plan_program``), or as soon as anything else is evaluated
-first (the values an evaluation could read are computed before it: a
-hook in :data:`lazyarray.run.evaluation.BEFORE_EVALUATE`), or read on the
-host through the context (``to_numpy``, a thaw through the host). Each
-freeze's arrays are planned as that freeze would have planned them, in the
-same order (shared work stored once per freeze), so the kernels, and the
-values, are those of freezing at once.
+see ``compile.plan_program``), or before an evaluation that reads a
+put-off value or shares work not computed yet with a put-off freeze (a
+hook in :data:`lazyarray.run.evaluation.BEFORE_EVALUATE`: other
+evaluations, meshmode reading its connections' index arrays, leave them
+put off), or when one is read on the host through the context
+(``to_numpy``, a thaw through the host). Each freeze's arrays are planned
+as that freeze would have planned them, in the same order (shared work
+stored once per freeze; work computed meanwhile shares nothing with it),
+so the kernels, and the values, are those of freezing at once.
 
 Public names: defer, settle, plan_pending, is_pending.
 """
@@ -32,8 +34,8 @@ from collections.abc import Sequence
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lazyarray.arraycontext.freeze import _STORE_FIRST, plan_ahead, stage_roots
-from lazyarray.graph import Node, computed
+from lazyarray.arraycontext.freeze import _STORE_FIRST, plan_ahead, stage_roots, walk_all
+from lazyarray.graph import Node, computed, walk
 from lazyarray.mapper import is_kind
 from lazyarray.run import DEVICE_LOCK, evaluate, using_queue
 from lazyarray.run.evaluation import BEFORE_EVALUATE
@@ -47,6 +49,8 @@ from lazyarray.values import _DEVICE, keep_on_device, on_device
 _PENDING: list[_Freeze] = []
 #: the buffers (``int_ptr``) of the arrays handed out and not computed yet
 _BUFFERS: set[int | None] = set()
+#: the nodes of the put-off freezes' graphs not computed when they were put off
+_GRAPHS: set[Node] = set()
 _LOCK = threading.RLock()
 
 
@@ -73,6 +77,8 @@ def defer(nodes: Sequence[Node], queue: cl.CommandQueue) -> list[cla.Array]:
     with DEVICE_LOCK, _LOCK, using_queue(queue):
         staged = stage_roots(nodes) if len(nodes) > 1 or _STORE_FIRST else []
         roots = [*staged, *nodes]
+        # (constants are shared by all graphs, and never stored)
+        _GRAPHS.update(n for n in walk_all(roots) if not is_kind(n, "const"))
         marked: list[Node] = []
         plan_ahead(roots, marked)
         for node in marked:
@@ -100,13 +106,19 @@ def is_pending(array: cla.Array) -> bool:
 
 
 def _before_evaluate(root: Node) -> None:
-    """Settle before evaluating anything but a computed value that is not
-    one of the arrays handed out."""
-    if computed(root):
-        data = root.data if is_kind(root, "input") else on_device(root)
-        if data is None or not is_pending(data):
+    """Settle before evaluating work that reads a put-off value or shares
+    work with a put-off freeze (computing it now would change how the
+    freeze is planned: it is planned as it was put off)."""
+    for node in walk(root, computed):
+        if node in _GRAPHS or _holds_pending(node):
+            settle()
             return
-    settle()
+
+
+def _holds_pending(node: Node) -> bool:
+    """Whether *node* is computed and its value is a put-off one."""
+    data = node.data if is_kind(node, "input") else on_device(node)
+    return data is not None and is_pending(data)
 
 
 def _plan_all(marked: list[Node]) -> list[Step]:
@@ -156,6 +168,7 @@ def settle() -> None:
         pending = list(_PENDING)
         _PENDING.clear()
         _BUFFERS.clear()
+        _GRAPHS.clear()
         BEFORE_EVALUATE.remove(_before_evaluate)
         queue = pending[0].queue
         build_new_kernels(queue, [(st, example_arguments(st)) for st in steps])

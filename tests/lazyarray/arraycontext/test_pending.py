@@ -113,3 +113,28 @@ def test_freezes_of_the_call_are_computed_while_tracing(actx):
     out = actx.to_numpy(actx.compile(operator)(actx.from_numpy(x0)))
     np.testing.assert_allclose(out, x0 + 1.0)
     np.testing.assert_allclose(kept["u"].get(), 2 * x0)
+
+
+def test_evaluations_sharing_nothing_leave_the_freezes_put_off(actx):
+    """Work computed while tracing that neither reads a put-off value nor
+    shares uncomputed work with one (a connection's index arrays) leaves
+    the freezes put off; work sharing theirs computes them first."""
+    x0 = np.linspace(0.0, 1.0, 13)
+    x = actx.from_numpy(x0)
+    other = actx.from_numpy(np.arange(13.0))
+    memo: dict = {}
+    seen = {}
+
+    def operator(u):
+        g, h = _geometry(actx, x, memo)
+        seen["other"] = actx.to_numpy(other * 2.0 + 1.0)
+        seen["put off"] = pending.is_pending(memo["g"])
+        seen["shared"] = actx.to_numpy(actx.np.sin(x) + x)    # (the freeze's own work)
+        seen["after"] = pending.is_pending(memo["g"])
+        return u * g + h["a"] - h["b"]
+
+    out = actx.to_numpy(actx.compile(operator)(actx.from_numpy(x0)))
+    assert seen["put off"] and not seen["after"]
+    np.testing.assert_array_equal(seen["other"], np.arange(13.0) * 2 + 1)
+    np.testing.assert_allclose(seen["shared"], np.sin(x0) + x0, rtol=1e-15)
+    np.testing.assert_allclose(out, _expected(x0, x0)[0], rtol=1e-14, atol=1e-14)
