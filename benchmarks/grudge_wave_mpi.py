@@ -1,5 +1,6 @@
 """grudge's distributed wave example on several MPI ranks, on
-LazyarrayMPIArrayContext or grudge's eager MPIPyOpenCLArrayContext.
+LazyarrayMPIArrayContext, grudge's eager MPIPyOpenCLArrayContext or its
+lazy pytato context (MPIPytatoArrayContext, as the example's ``--lazy``).
 
 The example (``examples/wave/wave-op-mpi.py`` of a grudge checkout, passed
 with ``--example``) is imported as a module: its operator (with the
@@ -40,7 +41,8 @@ def _rank_caches(rank: int) -> None:
 def main(argv: list[str] | None = None) -> dict | None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--example", required=True, help="grudge's wave-op-mpi.py")
-    parser.add_argument("--context", choices=["lazyarray", "eager"], default="lazyarray")
+    parser.add_argument("--context", choices=["lazyarray", "eager", "pytato"],
+                        default="lazyarray")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--nel", type=int, default=16)
@@ -71,6 +73,11 @@ def main(argv: list[str] | None = None) -> dict | None:
     if args.context == "lazyarray":
         from lazyarray.arraycontext import LazyarrayMPIArrayContext
         actx: Any = LazyarrayMPIArrayContext(comm, queue)
+    elif args.context == "pytato":
+        from grudge.array_context import MPIPytatoArrayContext
+        from pyopencl.tools import ImmediateAllocator, MemoryPool
+        actx = MPIPytatoArrayContext(comm, queue, mpi_base_tag=15000,
+                                     allocator=MemoryPool(ImmediateAllocator(queue)))
     else:
         from grudge.array_context import MPIPyOpenCLArrayContext
         actx = MPIPyOpenCLArrayContext(comm, queue)
