@@ -43,6 +43,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
+from lazyarray.arraycontext.pending import plan_pending, settle
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
 from lazyarray.graph import Const, Input, Map, Node, Param, computed, is_weak
@@ -236,15 +237,19 @@ class CompiledFunction:
         positional = rebuilt[:len(rebuilt) - len(names)]
         TRACED_INPUTS.append(set(placeholders))
         try:
-            with tracing(self.__name__, len(params)) as trace:
-                result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+            try:
+                with tracing(self.__name__, len(params)) as trace:
+                    result = self.f(*positional, **dict(zip(names, rebuilt[len(positional):])))
+            finally:
+                TRACED_INPUTS.pop()
+            params += trace.params
+            out_leaves, out_structure = self._walker.flatten(result)
+            out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node
+                         for x in out_leaves]
+            program = plan_program(out_nodes, placeholders, params, tuple(trace.supplies),
+                                   out_structure, self.__name__, started)
         finally:
-            TRACED_INPUTS.pop()
-        params += trace.params
-        out_leaves, out_structure = self._walker.flatten(result)
-        out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node for x in out_leaves]
-        program = plan_program(out_nodes, placeholders, params, tuple(trace.supplies),
-                               out_structure, self.__name__, started)
+            settle()        # (freezes put off while tracing: computed whatever happened)
         for p in placeholders:
             p.data = None       # (the program keeps no array of the call that traced it)
         return program
@@ -387,19 +392,24 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
       several arrays together;
     - then the outputs.
 
-    The new kernels of the hoisted work and of the program are built as one
-    OpenCL program (:mod:`lazyarray.run.prebuild`) before the hoisted work
-    runs."""
+    The new kernels of the freezes put off while tracing
+    (:mod:`~lazyarray.arraycontext.pending`), of the hoisted work and of the
+    program are built as one OpenCL program (:mod:`lazyarray.run.prebuild`)
+    before the put-off freezes and the hoisted work run."""
     variant: set[Node] = set(placeholders)
     hoisted = invariant_frontier(out_nodes, variant)
     # (under the device lock: no other thread evaluates while stand-ins hold
     # values)
     with DEVICE_LOCK:
+        # (the freezes put off while tracing: built with the rest, computed first)
+        early = plan_pending()
         ahead, steps = _plan_staged(out_nodes, hoisted)
-    # the kernels of the hoisted work and of the program: one build
-    with progress.watch([*ahead, *steps], started, lambda: _label(name)):
+    # the kernels of the put-off freezes, the hoisted work and the program:
+    # one build
+    with progress.watch([*early, *ahead, *steps], started, lambda: _label(name)):
         build_new_kernels(default_queue(),
-                          [(st, example_arguments(st)) for st in [*ahead, *steps]])
+                          [(st, example_arguments(st)) for st in [*early, *ahead, *steps]])
+        settle()
         for node in hoisted:
             evaluate(node)
     position = {p: k for k, p in enumerate(placeholders)}

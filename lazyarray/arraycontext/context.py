@@ -31,10 +31,11 @@ from arraycontext.impl.pyopencl.taggable_cl_array import Axis as CLAxis
 from arraycontext.impl.pyopencl.taggable_cl_array import TaggableCLArray, to_tagged_cl_array
 
 import lazyarray as la
-from lazyarray.arraycontext.compile import CompiledFunction
-from lazyarray.arraycontext.freeze import compute_together, store_broadcast_operands
+from lazyarray.arraycontext.compile import TRACED_INPUTS, CompiledFunction
+from lazyarray.arraycontext.freeze import compute_together, store_broadcast_operands, walk_all
 from lazyarray.arraycontext.loopy_call import LoopyCaller
 from lazyarray.arraycontext.namespace import LazyNumpyFunctions
+from lazyarray.arraycontext.pending import defer, is_pending, settle
 from lazyarray.arraycontext.sparse import csr_matmul
 from lazyarray.arraycontext.tags import (
     Axis,
@@ -46,8 +47,9 @@ from lazyarray.arraycontext.tags import (
     with_axis_tagged,
 )
 from lazyarray.arraycontext.traversal import ContainerWalker
-from lazyarray.graph import Input
+from lazyarray.graph import Input, Node, computed
 from lazyarray.handle import LazyArray
+from lazyarray.mapper import is_kind
 from lazyarray.run import adopt, default_queue, using_queue
 
 
@@ -110,6 +112,8 @@ class LazyarrayArrayContext(ArrayContext):
                 out[k] = v.get(queue=self.queue)
             for k, x in enumerate(out):
                 if isinstance(x, cla.Array):
+                    if is_pending(x):
+                        settle()
                     out[k] = _host_copy(x, self.queue)
         return with_array_context(self._walker.unflatten(structure, out), actx=None)
 
@@ -120,7 +124,11 @@ class LazyarrayArrayContext(ArrayContext):
     def freeze(self, array: Any) -> Any:
         leaves, structure = self._walker.flatten(array)
         lazy = [k for k, x in enumerate(leaves) if isinstance(x, LazyArray)]
-        values = compute_together([leaves[k].node for k in lazy], self.queue)
+        nodes = [leaves[k].node for k in lazy]
+        # (while tracing, work that no call changes is computed later, with
+        # the traced program: see lazyarray.arraycontext.pending)
+        values = defer(nodes, self.queue) if _deferrable(nodes) \
+            else compute_together(nodes, self.queue)
         out = list(leaves)
         for k, v in zip(lazy, values):
             x = leaves[k]
@@ -151,6 +159,8 @@ class LazyarrayArrayContext(ArrayContext):
             return entry[1]
         if x.context != self.context:
             # another OpenCL context's buffer: through the host
+            if is_pending(x):
+                settle()
             data = cla.to_device(self.queue, _host_copy(x, x.queue or x.context))
         elif not x.flags.c_contiguous:
             data = cla.to_device(self.queue, _host_copy(x, self.queue))
@@ -240,6 +250,18 @@ class LazyarrayArrayContext(ArrayContext):
     @property
     def permits_advanced_indexing(self) -> bool:
         return True
+
+
+def _deferrable(nodes: list[Node]) -> bool:
+    """Whether a freeze of *nodes* is put off (:mod:`.pending`): inside a
+    trace, none computed, a constant or empty, and none reading the trace's
+    arguments, its scalar parameters or an external call."""
+    if not TRACED_INPUTS or not nodes or any(
+            computed(n) or is_kind(n, "const") or 0 in n.shape for n in nodes):
+        return False
+    variant = set().union(*TRACED_INPUTS)
+    return not any(n in variant or is_kind(n, "param") or getattr(n, "external", False)
+                   for n in walk_all(nodes))
 
 
 def _host_copy(x: cla.Array, queue: Any) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 import lazyarray.run as _run
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
-from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View
+from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reshape, View, computed
 from lazyarray.mapper import is_node
 from lazyarray.ops import regions
 from lazyarray.ops.elementwise import cast, constant
@@ -94,24 +94,58 @@ _INDEX_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _checked_indices(index, extent: int, axis: int) -> Node:
     """The node of an integer index array whose values are checked against
-    *extent* (a lazy array is computed first; the bounds of a node are read
-    back once, then remembered)."""
+    *extent*: against bounds that hold all its values where those follow
+    from computed arrays it re-indexes (:func:`_value_bounds`: a pick of an
+    index table by checked indices builds and runs no kernel), else on its
+    own values (a lazy array is computed first). Bounds are read back once
+    per node, then remembered."""
     node = index.node if isinstance(index, ArrayHandle) else input_node(index)
     if node.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
                             f"got {node.dtype}")
     if 0 in node.shape:
         return node
-    bounds = _INDEX_BOUNDS.get(node)
-    if bounds is None:
+    bounds = _value_bounds(node)
+    if bounds is None or bounds[0] < -extent or bounds[1] >= extent:
+        # (the node's own values: bounds that hold the values of what it
+        # picks from may be wider than its own)
         host = _run.evaluate(node).get()
         bounds = _INDEX_BOUNDS[node] = (int(host.min()), int(host.max()))
-    if bounds[0] < -extent or bounds[1] >= extent:
-        host = _run.evaluate(node).get()
-        bad = host[(host < -extent) | (host >= extent)].flat[0]
-        raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
-                            f"{extent}")
+        if bounds[0] < -extent or bounds[1] >= extent:
+            bad = host[(host < -extent) | (host >= extent)].flat[0]
+            raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
+                                f"{extent}")
     return node
+
+
+def _value_bounds(node: Node) -> tuple[int, int] | None:
+    """The smallest and largest value of the computed integer array that
+    *node* takes all its values from (itself, or one that views, reshapes,
+    picks from with a gather or widens to int64 read from), read back once
+    per computed node; None when *node* computes new values (the caller
+    computes it)."""
+    while True:
+        bounds = _INDEX_BOUNDS.get(node)
+        if bounds is not None:
+            return bounds
+        if computed(node):
+            host = _run.evaluate(node).get()
+            if not host.size:
+                return None
+            bounds = _INDEX_BOUNDS[node] = (int(host.min()), int(host.max()))
+            return bounds
+        if isinstance(node, (View, Reshape, Gather)):
+            node = node.arg
+        elif isinstance(node, Map) and node.op == "astype" and node.dtype == np.int64 \
+                and _widens_to_int64(node.args[0].dtype):
+            node = node.args[0]
+        else:
+            return None
+
+
+def _widens_to_int64(dtype: np.dtype) -> bool:
+    """Whether every value of integer *dtype* is an int64 value."""
+    return dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8)
 
 
 def _wrapped(index: Node, extent: int) -> Node:

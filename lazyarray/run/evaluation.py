@@ -1,13 +1,14 @@
 """Evaluation: the value of a node on the device, its stored nodes computed
 step by step (each once, also when several threads evaluate).
 
-Public names: evaluate, inputs_queue, contiguous_part.
+Public names: evaluate, inputs_queue, contiguous_part, BEFORE_EVALUATE.
 """
 
 from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
 
 import pyopencl as cl
 import pyopencl.array as cla
@@ -22,6 +23,11 @@ from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
 from lazyarray.target import Target
 from lazyarray.values import holder, keep_on_device, on_device
 
+#: called with the root of each evaluation, first, while not empty (values
+#: whose computing was put off register here: see
+#: ``lazyarray.arraycontext.pending``)
+BEFORE_EVALUATE: list[Callable[[Node], None]] = []
+
 
 def evaluate(root: Node) -> cla.Array:
     """The value of *root* on the device (stored nodes are computed once).
@@ -29,6 +35,9 @@ def evaluate(root: Node) -> cla.Array:
     inputs live in another OpenCL context than lazyarray's default queue is
     computed on their queue (arrays of an array context computed outside
     it)."""
+    if BEFORE_EVALUATE:
+        for hook in list(BEFORE_EVALUATE):
+            hook(root)
     value = on_device(root)
     if value is not None:
         return value

@@ -16,7 +16,10 @@ a cached program takes tens of milliseconds).
 The merged source is the programs' sources one after the other, each
 kernel renamed with the suffix of its program's place (``name__k3``),
 repeated top-level text (the same macro, the same helper function) kept
-once. A program that merges badly (two different definitions of one
+once, but each program's floating-point contraction pragma stated again
+before its code (a merged program's kernels compute as they would built
+alone; programs of different settings sharing a floating-point helper are
+merged per setting). A program that merges badly (two different definitions of one
 helper) fails the build: nothing is merged then, each program is built
 alone as before.
 
@@ -26,7 +29,8 @@ A later process meets these kernels one by one (from their disk recipes,
 :func:`member_kernels` builds that program once (from source, which
 PoCL's cache serves) and hands each recipe its kernels.
 
-Public names: build_together, build_program, member_kernels, recipe_name.
+Public names: build_together, build_program, member_kernels, recipe_name,
+merged_source, SettingsClash.
 """
 
 from __future__ import annotations
@@ -47,6 +51,12 @@ logger = logging.getLogger(__name__)
 #: what a kernel's name gets in a merged program, before its program's place
 SUFFIX = "__k"
 _RENAMED = re.compile(re.escape(SUFFIX) + r"\d+$")
+#: the pragma setting floating-point contraction for the code after it
+_CONTRACT = re.compile(r"\s*#\s*pragma\s+OPENCL\s+FP_CONTRACT\b")
+#: OpenCL C's setting where a program states none
+_DEFAULT_CONTRACT = "#pragma OPENCL FP_CONTRACT ON"
+#: a floating-point type: code using it computes under the contraction setting
+_FLOATING = re.compile(r"\b(half|float|double)\d*\b")
 #: merged programs built by this process, by context and merged source digest
 _BUILT: dict[tuple, cl.Program] = {}
 _BUILDING = KeyedLocks()
@@ -82,21 +92,64 @@ def _chunks(source: str) -> list[str]:
     return chunks
 
 
+class SettingsClash(ValueError):
+    """Programs of different floating-point contraction settings share a
+    function computing in floating point (kept once, it would compute
+    under one setting for both)."""
+
+
 def merged_source(programs: list[tuple[str, list[str]]]) -> str:
     """One source holding *programs* (each its source and kernel names),
-    kernels renamed by place, repeated top-level text kept once."""
-    seen: set[str] = set()
+    kernels renamed by place, repeated top-level text kept once. Each
+    program's code is compiled under its own floating-point contraction
+    setting (its ``FP_CONTRACT`` pragma, else the default, ``ON``), whatever
+    the programs before it set; :class:`SettingsClash` where a function kept
+    once would compute in floating point under another program's setting."""
+    seen: dict[str, str] = {}          # (kept text: the setting it is under)
     out: list[str] = []
     for place, (source, names) in enumerate(programs):
         renaming = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b(?=\s*\()")
+        contract = _DEFAULT_CONTRACT
+        out.append(contract)
         for chunk in _chunks(source):
             if "__kernel" in chunk:
                 out.append(renaming.sub(
                     lambda m: f"{m.group(1)}{SUFFIX}{place}", chunk))  # noqa: B023
+            elif _CONTRACT.match(chunk):
+                contract = chunk.strip()
+                out.append(contract)
             elif chunk not in seen:
-                seen.add(chunk)
+                seen[chunk] = contract
                 out.append(chunk)
+            elif seen[chunk] != contract and not chunk.lstrip().startswith("#") \
+                    and _FLOATING.search(chunk):
+                raise SettingsClash(chunk.splitlines()[0])
     return "\n".join(out) + "\n"
+
+
+def _setting(source: str) -> str:
+    """The contraction setting *source* ends with."""
+    found = [c.strip() for c in _chunks(source) if _CONTRACT.match(c)]
+    return found[-1] if found else _DEFAULT_CONTRACT
+
+
+def _by_setting(ctx: cl.Context, programs: list[tuple[str, list[str]]]
+                ) -> list[list[cl.Kernel]] | None:
+    """:func:`build_together` of the programs of each contraction setting
+    apart (None: one setting, or a part that did not merge)."""
+    parts: dict[str, list[int]] = {}
+    for k, (source, _) in enumerate(programs):
+        parts.setdefault(_setting(source), []).append(k)
+    if len(parts) < 2:
+        return None
+    result: list[list[cl.Kernel]] = [[] for _ in programs]
+    for places in parts.values():
+        kernels = build_together(ctx, [programs[k] for k in places])
+        if kernels is None:
+            return None
+        for k, mine in zip(places, kernels):
+            result[k] = mine
+    return result
 
 
 def _members() -> DiskStore:
@@ -104,7 +157,7 @@ def _members() -> DiskStore:
         if "store" not in _STORE:
             # (beside lazyarray's recipes, see lazyarray.run.cache)
             directory = os.environ.get("LAZYARRAY_CACHE_DIR") or default_cache_dir()
-            _STORE["store"] = DiskStore("lazyarray-merged-v1", directory)
+            _STORE["store"] = DiskStore("lazyarray-merged-v2", directory)
         return _STORE["store"]
 
 
@@ -137,7 +190,10 @@ def build_together(ctx: cl.Context, programs: list[tuple[str, list[str]]]
     program (:func:`member_kernels`)."""
     if not programs or len(ctx.devices) != 1:
         return None
-    source = merged_source(programs)
+    try:
+        source = merged_source(programs)
+    except SettingsClash:
+        return _by_setting(ctx, programs)
     digest = _digest(ctx, source)
     try:
         program = _build_merged(ctx, source, digest)
@@ -171,4 +227,5 @@ def member_kernels(ctx: cl.Context, source: str, names: list[str]) -> list[cl.Ke
     return [cl.Kernel(program, f"{name}{SUFFIX}{place}") for name in names]
 
 
-__all__ = ["build_program", "build_together", "member_kernels", "recipe_name"]
+__all__ = ["SettingsClash", "build_program", "build_together", "member_kernels", "merged_source",
+           "recipe_name"]

@@ -82,6 +82,36 @@ def test_index_bounds_are_read_once_per_index_node(monkeypatch):
         la.asarray(a.T)[index]
 
 
+
+def test_picked_index_tables_are_checked_without_a_kernel():
+    """An index that picks from a computed index table (meshmode's
+    ``dof_pick_lists[dof_pick_list_indices]``, views and int32 widened too)
+    is checked against the table's bounds: no kernel runs for the check,
+    and the result is NumPy's."""
+    a = np.arange(60.0).reshape(12, 5)
+    table = np.array([[11, 0, 3], [2, 2, 9], [-12, 4, 7]], dtype=np.int32)
+    picks = np.array([2, 0, 0, 1])
+    x, lazy_table, lazy_picks = la.asarray(a), la.asarray(table), la.asarray(picks)
+    with counting() as n:
+        index = lazy_table[lazy_picks]
+        got = x[index.astype(np.int64)]
+        also = x[lazy_table.T[lazy_picks].reshape(-1)]
+        assert n.launches == 0
+    np.testing.assert_array_equal(got.get(), a[table[picks].astype(np.int64)])
+    np.testing.assert_array_equal(also.get(), a[table.T[picks].reshape(-1)])
+
+
+def test_picked_index_tables_with_bad_entries():
+    """A table holding an index out of bounds: refused when the pick reads
+    it, accepted when the pick leaves it out (its own values are checked)."""
+    a = np.arange(8.0)
+    table = la.asarray(np.array([1, 20, 3, 5]))
+    np.testing.assert_array_equal(la.asarray(a)[table[la.asarray(np.array([0, 3, 2]))]].get(),
+                                  a[[1, 5, 3]])
+    with pytest.raises(IndexError, match="index 20 is out of bounds for axis 0 with size 8"):
+        la.asarray(a)[table[la.asarray(np.array([0, 1]))]]
+
+
 @st.composite
 def _mixed_keys(draw, shape):
     """Keys mixing integer arrays (broadcast together), boolean masks,

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pyopencl.array as cla
+import pytest
 
 import lazyarray as la
 from kernelcore.runtime import build
@@ -84,6 +85,7 @@ def test_values_computed_together_build_their_new_kernels_as_one_program(monkeyp
 _CHILD = """
 import json
 import numpy as np
+import pytest
 import lazyarray as la
 from kernelcore.runtime import build
 from lazyarray.arraycontext.compile import CompiledFunction
@@ -140,3 +142,79 @@ def test_a_compiled_function_builds_one_program_and_a_later_process_finds_it(tmp
             np.cos(np.linspace(0, 2, 999))), rtol=1e-12, atol=1e-12)
     assert len(first["builds"]) == 1 and first["builds"][0] >= 3
     assert second["recipe_hits"] >= 3 and second["builds"] == first["builds"]
+
+
+def _fma_source(pragma: str) -> str:
+    return (f"{pragma}\n__kernel void k(__global double *out, __global const double *x)\n"
+            "{\n  out[0] = x[0] * x[1] + x[2];\n}\n")
+
+
+def test_each_program_keeps_its_own_contraction_setting():
+    """A program stating ``FP_CONTRACT ON`` (or nothing: OpenCL's default)
+    merged after one stating ``OFF`` (and the reverse) computes as built
+    alone: the setting is stated again before each program's code, not
+    kept once as repeated text is."""
+    off = _fma_source("#pragma OPENCL FP_CONTRACT OFF")
+    on = _fma_source("#pragma OPENCL FP_CONTRACT ON")
+    plain = _fma_source("")
+    merged = merged_source([(off, ["k"]), (on, ["k"]), (plain, ["k"]), (off, ["k"])])
+    states = [line for line in merged.splitlines() if "FP_CONTRACT" in line]
+    assert states == ["#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT OFF",
+                      "#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT ON",
+                      "#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT ON",
+                      "#pragma OPENCL FP_CONTRACT OFF"]
+    queue = default_queue()
+    # (x * y rounds to 1 in double precision; fused with + -1, it keeps -2**-60)
+    x = cla.to_device(queue, np.array([1 + 2.0 ** -30, 1 - 2.0 ** -30, -1.0]))
+    out = cla.empty(queue, 1, np.float64)
+
+    def run(kernel) -> float:
+        kernel(queue, (1,), None, out.data, x.data)
+        return float(out.get()[0])
+
+    programs = [on, off, on, off, plain]
+    kernels = build_together(queue.context, [(s, ["k"]) for s in programs])
+    assert kernels is not None
+    alone = [run(build.compile_program(queue.context, s, keep_binary=False).k)
+             for s in programs]
+    assert [run(k) for (k,) in kernels] == alone
+    assert alone[1] == 0.0
+
+
+def _helper_source(pragma: str, helper: str, body: str) -> str:
+    return (f"{pragma}\n{helper}\n__kernel void k(__global double *out, __global const double *x)"
+            f"\n{{\n  out[0] = {body};\n}}\n")
+
+
+def test_shared_helpers_under_different_contraction_settings():
+    """An integer helper shared by programs of different settings is kept
+    once (one program); a floating-point one would compute under one
+    setting for both: those programs are merged per setting instead, each
+    kernel computing as built alone."""
+    queue = default_queue()
+    x = cla.to_device(queue, np.array([1 + 2.0 ** -30, 1 - 2.0 ** -30, -1.0]))
+    out = cla.empty(queue, 1, np.float64)
+
+    def run(kernel) -> float:
+        kernel(queue, (1,), None, out.data, x.data)
+        return float(out.get()[0])
+
+    index = "inline int pick(int a) { return a % 3; }"
+    shared = [(_helper_source(f"#pragma OPENCL FP_CONTRACT {s}", index,
+                              "x[pick(3)] * x[pick(4)] + x[pick(5)]"), ["k"])
+              for s in ("OFF", "ON")]
+    assert merged_source(shared).count(index) == 1
+    kernels = build_together(queue.context, shared)
+    assert kernels is not None and kernels[0][0].program == kernels[1][0].program
+    fma = "inline double fma3(double a, double b, double c) { return a * b + c; }"
+    clash = [(_helper_source(f"#pragma OPENCL FP_CONTRACT {s}", fma, "fma3(x[0], x[1], x[2])"),
+              ["k"]) for s in ("OFF", "ON", "OFF")]
+    with pytest.raises(together.SettingsClash):
+        merged_source(clash)
+    for programs in (shared, clash):
+        kernels = build_together(queue.context, programs)
+        assert kernels is not None
+        alone = [run(build.compile_program(queue.context, s, keep_binary=False).k)
+                 for s, _ in programs]
+        assert [run(k) for (k,) in kernels] == alone
+    assert kernels[0][0].program == kernels[2][0].program != kernels[1][0].program
