@@ -164,14 +164,7 @@ def test_each_program_keeps_its_own_contraction_setting():
                       "#pragma OPENCL FP_CONTRACT ON", "#pragma OPENCL FP_CONTRACT ON",
                       "#pragma OPENCL FP_CONTRACT OFF"]
     queue = default_queue()
-    # (x * y rounds to 1 in double precision; fused with + -1, it keeps -2**-60)
-    x = cla.to_device(queue, np.array([1 + 2.0 ** -30, 1 - 2.0 ** -30, -1.0]))
-    out = cla.empty(queue, 1, np.float64)
-
-    def run(kernel) -> float:
-        kernel(queue, (1,), None, out.data, x.data)
-        return float(out.get()[0])
-
+    run = _fma_runner(queue)
     programs = [on, off, on, off, plain]
     kernels = build_together(queue.context, [(s, ["k"]) for s in programs])
     assert kernels is not None
@@ -179,6 +172,19 @@ def test_each_program_keeps_its_own_contraction_setting():
              for s in programs]
     assert [run(k) for (k,) in kernels] == alone
     assert alone[1] == 0.0
+
+
+def _fma_runner(queue):
+    """A function running a one-work-item kernel ``k(out, x)`` on inputs
+    whose x[0] * x[1] rounds to 1 in double precision (fused with + x[2] =
+    -1, it keeps -2**-60), giving ``out[0]``."""
+    x = cla.to_device(queue, np.array([1 + 2.0 ** -30, 1 - 2.0 ** -30, -1.0]))
+    out = cla.empty(queue, 1, np.float64)
+
+    def run(kernel) -> float:
+        kernel(queue, (1,), None, out.data, x.data)
+        return float(out.get()[0])
+    return run
 
 
 def _helper_source(pragma: str, helper: str, body: str) -> str:
@@ -192,13 +198,7 @@ def test_shared_helpers_under_different_contraction_settings():
     setting for both: those programs are merged per setting instead, each
     kernel computing as built alone."""
     queue = default_queue()
-    x = cla.to_device(queue, np.array([1 + 2.0 ** -30, 1 - 2.0 ** -30, -1.0]))
-    out = cla.empty(queue, 1, np.float64)
-
-    def run(kernel) -> float:
-        kernel(queue, (1,), None, out.data, x.data)
-        return float(out.get()[0])
-
+    run = _fma_runner(queue)
     index = "inline int pick(int a) { return a % 3; }"
     shared = [(_helper_source(f"#pragma OPENCL FP_CONTRACT {s}", index,
                               "x[pick(3)] * x[pick(4)] + x[pick(5)]"), ["k"])
