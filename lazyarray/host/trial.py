@@ -39,9 +39,11 @@ from lazyarray.host.dispatch import SMALL, holding
 from lazyarray.host.policy import host_limit
 
 #: timed compiled calls of a signature (after its first, which traces and builds)
-COMPILED_TRIALS = 3
-#: the fewest calls of a signature on the host tier before its compiled trial
-HOST_TRIALS = 3
+COMPILED_TRIALS = 5
+#: the fewest calls of a signature on the host tier before its compiled trial,
+#: and the number of its last host calls whose best is compared (as many as
+#: the compiled ones: the best of more samples would favour the host)
+HOST_TRIALS = 5
 #: seconds the host calls of a signature take together before its compiled
 #: program is traced and built: a building kernel costs 0.1-1 s (PoCL, empty
 #: caches), more than the whole of a short script
@@ -106,7 +108,7 @@ def _store_choice(origin: tuple, tier: str) -> None:
 class TierTrial:
     """The calls of one signature so far, by tier, and the tier chosen."""
 
-    __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_best", "host_total",
+    __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_recent", "host_total",
                  "choice", "origin")
 
     def __init__(self, origin: tuple | None = None) -> None:
@@ -116,12 +118,18 @@ class TierTrial:
         #: seconds of the fastest timed call, by tier
         self.compiled_best = float("inf")
         self.host_calls = 0
-        self.host_best = float("inf")
+        #: seconds of the last :data:`HOST_TRIALS` host calls
+        self.host_recent: list[float] = []
         #: seconds of all host calls together
         self.host_total = 0.0
         #: ``"compiled"`` or ``"host"`` once chosen, else None
         self.choice: str | None = None if origin is None else _load_choice(origin)
         self.origin = origin
+
+    @property
+    def host_best(self) -> float:
+        """Seconds of the fastest of the last :data:`HOST_TRIALS` host calls."""
+        return min(self.host_recent, default=float("inf"))
 
     def choose(self, tier: str) -> None:
         """Run the signature's later calls on *tier* (``"compiled"``, ``"host"``)."""
@@ -143,10 +151,11 @@ class TierTrial:
     def record(self, tier: str, seconds: float) -> None:
         """Count a call on *tier* that took *seconds* (a signature's first
         compiled call, which traced and built, is not timed); after the last
-        compiled trial call, choose the faster tier."""
+        compiled trial call, choose the tier of the faster call (the best of the
+        last host calls against the best of as many compiled ones)."""
         if tier == "host":
             self.host_calls += 1
-            self.host_best = min(self.host_best, seconds)
+            self.host_recent = [*self.host_recent[1 - HOST_TRIALS:], seconds]
             self.host_total += seconds
             return
         if self.compiled_calls:
