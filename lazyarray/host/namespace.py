@@ -12,6 +12,7 @@ Public names: install, UniqueAllResult, UniqueCountsResult, UniqueInverseResult.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import NamedTuple
@@ -78,17 +79,30 @@ _KEEP = frozenset(["asarray", "copy", "from_dlpack", "result_type", "can_cast", 
 _SHAPED = frozenset(["zeros", "ones", "empty", "full"])
 
 
+def _size(shape) -> int | None:
+    """The number of elements of an array of *shape* (an integer or a
+    sequence of integers, NumPy's or Python's), or None for anything else."""
+    try:
+        return operator.index(shape)
+    except TypeError:
+        pass
+    try:
+        return math.prod(operator.index(n) for n in shape)
+    except TypeError:
+        return None
+
+
 def _shaped(name: str, impl: Callable, numpy_func: Callable) -> Callable:
     """A creation function: the device makes results larger than the host
-    tier keeps (no host array made and moved)."""
+    tier keeps (no host array made and moved); NumPy answers a shape that is
+    none (with its own error)."""
     def dispatch(shape, *args, **kwargs):
         if host_ready(args, kwargs):
-            size = shape if isinstance(shape, int) else math.prod(shape) \
-                if isinstance(shape, (tuple, list)) else None
-            if size is not None and size <= SMALL:
+            size = _size(shape)
+            if size is None or size <= SMALL:
                 return host_call(numpy_func, (shape, *args), kwargs)
             limit = host_limit()
-            if size is not None and (limit is None or size <= limit):
+            if limit is None or size <= limit:
                 return host_call(numpy_func, (shape, *args), kwargs)
         return impl(shape, *args, **kwargs)
     return dressed(dispatch, name, impl)
