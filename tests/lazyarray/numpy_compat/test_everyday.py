@@ -26,15 +26,17 @@ def _host(value):
     return value
 
 
-def _same(got, expected) -> None:
+def _same(got, expected, dtypes: bool = False) -> None:
+    """Equal shapes and values (and with *dtypes*, equal dtypes)."""
     if isinstance(expected, (list, tuple)):
         assert isinstance(got, (list, tuple)) and len(got) == len(expected)
         for g, e in zip(got, expected):
-            _same(g, e)
+            _same(g, e, dtypes)
         return
     expected = np.asarray(expected)
     got = np.asarray(got)
     assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert not dtypes or got.dtype == expected.dtype, (got.dtype, expected.dtype)
     if expected.dtype.kind in "fc":
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
     else:
@@ -64,7 +66,7 @@ def test_everyday_numpy_runs_lazily_and_agrees(name):
     if la.get_tier() != "device":
         # NumPy on the host tier: its own answer, and no fallback to warn of
         got, where = run_lazily(name, la.get_tier())
-        _same(got, expected)
+        _same(got, expected, dtypes=True)
         assert where == "device", f"{name} warned of a host fallback on the host tier"
 
 
