@@ -160,6 +160,23 @@ def test_creation_takes_every_shape_numpy_takes(host_tier, make):
             getattr(la, make)(shape, *args)
 
 
+def test_lazyarrays_own_answers_are_the_same_on_both_tiers(host_tier):
+    """Sorted unique_* (np.unique_* too, where NumPy 2.3+ may give any order)
+    and Array API lists, as on the device."""
+    a = np.array([7, -2, 7, 0, 3, -2, 7, 40, 11, -5], np.int32)
+    x = la.asarray(a)
+    values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    for namespace in (la, np):
+        _same(namespace.unique_values(x), values)
+        _same(namespace.unique_counts(x).counts, counts)
+        _same(namespace.unique_inverse(x).inverse_indices, inverse)
+        _same(namespace.unique_all(x).indices, index)
+    for make in (la.broadcast_arrays, la.meshgrid):
+        got = make(x[:3], la.asarray(np.ones((2, 1))))
+        assert type(got) is list and all(type(g) is HostArray for g in got)
+
+
 def test_jit_and_device_functions_accept_host_arrays():
     with la.tier("auto"):
         x = la.asarray(np.arange(6.0))
