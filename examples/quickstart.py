@@ -69,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n1. The NumPy function on a lazy array (drop-in)")
     lazy = scores(la.asarray(x), w)
+    done = ("computed at once by NumPy (small work runs on the host tier, see "
+            "docs/performance.md)" if isinstance(lazy, la.HostArray) else "nothing computed yet")
     print(f"  scores(la.asarray(x), w) is a {type(lazy).__name__} {lazy.shape} "
-          f"{lazy.dtype}: nothing computed yet")
+          f"{lazy.dtype}: {done}")
     ok &= agree("lazy.get()", lazy.get(), want)
 
     print("\n2. The same function under la.jit")

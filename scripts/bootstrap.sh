@@ -5,6 +5,8 @@
 #                                                 (lazyarray) and examples/demo.py [args]
 #                                                 (kernelcore)
 #   bash scripts/bootstrap.sh test [pytest args]  set up, then run the fast test suite
+#                                                 (and its NumPy-semantics tests once
+#                                                 more on the host tier)
 #
 # Set-up: a Python >= 3.10, a virtual environment in .venv with the project
 # installed in editable mode (skipped when setup.cfg/pyproject.toml are
@@ -217,14 +219,28 @@ case "$ACTION" in
         fi
         # Run all of tests/ unless the extra arguments name test paths themselves.
         where=(tests)
+        whole=1
         for arg in "$@"; do
-            [ -e "${arg%%::*}" ] && { where=(); break; }
+            [ -e "${arg%%::*}" ] && { where=(); whole=0; break; }
         done
         log "checking style (ruff), types (mypy) and the import contracts (.importlinter)"
         "$VPY" -m ruff check . || die "ruff found problems (above)"
         "$VPY" -m mypy || die "mypy found problems (above)"
         "$(dirname "$VPY")/lint-imports" || die "an import breaks a contract of .importlinter (above)"
         log "running the test suite"
-        exec "$VPY" -m pytest -q --durations=30 -m "not slow" ${xdist[@]+"${xdist[@]}"} ${where[@]+"${where[@]}"} "$@"
+        status=0
+        "$VPY" -m pytest -q --durations=30 -m "not slow" ${xdist[@]+"${xdist[@]}"} ${where[@]+"${where[@]}"} "$@" \
+            || status=$?
+        # The suite computes on the device tier (tests/conftest.py); NumPy's
+        # semantics are checked once more with NumPy computing them, on the host
+        # tier (the whole suite only; exit status 5: the extra arguments
+        # selected none of these tests)
+        if [ "$whole" -eq 1 ]; then
+            log "running the NumPy-semantics tests, the fuzzer and the examples on the host tier"
+            LAZYARRAY_TIER=host "$VPY" -m pytest -q -m "not slow" ${xdist[@]+"${xdist[@]}"} \
+                tests/lazyarray/numpy_compat tests/lazyarray/test_fuzz.py \
+                tests/project/test_examples.py "$@" || { rc=$?; [ "$rc" -eq 5 ] || status=$rc; }
+        fi
+        exit "$status"
         ;;
 esac

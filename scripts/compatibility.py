@@ -144,7 +144,8 @@ def host_tier(la_module: Any, name: str, func: Any, where: str) -> str:
     if where == NONE:
         return "as above"
     if name in host_namespace._OWN:
-        return "lazyarray's answer by NumPy (sorted values)"
+        made = "sorted values" if name.startswith("unique_") else "a list"
+        return f"lazyarray's answer by NumPy ({made})"
     if own is None or isinstance(own, Ufunc) or getattr(own, "_host_tier", False):
         return "NumPy"
     if name in host_namespace._KEEP:

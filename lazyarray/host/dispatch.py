@@ -5,7 +5,7 @@ NumPy buffers, the function called, and its array results wrapped again
 work; an argument's buffer returned as it is comes back as the same handle).
 
 Public names: host_ready, host_call, quick_call, readable, wrap, wrap_array, mutated, forwarding,
-device_dtype, MUTATION.
+device_dtype, MUTATION, OWN_ANSWERS.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ MUTATION = [0]
 #: NumPy functions (and ufunc methods) that write into an argument
 _WRITERS = frozenset(["copyto", "put", "put_along_axis", "place", "putmask",
                       "fill_diagonal", "at", "shuffle"])
+
+#: NumPy functions whose host-tier answer is lazyarray's own (np.unique_values of
+#: a host array sorted, as on the device), by NumPy's function: filled by
+#: lazyarray.host.namespace
+OWN_ANSWERS: dict = {}
 
 #: argument types that are never device data
 _PLAIN = frozenset([int, float, bool, complex, str, type(None), slice, type(Ellipsis),

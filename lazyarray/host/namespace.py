@@ -3,8 +3,9 @@ host arrays is ``numpy.sum`` of their buffers, ``la.linalg.solve`` NumPy's
 ``linalg.solve``, and so on for every function NumPy has under the same name.
 
 Where lazyarray's answer is meant to differ from NumPy's (the Array API's
-``unique_*`` return sorted values, as every other library's do), the host
-tier computes lazyarray's answer with NumPy.
+``unique_*`` return sorted values, as every other library's do, and
+``meshgrid`` and ``broadcast_arrays`` lists), the host tier computes
+lazyarray's answer with NumPy (``np.unique_*`` of host arrays too).
 
 Public names: install, UniqueAllResult, UniqueCountsResult, UniqueInverseResult.
 """
@@ -12,6 +13,7 @@ Public names: install, UniqueAllResult, UniqueCountsResult, UniqueInverseResult.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import NamedTuple
@@ -19,7 +21,15 @@ from typing import NamedTuple
 import numpy as np
 
 from lazyarray.host.array import HostArray
-from lazyarray.host.dispatch import SMALL, device_dtype, dressed, forwarding, host_call, host_ready
+from lazyarray.host.dispatch import (
+    OWN_ANSWERS,
+    SMALL,
+    device_dtype,
+    dressed,
+    forwarding,
+    host_call,
+    host_ready,
+)
 from lazyarray.host.policy import host_limit
 
 
@@ -63,9 +73,17 @@ def _meshgrid(*arrays, **kwargs):
     return list(np.meshgrid(*arrays, **kwargs))
 
 
+def _broadcast_arrays(*arrays, **kwargs):
+    return list(np.broadcast_arrays(*arrays, **kwargs))
+
+
 #: host versions that are not NumPy's function of the same name
 _OWN = {"unique_values": _unique_values, "unique_counts": _unique_counts,
-        "unique_inverse": _unique_inverse, "unique_all": _unique_all, "meshgrid": _meshgrid}
+        "unique_inverse": _unique_inverse, "unique_all": _unique_all, "meshgrid": _meshgrid,
+        "broadcast_arrays": _broadcast_arrays}
+# NumPy's unique_* called on host arrays answer sorted as well (an order NumPy allows)
+OWN_ANSWERS.update({getattr(np, name): _OWN[name] for name in _OWN
+                    if name.startswith("unique_") and hasattr(np, name)})
 
 #: lazyarray functions never forwarded (they make device arrays or need lazyarray's
 #: own handling of their arguments)
@@ -78,17 +96,30 @@ _KEEP = frozenset(["asarray", "copy", "from_dlpack", "result_type", "can_cast", 
 _SHAPED = frozenset(["zeros", "ones", "empty", "full"])
 
 
+def _size(shape) -> int | None:
+    """The number of elements of an array of *shape* (an integer or a
+    sequence of integers, NumPy's or Python's), or None for anything else."""
+    try:
+        return operator.index(shape)
+    except TypeError:
+        pass
+    try:
+        return math.prod(operator.index(n) for n in shape)
+    except TypeError:
+        return None
+
+
 def _shaped(name: str, impl: Callable, numpy_func: Callable) -> Callable:
     """A creation function: the device makes results larger than the host
-    tier keeps (no host array made and moved)."""
+    tier keeps (no host array made and moved); NumPy answers a shape that is
+    none (with its own error)."""
     def dispatch(shape, *args, **kwargs):
         if host_ready(args, kwargs):
-            size = shape if isinstance(shape, int) else math.prod(shape) \
-                if isinstance(shape, (tuple, list)) else None
-            if size is not None and size <= SMALL:
+            size = _size(shape)
+            if size is None or size <= SMALL:
                 return host_call(numpy_func, (shape, *args), kwargs)
             limit = host_limit()
-            if size is not None and (limit is None or size <= limit):
+            if limit is None or size <= limit:
                 return host_call(numpy_func, (shape, *args), kwargs)
         return impl(shape, *args, **kwargs)
     return dressed(dispatch, name, impl)

@@ -3,6 +3,7 @@ answers, views and in-place writes; large results and mixed work go to the
 device; la.jit and every lazyarray function accept host arrays."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -142,6 +143,38 @@ def test_large_results_of_host_arrays_move_to_the_device_under_auto():
         assert type(la.arange(1000.0)[:, None] * la.arange(1000.0)) is HostArray
     with la.tier("device"):
         assert type(la.zeros(3)) is la.LazyArray
+
+
+@pytest.mark.parametrize("make", ["zeros", "ones", "empty", "full"])
+def test_creation_takes_every_shape_numpy_takes(host_tier, make):
+    args = (7.0,) if make == "full" else ()
+    for shape in [np.int64(3), np.array(3), (np.int64(2), 3), [2, 3]]:
+        got = getattr(la, make)(shape, *args)
+        assert type(got) is HostArray and got.shape == np.zeros(shape).shape
+        if make != "empty":
+            _same(got, getattr(np, make)(shape, *args))
+    for shape in [2.0, (3.5,), (-1,), None]:             # NumPy's errors
+        with pytest.raises(Exception) as expected:
+            getattr(np, make)(shape, *args)
+        with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+            getattr(la, make)(shape, *args)
+
+
+def test_lazyarrays_own_answers_are_the_same_on_both_tiers(host_tier):
+    """Sorted unique_* (np.unique_* too, where NumPy 2.3+ may give any order)
+    and Array API lists, as on the device."""
+    a = np.array([7, -2, 7, 0, 3, -2, 7, 40, 11, -5], np.int32)
+    x = la.asarray(a)
+    values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    for namespace in (la, np):
+        _same(namespace.unique_values(x), values)
+        _same(namespace.unique_counts(x).counts, counts)
+        _same(namespace.unique_inverse(x).inverse_indices, inverse)
+        _same(namespace.unique_all(x).indices, index)
+    for make in (la.broadcast_arrays, la.meshgrid):
+        got = make(x[:3], la.asarray(np.ones((2, 1))))
+        assert type(got) is list and all(type(g) is HostArray for g in got)
 
 
 def test_jit_and_device_functions_accept_host_arrays():

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import lazyarray as la
 from lazyarray.handle import DEPTH_LIMIT
+from tests.helpers import error_match, numpy_computes
 
 _SETTINGS = settings(max_examples=25)
 
@@ -146,7 +147,8 @@ def test_ufunc_out_writes_into_the_array(queue):
     ints = la.asarray(np.arange(3))
     with pytest.raises(TypeError, match="same_kind"):
         np.sqrt(ints, out=ints)
-    with pytest.raises(ValueError, match="non-broadcastable"):
+    broadcast = error_match("non-broadcastable", lambda: np.sin(expected, out=expected[1:]), x)
+    with pytest.raises(ValueError, match=broadcast):
         np.sin(x, out=x[1:])
     _same(ints, np.arange(3))
 
@@ -358,11 +360,17 @@ def test_real_part_views(queue):
     z *= 2
     _same(r, np.array([2.0, 6.0]))
     _same(z.imag, np.array([4.0, -2.0]))
-    with pytest.raises(la.ViewWriteError, match="real part"):
-        r[0] = 1
-    with pytest.raises(la.ViewWriteError, match="read-only"):
-        real.imag[0] = 1
-    _same(z, np.array([2 + 4j, 6 - 2j]))
+    if numpy_computes(z):
+        r[0] = 1                # NumPy's real part of a complex array: a view
+        _same(z, np.array([1 + 4j, 6 - 2j]))
+        with pytest.raises(ValueError, match="read-only"):
+            real.imag[0] = 1
+    else:
+        with pytest.raises(la.ViewWriteError, match="real part"):
+            r[0] = 1
+        with pytest.raises(la.ViewWriteError, match="read-only"):
+            real.imag[0] = 1
+        _same(z, np.array([2 + 4j, 6 - 2j]))
     _same(real, np.array([0.0, 7.0, 2.0]))
 
 
