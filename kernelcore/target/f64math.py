@@ -1,0 +1,341 @@
+"""Float64 ``log``, ``log2``, ``log10``, ``log1p``, ``pow``, ``expm1`` and ``tanh``
+in OpenCL C that CPU compilers vectorize, for devices whose double built-ins
+are scalar calls (PoCL; its double ``exp`` vectorizes and stays the
+built-in).
+
+There is no wider type to compute in, so the helpers carry a value and its
+rounding error (double-double: ``h + lo``) through the steps that need it
+and round once at the end; each result is within one ulp of the correctly
+rounded value (mostly within half an ulp: see the tests).
+
+- log and its kin: u = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2
+  atanh(s), s = (m - 1)/(m + 1), s and the series' first terms in
+  double-double (about 2^-68 relative: pow needs it), e ln 2 added in two
+  parts. log1p: the log of w = 1 + x rounded, plus the rounding error of w
+  over w.
+- exp of a double-double t (pow's y log|x|, expm1's and tanh's argument):
+  k = rint(t / ln 2), r = t - k ln 2 (exact with an FMA), exp(r) - 1 as r +
+  r^2 (1/2 + r/6 + ...), scaled by 2^k in two steps (no premature overflow,
+  one rounding into subnormals).
+- pow: exp(y log|x|) as above, with C99's special values; tanh = E/(E + 2)
+  with E = expm1(2|x|) in double-double; expm1 from the same parts (its
+  half: 2^1024 rounded down is a double).
+
+How they are written follows :mod:`kernelcore.target.f32math` (no tables,
+no ``?:`` chains, no per-element fast or slow path, the work of a call in a
+block of its own, and no two independent computations of the same shape in
+one block, which clang's SLP pass would pair: the second of such twins
+starts from ``0 * (the first's result)``).
+
+Public names: F64_HELPERS, f64_helper_source.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import factorial
+
+_INLINE = "static inline __attribute__((always_inline))"
+#: first line of every function body: error-free transformations need each
+#: product rounded on its own (no a * b + c fused by the compiler)
+_EXACT = "#pragma OPENCL FP_CONTRACT OFF"
+
+
+def _atanh_of_inverse(n: int, bits: int = 240) -> Fraction:
+    """atanh(1/n) within 2^-bits (its series, in integers)."""
+    one = 1 << (bits + 16)
+    total, power, k = 0, one // n, 1
+    while power:
+        total += power // k
+        power //= n * n
+        k += 2
+    return Fraction(total, one)
+
+
+_LN2 = 2 * _atanh_of_inverse(3)
+_LN10 = 3 * _LN2 + 2 * _atanh_of_inverse(9)     # ln 10 = ln 8 + ln(5/4)
+
+
+def _double(x: Fraction | float) -> str:
+    return repr(float(x))
+
+
+def _split(x: Fraction, bits: int | None = None) -> tuple[str, str]:
+    """*x* as a double of at most *bits* significant bits (53 if None) and
+    the double nearest to the rest."""
+    if bits is None:
+        hi = Fraction(float(x))
+    else:
+        scale = 2 ** (bits - 1 - Fraction(abs(x)).numerator.bit_length()
+                      + Fraction(abs(x)).denominator.bit_length())
+        hi = Fraction(round(x * scale), scale)
+    return _double(hi), _double(x - hi)
+
+
+def _horner(coefficients: list[Fraction], var: str) -> str:
+    """The polynomial of *coefficients* (lowest first) in *var*."""
+    text = _double(coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        text = f"{_double(c)} + {var} * ({text})"
+    return text
+
+
+# {{{ double-double pieces, logarithm and exponential
+
+_LN2_42 = _split(_LN2, 42)        # (e ln2_hi is exact for |e| < 2^11)
+_LN2_53 = _split(_LN2)
+_INV_LN2 = _split(1 / _LN2)
+_INV_LN10 = _split(1 / _LN10)
+_LOG10_2_42 = _split(_LN2 / _LN10, 42)
+_THIRD, _FIFTH = _split(Fraction(1, 3)), _split(Fraction(1, 5))
+# 2 atanh s = 2s (1 + z/3 + z^2/5 + z^3 Q(z)), z = s^2 <= 0.0295: the terms
+# from z^13 on are below 2^-70 of the sum
+_ATANH_TAIL = [Fraction(1, 2 * k + 7) for k in range(10)]
+# exp r = 1 + r + r^2/2 + r^3 E(r), |r| <= 0.3466: the terms from r^15 on are
+# below 2^-65
+_EXP_TAIL = [Fraction(1, factorial(k)) for k in range(3, 15)]
+
+_CORE = f"""#ifndef KC_F64_CORE
+#define KC_F64_CORE
+/* the rounding error of s = a + b (two-sum) */
+{_INLINE} double kc_f64_sum_err(double a, double b, double s)
+{{
+{_EXACT}
+  double v = s - a;
+  return (a - (s - v)) + (b - v);
+}}
+
+/* log u of a positive finite u (subnormals too) as e ln 2 + h + *lo, h
+   returned, e in *exponent, h + *lo within about 2^-68 of log m */
+{_INLINE} double kc_log_dd(double u, double *lo, double *exponent)
+{{
+{_EXACT}
+  int sub = u < 0x1p-1022;
+  u = sub ? u * 0x1p54 : u;
+  long b = as_long(u);
+  double m = as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
+  int big = m > 1.4142135623730951;
+  m = big ? 0.5 * m : m;
+  *exponent = (double) ((b >> 52) - 1023) + (big ? 1.0 : 0.0) - (sub ? 54.0 : 0.0);
+  double f = m - 1.0;                     /* (exact) */
+  double d = 2.0 + f;
+  double dl = f - (d - 2.0);              /* d + dl = 2 + f exactly */
+  double s = f / d;
+  double sl = (fma(-s, d, f) - s * dl) / d;
+  double z = s * s;
+  double zl = fma(s, s, -z);
+  double q = z * ({_horner(_ATANH_TAIL, "z")});
+  double a = {_FIFTH[0]} + q;
+  double al = ({_FIFTH[0]} - a + q) + {_FIFTH[1]};
+  double p = z * a;
+  double pl = fma(z, a, -p) + fma(z, al, zl * a);
+  double c = {_THIRD[0]} + p;
+  double cl = ({_THIRD[0]} - c + p) + (pl + {_THIRD[1]});
+  double t = z * c;
+  double tl = fma(z, c, -t) + fma(z, cl, zl * c);
+  double s2 = 2.0 * s;
+  double w = s2 * t;
+  double wl = fma(s2, t, -w) + fma(s2, tl, 2.0 * sl * (1.0 + z * (1.0 + z)));
+  double h = s2 + w;
+  *lo = (w - (h - s2)) + wl;
+  return h;
+}}
+
+/* exp(r + rl) - 1 of |r| <= 0.35 (rl tiny) as r + r^2/2 rounded (returned)
+   plus *rest */
+{_INLINE} double kc_expm1_parts(double r, double rl, double *rest)
+{{
+{_EXACT}
+  double r2 = r * r;
+  double h2 = 0.5 * r2;
+  double p = r + h2;
+  double c = r * r2 * ({_horner(_EXP_TAIL, "r")});
+  *rest = ((r - p) + h2) + (fma(r, r, -r2) * 0.5 + c + rl * (1.0 + r + (h2 + c)));
+  return p;
+}}
+
+/* 2^k as a double, for an integer k in [-1022, 1023] */
+{_INLINE} double kc_pow2(double k)
+{{
+{_EXACT}
+  return as_double((long) (k + 1023.0) << 52);
+}}
+
+/* exp(t + tl) for |t| <= 760 (tl below ulp(t)): inf past the largest
+   double, rounded once into subnormals */
+{_INLINE} double kc_exp_dd(double t, double tl)
+{{
+{_EXACT}
+  double k = rint(t * {_INV_LN2[0]});
+  double r = fma(-k, {_LN2_53[0]}, t);     /* (exact) */
+  double rest;
+  double p = kc_expm1_parts(r, fma(-k, {_LN2_53[1]}, tl), &rest);
+  double s = 1.0 + p;
+  double k1 = floor(0.5 * k);
+  return (s + (((1.0 - s) + p) + rest)) * kc_pow2(k1) * kc_pow2(k - k1);
+}}
+
+/* half of expm1 t of -60 <= t <= 709.79 (which may be 2^1024 rounded) as
+   h + *lo (h returned): 2^(k-1) - 1/2 (and its rounding error) plus 2^(k-1)
+   expm1(r) */
+{_INLINE} double kc_expm1_dd(double t, double *lo)
+{{
+{_EXACT}
+  double k = rint(t * {_INV_LN2[0]});
+  double r = fma(-k, {_LN2_53[0]}, t);
+  double rest;
+  double p = kc_expm1_parts(r, -k * {_LN2_53[1]}, &rest);
+  double scale = kc_pow2(k - 1.0);
+  double a = scale - 0.5;
+  double b = scale * p;
+  double h = a + b;
+  /* (twins: the second error's sum starts from 0 * the first) */
+  double e1 = kc_f64_sum_err(a, b, h);
+  double e2 = kc_f64_sum_err(fma(0.0, e1, scale), -0.5, a);
+  *lo = e1 + (e2 + scale * rest);
+  return h;
+}}
+#endif
+"""
+
+_SPECIAL_LOG = ("x == 0.0 ? -INFINITY : x < 0.0 ? NAN : x == INFINITY ? x : isnan(x) ? x : y")
+
+
+def _log_helper(name: str, body: str) -> str:
+    """A logarithm of positive finite x computed by *body* (setting y from
+    h + lo = log m and the exponent e), IEEE's values elsewhere."""
+    lines = "\n".join(f"    {line}" for line in body.strip().splitlines())
+    return f"""{_INLINE} double {name}(double x)
+{{
+{_EXACT}
+  double y = 0.0;
+  if (x > 0.0 && x < INFINITY) {{
+    double lo, e;
+    double h = kc_log_dd(x, &lo, &e);
+{lines}
+  }}
+  return {_SPECIAL_LOG};
+}}"""
+
+
+# e ln2_hi + h (exact sum's error kept: |e ln2_hi| >= |h| unless e = 0)
+_NATURAL = f"""double big = e * {_LN2_42[0]};
+double r = big + h;
+y = r + ((h - (r - big)) + (lo + e * {_LN2_42[1]}));"""
+
+_LOG_SOURCES = {
+    "kc_log_f64": _log_helper("kc_log_f64", _NATURAL),
+    "kc_log2_f64": _log_helper("kc_log2_f64", f"""double p = h * {_INV_LN2[0]};
+double pl = fma(h, {_INV_LN2[0]}, -p) + fma(h, {_INV_LN2[1]}, lo * {_INV_LN2[0]});
+double r = e + p;
+y = r + ((p - (r - e)) + pl);"""),
+    "kc_log10_f64": _log_helper("kc_log10_f64", f"""double p = h * {_INV_LN10[0]};
+double pl = fma(h, {_INV_LN10[0]}, -p) + fma(h, {_INV_LN10[1]}, lo * {_INV_LN10[0]});
+double big = e * {_LOG10_2_42[0]};
+double r = big + p;
+y = r + ((p - (r - big)) + (pl + e * {_LOG10_2_42[1]}));"""),
+    # log1p x = log w + log(1 + c / w), w = 1 + x rounded, c its rounding error
+    "kc_log1p_f64": f"""{_INLINE} double kc_log1p_f64(double x)
+{{
+{_EXACT}
+  double y = x;
+  if (x > -1.0 && x < INFINITY && x != 0.0) {{
+    double w = 1.0 + x;
+    double c = kc_f64_sum_err(1.0, x, w);
+    double lo, e;
+    double h = kc_log_dd(w, &lo, &e);
+    double cw = c / w;          /* log(w + c) = log w + cw - cw^2/2 */
+    double hc = h + cw;
+    lo += kc_f64_sum_err(h, cw, hc) + (fma(-cw, w, c) / w - 0.5 * cw * cw);
+    h = hc;
+{chr(10).join("    " + line for line in _NATURAL.splitlines())}
+  }}
+  return x == -1.0 ? -INFINITY : x < -1.0 ? NAN : y;
+}}""",
+}
+
+# x^p = exp(p log|x|) with log|x| in double-double; C99's special values: x^0
+# and 1^p are 1 (NaN too), (-1)^inf is 1, a negative finite x and a
+# non-integer p give NaN, an odd integer p keeps the sign of x (zeros and
+# infinities too); log 0 = -inf and log inf = inf make p log|x| infinite
+_POW = f"""{_INLINE} double kc_pow_f64(double x, double p)
+{{
+{_EXACT}
+  double y = NAN;
+  if (!isnan(x) && !isnan(p)) {{
+    double ax = fabs(x);
+    int ordinary = ax > 0.0 && ax < INFINITY;
+    double lo, e;
+    double h = kc_log_dd(ordinary ? ax : 2.0, &lo, &e);
+    double big = e * {_LN2_42[0]};
+    double l = big + h;
+    double ll = (h - (l - big)) + (lo + e * {_LN2_42[1]});
+    double t = p * l;
+    double tl = fma(p, l, -t) + p * ll;
+    tl = fabs(t) < 760.0 ? tl : 0.0;
+    t = ordinary ? t : (ax == 0.0 ? -p : p) * INFINITY;
+    double v = kc_exp_dd(fmin(fmax(t, -760.0), 760.0), tl);
+    double ap = fabs(p);
+    int integer = rint(ap) == ap;
+    double hp = 0.5 * ap;
+    int odd = integer && ap < 0x1p53 && rint(hp) != hp;
+    v = signbit(x) && odd ? -v : v;
+    y = x < 0.0 && isfinite(x) && !integer ? NAN : v;
+  }}
+  return p == 0.0 || x == 1.0 || (x == -1.0 && isinf(p)) ? 1.0 : y;
+}}"""
+
+# expm1: the double-double expm1 summed (-1 below -60, inf past the largest
+# double's logarithm), x itself for zeros (their sign kept)
+_EXPM1 = f"""{_INLINE} double kc_expm1_f64(double x)
+{{
+{_EXACT}
+  double y = x;
+  if (fabs(x) >= 0x1p-54) {{          /* (below, x is expm1 x rounded) */
+    double lo;
+    double h = kc_expm1_dd(fmin(fmax(x, -60.0), 709.79), &lo);
+    y = 2.0 * (h + lo);
+  }}
+  return x > 709.79 ? INFINITY : y;
+}}"""
+
+# tanh |x| = E / (E + 1), E = expm1(2|x|) / 2 in double-double (|x| >= 20:
+# 1), NaN kept
+_TANH = f"""{_INLINE} double kc_tanh_f64(double x)
+{{
+{_EXACT}
+  double y = x;
+  if (fabs(x) >= 0x1p-27) {{          /* (below, x is tanh x rounded) */
+    double lo;
+    double h = kc_expm1_dd(2.0 * fmin(fabs(x), 20.0), &lo);
+    double n = h + lo;
+    double nl = lo - (n - h);
+    double d = n + 1.0;
+    double dl = kc_f64_sum_err(n, 1.0, d) + nl;
+    double q = n / d;
+    y = copysign(q + (fma(-q, d, n) + (nl - q * dl)) / d, x);
+  }}
+  return y;
+}}"""
+
+# }}}
+
+#: the helper function of each function name
+F64_HELPERS = {"log": "kc_log_f64", "log2": "kc_log2_f64", "log10": "kc_log10_f64",
+               "log1p": "kc_log1p_f64", "pow": "kc_pow_f64", "expm1": "kc_expm1_f64",
+               "tanh": "kc_tanh_f64"}
+
+_SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
+            "kc_pow_f64": (_CORE, _POW), "kc_expm1_f64": (_CORE, _EXPM1),
+            "kc_tanh_f64": (_CORE, _TANH)}
+
+
+def f64_helper_source(helper: str) -> str | None:
+    """The OpenCL C source defining *helper* (a name in :data:`F64_HELPERS`),
+    with the code it shares with the others (defined once however many of
+    them a program uses); None for other names."""
+    found = _SOURCES.get(helper)
+    return None if found is None else found[0] + found[1]
+
+
+__all__ = ["F64_HELPERS", "f64_helper_source"]
