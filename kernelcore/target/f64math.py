@@ -21,6 +21,12 @@ rounded value (mostly within half an ulp: see the tests).
   with E = expm1(2|x|) in double-double; expm1 from the same parts (its
   half: 2^1024 rounded down is a double).
 
+sin, cos and tan keep the built-ins: with a Payne-Hanek reduction that PoCL
+vectorizes (52-bit chunks of 2/pi picked by select stages, exact products
+split on fixed grids; git history, "float64 sin, cos, tan") they were
+within 0.64 ulp but no faster than PoCL's scalar ones (the reduction
+alone costs about 220 instructions per value at 4 lanes).
+
 How they are written follows :mod:`kernelcore.target.f32math` (no tables,
 no ``?:`` chains, no per-element fast or slow path, the work of a call in a
 block of its own, and no two independent computations of the same shape in
@@ -34,8 +40,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import factorial
-
-from kernelcore.target.f32math import _pi_scaled
 
 _INLINE = "static inline __attribute__((always_inline))"
 #: first line of every function body: error-free transformations need each
@@ -338,214 +342,14 @@ _TANH = f"""{_INLINE} double kc_tanh_f64(double x)
 
 # }}}
 
-# {{{ sin, cos, tan: Payne-Hanek reduction
-
-#: bits of each chunk of 2/pi, and the number of chunks (the largest double
-#: needs chunks up to index 22; the shifter reads up to index 35)
-CHUNK_BITS, CHUNKS = 52, 36
-#: pi/2 as a double and the double nearest to the rest
-_PI = Fraction(_pi_scaled(300), 2 ** 300)
-_HALF_PI = _split(_PI / 2)
-
-
-def _two_over_pi_chunks() -> tuple[int, ...]:
-    bits = CHUNK_BITS * CHUNKS
-    scaled = (2 << (2 * bits + 64)) // _pi_scaled(bits + 64)      # floor(2/pi 2^bits)
-    return tuple((scaled >> (bits - CHUNK_BITS * (j + 1))) & ((1 << CHUNK_BITS) - 1)
-                 for j in range(CHUNKS))
-
-
-#: 2/pi = sum(c_j * 2**(-52 (j + 1)))
-TWO_OVER_PI_CHUNKS_52 = _two_over_pi_chunks()
-
-
-def _shifter() -> str:
-    """Statements setting c0 .. c4 to chunks j .. j + 4 of 2/pi: five stages
-    of selects, each on one bit of j (0 <= j < 32)."""
-    lines, values = ["  int left = j;"], [f"{c}.0" for c in TWO_OVER_PI_CHUNKS_52]
-    for bit in (16, 8, 4, 2, 1):
-        count = 5 + bit - 1
-        # (the bits one after another: clang would pair independent tests)
-        lines += [f"  int b{bit} = left >= {bit};", f"  left -= b{bit} ? {bit} : 0;"]
-        for i in range(count):
-            lines.append(f"  double s{bit}_{i} = b{bit} ? {values[i + bit]} : {values[i]};")
-        values = [f"s{bit}_{i}" for i in range(count)]
-    return "\n".join(lines + [f"  double c{i} = {values[i]};" for i in range(5)])
-
-
-# sin r = r - r^3/6 + r^3 z S(z), cos r = 1 - z/2 + z^2 C(z), z = r^2, |r| <=
-# pi/4: the terms from r^19 (r^20) on are below 2^-60 of the result
-_SIN = [Fraction((-1) ** k, factorial(2 * k + 1)) for k in range(1, 9)]
-_COS = [Fraction((-1) ** k, factorial(2 * k)) for k in range(2, 10)]
-_SIXTH = _split(Fraction(-1, 6))
-
-_TRIG = f"""#ifndef KC_TRIG_F64
-#define KC_TRIG_F64
-/* t split exactly: its part on the grid 2^-48 added modulo 4 to *a, its
-   part on the grid 2^-97 below that (|.| <= 2^-49) to *b, the rest
-   (|.| <= 2^-98) to *c; *a and *b stay exact. kc_trig_add_small: for |t|
-   <= 4 (no modulo), kc_trig_add_tiny: for |t| <= 2^-49 (nothing for *a).
-   t enters as 0 * *c + t (and 0 * *a): the additions are one chain (clang
-   would pair the splits of independent terms) */
-{_INLINE} void kc_trig_add(double t, double *a, double *b, double *c)
-{{
-{_EXACT}
-  t = fma(0.0, *a, fma(0.0, *c, t));
-  double hi = kc_round(t * 0x1p48) * 0x1p-48;
-  double rest = t - hi;
-  double mid = kc_round_small(rest * 0x1p97) * 0x1p-97;
-  *a += hi - 4.0 * kc_round(hi * 0.25);
-  *b += mid;
-  *c += rest - mid;
-}}
-
-{_INLINE} void kc_trig_add_small(double t, double *a, double *b, double *c)
-{{
-{_EXACT}
-  t = fma(0.0, *c, t);
-  double hi = kc_round_small(t * 0x1p48) * 0x1p-48;
-  double rest = t - hi;
-  double mid = kc_round_small(rest * 0x1p97) * 0x1p-97;
-  *a += hi;
-  *b += mid;
-  *c += rest - mid;
-}}
-
-{_INLINE} void kc_trig_add_tiny(double t, double *b, double *c)
-{{
-{_EXACT}
-  t = fma(0.0, *c, t);
-  double mid = kc_round_small(t * 0x1p97) * 0x1p-97;
-  *b += mid;
-  *c += t - mid;
-}}
-
-/* |x| = (n + f) pi/2 for 2^-27 <= |x| < inf: f pi/2 (|f| <= 1/2 + tiny) as
-   h + *lo (h returned), n modulo 4 in *quadrant. |x| = m 2^s; x 2/pi is
-   the sum of m times the chunks of 2/pi from the first whose product is
-   not a multiple of 4 (chunk j), each product exact as p + q (an FMA) */
-{_INLINE} double kc_trig_reduce_f64(double ax, double *lo, double *quadrant)
-{{
-{_EXACT}
-  long bits = as_long(ax);
-  int s = (int) (bits >> 52) - 1075;
-  double m = (double) ((bits & 0x000fffffffffffffL) | 0x0010000000000000L);
-  int j = (s > 2 ? s - 2 : 0) / 52;
-  double scale = kc_pow2((double) (s - 52 * j - 52));
-{_shifter()}
-  double a = 0.0, b = 0.0, c = 0.0;
-  double p0 = m * c0;
-  kc_trig_add(p0 * scale, &a, &b, &c);
-  kc_trig_add(fma(m, c0, -p0) * scale, &a, &b, &c);
-  scale *= 0x1p-52;
-  double p1 = m * c1;
-  kc_trig_add(p1 * scale, &a, &b, &c);
-  kc_trig_add_small(fma(m, c1, -p1) * scale, &a, &b, &c);
-  scale *= 0x1p-52;
-  double p2 = m * c2;
-  kc_trig_add_small(p2 * scale, &a, &b, &c);
-  kc_trig_add_tiny(fma(m, c2, -p2) * scale, &b, &c);
-  scale *= 0x1p-52;
-  double p3 = m * c3;
-  kc_trig_add_tiny(p3 * scale, &b, &c);
-  c += fma(m, c3, -p3) * scale + m * c4 * (scale * 0x1p-52);  /* (below 2^-101) */
-  double n = kc_round_small(a);
-  double f = a - n;                     /* (exact, as a, b and their sum's error) */
-  double sum = f + b;
-  double e = kc_f64_sum_err(f, b, sum);
-  double k = kc_round_small(sum);
-  sum -= k;
-  n += k;
-  double u = e + c;
-  double ue = kc_f64_sum_err(e, c, u);
-  double h = sum + u;
-  double l = kc_f64_sum_err(fma(0.0, ue, sum), u, h) + ue;   /* (after ue: twins) */
-  *quadrant = n - 4.0 * kc_round_small(n * 0.25 - 0.375);    /* (n mod 4) */
-  double r = h * {_HALF_PI[0]};
-  *lo = fma(h, {_HALF_PI[0]}, -r) + fma(h, {_HALF_PI[1]}, l * {_HALF_PI[0]});
-  return r;
-}}
-
-/* sin(r + rl), |r| <= pi/4 + tiny, as h + *lo (about 2^-60 relative):
-   r - r^3/6 in double-double, the rest of the series in double */
-{_INLINE} double kc_sin_dd(double r, double rl, double *lo)
-{{
-{_EXACT}
-  double z = r * r;
-  double p = r * z;
-  double pl = fma(r, z, -p) + r * fma(r, r, -z);    /* r^3 = p + pl */
-  double a = p * {_SIXTH[0]};
-  double al = fma(p, {_SIXTH[0]}, -a) + fma(p, {_SIXTH[1]}, pl * {_SIXTH[0]});
-  double h = r + a;
-  double t = ((r - h) + a) + (al + (p * z * ({_horner(_SIN[1:], "z")}) + rl * (1.0 - 0.5 * z)));
-  double v = h + t;
-  *lo = (h - v) + t;
-  return v;
-}}
-
-/* cos(r + rl) as h + *lo; *after* (a value of kc_sin_dd of r) enters as 0 *
-   after, making the two one chain (clang would pair their twin parts) */
-{_INLINE} double kc_cos_dd(double r, double rl, double after, double *lo)
-{{
-{_EXACT}
-  double z = r * r;
-  double hz = 0.5 * z;
-  double w = fma(0.0, after, 1.0) - hz;
-  double t = (((1.0 - w) - hz) - 0.5 * fma(r, r, -z))
-             + (z * z * ({_horner(_COS, "z")}) - r * rl);
-  double h = w + t;
-  *lo = (w - h) + t;
-  return h;
-}}
-#endif
-"""
-
-_TRIG_START = """double q, rl, sl, cl;
-double r = kc_trig_reduce_f64(fabs(x), &rl, &q);
-double s = kc_sin_dd(r, rl, &sl);
-double c = kc_cos_dd(r, rl, s, &cl);
-int odd = q == 1.0 || q == 3.0;"""
-_TRIG_FUNCTIONS = {
-    "kc_sin_f64": ("x", "double v = odd ? c + cl : s + sl;\n"
-                        "y = (q >= 2.0) != (x < 0.0) ? -v : v;"),
-    "kc_cos_f64": ("1.0", "double v = odd ? s + sl : c + cl;\n"
-                          "y = q == 1.0 || q == 2.0 ? -v : v;"),
-    # tan = n / d in double-double: (s, c), or (c, -s) in odd quadrants
-    "kc_tan_f64": ("x", """double nh = odd ? c : s, nl = odd ? cl : sl;
-double dh = odd ? -s : c, dl = odd ? -sl : cl;
-double t = nh / dh;
-t += (fma(-t, dh, nh) + (nl - t * dl)) / dh;
-y = x < 0.0 ? -t : t;"""),
-}
-
-
-def _trig_helper(name: str, tiny: str, body: str) -> str:
-    """A trigonometric function of x: *tiny* (its value rounded) below
-    2^-27, NaN for infinities and NaN."""
-    lines = "\n".join(f"    {line}" for line in (_TRIG_START + "\n" + body).splitlines())
-    return f"""{_INLINE} double {name}(double x)
-{{
-{_EXACT}
-  double y = x - x;
-  if (fabs(x) >= 0x1p-27 && fabs(x) < INFINITY) {{
-{lines}
-  }}
-  return fabs(x) < 0x1p-27 ? {tiny} : y;
-}}"""
-
-# }}}
-
 #: the helper function of each function name
 F64_HELPERS = {"log": "kc_log_f64", "log2": "kc_log2_f64", "log10": "kc_log10_f64",
                "log1p": "kc_log1p_f64", "pow": "kc_pow_f64", "expm1": "kc_expm1_f64",
-               "tanh": "kc_tanh_f64", "sin": "kc_sin_f64", "cos": "kc_cos_f64",
-               "tan": "kc_tan_f64"}
+               "tanh": "kc_tanh_f64"}
 
 _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_pow_f64": (_CORE, _POW), "kc_expm1_f64": (_CORE, _EXPM1),
-            "kc_tanh_f64": (_CORE, _TANH),
-            **{name: (_CORE + _TRIG, _trig_helper(name, tiny, body))
-               for name, (tiny, body) in _TRIG_FUNCTIONS.items()}}
+            "kc_tanh_f64": (_CORE, _TANH)}
 
 
 def f64_helper_source(helper: str) -> str | None:
