@@ -1,7 +1,7 @@
-"""Float64 ``log``, ``log2``, ``log10``, ``log1p``, ``pow``, ``expm1`` and ``tanh``
-in OpenCL C that CPU compilers vectorize, for devices whose double built-ins
-are scalar calls (PoCL; its double ``exp`` vectorizes and stays the
-built-in).
+"""Float64 ``log``, ``log2``, ``log10``, ``log1p``, ``pow``, ``exp2``, ``expm1``,
+``sinh``, ``cosh`` and ``tanh`` in OpenCL C that CPU compilers vectorize,
+for devices whose double built-ins are scalar calls (PoCL; its double
+``exp`` vectorizes and stays the built-in).
 
 There is no wider type to compute in, so the helpers carry a value and its
 rounding error (double-double: ``h + lo``) through the steps that need it
@@ -17,9 +17,10 @@ rounded value (mostly within half an ulp: see the tests).
   k = rint(t / ln 2), r = t - k ln 2 (exact with an FMA), exp(r) - 1 as r +
   r^2 (1/2 + r/6 + ...), scaled by 2^k in two steps (no premature overflow,
   one rounding into subnormals).
-- pow: exp(y log|x|) as above, with C99's special values; tanh = E/(E + 2)
-  with E = expm1(2|x|) in double-double; expm1 from the same parts (its
-  half: 2^1024 rounded down is a double).
+- pow: exp(y log|x|) as above, with C99's special values; exp2: exp(x ln
+  2); tanh = E/(E + 2) with E = expm1(2|x|) in double-double; expm1 from
+  the same parts (its half: 2^1024 rounded down is a double); sinh and
+  cosh from expm1 |x| (of |x| - ln 2 past 22).
 
 sin, cos and tan keep the built-ins: with a Payne-Hanek reduction that PoCL
 vectorizes (52-bit chunks of 2/pi picked by select stages, exact products
@@ -197,16 +198,16 @@ _CORE = f"""#ifndef KC_F64_CORE
   return (s + (((1.0 - s) + p) + rest)) * kc_pow2(k1) * kc_pow2(k - k1);
 }}
 
-/* half of expm1 t of -60 <= t <= 709.79 (which may be 2^1024 rounded) as
-   h + *lo (h returned): 2^(k-1) - 1/2 (and its rounding error) plus 2^(k-1)
-   expm1(r) */
-{_INLINE} double kc_expm1_dd(double t, double *lo)
+/* half of expm1(t + tl) for -60 <= t <= 709.79 (tl below ulp(t); the value
+   may be 2^1024 rounded) as h + *lo (h returned): 2^(k-1) - 1/2 (and its
+   rounding error) plus 2^(k-1) expm1(r) */
+{_INLINE} double kc_expm1_dd(double t, double tl, double *lo)
 {{
 {_EXACT}
   double k = kc_round_small(t * {_INV_LN2[0]});
   double r = fma(-k, {_LN2_53[0]}, t);
   double rest;
-  double p = kc_expm1_parts(r, -k * {_LN2_53[1]}, &rest);
+  double p = kc_expm1_parts(r, fma(-k, {_LN2_53[1]}, tl), &rest);
   double scale = kc_pow2(k - 1.0);
   double a = scale - 0.5;
   double b = scale * p;
@@ -214,8 +215,10 @@ _CORE = f"""#ifndef KC_F64_CORE
   /* (twins: the second error's sum starts from 0 * the first) */
   double e1 = kc_f64_sum_err(a, b, h);
   double e2 = kc_f64_sum_err(fma(0.0, e1, scale), -0.5, a);
-  *lo = e1 + (e2 + scale * rest);
-  return h;
+  double l = e1 + (e2 + scale * rest);
+  double v = h + l;                     /* (normalized: |l| is below |h|) */
+  *lo = (h - v) + l;
+  return v;
 }}
 #endif
 """
@@ -315,7 +318,7 @@ _EXPM1 = f"""{_INLINE} double kc_expm1_f64(double x)
   double y = x;
   if (fabs(x) >= 0x1p-54) {{          /* (below, x is expm1 x rounded) */
     double lo;
-    double h = kc_expm1_dd(fmin(fmax(x, -60.0), 709.79), &lo);
+    double h = kc_expm1_dd(fmin(fmax(x, -60.0), 709.79), 0.0, &lo);
     y = 2.0 * (h + lo);
   }}
   return x > 709.79 ? INFINITY : y;
@@ -329,7 +332,7 @@ _TANH = f"""{_INLINE} double kc_tanh_f64(double x)
   double y = x;
   if (fabs(x) >= 0x1p-27) {{          /* (below, x is tanh x rounded) */
     double lo;
-    double h = kc_expm1_dd(2.0 * fmin(fabs(x), 20.0), &lo);
+    double h = kc_expm1_dd(2.0 * fmin(fabs(x), 20.0), 0.0, &lo);
     double n = h + lo;
     double nl = lo - (n - h);
     double d = n + 1.0;
@@ -340,16 +343,67 @@ _TANH = f"""{_INLINE} double kc_tanh_f64(double x)
   return y;
 }}"""
 
+# sinh and cosh of a = |x| from N = expm1(t) / 2 in double-double: t = a
+# below 22 (sinh = N + N/(2N + 1), cosh = N + 1/2 + (1/2)/(2N + 1)), t = a - ln
+# 2 past it (both e^a / 2 = 2N + 1 within an ulp's fraction); inf past the
+# largest finite value (sinh: signed), NaN kept; sinh of |x| below 2^-27 is x
+_HYPERBOLIC = {"kc_sinh_f64": ("x", "copysign((double) INFINITY, x)", """double q = h / d;
+double ql = (fma(-q, d, h) + (lo - q * dl)) / d;
+double v = h + q;
+v += (q - (v - h)) + (lo + ql);
+y = big ? w : v;
+y = x < 0.0 ? -y : y;"""), "kc_cosh_f64": ("1.0", "INFINITY", """double q = 0.5 / d;
+double ql = (fma(-q, d, 0.5) - q * dl) / d;
+double u = h + 0.5;
+double v = u + q;
+v += ((q - (v - u)) + (kc_f64_sum_err(h, 0.5, u) + lo)) + ql;
+y = big ? w : v;""")}
+
+
+def _hyperbolic(name: str, tiny: str, huge: str, body: str) -> str:
+    lines = "\n".join(f"    {line}" for line in body.splitlines())
+    return f"""{_INLINE} double {name}(double x)
+{{
+{_EXACT}
+  double y = x;
+  if (fabs(x) >= 0x1p-27 && !isnan(x)) {{
+    double a = fabs(x);
+    int big = a > 22.0;
+    double t = big ? a - {_LN2_53[0]} : a;
+    double tl = big ? ((a - t) - {_LN2_53[0]}) - {_LN2_53[1]} : 0.0;
+    double lo;
+    double h = kc_expm1_dd(fmin(t, 709.79), tl, &lo);
+    double w = 2.0 * (h + (lo + 0.5));
+    double d = 2.0 * h + 1.0;
+    double dl = kc_f64_sum_err(2.0 * h, 1.0, d) + 2.0 * lo;
+{lines}
+  }}
+  return fabs(x) < 0x1p-27 ? {tiny} : fabs(x) > 710.4758600739439 ? {huge} : y;
+}}"""
+
+
+# exp2 x = exp(x ln 2), x ln 2 in double-double (2^n exact)
+_EXP2 = f"""{_INLINE} double kc_exp2_f64(double x)
+{{
+{_EXACT}
+  double c = fmin(fmax(x, -1100.0), 1100.0);
+  double t = c * {_LN2_53[0]};
+  double v = kc_exp_dd(t, fma(c, {_LN2_53[0]}, -t) + c * {_LN2_53[1]});
+  return isnan(x) ? x : v;
+}}"""
+
 # }}}
 
 #: the helper function of each function name
 F64_HELPERS = {"log": "kc_log_f64", "log2": "kc_log2_f64", "log10": "kc_log10_f64",
                "log1p": "kc_log1p_f64", "pow": "kc_pow_f64", "expm1": "kc_expm1_f64",
-               "tanh": "kc_tanh_f64"}
+               "tanh": "kc_tanh_f64", "sinh": "kc_sinh_f64", "cosh": "kc_cosh_f64",
+               "exp2": "kc_exp2_f64"}
 
 _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_pow_f64": (_CORE, _POW), "kc_expm1_f64": (_CORE, _EXPM1),
-            "kc_tanh_f64": (_CORE, _TANH)}
+            "kc_tanh_f64": (_CORE, _TANH), "kc_exp2_f64": (_CORE, _EXP2),
+            **{name: (_CORE, _hyperbolic(name, *parts)) for name, parts in _HYPERBOLIC.items()}}
 
 
 def f64_helper_source(helper: str) -> str | None:

@@ -64,9 +64,11 @@ def _exp_arguments() -> np.ndarray:
     rng = np.random.default_rng(12)
     small = rng.standard_normal(1 << 15) * 2.0 ** rng.integers(-60, 0, 1 << 15)
     edges = [709.78, 709.782712893384, 709.7827128933841, -37.5, -745.2, 19.0, 20.0, 0.3466,
-             5e-324, 2.0 ** -54, 2.0 ** -27]
+             5e-324, 2.0 ** -54, 2.0 ** -27, 22.0, 22.000000000000004, 710.4758600739439,
+             710.475860073944, 1024.0, 1023.9999999999999, 1074.0, 1075.0, 1076.0]
     return np.concatenate([_bits(rng, 1 << 17), rng.uniform(-40, 40, 1 << 17), small,
-                           rng.uniform(-760, 720, 1 << 15), edges, np.negative(edges)])
+                           rng.uniform(-760, 720, 1 << 15), rng.uniform(-1080, 1030, 1 << 15),
+                           edges, np.negative(edges)])
 
 
 _SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324,
@@ -74,7 +76,8 @@ _SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-
 
 
 @pytest.mark.skipif(not _EXTENDED, reason="np.longdouble is a double here: no reference")
-@pytest.mark.parametrize("name", ["log", "log2", "log10", "log1p", "expm1", "tanh"])
+@pytest.mark.parametrize("name", ["log", "log2", "log10", "log1p", "exp2", "expm1", "sinh",
+                                  "cosh", "tanh"])
 def test_branch_free_f64_math_is_within_an_ulp(queue, name):
     x = _log_arguments() if name.startswith("log") else _exp_arguments()
     x = np.concatenate([x, _SPECIAL])
@@ -169,7 +172,8 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue, monkeypat
             code = la.explain(np.log(lx) + lx ** ly, show_code=True)
             assert "kc_log_f64(" in code and "kc_pow_f64(" in code
         with np.errstate(all="ignore"):
-            for fn in (np.log, np.log2, np.log10, np.log1p, np.expm1, np.tanh):
+            for fn in (np.log, np.log2, np.log10, np.log1p, np.exp2, np.expm1, np.sinh,
+                       np.cosh, np.tanh):
                 np.testing.assert_allclose(np.asarray(fn(lx)), fn(x), rtol=4e-16, atol=0,
                                            equal_nan=True, err_msg=fn.__name__)
             np.testing.assert_allclose(np.asarray(abs(lx) ** ly), np.abs(x) ** y,
