@@ -1,5 +1,6 @@
 """Float64 ``log``, ``log2``, ``log10``, ``log1p``, ``pow``, ``exp2``, ``expm1``,
-``sinh``, ``cosh`` and ``tanh`` in OpenCL C that CPU compilers vectorize,
+``sinh``, ``cosh``, ``tanh``, ``atan`` and ``atan2`` in OpenCL C that CPU
+compilers vectorize,
 for devices whose double built-ins are scalar calls (PoCL; its double
 ``exp`` vectorizes and stays the built-in).
 
@@ -21,6 +22,9 @@ rounded value (mostly within half an ulp: see the tests).
   2); tanh = E/(E + 2) with E = expm1(2|x|) in double-double; expm1 from
   the same parts (its half: 2^1024 rounded down is a double); sinh and
   cosh from expm1 |x| (of |x| - ln 2 past 22).
+- atan: 1/t past 1, (t - 1)/(t + 1) past tan(pi/8) (both in
+  double-double), then the series through u^45; atan2 from atan of the
+  quotient in double-double, with C99's special values.
 
 sin, cos and tan keep the built-ins: with a Payne-Hanek reduction that PoCL
 vectorizes (52-bit chunks of 2/pi picked by select stages, exact products
@@ -42,6 +46,8 @@ from __future__ import annotations
 from fractions import Fraction
 from math import factorial
 
+from kernelcore.target.f32math import _pi_scaled
+
 _INLINE = "static inline __attribute__((always_inline))"
 #: first line of every function body: error-free transformations need each
 #: product rounded on its own (no a * b + c fused by the compiler)
@@ -57,6 +63,10 @@ def _atanh_of_inverse(n: int, bits: int = 240) -> Fraction:
         power //= n * n
         k += 2
     return Fraction(total, one)
+
+
+def _pi(bits: int) -> Fraction:
+    return Fraction(_pi_scaled(bits), 2 ** bits)
 
 
 _LN2 = 2 * _atanh_of_inverse(3)
@@ -394,15 +404,92 @@ _EXP2 = f"""{_INLINE} double kc_exp2_f64(double x)
 
 # }}}
 
+# {{{ atan, atan2
+
+_HALF_PI = _split(_pi(300) / 2)
+_QUARTER_PI = _split(_pi(300) / 4)
+_PI_DD = _split(_pi(300))
+# atan u = u + u^3 P(u^2) for |u| <= tan(pi/8): the terms from u^47 on are
+# below 2^-60 of the sum
+_ATAN = [Fraction((-1) ** k, 2 * k + 1) for k in range(1, 23)]
+
+_ATAN_CORE = f"""#ifndef KC_ATAN_F64
+#define KC_ATAN_F64
+/* atan(t + tl) of t >= 0 (inf too; tl below ulp(t)) as h + *lo: 1/t past
+   1 (pi/2 minus the rest), then (v - 1)/(v + 1) past tan(pi/8) (pi/4 plus
+   the rest), then the series; in double-double */
+{_INLINE} double kc_atan_dd(double t, double tl, double *lo)
+{{
+{_EXACT}
+  int inverted = t > 1.0;
+  t = fmin(t, 0x1p1000);
+  double r = 1.0 / t;
+  double rl = (fma(-r, t, 1.0) - r * tl) / t;
+  double vh = inverted ? r : t, vl = inverted ? rl : tl;
+  int shifted = vh > 0.41421356237309503;
+  double n = vh - 1.0;
+  double nl = kc_f64_sum_err(vh, -1.0, n) + vl;
+  double d = vh + 1.0;
+  double dl = (vh - (d - 1.0)) + vl;          /* (|vh| <= 1) */
+  double q = n / d;
+  double ql = (fma(-q, d, n) + (nl - q * dl)) / d;
+  double uh = shifted ? q : vh, ul = shifted ? ql : vl;
+  double z = uh * uh;
+  double tail = uh * z * ({_horner(_ATAN, "z")}) + ul * (1.0 - z * (1.0 - z));
+  double bh = shifted ? {_QUARTER_PI[0]} : 0.0;
+  double s = bh + uh;
+  double rest = (uh - (s - bh)) + ((shifted ? {_QUARTER_PI[1]} : 0.0) + tail);
+  double ih = {_HALF_PI[0]} - s;
+  double il = (({_HALF_PI[0]} - ih) - s) + ({_HALF_PI[1]} - rest);
+  double h = inverted ? ih : s, l = inverted ? il : rest;
+  double v = h + l;
+  *lo = (h - v) + l;
+  return v;
+}}
+#endif
+"""
+
+_ATAN_F64 = f"""{_INLINE} double kc_atan_f64(double x)
+{{
+{_EXACT}
+  double lo;
+  double v = kc_atan_dd(fabs(x), 0.0, &lo);
+  v = x < 0.0 ? -v : v;
+  return fabs(x) < 0x1p-27 || isnan(x) ? x : v;
+}}"""
+
+# atan2(y, x): atan(|y| / |x|) (the quotient in double-double), pi minus it
+# for a negative x (-0 too), the sign of y; |y| / |x| is 0 for a zero y and
+# 1 for two infinities (C99's values)
+_ATAN2_F64 = f"""{_INLINE} double kc_atan2_f64(double y, double x)
+{{
+{_EXACT}
+  double a = fabs(y), b = fabs(x);
+  int infinities = isinf(a) && isinf(b);
+  double q = a == 0.0 ? 0.0 : infinities ? 1.0 : a / b;
+  double ql = q > 0.0 && q < INFINITY && b < INFINITY ? fma(-q, b, a) / b : 0.0;
+  double lo;
+  double v = kc_atan_dd(q, ql, &lo);
+  double w = {_PI_DD[0]} - v;
+  w += (({_PI_DD[0]} - w) - v) + ({_PI_DD[1]} - lo);
+  v = signbit(x) ? w : v;
+  v = signbit(y) ? -v : v;
+  return isnan(x) || isnan(y) ? x + y : v;
+}}"""
+
+# }}}
+
 #: the helper function of each function name
 F64_HELPERS = {"log": "kc_log_f64", "log2": "kc_log2_f64", "log10": "kc_log10_f64",
                "log1p": "kc_log1p_f64", "pow": "kc_pow_f64", "expm1": "kc_expm1_f64",
                "tanh": "kc_tanh_f64", "sinh": "kc_sinh_f64", "cosh": "kc_cosh_f64",
-               "exp2": "kc_exp2_f64"}
+               "exp2": "kc_exp2_f64", "atan": "kc_atan_f64", "atan2": "kc_atan2_f64"}
 
 _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_pow_f64": (_CORE, _POW), "kc_expm1_f64": (_CORE, _EXPM1),
             "kc_tanh_f64": (_CORE, _TANH), "kc_exp2_f64": (_CORE, _EXP2),
+            "kc_atan_f64": (_CORE + _ATAN_CORE, _ATAN_F64),
+            "kc_atan2_f64": (_CORE + _ATAN_CORE, _ATAN2_F64),
             **{name: (_CORE, _hyperbolic(name, *parts)) for name, parts in _HYPERBOLIC.items()}}
 
 

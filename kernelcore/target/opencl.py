@@ -41,7 +41,8 @@ class OpenCLTarget(CFamilyTarget):
     (:mod:`kernelcore.target.f32math`: correctly rounded, and vectorized by
     CPU compilers whose built-ins are scalar calls, as PoCL's). *math_f64*
     the same for float64 logarithms, ``pow``, ``exp2``, ``expm1``,
-    ``sinh``, ``cosh`` and ``tanh`` (:mod:`kernelcore.target.f64math`: within an ulp)."""
+    ``sinh``, ``cosh``, ``tanh``, ``atan`` and ``atan2``
+    (:mod:`kernelcore.target.f64math`: within an ulp)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
