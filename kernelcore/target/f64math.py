@@ -1,6 +1,6 @@
 """Float64 ``log``, ``log2``, ``log10``, ``log1p``, ``pow``, ``exp2``, ``expm1``,
-``sinh``, ``cosh``, ``tanh``, ``atan`` and ``atan2`` in OpenCL C that CPU
-compilers vectorize,
+``sinh``, ``cosh``, ``tanh``, ``atan``, ``atan2``, ``asin`` and ``acos`` in
+OpenCL C that CPU compilers vectorize,
 for devices whose double built-ins are scalar calls (PoCL; its double
 ``exp`` vectorizes and stays the built-in).
 
@@ -24,7 +24,8 @@ rounded value (mostly within half an ulp: see the tests).
   cosh from expm1 |x| (of |x| - ln 2 past 22).
 - atan: 1/t past 1, (t - 1)/(t + 1) past tan(pi/8) (both in
   double-double), then the series through u^45; atan2 from atan of the
-  quotient in double-double, with C99's special values.
+  quotient in double-double, with C99's special values; asin and acos from
+  atan of double-double arguments.
 
 sin, cos and tan keep the built-ins: with a Payne-Hanek reduction that PoCL
 vectorizes (52-bit chunks of 2/pi picked by select stages, exact products
@@ -477,19 +478,64 @@ _ATAN2_F64 = f"""{_INLINE} double kc_atan2_f64(double y, double x)
   return isnan(x) || isnan(y) ? x + y : v;
 }}"""
 
+# asin a = atan(a / sqrt(1 - a^2)) and acos x = 2 atan(sqrt((1 - x)/(1 + x))),
+# the arguments of atan in double-double (1 - a^2 exact as a double-double);
+# NaN outside [-1, 1]
+_ASIN_F64 = f"""{_INLINE} double kc_asin_f64(double x)
+{{
+{_EXACT}
+  double a = fabs(x);
+  double y = NAN;
+  if (a <= 1.0) {{
+    double p = a * a;
+    double wh = 1.0 - p;
+    double wl = ((1.0 - wh) - p) - fma(a, a, -p);
+    double sh = sqrt(wh);
+    double sl = sh > 0.0 ? (fma(-sh, sh, wh) + wl) / (2.0 * sh) : 0.0;
+    double q = a / sh;
+    double ql = sh > 0.0 ? (fma(-q, sh, a) - q * sl) / sh : 0.0;
+    double lo;
+    y = kc_atan_dd(q, ql, &lo);
+    y = x < 0.0 ? -y : y;
+  }}
+  return a < 0x1p-27 || isnan(x) ? x : y;
+}}"""
+
+_ACOS_F64 = f"""{_INLINE} double kc_acos_f64(double x)
+{{
+{_EXACT}
+  double y = NAN;
+  if (fabs(x) <= 1.0) {{
+    double n = 1.0 - x;
+    double nl = kc_f64_sum_err(1.0, -x, n);
+    double d = 1.0 + x;
+    double dl = (1.0 - (d - x)) + (x - (d - (d - x)));   /* (two-sum written out: nl's twin) */
+    double q = n / d;
+    double ql = d > 0.0 ? (fma(-q, d, n) + (nl - q * dl)) / d : 0.0;
+    double sh = sqrt(q);
+    double sl = sh > 0.0 && q < INFINITY ? (fma(-sh, sh, q) + ql) / (2.0 * sh) : 0.0;
+    double lo;
+    y = 2.0 * kc_atan_dd(sh, sl, &lo);
+  }}
+  return isnan(x) ? x : y;
+}}"""
+
 # }}}
 
 #: the helper function of each function name
 F64_HELPERS = {"log": "kc_log_f64", "log2": "kc_log2_f64", "log10": "kc_log10_f64",
                "log1p": "kc_log1p_f64", "pow": "kc_pow_f64", "expm1": "kc_expm1_f64",
                "tanh": "kc_tanh_f64", "sinh": "kc_sinh_f64", "cosh": "kc_cosh_f64",
-               "exp2": "kc_exp2_f64", "atan": "kc_atan_f64", "atan2": "kc_atan2_f64"}
+               "exp2": "kc_exp2_f64", "atan": "kc_atan_f64", "atan2": "kc_atan2_f64",
+               "asin": "kc_asin_f64", "acos": "kc_acos_f64"}
 
 _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_pow_f64": (_CORE, _POW), "kc_expm1_f64": (_CORE, _EXPM1),
             "kc_tanh_f64": (_CORE, _TANH), "kc_exp2_f64": (_CORE, _EXP2),
             "kc_atan_f64": (_CORE + _ATAN_CORE, _ATAN_F64),
             "kc_atan2_f64": (_CORE + _ATAN_CORE, _ATAN2_F64),
+            "kc_asin_f64": (_CORE + _ATAN_CORE, _ASIN_F64),
+            "kc_acos_f64": (_CORE + _ATAN_CORE, _ACOS_F64),
             **{name: (_CORE, _hyperbolic(name, *parts)) for name, parts in _HYPERBOLIC.items()}}
 
 

@@ -41,7 +41,7 @@ class OpenCLTarget(CFamilyTarget):
     (:mod:`kernelcore.target.f32math`: correctly rounded, and vectorized by
     CPU compilers whose built-ins are scalar calls, as PoCL's). *math_f64*
     the same for float64 logarithms, ``pow``, ``exp2``, ``expm1``,
-    ``sinh``, ``cosh``, ``tanh``, ``atan`` and ``atan2``
+    ``sinh``, ``cosh``, ``tanh``, ``atan``, ``atan2``, ``asin`` and ``acos``
     (:mod:`kernelcore.target.f64math`: within an ulp)."""
 
     name = "opencl"
