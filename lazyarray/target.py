@@ -48,9 +48,9 @@ def math_f32_choice(device: cl.Device) -> str:
 def math_f64_choice(device: cl.Device) -> str:
     """kernelcore's ``math_f64`` for *device*: ``"branch_free"`` on PoCL's CPU
     devices, whose float64 logarithms, ``pow``, ``exp2``, ``expm1``, ``sinh``,
-    ``cosh``, ``tanh``, ``atan``, ``atan2``, ``asin`` and ``acos`` are scalar
-    calls (up to 17 times slower than kernelcore's vectorized ones), else
-    ``"builtin"``."""
+    ``cosh``, ``tanh``, inverse trigonometric functions, ``cbrt`` and ``hypot``
+    are scalar calls (up to 17 times slower than kernelcore's vectorized
+    ones), else ``"builtin"``."""
     return "branch_free" if _pocl_cpu(device) else "builtin"
 
 

@@ -1,6 +1,6 @@
 """Float64 ``log``, ``log2``, ``log10``, ``log1p``, ``pow``, ``exp2``, ``expm1``,
-``sinh``, ``cosh``, ``tanh``, ``atan``, ``atan2``, ``asin`` and ``acos`` in
-OpenCL C that CPU compilers vectorize,
+``sinh``, ``cosh``, ``tanh``, ``atan``, ``atan2``, ``asin``, ``acos``,
+``cbrt`` and ``hypot`` in OpenCL C that CPU compilers vectorize,
 for devices whose double built-ins are scalar calls (PoCL; its double
 ``exp`` vectorizes and stays the built-in).
 
@@ -26,6 +26,9 @@ rounded value (mostly within half an ulp: see the tests).
   double-double), then the series through u^45; atan2 from atan of the
   quotient in double-double, with C99's special values; asin and acos from
   atan of double-double arguments.
+- cbrt: Newton steps from a cubic's guess, the last with its residual in
+  double-double; hypot: the square root of a^2 + b^2 in double-double,
+  scaled by a power of 2 (no overflow, no loss in subnormals).
 
 sin, cos and tan keep the built-ins: with a Payne-Hanek reduction that PoCL
 vectorizes (52-bit chunks of 2/pi picked by select stages, exact products
@@ -520,6 +523,63 @@ _ACOS_F64 = f"""{_INLINE} double kc_acos_f64(double x)
   return isnan(x) ? x : y;
 }}"""
 
+# cbrt: |x| = m' 2^(3q), m' in [1, 8) (subnormals scaled by 2^54 first); a
+# cubic's guess of cbrt m' (within 2%), four Newton steps, then one with
+# the residual c^3 - m' in double-double; 2^q and the sign last
+_CBRT_F64 = f"""{_INLINE} double kc_cbrt_f64(double x)
+{{
+{_EXACT}
+  double y = x;
+  if (x != 0.0 && isfinite(x)) {{
+    double a = fabs(x);
+    int sub = a < 0x1p-1022;
+    a = sub ? a * 0x1p54 : a;
+    long b = as_long(a);
+    double e = (double) ((b >> 52) - 1023);
+    double m = as_double((b & 0x000fffffffffffffL) | 0x3ff0000000000000L);
+    double q = kc_round_small((e + 0.5) * (1.0 / 3.0) - 0.5);    /* floor(e / 3) */
+    m *= kc_pow2(e - 3.0 * q);
+    double c = 0.72148223 + m * (0.32888628 + m * (-0.03472374 + m * 0.00171362));
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    c = (2.0 * c + m / (c * c)) * (1.0 / 3.0);
+    double c2 = c * c;
+    double c2l = fma(c, c, -c2);
+    double c3 = c2 * c;
+    double res = (fma(c2, c, -c3) + c2l * c) + (c3 - m);     /* c^3 - m (c3 - m exact) */
+    c -= res / (3.0 * c2);
+    y = copysign(c * kc_pow2(q - (sub ? 18.0 : 0.0)), x);
+  }}
+  return y;
+}}"""
+
+# hypot: the larger magnitude a scaled into [1, 2) and the smaller b by the
+# same power of 2 (in two steps: 2^-1074 and 2^1023 are scaled too),
+# a^2 + b^2 in double-double, its square root corrected once; inf where
+# either is infinite (even with a NaN)
+_HYPOT_F64 = f"""{_INLINE} double kc_hypot_f64(double x, double y)
+{{
+{_EXACT}
+  double a = fmax(fabs(x), fabs(y)), b = fmin(fabs(x), fabs(y));
+  double v = a;
+  if (a > 0.0 && a < INFINITY) {{
+    double e = (double) ((as_long(a) >> 52) - 1023);
+    double e1 = kc_round_small(0.5 * e - 0.25);               /* floor(e / 2) */
+    double down1 = kc_pow2(-e1), down2 = kc_pow2(e1 - e);   /* (not multiplied: twins) */
+    a = a * down1 * down2;
+    b = b * down1 * down2;
+    double p = a * a;
+    double q = fma(b, b, 0.0 * p);            /* (b^2 after a^2: twins) */
+    double s = p + q;
+    double sl = (((p - s) + q) + fma(a, a, -p)) + fma(b, b, -q);
+    double h = sqrt(s);
+    h += (fma(-h, h, s) + sl) / (2.0 * h);
+    v = h * kc_pow2(e1) * kc_pow2(e - e1);
+  }}
+  return isinf(x) || isinf(y) ? INFINITY : isnan(x) || isnan(y) ? x + y : v;
+}}"""
+
 # }}}
 
 #: the helper function of each function name
@@ -527,7 +587,8 @@ F64_HELPERS = {"log": "kc_log_f64", "log2": "kc_log2_f64", "log10": "kc_log10_f6
                "log1p": "kc_log1p_f64", "pow": "kc_pow_f64", "expm1": "kc_expm1_f64",
                "tanh": "kc_tanh_f64", "sinh": "kc_sinh_f64", "cosh": "kc_cosh_f64",
                "exp2": "kc_exp2_f64", "atan": "kc_atan_f64", "atan2": "kc_atan2_f64",
-               "asin": "kc_asin_f64", "acos": "kc_acos_f64"}
+               "asin": "kc_asin_f64", "acos": "kc_acos_f64", "cbrt": "kc_cbrt_f64",
+               "hypot": "kc_hypot_f64"}
 
 _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_pow_f64": (_CORE, _POW), "kc_expm1_f64": (_CORE, _EXPM1),
@@ -535,7 +596,8 @@ _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_atan_f64": (_CORE + _ATAN_CORE, _ATAN_F64),
             "kc_atan2_f64": (_CORE + _ATAN_CORE, _ATAN2_F64),
             "kc_asin_f64": (_CORE + _ATAN_CORE, _ASIN_F64),
-            "kc_acos_f64": (_CORE + _ATAN_CORE, _ACOS_F64),
+            "kc_acos_f64": (_CORE + _ATAN_CORE, _ACOS_F64), "kc_cbrt_f64": (_CORE, _CBRT_F64),
+            "kc_hypot_f64": (_CORE, _HYPOT_F64),
             **{name: (_CORE, _hyperbolic(name, *parts)) for name, parts in _HYPERBOLIC.items()}}
 
 

@@ -41,8 +41,8 @@ class OpenCLTarget(CFamilyTarget):
     (:mod:`kernelcore.target.f32math`: correctly rounded, and vectorized by
     CPU compilers whose built-ins are scalar calls, as PoCL's). *math_f64*
     the same for float64 logarithms, ``pow``, ``exp2``, ``expm1``,
-    ``sinh``, ``cosh``, ``tanh``, ``atan``, ``atan2``, ``asin`` and ``acos``
-    (:mod:`kernelcore.target.f64math`: within an ulp)."""
+    ``sinh``, ``cosh``, ``tanh``, inverse trigonometric functions, ``cbrt``
+    and ``hypot`` (:mod:`kernelcore.target.f64math`: within an ulp)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)

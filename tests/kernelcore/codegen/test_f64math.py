@@ -40,7 +40,7 @@ def _ulps(out: np.ndarray, exact: np.ndarray) -> np.ndarray:
     assert np.array_equal(np.isinf(out), np.isinf(ref))
     assert np.array_equal(out[np.isinf(ref)], ref[np.isinf(ref)])
     ordinary = np.isfinite(ref) & (ref != 0)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         ulps = np.abs(out.astype(_LD) - exact) / np.spacing(np.abs(ref)).astype(_LD)
     return np.where(ordinary, ulps, 0).astype(np.float64)
 
@@ -97,10 +97,12 @@ _ARC = {"atan": "arctan", "asin": "arcsin", "acos": "arccos"}
 
 
 @pytest.mark.parametrize("name", ["log", "log2", "log10", "log1p", "exp2", "expm1", "sinh",
-                                  "cosh", "tanh", "atan", "asin", "acos"])
+                                  "cosh", "tanh", "atan", "asin", "acos", "cbrt"])
 def test_branch_free_f64_math_is_within_an_ulp(queue, name):
     x = _log_arguments() if name.startswith("log") else _atan_arguments() \
         if name == "atan" else _asin_arguments() if name in _ARC else _exp_arguments()
+    if name == "cbrt":
+        x = np.concatenate([x, -x, np.arange(1, 3000.0) ** 3])
     x = np.concatenate([x, _SPECIAL])
     out = _run(name, queue, x)
     ufunc = getattr(np, _ARC.get(name, name))
@@ -158,11 +160,13 @@ def test_branch_free_pow_special_values_are_numpys(queue):
 
 
 @pytest.mark.skipif(not _EXTENDED, reason="np.longdouble is a double here: no reference")
-def test_branch_free_atan2_is_within_an_ulp_and_its_special_values_numpys(queue):
-    """atan2(y, x) over random bit patterns, ordinary values and quotients
-    that overflow or underflow: within an ulp; every pair of special values
-    (signed zeros, infinities, NaN, the smallest and largest values) bit for
-    bit as NumPy's (C99's)."""
+@pytest.mark.parametrize("name", ["atan2", "hypot"])
+def test_branch_free_atan2_and_hypot_are_within_an_ulp_and_their_special_values_numpys(
+        queue, name):
+    """atan2(y, x) and hypot(y, x) over random bit patterns, ordinary values
+    and quotients that overflow or underflow: within an ulp; every pair of
+    special values (signed zeros, infinities, NaN, the smallest and largest
+    values) bit for bit as NumPy's (C99's)."""
     rng = np.random.default_rng(16)
     n = 1 << 17
     special = np.concatenate([_SPECIAL, [-2.5, 0.75, 1e-300, -1e300]])
@@ -170,16 +174,18 @@ def test_branch_free_atan2_is_within_an_ulp_and_its_special_values_numpys(queue)
                         np.repeat(special, special.size)])
     x = np.concatenate([_bits(rng, n), rng.standard_normal(n), rng.standard_normal(n) * 1e300,
                         np.tile(special, special.size)])
-    out = _run("atan2", queue, y, x)
+    out = _run(name, queue, y, x)
+    ufunc = {"atan2": np.arctan2, "hypot": np.hypot}[name]
     with np.errstate(all="ignore"):
-        exact = np.arctan2(y.astype(_LD), x.astype(_LD))
-        numpy = np.arctan2(y, x)
+        exact = ufunc(y.astype(_LD), x.astype(_LD))
+        numpy = ufunc(y, x)
     ulps = _ulps(out, exact)
     assert ulps.max() < 1, (ulps.max(), y[np.argmax(ulps)], x[np.argmax(ulps)])
     assert (ulps > 0.5).mean() < 3e-3
     k = special.size ** 2
     same = (out.view(np.int64) == numpy.view(np.int64)) | (np.isnan(out) & np.isnan(numpy))
-    exact_special = ~np.isfinite(numpy) | (numpy == 0) | np.isin(np.abs(numpy), [np.pi, np.pi / 2])
+    exact_special = ~np.isfinite(numpy) | (numpy == 0) \
+        | np.isin(np.abs(numpy), [np.pi, np.pi / 2, *np.abs(special)])
     assert same[-k:][exact_special[-k:]].all()
 
 
@@ -221,15 +227,16 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue, monkeypat
             assert "kc_log_f64(" in code and "kc_pow_f64(" in code
         with np.errstate(all="ignore"):
             for fn in (np.log, np.log2, np.log10, np.log1p, np.exp2, np.expm1, np.sinh,
-                       np.cosh, np.tanh, np.arctan):
+                       np.cosh, np.tanh, np.arctan, np.cbrt):
                 np.testing.assert_allclose(np.asarray(fn(lx)), fn(x), rtol=4e-16, atol=0,
                                            equal_nan=True, err_msg=fn.__name__)
             np.testing.assert_allclose(np.asarray(abs(lx) ** ly), np.abs(x) ** y,
                                        rtol=4 * np.finfo(np.float64).eps, equal_nan=True)
             np.testing.assert_allclose(np.asarray(lx ** 3.0), x ** 3.0,
                                        rtol=4 * np.finfo(np.float64).eps, equal_nan=True)
-            np.testing.assert_allclose(np.asarray(np.arctan2(lx, ly)), np.arctan2(x, y),
-                                       rtol=4e-16, atol=0, equal_nan=True)
+            for fn in (np.arctan2, np.hypot):
+                np.testing.assert_allclose(np.asarray(fn(lx, ly)), fn(x, y), rtol=4e-16,
+                                           atol=0, equal_nan=True, err_msg=fn.__name__)
             for fn in (np.arcsin, np.arccos):
                 np.testing.assert_allclose(np.asarray(fn(lx / 30)), fn(x / 30), rtol=4e-16,
                                            atol=0, equal_nan=True, err_msg=fn.__name__)
@@ -243,7 +250,7 @@ device = next(d for p in cl.get_platforms() if "Portable Computing Language" in 
               for d in p.get_devices() if d.type & cl.device_type.CPU)
 ctx = cl.Context([device])
 helpers = "\n".join(f64_helper_source(h) for h in F64_HELPERS.values())
-bodies = [f"{h}(x[i])" if name not in ("pow", "atan2") else f"{h}(x[i], z[i])"
+bodies = [f"{h}(x[i])" if name not in ("pow", "atan2", "hypot") else f"{h}(x[i], z[i])"
           for name, h in F64_HELPERS.items()]
 # mixes: two calls of one function, an MLP's and a softmax's expressions
 bodies += ["kc_log_f64(x[i]) + kc_log_f64(z[i])", "kc_tanh_f64(x[i] * z[i] + x[i])",
