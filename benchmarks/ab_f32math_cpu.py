@@ -22,8 +22,9 @@ UNARY = ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "log", "log2", "log1
          "log1p", "exp2", "expm1", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "cbrt")
 BINARY = ("power", "arctan2", "hypot")
 #: the float64 ufuncs with kernelcore's helpers
-UNARY_F64 = ("log", "log2", "log10", "log1p", "exp2", "expm1", "sinh", "cosh", "tanh")
-BINARY_F64 = ("power",)
+UNARY_F64 = ("log", "log2", "log10", "log1p", "exp2", "expm1", "sinh", "cosh", "tanh",
+             "arctan", "arcsin", "arccos", "cbrt")
+BINARY_F64 = ("power", "arctan2", "hypot")
 
 
 def _inputs(n: int, dtype: str):
