@@ -208,9 +208,9 @@ def test_only_their_float64_functions_use_the_helpers():
 
 
 def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue, monkeypatch):
-    """On the device tier, float64 ufuncs and x**y match NumPy within the
-    tolerance of the semantics tests (4 eps); with the helpers forced on
-    any device as well."""
+    """On the device tier, float64 ufuncs, lazyarray's functions and x**y
+    match NumPy within the tolerance of the semantics tests (4 eps); with the
+    helpers forced on any device as well."""
     import lazyarray.target as la_target
     device = queue.device
     assert Target.of(device).math_f64 == math_f64_choice(device)
@@ -240,6 +240,11 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue, monkeypat
             for fn in (np.arcsin, np.arccos):
                 np.testing.assert_allclose(np.asarray(fn(lx / 30)), fn(x / 30), rtol=4e-16,
                                            atol=0, equal_nan=True, err_msg=fn.__name__)
+            # lazyarray's own functions; sin and cos stay OpenCL's built-ins
+            np.testing.assert_allclose(la.log(lx).get(), np.log(x), rtol=4e-16, equal_nan=True)
+            for la_fn, fn in ((la.sin, np.sin), (la.cos, np.cos)):
+                np.testing.assert_allclose(la_fn(lx).get(), fn(x), rtol=1e-15, atol=1e-300,
+                                           equal_nan=True)
 
 
 _REMARKS_CHILD = r"""
