@@ -2,7 +2,7 @@
 see it: one record, made where work is planned, passed down the pipeline.
 
 Public names: Target, device_profile, has_tf32_tensor_cores, math_f32_choice,
-default_target, Device (the Array API's device object).
+math_f64_choice, default_target, Device (the Array API's device object).
 """
 
 from __future__ import annotations
@@ -42,8 +42,21 @@ def math_f32_choice(device: cl.Device) -> str:
     """kernelcore's ``math_f32`` for *device*: ``"branch_free"`` on PoCL's CPU
     devices, whose float32 trigonometric, hyperbolic and logarithmic functions
     are scalar calls (5-40 times slower than kernelcore's vectorized ones), else ``"builtin"``."""
-    pocl = "Portable Computing Language" in device.platform.name
-    return "branch_free" if pocl and device.type & cl.device_type.CPU else "builtin"
+    return "branch_free" if _pocl_cpu(device) else "builtin"
+
+
+def math_f64_choice(device: cl.Device) -> str:
+    """kernelcore's ``math_f64`` for *device*: ``"branch_free"`` on PoCL's CPU
+    devices, whose float64 logarithms, ``pow``, ``exp2``, ``expm1``, ``sinh``,
+    ``cosh``, ``tanh``, inverse trigonometric functions, ``cbrt`` and ``hypot``
+    are scalar calls (up to 17 times slower than kernelcore's vectorized
+    ones), else ``"builtin"``."""
+    return "branch_free" if _pocl_cpu(device) else "builtin"
+
+
+def _pocl_cpu(device: cl.Device) -> bool:
+    return "Portable Computing Language" in device.platform.name \
+        and bool(device.type & cl.device_type.CPU)
 
 
 @dataclass(frozen=True)
@@ -54,12 +67,14 @@ class Target:
     *tensor_cores* for TF32 products (see :mod:`lazyarray.precision`), and how
     kernels compute float32 trigonometric, hyperbolic and logarithmic
     functions (*math_f32*, kernelcore's ``OpenCLTarget`` option:
-    :func:`math_f32_choice`)."""
+    :func:`math_f32_choice`) and float64 ones (*math_f64*:
+    :func:`math_f64_choice`)."""
 
     kind: str
     units: int
     tensor_cores: bool = False
     math_f32: str = "builtin"
+    math_f64: str = "builtin"
 
     @property
     def host_tier_elements(self) -> int:
@@ -81,7 +96,8 @@ class Target:
         if target is None:
             target = _TARGETS[key] = cls(*device_profile(device),
                                          tensor_cores=has_tf32_tensor_cores(device),
-                                         math_f32=math_f32_choice(device))
+                                         math_f32=math_f32_choice(device),
+                                         math_f64=math_f64_choice(device))
         return target
 
 

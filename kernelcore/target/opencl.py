@@ -13,6 +13,7 @@ from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.target.base import CFamilyTarget
 from kernelcore.target.f32math import F32_HELPERS, f32_helper_source, f32_vector_helper
+from kernelcore.target.f64math import F64_HELPERS, f64_helper_source
 
 _C_TYPES = {
     "int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short",
@@ -38,7 +39,10 @@ class OpenCLTarget(CFamilyTarget):
     ``"builtin"`` calls OpenCL's trigonometric, hyperbolic and logarithmic
     functions of float32 values, ``"branch_free"`` kernelcore's own
     (:mod:`kernelcore.target.f32math`: correctly rounded, and vectorized by
-    CPU compilers whose built-ins are scalar calls, as PoCL's)."""
+    CPU compilers whose built-ins are scalar calls, as PoCL's). *math_f64*
+    the same for float64 logarithms, ``pow``, ``exp2``, ``expm1``,
+    ``sinh``, ``cosh``, ``tanh``, inverse trigonometric functions, ``cbrt``
+    and ``hypot`` (:mod:`kernelcore.target.f64math`: within an ulp)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
@@ -49,23 +53,28 @@ class OpenCLTarget(CFamilyTarget):
     helper_linkage = "inline"
     fp_contract: bool | None = None
     math_f32: str = "builtin"
+    math_f64: str = "builtin"
 
-    def __init__(self, fp_contract: bool | None = None, math_f32: str = "builtin"):
-        if math_f32 not in ("builtin", "branch_free"):
-            raise ValueError(f"math_f32 must be 'builtin' or 'branch_free', not {math_f32!r}")
+    def __init__(self, fp_contract: bool | None = None, math_f32: str = "builtin",
+                 math_f64: str = "builtin"):
+        for option, value in (("math_f32", math_f32), ("math_f64", math_f64)):
+            if value not in ("builtin", "branch_free"):
+                raise ValueError(f"{option} must be 'builtin' or 'branch_free', not {value!r}")
         self.fp_contract = fp_contract
         self.math_f32 = math_f32
+        self.math_f64 = math_f64
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.fp_contract == other.fp_contract \
-            and self.math_f32 == other.math_f32
+            and self.math_f32 == other.math_f32 and self.math_f64 == other.math_f64
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.fp_contract, self.math_f32))
+        return hash((type(self).__name__, self.fp_contract, self.math_f32, self.math_f64))
 
     def __repr__(self) -> str:
         settings = ([] if self.fp_contract is None else [f"fp_contract={self.fp_contract}"]) \
-            + ([] if self.math_f32 == "builtin" else [f"math_f32={self.math_f32!r}"])
+            + ([] if self.math_f32 == "builtin" else [f"math_f32={self.math_f32!r}"]) \
+            + ([] if self.math_f64 == "builtin" else [f"math_f64={self.math_f64!r}"])
         return f"{type(self).__name__}({', '.join(settings)})"
 
     def contraction_pragma(self) -> list[str]:
@@ -109,7 +118,7 @@ class OpenCLTarget(CFamilyTarget):
     def helper_function_source(self, name: str) -> str | None:
         """Source of a helper function *name* returned by :meth:`function_name`
         that the preamble must define (None: a built-in)."""
-        return _HELPERS.get(name) or f32_helper_source(name)
+        return _HELPERS.get(name) or f32_helper_source(name) or f64_helper_source(name)
 
     def vector_helper(self, name: str, width: int) -> tuple[str, str] | None:
         """(name, source) of the version of helper *name* (from
@@ -173,6 +182,9 @@ class OpenCLTarget(CFamilyTarget):
         if self.math_f32 == "branch_free" and name in F32_HELPERS \
                 and all(dt.name == "float32" for dt in arg_dtypes):
             return F32_HELPERS[name]
+        if self.math_f64 == "branch_free" and name in F64_HELPERS \
+                and all(dt.name == "float64" for dt in arg_dtypes):
+            return F64_HELPERS[name]
         return _FUNCTION_NAMES.get(name, name)
 
     def preamble(self, uses_complex: bool, uses_double: bool,

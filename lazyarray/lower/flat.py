@@ -205,7 +205,8 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
                                name="lazyarray_kernel")
         knl = lp.split_iname(knl, "i0", group, outer_tag="g.0", inner_tag="l.0")
     knl = lp.set_options(knl, no_numpy=True)
-    return knl.copy(target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32))
+    return knl.copy(target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32,
+                                          math_f64=target.math_f64))
 
 
 def _reduction_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int

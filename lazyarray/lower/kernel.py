@@ -93,7 +93,8 @@ def build_kernel(node: Node, inputs: dict[Node, KernelInput],
     # NumPy rounds every operation: no fused multiply-adds, except in matrix
     # products (which add in another order than NumPy's BLAS anyway)
     product = is_kind(node, "reduce") and _is_product_sum(node)
-    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product, math_f32=target.math_f32))
+    knl = knl.copy(target=lp.PyOpenCLTarget(fp_contract=product, math_f32=target.math_f32,
+                                          math_f64=target.math_f64))
     if _needs_wide_indices(node, inputs):
         knl = knl.copy(index_dtype=np.dtype(np.int64))
     return knl
