@@ -71,13 +71,28 @@ def recipe_name(function_name: str) -> str:
 
 
 def _chunks(source: str) -> list[str]:
-    """*source*'s top-level pieces: preprocessor lines and declarations or
-    definitions (up to the ``;`` or ``}`` closing them at brace depth 0)."""
+    """*source*'s top-level pieces: preprocessor lines, conditional blocks
+    (``#if``/``#ifdef``/``#ifndef`` to their ``#endif``, whole: a helper's
+    include guard) and declarations or definitions (up to the ``;`` or ``}``
+    closing them at brace depth 0)."""
     chunks: list[str] = []
     current: list[str] = []
     depth = 0
+    block: list[str] = []
+    nesting = 0
     for line in source.splitlines():
-        if not current and line.lstrip().startswith("#"):
+        directive = line.lstrip()
+        if block or (not current and directive.startswith("#if")):
+            block.append(line)
+            if directive.startswith("#if"):
+                nesting += 1
+            elif directive.startswith("#endif"):
+                nesting -= 1
+            if nesting == 0:
+                chunks.append("\n".join(block))
+                block = []
+            continue
+        if not current and directive.startswith("#"):
             chunks.append(line)
             continue
         if not current and not line.strip():
@@ -87,8 +102,8 @@ def _chunks(source: str) -> list[str]:
         if depth == 0 and line.rstrip().endswith(("}", ";")):
             chunks.append("\n".join(current))
             current = []
-    if current:
-        chunks.append("\n".join(current))
+    if current or block:
+        chunks.append("\n".join(current or block))
     return chunks
 
 
@@ -121,8 +136,8 @@ def merged_source(programs: list[tuple[str, list[str]]]) -> str:
             elif chunk not in seen:
                 seen[chunk] = contract
                 out.append(chunk)
-            elif seen[chunk] != contract and not chunk.lstrip().startswith("#") \
-                    and _FLOATING.search(chunk):
+            elif seen[chunk] != contract and _FLOATING.search(chunk) \
+                    and not (chunk.lstrip().startswith("#") and "\n" not in chunk):
                 raise SettingsClash(chunk.splitlines()[0])
     return "\n".join(out) + "\n"
 

@@ -218,3 +218,27 @@ def test_shared_helpers_under_different_contraction_settings():
                  for s, _ in programs]
         assert [run(k) for (k,) in kernels] == alone
     assert kernels[0][0].program == kernels[2][0].program != kernels[1][0].program
+
+
+def test_include_guarded_helpers_merge_as_whole_blocks():
+    """Helpers inside ``#ifndef``/``#endif`` guards (kernelcore's math
+    helpers) are kept once as whole blocks: the merged program's
+    conditionals stay balanced (two guards in one program lost an
+    ``#endif`` when lines were kept once each) and it builds."""
+    guards = ("#ifndef KC_A\n#define KC_A\ninline int kc_a(int v) { return v + 1; }\n#endif\n"
+              "#ifndef KC_B\n#define KC_B\ninline int kc_b(int v) { return 2 * v; }\n#endif\n")
+    programs = [(guards + f"__kernel void k(__global int *out) {{ out[0] = {body}; }}\n", ["k"])
+                for body in ("kc_a(3)", "kc_b(5)")]
+    merged = merged_source(programs)
+    conditionals = [line.split()[0] for line in merged.splitlines() if line.startswith("#if")
+                    or line.startswith("#endif")]
+    assert conditionals == ["#ifndef", "#endif", "#ifndef", "#endif"]
+    queue = default_queue()
+    kernels = build_together(queue.context, programs)
+    assert kernels is not None
+    out = cla.empty(queue, 1, np.int32)
+    results = []
+    for (kernel,) in kernels:
+        kernel(queue, (1,), None, out.data)
+        results.append(int(out.get()[0]))
+    assert results == [4, 10]
