@@ -12,6 +12,13 @@ also prints the id and the error message of each test that did not pass; ``--min
 makes the exit status 1 when fewer than N tests pass
 (``tests/kernelcore/loopy/test_loopy_suite.py`` runs it so, as a slow test, when
 ``LOOPY_CHECKOUT`` names a checkout).
+
+``--reference FILE`` names a list of test ids (one a line, as
+``test_file.py::test_name[params]`` with a pyopencl context parameter written ``ctx``)
+that pass on real loopy: the script then also prints how many of those pass on kernelcore,
+per file and in total, and ``--list-failures`` lists only failures among them.
+``--make-reference XML_DIR OUT`` writes such a list from the JUnit XML files
+(``pytest --junitxml``) of a run of loopy's tests with loopy itself.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import re
 import subprocess
 import sys
 import types
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,6 +137,25 @@ def _run_in_subprocess(test_file: Path, keyword: str | None, timeout: int,
     return {f"{test_file.name}::<file>": ("error", tail[-1] if tail else f"rc {proc.returncode}")}
 
 
+def normalize_id(nodeid: str) -> str:
+    """*nodeid* with a pyopencl context parameter written ``ctx`` (the device name
+    differs between installations)."""
+    return re.sub(r"<context factory for [^>]*>>", "ctx", nodeid)
+
+
+def passed_ids_from_junit(xml_dir: Path) -> list[str]:
+    """Normalized ids of the tests that passed in the JUnit XML files under *xml_dir*."""
+    ids = []
+    for xml_file in sorted(xml_dir.glob("*.xml")):
+        for case in ET.parse(xml_file).getroot().iter("testcase"):
+            if any(child.tag in ("failure", "error", "skipped") for child in case):
+                continue
+            module = case.get("classname", "").split(".")
+            nodeid = f"{module[0]}.py::" + "::".join(module[1:] + [case.get("name", "")])
+            ids.append(normalize_id(nodeid))
+    return ids
+
+
 def count(results: dict[str, tuple[str, str]]) -> dict[str, int]:
     """Number of tests per outcome."""
     counts = dict.fromkeys(OUTCOMES, 0)
@@ -140,7 +167,8 @@ def count(results: dict[str, tuple[str, str]]) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("checkout", help="loopy checkout (or the folder holding its test/)")
+    parser.add_argument("checkout", nargs="?",
+                        help="loopy checkout (or the folder holding its test/)")
     parser.add_argument("files", nargs="*", help="test file names (default: every test_*.py)")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per test")
@@ -148,33 +176,64 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list-failures", action="store_true")
     parser.add_argument("--min-passed", type=int, default=0,
                         help="exit with status 1 if fewer tests pass in total")
+    parser.add_argument("--reference", type=Path,
+                        help="file of the test ids that pass on loopy")
+    parser.add_argument("--make-reference", nargs=2, metavar=("XML_DIR", "OUT"),
+                        help="write the ids of the passed tests of JUnit XML files")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+
+    if args.make_reference:
+        ids = passed_ids_from_junit(Path(args.make_reference[0]))
+        Path(args.make_reference[1]).write_text("".join(i + "\n" for i in ids))
+        print(f"{len(ids)} passed test ids written to {args.make_reference[1]}")
+        return 0
 
     if args.child:
         results = run_one_file(Path(args.checkout), args.keyword, args.timeout)
         print("LOOPY_SUITE_RESULTS " + json.dumps(results))
         return 0
 
+    if args.checkout is None:
+        parser.error("the loopy checkout is needed to run its tests")
     test_dir = Path(args.checkout)
     if (test_dir / "test").is_dir():
         test_dir = test_dir / "test"
     files = ([test_dir / f for f in args.files] if args.files
              else sorted(test_dir.glob("test_*.py")))
+    reference = None
+    if args.reference is not None:      # (ids may hold spaces: one a line)
+        reference = {ln.strip() for ln in args.reference.read_text().splitlines()
+                     if ln.strip()}
     total = dict.fromkeys(OUTCOMES, 0)
-    print(f"{'file':32s} " + " ".join(f"{o:>7s}" for o in OUTCOMES))
+    ref_passed = ref_total = 0
+    print(f"{'file':32s} " + " ".join(f"{o:>7s}" for o in OUTCOMES)
+          + ("  of loopy's" if reference is not None else ""))
     for test_file in files:
-        results = _run_in_subprocess(test_file, args.keyword, args.timeout, args.file_timeout)
+        results = {normalize_id(k): v for k, v in _run_in_subprocess(
+            test_file, args.keyword, args.timeout, args.file_timeout).items()}
         counts = count(results)
         total = {o: total[o] + counts[o] for o in OUTCOMES}
-        print(f"{test_file.name:32s} " + " ".join(f"{counts[o]:7d}" for o in OUTCOMES),
-              flush=True)
+        line = f"{test_file.name:32s} " + " ".join(f"{counts[o]:7d}" for o in OUTCOMES)
+        expected: set[str] = set()
+        if reference is not None:
+            prefix = test_file.name + "::"
+            expected = {i for i in reference if i.startswith(prefix)}
+            if args.keyword:
+                expected &= set(results)
+            passed = sum(results.get(i, ("missing",))[0] == "passed" for i in expected)
+            ref_passed, ref_total = ref_passed + passed, ref_total + len(expected)
+            line += f"  {passed:4d}/{len(expected)}"
+        print(line, flush=True)
         if args.list_failures:
-            for nodeid, (outcome, message) in sorted(results.items()):
-                if outcome in ("failed", "error"):
-                    name = re.sub(r"<context factory for [^>]*>>", "ctx", nodeid.split("::", 1)[-1])
-                    print(f"    {outcome:6s} {name}: {message}")
+            for nodeid in sorted(set(results) | expected):
+                outcome, message = results.get(nodeid, ("missing", "not run"))
+                if outcome in ("failed", "error", "missing") and (
+                        reference is None or nodeid in reference):
+                    print(f"    {outcome:6s} {nodeid.split('::', 1)[-1]}: {message}")
     print(f"{'total':32s} " + " ".join(f"{total[o]:7d}" for o in OUTCOMES))
+    if reference is not None:
+        print(f"kernelcore passes {ref_passed} of the {ref_total} tests that pass on loopy")
     return 0 if total["passed"] >= args.min_passed else 1
 
 
