@@ -233,6 +233,7 @@ from kernelcore.transform.loop_fusion import (  # noqa: E402
     get_kennedy_unweighted_fusion_candidates,
     rename_inames_in_batch,
 )
+from kernelcore.transform.pack_args import pack_and_unpack_args_for_call  # noqa: E402
 from kernelcore.transform.temporaries import (  # noqa: E402
     alias_temporaries,
     allocate_temporaries_for_base_storage,
@@ -267,6 +268,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "ValueArgDescriptor", "ArrayArgDescriptor", "FixedStrideArrayDimTag",
             "register_callable", "CallInstruction",
             "TranslationUnit", "merge", "make_function", "inline_callable_kernel",
+            "pack_and_unpack_args_for_call",
             "make_program", "resolve_callables", "rename_callable", "for_each_kernel",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",

@@ -17,6 +17,7 @@ from kernelcore.ir.domain import (
     aff_to_expr,
     align_to,
     expr_to_pw_aff,
+    project_to,
     static_max_of_pw_aff,
 )
 from kernelcore.ir.instruction import InstructionBase
@@ -24,9 +25,11 @@ from kernelcore.ir.kernel import LoopKernel
 
 
 def find_auto_shapes(knl: LoopKernel,
-                     access_list: Iterable[tuple[str, InstructionBase | frozenset[str], tuple]]
-                     ) -> LoopKernel:
-    """Replace ``auto`` shapes of arrays by the extent of their accesses."""
+                     access_list: Iterable[tuple[str, Any, tuple]]) -> LoopKernel:
+    """Replace ``auto`` shapes of arrays by the extent of their accesses: each of
+    *access_list* is (array, where, subscript), where *where* is an instruction or
+    a set of inames (the subscript is taken over their domain), or a pair of one
+    of those and expressions that must be >= 0 where the access happens."""
     by_name: dict[str, list] = {}
     for arr, inames, idx in access_list:
         by_name.setdefault(arr, []).append((inames, idx))
@@ -55,8 +58,18 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
         elif len(idx) != ndim:
             raise KernelcoreError(f"'{name}' is indexed with {ndim} and with {len(idx)} "
                                   "subscripts")
+        nonempty: tuple = ()
+        if isinstance(where, tuple):
+            where, nonempty = where
         dom = (knl.get_insn_domain(where) if isinstance(where, InstructionBase)
                else knl.get_inames_domain(where))
+        for cond in nonempty:
+            try:
+                holds = expr_to_pw_aff(cond, space).nonneg_set()
+            except NotAffineError:
+                continue
+            names = [n for n in dom.get_var_names(isl.dim_type.set) if n is not None]
+            dom = dom & align_to(project_to(holds, names), dom)
         for axis, ix in enumerate(idx):
             try:
                 aff: Any = expr_to_pw_aff(ix, space)  # (a PwAff here, an Aff below)

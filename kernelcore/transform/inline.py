@@ -19,6 +19,7 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.callable_kernel import CallableKernel, kernel_called_names
+from kernelcore.callables import get_kw_pos_association
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
@@ -137,10 +138,10 @@ class _Rewriter(IdentityMapper):
 def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
                  names: UniqueNameGenerator) -> LoopKernel:
     where = f"call '{insn.id}' of '{callee.name}' in '{caller.name}'"
-    read = set().union(*(i.read_dependency_names() for i in callee.instructions))
-    written = set().union(*(i.assignee_names() for i in callee.instructions))
-    inputs = [a for a in callee.args if isinstance(a, ValueArg) or a.name in read]
-    outputs = [a for a in callee.args if isinstance(a, ArrayArg) and a.name in written]
+    _, pos_to_kw = get_kw_pos_association(callee)
+    inputs = [callee.arg_dict[pos_to_kw[k]] for k in sorted(k for k in pos_to_kw if k >= 0)]
+    outputs = [callee.arg_dict[pos_to_kw[k]]
+               for k in sorted((k for k in pos_to_kw if k < 0), reverse=True)]
     params = insn.expression.parameters
     assignees = insn.assignees if isinstance(insn, CallInstruction) else (insn.assignee,)
     if len(params) != len(inputs) or len(assignees) != len(outputs):
@@ -158,7 +159,8 @@ def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
             continue
         if _static(p) is not None:
             fixed[arg.name] = _static(p)
-        elif isinstance(p, prim.Variable) and p.name in caller.all_params():
+        elif isinstance(p, prim.Variable) and (p.name in caller.all_params() or isinstance(
+                caller.arg_dict.get(p.name), ValueArg)):
             callee = callee.copy(domains=tuple(_rename_dim(d, arg.name, p.name)
                                                for d in callee.domains))
             values[arg.name] = p
