@@ -1,5 +1,6 @@
 """loopy's keyword names for precompute: ``precompute_outer_inames`` (the
-loops the precomputation runs inside) is kernelcore's ``fetch_outer_inames``."""
+loops the precomputation runs inside) is kernelcore's ``fetch_outer_inames``; a
+prefetch of a given footprint (``add_prefetch(knl, "a[f, :, :]")``)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,23 @@ def test_prefetch_into_a_temporary_of_another_shape_is_refused():
     knl = lp.add_dtypes(knl, {"A,x": np.float64})
     with pytest.raises(lp.LoopyError, match="already in use"):
         lp.add_prefetch(knl, "A", sweep_inames=["j"], temporary_name="A_fetch")
+
+
+def test_prefetch_of_a_given_footprint(queue):
+    # 'a[:, :]': the whole array, whatever the uses read
+    knl = lp.make_kernel("{[i, j]: 0<=i, j<8}", "out[i, j] = a[i, j] + a[j, i]",
+                         [lp.GlobalArg("a", np.float32, shape=(8, 8)), ...])
+    whole = lp.add_prefetch(knl, "a[:, :]", default_tag=None)
+    fetch = whole["loopy_kernel"].temporary_variables["a_fetch"]
+    assert fetch.shape == (8, 8)
+    a = np.random.default_rng(1).random((8, 8)).astype(np.float32)
+    np.testing.assert_allclose(host(whole(queue, a=a)[1][0]), a + a.T)
+    # 'a[f, :, :]': one slab per value of the outer iname f
+    knl = lp.make_kernel("{[f, i, j]: 0<=f<3 and 0<=i, j<8}", "out[f, i, j] = 2*a[f, j, i]",
+                         [lp.GlobalArg("a", np.float32, shape=(3, 8, 8)), ...])
+    slab = lp.add_prefetch(knl, "a[f, :, :]", default_tag=None)
+    assert slab["loopy_kernel"].temporary_variables["a_fetch"].shape == (8, 8)
+    a = np.random.default_rng(2).random((3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(host(slab(queue, a=a)[1][0]), 2 * a.transpose(0, 2, 1))
+    with pytest.raises(lp.LoopyError, match="2 indices, the uses 3"):
+        lp.add_prefetch(knl, "a[:, :]", default_tag=None)
