@@ -210,6 +210,7 @@ from kernelcore.einsum import make_einsum  # noqa: E402
 from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
 from kernelcore.ir.instruction import MultiAssignmentBase  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
+from kernelcore.persistence import Optional, memoize_on_disk  # noqa: E402
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
@@ -268,7 +269,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "ValueArgDescriptor", "ArrayArgDescriptor", "FixedStrideArrayDimTag",
             "register_callable", "CallInstruction",
             "TranslationUnit", "merge", "make_function", "inline_callable_kernel",
-            "pack_and_unpack_args_for_call",
+            "pack_and_unpack_args_for_call", "Optional", "memoize_on_disk",
             "make_program", "resolve_callables", "rename_callable", "for_each_kernel",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",

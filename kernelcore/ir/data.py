@@ -174,24 +174,36 @@ class ArrayArg(_ArrayBase):
     that vector accesses at multiples of their size are single aligned loads
     and stores. (kernelcore refuses views that start inside their buffer, and
     OpenCL aligns buffers to the device's base address alignment, at least
-    64 bytes: up to that, the declaration holds for every array passed.)"""
+    64 bytes: up to that, the declaration holds for every array passed.)
+    *offset* is loopy's: 0 or :data:`auto` (taken, the array still starts at
+    its buffer)."""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None
     is_input: bool | None = None
     for_atomic: bool = False
     alignment: int | None = None
+    offset: Any = 0
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = auto, *,
                  order: str = "C", strides: Any = None,
                  address_space: AddressSpace = AddressSpace.GLOBAL,
                  is_output: bool | None = None, is_input: bool | None = None,
-                 for_atomic: bool = False, alignment: int | None = None):
+                 for_atomic: bool = False, alignment: int | None = None,
+                 offset: Any = 0):
         _check_alignment(name, alignment)
+        if offset is None:
+            offset = 0
+        if not (offset is auto or (isinstance(offset, int) and offset == 0)):
+            raise ParseError(f"array '{name}': offset={offset!r}: kernelcore's arrays "
+                             "start at their buffer (use 0, or lp.auto: any offset, "
+                             "where views that start inside their buffer are refused "
+                             "when called)")
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,
-                         for_atomic=for_atomic, alignment=alignment).items():
+                         for_atomic=for_atomic, alignment=alignment,
+                         offset=offset).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

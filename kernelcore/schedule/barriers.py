@@ -3,8 +3,9 @@
 A global barrier (``... gbarrier``) ends one device kernel and starts the next.
 A sequential loop holding one is run by the host: each stretch of its body is a
 device kernel taking the loop's index as an argument, launched once per iteration
-(the number of iterations must be constant); where the kernel runs as one
-work-group, the barrier synchronizes within it instead. Within each device kernel,
+(the number of iterations must be constant). Where the kernel runs as one
+work-group, the loop stays in the kernel instead: the barrier synchronizes the
+group, or is dropped if the group is one work-item. Within each device kernel,
 a local barrier goes before any instruction whose access to local memory conflicts
 (read-after-write, write-after-read, write-after-write) with an access since
 the last barrier at a different element (so possibly by another work-item),
@@ -30,7 +31,7 @@ from kernelcore.ir.instruction import (
     assignee_var_name,
 )
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.tags import GroupIndexTag
+from kernelcore.ir.tags import GroupIndexTag, is_hw_parallel
 from kernelcore.schedule.items import (
     Barrier,
     CallKernel,
@@ -93,6 +94,7 @@ def split_kernels(knl: LoopKernel, items: list) -> list:
     names: dict[tuple[int, int], str] = {}
     # a launch of one work-group synchronizes at a global barrier like at a local one
     one_group = not any(isinstance(t, GroupIndexTag) for t in knl.iname_tags.values())
+    one_item = not any(is_hw_parallel(t) for t in knl.iname_tags.values())
 
     def flush(current: list, fixed: tuple, where: tuple[int, int]) -> None:
         if where not in names:
@@ -115,16 +117,20 @@ def split_kernels(knl: LoopKernel, items: list) -> list:
             if isinstance(item, EnterLoop):
                 end = _loop_end(body, k)
                 inner = body[k + 1:end]
-                if any(_is_global_barrier(knl, i) for i in inner) and one_group:
-                    current += body[k:end + 1]      # barriers within the one work-group
-                elif any(_is_global_barrier(knl, i) for i in inner):
+                values = None
+                if not one_group and any(_is_global_barrier(knl, i) for i in inner):
+                    values = _host_loop_values(knl, item.iname, fixed)
+                if values is None:
+                    # no host loop: within one work-group, the global barriers
+                    # synchronize in the kernel; for one work-item, they are no-ops
+                    current += [i for i in body[k:end + 1]
+                                if not (one_item and _is_global_barrier(knl, i))]
+                else:
                     if current:
                         flush_here(current)
                         current = []
-                    for value in _host_loop_values(knl, item.iname, fixed):
+                    for value in values:
                         walk(inner, (*fixed, (item.iname, value)))
-                else:
-                    current += body[k:end + 1]
                 k = end + 1
                 continue
             if _is_global_barrier(knl, item):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import kernelcore as lp
-from tests.helpers import ROOT
+from tests.helpers import ROOT, host
 
 
 @pytest.mark.parametrize("name", ["diagnostic", "kernel", "match", "options", "schedule",
@@ -600,3 +600,14 @@ def test_initializer_on_c_local_and_barrier_before_first_kernel():
     assert list(prog.default_entrypoint.temporary_variables) == ["tmp"]
     _, (out,) = prog(out_host=True)
     assert np.array_equal(out, np.arange(10))
+
+
+def test_array_offset_zero_or_auto(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = 2*a[i]",
+                         [lp.GlobalArg("a", np.float32, shape=4, offset=lp.auto),
+                          lp.GlobalArg("out", np.float32, shape=4, offset=0)])
+    assert knl["loopy_kernel"].arg_dict["a"].offset is lp.auto
+    a = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(host(knl(queue, a=a)[1][0]), 2 * a)
+    with pytest.raises(lp.LoopyError, match="start at their buffer"):
+        lp.GlobalArg("a", np.float32, shape=4, offset=3)
