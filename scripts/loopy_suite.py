@@ -6,7 +6,9 @@ Usage::
     python scripts/loopy_suite.py /tmp/loopy [test_transform.py ...] [-k EXPR] [--timeout S]
 
 Each file runs in its own Python process (a crash or hang in one file leaves the others
-counted); the script prints passed/failed/error/skipped counts per file and in total.
+counted; after a crash, the test that crashed counts as an error and a new process
+runs the rest of the file); the script prints passed/failed/error/skipped counts per
+file and in total.
 With no file names, every ``test_*.py`` under ``<checkout>/test`` runs. ``--list-failures``
 also prints the id and the error message of each test that did not pass; ``--min-passed N``
 makes the exit status 1 when fewer than N tests pass
@@ -32,12 +34,15 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+#: child processes started for one file at most (each crash starts another)
+MAX_CRASHES = 20
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -76,8 +81,19 @@ def install_alias() -> None:
 class _Recorder:
     """pytest plugin: one outcome per test id, with the last line of its error."""
 
-    def __init__(self) -> None:
+    def __init__(self, journal: Path | None = None) -> None:
         self.results: dict[str, tuple[str, str]] = {}
+        #: where each test's start and outcome are appended as they happen (what
+        #: was recorded survives a crash of the process)
+        self.journal = journal
+
+    def _log(self, entry: list) -> None:
+        if self.journal is not None:
+            with open(self.journal, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        self._log(["start", nodeid])
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.when == "call" or report.outcome != "passed":
@@ -89,6 +105,7 @@ class _Recorder:
                 outcome = report.outcome
             if self.results.get(report.nodeid, ("passed",))[0] in ("passed", "skipped"):
                 self.results[report.nodeid] = (outcome, _last_line(report))
+                self._log(["result", report.nodeid, outcome, _last_line(report)])
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -103,38 +120,70 @@ def _last_line(report) -> str:
     return text[-1][:300] if text else ""
 
 
-def run_one_file(test_file: Path, keyword: str | None, timeout: int) -> dict[str, tuple[str, str]]:
-    """Run one loopy test file in this process; return outcome and message per test id."""
+def run_one_file(test_file: Path, keyword: str | None, timeout: int,
+                 journal: Path | None = None, skip: Path | None = None
+                 ) -> dict[str, tuple[str, str]]:
+    """Run one loopy test file in this process; return outcome and message per test
+    id (also appended to *journal* as they come); the ids listed in *skip* (a
+    file, one a line) are deselected."""
     import pytest
 
     install_alias()
     sys.path.insert(0, str(test_file.parent))
-    recorder = _Recorder()
+    recorder = _Recorder(journal)
     args = [str(test_file), "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
             "--timeout", str(timeout), "-o", "addopts=", "--rootdir", str(test_file.parent)]
     if keyword:
         args += ["-k", keyword]
+    if skip is not None:
+        args += [f"--deselect={i}" for i in skip.read_text().splitlines() if i]
     pytest.main(args, plugins=[recorder])
     return recorder.results
 
 
 def _run_in_subprocess(test_file: Path, keyword: str | None, timeout: int,
                        file_timeout: int) -> dict[str, tuple[str, str]]:
+    """Run *test_file* in child processes: after a child crashes (a fault in a
+    device compiler ends the process), the test it was running counts as an
+    error and a new child runs the tests not yet run."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    cmd = [sys.executable, __file__, "--child", str(test_file), "--timeout", str(timeout)]
-    if keyword:
-        cmd += ["-k", keyword]
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=file_timeout,
-                              cwd=test_file.parent)
-    except subprocess.TimeoutExpired:
-        return {f"{test_file.name}::<file>": ("error", f"file ran past {file_timeout} s")}
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith("LOOPY_SUITE_RESULTS "):
-            return {k: tuple(v) for k, v in json.loads(line.split(" ", 1)[1]).items()}
-    tail = (proc.stderr or proc.stdout).strip().splitlines()
-    return {f"{test_file.name}::<file>": ("error", tail[-1] if tail else f"rc {proc.returncode}")}
+    results: dict[str, tuple[str, str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        journal, skip = Path(tmp, "journal"), Path(tmp, "skip")
+        for _ in range(MAX_CRASHES):
+            journal.write_text("")
+            skip.write_text("".join(i + "\n" for i in results))
+            cmd = [sys.executable, __file__, "--child", str(test_file), "--timeout",
+                   str(timeout), "--journal", str(journal), "--skip", str(skip)]
+            if keyword:
+                cmd += ["-k", keyword]
+            try:
+                proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                      timeout=file_timeout, cwd=test_file.parent)
+            except subprocess.TimeoutExpired:
+                results[f"{test_file.name}::<file>"] = ("error",
+                                                       f"file ran past {file_timeout} s")
+                return results
+            for line in reversed(proc.stdout.splitlines()):
+                if line.startswith("LOOPY_SUITE_RESULTS "):
+                    done = json.loads(line.split(" ", 1)[1])
+                    results.update((k, tuple(v)) for k, v in done.items())
+                    return results
+            tail = (proc.stderr or proc.stdout).strip().splitlines()
+            why = tail[-1] if tail else f"rc {proc.returncode}"
+            started = None
+            for entry in map(json.loads, journal.read_text().splitlines()):
+                if entry[0] == "start":
+                    started = entry[1]
+                else:
+                    results[entry[1]] = (entry[2], entry[3])
+                    started = None
+            if started is None:
+                results[f"{test_file.name}::<file>"] = ("error", why)
+                return results
+            results[started] = ("error", f"crashed the test process: {why}")
+    return results
 
 
 def normalize_id(nodeid: str) -> str:
@@ -181,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--make-reference", nargs=2, metavar=("XML_DIR", "OUT"),
                         help="write the ids of the passed tests of JUnit XML files")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--journal", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--skip", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.make_reference:
@@ -190,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if args.child:
-        results = run_one_file(Path(args.checkout), args.keyword, args.timeout)
+        results = run_one_file(Path(args.checkout), args.keyword, args.timeout,
+                               args.journal, args.skip)
         print("LOOPY_SUITE_RESULTS " + json.dumps(results))
         return 0
 
