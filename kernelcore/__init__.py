@@ -224,6 +224,7 @@ from kernelcore.transform.iname import rename_inames  # noqa: E402
 from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.instruction import (  # noqa: E402
     add_barrier,
+    add_inames_to_insn,
     find_instructions,
     find_most_recent_global_barrier,
     get_global_barrier_order,
@@ -270,6 +271,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "register_callable", "CallInstruction",
             "TranslationUnit", "merge", "make_function", "inline_callable_kernel",
             "pack_and_unpack_args_for_call", "Optional", "memoize_on_disk",
+            "add_inames_to_insn",
             "make_program", "resolve_callables", "rename_callable", "for_each_kernel",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",

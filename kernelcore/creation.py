@@ -177,7 +177,7 @@ def _with_parent_inames(inames: frozenset[str], domain_parent_inames) -> frozens
 def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = None, *,
                 name: str = "loopy_kernel", assumptions: str | isl.Set | None = None,
                 target: Any = None, lang_version: Any = None,
-                seq_dependencies: bool = False, options: Options | None = None,
+                seq_dependencies: bool = False, options: Options | dict | str | None = None,
                 silenced_warnings: Any = None, index_dtype: Any = np.int32,
                 loop_priority: Any = (), default_offset: Any = 0, default_order: Any = "C",
                 fixed_parameters: Mapping[str, int] | None = None,
@@ -475,7 +475,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()}, tags=frozenset(tags),
         assumptions=parse_assumptions(assumptions, proto.all_params()),
-        options=options or Options(), target=target, substitutions=rules,
+        options=_options(options), target=target, substitutions=rules,
         index_dtype=index_dtype,
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
@@ -492,6 +492,18 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl
+
+
+def _options(options: Any) -> Options:
+    """*options* as :class:`Options`: also loopy's forms, a dict of flags or a
+    string of flag names (``"write_code, return_dict"``)."""
+    if options is None:
+        return Options()
+    if isinstance(options, dict):
+        return Options().with_updates(**options)
+    if isinstance(options, str):
+        return Options().with_updates(options)
+    return options
 
 
 def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:

@@ -257,7 +257,8 @@ class TemporaryVariable(_ArrayBase):
     (bytes, a power of two, or None) is declared for the array, and lets
     vector accesses at multiples of their size use single aligned loads.
     An *initializer* (an array of the values) gives the dtype and an ``auto``
-    shape. Temporaries naming one *base_storage* share their memory (see
+    shape. *for_atomic* allows atomic updates of its elements (as for arrays).
+    Temporaries naming one *base_storage* share their memory (see
     :func:`~kernelcore.transform.temporaries.allocate_temporaries_for_base_storage`).
     """
 
@@ -266,11 +267,13 @@ class TemporaryVariable(_ArrayBase):
     read_only: bool = False
     alignment: int | None = None
     base_storage: str | None = None
+    for_atomic: bool = False
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = (), *,
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False,
-                 alignment: int | None = None, base_storage: str | None = None):
+                 alignment: int | None = None, base_storage: str | None = None,
+                 for_atomic: bool = False):
         _check_alignment(name, alignment)
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
@@ -285,7 +288,8 @@ class TemporaryVariable(_ArrayBase):
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          initializer=initializer, read_only=read_only,
-                         alignment=alignment, base_storage=base_storage).items():
+                         alignment=alignment, base_storage=base_storage,
+                         for_atomic=for_atomic).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

@@ -1,7 +1,7 @@
 """Transformations of the instruction list and its dependencies.
 
 Public names: add_dependency, remove_instructions, add_nosync, add_barrier,
-find_instructions, remove_inames_from_insn, remove_predicates_from_insn,
+find_instructions, add_inames_to_insn, remove_inames_from_insn, remove_predicates_from_insn,
 get_global_barrier_order, find_most_recent_global_barrier.
 """
 
@@ -167,6 +167,19 @@ def remove_inames_from_insn(knl: LoopKernel, inames: Iterable[str], insn_match: 
             insn = insn.copy(within_inames=insn.within_inames - inames)
         insns.append(insn)
     return knl.copy(instructions=tuple(insns))
+
+
+@for_each_kernel
+def add_inames_to_insn(knl: LoopKernel, inames: Any, insn_match: Any) -> LoopKernel:
+    """The matching instructions also run in *inames* (a list or a
+    comma-separated string of inames of the kernel)."""
+    names = frozenset(n.strip() for n in inames.split(",") if n.strip()) \
+        if isinstance(inames, str) else frozenset(inames)
+    knl.check_inames(names, "add_inames_to_insn")
+    targets = {i.id for i in _matching(knl, insn_match, "add_inames_to_insn")}
+    return knl.copy(instructions=tuple(
+        i.copy(within_inames=i.within_inames | names) if i.id in targets else i
+        for i in knl.instructions))
 
 
 @for_each_kernel

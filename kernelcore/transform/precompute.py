@@ -149,7 +149,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     else:
         sources = [(insn.within_inames, uses) for insn, uses in users]
     if fetch_outer_inames is not None:
-        outer = set(_names(fetch_outer_inames))
+        outer = set(_names(fetch_outer_inames)) - sweep     # (a swept iname is no outer one)
     else:
         outer = (set(common) - sweep) & deps
     unsweepable = deps - sweep - outer

@@ -611,3 +611,43 @@ def test_array_offset_zero_or_auto(queue):
     np.testing.assert_allclose(host(knl(queue, a=a)[1][0]), 2 * a)
     with pytest.raises(lp.LoopyError, match="start at their buffer"):
         lp.GlobalArg("a", np.float32, shape=4, offset=3)
+
+
+def test_global_temporary_declared_for_atomics(queue):
+    knl = lp.make_kernel(
+        "{[i, k]: 0<=i<16 and 0<=k<4}",
+        """
+        t[k] = 0                             {id=zero}
+        ... gbarrier                         {id=sync, dep=zero}
+        t[i % 4] = t[i % 4] + i              {id=add, atomic, dep=sync}
+        ... gbarrier                         {id=sync2, dep=add}
+        out[k] = t[k]                        {dep=sync2}
+        """,
+        [lp.TemporaryVariable("t", np.int32, shape=(4,), address_space="global",
+                              for_atomic=True),
+         lp.GlobalArg("out", np.int32, shape=(4,))])
+    knl = lp.tag_inames(knl, {"i": "g.0"})
+    _, (out,) = knl(queue)
+    np.testing.assert_array_equal(host(out), np.arange(16).reshape(4, 4).sum(axis=0))
+
+
+def test_types_from_the_known_terms_as_last_resort(queue):
+    # loopy's: 'y = 2*y' with y's type unknown makes y an integer (the 2)
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "y[i] = 2*y[i]")
+    typed = lp.infer_unknown_types(knl)
+    assert typed["loopy_kernel"].arg_dict["y"].dtype.kind == "i"
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "s = s + 0.5*i")
+    assert lp.infer_unknown_types(knl)["loopy_kernel"].arg_dict["s"].dtype == np.float64
+    # a known type still wins
+    _, (y,) = lp.make_kernel("{[i]: 0<=i<4}", "y[i] = 2*y[i]")(
+        queue, y=np.arange(4, dtype=np.float32))
+    assert host(y).dtype == np.float32
+    np.testing.assert_allclose(host(y), 2 * np.arange(4))
+
+
+@pytest.mark.parametrize("options", [{"return_dict": True}, "return_dict",
+                                     lp.Options(return_dict=True)])
+def test_kernel_options_as_dict_or_string(queue, options):
+    knl = lp.make_kernel("{[i]: 0<=i<3}", "out[i] = i", options=options)
+    _, out = knl(queue)
+    np.testing.assert_array_equal(host(out["out"]), np.arange(3))

@@ -130,3 +130,24 @@ def test_prefetch_of_a_given_footprint(queue):
     np.testing.assert_allclose(host(slab(queue, a=a)[1][0]), 2 * a.transpose(0, 2, 1))
     with pytest.raises(lp.LoopyError, match="2 indices, the uses 3"):
         lp.add_prefetch(knl, "a[:, :]", default_tag=None)
+
+
+def test_swept_iname_named_among_the_outer_ones_is_swept(queue):
+    # loopy's test_rank_one: 'j_inner' both swept and in fetch_outer_inames
+    knl = lp.make_kernel("{[i, j]: 0<=i, j<n}", "c[i, j] = a[i]*b[j]",
+                         [lp.GlobalArg("a, b", np.float32, shape=("n",)), ...],
+                         assumptions="n >= 16",
+                         # (each work-item of a column fetches the same values)
+                         silenced_warnings=["write_race_local*"])
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, "j", 16, outer_tag="g.1", inner_tag="l.1")
+    for name, iname in (("a", "i_inner"), ("b", "j_inner")):
+        knl = lp.add_prefetch(knl, name, [iname],
+                              fetch_outer_inames="i_outer, j_outer, j_inner",
+                              temporary_address_space=lp.AddressSpace.LOCAL,
+                              default_tag="l.auto")
+    assert knl["loopy_kernel"].temporary_variables["b_fetch"].shape == (16,)
+    rng = np.random.default_rng(5)
+    a, b = rng.random(48, dtype=np.float32), rng.random(48, dtype=np.float32)
+    _, (c,) = knl(queue, a=a, b=b)
+    np.testing.assert_allclose(host(c), np.outer(a, b), rtol=1e-6)
