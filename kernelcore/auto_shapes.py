@@ -46,9 +46,12 @@ def find_auto_shapes(knl: LoopKernel,
     return knl.copy(args=tuple(new_args), temporary_variables=new_temps)
 
 
-def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
-    """Shape covering every access to *name*: max index + 1 per axis, as expressions."""
+def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple | None:
+    """Shape covering every access to *name*: max index + 1 per axis, as
+    expressions; None (no shape) for a one-axis array with an access that is not
+    affine in the loop indices and parameters, as loopy does."""
     ndim = None
+    unbounded = False       # a 1D access not affine in the loop indices and parameters
     maxima: list[isl.PwAff | None] = []
     space = knl.space
     for where, idx in accesses:
@@ -74,6 +77,9 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
             try:
                 aff: Any = expr_to_pw_aff(ix, space)  # (a PwAff here, an Aff below)
             except NotAffineError as e:
+                if len(idx) == 1:       # loopy's: a 1D array of unknown extent
+                    unbounded = True
+                    continue
                 raise StaticValueFindingError(
                     f"cannot find the shape of '{name}' automatically: its index "
                     f"'{ix}' along axis {axis} is not an affine function of loop "
@@ -82,6 +88,8 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
                     f"lp.GlobalArg('{name}', shape=...).") from None
             img = _max_over(dom, aff)
             maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)  # type: ignore[union-attr]
+    if unbounded:
+        return None         # a plain pointer (see ArrayArg)
     shape = []
     ctx = knl.assumptions_set.params()
     for axis, mx in enumerate(maxima):

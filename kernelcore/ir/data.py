@@ -78,16 +78,21 @@ def _to_expr(x: Any):
 
 
 def parse_shape(shape: Any) -> tuple | _Auto | None:
-    """Normalize a shape spec: auto, None, an int, a string "n, m", or a tuple."""
+    """Normalize a shape spec: auto, None, an int, a string "n, m" (or "(n, m)"),
+    or a tuple."""
     if shape is auto or shape is None:
         return shape
     if isinstance(shape, str):
         if not shape.strip():
             return ()
         parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
+        if isinstance(parsed, tuple) and len(parsed) == 1 and isinstance(parsed[0], tuple):
+            parsed = parsed[0]          # "(n, m)": the parentheses are not an axis
         shape = parsed if isinstance(parsed, tuple) else (parsed,)
     elif isinstance(shape, (int, np.integer, prim.ExpressionNode)):
         shape = (shape,)
+    if tuple(shape) == (None,):     # loopy's one axis of unknown extent: no shape
+        return None
     return tuple(_to_expr(s) for s in shape)
 
 

@@ -69,7 +69,8 @@ class _ArgumentBinding:
     def __init__(self, caller: LoopKernel, callee_arg: ArrayArg, expr, where: str):
         if isinstance(expr, prim.Variable):
             var = caller.get_var(expr.name)
-            expr = prim.Subscript(expr, tuple(prim.Slice((None,)) for _ in var.shape))
+            axes = var.shape if var.shape is not None else (None,)  # (no shape: one axis)
+            expr = prim.Subscript(expr, tuple(prim.Slice((None,)) for _ in axes))
         if not isinstance(expr, prim.Subscript) or not isinstance(
                 expr.aggregate, prim.Variable):
             raise KernelcoreError(f"{where}: array argument '{callee_arg.name}' must be "
@@ -77,19 +78,21 @@ class _ArgumentBinding:
         self.name = expr.aggregate.name
         var = caller.get_var(self.name)
         self.index = assignee_subscript(expr)
-        if len(self.index) != len(var.shape):
-            raise KernelcoreError(f"{where}: '{self.name}' has {len(var.shape)} axes but "
+        shape = var.shape if var.shape is not None else (None,)   # (no shape: one axis)
+        if len(self.index) != len(shape):
+            raise KernelcoreError(f"{where}: '{self.name}' has {len(shape)} axes but "
                                   f"{expr} gives {len(self.index)} subscripts")
         self.slots = []
         extents = []
         for axis, ix in enumerate(self.index):
             if not isinstance(ix, prim.Slice):
                 continue
-            start, stop, step = slice_bounds(ix, var.shape[axis])
+            start, stop, step = slice_bounds(ix, shape[axis])
             self.slots.append((axis, start, step))
             extents.append(-((start - stop) // step) if _static(stop) is not None
                            and _static(start) is not None else None)
-        callee_shape = tuple(callee_arg.shape)
+        # (an array without a shape: one axis of unknown extent)
+        callee_shape = (None,) if callee_arg.shape is None else tuple(callee_arg.shape)
         if len(self.slots) != len(callee_shape):
             raise KernelcoreError(
                 f"{where}: '{callee_arg.name}' of the callee has {len(callee_shape)} "

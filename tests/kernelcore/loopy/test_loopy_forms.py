@@ -6,6 +6,7 @@ import sys
 
 import islpy as isl
 import numpy as np
+import pymbolic as pmbl
 import pytest
 
 import kernelcore as lp
@@ -651,3 +652,39 @@ def test_kernel_options_as_dict_or_string(queue, options):
     knl = lp.make_kernel("{[i]: 0<=i<3}", "out[i] = i", options=options)
     _, out = knl(queue)
     np.testing.assert_array_equal(host(out["out"]), np.arange(3))
+
+
+def test_indirectly_indexed_array_has_no_shape(queue):
+    # loopy's: a 1D array whose accesses are not affine gets no shape
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = a[idx[i]] + a[abs(2 - i)]",
+                         [lp.GlobalArg("a", np.float32), lp.GlobalArg("idx", np.int32,
+                                                                      shape=(4,)), ...])
+    assert knl["loopy_kernel"].arg_dict["a"].shape is None
+    a = np.arange(10, dtype=np.float32) ** 2
+    idx = np.array([9, 0, 3, 3], dtype=np.int32)
+    _, (out,) = knl(queue, a=a, idx=idx)
+    np.testing.assert_allclose(host(out), a[idx] + a[np.abs(2 - np.arange(4))])
+    with pytest.raises(lp.LoopyError, match="cannot find the shape"):
+        lp.make_kernel("{[i]: 0<=i<4}", "out[i] = b[idx[i], i]")
+
+
+def test_non_integral_index_is_refused():
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = a[1.5**i]",
+                         [lp.GlobalArg("a", np.float64), "..."])
+    with pytest.raises(lp.LoopyError, match="indices must be integers"):
+        lp.generate_code_v2(knl)
+
+
+def test_one_axis_of_unknown_extent_is_no_shape(queue):
+    knl = lp.make_kernel("{[i]: k <= i < n}", "a[i] = a[i] + 1",
+                         [lp.ValueArg("k, n", np.int32),
+                          lp.GlobalArg("a", np.int32, shape=(None,))])
+    assert knl["loopy_kernel"].arg_dict["a"].shape is None
+    _, (a,) = knl(queue, a=np.zeros(8, np.int32), k=2, n=6)
+    np.testing.assert_array_equal(host(a), [0, 0, 1, 1, 1, 1, 0, 0])
+
+
+def test_shape_string_in_parentheses():
+    assert lp.GlobalArg("a", shape="(n, m)").shape == lp.GlobalArg("a", shape="n, m").shape \
+        == (pmbl.var("n"), pmbl.var("m"))
+    assert lp.GlobalArg("a", shape="(n)").shape == (pmbl.var("n"),)
