@@ -73,6 +73,10 @@ def link_callees(knl: LoopKernel, kernels: Mapping[str, LoopKernel]) -> LoopKern
                 raise KernelcoreError(f"kernel '{name}' calls itself (recursion is not "
                                       "supported)")
             callee = kernels[name]
+            if callee.index_dtype != k.index_dtype:
+                raise KernelcoreError(
+                    f"kernel '{k.name}' (index type {k.index_dtype}) calls kernel '{name}' "
+                    f"(index type {callee.index_dtype}): make their index_dtype the same")
             if callee_function_problem(callee, knl.target) is not None:
                 return None
             linked = link(callee, (*stack, name))

@@ -220,6 +220,12 @@ def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
 
 
 def _inline_into(caller: LoopKernel, callee: LoopKernel) -> LoopKernel:
+    if callee.index_dtype != caller.index_dtype and any(
+            _calls(i, callee.name) for i in caller.instructions):
+        raise KernelcoreError(
+            f"kernel '{caller.name}' (index type {caller.index_dtype}) calls kernel "
+            f"'{callee.name}' (index type {callee.index_dtype}): make their index_dtype "
+            "the same")
     names = UniqueNameGenerator(
         set(caller.all_inames()) | set(caller.all_params()) | set(caller.arg_dict)
         | set(caller.temporary_variables) | {i.id for i in caller.instructions})

@@ -298,7 +298,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         tags[d] = None
     knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
-    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag)
+    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
 
 
 def _check_reused_inames(knl: LoopKernel, base_name: str, storage_dom, dim_names) -> None:
@@ -323,7 +323,7 @@ def _simplify(expr):
     return simplify(expr)
 
 
-def _tag_storage(knl, dim_names, extents, default_tag):
+def _tag_storage(knl, dim_names, extents, default_tag, outer=()):
     if default_tag is None:
         return knl
     if default_tag != "l.auto":
@@ -334,7 +334,9 @@ def _tag_storage(knl, dim_names, extents, default_tag):
         if isinstance(t, LocalIndexTag) and n not in dim_names:
             lo, hi = static_range(knl, n)
             axes[t.axis] = max(axes.get(t.axis, 0), hi - lo + 1)
-    free = sorted(axes)
+    # the axes of the loops the fetch runs in are taken
+    taken = {t.axis for n in outer if isinstance(t := knl.iname_tags.get(n), LocalIndexTag)}
+    free = sorted(set(axes) - taken)
     for d, extent in zip(reversed(dim_names), reversed(extents)):
         if not free:
             break

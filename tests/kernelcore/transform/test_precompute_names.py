@@ -151,3 +151,22 @@ def test_swept_iname_named_among_the_outer_ones_is_swept(queue):
     a, b = rng.random(48, dtype=np.float32), rng.random(48, dtype=np.float32)
     _, (c,) = knl(queue, a=a, b=b)
     np.testing.assert_allclose(host(c), np.outer(a, b), rtol=1e-6)
+
+
+def test_storage_axes_avoid_the_local_axes_the_fetch_runs_in(queue):
+    # loopy's test_precompute_confusing_subst_arguments: 'j' swept and outer
+    knl = lp.make_kernel("{[i, j]: 0<=i<n and 0<=j<5}",
+                         """
+                         D(i) := a[i+1] - a[i]
+                         b[i, j] = D(j)
+                         """)
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    knl = lp.tag_inames(knl, {"j": "g.1"})
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.precompute(knl, "D", sweep_inames="j",
+                        precompute_outer_inames="j, i_inner, i_outer", default_tag="l.auto")
+    storage = [n for n in knl["loopy_kernel"].all_inames() if n.startswith("D")]
+    assert all(knl["loopy_kernel"].iname_tags[n] is None for n in storage)
+    a = np.random.default_rng(6).random(6, dtype=np.float32)
+    _, (b,) = knl(queue, a=a, n=39)
+    np.testing.assert_allclose(host(b), np.tile(a[1:6] - a[:5], (39, 1)), rtol=1e-6)
