@@ -210,6 +210,7 @@ from kernelcore.einsum import make_einsum  # noqa: E402
 from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
 from kernelcore.ir.instruction import MultiAssignmentBase  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
+from kernelcore.persistence import Optional, memoize_on_disk  # noqa: E402
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
@@ -223,6 +224,7 @@ from kernelcore.transform.iname import rename_inames  # noqa: E402
 from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.instruction import (  # noqa: E402
     add_barrier,
+    add_inames_to_insn,
     find_instructions,
     find_most_recent_global_barrier,
     get_global_barrier_order,
@@ -233,6 +235,7 @@ from kernelcore.transform.loop_fusion import (  # noqa: E402
     get_kennedy_unweighted_fusion_candidates,
     rename_inames_in_batch,
 )
+from kernelcore.transform.pack_args import pack_and_unpack_args_for_call  # noqa: E402
 from kernelcore.transform.temporaries import (  # noqa: E402
     alias_temporaries,
     allocate_temporaries_for_base_storage,
@@ -267,6 +270,8 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "ValueArgDescriptor", "ArrayArgDescriptor", "FixedStrideArrayDimTag",
             "register_callable", "CallInstruction",
             "TranslationUnit", "merge", "make_function", "inline_callable_kernel",
+            "pack_and_unpack_args_for_call", "Optional", "memoize_on_disk",
+            "add_inames_to_insn",
             "make_program", "resolve_callables", "rename_callable", "for_each_kernel",
             "MathCallable", "ResolvedFunction",
             "fuse_kernels", "split_array_axis", "split_arg_axis",

@@ -17,6 +17,7 @@ from kernelcore.ir.domain import (
     aff_to_expr,
     align_to,
     expr_to_pw_aff,
+    project_to,
     static_max_of_pw_aff,
 )
 from kernelcore.ir.instruction import InstructionBase
@@ -24,9 +25,11 @@ from kernelcore.ir.kernel import LoopKernel
 
 
 def find_auto_shapes(knl: LoopKernel,
-                     access_list: Iterable[tuple[str, InstructionBase | frozenset[str], tuple]]
-                     ) -> LoopKernel:
-    """Replace ``auto`` shapes of arrays by the extent of their accesses."""
+                     access_list: Iterable[tuple[str, Any, tuple]]) -> LoopKernel:
+    """Replace ``auto`` shapes of arrays by the extent of their accesses: each of
+    *access_list* is (array, where, subscript), where *where* is an instruction or
+    a set of inames (the subscript is taken over their domain), or a pair of one
+    of those and expressions that must be >= 0 where the access happens."""
     by_name: dict[str, list] = {}
     for arr, inames, idx in access_list:
         by_name.setdefault(arr, []).append((inames, idx))
@@ -43,9 +46,12 @@ def find_auto_shapes(knl: LoopKernel,
     return knl.copy(args=tuple(new_args), temporary_variables=new_temps)
 
 
-def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
-    """Shape covering every access to *name*: max index + 1 per axis, as expressions."""
+def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple | None:
+    """Shape covering every access to *name*: max index + 1 per axis, as
+    expressions; None (no shape) for a one-axis array with an access that is not
+    affine in the loop indices and parameters, as loopy does."""
     ndim = None
+    unbounded = False       # a 1D access not affine in the loop indices and parameters
     maxima: list[isl.PwAff | None] = []
     space = knl.space
     for where, idx in accesses:
@@ -55,12 +61,25 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
         elif len(idx) != ndim:
             raise KernelcoreError(f"'{name}' is indexed with {ndim} and with {len(idx)} "
                                   "subscripts")
+        nonempty: tuple = ()
+        if isinstance(where, tuple):
+            where, nonempty = where
         dom = (knl.get_insn_domain(where) if isinstance(where, InstructionBase)
                else knl.get_inames_domain(where))
+        for cond in nonempty:
+            try:
+                holds = expr_to_pw_aff(cond, space).nonneg_set()
+            except NotAffineError:
+                continue
+            names = [n for n in dom.get_var_names(isl.dim_type.set) if n is not None]
+            dom = dom & align_to(project_to(holds, names), dom)
         for axis, ix in enumerate(idx):
             try:
                 aff: Any = expr_to_pw_aff(ix, space)  # (a PwAff here, an Aff below)
             except NotAffineError as e:
+                if len(idx) == 1:       # loopy's: a 1D array of unknown extent
+                    unbounded = True
+                    continue
                 raise StaticValueFindingError(
                     f"cannot find the shape of '{name}' automatically: its index "
                     f"'{ix}' along axis {axis} is not an affine function of loop "
@@ -69,6 +88,8 @@ def _access_footprint_shape(knl: LoopKernel, name: str, accesses) -> tuple:
                     f"lp.GlobalArg('{name}', shape=...).") from None
             img = _max_over(dom, aff)
             maxima[axis] = img if maxima[axis] is None else maxima[axis].union_max(img)  # type: ignore[union-attr]
+    if unbounded:
+        return None         # a plain pointer (see ArrayArg)
     shape = []
     ctx = knl.assumptions_set.params()
     for axis, mx in enumerate(maxima):

@@ -26,7 +26,7 @@ from kernelcore.creation_forms import (
     ReductionResolver,
     SubArrayLowering,
     add_inames_from_temporaries,
-    slice_ends,
+    slice_accesses,
     split_arg_reductions,
 )
 from kernelcore.diagnostic import (
@@ -36,7 +36,7 @@ from kernelcore.diagnostic import (
     UnknownNameError,
 )
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
-from kernelcore.ir.domain import parse_assumptions, parse_domain
+from kernelcore.ir.domain import parse_assumptions, parse_domain, static_range
 from kernelcore.ir.expr import (
     AccessCollector,
     get_dependencies,
@@ -59,6 +59,7 @@ from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
 from kernelcore.match import parse_match
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
+from kernelcore.sub_array_pack import SubArrayPacker
 from kernelcore.transform.data import tag_array_axes
 from kernelcore.transform.iname import duplicate_inames, prioritize_loops
 from kernelcore.transform.parameters import fix_parameters
@@ -117,7 +118,10 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
                 if name:
                     explicit.append(ArrayArg(name) if name in arrays else ValueArg(name))
         elif isinstance(item, TemporaryVariable):
-            temps.update((t.name, t) for t in _each_name(item))
+            # a temporary declared without a shape but subscripted: its shape
+            # comes from its accesses (loopy's default)
+            temps.update((t.name, t.copy(shape=auto) if t.shape == () and t.name in arrays
+                          and t.initializer is None else t) for t in _each_name(item))
         elif isinstance(item, (ArrayArg, ValueArg)):
             explicit.extend(_each_name(item))
         else:
@@ -173,7 +177,7 @@ def _with_parent_inames(inames: frozenset[str], domain_parent_inames) -> frozens
 def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | None = None, *,
                 name: str = "loopy_kernel", assumptions: str | isl.Set | None = None,
                 target: Any = None, lang_version: Any = None,
-                seq_dependencies: bool = False, options: Options | None = None,
+                seq_dependencies: bool = False, options: Options | dict | str | None = None,
                 silenced_warnings: Any = None, index_dtype: Any = np.int32,
                 loop_priority: Any = (), default_offset: Any = 0, default_order: Any = "C",
                 fixed_parameters: Mapping[str, int] | None = None,
@@ -244,6 +248,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     # {{{ gather names
 
     id_gen = UniqueNameGenerator(forced_prefix="")
+    var_gen = UniqueNameGenerator(iname_set | all_params | set(declared_arrays))
     for pi in parsed:
         if isinstance(pi, InstructionBase):
             if pi.id is not None:
@@ -275,6 +280,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     declared_temps: dict[str, Any] = {}
     insns: list[InstructionBase] = []
     inames_to_dup: list[tuple[str, tuple]] = []
+    later_copies: dict[str, set[str]] = {}
     queries: list[tuple[str, str | None, str | None]] = []
     for pi in parsed:
         if isinstance(pi, InstructionBase):
@@ -305,8 +311,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         predicates = frozenset(resolver(p) for p in pi.predicates)
         assignee = expression = None
         extra: tuple = ()
+        packer = SubArrayPacker(lambda n: static_range(proto, n), var_gen)
         if pi.kind == "assign":
-            lower = SubArrayLowering(proto, declared_arrays)
+            lower = SubArrayLowering(proto, declared_arrays, packer)
+            packer.writes = True
             if isinstance(pi.assignee, tuple):      # a, b = f(x): several outputs
                 assignee, *rest = (resolver(lower(a)) for a in pi.assignee)
                 extra = tuple(rest)
@@ -314,7 +322,11 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                     declared_temps[assignee_var_name(extra[k - 1])] = declared
             else:
                 assignee = resolver(lower(pi.assignee))
+            packer.writes = False
             expression = resolver(lower(pi.expression))
+            if packer.packs and isinstance(expression, prim.Call):
+                expression = prim.Call(expression.function,
+                                       packer.share_updated(expression.parameters))
         within = _insn_inames(pi, [expanded(assignee), *map(expanded, extra),
                                    expanded(resolver(pi.extra.get("inames_of", 0))),
                                    expanded(expression), *map(expanded, predicates)],
@@ -350,13 +362,36 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             insn_class = CallInstruction
             if extra:
                 common["extra_assignees"] = extra
+        before, after = packer.statements(
+            insn_id, within, getattr(expression, "parameters", ()), id_gen,
+            lambda inames: _with_parent_inames(inames, proto.domain_parent_inames),
+            predicates=predicates, tags=pi.tags, priority=pi.priority)
+        if before:
+            common["depends_on"] = common["depends_on"] | {i.id for i in before}
+        insns += before
         insns.append(insn_class(assignee=assignee, expression=expression,
                                 atomic=bool(pi.extra.get("atomic")),
                                 temp_var_type=None if pi.temp_var_type is None
                                 else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
                                 **common))
-        if pi.extra.get("dup"):
+        insns += after
+        for pack in packer.packs:
+            declared_temps[pack.name] = "auto"
+        for copy in before:         # the copies in come before the call's copies out
+            later_copies[copy.id] = {c.id for c in after}
+        for copy in before + after:
+            in_blocks.add(copy.id)
+            written.setdefault(assignee_var_name(copy.assignee), []).append(copy.id)
+        if packer.packs:
+            in_blocks.add(insn_id)
+        if pi.extra.get("dup") and not packer.packs:
             inames_to_dup.append((insn_id, pi.extra["dup"]))
+        elif pi.extra.get("dup"):       # the swept inames run in the copies
+            for dup_insn in [insns[-len(after) - 1], *before, *after]:
+                pairs = tuple(pair for pair in pi.extra["dup"]
+                              if pair[0] in dup_insn.within_inames)
+                if pairs:
+                    inames_to_dup.append((dup_insn.id, pairs))
         if "dep_query" in pi.extra or "nosync_query" in pi.extra:
             queries.append((insn_id, pi.extra.get("dep_query"), pi.extra.get("nosync_query")))
         for written_name in [target_name] + [assignee_var_name(a) for a in extra]:
@@ -382,14 +417,14 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 else:
                     collector.bare.add(assignee_var_name(insn.assignee))
             else:
-                access_list += [(assignee_var_name(insn.assignee), insn, ends)
-                                for ends in slice_ends(sub)]
+                access_list += [(assignee_var_name(insn.assignee), (insn, nonempty), ends)
+                                for ends, nonempty in slice_accesses(sub)]
         for e in reads:
             collector.accesses = []
             collector(e)
             for arr, idx, bound in collector.accesses:
-                access_list += [(arr, insn.within_inames | bound, ends)
-                                for ends in slice_ends(idx)]
+                access_list += [(arr, (insn.within_inames | bound, nonempty), ends)
+                                for ends, nonempty in slice_accesses(idx)]
     arrays = {a for a, _, _ in access_list}
     scalars = collector.bare - iname_set - arrays
 
@@ -425,7 +460,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         if not insn.depends_on_is_final:
             for var in insn.read_dependency_names():
                 writers = written.get(var, [])
-                if len(writers) == 1 and writers[0] != insn.id:
+                if len(writers) == 1 and writers[0] != insn.id \
+                        and writers[0] not in later_copies.get(insn.id, ()):
                     deps.add(writers[0])
         if seq_dependencies and k > 0:
             deps.add(insns[k - 1].id)
@@ -439,7 +475,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()}, tags=frozenset(tags),
         assumptions=parse_assumptions(assumptions, proto.all_params()),
-        options=options or Options(), target=target, substitutions=rules,
+        options=_options(options), target=target, substitutions=rules,
         index_dtype=index_dtype,
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
@@ -456,6 +492,18 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl
+
+
+def _options(options: Any) -> Options:
+    """*options* as :class:`Options`: also loopy's forms, a dict of flags or a
+    string of flag names (``"write_code, return_dict"``)."""
+    if options is None:
+        return Options()
+    if isinstance(options, dict):
+        return Options().with_updates(**options)
+    if isinstance(options, str):
+        return Options().with_updates(options)
+    return options
 
 
 def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:

@@ -3,6 +3,7 @@ kernelcore's own: reductions and casts written as calls, loopy's sub-array
 references, segmented scans, ``make_tuple`` and two-output arg-reductions.
 
 Public names: ReductionResolver, SubArrayLowering, split_arg_reductions, slice_ends,
+slice_accesses,
 add_inames_from_temporaries.
 """
 
@@ -105,11 +106,15 @@ class SubArrayLowering(IdentityMapper):
     ``[j]: a[i, j]`` becomes ``a[i, lo:hi+1]`` (the range of *j*), and
     ``[j]: a[c*j + d]`` (c a positive integer, d free of *j*) the slice
     ``a[c*lo + d : c*hi + d + 1 : c]``. Each swept iname must appear in
-    one subscript, in the order of the axes."""
+    one subscript, in the order of the axes; a reference that is no such slice
+    goes to *packer* (a :class:`~kernelcore.sub_array_pack.SubArrayPacker`),
+    if given, and is refused otherwise."""
 
-    def __init__(self, proto: LoopKernel, arrays: dict[str, Any] | None = None):
+    def __init__(self, proto: LoopKernel, arrays: dict[str, Any] | None = None,
+                 packer: Any = None):
         self.proto = proto
         self.arrays = arrays or {}
+        self.packer = packer
 
     def map_subscript(self, expr: prim.Subscript, *args: Any, **kwargs: Any) -> Any:
         if isinstance(expr.index, list):
@@ -143,6 +148,19 @@ class SubArrayLowering(IdentityMapper):
         return prim.Subscript(expr.aggregate, tuple(index))
 
     def map_sub_array_ref(self, expr: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self._as_slices(expr)
+        except UnknownNameError:
+            raise
+        except ParseError as refused:
+            if self.packer is None or not isinstance(expr.subscript, prim.Subscript):
+                raise
+            try:
+                return self.packer.pack(expr, self.rec(expr.subscript))
+            except KernelcoreError:
+                raise refused from None
+
+    def _as_slices(self, expr: Any) -> Any:
         swept = [v.name for v in expr.swept_inames]
         sub = expr.subscript
         if not isinstance(sub, prim.Subscript):
@@ -171,9 +189,12 @@ class SubArrayLowering(IdentityMapper):
         try:
             lo, hi = static_range(self.proto, iname)
         except KernelcoreError:
-            if ix == prim.Variable(iname):
-                return prim.Slice((None, None))      # a parametric range: the whole axis
-            lo, hi = _parametric_range(self.proto, iname, expr)
+            try:
+                lo, hi = _parametric_range(self.proto, iname, expr)
+            except ParseError:
+                if ix == prim.Variable(iname):
+                    return prim.Slice((None, None))     # the whole axis
+                raise
         if ix == prim.Variable(iname):
             return prim.Slice((None if lo == 0 else lo, _simplify_sum(hi, 1)))
         step, offset = _affine_in(self.proto, ix, iname)
@@ -284,9 +305,15 @@ def slice_ends(index: tuple) -> list[tuple]:
     highest elements (slices with an explicit stop; none if a slice runs to
     the end of its axis, whose extent it does not tell); *index* itself if it
     has no slices."""
+    return [ends for ends, _ in slice_accesses(index)]
+
+
+def slice_accesses(index: tuple) -> list[tuple[tuple, tuple]]:
+    """:func:`slice_ends`, each with the expressions that are >= 0 where the
+    slices are not empty (where their elements are accessed)."""
     if not any(isinstance(i, prim.Slice) for i in index):
-        return [index]
-    low, high = [], []
+        return [(index, ())]
+    low, high, nonempty = [], [], []
     for ix in index:
         if not isinstance(ix, prim.Slice):
             low.append(ix)
@@ -306,9 +333,10 @@ def slice_ends(index: tuple) -> list[tuple]:
             last: Any = start + step * (count - 1)
         else:
             last = stop - 1 if step > 0 else stop + 1
+            nonempty.append(last - start if step > 0 else start - last)
         low.append(start if step > 0 else last)
         high.append(last if step > 0 else start)
-    return [tuple(low), tuple(high)]
+    return [(tuple(low), tuple(nonempty)), (tuple(high), tuple(nonempty))]
 
 
 def _segmented_op(expr) -> str | None:

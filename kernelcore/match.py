@@ -2,8 +2,9 @@
 
 A match is None (every instruction), a callable ``(kernel, insn) -> bool``, or a
 string: terms ``id:GLOB``, ``tag:GLOB``, ``writes:NAME``, ``reads:NAME``,
-``iname:NAME``, ``*`` (every instruction) or a bare id glob, combined with
-``and``, ``or`` (also written ``,``), ``not`` and parentheses, as in loopy.
+``iname:NAME``, ``in_kernel:GLOB`` (the instructions of the kernels so named),
+``*`` (every instruction) or a bare id glob, combined with ``and``, ``or`` (also
+written ``,``), ``not`` and parentheses, as in loopy.
 
 Public names: parse_match.
 """
@@ -40,8 +41,10 @@ def _one(term: str) -> Match:
     if kind == "iname":
         return lambda knl, insn: any(fnmatch.fnmatchcase(n, value)
                                      for n in insn.within_inames)
+    if kind == "in_kernel":
+        return lambda knl, insn: fnmatch.fnmatchcase(knl.name, value)
     raise ParseError(f"unknown match kind '{kind}' in {term!r} "
-                     "(known: id, tag, writes, reads, iname)")
+                     "(known: id, tag, writes, reads, iname, in_kernel)")
 
 
 class _Parser:

@@ -30,7 +30,7 @@ from pymbolic.parser import Parser as _PymbolicParser
 from pytools.lex import ParseError as _LexParseError
 
 from kernelcore.diagnostic import ParseError
-from kernelcore.ir.expr import IdentityMapper, SubArrayRef
+from kernelcore.ir.expr import IdentityMapper, SubArrayRef, get_dependencies
 
 
 class _Parser(_PymbolicParser):
@@ -295,8 +295,12 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
                         and isinstance(a.aggregate, prim.Variable))):
                 raise ParseError(f"cannot assign to {lhs_text.strip()!r} in "
                                  f"{line.strip()!r}")
-        if pi.explicit_inames is not None and _has_subarray_ref(pi.expression):
-            # loopy's '[j]: out[i, j] = f([j]: a[i, j])': the head sweeps the assignee
+        if pi.explicit_inames is not None and (_has_subarray_ref(pi.expression) or (
+                isinstance(pi.expression, prim.Call) and not any(
+                    get_dependencies(p) & pi.explicit_inames
+                    for p in pi.expression.parameters))):
+            # loopy's '[j]: out[i, j] = f([j]: a[i, j])' (or '= f(n)': arguments free
+            # of the head's inames): the head sweeps the assignee
             swept = tuple(prim.Variable(n.strip()) for n in m.group("inames").split(",")
                           if n.strip())
             if several:

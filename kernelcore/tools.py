@@ -1,6 +1,8 @@
 """Tools at loopy's module path (``loopy.tools``).
 
-Public names: t_unit_to_python.
+Public names: t_unit_to_python, and (from :mod:`kernelcore.persistence`)
+LoopyKeyBuilder, LazilyUnpicklingDict, LazilyUnpicklingList,
+LazilyUnpicklingListWithEqAndPersistentHashing, Optional, memoize_on_disk.
 """
 
 from __future__ import annotations
@@ -15,6 +17,14 @@ import numpy as np
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import auto
+from kernelcore.persistence import (
+    LazilyUnpicklingDict,
+    LazilyUnpicklingList,
+    LazilyUnpicklingListWithEqAndPersistentHashing,
+    LoopyKeyBuilder,
+    Optional,
+    memoize_on_disk,
+)
 from kernelcore.translation_unit import TranslationUnit
 
 
@@ -107,4 +117,6 @@ def t_unit_to_python(t_unit: Any, var_name: str = "t_unit",
     return code if return_code_obj else source
 
 
-__all__ = ["t_unit_to_python"]
+__all__ = ["t_unit_to_python", "LoopyKeyBuilder", "LazilyUnpicklingDict",
+           "LazilyUnpicklingList", "LazilyUnpicklingListWithEqAndPersistentHashing",
+           "Optional", "memoize_on_disk"]

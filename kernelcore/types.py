@@ -74,6 +74,9 @@ class TypeInferenceMapper(Mapper):
         self.weak_names = weak_names
         self.callables = callables or {}
         self.index_dtype = np.dtype(index_dtype)
+        #: whether sums and products take the types of their known terms only
+        #: (loopy's last resort: ``y = 2*y`` makes y an integer)
+        self.lenient = False
 
     def map_constant(self, expr: Any) -> ExprType:
         if isinstance(expr, np.generic):
@@ -111,7 +114,15 @@ class TypeInferenceMapper(Mapper):
         return promote(types, self.index_dtype)
 
     def map_sum(self, expr: Any) -> ExprType:
-        return self.promote([self.rec(c) for c in expr.children])
+        if not self.lenient:
+            return self.promote([self.rec(c) for c in expr.children])
+        known = []
+        for c in expr.children:
+            with contextlib.suppress(_Unknown):
+                known.append(self.rec(c))
+        if not known:
+            raise _Unknown(str(expr))
+        return self.promote(known)
 
     map_product = map_sum
 
@@ -322,8 +333,15 @@ def _infer_kernel_types(original, *, require_all: bool = True):
 
     declared = {n for n, dt in dtypes.items() if dt is not None}
     weak_targets: set[str] = set()
-    while settle(True) or settle(False):
-        pass
+    while True:
+        while settle(True) or settle(False):
+            pass
+        # the last resort, as loopy: a sum or product typed by its known terms
+        mapper.lenient = True
+        progress = settle(False)
+        mapper.lenient = False
+        if not progress:
+            break
     # widen inferred types until every written value fits (e.g. ``acc = 0`` then
     # ``acc = acc + x[i]`` with float x makes acc float)
     changed = True

@@ -47,8 +47,8 @@ def callee_function_problem(callee: LoopKernel, target: Any) -> str | None:
     """Why *callee* cannot become a device function for *target* (None: it
     can): a global barrier, a local or global temporary, or parallel inames
     on a target that runs work-items as loops."""
-    if any(isinstance(i, BarrierInstruction) and i.mem_kind == "global"
-           for i in callee.instructions):
+    if any(isinstance(i, BarrierInstruction) and "global" in (
+            i.synchronization_kind, i.mem_kind) for i in callee.instructions):
         return "it has a global barrier"
     for tv in callee.temporary_variables.values():
         if tv.address_space in (AddressSpace.LOCAL, AddressSpace.GLOBAL):
@@ -73,6 +73,10 @@ def link_callees(knl: LoopKernel, kernels: Mapping[str, LoopKernel]) -> LoopKern
                 raise KernelcoreError(f"kernel '{name}' calls itself (recursion is not "
                                       "supported)")
             callee = kernels[name]
+            if callee.index_dtype != k.index_dtype:
+                raise KernelcoreError(
+                    f"kernel '{k.name}' (index type {k.index_dtype}) calls kernel '{name}' "
+                    f"(index type {callee.index_dtype}): make their index_dtype the same")
             if callee_function_problem(callee, knl.target) is not None:
                 return None
             linked = link(callee, (*stack, name))

@@ -267,6 +267,10 @@ class CExpressionMapper(Mapper):
             if not isinstance(lane, (int, np.integer)):
                 raise CodeGenerationError(f"vector temporary '{name}' indexed by {index}")
             return f"{self.vector_element(expr)}.s{int(lane):x}"
+        for ix in index:
+            if self.types(ix).dtype.kind not in "biu":
+                raise CodeGenerationError(f"'{name}' is indexed by {ix}, of type "
+                                          f"{self.types(ix).dtype}: indices must be integers")
         flat = self.flat_index(var, index)
         idx_code = self.code(flat, PREC_NONE)
         return f"{name}[{idx_code}]"

@@ -38,6 +38,7 @@ from kernelcore.ir.domain import (
     expr_to_pw_aff,
     project_to,
     pw_aff_to_expr,
+    static_range,
 )
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.grid import grid_sizes, hw_iname_ranges
@@ -77,13 +78,15 @@ class DeviceKernel:
     prototype: str
     local_size: tuple[int, ...]
     num_groups: tuple
+    #: the host loops' indices it takes after the arguments (int scalars)
+    extra_inames: tuple[str, ...] = ()
 
 
 class Generator:
     """Generates one device kernel from its stretch of the linearization."""
 
     def __init__(self, knl: LoopKernel, name: str, items: list, helpers: HelperRegistry,
-                 function: bool = False):
+                 function: bool = False, extra_inames: tuple[str, ...] = ()):
         #: whether this is a callee's device function (not a device kernel)
         self.function = function
         self.knl = knl
@@ -98,6 +101,8 @@ class Generator:
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
+        #: the indices of the host loops around this kernel, passed as arguments
+        self.extra_inames = extra_inames
         self.subst: dict[str, object] = {}
         #: :func:`loop_bounds`'s memo: loops inside unrolled ones recur
         self.bounds_memo: dict = {}
@@ -125,6 +130,11 @@ class Generator:
         iname of a shorter extent gets guards."""
         ctx = self.knl.assumptions_set
         space = self.knl.space
+        for iname in self.extra_inames:     # a host loop's index, within its bounds
+            first, last = static_range(self.knl, iname)
+            index = expr_to_pw_aff(prim.Variable(iname), space)
+            ctx = ctx & index.ge_set(expr_to_pw_aff(first, space)) & index.le_set(
+                expr_to_pw_aff(last, space))
         groups, local = grid_sizes(self.knl, self.insn_ids)
         for r in self.hw_ranges:
             axis_sizes = local if isinstance(r.tag, LocalIndexTag) else groups
@@ -353,7 +363,8 @@ class Generator:
         if isinstance(insn, NoOpInstruction):
             return []
         if isinstance(insn, BarrierInstruction):
-            stmt = self.target.barrier("global" if insn.mem_kind == "global" else "local")
+            stmt = self.target.barrier("global" if "global" in (
+                insn.mem_kind, insn.synchronization_kind) else "local")
             return [] if stmt is None else [cast.Statement(f"{stmt} /* {insn.id} */;")]
         if not isinstance(insn, (Assignment, CInstruction)):
             raise CodeGenerationError(f"cannot generate code for {type(insn).__name__}")
@@ -505,8 +516,9 @@ class Generator:
         local_size += (1,) * (len(num_groups) - len(local_size))
         prefix = ("static void" if self.function
                   else self.target.kernel_prefix(local_size))
-        decl_args = ", ".join(self.arg_decl(a, written) for a in (
-            self.knl.args if self.function else self.knl.device_arguments()))
+        decl_args = ", ".join([self.arg_decl(a, written) for a in (
+            self.knl.args if self.function else self.knl.device_arguments())]
+            + [f"{self.index_ctype} const {n}" for n in self.extra_inames])
         prototype = f"{prefix} {self.name}({decl_args})"
         if self.target.sequential and self.hw_ranges and not self.function:
             body = self.sequential_body(num_groups, local_size)
@@ -519,7 +531,8 @@ class Generator:
         lines = [prototype, "{"]
         lines += [ln.rstrip() for ln in cast.print_nodes(body)]
         lines.append("}")
-        return DeviceKernel(self.name, prototype, local_size, num_groups), lines
+        return DeviceKernel(self.name, prototype, local_size, num_groups,
+                            self.extra_inames), lines
 
     def sequential_body(self, num_groups: tuple, local_size: tuple) -> list:
         """The kernel's body for a sequential target (C): its parallel inames
@@ -556,14 +569,14 @@ class Generator:
         return shared + body
 
 
-def segments(items: Any) -> list[tuple[str, list]]:
-    """``(device kernel name, items)`` for each device kernel of the
-    linearization *items*."""
+def segments(items: Any) -> list[tuple[str, list, tuple]]:
+    """``(device kernel name, items, fixed host loop values)`` for each device
+    kernel of the linearization *items*."""
     result = []
-    current: tuple[str, list] | None = None
+    current: tuple[str, list, tuple] | None = None
     for item in items:
         if isinstance(item, CallKernel):
-            current = (item.kernel_name, [])
+            current = (item.kernel_name, [], item.fixed)
         elif isinstance(item, ReturnFromKernel):
             assert current is not None
             result.append(current)
@@ -589,7 +602,7 @@ def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     if problem is not None:
         raise CodeGenerationError(f"kernel '{callee.name}' cannot be a device function: "
                                   f"{problem} (inline it with inline_callable_kernel)")
-    _, items = parts[0]
+    _, items, _ = parts[0]
     _, lines = Generator(callee, callee.name, items, helpers, function=True).generate()
     helpers.dtypes.update(a.dtype for a in callee.args)
     return "\n".join(lines)

@@ -39,6 +39,23 @@ class CodeGenerationResult:
     #: (category, message) of the warnings issued while generating the code,
     #: issued again when the code is taken from a cache
     warnings: tuple[tuple[type, str], ...] = ()
+    #: the launches, in order: (index into :attr:`kernels`, the values of the
+    #: kernel's :attr:`~DeviceKernel.extra_inames`); empty: each kernel once
+    launches: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+    def host_code(self) -> str:
+        """The host's part: the launches in order, one line each (the kernel and
+        the values of its host loop indices)."""
+        lines = []
+        for k, values in self.launch_list():
+            dk = self.kernels[k]
+            at = ", ".join(f"{n}={v}" for n, v in zip(dk.extra_inames, values))
+            lines.append(f"launch {dk.name}" + (f"  ({at})" if at else ""))
+        return "\n".join(lines) + "\n"
+
+    def launch_list(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        """The launches (:attr:`launches`, or each kernel once, in order)."""
+        return self.launches or tuple((k, ()) for k in range(len(self.kernels)))
 
     def device_code(self) -> str:
         return self.source
@@ -57,12 +74,18 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
                 "the kernel with data")
     target = knl.target or PyOpenCLTarget()
     helpers = HelperRegistry(target.helper_linkage)
-    kernels = []
+    kernels: list[DeviceKernel] = []
     bodies: list[str] = []
-    for name, items in segments(knl.linearization):
-        dk, lines = Generator(knl, name, items, helpers).generate()
-        kernels.append(dk)
-        bodies += [""] + lines
+    launches = []
+    for name, items, fixed in segments(knl.linearization):
+        index = next((k for k, dk in enumerate(kernels) if dk.name == name), None)
+        if index is None:       # (the iterations of a host loop launch it again)
+            dk, lines = Generator(knl, name, items, helpers,
+                                  extra_inames=tuple(n for n, _ in fixed)).generate()
+            index = len(kernels)
+            kernels.append(dk)
+            bodies += [""] + lines
+        launches.append((index, tuple(v for _, v in fixed)))
     variables = list(knl.args) + list(knl.temporary_variables.values())
     dtypes = helpers.dtypes | {v.dtype for v in variables if v.dtype is not None}
     uses_complex = any(dt.kind == "c" for dt in dtypes)
@@ -74,7 +97,8 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     preamble += list(helpers.helpers.values())
     temps = tuple((tv.name, tv.dtype.name, tuple(tv.shape))
                   for tv in knl.device_arguments()[len(knl.args):])
-    return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels), temps)
+    return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels), temps,
+                                launches=tuple(launches))
 
 
 def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:

@@ -78,16 +78,21 @@ def _to_expr(x: Any):
 
 
 def parse_shape(shape: Any) -> tuple | _Auto | None:
-    """Normalize a shape spec: auto, None, an int, a string "n, m", or a tuple."""
+    """Normalize a shape spec: auto, None, an int, a string "n, m" (or "(n, m)"),
+    or a tuple."""
     if shape is auto or shape is None:
         return shape
     if isinstance(shape, str):
         if not shape.strip():
             return ()
         parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
+        if isinstance(parsed, tuple) and len(parsed) == 1 and isinstance(parsed[0], tuple):
+            parsed = parsed[0]          # "(n, m)": the parentheses are not an axis
         shape = parsed if isinstance(parsed, tuple) else (parsed,)
     elif isinstance(shape, (int, np.integer, prim.ExpressionNode)):
         shape = (shape,)
+    if tuple(shape) == (None,):     # loopy's one axis of unknown extent: no shape
+        return None
     return tuple(_to_expr(s) for s in shape)
 
 
@@ -174,24 +179,36 @@ class ArrayArg(_ArrayBase):
     that vector accesses at multiples of their size are single aligned loads
     and stores. (kernelcore refuses views that start inside their buffer, and
     OpenCL aligns buffers to the device's base address alignment, at least
-    64 bytes: up to that, the declaration holds for every array passed.)"""
+    64 bytes: up to that, the declaration holds for every array passed.)
+    *offset* is loopy's: 0 or :data:`auto` (taken, the array still starts at
+    its buffer)."""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None
     is_input: bool | None = None
     for_atomic: bool = False
     alignment: int | None = None
+    offset: Any = 0
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = auto, *,
                  order: str = "C", strides: Any = None,
                  address_space: AddressSpace = AddressSpace.GLOBAL,
                  is_output: bool | None = None, is_input: bool | None = None,
-                 for_atomic: bool = False, alignment: int | None = None):
+                 for_atomic: bool = False, alignment: int | None = None,
+                 offset: Any = 0):
         _check_alignment(name, alignment)
+        if offset is None:
+            offset = 0
+        if not (offset is auto or (isinstance(offset, int) and offset == 0)):
+            raise ParseError(f"array '{name}': offset={offset!r}: kernelcore's arrays "
+                             "start at their buffer (use 0, or lp.auto: any offset, "
+                             "where views that start inside their buffer are refused "
+                             "when called)")
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,
-                         for_atomic=for_atomic, alignment=alignment).items():
+                         for_atomic=for_atomic, alignment=alignment,
+                         offset=offset).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
@@ -245,7 +262,8 @@ class TemporaryVariable(_ArrayBase):
     (bytes, a power of two, or None) is declared for the array, and lets
     vector accesses at multiples of their size use single aligned loads.
     An *initializer* (an array of the values) gives the dtype and an ``auto``
-    shape. Temporaries naming one *base_storage* share their memory (see
+    shape. *for_atomic* allows atomic updates of its elements (as for arrays).
+    Temporaries naming one *base_storage* share their memory (see
     :func:`~kernelcore.transform.temporaries.allocate_temporaries_for_base_storage`).
     """
 
@@ -254,11 +272,13 @@ class TemporaryVariable(_ArrayBase):
     read_only: bool = False
     alignment: int | None = None
     base_storage: str | None = None
+    for_atomic: bool = False
 
     def __init__(self, name: str, dtype: Any = None, shape: Any = (), *,
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False,
-                 alignment: int | None = None, base_storage: str | None = None):
+                 alignment: int | None = None, base_storage: str | None = None,
+                 for_atomic: bool = False):
         _check_alignment(name, alignment)
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
@@ -273,7 +293,8 @@ class TemporaryVariable(_ArrayBase):
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          initializer=initializer, read_only=read_only,
-                         alignment=alignment, base_storage=base_storage).items():
+                         alignment=alignment, base_storage=base_storage,
+                         for_atomic=for_atomic).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

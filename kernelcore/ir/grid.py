@@ -152,14 +152,19 @@ def callee_hw_sizes(knl: Any, insn_ids: Collection[str] | None) -> list[tuple[bo
         if insn_ids is not None and insn.id not in insn_ids:
             continue
         fn = getattr(getattr(insn, "expression", None), "function", None)
-        sub = getattr(knl.callables.get(getattr(fn, "name", None)), "subkernel", None)
+        clbl = knl.callables.get(getattr(fn, "name", None))
+        sub = getattr(clbl, "subkernel", None)
         if sub is None:         # not a kernel called as a function
             continue
         around = {(isinstance(t, LocalIndexTag), t.axis) for t in (
             knl.iname_tags.get(n) for n in insn.within_inames)
             if isinstance(t, (GroupIndexTag, LocalIndexTag))}
-        groups, local = sub.get_grid_size_upper_bounds({}, return_dict=True)
-        clash = sorted(around & ({(False, a) for a in groups} | {(True, a) for a in local}))
+        # the callee's grid for the scalars this call passes
+        groups, local = clbl.get_hw_axes_sizes(
+            dict(enumerate(insn.expression.parameters)), knl.space, {})
+        used_groups, used_local = clbl.get_used_hw_axes({})
+        clash = sorted(around & ({(False, a) for a in used_groups}
+                                 | {(True, a) for a in used_local}))
         if clash:
             kind, axis = clash[0]
             raise CodeGenerationError(
@@ -169,7 +174,8 @@ def callee_hw_sizes(knl: Any, insn_ids: Collection[str] | None) -> list[tuple[bo
         for is_local, sizes in ((False, groups), (True, local)):
             for axis, size in sizes.items():
                 try:
-                    value = static_max_of_pw_aff(size, sub.assumptions_set.params())
+                    value = static_max_of_pw_aff(size.project_domain_on_params(),
+                                                 knl.assumptions_set.params())
                     result.append((is_local, axis, int(value.get_constant_val()
                                                        .get_num_si())))
                 except Exception:

@@ -222,11 +222,12 @@ class CExecutor:
                                 self.knl.name, self.knl.target.link_flags())
             argtypes = [self.scalar_types[k][0] if k in self.scalar_types else ctypes.c_void_p
                         for k in range(len(self.device_args))]
+            index_type = np.ctypeslib.as_ctypes_type(self.knl.index_dtype)
             fns = []
             for dk in self.code.kernels:
                 fn = getattr(lib, dk.name)
                 fn.restype = None
-                fn.argtypes = argtypes
+                fn.argtypes = argtypes + [index_type] * len(dk.extra_inames)
                 fns.append(fn)
             self._functions = fns
         return self._functions
@@ -274,8 +275,8 @@ class CExecutor:
             else:
                 call_args.append(f"{arg.name}.ctypes.data")
         w("    _fns = _rt.functions()")
-        for k in range(len(self.code.kernels)):
-            w(f"    _fns[{k}]({', '.join(call_args)})")
+        for k, values in self.code.launch_list():
+            w(f"    _fns[{k}]({', '.join(call_args + [str(v) for v in values])})")
         outputs = [a.name for a in arrays if a.name in written]
         for o in outputs:
             w(f"    {o} = _rt.copy_back(_{o}_host, {o})")

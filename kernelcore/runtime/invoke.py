@@ -321,10 +321,13 @@ class Executor:
         w("    _knls = _program.kernels")
         w("    _evt = None")
         w("    with _program.lock:")
-        for k, dk in enumerate(self.code.kernels):
+        index_type = f"_np.{np.dtype(knl.index_dtype).name}"
+        for k, values in self.code.launch_list():
+            dk = self.code.kernels[k]
             gsize = ", ".join(f"max(0, {_py(g)}) * {size}"
                               for g, size in zip(dk.num_groups, dk.local_size))
-            w(f"        _knls[{k}].set_args({', '.join(call_args)})")
+            extra = [f"{index_type}({v})" for v in values]   # the host loops' indices
+            w(f"        _knls[{k}].set_args({', '.join(call_args + extra)})")
             w(f"        _gsize = ({gsize},)")
             w("        if 0 not in _gsize:")
             w(f"            _evt = _rt.cl.enqueue_nd_range_kernel(queue, _knls[{k}], _gsize, "

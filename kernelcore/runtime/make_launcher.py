@@ -13,7 +13,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 from pymbolic import evaluate
 
-from kernelcore.diagnostic import InvocationError
+from kernelcore.diagnostic import InvocationError, KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
@@ -129,6 +129,9 @@ def make_launcher(knl: LoopKernel | TranslationUnit, queue: cl.CommandQueue | No
     args = [params[a.name] if isinstance(a, ValueArg) else arrays_and_params[a.name]
             for a in tknl.args] + list(temporaries.values())
     cl_kernels = ex.cl_kernels(queue.context)
+    if ex.code.launches and any(values for _, values in ex.code.launches):
+        raise KernelcoreError(f"kernel '{knl.name}': make_launcher takes kernels without "
+                              "host loops (global barriers inside sequential loops)")
     launchers = []
     for dk, clk in zip(ex.code.kernels, cl_kernels):
         gsize = tuple(max(0, int(evaluate(g, env))) * ls

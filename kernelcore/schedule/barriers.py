@@ -1,8 +1,12 @@
 """Kernel splitting at global barriers, and local barrier insertion.
 
-A global barrier (``... gbarrier``) ends one device kernel and starts the next;
-it may not sit inside a sequential loop. Within each device kernel, a local
-barrier goes before any instruction whose access to local memory conflicts
+A global barrier (``... gbarrier``) ends one device kernel and starts the next.
+A sequential loop holding one is run by the host: each stretch of its body is a
+device kernel taking the loop's index as an argument, launched once per iteration
+(the number of iterations must be constant). Where the kernel runs as one
+work-group, the loop stays in the kernel instead: the barrier synchronizes the
+group, or is dropped if the group is one work-item. Within each device kernel,
+a local barrier goes before any instruction whose access to local memory conflicts
 (read-after-write, write-after-read, write-after-write) with an access since
 the last barrier at a different element (so possibly by another work-item),
 and at the end of a loop body when the next iteration would conflict with the
@@ -14,8 +18,11 @@ Public names: split_kernels, insert_local_barriers.
 
 from __future__ import annotations
 
+import islpy as isl
+
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.data import AddressSpace
+from kernelcore.ir.domain import project_to
 from kernelcore.ir.expr import WalkMapper
 from kernelcore.ir.instruction import (
     Assignment,
@@ -24,6 +31,7 @@ from kernelcore.ir.instruction import (
     assignee_var_name,
 )
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.tags import GroupIndexTag, is_hw_parallel
 from kernelcore.schedule.items import (
     Barrier,
     CallKernel,
@@ -34,40 +42,111 @@ from kernelcore.schedule.items import (
 )
 
 
+def _is_global_barrier(knl: LoopKernel, item) -> bool:
+    if not isinstance(item, RunInstruction):
+        return False
+    insn = knl.id_to_insn[item.insn_id]
+    return isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global"
+
+
+def _loop_end(items: list, start: int) -> int:
+    """The index of the LeaveLoop closing the loop entered at *start*."""
+    depth = 0
+    for k in range(start, len(items)):
+        if isinstance(items[k], EnterLoop):
+            depth += 1
+        elif isinstance(items[k], LeaveLoop):
+            depth -= 1
+            if depth == 0:
+                return k
+    raise AssertionError("unbalanced linearization")
+
+
+def _host_loop_values(knl: LoopKernel, iname: str, fixed: tuple) -> range:
+    """The values of the sequential loop *iname* run by the host, given the
+    values *fixed* of the host loops around it."""
+    names = [iname] + [n for n, _ in fixed]
+    dom = knl.get_inames_domain(names) & knl.assumptions_set
+    for name, value in fixed:
+        if name in dom.get_var_dict():
+            dim_kind, pos = dom.get_var_dict()[name]
+            dom = dom.fix_val(dim_kind, pos, value)
+    dom = project_to(dom, [iname])
+    if dom.dim(isl.dim_type.param):
+        dom = dom.project_out(isl.dim_type.param, 0, dom.dim(isl.dim_type.param))
+    lo, hi = dom.dim_min_val(0), dom.dim_max_val(0)
+    if not (lo.is_int() and hi.is_int()):
+        raise SchedulingError(
+            f"the sequential loop '{iname}' holds a global barrier, so the host runs it, "
+            "which needs a constant number of iterations (fix its bounds with "
+            "fix_parameters or assumptions)")
+    return range(lo.to_python(), hi.to_python() + 1)
+
+
 def split_kernels(knl: LoopKernel, items: list) -> list:
     """Wrap *items* in CallKernel/ReturnFromKernel, one device kernel per stretch
-    between top-level global barriers."""
+    between global barriers. A sequential loop holding a global barrier is run by
+    the host: its stretches are device kernels launched once per iteration, with
+    the loop's value (:attr:`CallKernel.fixed`) as an argument."""
     result: list = []
-    names = [knl.name]
-    depth = 0
-    current: list = []
+    # the kernel of each stretch, by (its body, its place there): the iterations
+    # of a host loop launch the same kernels
+    names: dict[tuple[int, int], str] = {}
+    # a launch of one work-group synchronizes at a global barrier like at a local one
+    one_group = not any(isinstance(t, GroupIndexTag) for t in knl.iname_tags.values())
+    one_item = not any(is_hw_parallel(t) for t in knl.iname_tags.values())
 
-    def flush():
-        result.append(CallKernel(names[-1]))
+    def flush(current: list, fixed: tuple, where: tuple[int, int]) -> None:
+        if where not in names:
+            names[where] = f"{knl.name}_{len(names) - 1}" if names else knl.name
+        result.append(CallKernel(names[where], fixed))
         result.extend(current)
-        result.append(ReturnFromKernel(names[-1]))
+        result.append(ReturnFromKernel(names[where]))
 
-    for item in items:
-        if isinstance(item, EnterLoop):
-            depth += 1
-        elif isinstance(item, LeaveLoop):
-            depth -= 1
-        if isinstance(item, RunInstruction):
-            insn = knl.id_to_insn[item.insn_id]
-            if isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global":
-                if depth:
-                    raise SchedulingError(
-                        f"global barrier '{insn.id}' is inside a sequential loop; global "
-                        "barriers may only separate whole parallel loop nests")
-                if current:
-                    flush()
-                    current = []
-                    names.append(f"{knl.name}_{len(names) - 1}")
-                result.append(item)
+    def walk(body: list, fixed: tuple) -> None:
+        current: list = []
+        stretches = 0
+
+        def flush_here(current: list) -> None:
+            nonlocal stretches
+            flush(current, fixed, (id(body), stretches))
+            stretches += 1
+        k = 0
+        while k < len(body):
+            item = body[k]
+            if isinstance(item, EnterLoop):
+                end = _loop_end(body, k)
+                inner = body[k + 1:end]
+                values = None
+                if not one_group and any(_is_global_barrier(knl, i) for i in inner):
+                    values = _host_loop_values(knl, item.iname, fixed)
+                if values is None:
+                    # no host loop: within one work-group, the global barriers
+                    # synchronize in the kernel; for one work-item, they are no-ops
+                    current += [i for i in body[k:end + 1]
+                                if not (one_item and _is_global_barrier(knl, i))]
+                else:
+                    if current:
+                        flush_here(current)
+                        current = []
+                    for value in values:
+                        walk(inner, (*fixed, (item.iname, value)))
+                k = end + 1
                 continue
-        current.append(item)
-    if current or not result:
-        flush()
+            if _is_global_barrier(knl, item):
+                if current:
+                    flush_here(current)
+                    current = []
+                result.append(item)
+            else:
+                current.append(item)
+            k += 1
+        if current:
+            flush_here(current)
+
+    walk(items, ())
+    if not any(isinstance(i, CallKernel) for i in result):
+        flush([], (), (0, 0))
     return result
 
 

@@ -47,9 +47,18 @@ class Barrier:
 
 @dataclass(frozen=True)
 class CallKernel:
-    """Start of a device kernel; the items up to :class:`ReturnFromKernel` form it."""
+    """Start of a device kernel; the items up to :class:`ReturnFromKernel` form it.
+    *fixed* gives ``(iname, value)`` of the host loops around it (a sequential
+    loop holding a global barrier is run by the host, as one device kernel per
+    stretch and iteration)."""
 
     kernel_name: str
+    fixed: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def extra_inames(self) -> tuple[str, ...]:
+        """loopy's name: the host loops' inames the kernel sees."""
+        return tuple(n for n, _ in self.fixed)
 
 
 @dataclass(frozen=True)
@@ -70,7 +79,9 @@ def linearization_lines(items: Iterable[EnterLoop | LeaveLoop | RunInstruction |
             depth -= 1
             lines.append("  " * depth + f"end {item.iname}")
         elif isinstance(item, CallKernel):
-            lines.append("  " * depth + f"CALL KERNEL {item.kernel_name}")
+            at = ", ".join(f"{n}={v}" for n, v in item.fixed)
+            lines.append("  " * depth + f"CALL KERNEL {item.kernel_name}"
+                         + (f"  /* {at} */" if at else ""))
             depth += 1
         elif isinstance(item, ReturnFromKernel):
             depth -= 1
@@ -115,7 +126,7 @@ def schedule_lines(knl: LoopKernel) -> list[str]:
             text = f"end {item.iname}"
         elif isinstance(item, CallKernel):
             text = (f"CALL KERNEL {item.kernel_name}(extra_args="
-                    f"{_extra_args(knl, items, k)}, extra_inames=[])")
+                    f"{_extra_args(knl, items, k)}, extra_inames={list(item.extra_inames)})")
         elif isinstance(item, ReturnFromKernel):
             text = f"RETURN FROM KERNEL {item.kernel_name}"
         elif isinstance(item, Barrier):

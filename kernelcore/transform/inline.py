@@ -19,6 +19,7 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.callable_kernel import CallableKernel, kernel_called_names
+from kernelcore.callables import get_kw_pos_association
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import ArrayArg, ValueArg
 from kernelcore.ir.expr import IdentityMapper, ResolvedFunction
@@ -68,7 +69,8 @@ class _ArgumentBinding:
     def __init__(self, caller: LoopKernel, callee_arg: ArrayArg, expr, where: str):
         if isinstance(expr, prim.Variable):
             var = caller.get_var(expr.name)
-            expr = prim.Subscript(expr, tuple(prim.Slice((None,)) for _ in var.shape))
+            axes = var.shape if var.shape is not None else (None,)  # (no shape: one axis)
+            expr = prim.Subscript(expr, tuple(prim.Slice((None,)) for _ in axes))
         if not isinstance(expr, prim.Subscript) or not isinstance(
                 expr.aggregate, prim.Variable):
             raise KernelcoreError(f"{where}: array argument '{callee_arg.name}' must be "
@@ -76,19 +78,21 @@ class _ArgumentBinding:
         self.name = expr.aggregate.name
         var = caller.get_var(self.name)
         self.index = assignee_subscript(expr)
-        if len(self.index) != len(var.shape):
-            raise KernelcoreError(f"{where}: '{self.name}' has {len(var.shape)} axes but "
+        shape = var.shape if var.shape is not None else (None,)   # (no shape: one axis)
+        if len(self.index) != len(shape):
+            raise KernelcoreError(f"{where}: '{self.name}' has {len(shape)} axes but "
                                   f"{expr} gives {len(self.index)} subscripts")
         self.slots = []
         extents = []
         for axis, ix in enumerate(self.index):
             if not isinstance(ix, prim.Slice):
                 continue
-            start, stop, step = slice_bounds(ix, var.shape[axis])
+            start, stop, step = slice_bounds(ix, shape[axis])
             self.slots.append((axis, start, step))
             extents.append(-((start - stop) // step) if _static(stop) is not None
                            and _static(start) is not None else None)
-        callee_shape = tuple(callee_arg.shape)
+        # (an array without a shape: one axis of unknown extent)
+        callee_shape = (None,) if callee_arg.shape is None else tuple(callee_arg.shape)
         if len(self.slots) != len(callee_shape):
             raise KernelcoreError(
                 f"{where}: '{callee_arg.name}' of the callee has {len(callee_shape)} "
@@ -137,10 +141,10 @@ class _Rewriter(IdentityMapper):
 def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
                  names: UniqueNameGenerator) -> LoopKernel:
     where = f"call '{insn.id}' of '{callee.name}' in '{caller.name}'"
-    read = set().union(*(i.read_dependency_names() for i in callee.instructions))
-    written = set().union(*(i.assignee_names() for i in callee.instructions))
-    inputs = [a for a in callee.args if isinstance(a, ValueArg) or a.name in read]
-    outputs = [a for a in callee.args if isinstance(a, ArrayArg) and a.name in written]
+    _, pos_to_kw = get_kw_pos_association(callee)
+    inputs = [callee.arg_dict[pos_to_kw[k]] for k in sorted(k for k in pos_to_kw if k >= 0)]
+    outputs = [callee.arg_dict[pos_to_kw[k]]
+               for k in sorted((k for k in pos_to_kw if k < 0), reverse=True)]
     params = insn.expression.parameters
     assignees = insn.assignees if isinstance(insn, CallInstruction) else (insn.assignee,)
     if len(params) != len(inputs) or len(assignees) != len(outputs):
@@ -158,7 +162,8 @@ def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
             continue
         if _static(p) is not None:
             fixed[arg.name] = _static(p)
-        elif isinstance(p, prim.Variable) and p.name in caller.all_params():
+        elif isinstance(p, prim.Variable) and (p.name in caller.all_params() or isinstance(
+                caller.arg_dict.get(p.name), ValueArg)):
             callee = callee.copy(domains=tuple(_rename_dim(d, arg.name, p.name)
                                                for d in callee.domains))
             values[arg.name] = p
@@ -215,6 +220,12 @@ def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
 
 
 def _inline_into(caller: LoopKernel, callee: LoopKernel) -> LoopKernel:
+    if callee.index_dtype != caller.index_dtype and any(
+            _calls(i, callee.name) for i in caller.instructions):
+        raise KernelcoreError(
+            f"kernel '{caller.name}' (index type {caller.index_dtype}) calls kernel "
+            f"'{callee.name}' (index type {callee.index_dtype}): make their index_dtype "
+            "the same")
     names = UniqueNameGenerator(
         set(caller.all_inames()) | set(caller.all_params()) | set(caller.arg_dict)
         | set(caller.temporary_variables) | {i.id for i in caller.instructions})

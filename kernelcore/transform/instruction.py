@@ -1,7 +1,7 @@
 """Transformations of the instruction list and its dependencies.
 
 Public names: add_dependency, remove_instructions, add_nosync, add_barrier,
-find_instructions, remove_inames_from_insn, remove_predicates_from_insn,
+find_instructions, add_inames_to_insn, remove_inames_from_insn, remove_predicates_from_insn,
 get_global_barrier_order, find_most_recent_global_barrier.
 """
 
@@ -72,24 +72,46 @@ def remove_instructions(knl: LoopKernel, insn_ids: Iterable[str]) -> LoopKernel:
 
 
 @for_each_kernel
-def add_nosync(knl: LoopKernel, source: Any, sink: Any, bidirectional: bool = True) -> LoopKernel:
-    """State that no barrier is needed between the instructions matching *source*
-    and those matching *sink* (both directions unless *bidirectional* is False)."""
+def add_nosync(knl: LoopKernel, scope: str, source: Any, sink: Any,
+               bidirectional: bool = False, force: bool = False,
+               empty_ok: bool = False) -> LoopKernel:
+    """State that the instructions matching *sink* need no synchronization of
+    *scope* (``"local"``, ``"global"`` or ``"any"``) with those matching
+    *source* (nor the other way round, with *bidirectional*), as loopy's: only
+    where the sink depends on the source, directly or not, unless *force*.
+    Matching no instruction raises unless *empty_ok*."""
+    if scope not in ("local", "global", "any"):
+        raise KernelcoreError(f"add_nosync: unknown scope {scope!r} (local, global, any)")
     src = {i.id for i in knl.instructions if parse_match(source)(knl, i)}
     snk = {i.id for i in knl.instructions if parse_match(sink)(knl, i)}
-    if not src or not snk:
+    if not (src and snk):
+        if empty_ok:
+            return knl
         raise UnknownNameError(f"add_nosync: no instruction matches "
                                f"{source if not src else sink!r}")
+    deps = {i.id: i.depends_on for i in knl.instructions}
 
-    def update(insn):
-        extra = set()
-        if insn.id in snk:
-            extra |= {(s, "any") for s in src}
-        if bidirectional and insn.id in src:
-            extra |= {(s, "any") for s in snk}
-        return insn.copy(no_sync_with=insn.no_sync_with | extra) if extra else insn
+    def reaches(a: str, b: str) -> bool:
+        """Whether *a* depends on *b*, directly or not."""
+        seen, todo = set(), [a]
+        while todo:
+            for d in deps.get(todo.pop(), ()):
+                if d == b:
+                    return True
+                if d not in seen:
+                    seen.add(d)
+                    todo.append(d)
+        return False
 
-    return knl.copy(instructions=tuple(update(i) for i in knl.instructions))
+    pairs = {(k, s) for k in snk for s in src if force or reaches(k, s)}
+    if bidirectional:
+        pairs |= {(s, k) for k, s in pairs}
+    added: dict[str, set] = {}
+    for waiter, other in pairs:
+        added.setdefault(waiter, set()).add((other, scope))
+    return knl.copy(instructions=tuple(
+        i.copy(no_sync_with=i.no_sync_with | added[i.id]) if i.id in added else i
+        for i in knl.instructions))
 
 
 def _matching(knl: LoopKernel, match, what: str) -> list:
@@ -145,6 +167,19 @@ def remove_inames_from_insn(knl: LoopKernel, inames: Iterable[str], insn_match: 
             insn = insn.copy(within_inames=insn.within_inames - inames)
         insns.append(insn)
     return knl.copy(instructions=tuple(insns))
+
+
+@for_each_kernel
+def add_inames_to_insn(knl: LoopKernel, inames: Any, insn_match: Any) -> LoopKernel:
+    """The matching instructions also run in *inames* (a list or a
+    comma-separated string of inames of the kernel)."""
+    names = frozenset(n.strip() for n in inames.split(",") if n.strip()) \
+        if isinstance(inames, str) else frozenset(inames)
+    knl.check_inames(names, "add_inames_to_insn")
+    targets = {i.id for i in _matching(knl, insn_match, "add_inames_to_insn")}
+    return knl.copy(instructions=tuple(
+        i.copy(within_inames=i.within_inames | names) if i.id in targets else i
+        for i in knl.instructions))
 
 
 @for_each_kernel

@@ -37,7 +37,7 @@ from kernelcore.ir.domain import (
     static_range,
 )
 from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
-from kernelcore.ir.instruction import Assignment
+from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.simplify import simplify
 from kernelcore.ir.subst import expand_rules
@@ -45,6 +45,7 @@ from kernelcore.ir.tags import LocalIndexTag, parse_tag
 from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
 from kernelcore.transform.iname import split_iname, tag_inames
+from kernelcore.transform.inline import slice_bounds
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -107,7 +108,8 @@ def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
 def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
                 fetch_outer_inames, insn_id, store_of=None,
-                dim_base: str | None = None) -> LoopKernel:
+                dim_base: str | None = None, footprint_index: tuple | None = None,
+                footprint_shape: tuple = ()) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
     match = parse_match(within)
@@ -137,8 +139,17 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 raise KernelcoreError(f"{base_name}: uses with different numbers of indices")
             for a in args:
                 deps |= get_dependencies(a) & inames
+    if footprint_index is not None:     # the footprint is given: the uses do not count
+        if len(footprint_index) != rank:
+            raise KernelcoreError(f"{base_name}: the footprint {footprint_index} has "
+                                  f"{len(footprint_index)} indices, the uses {rank}")
+        deps = set().union(*(get_dependencies(a) for a in footprint_index
+                             if not isinstance(a, prim.Slice))) & inames
+        sources: list = [(frozenset(), [(footprint_index, frozenset())])]
+    else:
+        sources = [(insn.within_inames, uses) for insn, uses in users]
     if fetch_outer_inames is not None:
-        outer = set(_names(fetch_outer_inames))
+        outer = set(_names(fetch_outer_inames)) - sweep     # (a swept iname is no outer one)
     else:
         outer = (set(common) - sweep) & deps
     unsweepable = deps - sweep - outer
@@ -152,21 +163,27 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     # {{{ footprint
 
     footprint = None
-    for insn, uses in users:
+    for within_inames, uses in sources:
         for args, bound in uses:
-            used = ((insn.within_inames | bound) & (sweep | outer)) | outer
+            used = ((within_inames | bound) & (sweep | outer)) | outer
             dom = knl.get_inames_domain(used)
             dims = [f"__kc_a{k}" for k in range(rank)]
             ext = dom.insert_dims(dim_type.set, dom.dim(dim_type.set), rank)
             for k, d in enumerate(dims):
                 ext = ext.set_dim_name(dim_type.set, dom.dim(dim_type.set) + k, d)
             for k, a in enumerate(args):
+                dim = expr_to_pw_aff(prim.Variable(dims[k]), ext.space)
                 try:
+                    if isinstance(a, prim.Slice):       # a given footprint's whole range
+                        lo, hi, _ = slice_bounds(a, footprint_shape[k])
+                        ext = ext & dim.ge_set(expr_to_pw_aff(lo, ext.space)) & dim.lt_set(
+                            expr_to_pw_aff(hi, ext.space))
+                        continue
                     val = expr_to_pw_aff(a, ext.space)
                 except NotAffineError as e:
                     raise KernelcoreError(f"{base_name}: index {a} is not affine ({e})") \
                         from None
-                ext = ext & expr_to_pw_aff(prim.Variable(dims[k]), ext.space).eq_set(val)
+                ext = ext & dim.eq_set(val)
             img = move_names_to_params(ext, sorted(outer))
             img = project_to(img, dims)
             footprint = img if footprint is None else footprint.union(
@@ -281,7 +298,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         tags[d] = None
     knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
-    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag)
+    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
 
 
 def _check_reused_inames(knl: LoopKernel, base_name: str, storage_dom, dim_names) -> None:
@@ -306,7 +323,7 @@ def _simplify(expr):
     return simplify(expr)
 
 
-def _tag_storage(knl, dim_names, extents, default_tag):
+def _tag_storage(knl, dim_names, extents, default_tag, outer=()):
     if default_tag is None:
         return knl
     if default_tag != "l.auto":
@@ -317,7 +334,9 @@ def _tag_storage(knl, dim_names, extents, default_tag):
         if isinstance(t, LocalIndexTag) and n not in dim_names:
             lo, hi = static_range(knl, n)
             axes[t.axis] = max(axes.get(t.axis, 0), hi - lo + 1)
-    free = sorted(axes)
+    # the axes of the loops the fetch runs in are taken
+    taken = {t.axis for n in outer if isinstance(t := knl.iname_tags.get(n), LocalIndexTag)}
+    free = sorted(set(axes) - taken)
     for d, extent in zip(reversed(dim_names), reversed(extents)):
         if not free:
             break
@@ -390,6 +409,15 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                  prefetch_insn_id: str | None = None, within: Any = None) -> LoopKernel:
     """Fetch the part of array *var_name* the users read while *sweep_inames* vary
     into a temporary (local memory when work-items share the fetch)."""
+    footprint_index = None
+    if "[" in var_name:         # 'a[i, :]': the footprint is given, ':' a whole axis
+        given = parse_expression(var_name)
+        if not isinstance(given, prim.Subscript) or not isinstance(given.aggregate,
+                                                                   prim.Variable):
+            raise KernelcoreError(f"add_prefetch: expected an array or a subscript of "
+                                  f"one, got {var_name!r}")
+        var_name = given.aggregate.name
+        footprint_index = assignee_subscript(given)
     if var_name not in knl.arg_dict:
         raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
@@ -405,7 +433,8 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                        temporary_address_space=temporary_address_space,
                        fetch_outer_inames=fetch_outer_inames,
                        insn_id=prefetch_insn_id or f"{var_name}_fetch_rule",
-                       dim_base=var_name)
+                       dim_base=var_name, footprint_index=footprint_index,
+                       footprint_shape=getattr(knl.arg_dict[var_name], "shape", ()))
 
 
 @for_each_kernel

@@ -23,7 +23,7 @@ from kernelcore.ir.data import AddressSpace, auto
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.tags import LocalIndexTag
+from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.transform.instruction import _ancestors
 from kernelcore.translation_unit import TranslationUnit, for_each_kernel
 
@@ -82,11 +82,13 @@ def set_temporary_address_space(kernel: LoopKernel | TranslationUnit, temp_var_n
 
 
 def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
-    """Temporaries without a scope become local when some instruction writes them
-    in parallel across work-items (the subscript uses a local index), else
-    private. A local temporary written without all the work-group's local
-    indices in its subscript would race and is reported."""
+    """Temporaries without a scope become global when some instruction writes
+    them in parallel across work-groups (the subscript uses a group index), local
+    when across the work-items of a group (a local index), else private. A local
+    temporary written without all the work-group's local indices in its subscript
+    would race and is reported."""
     local = _local_inames(knl)
+    groups = {n for n, t in knl.iname_tags.items() if isinstance(t, GroupIndexTag)}
     lanes = {n: knl.iname_tags[n].axis for n in local
              if any(n in i.within_inames for i in knl.instructions)}
     temps = dict(knl.temporary_variables)
@@ -97,10 +99,12 @@ def choose_temporary_scopes(knl: LoopKernel) -> LoopKernel:
             w.assignee))) if assignee_subscript(w.assignee) else set() for w in writers]
         chosen = tv.address_space is auto
         if chosen:
+            is_global = any(used & groups or any(v.startswith("gid(") for v in used)
+                            for used in sub_inames)
             is_local = any(used & local or any(v.startswith("lid(") for v in used)
                            for used in sub_inames)
-            tv = tv.copy(address_space=AddressSpace.LOCAL if is_local
-                         else AddressSpace.PRIVATE)
+            tv = tv.copy(address_space=AddressSpace.GLOBAL if is_global
+                         else AddressSpace.LOCAL if is_local else AddressSpace.PRIVATE)
             temps[name] = tv
         if tv.address_space == AddressSpace.LOCAL:
             for w, used in zip(writers, sub_inames):

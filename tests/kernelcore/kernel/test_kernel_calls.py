@@ -233,3 +233,34 @@ def test_c_target_calls_the_function():
     x = np.arange(12, dtype=np.float64).reshape(3, 4)
     _, (out,) = tu(None, x=x)
     np.testing.assert_allclose(out, 2 * x + 1)
+
+
+def test_callee_with_a_global_barrier_is_inlined(queue):
+    ones_and_zeros = lp.make_function(
+        "{[i, j]: 0<=i<6 and 0<=j<3}",
+        """
+        x[i] = 0.0
+        ...gbarrier
+        x[j] = 1.0
+        """, seq_dependencies=True, name="ones_and_zeros")
+    tu = lp.merge([lp.make_kernel("{[i]: 0<=i<6}", "[i]: y[i] = ones_and_zeros()",
+                                  [lp.GlobalArg("y", np.float64, shape=(6,))]),
+                   ones_and_zeros])
+    code = lp.generate_code_v2(tu).device_code()
+    assert "static void ones_and_zeros" not in code
+    _, (y,) = tu(queue)
+    np.testing.assert_array_equal(y, [1, 1, 1, 0, 0, 0])
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_calls_between_kernels_of_different_index_types_are_refused(inline):
+    doublify = lp.make_function("{[i]: 0<=i<10}", "x[i] = x[i] * 2", name="doublify",
+                                index_dtype=np.int64)
+    tu = lp.merge([lp.make_kernel("{[i]: 0<=i<10}", "[i]: X[i] = doublify([i]: X[i])",
+                                  [lp.GlobalArg("X", np.float32, shape=(10,))]),
+                   doublify])
+    with pytest.raises(lp.LoopyError, match="index_dtype"):
+        if inline:
+            lp.inline_callable_kernel(tu, "doublify")
+        else:
+            lp.generate_code_v2(tu)

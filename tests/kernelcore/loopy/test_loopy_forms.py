@@ -6,10 +6,11 @@ import sys
 
 import islpy as isl
 import numpy as np
+import pymbolic as pmbl
 import pytest
 
 import kernelcore as lp
-from tests.helpers import ROOT
+from tests.helpers import ROOT, host
 
 
 @pytest.mark.parametrize("name", ["diagnostic", "kernel", "match", "options", "schedule",
@@ -600,3 +601,90 @@ def test_initializer_on_c_local_and_barrier_before_first_kernel():
     assert list(prog.default_entrypoint.temporary_variables) == ["tmp"]
     _, (out,) = prog(out_host=True)
     assert np.array_equal(out, np.arange(10))
+
+
+def test_array_offset_zero_or_auto(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = 2*a[i]",
+                         [lp.GlobalArg("a", np.float32, shape=4, offset=lp.auto),
+                          lp.GlobalArg("out", np.float32, shape=4, offset=0)])
+    assert knl["loopy_kernel"].arg_dict["a"].offset is lp.auto
+    a = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(host(knl(queue, a=a)[1][0]), 2 * a)
+    with pytest.raises(lp.LoopyError, match="start at their buffer"):
+        lp.GlobalArg("a", np.float32, shape=4, offset=3)
+
+
+def test_global_temporary_declared_for_atomics(queue):
+    knl = lp.make_kernel(
+        "{[i, k]: 0<=i<16 and 0<=k<4}",
+        """
+        t[k] = 0                             {id=zero}
+        ... gbarrier                         {id=sync, dep=zero}
+        t[i % 4] = t[i % 4] + i              {id=add, atomic, dep=sync}
+        ... gbarrier                         {id=sync2, dep=add}
+        out[k] = t[k]                        {dep=sync2}
+        """,
+        [lp.TemporaryVariable("t", np.int32, shape=(4,), address_space="global",
+                              for_atomic=True),
+         lp.GlobalArg("out", np.int32, shape=(4,))])
+    knl = lp.tag_inames(knl, {"i": "g.0"})
+    _, (out,) = knl(queue)
+    np.testing.assert_array_equal(host(out), np.arange(16).reshape(4, 4).sum(axis=0))
+
+
+def test_types_from_the_known_terms_as_last_resort(queue):
+    # loopy's: 'y = 2*y' with y's type unknown makes y an integer (the 2)
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "y[i] = 2*y[i]")
+    typed = lp.infer_unknown_types(knl)
+    assert typed["loopy_kernel"].arg_dict["y"].dtype.kind == "i"
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "s = s + 0.5*i")
+    assert lp.infer_unknown_types(knl)["loopy_kernel"].arg_dict["s"].dtype == np.float64
+    # a known type still wins
+    _, (y,) = lp.make_kernel("{[i]: 0<=i<4}", "y[i] = 2*y[i]")(
+        queue, y=np.arange(4, dtype=np.float32))
+    assert host(y).dtype == np.float32
+    np.testing.assert_allclose(host(y), 2 * np.arange(4))
+
+
+@pytest.mark.parametrize("options", [{"return_dict": True}, "return_dict",
+                                     lp.Options(return_dict=True)])
+def test_kernel_options_as_dict_or_string(queue, options):
+    knl = lp.make_kernel("{[i]: 0<=i<3}", "out[i] = i", options=options)
+    _, out = knl(queue)
+    np.testing.assert_array_equal(host(out["out"]), np.arange(3))
+
+
+def test_indirectly_indexed_array_has_no_shape(queue):
+    # loopy's: a 1D array whose accesses are not affine gets no shape
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = a[idx[i]] + a[abs(2 - i)]",
+                         [lp.GlobalArg("a", np.float32), lp.GlobalArg("idx", np.int32,
+                                                                      shape=(4,)), ...])
+    assert knl["loopy_kernel"].arg_dict["a"].shape is None
+    a = np.arange(10, dtype=np.float32) ** 2
+    idx = np.array([9, 0, 3, 3], dtype=np.int32)
+    _, (out,) = knl(queue, a=a, idx=idx)
+    np.testing.assert_allclose(host(out), a[idx] + a[np.abs(2 - np.arange(4))])
+    with pytest.raises(lp.LoopyError, match="cannot find the shape"):
+        lp.make_kernel("{[i]: 0<=i<4}", "out[i] = b[idx[i], i]")
+
+
+def test_non_integral_index_is_refused():
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = a[1.5**i]",
+                         [lp.GlobalArg("a", np.float64), "..."])
+    with pytest.raises(lp.LoopyError, match="indices must be integers"):
+        lp.generate_code_v2(knl)
+
+
+def test_one_axis_of_unknown_extent_is_no_shape(queue):
+    knl = lp.make_kernel("{[i]: k <= i < n}", "a[i] = a[i] + 1",
+                         [lp.ValueArg("k, n", np.int32),
+                          lp.GlobalArg("a", np.int32, shape=(None,))])
+    assert knl["loopy_kernel"].arg_dict["a"].shape is None
+    _, (a,) = knl(queue, a=np.zeros(8, np.int32), k=2, n=6)
+    np.testing.assert_array_equal(host(a), [0, 0, 1, 1, 1, 1, 0, 0])
+
+
+def test_shape_string_in_parentheses():
+    assert lp.GlobalArg("a", shape="(n, m)").shape == lp.GlobalArg("a", shape="n, m").shape \
+        == (pmbl.var("n"), pmbl.var("m"))
+    assert lp.GlobalArg("a", shape="(n)").shape == (pmbl.var("n"),)

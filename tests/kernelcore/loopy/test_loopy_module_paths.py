@@ -109,6 +109,8 @@ def test_loopy_program_runs_with_imports_renamed(queue):
         "InKernelCallable", "ScalarCallable", "CallableKernel", "ArrayArgDescriptor",
         "ValueArgDescriptor", "get_kw_pos_association"]),
     ("kernelcore.translation_unit", ["TranslationUnit", "merge", "make_function"]),
+    ("kernelcore.kernel.creation", ["make_kernel", "make_function",
+                                    "apply_single_writer_dependency_heuristic"]),
     ("kernelcore", ["CACHING_ENABLED", "set_caching_enabled", "ConstantArg",
                     "AutomaticTestFailure", "LoopyError", "LoopyWarning",
                     "MOST_RECENT_LANGUAGE_VERSION"]),
@@ -231,3 +233,19 @@ def test_write_race_local_leaves_the_temporary_private(queue):
         warnings.simplefilter("ignore", lp.WriteRaceConditionWarning)
         evt, (out,) = knl(queue, a=a)
     np.testing.assert_array_equal(out.get() if hasattr(out, "get") else out, a.T)
+
+
+def test_single_writer_heuristic_adds_missing_dependencies():
+    from kernelcore.kernel.creation import apply_single_writer_dependency_heuristic
+    knl = lp.make_kernel("{[i]: 0<=i<4}", """
+        <> b[i] = i  {id=init}
+        a[i] = 2*b[i]  {id=use}
+        """)
+    assert "init" in knl["loopy_kernel"].id_to_insn["use"].depends_on
+    apply_single_writer_dependency_heuristic(knl, error_if_used=True)   # nothing to add
+    bare = knl.with_kernel(knl["loopy_kernel"].copy(instructions=tuple(
+        i.copy(depends_on=frozenset()) for i in knl["loopy_kernel"].instructions)))
+    with pytest.raises(lp.LoopyError, match="init"):
+        apply_single_writer_dependency_heuristic(bare, error_if_used=True)
+    fixed = apply_single_writer_dependency_heuristic(bare, warn_if_used=False)
+    assert fixed["loopy_kernel"].id_to_insn["use"].depends_on == {"init"}

@@ -974,3 +974,23 @@ def test_assignment_to_subst_unknown_temporary():
 # }}}
 
 # vim: foldmethod=marker
+
+
+def test_add_nosync_takes_loopy_arguments():
+    knl = lp.make_kernel("{[i]: 0<=i<10}", """
+        <> a[i] = 10 {id=w1}
+        <> b[i] = 10 {id=w2}
+        <> c[2*i] = 0 {id=w3}
+        <> d = 1 + c[2*i] {id=r3}
+        """, name="nosync")
+    insns = lp.add_nosync(knl, "any", "writes:a", "writes:b")["nosync"].id_to_insn
+    assert not insns["w2"].no_sync_with     # no dependency between them: nothing added
+    insns = lp.add_nosync(knl, "any", "writes:a", "writes:b", force=True)["nosync"].id_to_insn
+    assert insns["w2"].no_sync_with == {("w1", "any")}
+    insns = lp.add_nosync(knl, "local", "writes:c", "reads:c",
+                          bidirectional=True)["nosync"].id_to_insn
+    assert insns["r3"].no_sync_with == {("w3", "local")}
+    assert insns["w3"].no_sync_with == {("r3", "local")}
+    with pytest.raises(lp.LoopyError, match="no instruction matches"):
+        lp.add_nosync(knl, "local", "writes:zz", "reads:c")
+    assert lp.add_nosync(knl, "local", "writes:zz", "reads:c", empty_ok=True) is not None

@@ -1,5 +1,6 @@
 """loopy's keyword names for precompute: ``precompute_outer_inames`` (the
-loops the precomputation runs inside) is kernelcore's ``fetch_outer_inames``."""
+loops the precomputation runs inside) is kernelcore's ``fetch_outer_inames``; a
+prefetch of a given footprint (``add_prefetch(knl, "a[f, :, :]")``)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,63 @@ def test_prefetch_into_a_temporary_of_another_shape_is_refused():
     knl = lp.add_dtypes(knl, {"A,x": np.float64})
     with pytest.raises(lp.LoopyError, match="already in use"):
         lp.add_prefetch(knl, "A", sweep_inames=["j"], temporary_name="A_fetch")
+
+
+def test_prefetch_of_a_given_footprint(queue):
+    # 'a[:, :]': the whole array, whatever the uses read
+    knl = lp.make_kernel("{[i, j]: 0<=i, j<8}", "out[i, j] = a[i, j] + a[j, i]",
+                         [lp.GlobalArg("a", np.float32, shape=(8, 8)), ...])
+    whole = lp.add_prefetch(knl, "a[:, :]", default_tag=None)
+    fetch = whole["loopy_kernel"].temporary_variables["a_fetch"]
+    assert fetch.shape == (8, 8)
+    a = np.random.default_rng(1).random((8, 8)).astype(np.float32)
+    np.testing.assert_allclose(host(whole(queue, a=a)[1][0]), a + a.T)
+    # 'a[f, :, :]': one slab per value of the outer iname f
+    knl = lp.make_kernel("{[f, i, j]: 0<=f<3 and 0<=i, j<8}", "out[f, i, j] = 2*a[f, j, i]",
+                         [lp.GlobalArg("a", np.float32, shape=(3, 8, 8)), ...])
+    slab = lp.add_prefetch(knl, "a[f, :, :]", default_tag=None)
+    assert slab["loopy_kernel"].temporary_variables["a_fetch"].shape == (8, 8)
+    a = np.random.default_rng(2).random((3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(host(slab(queue, a=a)[1][0]), 2 * a.transpose(0, 2, 1))
+    with pytest.raises(lp.LoopyError, match="2 indices, the uses 3"):
+        lp.add_prefetch(knl, "a[:, :]", default_tag=None)
+
+
+def test_swept_iname_named_among_the_outer_ones_is_swept(queue):
+    # loopy's test_rank_one: 'j_inner' both swept and in fetch_outer_inames
+    knl = lp.make_kernel("{[i, j]: 0<=i, j<n}", "c[i, j] = a[i]*b[j]",
+                         [lp.GlobalArg("a, b", np.float32, shape=("n",)), ...],
+                         assumptions="n >= 16",
+                         # (each work-item of a column fetches the same values)
+                         silenced_warnings=["write_race_local*"])
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, "j", 16, outer_tag="g.1", inner_tag="l.1")
+    for name, iname in (("a", "i_inner"), ("b", "j_inner")):
+        knl = lp.add_prefetch(knl, name, [iname],
+                              fetch_outer_inames="i_outer, j_outer, j_inner",
+                              temporary_address_space=lp.AddressSpace.LOCAL,
+                              default_tag="l.auto")
+    assert knl["loopy_kernel"].temporary_variables["b_fetch"].shape == (16,)
+    rng = np.random.default_rng(5)
+    a, b = rng.random(48, dtype=np.float32), rng.random(48, dtype=np.float32)
+    _, (c,) = knl(queue, a=a, b=b)
+    np.testing.assert_allclose(host(c), np.outer(a, b), rtol=1e-6)
+
+
+def test_storage_axes_avoid_the_local_axes_the_fetch_runs_in(queue):
+    # loopy's test_precompute_confusing_subst_arguments: 'j' swept and outer
+    knl = lp.make_kernel("{[i, j]: 0<=i<n and 0<=j<5}",
+                         """
+                         D(i) := a[i+1] - a[i]
+                         b[i, j] = D(j)
+                         """)
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    knl = lp.tag_inames(knl, {"j": "g.1"})
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.precompute(knl, "D", sweep_inames="j",
+                        precompute_outer_inames="j, i_inner, i_outer", default_tag="l.auto")
+    storage = [n for n in knl["loopy_kernel"].all_inames() if n.startswith("D")]
+    assert all(knl["loopy_kernel"].iname_tags[n] is None for n in storage)
+    a = np.random.default_rng(6).random(6, dtype=np.float32)
+    _, (b,) = knl(queue, a=a, n=39)
+    np.testing.assert_allclose(host(b), np.tile(a[1:6] - a[:5], (39, 1)), rtol=1e-6)
