@@ -11,6 +11,7 @@ import kernelcore as lp
 import lazyarray as la
 from kernelcore.target.f64math import F64_HELPERS
 from lazyarray.target import Target, math_f64_choice
+from tests.kernelcore.codegen.pocl_remarks import pocl_cpu, vectorizer_remarks
 
 _LD = np.longdouble
 #: (x86's long double: a 64-bit significand, 11 bits more than a double's)
@@ -274,25 +275,11 @@ for k, body in enumerate(bodies):
 """
 
 
-def _pocl_cpu() -> bool:
-    import pyopencl as cl
-    return any("Portable Computing Language" in p.name and p.get_devices(cl.device_type.CPU)
-               for p in cl.get_platforms())
-
-
-@pytest.mark.skipif(not _pocl_cpu(), reason="checks PoCL's vectorizer: no PoCL CPU device here")
+@pytest.mark.skipif(not pocl_cpu(), reason="checks PoCL's vectorizer: no PoCL CPU device here")
 def test_pocl_vectorizes_every_f64_helper_and_mixes(tmp_path):
     """The helpers exist to be vectorized by PoCL: its loop vectorizer's
     remarks name no loop it left (as it does when clang's SLP pass paired two
     computations first, or a call stayed a call)."""
-    import os
-    import subprocess
-    import sys
-    env = dict(os.environ, POCL_VECTORIZER_REMARKS="1", POCL_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-c", _REMARKS_CHILD], capture_output=True,
-                          text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stderr.count("built") == len(F64_HELPERS) + 3
-    log = done.stdout + done.stderr           # (PoCL prints its remarks on stdout)
+    log = vectorizer_remarks(_REMARKS_CHILD, tmp_path, len(F64_HELPERS) + 3)
     assert log.count("vectorized loop") >= len(F64_HELPERS) + 3
     assert "loop not vectorized" not in log and "SLP vectorized" not in log, log[-3000:]
