@@ -283,31 +283,10 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue):
                                    equal_nan=True)
 
 
-_REMARKS_CHILD = r"""
-import sys
-import pyopencl as cl
-from kernelcore.target.f32math import F32_HELPERS, f32_helper_source
-device = next(d for p in cl.get_platforms() if "Portable Computing Language" in p.name
-              for d in p.get_devices() if d.type & cl.device_type.CPU)
-ctx = cl.Context([device])
-helpers = "\n".join(f32_helper_source(h) for h in F32_HELPERS.values())
-bodies = [f"{h}(x[i])" if name not in ("pow", "atan2", "hypot") else f"{h}(x[i], z[i])"
-          for name, h in F32_HELPERS.items()]
-# mixes: two calls of one function, sin and cos of one value, W1's expression
-bodies += ["kc_sin_f32(x[i]) + kc_sin_f32(z[i])", "kc_sin_f32(x[i]) * 2.0f + kc_cos_f32(x[i])",
-           "x[i] * z[i] + z[i] * x[i] - kc_sin_f32(z[i])",
-           "kc_log_f32(x[i]) + kc_atan_f32(z[i]) + kc_exp2_f32(x[i])"]
-for k, body in enumerate(bodies):
-    src = helpers + ("\n__kernel void __attribute__((reqd_work_group_size(64, 1, 1))) "
-                     f"k{k}(__global float *y, __global const float *x, "
-                     f"__global const float *z) {{ size_t i = get_global_id(0); y[i] = {body}; }}")
-    prg = cl.Program(ctx, src).build()
-    queue = cl.CommandQueue(ctx)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 64)
-    getattr(prg, f"k{k}")(queue, (64,), (64,), buf, buf, buf)    # (PoCL compiles here)
-    queue.finish()
-    print("built", k, file=sys.stderr, flush=True)
-"""
+#: kernels mixing helpers (two calls of one function, sin and cos of one value, W1's expression)
+_MIXES = ["kc_sin_f32(x[i]) + kc_sin_f32(z[i])", "kc_sin_f32(x[i]) * 2.0f + kc_cos_f32(x[i])",
+          "x[i] * z[i] + z[i] * x[i] - kc_sin_f32(z[i])",
+          "kc_log_f32(x[i]) + kc_atan_f32(z[i]) + kc_exp2_f32(x[i])"]
 
 
 @pytest.mark.skipif(not pocl_cpu(), reason="checks PoCL's vectorizer: no PoCL CPU device here")
@@ -315,6 +294,7 @@ def test_pocl_vectorizes_every_helper_and_mixes(tmp_path):
     """The helpers exist to be vectorized by PoCL: its loop vectorizer's
     remarks name no loop it left (as it does when clang's SLP pass paired two
     computations first, or a call stayed a call)."""
-    log = vectorizer_remarks(_REMARKS_CHILD, tmp_path, len(F32_HELPERS) + 4)
-    assert log.count("vectorized loop") >= len(F32_HELPERS) + 4
+    log = vectorizer_remarks("f32math", "F32_HELPERS", "f32_helper_source", "float", _MIXES,
+                             len(F32_HELPERS), tmp_path)
+    assert log.count("vectorized loop") >= len(F32_HELPERS) + len(_MIXES)
     assert "loop not vectorized" not in log and "SLP vectorized" not in log, log[-3000:]

@@ -248,31 +248,9 @@ def test_lazyarray_uses_them_on_pocl_cpus_and_agrees_with_numpy(queue, monkeypat
                                            equal_nan=True)
 
 
-_REMARKS_CHILD = r"""
-import sys
-import pyopencl as cl
-from kernelcore.target.f64math import F64_HELPERS, f64_helper_source
-device = next(d for p in cl.get_platforms() if "Portable Computing Language" in p.name
-              for d in p.get_devices() if d.type & cl.device_type.CPU)
-ctx = cl.Context([device])
-helpers = "\n".join(f64_helper_source(h) for h in F64_HELPERS.values())
-bodies = [f"{h}(x[i])" if name not in ("pow", "atan2", "hypot") else f"{h}(x[i], z[i])"
-          for name, h in F64_HELPERS.items()]
-# mixes: two calls of one function, an MLP's and a softmax's expressions
-bodies += ["kc_log_f64(x[i]) + kc_log_f64(z[i])", "kc_tanh_f64(x[i] * z[i] + x[i])",
-           "kc_pow_f64(x[i], 1.5) * kc_log1p_f64(z[i]) + exp(x[i])"]
-for k, body in enumerate(bodies):
-    src = ("#pragma OPENCL EXTENSION cl_khr_fp64: enable\n" + helpers
-           + "\n__kernel void __attribute__((reqd_work_group_size(64, 1, 1))) "
-           f"k{k}(__global double *y, __global const double *x, "
-           f"__global const double *z) {{ size_t i = get_global_id(0); y[i] = {body}; }}")
-    prg = cl.Program(ctx, src).build()
-    queue = cl.CommandQueue(ctx)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 8 * 64)
-    getattr(prg, f"k{k}")(queue, (64,), (64,), buf, buf, buf)    # (PoCL compiles here)
-    queue.finish()
-    print("built", k, file=sys.stderr, flush=True)
-"""
+#: kernels mixing helpers (two calls of one function, an MLP's and a softmax's expressions)
+_MIXES = ["kc_log_f64(x[i]) + kc_log_f64(z[i])", "kc_tanh_f64(x[i] * z[i] + x[i])",
+          "kc_pow_f64(x[i], 1.5) * kc_log1p_f64(z[i]) + exp(x[i])"]
 
 
 @pytest.mark.skipif(not pocl_cpu(), reason="checks PoCL's vectorizer: no PoCL CPU device here")
@@ -280,6 +258,7 @@ def test_pocl_vectorizes_every_f64_helper_and_mixes(tmp_path):
     """The helpers exist to be vectorized by PoCL: its loop vectorizer's
     remarks name no loop it left (as it does when clang's SLP pass paired two
     computations first, or a call stayed a call)."""
-    log = vectorizer_remarks(_REMARKS_CHILD, tmp_path, len(F64_HELPERS) + 3)
-    assert log.count("vectorized loop") >= len(F64_HELPERS) + 3
+    log = vectorizer_remarks("f64math", "F64_HELPERS", "f64_helper_source", "double", _MIXES,
+                             len(F64_HELPERS), tmp_path)
+    assert log.count("vectorized loop") >= len(F64_HELPERS) + len(_MIXES)
     assert "loop not vectorized" not in log and "SLP vectorized" not in log, log[-3000:]
