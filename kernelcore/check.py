@@ -309,8 +309,8 @@ def _is_global_barrier(insn) -> bool:
 
 
 def _nosync(knl, a: str, b: str) -> bool:
-    return (b, "any") in knl.id_to_insn[a].no_sync_with or \
-        (a, "any") in knl.id_to_insn[b].no_sync_with
+    return bool({(b, "any"), (b, "global")} & knl.id_to_insn[a].no_sync_with
+                or {(a, "any"), (a, "global")} & knl.id_to_insn[b].no_sync_with)
 
 
 def _separated_by_global_barrier(knl, later: str, earlier: str) -> bool:

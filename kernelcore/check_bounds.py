@@ -90,7 +90,7 @@ def affine_condition(cond: Expression, pw_aff: Callable[[Expression], isl.PwAff]
 
 def kernel_params(knl: LoopKernel) -> list[str]:
     """The parameters of *knl*'s domains and assumptions."""
-    params = list(knl.all_params())
+    params = list(knl.ordered_params())
     if knl.assumptions is not None:
         params += [p for p in knl.assumptions.get_var_names(dim_type.param)
                    if p is not None and p not in params and p not in knl.all_inames()]

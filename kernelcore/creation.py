@@ -75,7 +75,7 @@ if inline int long register restrict return short signed sizeof static struct sw
 typedef union unsigned void volatile while bool half uchar ushort uint ulong size_t
 ptrdiff_t intptr_t uintptr_t kernel __kernel global __global local __local constant
 __constant private __private read_only write_only image2d_t image3d_t sampler_t event_t
-true false NULL INFINITY NAN lid gid
+true false NULL INFINITY NAN
 """.split())
 
 
@@ -183,6 +183,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 fixed_parameters: Mapping[str, int] | None = None,
                 tags: frozenset = frozenset(),
                 temporary_variables: Mapping[str, TemporaryVariable] | None = None,
+                substitutions: Mapping[str, SubstitutionRule] | None = None,
                 infer_inames: bool = False) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
@@ -201,7 +202,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     or :data:`auto`, meaning C) orders the arrays that ``"..."`` declares.
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
-    *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
+    *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*;
+    *substitutions* (name to :class:`SubstitutionRule`) to the rules the
+    statements define (a name defined in both is an error).
     With *infer_inames* (what :func:`make_kernel` does, as loopy), an
     instruction outside ``for`` blocks and without ``inames=`` also runs in
     the loops of the temporaries it reads
@@ -261,6 +264,12 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     rules = {pi.assignee: SubstitutionRule(pi.assignee, pi.extra["arguments"],
                                            resolver(pi.expression))
              for pi in parsed if isinstance(pi, ParsedInstruction) and pi.kind == "subst"}
+    for rule_name, rule in (substitutions or {}).items():
+        if rule_name in rules:
+            raise KernelcoreError(f"substitution rule '{rule_name}' is defined both in "
+                                  "the statements and in substitutions=")
+        rules[rule_name] = dataclasses.replace(
+            rule, arguments=tuple(rule.arguments), expression=resolver(rule.expression))
     parsed = split_arg_reductions([pi for pi in parsed if not (
         isinstance(pi, ParsedInstruction) and pi.kind == "subst")])
     bare = frozenset(n for n, r in rules.items() if not r.arguments)
@@ -474,7 +483,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         name=name, domains=tuple(domains), instructions=tuple(final_insns),
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()}, tags=frozenset(tags),
-        assumptions=parse_assumptions(assumptions, proto.all_params()),
+        assumptions=parse_assumptions(assumptions, proto.ordered_params()),
         options=_options(options), target=target, substitutions=rules,
         index_dtype=index_dtype,
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
@@ -520,7 +529,8 @@ def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:
             query, _, scope = nosync_query.partition("@")
             match = parse_match(query)
             insn = insn.copy(no_sync_with=insn.no_sync_with | {
-                (i.id, scope or "any") for i in knl.instructions if match(knl, i)})
+                (i.id, scope or "any") for i in knl.instructions
+                if i.id != insn_id and match(knl, i)})
         insns[insn_id] = insn
     return knl.copy(instructions=tuple(insns[i.id] for i in knl.instructions))
 

@@ -65,7 +65,7 @@ def index_overflows(knl: LoopKernel) -> list[IndexOverflow]:
 def _find_overflows(knl: LoopKernel) -> list[IndexOverflow]:
     affs = isl.affs_from_space(knl.space)
     context = knl.assumptions_set
-    for p in knl.all_params():
+    for p in knl.ordered_params():
         arg = knl.arg_dict.get(p)
         dtype = arg.dtype if arg is not None and arg.dtype is not None else knl.index_dtype
         if dtype.kind in "iu":

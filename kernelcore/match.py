@@ -6,7 +6,7 @@ string: terms ``id:GLOB``, ``tag:GLOB``, ``writes:NAME``, ``reads:NAME``,
 ``*`` (every instruction) or a bare id glob, combined with ``and``, ``or`` (also
 written ``,``), ``not`` and parentheses, as in loopy.
 
-Public names: parse_match.
+Public names: parse_match, ObjTagged.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from kernelcore.diagnostic import ParseError
 
@@ -45,6 +47,16 @@ def _one(term: str) -> Match:
         return lambda knl, insn: fnmatch.fnmatchcase(knl.name, value)
     raise ParseError(f"unknown match kind '{kind}' in {term!r} "
                      "(known: id, tag, writes, reads, iname, in_kernel)")
+
+
+@dataclass(frozen=True)
+class ObjTagged:
+    """Matches the objects (instructions) whose tags include *tag*."""
+
+    tag: Any
+
+    def __call__(self, knl: Any, obj: Any) -> bool:
+        return self.tag in obj.tags
 
 
 class _Parser:

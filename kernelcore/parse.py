@@ -174,6 +174,16 @@ def _split_options(line: str) -> tuple[str, str | None]:
     return line, None
 
 
+def _nosync_entry(text: str) -> tuple[str, str]:
+    """``ID[@SCOPE]`` of a ``nosync`` option as ``(ID, SCOPE)``, the scope
+    ``any`` unless given."""
+    name, _, scope = text.strip().partition("@")
+    scope = scope.strip() or "any"
+    if scope not in ("local", "global", "any"):
+        raise ParseError(f"nosync scope must be local, global or any, got {scope!r}")
+    return name.strip(), scope
+
+
 def _apply_options(pi: ParsedInstruction, opts: str) -> None:
     for item in (s.strip() for s in opts.split(",")):
         if not item:
@@ -197,7 +207,7 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.tags = pi.tags | {v.strip() for v in value.split(":") if v.strip()}
         elif key == "nosync":
             pi.no_sync_with = pi.no_sync_with | {
-                (v.strip(), "any") for v in value.split(":") if v.strip()}
+                _nosync_entry(v) for v in value.split(":") if v.strip()}
         elif key == "inames":
             pi.explicit_inames = frozenset(v.strip() for v in value.split(":") if v.strip())
         elif key == "if":

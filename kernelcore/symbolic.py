@@ -96,9 +96,33 @@ def get_reduction_inames(expr: Any) -> frozenset[str]:
     return frozenset(n for r in find_reductions(expr) for n in r.inames)
 
 
+class _ExplicitReductions(IdentityMapper):
+    """``reduce(op, inames, e)`` and ``simul_reduce(...)`` -> :class:`Reduction`;
+    with several values (``reduce(argmax, j, v, j)``) the reduced expression is
+    their tuple."""
+
+    def map_call(self, expr: prim.Call) -> Any:
+        fn, params = expr.function, expr.parameters
+        if not (isinstance(fn, prim.Variable) and fn.name in ("reduce", "simul_reduce")
+                and len(params) >= 3):
+            return super().map_call(expr)
+        op, over = params[0], params[1] if isinstance(params[1], tuple) else (params[1],)
+        names = [v.name for v in over if isinstance(v, prim.Variable)]
+        if not isinstance(op, prim.Variable) or len(names) != len(over):
+            return super().map_call(expr)
+        values = tuple(self.rec(p) for p in params[2:])
+        return Reduction(op.name, tuple(names),
+                         values[0] if len(values) == 1 else values,
+                         allow_simultaneous=fn.name == "simul_reduce")
+
+    def map_constant(self, expr: Any) -> Any:
+        return expr
+
+
 def parse(text: str) -> Any:
-    """Parse *text* in the instruction language into an expression."""
-    return parse_expression(text)
+    """Parse *text* in the instruction language into an expression (explicit
+    reductions, ``reduce(op, inames, expr)``, become :class:`Reduction` nodes)."""
+    return _ExplicitReductions()(parse_expression(text))
 
 
 class UncachedWalkMapper(WalkMapper):

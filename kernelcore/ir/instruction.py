@@ -74,6 +74,9 @@ class InstructionBase:
             opts.append("atomic")
         if self.tags:
             opts.append("tags=" + ":".join(sorted(self.tags)))
+        if self.no_sync_with:
+            opts.append("no_sync_with=" + ":".join(
+                f"{other}@{scope}" for other, scope in sorted(self.no_sync_with)))
         if self.predicates:
             opts.append("if=" + " and ".join(sorted(str(p) for p in self.predicates)))
         return "{" + ", ".join(opts) + "}"

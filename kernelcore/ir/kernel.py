@@ -103,8 +103,12 @@ class LoopKernel:
                     names.append(name)
         return tuple(names)
 
-    def all_params(self) -> tuple[str, ...]:
-        """Domain parameters that are not loop indices."""
+    def all_params(self) -> frozenset[str]:
+        """Domain parameters that are not loop indices (a set, as loopy's)."""
+        return frozenset(self._param_order)
+
+    def ordered_params(self) -> tuple[str, ...]:
+        """:meth:`all_params` in order of first appearance in the domains."""
         return self._param_order
 
     @cached_property

@@ -216,7 +216,7 @@ def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
         if cond is not True:
             w(f"    if not ({cond}):")
             w(f"        _rt.assumption_failed({str(assumed)!r}, "
-              "{" + ", ".join(f"{p!r}: {p}" for p in knl.all_params()) + "})")
+              "{" + ", ".join(f"{p!r}: {p}" for p in knl.ordered_params()) + "})")
     emit_index_checks(w, knl)
 
 

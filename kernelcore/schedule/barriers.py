@@ -196,8 +196,8 @@ def _conflict(knl, insn, accesses, pending):
                 continue
             if idx == p_idx and idx:
                 continue          # the same element: the same work-item
-            if (p_id, "any") in insn.no_sync_with or (insn.id, "any") in \
-                    knl.id_to_insn[p_id].no_sync_with:
+            if {(p_id, "any"), (p_id, "local")} & insn.no_sync_with or {
+                    (insn.id, "any"), (insn.id, "local")} & knl.id_to_insn[p_id].no_sync_with:
                 continue
             return f"for {name} ({insn.id} depends on {p_id})" \
                 if p_id in insn.depends_on else f"for {name} ({insn.id} after {p_id})"

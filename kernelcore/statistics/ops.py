@@ -132,7 +132,7 @@ def _is_minus_one(c) -> bool:
 
 def _type_function(knl):
     dtypes, weak = kernel_type_context(knl)
-    for p in knl.all_params():
+    for p in knl.ordered_params():
         if dtypes.get(p) is None:
             dtypes[p] = knl.index_dtype
     mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)

@@ -130,7 +130,7 @@ def split_group_reductions(knl: LoopKernel) -> LoopKernel:
             barrier_ids.add(barrier_id)
             g2 = names(f"{g}_stage2")
             stage2_inames.append(g2)
-            domains.append(_range_domain(g2, ranges[g], knl.all_params()))
+            domains.append(_range_domain(g2, ranges[g], knl.ordered_params()))
             tags[g2] = None
             g2_index = prim.Variable(g2) if ranges[g].lower == 0 else prim.Sum(
                 (prim.Variable(g2), prim.Product((-1, ranges[g].lower))))

@@ -12,6 +12,7 @@ from kernelcore.ir.data import ValueArg
 from kernelcore.ir.domain import parse_assumptions
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.simplify import simplify
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -46,9 +47,9 @@ def fix_parameters(knl: LoopKernel, **values: int) -> LoopKernel:
 
     def fix_var(v):
         if getattr(v, "shape", None) and isinstance(v.shape, tuple):
-            v = v.copy(shape=tuple(subst(s) for s in v.shape))
+            v = v.copy(shape=tuple(simplify(subst(s)) for s in v.shape))
         if isinstance(getattr(v, "strides", None), tuple):
-            v = v.copy(strides=tuple(subst(s) for s in v.strides))
+            v = v.copy(strides=tuple(simplify(subst(s)) for s in v.strides))
         return v
 
     args = tuple(fix_var(a) for a in knl.args if a.name not in values)
@@ -64,7 +65,7 @@ def fix_parameters(knl: LoopKernel, **values: int) -> LoopKernel:
 @for_each_kernel
 def assume(knl: LoopKernel, assumptions: str) -> LoopKernel:
     """Add assumptions about parameters (e.g. ``"n >= 1 and n mod 4 = 0"``)."""
-    extra = parse_assumptions(assumptions, knl.all_params())
+    extra = parse_assumptions(assumptions, knl.ordered_params())
     current = knl.assumptions if knl.assumptions is not None else extra
     extra = extra.align_params(current.space)
     current = current.align_params(extra.space)

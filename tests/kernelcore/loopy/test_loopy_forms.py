@@ -492,7 +492,7 @@ def test_exists_in_assumptions_and_domains():
                          [lp.GlobalArg("a, b", np.float64, shape=("n",)), ...],
                          assumptions="n>=1 and (exists zz: n = 16*zz)")
     k = knl.default_entrypoint
-    assert k.all_params() == ("n",)
+    assert k.all_params() == {"n"}
     a = np.arange(16.0)
     b = np.zeros(16)
     knl(a=a, b=b)
