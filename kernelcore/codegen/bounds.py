@@ -1,6 +1,7 @@
 """Loop bounds and guards from loop domains, through islpy.
 
-Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker.
+Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker,
+loop_invariant_predicates.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from kernelcore.ir.domain import (
     pw_aff_to_expr_and_total,
     set_to_cond_expr,
 )
+from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.kernel import LoopKernel
 
 if TYPE_CHECKING:
@@ -126,3 +128,16 @@ def nonnegative_checker(knl: LoopKernel, context: isl.Set) -> Callable[[Any], bo
         neg = aff.lt_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(knl.space)))
         return (neg & context).is_empty()
     return check
+
+
+def loop_invariant_predicates(insns: list, outer_inames: Any) -> frozenset:
+    """The predicates every instruction of *insns* (those of one loop's body)
+    has that read neither inames other than *outer_inames* (the enclosing
+    loops) nor anything the instructions write: the loop may be guarded by
+    them once, as loopy does."""
+    if not insns:
+        return frozenset()
+    common = frozenset.intersection(*(frozenset(i.predicates) for i in insns))
+    varying = frozenset().union(*(i.within_inames | i.assignee_names()
+                                  for i in insns)) - frozenset(outer_inames)
+    return frozenset(p for p in common if not get_dependencies(p) & varying)

@@ -15,7 +15,12 @@ import pymbolic.primitives as prim
 
 from kernelcore.callable_kernel import CallableKernel
 from kernelcore.codegen import cast
-from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
+from kernelcore.codegen.bounds import (
+    guard_condition,
+    loop_bounds,
+    loop_invariant_predicates,
+    nonnegative_checker,
+)
 from kernelcore.codegen.callee import callee_function_problem, kernel_call_statement
 from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry
@@ -104,6 +109,8 @@ class Generator:
         #: the indices of the host loops around this kernel, passed as arguments
         self.extra_inames = extra_inames
         self.subst: dict[str, object] = {}
+        #: predicates tested around the loops being generated (not again inside)
+        self.hoisted: frozenset = frozenset()
         #: :func:`loop_bounds`'s memo: loops inside unrolled ones recur
         self.bounds_memo: dict = {}
         for r in self.hw_ranges:
@@ -200,6 +207,18 @@ class Generator:
     def gen_loop(self, iname: str, ids: Any, start: int, stop: int, active: list[str],
                  context: Any) -> list:
         insns = [self.knl.id_to_insn[i] for i in sorted(ids)]
+        outer = {*active, *self.extra_inames, *(r.iname for r in self.hw_ranges)}
+        hoist = frozenset() if self._has_barrier(start, stop) else \
+            loop_invariant_predicates(insns, outer) - self.hoisted
+        if hoist:       # predicates that hold for the whole loop guard it once
+            saved, self.hoisted = self.hoisted, self.hoisted | hoist
+            try:
+                guarded = self.gen_loop(iname, ids, start, stop, active, context)
+            finally:
+                self.hoisted = saved
+            for pred in sorted(hoist, key=str):
+                guarded = [cast.If(self.emit(pred, context), guarded)] if guarded else []
+            return guarded
         domains = [self.knl.get_insn_domain(i) for i in insns]
         if all((align_to(d, self.knl._universe) & context).is_empty() for d in domains):
             return []           # the loop never runs (an empty domain, as loopy allows)
@@ -278,7 +297,8 @@ class Generator:
                 raise NotVectorizable(f"instruction '{insn.id}' is not a plain assignment")
             check_selects_in_bounds(self.knl, insn, iname)
             cond = guard_condition(self.knl.get_insn_domain(insn), inner)
-            conds = sorted(insn.predicates, key=str) + ([] if cond is True else [cond])
+            conds = sorted(insn.predicates - self.hoisted, key=str) + (
+                [] if cond is True else [cond])
             if any(iname in get_dependencies(c) for c in conds):
                 raise NotVectorizable(f"instruction '{insn.id}' runs in some lanes only")
             if iname in get_dependencies(insn.assignee):
@@ -381,7 +401,7 @@ class Generator:
             node = cast.Statement(self.call_statement(insn, context))
         else:
             node = self.assignment_statement(insn, context)
-        for pred in sorted(insn.predicates, key=str):
+        for pred in sorted(insn.predicates - self.hoisted, key=str):
             node = cast.If(self.emit(pred, context), [node])
         if cond is not True:
             node = cast.If(self.emit(cond, context), [node])

@@ -303,7 +303,7 @@ class CInstruction(InstructionBase):
         if isinstance(within_inames, str):
             within_inames = [n.strip() for n in within_inames.split(",") if n.strip()]
         values = dict(
-            id=id or "c_insn", depends_on=frozenset(depends_on or ()),
+            id=id, depends_on=frozenset(depends_on or ()),
             within_inames=frozenset(within_inames or ()), iname_exprs=pairs,
             code=textwrap.dedent(code).strip("\n"),
             read_variables=frozenset(read_variables), assignees=targets, **kwargs)

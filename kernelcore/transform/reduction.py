@@ -37,7 +37,7 @@ from kernelcore.ir.expr import (
     get_dependencies,
     substitute,
 )
-from kernelcore.ir.instruction import Assignment, assignee_var_name
+from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_var_name
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
 from kernelcore.parse import parse_expression
@@ -131,6 +131,10 @@ def _lane(axis: int):
     return prim.Variable(f"lid({axis})")
 
 
+def _is_global_barrier(insn: Any) -> bool:
+    return isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global"
+
+
 class _Realizer(IdentityMapper):
     def __init__(self, knl, insn, types: TypeInferenceMapper, names: UniqueNameGenerator):
         self.knl = knl
@@ -167,16 +171,18 @@ class _Realizer(IdentityMapper):
         self.new_temps[acc] = TemporaryVariable(acc, dtype, (),
                                                 address_space=AddressSpace.PRIVATE)
         within = self.outer_inames
-        init_id = self.names(f"{self.insn.id}_{acc}_init")
-        update_id = self.names(f"{self.insn.id}_{acc}_update")
-        # the identity needs nothing the reduced values need
-        reduced_reads = get_dependencies(expr.expr)
-        init_deps = frozenset(d for d in self.insn.depends_on
-                              if not self.knl.id_to_insn[d].assignee_names() & reduced_reads)
+        # loopy's ids: <instruction>_<inames>_init and ..._update
+        init_id = self.names(f"{self.insn.id}_{'_'.join(expr.inames)}_init")
+        update_id = self.names(f"{self.insn.id}_{'_'.join(expr.inames)}_update")
+        # as loopy's, the identity needs none of the instruction's dependencies
+        # (only its global barriers: a private accumulator lives in one device
+        # kernel) nor its predicates (they may read what is not yet written; an
+        # unused accumulator is harmless)
         init = Assignment(id=init_id, assignee=prim.Variable(acc),
                           expression=reduction_identity(expr.operation, dtype),
-                          within_inames=within, depends_on=init_deps,
-                          predicates=self.insn.predicates)
+                          within_inames=within, depends_on=frozenset(
+                              d for d in self.insn.depends_on
+                              if _is_global_barrier(self.knl.id_to_insn[d])))
         saved_outer, saved_deps = self.outer_inames, self.final_deps
         self.outer_inames = within | frozenset(expr.inames)
         self.final_deps = set()

@@ -89,3 +89,71 @@ def test_nosync_scopes_parsed_and_printed():
     assert "id=insn3, no_sync_with=insn1@local:insn3@global" in str(knl)
     with pytest.raises(lp.LoopyError, match="scope"):
         lp.make_kernel("{[i]: 0 <= i < 10}", "<>t = 1 {id=a,nosync=a@nowhere}")
+
+
+def test_reduction_ids_and_dependency_free_initializer(queue):
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}",
+        """
+        <> flag = 1 {id=flagset}
+        if flag == 1
+            result = result + simul_reduce(sum, i, i*i)   {id=first}
+            result = result + simul_reduce(sum, i, 2*i*i) {id=second}
+        end
+        """, [lp.GlobalArg("result", np.int64, shape=()), ...])
+    pp = lp.preprocess_kernel(knl)["loopy_kernel"]
+    inits = [insn for insn in pp.instructions if insn.id.endswith("_init")]
+    assert sorted(insn.id for insn in inits) == ["first_i_init", "second_i_init"]
+    assert all(not insn.depends_on and not insn.predicates for insn in inits)
+    assert {"first_i_update", "second_i_update"} <= set(pp.id_to_insn)
+    _, (result,) = knl(queue, result=np.zeros((), np.int64), n=10)
+    assert host(result) == 3 * sum(i * i for i in range(10))
+
+
+def test_loop_invariant_predicate_guards_the_loop(queue):
+    knl = lp.make_kernel(
+        "{ [l,i] : 0<=l,i<42 }",
+        """
+        if l > 0
+            b[l] = sum(i, l*a[i])
+        end
+        """, [lp.GlobalArg("a", np.float32, shape=(42,)),
+              lp.GlobalArg("b", np.float32, shape=(42,))])
+    knl = lp.tag_inames(knl, "l:g.0")
+    code = lp.generate_code_v2(knl).device_code()
+    assert code.index("if") < code.index("for")
+    assert code.count("if (") == 1
+    a = np.arange(42, dtype=np.float32)
+    b = np.full(42, -1, np.float32)
+    _, (b,) = knl(queue, a=a, b=b)
+    expected = np.arange(42) * a.sum()
+    expected[0] = -1
+    np.testing.assert_allclose(host(b), expected)
+
+
+def test_predicate_written_in_the_loop_stays_inside(queue):
+    # 'go' changes inside the loop: its test cannot move out
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<6}",
+        """
+        <> go = 1 {id=start}
+        for i
+            if go == 1
+                out[i] = i {id=w, dep=start}
+                go = i < 2 {id=g, dep=w}
+            end
+        end
+        """, [lp.GlobalArg("out", np.int32, shape=(6,)),
+              lp.TemporaryVariable("go", np.int32)])
+    code = lp.generate_code_v2(knl).device_code()
+    assert code.index("for") < code.index("if")
+    _, (out,) = knl(queue, out=np.full(6, -1, np.int32))
+    np.testing.assert_array_equal(host(out), [0, 1, 2, -1, -1, -1])
+
+
+def test_c_instruction_ids_given_by_make_kernel():
+    c = lp.CInstruction("i", "f();", assignees="phi")
+    assert c.id is None
+    knl = lp.make_kernel("{[i]: 0<=i<4}", [c, lp.Assignment("a[i]", "phi[i]")],
+                         [lp.TemporaryVariable("phi", np.float32, shape=(4,)), ...])
+    assert [insn.id for insn in knl["loopy_kernel"].instructions] == ["insn", "insn_0"]
