@@ -209,8 +209,9 @@ from kernelcore.creation import make_copy_kernel  # noqa: E402
 from kernelcore.einsum import make_einsum  # noqa: E402
 from kernelcore.ir.expr import ResolvedFunction  # noqa: E402
 from kernelcore.ir.instruction import MultiAssignmentBase  # noqa: E402
+from kernelcore.ir.optional import Optional  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
-from kernelcore.persistence import Optional, memoize_on_disk  # noqa: E402
+from kernelcore.persistence import memoize_on_disk  # noqa: E402
 from kernelcore.preprocess import realize_reduction  # noqa: E402
 from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402

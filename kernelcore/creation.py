@@ -54,6 +54,7 @@ from kernelcore.ir.instruction import (
     has_slices,
 )
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.optional import Optional
 from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
 from kernelcore.match import parse_match
@@ -380,8 +381,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         insns += before
         insns.append(insn_class(assignee=assignee, expression=expression,
                                 atomic=bool(pi.extra.get("atomic")),
-                                temp_var_type=None if pi.temp_var_type is None
-                                else (auto if pi.temp_var_type == "auto" else pi.temp_var_type),
+                                temp_var_type=Optional() if pi.temp_var_type is None
+                                else Optional(None if pi.temp_var_type == "auto"
+                                              else pi.temp_var_type),
                                 **common))
         insns += after
         for pack in packer.packs:

@@ -17,12 +17,13 @@ import numpy as np
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import auto
+from kernelcore.ir.instruction import Assignment
+from kernelcore.ir.optional import Optional
 from kernelcore.persistence import (
     LazilyUnpicklingDict,
     LazilyUnpicklingList,
     LazilyUnpicklingListWithEqAndPersistentHashing,
     LoopyKeyBuilder,
-    Optional,
     memoize_on_disk,
 )
 from kernelcore.translation_unit import TranslationUnit
@@ -69,12 +70,23 @@ class _Writer:
         if dataclasses.is_dataclass(value):
             fields = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)
                       if f.init]
+            if isinstance(value, Assignment):     # its declared type, as loopy writes it
+                fields = [(n, _as_optional(v) if n == "temp_var_type" else v)
+                          for n, v in fields]
         else:
             params = inspect.signature(type(value)).parameters
             fields = [(n, getattr(value, n)) for n, p in params.items()
                       if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and hasattr(value, n)]
         return f"{self.cls(type(value))}(" + ", ".join(
             f"{n}={self(v)}" for n, v in fields) + ")"
+
+
+def _as_optional(declared: Any) -> Optional:
+    """An instruction's *temp_var_type* (None, :data:`auto` or a dtype) as loopy's
+    :class:`Optional`."""
+    if declared is None:
+        return Optional()
+    return Optional(None if declared is auto else declared)
 
 
 def _same(a: Any, b: Any) -> bool:

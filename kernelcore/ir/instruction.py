@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import enum
 import textwrap
+import warnings
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, Self
 
 import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.data import auto
 from kernelcore.ir.expr import SubArrayRef, find_reductions, get_dependencies
+from kernelcore.ir.optional import Optional
 from kernelcore.parse import parse_expression
 
 
@@ -43,7 +46,14 @@ class InstructionBase:
     within_inames_is_final: bool = False
 
     def copy(self, **kwargs: Any) -> Self:
-        return replace(self, **kwargs)
+        """A copy with the fields *kwargs* changed (loopy's spellings accepted,
+        as by the constructors)."""
+        for name in ("assignee", "expression"):
+            if isinstance(kwargs.get(name), str):
+                kwargs[name] = _as_expr(kwargs[name])
+        new = object.__new__(type(self))
+        _init_fields(new, {**{f.name: getattr(self, f.name) for f in fields(self)}, **kwargs})
+        return new
 
     def assignee_names(self) -> frozenset[str]:
         return frozenset()
@@ -64,7 +74,7 @@ class InstructionBase:
                          for n in r.inames)
 
     def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
-        return replace(self, predicates=frozenset(f(p) for p in self.predicates))
+        return self.copy(predicates=frozenset(f(p) for p in self.predicates))
 
     def _options_str(self) -> str:
         opts = [f"id={self.id}"]
@@ -136,6 +146,21 @@ def _init_fields(insn: InstructionBase, values: dict[str, Any]) -> None:
                         f"{', '.join(sorted(values))}")
 
 
+def _declared_type(value: Any, stacklevel: int = 3) -> Any:
+    """*temp_var_type* as loopy takes it (``Optional()``: no temporary,
+    ``Optional(None)``: one of inferred type, ``Optional(dtype)``) as kernelcore
+    keeps it (None, :data:`auto`, the dtype); a bare value is taken with
+    loopy's deprecation warning."""
+    if isinstance(value, Optional):
+        if not value.has_value:
+            return None
+        return auto if value.value is None else value.value
+    warnings.warn("temp_var_type should be an Optional (Optional(): no temporary, "
+                  "Optional(None): a temporary of inferred type, Optional(dtype))",
+                  DeprecationWarning, stacklevel=stacklevel)
+    return value
+
+
 @dataclass(frozen=True, kw_only=True, init=False)
 class Assignment(InstructionBase):
     """``assignee = expression``; *temp_var_type* is set when the line declares a
@@ -152,6 +177,8 @@ class Assignment(InstructionBase):
                  depends_on: Any = frozenset(), **kwargs: Any):
         """``Assignment(assignee, expression, id=None, depends_on=None, ...)``
         as in loopy; strings are parsed."""
+        if "temp_var_type" in kwargs:
+            kwargs["temp_var_type"] = _declared_type(kwargs["temp_var_type"])
         _init_fields(self, dict(assignee=_as_expr(assignee), expression=_as_expr(expression),
                                 id=id, depends_on=depends_on, **kwargs))
 
@@ -174,8 +201,8 @@ class Assignment(InstructionBase):
         return (self.assignee, self.expression) + super().expressions()
 
     def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
-        return replace(super().with_transformed_expressions(f),
-                       assignee=f(self.assignee), expression=f(self.expression))
+        return super().with_transformed_expressions(f).copy(
+            assignee=f(self.assignee), expression=f(self.expression))
 
     def __str__(self) -> str:
         return f"{self.assignee} = {self.expression}  {self._options_str()}"
@@ -215,6 +242,8 @@ class CallInstruction(Assignment):
             kwargs.update(assignee=assignees[0], extra_assignees=assignees[1:])
         if temp_var_types:
             kwargs.setdefault("temp_var_type", temp_var_types[0])
+        if "temp_var_type" in kwargs:
+            kwargs["temp_var_type"] = _declared_type(kwargs["temp_var_type"])
         _init_fields(self, dict(expression=_as_expr(expression), id=id,
                                 depends_on=depends_on, **kwargs))
 
@@ -236,8 +265,8 @@ class CallInstruction(Assignment):
         return super().expressions() + tuple(self.extra_assignees)
 
     def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
-        return replace(super().with_transformed_expressions(f),
-                       extra_assignees=tuple(f(a) for a in self.extra_assignees))
+        return super().with_transformed_expressions(f).copy(
+            extra_assignees=tuple(f(a) for a in self.extra_assignees))
 
     def __str__(self) -> str:
         lhs = ", ".join(str(a) for a in self.assignees)
@@ -333,9 +362,9 @@ class CInstruction(InstructionBase):
             + super().expressions()
 
     def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
-        return replace(super().with_transformed_expressions(f),
-                       iname_exprs=tuple((n, f(e)) for n, e in self.iname_exprs),
-                       assignees=tuple(f(a) for a in self.assignees))
+        return super().with_transformed_expressions(f).copy(
+            iname_exprs=tuple((n, f(e)) for n, e in self.iname_exprs),
+            assignees=tuple(f(a) for a in self.assignees))
 
     def __str__(self) -> str:
         head = (f"{', '.join(str(a) for a in self.assignees)} <- CODE("
@@ -420,6 +449,8 @@ def make_assignment(assignees: Any, expression: Any, temp_var_types: Any = None,
     assignee, expression = _as_expr(assignees), _as_expr(expression)
     if temp_var_types:
         kwargs.setdefault("temp_var_type", temp_var_types[0])
+    if not isinstance(kwargs.get("temp_var_type", Optional()), Optional):
+        kwargs["temp_var_type"] = Optional(kwargs["temp_var_type"])
     kwargs.setdefault("id", kwargs.pop("id", None) or "insn")
     for name in ("depends_on", "within_inames", "tags"):
         if isinstance(kwargs.get(name), str):

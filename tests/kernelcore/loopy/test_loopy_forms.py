@@ -117,7 +117,7 @@ def test_fixed_parameters_size_temporaries():
 
 
 def test_positional_instruction_constructors():
-    insns = [lp.Assignment("t[i]", "2*a[i]", temp_var_type=lp.auto),
+    insns = [lp.Assignment("t[i]", "2*a[i]", temp_var_type=lp.Optional(None)),
              lp.NoOpInstruction("mark", depends_on="insn"),
              lp.Assignment("out[i]", "t[i] + 1", "last", "mark")]
     knl = lp.make_kernel("{[i]: 0 <= i < 6}", insns)

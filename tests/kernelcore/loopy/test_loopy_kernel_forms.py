@@ -157,3 +157,52 @@ def test_c_instruction_ids_given_by_make_kernel():
     knl = lp.make_kernel("{[i]: 0<=i<4}", [c, lp.Assignment("a[i]", "phi[i]")],
                          [lp.TemporaryVariable("phi", np.float32, shape=(4,)), ...])
     assert [insn.id for insn in knl["loopy_kernel"].instructions] == ["insn", "insn_0"]
+
+
+def test_return_from_kernel_mapping_and_block_boundaries():
+    from kernelcore.schedule.tools import get_block_boundaries, get_return_from_kernel_mapping
+    knl = lp.make_kernel("{[i,j]: 0<=i,j<10}",
+                         "<> tmp[i] = i\n... gbarrier\nout[j] = tmp[9-j]",
+                         seq_dependencies=True)
+    knl = lp.linearize(lp.preprocess_kernel(knl)).default_entrypoint
+    items = knl.linearization
+    mapping = get_return_from_kernel_mapping(knl)
+    returns = [k for k, item in enumerate(items)
+               if isinstance(item, lp.schedule.ReturnFromKernel)]
+    assert len(returns) == 2 and set(mapping) == set(range(len(items)))
+    between = returns[0] + 1          # the global barrier: in no device kernel
+    assert mapping[between] is None
+    assert all(mapping[k] == returns[0] for k in range(returns[0] + 1))
+    assert all(mapping[k] == returns[1] for k in range(between + 1, len(items)))
+    bounds = get_block_boundaries(items)
+    assert bounds[0] == returns[0] and bounds[returns[0]] == 0
+    assert isinstance(items[bounds[1]], lp.schedule.LeaveLoop)
+
+
+def test_temp_var_type_as_optional_or_deprecated(recwarn):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        none = lp.Assignment("x", 1, temp_var_type=lp.Optional())
+        inferred = lp.Assignment("x", 1, temp_var_type=lp.Optional(None))
+        typed = lp.Assignment("x", 1, temp_var_type=lp.Optional(np.dtype(np.int32)))
+        call = lp.CallInstruction("(x,)", parse("f(1)"), temp_var_types=(lp.Optional(),))
+        # copies keep the declared type without a warning
+        assert inferred.copy(id="y").temp_var_type is lp.auto
+    assert none.temp_var_type is None and call.temp_var_type is None
+    assert typed.temp_var_type == np.int32
+    for value in (lp.auto, None, np.dtype(np.int32)):
+        with pytest.warns(DeprecationWarning):
+            insn = lp.Assignment("x", 1, temp_var_type=value)
+        assert insn.temp_var_type is value
+        with pytest.warns(DeprecationWarning):
+            lp.CallInstruction("(x,)", parse("f(1)"), temp_var_types=(value,))
+
+
+def test_declared_temporary_through_optional(queue):
+    insns = [lp.Assignment("t", "2*i", temp_var_type=lp.Optional(np.dtype(np.int32)),
+                           id="w"),
+             lp.Assignment("out[i]", "t + 1", depends_on="w")]
+    knl = lp.make_kernel("{[i]: 0<=i<4}", insns)
+    assert knl["loopy_kernel"].temporary_variables["t"].dtype == np.int32
+    np.testing.assert_array_equal(host(knl(queue)[1][0]), 2 * np.arange(4) + 1)
