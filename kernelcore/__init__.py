@@ -222,6 +222,10 @@ from kernelcore.transform.chunk import chunk_iname  # noqa: E402
 from kernelcore.transform.data import set_argument_order  # noqa: E402
 from kernelcore.transform.fusion import fuse_kernels  # noqa: E402
 from kernelcore.transform.iname import rename_inames  # noqa: E402
+from kernelcore.transform.iname_nesting import (  # noqa: E402
+    get_iname_duplication_options,
+    has_schedulable_iname_nesting,
+)
 from kernelcore.transform.inline import inline_callable_kernel  # noqa: E402
 from kernelcore.transform.instruction import (  # noqa: E402
     add_barrier,
@@ -284,7 +288,8 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
             "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch",
-            "to_batched", "chunk_iname", "alias_temporaries"]
+            "to_batched", "chunk_iname", "alias_temporaries",
+            "get_iname_duplication_options", "has_schedulable_iname_nesting"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
 # construction without a translation unit, the program cache and build

@@ -206,3 +206,39 @@ def test_declared_temporary_through_optional(queue):
     knl = lp.make_kernel("{[i]: 0<=i<4}", insns)
     assert knl["loopy_kernel"].temporary_variables["t"].dtype == np.int32
     np.testing.assert_array_equal(host(knl(queue)[1][0]), 2 * np.arange(4) + 1)
+
+
+def test_iname_duplication_options(queue):
+    knl = lp.make_kernel("{[i,j]: 0<=i,j<n}",
+                         """
+                         mat1[i,j] = mat1[i,j] + 1 {inames=i:j, id=i1}
+                         mat2[j] = mat2[j] + 1 {inames=j, id=i2}
+                         mat3[i] = mat3[i] + 1 {inames=i, id=i3}
+                         """)
+    assert not lp.has_schedulable_iname_nesting(knl)
+    options = list(lp.get_iname_duplication_options(knl))
+    assert sorted(options) == [("i", "id:i1"), ("i", "id:i3"), ("j", "id:i1"),
+                               ("j", "id:i2")]
+    for iname, within in options:
+        fixed = lp.duplicate_inames(knl, iname, within)
+        assert lp.has_schedulable_iname_nesting(fixed)
+    fixed = lp.add_dtypes(lp.duplicate_inames(knl, "i", "id:i3"), {"mat1,mat2,mat3": np.int32})
+    mats = [np.zeros((3, 3), np.int32), np.zeros(3, np.int32), np.arange(3, dtype=np.int32)]
+    _, out = fixed(queue, mat1=mats[0], mat2=mats[1], mat3=mats[2], n=3)
+    np.testing.assert_array_equal(host(out[0]), np.ones((3, 3)))
+    np.testing.assert_array_equal(host(out[1]), np.ones(3))
+    np.testing.assert_array_equal(host(out[2]), np.arange(3) + 1)
+    # loops shared by all instructions, or used apart, nest fine; parallel ones need none
+    ok = lp.make_kernel("{[i,j,k]: 0<=i,j,k<4}",
+                        "a[i,j] = 1 {inames=i:j}\nb[i] = 1 {inames=i}\nc[k] = 1 {inames=k}")
+    assert lp.has_schedulable_iname_nesting(ok)
+    assert lp.has_schedulable_iname_nesting(lp.tag_inames(knl, {"i": "l.0"}))
+    five = lp.make_kernel("{[i,j,k,l,m]:0<=i,j,k,l,m<n}",
+                          """
+                          mat1[l,m,i,j,k] = mat1[l,m,i,j,k] + 1 {inames=i:j:k:l:m}
+                          mat2[l,m,j,k] = mat2[l,m,j,k] + 1 {inames=j:k:l:m}
+                          mat3[l,m,k] = mat3[l,m,k] + 11 {inames=k:l:m}
+                          mat4[l,m,i] = mat4[l,m,i] + 1 {inames=i:l:m}
+                          """)
+    options = list(lp.get_iname_duplication_options(five))
+    assert len(options) == 10 and all(i in "ijk" for i, _ in options)
