@@ -86,6 +86,14 @@ class _UseFinder(IdentityMapper):
         return expr
 
 
+def _with_index_rewritten(assignee, rewriter):
+    """*assignee* with *rewriter* applied to its indices (not to the array)."""
+    if not isinstance(assignee, prim.Subscript):
+        return assignee
+    return prim.Subscript(assignee.aggregate,
+                          tuple(rewriter(i) for i in assignee_subscript(assignee)))
+
+
 def _names(spec) -> list[str]:
     if spec is None:
         return []
@@ -122,8 +130,10 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         if not isinstance(insn, Assignment) or not match(knl, insn):
             continue
         finder = _UseFinder(is_use)
+        # (a fetch also serves the assignee's indices: a[idx[i]] = ...)
         for e in (insn.expression, *insn.predicates) + (
-                (insn.assignee,) if store_of is not None else ()):
+                (insn.assignee,) if store_of is not None
+                else assignee_subscript(insn.assignee)):
             finder(e)
         if finder.uses:
             users.append((insn, finder.uses))
@@ -152,11 +162,9 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         outer = set(_names(fetch_outer_inames)) - sweep     # (a swept iname is no outer one)
     else:
         outer = (set(common) - sweep) & deps
-    unsweepable = deps - sweep - outer
-    if unsweepable:
-        raise KernelcoreError(
-            f"{base_name}: the footprint depends on iname(s) {', '.join(sorted(unsweepable))} "
-            "that are neither swept nor shared by all uses; add them to the sweep")
+    # inames of some uses only (neither swept nor outer): the footprint covers
+    # every value they take
+    implicit = deps - sweep - outer
 
     # }}}
 
@@ -165,7 +173,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     footprint = None
     for within_inames, uses in sources:
         for args, bound in uses:
-            used = ((within_inames | bound) & (sweep | outer)) | outer
+            used = ((within_inames | bound) & (sweep | outer | implicit)) | outer
             dom = knl.get_inames_domain(used)
             dims = [f"__kc_a{k}" for k in range(rank)]
             ext = dom.insert_dims(dim_type.set, dom.dim(dim_type.set), rank)
@@ -264,7 +272,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                              depends_on=insn.depends_on | {fetch_id},
                              assignee=rewriter(insn.assignee)  # type: ignore[attr-defined]
                              if store_of is not None
-                             else insn.assignee)  # type: ignore[attr-defined]
+                             else _with_index_rewritten(insn.assignee, rewriter))  # type: ignore[attr-defined]
         new_insns.append(insn)
     position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
     new_insns.insert(position, fetch)

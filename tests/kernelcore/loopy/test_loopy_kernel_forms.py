@@ -242,3 +242,26 @@ def test_iname_duplication_options(queue):
                           """)
     options = list(lp.get_iname_duplication_options(five))
     assert len(options) == 10 and all(i in "ijk" for i, _ in options)
+
+
+def test_prefetch_serves_assignee_indices(queue):
+    knl = lp.make_kernel(
+        "{ [n,k,l,k2,l2]: 0<=n<nel and 0<=k,k2<3 and 0<=l,l2<2 }",
+        """
+        for n
+            <> tmp[k,l] = a[amap[n, k],l]                {id=get}
+            out[amap[n,k2], l2] = 2*tmp[k2,l2]            {id=put, dep=get}
+        end
+        """,
+        [lp.GlobalArg("a,out", np.float64, "ndofs,2"),
+         lp.GlobalArg("amap", np.int32, "nel,3"), ...])
+    # k2 is swept by no one: the fetch covers every value it takes
+    pre = lp.add_prefetch(knl, "amap", "k")
+    for insn in pre["loopy_kernel"].instructions:
+        if insn.id == "put":
+            assert "amap" not in lp.symbolic.get_dependencies(insn.assignee)
+    rng = np.random.default_rng(0)
+    amap = rng.permutation(12).astype(np.int32).reshape(4, 3)
+    a = rng.random((12, 2))
+    _, (out,) = pre(queue, a=a, amap=amap, out=np.zeros((12, 2)))
+    np.testing.assert_allclose(host(out), 2 * a)
