@@ -34,7 +34,7 @@ class _Expand(IdentityMapper):
     def map_subscript(self, expr):
         if isinstance(expr.aggregate, prim.Variable) and expr.aggregate.name == self.name:
             idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
-            return prim.Subscript(expr.aggregate, (self.index,) + tuple(self.rec(i) for i in idx))
+            return prim.Subscript(expr.aggregate, tuple(self.rec(i) for i in idx) + (self.index,))
         return super().map_subscript(expr)
 
     def map_constant(self, expr):
@@ -51,10 +51,10 @@ def _indexed_by(writers, iname: str) -> bool:
 @for_each_kernel
 def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Iterable[str],
                                       only_var_names: Iterable[str] | None = None) -> LoopKernel:
-    """A copy of *knl* where private temporaries written inside loops over
-    *privatizing_inames* get one copy per iteration (a leading axis indexed by
-    the iname), so iterations no longer share them. Temporaries that every
-    write already subscripts with the iname are left alone."""
+    """A copy of *knl* where temporaries (private or local, as in loopy) written
+    inside loops over *privatizing_inames* get one copy per iteration (a last
+    axis indexed by the iname), so iterations no longer share them. Temporaries
+    that every write already subscripts with the iname are left alone."""
     names = [s.strip() for s in privatizing_inames.split(",")] \
         if isinstance(privatizing_inames, str) else list(privatizing_inames)
     knl.check_inames(names, "privatize_temporaries_with_inames")
@@ -64,9 +64,8 @@ def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Itera
     insns = list(knl.instructions)
     temps = dict(knl.temporary_variables)
     for iname in names:
-        lo, hi = static_range(knl, iname)
         for name, tv in list(temps.items()):
-            if tv.address_space not in (AddressSpace.PRIVATE, auto) or (
+            if tv.address_space == AddressSpace.GLOBAL or (
                     only is not None and name not in only):
                 continue
             writers = [i for i in insns if name in i.assignee_names()]
@@ -81,23 +80,24 @@ def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Itera
                     f"temporary '{name}' is written inside loop '{iname}' but used by "
                     f"instruction(s) {', '.join(outside)} outside it: it cannot get one "
                     "copy per iteration")
+            lo, hi = static_range(knl, iname)
             index = prim.Variable(iname) if lo == 0 else prim.Sum((prim.Variable(iname), -lo))
             mapper = _Expand(name, index)
             insns = [i.with_transformed_expressions(mapper) if i in users else i
                      for i in insns]
-            temps[name] = tv.copy(shape=(hi - lo + 1,) + tuple(tv.shape))
+            temps[name] = tv.copy(shape=tuple(tv.shape) + (hi - lo + 1,))
     return knl.copy(instructions=tuple(insns), temporary_variables=temps)
 
 
 def expand_ilp_temporaries(knl: LoopKernel) -> LoopKernel:
-    """A copy of *knl* where private temporaries written inside ``ilp`` and
-    ``vec`` loops have an extra leading axis indexed by that loop's iname."""
+    """A copy of *knl* where temporaries written inside ``ilp`` and ``vec``
+    loops have an extra last axis indexed by that loop's iname."""
     ilp = [n for n in knl.all_inames() if is_lane_tag(knl.iname_tags.get(n))]
     if not ilp:
         return knl
-    # vec inames first: each expansion adds a leading axis, so theirs ends up
+    # vec inames last: each expansion adds a last axis, so theirs ends up
     # last, where consecutive lanes are neighbours (one vector)
-    ilp.sort(key=lambda n: not isinstance(knl.iname_tags.get(n), VectorizeTag))
+    ilp.sort(key=lambda n: isinstance(knl.iname_tags.get(n), VectorizeTag))
     return privatize_temporaries_with_inames(knl, ilp)
 
 

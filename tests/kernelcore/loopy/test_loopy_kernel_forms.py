@@ -265,3 +265,21 @@ def test_prefetch_serves_assignee_indices(queue):
     a = rng.random((12, 2))
     _, (out,) = pre(queue, a=a, amap=amap, out=np.zeros((12, 2)))
     np.testing.assert_allclose(host(out), 2 * a)
+
+
+def test_ilp_copies_of_local_and_private_temporaries(queue):
+    knl = lp.make_kernel(
+        "{[i,j]: 0<=i<16 and 0<=j<17 }",
+        """
+        <> a[i] = 5+i+j        {id=w}
+        <> p = 2*j             {id=wp}
+        out[i, j] = a[i] + p   {dep=w:wp}
+        """, [lp.GlobalArg("out", np.int32, shape=(16, 17)), ...])
+    knl = lp.tag_inames(knl, {"i": "l.0", "j": "ilp"})
+    pp = lp.preprocess_kernel(knl)["loopy_kernel"]
+    # one copy per ilp iteration, along a last axis (as loopy's)
+    assert pp.temporary_variables["a"].shape == (16, 17)
+    assert pp.temporary_variables["p"].shape == (17,)
+    _, (out,) = knl(queue)
+    i, j = np.meshgrid(np.arange(16), np.arange(17), indexing="ij")
+    np.testing.assert_array_equal(host(out), 5 + i + j + 2 * j)
