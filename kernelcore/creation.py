@@ -242,7 +242,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
 
     parsed = parse_instructions(instructions)
     resolver = ReductionResolver(iname_set)
-    proto = LoopKernel(name=name, domains=tuple(domains), instructions=(), args=())
+    proto = LoopKernel(name=name, domains=tuple(domains), instructions=[], args=())
     in_blocks: set[str] = set()
     declared_arrays = {a.name: a for item in (kernel_data or ())
                        if isinstance(item, (ArrayArg, TemporaryVariable))
@@ -482,7 +482,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     # }}}
 
     knl = LoopKernel(
-        name=name, domains=tuple(domains), instructions=tuple(final_insns),
+        name=name, domains=tuple(domains), instructions=list(final_insns),
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()}, tags=frozenset(tags),
         assumptions=parse_assumptions(assumptions, proto.ordered_params()),

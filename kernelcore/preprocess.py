@@ -97,6 +97,6 @@ def realize_reduction(program: LoopKernel | TranslationUnit, insn_id_filter: Any
         only = typed.copy(instructions=tuple(i for i in typed.instructions
                                              if i.id in wanted))
         done = _realize_typed(split_group_reductions(only))
-        return done.copy(instructions=tuple(others) + done.instructions)
+        return done.copy(instructions=[*others, *done.instructions])
 
     return for_each_kernel(realize)(program)

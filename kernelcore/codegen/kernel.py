@@ -15,8 +15,14 @@ import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
 from kernelcore.codegen.generator import DeviceKernel, Generator, segments
-from kernelcore.diagnostic import CodeGenerationError, recording_warnings
+from kernelcore.diagnostic import (
+    CodeGenerationError,
+    UnscheduledInstructionError,
+    recording_warnings,
+)
+from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.schedule.items import RunInstruction
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
 from kernelcore.translation_unit import TranslationUnit
@@ -101,6 +107,20 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
                                 launches=tuple(launches))
 
 
+def _check_all_scheduled(knl: LoopKernel) -> None:
+    """Raise if an instruction of *knl* is missing from its linearization (it
+    was added after linearizing; barriers a launch of one work-item does not
+    need are left out on purpose)."""
+    run = {item.insn_id for item in knl.linearization or ()
+           if isinstance(item, RunInstruction)}
+    missing = sorted(i.id for i in knl.instructions
+                     if i.id not in run and not isinstance(i, BarrierInstruction))
+    if missing:
+        raise UnscheduledInstructionError(
+            f"kernel {knl.name}: instruction(s) {', '.join(missing)} are not in the "
+            "linearization (added after linearizing? linearize the kernel again)")
+
+
 def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     """Generate device code for a kernel (or a translation unit's entry point)
     whose argument types are all known."""
@@ -110,6 +130,7 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     with recording_warnings() as recorded:
         if knl.state < KernelState.LINEARIZED:
             knl = linearize(knl)
+        _check_all_scheduled(knl)
         result = _generate(knl)
     result = replace(result, warnings=tuple(recorded))
     CODEGEN_STATS["codegen"] += 1

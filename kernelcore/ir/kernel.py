@@ -44,7 +44,7 @@ class LoopKernel:
 
     name: str
     domains: tuple
-    instructions: tuple[InstructionBase, ...]
+    instructions: list[InstructionBase]
     args: tuple
     temporary_variables: Mapping[str, TemporaryVariable] = field(default_factory=dict)
     iname_tags: Mapping[str, Any] = field(default_factory=dict)
@@ -60,6 +60,11 @@ class LoopKernel:
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
     tags: frozenset = frozenset()
+
+    def __post_init__(self) -> None:
+        # a list, as loopy's (callers may take a copy and extend it)
+        if not isinstance(self.instructions, list):
+            object.__setattr__(self, "instructions", list(self.instructions))
 
     def copy(self, **kwargs: Any) -> LoopKernel:
         return replace(self, **kwargs)

@@ -283,3 +283,16 @@ def test_ilp_copies_of_local_and_private_temporaries(queue):
     _, (out,) = knl(queue)
     i, j = np.meshgrid(np.arange(16), np.arange(17), indexing="ij")
     np.testing.assert_array_equal(host(out), 5 + i + j + 2 * j)
+
+
+def test_instructions_are_a_list_and_unscheduled_ones_are_refused():
+    prog = lp.linearize(lp.preprocess_kernel(
+        lp.make_kernel("{ [i]: 0 <= i < 10 }", "out[i] = i {id=insn1}")))
+    knl = prog["loopy_kernel"]
+    assert isinstance(knl.instructions, list)
+    assert isinstance(knl.copy(instructions=tuple(knl.instructions)).instructions, list)
+    insns = knl.instructions[:]
+    insns.append(insns[0].copy(id="insn2", depends_on=frozenset({"insn1"})))
+    with pytest.raises(lp.diagnostic.UnscheduledInstructionError, match="insn2"):
+        lp.generate_code_v2(prog.with_kernel(knl.copy(instructions=insns)))
+    lp.generate_code_v2(prog)       # the kernel as linearized is fine
