@@ -40,6 +40,7 @@ from kernelcore.schedule.items import (
     ReturnFromKernel,
     RunInstruction,
 )
+from kernelcore.schedule.overlap import may_touch_across_work_items
 
 
 def _is_global_barrier(knl: LoopKernel, item) -> bool:
@@ -196,6 +197,8 @@ def _conflict(knl, insn, accesses, pending):
                 continue
             if idx == p_idx and idx:
                 continue          # the same element: the same work-item
+            if not may_touch_across_work_items(knl, insn, idx, knl.id_to_insn[p_id], p_idx):
+                continue          # each work-item keeps to elements of its own
             if {(p_id, "any"), (p_id, "local")} & insn.no_sync_with or {
                     (insn.id, "any"), (insn.id, "local")} & knl.id_to_insn[p_id].no_sync_with:
                 continue

@@ -296,3 +296,38 @@ def test_instructions_are_a_list_and_unscheduled_ones_are_refused():
     with pytest.raises(lp.diagnostic.UnscheduledInstructionError, match="insn2"):
         lp.generate_code_v2(prog.with_kernel(knl.copy(instructions=insns)))
     lp.generate_code_v2(prog)       # the kernel as linearized is fine
+
+
+@pytest.mark.parametrize(("second", "barrier"), [("2*i", False), ("2*i+1", False),
+                                                 ("2*i+2", True)])
+def test_local_barrier_only_where_work_items_meet(queue, second, barrier):
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<128}",
+        f"""
+        a[2*i] = i            {{id=first}}
+        a[{second}] = 1000 + i  {{id=second, dep=first}}
+        out[2*i] = a[2*i]     {{id=o1, dep=second}}
+        out[2*i+1] = a[2*i+1] {{id=o2, dep=second}}
+        """,
+        [lp.TemporaryVariable("a", np.int32, shape=(258,),
+                              address_space=lp.AddressSpace.LOCAL),
+         lp.GlobalArg("out", np.int32, shape=(256,))])
+    knl = lp.tag_inames(knl, "i:l.0")
+    lin = lp.linearize(lp.preprocess_kernel(knl))["loopy_kernel"].linearization
+    ids = [getattr(item, "insn_id", None) for item in lin]
+    between = lin[ids.index("first") + 1:ids.index("second")]
+    assert any(isinstance(item, lp.schedule.Barrier) for item in between) == barrier
+    expected = np.zeros(258, np.int32)
+    expected[0:256:2] = np.arange(128)
+    if second == "2*i":
+        expected[0:256:2] = 1000 + np.arange(128)
+    elif second == "2*i+1":
+        expected[1:256:2] = 1000 + np.arange(128)
+    else:
+        expected[2:258:2] = 1000 + np.arange(128)
+    _, (out,) = knl(queue, out=np.zeros(256, np.int32))
+    # (odd elements never written in the last case: compare the written ones)
+    got = host(out)
+    np.testing.assert_array_equal(got[0::2], expected[0:256:2])
+    if second == "2*i+1":
+        np.testing.assert_array_equal(got[1::2], expected[1:256:2])
