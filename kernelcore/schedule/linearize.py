@@ -16,10 +16,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernelcore.diagnostic import DependencyCycleFound, SchedulingError
+from kernelcore.diagnostic import (
+    DependencyCycleFound,
+    SchedulingError,
+    WriteRaceConditionWarning,
+    warn_with_kernel,
+)
 from kernelcore.ir.data import AddressSpace
 from kernelcore.ir.expr import get_dependencies
-from kernelcore.ir.instruction import assignee_subscript
+from kernelcore.ir.instruction import Assignment, assignee_subscript, assignee_var_name
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.ir.tags import is_hw_parallel, is_lane_tag
 from kernelcore.preprocess import preprocess_kernel
@@ -209,6 +214,29 @@ def _check_private_temporaries(knl: LoopKernel, items: list) -> None:
                             "'unr'/'for'")
 
 
+def _warn_lane_write_races(knl: LoopKernel) -> None:
+    """loopy's check: the iterations of an ``ilp`` or ``vec`` loop count as
+    running at once, so writing a variable that is not private (those get a
+    copy per iteration) at a place that does not depend on the loop's iname
+    is a write race."""
+    lanes = {n for n, t in knl.iname_tags.items() if is_lane_tag(t)}
+    for insn in knl.instructions:
+        racing = insn.within_inames & lanes
+        if not racing or not isinstance(insn, Assignment) or insn.atomic:
+            continue
+        name = assignee_var_name(insn.assignee)
+        temp = knl.temporary_variables.get(name)
+        if temp is not None and temp.address_space == AddressSpace.PRIVATE:
+            continue
+        used = set().union(*map(get_dependencies, assignee_subscript(insn.assignee)))
+        if racing - used:
+            warn_with_kernel(
+                knl, f"write_race({insn.id})",
+                f"instruction '{insn.id}' writes '{name}' at one place in every iteration "
+                f"of the ilp/vec loop(s) {', '.join(sorted(racing - used))}, whose "
+                "iterations count as running at once", WriteRaceConditionWarning)
+
+
 @for_each_kernel
 def linearize(knl: LoopKernel) -> LoopKernel:
     """A copy of the (preprocessed) kernel with :attr:`linearization` set."""
@@ -217,6 +245,7 @@ def linearize(knl: LoopKernel) -> LoopKernel:
     if knl.state >= KernelState.LINEARIZED:
         return knl
     check_dependency_cycles(knl)
+    _warn_lane_write_races(knl)
     lin = _Linearizer(knl)
     parallel = tuple(n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n)))
     lin.run(parallel, {insn.id for insn in knl.instructions})

@@ -331,3 +331,21 @@ def test_local_barrier_only_where_work_items_meet(queue, second, barrier):
     np.testing.assert_array_equal(got[0::2], expected[0:256:2])
     if second == "2*i+1":
         np.testing.assert_array_equal(got[1::2], expected[1:256:2])
+
+
+def test_write_race_across_ilp_iterations_warned(queue):
+    import warnings
+    racy = lp.tag_inames(lp.make_kernel("{[i,j]: 0<=i,j<n}", "a[i] = 5+i+j",
+                                        [lp.GlobalArg("a", np.float32, shape=("n",)),
+                                         ...]), {"j": "ilp"})
+    with pytest.warns(lp.WriteRaceConditionWarning, match="ilp"):
+        lp.linearize(lp.preprocess_kernel(racy))
+    fine = lp.tag_inames(lp.make_kernel("{[i,j]: 0<=i,j<4}", "a[i, j] = 5+i+j"),
+                         {"j": "ilp"})
+    silenced = racy["loopy_kernel"].copy(silenced_warnings=frozenset({"write_race(insn)"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", lp.WriteRaceConditionWarning)
+        lp.linearize(lp.preprocess_kernel(fine))
+        lp.linearize(lp.preprocess_kernel(silenced))
+    _, (a,) = fine(queue)
+    np.testing.assert_array_equal(host(a), 5 + np.add.outer(np.arange(4), np.arange(4)))
