@@ -71,6 +71,12 @@ class ReductionResolver(IdentityMapper):
             if names is None or any(n not in self.inames for n in names):
                 raise ParseError(f"{expr}: the second argument must name inames")
             return Reduction(segmented, names, (self.rec(params[2]), self.rec(params[3])))
+        if isinstance(fn, prim.Variable) and fn.name in ("argmax", "argmin") \
+                and len(params) == 3:     # argmax(k, value, index): index at the largest
+            names = self._reduction_inames(params[0])
+            if names is None or len(names) != 1 or names[0] not in self.inames:
+                raise ParseError(f"{expr}: {fn.name}() reduces over exactly one iname")
+            return Reduction(fn.name, names, (self.rec(params[1]), self.rec(params[2])))
         if isinstance(fn, prim.Variable) and is_reduction_name(fn.name) and len(params) == 2:
             names = self._reduction_inames(params[0])
             is_reduction = names is not None and (
@@ -424,12 +430,14 @@ def split_arg_reductions(parsed: list) -> list:
         over, value, index = e.parameters
         names = [v.name for v in (over if isinstance(over, tuple) else (over,))
                  if isinstance(v, prim.Variable)]
-        if not (len(names) == 1 and isinstance(index, prim.Variable)
-                and index.name == names[0]):
-            raise ParseError(f"{pi.source!r}: kernelcore's {e.function.name} reports the "
-                             "reduction iname itself (third argument: the iname)")
+        if len(names) != 1:
+            raise ParseError(f"{pi.source!r}: {e.function.name} reduces over exactly one "
+                             "iname")
         op = "max" if e.function.name == "argmax" else "min"
         out.append(dataclasses.replace(pi, assignee=pi.assignee[0],
                                        expression=prim.Variable(op)(over, value)))
-        out.append(_second_output(pi, e.function(over, value), "index"))
+        # the index reported: the iname itself, or any expression at that iteration
+        second = e.function(over, value) if index == prim.Variable(names[0]) \
+            else e.function(over, value, index)
+        out.append(_second_output(pi, second, "index"))
     return out

@@ -208,6 +208,9 @@ class TypeInferenceMapper(Mapper):
     def map_reduction(self, expr: Any) -> ExprType:
         if expr.operation.startswith(("segmented(", "segmented_flag(")):
             return self.rec(expr.expr[expr.operation.startswith("segmented_flag(")])
+        if expr.operation in ("argmax", "argmin") and isinstance(expr.expr, tuple):
+            self.rec(expr.expr[0])
+            return self.rec(expr.expr[1])       # (value, index): the index's type
         t = self.rec(expr.expr)
         if not expr.inames:         # over no inames: the value itself
             return t

@@ -342,7 +342,8 @@ class _Realizer(IdentityMapper):
 
     def _arg_reduction(self, expr: Reduction):
         """The first index where the value is largest (smallest); NaN counts as
-        largest, as in NumPy."""
+        largest, as in NumPy. With a ``(value, index)`` pair, the index
+        expression's value at that iteration instead of the iname."""
         if len(expr.inames) != 1:
             raise KernelcoreError(f"{expr.operation} reduces over exactly one iname, got "
                                   f"{', '.join(expr.inames)} (was its iname split?)")
@@ -350,7 +351,9 @@ class _Realizer(IdentityMapper):
         if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
             raise KernelcoreError(f"{expr.operation} over parallel iname '{iname}' is not "
                                   "supported; keep it sequential")
-        dtype = self.types(expr.expr).dtype
+        value_expr, index_expr = expr.expr if isinstance(expr.expr, tuple) else (
+            expr.expr, None)
+        dtype = self.types(value_expr).dtype
         op = "max" if expr.operation == "argmax" else "min"
         val = self.names(f"acc_{iname}_val")
         idx = self.names(f"acc_{iname}_idx")
@@ -359,7 +362,7 @@ class _Realizer(IdentityMapper):
                                                 address_space=AddressSpace.PRIVATE)
         within = self.outer_inames
         base = f"{self.insn.id}_{val}"
-        inner = self.rec(expr.expr)
+        inner = self.rec(value_expr)
         ids = [self.names(f"{base}_{s}") for s in ("init", "init_idx", "idx", "update")]
         v, i = prim.Variable(val), prim.Variable(idx)
         better = prim.LogicalOr((prim.Comparison(inner, ">" if op == "max" else "<", v),
@@ -383,8 +386,24 @@ class _Realizer(IdentityMapper):
                        within_inames=within | {iname},
                        depends_on=self.insn.depends_on | {ids[2]},
                        predicates=self.insn.predicates)]
-        self.final_deps.add(ids[3])
-        return i
+        if index_expr is None:
+            self.final_deps.add(ids[3])
+            return i
+        # the index expression at the chosen iteration, kept next to it
+        at = self.names(f"acc_{iname}_at")
+        self.new_temps[at] = TemporaryVariable(at, self.types(index_expr).dtype, (),
+                                               address_space=AddressSpace.PRIVATE)
+        keep = self.names(f"{base}_at")
+        self.new_insns[-2:-2] = [Assignment(
+            id=keep, assignee=prim.Variable(at),
+            expression=prim.If(better, self.rec(index_expr), prim.Variable(at)),
+            within_inames=within | {iname}, depends_on=self.insn.depends_on | {ids[0], ids[1]},
+            predicates=self.insn.predicates)]
+        # (decided before the index and the value move on)
+        self.new_insns[-2] = self.new_insns[-2].copy(
+            depends_on=self.new_insns[-2].depends_on | {keep})
+        self.final_deps.update({ids[3], keep})
+        return prim.Variable(at)
 
     def _segmented(self, expr: Reduction):
         """A segmented reduction ``reduce(segmented(op), j, value, flag)``, run

@@ -349,3 +349,24 @@ def test_write_race_across_ilp_iterations_warned(queue):
         lp.linearize(lp.preprocess_kernel(silenced))
     _, (a,) = fine(queue)
     np.testing.assert_array_equal(host(a), 5 + np.add.outer(np.arange(4), np.arange(4)))
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_arg_reduction_reports_any_index_expression(queue, op):
+    knl = lp.make_kernel(
+        "{[i,k]: 0<=i<5 and 0<=k<7}",
+        f"""
+        <> m, <> at = {op}(k, a[i,k], 10*b[i,k])
+        <> m2, <> kk = {op}(k, a[i,k], k)
+        out[i] = at + m
+        pos[i] = kk + m2
+        """, [lp.GlobalArg("a,b", np.float32, shape=(5, 7)),
+              lp.GlobalArg("out", np.float32, shape=(5,)),
+              lp.GlobalArg("pos", np.float32, shape=(5,))])
+    rng = np.random.default_rng(1)
+    a, b = rng.random((5, 7), dtype=np.float32), rng.random((5, 7), dtype=np.float32)
+    _, (out, pos) = knl(queue, a=a, b=b)
+    k = getattr(a, op)(axis=1)
+    best = a[np.arange(5), k]
+    np.testing.assert_allclose(host(out), 10 * b[np.arange(5), k] + best, rtol=1e-6)
+    np.testing.assert_allclose(host(pos), k + best, rtol=1e-6)
