@@ -22,7 +22,7 @@ from kernelcore.ir.domain import pw_aff_to_expr
 from kernelcore.ir.grid import hw_iname_ranges
 from kernelcore.ir.instruction import Assignment, BarrierInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
-from kernelcore.ir.tags import GroupIndexTag
+from kernelcore.ir.tags import GroupIndexTag, is_hw_parallel
 from kernelcore.schedule.items import CallKernel, RunInstruction
 from kernelcore.schedule.linearize import linearize
 from kernelcore.translation_unit import for_each_kernel
@@ -61,6 +61,23 @@ def _element(name: str, head: tuple, dims: list[str]) -> prim.Expression:
     return prim.Subscript(prim.Variable(name), index) if index else prim.Variable(name)
 
 
+def _check_same_parallel_axes(knl: LoopKernel, name: str, accessors: list) -> None:
+    """Raise unless the instructions writing *name* and reading it back run
+    on the same parallel axes (else which copy a work-item reloads is
+    ambiguous), as loopy requires."""
+    def axes(insn) -> list[str]:
+        return sorted(str(t) for n in insn.within_inames
+                      if is_hw_parallel(t := knl.iname_tags.get(n)))
+    first = axes(accessors[0])
+    for insn in accessors[1:]:
+        if axes(insn) != first:
+            raise KernelcoreError(
+                f"save_and_reload_temporaries: '{name}' is accessed on inconsistent "
+                f"parallel axes ('{accessors[0].id}' runs on {first or 'none'}, "
+                f"'{insn.id}' on {axes(insn) or 'none'}): which copy to reload "
+                "is ambiguous")
+
+
 @for_each_kernel
 def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
     """A copy of *knl* that saves and reloads private and local temporaries live
@@ -87,6 +104,8 @@ def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
                 continue
             source = max(where[w.id] for w in before)
             last_writers = [w for w in before if where[w.id] == source]
+            _check_same_parallel_axes(knl, name, last_writers
+                                      + [r for r in readers if where[r.id] == k])
             hw = sorted((set().union(*(w.within_inames for w in last_writers)))
                         & set(ranges), key=knl.all_inames().index)
             if tv.address_space == AddressSpace.LOCAL:   # one copy per work-group

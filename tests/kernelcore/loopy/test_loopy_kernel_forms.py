@@ -370,3 +370,25 @@ def test_arg_reduction_reports_any_index_expression(queue, op):
     best = a[np.arange(5), k]
     np.testing.assert_allclose(host(out), 10 * b[np.arange(5), k] + best, rtol=1e-6)
     np.testing.assert_allclose(host(pos), k + best, rtol=1e-6)
+
+
+def test_save_refuses_copies_on_other_parallel_axes(queue):
+    def make(dup_tag):
+        knl = lp.make_kernel("{[i,j]: 0 <= i < 4 and 0 <= j < 8}",
+                             "<>a[j] = j\n... gbarrier\nout[i,j] = 2*a[j]",
+                             seq_dependencies=True)
+        knl = lp.tag_inames(knl, {"i": "g.0", "j": "l.0"})
+        knl = lp.duplicate_inames(knl, "j", within="writes:out", tags={"j": dup_tag})
+        return lp.set_temporary_address_space(knl, "a", "local")
+    # written by one work-group, read by four: which copy each reloads is ambiguous
+    with pytest.raises(lp.LoopyError, match="ambiguous"):
+        lp.save_and_reload_temporaries(make("l.0"))
+    # the same axes (another iname with the same tag) are fine
+    knl = lp.make_kernel("{[i,j]: 0 <= i < 4 and 0 <= j < 8}",
+                         "<>a[j] = j + i\n... gbarrier\nout[i,j] = 2*a[j]",
+                         seq_dependencies=True)
+    knl = lp.tag_inames(knl, {"i": "g.0", "j": "l.0"})
+    knl = lp.duplicate_inames(knl, "j", within="writes:out", tags={"j": "l.0"})
+    knl = lp.save_and_reload_temporaries(lp.set_temporary_address_space(knl, "a", "local"))
+    _, (out,) = knl(queue)
+    np.testing.assert_array_equal(host(out), 2 * np.add.outer(np.arange(4), np.arange(8)))
