@@ -25,7 +25,12 @@ from kernelcore.codegen.callee import callee_function_problem, kernel_call_state
 from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry
 from kernelcore.codegen.helpers import trace_printf
-from kernelcore.codegen.storage import check_definitions, initial_values, storage_size
+from kernelcore.codegen.storage import (
+    check_definitions,
+    initial_values,
+    storage_size,
+    variable_storage_size,
+)
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS,
     NotVectorizable,
@@ -502,6 +507,11 @@ class Generator:
                 continue          # globals are arguments, allocated by the runtime
             assert tv.dtype is not None
             ctype = self.target.dtype_to_ctype(tv.dtype)
+            variable = variable_storage_size(tv) if tv.address_space == \
+                AddressSpace.PRIVATE and tv.initializer is None else None
+            if variable is not None:        # a variable-length array, as loopy's
+                decls.append(cast.Statement(f"{ctype} {name}[{self.emit(variable, None)}];"))
+                continue
             size = storage_size(name, tv)
             if size == 0:
                 continue          # nothing reads or writes an empty array (C has none)

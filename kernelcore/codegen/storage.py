@@ -1,18 +1,35 @@
 """Storage of temporaries in generated code: sizes and initial values.
 
-Public names: storage_size, initial_values, check_definitions.
+Public names: storage_size, variable_storage_size, initial_values, check_definitions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
+import pymbolic.primitives as prim
 from pymbolic.mapper.stringifier import PREC_NONE
 
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.simplify import simplify
+
+
+def variable_storage_size(tv: TemporaryVariable) -> Any:
+    """The elements a private temporary of parametric shape spans, as an
+    expression of the parameters (for a C99 variable-length array, as loopy
+    declares it; OpenCL C has none, so such a kernel builds on the C target
+    only); None when its shape and strides are constants."""
+    shape, strides = tuple(tv.shape), tuple(tv.element_strides())
+    if all(isinstance(s, (int, np.integer)) for s in (*shape, *strides)):
+        return None
+    if tv.strides is None:          # the default dense layout: the product
+        return simplify(prim.Product(shape))
+    return simplify(prim.Sum((1, *(prim.Product((prim.Sum((n, -1)), st))
+                                   for n, st in zip(shape, strides)))))
 
 
 def storage_size(name: str, tv: TemporaryVariable) -> int:
@@ -69,4 +86,4 @@ def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[st
                     "save_and_reload_temporaries?)")
 
 
-__all__ = ["storage_size", "initial_values", "check_definitions"]
+__all__ = ["storage_size", "variable_storage_size", "initial_values", "check_definitions"]

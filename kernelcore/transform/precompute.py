@@ -206,13 +206,25 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         shifted = shifted & expr_to_pw_aff(prim.Variable("__kc_d"), shifted.space).eq_set(
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), shifted.space)
             - expr_to_pw_aff(base, shifted.space))
-        top = project_to(shifted, ["__kc_d"]).dim_max_val(0)
-        if not top.is_int():
+        span = project_to(shifted, ["__kc_d"])
+        top = span.dim_max_val(0)
+        bases.append(base)
+        if top.is_int():
+            extents.append(top.get_num_si() + 1)
+            continue
+        # a length that depends on the kernel's parameters (not on outer
+        # inames): a temporary of variable size, as loopy makes
+        span_params = {span.get_dim_name(dim_type.param, p)
+                       for p in range(span.dim(dim_type.param))}
+        try:
+            if span_params & outer:
+                raise StaticValueFindingError("depends on outer inames")
+            longest = static_max_of_pw_aff(span.dim_max(0), knl.assumptions_set.params())
+        except StaticValueFindingError:
             raise StaticValueFindingError(
                 f"{base_name}: the footprint along axis {k} has no constant length; "
-                "sweep inames of fixed extent (split them first)")
-        bases.append(base)
-        extents.append(top.get_num_si() + 1)
+                "sweep inames of fixed extent (split them first)") from None
+        extents.append(simplify(prim.Sum((aff_to_expr(longest), 1))))
 
     # }}}
 
@@ -228,7 +240,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     if len(all_dim_names) != rank:
         raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
     # axes of length 1 need no storage index
-    kept = [k for k in range(rank) if extents[k] > 1]
+    kept = [k for k in range(rank) if not isinstance(extents[k], int) or extents[k] > 1]
     dim_names = [all_dim_names[k] for k in kept]
 
     # {{{ the storage domain: indices of the footprint, shifted to start at 0
@@ -349,7 +361,7 @@ def _tag_storage(knl, dim_names, extents, default_tag, outer=()):
         if not free:
             break
         axis = free.pop(0)
-        if extent <= axes[axis]:
+        if isinstance(extent, int) and extent <= axes[axis]:
             knl = tag_inames(knl, {d: f"l.{axis}"})
         else:
             knl = split_iname(knl, d, axes[axis], inner_tag=f"l.{axis}")

@@ -392,3 +392,26 @@ def test_save_refuses_copies_on_other_parallel_axes(queue):
     knl = lp.save_and_reload_temporaries(lp.set_temporary_address_space(knl, "a", "local"))
     _, (out,) = knl(queue)
     np.testing.assert_array_equal(host(out), 2 * np.add.outer(np.arange(4), np.arange(8)))
+
+
+def test_variable_size_private_temporaries():
+    knl = lp.make_kernel("{ [i,j]: 0<=i,j<n }", "out[i] = sum(j, a[i,j])",
+                         [lp.GlobalArg("a", np.float64, shape=("n", "n")), ...],
+                         target=lp.ExecutableCTarget())
+    knl = lp.add_prefetch(knl, "a[:,:]", default_tag=None)
+    fetch = knl["loopy_kernel"].temporary_variables["a_fetch"]
+    assert [str(s) for s in fetch.shape] == ["n", "n"]
+    code = lp.generate_code_v2(knl).device_code()
+    assert "a_fetch[n * n]" in code         # a variable-length array (C99), as loopy's
+    a = np.random.default_rng(2).random((5, 5))
+    _, (out,) = knl(a=a)
+    np.testing.assert_allclose(out, a.sum(axis=1))
+    # temporaries sharing base storage, of a parametric length
+    shared = lp.make_kernel(
+        "{ [i] : 0<=i<n }", "a[i] = 2*i {id=w}\nc[i] = a[i] + 1 {dep=w}",
+        [lp.TemporaryVariable("a", np.float64, shape=("n",), base_storage="base"),
+         lp.TemporaryVariable("b", np.float64, shape=("n",), base_storage="base"),
+         lp.GlobalArg("c", np.float64, shape=("n",)), ...],
+        target=lp.ExecutableCTarget())
+    _, (c,) = lp.allocate_temporaries_for_base_storage(lp.preprocess_kernel(shared))(n=4)
+    np.testing.assert_allclose(c, 2 * np.arange(4) + 1)
