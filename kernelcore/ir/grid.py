@@ -86,7 +86,15 @@ def _simplest(size: isl.PwAff, ctx) -> isl.PwAff:
 def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None
                ) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwAff, ...]]:
     """(group counts, local sizes) per axis, as isl PwAffs of the parameters
-    (missing axes are 1), of the device kernel running *insn_ids* (default: all)."""
+    (missing axes are 1), of the device kernel running *insn_ids* (default: all),
+    or what the kernel's ``overridden_get_grid_sizes_for_insn_ids`` gives."""
+    override = getattr(knl, "overridden_get_grid_sizes_for_insn_ids", None)
+    if override is not None:
+        ids = frozenset(insn_ids) if insn_ids is not None else frozenset(
+            i.id for i in knl.instructions)
+        space = knl.assumptions_set.params().get_space()
+        return tuple(tuple(v if isinstance(v, isl.PwAff) else _constant(space, int(v))
+                           for v in sizes) for sizes in override(ids, None))  # type: ignore[return-value]
     groups: dict[int, isl.PwAff] = {}
     local: dict[int, isl.PwAff] = {}
     ctx = knl.assumptions_set.params()

@@ -60,6 +60,9 @@ class LoopKernel:
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
     tags: frozenset = frozenset()
+    #: loopy's hook: ``f(insn_ids, callables_table)`` -> (group counts, work-group
+    #: sizes) replacing those the domains give (entries PwAffs or integers)
+    overridden_get_grid_sizes_for_insn_ids: Any = None
 
     def __post_init__(self) -> None:
         # a list, as loopy's (callers may take a copy and extend it)
@@ -307,6 +310,14 @@ class LoopKernel:
         return self.stringify()
 
     # }}}
+
+    def get_grid_sizes_for_insn_ids(self, insn_ids: Any, callables_table: Any = None,
+                                    ignore_auto: bool = False) -> tuple[Any, Any]:
+        """``(group counts, work-group sizes)`` of the device kernel running the
+        instructions *insn_ids*, as tuples of :class:`islpy.PwAff` of the
+        parameters (those the domains give, even where they are overridden)."""
+        return grid_sizes(self.copy(overridden_get_grid_sizes_for_insn_ids=None),
+                          frozenset(insn_ids))
 
     def get_grid_size_upper_bounds(self, callables_table: Any = None,
                                    ignore_auto: bool = False, return_dict: bool = False

@@ -415,3 +415,32 @@ def test_variable_size_private_temporaries():
         target=lp.ExecutableCTarget())
     _, (c,) = lp.allocate_temporaries_for_base_storage(lp.preprocess_kernel(shared))(n=4)
     np.testing.assert_allclose(c, 2 * np.arange(4) + 1)
+
+
+def test_overridden_grid_sizes(queue):
+    knl = lp.make_kernel(
+        "{[i]: 0 <= i < 10}",
+        """
+        for i
+            a[i] = i                {id=a}
+            ... lbarrier            {id=barrier}
+            b[i + 1] = 2*a[i]       {nosync=a}
+        end
+        """,
+        [lp.TemporaryVariable("a", np.float32, shape=(10,),
+                              address_space=lp.AddressSpace.LOCAL),
+         lp.GlobalArg("b", np.float32, shape=(11,))], seq_dependencies=True)
+    knl = lp.split_iname(knl, "i", 16, inner_tag="l.0")
+    k = knl["loopy_kernel"]
+    groups, local = k.get_grid_sizes_for_insn_ids({"a"})
+    assert local[0].get_pieces()[0][1].get_constant_val().to_python() == 10
+
+    def wider(insn_ids, callables_table, ignore_auto=True):
+        g, _ = k.get_grid_sizes_for_insn_ids(insn_ids, callables_table)
+        return g, (16,)
+
+    wide = knl.with_kernel(k.copy(overridden_get_grid_sizes_for_insn_ids=wider))
+    code = lp.generate_code_v2(wide).device_code()
+    assert "reqd_work_group_size(16, 1, 1)" in code
+    _, (b,) = wide(queue, b=np.zeros(11, np.float32))
+    np.testing.assert_allclose(host(b), np.r_[0, 2 * np.arange(10)])
