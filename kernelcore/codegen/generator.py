@@ -494,14 +494,13 @@ class Generator:
             used |= insn.assignee_names() | insn.read_dependency_names()
         local_qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
         for name, tv in sorted(self.knl.temporary_variables.items()):
-            if tv.initializer is not None and name in used and not (
-                    tv.address_space == AddressSpace.PRIVATE
-                    or tv.address_space == AddressSpace.LOCAL and not local_qual):
+            if tv.initializer is not None and name in used and \
+                    tv.address_space == AddressSpace.LOCAL and local_qual:
                 raise CodeGenerationError(
                     f"temporary '{name}' of kernel {self.knl.name} has an initializer "
                     f"but lives in {tv.address_space} memory: kernelcore initializes "
-                    "private temporaries only (on the C target also local ones; "
-                    "set_temporary_address_space(knl, "
+                    "private and global (constant) temporaries only (on the C target "
+                    "also local ones; set_temporary_address_space(knl, "
                     f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:
                 continue          # globals are arguments, allocated by the runtime
@@ -534,6 +533,25 @@ class Generator:
             else:
                 decls.append(cast.Statement(f"{ctype} {name}[{size}];"))
         return decls
+
+    def constant_data(self) -> list[str]:
+        """Program-scope declarations of the global temporaries with an
+        initializer (read-only data, declared once for all device kernels)."""
+        qual = "__constant" if self.target.address_space_qualifier(
+            AddressSpace.GLOBAL) else "static const"
+        lines = []
+        for name, tv in sorted(self.knl.temporary_variables.items()):
+            if tv.address_space != AddressSpace.GLOBAL or tv.initializer is None:
+                continue
+            if name in self.knl.get_written_variables():
+                raise CodeGenerationError(
+                    f"global temporary '{name}' of kernel {self.knl.name} has an "
+                    "initializer and is written: such data is constant (read_only=True)")
+            assert tv.dtype is not None
+            size = storage_size(name, tv)
+            lines.append(f"{qual} {self.target.dtype_to_ctype(tv.dtype)} {name}[{max(size, 1)}]"
+                         f" = {{ {initial_values(tv, size, self.emit) if size else '0'} }};")
+        return lines
 
     def generate(self) -> tuple[DeviceKernel, list[str]]:
         check_definitions(self.knl, self.name, self.insn_ids)

@@ -83,15 +83,20 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     kernels: list[DeviceKernel] = []
     bodies: list[str] = []
     launches = []
+    constants: list[str] = []
     for name, items, fixed in segments(knl.linearization):
         index = next((k for k, dk in enumerate(kernels) if dk.name == name), None)
         if index is None:       # (the iterations of a host loop launch it again)
-            dk, lines = Generator(knl, name, items, helpers,
-                                  extra_inames=tuple(n for n, _ in fixed)).generate()
+            gen = Generator(knl, name, items, helpers,
+                            extra_inames=tuple(n for n, _ in fixed))
+            dk, lines = gen.generate()
+            if not kernels:     # constant data: declared once, before every kernel
+                constants = gen.constant_data()
             index = len(kernels)
             kernels.append(dk)
             bodies += [""] + lines
         launches.append((index, tuple(v for _, v in fixed)))
+    bodies = ([""] + constants if constants else []) + bodies
     variables = list(knl.args) + list(knl.temporary_variables.values())
     dtypes = helpers.dtypes | {v.dtype for v in variables if v.dtype is not None}
     uses_complex = any(dt.kind == "c" for dt in dtypes)

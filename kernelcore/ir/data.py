@@ -283,7 +283,9 @@ class TemporaryVariable(_ArrayBase):
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
             dtype = initializer.dtype if dtype is None else dtype
-            shape = initializer.shape if shape is auto else shape
+            # (the shape () of a declaration without one: the initializer's too)
+            shape = initializer.shape if shape is auto or (
+                shape == () and initializer.ndim) else shape
         if isinstance(address_space, str):
             try:
                 address_space = AddressSpace[address_space.upper()]

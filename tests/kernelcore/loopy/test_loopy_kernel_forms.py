@@ -444,3 +444,32 @@ def test_overridden_grid_sizes(queue):
     assert "reqd_work_group_size(16, 1, 1)" in code
     _, (b,) = wide(queue, b=np.zeros(11, np.float32))
     np.testing.assert_allclose(host(b), np.r_[0, 2 * np.arange(10)])
+
+
+@pytest.mark.parametrize("target", [None, lp.ExecutableCTarget()], ids=["opencl", "c"])
+def test_global_constant_data_declared_once(queue, target):
+    rng = np.random.default_rng(17)
+    a, cnst = rng.normal(size=16), rng.normal(size=16)
+    knl = lp.make_kernel(
+        "{[i, ii]: 0<=i, ii<16}",
+        """
+        out[i] = a[i]+cnst[i]           {id=first}
+        out[ii] = 2*out[ii]+cnst[ii]    {id=second}
+        """,
+        [lp.TemporaryVariable("cnst", initializer=cnst,
+                              address_space=lp.AddressSpace.GLOBAL, read_only=True),
+         lp.GlobalArg("a, out", np.float64, shape=(16,)), ...], target=target)
+    assert knl["loopy_kernel"].temporary_variables["cnst"].shape == (16,)
+    knl = lp.add_barrier(knl, "id:first", "id:second")
+    if target is None:
+        knl = lp.split_iname(knl, "i", 2, outer_tag="g.0", inner_tag="l.0")
+        knl = lp.split_iname(knl, "ii", 2, outer_tag="g.0", inner_tag="l.0")
+    code = lp.generate_code_v2(knl)
+    assert code.device_code().count(" cnst[16] = {") == 1
+    _, (out,) = knl(queue, a=a) if target is None else knl(a=a)
+    np.testing.assert_allclose(host(out), 2 * (a + cnst) + cnst, rtol=1e-15)
+    written = lp.make_kernel("{[i]: 0<=i<4}", "c[i] = 1",
+                             [lp.TemporaryVariable("c", initializer=np.zeros(4),
+                                                   address_space="global")], target=target)
+    with pytest.raises(lp.LoopyError, match="constant"):
+        lp.generate_code_v2(written)
