@@ -1,7 +1,7 @@
 """The C code of one device kernel (or of a callee's device function) from
 its stretch of a linearized kernel.
 
-Public names: Generator, DeviceKernel, segments, generate_callee_function.
+Public names: Generator, DeviceKernel, generate_callee_function.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ import pymbolic.primitives as prim
 
 from kernelcore.callable_kernel import CallableKernel
 from kernelcore.codegen import cast
-from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
+from kernelcore.codegen.bounds import (
+    guard_condition,
+    loop_bounds,
+    nonnegative_checker,
+    nonnegative_temporaries,
+)
 from kernelcore.codegen.callee import callee_function_problem, kernel_call_statement
 from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry
@@ -56,11 +61,10 @@ from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.schedule.items import (
     Barrier,
-    CallKernel,
     EnterLoop,
     LeaveLoop,
-    ReturnFromKernel,
     RunInstruction,
+    segments,
 )
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
@@ -101,6 +105,7 @@ class Generator:
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
+        self.nonnegative = nonnegative_temporaries(knl)
         #: the indices of the host loops around this kernel, passed as arguments
         self.extra_inames = extra_inames
         self.subst: dict[str, object] = {}
@@ -116,8 +121,9 @@ class Generator:
     def emit(self, expr: Any, context: Any, prec: int = PREC_NONE,
              want: np.dtype | None = None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
-        mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
-                                   nonnegative_checker(self.knl, context), self.vector_temps)
+        checker = nonnegative_checker(self.knl, context, self.nonnegative)
+        mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers, checker,
+                                   self.vector_temps)
         return mapper(self.prepared(expr), prec, want)
 
     def prepared(self, expr: Any) -> Any:
@@ -269,7 +275,7 @@ class Generator:
         inner = b.inner_context
         mapper = VectorExpressionMapper(
             self.knl, self.target, self.types, self.helpers,
-            nonnegative_checker(self.knl, inner), self.vector_temps, iname,
+            nonnegative_checker(self.knl, inner, self.nonnegative), self.vector_temps, iname,
             self.prepared(b.lower), width)
         nodes = []
         for insn in insns:
@@ -569,23 +575,6 @@ class Generator:
         return shared + body
 
 
-def segments(items: Any) -> list[tuple[str, list, tuple]]:
-    """``(device kernel name, items, fixed host loop values)`` for each device
-    kernel of the linearization *items*."""
-    result = []
-    current: tuple[str, list, tuple] | None = None
-    for item in items:
-        if isinstance(item, CallKernel):
-            current = (item.kernel_name, [], item.fixed)
-        elif isinstance(item, ReturnFromKernel):
-            assert current is not None
-            result.append(current)
-            current = None
-        elif current is not None:
-            current[1].append(item)
-    return result
-
-
 def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     """The source of the ``static void`` function of the typed kernel *callee*;
     the helpers its code needs go to *helpers* (before it)."""
@@ -596,7 +585,7 @@ def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     if callee.state < KernelState.LINEARIZED:
         callee = linearize(callee)
     problem = callee_function_problem(callee, callee.target)
-    parts = segments(callee.linearization)
+    parts = segments(callee.linearization or ())
     if problem is None and len(parts) != 1:
         problem = "it needs several device kernels"
     if problem is not None:

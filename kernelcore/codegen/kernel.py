@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
-from kernelcore.codegen.generator import DeviceKernel, Generator, segments
+from kernelcore.codegen.generator import DeviceKernel, Generator
 from kernelcore.diagnostic import CodeGenerationError, recording_warnings
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.schedule.items import segments
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
 from kernelcore.translation_unit import TranslationUnit
@@ -77,7 +78,7 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     kernels: list[DeviceKernel] = []
     bodies: list[str] = []
     launches = []
-    for name, items, fixed in segments(knl.linearization):
+    for name, items, fixed in segments(knl.linearization or ()):
         index = next((k for k, dk in enumerate(kernels) if dk.name == name), None)
         if index is None:       # (the iterations of a host loop launch it again)
             dk, lines = Generator(knl, name, items, helpers,

@@ -60,7 +60,15 @@ from lazyarray.run import (
     using_queue,
 )
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
+from lazyarray.run.sequence import (
+    SEQUENCE_WORK,
+    SequenceLaunch,
+    constant_ranges,
+    program_work,
+    sequence_kernel,
+)
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
+from lazyarray.target import default_target
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
@@ -159,13 +167,17 @@ class CompiledFunction:
     every later call launches on *queue* (None: lazyarray's default queue).
     *thaw* turns frozen leaves into lazy arrays; *wrap_result*
     post-processes the rebuilt result (attaching the array context to
-    containers)."""
+    containers). *single_launch*: whether a program runs as one sequential
+    kernel (:mod:`lazyarray.run.sequence`) where it can (None: when its work
+    is small, on CPU devices)."""
 
     def __init__(self, f: Callable[..., Any], walker: Walker,
                  queue: cl.CommandQueue | None,
                  thaw: Callable[[Any], Any] = lambda x: x,
-                 wrap_result: Callable[[Any], Any] = lambda x: x):
+                 wrap_result: Callable[[Any], Any] = lambda x: x,
+                 single_launch: bool | None = None):
         self.f = f
+        self.single_launch = single_launch
         self._walker = walker
         self._queue = queue
         self._thaw = thaw
@@ -247,7 +259,8 @@ class CompiledFunction:
             out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node
                          for x in out_leaves]
             program = plan_program(out_nodes, placeholders, params, tuple(trace.supplies),
-                                   out_structure, self.__name__, started)
+                                   out_structure, self.__name__, started,
+                                   self.single_launch)
         finally:
             settle()        # (freezes put off while tracing: computed whatever happened)
         for p in placeholders:
@@ -264,11 +277,14 @@ class Program:
     of the result's leaves) and the result's *structure*. A call's scalar
     parameters are its traced numbers followed by the values of *supplies*.
     After the first run on a queue, calls launch each step's bound launch
-    directly (:meth:`run`)."""
+    directly (:meth:`run`). With a *sequence* (a kernel doing all steps and
+    its constant scalar arguments, :func:`~lazyarray.run.sequence.sequence_kernel`),
+    a call is that kernel's one launch."""
 
     def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
                  params: tuple, supplies: tuple, consts: tuple, arrays: int,
-                 name: str = "compiled", hoisted: int = 0):
+                 name: str = "compiled", hoisted: int = 0,
+                 sequence: tuple | None = None):
         self.steps = steps
         self.outputs = outputs
         self.structure = structure
@@ -284,6 +300,9 @@ class Program:
         self.hoisted = hoisted
         #: by queue (``int_ptr``): per step, its bound launch and argument slots
         self._direct: dict[int, tuple] = {}
+        self.sequence = sequence
+        #: by queue (``int_ptr``): the sequence's launch
+        self._sequences: dict[int, SequenceLaunch] = {}
 
     def label(self) -> str:
         """What the program computes, in the progress line of its builds."""
@@ -292,6 +311,8 @@ class Program:
     @property
     def launches(self) -> int:
         """The kernel launches of one call (steps with a kernel)."""
+        if self.sequence is not None:
+            return 1
         return sum(1 for step, _ in self.steps if step.compiled is not None)
 
     def param_values(self, numbers_: list[Any]) -> list[Any]:
@@ -315,6 +336,13 @@ class Program:
         start of their buffers) and traced numbers."""
         params = self.param_values(numbers_) if self.params else []
         values: list[Any] = [*data, *self.consts]
+        if self.sequence is not None and not timing_kernels():
+            sequence = self._sequences.get(queue.int_ptr) or self._sequence_on(queue, values,
+                                                                               params)
+            if sequence is not None:
+                sequence.run(queue, values, params)
+                STATS["launches"] += 1
+                return [self._output(kind, what, values, params) for kind, what in self.outputs]
         direct = self._direct.get(queue.int_ptr)
         if direct is not None and not timing_kernels():
             launched = 0
@@ -340,6 +368,20 @@ class Program:
             if direct is None:
                 self._direct[queue.int_ptr] = self._bind(queue)
         return [self._output(kind, what, values, params) for kind, what in self.outputs]
+
+    def _sequence_on(self, queue: cl.CommandQueue, values: list, params: list
+                     ) -> SequenceLaunch | None:
+        """The sequence's launch on *queue*, built now (None, and the steps
+        run from now on, if it cannot be built)."""
+        assert self.sequence is not None
+        results = [step.node for step, _ in self.steps]
+        with progress.watch([], time.perf_counter(), self.label):
+            launch = SequenceLaunch.build(self.sequence, queue, values, params, results)
+        if launch is None:
+            self.sequence = None
+            return None
+        self._sequences[queue.int_ptr] = launch
+        return launch
 
     def _bind(self, queue: cl.CommandQueue) -> tuple:
         """Per step: its bound launch on *queue* and its arguments' slots by
@@ -379,7 +421,7 @@ def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
 
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
                  supplies: tuple, structure: Structure, name: str = "compiled",
-                 started: float = 0.0) -> Program:
+                 started: float = 0.0, single_launch: bool | None = None) -> Program:
     """The :class:`Program` computing *out_nodes* from the call's arrays
     (*placeholders*) and scalar parameters (*params*):
 
@@ -395,7 +437,9 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     The new kernels of the freezes put off while tracing
     (:mod:`~lazyarray.arraycontext.pending`), of the hoisted work and of the
     program are built as one OpenCL program (:mod:`lazyarray.run.prebuild`)
-    before the put-off freezes and the hoisted work run."""
+    before the put-off freezes and the hoisted work run. A program that runs
+    as one sequential kernel (*single_launch*: see :class:`CompiledFunction`)
+    builds that kernel at its first call instead of its steps' kernels."""
     variant: set[Node] = set(placeholders)
     hoisted = invariant_frontier(out_nodes, variant)
     # (under the device lock: no other thread evaluates while stand-ins hold
@@ -404,11 +448,14 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
         # (the freezes put off while tracing: built with the rest, computed first)
         early = plan_pending()
         ahead, steps = _plan_staged(out_nodes, hoisted)
+    target = default_target()
+    single = single_launch is not False and bool(steps) and (
+        single_launch or program_work([(st, ()) for st in steps]) <= SEQUENCE_WORK[target.kind])
     # the kernels of the put-off freezes, the hoisted work and the program:
     # one build
-    with progress.watch([*early, *ahead, *steps], started, lambda: _label(name)):
-        build_new_kernels(default_queue(),
-                          [(st, example_arguments(st)) for st in [*early, *ahead, *steps]])
+    built = [*early, *ahead, *([] if single else steps)]
+    with progress.watch(built, started, lambda: _label(name)):
+        build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in built])
         settle()
         for node in hoisted:
             evaluate(node)
@@ -451,8 +498,12 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     outputs = tuple(("step", placed(src)) if src[0] == "step"
                     else ("arg", placed(src)) if src[0] in ("arg", "const") else src
                     for src in raw_outputs)
+    sequence = sequence_kernel(planned, first_step, target,
+                               constant_ranges(consts, len(placeholders))) if single else None
+    if single and sequence is None:
+        build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in steps])
     program = Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
-                      len(placeholders), name, len(hoisted))
+                      len(placeholders), name, len(hoisted), sequence)
     program.built_for.add(default_queue().context.int_ptr)
     return program
 

@@ -1,0 +1,248 @@
+"""A small compiled program's kernels as one kernel run by one work-item.
+
+A compiled function (``actx.compile``) is a list of steps, each a kernel
+launch. When the work of all of them is small, the launches cost more than
+the work: a DG right-hand side on a 2-core CPU is some twenty kernels of a
+few microseconds of arithmetic each, and each launch costs tens of
+microseconds of the OpenCL runtime. On a CPU device such a program runs as
+one kernel instead: the steps' loops one after another, sequential, in one
+work-item, writing the same arrays the steps would (meshmode's pytato
+context runs its programs so). One launch per call, the device's other
+cores left to the Python that drives it.
+
+Array arguments are named by their place in the program's list of values
+(``v<k>``: the call's arrays, then the constants, then the steps' results),
+scalar parameters by slot (``p<j>``), constant scalars by step and name.
+
+Public names: SEQUENCE_WORK, program_work, constant_ranges, sequence_kernel,
+SequenceLaunch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+import kernelcore as lp
+from kernelcore import INDEX_LIMIT, KernelcoreError, memory_pool
+from lazyarray.errors import device_memory_error
+from lazyarray.graph import Node
+from lazyarray.lower.flat import SIZE_ARGUMENTS
+from lazyarray.lower.intervals import Range
+from lazyarray.lower.kernel import NotApplicable, sequential_kernel
+from lazyarray.mapper import is_kind
+from lazyarray.plan.inputs import KernelInput
+from lazyarray.run.launch import new_array, template_of, with_data
+from lazyarray.target import Target
+
+logger = logging.getLogger(__name__)
+
+#: the most work (:func:`program_work`) of a program run as one kernel by
+#: one work-item, per device kind (none on GPUs). simple-dg's right-hand side
+#: (16x16x2 triangles, order 3) is about 0.7 million.
+SEQUENCE_WORK = {"cpu": 1 << 21, "gpu": 0}
+
+
+def _size(node: Node) -> int:
+    return int(np.prod(node.shape, dtype=np.int64))
+
+
+def _region(root: Node, inputs: set[Node]) -> list[Node]:
+    seen: set[Node] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in seen or node in inputs:
+            continue
+        seen.add(node)
+        stack.extend(node.children())
+    return list(seen)
+
+
+def program_work(steps: Sequence[tuple[Any, tuple]]) -> int:
+    """The element evaluations of *steps* (``(step, sources)`` pairs): per
+    step its result's elements, and for each reduction it computes, the
+    elements reduced for each of the result's elements."""
+    work = 0
+    for step, _ in steps:
+        node = step.node
+        inputs = {n for _, n in step.args}
+        reduced = [int(np.prod([n.arg.shape[a] for a in n.axes], dtype=np.int64))
+                   for n in _region(node, inputs) if is_kind(n, "reduce")]
+        work += _size(node) * max([1, *reduced])
+    return work
+
+
+def _eligible(step: Any) -> bool:
+    """Whether *step* can be part of a sequential kernel: lowered by lazyarray
+    (not an external call), with elements."""
+    node = step.node
+    if getattr(node, "external", False) or _size(node) == 0:
+        return False
+    return step.compiled is not None or (step.fill is not None and node.dtype.kind != "c")
+
+
+def constant_ranges(consts: Sequence[cla.Array], first: int) -> dict[int, Range]:
+    """The smallest and largest value of each nonempty integer array of
+    *consts* (a program's constants, the first at value *first*), by its
+    place among the program's values (read back once, when planning)."""
+    ranges = {}
+    for k, value in enumerate(consts):
+        if value.dtype.kind in "iu" and value.size:
+            host = value.get()
+            ranges[first + k] = (int(host.min()), int(host.max()))
+    return ranges
+
+
+def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
+                    ranges: dict[int, Range] | None = None
+                    ) -> tuple[lp.LoopKernel, dict[str, Any]] | None:
+    """One kernel computing the results of *steps* (``(step, sources)``,
+    sources placed as in :class:`~lazyarray.arraycontext.compile.Program`;
+    the first step's result is value *first*), and the constant scalar
+    arguments it takes by name; None when a step cannot be part of it (an
+    external call). *ranges*: the value ranges of the program's constant
+    integer arrays, by place (:func:`constant_ranges`)."""
+    ranges = ranges or {}
+    if not steps or not all(_eligible(step) for step, _ in steps):
+        return None
+    constants: dict[str, Any] = {}
+    parts: list[lp.LoopKernel] = []
+    flow: list[tuple[str, int, int]] = []
+    for j, (step, sources) in enumerate(steps):
+        placed = dict(sources)
+        scalars = step.compiled.scalars if step.compiled is not None else frozenset()
+        inputs: dict[Node, KernelInput] = {}
+        fixed: dict[Node, Range] = {}
+        for name, node in step.args:
+            if name in SIZE_ARGUMENTS:
+                continue
+            where = placed[name]
+            if isinstance(where, int):
+                inputs[node] = KernelInput(node, f"v{where}", name in scalars)
+                if where in ranges:
+                    fixed[node] = ranges[where]
+                if where >= first:
+                    flow.append((f"v{where}", where - first, j))
+            elif where[0] == "param":
+                inputs[node] = KernelInput(node, f"p{where[1]}", True)
+            else:
+                constants[f"c{j}_{name}"] = where[1]
+                inputs[node] = KernelInput(node, f"c{j}_{name}", True)
+        try:
+            part = sequential_kernel(step.node, inputs, f"v{first + j}", fixed)
+        except NotApplicable:
+            return None
+        prefix = f"s{j}_"
+        part = lp.rename_inames_in_batch(part, {i: prefix + i for i in part.all_inames()})
+        parts.append(part)
+    fused = lp.fuse_kernels(parts, suffixes=[f"_s{j}" for j in range(len(parts))],
+                            data_flow=flow)
+    logger.info("%d kernels of a compiled program as one sequential kernel (work %d)",
+                len(parts), program_work(steps))
+    wide = any(_size(step.node) > INDEX_LIMIT for step, _ in steps)
+    fused = fused.copy(name="lazyarray_program",
+                       target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32,
+                                                math_f64=target.math_f64),
+                       index_dtype=np.dtype(np.int64 if wide else np.int32))
+    return lp.set_options(fused, no_numpy=True), constants
+
+
+class SequenceLaunch:
+    """A program's sequential kernel built for one queue, with its argument
+    slots by position (from the first run's arguments): a run allocates the
+    steps' results, sets the arguments and enqueues one work-item."""
+
+    @classmethod
+    def build(cls, sequence: tuple[lp.LoopKernel, dict[str, Any]], queue: cl.CommandQueue,
+              values: list, params: Sequence[Any], results: Sequence[Node]
+              ) -> SequenceLaunch | None:
+        """The launch of *sequence* (from :func:`sequence_kernel`) on *queue*
+        for a call whose arrays and constants are *values*, whose steps
+        compute *results*; None (logged) if it cannot be built."""
+        knl, constants = sequence
+        first = len(values)
+        example = [*values, *(new_array(queue, n.shape, n.dtype) for n in results)]
+        try:
+            return cls(knl, queue, example, params, constants, results, first)
+        except (KernelcoreError, NotApplicable, cl.Error) as error:
+            logger.warning("a compiled program runs kernel by kernel: its one-kernel "
+                           "form failed (%s)", error)
+            return None
+
+    def __init__(self, knl: lp.LoopKernel, queue: cl.CommandQueue, values: list,
+                 params: Sequence[Any], constants: dict[str, Any],
+                 results: Sequence[Node], first: int):
+        self.results = [(node.shape, node.dtype) for node in results]
+        self.first = first
+        arguments: dict[str, Any] = {}
+        for arg in knl.args:
+            name = arg.name
+            if name[0] == "v":
+                array = values[int(name[1:])]
+                arguments[name] = array if array.shape else array.reshape(1)
+            elif name[0] == "p":
+                arguments[name] = params[int(name[1:])]
+            else:
+                arguments[name] = constants[name]
+        compiled = lp.compile_launches(knl, queue, arguments)
+        if len(compiled.launches) != 1:
+            raise NotApplicable("a sequential program is one launch")
+        [launch] = compiled.launches
+        kernel: Any = cl.Kernel(launch.program, launch.function_name)
+        self.kernel = kernel
+        self.global_size, self.local_size = launch.global_size, launch.local_size
+        self.kept: list[cla.Array] = []
+        slots: list[tuple[int, Any]] = []
+        for k, spec in enumerate(launch.slots):
+            if spec[0] == "array":
+                slots.append((k, int(spec[1][1:])))
+            elif spec[0] == "scalar":
+                name = spec[1]
+                slots.append((k, ("param", int(name[1:])) if name[0] == "p"
+                              else ("value", constants[name])))
+            elif spec[0] == "temporary":
+                temp = cla.empty(queue, (max(spec[2], 1),), np.uint8)
+                self.kept.append(temp)
+                kernel.set_arg(k, temp.base_data)
+            else:
+                kernel.set_arg(k, spec[1])
+        self.slots = tuple(slots)
+        self._lock = threading.Lock()
+        self.pool = memory_pool(queue)
+        self.templates = [template_of(queue, shape or (1,), dtype) for shape, dtype in self.results]
+
+    def results_for(self, queue: cl.CommandQueue) -> list[cla.Array]:
+        """New arrays for the steps' results."""
+        arrays = []
+        for template, (shape, _) in zip(self.templates, self.results):
+            try:
+                data = self.pool(template.nbytes or 1)
+            except cl.Error as error:
+                raise device_memory_error(error, template.nbytes, queue.device) from None
+            array = with_data(template, data)
+            arrays.append(array if shape else array.reshape(()))
+        return arrays
+
+    def run(self, queue: cl.CommandQueue, values: list, params: Sequence[Any]) -> None:
+        """Append the steps' results to *values* (the call's arrays and the
+        constants), computed by one launch."""
+        values.extend(self.results_for(queue))
+        kernel = self.kernel
+        with self._lock:
+            for k, where in self.slots:
+                if where.__class__ is int:
+                    kernel.set_arg(k, values[where].base_data)
+                else:
+                    kernel.set_arg(k, params[where[1]] if where[0] == "param" else where[1])
+            cl.enqueue_nd_range_kernel(queue, kernel, self.global_size, self.local_size)
+
+
+__all__ = ["SEQUENCE_WORK", "program_work", "constant_ranges", "sequence_kernel",
+           "SequenceLaunch"]

@@ -1,0 +1,146 @@
+"""A compiled function's kernels as one sequential kernel
+(:mod:`lazyarray.run.sequence`): results equal NumPy's for every kind of
+step (gathers with negative indices, reductions inside and around
+elementwise work, scans, joins, fills, 0-d results, scalar parameters,
+integer and boolean dtypes), one launch per call, chosen by size on CPU
+devices, and the steps' own kernels where a step cannot be part of it."""
+
+import numpy as np
+import pyopencl.array as cla
+import pytest
+
+import lazyarray as la
+from lazyarray.arraycontext.compile import CompiledFunction
+from lazyarray.arraycontext.traversal import PlainWalker
+from lazyarray.run import STATS, default_queue, sequence
+from lazyarray.target import default_target
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(11)
+
+
+def _device(x):
+    """*x* on the device as a computed array (a discretization's table)."""
+    return la.asarray(cla.to_device(default_queue(), np.ascontiguousarray(x)))
+
+
+def _calls(compiled, args_of, expected, calls=3, launches=1):
+    """Call *compiled* on new arguments *calls* times; each call's results
+    equal *expected*'s and each call after the first (which traces, and
+    computes the invariant work) launches *launches* kernels."""
+    for k in range(calls):
+        args, host = args_of(k)
+        before = STATS["launches"]
+        out = compiled(*args)
+        assert k == 0 or STATS["launches"] - before == launches
+        ref = expected(*host)
+        assert set(out) == set(ref)
+        for name, value in ref.items():
+            got = out[name].get() if hasattr(out[name], "get") else np.asarray(out[name])
+            assert got.shape == np.shape(value) and got.dtype == np.asarray(value).dtype, name
+            np.testing.assert_allclose(got, value, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_a_program_of_every_step_kind_runs_as_one_launch(rng):
+    n, rows = 240, 24
+    idx_host = rng.integers(-n, n, 3 * n)          # negative indices count from the end
+    idx = _device(idx_host)
+    table = _device(np.arange(12.0).reshape(3, 4))
+
+    def f(t, u, k):
+        g = u[idx]
+        m = u.reshape(rows, n // rows)
+        centred = m - la.max(m, axis=1, keepdims=True)      # a reduction inside
+        joined = la.concatenate([u[:5] * t, u[5:] - t])
+        return {"gathered": la.sin(g) * t + g,
+                "softmax": la.exp(centred) / la.sum(la.exp(centred), axis=1, keepdims=True),
+                "total": la.sum(u * u),                          # 0-d
+                "running": la.cumsum(k, axis=0),                 # integer scan
+                "joined": joined,
+                "mask": (u > t) & (k % 3 == 0),                  # booleans
+                "zeros": la.zeros((3, 4)) + table * 0,
+                "matrix": m @ m[:10].T}
+
+    def expected(t, u, k):
+        g = u[idx_host]
+        m = u.reshape(rows, n // rows)
+        centred = m - m.max(axis=1, keepdims=True)
+        return {"gathered": np.sin(g) * t + g,
+                "softmax": np.exp(centred) / np.exp(centred).sum(axis=1, keepdims=True),
+                "total": np.sum(u * u), "running": np.cumsum(k, axis=0),
+                "joined": np.concatenate([u[:5] * t, u[5:] - t]),
+                "mask": (u > t) & (k % 3 == 0), "zeros": np.zeros((3, 4)),
+                "matrix": m @ m[:10].T}
+
+    def args_of(call):
+        u, k = rng.standard_normal(n), rng.integers(-50, 50, n)
+        t = 0.25 + call
+        return (t, la.asarray(u), la.asarray(k)), (t, u, k)
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    _calls(compiled, args_of, expected)
+    program, = compiled.programs.values()
+    assert program.sequence is not None and program.launches == 1 and len(program.steps) > 5
+
+
+def test_small_programs_are_one_launch_on_a_cpu_and_large_ones_are_not(rng, monkeypatch):
+    def f(u):
+        s = la.sum(u)
+        return {"a": u / s, "b": la.cumsum(u) * 2}
+
+    def expected(u):
+        return {"a": u / np.sum(u), "b": np.cumsum(u) * 2}
+
+    def args_of(call):
+        u = rng.random(500) + 0.5
+        return (la.asarray(u),), (u,)
+
+    if default_target().kind != "cpu":
+        # (GPUs: never by size, one work-item would be slow)
+        assert sequence.SEQUENCE_WORK[default_target().kind] == 0
+        monkeypatch.setitem(sequence.SEQUENCE_WORK, default_target().kind, 10**6)
+    small = CompiledFunction(f, PlainWalker(), None)
+    _calls(small, args_of, expected, launches=1)
+    monkeypatch.setitem(sequence.SEQUENCE_WORK, default_target().kind, 100)
+    large = CompiledFunction(f, PlainWalker(), None)
+    program_launches = None
+    for call in range(2):
+        args, host = args_of(call)
+        before = STATS["launches"]
+        out = large(*args)
+        program_launches = STATS["launches"] - before
+        for name, value in expected(*host).items():
+            np.testing.assert_allclose(out[name].get(), value, rtol=1e-12)
+    program, = large.programs.values()
+    assert program.sequence is None and program_launches == program.launches >= 2
+
+
+def test_a_step_that_is_an_external_call_keeps_the_steps(rng):
+    """A sort (an external call of the graph) cannot be part of a kernel:
+    the program runs kernel by kernel, with NumPy's answers."""
+
+    def f(u):
+        return {"s": la.sort(u * 2) + 1}
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    for _ in range(2):
+        u = rng.standard_normal(100)
+        np.testing.assert_array_equal(compiled(la.asarray(u))["s"].get(), np.sort(u * 2) + 1)
+    program, = compiled.programs.values()
+    assert program.sequence is None
+
+
+def test_the_sequence_is_one_kernel_of_sequential_loops(rng):
+    def f(u):
+        return {"a": la.exp(u) + 1, "b": la.sum(u.reshape(10, 10), axis=0)}
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    u = rng.standard_normal(100)
+    compiled(la.asarray(u))
+    program, = compiled.programs.values()
+    knl, constants = program.sequence
+    assert knl.name == "lazyarray_program" and not constants
+    assert not [tag for tag in knl.iname_tags.values() if tag is not None]
+    assert sequence.program_work(program.steps) == 100 + 100
