@@ -144,3 +144,46 @@ def test_the_sequence_is_one_kernel_of_sequential_loops(rng):
     assert knl.name == "lazyarray_program" and not constants
     assert not [tag for tag in knl.iname_tags.values() if tag is not None]
     assert sequence.program_work(program.steps) == 100 + 100
+
+
+def test_gathers_by_constant_tables_in_bounds_read_them_unwrapped(rng):
+    """A gather by a table of the program (a discretization's connection)
+    whose values all lie in ``[0, n)`` reads positions as they are, and the
+    reshapes after it divide with C's operators; a table holding negative
+    indices keeps NumPy's wrap. Results are NumPy's either way."""
+    import kernelcore as lp
+    inside_host = rng.integers(0, 60, 90)
+    wrapped_host = rng.integers(-60, 60, 90)
+    inside, wrapped = _device(inside_host), _device(wrapped_host)
+
+    def f(u):
+        m = u.reshape(6, 10)
+        return {"in": m.reshape(60)[inside] * 2, "wrapped": m.reshape(60)[wrapped] + 1}
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    u = rng.standard_normal(60)
+    out = compiled(la.asarray(u))
+    np.testing.assert_array_equal(out["in"].get(), u[inside_host] * 2)
+    np.testing.assert_array_equal(out["wrapped"].get(), u[wrapped_host] + 1)
+    program, = compiled.programs.values()
+    code = lp.generate_code_v2(program.sequence[0]).device_code()
+    # (one use, for the wrapped table's read, and the helper's definition)
+    assert code.count("kc_mod_long(") - code.count("inline long kc_mod_long(") == 1
+
+
+def test_value_ranges_follow_casts_sums_and_the_negative_index_wrap():
+    from lazyarray.graph import Const, Input, Map
+    from lazyarray.lower.intervals import value_range
+    table = Input(cla.to_device(default_queue(), np.arange(5)))
+    known = {table: (0, 4)}
+    wide = Map("astype", (table,), (5,), np.int64)
+    negative = Map("less", (wide, Const(0, np.int64, False)), (5,), np.bool_)
+    shifted = Map("add", (wide, Const(7, np.int64, False)), (5,), np.int64)
+    wrap = Map("where", (negative, shifted, wide), (5,), np.int64)
+    assert value_range(wrap, known) == (0, 4)
+    assert value_range(shifted, known) == (7, 11)
+    doubled = Map("multiply", (wide, Const(-2, np.int64, False)), (5,), np.int64)
+    assert value_range(doubled, known) == (-8, 0)
+    assert value_range(Map("where", (negative, shifted, wide), (5,), np.int64),
+                       {table: (-3, 4)}) == (-3, 11)
+    assert value_range(Map("sin", (wide,), (5,), np.float64), known) is None
