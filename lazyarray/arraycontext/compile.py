@@ -62,10 +62,11 @@ from lazyarray.run import (
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
 from lazyarray.run.sequence import (
     SEQUENCE_WORK,
+    OneKernel,
     SequenceLaunch,
     constant_ranges,
+    one_kernel,
     program_work,
-    sequence_kernel,
 )
 from lazyarray.run.steps import Step, _Compiled, timing_kernels
 from lazyarray.target import default_target
@@ -277,14 +278,14 @@ class Program:
     of the result's leaves) and the result's *structure*. A call's scalar
     parameters are its traced numbers followed by the values of *supplies*.
     After the first run on a queue, calls launch each step's bound launch
-    directly (:meth:`run`). With a *sequence* (a kernel doing all steps and
-    its constant scalar arguments, :func:`~lazyarray.run.sequence.sequence_kernel`),
-    a call is that kernel's one launch."""
+    directly (:meth:`run`). With a *sequence* (the steps as one kernel,
+    :func:`~lazyarray.run.sequence.one_kernel`), a call is that kernel's one
+    launch."""
 
     def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
                  params: tuple, supplies: tuple, consts: tuple, arrays: int,
                  name: str = "compiled", hoisted: int = 0,
-                 sequence: tuple | None = None):
+                 sequence: OneKernel | None = None):
         self.steps = steps
         self.outputs = outputs
         self.structure = structure
@@ -498,8 +499,8 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     outputs = tuple(("step", placed(src)) if src[0] == "step"
                     else ("arg", placed(src)) if src[0] in ("arg", "const") else src
                     for src in raw_outputs)
-    sequence = sequence_kernel(planned, first_step, target,
-                               constant_ranges(consts, len(placeholders))) if single else None
+    sequence = one_kernel(planned, first_step, target, default_queue().device,
+                          constant_ranges(consts, len(placeholders))) if single else None
     if single and sequence is None:
         build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in steps])
     program = Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),

@@ -14,8 +14,8 @@ Array arguments are named by their place in the program's list of values
 (``v<k>``: the call's arrays, then the constants, then the steps' results),
 scalar parameters by slot (``p<j>``), constant scalars by step and name.
 
-Public names: SEQUENCE_WORK, program_work, constant_ranges, sequence_kernel,
-SequenceLaunch.
+Public names: SEQUENCE_WORK, program_work, constant_ranges, one_kernel,
+OneKernel, sequence_kernel, SequenceLaunch.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
-from kernelcore import INDEX_LIMIT, KernelcoreError, memory_pool
+from kernelcore import INDEX_LIMIT, KernelcoreError, compile_program, memory_pool
 from lazyarray.errors import device_memory_error
 from lazyarray.graph import Node
 from lazyarray.lower.flat import SIZE_ARGUMENTS
@@ -38,6 +39,7 @@ from lazyarray.lower.intervals import Range
 from lazyarray.lower.kernel import NotApplicable, sequential_kernel
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import KernelInput
+from lazyarray.run.cache import Recipe, load_recipe, recipe_key, store_recipe
 from lazyarray.run.launch import new_array, template_of, with_data
 from lazyarray.target import Target
 
@@ -100,22 +102,86 @@ def constant_ranges(consts: Sequence[cla.Array], first: int) -> dict[int, Range]
     return ranges
 
 
-def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
-                    ranges: dict[int, Range] | None = None
-                    ) -> tuple[lp.LoopKernel, dict[str, Any]] | None:
-    """One kernel computing the results of *steps* (``(step, sources)``,
-    sources placed as in :class:`~lazyarray.arraycontext.compile.Program`;
-    the first step's result is value *first*), and the constant scalar
-    arguments it takes by name; None when a step cannot be part of it (an
-    external call). *ranges*: the value ranges of the program's constant
-    integer arrays, by place (:func:`constant_ranges`)."""
+def _placed_names(steps: Sequence[tuple[Any, tuple]], first: int) -> list[dict[str, Any]]:
+    """Per step: its arguments' names in the sequential kernel (``v<k>``,
+    ``p<j>`` or ``c<step>_<name>``) by argument name."""
+    names = []
+    for j, (_, sources) in enumerate(steps):
+        named: dict[str, Any] = {}
+        for name, where in sources:
+            if isinstance(where, int):
+                named[name] = f"v{where}"
+            elif where[0] == "param":
+                named[name] = f"p{where[1]}"
+            else:
+                named[name] = f"c{j}_{name}"
+        names.append(named)
+    return names
+
+
+def _structure(steps: Sequence[tuple[Any, tuple]], first: int,
+               ranges: dict[int, Range]) -> tuple:
+    """What the sequential kernel of *steps* depends on: each step's kernel
+    structure (or fill), shape and dtype and where its arguments come from,
+    and the value ranges of the constant tables it reads."""
+    parts = []
+    for step, sources in steps:
+        node = step.node
+        kernel = step.compiled.key if step.compiled is not None else ("fill", step.fill)
+        where = tuple((name, w if isinstance(w, int) else (w[0], w[1] if w[0] == "param"
+                                                           else type(w[1]).__name__))
+                      for name, w in sources)
+        parts.append((kernel, node.shape, node.dtype.str, where))
+    return (first, tuple(parts), tuple(sorted(ranges.items())))
+
+
+@dataclass
+class OneKernel:
+    """A program's steps as one kernel: its disk *key*, the constant scalar
+    arguments it takes by name (*constants*), and what lowers it when no
+    recipe of it exists (:meth:`kernel`)."""
+
+    key: str
+    constants: dict[str, Any]
+    steps: Sequence[tuple[Any, tuple]]
+    first: int
+    target: Target
+    ranges: dict[int, Range]
+
+    def kernel(self) -> lp.LoopKernel:
+        """The sequential kernel (lowered now)."""
+        return sequence_kernel(self.steps, self.first, self.target, self.ranges)
+
+
+def one_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
+               device: cl.Device, ranges: dict[int, Range] | None = None) -> OneKernel | None:
+    """The steps of a program (``(step, sources)``, sources placed as in
+    :class:`~lazyarray.arraycontext.compile.Program`; the first step's
+    result is value *first*) as one kernel for *device*; None when a step
+    cannot be part of it (an external call, an empty value). *ranges*: the
+    value ranges of the program's constant integer arrays, by place
+    (:func:`constant_ranges`)."""
     ranges = ranges or {}
     if not steps or not all(_eligible(step) for step, _ in steps):
         return None
     constants: dict[str, Any] = {}
+    for named, (_, sources) in zip(_placed_names(steps, first), steps):
+        for arg, where in sources:
+            if not isinstance(where, int) and where[0] == "value" \
+                    and arg not in SIZE_ARGUMENTS:
+                constants[named[arg]] = where[1]
+    key = recipe_key(("sequence", _structure(steps, first, ranges)), device, astuple(target))
+    return OneKernel(key, constants, steps, first, target, ranges)
+
+
+def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
+                    ranges: dict[int, Range]) -> lp.LoopKernel:
+    """One kernel computing the results of *steps* (see :func:`one_kernel`)
+    in sequential loops, its arrays named by place; NotApplicable if a step
+    cannot be lowered so."""
     parts: list[lp.LoopKernel] = []
     flow: list[tuple[str, int, int]] = []
-    for j, (step, sources) in enumerate(steps):
+    for j, ((step, sources), named) in enumerate(zip(steps, _placed_names(steps, first))):
         placed = dict(sources)
         scalars = step.compiled.scalars if step.compiled is not None else frozenset()
         inputs: dict[Node, KernelInput] = {}
@@ -124,24 +190,16 @@ def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Targ
             if name in SIZE_ARGUMENTS:
                 continue
             where = placed[name]
+            inputs[node] = KernelInput(node, named[name],
+                                       name in scalars if isinstance(where, int) else True)
             if isinstance(where, int):
-                inputs[node] = KernelInput(node, f"v{where}", name in scalars)
                 if where in ranges:
                     fixed[node] = ranges[where]
                 if where >= first:
                     flow.append((f"v{where}", where - first, j))
-            elif where[0] == "param":
-                inputs[node] = KernelInput(node, f"p{where[1]}", True)
-            else:
-                constants[f"c{j}_{name}"] = where[1]
-                inputs[node] = KernelInput(node, f"c{j}_{name}", True)
-        try:
-            part = sequential_kernel(step.node, inputs, f"v{first + j}", fixed)
-        except NotApplicable:
-            return None
+        part = sequential_kernel(step.node, inputs, f"v{first + j}", fixed)
         prefix = f"s{j}_"
-        part = lp.rename_inames_in_batch(part, {i: prefix + i for i in part.all_inames()})
-        parts.append(part)
+        parts.append(lp.rename_inames_in_batch(part, {i: prefix + i for i in part.all_inames()}))
     fused = lp.fuse_kernels(parts, suffixes=[f"_s{j}" for j in range(len(parts))],
                             data_flow=flow)
     logger.info("%d kernels of a compiled program as one sequential kernel (work %d)",
@@ -151,56 +209,57 @@ def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Targ
                        target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32,
                                                 math_f64=target.math_f64),
                        index_dtype=np.dtype(np.int64 if wide else np.int32))
-    return lp.set_options(fused, no_numpy=True), constants
+    return lp.set_options(fused, no_numpy=True)
+
+
+#: the sequential kernels built, by (disk key, queue)
+_LAUNCHES: dict[tuple[str, int], SequenceLaunch] = {}
 
 
 class SequenceLaunch:
     """A program's sequential kernel built for one queue, with its argument
-    slots by position (from the first run's arguments): a run allocates the
-    steps' results, sets the arguments and enqueues one work-item."""
+    slots by position: a run allocates the steps' results, sets the
+    arguments and enqueues one work-item. Programs of one structure share it."""
 
     @classmethod
-    def build(cls, sequence: tuple[lp.LoopKernel, dict[str, Any]], queue: cl.CommandQueue,
-              values: list, params: Sequence[Any], results: Sequence[Node]
-              ) -> SequenceLaunch | None:
-        """The launch of *sequence* (from :func:`sequence_kernel`) on *queue*
-        for a call whose arrays and constants are *values*, whose steps
-        compute *results*; None (logged) if it cannot be built."""
-        knl, constants = sequence
-        first = len(values)
-        example = [*values, *(new_array(queue, n.shape, n.dtype) for n in results)]
+    def build(cls, one: OneKernel, queue: cl.CommandQueue, values: list,
+              params: Sequence[Any], results: Sequence[Node]) -> SequenceLaunch | None:
+        """The launch of *one* on *queue* for a call whose arrays and
+        constants are *values*, whose steps compute *results*: built before
+        (in this process, or from its disk recipe), else lowered, generated
+        and built now; None (logged) if it cannot be built."""
+        found = _LAUNCHES.get((one.key, queue.int_ptr))
+        if found is not None:
+            return found
         try:
-            return cls(knl, queue, example, params, constants, results, first)
+            recipe = load_recipe(one.key)
+            if recipe is None:
+                knl = one.kernel()
+                example = [*values, *(new_array(queue, n.shape, n.dtype) for n in results)]
+                compiled = lp.compile_launches(knl, queue, _arguments(knl, example, params,
+                                                                      one.constants))
+                recipe = Recipe(compiled.source, tuple(
+                    (launch.function_name, launch.global_size, launch.local_size,
+                     launch.slots) for launch in compiled.launches))
+                if len(recipe.launches) != 1:
+                    raise NotApplicable("a sequential program is one launch")
+                store_recipe(one.key, recipe)
+            program = compile_program(queue.context, recipe.source)
+            launch = cls(program, recipe.launches[0], queue, one.constants, results)
         except (KernelcoreError, NotApplicable, cl.Error) as error:
             logger.warning("a compiled program runs kernel by kernel: its one-kernel "
                            "form failed (%s)", error)
             return None
+        return _LAUNCHES.setdefault((one.key, queue.int_ptr), launch)
 
-    def __init__(self, knl: lp.LoopKernel, queue: cl.CommandQueue, values: list,
-                 params: Sequence[Any], constants: dict[str, Any],
-                 results: Sequence[Node], first: int):
-        self.results = [(node.shape, node.dtype) for node in results]
-        self.first = first
-        arguments: dict[str, Any] = {}
-        for arg in knl.args:
-            name = arg.name
-            if name[0] == "v":
-                array = values[int(name[1:])]
-                arguments[name] = array if array.shape else array.reshape(1)
-            elif name[0] == "p":
-                arguments[name] = params[int(name[1:])]
-            else:
-                arguments[name] = constants[name]
-        compiled = lp.compile_launches(knl, queue, arguments)
-        if len(compiled.launches) != 1:
-            raise NotApplicable("a sequential program is one launch")
-        [launch] = compiled.launches
-        kernel: Any = cl.Kernel(launch.program, launch.function_name)
+    def __init__(self, program: cl.Program, launch: tuple, queue: cl.CommandQueue,
+                 constants: dict[str, Any], results: Sequence[Node]):
+        name, self.global_size, self.local_size, arguments = launch
+        kernel: Any = cl.Kernel(program, name)
         self.kernel = kernel
-        self.global_size, self.local_size = launch.global_size, launch.local_size
         self.kept: list[cla.Array] = []
         slots: list[tuple[int, Any]] = []
-        for k, spec in enumerate(launch.slots):
+        for k, spec in enumerate(arguments):
             if spec[0] == "array":
                 slots.append((k, int(spec[1][1:])))
             elif spec[0] == "scalar":
@@ -216,7 +275,9 @@ class SequenceLaunch:
         self.slots = tuple(slots)
         self._lock = threading.Lock()
         self.pool = memory_pool(queue)
-        self.templates = [template_of(queue, shape or (1,), dtype) for shape, dtype in self.results]
+        self.results = [(node.shape, node.dtype) for node in results]
+        self.templates = [template_of(queue, shape or (1,), dtype)
+                          for shape, dtype in self.results]
 
     def results_for(self, queue: cl.CommandQueue) -> list[cla.Array]:
         """New arrays for the steps' results."""
@@ -244,5 +305,22 @@ class SequenceLaunch:
             cl.enqueue_nd_range_kernel(queue, kernel, self.global_size, self.local_size)
 
 
-__all__ = ["SEQUENCE_WORK", "program_work", "constant_ranges", "sequence_kernel",
-           "SequenceLaunch"]
+def _arguments(knl: lp.LoopKernel, values: list, params: Sequence[Any],
+               constants: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of a call of the sequential kernel *knl* by name: the
+    arrays of *values* (0-d ones as one element), parameters, constants."""
+    arguments: dict[str, Any] = {}
+    for arg in knl.args:
+        name = arg.name
+        if name[0] == "v":
+            array = values[int(name[1:])]
+            arguments[name] = array if array.shape else array.reshape(1)
+        elif name[0] == "p":
+            arguments[name] = params[int(name[1:])]
+        else:
+            arguments[name] = constants[name]
+    return arguments
+
+
+__all__ = ["SEQUENCE_WORK", "program_work", "constant_ranges", "one_kernel", "OneKernel",
+           "sequence_kernel", "SequenceLaunch"]

@@ -140,8 +140,8 @@ def test_the_sequence_is_one_kernel_of_sequential_loops(rng):
     u = rng.standard_normal(100)
     compiled(la.asarray(u))
     program, = compiled.programs.values()
-    knl, constants = program.sequence
-    assert knl.name == "lazyarray_program" and not constants
+    knl = program.sequence.kernel()
+    assert knl.name == "lazyarray_program" and not program.sequence.constants
     assert not [tag for tag in knl.iname_tags.values() if tag is not None]
     assert sequence.program_work(program.steps) == 100 + 100
 
@@ -166,7 +166,7 @@ def test_gathers_by_constant_tables_in_bounds_read_them_unwrapped(rng):
     np.testing.assert_array_equal(out["in"].get(), u[inside_host] * 2)
     np.testing.assert_array_equal(out["wrapped"].get(), u[wrapped_host] + 1)
     program, = compiled.programs.values()
-    code = lp.generate_code_v2(program.sequence[0]).device_code()
+    code = lp.generate_code_v2(program.sequence.kernel()).device_code()
     # (one use, for the wrapped table's read, and the helper's definition)
     assert code.count("kc_mod_long(") - code.count("inline long kc_mod_long(") == 1
 
