@@ -1,21 +1,22 @@
-"""A small compiled program's kernels as one kernel run by one work-item.
+"""A small compiled program's kernels as one kernel: one launch per call.
 
 A compiled function (``actx.compile``) is a list of steps, each a kernel
 launch. When the work of all of them is small, the launches cost more than
 the work: a DG right-hand side on a 2-core CPU is some twenty kernels of a
 few microseconds of arithmetic each, and each launch costs tens of
-microseconds of the OpenCL runtime. On a CPU device such a program runs as
-one kernel instead: the steps' loops one after another, sequential, in one
-work-item, writing the same arrays the steps would (meshmode's pytato
-context runs its programs so). One launch per call, the device's other
-cores left to the Python that drives it.
+microseconds of the OpenCL runtime. Such a program runs as one kernel
+instead, writing the same arrays the steps would: on a CPU device the
+steps' loops one after another in one work-item (meshmode's pytato context
+runs its programs so), the device's other cores left to the Python that
+drives it; on a GPU one work-group, its work-items sharing each step's
+largest output loop, with a barrier between steps.
 
 Array arguments are named by their place in the program's list of values
 (``v<k>``: the call's arrays, then the constants, then the steps' results),
 scalar parameters by slot (``p<j>``), constant scalars by step and name.
 
-Public names: SEQUENCE_WORK, program_work, constant_ranges, one_kernel,
-OneKernel, sequence_kernel, SequenceLaunch.
+Public names: SEQUENCE_WORK, SEQUENCE_GROUP, program_work, constant_ranges,
+one_kernel, OneKernel, sequence_kernel, SequenceLaunch.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from lazyarray.errors import device_memory_error
 from lazyarray.graph import Node
 from lazyarray.lower.flat import SIZE_ARGUMENTS
 from lazyarray.lower.intervals import Range
+from lazyarray.lower.ir import box
 from lazyarray.lower.kernel import NotApplicable, sequential_kernel
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import KernelInput
@@ -45,10 +47,14 @@ from lazyarray.target import Target
 
 logger = logging.getLogger(__name__)
 
-#: the most work (:func:`program_work`) of a program run as one kernel by
-#: one work-item, per device kind (none on GPUs). simple-dg's right-hand side
-#: (16x16x2 triangles, order 3) is about 0.7 million.
-SEQUENCE_WORK = {"cpu": 1 << 21, "gpu": 0}
+#: the most work (:func:`program_work`) of a program run as one kernel, per
+#: device kind. simple-dg's right-hand side (16x16x2 triangles, order 3) is
+#: about 0.34 million.
+SEQUENCE_WORK = {"cpu": 1 << 21, "gpu": 1 << 21}
+#: the work-items of that kernel's one work-group, per device kind (None:
+#: one work-item, the loops sequential; a CPU's cores are better left to the
+#: Python driving it than shared through barriers)
+SEQUENCE_GROUP: dict[str, int | None] = {"cpu": None, "gpu": 256}
 
 
 def _size(node: Node) -> int:
@@ -147,10 +153,11 @@ class OneKernel:
     first: int
     target: Target
     ranges: dict[int, Range]
+    group: int | None
 
     def kernel(self) -> lp.LoopKernel:
         """The sequential kernel (lowered now)."""
-        return sequence_kernel(self.steps, self.first, self.target, self.ranges)
+        return sequence_kernel(self.steps, self.first, self.target, self.ranges, self.group)
 
 
 def one_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
@@ -170,15 +177,19 @@ def one_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
             if not isinstance(where, int) and where[0] == "value" \
                     and arg not in SIZE_ARGUMENTS:
                 constants[named[arg]] = where[1]
-    key = recipe_key(("sequence", _structure(steps, first, ranges)), device, astuple(target))
-    return OneKernel(key, constants, steps, first, target, ranges)
+    group = SEQUENCE_GROUP[target.kind]
+    key = recipe_key(("sequence", group, _structure(steps, first, ranges)), device,
+                     astuple(target))
+    return OneKernel(key, constants, steps, first, target, ranges, group)
 
 
 def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
-                    ranges: dict[int, Range]) -> lp.LoopKernel:
+                    ranges: dict[int, Range], group: int | None = None) -> lp.LoopKernel:
     """One kernel computing the results of *steps* (see :func:`one_kernel`)
-    in sequential loops, its arrays named by place; NotApplicable if a step
-    cannot be lowered so."""
+    in sequential loops, its arrays named by place; with *group*, one
+    work-group of that many work-items sharing each step's largest output
+    loop, with a barrier between steps. NotApplicable if a step cannot be
+    lowered so."""
     parts: list[lp.LoopKernel] = []
     flow: list[tuple[str, int, int]] = []
     for j, ((step, sources), named) in enumerate(zip(steps, _placed_names(steps, first))):
@@ -199,17 +210,77 @@ def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Targ
                     flow.append((f"v{where}", where - first, j))
         part = sequential_kernel(step.node, inputs, f"v{first + j}", fixed)
         prefix = f"s{j}_"
-        parts.append(lp.rename_inames_in_batch(part, {i: prefix + i for i in part.all_inames()}))
+        part = _prefixed_ids(
+            lp.rename_inames_in_batch(part, {i: prefix + i for i in part.all_inames()}), prefix)
+        if group is not None:
+            part = _spread(part, step.node, prefix, f"v{first + j}", group)
+        parts.append(part)
     fused = lp.fuse_kernels(parts, suffixes=[f"_s{j}" for j in range(len(parts))],
                             data_flow=flow)
-    logger.info("%d kernels of a compiled program as one sequential kernel (work %d)",
-                len(parts), program_work(steps))
+    if group is not None:
+        fused = _with_barriers(fused, [[i.id for i in part.instructions] for part in parts])
+    logger.info("%d kernels of a compiled program as one kernel (work %d, %s)",
+                len(parts), program_work(steps),
+                f"{group} work-items" if group else "one work-item")
     wide = any(_size(step.node) > INDEX_LIMIT for step, _ in steps)
     fused = fused.copy(name="lazyarray_program",
                        target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32,
                                                 math_f64=target.math_f64),
                        index_dtype=np.dtype(np.int64 if wide else np.int32))
     return lp.set_options(fused, no_numpy=True)
+
+
+def _prefixed_ids(part: lp.LoopKernel, prefix: str) -> lp.LoopKernel:
+    """*part* with its instruction ids prefixed (unique among the steps)."""
+    ids = {i.id: prefix + i.id for i in part.instructions}
+    return part.copy(instructions=tuple(
+        i.copy(id=ids[i.id], depends_on=frozenset(ids.get(d, d) for d in i.depends_on),
+               no_sync_with=frozenset((ids.get(a, a), scope) for a, scope in i.no_sync_with))
+        for i in part.instructions))
+
+
+def _spread(part: lp.LoopKernel, node: Node, prefix: str, out: str, group: int
+            ) -> lp.LoopKernel:
+    """Step *part* (inames renamed with *prefix*) with its largest output
+    loop shared by *group* work-items (a 0-d result: written by the first)."""
+    if is_kind(node, "reduce"):
+        loops = [(f"{prefix}i{k}", n) for k, n in enumerate(node.arg.shape)  # type: ignore[attr-defined]
+                 if k not in node.axes]                                   # type: ignore[attr-defined]
+    else:
+        loops = [(f"{prefix}i{k}", n) for k, n in enumerate(node.shape)]
+    loops = [loop for loop in loops if loop[0] in part.all_inames()]
+    if loops:
+        iname = max(loops, key=lambda loop: loop[1])[0]
+        return lp.split_iname(part, iname, group, inner_tag="l.0")
+    unit = f"{prefix}unit"
+    insns = tuple(i.copy(within_inames=i.within_inames | {unit}) if out in i.assignee_names()
+                  else i for i in part.instructions)
+    return lp.tag_inames(part.copy(domains=(*part.domains, box(unit, 1)), instructions=insns),
+                         {unit: "l.0"})
+
+
+def _with_barriers(knl: lp.LoopKernel, stages: list[list[str]]) -> lp.LoopKernel:
+    """*knl* with a work-group barrier (global memory fence) between each
+    step's instructions (*stages*: their ids, in order) and the next's; the
+    steps' reads of what earlier steps wrote then need no other
+    synchronization (one work-group: no global barrier)."""
+    barriers = []
+    after: dict[str, str] = {}
+    earlier: set[str] = set()
+    quiet: dict[str, frozenset] = {}
+    for j in range(1, len(stages)):
+        name = f"step_barrier_{j}"
+        barriers.append(lp.BarrierInstruction(
+            id=name, depends_on=frozenset(stages[j - 1]), synchronization_kind="local",
+            mem_kind="global"))
+        earlier |= set(stages[j - 1])
+        for insn_id in stages[j]:
+            after[insn_id] = name
+            quiet[insn_id] = frozenset((e, "any") for e in earlier)
+    insns = tuple(i.copy(depends_on=i.depends_on | {after[i.id]},
+                         no_sync_with=i.no_sync_with | quiet[i.id])
+                  if i.id in after else i for i in knl.instructions)
+    return knl.copy(instructions=(*insns, *barriers))
 
 
 #: the sequential kernels built, by (disk key, queue)
@@ -322,5 +393,5 @@ def _arguments(knl: lp.LoopKernel, values: list, params: Sequence[Any],
     return arguments
 
 
-__all__ = ["SEQUENCE_WORK", "program_work", "constant_ranges", "one_kernel", "OneKernel",
-           "sequence_kernel", "SequenceLaunch"]
+__all__ = ["SEQUENCE_WORK", "SEQUENCE_GROUP", "program_work", "constant_ranges",
+           "one_kernel", "OneKernel", "sequence_kernel", "SequenceLaunch"]

@@ -9,6 +9,7 @@ import numpy as np
 import pyopencl.array as cla
 import pytest
 
+import kernelcore as lp
 import lazyarray as la
 from lazyarray.arraycontext.compile import CompiledFunction
 from lazyarray.arraycontext.traversal import PlainWalker
@@ -187,3 +188,73 @@ def test_value_ranges_follow_casts_sums_and_the_negative_index_wrap():
     assert value_range(Map("where", (negative, shifted, wide), (5,), np.int64),
                        {table: (-3, 4)}) == (-3, 11)
     assert value_range(Map("sin", (wide,), (5,), np.float64), known) is None
+
+
+def test_a_structure_is_lowered_once_then_found_in_memory_and_on_disk(rng, monkeypatch):
+    """A second function of the same structure (a retrace, grudge making
+    its operator again) reuses the built kernel; with the built kernels
+    forgotten (a new process), the disk recipe serves it: lowered once."""
+    lowered = []
+    lower = sequence.sequence_kernel
+
+    def counted(*args, **kwargs):
+        lowered.append(1)
+        return lower(*args, **kwargs)
+
+    monkeypatch.setattr(sequence, "sequence_kernel", counted)
+    scale = 1.0 + rng.random()      # (a structure no other test compiled)
+
+    def f(u):
+        return {"a": la.sqrt(la.abs(u)) * scale + la.sum(u)}
+
+    u = rng.standard_normal(77)
+    expected = np.sqrt(np.abs(u)) * scale + np.sum(u)
+    for forget in (False, False, True):
+        if forget:
+            monkeypatch.setattr(sequence, "_LAUNCHES", {})
+        compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+        for _ in range(2):
+            np.testing.assert_allclose(compiled(la.asarray(u))["a"].get(), expected,
+                                       rtol=1e-13)
+    from lazyarray.run.cache import _enabled
+    assert len(lowered) == (1 if _enabled() else 2)
+
+
+@pytest.mark.parametrize("group", [1, 16, 64])
+def test_one_work_group_shares_each_step_between_its_work_items(rng, monkeypatch, group):
+    """The GPU form (one work-group, barriers between the steps), here on
+    whatever device runs the tests: NumPy's results, one launch, for steps
+    whose largest loop is shorter and longer than the group, 0-d results
+    and reductions reading an earlier step's result across work-items."""
+    monkeypatch.setitem(sequence.SEQUENCE_GROUP, default_target().kind, group)
+    n = 100
+    idx_host = rng.integers(0, n, 3 * n)
+    idx = _device(idx_host)
+
+    def f(t, u):
+        g = u[idx] * t                                  # 300 elements
+        m = g.reshape(30, 10)
+        total = la.sum(m)                               # 0-d, reads every g
+        rows = la.max(m, axis=1)                        # 30
+        return {"g": g, "centred": m - rows[:, None] / total, "total": total,
+                "flipped": la.cumsum(rows[::-1]), "pair": la.stack([total, t * total])}
+
+    def expected(t, u):
+        g = u[idx_host] * t
+        m = g.reshape(30, 10)
+        total, rows = np.sum(m), m.max(axis=1)
+        return {"g": g, "centred": m - rows[:, None] / total, "total": total,
+                "flipped": np.cumsum(rows[::-1]), "pair": np.stack([total, t * total])}
+
+    def args_of(call):
+        u = rng.standard_normal(n)
+        return (0.5 + call, la.asarray(u)), (0.5 + call, u)
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    _calls(compiled, args_of, expected)
+    program, = compiled.programs.values()
+    knl = program.sequence.kernel()
+    tags = {str(tag) for tag in knl.iname_tags.values() if tag is not None}
+    assert tags == {"l.0"}
+    assert len([i for i in knl.instructions if isinstance(i, lp.BarrierInstruction)]) \
+        == len(program.steps) - 1
