@@ -86,7 +86,7 @@ def test_a_program_of_every_step_kind_runs_as_one_launch(rng):
     assert program.sequence is not None and program.launches == 1 and len(program.steps) > 5
 
 
-def test_small_programs_are_one_launch_on_a_cpu_and_large_ones_are_not(rng, monkeypatch):
+def test_small_programs_are_one_launch_and_large_ones_are_not(rng, monkeypatch):
     def f(u):
         s = la.sum(u)
         return {"a": u / s, "b": la.cumsum(u) * 2}
@@ -98,10 +98,6 @@ def test_small_programs_are_one_launch_on_a_cpu_and_large_ones_are_not(rng, monk
         u = rng.random(500) + 0.5
         return (la.asarray(u),), (u,)
 
-    if default_target().kind != "cpu":
-        # (GPUs: never by size, one work-item would be slow)
-        assert sequence.SEQUENCE_WORK[default_target().kind] == 0
-        monkeypatch.setitem(sequence.SEQUENCE_WORK, default_target().kind, 10**6)
     small = CompiledFunction(f, PlainWalker(), None)
     _calls(small, args_of, expected, launches=1)
     monkeypatch.setitem(sequence.SEQUENCE_WORK, default_target().kind, 100)
