@@ -44,6 +44,7 @@ import pyopencl.array as cla
 
 from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
 from lazyarray.arraycontext.pending import plan_pending, settle
+from lazyarray.arraycontext.program import Program, _label
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
 from lazyarray.graph import Const, Input, Map, Node, Param, computed, is_weak
@@ -51,24 +52,15 @@ from lazyarray.handle import LazyArray, asarray
 from lazyarray.mapper import is_kind
 from lazyarray.run import (
     DEVICE_LOCK,
-    STATS,
     default_queue,
     evaluate,
     plan,
     progress,
-    run_step,
     using_queue,
 )
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
-from lazyarray.run.sequence import (
-    SEQUENCE_WORK,
-    OneKernel,
-    SequenceLaunch,
-    constant_ranges,
-    one_kernel,
-    program_work,
-)
-from lazyarray.run.steps import Step, _Compiled, timing_kernels
+from lazyarray.run.sequence import constant_ranges, one_kernels, sequence_runs
+from lazyarray.run.steps import Step
 from lazyarray.target import default_target
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
@@ -269,157 +261,6 @@ class CompiledFunction:
         return program
 
 
-class Program:
-    """A traced function's planned kernels: *steps* (each a planned
-    :class:`~lazyarray.run.Step` with its argument sources: ``(name, k)``,
-    position *k* in the list of the call's arrays, then *consts*, then the
-    steps' results; ``(name, ("param", slot))`` a scalar parameter;
-    ``(name, ("value", v))`` a constant kernel argument), *outputs* (sources
-    of the result's leaves) and the result's *structure*. A call's scalar
-    parameters are its traced numbers followed by the values of *supplies*.
-    After the first run on a queue, calls launch each step's bound launch
-    directly (:meth:`run`). With a *sequence* (the steps as one kernel,
-    :func:`~lazyarray.run.sequence.one_kernel`), a call is that kernel's one
-    launch."""
-
-    def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
-                 params: tuple, supplies: tuple, consts: tuple, arrays: int,
-                 name: str = "compiled", hoisted: int = 0,
-                 sequence: OneKernel | None = None):
-        self.steps = steps
-        self.outputs = outputs
-        self.structure = structure
-        self.params = params
-        self.supplies = supplies
-        self.consts = consts
-        self.arrays = arrays
-        self.name = name
-        #: the OpenCL contexts (``int_ptr``) the kernels were built for
-        #: (:func:`plan_program` builds them for its queue's)
-        self.built_for: set[int] = set()
-        #: invariant values computed once when tracing (see :func:`plan_program`)
-        self.hoisted = hoisted
-        #: by queue (``int_ptr``): per step, its bound launch and argument slots
-        self._direct: dict[int, tuple] = {}
-        self.sequence = sequence
-        #: by queue (``int_ptr``): the sequence's launch
-        self._sequences: dict[int, SequenceLaunch] = {}
-
-    def label(self) -> str:
-        """What the program computes, in the progress line of its builds."""
-        return _label(self.name)
-
-    @property
-    def launches(self) -> int:
-        """The kernel launches of one call (steps with a kernel)."""
-        if self.sequence is not None:
-            return 1
-        return sum(1 for step, _ in self.steps if step.compiled is not None)
-
-    def param_values(self, numbers_: list[Any]) -> list[Any]:
-        """The kernel arguments of a call's traced numbers (and supplies),
-        in their parameters' dtypes; NumPy's OverflowError for an integer a
-        conversion of the trace cannot hold."""
-        values = [*numbers_, *(v for supply in self.supplies for v in supply())]
-        converted = []
-        for param, value in zip(self.params, values):
-            for dtype in (param.dtype, *param.converted_to):
-                if dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not (
-                        np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
-                    raise OverflowError(f"integer {value} out of bounds for {dtype} (a "
-                                        "number the compiled function converts to it)")
-            converted.append(param.dtype.type(value))
-        return converted
-
-    def run(self, queue: cl.CommandQueue, data: list[cla.Array], numbers_: list[Any]
-            ) -> list[Any]:
-        """The result's leaves for the call's arrays *data* (C order, at the
-        start of their buffers) and traced numbers."""
-        params = self.param_values(numbers_) if self.params else []
-        values: list[Any] = [*data, *self.consts]
-        if self.sequence is not None and not timing_kernels():
-            sequence = self._sequences.get(queue.int_ptr) or self._sequence_on(queue, values,
-                                                                               params)
-            if sequence is not None:
-                sequence.run(queue, values, params)
-                STATS["launches"] += 1
-                return [self._output(kind, what, values, params) for kind, what in self.outputs]
-        direct = self._direct.get(queue.int_ptr)
-        if direct is not None and not timing_kernels():
-            launched = 0
-            for (step, sources), (bound, slots) in zip(self.steps, direct):
-                if slots is not None:
-                    values.append(bound.run_at(queue, values, slots, params))
-                    launched += 1
-                elif bound is not None:
-                    values.append(bound(queue, _arguments(sources, values, params)))
-                    launched += 1
-                else:
-                    values.append(run_step(step, queue, _arguments(sources, values, params)))
-            STATS["launches"] += launched
-        else:
-            if queue.context.int_ptr not in self.built_for:
-                with progress.watch([step for step, _ in self.steps], time.perf_counter(),
-                                    self.label):
-                    build_new_kernels(queue, [(step, example_arguments(step))
-                                              for step, _ in self.steps])
-                self.built_for.add(queue.context.int_ptr)
-            for step, sources in self.steps:
-                values.append(run_step(step, queue, _arguments(sources, values, params)))
-            if direct is None:
-                self._direct[queue.int_ptr] = self._bind(queue)
-        return [self._output(kind, what, values, params) for kind, what in self.outputs]
-
-    def _sequence_on(self, queue: cl.CommandQueue, values: list, params: list
-                     ) -> SequenceLaunch | None:
-        """The sequence's launch on *queue*, built now (None, and the steps
-        run from now on, if it cannot be built)."""
-        assert self.sequence is not None
-        results = [step.node for step, _ in self.steps]
-        with progress.watch([], time.perf_counter(), self.label):
-            launch = SequenceLaunch.build(self.sequence, queue, values, params, results)
-        if launch is None:
-            self.sequence = None
-            return None
-        self._sequences[queue.int_ptr] = launch
-        return launch
-
-    def _bind(self, queue: cl.CommandQueue) -> tuple:
-        """Per step: its bound launch on *queue* and its arguments' slots by
-        position (arrays, parameters and constants; None: called by name);
-        ``(None, None)`` for steps run through ``run_step`` (fills, external
-        calls, kernels not bound)."""
-        table: list[tuple[Any, Any]] = []
-        for step, sources in self.steps:
-            compiled = step.compiled
-            bound = None
-            if type(compiled) is _Compiled and not getattr(step.node, "external", False):
-                bound = compiled.bound_on(queue, step.node)
-            if bound is None:
-                table.append((None, None))
-                continue
-            table.append((bound, bound.at_positions(dict(sources))))
-        return tuple(table)
-
-    def _output(self, kind: str, what: Any, values: list, params: list) -> Any:
-        if kind == "step":
-            return LazyArray._holding(values[what])
-        if kind == "param":
-            return asarray(params[what])
-        if kind == "value":
-            return asarray(what)
-        return LazyArray(Input(values[what]))          # an argument or a constant
-
-
-def _label(name: str) -> str:
-    return f"{name}() (actx.compile)"
-
-
-def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
-    return {name: values[k] if isinstance(k, int) else params[k[1]] if k[0] == "param"
-            else k[1] for name, k in sources}
-
-
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
                  supplies: tuple, structure: Structure, name: str = "compiled",
                  started: float = 0.0, single_launch: bool | None = None) -> Program:
@@ -438,9 +279,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     The new kernels of the freezes put off while tracing
     (:mod:`~lazyarray.arraycontext.pending`), of the hoisted work and of the
     program are built as one OpenCL program (:mod:`lazyarray.run.prebuild`)
-    before the put-off freezes and the hoisted work run. A program that runs
-    as one sequential kernel (*single_launch*: see :class:`CompiledFunction`)
-    builds that kernel at its first call instead of its steps' kernels."""
+    before the put-off freezes and the hoisted work run. Runs of steps
+    computed as one kernel each (*single_launch*: see
+    :class:`CompiledFunction`) build that kernel at the first call instead
+    of their steps' kernels."""
     variant: set[Node] = set(placeholders)
     hoisted = invariant_frontier(out_nodes, variant)
     # (under the device lock: no other thread evaluates while stand-ins hold
@@ -450,11 +292,11 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
         early = plan_pending()
         ahead, steps = _plan_staged(out_nodes, hoisted)
     target = default_target()
-    single = single_launch is not False and bool(steps) and (
-        single_launch or program_work([(st, ()) for st in steps]) <= SEQUENCE_WORK[target.kind])
-    # the kernels of the put-off freezes, the hoisted work and the program:
-    # one build
-    built = [*early, *ahead, *([] if single else steps)]
+    runs = sequence_runs(steps, single_launch, target.kind)
+    inside = {j for start, stop in runs for j in range(start, stop)}
+    # the kernels of the put-off freezes, the hoisted work and the program
+    # (its steps outside the runs computed as one kernel each): one build
+    built = [*early, *ahead, *(st for j, st in enumerate(steps) if j not in inside)]
     with progress.watch(built, started, lambda: _label(name)):
         build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in built])
         settle()
@@ -499,12 +341,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     outputs = tuple(("step", placed(src)) if src[0] == "step"
                     else ("arg", placed(src)) if src[0] in ("arg", "const") else src
                     for src in raw_outputs)
-    sequence = one_kernel(planned, first_step, target, default_queue().device,
-                          constant_ranges(consts, len(placeholders))) if single else None
-    if single and sequence is None:
-        build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in steps])
+    sequences = one_kernels(planned, runs, first_step, target, default_queue().device,
+                            constant_ranges(consts, len(placeholders)) if runs else {})
     program = Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
-                      len(placeholders), name, len(hoisted), sequence)
+                      len(placeholders), name, len(hoisted), sequences)
     program.built_for.add(default_queue().context.int_ptr)
     return program
 

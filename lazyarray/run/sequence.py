@@ -15,8 +15,8 @@ Array arguments are named by their place in the program's list of values
 (``v<k>``: the call's arrays, then the constants, then the steps' results),
 scalar parameters by slot (``p<j>``), constant scalars by step and name.
 
-Public names: SEQUENCE_WORK, SEQUENCE_GROUP, program_work, constant_ranges,
-one_kernel, OneKernel, sequence_kernel, SequenceLaunch.
+Public names: SEQUENCE_WORK, SEQUENCE_GROUP, program_work, sequence_runs,
+constant_ranges, one_kernels, OneKernel, sequence_kernel, SequenceLaunch.
 """
 
 from __future__ import annotations
@@ -73,18 +73,39 @@ def _region(root: Node, inputs: set[Node]) -> list[Node]:
     return list(seen)
 
 
-def program_work(steps: Sequence[tuple[Any, tuple]]) -> int:
-    """The element evaluations of *steps* (``(step, sources)`` pairs): per
-    step its result's elements, and for each reduction it computes, the
-    elements reduced for each of the result's elements."""
+def program_work(steps: Sequence[Any]) -> int:
+    """The element evaluations of *steps* (planned steps): per step its
+    result's elements, and for each reduction it computes, the elements
+    reduced for each of the result's elements."""
     work = 0
-    for step, _ in steps:
+    for step in steps:
         node = step.node
         inputs = {n for _, n in step.args}
         reduced = [int(np.prod([n.arg.shape[a] for a in n.axes], dtype=np.int64))
                    for n in _region(node, inputs) if is_kind(n, "reduce")]
         work += _size(node) * max([1, *reduced])
     return work
+
+
+def sequence_runs(steps: Sequence[Any], single: bool | None, kind: str
+                  ) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of consecutive planned *steps* to
+    compute as one kernel: the longest runs of two steps or more that can be
+    part of one (no external call, no empty value), whose work is at most
+    :data:`SEQUENCE_WORK` for the device *kind* (any work with *single*
+    true; none with *single* false)."""
+    if single is False:
+        return []
+    runs, start = [], None
+    for j, step in enumerate([*steps, None]):
+        if step is not None and _eligible(step):
+            start = j if start is None else start
+            continue
+        if start is not None and j - start >= 2:
+            runs.append((start, j))
+        start = None
+    return [(a, b) for a, b in runs
+            if single or program_work(steps[a:b]) <= SEQUENCE_WORK[kind]]
 
 
 def _eligible(step: Any) -> bool:
@@ -160,32 +181,34 @@ class OneKernel:
         return sequence_kernel(self.steps, self.first, self.target, self.ranges, self.group)
 
 
-def one_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
-               device: cl.Device, ranges: dict[int, Range] | None = None) -> OneKernel | None:
-    """The steps of a program (``(step, sources)``, sources placed as in
-    :class:`~lazyarray.arraycontext.compile.Program`; the first step's
-    result is value *first*) as one kernel for *device*; None when a step
-    cannot be part of it (an external call, an empty value). *ranges*: the
-    value ranges of the program's constant integer arrays, by place
-    (:func:`constant_ranges`)."""
+def one_kernels(steps: Sequence[tuple[Any, tuple]], runs: Sequence[tuple[int, int]],
+                first: int, target: Target, device: cl.Device,
+                ranges: dict[int, Range] | None = None) -> dict[int, OneKernel]:
+    """The *runs* of a program's steps (``(step, sources)``, sources placed as
+    in :class:`~lazyarray.arraycontext.program.Program`; the first step's
+    result is value *first*; runs from :func:`sequence_runs`) as one kernel
+    each for *device*, by their first step. *ranges*: the value ranges of the
+    program's constant integer arrays, by place (:func:`constant_ranges`)."""
     ranges = ranges or {}
-    if not steps or not all(_eligible(step) for step, _ in steps):
-        return None
-    constants: dict[str, Any] = {}
-    for named, (_, sources) in zip(_placed_names(steps, first), steps):
-        for arg, where in sources:
-            if not isinstance(where, int) and where[0] == "value" \
-                    and arg not in SIZE_ARGUMENTS:
-                constants[named[arg]] = where[1]
     group = SEQUENCE_GROUP[target.kind]
-    key = recipe_key(("sequence", group, _structure(steps, first, ranges)), device,
-                     astuple(target))
-    return OneKernel(key, constants, steps, first, target, ranges, group)
+    found = {}
+    for start, stop in runs:
+        part = steps[start:stop]
+        constants: dict[str, Any] = {}
+        for named, (_, sources) in zip(_placed_names(part, first + start), part):
+            for arg, where in sources:
+                if not isinstance(where, int) and where[0] == "value" \
+                        and arg not in SIZE_ARGUMENTS:
+                    constants[named[arg]] = where[1]
+        key = recipe_key(("sequence", group, _structure(part, first + start, ranges)),
+                         device, astuple(target))
+        found[start] = OneKernel(key, constants, part, first + start, target, ranges, group)
+    return found
 
 
 def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Target,
                     ranges: dict[int, Range], group: int | None = None) -> lp.LoopKernel:
-    """One kernel computing the results of *steps* (see :func:`one_kernel`)
+    """One kernel computing the results of *steps* (see :func:`one_kernels`)
     in sequential loops, its arrays named by place; with *group*, one
     work-group of that many work-items sharing each step's largest output
     loop, with a barrier between steps. NotApplicable if a step cannot be
@@ -220,7 +243,7 @@ def sequence_kernel(steps: Sequence[tuple[Any, tuple]], first: int, target: Targ
     if group is not None:
         fused = _with_barriers(fused, [[i.id for i in part.instructions] for part in parts])
     logger.info("%d kernels of a compiled program as one kernel (work %d, %s)",
-                len(parts), program_work(steps),
+                len(parts), program_work([step for step, _ in steps]),
                 f"{group} work-items" if group else "one work-item")
     wide = any(_size(step.node) > INDEX_LIMIT for step, _ in steps)
     fused = fused.copy(name="lazyarray_program",
@@ -393,5 +416,5 @@ def _arguments(knl: lp.LoopKernel, values: list, params: Sequence[Any],
     return arguments
 
 
-__all__ = ["SEQUENCE_WORK", "SEQUENCE_GROUP", "program_work", "constant_ranges",
-           "one_kernel", "OneKernel", "sequence_kernel", "SequenceLaunch"]
+__all__ = ["SEQUENCE_WORK", "SEQUENCE_GROUP", "program_work", "sequence_runs",
+           "constant_ranges", "one_kernels", "OneKernel", "sequence_kernel", "SequenceLaunch"]

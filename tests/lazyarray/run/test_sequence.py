@@ -83,7 +83,7 @@ def test_a_program_of_every_step_kind_runs_as_one_launch(rng):
     compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
     _calls(compiled, args_of, expected)
     program, = compiled.programs.values()
-    assert program.sequence is not None and program.launches == 1 and len(program.steps) > 5
+    assert len(program.sequences) == 1 and program.launches == 1 and len(program.steps) > 5
 
 
 def test_small_programs_are_one_launch_and_large_ones_are_not(rng, monkeypatch):
@@ -111,7 +111,7 @@ def test_small_programs_are_one_launch_and_large_ones_are_not(rng, monkeypatch):
         for name, value in expected(*host).items():
             np.testing.assert_allclose(out[name].get(), value, rtol=1e-12)
     program, = large.programs.values()
-    assert program.sequence is None and program_launches == program.launches >= 2
+    assert not program.sequences and program_launches == program.launches >= 2
 
 
 def test_a_step_that_is_an_external_call_keeps_the_steps(rng):
@@ -126,7 +126,7 @@ def test_a_step_that_is_an_external_call_keeps_the_steps(rng):
         u = rng.standard_normal(100)
         np.testing.assert_array_equal(compiled(la.asarray(u))["s"].get(), np.sort(u * 2) + 1)
     program, = compiled.programs.values()
-    assert program.sequence is None
+    assert not program.sequences and program.launches == len(program.steps)
 
 
 def test_the_sequence_is_one_kernel_of_sequential_loops(rng):
@@ -137,10 +137,10 @@ def test_the_sequence_is_one_kernel_of_sequential_loops(rng):
     u = rng.standard_normal(100)
     compiled(la.asarray(u))
     program, = compiled.programs.values()
-    knl = program.sequence.kernel()
-    assert knl.name == "lazyarray_program" and not program.sequence.constants
+    knl = program.sequences[0].kernel()
+    assert knl.name == "lazyarray_program" and not program.sequences[0].constants
     assert not [tag for tag in knl.iname_tags.values() if tag is not None]
-    assert sequence.program_work(program.steps) == 100 + 100
+    assert sequence.program_work([step for step, _ in program.steps]) == 100 + 100
 
 
 def test_gathers_by_constant_tables_in_bounds_read_them_unwrapped(rng):
@@ -163,7 +163,7 @@ def test_gathers_by_constant_tables_in_bounds_read_them_unwrapped(rng):
     np.testing.assert_array_equal(out["in"].get(), u[inside_host] * 2)
     np.testing.assert_array_equal(out["wrapped"].get(), u[wrapped_host] + 1)
     program, = compiled.programs.values()
-    code = lp.generate_code_v2(program.sequence.kernel()).device_code()
+    code = lp.generate_code_v2(program.sequences[0].kernel()).device_code()
     # (one use, for the wrapped table's read, and the helper's definition)
     assert code.count("kc_mod_long(") - code.count("inline long kc_mod_long(") == 1
 
@@ -249,8 +249,32 @@ def test_one_work_group_shares_each_step_between_its_work_items(rng, monkeypatch
     compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
     _calls(compiled, args_of, expected)
     program, = compiled.programs.values()
-    knl = program.sequence.kernel()
+    knl = program.sequences[0].kernel()
     tags = {str(tag) for tag in knl.iname_tags.values() if tag is not None}
     assert tags == {"l.0"}
     assert len([i for i in knl.instructions if isinstance(i, lp.BarrierInstruction)]) \
         == len(program.steps) - 1
+
+
+def test_runs_of_steps_around_an_external_call_are_one_kernel_each(rng):
+    """A sort in the middle of a program (an external call: two steps of
+    the program): the two steps before it form one kernel, the three after
+    it another; four launches a call instead of seven, NumPy's results."""
+    def f(u):
+        v = u / la.sum(u * u)
+        s = la.sort(v)
+        return {"w": s - la.max(s) * la.sum(s)}
+
+    def expected(u):
+        s = np.sort(u / np.sum(u * u))
+        return {"w": s - s.max() * s.sum()}
+
+    def args_of(call):
+        u = rng.standard_normal(64)
+        return (la.asarray(u),), (u,)
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    _calls(compiled, args_of, expected, launches=4)
+    program, = compiled.programs.values()
+    assert sorted(program.sequences) == [0, 4] and len(program.steps) == 7
+    assert program.launches == 4
