@@ -47,10 +47,13 @@ from lazyarray.target import Target
 
 logger = logging.getLogger(__name__)
 
-#: the most work (:func:`program_work`) of a program run as one kernel, per
-#: device kind. simple-dg's right-hand side (16x16x2 triangles, order 3) is
-#: about 0.34 million.
-SEQUENCE_WORK = {"cpu": 1 << 21, "gpu": 1 << 21}
+#: the most work (:func:`program_work`) per step, on average, of a run of
+#: steps computed as one kernel, per device kind: about what a launch costs
+#: (tens of microseconds of PoCL, a few of a GPU) in the work of one
+#: work-item (a CPU) or one work-group (a GPU: one of its multiprocessors).
+#: simple-dg's right-hand side (16x16x2 triangles, order 3) is about 15,000
+#: per step.
+SEQUENCE_WORK = {"cpu": 1 << 16, "gpu": 1 << 15}
 #: the work-items of that kernel's one work-group, per device kind (None:
 #: one work-item, the loops sequential; a CPU's cores are better left to the
 #: Python driving it than shared through barriers)
@@ -91,9 +94,9 @@ def sequence_runs(steps: Sequence[Any], single: bool | None, kind: str
                   ) -> list[tuple[int, int]]:
     """``(start, stop)`` of each run of consecutive planned *steps* to
     compute as one kernel: the longest runs of two steps or more that can be
-    part of one (no external call, no empty value), whose work is at most
-    :data:`SEQUENCE_WORK` for the device *kind* (any work with *single*
-    true; none with *single* false)."""
+    part of one (no external call, no empty value), whose work per step is
+    at most :data:`SEQUENCE_WORK` for the device *kind* (any work with
+    *single* true; none with *single* false)."""
     if single is False:
         return []
     runs, start = [], None
@@ -105,7 +108,7 @@ def sequence_runs(steps: Sequence[Any], single: bool | None, kind: str
             runs.append((start, j))
         start = None
     return [(a, b) for a, b in runs
-            if single or program_work(steps[a:b]) <= SEQUENCE_WORK[kind]]
+            if single or program_work(steps[a:b]) <= SEQUENCE_WORK[kind] * (b - a)]
 
 
 def _eligible(step: Any) -> bool:
