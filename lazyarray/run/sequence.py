@@ -268,12 +268,15 @@ def _prefixed_ids(part: lp.LoopKernel, prefix: str) -> lp.LoopKernel:
 def _spread(part: lp.LoopKernel, node: Node, prefix: str, out: str, group: int
             ) -> lp.LoopKernel:
     """Step *part* (inames renamed with *prefix*) with its largest output
-    loop shared by *group* work-items (a 0-d result: written by the first)."""
+    loop (not a scan's own axis) shared by *group* work-items (where there is
+    none: the result written by the first)."""
     if is_kind(node, "reduce"):
         loops = [(f"{prefix}i{k}", n) for k, n in enumerate(node.arg.shape)  # type: ignore[attr-defined]
                  if k not in node.axes]                                   # type: ignore[attr-defined]
     else:
-        loops = [(f"{prefix}i{k}", n) for k, n in enumerate(node.shape)]
+        # (a scan's own axis stays sequential in each work-item)
+        scanned = node.axis if is_kind(node, "scan") else None       # type: ignore[attr-defined]
+        loops = [(f"{prefix}i{k}", n) for k, n in enumerate(node.shape) if k != scanned]
     loops = [loop for loop in loops if loop[0] in part.all_inames()]
     if loops:
         iname = max(loops, key=lambda loop: loop[1])[0]

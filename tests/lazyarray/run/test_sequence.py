@@ -44,7 +44,11 @@ def _calls(compiled, args_of, expected, calls=3, launches=1):
             np.testing.assert_allclose(got, value, rtol=1e-12, atol=1e-12, err_msg=name)
 
 
-def test_a_program_of_every_step_kind_runs_as_one_launch(rng):
+@pytest.mark.parametrize("group", ["device's", 256])
+def test_a_program_of_every_step_kind_runs_as_one_launch(rng, monkeypatch, group):
+    """(*group*: the device kind's form, and one work-group of 256)"""
+    if group != "device's":
+        monkeypatch.setitem(sequence.SEQUENCE_GROUP, default_target().kind, group)
     n, rows = 240, 24
     idx_host = rng.integers(-n, n, 3 * n)          # negative indices count from the end
     idx = _device(idx_host)
