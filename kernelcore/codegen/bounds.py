@@ -1,7 +1,7 @@
 """Loop bounds and guards from loop domains, through islpy.
 
 Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker,
-nonnegative_temporaries.
+nonnegative_checkers, nonnegative_temporaries.
 """
 
 from __future__ import annotations
@@ -138,6 +138,13 @@ def nonnegative_checker(knl: LoopKernel, context: isl.Set,
         neg = aff.lt_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(knl.space)))
         return (neg & context).is_empty()
     return check
+
+
+def nonnegative_checkers(knl: LoopKernel) -> Callable[[isl.Set], Callable[[Any], bool]]:
+    """:func:`nonnegative_checker` for *knl* by context, trusting its
+    :func:`nonnegative_temporaries` (found once)."""
+    names = nonnegative_temporaries(knl)
+    return lambda context: nonnegative_checker(knl, context, names)
 
 
 def _positive_constant(expr: Any) -> bool:

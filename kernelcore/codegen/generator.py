@@ -15,17 +15,17 @@ import pymbolic.primitives as prim
 
 from kernelcore.callable_kernel import CallableKernel
 from kernelcore.codegen import cast
-from kernelcore.codegen.bounds import (
-    guard_condition,
-    loop_bounds,
-    nonnegative_checker,
-    nonnegative_temporaries,
-)
+from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checkers
 from kernelcore.codegen.callee import callee_function_problem, kernel_call_statement
 from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry
 from kernelcore.codegen.helpers import trace_printf
-from kernelcore.codegen.storage import check_definitions, initial_values, storage_size
+from kernelcore.codegen.storage import (
+    check_definitions,
+    initial_values,
+    shares_globals,
+    storage_size,
+)
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS,
     NotVectorizable,
@@ -105,7 +105,8 @@ class Generator:
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
-        self.nonnegative = nonnegative_temporaries(knl)
+        self.nonnegative_at = nonnegative_checkers(knl)
+        self.shares_globals = shares_globals(knl)
         #: the indices of the host loops around this kernel, passed as arguments
         self.extra_inames = extra_inames
         self.subst: dict[str, object] = {}
@@ -121,9 +122,8 @@ class Generator:
     def emit(self, expr: Any, context: Any, prec: int = PREC_NONE,
              want: np.dtype | None = None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
-        checker = nonnegative_checker(self.knl, context, self.nonnegative)
-        mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers, checker,
-                                   self.vector_temps)
+        mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
+                                   self.nonnegative_at(context), self.vector_temps)
         return mapper(self.prepared(expr), prec, want)
 
     def prepared(self, expr: Any) -> Any:
@@ -275,7 +275,7 @@ class Generator:
         inner = b.inner_context
         mapper = VectorExpressionMapper(
             self.knl, self.target, self.types, self.helpers,
-            nonnegative_checker(self.knl, inner, self.nonnegative), self.vector_temps, iname,
+            self.nonnegative_at(inner), self.vector_temps, iname,
             self.prepared(b.lower), width)
         nodes = []
         for insn in insns:
@@ -458,7 +458,9 @@ class Generator:
         ctype = self.target.dtype_to_ctype(arg.dtype)
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
-        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
+        # (not restrict where shared: NVIDIA's compiler keeps loads across barriers)
+        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written,
+                                          arg.name not in written or not self.shares_globals)
         if isinstance(arg, ConstantArg):
             decl = decl.replace("__global ", "__constant ", 1)
         elif self.function and arg.address_space != AddressSpace.GLOBAL:

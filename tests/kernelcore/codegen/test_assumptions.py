@@ -1,8 +1,10 @@
-"""Integer division and remainder by positive constants compile to C's own
-operators where the operand cannot be negative: remainders by positive
-constants (floor semantics), floor quotients and sums and products of such,
-and temporaries only ever set to such values; the results stay Python's
-floor semantics everywhere, also for negative values read from arrays."""
+"""What kernelcore may assume in the C it writes. Integer division and
+remainder by positive constants compile to C's own operators where the
+operand cannot be negative: remainders by positive constants (floor
+semantics), floor quotients and sums and products of such, and temporaries
+only ever set to such values; the results stay Python's floor semantics
+everywhere, also for negative values read from arrays. Arrays that
+work-items share through work-group barriers are not declared restrict."""
 
 import numpy as np
 import pyopencl as cl
@@ -61,3 +63,35 @@ def test_a_temporary_set_to_a_possibly_negative_value_is_not_trusted():
     a, x, out = _run(knl)
     p, r = a % 60 - 30, (a % 8) * 3 + 2
     np.testing.assert_array_equal(out, x[(p // 7) % 60] + x[r // 5])
+
+
+def test_arrays_shared_through_work_group_barriers_are_not_restrict():
+    """A kernel whose work-items pass global memory to each other through a
+    work-group barrier declares its written arrays without ``__restrict__``
+    (NVIDIA's compiler kept a load of one across the barrier: every
+    work-item but the writer read a stale value); read-only arrays and
+    kernels without such barriers keep it."""
+    knl = lp.make_kernel(
+        ["{ [i]: 0 <= i < 64 }", "{ [j]: 0 <= j < 64 }"],
+        """
+        a[i] = 2 * x[i]  {id=first}
+        out[j] = a[63 - j]  {id=second, dep=first, nosync=first}
+        """,
+        [lp.GlobalArg("x", np.float64, shape=(64,)), lp.GlobalArg("a", np.float64, shape=(64,)),
+         lp.GlobalArg("out", np.float64, shape=(64,))])
+    knl = lp.tag_inames(knl, {"i": "l.0", "j": "l.0"})
+    shared = lp.add_barrier(knl, "id:first", "id:second", synchronization_kind="local",
+                            mem_kind="global")
+    code = lp.generate_code_v2(shared).device_code()
+    assert "__global double *a" in code and "__restrict__ a" not in code and "__restrict__ out" not in code
+    assert "double const *__restrict__ x" in code
+    plain = lp.generate_code_v2(lp.tag_inames(lp.make_kernel(
+        "{ [i]: 0 <= i < 64 }", "a[i] = 2 * x[i]",
+        [lp.GlobalArg("x", np.float64, shape=(64,)),
+         lp.GlobalArg("a", np.float64, shape=(64,))]), {"i": "l.0"})).device_code()
+    assert "__restrict__ a" in plain
+    queue = cl.CommandQueue(cl.create_some_context(interactive=False))
+    x = np.arange(64.0)
+    a, out = cla.empty(queue, 64, np.float64), cla.empty(queue, 64, np.float64)
+    shared(queue, x=cla.to_device(queue, x), a=a, out=out)
+    np.testing.assert_array_equal(out.get(), 2 * x[::-1])
