@@ -83,7 +83,8 @@ def test_arrays_shared_through_work_group_barriers_are_not_restrict():
     shared = lp.add_barrier(knl, "id:first", "id:second", synchronization_kind="local",
                             mem_kind="global")
     code = lp.generate_code_v2(shared).device_code()
-    assert "__global double *a" in code and "__restrict__ a" not in code and "__restrict__ out" not in code
+    assert "__global double *a" in code
+    assert "__restrict__ a" not in code and "__restrict__ out" not in code
     assert "double const *__restrict__ x" in code
     plain = lp.generate_code_v2(lp.tag_inames(lp.make_kernel(
         "{ [i]: 0 <= i < 64 }", "a[i] = 2 * x[i]",
