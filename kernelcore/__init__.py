@@ -332,3 +332,13 @@ from kernelcore import (  # noqa: E402, F401
     types,
     version,
 )
+
+# Transformations mapping inames to new ones (issue 40, L2).
+from kernelcore.transform.iname_maps import (  # noqa: E402
+    add_inames_for_unused_hw_axes,
+    affine_map_inames,
+    make_reduction_inames_unique,
+)
+
+__all__ += ["add_inames_for_unused_hw_axes", "affine_map_inames",
+            "make_reduction_inames_unique"]

@@ -20,6 +20,7 @@ from kernelcore.ir.domain import align_to, project_to, pw_aff_to_expr
 from kernelcore.ir.grid import grid_sizes
 from kernelcore.ir.instruction import InstructionBase
 from kernelcore.ir.stages import stage
+from kernelcore.ir.tags import Iname, InameTagTable, filter_iname_tags_by_type
 from kernelcore.options import Options
 
 dim_type = isl.dim_type
@@ -60,6 +61,12 @@ class LoopKernel:
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
     tags: frozenset = frozenset()
+    #: metadata tags (:class:`pytools.tag.Tag`) by iname; they change no code
+    iname_metadata: Mapping[str, frozenset] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "iname_tags",
+                           InameTagTable(self.iname_tags, self.iname_metadata))
 
     def copy(self, **kwargs: Any) -> LoopKernel:
         return replace(self, **kwargs)
@@ -91,6 +98,17 @@ class LoopKernel:
     def all_inames(self) -> tuple[str, ...]:
         """Every loop index, in order of first appearance in the domains."""
         return self._iname_order
+
+    @cached_property
+    def inames(self) -> dict[str, Iname]:
+        """Each loop index with its tags (loopy's ``kernel.inames``)."""
+        return {n: Iname.of(self, n) for n in self._iname_order}
+
+    def iname_tags_of_type(self, iname: str, tag_type: Any, max_num: int | None = None,
+                           min_num: int | None = None) -> set:
+        """The tags of *iname* that are instances of *tag_type*."""
+        return filter_iname_tags_by_type(Iname.of(self, iname).tags, tag_type, max_num,
+                                         min_num)
 
     @cached_property
     def _param_order(self) -> tuple[str, ...]:

@@ -46,6 +46,7 @@ from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
 from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.transform.inline import slice_bounds
+from kernelcore.transform.instruction import find_most_recent_global_barrier
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -105,10 +106,39 @@ def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
                                       "one affine expression") from None
 
 
+def _single_use_index(users, k: int, sweep: set[str]) -> Any:
+    """The index along axis *k* of all uses when it is one expression free of
+    the *sweep* inames, else None."""
+    exprs = {args[k] for _, uses in users for args, _ in uses}
+    if len(exprs) != 1:
+        return None
+    (expr,) = exprs
+    return None if get_dependencies(expr) & sweep else expr
+
+
+def _fetch_dependencies(knl: LoopKernel, fetch: Assignment, users) -> frozenset[str]:
+    """What the computing instruction *fetch* depends on (loopy's rule): the
+    dependencies of each user that has one writing what *fetch* reads, and
+    the last global barrier each user depends on."""
+    reads = get_dependencies(fetch.expression)
+    user_ids = {u.id for u, _ in users}
+    deps: set[str] = set()
+    for user, _ in users:
+        if any(set(knl.id_to_insn[d].assignee_names()) & reads
+               for d in user.depends_on if d in knl.id_to_insn):
+            deps |= user.depends_on
+        barrier = find_most_recent_global_barrier(knl, user.id)
+        if barrier is not None:
+            deps.add(barrier)
+    return frozenset(deps - user_ids)
+
+
 def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
                 fetch_outer_inames, insn_id, store_of=None,
-                dim_base: str | None = None, footprint_index: tuple | None = None,
+                dim_base: str | None = None, axis_bases: tuple[str, ...] = (),
+                keep_length1_uses: bool = False, store_insn_base: str | None = None,
+                footprint_index: tuple | None = None,
                 footprint_shape: tuple = ()) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
@@ -215,8 +245,9 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
     if temp not in names.existing_names:
         names.add_name(temp)
-    all_dim_names = _names(dim_arg_names) or [names(f"{dim_base or temp}_dim_{k}")
-                                               for k in range(rank)]
+    all_dim_names = _names(dim_arg_names) or [
+        names(axis_bases[k] if axis_bases else f"{dim_base or temp}_dim_{k}")
+        for k in range(rank)]
     if len(all_dim_names) != rank:
         raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
     # axes of length 1 need no storage index
@@ -240,7 +271,14 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     # }}}
 
     fetch_id = insn_id or names(f"{temp}_rule")
+    if fetch_id in knl.id_to_insn:
+        raise KernelcoreError(f"{base_name}: instruction id '{fetch_id}' is already in use")
     offsets = {k: prim.Variable(d) for k, d in zip(kept, dim_names)}
+    if keep_length1_uses:       # unswept length-1 axes: the uses' own index
+        for k in range(rank):
+            same = None if k in offsets else _single_use_index(users, k, sweep)
+            if same is not None:
+                bases[k] = same
     index = tuple(_simplify(prim.Sum((offsets[k], bases[k]))) if k in offsets else bases[k]
                   for k in range(rank))
     storage = tuple(prim.Variable(d) for d in dim_names)
@@ -255,6 +293,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                                     knl.space) for k in kept)
         return prim.Subscript(prim.Variable(temp), sub) if sub else prim.Variable(temp)
 
+    fetch = fetch.copy(depends_on=_fetch_dependencies(knl, fetch, users))
     new_insns = []
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
@@ -271,11 +310,16 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     if store_of is not None:
         target, value = store_of(index, fetch.assignee)
         if target is not None:
-            last = max(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
+            user_ids = {u.id for u, _ in users}
+            store_id = UniqueNameGenerator(set(knl.id_to_insn) | {fetch_id})(
+                store_insn_base or f"{temp}_store")
+            new_insns = [i.copy(depends_on=i.depends_on | {store_id})
+                         if i.depends_on & user_ids and i.id not in user_ids else i
+                         for i in new_insns]
+            last = max(k for k, i in enumerate(new_insns) if i.id in user_ids)
             new_insns.insert(last + 1, Assignment(
-                id=names(f"{temp}_store"), assignee=target, expression=value,
-                within_inames=fetch.within_inames,
-                depends_on=frozenset(u.id for u, _ in users)))
+                id=store_id, assignee=target, expression=value,
+                within_inames=fetch.within_inames, depends_on=frozenset(user_ids)))
     aspace = temporary_address_space if temporary_address_space is not None else auto
     if isinstance(aspace, str):
         aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
@@ -354,10 +398,15 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                precompute_inames: Iterable[str] | None = None, temporary_name: str | None = None,
                temporary_address_space: Any = None, default_tag: str = "l.auto",
                fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None,
-               precompute_outer_inames: Iterable[str] | None = None) -> LoopKernel:
+               precompute_outer_inames: Iterable[str] | None = None,
+               _enable_mirgecom_workaround: bool = False) -> LoopKernel:
     """Store the values of substitution rule *subst_rule_name* that the users need
     over the *sweep_inames* in a temporary, computed once (see module doc).
-    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*."""
+    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*. The
+    storage indices are named after the rule's arguments, the computing
+    instruction after the rule (as in loopy). With *_enable_mirgecom_workaround*
+    (loopy's name) a storage axis of length 1 that no swept iname moves is
+    computed at the index all uses give it, not at its constant value."""
     if precompute_outer_inames is not None:
         if fetch_outer_inames is not None:
             raise KernelcoreError("precompute: give fetch_outer_inames or "
@@ -387,7 +436,11 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                        within=within, dim_arg_names=precompute_inames,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id)
+                       fetch_outer_inames=fetch_outer_inames,
+                       insn_id=compute_insn_id or UniqueNameGenerator(set(knl.id_to_insn))(
+                           subst_rule_name),
+                       axis_bases=tuple(rule.arguments),
+                       keep_length1_uses=_enable_mirgecom_workaround)
 
 
 def _array_use(var_name: str):
@@ -477,5 +530,7 @@ def buffer_array(knl: LoopKernel, var_name: str, buffer_inames: Iterable[str],
                        sweep=buffer_inames, within=within, dim_arg_names=None,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=None, insn_id=f"{var_name}_buf_init",
+                       fetch_outer_inames=None,
+                       insn_id=UniqueNameGenerator(set(knl.id_to_insn))(f"init_{var_name}"),
+                       store_insn_base=f"store_{var_name}",
                        store_of=store_of)
