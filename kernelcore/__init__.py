@@ -342,3 +342,7 @@ from kernelcore.transform.iname_maps import (  # noqa: E402
 
 __all__ += ["add_inames_for_unused_hw_axes", "affine_map_inames",
             "make_reduction_inames_unique"]
+
+from kernelcore.statistics import gather_access_footprints  # noqa: E402
+
+__all__ += ["gather_access_footprints"]

@@ -212,7 +212,8 @@ def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
 
 
 def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
-                       count_redundant_work: bool = False, within: Any = None) -> ToCountMap:
+                       count_redundant_work: bool = False, within: Any = None,
+                       exact_counts: bool | None = None) -> ToCountMap:
     """Count the global and local memory accesses of *knl*: a
     :class:`ToCountMap` from :class:`MemAccess` to :class:`Count`.
 
@@ -221,10 +222,14 @@ def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = N
     with local id 0 is counted per work-item, any other per sub-group; local
     memory accesses are counted per sub-group. *within*: count only the
     instructions it matches (see :mod:`kernelcore.match`).
+
+    *exact_counts*: count the points of non-box domains exactly (True) or
+    estimate them as loopy does without barvinok (False); None: as loopy
+    (see :mod:`kernelcore.statistics.footprint`).
     """
     knl = _prepare(knl)
     grid = _Grid(knl, _process_subgroup_size(subgroup_size))
-    times = _InsnCounter(knl, grid, count_redundant_work)
+    times = _InsnCounter(knl, grid, count_redundant_work, exact_counts)
     variables = _memory_variables(knl)
     result: dict = {}
 

@@ -15,6 +15,7 @@ import operator
 import warnings
 from collections import Counter
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 import pytest
@@ -22,6 +23,7 @@ from pymbolic.mapper.evaluator import EvaluationMapper
 
 import kernelcore as lp
 from kernelcore.statistics import CountGranularity as CG
+from kernelcore.statistics import count as point_count
 
 PARAMS = {"n": 256, "m": 256, "l": 8}
 
@@ -484,9 +486,11 @@ def brute_force(knl, params, ranges, order):
 
 
 def stats_by(knl, params, subgroup_size=32):
-    ops = lp.get_op_map(knl, subgroup_size=subgroup_size)
+    """Exact counts (not loopy's estimate without barvinok)."""
+    ops = lp.get_op_map(knl, subgroup_size=subgroup_size, exact_counts=True)
     ops = {(k.dtype, k.name): v for k, v in ops.eval(params).items() if v}
-    mem = lp.get_mem_access_map(knl, subgroup_size=subgroup_size).filter_by(
+    mem = lp.get_mem_access_map(knl, subgroup_size=subgroup_size,
+                                exact_counts=True).filter_by(
         mtype="global").group_by("variable", "direction").eval(params)
     mem = {(k.variable, k.direction): v for k, v in mem.items() if v}
     return ops, mem
@@ -545,13 +549,13 @@ def test_brute_force_parallel(n):
     knl = lp.add_and_infer_dtypes(knl, dict(x=np.float32))
     ref_ops, ref_acc = brute_force(knl, {"n": n}, {"i": lambda e: range(e["n"])}, ["i"])
     kp = lp.split_iname(knl, "i", 32, outer_tag="g.0", inner_tag="l.0")
-    mem = lp.get_mem_access_map(kp, subgroup_size=32)
+    mem = lp.get_mem_access_map(kp, subgroup_size=32, exact_counts=True)
     for key in mem:
         assert key.count_granularity == CG.WORKITEM
         assert key.lid_strides == {0: 1} and key.gid_strides == {0: 32}
     got = mem.group_by("variable", "direction").eval({"n": n})
     assert {(k.variable, k.direction): v for k, v in got.items()} == dict(ref_acc)
-    ops = lp.get_op_map(kp, subgroup_size=32).eval({"n": n})
+    ops = lp.get_op_map(kp, subgroup_size=32, exact_counts=True).eval({"n": n})
     groups = -(-n // 32)
     for (dtype, name), count in ref_ops.items():
         if dtype == np.float32:
@@ -598,6 +602,38 @@ def test_point_counts_equal_enumeration(text):
     assert count_points(s) == s.count_val().to_python()
 
 
+def test_loopy_estimate_without_barvinok():
+    """Without barvinok loopy counts a non-box domain by its bounding box (and
+    kernelcore by default too); a box is counted exactly either way."""
+    knl = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m and i<j}", "a[i, j] = b[i,j] * 2",
+                         assumptions="n,m >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"b": np.float64})
+    params = {"m": 13, "n": 200}
+    exact = sum(1 for i in range(200) for j in range(13) if i < j)
+    for flag, expected in ((True, exact), (False, 12 * 12)):
+        ops = lp.get_op_map(knl, subgroup_size=32, exact_counts=flag)
+        assert ops.filter_by(name=["mul"]).eval_and_sum(params) == expected
+    default = lp.get_op_map(knl, subgroup_size=32).filter_by(name=["mul"])
+    estimated = not hasattr(isl.BasicSet, "card")
+    assert default.eval_and_sum(params) == (12 * 12 if estimated else exact)
+    box = lp.add_and_infer_dtypes(lp.make_kernel("{[i]: 0<=i<n}", "a[i] = b[i] * 2"),
+                                  {"b": np.float64})
+    assert lp.get_op_map(box, subgroup_size=32, exact_counts=False).filter_by(
+        name=["mul"]).eval_and_sum({"n": 7}) == 7
+
+
+def test_access_footprints_and_their_counts():
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "c[2*i] = a[i] + a[i + 1]",
+                         assumptions="n >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    fp = lp.gather_access_footprints(knl)
+    assert set(fp) == {("c", "write"), ("a", "read")}
+    assert point_count(knl, fp["a", "read"]).eval_with_dict({"n": 50}) == 51
+    # stride 2: the estimate divides the bounding box by it
+    assert point_count(knl, fp["c", "write"]).eval_with_dict({"n": 50}) == 50
+    assert point_count(knl, fp["c", "write"].remove_divs()).eval_with_dict({"n": 50}) == 99
+
+
 def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
     """A 4000^3 product in 128-wide tiles (a tile guard in every loop) is
     counted exactly; enumerating its 6.4e10 points took hours."""
@@ -607,7 +643,8 @@ def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
     for name, tag in (("i", 1), ("j", 0)):
         knl = lp.split_iname(knl, name, 128, outer_tag=f"g.{tag}")
         knl = lp.split_iname(knl, f"{name}_inner", 16, outer_tag="ilp", inner_tag=f"l.{tag}")
-    ops = lp.get_op_map(knl, subgroup_size=32, count_redundant_work=True).eval({})
+    ops = lp.get_op_map(knl, subgroup_size=32, count_redundant_work=True,
+                        exact_counts=True).eval({})
     per_subgroup = {k.name: v for k, v in ops.items() if k.dtype == np.float32}
     # (each work-item does its multiply-adds; a sub-group of 32 counts once)
     assert per_subgroup["mul"] * 32 == per_subgroup["add"] * 32 == n ** 3
