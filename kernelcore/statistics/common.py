@@ -66,7 +66,7 @@ class _Grid:
     @property
     def sizes(self):
         if self._sizes is None:
-            self._sizes = grid_sizes(self.knl)
+            self._sizes = grid_sizes(self.knl, constant_local=False)
         return self._sizes
 
     def local_size_total(self) -> int:

@@ -653,3 +653,17 @@ def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
     assert per_subgroup["mul"] * 32 == per_subgroup["add"] * 32 == n ** 3
 
 # }}}
+
+
+def test_work_group_size_of_a_parameter():
+    """A local axis as long as a parameter: per-work-item counts need no
+    constant work-group size, per-sub-group ones do (as in loopy)."""
+    knl = lp.make_kernel("{[i, k]: 0<=i<n and 0<=k<m}", "e[i, k] = 2*g[i, k]",
+                         assumptions="n,m >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"g": np.float64})
+    knl = lp.tag_inames(knl, {"k": "l.0", "i": "g.0"})
+    mem = lp.get_mem_access_map(knl, count_redundant_work=True, subgroup_size=32)
+    loads = mem.filter_by(direction=["load"], variable=["g"])
+    assert loads.eval_and_sum({"n": 5, "m": 7}) == 35
+    with pytest.raises(lp.LoopyError, match="not a constant"):
+        lp.get_op_map(knl, subgroup_size=32).eval_and_sum({"n": 5, "m": 7})
