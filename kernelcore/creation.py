@@ -79,7 +79,9 @@ true false NULL INFINITY NAN lid gid
 """.split())
 
 
-def _check_names(names, what: str) -> None:
+def check_names(names: Any, what: str) -> None:
+    """Refuse names the generated OpenCL C cannot use (keywords, kernelcore's
+    own prefixes); *what* says what they name."""
     for name in names:
         if name in _C_RESERVED or name.startswith("kc_") or name.startswith("__"):
             raise ParseError(f"{what} name '{name}' is reserved in OpenCL C (or by "
@@ -233,8 +235,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if n in iname_set:
                 raise ParseError(f"iname '{n}' is declared in more than one domain")
             iname_set.add(n)
-    _check_names(iname_set, "iname")
-    _check_names([name], "kernel")
+    check_names(iname_set, "iname")
 
     parsed = parse_instructions(instructions)
     resolver = ReductionResolver(iname_set)
@@ -433,8 +434,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     args, temps = _resolve_kernel_data(
         kernel_data, written, arrays, scalars, collector.functions - set(rules), iname_set,
         all_params, declared_temps, default_order)
-    _check_names([a.name for a in args], "argument")
-    _check_names(list(temps) + list(declared_temps), "temporary")
+    check_names([a.name for a in args], "argument")
+    check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
         if tname in temps:
             continue
