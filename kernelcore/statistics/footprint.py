@@ -149,7 +149,7 @@ def gather_access_footprints(program: Any, ignore_uncountable: bool = False,
                 if ignore_uncountable:
                     continue
                 raise
-            add(sub.aggregate.name, direction, fp)
+            add(str(getattr(sub.aggregate, "name", sub.aggregate)), direction, fp)
     return result
 
 # }}}
