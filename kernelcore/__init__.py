@@ -346,3 +346,14 @@ __all__ += ["add_inames_for_unused_hw_axes", "affine_map_inames",
 from kernelcore.statistics import gather_access_footprints  # noqa: E402
 
 __all__ += ["gather_access_footprints"]
+
+# Splitting array axes with their inames, and padding (issue 40, L2).
+from kernelcore.transform.padding import (  # noqa: E402
+    add_padding,
+    find_padding_multiple,
+    set_array_axis_names,
+    split_array_dim,
+)
+
+__all__ += ["add_padding", "find_padding_multiple", "set_array_axis_names",
+            "split_array_dim"]

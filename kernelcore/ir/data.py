@@ -131,6 +131,8 @@ class _ArrayBase(_Variable):
     shape: Any = auto
     order: str = "C"
     strides: Any = None
+    #: names of the axes (loopy's; they change no code)
+    dim_names: tuple[str, ...] | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", to_dtype(self.dtype))
@@ -166,6 +168,14 @@ class _ArrayBase(_Variable):
                                for k, s in enumerate(self.element_strides())) + ")"
 
 
+def _dim_names(names: Any) -> tuple[str, ...] | None:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        return tuple(n.strip() for n in names.split(",") if n.strip())
+    return tuple(names)
+
+
 def _check_alignment(name: str, alignment: int | None) -> None:
     if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
         raise ValueError(f"'{name}': alignment {alignment} is not a power of two")
@@ -195,7 +205,7 @@ class ArrayArg(_ArrayBase):
                  address_space: AddressSpace = AddressSpace.GLOBAL,
                  is_output: bool | None = None, is_input: bool | None = None,
                  for_atomic: bool = False, alignment: int | None = None,
-                 offset: Any = 0):
+                 offset: Any = 0, dim_names: Any = None):
         _check_alignment(name, alignment)
         if offset is None:
             offset = 0
@@ -208,7 +218,7 @@ class ArrayArg(_ArrayBase):
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,
                          for_atomic=for_atomic, alignment=alignment,
-                         offset=offset).items():
+                         offset=offset, dim_names=_dim_names(dim_names)).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
@@ -278,7 +288,7 @@ class TemporaryVariable(_ArrayBase):
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False,
                  alignment: int | None = None, base_storage: str | None = None,
-                 for_atomic: bool = False):
+                 for_atomic: bool = False, dim_names: Any = None):
         _check_alignment(name, alignment)
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
@@ -294,7 +304,7 @@ class TemporaryVariable(_ArrayBase):
                          strides=strides, address_space=address_space,
                          initializer=initializer, read_only=read_only,
                          alignment=alignment, base_storage=base_storage,
-                         for_atomic=for_atomic).items():
+                         for_atomic=for_atomic, dim_names=_dim_names(dim_names)).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
