@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -70,6 +70,19 @@ class LoopKernel:
 
     def copy(self, **kwargs: Any) -> LoopKernel:
         return replace(self, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        """Structural equality (as loopy's): the same domains, instructions,
+        data, tags and options."""
+        if self is other:
+            return True
+        if not isinstance(other, LoopKernel):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    # identity hashing: kernels key caches by object (equal kernels built
+    # separately simply get separate entries)
+    __hash__ = object.__hash__
 
     def tagged(self, tags: Any) -> LoopKernel:
         """A copy of the kernel with *tags* (a tag or an iterable of them) added."""

@@ -28,7 +28,7 @@ class _Expand(IdentityMapper):
 
     def map_variable(self, expr):
         if expr.name == self.name:
-            return prim.Subscript(expr, (self.index,))
+            return prim.Subscript(expr, self.index)     # (one index: no tuple, as parsed)
         return expr
 
     def map_subscript(self, expr):
@@ -112,7 +112,9 @@ class _Drop(IdentityMapper):
         if isinstance(expr.aggregate, prim.Variable) and expr.aggregate.name == self.name:
             idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
             rest = tuple(self.rec(i) for k, i in enumerate(idx) if k != self.axis)
-            return prim.Subscript(expr.aggregate, rest) if rest else expr.aggregate
+            if not rest:
+                return expr.aggregate
+            return prim.Subscript(expr.aggregate, rest[0] if len(rest) == 1 else rest)
         return super().map_subscript(expr)
 
     def map_constant(self, expr):

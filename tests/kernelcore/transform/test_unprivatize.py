@@ -55,3 +55,25 @@ def test_unprivatize_refuses_inconsistent_axes():
         """)
     with pytest.raises(lp.LoopyError, match="one and the same axis"):
         lp.unprivatize_temporaries_with_inames(knl, {"i"}, {"t"})
+
+
+def test_privatize_and_unprivatize_give_equal_kernels():
+    """Kernels compare structurally (as in loopy): privatizing and
+    unprivatizing give the kernels written that way by hand."""
+    domains = ["{[i]: 0<=i<10}", "{[imatrix]: 0<=imatrix<20}", "{[k]: 0<=k<30}"]
+    source = """
+        for imatrix, i
+            <> acc[imatrix] = 0
+            for k
+                acc[imatrix] = acc[imatrix] + a[imatrix, i, k] * vec[k]
+            end
+        end
+        """
+    private = lp.make_kernel(domains, source, name="rt", seq_dependencies=True)
+    shared = lp.make_kernel(domains, source.replace("acc[imatrix]", "acc"), name="rt",
+                            seq_dependencies=True)
+    assert private != shared
+    assert lp.unprivatize_temporaries_with_inames(private, {"imatrix"}, {"acc"}) == shared
+    assert lp.privatize_temporaries_with_inames(shared, {"imatrix"}, {"acc"}) == private
+    assert shared.default_entrypoint == shared.default_entrypoint.copy()
+    assert shared.default_entrypoint != private.default_entrypoint
