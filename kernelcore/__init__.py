@@ -357,3 +357,7 @@ from kernelcore.transform.padding import (  # noqa: E402
 
 __all__ += ["add_padding", "find_padding_multiple", "set_array_axis_names",
             "split_array_dim"]
+
+from kernelcore.transform.instruction import UniqueName, uniquify_instruction_ids  # noqa: E402
+
+__all__ += ["UniqueName", "uniquify_instruction_ids"]

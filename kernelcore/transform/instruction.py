@@ -2,12 +2,14 @@
 
 Public names: add_dependency, remove_instructions, add_nosync, add_barrier,
 find_instructions, add_inames_to_insn, remove_inames_from_insn, remove_predicates_from_insn,
-get_global_barrier_order, find_most_recent_global_barrier.
+get_global_barrier_order, find_most_recent_global_barrier, UniqueName,
+uniquify_instruction_ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from pytools import UniqueNameGenerator
@@ -228,3 +230,27 @@ def find_most_recent_global_barrier(knl: Any, insn_id: str) -> str | None:
     deps = _ancestors(knl, insn_id)
     found = [b for b in get_global_barrier_order(knl) if b in deps]
     return found[-1] if found else None
+
+
+@dataclass(frozen=True)
+class UniqueName:
+    """An instruction id to be made unique (``name``, ``name_0``, ...) by
+    :func:`uniquify_instruction_ids`."""
+
+    name: str
+
+
+@for_each_kernel
+def uniquify_instruction_ids(knl: LoopKernel) -> LoopKernel:
+    """Give each instruction whose id is None (``insn``, ``insn_0``, ...) or a
+    :class:`UniqueName` a fresh id; existing ids stay as they are."""
+    taken = {i.id for i in knl.instructions if isinstance(i.id, str)}
+    names = UniqueNameGenerator(taken)
+    insns = []
+    for insn in knl.instructions:
+        if insn.id is None:
+            insn = insn.copy(id=names("insn"))
+        elif isinstance(insn.id, UniqueName):
+            insn = insn.copy(id=names(insn.id.name))
+        insns.append(insn)
+    return knl.copy(instructions=tuple(insns))

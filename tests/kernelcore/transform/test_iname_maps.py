@@ -142,3 +142,12 @@ def test_prefetch_and_buffer_after_global_barrier(queue):
         _, (out0, out1) = variant(queue, A=A, x=x)
         np.testing.assert_allclose(host(out0), A * x.sum())
         np.testing.assert_allclose(host(out1), A * x.sum())
+
+
+def test_uniquify_instruction_ids():
+    knl = lp.make_kernel("{[i]: 0<=i<3}", "out[i] = 1 {id=insn}").default_entrypoint
+    extra = [lp.Assignment("out[0]", 2, id=None), lp.Assignment("out[1]", 3, id=None),
+             lp.Assignment("out[2]", 4, id=lp.UniqueName("insn"))]
+    knl = lp.uniquify_instruction_ids(knl.copy(instructions=[*knl.instructions, *extra]))
+    ids = [i.id for i in knl.instructions]
+    assert ids[0] == "insn" and len(set(ids)) == 4 and all(isinstance(i, str) for i in ids)
