@@ -361,3 +361,7 @@ __all__ += ["add_padding", "find_padding_multiple", "set_array_axis_names",
 from kernelcore.transform.instruction import UniqueName, uniquify_instruction_ids  # noqa: E402
 
 __all__ += ["UniqueName", "uniquify_instruction_ids"]
+
+from kernelcore.transform.indices import simplify_indices  # noqa: E402
+
+__all__ += ["simplify_indices"]

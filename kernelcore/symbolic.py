@@ -7,7 +7,7 @@ DependencyMapper, UncachedWalkMapper, RuleAwareIdentityMapper,
 RuleAwareSubstitutionMapper, SubstitutionRuleMappingContext, SubstitutionRule,
 get_dependencies, parse, substitute, aff_to_expr, pw_aff_to_expr,
 aff_from_expr, pwaff_from_expr, get_reduction_inames, simplify_via_aff,
-qpolynomial_to_expr.
+qpolynomial_to_expr, simplify_using_aff.
 
 The kernel-specific nodes that kernelcore's passes understand are
 :class:`Reduction` and :class:`TypeCast`; :class:`ResolvedFunction` marks a
@@ -45,6 +45,7 @@ from kernelcore.ir.expr import (
 from kernelcore.ir.subst import SubstitutionRule
 from kernelcore.isl_helpers import qpolynomial_to_expr
 from kernelcore.parse import parse_expression
+from kernelcore.transform.indices import simplify_using_aff
 
 # {{{ nodes
 
@@ -251,4 +252,4 @@ __all__ = ["Reduction", "TypeCast", "Literal", "ArrayLiteral", "FunctionIdentifi
            "SubstitutionRuleMappingContext", "ExpansionState", "SubstitutionRule",
            "get_dependencies", "parse", "substitute", "aff_to_expr", "pw_aff_to_expr",
            "aff_from_expr", "pwaff_from_expr", "get_reduction_inames", "simplify_via_aff",
-           "qpolynomial_to_expr"]
+           "qpolynomial_to_expr", "simplify_using_aff"]

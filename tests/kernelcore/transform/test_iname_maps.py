@@ -151,3 +151,18 @@ def test_uniquify_instruction_ids():
     knl = lp.uniquify_instruction_ids(knl.copy(instructions=[*knl.instructions, *extra]))
     ids = [i.id for i in knl.instructions]
     assert ids[0] == "insn" and len(set(ids)) == 4 and all(isinstance(i, str) for i in ids)
+
+
+def test_simplify_indices_uses_the_domain(queue):
+    knl = lp.make_kernel(
+        "{[j]: 0<=j<10}",
+        """
+        <> b = z[0]  {id=b}
+        y[j] = x[10*(j//10 + b) + j - 10*b] + x[(j + 10) % 10]  {dep=b}
+        """, [lp.GlobalArg("x,y,z", shape=(10,), dtype=np.int32)])
+    simple = lp.simplify_indices(knl)
+    insn = [i for i in simple.default_entrypoint.instructions if i.id != "b"][0]
+    assert str(insn.expression) == "x[j] + x[j]"
+    x = np.arange(10, dtype=np.int32) * 3
+    _, (y,) = simple(queue, x=x, z=np.ones(10, np.int32))
+    np.testing.assert_array_equal(host(y), 2 * x)
