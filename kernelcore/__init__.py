@@ -350,12 +350,14 @@ __all__ += ["gather_access_footprints"]
 # Splitting array axes with their inames, and padding (issue 40, L2).
 from kernelcore.transform.padding import (  # noqa: E402
     add_padding,
+    concatenate_arrays,
     find_padding_multiple,
     set_array_axis_names,
     split_array_dim,
 )
 
-__all__ += ["add_padding", "find_padding_multiple", "set_array_axis_names",
+__all__ += ["add_padding", "concatenate_arrays", "find_padding_multiple",
+            "set_array_axis_names",
             "split_array_dim"]
 
 from kernelcore.transform.instruction import UniqueName, uniquify_instruction_ids  # noqa: E402

@@ -1,12 +1,14 @@
-"""Naming and splitting array axes (along with the inames that index them),
-and padding array strides (loopy's ``set_array_axis_names``,
-``split_array_dim``, ``find_padding_multiple``, ``add_padding`` and
+"""Naming, splitting (along with the inames that index them) and
+concatenating array axes, and padding array strides (loopy's
+``set_array_axis_names``, ``split_array_dim``, ``concatenate_arrays``,
+``find_padding_multiple``, ``add_padding`` and
 ``add_padding_to_avoid_bank_conflicts``).
 
 As in loopy, strides are counted in elements and compared with the
 alignment as given (*align_bytes*).
 
-Public names: set_array_axis_names, split_array_dim, find_padding_multiple, add_padding,
+Public names: set_array_axis_names, split_array_dim, concatenate_arrays,
+find_padding_multiple, add_padding,
 add_padding_to_avoid_bank_conflicts.
 """
 
@@ -153,6 +155,70 @@ def split_array_dim(knl: LoopKernel, arrays_and_axes: Any, count: int,
         knl = split_iname(knl, iname, count, outer_iname=outer, inner_iname=inner,
                           **(split_kwargs or {}))
     return knl
+
+# }}}
+
+
+# {{{ concatenate_arrays
+
+class _Concatenator(IdentityMapper):
+    def __init__(self, offsets: dict[str, int], axis: int, new_name: str) -> None:
+        self.offsets, self.axis, self.new_name = offsets, axis, new_name
+
+    def map_subscript(self, expr: prim.Subscript) -> Any:
+        index = expr.index if isinstance(expr.index, tuple) else (expr.index,)
+        index = tuple(self.rec(i) for i in index)
+        agg = expr.aggregate
+        if isinstance(agg, prim.Variable) and agg.name in self.offsets:
+            shifted: list[Any] = list(index)
+            shifted[self.axis] = shifted[self.axis] + self.offsets[agg.name]
+            return prim.Subscript(prim.Variable(self.new_name), tuple(shifted))
+        return prim.Subscript(agg, index)
+
+    def map_constant(self, expr: Any) -> Any:
+        return expr
+
+
+@for_each_kernel
+def concatenate_arrays(knl: LoopKernel, array_names: Any, new_name: str | None = None,
+                       axis_nr: int = 0) -> LoopKernel:
+    """Merge the temporaries *array_names* (alike but for their length along
+    *axis_nr*) into one temporary *new_name*, one after the other along that
+    axis."""
+    names = [n.strip() for n in array_names.split(",")] if isinstance(array_names, str) \
+        else list(array_names)
+    new_name = new_name or UniqueNameGenerator(
+        set(knl.arg_dict) | set(knl.temporary_variables) | set(knl.all_inames())
+        | set(knl.all_params()))("concatenated_array")
+    offsets: dict[str, int] = {}
+    length = 0
+    alike = []
+    for name in names:
+        if name not in knl.temporary_variables:
+            raise UnknownNameError(f"concatenate_arrays: no temporary called '{name}'")
+        tv = knl.temporary_variables[name]
+        if not isinstance(tv.shape, tuple) or not 0 <= axis_nr < len(tv.shape):
+            raise KernelcoreError(f"concatenate_arrays: '{name}' has no axis {axis_nr}")
+        extent = tv.shape[axis_nr]
+        if not isinstance(extent, int):
+            raise KernelcoreError(f"concatenate_arrays: axis {axis_nr} of '{name}' has no "
+                                  f"constant length ({extent})")
+        offsets[name] = length
+        length += extent
+        one = list(tv.shape)
+        one[axis_nr] = 1
+        alike.append(tv.copy(name=new_name, shape=tuple(one)))
+    if any(a != alike[0] for a in alike[1:]):
+        raise KernelcoreError("concatenate_arrays: the arrays differ in more than their "
+                              f"length along axis {axis_nr}")
+    shape = list(alike[0].shape)
+    shape[axis_nr] = length
+    temps = {n: t for n, t in knl.temporary_variables.items() if n not in offsets}
+    temps[new_name] = alike[0].copy(shape=tuple(shape), strides=None)
+    mapper = _Concatenator(offsets, axis_nr, new_name)
+    return knl.copy(temporary_variables=temps,
+                    instructions=tuple(i.with_transformed_expressions(mapper)
+                                       for i in knl.instructions))
 
 # }}}
 

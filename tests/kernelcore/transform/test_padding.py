@@ -63,3 +63,22 @@ def test_no_bank_padding_where_local_memory_is_global(queue):
     b = np.arange(64, dtype=np.float32)
     _, (a,) = padded(queue, b=b)
     np.testing.assert_array_equal(host(a), 2 * b)
+
+
+def test_concatenate_arrays(queue):
+    knl = lp.make_kernel(
+        "{[i, j]: 0<=i<10 and 0<=j<4}",
+        """
+        <> a[i] = x[i]    {id=init_a}
+        <> b[j] = 2*x[j]  {id=init_b}
+        out[i] = a[i] + b[i % 4] {id=use, dep=init_a:init_b}
+        """)
+    knl = lp.add_dtypes(knl, {"x": np.float64})
+    merged = lp.concatenate_arrays(knl, ["a", "b"], "c")
+    temps = merged.default_entrypoint.temporary_variables
+    assert temps["c"].shape == (14,) and "a" not in temps and "b" not in temps
+    x = np.linspace(0, 1, 10)
+    _, (out,) = merged(queue, x=x)
+    np.testing.assert_allclose(host(out), x + 2 * x[np.arange(10) % 4])
+    with pytest.raises(lp.LoopyError, match="no temporary"):
+        lp.concatenate_arrays(knl, ["a", "x"])
