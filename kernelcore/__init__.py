@@ -367,3 +367,7 @@ __all__ += ["UniqueName", "uniquify_instruction_ids"]
 from kernelcore.transform.indices import simplify_indices  # noqa: E402
 
 __all__ += ["simplify_indices"]
+
+from kernelcore.transform.arithmetic import collect_common_factors_on_increment  # noqa: E402
+
+__all__ += ["collect_common_factors_on_increment"]
