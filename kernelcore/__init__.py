@@ -338,10 +338,11 @@ from kernelcore.transform.iname_maps import (  # noqa: E402
     add_inames_for_unused_hw_axes,
     affine_map_inames,
     make_reduction_inames_unique,
+    map_domain,
 )
 
 __all__ += ["add_inames_for_unused_hw_axes", "affine_map_inames",
-            "make_reduction_inames_unique"]
+            "make_reduction_inames_unique", "map_domain"]
 
 from kernelcore.statistics import gather_access_footprints  # noqa: E402
 

@@ -1,8 +1,9 @@
-"""Transformations that map inames to new ones: affine changes of variables,
-fresh copies of reused reduction inames, and hardware axes added to
-instructions that do not use them.
+"""Transformations that map inames to new ones: affine changes of variables
+(by equations or by an isl map of a domain), fresh copies of reused
+reduction inames, and hardware axes added to instructions that do not use
+them.
 
-Public names: affine_map_inames, make_reduction_inames_unique,
+Public names: affine_map_inames, map_domain, make_reduction_inames_unique,
 add_inames_for_unused_hw_axes.
 """
 
@@ -15,7 +16,7 @@ import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, ParseError
 from kernelcore.ir.domain import aff_to_expr
-from kernelcore.ir.expr import IdentityMapper, Reduction, substitute
+from kernelcore.ir.expr import IdentityMapper, Reduction, find_reductions, substitute
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.match import parse_match
@@ -113,6 +114,92 @@ def affine_map_inames(knl: LoopKernel, old_inames: Any, new_inames: Any,
              for name, rule in knl.substitutions.items()}
     return knl.copy(domains=domains, instructions=insns, iname_tags=tags,
                     substitutions=rules)
+
+# }}}
+
+
+# {{{ map_domain
+
+def _apply_to_domain(dom: Any, transform_map: isl.BasicMap | isl.Map,
+                     in_dims: list[str]) -> Any:
+    """*dom* with its dimensions *in_dims* replaced by the map's outputs."""
+    s = dom.to_set() if isinstance(dom, isl.BasicSet) else dom
+    relation = transform_map.wrap().flatten()
+    if isinstance(relation, isl.BasicSet):
+        relation = relation.to_set()
+    n = s.dim(dim_type.set)
+    out_dims = [n_ for n_, (dt, _) in relation.get_var_dict().items()
+                if dt == dim_type.set and n_ not in in_dims]
+    s = s.add_dims(dim_type.set, len(out_dims))
+    for k, name in enumerate(out_dims):
+        s = s.set_dim_name(dim_type.set, n + k, name)
+    s = (s & isl.align_spaces(relation, s)).coalesce()
+    for name in in_dims:
+        s = s.project_out(dim_type.set, s.get_var_dict()[name][1], 1)
+    s = s.compute_divs().coalesce()         # (existential variables as known divisions)
+    bsets = s.get_basic_sets()
+    return bsets[0] if isinstance(dom, isl.BasicSet) and len(bsets) == 1 else s
+
+
+@for_each_kernel
+def map_domain(knl: LoopKernel, transform_map: isl.BasicMap | isl.Map) -> LoopKernel:
+    """Replace the inames that *transform_map* (a bijective isl map from some
+    inames of one domain to new ones) takes by its outputs: the domain becomes
+    its image, each old iname is rewritten as the affine function of the new
+    ones the map's inverse gives, and instructions in the old inames run in
+    the new ones."""
+    if isinstance(transform_map, isl.BasicMap):
+        transform_map = isl.Map.from_basic_map(transform_map)
+    if not transform_map.is_bijective():
+        raise KernelcoreError("map_domain: the transform_map must be bijective")
+    var = transform_map.get_var_dict()
+    in_dims = [n for n, (dt, _) in var.items() if dt == dim_type.in_]
+    out_dims = [n for n, (dt, _) in var.items() if dt == dim_type.out]
+    for prio in knl.loop_priority:
+        if set(prio) & set(in_dims):
+            raise ValueError(f"Loop priority {tuple(prio)} contains iname(s) transformed by "
+                             f"map {transform_map} in map_domain.")
+    rules = ("Transform map must be applicable to exactly one domain. (It applies to a "
+             "domain whose inames include its input inames.)")
+    targets = [k for k, d in enumerate(knl.domains)
+               if set(in_dims) <= {n for n, (dt, _) in d.get_var_dict().items()
+                                   if dt == dim_type.set}]
+    if not targets:
+        raise KernelcoreError(f"map_domain: transform map {transform_map} was not "
+                              f"applicable to any domain. {rules}")
+    if len(targets) > 1:
+        raise KernelcoreError(f"map_domain: transform map {transform_map} was applicable "
+                              f"to more than one domain. {rules}")
+    pw_multi = transform_map.reverse().lexmin().as_pw_multi_aff()
+    subst = {}
+    for k, name in enumerate(in_dims):
+        pieces = pw_multi.get_pw_aff(k).get_pieces()
+        if len(pieces) != 1:
+            raise KernelcoreError(f"map_domain: iname '{name}' is not one affine function "
+                                  "of the new inames")
+        subst[name] = aff_to_expr(pieces[0][1])
+    red = {name: (tuple(out_dims) if k == 0 else ()) for k, name in enumerate(in_dims)}
+    mapped = set(in_dims)
+    insns = []
+    for insn in knl.instructions:
+        overlap = mapped & insn.within_inames
+        if overlap and overlap != mapped:
+            raise KernelcoreError(
+                f"map_domain: statement '{insn.id}' is within only a part of the mapped "
+                f"inames of {transform_map}. Statements must be within all or none of the "
+                "mapped inames.")
+        for r in (r for e in insn.expressions() for r in find_reductions(e)):
+            if mapped & set(r.inames) and not mapped <= set(r.inames):
+                raise KernelcoreError(f"map_domain: a reduction of '{insn.id}' runs over "
+                                      "only a part of the mapped inames")
+        insns.append(_rewrite_insn(insn, subst, red, red) if overlap or any(
+            mapped & set(r.inames) for e in insn.expressions() for r in find_reductions(e))
+            else insn)
+    domains = list(knl.domains)
+    (target,) = targets
+    domains[target] = _apply_to_domain(domains[target], transform_map, in_dims)
+    tags = {n: t for n, t in knl.iname_tags.items() if n not in mapped}
+    return knl.copy(domains=tuple(domains), instructions=tuple(insns), iname_tags=tags)
 
 # }}}
 

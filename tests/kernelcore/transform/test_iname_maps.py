@@ -4,6 +4,7 @@ dependencies of precompute's and buffer_array's instructions."""
 
 from __future__ import annotations
 
+import islpy as isl
 import numpy as np
 import pytest
 from pymbolic import parse
@@ -166,3 +167,32 @@ def test_simplify_indices_uses_the_domain(queue):
     x = np.arange(10, dtype=np.int32) * 3
     _, (y,) = simple(queue, x=x, z=np.ones(10, np.int32))
     np.testing.assert_array_equal(host(y), 2 * x)
+
+
+def test_map_domain_splits_like_split_iname(queue):
+    knl = lp.make_kernel("[n] -> {[x, t]: 0<=x<3 and 0<=t<n}", "a[x, t] = 10*x + t")
+    m = isl.BasicMap("[n] -> {[t] -> [t_outer, t_inner]: 0 <= t_inner < 8 and "
+                     "8*t_outer + t_inner = t}")
+    mapped = lp.map_domain(knl, m)
+    k = mapped.default_entrypoint
+    assert {"t_outer", "t_inner"} <= set(k.all_inames()) and "t" not in k.all_inames()
+    assert k.instructions[0].within_inames == {"x", "t_outer", "t_inner"}
+    split = lp.split_iname(knl, "t", 8).default_entrypoint
+    assert k.domains[0] == isl.align_spaces(split.domains[0], k.domains[0])
+    _, (a,) = mapped(queue, n=21)
+    np.testing.assert_array_equal(host(a), 10 * np.arange(3)[:, None] + np.arange(21))
+
+
+def test_map_domain_refusals():
+    knl = lp.make_kernel("{[i, j]: 0<=i,j<4}", """
+        <> s = i {id=s}
+        out[i, j] = s + j {dep=s}
+        """)
+    with pytest.raises(lp.LoopyError, match="bijective"):
+        lp.map_domain(knl, isl.BasicMap("{[i, j] -> [k]: k = i}"))
+    with pytest.raises(lp.LoopyError, match="not applicable to any domain"):
+        lp.map_domain(knl, isl.BasicMap("{[q] -> [r]: r = q}"))
+    with pytest.raises(lp.LoopyError, match="all or none of the mapped inames"):
+        lp.map_domain(knl, isl.BasicMap("{[i, j] -> [a, b]: a = i + j and b = i}"))
+    with pytest.raises(ValueError, match="Loop priority"):
+        lp.map_domain(lp.prioritize_loops(knl, "i, j"), isl.BasicMap("{[i] -> [a]: a = i}"))
