@@ -114,6 +114,9 @@ def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: I
     found = []
 
     class _Extract(IdentityMapper):
+        def __call__(self, expr, *args, **kwargs):     # (a whole expression may match)
+            return self.rec(expr, *args, **kwargs)
+
         def rec(self, expr, *args, **kwargs):
             bindings: dict = {}
             if isinstance(expr, prim.ExpressionNode) and _match(template, expr, set(params),

@@ -994,3 +994,16 @@ def test_add_nosync_takes_loopy_arguments():
     with pytest.raises(lp.LoopyError, match="no instruction matches"):
         lp.add_nosync(knl, "local", "writes:zz", "reads:c")
     assert lp.add_nosync(knl, "local", "writes:zz", "reads:c", empty_ok=True) is not None
+
+
+def test_extract_subst_of_a_whole_right_hand_side(queue):
+    """A template may match an instruction's whole expression, and name
+    inames that are no parameters (they match themselves)."""
+    knl = lp.make_kernel("{[i, j]: 0<=i<4 and 0<=j<3}", "y[i, j] = x[i, j]",
+                         [lp.GlobalArg("x,y", shape=lp.auto, dtype=np.float64)])
+    knl = lp.extract_subst(knl, "rule1", "x[i, arg1]", parameters=("arg1",))
+    k = knl.default_entrypoint
+    assert str(k.instructions[0].expression) == "rule1(j)"
+    x = np.arange(12.0).reshape(4, 3)
+    _, (y,) = knl(queue, x=x)
+    np.testing.assert_array_equal(host(y), x)
