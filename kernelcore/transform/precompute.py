@@ -471,8 +471,8 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                                   f"one, got {var_name!r}")
         var_name = given.aggregate.name
         footprint_index = assignee_subscript(given)
-    if var_name not in knl.arg_dict:
-        raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
+    if var_name not in knl.arg_dict and var_name not in knl.temporary_variables:
+        raise UnknownNameError(f"add_prefetch: no array called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
 
     is_use = _array_use(var_name)
@@ -487,7 +487,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                        fetch_outer_inames=fetch_outer_inames,
                        insn_id=prefetch_insn_id or f"{var_name}_fetch_rule",
                        dim_base=var_name, footprint_index=footprint_index,
-                       footprint_shape=getattr(knl.arg_dict[var_name], "shape", ()))
+                       footprint_shape=getattr(knl.get_var(var_name), "shape", ()))
 
 
 @for_each_kernel

@@ -170,3 +170,23 @@ def test_storage_axes_avoid_the_local_axes_the_fetch_runs_in(queue):
     a = np.random.default_rng(6).random(6, dtype=np.float32)
     _, (b,) = knl(queue, a=a, n=39)
     np.testing.assert_allclose(host(b), np.tile(a[1:6] - a[:5], (39, 1)), rtol=1e-6)
+
+
+def test_prefetch_from_a_temporary(queue):
+    """add_prefetch also fetches from a temporary (here one prefetch of
+    another)."""
+    knl = lp.make_kernel(
+        "{[k,i,j]: 0<=k<4 and 0<=i<5 and 0<=j<6}",
+        "result[i,k] = sum(j, mat[i, j] * vec[j, k])",
+        [lp.GlobalArg("result", np.float32, shape=(5, 4)),
+         lp.GlobalArg("mat", np.float32, shape=(5, 6)),
+         lp.GlobalArg("vec", np.float32, shape=(6, 4))])
+    knl = lp.prioritize_loops(knl, "i,k,j")
+    knl = lp.add_prefetch(knl, "mat", "i, j", temporary_name="s_mat", default_tag="for")
+    knl = lp.add_prefetch(knl, "s_mat", "j", temporary_name="p_mat", default_tag="for")
+    temps = knl.default_entrypoint.temporary_variables
+    assert temps["p_mat"].shape == (6,)
+    rng = np.random.default_rng(3)
+    mat, vec = rng.random((5, 6), np.float32), rng.random((6, 4), np.float32)
+    _, (result,) = knl(queue, mat=mat, vec=vec)
+    np.testing.assert_allclose(host(result), mat @ vec, rtol=1e-5)
