@@ -21,7 +21,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
-from kernelcore.auto_shapes import find_auto_shapes
+from kernelcore.auto_shapes import find_auto_shapes, strides_as_arguments
 from kernelcore.creation_forms import (
     ReductionResolver,
     SubArrayLowering,
@@ -132,7 +132,8 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
     # names in the declared shapes and strides are parameters too
     shape_params = set().union(*(
         get_dependencies(e) for a in explicit if isinstance(a, ArrayArg)
-        for part in (a.shape, a.strides) if isinstance(part, tuple) for e in part))
+        for part in (a.shape, a.strides) if isinstance(part, tuple) for e in part
+        if e is not auto))
     domain_params = set(domain_params) | (shape_params - set(arrays) - set(written))
     needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
     needed -= set(functions) - set(arrays) - set(written)
@@ -200,7 +201,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     *loop_priority* (loop nestings, as :func:`prioritize_loops` takes them),
     *fixed_parameters* (as :func:`fix_parameters` takes them) and *tags* (the
     kernel's) are applied to the kernel made; *default_order* (``"C"``, ``"F"``
-    or :data:`auto`, meaning C) orders the arrays that ``"..."`` declares.
+    or :data:`auto`: any strides, arguments of the kernel named
+    ``<array>_stride<axis>``) orders the arrays that ``"..."`` declares.
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
     *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
@@ -215,6 +217,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     if not (default_offset is auto or default_offset in (0, None)):
         raise KernelcoreError(f"default_offset={default_offset!r}: kernelcore's arrays "
                               "start at their buffer (use 0 or lp.auto)")
+    any_order = default_order is auto       # (strides of the arrays found: arguments)
     default_order = "C" if default_order is auto else default_order
     if lang_version is not None:
         if not (isinstance(lang_version, tuple) and len(lang_version) == 2
@@ -435,6 +438,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         kernel_data, written, arrays, scalars, collector.functions - set(rules), iname_set,
         all_params, declared_temps, default_order)
     check_names([a.name for a in args], "argument")
+    declared = {n.strip() for d in (kernel_data if isinstance(kernel_data, (list, tuple))
+                                    else ()) for n in getattr(d, "name", "").split(",")}
     check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
         if tname in temps:
@@ -489,6 +494,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         for old, new in pairs:
             knl = duplicate_inames(knl, old, within=f"id:{insn_id}", new_inames=new)
     knl = find_auto_shapes(knl, access_list)
+    knl = strides_as_arguments(knl, [a.name for a in args if a.name not in declared]
+                               if any_order else ())
     for nesting in sorted(loop_priority, key=str):
         knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))

@@ -85,6 +85,9 @@ def parse_shape(shape: Any) -> tuple | _Auto | None:
     if isinstance(shape, str):
         if not shape.strip():
             return ()
+        shape = shape.strip()
+        if shape.endswith(",") and not shape.startswith("("):     # "n,": one axis
+            shape = shape[:-1]
         parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
         if isinstance(parsed, tuple) and len(parsed) == 1 and isinstance(parsed[0], tuple):
             parsed = parsed[0]          # "(n, m)": the parentheses are not an axis
@@ -93,7 +96,7 @@ def parse_shape(shape: Any) -> tuple | _Auto | None:
         shape = (shape,)
     if tuple(shape) == (None,):     # loopy's one axis of unknown extent: no shape
         return None
-    return tuple(_to_expr(s) for s in shape)
+    return tuple(s if s is auto else _to_expr(s) for s in shape)
 
 
 def c_order_strides(shape: tuple) -> tuple:
@@ -168,6 +171,17 @@ class _ArrayBase(_Variable):
                                for k, s in enumerate(self.element_strides())) + ")"
 
 
+def _strides_of_dim_tags(name: str, dim_tags: Any, strides: Any) -> tuple:
+    """The strides loopy's fixed-stride axis tags (objects with a ``stride``,
+    which may be :data:`auto`) give."""
+    if strides is not None:
+        raise ParseError(f"array '{name}': give strides or dim_tags, not both")
+    if isinstance(dim_tags, str) or not all(hasattr(t, "stride") for t in dim_tags):
+        raise ParseError(f"array '{name}': dim_tags must be fixed-stride axis tags "
+                         "(use tag_array_axes for 'c', 'f' or 'stride:...')")
+    return tuple(t.stride for t in dim_tags)
+
+
 def _dim_names(names: Any) -> tuple[str, ...] | None:
     if names is None:
         return None
@@ -205,8 +219,10 @@ class ArrayArg(_ArrayBase):
                  address_space: AddressSpace = AddressSpace.GLOBAL,
                  is_output: bool | None = None, is_input: bool | None = None,
                  for_atomic: bool = False, alignment: int | None = None,
-                 offset: Any = 0, dim_names: Any = None):
+                 offset: Any = 0, dim_names: Any = None, dim_tags: Any = None):
         _check_alignment(name, alignment)
+        if dim_tags is not None:
+            strides = _strides_of_dim_tags(name, dim_tags, strides)
         if offset is None:
             offset = 0
         if not (offset is auto or (isinstance(offset, int) and offset == 0)):
