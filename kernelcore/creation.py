@@ -338,7 +338,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         common = dict(id=insn_id, depends_on=frozenset(pi.depends_on),
                       depends_on_is_final=pi.depends_on_is_final, within_inames=within,
                       priority=pi.priority, tags=pi.tags, no_sync_with=pi.no_sync_with,
-                      predicates=predicates)
+                      predicates=predicates, groups=pi.extra.get("groups", frozenset()),
+                      conflicts_with_groups=pi.extra.get("conflicts", frozenset()))
         if pi.kind == "nop":
             insns.append(NoOpInstruction(**common))
             continue

@@ -208,6 +208,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.extra["mem_kind"] = value
         elif key == "atomic":
             pi.extra["atomic"] = True
+        elif key in ("groups", "conflicts"):       # loopy's instruction groups
+            pi.extra[key] = frozenset(v.strip() for v in value.split(":") if v.strip())
         elif key in ("dep_query", "nosync_query"):     # instruction matches, see match.py
             pi.extra[key] = value
         elif key == "dup":          # dup=i:j->j2: the instruction's own copies of inames
@@ -217,7 +219,7 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
                              "(known: id, dep, dep_query, priority, tags, nosync, nosync_query, "
-                             "inames, if, mem_kind, atomic, dup)")
+                             "inames, if, mem_kind, atomic, dup, groups, conflicts)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",

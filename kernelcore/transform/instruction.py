@@ -80,7 +80,8 @@ def add_nosync(knl: LoopKernel, scope: str, source: Any, sink: Any,
     """State that the instructions matching *sink* need no synchronization of
     *scope* (``"local"``, ``"global"`` or ``"any"``) with those matching
     *source* (nor the other way round, with *bidirectional*), as loopy's: only
-    where the sink depends on the source, directly or not, unless *force*.
+    where the sink depends on the source, directly or not, or their groups
+    conflict, unless *force*.
     Matching no instruction raises unless *empty_ok*."""
     if scope not in ("local", "global", "any"):
         raise KernelcoreError(f"add_nosync: unknown scope {scope!r} (local, global, any)")
@@ -105,7 +106,14 @@ def add_nosync(knl: LoopKernel, scope: str, source: Any, sink: Any,
                     todo.append(d)
         return False
 
-    pairs = {(k, s) for k in snk for s in src if force or reaches(k, s)}
+    by_id = knl.id_to_insn
+
+    def conflicting(a: str, b: str) -> bool:
+        return bool(by_id[a].groups & by_id[b].conflicts_with_groups
+                    or by_id[b].groups & by_id[a].conflicts_with_groups)
+
+    pairs = {(k, s) for k in snk for s in src
+             if force or reaches(k, s) or conflicting(k, s)}
     if bidirectional:
         pairs |= {(s, k) for k, s in pairs}
     added: dict[str, set] = {}

@@ -196,3 +196,19 @@ def test_map_domain_refusals():
         lp.map_domain(knl, isl.BasicMap("{[i, j] -> [a, b]: a = i + j and b = i}"))
     with pytest.raises(ValueError, match="Loop priority"):
         lp.map_domain(lp.prioritize_loops(knl, "i, j"), isl.BasicMap("{[i] -> [a]: a = i}"))
+
+
+def test_instruction_groups_and_add_nosync():
+    knl = lp.make_kernel("{[i]: 0<=i<8}", """
+        <> t[i] = 0 {id=w1, groups=g1:g2}
+        t[i] = 1 {id=w2, conflicts=g1}
+        out[i] = 2 {id=w3}
+        """)
+    k = knl.default_entrypoint
+    assert k.id_to_insn["w1"].groups == {"g1", "g2"}
+    assert k.id_to_insn["w2"].conflicts_with_groups == {"g1"}
+    # no dependency, but conflicting groups: the nosync is added
+    synced = lp.add_nosync(knl, "local", "w1", "w2").default_entrypoint
+    assert synced.id_to_insn["w2"].no_sync_with == {("w1", "local")}
+    unrelated = lp.add_nosync(knl, "local", "w1", "w3", empty_ok=True).default_entrypoint
+    assert unrelated.id_to_insn["w3"].no_sync_with == frozenset()
