@@ -60,16 +60,15 @@ def _iname_extent(knl: LoopKernel, iname: str) -> tuple[Any, Any]:
     except KernelcoreError:
         pass
     dom = project_to(knl.get_inames_domain([iname]), [iname])
-    bounds = []
+    bounds: list[Any] = []
     for pw in (dom.dim_min(0), dom.dim_max(0)):
         pieces = pw.coalesce().get_pieces()
         if len(pieces) != 1:
             raise KernelcoreError(f"privatize_temporaries_with_inames: the bounds of "
                                   f"'{iname}' are not single affine expressions ({pw})")
         bounds.append(aff_to_expr(pieces[0][1]))
-    lo, hi = bounds
-    extent = simplify(prim.Sum((hi, prim.Product((-1, lo)), 1)))
-    return lo, extent
+    first, last = bounds
+    return first, simplify(prim.Sum((last, prim.Product((-1, first)), 1)))
 
 
 @for_each_kernel
