@@ -1007,3 +1007,18 @@ def test_extract_subst_of_a_whole_right_hand_side(queue):
     x = np.arange(12.0).reshape(4, 3)
     _, (y,) = knl(queue, x=x)
     np.testing.assert_array_equal(host(y), x)
+
+
+def test_reduction_arg_to_subst_rule(queue):
+    knl = lp.make_kernel("{[i, j, k]: 0<=i<5 and 0<=j,k<4}",
+                         "out[j] = sum(i, a[i, j]*2) + sum(k, a[0, k])")
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float64})
+    from kernelcore.transform.data import reduction_arg_to_subst_rule
+    ruled = reduction_arg_to_subst_rule(knl, "i")
+    k = ruled.default_entrypoint
+    assert str(k.substitutions["red_i_arg"].expression) == "a[i, j]*2"
+    assert "red_i_arg(i)" in str(k.instructions[0].expression)
+    assert "red_k_arg" not in k.substitutions
+    a = np.arange(20.0).reshape(5, 4)
+    _, (out,) = ruled(queue, a=a)
+    np.testing.assert_allclose(host(out), 2 * a.sum(axis=0) + a[0].sum())
