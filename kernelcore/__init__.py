@@ -372,3 +372,7 @@ __all__ += ["simplify_indices"]
 from kernelcore.transform.arithmetic import collect_common_factors_on_increment  # noqa: E402
 
 __all__ += ["collect_common_factors_on_increment"]
+
+from kernelcore.ir.tags import LegacyStringInstructionTag  # noqa: E402
+
+__all__ += ["LegacyStringInstructionTag"]

@@ -35,6 +35,7 @@ from kernelcore.ir.expr import (
     StringifyMapper,
     SubArrayRef,
     SubstitutionMapper,
+    TaggedVariable,
     TypeCast,
     WalkMapper,
     called_names,
@@ -65,14 +66,6 @@ class ArrayLiteral(prim.ExpressionNode):
     """An array written out element by element."""
 
     children: tuple
-
-
-@prim.expr_dataclass()
-class TaggedVariable(prim.ExpressionNode):
-    """A variable carrying tags (loopy's ``$tag`` syntax)."""
-
-    name: str
-    tags: frozenset
 
 
 @prim.expr_dataclass()

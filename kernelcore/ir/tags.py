@@ -16,7 +16,8 @@ Public names: parse_tag, UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
 VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT, VECTOR_WIDTHS, and
 loopy's names: LocalInameTag, GroupInameTag, IlpBaseTag, UnrolledIlpTag,
 LoopedIlpTag, InameImplementationTag, HardwareConcurrentTag, ConcurrentTag,
-filter_iname_tags_by_type, Iname, InameTagTable, is_metadata_tag.
+filter_iname_tags_by_type, Iname, InameTagTable, is_metadata_tag,
+LegacyStringInstructionTag.
 
 Besides its implementation tag an iname may carry any number of metadata tags
 (:class:`pytools.tag.Tag` instances), which change nothing in the code.
@@ -105,6 +106,16 @@ def parse_tag(tag: Any) -> Tag:
         return LocalIndexTag(axis) if m.group(1) == "l" else GroupIndexTag(axis)
     raise ParseError(f"unknown iname tag {t!r} (known: for, unr, unr_hint, l.N, g.N, ilp, "
                      "ilp.unr, ilp.seq, vec)")
+
+
+@dataclass(frozen=True)
+class LegacyStringInstructionTag(_MetadataTag):
+    """A tag written as a string (``a$mytag``, ``{tags=mytag}``), as loopy's."""
+
+    value: str
+
+    def __str__(self) -> str:
+        return self.value
 
 
 def is_metadata_tag(tag: Any) -> bool:

@@ -24,6 +24,7 @@ from pymbolic.mapper.evaluator import EvaluationMapper
 import kernelcore as lp
 from kernelcore.statistics import CountGranularity as CG
 from kernelcore.statistics import count as point_count
+from tests.helpers import host
 
 PARAMS = {"n": 256, "m": 256, "l": 8}
 
@@ -667,3 +668,20 @@ def test_work_group_size_of_a_parameter():
     assert loads.eval_and_sum({"n": 5, "m": 7}) == 35
     with pytest.raises(lp.LoopyError, match="not a constant"):
         lp.get_op_map(knl, subgroup_size=32).eval_and_sum({"n": 5, "m": 7})
+
+
+def test_tagged_variables_in_mem_access_keys(queue):
+    """``a$tag`` tags a variable: the kernel runs as without tags, and its
+    accesses are counted under keys with those tags (as in loopy)."""
+    knl = lp.make_kernel("{[i, k]: 0<=i<8 and 0<=k<4}",
+                         "c$res[i] = sum(k, a$ld[i, k]*b[k])", name="mv")
+    knl = lp.add_and_infer_dtypes(knl, {"a, b": np.float32})
+    mem = lp.get_mem_access_map(knl, subgroup_size=32)
+    tags = {k.variable: k.variable_tags for k in mem}
+    assert tags["a"] == {lp.LegacyStringInstructionTag("ld")}
+    assert tags["c"] == {lp.LegacyStringInstructionTag("res")}
+    assert tags["b"] is None
+    rng = np.random.default_rng(2)
+    a, b = rng.random((8, 4), np.float32), rng.random(4, np.float32)
+    _, (c,) = knl(queue, a=a, b=b)
+    np.testing.assert_allclose(host(c), a @ b, rtol=1e-5)
