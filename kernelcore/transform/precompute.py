@@ -138,6 +138,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 fetch_outer_inames, insn_id, store_of=None,
                 dim_base: str | None = None, axis_bases: tuple[str, ...] = (),
                 keep_length1_uses: bool = False, store_insn_base: str | None = None,
+                body_inames: Iterable[str] = (),
                 footprint_index: tuple | None = None,
                 footprint_shape: tuple = ()) -> LoopKernel:
     sweep = set(_names(sweep))
@@ -169,6 +170,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 raise KernelcoreError(f"{base_name}: uses with different numbers of indices")
             for a in args:
                 deps |= get_dependencies(a) & inames
+    deps |= set(body_inames) & inames
     if footprint_index is not None:     # the footprint is given: the uses do not count
         if len(footprint_index) != rank:
             raise KernelcoreError(f"{base_name}: the footprint {footprint_index} has "
@@ -420,16 +422,22 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                               "the rule's arguments")
     rule = knl.substitutions[subst_rule_name]
     others = {n: r for n, r in knl.substitutions.items() if n != subst_rule_name}
+    # swept inames the rule's body uses itself (not through its arguments) are
+    # storage axes too, after the arguments (loopy's "direct sweep axes")
+    body = get_dependencies(expand_rules(rule.expression, others)) - set(rule.arguments)
+    direct = tuple(sorted(set(_names(sweep_inames)) & body))
+    nargs = len(rule.arguments)
 
     def is_use(expr):
         if isinstance(expr, prim.Call) and isinstance(expr.function, prim.Variable) \
                 and expr.function.name == subst_rule_name:
-            return expr.parameters
+            return tuple(expr.parameters) + tuple(prim.Variable(d) for d in direct)
         return None
 
     def value_of(index):
-        return expand_rules(substitute(rule.expression, dict(zip(rule.arguments, index))),
-                            others)
+        value = expand_rules(substitute(rule.expression, dict(zip(rule.arguments,
+                                                                  index[:nargs]))), others)
+        return substitute(value, dict(zip(direct, index[nargs:]))) if direct else value
 
     return _precompute(knl, is_use=is_use, value_of=value_of,
                        base_name=temporary_name or f"{subst_rule_name}_0", sweep=sweep_inames,
@@ -439,7 +447,7 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                        fetch_outer_inames=fetch_outer_inames,
                        insn_id=compute_insn_id or UniqueNameGenerator(set(knl.id_to_insn))(
                            subst_rule_name),
-                       axis_bases=tuple(rule.arguments),
+                       axis_bases=tuple(rule.arguments) + direct, body_inames=body,
                        keep_length1_uses=_enable_mirgecom_workaround)
 
 

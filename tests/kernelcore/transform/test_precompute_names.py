@@ -190,3 +190,23 @@ def test_prefetch_from_a_temporary(queue):
     mat, vec = rng.random((5, 6), np.float32), rng.random((6, 4), np.float32)
     _, (result,) = knl(queue, mat=mat, vec=vec)
     np.testing.assert_allclose(host(result), mat @ vec, rtol=1e-5)
+
+
+def test_precompute_of_a_rule_using_swept_inames_itself(queue):
+    """A rule whose body uses the swept iname itself (here through another
+    rule) gets a storage axis for it, and runs inside the loops its body uses."""
+    knl = lp.make_kernel("{[i]: 0<=i<n}", """
+        E := a[i]
+        D := E*E
+        b[i] = D
+        """)
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.precompute(knl, "D", "i_inner", default_tag="l.auto")
+    k = knl.default_entrypoint
+    compute = k.id_to_insn["D"]
+    assert "i_outer" in compute.within_inames and "i_inner" not in compute.within_inames
+    assert k.temporary_variables["D_0"].shape == (16,)
+    a = np.linspace(0, 1, 40, dtype=np.float32)
+    _, (b,) = knl(queue, a=a)
+    np.testing.assert_allclose(host(b), a * a, rtol=1e-6)
