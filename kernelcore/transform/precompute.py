@@ -47,6 +47,7 @@ from kernelcore.parse import parse_expression
 from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.transform.inline import slice_bounds
 from kernelcore.transform.instruction import find_most_recent_global_barrier
+from kernelcore.transform.rule_copies import RuleInstantiator, drop_unused_rules
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -116,11 +117,13 @@ def _single_use_index(users, k: int, sweep: set[str]) -> Any:
     return None if get_dependencies(expr) & sweep else expr
 
 
-def _fetch_dependencies(knl: LoopKernel, fetch: Assignment, users) -> frozenset[str]:
+def _fetch_dependencies(knl: LoopKernel, fetch: Assignment, users,
+                        rules: dict) -> frozenset[str]:
     """What the computing instruction *fetch* depends on (loopy's rule): the
-    dependencies of each user that has one writing what *fetch* reads, and
-    the last global barrier each user depends on."""
-    reads = get_dependencies(fetch.expression)
+    dependencies of each user that has one writing what *fetch* reads
+    (through the *rules* it calls too), and the last global barrier each user
+    depends on."""
+    reads = get_dependencies(expand_rules(fetch.expression, rules))
     user_ids = {u.id for u, _ in users}
     deps: set[str] = set()
     for user, _ in users:
@@ -138,7 +141,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 fetch_outer_inames, insn_id, store_of=None,
                 dim_base: str | None = None, axis_bases: tuple[str, ...] = (),
                 keep_length1_uses: bool = False, store_insn_base: str | None = None,
-                body_inames: Iterable[str] = (),
+                body_inames: Iterable[str] = (), extra_rules: dict | None = None,
                 footprint_index: tuple | None = None,
                 footprint_shape: tuple = ()) -> LoopKernel:
     sweep = set(_names(sweep))
@@ -295,7 +298,8 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                                     knl.space) for k in kept)
         return prim.Subscript(prim.Variable(temp), sub) if sub else prim.Variable(temp)
 
-    fetch = fetch.copy(depends_on=_fetch_dependencies(knl, fetch, users))
+    fetch = fetch.copy(depends_on=_fetch_dependencies(
+        knl, fetch, users, {**knl.substitutions, **(extra_rules or {})}))
     new_insns = []
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
@@ -434,12 +438,25 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
             return tuple(expr.parameters) + tuple(prim.Variable(d) for d in direct)
         return None
 
-    def value_of(index):
-        value = expand_rules(substitute(rule.expression, dict(zip(rule.arguments,
-                                                                  index[:nargs]))), others)
-        return substitute(value, dict(zip(direct, index[nargs:]))) if direct else value
+    instantiators: list[RuleInstantiator] = []
+    new_rules: dict = {}        # (the copies value_of makes, for reading dependencies)
 
-    return _precompute(knl, is_use=is_use, value_of=value_of,
+    def value_of(index):
+        value = substitute(rule.expression, dict(zip(rule.arguments, index[:nargs])))
+        if not direct:
+            return expand_rules(value, others)
+        # the rules the body calls that use the swept inames are called as
+        # copies using the storage inames
+        inst = RuleInstantiator(others, dict(zip(direct, index[nargs:])),
+                                set(knl.all_inames()) | set(knl.arg_dict)
+                                | set(knl.temporary_variables))
+        instantiators.append(inst)
+        value = inst(value)
+        new_rules.update(inst.new_rules)
+        return value
+
+    used_before = set(knl.substitutions)
+    result = _precompute(knl, is_use=is_use, value_of=value_of,
                        base_name=temporary_name or f"{subst_rule_name}_0", sweep=sweep_inames,
                        within=within, dim_arg_names=precompute_inames,
                        default_tag=default_tag, temporary_name=temporary_name,
@@ -448,7 +465,15 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                        insn_id=compute_insn_id or UniqueNameGenerator(set(knl.id_to_insn))(
                            subst_rule_name),
                        axis_bases=tuple(rule.arguments) + direct, body_inames=body,
+                       extra_rules=new_rules,
                        keep_length1_uses=_enable_mirgecom_workaround)
+    if not instantiators:
+        return result
+    copies: dict[str, str] = {}
+    for inst in instantiators:
+        result = result.copy(substitutions={**result.substitutions, **inst.new_rules})
+        copies.update(inst.copies)
+    return drop_unused_rules(result, used_before, copies)
 
 
 def _array_use(var_name: str):

@@ -207,6 +207,9 @@ def test_precompute_of_a_rule_using_swept_inames_itself(queue):
     compute = k.id_to_insn["D"]
     assert "i_outer" in compute.within_inames and "i_inner" not in compute.within_inames
     assert k.temporary_variables["D_0"].shape == (16,)
+    # E is called as a copy in the storage iname; the rules left unused are gone
+    assert set(k.substitutions) == {"E"}
+    assert "i_inner_0" in str(k.substitutions["E"].expression)
     a = np.linspace(0, 1, 40, dtype=np.float32)
     _, (b,) = knl(queue, a=a)
     np.testing.assert_allclose(host(b), a * a, rtol=1e-6)
