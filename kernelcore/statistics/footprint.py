@@ -103,7 +103,7 @@ def _access_range(domain: isl.Set, subscript: tuple, what: Any) -> isl.Set:
     for k, idx in enumerate(subscript):
         try:
             value = expr_to_pw_aff(idx, ext.space)
-        except NotAffineError as err:
+        except (NotAffineError, isl.Error, TypeError) as err:
             raise KernelcoreError(f"failed to gather footprint: {what}") from err
         ext = ext & expr_to_pw_aff(prim.Variable(dims[k]), ext.space).eq_set(value)
     return project_to(ext, dims)

@@ -636,6 +636,13 @@ def test_access_footprints_and_their_counts():
     # stride 2: the estimate divides the bounding box by it
     assert point_count(knl, fp["c", "write"]).eval_with_dict({"n": 50}) == 50
     assert point_count(knl, fp["c", "write"].remove_divs()).eval_with_dict({"n": 50}) == 99
+    # a data-dependent index has no footprint
+    indirect = lp.add_and_infer_dtypes(lp.make_kernel("{[i]: 0<=i<n}", "c[i] = a[idx[i]]"),
+                                       {"a": np.float32, "idx": np.int32})
+    with pytest.raises(lp.LoopyError, match="failed to gather footprint"):
+        lp.gather_access_footprints(indirect)
+    assert set(lp.gather_access_footprints(indirect, ignore_uncountable=True)) == {
+        ("c", "write"), ("idx", "read")}
 
 
 def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
