@@ -15,6 +15,7 @@ import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
 from kernelcore.codegen.generator import DeviceKernel, Generator
+from kernelcore.creation import check_names
 from kernelcore.diagnostic import CodeGenerationError, recording_warnings
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import segments
@@ -107,6 +108,7 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     whose argument types are all known."""
     if isinstance(knl, TranslationUnit):
         knl = knl.executable_kernel()
+    check_names([knl.name], "kernel")  # (loopy makes such kernels; they do not compile)
     start = time.perf_counter()
     with recording_warnings() as recorded:
         if knl.state < KernelState.LINEARIZED:
