@@ -3,10 +3,12 @@ views between stored values are inlined (see :mod:`lazyarray.lower.expr`),
 then a schedule is chosen for the device kind (reduction layouts, row kernels,
 transposed tiles, stencils, blocked products).
 
-Public names: build_kernel, sequential_kernel, NotApplicable.
+Public names: build_kernel, sequential_kernel, kernel_region, NotApplicable.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -65,7 +67,7 @@ VECTOR_OPS = {"add", "subtract", "multiply", "negative", "positive", "true_divid
 ROW_VECTORS = (2, 4)
 
 
-def _region(root: Node, inputs: dict) -> list[Node]:
+def kernel_region(root: Node, inputs: Collection[Node]) -> list[Node]:
     """The nodes a kernel computing *root* evaluates (up to its inputs)."""
     seen: set[Node] = set()
     found: list[Node] = []
@@ -105,7 +107,7 @@ def _needs_wide_indices(node: Node, inputs: dict[Node, KernelInput]) -> bool:
     """Whether a kernel computing *node* from *inputs* has more than
     ``2**31 - 1`` elements in an array it reads or writes, or in a value it
     computes (a reshape's flat offsets, a broadcast)."""
-    values = _region(node, inputs) + [read.node for read in inputs.values()]
+    values = kernel_region(node, inputs) + [read.node for read in inputs.values()]
     return any(int(np.prod(n.shape, dtype=np.int64)) > INDEX_LIMIT for n in values)
 
 
@@ -117,7 +119,7 @@ def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
     if is_kind(node, "reduce", "scan"):
         expr = Expr(inputs)
     else:
-        reductions = [n for n in _region(node, inputs) if is_kind(n, "reduce")]
+        reductions = [n for n in kernel_region(node, inputs) if is_kind(n, "reduce")]
         reduced = {n.arg for n in reductions}
         group, rows_per_group = row_layout(node.shape[-1], (1, *node.shape)[-2]) \
             if kind == "gpu" and reduced else (None, 1)
@@ -206,7 +208,7 @@ def sequential_kernel(node: Node, inputs: dict[Node, KernelInput], out: str,
     (gathers by indices within bounds read them without a wrap)."""
     expr = Expr(inputs, fixed=fixed)
     if not is_kind(node, "reduce", "scan"):
-        reductions = [n for n in _region(node, inputs) if is_kind(n, "reduce")]
+        reductions = [n for n in kernel_region(node, inputs) if is_kind(n, "reduce")]
         expr.compute(node, out_index(node), {n.arg for n in reductions})
     knl, _ = _plain_kernel(node, expr, _arguments(node, inputs, out, None), out)
     return knl
@@ -216,7 +218,7 @@ def _vector_math(node: Node, inputs: dict[Node, KernelInput]) -> bool:
     """Whether *node* is float32 arithmetic and ``sin``/``cos`` (with a
     vector version in kernelcore's branch-free math) on inputs of its shape,
     calling one of these, over rows of a multiple of CPU_GROUP elements."""
-    region = _region(node, inputs)
+    region = kernel_region(node, inputs)
     return (node.ndim >= 1 and node.shape[-1] >= CPU_GROUP and node.shape[-1] % CPU_GROUP == 0
             and any(is_kind(n, "map") and n.op in ("sin", "cos") for n in region)
             and all(is_kind(n, "map") and n.op in VECTOR_OPS and n.dtype == np.float32

@@ -38,7 +38,7 @@ from lazyarray.graph import Node
 from lazyarray.lower.flat import SIZE_ARGUMENTS
 from lazyarray.lower.intervals import Range
 from lazyarray.lower.ir import box
-from lazyarray.lower.kernel import NotApplicable, sequential_kernel
+from lazyarray.lower.kernel import NotApplicable, kernel_region, sequential_kernel
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import KernelInput
 from lazyarray.run.cache import Recipe, load_recipe, recipe_key, store_recipe
@@ -64,18 +64,6 @@ def _size(node: Node) -> int:
     return int(np.prod(node.shape, dtype=np.int64))
 
 
-def _region(root: Node, inputs: set[Node]) -> list[Node]:
-    seen: set[Node] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node in seen or node in inputs:
-            continue
-        seen.add(node)
-        stack.extend(node.children())
-    return list(seen)
-
-
 def program_work(steps: Sequence[Any]) -> int:
     """The element evaluations of *steps* (planned steps): per step its
     result's elements, and for each reduction it computes, the elements
@@ -85,7 +73,7 @@ def program_work(steps: Sequence[Any]) -> int:
         node = step.node
         inputs = {n for _, n in step.args}
         reduced = [int(np.prod([n.arg.shape[a] for a in n.axes], dtype=np.int64))
-                   for n in _region(node, inputs) if is_kind(n, "reduce")]
+                   for n in kernel_region(node, inputs) if is_kind(n, "reduce")]
         work += _size(node) * max([1, *reduced])
     return work
 
