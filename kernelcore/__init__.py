@@ -338,3 +338,47 @@ from kernelcore import (  # noqa: E402, F401
     types,
     version,
 )
+
+# Transformations mapping inames to new ones (issue 40, L2).
+from kernelcore.transform.iname_maps import (  # noqa: E402
+    add_inames_for_unused_hw_axes,
+    affine_map_inames,
+    make_reduction_inames_unique,
+    map_domain,
+)
+
+__all__ += ["add_inames_for_unused_hw_axes", "affine_map_inames",
+            "make_reduction_inames_unique", "map_domain"]
+
+from kernelcore.statistics import gather_access_footprints  # noqa: E402
+
+__all__ += ["gather_access_footprints"]
+
+# Splitting array axes with their inames, and padding (issue 40, L2).
+from kernelcore.transform.padding import (  # noqa: E402
+    add_padding,
+    concatenate_arrays,
+    find_padding_multiple,
+    set_array_axis_names,
+    split_array_dim,
+)
+
+__all__ += ["add_padding", "concatenate_arrays", "find_padding_multiple",
+            "set_array_axis_names",
+            "split_array_dim"]
+
+from kernelcore.transform.instruction import UniqueName, uniquify_instruction_ids  # noqa: E402
+
+__all__ += ["UniqueName", "uniquify_instruction_ids"]
+
+from kernelcore.transform.indices import simplify_indices  # noqa: E402
+
+__all__ += ["simplify_indices"]
+
+from kernelcore.transform.arithmetic import collect_common_factors_on_increment  # noqa: E402
+
+__all__ += ["collect_common_factors_on_increment"]
+
+from kernelcore.ir.tags import LegacyStringInstructionTag  # noqa: E402
+
+__all__ += ["LegacyStringInstructionTag"]

@@ -1,7 +1,7 @@
 """The C code of one device kernel (or of a callee's device function) from
 its stretch of a linearized kernel.
 
-Public names: Generator, DeviceKernel, segments, generate_callee_function.
+Public names: Generator, DeviceKernel, generate_callee_function.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from kernelcore.codegen.bounds import (
     guard_condition,
     loop_bounds,
     loop_invariant_predicates,
-    nonnegative_checker,
+    nonnegative_checkers,
 )
 from kernelcore.codegen.callee import callee_function_problem, kernel_call_statement
 from kernelcore.codegen.calls import RegisteredCallEmitter
@@ -27,9 +27,8 @@ from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper
 from kernelcore.codegen.helpers import trace_printf
 from kernelcore.codegen.storage import (
     check_definitions,
-    initial_values,
-    storage_size,
-    variable_storage_size,
+    shares_globals,
+    temporary_declarations,
 )
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS,
@@ -37,7 +36,6 @@ from kernelcore.codegen.vector import (
     VectorExpressionMapper,
     check_lanes_independent,
     check_selects_in_bounds,
-    vector_ctype,
     vector_temporaries,
 )
 from kernelcore.diagnostic import CodeGenerationError
@@ -66,11 +64,10 @@ from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.schedule.items import (
     Barrier,
-    CallKernel,
     EnterLoop,
     LeaveLoop,
-    ReturnFromKernel,
     RunInstruction,
+    segments,
 )
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
@@ -111,6 +108,8 @@ class Generator:
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
+        self.nonnegative_at = nonnegative_checkers(knl)
+        self.shares_globals = shares_globals(knl)
         #: the indices of the host loops around this kernel, passed as arguments
         self.extra_inames = extra_inames
         self.subst: dict[str, object] = {}
@@ -129,7 +128,7 @@ class Generator:
              want: np.dtype | None = None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
         mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
-                                   nonnegative_checker(self.knl, context), self.vector_temps)
+                                   self.nonnegative_at(context), self.vector_temps)
         return mapper(self.prepared(expr), prec, want)
 
     def prepared(self, expr: Any) -> Any:
@@ -293,7 +292,7 @@ class Generator:
         inner = b.inner_context
         mapper = VectorExpressionMapper(
             self.knl, self.target, self.types, self.helpers,
-            nonnegative_checker(self.knl, inner), self.vector_temps, iname,
+            self.nonnegative_at(inner), self.vector_temps, iname,
             self.prepared(b.lower), width)
         nodes = []
         for insn in insns:
@@ -477,7 +476,9 @@ class Generator:
         ctype = self.target.dtype_to_ctype(arg.dtype)
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
-        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
+        # (not restrict where shared: NVIDIA's compiler keeps loads across barriers)
+        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written,
+                                          arg.name not in written or not self.shares_globals)
         if isinstance(arg, ConstantArg):
             decl = decl.replace("__global ", "__constant ", 1)
         elif self.function and arg.address_space != AddressSpace.GLOBAL:
@@ -487,71 +488,8 @@ class Generator:
 
     def temp_decls(self, spaces: tuple[AddressSpace, ...] = (AddressSpace.LOCAL,
                                                           AddressSpace.PRIVATE)) -> list:
-        decls = []
-        used: set[str] = set()
-        for iid in self.insn_ids:
-            insn = self.knl.id_to_insn[iid]
-            used |= insn.assignee_names() | insn.read_dependency_names()
-        local_qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
-        for name, tv in sorted(self.knl.temporary_variables.items()):
-            if tv.initializer is not None and name in used and \
-                    tv.address_space == AddressSpace.LOCAL and local_qual:
-                raise CodeGenerationError(
-                    f"temporary '{name}' of kernel {self.knl.name} has an initializer "
-                    f"but lives in {tv.address_space} memory: kernelcore initializes "
-                    "private and global (constant) temporaries only (on the C target "
-                    "also local ones; set_temporary_address_space(knl, "
-                    f"'{name}', 'private'))")
-            if tv.address_space not in spaces or name not in used:
-                continue          # globals are arguments, allocated by the runtime
-            assert tv.dtype is not None
-            ctype = self.target.dtype_to_ctype(tv.dtype)
-            variable = variable_storage_size(tv) if tv.address_space == \
-                AddressSpace.PRIVATE and tv.initializer is None else None
-            if variable is not None:        # a variable-length array, as loopy's
-                decls.append(cast.Statement(f"{ctype} {name}[{self.emit(variable, None)}];"))
-                continue
-            size = storage_size(name, tv)
-            if size == 0:
-                continue          # nothing reads or writes an empty array (C has none)
-            if tv.initializer is not None:     # (local ones only where local is plain C)
-                decls.append(cast.Statement(
-                    f"{ctype} {name}[{size}] = {{ {initial_values(tv, size, self.emit)} }};"))
-                continue
-            if tv.address_space == AddressSpace.LOCAL:
-                qual = f"{local_qual} " if local_qual else ""
-                align = "" if tv.alignment is None else \
-                    f" __attribute__ ((aligned ({tv.alignment})))"
-                decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}]{align};"))
-            elif tv.shape == ():
-                decls.append(cast.Statement(f"{ctype} {name};"))
-            elif name in self.vector_temps:
-                vtype = vector_ctype(self.target, tv.dtype, self.vector_temps[name])
-                count = int(np.prod(tv.shape[:-1]))
-                decls.append(cast.Statement(f"{vtype} {name}[{count}];" if len(tv.shape) > 1
-                                            else f"{vtype} {name};"))
-            else:
-                decls.append(cast.Statement(f"{ctype} {name}[{size}];"))
-        return decls
-
-    def constant_data(self) -> list[str]:
-        """Program-scope declarations of the global temporaries with an
-        initializer (read-only data, declared once for all device kernels)."""
-        qual = "__constant" if self.target.address_space_qualifier(
-            AddressSpace.GLOBAL) else "static const"
-        lines = []
-        for name, tv in sorted(self.knl.temporary_variables.items()):
-            if tv.address_space != AddressSpace.GLOBAL or tv.initializer is None:
-                continue
-            if name in self.knl.get_written_variables():
-                raise CodeGenerationError(
-                    f"global temporary '{name}' of kernel {self.knl.name} has an "
-                    "initializer and is written: such data is constant (read_only=True)")
-            assert tv.dtype is not None
-            size = storage_size(name, tv)
-            lines.append(f"{qual} {self.target.dtype_to_ctype(tv.dtype)} {name}[{max(size, 1)}]"
-                         f" = {{ {initial_values(tv, size, self.emit) if size else '0'} }};")
-        return lines
+        return temporary_declarations(self.knl, self.insn_ids, self.target, self.emit,
+                                      self.vector_temps, spaces)
 
     def generate(self) -> tuple[DeviceKernel, list[str]]:
         check_definitions(self.knl, self.name, self.insn_ids)
@@ -617,23 +555,6 @@ class Generator:
         return shared + body
 
 
-def segments(items: Any) -> list[tuple[str, list, tuple]]:
-    """``(device kernel name, items, fixed host loop values)`` for each device
-    kernel of the linearization *items*."""
-    result = []
-    current: tuple[str, list, tuple] | None = None
-    for item in items:
-        if isinstance(item, CallKernel):
-            current = (item.kernel_name, [], item.fixed)
-        elif isinstance(item, ReturnFromKernel):
-            assert current is not None
-            result.append(current)
-            current = None
-        elif current is not None:
-            current[1].append(item)
-    return result
-
-
 def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     """The source of the ``static void`` function of the typed kernel *callee*;
     the helpers its code needs go to *helpers* (before it)."""
@@ -644,7 +565,7 @@ def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     if callee.state < KernelState.LINEARIZED:
         callee = linearize(callee)
     problem = callee_function_problem(callee, callee.target)
-    parts = segments(callee.linearization)
+    parts = segments(callee.linearization or ())
     if problem is None and len(parts) != 1:
         problem = "it needs several device kernels"
     if problem is not None:

@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
-from kernelcore.codegen.generator import DeviceKernel, Generator, segments
+from kernelcore.codegen.generator import DeviceKernel, Generator
+from kernelcore.codegen.storage import constant_declarations
+from kernelcore.creation import check_names
 from kernelcore.diagnostic import (
     CodeGenerationError,
     UnscheduledInstructionError,
@@ -22,7 +24,7 @@ from kernelcore.diagnostic import (
 )
 from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
-from kernelcore.schedule.items import RunInstruction
+from kernelcore.schedule.items import RunInstruction, segments
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
 from kernelcore.translation_unit import TranslationUnit
@@ -84,14 +86,14 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     bodies: list[str] = []
     launches = []
     constants: list[str] = []
-    for name, items, fixed in segments(knl.linearization):
+    for name, items, fixed in segments(knl.linearization or ()):
         index = next((k for k, dk in enumerate(kernels) if dk.name == name), None)
         if index is None:       # (the iterations of a host loop launch it again)
             gen = Generator(knl, name, items, helpers,
                             extra_inames=tuple(n for n, _ in fixed))
             dk, lines = gen.generate()
             if not kernels:     # constant data: declared once, before every kernel
-                constants = gen.constant_data()
+                constants = constant_declarations(knl, gen.target, gen.emit)
             index = len(kernels)
             kernels.append(dk)
             bodies += [""] + lines
@@ -131,6 +133,7 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     whose argument types are all known."""
     if isinstance(knl, TranslationUnit):
         knl = knl.executable_kernel()
+    check_names([knl.name], "kernel")  # (loopy makes such kernels; they do not compile)
     start = time.perf_counter()
     with recording_warnings() as recorded:
         if knl.state < KernelState.LINEARIZED:

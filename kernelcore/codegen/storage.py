@@ -1,6 +1,8 @@
-"""Storage of temporaries in generated code: sizes and initial values.
+"""Storage in generated code: sizes, initial values and declarations of
+temporaries, and whether arguments may be declared restrict.
 
-Public names: storage_size, variable_storage_size, initial_values, check_definitions.
+Public names: storage_size, variable_storage_size, initial_values, check_definitions,
+shares_globals, temporary_declarations, constant_declarations.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper.stringifier import PREC_NONE
 
+from kernelcore.codegen import cast
+from kernelcore.codegen.vector import vector_ctype
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
+from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.simplify import simplify
 
@@ -86,4 +91,90 @@ def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[st
                     "save_and_reload_temporaries?)")
 
 
-__all__ = ["storage_size", "variable_storage_size", "initial_values", "check_definitions"]
+def shares_globals(knl: LoopKernel) -> bool:
+    """Whether *knl*'s work-items pass global memory to each other through
+    work-group barriers with a global fence (its written global arrays must
+    then not be declared restrict: a compiler may keep their loads across
+    the barrier, as NVIDIA's does)."""
+    return any(isinstance(i, BarrierInstruction) and i.mem_kind == "global"
+               and i.synchronization_kind == "local" for i in knl.instructions)
+
+
+def temporary_declarations(knl: LoopKernel, insn_ids: Collection[str], target: Any,
+                           emit: Callable[[Any, Any], str], vector_temps: dict[str, int],
+                           spaces: tuple[AddressSpace, ...]) -> list:
+    """The declarations (:mod:`~kernelcore.codegen.cast` statements) of the
+    temporaries in address *spaces* that the instructions *insn_ids* of *knl*
+    use; *emit* writes an expression in C, *vector_temps* gives the lane
+    counts of temporaries held as vectors."""
+    decls = []
+    used: set[str] = set()
+    for iid in insn_ids:
+        insn = knl.id_to_insn[iid]
+        used |= insn.assignee_names() | insn.read_dependency_names()
+    local_qual = target.address_space_qualifier(AddressSpace.LOCAL)
+    for name, tv in sorted(knl.temporary_variables.items()):
+        if tv.initializer is not None and name in used and \
+                tv.address_space == AddressSpace.LOCAL and local_qual:
+            raise CodeGenerationError(
+                f"temporary '{name}' of kernel {knl.name} has an initializer "
+                f"but lives in {tv.address_space} memory: kernelcore initializes "
+                "private and global (constant) temporaries only (on the C target "
+                "also local ones; set_temporary_address_space(knl, "
+                f"'{name}', 'private'))")
+        if tv.address_space not in spaces or name not in used:
+            continue          # globals are arguments, allocated by the runtime
+        assert tv.dtype is not None
+        ctype = target.dtype_to_ctype(tv.dtype)
+        variable = variable_storage_size(tv) if tv.address_space == \
+            AddressSpace.PRIVATE and tv.initializer is None else None
+        if variable is not None:        # a variable-length array, as loopy's
+            decls.append(cast.Statement(f"{ctype} {name}[{emit(variable, None)}];"))
+            continue
+        size = storage_size(name, tv)
+        if size == 0:
+            continue          # nothing reads or writes an empty array (C has none)
+        if tv.initializer is not None:     # (local ones only where local is plain C)
+            decls.append(cast.Statement(
+                f"{ctype} {name}[{size}] = {{ {initial_values(tv, size, emit)} }};"))
+            continue
+        if tv.address_space == AddressSpace.LOCAL:
+            qual = f"{local_qual} " if local_qual else ""
+            align = "" if tv.alignment is None else \
+                f" __attribute__ ((aligned ({tv.alignment})))"
+            decls.append(cast.Statement(f"{qual}{ctype} {name}[{size}]{align};"))
+        elif tv.shape == ():
+            decls.append(cast.Statement(f"{ctype} {name};"))
+        elif name in vector_temps:
+            vtype = vector_ctype(target, tv.dtype, vector_temps[name])
+            count = int(np.prod(tv.shape[:-1]))
+            decls.append(cast.Statement(f"{vtype} {name}[{count}];" if len(tv.shape) > 1
+                                        else f"{vtype} {name};"))
+        else:
+            decls.append(cast.Statement(f"{ctype} {name}[{size}];"))
+    return decls
+
+
+def constant_declarations(knl: LoopKernel, target: Any,
+                          emit: Callable[[Any, Any], str]) -> list[str]:
+    """Program-scope declarations of the global temporaries of *knl* with an
+    initializer (read-only data, declared once for all device kernels)."""
+    qual = "__constant" if target.address_space_qualifier(AddressSpace.GLOBAL) \
+        else "static const"
+    lines = []
+    for name, tv in sorted(knl.temporary_variables.items()):
+        if tv.address_space != AddressSpace.GLOBAL or tv.initializer is None:
+            continue
+        if name in knl.get_written_variables():
+            raise CodeGenerationError(
+                f"global temporary '{name}' of kernel {knl.name} has an "
+                "initializer and is written: such data is constant (read_only=True)")
+        assert tv.dtype is not None
+        size = storage_size(name, tv)
+        lines.append(f"{qual} {target.dtype_to_ctype(tv.dtype)} {name}[{max(size, 1)}]"
+                     f" = {{ {initial_values(tv, size, emit) if size else '0'} }};")
+    return lines
+
+
+__all__ = ["storage_size", "variable_storage_size", "initial_values", "check_definitions",
+           "shares_globals", "temporary_declarations", "constant_declarations"]

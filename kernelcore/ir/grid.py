@@ -83,11 +83,14 @@ def _simplest(size: isl.PwAff, ctx) -> isl.PwAff:
         return size
 
 
-def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None
+def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None,
+               constant_local: bool = True
                ) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwAff, ...]]:
     """(group counts, local sizes) per axis, as isl PwAffs of the parameters
     (missing axes are 1), of the device kernel running *insn_ids* (default: all),
-    or what the kernel's ``overridden_get_grid_sizes_for_insn_ids`` gives."""
+    or what the kernel's ``overridden_get_grid_sizes_for_insn_ids`` gives.
+    Local sizes are constants (the largest the assumptions allow) unless
+    *constant_local* is False."""
     override = getattr(knl, "overridden_get_grid_sizes_for_insn_ids", None)
     if override is not None:
         ids = frozenset(insn_ids) if insn_ids is not None else frozenset(
@@ -108,7 +111,7 @@ def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None
         prev = target.get(axis)
         target[axis] = const if prev is None else _simplest(prev.union_max(
             _constant(prev.get_domain_space(), size)), ctx)
-    for axis, pw in list(local.items()):
+    for axis, pw in list(local.items()) if constant_local else ():
         pieces = pw.get_pieces()
         if len(pieces) != 1 or not pieces[0][1].is_cst():
             local[axis] = _constant_local_size(knl, axis, insn_ids, pw)

@@ -1,6 +1,8 @@
 """Transformations of kernel data: argument names, layouts, the argument list.
 
-Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order.
+Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order,
+and (loopy's module path) add_padding_to_avoid_bank_conflicts,
+reduction_arg_to_subst_rule.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from kernelcore.ir.data import ArrayArg, ValueArg, parse_shape
 from kernelcore.ir.expr import get_dependencies, substitute
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import VECTOR_WIDTHS
+from kernelcore.transform.padding import add_padding_to_avoid_bank_conflicts  # noqa: F401
+from kernelcore.transform.subst import reduction_arg_to_subst_rule  # noqa: F401
 from kernelcore.translation_unit import for_each_kernel
 
 

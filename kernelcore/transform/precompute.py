@@ -46,6 +46,8 @@ from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
 from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.transform.inline import slice_bounds
+from kernelcore.transform.instruction import find_most_recent_global_barrier
+from kernelcore.transform.rule_copies import RuleInstantiator, drop_unused_rules
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -113,10 +115,42 @@ def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
                                       "one affine expression") from None
 
 
+def _single_use_index(users, k: int, sweep: set[str]) -> Any:
+    """The index along axis *k* of all uses when it is one expression free of
+    the *sweep* inames, else None."""
+    exprs = {args[k] for _, uses in users for args, _ in uses}
+    if len(exprs) != 1:
+        return None
+    (expr,) = exprs
+    return None if get_dependencies(expr) & sweep else expr
+
+
+def _fetch_dependencies(knl: LoopKernel, fetch: Assignment, users,
+                        rules: dict) -> frozenset[str]:
+    """What the computing instruction *fetch* depends on (loopy's rule): the
+    dependencies of each user that has one writing what *fetch* reads
+    (through the *rules* it calls too), and the last global barrier each user
+    depends on."""
+    reads = get_dependencies(expand_rules(fetch.expression, rules))
+    user_ids = {u.id for u, _ in users}
+    deps: set[str] = set()
+    for user, _ in users:
+        if any(set(knl.id_to_insn[d].assignee_names()) & reads
+               for d in user.depends_on if d in knl.id_to_insn):
+            deps |= user.depends_on
+        barrier = find_most_recent_global_barrier(knl, user.id)
+        if barrier is not None:
+            deps.add(barrier)
+    return frozenset(deps - user_ids)
+
+
 def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
                 fetch_outer_inames, insn_id, store_of=None,
-                dim_base: str | None = None, footprint_index: tuple | None = None,
+                dim_base: str | None = None, axis_bases: tuple[str, ...] = (),
+                keep_length1_uses: bool = False, store_insn_base: str | None = None,
+                body_inames: Iterable[str] = (), extra_rules: dict | None = None,
+                footprint_index: tuple | None = None,
                 footprint_shape: tuple = ()) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
@@ -149,6 +183,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 raise KernelcoreError(f"{base_name}: uses with different numbers of indices")
             for a in args:
                 deps |= get_dependencies(a) & inames
+    deps |= set(body_inames) & inames
     if footprint_index is not None:     # the footprint is given: the uses do not count
         if len(footprint_index) != rank:
             raise KernelcoreError(f"{base_name}: the footprint {footprint_index} has "
@@ -235,8 +270,9 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
     if temp not in names.existing_names:
         names.add_name(temp)
-    all_dim_names = _names(dim_arg_names) or [names(f"{dim_base or temp}_dim_{k}")
-                                               for k in range(rank)]
+    all_dim_names = _names(dim_arg_names) or [
+        names(axis_bases[k] if axis_bases else f"{dim_base or temp}_dim_{k}")
+        for k in range(rank)]
     if len(all_dim_names) != rank:
         raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
     # axes of length 1 need no storage index
@@ -260,7 +296,14 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     # }}}
 
     fetch_id = insn_id or names(f"{temp}_rule")
+    if fetch_id in knl.id_to_insn:
+        raise KernelcoreError(f"{base_name}: instruction id '{fetch_id}' is already in use")
     offsets = {k: prim.Variable(d) for k, d in zip(kept, dim_names)}
+    if keep_length1_uses:       # unswept length-1 axes: the uses' own index
+        for k in range(rank):
+            same = None if k in offsets else _single_use_index(users, k, sweep)
+            if same is not None:
+                bases[k] = same
     index = tuple(_simplify(prim.Sum((offsets[k], bases[k]))) if k in offsets else bases[k]
                   for k in range(rank))
     storage = tuple(prim.Variable(d) for d in dim_names)
@@ -275,6 +318,8 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                                     knl.space) for k in kept)
         return prim.Subscript(prim.Variable(temp), sub) if sub else prim.Variable(temp)
 
+    fetch = fetch.copy(depends_on=_fetch_dependencies(
+        knl, fetch, users, {**knl.substitutions, **(extra_rules or {})}))
     new_insns = []
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
@@ -291,11 +336,16 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     if store_of is not None:
         target, value = store_of(index, fetch.assignee)
         if target is not None:
-            last = max(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
+            user_ids = {u.id for u, _ in users}
+            store_id = UniqueNameGenerator(set(knl.id_to_insn) | {fetch_id})(
+                store_insn_base or f"{temp}_store")
+            new_insns = [i.copy(depends_on=i.depends_on | {store_id})
+                         if i.depends_on & user_ids and i.id not in user_ids else i
+                         for i in new_insns]
+            last = max(k for k, i in enumerate(new_insns) if i.id in user_ids)
             new_insns.insert(last + 1, Assignment(
-                id=names(f"{temp}_store"), assignee=target, expression=value,
-                within_inames=fetch.within_inames,
-                depends_on=frozenset(u.id for u, _ in users)))
+                id=store_id, assignee=target, expression=value,
+                within_inames=fetch.within_inames, depends_on=frozenset(user_ids)))
     aspace = temporary_address_space if temporary_address_space is not None else auto
     if isinstance(aspace, str):
         aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
@@ -374,10 +424,15 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                precompute_inames: Iterable[str] | None = None, temporary_name: str | None = None,
                temporary_address_space: Any = None, default_tag: str = "l.auto",
                fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None,
-               precompute_outer_inames: Iterable[str] | None = None) -> LoopKernel:
+               precompute_outer_inames: Iterable[str] | None = None,
+               _enable_mirgecom_workaround: bool = False) -> LoopKernel:
     """Store the values of substitution rule *subst_rule_name* that the users need
     over the *sweep_inames* in a temporary, computed once (see module doc).
-    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*."""
+    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*. The
+    storage indices are named after the rule's arguments, the computing
+    instruction after the rule (as in loopy). With *_enable_mirgecom_workaround*
+    (loopy's name) a storage axis of length 1 that no swept iname moves is
+    computed at the index all uses give it, not at its constant value."""
     if precompute_outer_inames is not None:
         if fetch_outer_inames is not None:
             raise KernelcoreError("precompute: give fetch_outer_inames or "
@@ -391,23 +446,54 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                               "the rule's arguments")
     rule = knl.substitutions[subst_rule_name]
     others = {n: r for n, r in knl.substitutions.items() if n != subst_rule_name}
+    # swept inames the rule's body uses itself (not through its arguments) are
+    # storage axes too, after the arguments (loopy's "direct sweep axes")
+    body = get_dependencies(expand_rules(rule.expression, others)) - set(rule.arguments)
+    direct = tuple(sorted(set(_names(sweep_inames)) & body))
+    nargs = len(rule.arguments)
 
     def is_use(expr):
         if isinstance(expr, prim.Call) and isinstance(expr.function, prim.Variable) \
                 and expr.function.name == subst_rule_name:
-            return expr.parameters
+            return tuple(expr.parameters) + tuple(prim.Variable(d) for d in direct)
         return None
 
-    def value_of(index):
-        return expand_rules(substitute(rule.expression, dict(zip(rule.arguments, index))),
-                            others)
+    instantiators: list[RuleInstantiator] = []
+    new_rules: dict = {}        # (the copies value_of makes, for reading dependencies)
 
-    return _precompute(knl, is_use=is_use, value_of=value_of,
+    def value_of(index):
+        value = substitute(rule.expression, dict(zip(rule.arguments, index[:nargs])))
+        if not direct:
+            return expand_rules(value, others)
+        # the rules the body calls that use the swept inames are called as
+        # copies using the storage inames
+        inst = RuleInstantiator(others, dict(zip(direct, index[nargs:])),
+                                set(knl.all_inames()) | set(knl.arg_dict)
+                                | set(knl.temporary_variables))
+        instantiators.append(inst)
+        value = inst(value)
+        new_rules.update(inst.new_rules)
+        return value
+
+    used_before = set(knl.substitutions)
+    result = _precompute(knl, is_use=is_use, value_of=value_of,
                        base_name=temporary_name or f"{subst_rule_name}_0", sweep=sweep_inames,
                        within=within, dim_arg_names=precompute_inames,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id)
+                       fetch_outer_inames=fetch_outer_inames,
+                       insn_id=compute_insn_id or UniqueNameGenerator(set(knl.id_to_insn))(
+                           subst_rule_name),
+                       axis_bases=tuple(rule.arguments) + direct, body_inames=body,
+                       extra_rules=new_rules,
+                       keep_length1_uses=_enable_mirgecom_workaround)
+    if not instantiators:
+        return result
+    copies: dict[str, str] = {}
+    for inst in instantiators:
+        result = result.copy(substitutions={**result.substitutions, **inst.new_rules})
+        copies.update(inst.copies)
+    return drop_unused_rules(result, used_before, copies)
 
 
 def _array_use(var_name: str):
@@ -438,8 +524,8 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                                   f"one, got {var_name!r}")
         var_name = given.aggregate.name
         footprint_index = assignee_subscript(given)
-    if var_name not in knl.arg_dict:
-        raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
+    if var_name not in knl.arg_dict and var_name not in knl.temporary_variables:
+        raise UnknownNameError(f"add_prefetch: no array called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
 
     is_use = _array_use(var_name)
@@ -454,7 +540,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                        fetch_outer_inames=fetch_outer_inames,
                        insn_id=prefetch_insn_id or f"{var_name}_fetch_rule",
                        dim_base=var_name, footprint_index=footprint_index,
-                       footprint_shape=getattr(knl.arg_dict[var_name], "shape", ()))
+                       footprint_shape=getattr(knl.get_var(var_name), "shape", ()))
 
 
 @for_each_kernel
@@ -497,5 +583,7 @@ def buffer_array(knl: LoopKernel, var_name: str, buffer_inames: Iterable[str],
                        sweep=buffer_inames, within=within, dim_arg_names=None,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=None, insn_id=f"{var_name}_buf_init",
+                       fetch_outer_inames=None,
+                       insn_id=UniqueNameGenerator(set(knl.id_to_insn))(f"init_{var_name}"),
+                       store_insn_base=f"store_{var_name}",
                        store_of=store_of)

@@ -1,6 +1,6 @@
 """Transformations of substitution rules.
 
-Public names: expand_subst, assignment_to_subst, extract_subst.
+Public names: expand_subst, assignment_to_subst, extract_subst, reduction_arg_to_subst_rule.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
-from kernelcore.ir.expr import IdentityMapper
+from kernelcore.ir.expr import IdentityMapper, Reduction
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import RuleExpander, SubstitutionRule, expand_kernel_rules
@@ -30,7 +31,7 @@ def expand_subst(knl: LoopKernel, within: Any = None) -> LoopKernel:
 @for_each_kernel
 def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
     """Turn the single assignment to temporary *lhs_name* into a substitution
-    rule of the same name, so its value is recomputed where it is used."""
+    rule (``<lhs_name>_subst``), so its value is recomputed where it is used."""
     writers = [i for i in knl.instructions if lhs_name in i.assignee_names()]
     if lhs_name not in knl.temporary_variables:
         raise UnknownNameError(f"assignment_to_subst: no temporary called '{lhs_name}'")
@@ -44,18 +45,21 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
         raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be indexed by "
                               "plain inames on the left-hand side")
     args = tuple(s.name for s in sub)
-    rule = SubstitutionRule(lhs_name, args, writer.expression)
+    rule_name = UniqueNameGenerator(set(knl.substitutions) | set(knl.arg_dict)
+                                    | set(knl.temporary_variables)
+                                    | set(knl.all_inames()))(f"{lhs_name}_subst")
+    rule = SubstitutionRule(rule_name, args, writer.expression)
 
     class _Uses(RuleExpander):
         def map_variable(self, e):
             if e.name == lhs_name:
-                return prim.Call(prim.Variable(lhs_name), ())
+                return prim.Call(prim.Variable(rule_name), ())
             return e
 
         def map_subscript(self, e):
             if isinstance(e.aggregate, prim.Variable) and e.aggregate.name == lhs_name:
                 idx = e.index if isinstance(e.index, tuple) else (e.index,)
-                return prim.Call(prim.Variable(lhs_name), tuple(self.rec(i) for i in idx))
+                return prim.Call(prim.Variable(rule_name), tuple(self.rec(i) for i in idx))
             return super().map_subscript(e)
 
         def map_call(self, e):
@@ -67,11 +71,13 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
         if insn.id == writer.id:
             continue
         new = insn.with_transformed_expressions(uses)
-        insns.append(new.copy(depends_on=(new.depends_on - {writer.id})
-                              | writer.depends_on))
+        if writer.id in new.depends_on:
+            new = new.copy(depends_on=(new.depends_on - {writer.id})
+                           | (writer.depends_on - {new.id}))
+        insns.append(new)
     temps = {n: t for n, t in knl.temporary_variables.items() if n != lhs_name}
     return knl.copy(instructions=tuple(insns), temporary_variables=temps,
-                    substitutions={**knl.substitutions, lhs_name: rule})
+                    substitutions={**knl.substitutions, rule_name: rule})
 
 
 def _match(template, expr, params: set[str], bindings: dict) -> bool:
@@ -108,6 +114,9 @@ def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: I
     found = []
 
     class _Extract(IdentityMapper):
+        def __call__(self, expr, *args, **kwargs):     # (a whole expression may match)
+            return self.rec(expr, *args, **kwargs)
+
         def rec(self, expr, *args, **kwargs):
             bindings: dict = {}
             if isinstance(expr, prim.ExpressionNode) and _match(template, expr, set(params),
@@ -127,3 +136,40 @@ def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: I
         raise KernelcoreError(f"extract_subst: nothing in the kernel matches {template}")
     rule = SubstitutionRule(subst_name, params, template)
     return knl.copy(instructions=insns, substitutions={**knl.substitutions, subst_name: rule})
+
+
+@for_each_kernel
+def reduction_arg_to_subst_rule(knl: LoopKernel, inames: Any, insn_match: Any = None,
+                                subst_rule_name: str | None = None) -> LoopKernel:
+    """Make the body of each reduction over exactly *inames* a substitution
+    rule of those inames (``red_<inames>_arg``, or *subst_rule_name*), the
+    reduction then reducing its calls."""
+    names = tuple(s.strip() for s in inames.split(",")) if isinstance(inames, str) \
+        else tuple(inames)
+    match = parse_match(insn_match)
+    rules = dict(knl.substitutions)
+    taken = set(rules) | set(knl.arg_dict) | set(knl.temporary_variables) \
+        | set(knl.all_inames()) | set(knl.all_params())
+    gen = UniqueNameGenerator(taken)
+
+    class _ToRule(IdentityMapper):
+        def map_reduction(self, expr: Reduction) -> Any:
+            body = self.rec(expr.expr)
+            if frozenset(expr.inames) == frozenset(names):
+                rule_name = subst_rule_name or gen(f"red_{'_'.join(names)}_arg")
+                if rule_name in rules:
+                    raise KernelcoreError(f"reduction_arg_to_subst_rule: substitution "
+                                          f"rule '{rule_name}' exists already")
+                rules[rule_name] = SubstitutionRule(rule_name, names, body)
+                body = prim.Call(prim.Variable(rule_name),
+                                 tuple(prim.Variable(n) for n in names))
+            return Reduction(expr.operation, expr.inames, body, expr.allow_simultaneous)
+
+        def map_constant(self, expr: Any) -> Any:
+            return expr
+
+    mapper = _ToRule()
+    insns = tuple(i.with_transformed_expressions(mapper)
+                  if isinstance(i, Assignment) and match(knl, i) else i
+                  for i in knl.instructions)
+    return knl.copy(instructions=insns, substitutions=rules)
