@@ -99,7 +99,12 @@ from kernelcore.statistics import (
 )
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.testing import auto_test_vs_ref
-from kernelcore.transform.data import remove_unused_arguments, rename_argument, tag_array_axes
+from kernelcore.transform.data import (
+    reduction_arg_to_subst_rule,
+    remove_unused_arguments,
+    rename_argument,
+    tag_array_axes,
+)
 from kernelcore.transform.ilp import (
     privatize_temporaries_with_inames,
     unprivatize_temporaries_with_inames,
@@ -119,6 +124,7 @@ from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.transform.precompute import add_prefetch, buffer_array, precompute
 from kernelcore.transform.reduction import register_reduction
+from kernelcore.transform.reduction_inames import make_reduction_inames_unique
 from kernelcore.transform.save import save_and_reload_temporaries
 from kernelcore.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from kernelcore.transform.temporaries import set_temporary_scope
@@ -174,6 +180,7 @@ __all__ = [
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
     "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
+    "make_reduction_inames_unique", "reduction_arg_to_subst_rule",
     "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",

@@ -6,7 +6,7 @@ IdentityMapper, WalkMapper, CombineMapper, StringifyMapper, SubstitutionMapper,
 DependencyMapper, UncachedWalkMapper, RuleAwareIdentityMapper,
 RuleAwareSubstitutionMapper, SubstitutionRuleMappingContext, SubstitutionRule,
 get_dependencies, parse, substitute, aff_to_expr, pw_aff_to_expr,
-aff_from_expr, pwaff_from_expr, get_reduction_inames.
+aff_from_expr, pwaff_from_expr, get_reduction_inames, is_expression_equal.
 
 The kernel-specific nodes that kernelcore's passes understand are
 :class:`Reduction` and :class:`TypeCast`; :class:`ResolvedFunction` marks a
@@ -23,6 +23,7 @@ from typing import Any
 
 import islpy as isl
 import pymbolic.primitives as prim
+from pymbolic.mapper.distributor import distribute
 
 from kernelcore.diagnostic import ExpressionToAffineConversionError
 from kernelcore.ir.domain import aff_to_expr, expr_to_pw_aff, pw_aff_to_expr
@@ -94,6 +95,18 @@ class TypeAnnotation(prim.ExpressionNode):
 def get_reduction_inames(expr: Any) -> frozenset[str]:
     """The inames reduced over anywhere in *expr*."""
     return frozenset(n for r in find_reductions(expr) for n in r.inames)
+
+
+def is_expression_equal(a: Any, b: Any) -> bool:
+    """Whether *a* and *b* are equal, or are arithmetic expressions whose
+    difference multiplies out to zero (``(x+2)**2`` and ``x**2 + 4*x + 4``)."""
+    if a == b:
+        return True
+    if not isinstance(a, prim.ExpressionNode) and not isinstance(b, prim.ExpressionNode):
+        return False
+    if a is None or b is None:
+        return False
+    return bool(distribute(a - b) == 0)
 
 
 def parse(text: str) -> Any:

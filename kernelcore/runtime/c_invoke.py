@@ -218,7 +218,9 @@ class CExecutor:
         if self._functions is None:
             if self.knl.options.write_code:
                 print(self.code.device_code())
-            lib = build_library(self.code.device_code(), self.knl.target.compile_command(),
+            lib = build_library(self.code.device_code(),
+                                [*self.knl.target.compile_command(),
+                                 *self.knl.options.build_options],
                                 self.knl.name, self.knl.target.link_flags())
             argtypes = [self.scalar_types[k][0] if k in self.scalar_types else ctypes.c_void_p
                         for k in range(len(self.device_args))]

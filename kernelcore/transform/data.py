@@ -1,6 +1,7 @@
 """Transformations of kernel data: argument names, layouts, the argument list.
 
-Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order.
+Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order,
+reduction_arg_to_subst_rule.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from collections.abc import Iterable
 from typing import Any
 
 import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
 from kernelcore.ir.data import ArrayArg, ValueArg, parse_shape
-from kernelcore.ir.expr import get_dependencies, substitute
+from kernelcore.ir.expr import IdentityMapper, Reduction, get_dependencies, substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.subst import SubstitutionRule
 from kernelcore.ir.tags import VECTOR_WIDTHS
+from kernelcore.match import parse_match
 from kernelcore.translation_unit import for_each_kernel
 
 
@@ -169,3 +173,52 @@ def set_argument_order(knl: LoopKernel, arg_names: Iterable[str]) -> LoopKernel:
                               f"{', '.join(knl.arg_dict)}; name each once, got "
                               f"{', '.join(names)}")
     return knl.copy(args=tuple(knl.arg_dict[n] for n in names))
+
+
+class _ReductionArgToRule(IdentityMapper):
+    """Moves the reduced expression of each reduction over exactly *inames*
+    into a new substitution rule taking those inames."""
+
+    def __init__(self, inames: tuple[str, ...], rule_name: Any,
+                 rules: dict[str, SubstitutionRule]):
+        self.inames = inames
+        self.rule_name = rule_name
+        self.rules = rules
+
+    def map_reduction(self, expr: Reduction) -> Reduction:
+        if frozenset(expr.inames) != frozenset(self.inames):
+            return Reduction(expr.operation, expr.inames, self.rec(expr.expr),
+                             expr.allow_simultaneous)
+        name = self.rule_name()
+        if name in self.rules:
+            raise KernelcoreError(f"reduction_arg_to_subst_rule: substitution rule "
+                                  f"'{name}' already exists")
+        self.rules[name] = SubstitutionRule(name, self.inames, expr.expr)
+        call = prim.Variable(name)(*(prim.Variable(n) for n in self.inames))
+        return Reduction(expr.operation, expr.inames, call, expr.allow_simultaneous)
+
+    def map_constant(self, expr: Any) -> Any:
+        return expr
+
+
+@for_each_kernel
+def reduction_arg_to_subst_rule(knl: LoopKernel, inames: Iterable[str] | str,
+                                insn_match: Any = None,
+                                subst_rule_name: str | None = None) -> LoopKernel:
+    """*knl* where the reduced expression of every reduction over exactly
+    *inames* (in the instructions *insn_match* matches) is a substitution rule
+    of those inames (named *subst_rule_name*, or ``red_<inames>_arg``
+    made unique), which the reduction calls."""
+    names = tuple(n.strip() for n in inames.split(",")) if isinstance(inames, str) \
+        else tuple(inames)
+    gen = UniqueNameGenerator(set(knl.all_inames()) | set(knl.all_params())
+                              | set(knl.arg_dict) | set(knl.temporary_variables)
+                              | set(knl.substitutions))
+    rules = dict(knl.substitutions)
+    mapper = _ReductionArgToRule(
+        names, (lambda: subst_rule_name) if subst_rule_name is not None
+        else (lambda: gen(f"red_{'_'.join(names)}_arg")), rules)
+    match = parse_match(insn_match)
+    insns = tuple(i.with_transformed_expressions(mapper) if match(knl, i) else i
+                  for i in knl.instructions)
+    return knl.copy(instructions=insns, substitutions=rules)

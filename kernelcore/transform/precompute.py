@@ -11,6 +11,10 @@ storage axis), and make the users read the temporary instead.
 Storage inames get *default_tag*: ``"l.auto"`` maps them, innermost first, onto
 the kernel's work-group axes (splitting a storage iname longer than its axis),
 so all work-items of a group cooperate in the fetch; ``None`` keeps loops.
+``precompute`` names the storage inames after the rule's arguments (``i`` ->
+``i_0``), as loopy does. A temporary in global memory may have a length
+known only when called (a sweep of parametric length); its users wait for
+it behind a global barrier ``<rule>_barrier``.
 
 Public names: precompute, add_prefetch, buffer_array.
 """
@@ -37,7 +41,7 @@ from kernelcore.ir.domain import (
     static_range,
 )
 from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
-from kernelcore.ir.instruction import Assignment, assignee_subscript
+from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.simplify import simplify
 from kernelcore.ir.subst import expand_rules
@@ -109,7 +113,8 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
                 fetch_outer_inames, insn_id, store_of=None,
                 dim_base: str | None = None, footprint_index: tuple | None = None,
-                footprint_shape: tuple = ()) -> LoopKernel:
+                footprint_shape: tuple = (), barrier_base: str | None = None,
+                arg_names: tuple[str, ...] = ()) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
     match = parse_match(within)
@@ -189,7 +194,12 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             footprint = img if footprint is None else footprint.union(
                 img.align_params(footprint.space)).coalesce()
     assert footprint is not None
-    bases, extents = [], []
+    aspace = temporary_address_space if temporary_address_space is not None else auto
+    if isinstance(aspace, str):
+        aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
+                  "global": AddressSpace.GLOBAL}[aspace]
+    bases: list = []
+    extents: list = []
     for k in range(rank):
         lo = _single_aff(footprint.dim_min(k), base_name)
         base = aff_to_expr(lo)
@@ -198,13 +208,19 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         shifted = shifted & expr_to_pw_aff(prim.Variable("__kc_d"), shifted.space).eq_set(
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), shifted.space)
             - expr_to_pw_aff(base, shifted.space))
-        top = project_to(shifted, ["__kc_d"]).dim_max_val(0)
-        if not top.is_int():
+        length = project_to(shifted, ["__kc_d"])
+        top = length.dim_max_val(0)
+        bases.append(base)
+        if top.is_int():
+            extents.append(top.get_num_si() + 1)
+        elif aspace == AddressSpace.GLOBAL:   # (the host allocates it per call)
+            extents.append(simplify(prim.Sum((
+                aff_to_expr(_single_aff(length.dim_max(0), base_name)), 1))))
+        else:
             raise StaticValueFindingError(
                 f"{base_name}: the footprint along axis {k} has no constant length; "
-                "sweep inames of fixed extent (split them first)")
-        bases.append(base)
-        extents.append(top.get_num_si() + 1)
+                "sweep inames of fixed extent (split them first), or store it in "
+                "global memory")
 
     # }}}
 
@@ -215,12 +231,13 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         raise KernelcoreError(f"{base_name}: name '{temp}' is already in use")
     if temp not in names.existing_names:
         names.add_name(temp)
-    all_dim_names = _names(dim_arg_names) or [names(f"{dim_base or temp}_dim_{k}")
-                                               for k in range(rank)]
+    all_dim_names = _names(dim_arg_names) or [
+        names(arg_names[k] if arg_names else f"{dim_base or temp}_dim_{k}")
+        for k in range(rank)]
     if len(all_dim_names) != rank:
         raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
     # axes of length 1 need no storage index
-    kept = [k for k in range(rank) if extents[k] > 1]
+    kept = [k for k in range(rank) if not isinstance(extents[k], int) or extents[k] > 1]
     dim_names = [all_dim_names[k] for k in kept]
 
     # {{{ the storage domain: indices of the footprint, shifted to start at 0
@@ -255,19 +272,30 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                                     knl.space) for k in kept)
         return prim.Subscript(prim.Variable(temp), sub) if sub else prim.Variable(temp)
 
-    new_insns = []
+    # a global temporary is complete for its users after a global barrier,
+    # named as in loopy (``<rule>_barrier``)
+    barrier = None
+    if aspace == AddressSpace.GLOBAL and barrier_base is not None:
+        barrier = BarrierInstruction(id=names(f"{barrier_base}_barrier"),
+                                     depends_on=frozenset({fetch_id}),
+                                     within_inames=frozenset(outer),
+                                     synchronization_kind="global", mem_kind="global")
+    user_deps = {fetch_id} if barrier is None else {fetch_id, barrier.id}
+    new_insns: list = []
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
             rewriter = _UseFinder(is_use, replace)
             insn = insn.copy(expression=rewriter(insn.expression),  # type: ignore[attr-defined]
                              predicates=frozenset(rewriter(p) for p in insn.predicates),
-                             depends_on=insn.depends_on | {fetch_id},
+                             depends_on=insn.depends_on | user_deps,
                              assignee=rewriter(insn.assignee)  # type: ignore[attr-defined]
                              if store_of is not None
                              else insn.assignee)  # type: ignore[attr-defined]
         new_insns.append(insn)
     position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
     new_insns.insert(position, fetch)
+    if barrier is not None:
+        new_insns.insert(position + 1, barrier)
     if store_of is not None:
         target, value = store_of(index, fetch.assignee)
         if target is not None:
@@ -276,10 +304,6 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 id=names(f"{temp}_store"), assignee=target, expression=value,
                 within_inames=fetch.within_inames,
                 depends_on=frozenset(u.id for u, _ in users)))
-    aspace = temporary_address_space if temporary_address_space is not None else auto
-    if isinstance(aspace, str):
-        aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
-                  "global": AddressSpace.GLOBAL}[aspace]
     temps = dict(knl.temporary_variables)
     shape = tuple(extents[k] for k in kept)
     if temp in temps:       # a temporary of the same shape is filled again
@@ -340,6 +364,8 @@ def _tag_storage(knl, dim_names, extents, default_tag, outer=()):
     for d, extent in zip(reversed(dim_names), reversed(extents)):
         if not free:
             break
+        if not isinstance(extent, int):
+            continue        # (of a length known only when called: a loop)
         axis = free.pop(0)
         if extent <= axes[axis]:
             knl = tag_inames(knl, {d: f"l.{axis}"})
@@ -387,7 +413,8 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                        within=within, dim_arg_names=precompute_inames,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id)
+                       fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id,
+                       barrier_base=subst_rule_name, arg_names=tuple(rule.arguments))
 
 
 def _array_use(var_name: str):

@@ -149,6 +149,11 @@ class _Realizer(IdentityMapper):
     def map_reduction(self, expr: Reduction):
         if not expr.inames:         # over no inames: the value itself, as in loopy
             return self.rec(expr.expr)
+        swept = set(expr.inames) & set(self.outer_inames)
+        if swept:
+            raise KernelcoreError(
+                f"instruction '{self.insn.id}' reduces over iname(s) "
+                f"{', '.join(sorted(swept))} that it also runs in")
         if expr.operation in ("argmax", "argmin"):
             return self._arg_reduction(expr)
         if expr.operation.startswith(("segmented(", "segmented_flag(")):

@@ -1,0 +1,89 @@
+"""Reductions rewritten as loopy's tests do: ``make_reduction_inames_unique``
+(later reductions over an iname get a copy of it), ``reduction_arg_to_subst_rule``
+(the reduced expression becomes a substitution rule), precomputing a rule over
+a loop of parametric length into global memory (with loopy's global barrier
+``<rule>_barrier``), and the refusal of a reduction over an iname its
+instruction runs in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelcore as lp
+from kernelcore.diagnostic import KernelcoreError
+from kernelcore.ir.instruction import BarrierInstruction
+from kernelcore.transform.data import reduction_arg_to_subst_rule
+from tests.helpers import host
+
+
+def test_make_reduction_inames_unique_copies_later_inames(queue):
+    knl = lp.make_kernel("{[i,j]: 0<=i,j<n}",
+                         ["a = sum((i,j), i*j)", "b = sum(i, sum(j, i*j))"],
+                         assumptions="n>=1")
+    knl = lp.make_reduction_inames_unique(knl)
+    entry = knl.default_entrypoint
+    assert set(entry.all_inames()) == {"i", "j", "i_0", "j_0"}
+    n = 20
+    _evt, (a, b) = knl(queue, n=n)
+    ref = sum(i * j for i in range(n) for j in range(n))
+    assert int(host(a)) == ref
+    assert int(host(b)) == ref
+
+
+def test_make_reduction_inames_unique_only_given_inames():
+    knl = lp.make_kernel("{[i,j]: 0<=i,j<4}",
+                         ["a = sum((i,j), i*j)", "b = sum(i, sum(j, i*j))"])
+    knl = lp.make_reduction_inames_unique(knl, inames="j")
+    assert set(knl.default_entrypoint.all_inames()) == {"i", "j", "j_0"}
+
+
+def test_reduction_arg_to_subst_rule_makes_a_rule(queue):
+    knl = lp.make_kernel("{[i,j]: 0<=i<8 and 0<=j<5}",
+                         "out[i] = sum(j, a[i, j] * 2)")
+    knl = lp.add_dtypes(knl, {"a": np.float64})
+    knl = reduction_arg_to_subst_rule(knl, "j")
+    entry = knl.default_entrypoint
+    rule = entry.substitutions["red_j_arg"]
+    assert rule.arguments == ("j",)
+    assert "red_j_arg(j)" in str(entry.instructions[0].expression)
+    a = np.random.default_rng(0).random((8, 5))
+    _evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(host(out), (2 * a).sum(axis=1))
+
+
+def test_precompute_global_of_parametric_length(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}",
+                         """
+                         f(i) := 2*a[i]
+                         out[i] = f(i) + 1
+                         """, [lp.GlobalArg("a", np.float64, shape="n"), "..."])
+    knl = lp.precompute(knl, "f", "i", temporary_address_space=lp.AddressSpace.GLOBAL,
+                        default_tag=None)
+    entry = knl.default_entrypoint
+    assert "i_0" in entry.all_inames()           # named after the rule's argument
+    barrier = entry.id_to_insn["f_barrier"]
+    assert isinstance(barrier, BarrierInstruction)
+    assert barrier.synchronization_kind == "global"
+    assert "f_barrier" in entry.id_to_insn["insn"].depends_on
+    a = np.arange(37.0)
+    _evt, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(host(out), 2 * a + 1)
+
+
+def test_precompute_private_of_parametric_length_is_refused():
+    knl = lp.make_kernel("{[i]: 0<=i<n}",
+                         """
+                         f(i) := 2*a[i]
+                         out[i] = f(i) + 1
+                         """, [lp.GlobalArg("a", np.float64, shape="n"), "..."])
+    with pytest.raises(KernelcoreError, match="no constant length"):
+        lp.precompute(knl, "f", "i", temporary_address_space=lp.AddressSpace.PRIVATE,
+                      default_tag=None)
+
+
+def test_reduction_over_an_iname_of_its_own_instruction_is_refused():
+    knl = lp.make_kernel("{[i]: 0<=i<100}", "a[i] = sum(i, 2)",
+                         [lp.GlobalArg("a", np.float32, shape=(100,))])
+    with pytest.raises(KernelcoreError, match="also runs in"):
+        lp.preprocess_kernel(knl)
