@@ -97,6 +97,7 @@ from kernelcore.statistics import (
     get_synchronization_map,
     stringify_stats_mapping,
 )
+from kernelcore.target.base import CFamilyTarget
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.testing import auto_test_vs_ref
 from kernelcore.transform.data import (
@@ -190,7 +191,7 @@ __all__ = [
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
-    "OpenCLTarget", "PyOpenCLTarget",
+    "OpenCLTarget", "PyOpenCLTarget", "CFamilyTarget",
     "default_context", "default_queue", "profiling_queue", "cache_stats", "set_caching_enabled",
     "make_launcher", "compile_launches", "CompiledLaunches", "Launch",
     "LauncherI", "KernelStatistics", "OpenClKernelLauncher",

@@ -183,7 +183,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 fixed_parameters: Mapping[str, int] | None = None,
                 tags: frozenset = frozenset(),
                 temporary_variables: Mapping[str, TemporaryVariable] | None = None,
-                infer_inames: bool = False) -> LoopKernel:
+                infer_inames: bool = False,
+                preambles: Sequence[tuple[str, str]] = (),
+                preamble_generators: Sequence[Any] = ()) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
     building kernels for its own use calls this).
@@ -202,6 +204,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
     *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
+    *preambles* ((key, C code) pairs) and *preamble_generators* (functions
+    giving such pairs) add code before the kernel's, as loopy's.
     With *infer_inames* (what :func:`make_kernel` does, as loopy), an
     instruction outside ``for`` blocks and without ``inames=`` also runs in
     the loops of the temporaries it reads
@@ -312,6 +316,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         assignee = expression = None
         extra: tuple = ()
         packer = SubArrayPacker(lambda n: static_range(proto, n), var_gen)
+        if pi.kind == "call":
+            expression = resolver(SubArrayLowering(proto, declared_arrays, packer)(
+                pi.expression))
         if pi.kind == "assign":
             lower = SubArrayLowering(proto, declared_arrays, packer)
             packer.writes = True
@@ -342,6 +349,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             insns.append(BarrierInstruction(
                 synchronization_kind="local" if pi.kind == "lbarrier" else "global",
                 mem_kind=pi.extra.get("mem_kind", "local"), **common))
+            continue
+        if pi.kind == "call":
+            insns.append(CallInstruction((), expression, **common))
             continue
         target_name = assignee_var_name(assignee)
         if target_name in iname_set:
@@ -406,7 +416,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     access_list: list[tuple[str, Any, tuple]] = []
     for insn in insns:
         reads = [expanded(e) for e in insn.expressions()]
-        if isinstance(insn, Assignment):
+        if isinstance(insn, Assignment) and insn.assignee is not None:
             reads.remove(expanded(insn.assignee))
             reads += list(assignee_subscript(insn.assignee))
             sub = assignee_subscript(insn.assignee)
@@ -477,6 +487,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         assumptions=parse_assumptions(assumptions, proto.all_params()),
         options=_options(options), target=target, substitutions=rules,
         index_dtype=index_dtype,
+        preambles=tuple((str(k), str(c)) for k, c in preambles),
+        preamble_generators=tuple(preamble_generators),
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
     if fixed_parameters:        # before the shapes are found, as these may depend on them

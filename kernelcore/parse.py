@@ -139,7 +139,7 @@ def parse_expression(text: str) -> Any:
 class ParsedInstruction:
     """One statement as written, before names and types are resolved."""
 
-    kind: str                      # "assign", "nop", "lbarrier" or "gbarrier"
+    kind: str                      # "assign", "call", "nop", "lbarrier" or "gbarrier"
     assignee: Any = None
     expression: Any = None
     temp_var_type: Any = None      # None: no declaration; "auto" or a dtype
@@ -269,7 +269,13 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
         rest = m.group("rest")
         eq = _ASSIGN_EQ.search(rest)
         if eq is None:
-            raise ParseError(f"not an assignment (no '='): {line.strip()!r}")
+            call = _result_less_call(rest)
+            if call is None:
+                raise ParseError(f"not an assignment (no '='): {line.strip()!r}")
+            pi.kind, pi.expression = "call", call     # 'f(x[i])': a call without results
+            if opts is not None:
+                _apply_options(pi, opts)
+            return pi
         lhs_text, rhs_text = rest[:eq.start()], rest[eq.end():]
         if not lhs_text.strip() or not rhs_text.strip():
             raise ParseError(f"assignment with an empty side: {line.strip()!r}")
@@ -312,6 +318,18 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
     if opts is not None:
         _apply_options(pi, opts)
     return pi
+
+
+def _result_less_call(text: str) -> prim.Call | None:
+    """*text* as a call of a named function (``f()``, ``f(sum(i, x[i]))``), or
+    None if it is something else."""
+    try:
+        expr = parse_expression(text)
+    except (ParseError, _LexParseError):
+        return None
+    if isinstance(expr, prim.Call) and isinstance(expr.function, prim.Variable):
+        return expr
+    return None
 
 
 def _split_top_level(text: str) -> list[str]:

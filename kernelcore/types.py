@@ -308,7 +308,8 @@ def _infer_kernel_types(original, *, require_all: bool = True):
         if dtypes.get(p, knl.index_dtype) is None:
             dtypes[p] = knl.index_dtype
     mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)
-    assignments = [i for i in knl.instructions if isinstance(i, Assignment)]
+    assignments = [i for i in knl.instructions
+                   if isinstance(i, Assignment) and i.assignee is not None]
     writers: dict[str, list] = {}
     for insn in assignments:
         writers.setdefault(assignee_var_name(insn.assignee), []).append(insn)

@@ -15,7 +15,9 @@ import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
 from kernelcore.codegen.generator import DeviceKernel, Generator, segments
+from kernelcore.codegen.preambles import kernel_preambles
 from kernelcore.diagnostic import CodeGenerationError, recording_warnings
+from kernelcore.ir.expr import called_names
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
@@ -90,6 +92,10 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     dtypes = helpers.dtypes | {v.dtype for v in variables if v.dtype is not None}
     uses_complex = any(dt.kind == "c" for dt in dtypes)
     uses_double = any(dt in (np.float64, np.complex128) for dt in dtypes)
+    functions = {n for insn in knl.instructions for e in insn.expressions()
+                 for n in called_names(e)}
+    for key, code in kernel_preambles(knl, dtypes, functions).items():
+        helpers.preambles.setdefault(key, code)
     preamble = [code for _, code in sorted(helpers.preambles.items())]
     preamble += target.preamble(uses_complex, uses_double,
                                 target.dtype_to_ctype(knl.index_dtype))

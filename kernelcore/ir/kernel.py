@@ -60,9 +60,21 @@ class LoopKernel:
     state: KernelState = KernelState.INITIAL
     linearization: tuple | None = None
     tags: frozenset = frozenset()
+    #: (key, C code) put before the code, in the order of their keys, each key once
+    preambles: tuple[tuple[str, str], ...] = ()
+    #: functions of a :class:`~kernelcore.codegen.preambles.PreambleInfo` giving
+    #: (key, C code) pairs, as loopy's preamble generators
+    preamble_generators: tuple = ()
 
     def copy(self, **kwargs: Any) -> LoopKernel:
+        if "iname_slab_increments" in kwargs:       # (loopy's name)
+            kwargs["iname_slabs"] = kwargs.pop("iname_slab_increments")
         return replace(self, **kwargs)
+
+    @property
+    def iname_slab_increments(self) -> Mapping[str, tuple[int, int]]:
+        """loopy's name of :attr:`iname_slabs`."""
+        return self.iname_slabs
 
     def tagged(self, tags: Any) -> LoopKernel:
         """A copy of the kernel with *tags* (a tag or an iterable of them) added."""

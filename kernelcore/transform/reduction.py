@@ -492,7 +492,8 @@ def realize_reduction(knl: LoopKernel) -> LoopKernel:
         temps.update(realizer.new_temps)
         new_insns += realizer.new_insns
         final = insn.copy(expression=expr, depends_on=insn.depends_on | realizer.final_deps)
-        target = knl.temporary_variables.get(assignee_var_name(insn.assignee))
+        target = None if insn.assignee is None else knl.temporary_variables.get(
+            assignee_var_name(insn.assignee))
         shared = target is None or target.address_space in (AddressSpace.LOCAL,
                                                              AddressSpace.GLOBAL)
         if realizer.lane_axes and shared:
