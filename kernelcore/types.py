@@ -92,6 +92,12 @@ class TypeInferenceMapper(Mapper):
             return ExprType(np.dtype(np.complex128), weak=True)
         raise TypeInferenceFailure(f"constant {expr!r} of unsupported type")
 
+    def map_nan(self, expr: prim.NaN) -> ExprType:
+        """pymbolic's NaN: of its data type, else a (weak) double."""
+        if expr.data_type is None:
+            return ExprType(np.dtype(np.float64), weak=True)
+        return ExprType(np.dtype(expr.data_type))  # type: ignore[call-overload]
+
     def _var(self, name: str) -> ExprType:
         if name not in self.var_dtypes:
             raise UnknownNameError(f"unknown variable '{name}'")
@@ -220,9 +226,6 @@ class TypeInferenceMapper(Mapper):
     def map_type_cast(self, expr: Any) -> ExprType:
         self.rec(expr.child)
         return ExprType(expr.dtype)
-
-    def map_nan(self, expr: Any) -> ExprType:
-        return ExprType(np.dtype(np.float64), weak=True)
 
 
 class FixedTypeMapper(MemoizedByNode, TypeInferenceMapper):

@@ -227,6 +227,9 @@ class CExpressionMapper(Mapper):
         s = self.literal(expr, dtype)
         return self._paren(s, PREC_UNARY, prec) if s.startswith("-") and prec > PREC_SUM else s
 
+    def map_nan(self, expr: prim.NaN, prec: int, dtype: np.dtype) -> str:
+        return self.literal(np.nan, dtype)
+
     def map_variable(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         name = expr.name
         var = self.knl.arg_dict.get(name) or self.knl.temporary_variables.get(name)
@@ -405,6 +408,8 @@ class CExpressionMapper(Mapper):
         t = self.types(expr)
         if t.dtype.kind == "c":
             raise CodeGenerationError(f"complex value {expr} used as a condition")
+        if t.dtype.kind == "f":     # (OpenCL takes no floating-point ?: condition)
+            return self._paren(f"{self.code(expr, PREC_EQ)} != 0", PREC_EQ, prec)
         return self.code(expr, prec)
 
     def map_logical_and(self, expr: Any, prec: int, dtype: np.dtype) -> str:

@@ -181,7 +181,8 @@ class ArrayArg(_ArrayBase):
     OpenCL aligns buffers to the device's base address alignment, at least
     64 bytes: up to that, the declaration holds for every array passed.)
     *offset* is loopy's: 0 or :data:`auto` (taken, the array still starts at
-    its buffer)."""
+    its buffer; a view starting inside its buffer that the kernel only reads
+    is passed as a copy)."""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None

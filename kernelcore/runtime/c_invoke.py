@@ -43,6 +43,7 @@ from kernelcore.runtime.invoke import (
     emit_parameter_code,
     find_executor,
     native_array,
+    returned_arrays,
     tuple_code,
 )
 from kernelcore.runtime.store import default_cache_dir
@@ -236,7 +237,7 @@ class CExecutor:
 
     def _wrapper_source(self) -> str:
         knl = self.knl
-        written = knl.get_written_variables()
+        written = returned_arrays(knl)
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
         names = [a.name for a in knl.args]
         out: list[str] = []

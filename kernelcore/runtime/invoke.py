@@ -10,7 +10,7 @@ Several threads may call one kernel at once: code is generated and built
 once, and each call sets the shared device kernels' arguments and enqueues
 them under the program's lock.
 
-Public names: invoke, get_executor, Executor, memory_pool.
+Public names: invoke, get_executor, Executor, memory_pool, returned_arrays.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pymbolic import evaluate
 from kernelcore.codegen.kernel import CodeGenerationResult, generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.index_width import emit_index_checks
-from kernelcore.ir.data import ArrayArg, ValueArg
+from kernelcore.ir.data import ArrayArg, ValueArg, auto
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.stages import provide
@@ -220,6 +220,14 @@ def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
     emit_index_checks(w, knl)
 
 
+def returned_arrays(knl: LoopKernel) -> frozenset[str]:
+    """The arguments a call allocates when not passed and returns: those the
+    kernel writes and those declared outputs (``is_output=True``, as in
+    loopy, also when nothing writes them)."""
+    return knl.get_written_variables() | {a.name for a in knl.args
+                                          if getattr(a, "is_output", None) is True}
+
+
 def cached_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
     """``(cache key, generated code)`` of *knl*, from the code cache if there."""
     key = kernel_key(knl)
@@ -259,7 +267,7 @@ class Executor:
 
     def _wrapper_source(self) -> str:
         knl = self.knl
-        written = knl.get_written_variables()
+        written = returned_arrays(knl)
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
         names = [a.name for a in knl.args]
         out: list[str] = []
@@ -301,6 +309,11 @@ class Executor:
                     w(f"        _{a.name}_host = {a.name}")
                 w(f"        {a.name} = _rt.to_device(queue, {a.name!r}, {a.name}, "
                   f"{a.order!r})")
+            if not is_out and a.offset is auto:
+                # (loopy's any offset: a view starting inside its buffer, only
+                # read, is passed as a copy)
+                w(f"    elif {a.name}.offset:")
+                w(f"        {a.name} = {a.name}.copy(queue=queue)")
             if not knl.options.skip_arg_checks:
                 w(f"    _rt.check({a.name!r}, {a.name}, {shape}, _np.dtype("
                   f"{str(a.dtype)!r}), {strides})")
@@ -389,7 +402,7 @@ def find_executor(knl: LoopKernel, kwargs: dict, registry: MutableMapping[LoopKe
     if entry is None:
         params = set(knl.all_params())
         untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
-        written = knl.get_written_variables()
+        written = returned_arrays(knl)
         required = [n for n in untyped
                     if n not in written and isinstance(knl.arg_dict[n], ArrayArg)]
         with _REGISTRY_LOCK:

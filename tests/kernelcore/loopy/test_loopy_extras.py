@@ -1,9 +1,12 @@
 """Issue 40: more of loopy's forms that its tests use: the options
 ``annotate_inames`` and ``build_options`` (flags for the C compiler),
-``loopy.symbolic.is_expression_equal``."""
+``loopy.symbolic.is_expression_equal``, reductions over variables, pymbolic's
+NaN nodes, floating-point conditions, declared outputs nothing writes, views
+with offsets passed for arrays of any offset."""
 
 import numpy as np
 import pymbolic.primitives as prim
+import pyopencl.array as cla
 import pytest
 
 import kernelcore as lp
@@ -44,3 +47,57 @@ def test_is_expression_equal():
     assert not is_expression_equal(x + 1, x + 2)
     assert not is_expression_equal(x, None)
     assert is_expression_equal(3, 3) and not is_expression_equal(3, 4)
+
+
+def test_reduction_over_variables(queue):
+    k = prim.Variable("k")
+    red = lp.Reduction("sum", k, prim.Variable("a")[k], allow_simultaneous=True)
+    assert red.inames == ("k",)
+    assert lp.Reduction("sum", (k, prim.Variable("j")), 1).inames == ("k", "j")
+    knl = lp.make_kernel("{[k]: 0<=k<5}", [lp.Assignment("s", red)],
+                         [lp.GlobalArg("a", np.float64, shape=(5,)), "..."])
+    a = np.arange(5.0)
+    _, (s,) = knl(queue, a=a)
+    assert float(s) == a.sum()
+
+
+@pytest.mark.parametrize("target", [lp.PyOpenCLTarget, lp.ExecutableCTarget])
+def test_nan_nodes_and_floating_conditions(queue, target):
+    var = prim.Variable
+    knl = lp.make_kernel(
+        "{:}",
+        [lp.Assignment(var("e"), prim.NaN(np.float32)),
+         lp.Assignment(var("f"), var("isnan")(prim.NaN(None))),
+         lp.Assignment(var("g"), prim.NaN(np.complex64)),
+         lp.Assignment(var("t"), 0.5),
+         lp.Assignment(var("y"), prim.If(var("t"), 1729, 1.5)),
+         lp.Assignment(var("z"), prim.If(0.0, 1, 2))],
+        [lp.GlobalArg("e, f, g, y, z", shape=()), lp.TemporaryVariable("t"), ...],
+        seq_dependencies=True, target=target())
+    knl = lp.set_options(knl, return_dict=True)
+    _, out = knl(queue) if target is lp.PyOpenCLTarget else knl()
+    out = {k: np.asarray(getattr(v, "get", lambda v=v: v)()) for k, v in out.items()}
+    assert out["e"].dtype == np.float32 and np.isnan(out["e"])
+    assert out["f"] == 1
+    assert out["g"].dtype == np.complex64 and np.isnan(out["g"])
+    assert out["y"] == 1729 and out["z"] == 2
+
+
+def test_declared_output_without_writes_is_returned(queue):
+    knl = lp.make_kernel("{[i]: i > 0 and i < 0}", [],
+                         [lp.GlobalArg("a", shape=(0,), dtype=np.float32,
+                                       is_output=True, is_input=False)])
+    _, (out,) = knl(queue)
+    assert out.shape == (0,) and out.dtype == np.float32
+
+
+def test_view_with_offset_read_by_kernel_of_any_offset(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<3}", "y[i] = 2*x[i]",
+                         [lp.GlobalArg("x", np.int32, shape=(3,), offset=lp.auto), "..."])
+    base = cla.arange(queue, 10, dtype=np.int32)
+    _, (y,) = knl(queue, x=base[4:7])
+    np.testing.assert_array_equal(y.get(), [8, 10, 12])
+    exact = lp.make_kernel("{[i]: 0<=i<3}", "y[i] = 2*x[i]",
+                           [lp.GlobalArg("x", np.int32, shape=(3,)), "..."])
+    with pytest.raises(KernelcoreError, match="offset"):
+        exact(queue, x=base[4:7])
