@@ -273,6 +273,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                  for n, r in rules.items()}
         parsed = [dataclasses.replace(
             pi, expression=call_bare_rules(pi.expression, bare),
+            assignee=_call_bare_rules_in_assignee(pi.assignee, bare),
             predicates=frozenset(call_bare_rules(p, bare) for p in pi.predicates))
             if isinstance(pi, ParsedInstruction) else pi for pi in parsed]
 
@@ -309,7 +310,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if n not in iname_set:
                 raise UnknownNameError(f"loop over unknown iname '{n}' in "
                                        f"{pi.source!r}: declare it in a domain")
-        insn_id = pi.id or id_gen("insn")
+        insn_id = pi.id or id_gen(pi.extra.get("id_prefix", "insn"))
         if pi.block_inames or pi.explicit_inames is not None:
             in_blocks.add(insn_id)  # in 'for' blocks or given: its inames are final
         predicates = frozenset(resolver(p) for p in pi.predicates)
@@ -417,9 +418,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     for insn in insns:
         reads = [expanded(e) for e in insn.expressions()]
         if isinstance(insn, Assignment) and insn.assignee is not None:
-            reads.remove(expanded(insn.assignee))
-            reads += list(assignee_subscript(insn.assignee))
-            sub = assignee_subscript(insn.assignee)
+            place = expanded(insn.assignee)
+            reads.remove(place)
+            reads += list(assignee_subscript(place))
+            sub = assignee_subscript(place)
             # a whole-array slice (``y[:] = f(...)``) says nothing about extents
             if not has_slices(insn.assignee):
                 if sub:
@@ -504,6 +506,16 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))
     return knl
+
+
+def _call_bare_rules_in_assignee(assignee: Any, bare: frozenset[str]) -> Any:
+    """*assignee* (one, several or none) with the rules without arguments
+    its indices use (``i := ii + 1``; ``out[i] = ...``) called."""
+    if assignee is None or isinstance(assignee, str):
+        return assignee
+    if isinstance(assignee, tuple):
+        return tuple(_call_bare_rules_in_assignee(a, bare) for a in assignee)
+    return call_bare_rules(assignee, bare)
 
 
 def _options(options: Any) -> Options:

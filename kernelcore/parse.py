@@ -182,6 +182,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
         key, value = key.strip(), value.strip()
         if key == "id":
             pi.id = value
+        elif key == "id_prefix":    # (loopy's 'with' blocks: ids made from it)
+            pi.extra["id_prefix"] = value
         elif key == "dep":
             if value.startswith("*"):
                 pi.depends_on_is_final = True
@@ -216,8 +218,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
                 for old, _, new in (v.partition("->") for v in value.split(":") if v.strip()))
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
-                             "(known: id, dep, dep_query, priority, tags, nosync, nosync_query, "
-                             "inames, if, mem_kind, atomic, dup)")
+                             "(known: id, id_prefix, dep, dep_query, priority, tags, nosync, "
+                             "nosync_query, inames, if, mem_kind, atomic, dup)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",
@@ -402,7 +404,8 @@ def parse_instructions(text: str | list) -> list[Any]:
             lines.append(item)
 
     result: list[Any] = []
-    # stack entries: ("for", inames) or ("if", [conditions taken so far], current)
+    # stack entries: ("for", inames), ("if", [conditions taken so far], current)
+    # or ("with", options for the statements inside)
     stack: list[tuple] = []
 
     def current():
@@ -411,7 +414,7 @@ def parse_instructions(text: str | list) -> list[Any]:
         for entry in stack:
             if entry[0] == "for":
                 inames |= entry[1]
-            else:
+            elif entry[0] == "if":
                 preds.append(entry[2])
         return inames, preds
 
@@ -441,13 +444,28 @@ def parse_instructions(text: str | list) -> list[Any]:
             else:
                 stack.append(("if", taken, negated[0] if len(negated) == 1
                               else prim.LogicalAnd(tuple(negated))))
+        elif word == "with":
+            body, opts = _split_options(arg)
+            if body or opts is None:
+                raise ParseError(f"malformed 'with' block header {line!r} (expected "
+                                 "'with {options}')")
+            if any(k.strip() in ("id", "priority")
+                   for k, _, _ in (o.partition("=") for o in opts.split(","))):
+                raise ParseError(f"'id' and 'priority' may not be given to a 'with' "
+                                 f"block: {line!r}")
+            stack.append(("with", opts))
         elif word == "end":
             if not stack:
-                raise ParseError("'end' without a matching 'for' or 'if'")
+                raise ParseError("'end' without a matching 'for', 'if' or 'with'")
             stack.pop()
         else:
             inames, preds = current()
-            result.append(_parse_statement(line, inames, preds))
+            pi = _parse_statement(line, inames, preds)
+            if pi.kind != "subst":
+                for entry in stack:
+                    if entry[0] == "with":
+                        _apply_options(pi, entry[1])
+            result.append(pi)
     if stack:
         raise ParseError(f"unterminated '{stack[-1][0]}' block (missing 'end')")
     return result

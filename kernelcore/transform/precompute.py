@@ -40,11 +40,11 @@ from kernelcore.ir.domain import (
     static_max_of_pw_aff,
     static_range,
 )
-from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
+from kernelcore.ir.expr import IdentityMapper, called_names, get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.simplify import simplify
-from kernelcore.ir.subst import expand_rules
+from kernelcore.ir.subst import RuleExpander, expand_rules
 from kernelcore.ir.tags import LocalIndexTag, parse_tag
 from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
@@ -428,6 +428,38 @@ def _array_use(var_name: str):
     return is_use
 
 
+def _expand_rules_reading(knl: LoopKernel, var_name: str, match: Any) -> LoopKernel:
+    """*knl* with the substitution rules that read *var_name* (themselves or
+    through rules they use) expanded in the instructions *match* accepts, so
+    that their reads of it are found; rules no longer used are dropped."""
+    rules = dict(knl.substitutions)
+    reading: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, rule in rules.items():
+            if name not in reading and (
+                    var_name in get_dependencies(rule.expression)
+                    or called_names(rule.expression) & reading):
+                reading.add(name)
+                changed = True
+    if not reading:
+        return knl
+    expander = RuleExpander({n: rules[n] for n in reading})
+    insns = tuple(i.with_transformed_expressions(expander) if match(knl, i) else i
+                  for i in knl.instructions)
+    used = set().union(*(called_names(e) for i in insns for e in i.expressions()))
+    while True:
+        more = set().union(*(called_names(r.expression) for n, r in rules.items()
+                             if n in used)) - used
+        if not more:
+            break
+        used |= more
+    return knl.copy(instructions=insns,
+                    substitutions={n: r for n, r in rules.items()
+                                   if n not in reading or n in used})
+
+
 @for_each_kernel
 def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (),
                  dim_arg_names: Iterable[str] | None = None, default_tag: str = "l.auto",
@@ -449,6 +481,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
         raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
 
+    knl = _expand_rules_reading(knl, var_name, parse_match(within))
     is_use = _array_use(var_name)
 
     def value_of(index):
