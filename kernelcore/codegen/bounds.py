@@ -122,7 +122,9 @@ def nonnegative_checker(knl: LoopKernel, context: isl.Set) -> Callable[[Any], bo
         try:
             aff = expr_to_pw_aff(expr, knl.space)
         except NotAffineError:
-            return False
+            # a product or sum of non-negative terms (``i*(i+1)``)
+            return isinstance(expr, (prim.Product, prim.Sum)) and all(
+                check(c) for c in expr.children)
         neg = aff.lt_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(knl.space)))
         return (neg & context).is_empty()
     return check

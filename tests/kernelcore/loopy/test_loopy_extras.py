@@ -101,3 +101,17 @@ def test_view_with_offset_read_by_kernel_of_any_offset(queue):
                            [lp.GlobalArg("x", np.int32, shape=(3,)), "..."])
     with pytest.raises(KernelcoreError, match="offset"):
         exact(queue, x=base[4:7])
+
+
+def test_floor_division_helpers_named_as_loopy(queue):
+    signed = lp.make_kernel("{[i]: 0<=i<10}", "out[i] = ((i-1)*(i-2))//2 + (i-5) % 3")
+    code = lp.generate_code_v2(signed).device_code()
+    assert "loopy_floor_div_int32(" in code and "loopy_mod_int32(" in code
+    i = np.arange(10)
+    _, (out,) = signed(queue)
+    np.testing.assert_array_equal(out, (i-1)*(i-2)//2 + (i-5) % 3)
+    # a product of non-negative factors needs no helper
+    plain = lp.make_kernel("{[i]: 0<=i<10}", "out[i] = (i*(i+1))//2")
+    assert "loopy_floor_div" not in lp.generate_code_v2(plain).device_code()
+    _, (out,) = plain(queue)
+    np.testing.assert_array_equal(out, (i*(i+1))//2)
