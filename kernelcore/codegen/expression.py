@@ -469,6 +469,8 @@ class CExpressionMapper(Mapper):
         return self._call(expr.function.name, expr.parameters, dtype)
 
     def _call(self, name, params, dtype):
+        if name == "indexof" and name not in self.knl.callables:
+            return self.index_of(params, dtype)
         if name in self.knl.callables:
             emitter = RegisteredCallEmitter(
                 self.knl, self.target, self.types, self.helpers,
@@ -488,6 +490,16 @@ class CExpressionMapper(Mapper):
         if name == "abs" and common.kind == "i":
             code = f"({self.target.dtype_to_ctype(common)}) {code}"
         return code
+
+    def index_of(self, params: Any, dtype: np.dtype) -> str:
+        """loopy's ``indexof(a[i, j])``: the linear offset of the element in
+        its array, in elements."""
+        (ref,) = params if len(params) == 1 else (None,)
+        if not (isinstance(ref, prim.Subscript) and isinstance(ref.aggregate, prim.Variable)):
+            raise CodeGenerationError(f"indexof takes one array element, got {params}")
+        var = self.knl.get_var(ref.aggregate.name)
+        index = ref.index if isinstance(ref.index, tuple) else (ref.index,)
+        return self.code(simplify(self.flat_index(var, index)), PREC_NONE, dtype)
 
     def call_types(self, name: str, params: Any, dtype: np.dtype) -> tuple[str, np.dtype]:
         """The typing rule of math function *name* and the type its arguments

@@ -115,3 +115,12 @@ def test_floor_division_helpers_named_as_loopy(queue):
     assert "loopy_floor_div" not in lp.generate_code_v2(plain).device_code()
     _, (out,) = plain(queue)
     np.testing.assert_array_equal(out, (i*(i+1))//2)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_indexof_is_the_linear_offset(queue, order):
+    knl = lp.make_kernel("{[i,j]: 0<=i<3 and 0<=j<5}", "out[i,j] = indexof(out[i,j])",
+                         [lp.GlobalArg("out", np.int32, shape=(3, 5), order=order,
+                                       is_input=False)])
+    _, (out,) = knl(queue)
+    np.testing.assert_array_equal(np.asarray(out).ravel(order=order), np.arange(15))
