@@ -470,12 +470,12 @@ class Generator:
         local_qual = self.target.address_space_qualifier(AddressSpace.LOCAL)
         for name, tv in sorted(self.knl.temporary_variables.items()):
             if tv.initializer is not None and name in used and not (
-                    tv.address_space == AddressSpace.PRIVATE
+                    tv.address_space in (AddressSpace.PRIVATE, AddressSpace.GLOBAL)
                     or tv.address_space == AddressSpace.LOCAL and not local_qual):
                 raise CodeGenerationError(
                     f"temporary '{name}' of kernel {self.knl.name} has an initializer "
                     f"but lives in {tv.address_space} memory: kernelcore initializes "
-                    "private temporaries only (on the C target also local ones; "
+                    "private and global temporaries only (on the C target also local ones; "
                     "set_temporary_address_space(knl, "
                     f"'{name}', 'private'))")
             if tv.address_space not in spaces or name not in used:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 #: the NumPy names of C types, which name the helpers of ``//`` and ``%`` as
 #: in loopy (``loopy_floor_div_int32``)
 _TYPE_SUFFIXES = {

@@ -16,6 +16,7 @@ import numpy as np
 from kernelcore.codegen.expression import HelperRegistry
 from kernelcore.codegen.generator import DeviceKernel, Generator, segments
 from kernelcore.codegen.preambles import kernel_preambles
+from kernelcore.codegen.storage import constant_declarations
 from kernelcore.diagnostic import CodeGenerationError, recording_warnings
 from kernelcore.ir.expr import called_names
 from kernelcore.ir.kernel import KernelState, LoopKernel
@@ -101,6 +102,7 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
                                 target.dtype_to_ctype(knl.index_dtype))
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
     preamble += list(helpers.helpers.values())
+    preamble += constant_declarations(knl, target)
     temps = tuple((tv.name, tv.dtype.name, tuple(tv.shape))
                   for tv in knl.device_arguments()[len(knl.args):])
     return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels), temps,

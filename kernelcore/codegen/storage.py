@@ -1,6 +1,6 @@
 """Storage of temporaries in generated code: sizes and initial values.
 
-Public names: storage_size, initial_values, check_definitions.
+Public names: storage_size, initial_values, check_definitions, constant_declarations.
 """
 
 from __future__ import annotations
@@ -45,6 +45,32 @@ def initial_values(tv: TemporaryVariable, size: int, emit: Callable[..., str]) -
     return ", ".join(emit(v, None, PREC_NONE, tv.dtype) for v in flat)
 
 
+def constant_declarations(knl: LoopKernel, target) -> list[str]:
+    """The program-scope declarations of *knl*'s global temporaries with an
+    initializer (constants: the host allocates nothing for them; loopy's
+    read-only global temporaries)."""
+    used: set[str] = set()
+    written: set[str] = set()
+    for insn in knl.instructions:
+        used |= insn.read_dependency_names() | insn.assignee_names()
+        written |= insn.assignee_names()
+    decls = []
+    for name, tv in sorted(knl.temporary_variables.items()):
+        if tv.address_space != AddressSpace.GLOBAL or tv.initializer is None \
+                or name not in used:
+            continue
+        if name in written:
+            raise CodeGenerationError(
+                f"global temporary '{name}' of kernel {knl.name} has an initializer, "
+                "which makes it a constant, but the kernel writes it")
+        assert tv.dtype is not None
+        size = max(storage_size(name, tv), 1)
+        values = initial_values(tv, size, lambda v, _c, _p, dt: target.literal(v, dt))
+        decls.append(f"{target.constant_array_qualifier()} "
+                     f"{target.dtype_to_ctype(tv.dtype)} {name}[{size}] = {{ {values} }};")
+    return decls
+
+
 def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[str]) -> None:
     """Private and local temporaries do not survive between device kernels:
     each one read by the instructions *insn_ids* of device kernel
@@ -69,4 +95,4 @@ def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[st
                     "save_and_reload_temporaries?)")
 
 
-__all__ = ["storage_size", "initial_values", "check_definitions"]
+__all__ = ["storage_size", "initial_values", "check_definitions", "constant_declarations"]

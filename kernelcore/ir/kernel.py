@@ -152,10 +152,11 @@ class LoopKernel:
         return {k: frozenset(v) for k, v in result.items()}
 
     def device_arguments(self) -> list:
-        """What device kernels receive: the arguments, then global temporaries."""
+        """What device kernels receive: the arguments, then global temporaries
+        (but those with an initializer: constants of the program)."""
         return list(self.args) + [
             tv for _, tv in sorted(self.temporary_variables.items())
-            if tv.address_space == AddressSpace.GLOBAL]
+            if tv.address_space == AddressSpace.GLOBAL and tv.initializer is None]
 
     def get_written_variables(self) -> frozenset[str]:
         return frozenset(self.writer_map)

@@ -101,6 +101,10 @@ class OpenCLTarget(CFamilyTarget):
         return {AddressSpace.GLOBAL: "__global", AddressSpace.LOCAL: "__local",
                 AddressSpace.PRIVATE: ""}[aspace]
 
+    def constant_array_qualifier(self) -> str:
+        """How an array of constants of the program is declared."""
+        return "__constant"
+
     def hw_index_name(self, is_local: bool, axis: int) -> str:
         """The C spelling of the local (or group) index along *axis*."""
         return f"{'lid' if is_local else 'gid'}({axis})"

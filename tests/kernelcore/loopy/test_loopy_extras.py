@@ -124,3 +124,30 @@ def test_indexof_is_the_linear_offset(queue, order):
                                        is_input=False)])
     _, (out,) = knl(queue)
     np.testing.assert_array_equal(np.asarray(out).ravel(order=order), np.arange(15))
+
+
+@pytest.mark.parametrize("target", [lp.PyOpenCLTarget, lp.ExecutableCTarget])
+def test_global_temporary_with_initializer_is_a_constant(queue, target):
+    table = np.array([[1.5, -2.0, 3.25], [4.0, 0.5, -1.0]], dtype=np.float32)
+    knl = lp.make_kernel(
+        "{[i, j]: 0<=i<2 and 0<=j<3}", "out[i, j] = 2*b[i, j]",
+        [lp.GlobalArg("out", np.float32, shape=(2, 3)),
+         lp.TemporaryVariable("b", np.float32, shape=(2, 3), initializer=table,
+                              read_only=True, address_space=lp.AddressSpace.GLOBAL)],
+        target=target())
+    code = lp.generate_code_v2(knl).device_code()
+    qualifier = "__constant" if target is lp.PyOpenCLTarget else "static const"
+    assert f"{qualifier} float b[6] = " in code
+    assert not lp.generate_code_v2(knl).global_temporaries
+    _, (out,) = knl(queue) if target is lp.PyOpenCLTarget else knl()
+    np.testing.assert_allclose(np.asarray(getattr(out, "get", lambda: out)()), 2 * table)
+
+
+def test_global_temporary_with_initializer_is_not_written():
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<3}", "b[i] = 1\nout[i] = b[i]",
+        [lp.GlobalArg("out", np.float32, shape=(3,)),
+         lp.TemporaryVariable("b", np.float32, shape=(3,), initializer=np.ones(3, np.float32),
+                              address_space=lp.AddressSpace.GLOBAL)])
+    with pytest.raises(KernelcoreError, match="constant"):
+        lp.generate_code_v2(knl)
