@@ -4,6 +4,8 @@
 NaN nodes, floating-point conditions, declared outputs nothing writes, views
 with offsets passed for arrays of any offset."""
 
+import logging
+
 import numpy as np
 import pymbolic.primitives as prim
 import pyopencl.array as cla
@@ -151,3 +153,14 @@ def test_global_temporary_with_initializer_is_not_written():
                               address_space=lp.AddressSpace.GLOBAL)])
     with pytest.raises(KernelcoreError, match="constant"):
         lp.generate_code_v2(knl)
+
+
+def test_c_kernel_reused_says_so(caplog):
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "a[i] = b[i]",
+                         [lp.GlobalArg("a, b", np.int32, shape=(4,))],
+                         target=lp.ExecutableCTarget(), name="reused_c")
+    b = np.arange(4, dtype=np.int32)
+    np.testing.assert_array_equal(knl(b=b)[1][0], b)
+    with caplog.at_level(logging.DEBUG, logger="kernelcore"):
+        np.testing.assert_array_equal(knl.copy()(b=b + 1)[1][0], b + 1)
+    assert "Kernel reused_c retrieved from cache" in caplog.text
