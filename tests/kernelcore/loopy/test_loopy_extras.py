@@ -164,3 +164,17 @@ def test_c_kernel_reused_says_so(caplog):
     with caplog.at_level(logging.DEBUG, logger="kernelcore"):
         np.testing.assert_array_equal(knl.copy()(b=b + 1)[1][0], b + 1)
     assert "Kernel reused_c retrieved from cache" in caplog.text
+
+
+def test_many_arguments_with_an_argument_size_limit(queue):
+    count = 100
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}", [f"c{k}[i] = a{k}[i] + b{k}[i]" for k in range(count)],
+        [lp.GlobalArg(f"{name}{k}", shape=lp.auto, dtype=np.float32)
+         for name in "abc" for k in range(count)] + [...],
+        target=lp.PyOpenCLTarget(limit_arg_size_nbytes=20), options={"return_dict": True})
+    args = {f"{name}{k}": np.full(7, (k if name == "a" else 1000 * k), np.float32)
+            for name in "ab" for k in range(count)}
+    _, res = knl(queue, **args)
+    for k in range(count):
+        np.testing.assert_array_equal(res[f"c{k}"], np.full(7, 1001 * k, np.float32))
