@@ -127,6 +127,18 @@ def _is_shift_of(aff: isl.Aff, name: str) -> bool:
         for k in range(aff.dim(dim_type.in_)))
 
 
+def _better(op: str, dtype: np.dtype, value, best, best_index):
+    """Whether *value* beats *best* (at *best_index*, -1 for none yet) in an
+    arg-reduction by *op*; NaN beats any number (NumPy's first NaN wins)."""
+    better = prim.LogicalOr((prim.Comparison(value, ">" if op == "max" else "<", best),
+                             prim.Comparison(best_index, "==", -1)))
+    if dtype.kind == "f":
+        better = prim.LogicalOr((better, prim.LogicalAnd((
+            prim.Call(prim.Variable("isnan"), (value,)),
+            prim.LogicalNot(prim.Call(prim.Variable("isnan"), (best,)))))))
+    return better
+
+
 def _lane(axis: int):
     return prim.Variable(f"lid({axis})")
 
@@ -346,9 +358,6 @@ class _Realizer(IdentityMapper):
             raise KernelcoreError(f"{expr.operation} reduces over exactly one iname, got "
                                   f"{', '.join(expr.inames)} (was its iname split?)")
         (iname,) = expr.inames
-        if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
-            raise KernelcoreError(f"{expr.operation} over parallel iname '{iname}' is not "
-                                  "supported; keep it sequential")
         dtype = self.types(expr.expr).dtype
         op = "max" if expr.operation == "argmax" else "min"
         val = self.names(f"acc_{iname}_val")
@@ -361,13 +370,7 @@ class _Realizer(IdentityMapper):
         inner = self.rec(expr.expr)
         ids = [self.names(f"{base}_{s}") for s in ("init", "init_idx", "idx", "update")]
         v, i = prim.Variable(val), prim.Variable(idx)
-        better = prim.LogicalOr((prim.Comparison(inner, ">" if op == "max" else "<", v),
-                                 prim.Comparison(i, "==", -1)))
-        if dtype.kind == "f":
-            # NaN wins once and then stays (NumPy returns the first NaN)
-            better = prim.LogicalOr((better, prim.LogicalAnd((
-                prim.Call(prim.Variable("isnan"), (inner,)),
-                prim.LogicalNot(prim.Call(prim.Variable("isnan"), (v,)))))))
+        better = _better(op, dtype, inner, v, i)
         self.new_insns += [
             Assignment(id=ids[0], assignee=v, expression=reduction_identity(op, dtype),
                        within_inames=within, depends_on=frozenset(),
@@ -382,8 +385,71 @@ class _Realizer(IdentityMapper):
                        within_inames=within | {iname},
                        depends_on=self.insn.depends_on | {ids[2]},
                        predicates=self.insn.predicates)]
+        if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
+            return self._arg_tree(op, dtype, val, idx, ids[3], iname)
         self.final_deps.add(ids[3])
         return i
+
+    def _arg_tree(self, op, dtype, val, idx, update_id, lane_iname):
+        """Combine the work-items' (value, index) pairs through local memory:
+        the better value wins, the lower index among equal ones."""
+        axis = self.knl.iname_tags[lane_iname].axis
+        within = self.outer_inames
+        vbuf, vat, _, size = self._local_buffer(f"{val}_buf", dtype, lane_iname, within)
+        _, iat, _, _ = self._local_buffer(f"{idx}_buf", self.knl.index_dtype, lane_iname,
+                                          within)
+        lane = _lane(axis)
+        base = f"{self.insn.id}_{vbuf}"
+        store = [self.names(f"{base}_store"), self.names(f"{base}_store_idx")]
+        insns = [Assignment(id=store[0], assignee=vat(lane), expression=prim.Variable(val),
+                            within_inames=within, depends_on=frozenset({update_id}),
+                            predicates=self.insn.predicates),
+                 Assignment(id=store[1], assignee=iat(lane), expression=prim.Variable(idx),
+                            within_inames=within, depends_on=frozenset({update_id}),
+                            predicates=self.insn.predicates)]
+        prev = set(store)
+        stride = 1
+        while stride < size:
+            stride *= 2
+        stride //= 2
+        while stride >= 1:
+            take = self.names(f"{idx}_take_{stride}")
+            self.new_temps[take] = TemporaryVariable(take, np.dtype(np.int8), (),
+                                                     address_space=AddressSpace.PRIVATE)
+            other = prim.Sum((lane, stride))
+            mine_v, mine_i, their_v, their_i = vat(lane), iat(lane), vat(other), iat(other)
+            # (ties, NaNs among them, go to the lower index: the halves of a
+            # tree step are interleaved)
+            same = prim.Comparison(their_v, "==", mine_v)
+            if dtype.kind == "f":
+                same = prim.LogicalOr((same, prim.LogicalAnd((
+                    prim.Call(prim.Variable("isnan"), (their_v,)),
+                    prim.Call(prim.Variable("isnan"), (mine_v,))))))
+            better = prim.LogicalAnd((prim.Comparison(their_i, "!=", -1), prim.LogicalOr((
+                _better(op, dtype, their_v, mine_v, mine_i),
+                prim.LogicalAnd((same, prim.Comparison(their_i, "<", mine_i)))))))
+            preds = self.insn.predicates | {prim.Comparison(lane, "<", stride)} | (
+                {prim.Comparison(other, "<", size)} if size & (size - 1) else set())
+            ids = [self.names(f"{base}_take_{stride}"), self.names(f"{base}_val_{stride}"),
+                   self.names(f"{base}_idx_{stride}")]
+            insns += [
+                Assignment(id=ids[0], assignee=prim.Variable(take), expression=better,
+                           within_inames=within, depends_on=frozenset(prev),
+                           predicates=preds),
+                Assignment(id=ids[1], assignee=mine_v,
+                           expression=prim.If(prim.Variable(take), their_v, mine_v),
+                           within_inames=within, depends_on=frozenset({ids[0]}),
+                           predicates=preds),
+                Assignment(id=ids[2], assignee=mine_i,
+                           expression=prim.If(prim.Variable(take), their_i, mine_i),
+                           within_inames=within, depends_on=frozenset({ids[0]}),
+                           predicates=preds)]
+            prev = {ids[1], ids[2]}
+            stride //= 2
+        self.new_insns += insns
+        self.final_deps.update(prev)
+        self.lane_axes.add(axis)
+        return iat(0)
 
     def _segmented(self, expr: Reduction):
         """A segmented reduction ``reduce(segmented(op), j, value, flag)``, run
