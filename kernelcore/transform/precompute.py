@@ -50,6 +50,7 @@ from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
 from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.transform.inline import slice_bounds
+from kernelcore.transform.precompute_reductions import localize_reduction_inames
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -261,10 +262,15 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     index = tuple(_simplify(prim.Sum((offsets[k], bases[k]))) if k in offsets else bases[k]
                   for k in range(rank))
     storage = tuple(prim.Variable(d) for d in dim_names)
+    # reductions in the value get inames of their own, bounded by the storage indices
+    sweep_values = {a.name: index[k] for k, a in enumerate(users[0][1][0][0])
+                    if isinstance(a, prim.Variable) and a.name in sweep}
+    value, red_domain, red_tags = localize_reduction_inames(
+        knl, value_of(index), sweep_values, dim_names, set(outer), names)
     fetch = Assignment(id=fetch_id,
                        assignee=prim.Subscript(prim.Variable(temp), storage) if storage
                        else prim.Variable(temp),
-                       expression=value_of(index),
+                       expression=value,
                        within_inames=frozenset(outer) | frozenset(dim_names))
 
     def replace(args):
@@ -320,7 +326,9 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     tags = dict(knl.iname_tags)
     for d in dim_names:
         tags[d] = None
-    knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
+    tags.update(red_tags)
+    knl = knl.copy(domains=knl.domains + (storage_dom,) + (
+        () if red_domain is None else (red_domain,)), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
     return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
 

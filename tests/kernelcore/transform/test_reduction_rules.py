@@ -87,3 +87,28 @@ def test_reduction_over_an_iname_of_its_own_instruction_is_refused():
                          [lp.GlobalArg("a", np.float32, shape=(100,))])
     with pytest.raises(KernelcoreError, match="also runs in"):
         lp.preprocess_kernel(knl)
+
+
+# (as loopy, kernelcore warns of a write race: the partial sum is stored by
+# the work-items of the group, all holding the same value)
+@pytest.mark.filterwarnings("ignore::kernelcore.diagnostic.WriteRaceConditionWarning")
+@pytest.mark.parametrize("n", [1, 37, 200])
+def test_two_stage_sum_through_a_global_rule(queue, n):
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "z[0] = sum(i, a[i])")
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    knl = lp.split_iname(knl, "i", 16 * 4)
+    knl = lp.split_iname(knl, "i_inner", 16, inner_tag="l.0")
+    knl = lp.split_reduction_outward(knl, "i_outer")
+    knl = lp.split_reduction_inward(knl, "i_inner_outer")
+    knl = reduction_arg_to_subst_rule(knl, "i_outer")
+    knl = lp.precompute(knl, "red_i_outer_arg", "i_outer",
+                        temporary_address_space=lp.AddressSpace.GLOBAL, default_tag="l.auto")
+    knl = lp.realize_reduction(knl)
+    knl = lp.tag_inames(knl, "i_outer_0:g.0")
+    entry = knl.default_entrypoint
+    # the partial sums' inner loops are bounded by the storage index
+    fetch = next(i for i in entry.instructions if "red_i_outer_arg_0[" in str(i.assignee))
+    assert "i_outer" not in str(fetch.expression).replace("i_outer_0", "")
+    a = np.random.default_rng(n).random(n, dtype=np.float32)
+    _, (z,) = knl(queue, a=a)
+    np.testing.assert_allclose(host(z)[0], a.sum(), rtol=1e-5)
