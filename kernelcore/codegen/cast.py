@@ -1,10 +1,11 @@
 """A tiny C syntax tree and its printer (braces only where needed).
 
-Public names: Block, For, If, Statement, Comment, merge_guards, print_nodes.
+Public names: Block, For, If, Statement, Comment, hoist_guard, merge_guards, print_nodes.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -33,6 +34,24 @@ class For:
 class If:
     condition: str
     body: list
+
+
+def hoist_guard(nodes: list, iname: str, written: set[str]) -> list:
+    """*nodes*, when they are one loop over *iname* whose whole body is one
+    ``if``, as that ``if`` around the loop, provided its condition neither
+    names *iname* nor any of the *written* variables (the loop's body cannot
+    change it) and reads no memory (a loop that runs zero times must not
+    read out of bounds): loopy's placement of conditions, tested once."""
+    if len(nodes) != 1 or not isinstance(nodes[0], For):
+        return nodes
+    loop = nodes[0]
+    if len(loop.body) != 1 or not isinstance(loop.body[0], If):
+        return nodes
+    guard = loop.body[0]
+    names = set(re.findall(r"[A-Za-z_]\w*", guard.condition))
+    if iname in names or names & written or "[" in guard.condition:
+        return nodes
+    return [If(guard.condition, [For(loop.header, guard.body)])]
 
 
 def merge_guards(nodes: list) -> list:

@@ -217,9 +217,10 @@ class Generator:
             except NotVectorizable as e:
                 logger.debug("vec loop '%s' of %s unrolled: %s", iname, self.knl.name, e)
         if nodes is None:
-            nodes = (self.gen_unrolled(iname, b, start, stop, active, context)
-                     if is_unrolled(tag) else
-                     self.gen_slabs(iname, b, start, stop, active, context))
+            nodes = cast.hoist_guard(
+                self.gen_unrolled(iname, b, start, stop, active, context) if is_unrolled(tag)
+                else self.gen_slabs(iname, b, start, stop, active, context),
+                iname, set().union(*(i.assignee_names() for i in insns)))
         if b.guard is True or not nodes:
             return nodes
         return [cast.If(self.emit(b.guard, context), nodes)]
