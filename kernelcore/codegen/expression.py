@@ -240,8 +240,11 @@ class CExpressionMapper(Mapper):
 
     def flat_index(self, var: Any, index: tuple) -> Any:
         """The linear element offset of *index* into *var*, as an expression."""
+        offset = getattr(var, "offset", 0)
+        offset = offset if isinstance(offset, int) else 0     # (loopy's, in elements)
         if var.shape is None and len(index) == 1:
-            return index[0]         # an array without a shape: a plain pointer
+            # an array without a shape: a plain pointer
+            return prim.Sum((index[0], offset)) if offset else index[0]
         if var.shape is None or len(index) != len(var.shape):
             raise CodeGenerationError(
                 f"'{var.name}' has {len(var.shape or ())} dimension(s) but is indexed with "
@@ -254,6 +257,8 @@ class CExpressionMapper(Mapper):
                 terms.append(ix)
             else:
                 terms.append(prim.Product((stride, ix)))
+        if offset:
+            terms.append(offset)
         if not terms:
             return 0
         flat: list = []

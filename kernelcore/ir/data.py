@@ -180,9 +180,11 @@ class ArrayArg(_ArrayBase):
     and stores. (kernelcore refuses views that start inside their buffer, and
     OpenCL aligns buffers to the device's base address alignment, at least
     64 bytes: up to that, the declaration holds for every array passed.)
-    *offset* is loopy's: 0 or :data:`auto` (taken, the array still starts at
-    its buffer; a view starting inside its buffer that the kernel only reads
-    is passed as a copy)."""
+    *offset* is loopy's: a number of elements (the array's element 0 is
+    that far into the buffer passed: ``offset=3`` makes ``y[i]`` the
+    buffer's element ``3 + i``) or :data:`auto` (taken, the array still
+    starts at its buffer; a view starting inside its buffer that the kernel
+    only reads is passed as a copy)."""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None
@@ -200,11 +202,13 @@ class ArrayArg(_ArrayBase):
         _check_alignment(name, alignment)
         if offset is None:
             offset = 0
-        if not (offset is auto or (isinstance(offset, int) and offset == 0)):
-            raise ParseError(f"array '{name}': offset={offset!r}: kernelcore's arrays "
-                             "start at their buffer (use 0, or lp.auto: any offset, "
-                             "where views that start inside their buffer are refused "
-                             "when called)")
+        if not (offset is auto or (isinstance(offset, (int, np.integer))
+                                   and not isinstance(offset, bool) and offset >= 0)):
+            raise ParseError(f"array '{name}': offset={offset!r}: give a number of "
+                             "elements >= 0, or lp.auto (any offset, where views that "
+                             "start inside their buffer are refused when called)")
+        if offset is not auto:
+            offset = int(offset)
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,

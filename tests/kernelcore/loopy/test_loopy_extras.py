@@ -178,3 +178,23 @@ def test_many_arguments_with_an_argument_size_limit(queue):
     _, res = knl(queue, **args)
     for k in range(count):
         np.testing.assert_array_equal(res[f"c{k}"], np.full(7, 1001 * k, np.float32))
+
+
+def test_constant_offset_in_elements(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<7}", "y[i] = 2*y[i]",
+                         [lp.GlobalArg("y", np.float64, offset=3, shape=10)])
+    assert "y[3 + i]" in lp.generate_code_v2(knl).device_code().replace("i + 3", "3 + i")
+    y = np.arange(10.0)
+    _, (out,) = knl(queue, y=y)
+    np.testing.assert_array_equal(out, np.r_[np.arange(3.0), 2 * np.arange(3.0, 10.0)])
+
+
+def test_callee_of_any_offset_called_on_an_offset_array(queue):
+    dosify = lp.make_function("{[i]: 0<=i<7}", "y[i] = 2*y[i]",
+                              [lp.GlobalArg("y", offset=lp.auto)], name="dosify")
+    caller = lp.make_kernel("{[i]: 0<=i<7}", "[i]: y[i] = dosify([i]: y[i])",
+                            [lp.GlobalArg("y", np.int64, offset=3, shape=10)])
+    knl = lp.merge([caller, dosify])
+    y = np.arange(10)
+    _, (out,) = knl(queue, y=y)
+    np.testing.assert_array_equal(out, np.r_[np.arange(3), 2 * np.arange(3, 10)])
