@@ -207,7 +207,7 @@ class ArrayArg(_ArrayBase):
             raise ParseError(f"array '{name}': offset={offset!r}: give a number of "
                              "elements >= 0, or lp.auto (any offset, where views that "
                              "start inside their buffer are refused when called)")
-        if offset is not auto:
+        if isinstance(offset, (int, np.integer)):
             offset = int(offset)
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
