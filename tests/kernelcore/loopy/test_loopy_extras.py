@@ -12,7 +12,7 @@ import pyopencl.array as cla
 import pytest
 
 import kernelcore as lp
-from kernelcore.diagnostic import KernelcoreError
+from kernelcore.diagnostic import KernelcoreError, LoopyIndexError
 from kernelcore.symbolic import is_expression_equal
 
 
@@ -198,3 +198,16 @@ def test_callee_of_any_offset_called_on_an_offset_array(queue):
     y = np.arange(10)
     _, (out,) = knl(queue, y=y)
     np.testing.assert_array_equal(out, np.r_[np.arange(3), 2 * np.arange(3, 10)])
+
+
+def test_callee_bounds_under_the_callers_parameters(queue):
+    arange = lp.make_function("{[i]: 0<=i<n}", "y[i] = i", name="arange")
+    caller = lp.make_kernel("{[i]: 0<=i<20}", "[i]: Y[i] = arange(N)",
+                            [lp.GlobalArg("Y", np.int32, shape=(20,)),
+                             lp.ValueArg("N", dtype=np.int32)], name="epoint")
+    knl = lp.merge([caller, arange])
+    with pytest.raises(LoopyIndexError):
+        lp.generate_code_v2(knl)
+    knl = knl.with_kernel(lp.assume(knl.default_entrypoint, "N <= 20"))
+    _, (y,) = knl(queue, N=15, Y=np.full(20, -1, np.int32))
+    np.testing.assert_array_equal(y, np.r_[np.arange(15), np.full(5, -1)])
