@@ -12,6 +12,7 @@ from kernelcore.ir.data import ValueArg
 from kernelcore.ir.domain import parse_assumptions
 from kernelcore.ir.expr import substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.simplify import simplify
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -45,10 +46,11 @@ def fix_parameters(knl: LoopKernel, **values: int) -> LoopKernel:
     insns = tuple(i.with_transformed_expressions(subst) for i in knl.instructions)
 
     def fix_var(v):
+        # (shapes folded to numbers: 'deg + 1' with deg=4 is 5)
         if getattr(v, "shape", None) and isinstance(v.shape, tuple):
-            v = v.copy(shape=tuple(subst(s) for s in v.shape))
+            v = v.copy(shape=tuple(simplify(subst(s)) for s in v.shape))
         if isinstance(getattr(v, "strides", None), tuple):
-            v = v.copy(strides=tuple(subst(s) for s in v.strides))
+            v = v.copy(strides=tuple(simplify(subst(s)) for s in v.strides))
         return v
 
     args = tuple(fix_var(a) for a in knl.args if a.name not in values)

@@ -211,3 +211,17 @@ def test_callee_bounds_under_the_callers_parameters(queue):
     knl = knl.with_kernel(lp.assume(knl.default_entrypoint, "N <= 20"))
     _, (y,) = knl(queue, N=15, Y=np.full(20, -1, np.int32))
     np.testing.assert_array_equal(y, np.r_[np.arange(15), np.full(5, -1)])
+
+
+def test_fixed_parameters_fold_temporary_shapes(queue):
+    knl = lp.make_kernel("{[a, i]: 0<=a<=deg and 0<=i<3}",
+                         """
+                         <> t[a, i] = a + i
+                         out[a, i] = 2*t[a, i]
+                         """, [lp.GlobalArg("out", np.int32, shape=("deg+1", 3)), "..."])
+    knl = lp.fix_parameters(knl, deg=4)
+    entry = knl.default_entrypoint
+    assert entry.temporary_variables["t"].shape == (5, 3)
+    assert entry.arg_dict["out"].shape == (5, 3)
+    _, (out,) = knl(queue)
+    np.testing.assert_array_equal(out, 2 * (np.arange(5)[:, None] + np.arange(3)))
