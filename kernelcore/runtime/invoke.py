@@ -272,7 +272,7 @@ class Executor:
         names = [a.name for a in knl.args]
         out: list[str] = []
         w = out.append
-        w(f"def invoke(_rt, queue, wait_for, _want_host, "
+        w(f"def invoke(_rt, queue, wait_for, _want_host, _allocator, "
           f"{', '.join(f'{n}=None' for n in names)}):")
         w("    _np = _rt.np")
         w("    _any_host = False")
@@ -299,7 +299,7 @@ class Executor:
             w(f"    if {a.name} is None:")
             if is_out:
                 w(f"        {a.name} = _rt.cla.empty(queue, {shape}, _np.dtype("
-                  f"{str(a.dtype)!r}), order={a.order!r})")
+                  f"{str(a.dtype)!r}), order={a.order!r}, allocator=_allocator)")
             else:
                 w(f"        _rt.missing({a.name!r})")
             if not knl.options.no_numpy:
@@ -322,7 +322,7 @@ class Executor:
         for name, dtype, shape in self.code.global_temporaries:
             shape_code = "(" + "".join(f"max(0, {_py(x)}), " for x in shape) + ")"
             w(f"    {name} = _rt.cla.empty(queue, {shape_code}, _np.dtype({dtype!r}), "
-              "allocator=_rt.pool(queue))")
+              "allocator=_allocator or _rt.pool(queue))")
         call_args = []
         for arg in knl.args:
             if isinstance(arg, ValueArg):
@@ -362,12 +362,12 @@ class Executor:
     def __call__(self, queue, kwargs: dict):
         wait_for = kwargs.pop("wait_for", None)
         out_host = kwargs.pop("out_host", None)
-        kwargs.pop("allocator", None)
+        allocator = kwargs.pop("allocator", None)
         if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
             print(self.wrapper_source)
             self._wrapper_printed = True
         try:
-            return self.invoker(self.runtime, queue, wait_for, out_host, **kwargs)
+            return self.invoker(self.runtime, queue, wait_for, out_host, allocator, **kwargs)
         except TypeError as e:
             if "unexpected keyword argument" in str(e):
                 raise InvocationError(f"kernel '{self.knl.name}': {e}; its arguments are "

@@ -8,6 +8,7 @@ import logging
 
 import numpy as np
 import pymbolic.primitives as prim
+import pyopencl as cl
 import pyopencl.array as cla
 import pytest
 
@@ -225,3 +226,24 @@ def test_fixed_parameters_fold_temporary_shapes(queue):
     assert entry.arg_dict["out"].shape == (5, 3)
     _, (out,) = knl(queue)
     np.testing.assert_array_equal(out, 2 * (np.arange(5)[:, None] + np.arange(3)))
+
+
+def test_allocator_makes_outputs_and_global_temporaries(queue):
+    allocated = []
+
+    def allocator(nbytes):
+        allocated.append(nbytes)
+        return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+
+    knl = lp.make_kernel("{[i]: 0<=i<10}",
+                         """
+                         t[i] = 2*i  {id=w}
+                         ... gbarrier  {id=b, dep=w}
+                         y[i] = t[9 - i]  {dep=b}
+                         """,
+                         [lp.TemporaryVariable("t", np.int32, shape=(10,),
+                                               address_space=lp.AddressSpace.GLOBAL),
+                          lp.GlobalArg("y", np.int32, shape=(10,))])
+    _, (y,) = knl(queue, allocator=allocator)
+    np.testing.assert_array_equal(y.get(), 2 * np.arange(10)[::-1])
+    assert sorted(allocated) == [40, 40]
