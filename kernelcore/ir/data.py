@@ -267,7 +267,7 @@ class TemporaryVariable(_ArrayBase):
     (bytes, a power of two, or None) is declared for the array, and lets
     vector accesses at multiples of their size use single aligned loads.
     An *initializer* (an array of the values) gives the dtype and an ``auto``
-    shape. *for_atomic* allows atomic updates of its elements (as for arrays).
+    (or not given) shape. *for_atomic* allows atomic updates of its elements (as for arrays).
     Temporaries naming one *base_storage* share their memory (see
     :func:`~kernelcore.transform.temporaries.allocate_temporaries_for_base_storage`).
     """
@@ -288,7 +288,9 @@ class TemporaryVariable(_ArrayBase):
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
             dtype = initializer.dtype if dtype is None else dtype
-            shape = initializer.shape if shape is auto else shape
+            # (also when no shape is given: loopy's default shape is auto)
+            shape = initializer.shape if shape is auto or (
+                shape == () and initializer.ndim) else shape
         if isinstance(address_space, str):
             try:
                 address_space = AddressSpace[address_space.upper()]

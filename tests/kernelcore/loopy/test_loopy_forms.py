@@ -577,7 +577,6 @@ def test_private_temporary_initializer(src_order, tmp_order):
     # a global one is a constant of the program (not allocated by the host)
     glob = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = t[i]",
                           [lp.TemporaryVariable("t", initializer=np.arange(4.0), read_only=True,
-                                                shape=(4,),
                                                 address_space=lp.AddressSpace.GLOBAL), "..."])
     _, (out,) = glob(out_host=True)
     assert np.array_equal(out, np.arange(4.0))
