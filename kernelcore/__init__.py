@@ -272,6 +272,8 @@ def infer_unknown_types(program: LoopKernel | TranslationUnit, expect_completion
 
 #: loopy's name of :func:`preprocess_kernel` for translation units
 preprocess_program = preprocess_kernel
+#: loopy's old name of :func:`tag_array_axes`
+tag_data_axes = tag_array_axes
 
 __all__ += ["CTarget", "ExecutableCTarget",
             "InKernelCallable", "ScalarCallable", "CallableKernel", "NumpyType",
@@ -291,7 +293,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
             "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch",
-            "to_batched", "chunk_iname", "alias_temporaries"]
+            "to_batched", "chunk_iname", "alias_temporaries", "tag_data_axes"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
 # construction without a translation unit, the program cache and build

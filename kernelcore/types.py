@@ -192,7 +192,7 @@ class TypeInferenceMapper(Mapper):
 
     def map_call(self, expr: Any) -> ExprType:
         name = expr.function.name
-        if name == "indexof" and name not in self.callables:
+        if name in ("indexof", "indexof_vec") and name not in self.callables:
             return ExprType(self.index_dtype)   # (loopy's: an element's linear offset)
         arg_types = [self.rec(p) for p in expr.parameters]
         if name in self.callables:

@@ -474,7 +474,7 @@ class CExpressionMapper(Mapper):
         return self._call(expr.function.name, expr.parameters, dtype)
 
     def _call(self, name, params, dtype):
-        if name == "indexof" and name not in self.knl.callables:
+        if name in ("indexof", "indexof_vec") and name not in self.knl.callables:
             return self.index_of(params, dtype)
         if name in self.knl.callables:
             emitter = RegisteredCallEmitter(
@@ -498,7 +498,8 @@ class CExpressionMapper(Mapper):
 
     def index_of(self, params: Any, dtype: np.dtype) -> str:
         """loopy's ``indexof(a[i, j])``: the linear offset of the element in
-        its array, in elements."""
+        its array, in elements (also ``indexof_vec``'s: the lanes of a vector
+        axis are elements of their own)."""
         (ref,) = params if len(params) == 1 else (None,)
         if not (isinstance(ref, prim.Subscript) and isinstance(ref.aggregate, prim.Variable)):
             raise CodeGenerationError(f"indexof takes one array element, got {params}")

@@ -31,7 +31,7 @@ from pymbolic import evaluate
 from kernelcore.codegen.kernel import CodeGenerationResult, generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.index_width import emit_index_checks
-from kernelcore.ir.data import ArrayArg, ValueArg, auto
+from kernelcore.ir.data import ArrayArg, ValueArg, auto, strides_for_order
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.stages import provide
@@ -220,6 +220,27 @@ def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
     emit_index_checks(w, knl)
 
 
+def _permuted_strides(a: ArrayArg) -> tuple[int, ...] | None:
+    """The byte strides of *a* when they are fixed, neither C's nor
+    Fortran's, and fill its elements without gaps (a permutation of the axes'
+    nesting); else None."""
+    strides = a.element_strides()
+    if a.strides is None or not all(isinstance(x, int) for x in (*a.shape, *strides)):
+        return None
+    shape = tuple(int(x) for x in a.shape)
+    itemsize = np.dtype(a.dtype).itemsize
+    order = sorted(range(len(shape)), key=lambda k: strides[k])
+    expected, step = [0] * len(shape), 1
+    for k in order:
+        expected[k] = step
+        step *= shape[k]
+    if tuple(expected) != tuple(strides) or 0 in shape:
+        return None
+    if tuple(strides) in (strides_for_order(shape, "C"), strides_for_order(shape, "F")):
+        return None
+    return tuple(s * itemsize for s in strides)
+
+
 def returned_arrays(knl: LoopKernel) -> frozenset[str]:
     """The arguments a call allocates when not passed and returns: those the
     kernel writes and those declared outputs (``is_output=True``, as in
@@ -297,7 +318,12 @@ class Executor:
             is_out = a.name in written
             w(f"    _{a.name}_host = None")
             w(f"    if {a.name} is None:")
-            if is_out:
+            if is_out and _permuted_strides(a) is not None:
+                # (a layout of its own that fills its elements: a vector axis first)
+                w(f"        {a.name} = _rt.cla.Array(queue, {shape}, _np.dtype("
+                  f"{str(a.dtype)!r}), strides={_permuted_strides(a)!r}, "
+                  "allocator=_allocator)")
+            elif is_out:
                 w(f"        {a.name} = _rt.cla.empty(queue, {shape}, _np.dtype("
                   f"{str(a.dtype)!r}), order={a.order!r}, allocator=_allocator)")
             else:

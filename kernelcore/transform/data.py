@@ -29,10 +29,11 @@ def _strides_from_tags(shape: tuple, tags: list[str]):
     n = len(shape)
     if len(tags) != n:
         raise ParseError(f"tag_array_axes: {len(tags)} tag(s) for {n} axes")
-    if "vec" in (t.lower() for t in tags[:-1]):
-        raise ParseError("tag_array_axes: only the last axis may be tagged 'vec'")
-    if tags and tags[-1].lower() == "vec":
-        return _vec_strides(shape, tags)
+    vec = [k for k, t in enumerate(tags) if t.lower() == "vec"]
+    if len(vec) > 1:
+        raise ParseError("tag_array_axes: at most one axis may be tagged 'vec'")
+    if vec:
+        return _vec_strides(shape, tags, vec[0])
     if all(t.startswith("stride:") for t in tags):
         return parse_shape(tuple(t[len("stride:"):] for t in tags))
     low = [t.lower() for t in tags]
@@ -56,26 +57,27 @@ def _strides_from_tags(shape: tuple, tags: list[str]):
     return tuple(strides)
 
 
-def _vec_strides(shape: tuple, tags: list[str]) -> tuple:
-    """Strides for tags ending in ``vec``: the last axis holds the lanes of
-    OpenCL vector values (contiguous, as ``vloadN``/``vstoreN`` access them;
-    3 lanes are packed, not padded to 4), the others nest outside it as
-    their own tags say."""
-    lanes = shape[-1]
+def _vec_strides(shape: tuple, tags: list[str], axis: int) -> tuple:
+    """Strides for tags with a ``vec`` axis: it holds the lanes of OpenCL
+    vector values (contiguous, as ``vloadN``/``vstoreN`` access them; 3
+    lanes are packed, not padded to 4), the others nest outside it as their
+    own tags say."""
+    lanes = shape[axis]
     if not isinstance(lanes, int) or lanes not in VECTOR_WIDTHS:
         raise ParseError(f"tag_array_axes: a 'vec' axis needs a fixed length in "
                          f"{VECTOR_WIDTHS}, got {lanes}")
     if len(shape) == 1:
         return (1,)
-    outer = _strides_from_tags(shape[:-1], tags[:-1])
-    return tuple(s * lanes for s in outer) + (1,)
+    outer = [s * lanes for s in _strides_from_tags(shape[:axis] + shape[axis + 1:],
+                                                    tags[:axis] + tags[axis + 1:])]
+    return tuple(outer[:axis]) + (1,) + tuple(outer[axis:])
 
 
 @for_each_kernel
 def tag_array_axes(knl: LoopKernel, array_names: Iterable[str], dim_tags: Any) -> LoopKernel:
     """Set the memory layout of arrays: ``"c"``/``"f"`` (all axes), ``"c,c"``,
-    ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``; a last tag ``vec``
-    (``"c,vec"``) makes the last axis the contiguous lanes of vector values."""
+    ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``; a tag ``vec`` (``"c,vec"``,
+    ``"vec,c,c"``) makes its axis the contiguous lanes of vector values."""
     names = [s.strip() for s in array_names.split(",")] if isinstance(array_names, str) \
         else list(array_names)
     tags = [t.strip() for t in dim_tags.split(",")] if isinstance(dim_tags, str) \

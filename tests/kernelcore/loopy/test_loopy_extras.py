@@ -247,3 +247,16 @@ def test_allocator_makes_outputs_and_global_temporaries(queue):
     _, (y,) = knl(queue, allocator=allocator)
     np.testing.assert_array_equal(y.get(), 2 * np.arange(10)[::-1])
     assert sorted(allocated) == [40, 40]
+
+
+def test_vector_axis_first_and_indexof_vec(queue):
+    knl = lp.make_kernel("{[i,j,k]: 0<=i,j,k<4}", "out[i,j,k] = indexof_vec(out[i,j,k])",
+                         [lp.GlobalArg("out", np.int32, shape=lp.auto, is_input=False)])
+    knl = lp.tag_inames(knl, {"i": "vec"})
+    knl = lp.tag_data_axes(knl, "out", "vec,c,c")
+    assert knl.default_entrypoint.arg_dict["out"].element_strides() == (1, 16, 4)
+    _, (out,) = knl(queue)
+    assert out.strides == (4, 64, 16)       # allocated in the declared layout
+    raw = np.empty(64, np.int32)
+    cl.enqueue_copy(queue, raw, out.base_data)
+    np.testing.assert_array_equal(raw, np.arange(64))   # each element's own offset
