@@ -72,7 +72,7 @@ def _timed_parts() -> None:
     timed(compile_module.Program, "run", "run")
 
 
-def simple_dg(example_path: str, queue: Any) -> tuple[Any, tuple]:
+def simple_dg(example_path: str, queue: Any, single: bool | None = None) -> tuple[Any, tuple]:
     """meshmode's simple-dg right-hand side compiled, and its arguments."""
     import numpy as np
     from meshmode.array_context import PyOpenCLArrayContext
@@ -86,7 +86,7 @@ def simple_dg(example_path: str, queue: Any) -> tuple[Any, tuple]:
 
     example = load_example(example_path)
     outer = PyOpenCLArrayContext(queue)
-    actx = LazyarrayArrayContext(queue)
+    actx = LazyarrayArrayContext(queue, single_launch=single)
     mesh = generate_regular_rect_mesh(a=(-0.5, -0.5), b=(0.5, 0.5),
                                       nelements_per_axis=(16, 16))
     discr = example.DGDiscretization(outer, mesh, order=3)
@@ -97,7 +97,7 @@ def simple_dg(example_path: str, queue: Any) -> tuple[Any, tuple]:
     return (lambda: actx.freeze(rhs(np.float64(0), actx.thaw(outer.freeze(fields))))), ()
 
 
-def grudge_step(queue: Any) -> Any:
+def grudge_step(queue: Any, single: bool | None = None) -> Any:
     """examples/grudge_advection.py's compiled RK4 step on its first state
     (the modules ``march`` imports are imported here, in the setup: grudge's
     ``op`` imports pytato, some 0.3 s that are no part of the operator)."""
@@ -109,23 +109,24 @@ def grudge_step(queue: Any) -> Any:
 
     from lazyarray.arraycontext import LazyarrayArrayContext
 
-    actx = LazyarrayArrayContext(queue)
+    actx = LazyarrayArrayContext(queue, single_launch=single)
     return lambda: march(actx, 8, 3, 2)
 
 
-def dg1d_step(queue: Any) -> Any:
+def dg1d_step(queue: Any, single: bool | None = None) -> Any:
     """examples/dg_advection.py's compiled RK4 step."""
     sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
     from dg_advection import run
 
     from lazyarray.arraycontext import LazyarrayArrayContext
 
-    actx = LazyarrayArrayContext(queue)
+    actx = LazyarrayArrayContext(queue, single_launch=single)
     return lambda: run(actx, 64, 4, 2)
 
 
-def measure(workload: str, example: str | None) -> dict:
-    """One process's first and second call of *workload*."""
+def measure(workload: str, example: str | None, single: bool | None = None) -> dict:
+    """One process's first and second call of *workload* (*single*: the
+    context's ``single_launch``)."""
     import warnings
 
     import pyopencl as cl
@@ -140,11 +141,11 @@ def measure(workload: str, example: str | None) -> dict:
     start = time.perf_counter()
     if workload == "simple-dg":
         assert example is not None, "--example is needed for simple-dg"
-        call, _ = simple_dg(example, queue)
+        call, _ = simple_dg(example, queue, single)
     elif workload == "grudge":
-        call = grudge_step(queue)
+        call = grudge_step(queue, single)
     else:
-        call = dg1d_step(queue)
+        call = dg1d_step(queue, single)
     setup = time.perf_counter() - start
     times = []
     cpu_times = []
@@ -185,14 +186,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--example", help="meshmode's examples/simple-dg.py")
     parser.add_argument("--fresh", help="run twice in new processes, caches emptied in DIR")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--single-launch", choices=["auto", "on", "off"], default="auto",
+                        help="LazyarrayArrayContext's single_launch (auto: None)")
     args = parser.parse_args(argv)
+    single = {"auto": None, "on": True, "off": False}[args.single_launch]
     rows = []
     if args.fresh:
         directory = Path(args.fresh)
         shutil.rmtree(directory, ignore_errors=True)
         directory.mkdir(parents=True)
         for label in ("empty caches", "second process"):
-            command = [sys.executable, __file__, "--workload", args.workload]
+            command = [sys.executable, __file__, "--workload", args.workload,
+                       "--single-launch", args.single_launch]
             if args.example:
                 command += ["--example", args.example]
             out = subprocess.run(command, env=_cache_env(directory), check=True,
@@ -202,7 +207,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows.append(row)
             print(json.dumps(row), flush=True)
     else:
-        rows.append(measure(args.workload, args.example))
+        rows.append(measure(args.workload, args.example, single))
         print(json.dumps(rows[-1]), flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -13,7 +13,10 @@ under test through ``actx.compile``, each call wrapped in
 Contexts (``--contexts``): ``eager`` (meshmode's ``PyOpenCLArrayContext``
 for the right-hand side too), ``pytato`` (meshmode's
 ``PytatoPyOpenCLArrayContext``), ``lazyarray``
-(:class:`lazyarray.arraycontext.LazyarrayArrayContext`).
+(:class:`lazyarray.arraycontext.LazyarrayArrayContext`; ``lazyarray-steps``
+with each kernel of a compiled function launched on its own,
+``lazyarray-one`` with a compiled function always one sequential kernel:
+see :mod:`lazyarray.run.sequence`).
 
 Per context it prints the wall time, the first step (tracing, planning,
 builds) and the later steps' time per step, kernel launches and host
@@ -48,6 +51,8 @@ import numpy as np
 #: pyopencl calls counted while a step runs (kernel launches, host transfers,
 #: device copies)
 COUNTS: Counter = Counter()
+#: the compiled right-hand sides (for inspection after a run)
+COMPILED: list = []
 
 
 def _count_pyopencl_calls() -> None:
@@ -105,9 +110,12 @@ def make_context(name: str, queue: Any, allocator: Any = None) -> Any:
     if name == "pytato":
         from meshmode.array_context import PytatoPyOpenCLArrayContext
         return PytatoPyOpenCLArrayContext(queue, allocator=allocator)
-    if name == "lazyarray":
+    if name.startswith("lazyarray"):
         from lazyarray.arraycontext import LazyarrayArrayContext
-        return LazyarrayArrayContext(queue)
+        # lazyarray-steps: each compiled step its own launch; lazyarray-one:
+        # one sequential kernel whatever the size (lazyarray: chosen by size)
+        single = {"lazyarray": None, "lazyarray-steps": False, "lazyarray-one": True}[name]
+        return LazyarrayArrayContext(queue, single_launch=single)
     raise ValueError(f"unknown context {name!r}")
 
 
@@ -155,6 +163,7 @@ def run(example: Any, name: str, t_final: float, nel_1d: int, order: int, queue:
         return example.wave_operator(actx_rhs, discr, c=1, q=q)
 
     compiled_rhs = actx_rhs.compile(rhs)
+    COMPILED.append(compiled_rhs)
     timer = _Stages(queue, stages)
 
     def rhs_wrapper(t: Any, q: Any) -> Any:
@@ -217,7 +226,7 @@ def run(example: Any, name: str, t_final: float, nel_1d: int, order: int, queue:
         "final_norm": float(actx_outer.to_numpy(flat_norm(fields.u, 2))),
         "norms": norms,
     }
-    if name == "lazyarray":
+    if name.startswith("lazyarray"):
         row["traces"] = compiled_rhs.trace_count
         row["planned_first_step"] = stats[0]["planned"]
         row["planned_per_step"] = per_step("planned", stats)
@@ -233,7 +242,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--example", required=True,
                         help="path of meshmode's examples/simple-dg.py")
     parser.add_argument("--contexts", nargs="+", default=["eager", "pytato", "lazyarray"],
-                        choices=["eager", "pytato", "lazyarray"])
+                        choices=["eager", "pytato", "lazyarray", "lazyarray-steps",
+                                 "lazyarray-one"])
     parser.add_argument("--t-final", type=float, default=3.0)
     parser.add_argument("--nel", type=int, default=16, help="elements per axis (x2 triangles)")
     parser.add_argument("--order", type=int, default=3)

@@ -43,7 +43,8 @@ def _rank_caches(rank: int) -> None:
 def main(argv: list[str] | None = None) -> dict | None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--example", required=True, help="grudge's wave-op-mpi.py")
-    parser.add_argument("--context", choices=["lazyarray", "eager", "pytato"],
+    parser.add_argument("--context",
+                        choices=["lazyarray", "lazyarray-steps", "eager", "pytato"],
                         default="lazyarray")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--every", type=int, default=10)
@@ -72,9 +73,11 @@ def main(argv: list[str] | None = None) -> dict | None:
 
     example = load_example(args.example)
     queue = cl.CommandQueue(cl.create_some_context(interactive=False))
-    if args.context == "lazyarray":
+    if args.context.startswith("lazyarray"):
         from lazyarray.arraycontext import LazyarrayMPIArrayContext
-        actx: Any = LazyarrayMPIArrayContext(comm, queue)
+        # (lazyarray-steps: each kernel of a compiled function launched on its own)
+        actx: Any = LazyarrayMPIArrayContext(
+            comm, queue, single_launch=False if args.context == "lazyarray-steps" else None)
     elif args.context == "pytato":
         from grudge.array_context import MPIPytatoArrayContext
         from pyopencl.tools import ImmediateAllocator, MemoryPool

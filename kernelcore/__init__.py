@@ -125,7 +125,6 @@ from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.transform.precompute import add_prefetch, buffer_array, precompute
 from kernelcore.transform.reduction import register_reduction
-from kernelcore.transform.reduction_inames import make_reduction_inames_unique
 from kernelcore.transform.save import save_and_reload_temporaries
 from kernelcore.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from kernelcore.transform.temporaries import set_temporary_scope
@@ -181,8 +180,7 @@ __all__ = [
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
     "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
-    "make_reduction_inames_unique", "reduction_arg_to_subst_rule",
-    "tag_array_axes", "rename_argument", "remove_unused_arguments",
+    "reduction_arg_to_subst_rule", "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "expand_subst", "assignment_to_subst", "extract_subst", "add_prefetch", "precompute",
@@ -342,3 +340,47 @@ from kernelcore import (  # noqa: E402, F401
     types,
     version,
 )
+
+# Transformations mapping inames to new ones (issue 40, L2).
+from kernelcore.transform.iname_maps import (  # noqa: E402
+    add_inames_for_unused_hw_axes,
+    affine_map_inames,
+    make_reduction_inames_unique,
+    map_domain,
+)
+
+__all__ += ["add_inames_for_unused_hw_axes", "affine_map_inames",
+            "make_reduction_inames_unique", "map_domain"]
+
+from kernelcore.statistics import gather_access_footprints  # noqa: E402
+
+__all__ += ["gather_access_footprints"]
+
+# Splitting array axes with their inames, and padding (issue 40, L2).
+from kernelcore.transform.padding import (  # noqa: E402
+    add_padding,
+    concatenate_arrays,
+    find_padding_multiple,
+    set_array_axis_names,
+    split_array_dim,
+)
+
+__all__ += ["add_padding", "concatenate_arrays", "find_padding_multiple",
+            "set_array_axis_names",
+            "split_array_dim"]
+
+from kernelcore.transform.instruction import UniqueName, uniquify_instruction_ids  # noqa: E402
+
+__all__ += ["UniqueName", "uniquify_instruction_ids"]
+
+from kernelcore.transform.indices import simplify_indices  # noqa: E402
+
+__all__ += ["simplify_indices"]
+
+from kernelcore.transform.arithmetic import collect_common_factors_on_increment  # noqa: E402
+
+__all__ += ["collect_common_factors_on_increment"]
+
+from kernelcore.ir.tags import LegacyStringInstructionTag  # noqa: E402
+
+__all__ += ["LegacyStringInstructionTag"]

@@ -1,6 +1,7 @@
-"""Shapes of arrays declared with ``shape=auto``: the extent of their accesses.
+"""Shapes of arrays declared with ``shape=auto``: the extent of their accesses;
+strides declared ``auto``: arguments of the kernel.
 
-Public names: find_auto_shapes.
+Public names: find_auto_shapes, strides_as_arguments.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import islpy as isl
+import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError, StaticValueFindingError
-from kernelcore.ir.data import ArrayArg, auto
+from kernelcore.ir.data import ArrayArg, ValueArg, auto
 from kernelcore.ir.domain import (
     NotAffineError,
     aff_to_expr,
@@ -117,3 +119,31 @@ def _max_over(dom: isl.Set, aff: isl.PwAff) -> isl.PwAff:
 
 
 __all__ = ["find_auto_shapes"]
+
+
+def strides_as_arguments(knl: LoopKernel, any_order: Iterable[str] = ()) -> LoopKernel:
+    """*knl* with each ``auto`` stride of an array argument (and every stride of
+    the arrays *any_order* names) a new integer argument ``<array>_stride<axis>``
+    (loopy's names), found from the array passed when the kernel is called."""
+    any_order = set(any_order)
+    taken = {a.name for a in knl.args} | set(knl.temporary_variables) \
+        | set(knl.all_inames()) | set(knl.all_params())
+    args, added = [], []
+    for a in knl.args:
+        if isinstance(a, ArrayArg) and isinstance(a.shape, tuple) and (
+                a.name in any_order or (isinstance(a.strides, tuple)
+                                        and any(s is auto for s in a.strides))):
+            given = a.strides if isinstance(a.strides, tuple) else (auto,) * len(a.shape)
+            strides = []
+            for k, stride in enumerate(given):
+                if stride is auto or a.name in any_order:
+                    name = f"{a.name}_stride{k}"
+                    while name in taken:
+                        name += "_"
+                    taken.add(name)
+                    added.append(ValueArg(name, knl.index_dtype))
+                    stride = prim.Variable(name)
+                strides.append(stride)
+            a = a.copy(strides=tuple(strides))
+        args.append(a)
+    return knl.copy(args=tuple(args) + tuple(added)) if added else knl

@@ -186,6 +186,17 @@ class InKernelCallable:
         values.update(kwargs)
         return type(self)(**values)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when of one type with equal constructor arguments."""
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.init_arg_names)
+
+    # identity hashing, as for kernels (equal callables may be separate keys)
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.init_arg_names)
         return f"{type(self).__name__}({fields})"

@@ -21,7 +21,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
-from kernelcore.auto_shapes import find_auto_shapes
+from kernelcore.auto_shapes import find_auto_shapes, strides_as_arguments
 from kernelcore.creation_forms import (
     ReductionResolver,
     SubArrayLowering,
@@ -79,7 +79,9 @@ true false NULL INFINITY NAN lid gid
 """.split())
 
 
-def _check_names(names, what: str) -> None:
+def check_names(names: Any, what: str) -> None:
+    """Refuse names the generated OpenCL C cannot use (keywords, kernelcore's
+    own prefixes); *what* says what they name."""
     for name in names:
         if name in _C_RESERVED or name.startswith("kc_") or name.startswith("__"):
             raise ParseError(f"{what} name '{name}' is reserved in OpenCL C (or by "
@@ -130,7 +132,8 @@ def _resolve_kernel_data(kernel_data, written, arrays, scalars, functions, iname
     # names in the declared shapes and strides are parameters too
     shape_params = set().union(*(
         get_dependencies(e) for a in explicit if isinstance(a, ArrayArg)
-        for part in (a.shape, a.strides) if isinstance(part, tuple) for e in part))
+        for part in (a.shape, a.strides) if isinstance(part, tuple) for e in part
+        if e is not auto))
     domain_params = set(domain_params) | (shape_params - set(arrays) - set(written))
     needed = (set(arrays) | set(scalars) | set(written) | set(domain_params)) - known
     needed -= set(functions) - set(arrays) - set(written)
@@ -200,7 +203,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     *loop_priority* (loop nestings, as :func:`prioritize_loops` takes them),
     *fixed_parameters* (as :func:`fix_parameters` takes them) and *tags* (the
     kernel's) are applied to the kernel made; *default_order* (``"C"``, ``"F"``
-    or :data:`auto`, meaning C) orders the arrays that ``"..."`` declares.
+    or :data:`auto`: any strides, arguments of the kernel named
+    ``<array>_stride<axis>``) orders the arrays that ``"..."`` declares.
     *default_offset* is 0 or :data:`auto` (loopy's "any offset"): kernelcore's
     arrays start at their buffer, a view with an offset is refused at call time.
     *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*.
@@ -217,6 +221,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     if not (default_offset is auto or default_offset in (0, None)):
         raise KernelcoreError(f"default_offset={default_offset!r}: kernelcore's arrays "
                               "start at their buffer (use 0 or lp.auto)")
+    any_order = default_order is auto       # (strides of the arrays found: arguments)
     default_order = "C" if default_order is auto else default_order
     if lang_version is not None:
         if not (isinstance(lang_version, tuple) and len(lang_version) == 2
@@ -237,8 +242,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if n in iname_set:
                 raise ParseError(f"iname '{n}' is declared in more than one domain")
             iname_set.add(n)
-    _check_names(iname_set, "iname")
-    _check_names([name], "kernel")
+    check_names(iname_set, "iname")
 
     parsed = parse_instructions(instructions)
     resolver = ReductionResolver(iname_set)
@@ -342,7 +346,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         common = dict(id=insn_id, depends_on=frozenset(pi.depends_on),
                       depends_on_is_final=pi.depends_on_is_final, within_inames=within,
                       priority=pi.priority, tags=pi.tags, no_sync_with=pi.no_sync_with,
-                      predicates=predicates)
+                      predicates=predicates, groups=pi.extra.get("groups", frozenset()),
+                      conflicts_with_groups=pi.extra.get("conflicts", frozenset()))
         if pi.kind == "nop":
             insns.append(NoOpInstruction(**common))
             continue
@@ -445,8 +450,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     args, temps = _resolve_kernel_data(
         kernel_data, written, arrays, scalars, collector.functions - set(rules), iname_set,
         all_params, declared_temps, default_order)
-    _check_names([a.name for a in args], "argument")
-    _check_names(list(temps) + list(declared_temps), "temporary")
+    check_names([a.name for a in args], "argument")
+    declared = {n.strip() for d in (kernel_data if isinstance(kernel_data, (list, tuple))
+                                    else ()) for n in getattr(d, "name", "").split(",")}
+    check_names(list(temps) + list(declared_temps), "temporary")
     for tname, ttype in declared_temps.items():
         if tname in temps:
             continue
@@ -502,6 +509,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         for old, new in pairs:
             knl = duplicate_inames(knl, old, within=f"id:{insn_id}", new_inames=new)
     knl = find_auto_shapes(knl, access_list)
+    knl = strides_as_arguments(knl, [a.name for a in args if a.name not in declared]
+                               if any_order else ())
     for nesting in sorted(loop_priority, key=str):
         knl = prioritize_loops(knl, nesting)
     logger.debug("created kernel %s with %d instructions", name, len(final_insns))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelcore.creation import make_kernel
-from kernelcore.diagnostic import KernelcoreError
+from kernelcore.diagnostic import ParseError
 
 
 def make_einsum(spec: str, arg_names: Sequence[str], **knl_creation_kwargs: Any) -> Any:
@@ -18,23 +18,23 @@ def make_einsum(spec: str, arg_names: Sequence[str], **knl_creation_kwargs: Any)
     ``i`` is the parameter ``Ni``. Further keyword arguments go to
     :func:`~kernelcore.make_kernel`."""
     if "->" not in spec:
-        raise KernelcoreError(f"make_einsum: spec {spec!r} needs an explicit '->' output")
+        raise ParseError(f"make_einsum: spec {spec!r} needs an explicit '->' output")
     in_part, out_spec = (p.strip() for p in spec.split("->"))
     in_specs = [s.strip() for s in in_part.split(",")]
     if isinstance(arg_names, str):
         arg_names = [s.strip() for s in arg_names.split(",")]
     if len(in_specs) != len(arg_names):
-        raise KernelcoreError(f"make_einsum: {len(in_specs)} operands in {spec!r} but "
+        raise ParseError(f"make_einsum: {len(in_specs)} operands in {spec!r} but "
                               f"{len(arg_names)} argument names")
     for s in in_specs + [out_spec]:
         if not all(c.isalpha() for c in s):
-            raise KernelcoreError(f"make_einsum: index names must be letters, got {s!r}")
+            raise ParseError(f"make_einsum: index names must be letters, got {s!r}")
     if len(set(out_spec)) != len(out_spec):
-        raise KernelcoreError(f"make_einsum: repeated index in output {out_spec!r}")
+        raise ParseError(f"make_einsum: repeated index in output {out_spec!r}")
     indices = list(dict.fromkeys("".join(in_specs + [out_spec])))   # each once, in order
     missing = set(out_spec) - set("".join(in_specs))
     if missing:
-        raise KernelcoreError(f"make_einsum: output index {sorted(missing)} not in any input")
+        raise ParseError(f"make_einsum: output index {sorted(missing)} not in any input")
     summed = [c for c in indices if c not in out_spec]
     domain = "{{ [{}]: {} }}".format(", ".join(indices),
                                " and ".join(f"0 <= {c} < N{c}" for c in indices))

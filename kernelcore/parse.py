@@ -30,7 +30,8 @@ from pymbolic.parser import Parser as _PymbolicParser
 from pytools.lex import ParseError as _LexParseError
 
 from kernelcore.diagnostic import ParseError
-from kernelcore.ir.expr import IdentityMapper, SubArrayRef, get_dependencies
+from kernelcore.ir.expr import IdentityMapper, SubArrayRef, TaggedVariable, get_dependencies
+from kernelcore.ir.tags import LegacyStringInstructionTag
 
 
 class _Parser(_PymbolicParser):
@@ -121,12 +122,30 @@ class _CallRewriter(IdentityMapper):
             return prim.If(*params)
         return prim.Call(expr.function, params)
 
+    def map_variable(self, expr):
+        if _TAG_MARK not in expr.name:
+            return expr
+        name, *tags = expr.name.split(_TAG_MARK)
+        return TaggedVariable(name, frozenset(LegacyStringInstructionTag(t) for t in tags))
+
     def map_constant(self, expr):
         return expr
 
 
+_TAGGED = re.compile(r"\b([A-Za-z_]\w*)((?:\$[A-Za-z_]\w*)+)")
+_TAG_MARK = "_kc_tag_"
+
+
+def _mark_tags(text: str) -> str:
+    """``name$tag1$tag2`` written as one name the parser takes."""
+    return _TAGGED.sub(lambda m: m.group(1) + m.group(2).replace("$", _TAG_MARK), text)
+
+
 def parse_expression(text: str) -> Any:
-    """Parse one expression of the instruction language."""
+    """Parse one expression of the instruction language (``name$tag`` tags a
+    variable)."""
+    if "$" in text:
+        text = _mark_tags(text)
     marked, swept = _mark_subarray_refs(text) if "]" in text else (text, {})
     try:
         expr = _parser(marked)
@@ -210,6 +229,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
             pi.extra["mem_kind"] = value
         elif key == "atomic":
             pi.extra["atomic"] = True
+        elif key in ("groups", "conflicts"):       # loopy's instruction groups
+            pi.extra[key] = frozenset(v.strip() for v in value.split(":") if v.strip())
         elif key in ("dep_query", "nosync_query"):     # instruction matches, see match.py
             pi.extra[key] = value
         elif key == "dup":          # dup=i:j->j2: the instruction's own copies of inames
@@ -219,7 +240,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
                              "(known: id, id_prefix, dep, dep_query, priority, tags, nosync, "
-                             "nosync_query, inames, if, mem_kind, atomic, dup)")
+                             "nosync_query, inames, if, mem_kind, atomic, dup, groups, "
+                             "conflicts)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",

@@ -6,7 +6,8 @@ IdentityMapper, WalkMapper, CombineMapper, StringifyMapper, SubstitutionMapper,
 DependencyMapper, UncachedWalkMapper, RuleAwareIdentityMapper,
 RuleAwareSubstitutionMapper, SubstitutionRuleMappingContext, SubstitutionRule,
 get_dependencies, parse, substitute, aff_to_expr, pw_aff_to_expr,
-aff_from_expr, pwaff_from_expr, get_reduction_inames, is_expression_equal.
+aff_from_expr, pwaff_from_expr, get_reduction_inames, is_expression_equal,
+simplify_via_aff, qpolynomial_to_expr, simplify_using_aff.
 
 The kernel-specific nodes that kernelcore's passes understand are
 :class:`Reduction` and :class:`TypeCast`; :class:`ResolvedFunction` marks a
@@ -26,7 +27,7 @@ import pymbolic.primitives as prim
 from pymbolic.mapper.distributor import distribute
 
 from kernelcore.diagnostic import ExpressionToAffineConversionError
-from kernelcore.ir.domain import aff_to_expr, expr_to_pw_aff, pw_aff_to_expr
+from kernelcore.ir.domain import aff_to_expr, expr_to_pw_aff, set_to_cond_expr
 from kernelcore.ir.expr import (
     CombineMapper,
     IdentityMapper,
@@ -35,6 +36,7 @@ from kernelcore.ir.expr import (
     StringifyMapper,
     SubArrayRef,
     SubstitutionMapper,
+    TaggedVariable,
     TypeCast,
     WalkMapper,
     called_names,
@@ -43,7 +45,9 @@ from kernelcore.ir.expr import (
     substitute,
 )
 from kernelcore.ir.subst import SubstitutionRule
+from kernelcore.isl_helpers import qpolynomial_to_expr
 from kernelcore.parse import parse_expression
+from kernelcore.transform.indices import simplify_using_aff
 
 # {{{ nodes
 
@@ -63,14 +67,6 @@ class ArrayLiteral(prim.ExpressionNode):
     """An array written out element by element."""
 
     children: tuple
-
-
-@prim.expr_dataclass()
-class TaggedVariable(prim.ExpressionNode):
-    """A variable carrying tags (loopy's ``$tag`` syntax)."""
-
-    name: str
-    tags: frozenset
 
 
 @prim.expr_dataclass()
@@ -142,6 +138,30 @@ def aff_from_expr(space: isl.Space, expr: Any) -> isl.Aff:
     if len(pieces) != 1:
         raise ExpressionToAffineConversionError(f"'{expr}' is not one affine piece")
     return pieces[0][1]
+
+
+def pw_aff_to_expr(pw_aff: isl.PwAff | isl.Aff | int, int_ok: bool = False) -> Any:
+    """*pw_aff* as an expression in loopy's form: its pieces as nested
+    conditionals (``a if cond else b``), the last piece the fallback."""
+    if isinstance(pw_aff, int):
+        return pw_aff
+    if isinstance(pw_aff, isl.Aff):
+        return aff_to_expr(pw_aff)
+    pieces = pw_aff.get_pieces()
+    expr = aff_to_expr(pieces[-1][1])
+    for where, aff in reversed(pieces[:-1]):
+        expr = prim.If(set_to_cond_expr(where), aff_to_expr(aff), expr)
+    return expr
+
+
+def simplify_via_aff(expr: Any) -> Any:
+    """*expr* rewritten through isl's affine form when it is affine (else as is)."""
+    names = sorted(get_dependencies(expr))
+    space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=names)
+    try:
+        return aff_to_expr(aff_from_expr(space, expr))
+    except (ExpressionToAffineConversionError, ValueError, isl.Error):
+        return expr
 
 
 def pwaff_from_expr(space: isl.Space, expr: Any) -> isl.PwAff:
@@ -237,4 +257,5 @@ __all__ = ["Reduction", "TypeCast", "Literal", "ArrayLiteral", "FunctionIdentifi
            "UncachedWalkMapper", "RuleAwareIdentityMapper", "RuleAwareSubstitutionMapper",
            "SubstitutionRuleMappingContext", "ExpansionState", "SubstitutionRule",
            "get_dependencies", "parse", "substitute", "aff_to_expr", "pw_aff_to_expr",
-           "aff_from_expr", "pwaff_from_expr", "get_reduction_inames"]
+           "aff_from_expr", "pwaff_from_expr", "get_reduction_inames", "is_expression_equal",
+           "simplify_via_aff", "qpolynomial_to_expr", "simplify_using_aff"]

@@ -1,6 +1,7 @@
 """Loop bounds and guards from loop domains, through islpy.
 
-Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker.
+Public names: LoopBounds, loop_bounds, guard_condition, nonnegative_checker,
+nonnegative_checkers, nonnegative_temporaries.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 import islpy as isl
+import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.ir.domain import (
@@ -22,6 +24,7 @@ from kernelcore.ir.domain import (
     pw_aff_to_expr_and_total,
     set_to_cond_expr,
 )
+from kernelcore.ir.expr import TypeCast
 from kernelcore.ir.kernel import LoopKernel
 
 if TYPE_CHECKING:
@@ -115,16 +118,85 @@ def guard_condition(domain: isl.Set, context: isl.Set) -> Expression:
     return set_to_cond_expr(domain.gist(context))
 
 
-def nonnegative_checker(knl: LoopKernel, context: isl.Set) -> Callable[[Any], bool]:
+def nonnegative_checker(knl: LoopKernel, context: isl.Set,
+                        nonnegative_names: frozenset[str] = frozenset()
+                        ) -> Callable[[Any], bool]:
     """A predicate telling whether an integer expression is >= 0 wherever
-    *context* holds."""
+    *context* holds: affine expressions by their domain, and expressions
+    built from remainders by positive constants (floor semantics: never
+    negative), floor quotients of such, sums and products of such (and of
+    nonnegative affine terms: ``i*(i+1)``), nonnegative constants, 64-bit
+    casts of narrower unsigned values and the variables *nonnegative_names*
+    (:func:`nonnegative_temporaries`)."""
     def check(expr) -> bool:
+        if _structurally_nonnegative(expr, nonnegative_names):
+            return True
         try:
             aff = expr_to_pw_aff(expr, knl.space)
         except NotAffineError:
-            # a product or sum of non-negative terms (``i*(i+1)``)
             return isinstance(expr, (prim.Product, prim.Sum)) and all(
                 check(c) for c in expr.children)
         neg = aff.lt_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(knl.space)))
         return (neg & context).is_empty()
     return check
+
+
+def nonnegative_checkers(knl: LoopKernel) -> Callable[[isl.Set], Callable[[Any], bool]]:
+    """:func:`nonnegative_checker` for *knl* by context, trusting its
+    :func:`nonnegative_temporaries` (found once)."""
+    names = nonnegative_temporaries(knl)
+    return lambda context: nonnegative_checker(knl, context, names)
+
+
+def _positive_constant(expr: Any) -> bool:
+    return isinstance(expr, (int, np.integer)) and not isinstance(expr, bool) and bool(expr > 0)
+
+
+def _structurally_nonnegative(expr: Any, names: frozenset[str]) -> bool:
+    """Whether integer *expr* is >= 0 by its form alone (see
+    :func:`nonnegative_checker`)."""
+    if isinstance(expr, (int, np.integer)):
+        return bool(expr >= 0)
+    if isinstance(expr, prim.Variable):
+        return expr.name in names
+    if isinstance(expr, prim.Remainder):
+        return _positive_constant(expr.denominator)
+    if isinstance(expr, prim.FloorDiv):
+        return _positive_constant(expr.denominator) and \
+            _structurally_nonnegative(expr.numerator, names)
+    if isinstance(expr, (prim.Sum, prim.Product)):
+        return all(_structurally_nonnegative(c, names) for c in expr.children)
+    if isinstance(expr, TypeCast):
+        # (a cast to a 64-bit signed integer keeps a nonnegative integer's
+        # value, and holds every value of a narrower unsigned one)
+        child = expr.child
+        return expr.dtype == np.int64 and (
+            isinstance(child, TypeCast) and child.dtype.kind == "u" and child.dtype.itemsize < 8
+            or _structurally_nonnegative(child, names))
+    return False
+
+
+def nonnegative_temporaries(knl: LoopKernel) -> frozenset[str]:
+    """The integer scalar temporaries of *knl* that every assignment sets to
+    a value nonnegative by its form (:func:`nonnegative_checker`), such as
+    a gathered position wrapped by a remainder."""
+    candidates: dict[str, list[Any]] = {}
+    for name, temp in knl.temporary_variables.items():
+        if temp.dtype is not None and np.dtype(temp.dtype).kind in "iu" and not temp.shape:
+            candidates[name] = []
+    for insn in knl.instructions:
+        for assignee in getattr(insn, "assignees", ()):
+            name = str(getattr(assignee, "name", ""))
+            if name in candidates:
+                expression = getattr(insn, "expression", None)
+                if expression is None or not isinstance(assignee, prim.Variable):
+                    candidates.pop(name)
+                else:
+                    candidates[name].append(expression)
+    found: frozenset[str] = frozenset()
+    while True:
+        more = frozenset(name for name, values in candidates.items() if name not in found
+                         and all(_structurally_nonnegative(v, found) for v in values))
+        if not more:
+            return found
+        found |= more

@@ -1,7 +1,7 @@
 """The C code of one device kernel (or of a callee's device function) from
 its stretch of a linearized kernel.
 
-Public names: Generator, DeviceKernel, segments, generate_callee_function.
+Public names: Generator, DeviceKernel, generate_callee_function.
 """
 
 from __future__ import annotations
@@ -15,12 +15,17 @@ import pymbolic.primitives as prim
 
 from kernelcore.callable_kernel import CallableKernel
 from kernelcore.codegen import cast
-from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checker
+from kernelcore.codegen.bounds import guard_condition, loop_bounds, nonnegative_checkers
 from kernelcore.codegen.callee import callee_function_problem, kernel_call_statement
 from kernelcore.codegen.calls import RegisteredCallEmitter
 from kernelcore.codegen.expression import PREC_NONE, PREC_REL, CExpressionMapper, HelperRegistry
 from kernelcore.codegen.helpers import trace_printf
-from kernelcore.codegen.storage import check_definitions, initial_values, storage_size
+from kernelcore.codegen.storage import (
+    check_definitions,
+    initial_values,
+    shares_globals,
+    storage_size,
+)
 from kernelcore.codegen.vector import (
     VECTOR_WIDTHS,
     NotVectorizable,
@@ -56,11 +61,10 @@ from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import LocalIndexTag, VectorizeTag, is_unrolled
 from kernelcore.schedule.items import (
     Barrier,
-    CallKernel,
     EnterLoop,
     LeaveLoop,
-    ReturnFromKernel,
     RunInstruction,
+    segments,
 )
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
@@ -101,6 +105,8 @@ class Generator:
         self.insn_ids = {i.insn_id for i in items if isinstance(i, RunInstruction)}
         self.hw_ranges = hw_iname_ranges(knl, self.insn_ids)
         self.vector_temps = vector_temporaries(knl) if self.target.vector_types else {}
+        self.nonnegative_at = nonnegative_checkers(knl)
+        self.shares_globals = shares_globals(knl)
         #: the indices of the host loops around this kernel, passed as arguments
         self.extra_inames = extra_inames
         self.subst: dict[str, object] = {}
@@ -117,7 +123,7 @@ class Generator:
              want: np.dtype | None = None) -> str:
         """C code for *expr* where *context* holds (inames replaced as generated)."""
         mapper = CExpressionMapper(self.knl, self.target, self.types, self.helpers,
-                                   nonnegative_checker(self.knl, context), self.vector_temps)
+                                   self.nonnegative_at(context), self.vector_temps)
         return mapper(self.prepared(expr), prec, want)
 
     def prepared(self, expr: Any) -> Any:
@@ -270,7 +276,7 @@ class Generator:
         inner = b.inner_context
         mapper = VectorExpressionMapper(
             self.knl, self.target, self.types, self.helpers,
-            nonnegative_checker(self.knl, inner), self.vector_temps, iname,
+            self.nonnegative_at(inner), self.vector_temps, iname,
             self.prepared(b.lower), width)
         nodes = []
         for insn in insns:
@@ -453,7 +459,9 @@ class Generator:
         ctype = self.target.dtype_to_ctype(arg.dtype)
         if isinstance(arg, ValueArg):
             return f"{ctype} const {arg.name}"
-        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written)
+        # (not restrict where shared: NVIDIA's compiler keeps loads across barriers)
+        decl = self.target.array_arg_decl(ctype, arg.name, arg.name not in written,
+                                          arg.name not in written or not self.shares_globals)
         if isinstance(arg, ConstantArg):
             decl = decl.replace("__global ", "__constant ", 1)
         elif self.function and arg.address_space != AddressSpace.GLOBAL:
@@ -570,23 +578,6 @@ class Generator:
         return shared + body
 
 
-def segments(items: Any) -> list[tuple[str, list, tuple]]:
-    """``(device kernel name, items, fixed host loop values)`` for each device
-    kernel of the linearization *items*."""
-    result = []
-    current: tuple[str, list, tuple] | None = None
-    for item in items:
-        if isinstance(item, CallKernel):
-            current = (item.kernel_name, [], item.fixed)
-        elif isinstance(item, ReturnFromKernel):
-            assert current is not None
-            result.append(current)
-            current = None
-        elif current is not None:
-            current[1].append(item)
-    return result
-
-
 def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     """The source of the ``static void`` function of the typed kernel *callee*;
     the helpers its code needs go to *helpers* (before it)."""
@@ -597,7 +588,7 @@ def generate_callee_function(callee: LoopKernel, helpers: Any) -> str:
     if callee.state < KernelState.LINEARIZED:
         callee = linearize(callee)
     problem = callee_function_problem(callee, callee.target)
-    parts = segments(callee.linearization)
+    parts = segments(callee.linearization or ())
     if problem is None and len(parts) != 1:
         problem = "it needs several device kernels"
     if problem is not None:

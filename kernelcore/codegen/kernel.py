@@ -14,12 +14,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
-from kernelcore.codegen.generator import DeviceKernel, Generator, segments
+from kernelcore.codegen.generator import DeviceKernel, Generator
 from kernelcore.codegen.preambles import kernel_preambles
 from kernelcore.codegen.storage import constant_declarations
+from kernelcore.creation import check_names
 from kernelcore.diagnostic import CodeGenerationError, recording_warnings
 from kernelcore.ir.expr import called_names
 from kernelcore.ir.kernel import KernelState, LoopKernel
+from kernelcore.schedule.items import segments
 from kernelcore.schedule.linearize import linearize
 from kernelcore.target.opencl import PyOpenCLTarget
 from kernelcore.translation_unit import TranslationUnit
@@ -80,7 +82,7 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     kernels: list[DeviceKernel] = []
     bodies: list[str] = []
     launches = []
-    for name, items, fixed in segments(knl.linearization):
+    for name, items, fixed in segments(knl.linearization or ()):
         index = next((k for k, dk in enumerate(kernels) if dk.name == name), None)
         if index is None:       # (the iterations of a host loop launch it again)
             dk, lines = Generator(knl, name, items, helpers,
@@ -114,6 +116,7 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
     whose argument types are all known."""
     if isinstance(knl, TranslationUnit):
         knl = knl.executable_kernel()
+    check_names([knl.name], "kernel")  # (loopy makes such kernels; they do not compile)
     start = time.perf_counter()
     with recording_warnings() as recorded:
         if knl.state < KernelState.LINEARIZED:

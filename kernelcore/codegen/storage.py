@@ -1,6 +1,8 @@
-"""Storage of temporaries in generated code: sizes and initial values.
+"""Storage in generated code: sizes and initial values of temporaries, and
+whether arguments may be declared restrict.
 
-Public names: storage_size, initial_values, check_definitions, constant_declarations.
+Public names: storage_size, initial_values, check_definitions, constant_declarations,
+shares_globals.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pymbolic.mapper.stringifier import PREC_NONE
 
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
 from kernelcore.ir.data import AddressSpace, TemporaryVariable
+from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import LoopKernel
 
 
@@ -95,4 +98,14 @@ def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[st
                     "save_and_reload_temporaries?)")
 
 
-__all__ = ["storage_size", "initial_values", "check_definitions", "constant_declarations"]
+def shares_globals(knl: LoopKernel) -> bool:
+    """Whether *knl*'s work-items pass global memory to each other through
+    work-group barriers with a global fence (its written global arrays must
+    then not be declared restrict: a compiler may keep their loads across
+    the barrier, as NVIDIA's does)."""
+    return any(isinstance(i, BarrierInstruction) and i.mem_kind == "global"
+               and i.synchronization_kind == "local" for i in knl.instructions)
+
+
+__all__ = ["storage_size", "initial_values", "check_definitions", "constant_declarations",
+           "shares_globals"]

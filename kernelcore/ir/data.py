@@ -85,6 +85,9 @@ def parse_shape(shape: Any) -> tuple | _Auto | None:
     if isinstance(shape, str):
         if not shape.strip():
             return ()
+        shape = shape.strip()
+        if shape.endswith(",") and not shape.startswith("("):     # "n,": one axis
+            shape = shape[:-1]
         parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
         if isinstance(parsed, tuple) and len(parsed) == 1 and isinstance(parsed[0], tuple):
             parsed = parsed[0]          # "(n, m)": the parentheses are not an axis
@@ -93,7 +96,7 @@ def parse_shape(shape: Any) -> tuple | _Auto | None:
         shape = (shape,)
     if tuple(shape) == (None,):     # loopy's one axis of unknown extent: no shape
         return None
-    return tuple(_to_expr(s) for s in shape)
+    return tuple(s if s is auto else _to_expr(s) for s in shape)
 
 
 def c_order_strides(shape: tuple) -> tuple:
@@ -131,6 +134,8 @@ class _ArrayBase(_Variable):
     shape: Any = auto
     order: str = "C"
     strides: Any = None
+    #: names of the axes (loopy's; they change no code)
+    dim_names: tuple[str, ...] | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", to_dtype(self.dtype))
@@ -166,6 +171,25 @@ class _ArrayBase(_Variable):
                                for k, s in enumerate(self.element_strides())) + ")"
 
 
+def _strides_of_dim_tags(name: str, dim_tags: Any, strides: Any) -> tuple:
+    """The strides loopy's fixed-stride axis tags (objects with a ``stride``,
+    which may be :data:`auto`) give."""
+    if strides is not None:
+        raise ParseError(f"array '{name}': give strides or dim_tags, not both")
+    if isinstance(dim_tags, str) or not all(hasattr(t, "stride") for t in dim_tags):
+        raise ParseError(f"array '{name}': dim_tags must be fixed-stride axis tags "
+                         "(use tag_array_axes for 'c', 'f' or 'stride:...')")
+    return tuple(t.stride for t in dim_tags)
+
+
+def _dim_names(names: Any) -> tuple[str, ...] | None:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        return tuple(n.strip() for n in names.split(",") if n.strip())
+    return tuple(names)
+
+
 def _check_alignment(name: str, alignment: int | None) -> None:
     if alignment is not None and (alignment <= 0 or alignment & (alignment - 1)):
         raise ValueError(f"'{name}': alignment {alignment} is not a power of two")
@@ -198,8 +222,10 @@ class ArrayArg(_ArrayBase):
                  address_space: AddressSpace = AddressSpace.GLOBAL,
                  is_output: bool | None = None, is_input: bool | None = None,
                  for_atomic: bool = False, alignment: int | None = None,
-                 offset: Any = 0):
+                 offset: Any = 0, dim_names: Any = None, dim_tags: Any = None):
         _check_alignment(name, alignment)
+        if dim_tags is not None:
+            strides = _strides_of_dim_tags(name, dim_tags, strides)
         if offset is None:
             offset = 0
         if not (offset is auto or (isinstance(offset, (int, np.integer))
@@ -213,7 +239,7 @@ class ArrayArg(_ArrayBase):
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,
                          for_atomic=for_atomic, alignment=alignment,
-                         offset=offset).items():
+                         offset=offset, dim_names=_dim_names(dim_names)).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 
@@ -283,7 +309,7 @@ class TemporaryVariable(_ArrayBase):
                  address_space: Any = auto, order: str = "C", strides: Any = None,
                  initializer: Any = None, read_only: bool = False,
                  alignment: int | None = None, base_storage: str | None = None,
-                 for_atomic: bool = False):
+                 for_atomic: bool = False, dim_names: Any = None):
         _check_alignment(name, alignment)
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
@@ -301,7 +327,7 @@ class TemporaryVariable(_ArrayBase):
                          strides=strides, address_space=address_space,
                          initializer=initializer, read_only=read_only,
                          alignment=alignment, base_storage=base_storage,
-                         for_atomic=for_atomic).items():
+                         for_atomic=for_atomic, dim_names=_dim_names(dim_names)).items():
             object.__setattr__(self, k, v)
         self.__post_init__()
 

@@ -204,10 +204,22 @@ def basic_set_to_conditions(bs: isl.BasicSet) -> list:
     return [constraint_to_expr(c) for c in bs.get_constraints()]
 
 
+def _has_unknown_div(bs: isl.BasicSet) -> bool:
+    local = bs.get_local_space()
+    for i in range(local.dim(dim_type.div)):
+        try:
+            local.get_div(i)
+        except isl.Error:
+            return True
+    return False
+
+
 def set_to_cond_expr(s: isl.Set | isl.BasicSet) -> Expression:
     """An isl set as a boolean pymbolic expression (True when universe)."""
     if isinstance(s, isl.BasicSet):
         s = s.to_set()
+    if any(_has_unknown_div(bs) for bs in s.get_basic_sets()):
+        s = s.compute_divs()        # existential variables as explicit divisions
     alternatives = []
     for bs in s.get_basic_sets():
         conds = basic_set_to_conditions(bs)

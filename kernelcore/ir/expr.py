@@ -1,6 +1,7 @@
 """Kernel-specific expression nodes and the mappers every pass builds on.
 
-Public names: Reduction, TypeCast, ResolvedFunction, SubArrayRef, IdentityMapper,
+Public names: Reduction, TypeCast, ResolvedFunction, SubArrayRef, TaggedVariable,
+IdentityMapper,
 CombineMapper, WalkMapper, StringifyMapper, VariableCollector, KnownVariables, AccessCollector,
 collect_accesses, SubstitutionMapper, substitute, get_dependencies, called_names,
 find_reductions, REDUCTION_OPS, USER_REDUCTIONS, is_reduction_name.
@@ -111,6 +112,17 @@ class SubArrayRef(prim.ExpressionNode):
 
     def make_stringifier(self, originating_stringifier: Any = None) -> StringifyMapper:
         return StringifyMapper()
+
+
+@prim.expr_dataclass()
+class TaggedVariable(prim.Variable):
+    """A variable carrying tags (loopy's ``name$tag``); every mapper treats it
+    as the variable it names."""
+
+    tags: frozenset = frozenset()
+
+
+TaggedVariable.mapper_method = "map_variable"
 
 
 class IdentityMapper(_IdentityMapper):

@@ -83,10 +83,13 @@ def _simplest(size: isl.PwAff, ctx) -> isl.PwAff:
         return size
 
 
-def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None
+def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None,
+               constant_local: bool = True
                ) -> tuple[tuple[isl.PwAff, ...], tuple[isl.PwAff, ...]]:
     """(group counts, local sizes) per axis, as isl PwAffs of the parameters
-    (missing axes are 1), of the device kernel running *insn_ids* (default: all)."""
+    (missing axes are 1), of the device kernel running *insn_ids* (default: all).
+    Local sizes are constants (the largest the assumptions allow) unless
+    *constant_local* is False."""
     groups: dict[int, isl.PwAff] = {}
     local: dict[int, isl.PwAff] = {}
     ctx = knl.assumptions_set.params()
@@ -100,7 +103,7 @@ def grid_sizes(knl: Any, insn_ids: Collection[str] | None = None
         prev = target.get(axis)
         target[axis] = const if prev is None else _simplest(prev.union_max(
             _constant(prev.get_domain_space(), size)), ctx)
-    for axis, pw in list(local.items()):
+    for axis, pw in list(local.items()) if constant_local else ():
         pieces = pw.get_pieces()
         if len(pieces) != 1 or not pieces[0][1].is_cst():
             local[axis] = _constant_local_size(knl, axis, insn_ids, pw)

@@ -41,6 +41,11 @@ class InstructionBase:
     no_sync_with: frozenset[tuple[str, str]] = frozenset()
     predicates: frozenset[Any] = frozenset()
     within_inames_is_final: bool = False
+    #: loopy's instruction groups: the groups the instruction is in, and those
+    #: it conflicts with (kernelcore records them, and :func:`add_nosync` reads
+    #: them; its linearizer does not keep conflicting groups apart)
+    groups: frozenset[str] = frozenset()
+    conflicts_with_groups: frozenset[str] = frozenset()
 
     def copy(self, **kwargs: Any) -> Self:
         return replace(self, **kwargs)
@@ -111,7 +116,7 @@ def _init_fields(insn: InstructionBase, values: dict[str, Any]) -> None:
     comma-separated strings or iterables, expressions as strings; an id of
     None is given one when the kernel is made), defaults for the others."""
     values = dict(values)
-    for name in ("depends_on", "within_inames", "tags"):
+    for name in ("depends_on", "within_inames", "tags", "groups", "conflicts_with_groups"):
         if name in values:
             values[name] = _name_set(values[name])
     if "predicates" in values:
@@ -428,7 +433,7 @@ def make_assignment(assignees: Any, expression: Any, temp_var_types: Any = None,
     if temp_var_types:
         kwargs.setdefault("temp_var_type", temp_var_types[0])
     kwargs.setdefault("id", kwargs.pop("id", None) or "insn")
-    for name in ("depends_on", "within_inames", "tags"):
+    for name in ("depends_on", "within_inames", "tags", "groups", "conflicts_with_groups"):
         if isinstance(kwargs.get(name), str):
             kwargs[name] = frozenset(s.strip() for s in kwargs[name].split(",") if s)
         elif kwargs.get(name) is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -20,6 +20,7 @@ from kernelcore.ir.domain import align_to, project_to, pw_aff_to_expr
 from kernelcore.ir.grid import grid_sizes
 from kernelcore.ir.instruction import InstructionBase
 from kernelcore.ir.stages import stage
+from kernelcore.ir.tags import Iname, InameTagTable, filter_iname_tags_by_type
 from kernelcore.options import Options
 
 dim_type = isl.dim_type
@@ -65,6 +66,12 @@ class LoopKernel:
     #: functions of a :class:`~kernelcore.codegen.preambles.PreambleInfo` giving
     #: (key, C code) pairs, as loopy's preamble generators
     preamble_generators: tuple = ()
+    #: metadata tags (:class:`pytools.tag.Tag`) by iname; they change no code
+    iname_metadata: Mapping[str, frozenset] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "iname_tags",
+                           InameTagTable(self.iname_tags, self.iname_metadata))
 
     def copy(self, **kwargs: Any) -> LoopKernel:
         if "iname_slab_increments" in kwargs:       # (loopy's name)
@@ -75,6 +82,19 @@ class LoopKernel:
     def iname_slab_increments(self) -> Mapping[str, tuple[int, int]]:
         """loopy's name of :attr:`iname_slabs`."""
         return self.iname_slabs
+
+    def __eq__(self, other: object) -> bool:
+        """Structural equality (as loopy's): the same domains, instructions,
+        data, tags and options."""
+        if self is other:
+            return True
+        if not isinstance(other, LoopKernel):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    # identity hashing: kernels key caches by object (equal kernels built
+    # separately simply get separate entries)
+    __hash__ = object.__hash__
 
     def tagged(self, tags: Any) -> LoopKernel:
         """A copy of the kernel with *tags* (a tag or an iterable of them) added."""
@@ -103,6 +123,17 @@ class LoopKernel:
     def all_inames(self) -> tuple[str, ...]:
         """Every loop index, in order of first appearance in the domains."""
         return self._iname_order
+
+    @cached_property
+    def inames(self) -> dict[str, Iname]:
+        """Each loop index with its tags (loopy's ``kernel.inames``)."""
+        return {n: Iname.of(self, n) for n in self._iname_order}
+
+    def iname_tags_of_type(self, iname: str, tag_type: Any, max_num: int | None = None,
+                           min_num: int | None = None) -> set:
+        """The tags of *iname* that are instances of *tag_type*."""
+        return filter_iname_tags_by_type(Iname.of(self, iname).tags, tag_type, max_num,
+                                         min_num)
 
     @cached_property
     def _param_order(self) -> tuple[str, ...]:

@@ -16,15 +16,22 @@ Public names: parse_tag, UnrollTag, LocalIndexTag, GroupIndexTag, IlpTag,
 VectorizeTag, is_hw_parallel, is_lane_tag, HW_AXIS_LIMIT, VECTOR_WIDTHS, and
 loopy's names: LocalInameTag, GroupInameTag, IlpBaseTag, UnrolledIlpTag,
 LoopedIlpTag, InameImplementationTag, HardwareConcurrentTag, ConcurrentTag,
-filter_iname_tags_by_type, Iname.
+filter_iname_tags_by_type, Iname, InameTagTable, is_metadata_tag,
+LegacyStringInstructionTag.
+
+Besides its implementation tag an iname may carry any number of metadata tags
+(:class:`pytools.tag.Tag` instances), which change nothing in the code.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from pytools.tag import Tag as _MetadataTag
+from pytools.tag import UniqueTag as _UniqueMetadataTag
 
 from kernelcore.diagnostic import KernelcoreError, ParseError
 
@@ -101,6 +108,32 @@ def parse_tag(tag: Any) -> Tag:
                      "ilp.unr, ilp.seq, vec)")
 
 
+@dataclass(frozen=True)
+class LegacyStringInstructionTag(_MetadataTag):
+    """A tag written as a string (``a$mytag``, ``{tags=mytag}``), as loopy's."""
+
+    value: str
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def is_metadata_tag(tag: Any) -> bool:
+    """Whether *tag* is a metadata tag (a :class:`pytools.tag.Tag`), not an
+    implementation tag."""
+    return isinstance(tag, _MetadataTag)
+
+
+def add_metadata_tag(tags: frozenset, tag: Any) -> frozenset:
+    """*tags* with *tag* added; a :class:`pytools.tag.UniqueTag` replaces the
+    tags of its unique class."""
+    if isinstance(tag, _UniqueMetadataTag):
+        unique_cls = next((c for c in type(tag).__mro__
+                           if _UniqueMetadataTag in c.__bases__), type(tag))
+        tags = frozenset(t for t in tags if not isinstance(t, unique_cls))
+    return tags | {tag}
+
+
 def is_hw_parallel(tag: Any) -> bool:
     return isinstance(tag, (LocalIndexTag, GroupIndexTag))
 
@@ -157,6 +190,27 @@ class Iname:
 
     @classmethod
     def of(cls, kernel: Any, name: str) -> Iname:
-        """The iname *name* of *kernel* with its implementation tag."""
-        tag = kernel.iname_tags.get(name)
-        return cls(name, frozenset() if tag is None else frozenset([parse_tag(tag)]))
+        """The iname *name* of *kernel* with its implementation and metadata tags."""
+        return cls(name, kernel.iname_tags(name))
+
+    def copy(self, **kwargs: Any) -> Iname:
+        return replace(self, **kwargs)
+
+    def tags_of_type(self, tag_type: Any) -> frozenset:
+        """The tags that are instances of *tag_type*."""
+        return frozenset(t for t in self.tags if isinstance(t, tag_type))
+
+
+class InameTagTable(dict):
+    """A kernel's implementation tags by iname (iname -> tag); calling it with an
+    iname's name gives all that iname's tags, metadata tags included (loopy's
+    ``kernel.iname_tags(iname)``)."""
+
+    def __init__(self, tags: Any = (), metadata: Any = None) -> None:
+        super().__init__(tags)
+        self.metadata: dict[str, frozenset] = dict(metadata or {})
+
+    def __call__(self, iname: str) -> frozenset:
+        tag = self.get(iname)
+        impl = frozenset() if tag is None else frozenset([parse_tag(tag)])
+        return impl | self.metadata.get(iname, frozenset())

@@ -1,6 +1,7 @@
 """Kernel creation at loopy's module path (``loopy.kernel.creation``).
 
-Public names: make_kernel, make_function, apply_single_writer_dependency_heuristic.
+Public names: make_kernel, make_function, apply_single_writer_dependency_heuristic,
+UniqueName.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import logging
 from kernelcore.creation import make_kernel
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.transform.instruction import UniqueName
 from kernelcore.translation_unit import for_each_kernel, make_function
 
 logger = logging.getLogger(__name__)
@@ -46,4 +48,5 @@ def apply_single_writer_dependency_heuristic(kernel: LoopKernel, warn_if_used: b
     return kernel.copy(instructions=tuple(new))
 
 
-__all__ = ["make_kernel", "make_function", "apply_single_writer_dependency_heuristic"]
+__all__ = ["make_kernel", "make_function", "apply_single_writer_dependency_heuristic",
+           "UniqueName"]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import islpy as isl
 import numpy as np
+import pymbolic.primitives as prim
 import pyopencl as cl
 import pyopencl.array as cla
 import pyopencl.tools as cl_tools
@@ -31,7 +32,7 @@ from pymbolic import evaluate
 from kernelcore.codegen.kernel import CodeGenerationResult, generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.index_width import emit_index_checks
-from kernelcore.ir.data import ArrayArg, ValueArg, auto, strides_for_order
+from kernelcore.ir.data import ArrayArg, ValueArg, auto, c_order_strides, strides_for_order
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.stages import provide
@@ -186,7 +187,7 @@ def tuple_code(exprs: Iterable[Expression]) -> str:
 
 def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
     """Write (through *w*) invoker lines that find missing parameters from array
-    shapes and check the kernel's assumptions about them (and that its
+    shapes (or strides) and check the kernel's assumptions about them (and that its
     indices reach the sizes they give)."""
     arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
     for v in (a for a in knl.args if isinstance(a, ValueArg)):
@@ -196,15 +197,26 @@ def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
                 code = _solve_for(v.name, extent, f"{a.name}.shape[{axis}]")
                 if code is not None:
                     candidates.append((a.name, code))
+        fallback = None
+        for a in arrays:        # a stride of a parameter: the passed array's, in elements
+            for axis, stride in enumerate(a.strides if isinstance(a.strides, tuple) else ()):
+                code = _solve_for(v.name, stride,
+                                  f"({a.name}.strides[{axis}] // {a.name}.dtype.itemsize)")
+                if code is not None:
+                    candidates.append((a.name, code))
+                    if fallback is None and stride == prim.Variable(v.name) \
+                            and isinstance(a.shape, tuple):
+                        # an array allocated here is C-ordered
+                        fallback = _py(c_order_strides(a.shape)[axis])
         w(f"    if {v.name} is None:")
         for k, (aname, code) in enumerate(candidates):
             w(f"        {'if' if k == 0 else 'elif'} {aname} is not None:")
             w(f"            {v.name} = {code}")
         if candidates:
             w("        else:")
-            w(f"            _rt.missing({v.name!r}, 'parameter')")
-        else:
-            w(f"        _rt.missing({v.name!r}, 'parameter')")
+        w(f"        {'    ' if candidates else ''}" + (
+            f"{v.name} = {fallback}" if fallback is not None
+            else f"_rt.missing({v.name!r}, 'parameter')"))
     if knl.assumptions is not None and not knl.options.skip_arg_checks:
         # what is assumed of the arguments (loopy lets assumptions name other variables)
         assumed = knl.assumptions
@@ -297,6 +309,7 @@ class Executor:
           f"{', '.join(f'{n}=None' for n in names)}):")
         w("    _np = _rt.np")
         w("    _any_host = False")
+        w("    _any_dev = False")
 
         emit_parameter_code(w, knl)
 
@@ -313,6 +326,8 @@ class Executor:
                         w(f"        _{a.name}_host = {a.name}")
                     w(f"        {a.name} = _rt.to_device(queue, {a.name!r}, {a.name}, "
                       f"{a.order!r})")
+                    w("    else:")
+                    w("        _any_dev = True")
                 continue
             shape, strides = tuple_code(a.shape), tuple_code(a.element_strides())
             is_out = a.name in written
@@ -339,7 +354,11 @@ class Executor:
                 # (loopy's any offset: a view starting inside its buffer, only
                 # read, is passed as a copy)
                 w(f"    elif {a.name}.offset:")
+                w("        _any_dev = True")
                 w(f"        {a.name} = {a.name}.copy(queue=queue)")
+            if not knl.options.no_numpy:
+                w("    else:")
+                w("        _any_dev = True")
             if not knl.options.skip_arg_checks:
                 w(f"    _rt.check({a.name!r}, {a.name}, {shape}, _np.dtype("
                   f"{str(a.dtype)!r}), {strides})")
@@ -376,8 +395,12 @@ class Executor:
         w("        _evt = _rt.cl.enqueue_marker(queue, wait_for=wait_for)")
         outputs = [a.name for a in arrays if a.name in written]
         if outputs and not knl.options.no_numpy:
-            w("    if _any_host if _want_host is None else _want_host:")
+            # (as loopy: numpy results when arrays were passed only as numpy
+            # arrays; a numpy output passed gets its result in any case)
+            w("    _want_host = (_any_host and not _any_dev) if _want_host is None "
+              "else _want_host")
             for o in outputs:
+                w(f"    if _want_host or _{o}_host is not None:")
                 w(f"        {o} = _rt.to_host({o}, _{o}_host)")
         if knl.options.return_dict:
             w("    return _evt, {" + ", ".join(f"{o!r}: {o}" for o in outputs) + "}")
@@ -462,8 +485,10 @@ def invoke(knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
     """Run *knl* on *queue* (None: the default queue) with keyword arguments.
 
     Returns ``(event, outputs)``: outputs are the written arrays, as numpy arrays
-    if any argument was a numpy array, else as pyopencl arrays; ``out_host=True``
-    (or False) asks for numpy (or pyopencl) arrays whatever the arguments were.
+    if the arrays passed were numpy arrays (none a pyopencl array), else as
+    pyopencl arrays; ``out_host=True`` (or False) asks for numpy (or pyopencl)
+    arrays whatever the arguments were. An output passed as a numpy array
+    receives its result in any case (as in loopy).
     """
     check_argument_names(knl, kwargs)
     if queue is None:

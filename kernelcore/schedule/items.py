@@ -1,7 +1,7 @@
 """The items a linearization (schedule) is made of.
 
 Public names: EnterLoop, LeaveLoop, RunInstruction, Barrier, CallKernel,
-ReturnFromKernel, linearization_lines, schedule_lines.
+ReturnFromKernel, linearization_lines, schedule_lines, segments.
 """
 
 from __future__ import annotations
@@ -139,5 +139,22 @@ def schedule_lines(knl: LoopKernel) -> list[str]:
         if isinstance(item, (EnterLoop, CallKernel)):
             depth += 1
     return lines
+
+def segments(items: Iterable) -> list[tuple[str, list, tuple]]:
+    """``(device kernel name, items, fixed host loop values)`` for each device
+    kernel of the linearization *items*."""
+    result = []
+    current: tuple[str, list, tuple] | None = None
+    for item in items:
+        if isinstance(item, CallKernel):
+            current = (item.kernel_name, [], item.fixed)
+        elif isinstance(item, ReturnFromKernel):
+            assert current is not None
+            result.append(current)
+            current = None
+        elif current is not None:
+            current[1].append(item)
+    return result
+
 
 provide("schedule_lines", schedule_lines)

@@ -19,6 +19,7 @@ from kernelcore.ir.kernel import KernelState
 from kernelcore.ir.tags import GroupIndexTag, LocalIndexTag
 from kernelcore.preprocess import preprocess_kernel
 from kernelcore.statistics.counts import Count, CountGranularity, _eval_factor, _involves_params
+from kernelcore.statistics.footprint import point_count
 from kernelcore.transform.inline import inline_calls
 from kernelcore.translation_unit import TranslationUnit
 
@@ -65,7 +66,7 @@ class _Grid:
     @property
     def sizes(self):
         if self._sizes is None:
-            self._sizes = grid_sizes(self.knl)
+            self._sizes = grid_sizes(self.knl, constant_local=False)
         return self._sizes
 
     def local_size_total(self) -> int:
@@ -117,8 +118,10 @@ def _process_subgroup_size(subgroup_size):
 class _InsnCounter:
     """How many times an instruction's events happen, per granularity."""
 
-    def __init__(self, knl, grid: _Grid, count_redundant_work: bool):
+    def __init__(self, knl, grid: _Grid, count_redundant_work: bool,
+                 exact: bool | None = None):
         self.knl = knl
+        self.exact = exact
         self.grid = grid
         self.count_redundant_work = count_redundant_work
         self._cache: dict = {}
@@ -134,7 +137,7 @@ class _InsnCounter:
             dom = project_to(self.knl.get_inames_domain(list(inames)), kept).coalesce()
         else:
             dom = _domain_of(self.knl, inames)
-        count = Count.points(dom)
+        count = point_count(dom, self.exact) if inames else Count.constant(1)
         if self.count_redundant_work:
             for pw in self.grid.unused_axes_factors(inames, disregard_local):
                 count = count * pw

@@ -30,7 +30,8 @@ def _matches(value, allowed, field: str) -> bool:
 
 class ToCountMap:
     """A mapping from keys to counts (:class:`Count` objects or numbers) with
-    helpers to filter, group and evaluate them. A missing key counts zero."""
+    helpers to filter, group and evaluate them. Looking up a missing key raises
+    :class:`KeyError` (as in loopy) unless the map has a *zero*."""
 
     def __init__(self, count_map=None, zero=None):
         self.count_map: dict = dict(count_map or {})
@@ -52,7 +53,9 @@ class ToCountMap:
             pass
         found = self._wildcard(key)
         if not found:
-            return Count.zero() if self.zero is None else self.zero
+            if self.zero is None:
+                raise KeyError(key)
+            return self.zero
         total = self.count_map[found[0]]
         for k in found[1:]:
             total = total + self.count_map[k]

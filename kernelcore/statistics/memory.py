@@ -34,6 +34,10 @@ dim_type = isl.dim_type
 
 # {{{ memory accesses
 
+def _variable_tags(var) -> frozenset | None:
+    return getattr(var, "tags", None) or None
+
+
 class _AccessFinder(Mapper):
     """Collect (variable name, index tuple or None) for the reads of an
     expression, nested subscripts included."""
@@ -41,6 +45,8 @@ class _AccessFinder(Mapper):
     def __init__(self, names):
         self.names = names
         self.found: list[tuple[str, tuple | None]] = []
+        #: the tags of each found access's variable (``a$tag``), or None
+        self.tags: list[frozenset | None] = []
 
     def map_constant(self, expr):
         pass
@@ -50,12 +56,14 @@ class _AccessFinder(Mapper):
     def map_variable(self, expr):
         if expr.name in self.names:
             self.found.append((expr.name, None))
+            self.tags.append(_variable_tags(expr))
 
     def map_subscript(self, expr):
         idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
         name = getattr(expr.aggregate, "name", None)
         if name in self.names:
             self.found.append((name, tuple(idx)))
+            self.tags.append(_variable_tags(expr.aggregate))
         else:
             self.rec(expr.aggregate)
         for i in idx:
@@ -212,7 +220,8 @@ def _memory_variables(knl) -> dict[str, tuple[str, Any]]:
 
 
 def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
-                       count_redundant_work: bool = False, within: Any = None) -> ToCountMap:
+                       count_redundant_work: bool = False, within: Any = None,
+                       exact_counts: bool | None = None) -> ToCountMap:
     """Count the global and local memory accesses of *knl*: a
     :class:`ToCountMap` from :class:`MemAccess` to :class:`Count`.
 
@@ -221,14 +230,18 @@ def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = N
     with local id 0 is counted per work-item, any other per sub-group; local
     memory accesses are counted per sub-group. *within*: count only the
     instructions it matches (see :mod:`kernelcore.match`).
+
+    *exact_counts*: count the points of non-box domains exactly (True) or
+    estimate them as loopy does without barvinok (False); None: as loopy
+    (see :mod:`kernelcore.statistics.footprint`).
     """
     knl = _prepare(knl)
     grid = _Grid(knl, _process_subgroup_size(subgroup_size))
-    times = _InsnCounter(knl, grid, count_redundant_work)
+    times = _InsnCounter(knl, grid, count_redundant_work, exact_counts)
     variables = _memory_variables(knl)
     result: dict = {}
 
-    def record(insn, name, index, direction):
+    def record(insn, name, index, direction, tags=None):
         mtype, var = variables[name]
         lid, gid = _hw_strides(knl, var, index)
         if mtype == "local":
@@ -237,7 +250,7 @@ def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = N
             g = CountGranularity.WORKITEM if lid.get(0, 0) != 0 \
                 else CountGranularity.SUBGROUP
         key = MemAccess(mtype, var.dtype, lid, gid, direction, name, g,
-                        kernel_name=knl.name)
+                        variable_tags=tags, kernel_name=knl.name)
         n = times(insn, g)
         result[key] = result[key] + n if key in result else n
 
@@ -253,8 +266,8 @@ def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = N
                 else (assignee.index,)
             for i in idx:
                 finder(i)
-        for name, index in finder.found:
-            record(insn, name, index, "load")
+        for (name, index), tags in zip(finder.found, finder.tags):
+            record(insn, name, index, "load", tags)
         target = getattr(assignee, "name", None) or getattr(
             getattr(assignee, "aggregate", None), "name", None)
         if target in variables:
@@ -262,7 +275,8 @@ def get_mem_access_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = N
             if isinstance(assignee, prim.Subscript):
                 index = assignee.index if isinstance(assignee.index, tuple) \
                     else (assignee.index,)
-            record(insn, target, index, "store")
+            record(insn, target, index, "store", _variable_tags(
+                assignee.aggregate if isinstance(assignee, prim.Subscript) else assignee))
     return ToCountMap(result)
 
 # }}}

@@ -144,7 +144,7 @@ def _type_function(knl):
 
 def get_op_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
                count_redundant_work: bool = False, count_within_subscripts: bool = True,
-               within: Any = None) -> ToCountMap:
+               within: Any = None, exact_counts: bool | None = None) -> ToCountMap:
     """Count the arithmetic operations of *knl*: a :class:`ToCountMap` from
     :class:`Op` to :class:`Count`.
 
@@ -152,10 +152,14 @@ def get_op_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
     instruction does not use (otherwise such work is counted once).
     *count_within_subscripts*: count the index arithmetic of array subscripts.
     *within*: count only the instructions it matches (see :mod:`kernelcore.match`).
+
+    *exact_counts*: count the points of non-box domains exactly (True) or
+    estimate them as loopy does without barvinok (False); None: as loopy
+    (see :mod:`kernelcore.statistics.footprint`).
     """
     knl = _prepare(knl)
     grid = _Grid(knl, _process_subgroup_size(subgroup_size))
-    times = _InsnCounter(knl, grid, count_redundant_work)
+    times = _InsnCounter(knl, grid, count_redundant_work, exact_counts)
     counter = _OpCounter(_type_function(knl), count_within_subscripts)
     result: dict = {}
     g = CountGranularity.SUBGROUP

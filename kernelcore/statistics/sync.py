@@ -26,6 +26,7 @@ from kernelcore.schedule.linearize import linearize
 from kernelcore.statistics.common import _domain_of, _prepare, _process_subgroup_size
 from kernelcore.statistics.countmap import ToCountMap
 from kernelcore.statistics.counts import Count
+from kernelcore.statistics.footprint import point_count
 from kernelcore.statistics.keys import Sync
 
 if TYPE_CHECKING:
@@ -37,11 +38,12 @@ dim_type = isl.dim_type
 
 # {{{ synchronization
 
-def get_synchronization_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None
-                            ) -> ToCountMap:
+def get_synchronization_map(knl: LoopKernel | TranslationUnit, subgroup_size: Any = None,
+                            exact_counts: bool | None = None) -> ToCountMap:
     """Count synchronization events per work-item: ``barrier_local`` /
     ``barrier_global`` (once per iteration of the sequential loops around each
-    barrier) and ``kernel_launch`` (once per device kernel)."""
+    barrier) and ``kernel_launch`` (once per device kernel). *exact_counts*:
+    as for :func:`~kernelcore.statistics.get_op_map`."""
     _process_subgroup_size(subgroup_size)
     knl = _prepare(knl)
     if knl.state < KernelState.LINEARIZED or knl.linearization is None:
@@ -53,7 +55,8 @@ def get_synchronization_map(knl: LoopKernel | TranslationUnit, subgroup_size: An
     def add(key):
         t = tuple(loops)
         if t not in cache:
-            cache[t] = Count.points(_domain_of(knl, t))
+            cache[t] = point_count(_domain_of(knl, t), exact_counts) if t \
+                else Count.constant(1)
         result[key] = result[key] + cache[t] if key in result else cache[t]
 
     for item in knl.linearization:  # type: ignore[union-attr]

@@ -69,7 +69,7 @@ def get_work_item_totals(knl: LoopKernel | TranslationUnit) -> WorkItemTotals:
     """The :class:`WorkItemTotals` of *knl* (a kernel or a translation unit's
     entry point)."""
     knl = _prepare(knl)
-    times = _InsnCounter(knl, _Grid(knl, None), False)
+    times = _InsnCounter(knl, _Grid(knl, None), False, exact=True)
     counter = _OpCounter(_type_function(knl), False)
     variables = {name: var for name, (mtype, var) in _memory_variables(knl).items()
                  if mtype == "global"}

@@ -137,9 +137,10 @@ class CTarget(OpenCLTarget):
         # only kernels whose barriers synchronize nothing get this far
         return None
 
-    def array_arg_decl(self, ctype: str, name: str, is_const: bool) -> str:
+    def array_arg_decl(self, ctype: str, name: str, is_const: bool,
+                       restrict: bool = True) -> str:
         const = " const" if is_const else ""
-        return f"{ctype}{const} *restrict {name}"
+        return f"{ctype}{const} *{'restrict ' if restrict else ''}{name}"
 
     # }}}
 

@@ -119,9 +119,10 @@ class OpenCLTarget(CFamilyTarget):
         return "barrier(CLK_GLOBAL_MEM_FENCE)" if fence == "global" \
             else "barrier(CLK_LOCAL_MEM_FENCE)"
 
-    def array_arg_decl(self, ctype: str, name: str, is_const: bool) -> str:
+    def array_arg_decl(self, ctype: str, name: str, is_const: bool,
+                       restrict: bool = True) -> str:
         const = " const" if is_const else ""
-        return f"__global {ctype}{const} *__restrict__ {name}"
+        return f"__global {ctype}{const} *{'__restrict__ ' if restrict else ''}{name}"
 
     def helper_function_source(self, name: str) -> str | None:
         """Source of a helper function *name* returned by :meth:`function_name`

@@ -1,7 +1,7 @@
 """Transformations of kernel data: argument names, layouts, the argument list.
 
 Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order,
-reduction_arg_to_subst_rule.
+reduction_arg_to_subst_rule, and (loopy's module path) add_padding_to_avoid_bank_conflicts.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import SubstitutionRule
 from kernelcore.ir.tags import VECTOR_WIDTHS
 from kernelcore.match import parse_match
+from kernelcore.transform.padding import add_padding_to_avoid_bank_conflicts  # noqa: F401
 from kernelcore.translation_unit import for_each_kernel
 
 

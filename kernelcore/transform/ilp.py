@@ -8,15 +8,17 @@ unprivatize_temporaries_with_inames.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, auto
-from kernelcore.ir.domain import static_range
+from kernelcore.ir.domain import aff_to_expr, project_to, static_range
 from kernelcore.ir.expr import IdentityMapper, collect_accesses, get_dependencies
 from kernelcore.ir.instruction import assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.simplify import simplify
 from kernelcore.ir.tags import VectorizeTag, is_lane_tag
 from kernelcore.translation_unit import for_each_kernel
 
@@ -28,7 +30,7 @@ class _Expand(IdentityMapper):
 
     def map_variable(self, expr):
         if expr.name == self.name:
-            return prim.Subscript(expr, (self.index,))
+            return prim.Subscript(expr, self.index)     # (one index: no tuple, as parsed)
         return expr
 
     def map_subscript(self, expr):
@@ -48,6 +50,27 @@ def _indexed_by(writers, iname: str) -> bool:
                for w in writers)
 
 
+def _iname_extent(knl: LoopKernel, iname: str) -> tuple[Any, Any]:
+    """(first value, number of values) of *iname*: integers where the
+    assumptions bound it, else expressions of the parameters (as loopy: such
+    a temporary can then live in global memory only)."""
+    try:
+        lo, hi = static_range(knl, iname)
+        return lo, hi - lo + 1
+    except KernelcoreError:
+        pass
+    dom = project_to(knl.get_inames_domain([iname]), [iname])
+    bounds: list[Any] = []
+    for pw in (dom.dim_min(0), dom.dim_max(0)):
+        pieces = pw.coalesce().get_pieces()
+        if len(pieces) != 1:
+            raise KernelcoreError(f"privatize_temporaries_with_inames: the bounds of "
+                                  f"'{iname}' are not single affine expressions ({pw})")
+        bounds.append(aff_to_expr(pieces[0][1]))
+    first, last = bounds
+    return first, simplify(prim.Sum((last, prim.Product((-1, first)), 1)))
+
+
 @for_each_kernel
 def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Iterable[str],
                                       only_var_names: Iterable[str] | None = None) -> LoopKernel:
@@ -64,7 +87,7 @@ def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Itera
     insns = list(knl.instructions)
     temps = dict(knl.temporary_variables)
     for iname in names:
-        lo, hi = static_range(knl, iname)
+        lo, extent = _iname_extent(knl, iname)
         for name, tv in list(temps.items()):
             if tv.address_space not in (AddressSpace.PRIVATE, auto) or (
                     only is not None and name not in only):
@@ -81,11 +104,12 @@ def privatize_temporaries_with_inames(knl: LoopKernel, privatizing_inames: Itera
                     f"temporary '{name}' is written inside loop '{iname}' but used by "
                     f"instruction(s) {', '.join(outside)} outside it: it cannot get one "
                     "copy per iteration")
-            index = prim.Variable(iname) if lo == 0 else prim.Sum((prim.Variable(iname), -lo))
+            index = prim.Variable(iname) if lo == 0 else prim.Sum(
+                (prim.Variable(iname), prim.Product((-1, lo))))
             mapper = _Expand(name, index)
             insns = [i.with_transformed_expressions(mapper) if i in users else i
                      for i in insns]
-            temps[name] = tv.copy(shape=(hi - lo + 1,) + tuple(tv.shape))
+            temps[name] = tv.copy(shape=(extent,) + tuple(tv.shape))
     return knl.copy(instructions=tuple(insns), temporary_variables=temps)
 
 
@@ -112,7 +136,9 @@ class _Drop(IdentityMapper):
         if isinstance(expr.aggregate, prim.Variable) and expr.aggregate.name == self.name:
             idx = expr.index if isinstance(expr.index, tuple) else (expr.index,)
             rest = tuple(self.rec(i) for k, i in enumerate(idx) if k != self.axis)
-            return prim.Subscript(expr.aggregate, rest) if rest else expr.aggregate
+            if not rest:
+                return expr.aggregate
+            return prim.Subscript(expr.aggregate, rest[0] if len(rest) == 1 else rest)
         return super().map_subscript(expr)
 
     def map_constant(self, expr):

@@ -21,7 +21,7 @@ from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
 from kernelcore.ir.domain import project_to, static_range
 from kernelcore.ir.expr import IdentityMapper, Reduction, find_reductions, substitute
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.tags import is_hw_parallel, parse_tag
+from kernelcore.ir.tags import add_metadata_tag, is_hw_parallel, is_metadata_tag, parse_tag
 from kernelcore.match import parse_match
 from kernelcore.translation_unit import for_each_kernel
 
@@ -155,7 +155,7 @@ def split_iname(knl: LoopKernel, split_iname: str, inner_length: int, *,
     domains = tuple(_split_set(d, split_iname, outer, inner, inner_length)
                     for d in knl.domains)
     new_expr = prim.Sum((prim.Variable(inner),
-                         prim.Product((inner_length, prim.Variable(outer)))))
+                         prim.Product((prim.Variable(outer), inner_length))))
     slab_map = {n: s for n, s in knl.iname_slabs.items() if n != split_iname}
     if tuple(slabs) != (0, 0):
         slab_map[outer] = tuple(slabs)  # type: ignore[assignment]
@@ -204,22 +204,31 @@ def _parse_tag_spec(spec) -> list[tuple[str, object]]:
 @for_each_kernel
 def tag_inames(knl: LoopKernel, iname_to_tag: Any, force: bool = False) -> LoopKernel:
     """Set implementation tags: ``{"i": "l.0"}``, ``"i:l.0, j:g.0"`` or pairs.
-    A name may be a glob (``"i_*"``)."""
+    A name may be a glob (``"i_*"``); a tag may be a list of tags, and a
+    :class:`pytools.tag.Tag` is added as metadata next to the implementation tag."""
     tags = dict(knl.iname_tags)
-    for name, tag in _parse_tag_spec(iname_to_tag):
+    metadata = dict(knl.iname_metadata)
+    for name, tag_spec in _parse_tag_spec(iname_to_tag):
         names = fnmatch.filter(knl.all_inames(), name) if any(c in name for c in "*?[") \
             else [name]
         if not names:
             raise UnknownNameError(f"tag_inames: no iname matches '{name}'")
         knl.check_inames(names, "tag_inames")
-        new = parse_tag(tag)
-        for n in names:
-            old = tags.get(n)
-            if old is not None and old != new and not force:
-                raise KernelcoreError(f"tag_inames: '{n}' is already tagged {old}; "
-                                      f"cannot also tag it {new} (use force=True)")
-            tags[n] = new
-    return knl.copy(iname_tags=tags)
+        specs = tag_spec if isinstance(tag_spec, (list, tuple, set, frozenset)) \
+            else [tag_spec]
+        for tag in specs:
+            if is_metadata_tag(tag):
+                for n in names:
+                    metadata[n] = add_metadata_tag(metadata.get(n, frozenset()), tag)
+                continue
+            new = parse_tag(tag)
+            for n in names:
+                old = tags.get(n)
+                if old is not None and old != new and not force:
+                    raise KernelcoreError(f"tag_inames: '{n}' is already tagged {old}; "
+                                          f"cannot also tag it {new} (use force=True)")
+                tags[n] = new
+    return knl.copy(iname_tags=tags, iname_metadata=metadata)
 
 
 def _duplicate_in_set(dom, old: str, new: str):

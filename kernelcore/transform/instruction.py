@@ -2,12 +2,14 @@
 
 Public names: add_dependency, remove_instructions, add_nosync, add_barrier,
 find_instructions, add_inames_to_insn, remove_inames_from_insn, remove_predicates_from_insn,
-get_global_barrier_order, find_most_recent_global_barrier.
+get_global_barrier_order, find_most_recent_global_barrier, UniqueName,
+uniquify_instruction_ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from pytools import UniqueNameGenerator
@@ -78,7 +80,8 @@ def add_nosync(knl: LoopKernel, scope: str, source: Any, sink: Any,
     """State that the instructions matching *sink* need no synchronization of
     *scope* (``"local"``, ``"global"`` or ``"any"``) with those matching
     *source* (nor the other way round, with *bidirectional*), as loopy's: only
-    where the sink depends on the source, directly or not, unless *force*.
+    where the sink depends on the source, directly or not, or their groups
+    conflict, unless *force*.
     Matching no instruction raises unless *empty_ok*."""
     if scope not in ("local", "global", "any"):
         raise KernelcoreError(f"add_nosync: unknown scope {scope!r} (local, global, any)")
@@ -103,7 +106,14 @@ def add_nosync(knl: LoopKernel, scope: str, source: Any, sink: Any,
                     todo.append(d)
         return False
 
-    pairs = {(k, s) for k in snk for s in src if force or reaches(k, s)}
+    by_id = knl.id_to_insn
+
+    def conflicting(a: str, b: str) -> bool:
+        return bool(by_id[a].groups & by_id[b].conflicts_with_groups
+                    or by_id[b].groups & by_id[a].conflicts_with_groups)
+
+    pairs = {(k, s) for k in snk for s in src
+             if force or reaches(k, s) or conflicting(k, s)}
     if bidirectional:
         pairs |= {(s, k) for k, s in pairs}
     added: dict[str, set] = {}
@@ -228,3 +238,27 @@ def find_most_recent_global_barrier(knl: Any, insn_id: str) -> str | None:
     deps = _ancestors(knl, insn_id)
     found = [b for b in get_global_barrier_order(knl) if b in deps]
     return found[-1] if found else None
+
+
+@dataclass(frozen=True)
+class UniqueName:
+    """An instruction id to be made unique (``name``, ``name_0``, ...) by
+    :func:`uniquify_instruction_ids`."""
+
+    name: str
+
+
+@for_each_kernel
+def uniquify_instruction_ids(knl: LoopKernel) -> LoopKernel:
+    """Give each instruction whose id is None (``insn``, ``insn_0``, ...) or a
+    :class:`UniqueName` a fresh id; existing ids stay as they are."""
+    taken = {i.id for i in knl.instructions if isinstance(i.id, str)}
+    names = UniqueNameGenerator(taken)
+    insns = []
+    for insn in knl.instructions:
+        if insn.id is None:
+            insn = insn.copy(id=names("insn"))
+        elif isinstance(insn.id, UniqueName):
+            insn = insn.copy(id=names(insn.id.name))
+        insns.append(insn)
+    return knl.copy(instructions=tuple(insns))

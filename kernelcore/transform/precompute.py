@@ -38,19 +38,23 @@ from kernelcore.ir.domain import (
     move_names_to_params,
     project_to,
     static_max_of_pw_aff,
-    static_range,
 )
-from kernelcore.ir.expr import IdentityMapper, called_names, get_dependencies, substitute
+from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
 from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.simplify import simplify
-from kernelcore.ir.subst import RuleExpander, expand_rules
-from kernelcore.ir.tags import LocalIndexTag, parse_tag
+from kernelcore.ir.subst import expand_rules
 from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
-from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.transform.inline import slice_bounds
+from kernelcore.transform.instruction import find_most_recent_global_barrier
 from kernelcore.transform.precompute_reductions import localize_reduction_inames
+from kernelcore.transform.precompute_storage import check_reused_inames, tag_storage
+from kernelcore.transform.rule_copies import (
+    RuleInstantiator,
+    drop_unused_rules,
+    expand_rules_reading,
+)
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -110,12 +114,43 @@ def _single_aff(pw: isl.PwAff, what: str) -> isl.Aff:
                                       "one affine expression") from None
 
 
+def _single_use_index(users, k: int, sweep: set[str]) -> Any:
+    """The index along axis *k* of all uses when it is one expression free of
+    the *sweep* inames, else None."""
+    exprs = {args[k] for _, uses in users for args, _ in uses}
+    if len(exprs) != 1:
+        return None
+    (expr,) = exprs
+    return None if get_dependencies(expr) & sweep else expr
+
+
+def _fetch_dependencies(knl: LoopKernel, fetch: Assignment, users,
+                        rules: dict) -> frozenset[str]:
+    """What the computing instruction *fetch* depends on (loopy's rule): the
+    dependencies of each user that has one writing what *fetch* reads
+    (through the *rules* it calls too), and the last global barrier each user
+    depends on."""
+    reads = get_dependencies(expand_rules(fetch.expression, rules))
+    user_ids = {u.id for u, _ in users}
+    deps: set[str] = set()
+    for user, _ in users:
+        if any(set(knl.id_to_insn[d].assignee_names()) & reads
+               for d in user.depends_on if d in knl.id_to_insn):
+            deps |= user.depends_on
+        barrier = find_most_recent_global_barrier(knl, user.id)
+        if barrier is not None:
+            deps.add(barrier)
+    return frozenset(deps - user_ids)
+
+
 def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, within,
                 dim_arg_names, default_tag, temporary_name, temporary_address_space,
                 fetch_outer_inames, insn_id, store_of=None,
-                dim_base: str | None = None, footprint_index: tuple | None = None,
-                footprint_shape: tuple = (), barrier_base: str | None = None,
-                arg_names: tuple[str, ...] = ()) -> LoopKernel:
+                dim_base: str | None = None, axis_bases: tuple[str, ...] = (),
+                keep_length1_uses: bool = False, store_insn_base: str | None = None,
+                body_inames: Iterable[str] = (), extra_rules: dict | None = None,
+                footprint_index: tuple | None = None,
+                footprint_shape: tuple = (), barrier_base: str | None = None) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
     match = parse_match(within)
@@ -145,6 +180,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 raise KernelcoreError(f"{base_name}: uses with different numbers of indices")
             for a in args:
                 deps |= get_dependencies(a) & inames
+    deps |= set(body_inames) & inames
     if footprint_index is not None:     # the footprint is given: the uses do not count
         if len(footprint_index) != rank:
             raise KernelcoreError(f"{base_name}: the footprint {footprint_index} has "
@@ -233,7 +269,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     if temp not in names.existing_names:
         names.add_name(temp)
     all_dim_names = _names(dim_arg_names) or [
-        names(arg_names[k] if arg_names else f"{dim_base or temp}_dim_{k}")
+        names(axis_bases[k] if axis_bases else f"{dim_base or temp}_dim_{k}")
         for k in range(rank)]
     if len(all_dim_names) != rank:
         raise KernelcoreError(f"{base_name}: {rank} storage axes, {len(all_dim_names)} names")
@@ -251,14 +287,21 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
             - expr_to_pw_aff(bases[k], fp.space))
     storage_dom: isl.Set | isl.BasicSet = project_to(fp, dim_names).coalesce()
-    _check_reused_inames(knl, base_name, storage_dom, dim_names)
+    check_reused_inames(knl, base_name, storage_dom, dim_names)
     bsets = storage_dom.get_basic_sets()
     storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
 
     # }}}
 
     fetch_id = insn_id or names(f"{temp}_rule")
+    if fetch_id in knl.id_to_insn:
+        raise KernelcoreError(f"{base_name}: instruction id '{fetch_id}' is already in use")
     offsets = {k: prim.Variable(d) for k, d in zip(kept, dim_names)}
+    if keep_length1_uses:       # unswept length-1 axes: the uses' own index
+        for k in range(rank):
+            same = None if k in offsets else _single_use_index(users, k, sweep)
+            if same is not None:
+                bases[k] = same
     index = tuple(_simplify(prim.Sum((offsets[k], bases[k]))) if k in offsets else bases[k]
                   for k in range(rank))
     storage = tuple(prim.Variable(d) for d in dim_names)
@@ -278,14 +321,16 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                                     knl.space) for k in kept)
         return prim.Subscript(prim.Variable(temp), sub) if sub else prim.Variable(temp)
 
+    fetch = fetch.copy(depends_on=_fetch_dependencies(
+        knl, fetch, users, {**knl.substitutions, **(extra_rules or {})}))
     # a global temporary is complete for its users after a global barrier,
     # named as in loopy (``<rule>_barrier``)
     barrier = None
     if aspace == AddressSpace.GLOBAL and barrier_base is not None:
-        barrier = BarrierInstruction(id=names(f"{barrier_base}_barrier"),
-                                     depends_on=frozenset({fetch_id}),
-                                     within_inames=frozenset(outer),
-                                     synchronization_kind="global", mem_kind="global")
+        barrier = BarrierInstruction(
+            id=UniqueNameGenerator(set(knl.id_to_insn) | {fetch_id})(f"{barrier_base}_barrier"),
+            depends_on=frozenset({fetch_id}), within_inames=frozenset(outer),
+            synchronization_kind="global", mem_kind="global")
     user_deps = {fetch_id} if barrier is None else {fetch_id, barrier.id}
     new_insns: list = []
     for insn in knl.instructions:
@@ -305,11 +350,16 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     if store_of is not None:
         target, value = store_of(index, fetch.assignee)
         if target is not None:
-            last = max(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
+            user_ids = {u.id for u, _ in users}
+            store_id = UniqueNameGenerator(set(knl.id_to_insn) | {fetch_id})(
+                store_insn_base or f"{temp}_store")
+            new_insns = [i.copy(depends_on=i.depends_on | {store_id})
+                         if i.depends_on & user_ids and i.id not in user_ids else i
+                         for i in new_insns]
+            last = max(k for k, i in enumerate(new_insns) if i.id in user_ids)
             new_insns.insert(last + 1, Assignment(
-                id=names(f"{temp}_store"), assignee=target, expression=value,
-                within_inames=fetch.within_inames,
-                depends_on=frozenset(u.id for u, _ in users)))
+                id=store_id, assignee=target, expression=value,
+                within_inames=fetch.within_inames, depends_on=frozenset(user_ids)))
     temps = dict(knl.temporary_variables)
     shape = tuple(extents[k] for k in kept)
     if temp in temps:       # a temporary of the same shape is filled again
@@ -330,56 +380,11 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     knl = knl.copy(domains=knl.domains + (storage_dom,) + (
         () if red_domain is None else (red_domain,)), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
-    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
-
-
-def _check_reused_inames(knl: LoopKernel, base_name: str, storage_dom, dim_names) -> None:
-    """Raise unless each of *dim_names* that is already a loop of *knl* ranges
-    over what the storage needs (an existing loop is reused, not redefined)."""
-    for d in dim_names:
-        if d not in knl.all_inames():
-            continue
-        have = project_to(knl.get_inames_domain([d]), [d])
-        need = project_to(storage_dom, [d])
-        if isinstance(need, isl.BasicSet):
-            need = isl.Set.from_basic_set(need)
-        have, need = isl.align_two(have, need)
-        have, need = have.intersect_params(need.params()), need.intersect_params(have.params())
-        if not have.is_equal(need):
-            raise KernelcoreError(f"{base_name}: storage index '{d}' is an existing loop "
-                                  f"over {have}, the storage needs {need}; name the "
-                                  "storage indices differently")
+    return tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
 
 
 def _simplify(expr):
     return simplify(expr)
-
-
-def _tag_storage(knl, dim_names, extents, default_tag, outer=()):
-    if default_tag is None:
-        return knl
-    if default_tag != "l.auto":
-        tag = parse_tag(default_tag)
-        return tag_inames(knl, {d: tag for d in dim_names})
-    axes: dict[int, int] = {}
-    for n, t in knl.iname_tags.items():
-        if isinstance(t, LocalIndexTag) and n not in dim_names:
-            lo, hi = static_range(knl, n)
-            axes[t.axis] = max(axes.get(t.axis, 0), hi - lo + 1)
-    # the axes of the loops the fetch runs in are taken
-    taken = {t.axis for n in outer if isinstance(t := knl.iname_tags.get(n), LocalIndexTag)}
-    free = sorted(set(axes) - taken)
-    for d, extent in zip(reversed(dim_names), reversed(extents)):
-        if not free:
-            break
-        if not isinstance(extent, int):
-            continue        # (of a length known only when called: a loop)
-        axis = free.pop(0)
-        if extent <= axes[axis]:
-            knl = tag_inames(knl, {d: f"l.{axis}"})
-        else:
-            knl = split_iname(knl, d, axes[axis], inner_tag=f"l.{axis}")
-    return knl
 
 
 @for_each_kernel
@@ -388,10 +393,15 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                precompute_inames: Iterable[str] | None = None, temporary_name: str | None = None,
                temporary_address_space: Any = None, default_tag: str = "l.auto",
                fetch_outer_inames: Iterable[str] | None = None, compute_insn_id: str | None = None,
-               precompute_outer_inames: Iterable[str] | None = None) -> LoopKernel:
+               precompute_outer_inames: Iterable[str] | None = None,
+               _enable_mirgecom_workaround: bool = False) -> LoopKernel:
     """Store the values of substitution rule *subst_rule_name* that the users need
     over the *sweep_inames* in a temporary, computed once (see module doc).
-    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*."""
+    *precompute_outer_inames* is loopy's name of *fetch_outer_inames*. The
+    storage indices are named after the rule's arguments, the computing
+    instruction after the rule (as in loopy). With *_enable_mirgecom_workaround*
+    (loopy's name) a storage axis of length 1 that no swept iname moves is
+    computed at the index all uses give it, not at its constant value."""
     if precompute_outer_inames is not None:
         if fetch_outer_inames is not None:
             raise KernelcoreError("precompute: give fetch_outer_inames or "
@@ -405,24 +415,54 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                               "the rule's arguments")
     rule = knl.substitutions[subst_rule_name]
     others = {n: r for n, r in knl.substitutions.items() if n != subst_rule_name}
+    # swept inames the rule's body uses itself (not through its arguments) are
+    # storage axes too, after the arguments (loopy's "direct sweep axes")
+    body = get_dependencies(expand_rules(rule.expression, others)) - set(rule.arguments)
+    direct = tuple(sorted(set(_names(sweep_inames)) & body))
+    nargs = len(rule.arguments)
 
     def is_use(expr):
         if isinstance(expr, prim.Call) and isinstance(expr.function, prim.Variable) \
                 and expr.function.name == subst_rule_name:
-            return expr.parameters
+            return tuple(expr.parameters) + tuple(prim.Variable(d) for d in direct)
         return None
 
-    def value_of(index):
-        return expand_rules(substitute(rule.expression, dict(zip(rule.arguments, index))),
-                            others)
+    instantiators: list[RuleInstantiator] = []
+    new_rules: dict = {}        # (the copies value_of makes, for reading dependencies)
 
-    return _precompute(knl, is_use=is_use, value_of=value_of,
+    def value_of(index):
+        value = substitute(rule.expression, dict(zip(rule.arguments, index[:nargs])))
+        if not direct:
+            return expand_rules(value, others)
+        # the rules the body calls that use the swept inames are called as
+        # copies using the storage inames
+        inst = RuleInstantiator(others, dict(zip(direct, index[nargs:])),
+                                set(knl.all_inames()) | set(knl.arg_dict)
+                                | set(knl.temporary_variables))
+        instantiators.append(inst)
+        value = inst(value)
+        new_rules.update(inst.new_rules)
+        return value
+
+    used_before = set(knl.substitutions)
+    result = _precompute(knl, is_use=is_use, value_of=value_of,
                        base_name=temporary_name or f"{subst_rule_name}_0", sweep=sweep_inames,
                        within=within, dim_arg_names=precompute_inames,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=fetch_outer_inames, insn_id=compute_insn_id,
-                       barrier_base=subst_rule_name, arg_names=tuple(rule.arguments))
+                       fetch_outer_inames=fetch_outer_inames,
+                       insn_id=compute_insn_id or UniqueNameGenerator(set(knl.id_to_insn))(
+                           subst_rule_name),
+                       axis_bases=tuple(rule.arguments) + direct, body_inames=body,
+                       extra_rules=new_rules, barrier_base=subst_rule_name,
+                       keep_length1_uses=_enable_mirgecom_workaround)
+    if not instantiators:
+        return result
+    copies: dict[str, str] = {}
+    for inst in instantiators:
+        result = result.copy(substitutions={**result.substitutions, **inst.new_rules})
+        copies.update(inst.copies)
+    return drop_unused_rules(result, used_before, copies)
 
 
 def _array_use(var_name: str):
@@ -434,38 +474,6 @@ def _array_use(var_name: str):
             return expr.index if isinstance(expr.index, tuple) else (expr.index,)
         return None
     return is_use
-
-
-def _expand_rules_reading(knl: LoopKernel, var_name: str, match: Any) -> LoopKernel:
-    """*knl* with the substitution rules that read *var_name* (themselves or
-    through rules they use) expanded in the instructions *match* accepts, so
-    that their reads of it are found; rules no longer used are dropped."""
-    rules = dict(knl.substitutions)
-    reading: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, rule in rules.items():
-            if name not in reading and (
-                    var_name in get_dependencies(rule.expression)
-                    or called_names(rule.expression) & reading):
-                reading.add(name)
-                changed = True
-    if not reading:
-        return knl
-    expander = RuleExpander({n: rules[n] for n in reading})
-    insns = tuple(i.with_transformed_expressions(expander) if match(knl, i) else i
-                  for i in knl.instructions)
-    used = set().union(*(called_names(e) for i in insns for e in i.expressions()))
-    while True:
-        more = set().union(*(called_names(r.expression) for n, r in rules.items()
-                             if n in used)) - used
-        if not more:
-            break
-        used |= more
-    return knl.copy(instructions=insns,
-                    substitutions={n: r for n, r in rules.items()
-                                   if n not in reading or n in used})
 
 
 @for_each_kernel
@@ -485,11 +493,11 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                                   f"one, got {var_name!r}")
         var_name = given.aggregate.name
         footprint_index = assignee_subscript(given)
-    if var_name not in knl.arg_dict:
-        raise UnknownNameError(f"add_prefetch: no array argument called '{var_name}'")
+    if var_name not in knl.arg_dict and var_name not in knl.temporary_variables:
+        raise UnknownNameError(f"add_prefetch: no array called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
 
-    knl = _expand_rules_reading(knl, var_name, parse_match(within))
+    knl = expand_rules_reading(knl, var_name, parse_match(within))
     is_use = _array_use(var_name)
 
     def value_of(index):
@@ -502,7 +510,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
                        fetch_outer_inames=fetch_outer_inames,
                        insn_id=prefetch_insn_id or f"{var_name}_fetch_rule",
                        dim_base=var_name, footprint_index=footprint_index,
-                       footprint_shape=getattr(knl.arg_dict[var_name], "shape", ()))
+                       footprint_shape=getattr(knl.get_var(var_name), "shape", ()))
 
 
 @for_each_kernel
@@ -545,5 +553,7 @@ def buffer_array(knl: LoopKernel, var_name: str, buffer_inames: Iterable[str],
                        sweep=buffer_inames, within=within, dim_arg_names=None,
                        default_tag=default_tag, temporary_name=temporary_name,
                        temporary_address_space=temporary_address_space,
-                       fetch_outer_inames=None, insn_id=f"{var_name}_buf_init",
+                       fetch_outer_inames=None,
+                       insn_id=UniqueNameGenerator(set(knl.id_to_insn))(f"init_{var_name}"),
+                       store_insn_base=f"store_{var_name}",
                        store_of=store_of)

@@ -493,9 +493,12 @@ class _Realizer(IdentityMapper):
         others = [n for n in sorted(outer, key=self.knl.all_inames().index)
                   if isinstance(self.knl.iname_tags.get(n), LocalIndexTag)]
         ranges = [static_range(self.knl, n) for n in others]
+        # (one element per work-item along the axis: other inames of the axis
+        # may make the group longer than this one, and every lane writes)
+        group = self._group_length(self.knl.iname_tags[lane_iname].axis)
         buf = self.names(name)
         self.new_temps[buf] = TemporaryVariable(
-            buf, dtype, tuple(h - low + 1 for low, h in ranges) + (hi - lo + 1,),
+            buf, dtype, tuple(h - low + 1 for low, h in ranges) + (max(hi - lo + 1, group),),
             address_space=AddressSpace.LOCAL)
         prefix = tuple(prim.Sum((prim.Variable(n), -low)) if low else prim.Variable(n)
                        for n, (low, _) in zip(others, ranges))
@@ -504,6 +507,19 @@ class _Realizer(IdentityMapper):
             return prim.Subscript(prim.Variable(buf), prefix + (index,))
 
         return buf, at, lo, hi - lo + 1
+
+    def _group_length(self, axis: int) -> int:
+        """The longest constant range of the inames along the work-group's
+        *axis* (those of parametric length do not count)."""
+        lengths = [1]
+        for n, tag in self.knl.iname_tags.items():
+            if isinstance(tag, LocalIndexTag) and tag.axis == axis:
+                try:
+                    low, high = static_range(self.knl, n)
+                except KernelcoreError:
+                    continue
+                lengths.append(high - low + 1)
+        return max(lengths)
 
     def _tree(self, op, dtype, acc, update_id, lane_iname):
         """Combine the work-items' partial results through local memory."""

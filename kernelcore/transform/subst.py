@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
 from kernelcore.ir.expr import IdentityMapper
@@ -30,7 +31,7 @@ def expand_subst(knl: LoopKernel, within: Any = None) -> LoopKernel:
 @for_each_kernel
 def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
     """Turn the single assignment to temporary *lhs_name* into a substitution
-    rule of the same name, so its value is recomputed where it is used."""
+    rule (``<lhs_name>_subst``), so its value is recomputed where it is used."""
     writers = [i for i in knl.instructions if lhs_name in i.assignee_names()]
     if lhs_name not in knl.temporary_variables:
         raise UnknownNameError(f"assignment_to_subst: no temporary called '{lhs_name}'")
@@ -44,18 +45,21 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
         raise KernelcoreError(f"assignment_to_subst: '{lhs_name}' must be indexed by "
                               "plain inames on the left-hand side")
     args = tuple(s.name for s in sub)
-    rule = SubstitutionRule(lhs_name, args, writer.expression)
+    rule_name = UniqueNameGenerator(set(knl.substitutions) | set(knl.arg_dict)
+                                    | set(knl.temporary_variables)
+                                    | set(knl.all_inames()))(f"{lhs_name}_subst")
+    rule = SubstitutionRule(rule_name, args, writer.expression)
 
     class _Uses(RuleExpander):
         def map_variable(self, e):
             if e.name == lhs_name:
-                return prim.Call(prim.Variable(lhs_name), ())
+                return prim.Call(prim.Variable(rule_name), ())
             return e
 
         def map_subscript(self, e):
             if isinstance(e.aggregate, prim.Variable) and e.aggregate.name == lhs_name:
                 idx = e.index if isinstance(e.index, tuple) else (e.index,)
-                return prim.Call(prim.Variable(lhs_name), tuple(self.rec(i) for i in idx))
+                return prim.Call(prim.Variable(rule_name), tuple(self.rec(i) for i in idx))
             return super().map_subscript(e)
 
         def map_call(self, e):
@@ -67,11 +71,13 @@ def assignment_to_subst(knl: LoopKernel, lhs_name: str) -> LoopKernel:
         if insn.id == writer.id:
             continue
         new = insn.with_transformed_expressions(uses)
-        insns.append(new.copy(depends_on=(new.depends_on - {writer.id})
-                              | writer.depends_on))
+        if writer.id in new.depends_on:
+            new = new.copy(depends_on=(new.depends_on - {writer.id})
+                           | (writer.depends_on - {new.id}))
+        insns.append(new)
     temps = {n: t for n, t in knl.temporary_variables.items() if n != lhs_name}
     return knl.copy(instructions=tuple(insns), temporary_variables=temps,
-                    substitutions={**knl.substitutions, lhs_name: rule})
+                    substitutions={**knl.substitutions, rule_name: rule})
 
 
 def _match(template, expr, params: set[str], bindings: dict) -> bool:
@@ -108,6 +114,9 @@ def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: I
     found = []
 
     class _Extract(IdentityMapper):
+        def __call__(self, expr, *args, **kwargs):     # (a whole expression may match)
+            return self.rec(expr, *args, **kwargs)
+
         def rec(self, expr, *args, **kwargs):
             bindings: dict = {}
             if isinstance(expr, prim.ExpressionNode) and _match(template, expr, set(params),

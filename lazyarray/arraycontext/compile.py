@@ -44,6 +44,7 @@ import pyopencl.array as cla
 
 from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
 from lazyarray.arraycontext.pending import plan_pending, settle
+from lazyarray.arraycontext.program import Program, _label
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
 from lazyarray.arraycontext.traversal import Structure, Walker
 from lazyarray.graph import Const, Input, Map, Node, Param, computed, is_weak
@@ -51,16 +52,16 @@ from lazyarray.handle import LazyArray, asarray
 from lazyarray.mapper import is_kind
 from lazyarray.run import (
     DEVICE_LOCK,
-    STATS,
     default_queue,
     evaluate,
     plan,
     progress,
-    run_step,
     using_queue,
 )
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
-from lazyarray.run.steps import Step, _Compiled, timing_kernels
+from lazyarray.run.sequence import constant_ranges, one_kernels, sequence_runs
+from lazyarray.run.steps import Step
+from lazyarray.target import default_target
 from lazyarray.tracing import TRACING, tracing
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
@@ -159,13 +160,17 @@ class CompiledFunction:
     every later call launches on *queue* (None: lazyarray's default queue).
     *thaw* turns frozen leaves into lazy arrays; *wrap_result*
     post-processes the rebuilt result (attaching the array context to
-    containers)."""
+    containers). *single_launch*: whether a program runs as one sequential
+    kernel (:mod:`lazyarray.run.sequence`) where it can (None: when its work
+    is small, on CPU devices)."""
 
     def __init__(self, f: Callable[..., Any], walker: Walker,
                  queue: cl.CommandQueue | None,
                  thaw: Callable[[Any], Any] = lambda x: x,
-                 wrap_result: Callable[[Any], Any] = lambda x: x):
+                 wrap_result: Callable[[Any], Any] = lambda x: x,
+                 single_launch: bool | None = None):
         self.f = f
+        self.single_launch = single_launch
         self._walker = walker
         self._queue = queue
         self._thaw = thaw
@@ -247,7 +252,8 @@ class CompiledFunction:
             out_nodes = [(x if isinstance(x, LazyArray) else asarray(x)).node
                          for x in out_leaves]
             program = plan_program(out_nodes, placeholders, params, tuple(trace.supplies),
-                                   out_structure, self.__name__, started)
+                                   out_structure, self.__name__, started,
+                                   self.single_launch)
         finally:
             settle()        # (freezes put off while tracing: computed whatever happened)
         for p in placeholders:
@@ -255,131 +261,9 @@ class CompiledFunction:
         return program
 
 
-class Program:
-    """A traced function's planned kernels: *steps* (each a planned
-    :class:`~lazyarray.run.Step` with its argument sources: ``(name, k)``,
-    position *k* in the list of the call's arrays, then *consts*, then the
-    steps' results; ``(name, ("param", slot))`` a scalar parameter;
-    ``(name, ("value", v))`` a constant kernel argument), *outputs* (sources
-    of the result's leaves) and the result's *structure*. A call's scalar
-    parameters are its traced numbers followed by the values of *supplies*.
-    After the first run on a queue, calls launch each step's bound launch
-    directly (:meth:`run`)."""
-
-    def __init__(self, steps: tuple, outputs: tuple, structure: Structure,
-                 params: tuple, supplies: tuple, consts: tuple, arrays: int,
-                 name: str = "compiled", hoisted: int = 0):
-        self.steps = steps
-        self.outputs = outputs
-        self.structure = structure
-        self.params = params
-        self.supplies = supplies
-        self.consts = consts
-        self.arrays = arrays
-        self.name = name
-        #: the OpenCL contexts (``int_ptr``) the kernels were built for
-        #: (:func:`plan_program` builds them for its queue's)
-        self.built_for: set[int] = set()
-        #: invariant values computed once when tracing (see :func:`plan_program`)
-        self.hoisted = hoisted
-        #: by queue (``int_ptr``): per step, its bound launch and argument slots
-        self._direct: dict[int, tuple] = {}
-
-    def label(self) -> str:
-        """What the program computes, in the progress line of its builds."""
-        return _label(self.name)
-
-    @property
-    def launches(self) -> int:
-        """The kernel launches of one call (steps with a kernel)."""
-        return sum(1 for step, _ in self.steps if step.compiled is not None)
-
-    def param_values(self, numbers_: list[Any]) -> list[Any]:
-        """The kernel arguments of a call's traced numbers (and supplies),
-        in their parameters' dtypes; NumPy's OverflowError for an integer a
-        conversion of the trace cannot hold."""
-        values = [*numbers_, *(v for supply in self.supplies for v in supply())]
-        converted = []
-        for param, value in zip(self.params, values):
-            for dtype in (param.dtype, *param.converted_to):
-                if dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not (
-                        np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
-                    raise OverflowError(f"integer {value} out of bounds for {dtype} (a "
-                                        "number the compiled function converts to it)")
-            converted.append(param.dtype.type(value))
-        return converted
-
-    def run(self, queue: cl.CommandQueue, data: list[cla.Array], numbers_: list[Any]
-            ) -> list[Any]:
-        """The result's leaves for the call's arrays *data* (C order, at the
-        start of their buffers) and traced numbers."""
-        params = self.param_values(numbers_) if self.params else []
-        values: list[Any] = [*data, *self.consts]
-        direct = self._direct.get(queue.int_ptr)
-        if direct is not None and not timing_kernels():
-            launched = 0
-            for (step, sources), (bound, slots) in zip(self.steps, direct):
-                if slots is not None:
-                    values.append(bound.run_at(queue, values, slots, params))
-                    launched += 1
-                elif bound is not None:
-                    values.append(bound(queue, _arguments(sources, values, params)))
-                    launched += 1
-                else:
-                    values.append(run_step(step, queue, _arguments(sources, values, params)))
-            STATS["launches"] += launched
-        else:
-            if queue.context.int_ptr not in self.built_for:
-                with progress.watch([step for step, _ in self.steps], time.perf_counter(),
-                                    self.label):
-                    build_new_kernels(queue, [(step, example_arguments(step))
-                                              for step, _ in self.steps])
-                self.built_for.add(queue.context.int_ptr)
-            for step, sources in self.steps:
-                values.append(run_step(step, queue, _arguments(sources, values, params)))
-            if direct is None:
-                self._direct[queue.int_ptr] = self._bind(queue)
-        return [self._output(kind, what, values, params) for kind, what in self.outputs]
-
-    def _bind(self, queue: cl.CommandQueue) -> tuple:
-        """Per step: its bound launch on *queue* and its arguments' slots by
-        position (arrays, parameters and constants; None: called by name);
-        ``(None, None)`` for steps run through ``run_step`` (fills, external
-        calls, kernels not bound)."""
-        table: list[tuple[Any, Any]] = []
-        for step, sources in self.steps:
-            compiled = step.compiled
-            bound = None
-            if type(compiled) is _Compiled and not getattr(step.node, "external", False):
-                bound = compiled.bound_on(queue, step.node)
-            if bound is None:
-                table.append((None, None))
-                continue
-            table.append((bound, bound.at_positions(dict(sources))))
-        return tuple(table)
-
-    def _output(self, kind: str, what: Any, values: list, params: list) -> Any:
-        if kind == "step":
-            return LazyArray._holding(values[what])
-        if kind == "param":
-            return asarray(params[what])
-        if kind == "value":
-            return asarray(what)
-        return LazyArray(Input(values[what]))          # an argument or a constant
-
-
-def _label(name: str) -> str:
-    return f"{name}() (actx.compile)"
-
-
-def _arguments(sources: tuple, values: list, params: list) -> dict[str, Any]:
-    return {name: values[k] if isinstance(k, int) else params[k[1]] if k[0] == "param"
-            else k[1] for name, k in sources}
-
-
 def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[Param],
                  supplies: tuple, structure: Structure, name: str = "compiled",
-                 started: float = 0.0) -> Program:
+                 started: float = 0.0, single_launch: bool | None = None) -> Program:
     """The :class:`Program` computing *out_nodes* from the call's arrays
     (*placeholders*) and scalar parameters (*params*):
 
@@ -395,7 +279,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     The new kernels of the freezes put off while tracing
     (:mod:`~lazyarray.arraycontext.pending`), of the hoisted work and of the
     program are built as one OpenCL program (:mod:`lazyarray.run.prebuild`)
-    before the put-off freezes and the hoisted work run."""
+    before the put-off freezes and the hoisted work run. Runs of steps
+    computed as one kernel each (*single_launch*: see
+    :class:`CompiledFunction`) build that kernel at the first call instead
+    of their steps' kernels."""
     variant: set[Node] = set(placeholders)
     hoisted = invariant_frontier(out_nodes, variant)
     # (under the device lock: no other thread evaluates while stand-ins hold
@@ -404,11 +291,14 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
         # (the freezes put off while tracing: built with the rest, computed first)
         early = plan_pending()
         ahead, steps = _plan_staged(out_nodes, hoisted)
-    # the kernels of the put-off freezes, the hoisted work and the program:
-    # one build
-    with progress.watch([*early, *ahead, *steps], started, lambda: _label(name)):
-        build_new_kernels(default_queue(),
-                          [(st, example_arguments(st)) for st in [*early, *ahead, *steps]])
+    target = default_target()
+    runs = sequence_runs(steps, single_launch, target.kind)
+    inside = {j for start, stop in runs for j in range(start, stop)}
+    # the kernels of the put-off freezes, the hoisted work and the program
+    # (its steps outside the runs computed as one kernel each): one build
+    built = [*early, *ahead, *(st for j, st in enumerate(steps) if j not in inside)]
+    with progress.watch(built, started, lambda: _label(name)):
+        build_new_kernels(default_queue(), [(st, example_arguments(st)) for st in built])
         settle()
         for node in hoisted:
             evaluate(node)
@@ -451,8 +341,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     outputs = tuple(("step", placed(src)) if src[0] == "step"
                     else ("arg", placed(src)) if src[0] in ("arg", "const") else src
                     for src in raw_outputs)
+    sequences = one_kernels(planned, runs, first_step, target, default_queue().device,
+                            constant_ranges(consts, len(placeholders)) if runs else {})
     program = Program(planned, outputs, structure, tuple(params), supplies, tuple(consts),
-                      len(placeholders), name, len(hoisted))
+                      len(placeholders), name, len(hoisted), sequences)
     program.built_for.add(default_queue().context.int_ptr)
     return program
 

@@ -65,16 +65,21 @@ class LazyarrayFakeNumpyNamespace(LazyNumpyFunctions, BaseFakeNumpyNamespace):
 
 class LazyarrayArrayContext(ArrayContext):
     """An array context computing lazily with lazyarray on *queue* (None:
-    lazyarray's default queue); *allocator* is used by :meth:`call_loopy`."""
+    lazyarray's default queue); *allocator* is used by :meth:`call_loopy`.
+    *single_launch*: whether a compiled function runs as one sequential
+    kernel where it can (None: when its work is small, on CPU devices; see
+    :mod:`lazyarray.run.sequence`)."""
 
     array_types = (LazyArray,)
 
-    def __init__(self, queue: cl.CommandQueue | None = None, allocator: Any = None):
+    def __init__(self, queue: cl.CommandQueue | None = None, allocator: Any = None,
+                 single_launch: bool | None = None):
         if queue is None:
             queue = default_queue()
         self.queue = queue
         self.context = queue.context
         self.allocator = allocator
+        self.single_launch = single_launch
         self._walker = ContainerWalker()
         #: per frozen array thawed (by id, with a weak reference to it): its
         #: node, so that thawing it again gives the same value (see thaw)
@@ -226,7 +231,8 @@ class LazyarrayArrayContext(ArrayContext):
 
     def compile(self, f: Callable[..., Any]) -> Callable[..., Any]:
         return CompiledFunction(f, self._walker, self.queue, thaw=self._thaw_leaf,
-                                wrap_result=lambda r: with_array_context(r, actx=self))
+                                wrap_result=lambda r: with_array_context(r, actx=self),
+                                single_launch=self.single_launch)
 
     def outline(self, f: Callable[..., Any], *, id: Hashable | None = None
                 ) -> Callable[..., Any]:
@@ -237,7 +243,7 @@ class LazyarrayArrayContext(ArrayContext):
     # }}}
 
     def clone(self) -> LazyarrayArrayContext:
-        return type(self)(self.queue, self.allocator)
+        return type(self)(self.queue, self.allocator, self.single_launch)
 
     @property
     def permits_inplace_modification(self) -> bool:

@@ -108,6 +108,8 @@ class _FromLoopy(IdentityMapper):
 
     def _slice(self, iname: str) -> prim.Slice:
         dom = self.knl.get_inames_domain(iname).project_out_except([iname], [isl.dim_type.set])
+        if isinstance(dom, isl.BasicSet):
+            dom = dom.to_set()          # (islpy 2026's basic sets have no dim_min)
         lo, hi = dom.dim_min(0), dom.dim_max(0)
         if not (lo.is_cst() and hi.is_cst()):
             raise Untranslatable(f"sub-array reference over '{iname}': its range is "

@@ -110,8 +110,8 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
     rank of *mpi_communicator*, computing on *queue*."""
 
     def __init__(self, mpi_communicator: Any, queue: cl.CommandQueue | None = None, *,
-                 allocator: Any = None):
-        super().__init__(queue, allocator)
+                 allocator: Any = None, single_launch: bool | None = None):
+        super().__init__(queue, allocator, single_launch)
         #: the communicator of the ranks (grudge's ``MPIBasedArrayContext``),
         #: which also takes traced host copies (see :mod:`.mpi_trace`)
         self.mpi_communicator = TracingCommunicator(mpi_communicator, self)
@@ -125,7 +125,8 @@ class LazyarrayMPIArrayContext(LazyarrayArrayContext):
                 f"on {self.queue.device.name.strip()!r}>")
 
     def clone(self) -> LazyarrayMPIArrayContext:
-        return type(self)(self.mpi_communicator.comm, self.queue, allocator=self.allocator)
+        return type(self)(self.mpi_communicator.comm, self.queue, allocator=self.allocator,
+                          single_launch=self.single_launch)
 
     def to_numpy(self, array: Any) -> Any:
         # while tracing: placeholders that only this context's communicator takes

@@ -20,6 +20,7 @@ import pymbolic.primitives as prim
 import kernelcore as lp
 from kernelcore import Reduction, TypeCast, parse_expression, substitute
 from lazyarray.graph import Concat, Const, Gather, Iota, Map, Node, Reduce, Reshape, View
+from lazyarray.lower.intervals import Range, value_range
 from lazyarray.lower.ir import assignment, bounds, box, domain
 from lazyarray.lower.reduction import CPU_REDUCTION_LANES, combine, kernel_reduction
 from lazyarray.mapper import NodeMapper, is_kind
@@ -104,8 +105,11 @@ class Expr(NodeMapper[prim.ExpressionNode]):
     """
 
     def __init__(self, inputs: dict[Node, KernelInput], row_lanes: int | None = None,
-                 row_group: int | None = None):
+                 row_group: int | None = None, fixed: dict[Node, Range] | None = None):
         self.inputs = inputs        # stored node -> its KernelInput
+        #: value ranges of inputs whose values never change (a compiled
+        #: program's integer constants): gathers by them are not wrapped
+        self.fixed = fixed or {}
         self.shared: dict = {}      # (node, index) -> reads in shareable places
         self.out_index: tuple = ()
         self.inames: list[str] = []             # the loops of the output's elements
@@ -444,8 +448,14 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         k, m = node.axis, node.indices.ndim
         extent = max(node.arg.shape[k], 1)
         int64 = np.dtype(np.int64)
-        position: prim.Expression = prim.Remainder(
-            TypeCast(int64, self(node.indices, index[k:k + m])), extent)
+        read = self(node.indices, index[k:k + m])
+        known = value_range(node.indices, self.fixed) if self.fixed else None
+        position: prim.Expression
+        if known is not None and known[0] >= 0 and known[1] < min(extent, 2**32):
+            # (through uint32: kernelcore then knows the position is not negative)
+            position = TypeCast(int64, TypeCast(np.dtype(np.uint32), read))
+        else:
+            position = prim.Remainder(TypeCast(int64, read), extent)
         if self._elementwise and not self._unshared:
             position = self._private(int64, position)
         return self._unshared_read(node.arg, index[:k] + [position] + index[k + m:])

@@ -3,10 +3,12 @@ views between stored values are inlined (see :mod:`lazyarray.lower.expr`),
 then a schedule is chosen for the device kind (reduction layouts, row kernels,
 transposed tiles, stencils, blocked products).
 
-Public names: build_kernel, NotApplicable.
+Public names: build_kernel, sequential_kernel, kernel_region, NotApplicable.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import numpy as np
 import pymbolic.primitives as prim
@@ -17,6 +19,7 @@ from lazyarray.graph import Node, Reduce
 from lazyarray.lower.columns import cpu_column_kernel
 from lazyarray.lower.contraction import contraction_schedule, cpu_contraction_schedule
 from lazyarray.lower.expr import Expr, row_operands
+from lazyarray.lower.intervals import Range
 from lazyarray.lower.ir import assignment, box, domain
 from lazyarray.lower.reduction import (
     CPU_LANES,
@@ -64,7 +67,7 @@ VECTOR_OPS = {"add", "subtract", "multiply", "negative", "positive", "true_divid
 ROW_VECTORS = (2, 4)
 
 
-def _region(root: Node, inputs: dict) -> list[Node]:
+def kernel_region(root: Node, inputs: Collection[Node]) -> list[Node]:
     """The nodes a kernel computing *root* evaluates (up to its inputs)."""
     seen: set[Node] = set()
     found: list[Node] = []
@@ -104,7 +107,7 @@ def _needs_wide_indices(node: Node, inputs: dict[Node, KernelInput]) -> bool:
     """Whether a kernel computing *node* from *inputs* has more than
     ``2**31 - 1`` elements in an array it reads or writes, or in a value it
     computes (a reshape's flat offsets, a broadcast)."""
-    values = _region(node, inputs) + [read.node for read in inputs.values()]
+    values = kernel_region(node, inputs) + [read.node for read in inputs.values()]
     return any(int(np.prod(n.shape, dtype=np.int64)) > INDEX_LIMIT for n in values)
 
 
@@ -116,7 +119,7 @@ def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
     if is_kind(node, "reduce", "scan"):
         expr = Expr(inputs)
     else:
-        reductions = [n for n in _region(node, inputs) if is_kind(n, "reduce")]
+        reductions = [n for n in kernel_region(node, inputs) if is_kind(n, "reduce")]
         reduced = {n.arg for n in reductions}
         group, rows_per_group = row_layout(node.shape[-1], (1, *node.shape)[-2]) \
             if kind == "gpu" and reduced else (None, 1)
@@ -131,12 +134,7 @@ def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
             if group == 1 and last in ROW_VECTORS and node.dtype.kind in "iuf":
                 expr.row_tags[f"{name}_o"] = "vec"
         expr.compute(node, index, reduced)
-    data: list[lp.ArrayArg | lp.ValueArg] = [
-        lp.GlobalArg("out", node.dtype, shape=node.shape or (1,),
-                     alignment=OUT_ALIGNMENT if kind == "gpu" else None)]
-    for stored_node, name, scalar in sorted(inputs.values(), key=lambda read: read.name):
-        data.append(lp.ValueArg(name, stored_node.dtype) if scalar
-                    else lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
+    data = _arguments(node, inputs, "out", OUT_ALIGNMENT if kind == "gpu" else None)
     if is_kind(node, "reduce"):
         if _is_product_sum(node):
             knl, out_inames = _plain_kernel(node, expr, data)
@@ -190,11 +188,37 @@ def _scheduled_kernel(node: Node, inputs: dict[Node, KernelInput],
     return knl
 
 
+def _arguments(node: Node, inputs: dict[Node, KernelInput], out: str,
+               alignment: int | None) -> list[lp.ArrayArg | lp.ValueArg]:
+    """The arguments of a kernel computing *node* into *out* from *inputs*."""
+    data: list[lp.ArrayArg | lp.ValueArg] = [
+        lp.GlobalArg(out, node.dtype, shape=node.shape or (1,), alignment=alignment)]
+    for stored_node, name, scalar in sorted(inputs.values(), key=lambda read: read.name):
+        data.append(lp.ValueArg(name, stored_node.dtype) if scalar
+                    else lp.GlobalArg(name, stored_node.dtype, shape=stored_node.shape or (1,)))
+    return data
+
+
+def sequential_kernel(node: Node, inputs: dict[Node, KernelInput], out: str,
+                      fixed: dict[Node, Range] | None = None) -> lp.LoopKernel:
+    """A kernel computing *node* into the array argument *out* from the
+    stored nodes in *inputs*, every loop sequential and unscheduled: one part
+    of a compiled program run by one work-item (:mod:`lazyarray.run.sequence`).
+    *fixed*: the value ranges of integer inputs whose values never change
+    (gathers by indices within bounds read them without a wrap)."""
+    expr = Expr(inputs, fixed=fixed)
+    if not is_kind(node, "reduce", "scan"):
+        reductions = [n for n in kernel_region(node, inputs) if is_kind(n, "reduce")]
+        expr.compute(node, out_index(node), {n.arg for n in reductions})
+    knl, _ = _plain_kernel(node, expr, _arguments(node, inputs, out, None), out)
+    return knl
+
+
 def _vector_math(node: Node, inputs: dict[Node, KernelInput]) -> bool:
     """Whether *node* is float32 arithmetic and ``sin``/``cos`` (with a
     vector version in kernelcore's branch-free math) on inputs of its shape,
     calling one of these, over rows of a multiple of CPU_GROUP elements."""
-    region = _region(node, inputs)
+    region = kernel_region(node, inputs)
     return (node.ndim >= 1 and node.shape[-1] >= CPU_GROUP and node.shape[-1] % CPU_GROUP == 0
             and any(is_kind(n, "map") and n.op in ("sin", "cos") for n in region)
             and all(is_kind(n, "map") and n.op in VECTOR_OPS and n.dtype == np.float32
@@ -225,8 +249,10 @@ def _is_product_sum(node: Reduce) -> bool:
             and is_kind(arg, "map") and arg.op == "multiply" and node.ndim >= 2)
 
 
-def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, list[str]]:
-    """The unscheduled kernel computing *node*, and the inames of its output."""
+def _plain_kernel(node: Node, expr: Expr, data: list, out: str = "out"
+                  ) -> tuple[lp.LoopKernel, list[str]]:
+    """The unscheduled kernel computing *node* into *out*, and the inames of
+    its output."""
     v = prim.Variable
     if is_kind(node, "reduce"):
         arg = node.arg
@@ -253,7 +279,7 @@ def _plain_kernel(node: Node, expr: Expr, data: list) -> tuple[lp.LoopKernel, li
         # (a GPU row kernel's row position has its domain among the rows')
         domains = [box(i.name, node.shape[k])
                    for k, i in enumerate(out_index) if isinstance(i, prim.Variable)]
-    lhs = prim.Subscript(v("out"), tuple(out_index) or (0,))
+    lhs = prim.Subscript(v(out), tuple(out_index) or (0,))
     instructions = [*expr.row_insns, *expr.cse_insns, assignment(lhs, rhs)]
     knl = make_loop_kernel((domains or [box("z", 1)]) + expr.row_domains,
                          instructions, data + expr.row_temporaries, name="lazyarray_kernel")

@@ -12,7 +12,7 @@ Several threads may run one :class:`BoundLaunch` at once: setting its
 kernels' arguments and enqueueing them (with its global temporaries) is
 done under its lock.
 
-Public names: BoundLaunch, new_array, with_data, kernel_arguments, NO_EVENTS.
+Public names: BoundLaunch, new_array, template_of, with_data, kernel_arguments, NO_EVENTS.
 """
 
 from __future__ import annotations
@@ -70,11 +70,14 @@ def kernel_arguments(args: dict, out: cla.Array | np.ndarray) -> dict:
     return flat
 
 
-def _template(queue, shape: tuple, dtype) -> cla.Array:
+def template_of(queue: cl.CommandQueue, shape: tuple, dtype: npt.DTypeLike) -> cla.Array:
     """The array that arrays of *shape* and *dtype* on *queue* are made from
     (copying one is ten times cheaper than constructing an array)."""
     def make() -> cla.Array:
-        template = cla.Array(queue, shape, dtype, data=memory_pool(queue)(1))
+        # (with the pool as allocator: pyopencl's own operations on these
+        # arrays, an eager array context's, allocate from it too)
+        pool = memory_pool(queue)
+        template = cla.Array(queue, shape, dtype, data=pool(1), allocator=pool)
         template.events = NO_EVENTS
         _ = template.flags  # (computed once, shared by the arrays made from it)
         return template
@@ -86,7 +89,7 @@ def _template(queue, shape: tuple, dtype) -> cla.Array:
 def new_array(queue: cl.CommandQueue, shape: tuple, dtype: npt.DTypeLike) -> cla.Array:
     """An uninitialized C-order array from *queue*'s memory pool (without
     events)."""
-    template = _template(queue, shape, dtype)
+    template = template_of(queue, shape, dtype)
     try:
         data = memory_pool(queue)(template.nbytes or 1)
     except cl.Error as error:
@@ -225,5 +228,5 @@ class BoundLaunch:
 
 def _result_template(queue, shape: tuple, dtype) -> cla.Array:
     """The template of results of *shape* (0-d results are one element)."""
-    template = _template(queue, shape or (1,), dtype)
+    template = template_of(queue, shape or (1,), dtype)
     return template if shape else template.reshape(())

@@ -44,7 +44,7 @@ def test_c_instruction_runs(queue):
 def test_c_instruction_sees_transformed_inames(queue):
     tu = lp.split_iname(_square_plus_index(), "i", 4, outer_tag="g.0", inner_tag="l.0")
     code = lp.generate_code_v2(tu).device_code()
-    assert "int const i = lid(0) + 4 * gid(0);" in code
+    assert "int const i = lid(0) + gid(0) * 4;" in code
     assert "t += (float) i;" in code
     a = np.arange(10, dtype=np.float32)
     _, (out,) = tu(queue, a=a)

@@ -475,3 +475,13 @@ def test_indirect_index_with_explicit_shape_works(queue):
 # }}}
 
 # vim: foldmethod=marker
+
+
+def test_kernel_named_after_a_keyword_counts_but_does_not_compile():
+    """loopy makes (and counts) a kernel called ``local``; its code cannot be
+    OpenCL C, so generating it is refused."""
+    knl = lp.make_kernel("{[i]: 0<=i<4}", "out[i] = 2.0f*i", name="local")
+    ops = lp.get_op_map(knl, subgroup_size=32)
+    assert ops.filter_by(name=["mul"]).eval_and_sum({}) == 4
+    with pytest.raises(lp.ParseError, match="reserved"):
+        lp.generate_code_v2(knl)

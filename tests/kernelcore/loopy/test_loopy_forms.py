@@ -689,3 +689,10 @@ def test_shape_string_in_parentheses():
     assert lp.GlobalArg("a", shape="(n, m)").shape == lp.GlobalArg("a", shape="n, m").shape \
         == (pmbl.var("n"), pmbl.var("m"))
     assert lp.GlobalArg("a", shape="(n)").shape == (pmbl.var("n"),)
+
+
+def test_make_einsum_spec_errors_are_value_errors():
+    with pytest.raises(ValueError, match="1 argument names"):
+        lp.make_einsum("ij,j->j", ("a",))
+    with pytest.raises(ValueError, match="repeated index"):
+        lp.make_einsum("ij,j->jj", ("a", "b"))

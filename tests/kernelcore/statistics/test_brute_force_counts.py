@@ -11,6 +11,7 @@ operations and array references of the expression tree:
 * each array reference is one global load per point; the assignment is one
   store per point.
 
+Counts are exact (``exact_counts=True``, not loopy's estimate without barvinok).
 The kernels are sequential (one work-item), so the sub-group and work-item
 granularities give the same numbers.
 """
@@ -81,7 +82,8 @@ def test_counts_match_brute_force(kernel, data):
 
     expected_ops: dict = {}
     _ops(expr, expected_ops)
-    ops = lp.get_op_map(knl, subgroup_size=32, count_within_subscripts=False)
+    ops = lp.get_op_map(knl, subgroup_size=32, count_within_subscripts=False,
+                        exact_counts=True)
     got_ops = {}
     for key, count in ops.items():
         n = count.eval_with_dict(values)
@@ -91,7 +93,7 @@ def test_counts_match_brute_force(kernel, data):
                                    else np.dtype(key.dtype)))] = n
     assert got_ops == {k: v * npoints for k, v in expected_ops.items() if npoints}
 
-    mem = lp.get_mem_access_map(knl, subgroup_size=32)
+    mem = lp.get_mem_access_map(knl, subgroup_size=32, exact_counts=True)
     for name in shapes:
         reads = sum(1 for r in S.reads_in(expr) if r.array == name)
         loads = mem.filter_by(mtype=["global"], direction=["load"],

@@ -15,6 +15,7 @@ import operator
 import warnings
 from collections import Counter
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as prim
 import pytest
@@ -22,6 +23,8 @@ from pymbolic.mapper.evaluator import EvaluationMapper
 
 import kernelcore as lp
 from kernelcore.statistics import CountGranularity as CG
+from kernelcore.statistics import count as point_count
+from tests.helpers import host
 
 PARAMS = {"n": 256, "m": 256, "l": 8}
 
@@ -82,7 +85,8 @@ def test_tutorial_op_counts(op_map):
     assert ev(np.int32, "add") == 65536
     # nothing else is counted (no f64 div, no subtraction key)
     assert len(op_map) == 6
-    assert ev(np.float64, "div") == 0
+    with pytest.raises(KeyError):       # as in loopy: a missing key is no zero
+        ev(np.float64, "div")
 
 
 def test_tutorial_op_map_printing(op_map):
@@ -228,8 +232,10 @@ def test_sync_global_barrier_two_launches():
 # {{{ ToCountMap and Count behaviour
 
 def test_count_map_helpers(op_map, mem_map):
-    # missing keys count zero; sum and eval agree with eval_and_sum
-    assert op_map[lp.Op(np.complex64, "pow", CG.SUBGROUP)].eval_with_dict(PARAMS) == 0
+    # missing keys raise KeyError (as in loopy); sum and eval agree with eval_and_sum
+    assert lp.Op(np.complex64, "pow", CG.SUBGROUP) not in op_map
+    with pytest.raises(KeyError):
+        op_map[lp.Op(np.complex64, "pow", CG.SUBGROUP)]
     total = op_map.sum()
     assert total.eval_with_dict(PARAMS) == op_map.eval_and_sum(PARAMS) \
         == 3 * 524288 + 3 * 65536
@@ -484,9 +490,11 @@ def brute_force(knl, params, ranges, order):
 
 
 def stats_by(knl, params, subgroup_size=32):
-    ops = lp.get_op_map(knl, subgroup_size=subgroup_size)
+    """Exact counts (not loopy's estimate without barvinok)."""
+    ops = lp.get_op_map(knl, subgroup_size=subgroup_size, exact_counts=True)
     ops = {(k.dtype, k.name): v for k, v in ops.eval(params).items() if v}
-    mem = lp.get_mem_access_map(knl, subgroup_size=subgroup_size).filter_by(
+    mem = lp.get_mem_access_map(knl, subgroup_size=subgroup_size,
+                                exact_counts=True).filter_by(
         mtype="global").group_by("variable", "direction").eval(params)
     mem = {(k.variable, k.direction): v for k, v in mem.items() if v}
     return ops, mem
@@ -545,13 +553,13 @@ def test_brute_force_parallel(n):
     knl = lp.add_and_infer_dtypes(knl, dict(x=np.float32))
     ref_ops, ref_acc = brute_force(knl, {"n": n}, {"i": lambda e: range(e["n"])}, ["i"])
     kp = lp.split_iname(knl, "i", 32, outer_tag="g.0", inner_tag="l.0")
-    mem = lp.get_mem_access_map(kp, subgroup_size=32)
+    mem = lp.get_mem_access_map(kp, subgroup_size=32, exact_counts=True)
     for key in mem:
         assert key.count_granularity == CG.WORKITEM
         assert key.lid_strides == {0: 1} and key.gid_strides == {0: 32}
     got = mem.group_by("variable", "direction").eval({"n": n})
     assert {(k.variable, k.direction): v for k, v in got.items()} == dict(ref_acc)
-    ops = lp.get_op_map(kp, subgroup_size=32).eval({"n": n})
+    ops = lp.get_op_map(kp, subgroup_size=32, exact_counts=True).eval({"n": n})
     groups = -(-n // 32)
     for (dtype, name), count in ref_ops.items():
         if dtype == np.float32:
@@ -598,6 +606,45 @@ def test_point_counts_equal_enumeration(text):
     assert count_points(s) == s.count_val().to_python()
 
 
+def test_loopy_estimate_without_barvinok():
+    """Without barvinok loopy counts a non-box domain by its bounding box (and
+    kernelcore by default too); a box is counted exactly either way."""
+    knl = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m and i<j}", "a[i, j] = b[i,j] * 2",
+                         assumptions="n,m >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"b": np.float64})
+    params = {"m": 13, "n": 200}
+    exact = sum(1 for i in range(200) for j in range(13) if i < j)
+    for flag, expected in ((True, exact), (False, 12 * 12)):
+        ops = lp.get_op_map(knl, subgroup_size=32, exact_counts=flag)
+        assert ops.filter_by(name=["mul"]).eval_and_sum(params) == expected
+    default = lp.get_op_map(knl, subgroup_size=32).filter_by(name=["mul"])
+    estimated = not hasattr(isl.BasicSet, "card")
+    assert default.eval_and_sum(params) == (12 * 12 if estimated else exact)
+    box = lp.add_and_infer_dtypes(lp.make_kernel("{[i]: 0<=i<n}", "a[i] = b[i] * 2"),
+                                  {"b": np.float64})
+    assert lp.get_op_map(box, subgroup_size=32, exact_counts=False).filter_by(
+        name=["mul"]).eval_and_sum({"n": 7}) == 7
+
+
+def test_access_footprints_and_their_counts():
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "c[2*i] = a[i] + a[i + 1]",
+                         assumptions="n >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    fp = lp.gather_access_footprints(knl)
+    assert set(fp) == {("c", "write"), ("a", "read")}
+    assert point_count(knl, fp["a", "read"]).eval_with_dict({"n": 50}) == 51
+    # stride 2: the estimate divides the bounding box by it
+    assert point_count(knl, fp["c", "write"]).eval_with_dict({"n": 50}) == 50
+    assert point_count(knl, fp["c", "write"].remove_divs()).eval_with_dict({"n": 50}) == 99
+    # a data-dependent index has no footprint
+    indirect = lp.add_and_infer_dtypes(lp.make_kernel("{[i]: 0<=i<n}", "c[i] = a[idx[i]]"),
+                                       {"a": np.float32, "idx": np.int32})
+    with pytest.raises(lp.LoopyError, match="failed to gather footprint"):
+        lp.gather_access_footprints(indirect)
+    assert set(lp.gather_access_footprints(indirect, ignore_uncountable=True)) == {
+        ("c", "write"), ("idx", "read")}
+
+
 def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
     """A 4000^3 product in 128-wide tiles (a tile guard in every loop) is
     counted exactly; enumerating its 6.4e10 points took hours."""
@@ -607,9 +654,41 @@ def test_counts_of_a_4096_cube_of_tiled_iterations_are_exact():
     for name, tag in (("i", 1), ("j", 0)):
         knl = lp.split_iname(knl, name, 128, outer_tag=f"g.{tag}")
         knl = lp.split_iname(knl, f"{name}_inner", 16, outer_tag="ilp", inner_tag=f"l.{tag}")
-    ops = lp.get_op_map(knl, subgroup_size=32, count_redundant_work=True).eval({})
+    ops = lp.get_op_map(knl, subgroup_size=32, count_redundant_work=True,
+                        exact_counts=True).eval({})
     per_subgroup = {k.name: v for k, v in ops.items() if k.dtype == np.float32}
     # (each work-item does its multiply-adds; a sub-group of 32 counts once)
     assert per_subgroup["mul"] * 32 == per_subgroup["add"] * 32 == n ** 3
 
 # }}}
+
+
+def test_work_group_size_of_a_parameter():
+    """A local axis as long as a parameter: per-work-item counts need no
+    constant work-group size, per-sub-group ones do (as in loopy)."""
+    knl = lp.make_kernel("{[i, k]: 0<=i<n and 0<=k<m}", "e[i, k] = 2*g[i, k]",
+                         assumptions="n,m >= 1")
+    knl = lp.add_and_infer_dtypes(knl, {"g": np.float64})
+    knl = lp.tag_inames(knl, {"k": "l.0", "i": "g.0"})
+    mem = lp.get_mem_access_map(knl, count_redundant_work=True, subgroup_size=32)
+    loads = mem.filter_by(direction=["load"], variable=["g"])
+    assert loads.eval_and_sum({"n": 5, "m": 7}) == 35
+    with pytest.raises(lp.LoopyError, match="not a constant"):
+        lp.get_op_map(knl, subgroup_size=32).eval_and_sum({"n": 5, "m": 7})
+
+
+def test_tagged_variables_in_mem_access_keys(queue):
+    """``a$tag`` tags a variable: the kernel runs as without tags, and its
+    accesses are counted under keys with those tags (as in loopy)."""
+    knl = lp.make_kernel("{[i, k]: 0<=i<8 and 0<=k<4}",
+                         "c$res[i] = sum(k, a$ld[i, k]*b[k])", name="mv")
+    knl = lp.add_and_infer_dtypes(knl, {"a, b": np.float32})
+    mem = lp.get_mem_access_map(knl, subgroup_size=32)
+    tags = {k.variable: k.variable_tags for k in mem}
+    assert tags["a"] == {lp.LegacyStringInstructionTag("ld")}
+    assert tags["c"] == {lp.LegacyStringInstructionTag("res")}
+    assert tags["b"] is None
+    rng = np.random.default_rng(2)
+    a, b = rng.random((8, 4), np.float32), rng.random(4, np.float32)
+    _, (c,) = knl(queue, a=a, b=b)
+    np.testing.assert_allclose(host(c), a @ b, rtol=1e-5)

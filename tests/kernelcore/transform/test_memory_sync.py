@@ -887,7 +887,7 @@ def test_assignment_to_subst(queue, rng):
         out[i] = t[i] + 1 {dep=t}
         """)
     k2 = lp.assignment_to_subst(knl, "t")
-    assert "t" in k2.substitutions
+    assert "t_subst" in k2.substitutions
     assert "t" not in k2.temporary_variables
     code = device_code(k2, {"a": np.float64})
     assert not re.search(r"\bt\[", code), code
@@ -994,3 +994,31 @@ def test_add_nosync_takes_loopy_arguments():
     with pytest.raises(lp.LoopyError, match="no instruction matches"):
         lp.add_nosync(knl, "local", "writes:zz", "reads:c")
     assert lp.add_nosync(knl, "local", "writes:zz", "reads:c", empty_ok=True) is not None
+
+
+def test_extract_subst_of_a_whole_right_hand_side(queue):
+    """A template may match an instruction's whole expression, and name
+    inames that are no parameters (they match themselves)."""
+    knl = lp.make_kernel("{[i, j]: 0<=i<4 and 0<=j<3}", "y[i, j] = x[i, j]",
+                         [lp.GlobalArg("x,y", shape=lp.auto, dtype=np.float64)])
+    knl = lp.extract_subst(knl, "rule1", "x[i, arg1]", parameters=("arg1",))
+    k = knl.default_entrypoint
+    assert str(k.instructions[0].expression) == "rule1(j)"
+    x = np.arange(12.0).reshape(4, 3)
+    _, (y,) = knl(queue, x=x)
+    np.testing.assert_array_equal(host(y), x)
+
+
+def test_reduction_arg_to_subst_rule(queue):
+    knl = lp.make_kernel("{[i, j, k]: 0<=i<5 and 0<=j,k<4}",
+                         "out[j] = sum(i, a[i, j]*2) + sum(k, a[0, k])")
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float64})
+    from kernelcore.transform.data import reduction_arg_to_subst_rule
+    ruled = reduction_arg_to_subst_rule(knl, "i")
+    k = ruled.default_entrypoint
+    assert str(k.substitutions["red_i_arg"].expression) == "a[i, j]*2"
+    assert "red_i_arg(i)" in str(k.instructions[0].expression)
+    assert "red_k_arg" not in k.substitutions
+    a = np.arange(20.0).reshape(5, 4)
+    _, (out,) = ruled(queue, a=a)
+    np.testing.assert_allclose(host(out), 2 * a.sum(axis=0) + a[0].sum())

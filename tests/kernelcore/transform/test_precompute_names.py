@@ -170,3 +170,46 @@ def test_storage_axes_avoid_the_local_axes_the_fetch_runs_in(queue):
     a = np.random.default_rng(6).random(6, dtype=np.float32)
     _, (b,) = knl(queue, a=a, n=39)
     np.testing.assert_allclose(host(b), np.tile(a[1:6] - a[:5], (39, 1)), rtol=1e-6)
+
+
+def test_prefetch_from_a_temporary(queue):
+    """add_prefetch also fetches from a temporary (here one prefetch of
+    another)."""
+    knl = lp.make_kernel(
+        "{[k,i,j]: 0<=k<4 and 0<=i<5 and 0<=j<6}",
+        "result[i,k] = sum(j, mat[i, j] * vec[j, k])",
+        [lp.GlobalArg("result", np.float32, shape=(5, 4)),
+         lp.GlobalArg("mat", np.float32, shape=(5, 6)),
+         lp.GlobalArg("vec", np.float32, shape=(6, 4))])
+    knl = lp.prioritize_loops(knl, "i,k,j")
+    knl = lp.add_prefetch(knl, "mat", "i, j", temporary_name="s_mat", default_tag="for")
+    knl = lp.add_prefetch(knl, "s_mat", "j", temporary_name="p_mat", default_tag="for")
+    temps = knl.default_entrypoint.temporary_variables
+    assert temps["p_mat"].shape == (6,)
+    rng = np.random.default_rng(3)
+    mat, vec = rng.random((5, 6), np.float32), rng.random((6, 4), np.float32)
+    _, (result,) = knl(queue, mat=mat, vec=vec)
+    np.testing.assert_allclose(host(result), mat @ vec, rtol=1e-5)
+
+
+def test_precompute_of_a_rule_using_swept_inames_itself(queue):
+    """A rule whose body uses the swept iname itself (here through another
+    rule) gets a storage axis for it, and runs inside the loops its body uses."""
+    knl = lp.make_kernel("{[i]: 0<=i<n}", """
+        E := a[i]
+        D := E*E
+        b[i] = D
+        """)
+    knl = lp.add_and_infer_dtypes(knl, {"a": np.float32})
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.precompute(knl, "D", "i_inner", default_tag="l.auto")
+    k = knl.default_entrypoint
+    compute = k.id_to_insn["D"]
+    assert "i_outer" in compute.within_inames and "i_inner" not in compute.within_inames
+    assert k.temporary_variables["D_0"].shape == (16,)
+    # E is called as a copy in the storage iname; the rules left unused are gone
+    assert set(k.substitutions) == {"E"}
+    assert "i_inner_0" in str(k.substitutions["E"].expression)
+    a = np.linspace(0, 1, 40, dtype=np.float32)
+    _, (b,) = knl(queue, a=a)
+    np.testing.assert_allclose(host(b), a * a, rtol=1e-6)

@@ -235,7 +235,8 @@ def test_compiled_calls_replay_launches_without_planning(rng, monkeypatch):
         flux = _expensive(state["u"], idx) / (geom * geom + 1)
         return {"u": flux * t - state["v"], "v": flux + state["u"] * 2}
 
-    compiled = CompiledFunction(rhs, PlainWalker(), None)
+    # (each kernel launched on its own: see test_sequence.py for one launch)
+    compiled = CompiledFunction(rhs, PlainWalker(), None, single_launch=False)
     u, v = rng.standard_normal(n), rng.standard_normal(n)
 
     def expected(t, u, v):
@@ -287,7 +288,7 @@ def test_compiled_steps_with_scalar_arguments_run_by_position(rng, monkeypatch):
         total = la.sum(u * t)
         return {"a": la.maximum(u, floor) * t + total, "b": u - t}
 
-    compiled = CompiledFunction(f, PlainWalker(), None)
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=False)
     u = rng.standard_normal(n).astype(np.float32)
     compiled(np.float32(0.5), la.asarray(u))
     by_position = []
