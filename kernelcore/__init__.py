@@ -97,9 +97,15 @@ from kernelcore.statistics import (
     get_synchronization_map,
     stringify_stats_mapping,
 )
+from kernelcore.target.base import CFamilyTarget
 from kernelcore.target.opencl import OpenCLTarget, PyOpenCLTarget
 from kernelcore.testing import auto_test_vs_ref
-from kernelcore.transform.data import remove_unused_arguments, rename_argument, tag_array_axes
+from kernelcore.transform.data import (
+    reduction_arg_to_subst_rule,
+    remove_unused_arguments,
+    rename_argument,
+    tag_array_axes,
+)
 from kernelcore.transform.ilp import (
     privatize_temporaries_with_inames,
     unprivatize_temporaries_with_inames,
@@ -118,7 +124,7 @@ from kernelcore.transform.instruction import add_dependency, add_nosync, remove_
 from kernelcore.transform.parallel import auto_parallelize
 from kernelcore.transform.parameters import assume, fix_parameters
 from kernelcore.transform.precompute import add_prefetch, buffer_array, precompute
-from kernelcore.transform.reduction import register_reduction
+from kernelcore.transform.reduction_ops import register_reduction
 from kernelcore.transform.save import save_and_reload_temporaries
 from kernelcore.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from kernelcore.transform.temporaries import set_temporary_scope
@@ -174,7 +180,7 @@ __all__ = [
     "add_dtypes", "add_and_infer_dtypes", "infer_types",
     "prioritize_loops", "split_iname", "tag_inames", "duplicate_inames",
     "rename_iname", "join_inames", "split_reduction_inward", "split_reduction_outward",
-    "tag_array_axes", "rename_argument", "remove_unused_arguments",
+    "reduction_arg_to_subst_rule", "tag_array_axes", "rename_argument", "remove_unused_arguments",
     "add_dependency", "add_nosync", "remove_instructions", "auto_parallelize",
     "set_temporary_scope", "save_and_reload_temporaries", "get_one_scheduled_kernel",
     "expand_subst", "assignment_to_subst", "extract_subst", "add_prefetch", "precompute",
@@ -183,7 +189,7 @@ __all__ = [
     "fix_parameters", "assume",
     "preprocess_kernel", "linearize", "get_one_linearized_kernel", "print_linearization",
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
-    "OpenCLTarget", "PyOpenCLTarget",
+    "OpenCLTarget", "PyOpenCLTarget", "CFamilyTarget",
     "default_context", "default_queue", "profiling_queue", "cache_stats", "set_caching_enabled",
     "make_launcher", "compile_launches", "CompiledLaunches", "Launch",
     "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
@@ -269,6 +275,8 @@ def infer_unknown_types(program: LoopKernel | TranslationUnit, expect_completion
 
 #: loopy's name of :func:`preprocess_kernel` for translation units
 preprocess_program = preprocess_kernel
+#: loopy's old name of :func:`tag_array_axes`
+tag_data_axes = tag_array_axes
 
 __all__ += ["CTarget", "ExecutableCTarget",
             "InKernelCallable", "ScalarCallable", "CallableKernel", "NumpyType",
@@ -288,7 +296,7 @@ __all__ += ["CTarget", "ExecutableCTarget",
             "set_argument_order", "rename_inames", "add_barrier", "find_instructions",
             "remove_inames_from_insn", "remove_predicates_from_insn", "MultiAssignmentBase",
             "get_kennedy_unweighted_fusion_candidates", "rename_inames_in_batch",
-            "to_batched", "chunk_iname", "alias_temporaries",
+            "to_batched", "chunk_iname", "alias_temporaries", "tag_data_axes",
             "get_iname_duplication_options", "has_schedulable_iname_nesting"]
 
 # What lazyarray builds on beyond loopy's API: expression helpers, kernel
@@ -312,7 +320,7 @@ from kernelcore.runtime.invoke import get_executor, memory_pool  # noqa: E402
 from kernelcore.runtime.once import KeyedLocks, made_once  # noqa: E402
 from kernelcore.runtime.store import DiskStore, default_cache_dir  # noqa: E402
 from kernelcore.statistics import WorkItemTotals, get_work_item_totals  # noqa: E402
-from kernelcore.transform.reduction import reduction_identity  # noqa: E402
+from kernelcore.transform.reduction_ops import reduction_identity  # noqa: E402
 from kernelcore.version import source_fingerprint, tree_fingerprint  # noqa: E402
 
 __all__ += ["check_array_bounds", "make_loop_kernel", "INDEX_LIMIT", "IdentityMapper",

@@ -12,6 +12,7 @@ import islpy as isl
 import pymbolic.primitives as prim
 
 from kernelcore.check_bounds import affine_condition, affine_pw_aff, check_bounds, kernel_params
+from kernelcore.check_overlap import accesses_may_meet_across
 from kernelcore.diagnostic import (
     KernelcoreError,
     MissingBarrierError,
@@ -143,7 +144,8 @@ def check_kernel(knl: LoopKernel) -> None:
                     continue
                 crossing = sorted((set().union(*(get_dependencies(i) for i in idx))
                                    | used) & hw)
-                if not crossing:
+                if not crossing or not accesses_may_meet_across(knl, insn, tuple(sub), other,
+                                                                tuple(idx), crossing):
                     continue
                 if pair is None:
                     raise KernelcoreError(

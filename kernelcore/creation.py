@@ -26,6 +26,8 @@ from kernelcore.creation_forms import (
     ReductionResolver,
     SubArrayLowering,
     add_inames_from_temporaries,
+    apply_queries,
+    as_options,
     slice_accesses,
     split_arg_reductions,
 )
@@ -57,7 +59,6 @@ from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.optional import Optional
 from kernelcore.ir.stages import provide
 from kernelcore.ir.subst import SubstitutionRule, call_bare_rules, expand_rules
-from kernelcore.match import parse_match
 from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction, parse_instructions
 from kernelcore.sub_array_pack import SubArrayPacker
@@ -188,7 +189,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                 tags: frozenset = frozenset(),
                 temporary_variables: Mapping[str, TemporaryVariable] | None = None,
                 substitutions: Mapping[str, SubstitutionRule] | None = None,
-                infer_inames: bool = False) -> LoopKernel:
+                infer_inames: bool = False,
+                preambles: Sequence[tuple[str, str]] = (),
+                preamble_generators: Sequence[Any] = ()) -> LoopKernel:
     """Build a :class:`LoopKernel` from ISL domains and instruction-language
     statements (what :func:`make_kernel` wraps in a translation unit; code
     building kernels for its own use calls this).
@@ -210,6 +213,8 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     *temporary_variables* (name to :class:`TemporaryVariable`) adds to *kernel_data*;
     *substitutions* (name to :class:`SubstitutionRule`) to the rules the
     statements define (a name defined in both is an error).
+    *preambles* ((key, C code) pairs) and *preamble_generators* (functions
+    giving such pairs) add code before the kernel's, as loopy's.
     With *infer_inames* (what :func:`make_kernel` does, as loopy), an
     instruction outside ``for`` blocks and without ``inames=`` also runs in
     the loops of the temporaries it reads
@@ -283,6 +288,7 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
                  for n, r in rules.items()}
         parsed = [dataclasses.replace(
             pi, expression=call_bare_rules(pi.expression, bare),
+            assignee=_call_bare_rules_in_assignee(pi.assignee, bare),
             predicates=frozenset(call_bare_rules(p, bare) for p in pi.predicates))
             if isinstance(pi, ParsedInstruction) else pi for pi in parsed]
 
@@ -319,13 +325,16 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             if n not in iname_set:
                 raise UnknownNameError(f"loop over unknown iname '{n}' in "
                                        f"{pi.source!r}: declare it in a domain")
-        insn_id = pi.id or id_gen("insn")
+        insn_id = pi.id or id_gen(pi.extra.get("id_prefix", "insn"))
         if pi.block_inames or pi.explicit_inames is not None:
             in_blocks.add(insn_id)  # in 'for' blocks or given: its inames are final
         predicates = frozenset(resolver(p) for p in pi.predicates)
         assignee = expression = None
         extra: tuple = ()
         packer = SubArrayPacker(lambda n: static_range(proto, n), var_gen)
+        if pi.kind == "call":
+            expression = resolver(SubArrayLowering(proto, declared_arrays, packer)(
+                pi.expression))
         if pi.kind == "assign":
             lower = SubArrayLowering(proto, declared_arrays, packer)
             packer.writes = True
@@ -357,6 +366,9 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
             insns.append(BarrierInstruction(
                 synchronization_kind="local" if pi.kind == "lbarrier" else "global",
                 mem_kind=pi.extra.get("mem_kind", "local"), **common))
+            continue
+        if pi.kind == "call":
+            insns.append(CallInstruction((), expression, **common))
             continue
         target_name = assignee_var_name(assignee)
         if target_name in iname_set:
@@ -422,10 +434,11 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     access_list: list[tuple[str, Any, tuple]] = []
     for insn in insns:
         reads = [expanded(e) for e in insn.expressions()]
-        if isinstance(insn, Assignment):
-            reads.remove(expanded(insn.assignee))
-            reads += list(assignee_subscript(insn.assignee))
-            sub = assignee_subscript(insn.assignee)
+        if isinstance(insn, Assignment) and insn.assignee is not None:
+            place = expanded(insn.assignee)
+            reads.remove(place)
+            reads += list(assignee_subscript(place))
+            sub = assignee_subscript(place)
             # a whole-array slice (``y[:] = f(...)``) says nothing about extents
             if not has_slices(insn.assignee):
                 if sub:
@@ -493,15 +506,17 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
         args=tuple(args), temporary_variables=temps,
         iname_tags={n: None for n in proto.all_inames()}, tags=frozenset(tags),
         assumptions=parse_assumptions(assumptions, proto.ordered_params()),
-        options=_options(options), target=target, substitutions=rules,
+        options=as_options(options), target=target, substitutions=rules,
         index_dtype=index_dtype,
+        preambles=tuple((str(k), str(c)) for k, c in preambles),
+        preamble_generators=tuple(preamble_generators),
         silenced_warnings=frozenset([silenced_warnings] if isinstance(silenced_warnings, str)
                                     else silenced_warnings or ()))
     if fixed_parameters:        # before the shapes are found, as these may depend on them
         knl = fix_parameters(knl, **fixed_parameters)
         access_list = [(arr, where, tuple(substitute(i, fixed_parameters) for i in idx))
                        for arr, where, idx in access_list]
-    knl = _apply_queries(knl, queries)
+    knl = apply_queries(knl, queries)
     for insn_id, pairs in inames_to_dup:
         for old, new in pairs:
             knl = duplicate_inames(knl, old, within=f"id:{insn_id}", new_inames=new)
@@ -514,36 +529,14 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     return knl
 
 
-def _options(options: Any) -> Options:
-    """*options* as :class:`Options`: also loopy's forms, a dict of flags or a
-    string of flag names (``"write_code, return_dict"``)."""
-    if options is None:
-        return Options()
-    if isinstance(options, dict):
-        return Options().with_updates(**options)
-    if isinstance(options, str):
-        return Options().with_updates(options)
-    return options
-
-
-def _apply_queries(knl: LoopKernel, queries) -> LoopKernel:
-    """The instruction options ``dep_query=MATCH`` (depend on the instructions
-    matched) and ``nosync_query=MATCH[@SCOPE]`` (need no synchronization with them)."""
-    insns = dict(knl.id_to_insn)
-    for insn_id, dep_query, nosync_query in queries:
-        insn = insns[insn_id]
-        if dep_query:
-            match = parse_match(dep_query)
-            insn = insn.copy(depends_on=insn.depends_on | {
-                i.id for i in knl.instructions if i.id != insn_id and match(knl, i)})
-        if nosync_query:
-            query, _, scope = nosync_query.partition("@")
-            match = parse_match(query)
-            insn = insn.copy(no_sync_with=insn.no_sync_with | {
-                (i.id, scope or "any") for i in knl.instructions
-                if i.id != insn_id and match(knl, i)})
-        insns[insn_id] = insn
-    return knl.copy(instructions=tuple(insns[i.id] for i in knl.instructions))
+def _call_bare_rules_in_assignee(assignee: Any, bare: frozenset[str]) -> Any:
+    """*assignee* (one, several or none) with the rules without arguments
+    its indices use (``i := ii + 1``; ``out[i] = ...``) called."""
+    if assignee is None or isinstance(assignee, str):
+        return assignee
+    if isinstance(assignee, tuple):
+        return tuple(_call_bare_rules_in_assignee(a, bare) for a in assignee)
+    return call_bare_rules(assignee, bare)
 
 
 def make_kernel(*args: Any, **kwargs: Any) -> Any:

@@ -4,7 +4,8 @@ references, segmented scans, ``make_tuple`` and two-output arg-reductions.
 
 Public names: ReductionResolver, SubArrayLowering, split_arg_reductions, slice_ends,
 slice_accesses,
-add_inames_from_temporaries.
+add_inames_from_temporaries; as_options and apply_queries (make_kernel's options and
+its instructions' dep_query/nosync_query).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from kernelcore.ir.expr import (
 )
 from kernelcore.ir.instruction import assignee_subscript, assignee_var_name
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.match import parse_match
+from kernelcore.options import Options
 from kernelcore.parse import ParsedInstruction
 
 
@@ -441,3 +444,35 @@ def split_arg_reductions(parsed: list) -> list:
             else e.function(over, value, index)
         out.append(_second_output(pi, second, "index"))
     return out
+
+
+def as_options(options: Any) -> Options:
+    """*options* as :class:`Options`: also loopy's forms, a dict of flags or a
+    string of flag names (``"write_code, return_dict"``)."""
+    if options is None:
+        return Options()
+    if isinstance(options, dict):
+        return Options().with_updates(**options)
+    if isinstance(options, str):
+        return Options().with_updates(options)
+    return options
+
+
+def apply_queries(knl: LoopKernel, queries: Any) -> LoopKernel:
+    """The instruction options ``dep_query=MATCH`` (depend on the instructions
+    matched) and ``nosync_query=MATCH[@SCOPE]`` (need no synchronization with them)."""
+    insns = dict(knl.id_to_insn)
+    for insn_id, dep_query, nosync_query in queries:
+        insn = insns[insn_id]
+        if dep_query:
+            match = parse_match(dep_query)
+            insn = insn.copy(depends_on=insn.depends_on | {
+                i.id for i in knl.instructions if i.id != insn_id and match(knl, i)})
+        if nosync_query:
+            query, _, scope = nosync_query.partition("@")
+            match = parse_match(query)
+            insn = insn.copy(no_sync_with=insn.no_sync_with | {
+                (i.id, scope or "any") for i in knl.instructions
+                if i.id != insn_id and match(knl, i)})
+        insns[insn_id] = insn
+    return knl.copy(instructions=tuple(insns[i.id] for i in knl.instructions))

@@ -77,7 +77,11 @@ class MissingDefinitionError(CodeGenerationError):
     """A temporary is read in a device kernel that does not write it."""
 
 
-class AccessOutOfBoundsError(KernelcoreError, IndexError):
+class LoopyIndexError(KernelcoreError, IndexError):
+    """An index outside the range it must lie in."""
+
+
+class AccessOutOfBoundsError(LoopyIndexError):
     """An array access may fall outside the array's shape for parameter values
     the kernel accepts (see :mod:`kernelcore.check_bounds`)."""
 
@@ -110,10 +114,6 @@ class ReductionIsNotTriangularError(KernelcoreError, ValueError):
 
 class LoopyTypeError(KernelcoreError, TypeError):
     """An argument of the wrong type."""
-
-
-class LoopyIndexError(KernelcoreError, IndexError):
-    """An index outside the range it must lie in."""
 
 
 class LoopyKeyError(KernelcoreError, KeyError):

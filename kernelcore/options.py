@@ -6,6 +6,7 @@ Public names: Options, make_options.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from kernelcore.diagnostic import ParseError, UnknownNameError
 
@@ -25,7 +26,9 @@ class Options:
     *enforce_array_accesses_within_bounds*: an array access that may leave its
     array raises (True), warns (False), or is not looked for (``"no_check"``);
     *trace_assignments*: the generated code prints (``printf``) the place of
-    each assignment as it runs, *trace_assignment_values* the value too.
+    each assignment as it runs, *trace_assignment_values* the value too;
+    *annotate_inames*: accepted for compatibility (no effect);
+    *build_options*: extra flags for the compiler of the C targets.
     """
 
     write_code: bool = False
@@ -37,17 +40,24 @@ class Options:
     enforce_array_accesses_within_bounds: bool | str = True
     trace_assignments: bool = False
     trace_assignment_values: bool = False
+    annotate_inames: bool = False
+    build_options: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if isinstance(self.build_options, str) or not all(
+                isinstance(o, str) for o in self.build_options):
+            raise ParseError("option 'build_options' must be a list of strings, got "
+                             f"{self.build_options!r}")
+        object.__setattr__(self, "build_options", tuple(self.build_options))
         if self.enforce_array_accesses_within_bounds not in (True, False, "no_check"):
             raise ParseError("option 'enforce_array_accesses_within_bounds' must be True, "
                              "False or 'no_check', got "
                              f"{self.enforce_array_accesses_within_bounds!r}")
 
-    def with_updates(self, *names: str, **values: bool) -> Options:
+    def with_updates(self, *names: str, **values: object) -> Options:
         """A copy with the given flags set (positional names mean True; names
         may also be given as one comma-separated string)."""
-        updates = {}
+        updates: dict[str, Any] = {}
         for spec in names:
             for name in spec.split(","):
                 name = name.strip()

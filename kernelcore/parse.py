@@ -158,7 +158,7 @@ def parse_expression(text: str) -> Any:
 class ParsedInstruction:
     """One statement as written, before names and types are resolved."""
 
-    kind: str                      # "assign", "nop", "lbarrier" or "gbarrier"
+    kind: str                      # "assign", "call", "nop", "lbarrier" or "gbarrier"
     assignee: Any = None
     expression: Any = None
     temp_var_type: Any = None      # None: no declaration; "auto" or a dtype
@@ -211,6 +211,8 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
         key, value = key.strip(), value.strip()
         if key == "id":
             pi.id = value
+        elif key == "id_prefix":    # (loopy's 'with' blocks: ids made from it)
+            pi.extra["id_prefix"] = value
         elif key == "dep":
             if value.startswith("*"):
                 pi.depends_on_is_final = True
@@ -247,8 +249,9 @@ def _apply_options(pi: ParsedInstruction, opts: str) -> None:
                 for old, _, new in (v.partition("->") for v in value.split(":") if v.strip()))
         else:
             raise ParseError(f"unknown instruction option '{key}' in {pi.source!r} "
-                             "(known: id, dep, dep_query, priority, tags, nosync, nosync_query, "
-                             "inames, if, mem_kind, atomic, dup, groups, conflicts)")
+                             "(known: id, id_prefix, dep, dep_query, priority, tags, nosync, "
+                             "nosync_query, inames, if, mem_kind, atomic, dup, groups, "
+                             "conflicts)")
 
 
 _HEAD = re.compile(r"^\s*(?:\[(?P<inames>[^\]]*)\]\s*:\s*)?(?:<(?P<type>[^<>]*)>\s*)?(?P<rest>.*)$",
@@ -300,7 +303,13 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
         rest = m.group("rest")
         eq = _ASSIGN_EQ.search(rest)
         if eq is None:
-            raise ParseError(f"not an assignment (no '='): {line.strip()!r}")
+            call = _result_less_call(rest)
+            if call is None:
+                raise ParseError(f"not an assignment (no '='): {line.strip()!r}")
+            pi.kind, pi.expression = "call", call     # 'f(x[i])': a call without results
+            if opts is not None:
+                _apply_options(pi, opts)
+            return pi
         lhs_text, rhs_text = rest[:eq.start()], rest[eq.end():]
         if not lhs_text.strip() or not rhs_text.strip():
             raise ParseError(f"assignment with an empty side: {line.strip()!r}")
@@ -343,6 +352,18 @@ def _parse_statement(line: str, block_inames, predicates) -> ParsedInstruction:
     if opts is not None:
         _apply_options(pi, opts)
     return pi
+
+
+def _result_less_call(text: str) -> prim.Call | None:
+    """*text* as a call of a named function (``f()``, ``f(sum(i, x[i]))``), or
+    None if it is something else."""
+    try:
+        expr = parse_expression(text)
+    except (ParseError, _LexParseError):
+        return None
+    if isinstance(expr, prim.Call) and isinstance(expr.function, prim.Variable):
+        return expr
+    return None
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -415,7 +436,8 @@ def parse_instructions(text: str | list) -> list[Any]:
             lines.append(item)
 
     result: list[Any] = []
-    # stack entries: ("for", inames) or ("if", [conditions taken so far], current)
+    # stack entries: ("for", inames), ("if", [conditions taken so far], current)
+    # or ("with", options for the statements inside)
     stack: list[tuple] = []
 
     def current():
@@ -424,7 +446,7 @@ def parse_instructions(text: str | list) -> list[Any]:
         for entry in stack:
             if entry[0] == "for":
                 inames |= entry[1]
-            else:
+            elif entry[0] == "if":
                 preds.append(entry[2])
         return inames, preds
 
@@ -454,13 +476,28 @@ def parse_instructions(text: str | list) -> list[Any]:
             else:
                 stack.append(("if", taken, negated[0] if len(negated) == 1
                               else prim.LogicalAnd(tuple(negated))))
+        elif word == "with":
+            body, opts = _split_options(arg)
+            if body or opts is None:
+                raise ParseError(f"malformed 'with' block header {line!r} (expected "
+                                 "'with {options}')")
+            if any(k.strip() in ("id", "priority")
+                   for k, _, _ in (o.partition("=") for o in opts.split(","))):
+                raise ParseError(f"'id' and 'priority' may not be given to a 'with' "
+                                 f"block: {line!r}")
+            stack.append(("with", opts))
         elif word == "end":
             if not stack:
-                raise ParseError("'end' without a matching 'for' or 'if'")
+                raise ParseError("'end' without a matching 'for', 'if' or 'with'")
             stack.pop()
         else:
             inames, preds = current()
-            result.append(_parse_statement(line, inames, preds))
+            pi = _parse_statement(line, inames, preds)
+            if pi.kind != "subst":
+                for entry in stack:
+                    if entry[0] == "with":
+                        _apply_options(pi, entry[1])
+            result.append(pi)
     if stack:
         raise ParseError(f"unterminated '{stack[-1][0]}' block (missing 'end')")
     return result

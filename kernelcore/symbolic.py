@@ -6,8 +6,8 @@ IdentityMapper, WalkMapper, CombineMapper, StringifyMapper, SubstitutionMapper,
 DependencyMapper, UncachedWalkMapper, RuleAwareIdentityMapper,
 RuleAwareSubstitutionMapper, SubstitutionRuleMappingContext, SubstitutionRule,
 get_dependencies, parse, substitute, aff_to_expr, pw_aff_to_expr,
-aff_from_expr, pwaff_from_expr, get_reduction_inames, simplify_via_aff,
-qpolynomial_to_expr, simplify_using_aff.
+aff_from_expr, pwaff_from_expr, get_reduction_inames, is_expression_equal,
+simplify_via_aff, qpolynomial_to_expr, simplify_using_aff.
 
 The kernel-specific nodes that kernelcore's passes understand are
 :class:`Reduction` and :class:`TypeCast`; :class:`ResolvedFunction` marks a
@@ -24,6 +24,7 @@ from typing import Any
 
 import islpy as isl
 import pymbolic.primitives as prim
+from pymbolic.mapper.distributor import distribute
 
 from kernelcore.diagnostic import ExpressionToAffineConversionError
 from kernelcore.ir.domain import aff_to_expr, expr_to_pw_aff, set_to_cond_expr
@@ -113,6 +114,18 @@ class _ExplicitReductions(IdentityMapper):
 
     def map_constant(self, expr: Any) -> Any:
         return expr
+
+
+def is_expression_equal(a: Any, b: Any) -> bool:
+    """Whether *a* and *b* are equal, or are arithmetic expressions whose
+    difference multiplies out to zero (``(x+2)**2`` and ``x**2 + 4*x + 4``)."""
+    if a == b:
+        return True
+    if not isinstance(a, prim.ExpressionNode) and not isinstance(b, prim.ExpressionNode):
+        return False
+    if a is None or b is None:
+        return False
+    return bool(distribute(a - b) == 0)
 
 
 def parse(text: str) -> Any:
@@ -268,5 +281,5 @@ __all__ = ["Reduction", "TypeCast", "Literal", "ArrayLiteral", "FunctionIdentifi
            "UncachedWalkMapper", "RuleAwareIdentityMapper", "RuleAwareSubstitutionMapper",
            "SubstitutionRuleMappingContext", "ExpansionState", "SubstitutionRule",
            "get_dependencies", "parse", "substitute", "aff_to_expr", "pw_aff_to_expr",
-           "aff_from_expr", "pwaff_from_expr", "get_reduction_inames", "simplify_via_aff",
-           "qpolynomial_to_expr", "simplify_using_aff"]
+           "aff_from_expr", "pwaff_from_expr", "get_reduction_inames", "is_expression_equal",
+           "simplify_via_aff", "qpolynomial_to_expr", "simplify_using_aff"]

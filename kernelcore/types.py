@@ -92,6 +92,12 @@ class TypeInferenceMapper(Mapper):
             return ExprType(np.dtype(np.complex128), weak=True)
         raise TypeInferenceFailure(f"constant {expr!r} of unsupported type")
 
+    def map_nan(self, expr: prim.NaN) -> ExprType:
+        """pymbolic's NaN: of its data type, else a (weak) double."""
+        if expr.data_type is None:
+            return ExprType(np.dtype(np.float64), weak=True)
+        return ExprType(np.dtype(expr.data_type))  # type: ignore[call-overload]
+
     def _var(self, name: str) -> ExprType:
         if name not in self.var_dtypes:
             raise UnknownNameError(f"unknown variable '{name}'")
@@ -186,6 +192,8 @@ class TypeInferenceMapper(Mapper):
 
     def map_call(self, expr: Any) -> ExprType:
         name = expr.function.name
+        if name in ("indexof", "indexof_vec") and name not in self.callables:
+            return ExprType(self.index_dtype)   # (loopy's: an element's linear offset)
         arg_types = [self.rec(p) for p in expr.parameters]
         if name in self.callables:
             return self._registered_call(name, arg_types)
@@ -223,9 +231,6 @@ class TypeInferenceMapper(Mapper):
     def map_type_cast(self, expr: Any) -> ExprType:
         self.rec(expr.child)
         return ExprType(expr.dtype)
-
-    def map_nan(self, expr: Any) -> ExprType:
-        return ExprType(np.dtype(np.float64), weak=True)
 
 
 class FixedTypeMapper(MemoizedByNode, TypeInferenceMapper):
@@ -311,7 +316,8 @@ def _infer_kernel_types(original, *, require_all: bool = True):
         if dtypes.get(p, knl.index_dtype) is None:
             dtypes[p] = knl.index_dtype
     mapper = TypeInferenceMapper(dtypes, set(weak), knl.callables, knl.index_dtype)
-    assignments = [i for i in knl.instructions if isinstance(i, Assignment)]
+    assignments = [i for i in knl.instructions
+                   if isinstance(i, Assignment) and i.assignee is not None]
     writers: dict[str, list] = {}
     for insn in assignments:
         writers.setdefault(assignee_var_name(insn.assignee), []).append(insn)

@@ -124,9 +124,9 @@ def nonnegative_checker(knl: LoopKernel, context: isl.Set,
     """A predicate telling whether an integer expression is >= 0 wherever
     *context* holds: affine expressions by their domain, and expressions
     built from remainders by positive constants (floor semantics: never
-    negative), floor quotients of such, sums and products of such,
-    nonnegative constants, 64-bit casts of narrower unsigned values and the
-    variables *nonnegative_names*
+    negative), floor quotients of such, sums and products of such (and of
+    nonnegative affine terms: ``i*(i+1)``), nonnegative constants, 64-bit
+    casts of narrower unsigned values and the variables *nonnegative_names*
     (:func:`nonnegative_temporaries`)."""
     def check(expr) -> bool:
         if _structurally_nonnegative(expr, nonnegative_names):
@@ -134,7 +134,8 @@ def nonnegative_checker(knl: LoopKernel, context: isl.Set,
         try:
             aff = expr_to_pw_aff(expr, knl.space)
         except NotAffineError:
-            return False
+            return isinstance(expr, (prim.Product, prim.Sum)) and all(
+                check(c) for c in expr.children)
         neg = aff.lt_set(isl.PwAff.zero_on_domain(isl.LocalSpace.from_space(knl.space)))
         return (neg & context).is_empty()
     return check

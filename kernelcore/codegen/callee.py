@@ -32,6 +32,7 @@ from kernelcore.callables import (
     ValueArgDescriptor,
     get_kw_pos_association,
 )
+from kernelcore.check_bounds import check_bounds
 from kernelcore.diagnostic import KernelcoreError
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable, ValueArg, auto
 from kernelcore.ir.domain import affine_simplify
@@ -40,7 +41,7 @@ from kernelcore.ir.instruction import BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.stages import provide
 from kernelcore.ir.tags import is_hw_parallel
-from kernelcore.transform.inline import slice_bounds
+from kernelcore.transform.inline import inline_calls, slice_bounds
 
 
 def callee_function_problem(callee: LoopKernel, target: Any) -> str | None:
@@ -85,7 +86,12 @@ def link_callees(knl: LoopKernel, kernels: Mapping[str, LoopKernel]) -> LoopKern
             added[name] = CallableKernel(linked)
         return k.copy(callables={**k.callables, **added})
 
-    return link(knl, (knl.name,))
+    linked = link(knl, (knl.name,))
+    if linked is not None and linked is not knl:
+        # the callees' accesses, with the caller's arrays and parameter values
+        # (``arange(N)`` writing ``Y`` of 20 elements needs ``N <= 20``)
+        check_bounds(inline_calls(knl, dict(kernels)))
+    return linked
 
 
 def _positions(callee: LoopKernel) -> dict[int, str]:

@@ -121,7 +121,7 @@ class RegisteredCallEmitter:
         expr, returns_value = clbl.emit_call_insn(
             insn, self.target, self._mapper(clbl, insn.expression.parameters))
         code = CCodeMapper()(expr)
-        if not returns_value:
+        if not returns_value or insn.assignee is None:     # (or a call without results)
             return f"{code};"
         if _whole_array(insn.assignee) is not None:
             raise CodeGenerationError(

@@ -227,6 +227,9 @@ class CExpressionMapper(Mapper):
         s = self.literal(expr, dtype)
         return self._paren(s, PREC_UNARY, prec) if s.startswith("-") and prec > PREC_SUM else s
 
+    def map_nan(self, expr: prim.NaN, prec: int, dtype: np.dtype) -> str:
+        return self.literal(np.nan, dtype)
+
     def map_variable(self, expr: Any, prec: int, dtype: np.dtype) -> str:
         name = expr.name
         var = self.knl.arg_dict.get(name) or self.knl.temporary_variables.get(name)
@@ -237,8 +240,11 @@ class CExpressionMapper(Mapper):
 
     def flat_index(self, var: Any, index: tuple) -> Any:
         """The linear element offset of *index* into *var*, as an expression."""
+        offset = getattr(var, "offset", 0)
+        offset = offset if isinstance(offset, int) else 0     # (loopy's, in elements)
         if var.shape is None and len(index) == 1:
-            return index[0]         # an array without a shape: a plain pointer
+            # an array without a shape: a plain pointer
+            return prim.Sum((index[0], offset)) if offset else index[0]
         if var.shape is None or len(index) != len(var.shape):
             raise CodeGenerationError(
                 f"'{var.name}' has {len(var.shape or ())} dimension(s) but is indexed with "
@@ -251,6 +257,8 @@ class CExpressionMapper(Mapper):
                 terms.append(ix)
             else:
                 terms.append(prim.Product((stride, ix)))
+        if offset:
+            terms.append(offset)
         if not terms:
             return 0
         flat: list = []
@@ -405,6 +413,8 @@ class CExpressionMapper(Mapper):
         t = self.types(expr)
         if t.dtype.kind == "c":
             raise CodeGenerationError(f"complex value {expr} used as a condition")
+        if t.dtype.kind == "f":     # (OpenCL takes no floating-point ?: condition)
+            return self._paren(f"{self.code(expr, PREC_EQ)} != 0", PREC_EQ, prec)
         return self.code(expr, prec)
 
     def map_logical_and(self, expr: Any, prec: int, dtype: np.dtype) -> str:
@@ -464,6 +474,8 @@ class CExpressionMapper(Mapper):
         return self._call(expr.function.name, expr.parameters, dtype)
 
     def _call(self, name, params, dtype):
+        if name in ("indexof", "indexof_vec") and name not in self.knl.callables:
+            return self.index_of(params, dtype)
         if name in self.knl.callables:
             emitter = RegisteredCallEmitter(
                 self.knl, self.target, self.types, self.helpers,
@@ -483,6 +495,17 @@ class CExpressionMapper(Mapper):
         if name == "abs" and common.kind == "i":
             code = f"({self.target.dtype_to_ctype(common)}) {code}"
         return code
+
+    def index_of(self, params: Any, dtype: np.dtype) -> str:
+        """loopy's ``indexof(a[i, j])``: the linear offset of the element in
+        its array, in elements (also ``indexof_vec``'s: the lanes of a vector
+        axis are elements of their own)."""
+        (ref,) = params if len(params) == 1 else (None,)
+        if not (isinstance(ref, prim.Subscript) and isinstance(ref.aggregate, prim.Variable)):
+            raise CodeGenerationError(f"indexof takes one array element, got {params}")
+        var = self.knl.get_var(ref.aggregate.name)
+        index = ref.index if isinstance(ref.index, tuple) else (ref.index,)
+        return self.code(simplify(self.flat_index(var, index)), PREC_NONE, dtype)
 
     def call_types(self, name: str, params: Any, dtype: np.dtype) -> tuple[str, np.dtype]:
         """The typing rule of math function *name* and the type its arguments

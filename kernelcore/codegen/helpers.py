@@ -8,6 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 
+#: the NumPy names of C types, which name the helpers of ``//`` and ``%`` as
+#: in loopy (``loopy_floor_div_int32``)
+_TYPE_SUFFIXES = {
+    "char": "int8", "signed char": "int8", "short": "int16", "int": "int32",
+    "long": "int64", "long long": "int64", "unsigned char": "uint8",
+    "unsigned short": "uint16", "unsigned int": "uint32", "unsigned long": "uint64",
+    "float": "float32", "double": "float64", "half": "float16",
+}
+
+
+def _type_suffix(ctype: str) -> str:
+    if ctype.endswith("_t"):            # (the C target's int64_t and the like)
+        return ctype[:-2]
+    return _TYPE_SUFFIXES.get(ctype, ctype.replace(" ", "_"))
+
 
 class HelperRegistry:
     """Helper C functions a kernel needs, emitted once each in its preamble."""
@@ -22,7 +37,7 @@ class HelperRegistry:
         self.dtypes: set[np.dtype] = set()
 
     def floordiv(self, ctype: str, is_float: bool) -> str:
-        name = "kc_floordiv_" + ctype.replace(" ", "_")
+        name = "loopy_floor_div_" + _type_suffix(ctype)
         if name not in self.helpers:
             if is_float:
                 # NumPy's: from the exact remainder, not floor(a / b), whose
@@ -41,7 +56,7 @@ class HelperRegistry:
         return name
 
     def mod(self, ctype: str, is_float: bool) -> str:
-        name = "kc_mod_" + ctype.replace(" ", "_")
+        name = "loopy_mod_" + _type_suffix(ctype)
         if name not in self.helpers:
             rem = "fmod(a, b)" if is_float else "a % b"
             # (a zero remainder of floats takes the divisor's sign, as in NumPy)

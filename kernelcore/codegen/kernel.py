@@ -15,6 +15,7 @@ import numpy as np
 
 from kernelcore.codegen.expression import HelperRegistry
 from kernelcore.codegen.generator import DeviceKernel, Generator
+from kernelcore.codegen.preambles import kernel_preambles
 from kernelcore.codegen.storage import constant_declarations
 from kernelcore.creation import check_names
 from kernelcore.diagnostic import (
@@ -22,6 +23,7 @@ from kernelcore.diagnostic import (
     UnscheduledInstructionError,
     recording_warnings,
 )
+from kernelcore.ir.expr import called_names
 from kernelcore.ir.instruction import BarrierInstruction
 from kernelcore.ir.kernel import KernelState, LoopKernel
 from kernelcore.schedule.items import RunInstruction, segments
@@ -85,29 +87,29 @@ def _generate(knl: LoopKernel) -> CodeGenerationResult:
     kernels: list[DeviceKernel] = []
     bodies: list[str] = []
     launches = []
-    constants: list[str] = []
     for name, items, fixed in segments(knl.linearization or ()):
         index = next((k for k, dk in enumerate(kernels) if dk.name == name), None)
         if index is None:       # (the iterations of a host loop launch it again)
-            gen = Generator(knl, name, items, helpers,
-                            extra_inames=tuple(n for n, _ in fixed))
-            dk, lines = gen.generate()
-            if not kernels:     # constant data: declared once, before every kernel
-                constants = constant_declarations(knl, gen.target, gen.emit)
+            dk, lines = Generator(knl, name, items, helpers,
+                                  extra_inames=tuple(n for n, _ in fixed)).generate()
             index = len(kernels)
             kernels.append(dk)
             bodies += [""] + lines
         launches.append((index, tuple(v for _, v in fixed)))
-    bodies = ([""] + constants if constants else []) + bodies
     variables = list(knl.args) + list(knl.temporary_variables.values())
     dtypes = helpers.dtypes | {v.dtype for v in variables if v.dtype is not None}
     uses_complex = any(dt.kind == "c" for dt in dtypes)
     uses_double = any(dt in (np.float64, np.complex128) for dt in dtypes)
+    functions = {n for insn in knl.instructions for e in insn.expressions()
+                 for n in called_names(e)}
+    for key, code in kernel_preambles(knl, dtypes, functions).items():
+        helpers.preambles.setdefault(key, code)
     preamble = [code for _, code in sorted(helpers.preambles.items())]
     preamble += target.preamble(uses_complex, uses_double,
                                 target.dtype_to_ctype(knl.index_dtype))
     preamble += [f"#pragma OPENCL EXTENSION {e}: enable" for e in sorted(helpers.extensions)]
     preamble += list(helpers.helpers.values())
+    preamble += constant_declarations(knl, target)
     temps = tuple((tv.name, tv.dtype.name, tuple(tv.shape))
                   for tv in knl.device_arguments()[len(knl.args):])
     return CodeGenerationResult("\n".join(preamble + bodies) + "\n", tuple(kernels), temps,

@@ -2,7 +2,7 @@
 temporaries, and whether arguments may be declared restrict.
 
 Public names: storage_size, variable_storage_size, initial_values, check_definitions,
-shares_globals, temporary_declarations, constant_declarations.
+constant_declarations, shares_globals, temporary_declarations.
 """
 
 from __future__ import annotations
@@ -65,6 +65,32 @@ def initial_values(tv: TemporaryVariable, size: int, emit: Callable[..., str]) -
     flat[np.array([int(s) for s in tv.element_strides()], dtype=np.int64) @ index] = \
         values.reshape(-1)
     return ", ".join(emit(v, None, PREC_NONE, tv.dtype) for v in flat)
+
+
+def constant_declarations(knl: LoopKernel, target) -> list[str]:
+    """The program-scope declarations of *knl*'s global temporaries with an
+    initializer (constants: the host allocates nothing for them; loopy's
+    read-only global temporaries)."""
+    used: set[str] = set()
+    written: set[str] = set()
+    for insn in knl.instructions:
+        used |= insn.read_dependency_names() | insn.assignee_names()
+        written |= insn.assignee_names()
+    decls = []
+    for name, tv in sorted(knl.temporary_variables.items()):
+        if tv.address_space != AddressSpace.GLOBAL or tv.initializer is None \
+                or name not in used:
+            continue
+        if name in written:
+            raise CodeGenerationError(
+                f"global temporary '{name}' of kernel {knl.name} has an initializer, "
+                "which makes it a constant, but the kernel writes it")
+        assert tv.dtype is not None
+        size = max(storage_size(name, tv), 1)
+        values = initial_values(tv, size, lambda v, _c, _p, dt: target.literal(v, dt))
+        decls.append(f"{target.constant_array_qualifier()} "
+                     f"{target.dtype_to_ctype(tv.dtype)} {name}[{size}] = {{ {values} }};")
+    return decls
 
 
 def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[str]) -> None:
@@ -155,26 +181,6 @@ def temporary_declarations(knl: LoopKernel, insn_ids: Collection[str], target: A
     return decls
 
 
-def constant_declarations(knl: LoopKernel, target: Any,
-                          emit: Callable[[Any, Any], str]) -> list[str]:
-    """Program-scope declarations of the global temporaries of *knl* with an
-    initializer (read-only data, declared once for all device kernels)."""
-    qual = "__constant" if target.address_space_qualifier(AddressSpace.GLOBAL) \
-        else "static const"
-    lines = []
-    for name, tv in sorted(knl.temporary_variables.items()):
-        if tv.address_space != AddressSpace.GLOBAL or tv.initializer is None:
-            continue
-        if name in knl.get_written_variables():
-            raise CodeGenerationError(
-                f"global temporary '{name}' of kernel {knl.name} has an "
-                "initializer and is written: such data is constant (read_only=True)")
-        assert tv.dtype is not None
-        size = storage_size(name, tv)
-        lines.append(f"{qual} {target.dtype_to_ctype(tv.dtype)} {name}[{max(size, 1)}]"
-                     f" = {{ {initial_values(tv, size, emit) if size else '0'} }};")
-    return lines
-
 
 __all__ = ["storage_size", "variable_storage_size", "initial_values", "check_definitions",
-           "shares_globals", "temporary_declarations", "constant_declarations"]
+           "constant_declarations", "shares_globals", "temporary_declarations"]

@@ -346,6 +346,8 @@ class VectorExpressionMapper(CExpressionMapper):
             return super()._call(name, params, dtype)
         if name in self.knl.callables:
             raise NotVectorizable(f"'{name}' is a registered callable")
+        if name in ("indexof", "indexof_vec"):
+            raise NotVectorizable(f"{name} of a vector of elements")
         rule, common = self.call_types(name, params, dtype)
         if rule in ("real", "same"):
             return super()._call(name, params, dtype)

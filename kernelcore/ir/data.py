@@ -204,8 +204,11 @@ class ArrayArg(_ArrayBase):
     and stores. (kernelcore refuses views that start inside their buffer, and
     OpenCL aligns buffers to the device's base address alignment, at least
     64 bytes: up to that, the declaration holds for every array passed.)
-    *offset* is loopy's: 0 or :data:`auto` (taken, the array still starts at
-    its buffer)."""
+    *offset* is loopy's: a number of elements (the array's element 0 is
+    that far into the buffer passed: ``offset=3`` makes ``y[i]`` the
+    buffer's element ``3 + i``) or :data:`auto` (taken, the array still
+    starts at its buffer; a view starting inside its buffer that the kernel
+    only reads is passed as a copy)."""
 
     address_space: AddressSpace = AddressSpace.GLOBAL
     is_output: bool | None = None
@@ -225,11 +228,13 @@ class ArrayArg(_ArrayBase):
             strides = _strides_of_dim_tags(name, dim_tags, strides)
         if offset is None:
             offset = 0
-        if not (offset is auto or (isinstance(offset, int) and offset == 0)):
-            raise ParseError(f"array '{name}': offset={offset!r}: kernelcore's arrays "
-                             "start at their buffer (use 0, or lp.auto: any offset, "
-                             "where views that start inside their buffer are refused "
-                             "when called)")
+        if not (offset is auto or (isinstance(offset, (int, np.integer))
+                                   and not isinstance(offset, bool) and offset >= 0)):
+            raise ParseError(f"array '{name}': offset={offset!r}: give a number of "
+                             "elements >= 0, or lp.auto (any offset, where views that "
+                             "start inside their buffer are refused when called)")
+        if isinstance(offset, (int, np.integer)):
+            offset = int(offset)
         for k, v in dict(name=name, dtype=dtype, shape=shape, order=order,
                          strides=strides, address_space=address_space,
                          is_output=is_output, is_input=is_input,
@@ -288,7 +293,7 @@ class TemporaryVariable(_ArrayBase):
     (bytes, a power of two, or None) is declared for the array, and lets
     vector accesses at multiples of their size use single aligned loads.
     An *initializer* (an array of the values) gives the dtype and an ``auto``
-    shape. *for_atomic* allows atomic updates of its elements (as for arrays).
+    (or not given) shape. *for_atomic* allows atomic updates of its elements (as for arrays).
     Temporaries naming one *base_storage* share their memory (see
     :func:`~kernelcore.transform.temporaries.allocate_temporaries_for_base_storage`).
     """
@@ -309,7 +314,7 @@ class TemporaryVariable(_ArrayBase):
         if initializer is not None:     # loopy's: the initializer's dtype and shape
             initializer = np.asarray(initializer)
             dtype = initializer.dtype if dtype is None else dtype
-            # (the shape () of a declaration without one: the initializer's too)
+            # (also when no shape is given: loopy's default shape is auto)
             shape = initializer.shape if shape is auto or (
                 shape == () and initializer.ndim) else shape
         if isinstance(address_space, str):

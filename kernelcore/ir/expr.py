@@ -42,7 +42,8 @@ def is_reduction_name(name: str) -> bool:
 @prim.expr_dataclass()
 class Reduction(prim.ExpressionNode):
     """``operation(inames, expr)``: reduce *expr* over the points of *inames*
-    (a tuple of names, or one string of comma-separated names).
+    (a tuple of names or variables, one variable, or one string of
+    comma-separated names).
     *allow_simultaneous* is loopy's permission for several reductions over the
     same inames in one kernel, which kernelcore always gives."""
 
@@ -55,8 +56,11 @@ class Reduction(prim.ExpressionNode):
         if isinstance(self.inames, str):
             object.__setattr__(self, "inames", tuple(
                 n.strip() for n in self.inames.split(",") if n.strip()))
-        elif not isinstance(self.inames, tuple):
-            object.__setattr__(self, "inames", tuple(self.inames))
+        elif isinstance(self.inames, prim.Variable):     # (loopy's form: a variable)
+            object.__setattr__(self, "inames", (self.inames.name,))
+        else:
+            object.__setattr__(self, "inames", tuple(
+                n.name if isinstance(n, prim.Variable) else n for n in self.inames))
 
     def make_stringifier(self, originating_stringifier: Any = None) -> StringifyMapper:
         return StringifyMapper()

@@ -229,7 +229,8 @@ class CallInstruction(Assignment):
     """``y[:] = f(A[:, :], x[:])``: a call of a registered function or a
     kernel that takes or returns whole arrays (written as full slices), or
     that returns several values (``a[i], b[i] = f(x[i])``: the assignees
-    after the first are *extra_assignees*)."""
+    after the first are *extra_assignees*) or none (``f(x[i])``, loopy's
+    ``CallInstruction((), call)``: *assignee* is None)."""
 
     extra_assignees: tuple = ()
 
@@ -240,11 +241,10 @@ class CallInstruction(Assignment):
         (*assignees* a tuple or its text, e.g. ``"(x, y)"``), or with
         ``assignee=`` and ``extra_assignees=`` as kernelcore's passes make it."""
         if assignees is not None:
-            assignees = _as_expr(assignees)
+            assignees = _as_expr(assignees) if assignees != "" else ()
             assignees = tuple(assignees) if isinstance(assignees, tuple) else (assignees,)
-            if not assignees:
-                raise TypeError("CallInstruction: kernelcore calls return at least one value")
-            kwargs.update(assignee=assignees[0], extra_assignees=assignees[1:])
+            kwargs.update(assignee=assignees[0] if assignees else None,
+                          extra_assignees=assignees[1:])
         if temp_var_types:
             kwargs.setdefault("temp_var_type", temp_var_types[0])
         if "temp_var_type" in kwargs:
@@ -254,6 +254,8 @@ class CallInstruction(Assignment):
 
     @property
     def assignees(self) -> tuple:
+        if self.assignee is None:
+            return ()
         return (self.assignee,) + tuple(self.extra_assignees)
 
     def assignee_names(self) -> frozenset[str]:
@@ -267,13 +269,20 @@ class CallInstruction(Assignment):
         return result
 
     def expressions(self) -> tuple:
+        if self.assignee is None:       # (a call without results: only its expression)
+            return (self.expression,) + InstructionBase.expressions(self)
         return super().expressions() + tuple(self.extra_assignees)
 
     def with_transformed_expressions(self, f: Callable[[Any], Any]) -> Self:
+        if self.assignee is None:
+            return InstructionBase.with_transformed_expressions(self, f).copy(
+                expression=f(self.expression))
         return super().with_transformed_expressions(f).copy(
             extra_assignees=tuple(f(a) for a in self.extra_assignees))
 
     def __str__(self) -> str:
+        if self.assignee is None:
+            return f"{self.expression}  {self._options_str()}"
         lhs = ", ".join(str(a) for a in self.assignees)
         return f"{lhs} = {self.expression}  {self._options_str()}"
 
@@ -326,9 +335,10 @@ class CInstruction(InstructionBase):
 
         if isinstance(iname_exprs, str):
             iname_exprs = [n.strip() for n in iname_exprs.split(",") if n.strip()]
-        pairs = tuple((i, prim.Variable(i)) if isinstance(i, str)
-                      else (i[0], parse_expression(i[1]) if isinstance(i[1], str) else i[1])
-                      for i in iname_exprs)
+        pairs = tuple(dict.fromkeys(   # (a name given twice is defined once)
+            (i, prim.Variable(i)) if isinstance(i, str)
+            else (i[0], parse_expression(i[1]) if isinstance(i[1], str) else i[1])
+            for i in iname_exprs))
         if isinstance(assignees, str):
             assignees = [a.strip() for a in assignees.split(";") if a.strip()]
         targets = tuple(parse_expression(a) if isinstance(a, str) else a for a in assignees)

@@ -64,6 +64,11 @@ class LoopKernel:
     #: loopy's hook: ``f(insn_ids, callables_table)`` -> (group counts, work-group
     #: sizes) replacing those the domains give (entries PwAffs or integers)
     overridden_get_grid_sizes_for_insn_ids: Any = None
+    #: (key, C code) put before the code, in the order of their keys, each key once
+    preambles: tuple[tuple[str, str], ...] = ()
+    #: functions of a :class:`~kernelcore.codegen.preambles.PreambleInfo` giving
+    #: (key, C code) pairs, as loopy's preamble generators
+    preamble_generators: tuple = ()
     #: metadata tags (:class:`pytools.tag.Tag`) by iname; they change no code
     iname_metadata: Mapping[str, frozenset] = field(default_factory=dict)
 
@@ -75,7 +80,14 @@ class LoopKernel:
                            InameTagTable(self.iname_tags, self.iname_metadata))
 
     def copy(self, **kwargs: Any) -> LoopKernel:
+        if "iname_slab_increments" in kwargs:       # (loopy's name)
+            kwargs["iname_slabs"] = kwargs.pop("iname_slab_increments")
         return replace(self, **kwargs)
+
+    @property
+    def iname_slab_increments(self) -> Mapping[str, tuple[int, int]]:
+        """loopy's name of :attr:`iname_slabs`."""
+        return self.iname_slabs
 
     def __eq__(self, other: object) -> bool:
         """Structural equality (as loopy's): the same domains, instructions,
@@ -182,7 +194,7 @@ class LoopKernel:
 
     def device_arguments(self) -> list:
         """What device kernels receive: the arguments, then global temporaries
-        (but those with an initializer: constant data the program holds)."""
+        (but those with an initializer: constants of the program)."""
         return list(self.args) + [
             tv for _, tv in sorted(self.temporary_variables.items())
             if tv.address_space == AddressSpace.GLOBAL and tv.initializer is None]

@@ -43,6 +43,7 @@ from kernelcore.runtime.invoke import (
     emit_parameter_code,
     find_executor,
     native_array,
+    returned_arrays,
     tuple_code,
 )
 from kernelcore.runtime.store import default_cache_dir
@@ -82,12 +83,14 @@ def build_library(source: str, command: list[str], name: str = "kernel",
     lib = _LIBRARIES.get(key)
     if lib is not None:
         STATS["memory_hits"] += 1
+        logger.debug("Kernel %s retrieved from cache", name)   # (loopy's words)
         return lib
     directory = library_cache_dir()
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{key[:40]}.so")
     if os.path.exists(path):
         STATS["disk_hits"] += 1
+        logger.debug("Kernel %s retrieved from cache", name)
     else:
         if shutil.which(command[0]) is None:
             raise CCompilationError(f"C compiler '{command[0]}' not found; pass "
@@ -214,11 +217,18 @@ class CExecutor:
                                        f"kernelcore C invoker {knl.name}")
         self.runtime = _Runtime(self)
 
+    @property
+    def built(self) -> bool:
+        """Whether the compiled functions are at hand (from an earlier call)."""
+        return self._functions is not None
+
     def functions(self) -> list:
         if self._functions is None:
             if self.knl.options.write_code:
                 print(self.code.device_code())
-            lib = build_library(self.code.device_code(), self.knl.target.compile_command(),
+            lib = build_library(self.code.device_code(),
+                                [*self.knl.target.compile_command(),
+                                 *self.knl.options.build_options],
                                 self.knl.name, self.knl.target.link_flags())
             argtypes = [self.scalar_types[k][0] if k in self.scalar_types else ctypes.c_void_p
                         for k in range(len(self.device_args))]
@@ -234,7 +244,7 @@ class CExecutor:
 
     def _wrapper_source(self) -> str:
         knl = self.knl
-        written = knl.get_written_variables()
+        written = returned_arrays(knl)
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
         names = [a.name for a in knl.args]
         out: list[str] = []
@@ -312,6 +322,9 @@ def invoke(knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
     Returns ``(None, outputs)``: the written arrays, as NumPy arrays.
     """
     check_argument_names(knl, kwargs)
-    return get_executor(knl, kwargs)(dict(kwargs))
+    executor = get_executor(knl, kwargs)
+    if executor.built:
+        logger.debug("Kernel %s retrieved from cache", knl.name)
+    return executor(dict(kwargs))
 
 provide("invoke_c", invoke)

@@ -10,7 +10,7 @@ Several threads may call one kernel at once: code is generated and built
 once, and each call sets the shared device kernels' arguments and enqueues
 them under the program's lock.
 
-Public names: invoke, get_executor, Executor, memory_pool.
+Public names: invoke, get_executor, Executor, memory_pool, returned_arrays.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pymbolic import evaluate
 from kernelcore.codegen.kernel import CodeGenerationResult, generate_code_v2
 from kernelcore.diagnostic import InvocationError
 from kernelcore.index_width import emit_index_checks
-from kernelcore.ir.data import ArrayArg, ValueArg, c_order_strides
+from kernelcore.ir.data import ArrayArg, ValueArg, auto, c_order_strides, strides_for_order
 from kernelcore.ir.domain import set_to_cond_expr
 from kernelcore.ir.expr import get_dependencies
 from kernelcore.ir.stages import provide
@@ -232,6 +232,35 @@ def emit_parameter_code(w: Callable[[str], None], knl: LoopKernel) -> None:
     emit_index_checks(w, knl)
 
 
+def _permuted_strides(a: ArrayArg) -> tuple[int, ...] | None:
+    """The byte strides of *a* when they are fixed, neither C's nor
+    Fortran's, and fill its elements without gaps (a permutation of the axes'
+    nesting); else None."""
+    strides = a.element_strides()
+    if a.strides is None or not all(isinstance(x, int) for x in (*a.shape, *strides)):
+        return None
+    shape = tuple(int(x) for x in a.shape)
+    itemsize = np.dtype(a.dtype).itemsize
+    order = sorted(range(len(shape)), key=lambda k: strides[k])
+    expected, step = [0] * len(shape), 1
+    for k in order:
+        expected[k] = step
+        step *= shape[k]
+    if tuple(expected) != tuple(strides) or 0 in shape:
+        return None
+    if tuple(strides) in (strides_for_order(shape, "C"), strides_for_order(shape, "F")):
+        return None
+    return tuple(s * itemsize for s in strides)
+
+
+def returned_arrays(knl: LoopKernel) -> frozenset[str]:
+    """The arguments a call allocates when not passed and returns: those the
+    kernel writes and those declared outputs (``is_output=True``, as in
+    loopy, also when nothing writes them)."""
+    return knl.get_written_variables() | {a.name for a in knl.args
+                                          if getattr(a, "is_output", None) is True}
+
+
 def cached_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
     """``(cache key, generated code)`` of *knl*, from the code cache if there."""
     key = kernel_key(knl)
@@ -271,12 +300,12 @@ class Executor:
 
     def _wrapper_source(self) -> str:
         knl = self.knl
-        written = knl.get_written_variables()
+        written = returned_arrays(knl)
         arrays = [a for a in knl.args if isinstance(a, ArrayArg)]
         names = [a.name for a in knl.args]
         out: list[str] = []
         w = out.append
-        w(f"def invoke(_rt, queue, wait_for, _want_host, "
+        w(f"def invoke(_rt, queue, wait_for, _want_host, _allocator, "
           f"{', '.join(f'{n}=None' for n in names)}):")
         w("    _np = _rt.np")
         w("    _any_host = False")
@@ -304,9 +333,14 @@ class Executor:
             is_out = a.name in written
             w(f"    _{a.name}_host = None")
             w(f"    if {a.name} is None:")
-            if is_out:
+            if is_out and _permuted_strides(a) is not None:
+                # (a layout of its own that fills its elements: a vector axis first)
+                w(f"        {a.name} = _rt.cla.Array(queue, {shape}, _np.dtype("
+                  f"{str(a.dtype)!r}), strides={_permuted_strides(a)!r}, "
+                  "allocator=_allocator)")
+            elif is_out:
                 w(f"        {a.name} = _rt.cla.empty(queue, {shape}, _np.dtype("
-                  f"{str(a.dtype)!r}), order={a.order!r})")
+                  f"{str(a.dtype)!r}), order={a.order!r}, allocator=_allocator)")
             else:
                 w(f"        _rt.missing({a.name!r})")
             if not knl.options.no_numpy:
@@ -316,6 +350,13 @@ class Executor:
                     w(f"        _{a.name}_host = {a.name}")
                 w(f"        {a.name} = _rt.to_device(queue, {a.name!r}, {a.name}, "
                   f"{a.order!r})")
+            if not is_out and a.offset is auto:
+                # (loopy's any offset: a view starting inside its buffer, only
+                # read, is passed as a copy)
+                w(f"    elif {a.name}.offset:")
+                w("        _any_dev = True")
+                w(f"        {a.name} = {a.name}.copy(queue=queue)")
+            if not knl.options.no_numpy:
                 w("    else:")
                 w("        _any_dev = True")
             if not knl.options.skip_arg_checks:
@@ -326,7 +367,7 @@ class Executor:
         for name, dtype, shape in self.code.global_temporaries:
             shape_code = "(" + "".join(f"max(0, {_py(x)}), " for x in shape) + ")"
             w(f"    {name} = _rt.cla.empty(queue, {shape_code}, _np.dtype({dtype!r}), "
-              "allocator=_rt.pool(queue))")
+              "allocator=_allocator or _rt.pool(queue))")
         call_args = []
         for arg in knl.args:
             if isinstance(arg, ValueArg):
@@ -370,12 +411,12 @@ class Executor:
     def __call__(self, queue, kwargs: dict):
         wait_for = kwargs.pop("wait_for", None)
         out_host = kwargs.pop("out_host", None)
-        kwargs.pop("allocator", None)
+        allocator = kwargs.pop("allocator", None)
         if self.knl.options.write_wrapper and not getattr(self, "_wrapper_printed", False):
             print(self.wrapper_source)
             self._wrapper_printed = True
         try:
-            return self.invoker(self.runtime, queue, wait_for, out_host, **kwargs)
+            return self.invoker(self.runtime, queue, wait_for, out_host, allocator, **kwargs)
         except TypeError as e:
             if "unexpected keyword argument" in str(e):
                 raise InvocationError(f"kernel '{self.knl.name}': {e}; its arguments are "
@@ -410,7 +451,7 @@ def find_executor(knl: LoopKernel, kwargs: dict, registry: MutableMapping[LoopKe
     if entry is None:
         params = set(knl.all_params())
         untyped = [a.name for a in knl.args if a.dtype is None and a.name not in params]
-        written = knl.get_written_variables()
+        written = returned_arrays(knl)
         required = [n for n in untyped
                     if n not in written and isinstance(knl.arg_dict[n], ArrayArg)]
         with _REGISTRY_LOCK:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from kernelcore.check_overlap import may_touch_across_work_items
 from kernelcore.diagnostic import SchedulingError
 from kernelcore.ir.data import AddressSpace
 from kernelcore.ir.domain import project_to
@@ -40,7 +41,6 @@ from kernelcore.schedule.items import (
     ReturnFromKernel,
     RunInstruction,
 )
-from kernelcore.schedule.overlap import may_touch_across_work_items
 
 
 def _is_global_barrier(knl: LoopKernel, item) -> bool:

@@ -124,6 +124,9 @@ class CTarget(OpenCLTarget):
     def address_space_qualifier(self, aspace: AddressSpace) -> str:
         return ""
 
+    def constant_array_qualifier(self) -> str:
+        return "static const"
+
     def kernel_prefix(self, local_size: tuple[int, ...]) -> str:
         return "void"
 

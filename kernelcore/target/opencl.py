@@ -42,7 +42,10 @@ class OpenCLTarget(CFamilyTarget):
     CPU compilers whose built-ins are scalar calls, as PoCL's). *math_f64*
     the same for float64 logarithms, ``pow``, ``exp2``, ``expm1``,
     ``sinh``, ``cosh``, ``tanh``, inverse trigonometric functions, ``cbrt``
-    and ``hypot`` (:mod:`kernelcore.target.f64math`: within an ulp)."""
+    and ``hypot`` (:mod:`kernelcore.target.f64math`: within an ulp).
+    *limit_arg_size_nbytes* is accepted for loopy compatibility and has no
+    effect: kernelcore always passes the arguments one by one (loopy packs
+    them into an SVM buffer beyond that size)."""
 
     name = "opencl"
     #: True for targets that run every work-item one after another (plain C)
@@ -56,7 +59,8 @@ class OpenCLTarget(CFamilyTarget):
     math_f64: str = "builtin"
 
     def __init__(self, fp_contract: bool | None = None, math_f32: str = "builtin",
-                 math_f64: str = "builtin"):
+                 math_f64: str = "builtin", limit_arg_size_nbytes: int | None = None):
+        del limit_arg_size_nbytes       # (see the class documentation)
         for option, value in (("math_f32", math_f32), ("math_f64", math_f64)):
             if value not in ("builtin", "branch_free"):
                 raise ValueError(f"{option} must be 'builtin' or 'branch_free', not {value!r}")
@@ -100,6 +104,10 @@ class OpenCLTarget(CFamilyTarget):
     def address_space_qualifier(self, aspace: AddressSpace) -> str:
         return {AddressSpace.GLOBAL: "__global", AddressSpace.LOCAL: "__local",
                 AddressSpace.PRIVATE: ""}[aspace]
+
+    def constant_array_qualifier(self) -> str:
+        """How an array of constants of the program is declared."""
+        return "__constant"
 
     def hw_index_name(self, is_local: bool, axis: int) -> str:
         """The C spelling of the local (or group) index along *axis*."""

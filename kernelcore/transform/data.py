@@ -1,8 +1,7 @@
 """Transformations of kernel data: argument names, layouts, the argument list.
 
 Public names: tag_array_axes, rename_argument, remove_unused_arguments, set_argument_order,
-and (loopy's module path) add_padding_to_avoid_bank_conflicts,
-reduction_arg_to_subst_rule.
+reduction_arg_to_subst_rule, and (loopy's module path) add_padding_to_avoid_bank_conflicts.
 """
 
 from __future__ import annotations
@@ -12,14 +11,16 @@ from collections.abc import Iterable
 from typing import Any
 
 import pymbolic.primitives as prim
+from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, ParseError, UnknownNameError
 from kernelcore.ir.data import ArrayArg, ValueArg, parse_shape
-from kernelcore.ir.expr import get_dependencies, substitute
+from kernelcore.ir.expr import IdentityMapper, Reduction, get_dependencies, substitute
 from kernelcore.ir.kernel import LoopKernel
+from kernelcore.ir.subst import SubstitutionRule
 from kernelcore.ir.tags import VECTOR_WIDTHS
+from kernelcore.match import parse_match
 from kernelcore.transform.padding import add_padding_to_avoid_bank_conflicts  # noqa: F401
-from kernelcore.transform.subst import reduction_arg_to_subst_rule  # noqa: F401
 from kernelcore.translation_unit import for_each_kernel
 
 
@@ -29,10 +30,11 @@ def _strides_from_tags(shape: tuple, tags: list[str]):
     n = len(shape)
     if len(tags) != n:
         raise ParseError(f"tag_array_axes: {len(tags)} tag(s) for {n} axes")
-    if "vec" in (t.lower() for t in tags[:-1]):
-        raise ParseError("tag_array_axes: only the last axis may be tagged 'vec'")
-    if tags and tags[-1].lower() == "vec":
-        return _vec_strides(shape, tags)
+    vec = [k for k, t in enumerate(tags) if t.lower() == "vec"]
+    if len(vec) > 1:
+        raise ParseError("tag_array_axes: at most one axis may be tagged 'vec'")
+    if vec:
+        return _vec_strides(shape, tags, vec[0])
     if all(t.startswith("stride:") for t in tags):
         return parse_shape(tuple(t[len("stride:"):] for t in tags))
     low = [t.lower() for t in tags]
@@ -56,26 +58,27 @@ def _strides_from_tags(shape: tuple, tags: list[str]):
     return tuple(strides)
 
 
-def _vec_strides(shape: tuple, tags: list[str]) -> tuple:
-    """Strides for tags ending in ``vec``: the last axis holds the lanes of
-    OpenCL vector values (contiguous, as ``vloadN``/``vstoreN`` access them;
-    3 lanes are packed, not padded to 4), the others nest outside it as
-    their own tags say."""
-    lanes = shape[-1]
+def _vec_strides(shape: tuple, tags: list[str], axis: int) -> tuple:
+    """Strides for tags with a ``vec`` axis: it holds the lanes of OpenCL
+    vector values (contiguous, as ``vloadN``/``vstoreN`` access them; 3
+    lanes are packed, not padded to 4), the others nest outside it as their
+    own tags say."""
+    lanes = shape[axis]
     if not isinstance(lanes, int) or lanes not in VECTOR_WIDTHS:
         raise ParseError(f"tag_array_axes: a 'vec' axis needs a fixed length in "
                          f"{VECTOR_WIDTHS}, got {lanes}")
     if len(shape) == 1:
         return (1,)
-    outer = _strides_from_tags(shape[:-1], tags[:-1])
-    return tuple(s * lanes for s in outer) + (1,)
+    outer = [s * lanes for s in _strides_from_tags(shape[:axis] + shape[axis + 1:],
+                                                    tags[:axis] + tags[axis + 1:])]
+    return tuple(outer[:axis]) + (1,) + tuple(outer[axis:])
 
 
 @for_each_kernel
 def tag_array_axes(knl: LoopKernel, array_names: Iterable[str], dim_tags: Any) -> LoopKernel:
     """Set the memory layout of arrays: ``"c"``/``"f"`` (all axes), ``"c,c"``,
-    ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``; a last tag ``vec``
-    (``"c,vec"``) makes the last axis the contiguous lanes of vector values."""
+    ``"f,f"``, ``"N0,N1"`` or ``"stride:1,stride:n"``; a tag ``vec`` (``"c,vec"``,
+    ``"vec,c,c"``) makes its axis the contiguous lanes of vector values."""
     names = [s.strip() for s in array_names.split(",")] if isinstance(array_names, str) \
         else list(array_names)
     tags = [t.strip() for t in dim_tags.split(",")] if isinstance(dim_tags, str) \
@@ -173,3 +176,52 @@ def set_argument_order(knl: LoopKernel, arg_names: Iterable[str]) -> LoopKernel:
                               f"{', '.join(knl.arg_dict)}; name each once, got "
                               f"{', '.join(names)}")
     return knl.copy(args=tuple(knl.arg_dict[n] for n in names))
+
+
+class _ReductionArgToRule(IdentityMapper):
+    """Moves the reduced expression of each reduction over exactly *inames*
+    into a new substitution rule taking those inames."""
+
+    def __init__(self, inames: tuple[str, ...], rule_name: Any,
+                 rules: dict[str, SubstitutionRule]):
+        self.inames = inames
+        self.rule_name = rule_name
+        self.rules = rules
+
+    def map_reduction(self, expr: Reduction) -> Reduction:
+        if frozenset(expr.inames) != frozenset(self.inames):
+            return Reduction(expr.operation, expr.inames, self.rec(expr.expr),
+                             expr.allow_simultaneous)
+        name = self.rule_name()
+        if name in self.rules:
+            raise KernelcoreError(f"reduction_arg_to_subst_rule: substitution rule "
+                                  f"'{name}' already exists")
+        self.rules[name] = SubstitutionRule(name, self.inames, expr.expr)
+        call = prim.Variable(name)(*(prim.Variable(n) for n in self.inames))
+        return Reduction(expr.operation, expr.inames, call, expr.allow_simultaneous)
+
+    def map_constant(self, expr: Any) -> Any:
+        return expr
+
+
+@for_each_kernel
+def reduction_arg_to_subst_rule(knl: LoopKernel, inames: Iterable[str] | str,
+                                insn_match: Any = None,
+                                subst_rule_name: str | None = None) -> LoopKernel:
+    """*knl* where the reduced expression of every reduction over exactly
+    *inames* (in the instructions *insn_match* matches) is a substitution rule
+    of those inames (named *subst_rule_name*, or ``red_<inames>_arg``
+    made unique), which the reduction calls."""
+    names = tuple(n.strip() for n in inames.split(",")) if isinstance(inames, str) \
+        else tuple(inames)
+    gen = UniqueNameGenerator(set(knl.all_inames()) | set(knl.all_params())
+                              | set(knl.arg_dict) | set(knl.temporary_variables)
+                              | set(knl.substitutions))
+    rules = dict(knl.substitutions)
+    mapper = _ReductionArgToRule(
+        names, (lambda: subst_rule_name) if subst_rule_name is not None
+        else (lambda: gen(f"red_{'_'.join(names)}_arg")), rules)
+    match = parse_match(insn_match)
+    insns = tuple(i.with_transformed_expressions(mapper) if match(knl, i) else i
+                  for i in knl.instructions)
+    return knl.copy(instructions=insns, substitutions=rules)

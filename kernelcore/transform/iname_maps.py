@@ -252,7 +252,7 @@ def make_reduction_inames_unique(knl: LoopKernel, inames: Any = None,
     counts: dict[str, int] = {}
     renamed: list[tuple[str, str]] = []
     taken = set(knl.all_inames()) | set(knl.all_params()) | set(knl.arg_dict) \
-        | set(knl.temporary_variables)
+        | set(knl.temporary_variables) | set(knl.substitutions)
     mapper = _ReductionUniquifier(knl, only, counts, renamed, taken)
     insns = []
     for insn in knl.instructions:
@@ -263,6 +263,9 @@ def make_reduction_inames_unique(knl: LoopKernel, inames: Any = None,
     tags = dict(knl.iname_tags)
     metadata = dict(knl.iname_metadata)
     for old, fresh in renamed:
+        if any(old in knl.domain_parent_inames(i) for i in knl.all_inames()):
+            raise KernelcoreError(f"make_reduction_inames_unique: '{old}' bounds other "
+                                  "inames; copying it is not supported")
         domains = [_duplicate_in_set(d, old, fresh) for d in domains]
         if old in tags:
             tags[fresh] = tags[old]

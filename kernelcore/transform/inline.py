@@ -216,7 +216,11 @@ def _inline_call(caller: LoopKernel, callee: LoopKernel, insn,
         temporary_variables=temps, iname_tags={**caller.iname_tags, **callee.iname_tags},
         loop_priority=caller.loop_priority + callee.loop_priority,
         iname_slabs={**caller.iname_slabs, **callee.iname_slabs},
-        callables={**callee.callables, **caller.callables})
+        callables={**callee.callables, **caller.callables},
+        preambles=caller.preambles + tuple(p for p in callee.preambles
+                                           if p not in caller.preambles),
+        preamble_generators=caller.preamble_generators + tuple(
+            g for g in callee.preamble_generators if g not in caller.preamble_generators))
 
 
 def _inline_into(caller: LoopKernel, callee: LoopKernel) -> LoopKernel:

@@ -46,6 +46,7 @@ def fix_parameters(knl: LoopKernel, **values: int) -> LoopKernel:
     insns = tuple(i.with_transformed_expressions(subst) for i in knl.instructions)
 
     def fix_var(v):
+        # (shapes folded to numbers: 'deg + 1' with deg=4 is 5)
         if getattr(v, "shape", None) and isinstance(v.shape, tuple):
             v = v.copy(shape=tuple(simplify(subst(s)) for s in v.shape))
         if isinstance(getattr(v, "strides", None), tuple):

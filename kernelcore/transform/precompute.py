@@ -11,6 +11,10 @@ storage axis), and make the users read the temporary instead.
 Storage inames get *default_tag*: ``"l.auto"`` maps them, innermost first, onto
 the kernel's work-group axes (splitting a storage iname longer than its axis),
 so all work-items of a group cooperate in the fetch; ``None`` keeps loops.
+``precompute`` names the storage inames after the rule's arguments (``i`` ->
+``i_0``), as loopy does. A temporary in global memory may have a length
+known only when called (a sweep of parametric length); its users wait for
+it behind a global barrier ``<rule>_barrier``.
 
 Public names: precompute, add_prefetch, buffer_array.
 """
@@ -34,20 +38,23 @@ from kernelcore.ir.domain import (
     move_names_to_params,
     project_to,
     static_max_of_pw_aff,
-    static_range,
 )
 from kernelcore.ir.expr import IdentityMapper, get_dependencies, substitute
-from kernelcore.ir.instruction import Assignment, assignee_subscript
+from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.simplify import simplify
 from kernelcore.ir.subst import expand_rules
-from kernelcore.ir.tags import LocalIndexTag, parse_tag
 from kernelcore.match import parse_match
 from kernelcore.parse import parse_expression
-from kernelcore.transform.iname import split_iname, tag_inames
 from kernelcore.transform.inline import slice_bounds
 from kernelcore.transform.instruction import find_most_recent_global_barrier
-from kernelcore.transform.rule_copies import RuleInstantiator, drop_unused_rules
+from kernelcore.transform.precompute_reductions import localize_reduction_inames
+from kernelcore.transform.precompute_storage import check_reused_inames, tag_storage
+from kernelcore.transform.rule_copies import (
+    RuleInstantiator,
+    drop_unused_rules,
+    expand_rules_reading,
+)
 from kernelcore.translation_unit import for_each_kernel
 
 dim_type = isl.dim_type
@@ -151,7 +158,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
                 keep_length1_uses: bool = False, store_insn_base: str | None = None,
                 body_inames: Iterable[str] = (), extra_rules: dict | None = None,
                 footprint_index: tuple | None = None,
-                footprint_shape: tuple = ()) -> LoopKernel:
+                footprint_shape: tuple = (), barrier_base: str | None = None) -> LoopKernel:
     sweep = set(_names(sweep))
     knl.check_inames(sweep, "precompute/add_prefetch sweep")
     match = parse_match(within)
@@ -232,7 +239,12 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             footprint = img if footprint is None else footprint.union(
                 img.align_params(footprint.space)).coalesce()
     assert footprint is not None
-    bases, extents = [], []
+    aspace = temporary_address_space if temporary_address_space is not None else auto
+    if isinstance(aspace, str):
+        aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
+                  "global": AddressSpace.GLOBAL}[aspace]
+    bases: list = []
+    extents: list = []
     for k in range(rank):
         lo = _single_aff(footprint.dim_min(k), base_name)
         base = aff_to_expr(lo)
@@ -247,6 +259,10 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         if top.is_int():
             extents.append(top.get_num_si() + 1)
             continue
+        if aspace == AddressSpace.GLOBAL:   # (the host allocates it per call)
+            extents.append(simplify(prim.Sum((
+                aff_to_expr(_single_aff(span.dim_max(0), base_name)), 1))))
+            continue
         # a length that depends on the kernel's parameters (not on outer
         # inames): a temporary of variable size, as loopy makes
         span_params = {span.get_dim_name(dim_type.param, p)
@@ -258,7 +274,8 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
         except StaticValueFindingError:
             raise StaticValueFindingError(
                 f"{base_name}: the footprint along axis {k} has no constant length; "
-                "sweep inames of fixed extent (split them first)") from None
+                "sweep inames of fixed extent (split them first), or store it in "
+                "global memory") from None
         extents.append(simplify(prim.Sum((aff_to_expr(longest), 1))))
 
     # }}}
@@ -289,7 +306,7 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             expr_to_pw_aff(prim.Variable(f"__kc_a{k}"), fp.space)
             - expr_to_pw_aff(bases[k], fp.space))
     storage_dom: isl.Set | isl.BasicSet = project_to(fp, dim_names).coalesce()
-    _check_reused_inames(knl, base_name, storage_dom, dim_names)
+    check_reused_inames(knl, base_name, storage_dom, dim_names)
     bsets = storage_dom.get_basic_sets()
     storage_dom = bsets[0] if len(bsets) == 1 else storage_dom
 
@@ -307,10 +324,15 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     index = tuple(_simplify(prim.Sum((offsets[k], bases[k]))) if k in offsets else bases[k]
                   for k in range(rank))
     storage = tuple(prim.Variable(d) for d in dim_names)
+    # reductions in the value get inames of their own, bounded by the storage indices
+    sweep_values = {a.name: index[k] for k, a in enumerate(users[0][1][0][0])
+                    if isinstance(a, prim.Variable) and a.name in sweep}
+    value, red_domain, red_tags = localize_reduction_inames(
+        knl, value_of(index), sweep_values, dim_names, set(outer), names)
     fetch = Assignment(id=fetch_id,
                        assignee=prim.Subscript(prim.Variable(temp), storage) if storage
                        else prim.Variable(temp),
-                       expression=value_of(index),
+                       expression=value,
                        within_inames=frozenset(outer) | frozenset(dim_names))
 
     def replace(args):
@@ -320,19 +342,30 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
 
     fetch = fetch.copy(depends_on=_fetch_dependencies(
         knl, fetch, users, {**knl.substitutions, **(extra_rules or {})}))
-    new_insns = []
+    # a global temporary is complete for its users after a global barrier,
+    # named as in loopy (``<rule>_barrier``)
+    barrier = None
+    if aspace == AddressSpace.GLOBAL and barrier_base is not None:
+        barrier = BarrierInstruction(
+            id=UniqueNameGenerator(set(knl.id_to_insn) | {fetch_id})(f"{barrier_base}_barrier"),
+            depends_on=frozenset({fetch_id}), within_inames=frozenset(outer),
+            synchronization_kind="global", mem_kind="global")
+    user_deps = {fetch_id} if barrier is None else {fetch_id, barrier.id}
+    new_insns: list = []
     for insn in knl.instructions:
         if any(insn is u for u, _ in users):
             rewriter = _UseFinder(is_use, replace)
             insn = insn.copy(expression=rewriter(insn.expression),  # type: ignore[attr-defined]
                              predicates=frozenset(rewriter(p) for p in insn.predicates),
-                             depends_on=insn.depends_on | {fetch_id},
+                             depends_on=insn.depends_on | user_deps,
                              assignee=rewriter(insn.assignee)  # type: ignore[attr-defined]
                              if store_of is not None
                              else _with_index_rewritten(insn.assignee, rewriter))  # type: ignore[attr-defined]
         new_insns.append(insn)
     position = min(k for k, i in enumerate(new_insns) if any(i.id == u.id for u, _ in users))
     new_insns.insert(position, fetch)
+    if barrier is not None:
+        new_insns.insert(position + 1, barrier)
     if store_of is not None:
         target, value = store_of(index, fetch.assignee)
         if target is not None:
@@ -346,10 +379,6 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
             new_insns.insert(last + 1, Assignment(
                 id=store_id, assignee=target, expression=value,
                 within_inames=fetch.within_inames, depends_on=frozenset(user_ids)))
-    aspace = temporary_address_space if temporary_address_space is not None else auto
-    if isinstance(aspace, str):
-        aspace = {"private": AddressSpace.PRIVATE, "local": AddressSpace.LOCAL,
-                  "global": AddressSpace.GLOBAL}[aspace]
     temps = dict(knl.temporary_variables)
     shape = tuple(extents[k] for k in kept)
     if temp in temps:       # a temporary of the same shape is filled again
@@ -366,56 +395,15 @@ def _precompute(knl: LoopKernel, *, is_use, value_of, base_name: str, sweep, wit
     tags = dict(knl.iname_tags)
     for d in dim_names:
         tags[d] = None
-    knl = knl.copy(domains=knl.domains + (storage_dom,), instructions=tuple(new_insns),
+    tags.update(red_tags)
+    knl = knl.copy(domains=knl.domains + (storage_dom,) + (
+        () if red_domain is None else (red_domain,)), instructions=tuple(new_insns),
                    temporary_variables=temps, iname_tags=tags)
-    return _tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
-
-
-def _check_reused_inames(knl: LoopKernel, base_name: str, storage_dom, dim_names) -> None:
-    """Raise unless each of *dim_names* that is already a loop of *knl* ranges
-    over what the storage needs (an existing loop is reused, not redefined)."""
-    for d in dim_names:
-        if d not in knl.all_inames():
-            continue
-        have = project_to(knl.get_inames_domain([d]), [d])
-        need = project_to(storage_dom, [d])
-        if isinstance(need, isl.BasicSet):
-            need = isl.Set.from_basic_set(need)
-        have, need = isl.align_two(have, need)
-        have, need = have.intersect_params(need.params()), need.intersect_params(have.params())
-        if not have.is_equal(need):
-            raise KernelcoreError(f"{base_name}: storage index '{d}' is an existing loop "
-                                  f"over {have}, the storage needs {need}; name the "
-                                  "storage indices differently")
+    return tag_storage(knl, dim_names, [extents[k] for k in kept], default_tag, outer)
 
 
 def _simplify(expr):
     return simplify(expr)
-
-
-def _tag_storage(knl, dim_names, extents, default_tag, outer=()):
-    if default_tag is None:
-        return knl
-    if default_tag != "l.auto":
-        tag = parse_tag(default_tag)
-        return tag_inames(knl, {d: tag for d in dim_names})
-    axes: dict[int, int] = {}
-    for n, t in knl.iname_tags.items():
-        if isinstance(t, LocalIndexTag) and n not in dim_names:
-            lo, hi = static_range(knl, n)
-            axes[t.axis] = max(axes.get(t.axis, 0), hi - lo + 1)
-    # the axes of the loops the fetch runs in are taken
-    taken = {t.axis for n in outer if isinstance(t := knl.iname_tags.get(n), LocalIndexTag)}
-    free = sorted(set(axes) - taken)
-    for d, extent in zip(reversed(dim_names), reversed(extents)):
-        if not free:
-            break
-        axis = free.pop(0)
-        if isinstance(extent, int) and extent <= axes[axis]:
-            knl = tag_inames(knl, {d: f"l.{axis}"})
-        else:
-            knl = split_iname(knl, d, axes[axis], inner_tag=f"l.{axis}")
-    return knl
 
 
 @for_each_kernel
@@ -485,7 +473,7 @@ def precompute(knl: LoopKernel, subst_rule_name: str, sweep_inames: Iterable[str
                        insn_id=compute_insn_id or UniqueNameGenerator(set(knl.id_to_insn))(
                            subst_rule_name),
                        axis_bases=tuple(rule.arguments) + direct, body_inames=body,
-                       extra_rules=new_rules,
+                       extra_rules=new_rules, barrier_base=subst_rule_name,
                        keep_length1_uses=_enable_mirgecom_workaround)
     if not instantiators:
         return result
@@ -528,6 +516,7 @@ def add_prefetch(knl: LoopKernel, var_name: str, sweep_inames: Iterable[str] = (
         raise UnknownNameError(f"add_prefetch: no array called '{var_name}'")
     del fetch_bounding_box      # the footprint's bounding box is always fetched
 
+    knl = expand_rules_reading(knl, var_name, parse_match(within))
     is_use = _array_use(var_name)
 
     def value_of(index):

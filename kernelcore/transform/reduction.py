@@ -8,12 +8,11 @@ log2(group size) steps (barriers are inserted by the scheduler); work-item 0
 stores the result. A reduction iname tagged ``g.N`` makes a two-stage
 reduction (:mod:`kernelcore.transform.group_reduction`).
 
-Public names: realize_reduction, reduction_identity.
+Public names: realize_reduction (the operations: :mod:`kernelcore.transform.reduction_ops`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import islpy as isl
@@ -30,8 +29,6 @@ from kernelcore.ir.domain import (
     static_range,
 )
 from kernelcore.ir.expr import (
-    REDUCTION_OPS,
-    USER_REDUCTIONS,
     IdentityMapper,
     Reduction,
     get_dependencies,
@@ -40,80 +37,16 @@ from kernelcore.ir.expr import (
 from kernelcore.ir.instruction import Assignment, BarrierInstruction, assignee_var_name
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.tags import LocalIndexTag
-from kernelcore.parse import parse_expression
+from kernelcore.transform.reduction_ops import (
+    arg_better,
+    combine_value,
+    lane_index,
+    merge_partials,
+    reduction_identity,
+)
 from kernelcore.types import TypeInferenceMapper, kernel_type_context
 
 dim_type = isl.dim_type
-
-
-def register_reduction(name: str, identity: Callable[..., Any] | complex | np.generic,
-                       combine: str | Callable[[Any, Any], Any],
-                       merge: str | Callable[[Any, Any], Any] | None = None) -> None:
-    """Make ``name(iname, expr)`` a reduction in the instruction language.
-
-    *identity* is the neutral value, or a function of the dtype returning it;
-    *combine* folds the next value ``b`` into the accumulated ``a``; *merge*
-    joins two partial results (needed when the reduction runs over ``l.N`` or
-    ``g.N`` inames; e.g. ``combine="a + b*b"``, ``merge="a + b"``). Both are
-    expression strings in ``a`` and ``b``, or functions of two expressions."""
-    if name in REDUCTION_OPS:
-        raise KernelcoreError(f"'{name}' is a built-in reduction")
-    identity_fn = identity if callable(identity) else (lambda dtype, v=identity: v)
-    USER_REDUCTIONS[name] = (identity_fn, _binary(combine),
-                             None if merge is None else _binary(merge))
-
-
-def _binary(spec):
-    if not isinstance(spec, str):
-        return spec
-    template = parse_expression(spec)
-    return lambda a, b: substitute(template, {"a": a, "b": b})
-
-
-def _merge(op: str, left, right):
-    """Join two partial results of reduction *op*."""
-    if op in USER_REDUCTIONS:
-        merge = USER_REDUCTIONS[op][2]
-        if merge is None:
-            raise KernelcoreError(f"reduction '{op}' runs in parallel here but was "
-                                  "registered without merge=")
-        return merge(left, right)
-    return _combine(op, left, right)
-
-
-def reduction_identity(op: str, dtype: np.dtype) -> np.integer | np.inexact | np.bool_:
-    """The neutral element of *op* for *dtype* (max: -inf or the smallest integer)."""
-    if op in USER_REDUCTIONS:
-        return dtype.type(USER_REDUCTIONS[op][0](dtype))
-    if op in ("any", "all"):
-        return np.bool_(op == "all")
-    if op == "sum":
-        return dtype.type(0)
-    if op == "product":
-        return dtype.type(1)
-    if op in ("max", "min"):
-        if dtype.kind == "f":
-            return dtype.type(-np.inf if op == "max" else np.inf)
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            return dtype.type(info.min if op == "max" else info.max)
-        if dtype.kind == "b":
-            return dtype.type(op != "max")
-    raise TypeError(f"no identity for reduction '{op}' over {dtype}")
-
-
-def _combine(op: str, acc, value):
-    if op == "sum":
-        return prim.Sum((acc, value))
-    if op in USER_REDUCTIONS:
-        return USER_REDUCTIONS[op][1](acc, value)
-    if op == "product":
-        return prim.Product((acc, value))
-    if op == "any":
-        return prim.LogicalOr((acc, value))
-    if op == "all":
-        return prim.LogicalAnd((acc, value))
-    return prim.Call(prim.Variable(op), (acc, value))
 
 
 def _is_shift_of(aff: isl.Aff, name: str) -> bool:
@@ -125,10 +58,6 @@ def _is_shift_of(aff: isl.Aff, name: str) -> bool:
     return aff.dim(dim_type.div) == 0 and all(
         aff.get_coefficient_val(dim_type.in_, k).is_zero()
         for k in range(aff.dim(dim_type.in_)))
-
-
-def _lane(axis: int):
-    return prim.Variable(f"lid({axis})")
 
 
 def _is_global_barrier(insn: Any) -> bool:
@@ -153,6 +82,11 @@ class _Realizer(IdentityMapper):
     def map_reduction(self, expr: Reduction):
         if not expr.inames:         # over no inames: the value itself, as in loopy
             return self.rec(expr.expr)
+        swept = set(expr.inames) & set(self.outer_inames)
+        if swept:
+            raise KernelcoreError(
+                f"instruction '{self.insn.id}' reduces over iname(s) "
+                f"{', '.join(sorted(swept))} that it also runs in")
         if expr.operation in ("argmax", "argmin"):
             return self._arg_reduction(expr)
         if expr.operation.startswith(("segmented(", "segmented_flag(")):
@@ -190,7 +124,7 @@ class _Realizer(IdentityMapper):
         inner_deps = self.final_deps
         self.outer_inames, self.final_deps = saved_outer, saved_deps
         update = Assignment(id=update_id, assignee=prim.Variable(acc),
-                            expression=_combine(expr.operation, prim.Variable(acc), inner),
+                            expression=combine_value(expr.operation, prim.Variable(acc), inner),
                             within_inames=within | frozenset(expr.inames),
                             depends_on=self.insn.depends_on | {init_id} | inner_deps,
                             predicates=self.insn.predicates)
@@ -280,7 +214,7 @@ class _Realizer(IdentityMapper):
                        within_inames=self.outer_inames, depends_on=self.insn.depends_on,
                        predicates=self.insn.predicates),
             Assignment(id=update_id, assignee=prim.Variable(acc),
-                       expression=prim.If(is_first, prim.Variable(term_var), _combine(
+                       expression=prim.If(is_first, prim.Variable(term_var), combine_value(
                            expr.operation, prim.Variable(acc), prim.Variable(term_var))),
                        within_inames=self.outer_inames,
                        depends_on=self.insn.depends_on | {init_id, term_id},
@@ -300,7 +234,7 @@ class _Realizer(IdentityMapper):
         axis = self.knl.iname_tags[sweep].axis
         outer = self.outer_inames - {sweep}
         buf, at, lo, size = self._local_buffer(f"scan_{j}_buf", dtype, sweep, outer)
-        lane = _lane(axis)
+        lane = lane_index(axis)
         mine = prim.Variable(sweep) if lo == 0 else prim.Sum((prim.Variable(sweep), -lo))
         identity = reduction_identity(expr.operation, dtype)
         term = substitute(self.rec(expr.expr), {j: prim.Sum((prim.Variable(sweep), shift))
@@ -330,7 +264,7 @@ class _Realizer(IdentityMapper):
                            within_inames=outer, depends_on=frozenset({prev}),
                            predicates=self.insn.predicates),
                 Assignment(id=write_id, assignee=at(lane),
-                           expression=prim.If(prim.Comparison(lane, ">=", step), _merge(
+                           expression=prim.If(prim.Comparison(lane, ">=", step), merge_partials(
                                expr.operation, at(lane), prim.Variable(tmp)), at(lane)),
                            within_inames=outer, depends_on=frozenset({read_id}),
                            predicates=self.insn.predicates)]
@@ -348,11 +282,11 @@ class _Realizer(IdentityMapper):
             raise KernelcoreError(f"{expr.operation} reduces over exactly one iname, got "
                                   f"{', '.join(expr.inames)} (was its iname split?)")
         (iname,) = expr.inames
-        if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
-            raise KernelcoreError(f"{expr.operation} over parallel iname '{iname}' is not "
-                                  "supported; keep it sequential")
         value_expr, index_expr = expr.expr if isinstance(expr.expr, tuple) else (
             expr.expr, None)
+        if index_expr is not None and isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
+            raise KernelcoreError(f"{expr.operation} of an index expression over parallel "
+                                  f"iname '{iname}' is not supported; keep it sequential")
         dtype = self.types(value_expr).dtype
         op = "max" if expr.operation == "argmax" else "min"
         val = self.names(f"acc_{iname}_val")
@@ -365,13 +299,7 @@ class _Realizer(IdentityMapper):
         inner = self.rec(value_expr)
         ids = [self.names(f"{base}_{s}") for s in ("init", "init_idx", "idx", "update")]
         v, i = prim.Variable(val), prim.Variable(idx)
-        better = prim.LogicalOr((prim.Comparison(inner, ">" if op == "max" else "<", v),
-                                 prim.Comparison(i, "==", -1)))
-        if dtype.kind == "f":
-            # NaN wins once and then stays (NumPy returns the first NaN)
-            better = prim.LogicalOr((better, prim.LogicalAnd((
-                prim.Call(prim.Variable("isnan"), (inner,)),
-                prim.LogicalNot(prim.Call(prim.Variable("isnan"), (v,)))))))
+        better = arg_better(op, dtype, inner, v, i)
         self.new_insns += [
             Assignment(id=ids[0], assignee=v, expression=reduction_identity(op, dtype),
                        within_inames=within, depends_on=frozenset(),
@@ -386,6 +314,8 @@ class _Realizer(IdentityMapper):
                        within_inames=within | {iname},
                        depends_on=self.insn.depends_on | {ids[2]},
                        predicates=self.insn.predicates)]
+        if isinstance(self.knl.iname_tags.get(iname), LocalIndexTag):
+            return self._arg_tree(op, dtype, val, idx, ids[3], iname)
         if index_expr is None:
             self.final_deps.add(ids[3])
             return i
@@ -404,6 +334,67 @@ class _Realizer(IdentityMapper):
             depends_on=self.new_insns[-2].depends_on | {keep})
         self.final_deps.update({ids[3], keep})
         return prim.Variable(at)
+
+    def _arg_tree(self, op, dtype, val, idx, update_id, lane_iname):
+        """Combine the work-items' (value, index) pairs through local memory:
+        the better value wins, the lower index among equal ones."""
+        axis = self.knl.iname_tags[lane_iname].axis
+        within = self.outer_inames
+        vbuf, vat, _, size = self._local_buffer(f"{val}_buf", dtype, lane_iname, within)
+        _, iat, _, _ = self._local_buffer(f"{idx}_buf", self.knl.index_dtype, lane_iname,
+                                          within)
+        lane = lane_index(axis)
+        base = f"{self.insn.id}_{vbuf}"
+        store = [self.names(f"{base}_store"), self.names(f"{base}_store_idx")]
+        insns = [Assignment(id=store[0], assignee=vat(lane), expression=prim.Variable(val),
+                            within_inames=within, depends_on=frozenset({update_id}),
+                            predicates=self.insn.predicates),
+                 Assignment(id=store[1], assignee=iat(lane), expression=prim.Variable(idx),
+                            within_inames=within, depends_on=frozenset({update_id}),
+                            predicates=self.insn.predicates)]
+        prev = set(store)
+        stride = 1
+        while stride < size:
+            stride *= 2
+        stride //= 2
+        while stride >= 1:
+            take = self.names(f"{idx}_take_{stride}")
+            self.new_temps[take] = TemporaryVariable(take, np.dtype(np.int8), (),
+                                                     address_space=AddressSpace.PRIVATE)
+            other = prim.Sum((lane, stride))
+            mine_v, mine_i, their_v, their_i = vat(lane), iat(lane), vat(other), iat(other)
+            # (ties, NaNs among them, go to the lower index: the halves of a
+            # tree step are interleaved)
+            same = prim.Comparison(their_v, "==", mine_v)
+            if dtype.kind == "f":
+                same = prim.LogicalOr((same, prim.LogicalAnd((
+                    prim.Call(prim.Variable("isnan"), (their_v,)),
+                    prim.Call(prim.Variable("isnan"), (mine_v,))))))
+            better = prim.LogicalAnd((prim.Comparison(their_i, "!=", -1), prim.LogicalOr((
+                arg_better(op, dtype, their_v, mine_v, mine_i),
+                prim.LogicalAnd((same, prim.Comparison(their_i, "<", mine_i)))))))
+            preds = self.insn.predicates | {prim.Comparison(lane, "<", stride)} | (
+                {prim.Comparison(other, "<", size)} if size & (size - 1) else set())
+            ids = [self.names(f"{base}_take_{stride}"), self.names(f"{base}_val_{stride}"),
+                   self.names(f"{base}_idx_{stride}")]
+            insns += [
+                Assignment(id=ids[0], assignee=prim.Variable(take), expression=better,
+                           within_inames=within, depends_on=frozenset(prev),
+                           predicates=preds),
+                Assignment(id=ids[1], assignee=mine_v,
+                           expression=prim.If(prim.Variable(take), their_v, mine_v),
+                           within_inames=within, depends_on=frozenset({ids[0]}),
+                           predicates=preds),
+                Assignment(id=ids[2], assignee=mine_i,
+                           expression=prim.If(prim.Variable(take), their_i, mine_i),
+                           within_inames=within, depends_on=frozenset({ids[0]}),
+                           predicates=preds)]
+            prev = {ids[1], ids[2]}
+            stride //= 2
+        self.new_insns += insns
+        self.final_deps.update(prev)
+        self.lane_axes.add(axis)
+        return iat(0)
 
     def _segmented(self, expr: Reduction):
         """A segmented reduction ``reduce(segmented(op), j, value, flag)``, run
@@ -425,7 +416,7 @@ class _Realizer(IdentityMapper):
         init_id = self.names(f"{self.insn.id}_{acc}_init")
         update_id = self.names(f"{self.insn.id}_{acc}_update")
         update = (prim.BitwiseOr((a, flag)) if want_flag else
-                  prim.If(prim.Comparison(flag, "!=", 0), value, _combine(op, a, value)))
+                  prim.If(prim.Comparison(flag, "!=", 0), value, combine_value(op, a, value)))
         self.new_insns += [
             Assignment(id=init_id, assignee=a,
                        expression=dtype.type(0) if want_flag else reduction_identity(op, dtype),
@@ -480,7 +471,7 @@ class _Realizer(IdentityMapper):
         axis = self.knl.iname_tags[lane_iname].axis
         within = self.outer_inames
         buf, at, _, size = self._local_buffer(f"{acc}_buf", dtype, lane_iname, within)
-        lane = _lane(axis)
+        lane = lane_index(axis)
         store_id = self.names(f"{self.insn.id}_{acc}_store")
         insns = [Assignment(id=store_id, assignee=at(lane), expression=prim.Variable(acc),
                             within_inames=within, depends_on=frozenset({update_id}),
@@ -494,7 +485,7 @@ class _Realizer(IdentityMapper):
             step_id = self.names(f"{self.insn.id}_{acc}_tree_{stride}")
             insns.append(Assignment(
                 id=step_id, assignee=at(lane),
-                expression=_merge(op, at(lane), at(prim.Sum((lane, stride)))),
+                expression=merge_partials(op, at(lane), at(prim.Sum((lane, stride)))),
                 within_inames=within, depends_on=frozenset({prev}),
                 predicates=self.insn.predicates | {prim.Comparison(lane, "<", stride)}
                 | ({prim.Comparison(prim.Sum((lane, stride)), "<", size)}
@@ -528,13 +519,14 @@ def realize_reduction(knl: LoopKernel) -> LoopKernel:
         temps.update(realizer.new_temps)
         new_insns += realizer.new_insns
         final = insn.copy(expression=expr, depends_on=insn.depends_on | realizer.final_deps)
-        target = knl.temporary_variables.get(assignee_var_name(insn.assignee))
+        target = None if insn.assignee is None else knl.temporary_variables.get(
+            assignee_var_name(insn.assignee))
         shared = target is None or target.address_space in (AddressSpace.LOCAL,
                                                              AddressSpace.GLOBAL)
         if realizer.lane_axes and shared:
             # every work-item holds the result; one of them stores it
             final = final.copy(predicates=final.predicates | {
-                prim.Comparison(_lane(a), "==", 0) for a in realizer.lane_axes})
+                prim.Comparison(lane_index(a), "==", 0) for a in realizer.lane_axes})
         new_insns.append(final)
     if not changed:
         return knl

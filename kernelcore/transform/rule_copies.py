@@ -2,7 +2,7 @@
 dropping the rules a transformation left unused (what loopy's rule-aware
 mappers do when a transformation renames inames inside rules).
 
-Public names: RuleInstantiator, drop_unused_rules.
+Public names: RuleInstantiator, drop_unused_rules, expand_rules_reading.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pytools import UniqueNameGenerator
 
 from kernelcore.ir.expr import IdentityMapper, called_names, get_dependencies
 from kernelcore.ir.kernel import LoopKernel
-from kernelcore.ir.subst import SubstitutionRule, expand_rules
+from kernelcore.ir.subst import RuleExpander, SubstitutionRule, expand_rules
 
 
 class RuleInstantiator(IdentityMapper):
@@ -110,3 +110,26 @@ def drop_unused_rules(knl: LoopKernel, used_before: set[str],
     return knl.copy(substitutions=rules,
                     instructions=tuple(i.with_transformed_expressions(mapper)
                                        for i in knl.instructions))
+
+
+def expand_rules_reading(knl: LoopKernel, var_name: str, match: Any) -> LoopKernel:
+    """*knl* with the substitution rules that read *var_name* (themselves or
+    through rules they use) expanded in the instructions *match* accepts, so
+    that their reads of it are found; rules no longer used are dropped."""
+    rules = knl.substitutions
+    reading: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, rule in rules.items():
+            if name not in reading and (
+                    var_name in get_dependencies(rule.expression)
+                    or called_names(rule.expression) & reading):
+                reading.add(name)
+                changed = True
+    if not reading:
+        return knl
+    expander = RuleExpander({n: rules[n] for n in reading})
+    insns = tuple(i.with_transformed_expressions(expander) if match(knl, i) else i
+                  for i in knl.instructions)
+    return drop_unused_rules(knl.copy(instructions=insns), reading, {})

@@ -1,6 +1,6 @@
 """Transformations of substitution rules.
 
-Public names: expand_subst, assignment_to_subst, extract_subst, reduction_arg_to_subst_rule.
+Public names: expand_subst, assignment_to_subst, extract_subst.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.diagnostic import KernelcoreError, UnknownNameError
-from kernelcore.ir.expr import IdentityMapper, Reduction
+from kernelcore.ir.expr import IdentityMapper
 from kernelcore.ir.instruction import Assignment, assignee_subscript
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.ir.subst import RuleExpander, SubstitutionRule, expand_kernel_rules
@@ -136,40 +136,3 @@ def extract_subst(knl: LoopKernel, subst_name: str, template: Any, parameters: I
         raise KernelcoreError(f"extract_subst: nothing in the kernel matches {template}")
     rule = SubstitutionRule(subst_name, params, template)
     return knl.copy(instructions=insns, substitutions={**knl.substitutions, subst_name: rule})
-
-
-@for_each_kernel
-def reduction_arg_to_subst_rule(knl: LoopKernel, inames: Any, insn_match: Any = None,
-                                subst_rule_name: str | None = None) -> LoopKernel:
-    """Make the body of each reduction over exactly *inames* a substitution
-    rule of those inames (``red_<inames>_arg``, or *subst_rule_name*), the
-    reduction then reducing its calls."""
-    names = tuple(s.strip() for s in inames.split(",")) if isinstance(inames, str) \
-        else tuple(inames)
-    match = parse_match(insn_match)
-    rules = dict(knl.substitutions)
-    taken = set(rules) | set(knl.arg_dict) | set(knl.temporary_variables) \
-        | set(knl.all_inames()) | set(knl.all_params())
-    gen = UniqueNameGenerator(taken)
-
-    class _ToRule(IdentityMapper):
-        def map_reduction(self, expr: Reduction) -> Any:
-            body = self.rec(expr.expr)
-            if frozenset(expr.inames) == frozenset(names):
-                rule_name = subst_rule_name or gen(f"red_{'_'.join(names)}_arg")
-                if rule_name in rules:
-                    raise KernelcoreError(f"reduction_arg_to_subst_rule: substitution "
-                                          f"rule '{rule_name}' exists already")
-                rules[rule_name] = SubstitutionRule(rule_name, names, body)
-                body = prim.Call(prim.Variable(rule_name),
-                                 tuple(prim.Variable(n) for n in names))
-            return Reduction(expr.operation, expr.inames, body, expr.allow_simultaneous)
-
-        def map_constant(self, expr: Any) -> Any:
-            return expr
-
-    mapper = _ToRule()
-    insns = tuple(i.with_transformed_expressions(mapper)
-                  if isinstance(i, Assignment) and match(knl, i) else i
-                  for i in knl.instructions)
-    return knl.copy(instructions=insns, substitutions=rules)

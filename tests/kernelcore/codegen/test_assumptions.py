@@ -30,7 +30,7 @@ def test_positions_wrapped_by_a_remainder_index_with_plain_division():
     knl = lp.add_dtypes(knl, {"p": np.int64, "q": np.int64})
     code = lp.generate_code_v2(knl).device_code()
     # the wrap itself and the quotient of a - 7 (any sign) keep floor helpers...
-    assert code.count("kc_mod_long(a[i], 60)") == 1 and "kc_floordiv_long(q, 4)" in code
+    assert code.count("loopy_mod_int64(a[i], 60)") == 1 and "loopy_floor_div_int64(q, 4)" in code
     # ...the decomposition of the wrapped position does not
     assert "p / 6 % 10" in code and "p % 6" in code
     a, x, out = _run(knl)
@@ -59,7 +59,7 @@ def test_a_temporary_set_to_a_possibly_negative_value_is_not_trusted():
     knl = lp.add_dtypes(knl, {"p": np.int64, "r": np.int64})
     assert nonnegative_temporaries(knl) == frozenset({"r"})
     code = lp.generate_code_v2(knl).device_code()
-    assert "kc_floordiv_long(p, 7)" in code and "r / 5" in code
+    assert "loopy_floor_div_int64(p, 7)" in code and "r / 5" in code
     a, x, out = _run(knl)
     p, r = a % 60 - 30, (a % 8) * 3 + 2
     np.testing.assert_array_equal(out, x[(p // 7) % 60] + x[r // 5])

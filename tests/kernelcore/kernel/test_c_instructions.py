@@ -63,3 +63,8 @@ def test_several_names_in_one_declaration():
         "{[i]: 0<=i<4}", "t[i] = 1\nu[i] = t[i]\nout[i] = u[i]",
         [lp.TemporaryVariable("t,u", np.float32, shape=(4,)), ...]).default_entrypoint
     assert set(temps.temporary_variables) == {"t", "u"}
+
+
+def test_c_instruction_iname_given_twice_is_defined_once():
+    insn = CInstruction(("i", "i"), "break;", id="brk")
+    assert [n for n, _ in insn.iname_exprs] == ["i"]

@@ -109,8 +109,11 @@ def test_vec_axis_needs_vector_width():
                          [lp.GlobalArg("out", np.float32, shape=(4, 5))])
     with pytest.raises(lp.ParseError, match="vec"):
         lp.tag_array_axes(knl, "out", "c,vec")
-    with pytest.raises(lp.ParseError, match="last axis"):
-        lp.tag_array_axes(knl, "out", "vec,c")
+    # a vector axis may be any one axis (its lanes contiguous)
+    first = lp.tag_array_axes(knl, "out", "vec,c")
+    assert first.default_entrypoint.arg_dict["out"].element_strides() == (1, 4)
+    with pytest.raises(lp.ParseError, match="at most one"):
+        lp.tag_array_axes(knl, "out", "vec,vec")
 
 
 def test_dependency_cycle_error_class():

@@ -172,7 +172,7 @@ def test_gathers_by_constant_tables_in_bounds_read_them_unwrapped(rng):
     program, = compiled.programs.values()
     code = lp.generate_code_v2(program.sequences[0].kernel()).device_code()
     # (one use, for the wrapped table's read, and the helper's definition)
-    assert code.count("kc_mod_long(") - code.count("inline long kc_mod_long(") == 1
+    assert code.count("loopy_mod_int64(") - code.count("long loopy_mod_int64(") == 1
 
 
 def test_value_ranges_follow_casts_sums_and_the_negative_index_wrap():
