@@ -23,7 +23,7 @@ from pymbolic.mapper import Mapper
 
 from kernelcore.callable_kernel import callee_kernels, kernel_called_names
 from kernelcore.callables import not_ready_error, result_dtype, specialize_call
-from kernelcore.diagnostic import TypeInferenceFailure, UnknownNameError
+from kernelcore.diagnostic import KernelcoreError, TypeInferenceFailure, UnknownNameError
 from kernelcore.functions import function_result_dtype
 from kernelcore.ir.data import ValueArg, auto, to_dtype
 from kernelcore.ir.expr import MemoizedByNode, get_dependencies
@@ -189,6 +189,12 @@ class TypeInferenceMapper(Mapper):
         return self.promote([self.rec(c) for c in expr.children])
 
     map_max = map_min
+
+    def map_call_with_kwargs(self, expr: Any) -> ExprType:
+        raise KernelcoreError(
+            f"call {expr}: keyword arguments are not supported in calls (kernelcore, "
+            "like loopy, passes a callable's arguments by position): write "
+            f"{expr.function}(...) with positional arguments")
 
     def map_call(self, expr: Any) -> ExprType:
         name = expr.function.name

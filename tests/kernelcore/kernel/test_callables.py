@@ -305,3 +305,16 @@ def test_unknown_kernel_name_in_translation_unit():
         lp.inline_callable_kernel(tu, "thrice")
 
 # }}}
+
+
+def test_a_call_with_keyword_arguments_is_refused_with_a_clear_error():
+    """Callables take their arguments by position (as loopy's); a keyword
+    argument is named in the error, not an empty NotImplementedError."""
+    class Maximum(lp.ScalarCallable):
+        def with_types(self, arg_id_to_dtype, clbl_inf_ctx):
+            return self, clbl_inf_ctx
+
+    knl = lp.register_callable(lp.make_kernel("{[i]: 0<=i<n}", "out[i] = f(a[i], b=2.0f)"),
+                               "f", Maximum(name="f"))
+    with pytest.raises(KernelcoreError, match="keyword arguments are not supported"):
+        knl(lp.default_queue(), a=np.arange(4, dtype=np.float32))
