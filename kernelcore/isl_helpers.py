@@ -109,20 +109,28 @@ def _old_params_out(s: isl.Set, n_old: int) -> isl.Set:
     return s.project_out(dim_type.param, 0, n_old)
 
 
+def _substituted_pieces(new_space: isl.Space, function: Any, subst_dict: Mapping[str, Any],
+                        to_expr: Any) -> list[tuple[isl.Set, Any]]:
+    """``(domain, expression)`` of each nonempty piece of the piecewise
+    *function* with its parameters replaced by *subst_dict*'s expressions in
+    those of *new_space* (*to_expr*: a piece's expression as pymbolic)."""
+    n_old = function.get_space().dim(dim_type.param)
+    extended, where = _substitution_domain(new_space, function, subst_dict)
+    found = []
+    for valid, piece in extended.get_pieces():
+        valid = valid & where.align_params(valid.space)
+        if not valid.plain_is_empty():
+            found.append((_old_params_out(valid, n_old),
+                          substitute(to_expr(piece), dict(subst_dict))))
+    return found
+
+
 def subst_into_pwaff(new_space: isl.Space, pwaff: isl.PwAff,
                      subst_dict: Mapping[str, Any]) -> isl.PwAff:
     """*pwaff* with its parameters replaced by the affine expressions of
     *subst_dict* in the parameters of *new_space*."""
-    n_old = pwaff.get_space().dim(dim_type.param)
-    extended, where = _substitution_domain(new_space, pwaff, subst_dict)
-    pieces = []
-    for valid, aff in extended.get_pieces():
-        valid = valid & where.align_params(valid.space)
-        if valid.plain_is_empty():
-            continue
-        valid = _old_params_out(valid, n_old)
-        expr = substitute(aff_to_expr(aff), dict(subst_dict))
-        pieces.append(expr_to_pw_aff(expr, valid.space).intersect_domain(valid))
+    pieces = [expr_to_pw_aff(expr, valid.space).intersect_domain(valid)
+              for valid, expr in _substituted_pieces(new_space, pwaff, subst_dict, aff_to_expr)]
     if not pieces:
         raise ValueError("no piece of the PwAff is left after the substitution")
     return reduce(lambda a, b: a.union_add(b), pieces).coalesce()
@@ -134,15 +142,8 @@ def subst_into_pwqpolynomial(new_space: isl.Space, poly: isl.PwQPolynomial,
     *subst_dict* in the parameters of *new_space*."""
     if not poly.get_pieces():
         return isl.PwQPolynomial.zero(new_space.insert_dims(dim_type.out, 0, 1))
-    n_old = poly.get_space().dim(dim_type.param)
-    extended, where = _substitution_domain(new_space, poly, subst_dict)
     result = None
-    for valid, qpoly in extended.get_pieces():
-        valid = valid & where.align_params(valid.space)
-        if valid.plain_is_empty():
-            continue
-        valid = _old_params_out(valid, n_old)
-        expr = substitute(qpolynomial_to_expr(qpoly), dict(subst_dict))
+    for valid, expr in _substituted_pieces(new_space, poly, subst_dict, qpolynomial_to_expr):
         piece = isl.PwQPolynomial.alloc(valid, qpolynomial_from_expr(valid.space, expr))
         result = piece if result is None else result.add_disjoint(piece)
     if result is None:

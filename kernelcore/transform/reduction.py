@@ -353,10 +353,7 @@ class _Realizer(IdentityMapper):
                             within_inames=within, depends_on=frozenset({update_id}),
                             predicates=self.insn.predicates)]
         prev = set(store)
-        stride = 1
-        while stride < size:
-            stride *= 2
-        stride //= 2
+        stride = _tree_start(size)
         while stride >= 1:
             take = self.names(f"{idx}_take_{stride}")
             self.new_temps[take] = TemporaryVariable(take, np.dtype(np.int8), (),
@@ -477,10 +474,7 @@ class _Realizer(IdentityMapper):
                             within_inames=within, depends_on=frozenset({update_id}),
                             predicates=self.insn.predicates)]
         prev = store_id
-        stride = 1
-        while stride < size:
-            stride *= 2
-        stride //= 2
+        stride = _tree_start(size)
         while stride >= 1:
             step_id = self.names(f"{self.insn.id}_{acc}_tree_{stride}")
             insns.append(Assignment(
@@ -531,3 +525,12 @@ def realize_reduction(knl: LoopKernel) -> LoopKernel:
     if not changed:
         return knl
     return knl.copy(instructions=tuple(new_insns), temporary_variables=temps)
+
+
+def _tree_start(size: int) -> int:
+    """The first stride of a tree combining *size* work-items' values: the
+    largest power of two below *size* (0 for one work-item)."""
+    stride = 1
+    while stride < size:
+        stride *= 2
+    return stride // 2
