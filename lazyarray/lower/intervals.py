@@ -9,10 +9,11 @@ Public names: value_range.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 
-from lazyarray.graph import Const, Map, Node
+from lazyarray.graph import Map, Node
 from lazyarray.mapper import is_kind
 
 Range = tuple[int, int]
@@ -34,7 +35,7 @@ def value_range(node: Node, known: Mapping[Node, Range]) -> Range | None:
         return value_range(node.arg, known)  # type: ignore[attr-defined]
     if not is_kind(node, "map"):
         return None
-    assert isinstance(node, Map)
+    node = cast(Map, node)
     if node.op == "astype":
         inner = value_range(node.args[0], known)
         if inner is None:
@@ -60,7 +61,7 @@ def _where_range(node: Map, known: Mapping[Node, Range]) -> Range | None:
     range decides the test, else of both."""
     test, yes, no = node.args
     if is_kind(test, "map") and test.op == "less" \
-            and isinstance(test.args[1], Const):             # type: ignore[attr-defined]
+            and is_kind(test.args[1], "const"):             # type: ignore[attr-defined]
         tested = value_range(test.args[0], known)            # type: ignore[attr-defined]
         bound = int(test.args[1].value)                      # type: ignore[attr-defined]
         if tested is not None and tested[0] >= bound:
