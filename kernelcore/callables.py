@@ -3,6 +3,7 @@
 Public names: NumpyType, ValueArgDescriptor, FixedStrideArrayDimTag,
 ArrayArgDescriptor, InKernelCallable, ScalarCallable, MathCallable,
 get_kw_pos_association, get_arg_descriptor_for_expression, specialize_call,
+CallablesInferenceContext,
 result_dtype, not_ready_error (the callables registered with
 :func:`~kernelcore.translation_unit.register_callable`).
 
@@ -339,15 +340,67 @@ def _extent(kernel: Any, iname: str) -> Any:
     return hi - lo + 1
 
 
+class CallablesInferenceContext(Mapping):
+    """The callables a callable being specialized may see and add to (loopy's
+    ``clbl_inf_ctx``): a read-only mapping from function ids to callables;
+    :meth:`with_callable` returns a new context with a callable registered.
+    Immutable: every change is a new context."""
+
+    def __init__(self, callables: Mapping[str, InKernelCallable],
+                 added: tuple[str, ...] = ()):
+        self._callables = dict(callables)
+        #: ids registered through :meth:`with_callable`, in order
+        self.added = added
+
+    def __getitem__(self, function_id: str) -> InKernelCallable:
+        return self._callables[function_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._callables)
+
+    def __len__(self) -> int:
+        return len(self._callables)
+
+    def with_callable(self, old_function_id: Any, new_clbl: InKernelCallable,
+                      is_entrypoint: bool = False) -> tuple[str, CallablesInferenceContext]:
+        """``(function id, new context)`` with *new_clbl* registered: under
+        *old_function_id* (a name or a ``Variable``/``ResolvedFunction``) when
+        that id is free or holds an equal callable, else under a fresh id
+        derived from it (a second specialization of one function)."""
+        name = str(getattr(old_function_id, "name", old_function_id))
+        new_id, k = name, 0
+        while new_id in self._callables and self._callables[new_id] != new_clbl:
+            new_id, k = f"{name}_{k}", k + 1
+        if self._callables.get(new_id) == new_clbl:
+            return new_id, self
+        return new_id, CallablesInferenceContext({**self._callables, new_id: new_clbl},
+                                                 (*self.added, new_id))
+
+    def finish_program(self, program: Any) -> Any:
+        """*program* (a translation unit) with the callables this context
+        added in its table."""
+        return program.copy(callables_table={
+            **program.callables_table, **{n: self._callables[n] for n in self.added}})
+
+
 def specialize_call(callable: InKernelCallable, arg_dtypes: Mapping[int, np.dtype],
                     callables: Mapping, arg_descrs: Mapping | None = None
-                    ) -> InKernelCallable:
-    """*callable* specialized for *arg_dtypes* (and *arg_descrs*, if given)."""
+                    ) -> tuple[InKernelCallable, CallablesInferenceContext]:
+    """*callable* specialized for *arg_dtypes* (and *arg_descrs*, if given),
+    and the callables context after that (with what the specialization
+    registered: :meth:`CallablesInferenceContext.with_callable`)."""
     typed = {k: NumpyType(v) for k, v in arg_dtypes.items() if v is not None}
-    result, _ = callable.with_types(typed, callables)
+    ctx: Mapping = callables if isinstance(callables, CallablesInferenceContext) else \
+        CallablesInferenceContext(callables)
+    result, ctx = callable.with_types(typed, ctx)
     if arg_descrs is not None:
-        result, _ = result.with_descrs(arg_descrs, callables)
-    return result
+        result, ctx = result.with_descrs(arg_descrs, ctx)
+    if not isinstance(ctx, CallablesInferenceContext):
+        raise KernelcoreError(
+            f"with_types/with_descrs of {type(callable).__name__} returned "
+            f"{type(ctx).__name__} as the callables context: return the context it "
+            "was given (or the one its with_callable returned)")
+    return result, ctx
 
 
 def result_dtype(callable: InKernelCallable, index: int = -1) -> np.dtype | None:

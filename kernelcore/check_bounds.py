@@ -31,6 +31,7 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 import islpy as isl
+import numpy as np
 import pymbolic.primitives as prim
 
 from kernelcore.diagnostic import AccessOutOfBoundsError, KernelcoreWarning
@@ -85,6 +86,13 @@ def affine_condition(cond: Expression, pw_aff: Callable[[Expression], isl.PwAff]
                       else isl.Set.union, parts)
     if isinstance(cond, prim.LogicalNot):
         return affine_condition(cond.child, pw_aff).complement()
+    if isinstance(cond, (int, np.integer, bool, np.bool_)):
+        zero = pw_aff(0)
+        return zero.eq_set(zero) if cond else zero.ne_set(zero)
+    if isinstance(cond, (prim.Variable, prim.Sum, prim.Product, prim.FloorDiv,
+                         prim.Remainder)):
+        # a number as a condition, as in C: true where it is not zero
+        return pw_aff(cond).ne_set(pw_aff(0))
     raise NotAffineError(f"{cond} is not an affine condition")
 
 
@@ -162,6 +170,7 @@ class _BoundsChecker:
         self._affs: dict = {}
         self._domains: dict = {}
         self._inside: set = set()
+        self._unused: dict = {}
 
     def pw_aff(self, expr) -> isl.PwAff:
         """*expr* as a PwAff over the kernel's space (raises NotAffineError)."""
@@ -175,22 +184,32 @@ class _BoundsChecker:
             raise NotAffineError(f"{expr} is not quasi-affine")
         return result
 
-    def domain(self, inames: frozenset[str], guards: tuple) -> isl.Set | None:
+    def domain(self, inames: frozenset[str], guards: tuple) -> isl.Set:
         """The points of *inames* allowed by the assumptions where every guard
-        holds (None if a guard is not affine)."""
+        that is affine holds (the others may hold anywhere: see
+        :meth:`unused_guards`)."""
         key = (inames, guards)
         if key not in self._domains:
             known = frozenset(inames) & frozenset(self.knl.all_inames())
             dom = align_to(self.knl.get_inames_domain(known), self.universe) \
                 & self.assumptions
-            for guard in guards:
+            todo = list(guards)
+            while todo:
+                guard = todo.pop(0)
+                if isinstance(guard, prim.LogicalAnd):     # (each part that can be used)
+                    todo[:0] = guard.children
+                    continue
                 try:
                     dom = dom & affine_condition(guard, self.pw_aff)
                 except NotAffineError:
-                    dom = None
-                    break
+                    self._unused.setdefault(key, []).append(guard)
             self._domains[key] = dom
         return self._domains[key]
+
+    def unused_guards(self, inames: frozenset[str], guards: tuple) -> list:
+        """The *guards* that :meth:`domain` could not take into account."""
+        self.domain(inames, guards)
+        return self._unused.get((inames, guards), [])
 
     def check_access(self, insn_id: str, name: str, idx: tuple, inames: frozenset[str],
                      guards: tuple, writes: bool) -> str | None:
@@ -209,8 +228,6 @@ class _BoundsChecker:
                 continue
             self._inside.add(key)
             dom = self.domain(*where)
-            if dom is None:
-                return None
             try:
                 index = self.pw_aff(ix)
             except NotAffineError:
@@ -222,8 +239,14 @@ class _BoundsChecker:
                 pass        # (an extent that is not affine: only the lower bound)
             outside = outside & dom
             if not outside.is_empty():
-                return _describe(insn_id, name, idx, shape, axis, index, dom, outside,
+                text = _describe(insn_id, name, idx, shape, axis, index, dom, outside,
                                  writes)
+                unused = self.unused_guards(*where)
+                if unused:
+                    text += (" (the condition(s) " + ", ".join(f"'{g}'" for g in unused)
+                             + " guarding it are not affine, so they could not be "
+                             "taken into account)")
+                return text
         return None
 
 
@@ -313,8 +336,8 @@ def reads_unguarded_in_bounds(knl: LoopKernel, expr: Expression, inames: frozens
         used = frozenset().union(*(get_dependencies(i) for i in idx))
         where = (inames | bound | used) & frozenset(knl.all_inames())
         try:
-            dom = checker.domain(where, tuple(predicates))
-            if dom is None or any(checker.pw_aff(i) is None for i in idx):
+            if checker.unused_guards(where, tuple(predicates)) or any(
+                    checker.pw_aff(i) is None for i in idx):
                 return False
         except NotAffineError:
             return False

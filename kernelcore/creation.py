@@ -38,7 +38,7 @@ from kernelcore.diagnostic import (
     UnknownNameError,
 )
 from kernelcore.ir.data import ArrayArg, TemporaryVariable, ValueArg, auto
-from kernelcore.ir.domain import parse_assumptions, parse_domain, static_range
+from kernelcore.ir.domain import check_bounded, parse_assumptions, parse_domain, static_range
 from kernelcore.ir.expr import (
     AccessCollector,
     get_dependencies,
@@ -520,6 +520,10 @@ def make_loop_kernel(domains: Any, instructions: Any, kernel_data: Sequence | No
     for insn_id, pairs in inames_to_dup:
         for old, new in pairs:
             knl = duplicate_inames(knl, old, within=f"id:{insn_id}", new_inames=new)
+    looped: frozenset[str] = frozenset().union(
+        *(i.within_inames | i.reduction_inames() for i in knl.instructions))
+    for dom in knl.domains:
+        check_bounded(dom, looped)
     knl = find_auto_shapes(knl, access_list)
     knl = strides_as_arguments(knl, [a.name for a in args if a.name not in declared]
                                if any_order else ())

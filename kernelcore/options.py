@@ -25,6 +25,9 @@ class Options:
     for compatibility (output is never colored);
     *enforce_array_accesses_within_bounds*: an array access that may leave its
     array raises (True), warns (False), or is not looked for (``"no_check"``);
+    *enforce_variable_access_ordered*: a write not ordered by dependencies
+    against another access to its variable raises (True), warns (False), or is
+    not looked for (``"no_check"``);
     *trace_assignments*: the generated code prints (``printf``) the place of
     each assignment as it runs, *trace_assignment_values* the value too;
     *annotate_inames*: accepted for compatibility (no effect);
@@ -38,6 +41,7 @@ class Options:
     skip_arg_checks: bool = False
     allow_terminal_colors: bool = False
     enforce_array_accesses_within_bounds: bool | str = True
+    enforce_variable_access_ordered: bool | str = True
     trace_assignments: bool = False
     trace_assignment_values: bool = False
     annotate_inames: bool = False
@@ -49,10 +53,11 @@ class Options:
             raise ParseError("option 'build_options' must be a list of strings, got "
                              f"{self.build_options!r}")
         object.__setattr__(self, "build_options", tuple(self.build_options))
-        if self.enforce_array_accesses_within_bounds not in (True, False, "no_check"):
-            raise ParseError("option 'enforce_array_accesses_within_bounds' must be True, "
-                             "False or 'no_check', got "
-                             f"{self.enforce_array_accesses_within_bounds!r}")
+        for name in ("enforce_array_accesses_within_bounds",
+                     "enforce_variable_access_ordered"):
+            if getattr(self, name) not in (True, False, "no_check"):
+                raise ParseError(f"option '{name}' must be True, False or 'no_check', "
+                                 f"got {getattr(self, name)!r}")
 
     def with_updates(self, *names: str, **values: object) -> Options:
         """A copy with the given flags set (positional names mean True; names

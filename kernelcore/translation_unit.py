@@ -2,7 +2,8 @@
 
 Public names: TranslationUnit, make_program, merge,
 make_function, rename_callable, for_each_kernel, resolve_callables, as_kernel,
-register_callable (callable kernels: :mod:`kernelcore.callable_kernel`).
+register_callable (callable kernels: :mod:`kernelcore.callable_kernel`),
+CallablesInferenceContext (from :mod:`kernelcore.callables`, where loopy has it).
 
 A :class:`TranslationUnit` maps names to callables
 (:attr:`TranslationUnit.callables_table`); the names in
@@ -25,6 +26,7 @@ import pymbolic.primitives as prim
 from pytools import UniqueNameGenerator
 
 from kernelcore.callable_kernel import CallableKernel, kernel_called_names
+from kernelcore.callables import CallablesInferenceContext as CallablesInferenceContext
 from kernelcore.callables import (
     InKernelCallable,
     MathCallable,

@@ -214,7 +214,7 @@ class TypeInferenceMapper(Mapper):
         concrete = {i: (common.dtype if t.weak else t.dtype)
                     for i, t in enumerate(arg_types)}
         result = result_dtype(specialize_call(self.callables[name], concrete,
-                                              self.callables))
+                                              self.callables)[0])
         if result is None:
             raise not_ready_error(name)
         return ExprType(result)

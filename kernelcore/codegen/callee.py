@@ -27,6 +27,7 @@ import pymbolic.primitives as prim
 from kernelcore.callable_kernel import CallableKernel, kernel_called_names
 from kernelcore.callables import (
     ArrayArgDescriptor,
+    CallablesInferenceContext,
     FixedStrideArrayDimTag,
     NumpyType,
     ValueArgDescriptor,
@@ -169,7 +170,8 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
         arg = callee.arg_dict[positions[pos]]
         dtypes[pos] = types(_first_element(caller, expr)).dtype
         descrs[pos] = kernel_arg_descriptor(caller, expr, not isinstance(arg, ValueArg))
-    clbl, _ = clbl.with_types({p: NumpyType(d) for p, d in dtypes.items()}, {})
+    clbl, _ = clbl.with_types({p: NumpyType(d) for p, d in dtypes.items()},
+                             CallablesInferenceContext({}))
     # strides reading caller variables become scalar arguments of the callee
     deps = sorted(frozenset().union(*(d.depends_on() for d in descrs.values())))
     renames = {}
@@ -180,7 +182,7 @@ def kernel_call_statement(caller: LoopKernel, insn: Any, clbl: Any, types: Any,
     if renames:
         mapper = SubstitutionMapper(lambda name: renames.get(name))
         descrs = {p: d.map_expr(mapper) for p, d in descrs.items()}
-    clbl, _ = clbl.with_descrs(descrs, {})
+    clbl, _ = clbl.with_descrs(descrs, CallablesInferenceContext({}))
     fname = _function_for(clbl.subkernel, helpers, generate_function)
     callee = clbl.subkernel
     positions = _positions(callee)

@@ -82,12 +82,14 @@ class RegisteredCallEmitter:
         for k, a in enumerate(assignees):
             dtypes[-k - 1] = self.types(a).dtype
             descrs[-k - 1] = self._descriptor(a)
-        clbl = specialize_call(self.knl.callables[name], dtypes, self.knl.callables,
-                               descrs)
+        clbl, ctx = specialize_call(self.knl.callables[name], dtypes, self.knl.callables,
+                                    descrs)
         if not clbl.is_ready_for_codegen():
             raise not_ready_error(name)
-        for key, code in clbl.generate_preambles(self.target):
-            self.helpers.preambles.setdefault(key, code)
+        # (what the callable registered in the context, then its own preambles)
+        for used in (*(ctx[n] for n in ctx.added), clbl):
+            for key, code in used.generate_preambles(self.target):
+                self.helpers.preambles.setdefault(key, code)
         return clbl
 
     def _mapper(self, clbl, params):

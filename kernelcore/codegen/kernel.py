@@ -16,7 +16,10 @@ import numpy as np
 from kernelcore.codegen.expression import HelperRegistry
 from kernelcore.codegen.generator import DeviceKernel, Generator
 from kernelcore.codegen.preambles import kernel_preambles
-from kernelcore.codegen.storage import constant_declarations
+from kernelcore.codegen.storage import (
+    check_definitions_across_global_barriers,
+    constant_declarations,
+)
 from kernelcore.creation import check_names
 from kernelcore.diagnostic import (
     CodeGenerationError,
@@ -142,6 +145,8 @@ def generate_code_v2(knl: LoopKernel) -> CodeGenerationResult:
             knl = linearize(knl)
         _check_all_scheduled(knl)
         result = _generate(knl)
+        # (after the device kernels' own check, which names the kernel)
+        check_definitions_across_global_barriers(knl)
     result = replace(result, warnings=tuple(recorded))
     CODEGEN_STATS["codegen"] += 1
     logger.info("generated code for %s in %.1f ms", knl.name,

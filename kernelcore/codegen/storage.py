@@ -2,7 +2,8 @@
 temporaries, and whether arguments may be declared restrict.
 
 Public names: storage_size, variable_storage_size, initial_values, check_definitions,
-constant_declarations, shares_globals, temporary_declarations.
+check_definitions_across_global_barriers, constant_declarations, shares_globals,
+temporary_declarations.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper.stringifier import PREC_NONE
 
+from kernelcore.check_ordering import Reachable
 from kernelcore.codegen import cast
 from kernelcore.codegen.vector import vector_ctype
 from kernelcore.diagnostic import CodeGenerationError, MissingDefinitionError
@@ -117,6 +119,39 @@ def check_definitions(knl: LoopKernel, kernel_name: str, insn_ids: Collection[st
                     "save_and_reload_temporaries?)")
 
 
+def check_definitions_across_global_barriers(knl: LoopKernel) -> None:
+    """A private or local temporary does not keep its value across a global
+    barrier (loopy ends a device kernel there, whatever this kernel's launch
+    makes of it): refuse a read of one whose every earlier writer (by
+    dependencies) comes before a global barrier the read comes after, unless
+    :func:`~kernelcore.transform.save.save_and_reload_temporaries` handled
+    that barrier."""
+    barriers = [i.id for i in knl.instructions if isinstance(i, BarrierInstruction)
+                and i.synchronization_kind == "global" and not i.values_saved]
+    if not barriers:
+        return
+    reach = Reachable(knl)
+    writers = knl.writer_map
+    for insn in knl.instructions:
+        before = reach[insn.id]
+        crossed = [b for b in barriers if b in before]
+        if not crossed:
+            continue
+        for name in sorted(insn.read_dependency_names()):
+            tv = knl.temporary_variables.get(name)
+            if tv is None or tv.initializer is not None or tv.address_space not in (
+                    AddressSpace.PRIVATE, AddressSpace.LOCAL):
+                continue
+            earlier = writers.get(name, frozenset()) & before
+            if earlier and any(earlier <= reach[b] for b in crossed):
+                raise MissingDefinitionError(
+                    f"in kernel {knl.name}: {tv.address_space} temporary '{name}' is read "
+                    f"by '{insn.id}' after a global barrier but written only before it, "
+                    "and such temporaries do not keep their values across global "
+                    "barriers: call save_and_reload_temporaries, or make it a global "
+                    "temporary")
+
+
 def shares_globals(knl: LoopKernel) -> bool:
     """Whether *knl*'s work-items pass global memory to each other through
     work-group barriers with a global fence (its written global arrays must
@@ -183,4 +218,5 @@ def temporary_declarations(knl: LoopKernel, insn_ids: Collection[str], target: A
 
 
 __all__ = ["storage_size", "variable_storage_size", "initial_values", "check_definitions",
+           "check_definitions_across_global_barriers",
            "constant_declarations", "shares_globals", "temporary_declarations"]

@@ -2,7 +2,7 @@
 
 Public names: parse_domain, parse_assumptions, align_to, move_names_to_params,
 aff_to_expr, pw_aff_to_expr, set_to_cond_expr, constraint_to_expr, expr_to_pw_aff,
-NotAffineError, static_max_of_pw_aff, static_range.
+NotAffineError, static_max_of_pw_aff, static_range, check_bounded.
 """
 
 from __future__ import annotations
@@ -69,12 +69,56 @@ def parse_domain(text: str | isl.BasicSet | isl.Set) -> isl.BasicSet | isl.Set:
     try:
         result = isl.Set(src)
     except isl.Error as e:
+        product = _PRODUCT.search(src)
+        if product is not None:
+            raise ParseError(
+                f"domain {text!r} is not affine: it multiplies names ('{product.group(0)}'), "
+                "and a loop domain may only add names times constants; give the product "
+                "a name of its own (a parameter such as 'nn', with the relation in "
+                "assumptions or passed as an argument)") from None
         raise ParseError(f"malformed domain {text!r}: {e}") from None
     result = result.coalesce()
     bsets = result.get_basic_sets()
     if len(bsets) == 1:
         return bsets[0]
     return result
+
+
+#: a product of two names (or of a name and a parenthesis) in ISL text
+_PRODUCT = re.compile(r"[A-Za-z_][\w']*\s*\*\s*[A-Za-z_(][\w']*|\)\s*\*\s*[A-Za-z_(][\w']*")
+
+
+def check_bounded(dom: isl.Set | isl.BasicSet, used: Iterable[str]) -> None:
+    """Raise :class:`~kernelcore.diagnostic.ParseError` if the loop domain
+    *dom* leaves one of the inames *used* by instructions without a lower or
+    an upper bound (its loop would not end)."""
+    if dom.is_bounded():
+        return
+    used = set(used)
+    n = dom.dim(dim_type.set)
+    for k in range(n):
+        if dom.get_dim_name(dim_type.set, k) not in used:
+            continue
+        alone = dom.project_out(dim_type.set, k + 1, n - k - 1).project_out(dim_type.set, 0, k)
+        if isinstance(alone, isl.BasicSet):
+            alone = alone.to_set()
+        if alone.is_bounded():
+            continue
+        missing = [side for side, probe in (("lower", alone.dim_min), ("upper", alone.dim_max))
+                   if not _has_bound(probe)]
+        name = dom.get_dim_name(dim_type.set, k)
+        raise ParseError(
+            f"loop domain {dom} gives iname '{name}' no "
+            f"{' and no '.join(missing) or 'finite'} bound, so its loop would not end: bound "
+            f"it on both sides (as in '0 <= {name} < n')")
+
+
+def _has_bound(probe: Any) -> bool:
+    try:
+        probe(0)
+    except isl.Error:
+        return False
+    return True
 
 
 def parse_assumptions(text: str | isl.BasicSet | isl.Set | None,

@@ -294,6 +294,10 @@ class BarrierInstruction(InstructionBase):
 
     synchronization_kind: str = "global"
     mem_kind: str = "local"
+    #: set by save_and_reload_temporaries: the private and local values live
+    #: across this global barrier are saved and reloaded (or kept, where the
+    #: barrier does not end a device kernel)
+    values_saved: bool = False
 
     def __str__(self) -> str:
         kind = "gbarrier" if self.synchronization_kind == "global" else "lbarrier"

@@ -44,6 +44,7 @@ from kernelcore.runtime.invoke import (
     find_executor,
     native_array,
     returned_arrays,
+    strides_mismatch,
     tuple_code,
 )
 from kernelcore.runtime.store import default_cache_dir
@@ -134,12 +135,12 @@ def _scalar_ctype(dtype: np.dtype):
 # {{{ helpers the generated invoker calls
 
 def _host_array(name: str, ary, order: str):
-    """*ary* as a NumPy array in *order* and native byte order (a copy where it
-    is not already)."""
+    """*ary* as a NumPy array in native byte order (a copy where it is not
+    already; its layout is checked against the kernel's after)."""
     if not isinstance(ary, np.ndarray) and hasattr(ary, "get") and hasattr(ary, "queue"):
         raise InvocationError(f"argument '{name}': ExecutableCTarget takes NumPy "
                               "arrays, got a device array (use .get())")
-    return native_array(ary, order)
+    return native_array(ary)
 
 
 def _check(name: str, ary: np.ndarray, shape: tuple, dtype: np.dtype, strides: tuple):
@@ -153,9 +154,8 @@ def _check(name: str, ary: np.ndarray, shape: tuple, dtype: np.dtype, strides: t
         return
     for axis, (extent, stride, want) in enumerate(zip(shape, ary.strides, strides)):
         if extent > 1 and stride != want * dtype.itemsize:
-            raise InvocationError(
-                f"argument '{name}' has stride {stride // dtype.itemsize} (elements) "
-                f"along axis {axis}, the kernel expects {want}")
+            raise InvocationError(strides_mismatch(name, axis, stride // dtype.itemsize,
+                                                   want))
 
 
 def _unalias(ary, *others):

@@ -10,7 +10,8 @@ Several threads may call one kernel at once: code is generated and built
 once, and each call sets the shared device kernels' arguments and enqueues
 them under the program's lock.
 
-Public names: invoke, get_executor, Executor, memory_pool, returned_arrays.
+Public names: invoke, get_executor, Executor, memory_pool, returned_arrays, native_array,
+strides_mismatch, check_work_group_sizes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import islpy as isl
@@ -71,16 +72,32 @@ def _assumption_failed(assumptions: str, params: dict):
                           f"{assumptions}")
 
 
-def native_array(ary: npt.ArrayLike, order: str) -> np.ndarray:
-    """*ary* as a NumPy array in *order* (``"C"``/``"F"``) and in the machine's
-    byte order (a copy where it is not so already; a 0-d array stays 0-d)."""
+def native_array(ary: npt.ArrayLike) -> np.ndarray:
+    """*ary* as a NumPy array in the machine's byte order, its layout kept (a
+    copy where the byte order differs; a 0-d array stays 0-d). As loopy, a
+    kernel takes arrays in the layout it was made for: the argument checks
+    refuse others rather than copy them."""
     ary = np.asarray(ary)
-    return np.asarray(ary, dtype=ary.dtype.newbyteorder("="),
-                      order="F" if order == "F" else "C")
+    return np.asarray(ary, dtype=ary.dtype.newbyteorder("="), order="K")
+
+
+def strides_mismatch(name: str, axis: int, stride: int, want: int) -> str:
+    """The message for an argument *name* whose stride along *axis* (in
+    elements) is not the kernel's."""
+    return (f"argument '{name}': strides mismatch along axis {axis}: the array has "
+            f"stride {stride} (elements), the kernel expects {want}; pass an array in "
+            "the layout the kernel declares (np.ascontiguousarray or np.asfortranarray, "
+            "or a copy of a view), or declare the argument's order")
 
 
 def _to_device(queue, name: str, ary: np.ndarray, order: str):
-    return cla.to_device(queue, native_array(ary, order))
+    host = native_array(ary)
+    if not (host.flags.c_contiguous or host.flags.f_contiguous):
+        raise InvocationError(
+            f"argument '{name}' is a NumPy view that is not contiguous (strides "
+            f"{host.strides}); pass a copy in the kernel's order "
+            f"(np.{'asfortranarray' if order == 'F' else 'ascontiguousarray'})")
+    return cla.to_device(queue, host)
 
 
 def _check(name: str, ary, shape: tuple, dtype: np.dtype, strides: tuple):
@@ -98,9 +115,7 @@ def _check(name: str, ary, shape: tuple, dtype: np.dtype, strides: tuple):
         return
     for axis, (extent, stride, want) in enumerate(zip(shape, ary.strides, strides)):
         if extent > 1 and stride != want * itemsize:
-            raise InvocationError(
-                f"argument '{name}' has stride {stride // itemsize} (elements) along axis "
-                f"{axis}, the kernel expects {want}; pass an array in the declared order")
+            raise InvocationError(strides_mismatch(name, axis, stride // itemsize, want))
     if ary.offset:
         raise InvocationError(f"argument '{name}' is a view with a nonzero offset; pass a "
                               "copy")
@@ -267,6 +282,32 @@ def cached_code(knl: LoopKernel) -> tuple[str, CodeGenerationResult]:
     return key, code_for(key, lambda: generate_code_v2(knl))
 
 
+def check_work_group_sizes(name: str, kernels: Sequence[Any], device: cl.Device,
+                           built: Sequence[cl.Kernel] | None = None) -> None:
+    """Raise :class:`~kernelcore.diagnostic.InvocationError` if a device
+    kernel's work-group (its ``local_size``) is larger than *device* allows,
+    or, given the *built* kernels, than the device can run them with."""
+    for k, dk in enumerate(kernels):
+        size = tuple(dk.local_size)
+        total = int(np.prod(size))
+        limits = tuple(device.max_work_item_sizes)
+        limit = device.max_work_group_size
+        if built is not None:
+            limit = min(limit, built[k].get_work_group_info(
+                cl.kernel_work_group_info.WORK_GROUP_SIZE, device))
+        over = [ax for ax, (n, most) in enumerate(zip(size, limits)) if n > most]
+        if total <= limit and not over:
+            continue
+        what = (f"along axis {over[0]} ({size[over[0]]} work-items, at most "
+                f"{limits[over[0]]})" if over else f"of {total} work-items (at most {limit}"
+                + (" for this kernel" if built is not None else "") + ")")
+        raise InvocationError(
+            f"kernel '{name}': device kernel '{dk.name}' has a work-group of size {size}, "
+            f"too large for {device.name.strip()} {what}: split the local "
+            "inames with a smaller inner length (lp.split_iname(knl, iname, 128, "
+            "inner_tag='l.0', outer_tag='g.0'))")
+
+
 def compile_invoker(source: str, label: str) -> Callable:
     """The ``invoke`` function defined by generated Python *source*."""
     namespace: dict[str, Any] = {}
@@ -284,6 +325,7 @@ class Executor:
         self.invoker = compile_invoker(self.wrapper_source, f"kernelcore invoker {knl.name}")
         self.runtime = _Runtime(self)
         self._printed = False
+        self._sizes_checked: set[int] = set()
 
     def program(self, ctx: cl.Context) -> BuiltProgram:
         """The program built for *ctx*: its kernels are shared, set their
@@ -291,8 +333,16 @@ class Executor:
         if self.knl.options.write_code and not self._printed:
             print(self.code.device_code())
             self._printed = True
-        return built_program(ctx, self.code.device_code(),
-                             [k.name for k in self.code.kernels], self.key)
+        checked = ctx.int_ptr in self._sizes_checked
+        if not checked:
+            check_work_group_sizes(self.knl.name, self.code.kernels, ctx.devices[0])
+        built = built_program(ctx, self.code.device_code(),
+                              [k.name for k in self.code.kernels], self.key)
+        if not checked:
+            check_work_group_sizes(self.knl.name, self.code.kernels, ctx.devices[0],
+                                   built.kernels)
+            self._sizes_checked.add(ctx.int_ptr)
+        return built
 
     def cl_kernels(self, ctx: cl.Context) -> list[cl.Kernel]:
         """The kernels of :meth:`program` (shared: see there)."""

@@ -454,11 +454,15 @@ class OpenClKernelListLauncher(LauncherI):
                                dst_device_offset=dst_device_offset, byte_count=byte_count)
 
     @property
-    def parameters(self) -> dict[str, Any]:
-        """``{name: type}`` of the parameters of the parametrized launchers."""
-        out: dict[str, Any] = {}
+    def parameters(self) -> dict[str, tuple[Any, frozenset[str]]]:
+        """``{name: (type, names of the launchers taking it)}`` of the
+        parameters of the parametrized launchers (the specification's
+        "parameter names, types and operator names")."""
+        out: dict[str, tuple[Any, frozenset[str]]] = {}
         for launcher in self._launchers:
-            out.update(getattr(launcher, "parameters", {}))
+            for name, ptype in getattr(launcher, "parameters", {}).items():
+                users = out[name][1] if name in out else frozenset()
+                out[name] = (ptype, users | {launcher.name})
         return out
 
     def global_size_configured(self) -> bool:
@@ -481,10 +485,15 @@ class OpenClKernelListLauncher(LauncherI):
         return _merge_statistics(launcher.statistics for launcher in self._unique())
 
     def __call__(self, queue: cl.CommandQueue | None = None, wait_for=None,
-                 **kwds) -> cl.Event:
+                 **kwds) -> cl.Event | None:
         """Enqueue all launchers in order, the first after *wait_for*; returns the
-        last event (a marker's when the list is empty). Keywords are parameters of
-        the parametrized launchers, each getting those it takes."""
+        last event (an empty list waits for *wait_for* itself and returns None).
+        Keywords are parameters of the parametrized launchers, each getting those
+        it takes."""
+        if not self._launchers:
+            if wait_for:
+                cl.wait_for_events(list(wait_for))
+            return None
         if queue is None:
             queue = self._default_queue
             if queue is None:

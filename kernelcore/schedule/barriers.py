@@ -13,7 +13,7 @@ and at the end of a loop body when the next iteration would conflict with the
 end of this one. ``nosync`` options suppress barriers between the named
 instructions.
 
-Public names: split_kernels, insert_local_barriers.
+Public names: split_kernels, insert_local_barriers, is_global_barrier.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from kernelcore.schedule.items import (
 )
 
 
-def _is_global_barrier(knl: LoopKernel, item) -> bool:
+def is_global_barrier(knl: LoopKernel, item) -> bool:
+    """Whether the linearization *item* runs a global barrier."""
     if not isinstance(item, RunInstruction):
         return False
     insn = knl.id_to_insn[item.insn_id]
@@ -119,13 +120,13 @@ def split_kernels(knl: LoopKernel, items: list) -> list:
                 end = _loop_end(body, k)
                 inner = body[k + 1:end]
                 values = None
-                if not one_group and any(_is_global_barrier(knl, i) for i in inner):
+                if not one_group and any(is_global_barrier(knl, i) for i in inner):
                     values = _host_loop_values(knl, item.iname, fixed)
                 if values is None:
                     # no host loop: within one work-group, the global barriers
                     # synchronize in the kernel; for one work-item, they are no-ops
                     current += [i for i in body[k:end + 1]
-                                if not (one_item and _is_global_barrier(knl, i))]
+                                if not (one_item and is_global_barrier(knl, i))]
                 else:
                     if current:
                         flush_here(current)
@@ -134,7 +135,7 @@ def split_kernels(knl: LoopKernel, items: list) -> list:
                         walk(inner, (*fixed, (item.iname, value)))
                 k = end + 1
                 continue
-            if _is_global_barrier(knl, item):
+            if is_global_barrier(knl, item):
                 if current:
                     flush_here(current)
                     current = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kernelcore.check_ordering import check_variable_access_ordered
 from kernelcore.diagnostic import (
     DependencyCycleFound,
     SchedulingError,
@@ -245,6 +246,7 @@ def linearize(knl: LoopKernel) -> LoopKernel:
     if knl.state >= KernelState.LINEARIZED:
         return knl
     check_dependency_cycles(knl)
+    check_variable_access_ordered(knl)
     _warn_lane_write_races(knl)
     lin = _Linearizer(knl)
     parallel = tuple(n for n in knl.all_inames() if is_hw_parallel(knl.iname_tags.get(n)))

@@ -37,6 +37,15 @@ _C_TYPES = {
     "complex128": "kc_cdouble_t", "bool": "unsigned char",
 }
 
+
+
+def _is_long_double(dtype: Any) -> bool:
+    """Whether *dtype* is NumPy's ``longdouble`` wider than ``double`` (C's
+    ``long double`` of the same compiler ABI: x87 extended or IEEE quad)."""
+    dtype = np.dtype(dtype)
+    return dtype == np.longdouble and dtype.itemsize > 8
+
+
 #: <math.h> names of instruction-language functions spelled differently
 _RENAMED = {"abs": "fabs", "min": "fmin", "max": "fmax"}
 #: classification macros of <math.h>: generic in the argument type already
@@ -96,6 +105,8 @@ class CTarget(OpenCLTarget):
     # {{{ types and literals
 
     def dtype_to_ctype(self, dtype: np.dtype) -> str:
+        if _is_long_double(dtype):
+            return "long double"
         try:
             return _C_TYPES[np.dtype(dtype).name]
         except KeyError:
@@ -110,6 +121,12 @@ class CTarget(OpenCLTarget):
         return f"{self.complex_prefix(dtype)}_divide"
 
     def literal(self, value: Any, dtype: np.dtype) -> str:
+        if _is_long_double(dtype):
+            v = np.longdouble(value)
+            if not np.isfinite(v):
+                return ("((long double) NAN)" if np.isnan(v) else
+                        f"({'' if v > 0 else '-'}(long double) INFINITY)")
+            return np.format_float_scientific(v, unique=True) + "L"
         text = super().literal(value, dtype)
         dtype = np.dtype(dtype)
         if dtype.kind in "iu" and dtype.itemsize == 8 and text.endswith("l"):
@@ -171,7 +188,7 @@ class CTarget(OpenCLTarget):
             return name
         fdt = result_dtype if result_dtype.kind == "f" else arg_dtypes[0]
         ctype = self.dtype_to_ctype(fdt)
-        suffix = "f" if fdt == np.float32 else ""
+        suffix = "f" if fdt == np.float32 else "l" if _is_long_double(fdt) else ""
         if name == "pown":
             fname = f"kc_pown_{ctype}"
             return _helper(fname, f"{s} {ctype} {fname}({ctype} x, int n) "

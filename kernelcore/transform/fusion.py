@@ -85,7 +85,7 @@ def fuse_kernels(kernels: Sequence[Any], suffixes: Sequence[str] | None = None,
     are renamed in the later kernel with its suffix (*suffixes*, default
     ``_1``, ``_2``, ...).
     *data_flow* lists ``(variable, from_index, to_index)``: the
-    instructions of kernel *to_index* reading *variable* then wait for the
+    instructions of kernel *to_index* reading or writing *variable* then wait for the
     ones of kernel *from_index* writing it. Kernels or translation units
     (their default entry points) may be given; the result has the kind of
     the first."""
@@ -124,8 +124,10 @@ def fuse_kernels(kernels: Sequence[Any], suffixes: Sequence[str] | None = None,
         writers = frozenset(i.id for i in insns[src] if var in i.assignee_names())
         if not writers:
             raise KernelcoreError(f"fuse_kernels: kernel {src} does not write '{var}'")
+        # (as loopy: every instruction of the later kernel touching it waits)
         insns[dst] = [i.copy(depends_on=i.depends_on | writers)
-                      if var in i.read_dependency_names() else i for i in insns[dst]]
+                      if var in i.read_dependency_names() | i.assignee_names() else i
+                      for i in insns[dst]]
     first = renamed[0]
     assumptions = None
     for k in renamed:

@@ -144,5 +144,10 @@ def save_and_reload_temporaries(knl: LoopKernel) -> LoopKernel:
             order.insert(min(order.index(r) for r in reader_ids), reload_id)
             for r in reader_ids:
                 insns[r] = insns[r].copy(depends_on=insns[r].depends_on | {reload_id})
+    # (global barriers inside one device kernel keep the values: nothing to save,
+    # but the definition check must know that saving was asked for)
+    for iid, insn in insns.items():
+        if isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "global":
+            insns[iid] = insn.copy(values_saved=True)
     return knl.copy(instructions=tuple(insns[i] for i in order), temporary_variables=temps,
                     domains=tuple(domains), state=KernelState.PREPROCESSED, linearization=None)

@@ -148,9 +148,9 @@ def _build(dtype: np.dtype, wide: bool) -> lp.LoopKernel:
     insns += [
         f"<> sw = {swap}  {{id=sw, dep=ra:rb:ria:rib{key_deps}, if={stage}}}",
         f"xw[base + i] = b  {{id=w1, dep=sw, if={stage} and sw}}",
-        f"xw[base + l] = a  {{id=w2, dep=sw, if={stage} and sw}}",
+        f"xw[base + l] = a  {{id=w2, dep=sw:w1, if={stage} and sw}}",
         f"iw[base + i] = ib  {{id=w3, dep=sw, if={stage} and sw}}",
-        f"iw[base + l] = ia  {{id=w4, dep=sw, if={stage} and sw}}",
+        f"iw[base + l] = ia  {{id=w4, dep=sw:w3, if={stage} and sw}}",
     ]
     insns = [line.replace("{", "{inames=t, ", 1) for line in insns]
     int64 = np.dtype(np.int64)

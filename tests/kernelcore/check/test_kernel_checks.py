@@ -167,9 +167,10 @@ def test_clamped_indices_are_checked(queue, rng):
         generate(bad)
 
 
-def test_data_dependent_indices_and_guards_are_not_judged(queue, rng):
-    """What ISL cannot decide is left alone: a gathered index, and an access
-    under a data-dependent condition."""
+def test_data_dependent_indices_are_not_judged_guards_are_not_trusted(queue, rng):
+    """A gathered index is left alone (ISL cannot decide it); a condition on
+    data does not hide an access outside the array (as loopy: ISL cannot use
+    it), unless the option says to only warn."""
     gather = lp.make_kernel("{ [i]: 0 <= i < n }", "out[i] = a[idx[i]]",
                             [f32("a", 10), lp.GlobalArg("idx", np.int32, shape="n"),
                              f32("out", "n"), "..."])
@@ -179,7 +180,10 @@ def test_data_dependent_indices_and_guards_are_not_judged(queue, rng):
     guarded = lp.make_kernel("{ [i]: 0 <= i < n }",
                              "out[i] = if(flag[i] > 0, a[i + 1], 0)",
                              [f32("a", "n"), f32("flag", "n"), f32("out", "n"), "..."])
-    assert "__kernel" in generate(guarded)
+    with pytest.raises(AccessOutOfBoundsError, match=r"'flag\[i\] > 0'.*not affine"):
+        generate(guarded)
+    with pytest.warns(lp.KernelcoreWarning, match="reads 'a'"):
+        generate(lp.set_options(guarded, enforce_array_accesses_within_bounds=False))
 
 
 def test_enforce_option_warns_or_skips():

@@ -93,14 +93,19 @@ def test_fortran_order_and_given_output(target, rng):
         "{ [i,j]: 0<=i<n and 0<=j<m }", "out[i, j] = a[i, j] - j",
         [lp.GlobalArg("a", np.float64, shape=("n", "m"), order="F"), "..."],
         target=target)
-    a = rng.standard_normal((4, 6))
+    a = np.asfortranarray(rng.standard_normal((4, 6)))
     expected = a - np.arange(6)
     _, (out,) = knl(None, a=a)
     np.testing.assert_allclose(out, expected)
-    given = np.zeros((4, 12))[:, ::2]          # not contiguous: written back
+    given = np.zeros((4, 6))
     _, (out,) = knl(None, a=a, out=given)
     assert out is given
     np.testing.assert_allclose(given, expected)
+    # arrays in another layout are refused, as loopy does, not copied
+    with pytest.raises(lp.InvocationError, match="strides mismatch along axis 0"):
+        knl(None, a=np.ascontiguousarray(a))
+    with pytest.raises(lp.InvocationError, match="'out': strides mismatch along axis 0"):
+        knl(None, a=a, out=np.zeros((4, 12))[:, ::2])
 
 
 def test_argument_checks(target):
@@ -328,3 +333,21 @@ def test_c_compilation_error_quotes_the_source_line():
     assert msg.startswith("C compilation of kernel 'loopy_kernel' (")
     assert ">    1 | this is not C" in msg
     assert "--- compiler log ---" in msg
+
+
+def test_long_double_math_on_the_c_target():
+    """NumPy's longdouble is C's long double: ``sinl``/``powl`` and ``L``
+    literals, agreeing with NumPy's long-double functions (where longdouble
+    is just a double, the same kernel is plain double code)."""
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = sin(a[i]) * 3 + pow(a[i], 2.5)",
+                         [lp.GlobalArg("a,out", np.longdouble, shape="n"), ...],
+                         target=lp.ExecutableCTarget())
+    a = np.linspace(0.01, 3, 50).astype(np.longdouble)
+    _, (out,) = knl(a=a)
+    assert out.dtype == np.longdouble
+    np.testing.assert_allclose(out, np.sin(a) * 3 + a ** np.longdouble(2.5),
+                               rtol=8 * np.finfo(np.longdouble).eps)
+    code = lp.generate_code_v2(knl).device_code()
+    if np.dtype(np.longdouble).itemsize > 8:
+        assert "long double const *" in code and "sinl(" in code and "powl(" in code
+        assert "2.5e+00L" in code

@@ -142,6 +142,54 @@ def test_scalar_callable_in_expression_runs_on_opencl(queue):
     assert "cube_float(" in code and "static inline float cube_float" in code
 
 
+class CubePlusOne(lp.ScalarCallable):
+    """``cube_plus_one(x)``: registers :class:`Cube` in the callables context it
+    is given (loopy's ``clbl_inf_ctx.with_callable``) and calls it."""
+
+    def with_types(self, arg_id_to_dtype, clbl_inf_ctx):
+        from kernelcore.translation_unit import CallablesInferenceContext
+        assert isinstance(clbl_inf_ctx, CallablesInferenceContext)
+        t = arg_id_to_dtype.get(0)
+        if t is None:
+            return self, clbl_inf_ctx
+        cube, _ = Cube(name="cube").with_types({0: t}, clbl_inf_ctx)
+        helper, clbl_inf_ctx = clbl_inf_ctx.with_callable("cube", cube)
+        return (self.copy(name_in_target=f"{cube.name_in_target}_plus_one",
+                          arg_id_to_dtype={0: t, -1: t}), clbl_inf_ctx)
+
+    def generate_preambles(self, target):
+        ctype = self.name_in_target.split("_")[1]
+        yield ("60_cube_plus_one", f"static inline {ctype} {self.name_in_target}({ctype} v) "
+                                   f"{{ return cube_{ctype}(v) + 1; }}")
+
+
+def test_callable_registers_a_helper_in_the_inference_context(queue):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = cube_plus_one(a[i])",
+                         [lp.GlobalArg("a", np.float64, shape="n"), ...])
+    knl = lp.register_callable(knl, "cube_plus_one", CubePlusOne(name="cube_plus_one"))
+    a = np.linspace(-2, 2, 9)
+    _, (out,) = knl(queue, a=a)
+    np.testing.assert_allclose(out, a**3 + 1)
+    code = lp.generate_code_v2(knl).device_code()
+    assert code.index("double cube_double(") < code.index("double cube_double_plus_one(")
+
+
+def test_inference_context_gives_a_second_specialization_a_new_id():
+    from kernelcore.translation_unit import CallablesInferenceContext
+    f32, f64 = (lp.NumpyType(np.dtype(t)) for t in (np.float32, np.float64))
+    c32, _ = Cube(name="cube").with_types({0: f32}, {})
+    c64, _ = Cube(name="cube").with_types({0: f64}, {})
+    ctx = CallablesInferenceContext({})
+    first, ctx = ctx.with_callable("cube", c32)
+    again, same = ctx.with_callable("cube", c32)
+    assert same is ctx
+    second, ctx = ctx.with_callable("cube", c64)
+    assert (first, again, second) == ("cube", "cube", "cube_0")
+    assert ctx["cube_0"] is c64 and ctx.added == ("cube", "cube_0")
+    prog = ctx.finish_program(lp.make_kernel("{[i]: 0<=i<4}", "out[i] = 1"))
+    assert {"cube", "cube_0"} <= set(prog.callables_table)
+
+
 def test_integer_arguments_are_converted_to_the_callable_type(queue):
     knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = cube(a[i])",
                          [lp.GlobalArg("a", np.float64, shape="n"), ...])

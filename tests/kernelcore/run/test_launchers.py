@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -324,9 +325,14 @@ def test_list_launcher_device_copies(queue):
 def test_list_launcher_empty_and_errors(prg, queue, arrays):
     a_host, a, out = arrays
     empty = OpenClKernelListLauncher("empty")
-    evt = empty(queue)
-    assert isinstance(evt, cl.Event)
-    evt.wait()
+    assert empty(queue) is None
+    # an empty list waits for the given events itself (no event to return)
+    user = cl.UserEvent(queue.context)
+    waiter = threading.Timer(0.05, lambda: user.set_status(cl.command_execution_status.COMPLETE))
+    waiter.start()
+    assert empty(queue, wait_for=[user]) is None
+    assert user.command_execution_status == cl.command_execution_status.COMPLETE
+    waiter.join()
     assert empty.statistics == {}
     no_size = OpenClKernelLauncher("axpb", prg.axpb, (out, a, np.float32(1), np.int32(N)))
     with pytest.raises(lp.InvocationError, match="global work size"):
@@ -392,7 +398,8 @@ def test_parametrized_launcher(prg, queue, arrays):
         launcher(alpha=1.0, src=a_host)
     # through a list launcher: keywords are forwarded
     lst = OpenClKernelListLauncher("l", launcher, default_queue=queue)
-    assert lst.parameters == launcher.parameters
+    assert lst.parameters == {"alpha": (np.float32, frozenset({"axpb"})),
+                              "src": (cla.Array, frozenset({"axpb"}))}
     lst(alpha=2.0, src=a).wait()
     np.testing.assert_allclose(out.get(), 2 * a_host + 1, rtol=1e-6)
 
