@@ -149,9 +149,16 @@ def parse_expression(text: str) -> Any:
     marked, swept = _mark_subarray_refs(text) if "]" in text else (text, {})
     try:
         expr = _parser(marked)
-    except (_LexParseError, ValueError, TypeError) as e:
-        raise ParseError(f"cannot parse expression {text!r}: {e}") from None
+    except (_LexParseError, ValueError, TypeError, AssertionError) as e:
+        hint = (" (a call with keyword arguments: pass its arguments by position, as "
+                "loopy does not take keywords either)" if _KEYWORD_ARG.search(text) else "")
+        raise ParseError(f"cannot parse expression {text!r}: {str(e) or 'syntax error'}"
+                         f"{hint}") from None
     return _CallRewriter(swept)(expr)
+
+
+#: ``f(..., name=...)``: a keyword argument in a call
+_KEYWORD_ARG = re.compile(r"[(,]\s*[A-Za-z_]\w*\s*=(?!=)")
 
 
 @dataclass

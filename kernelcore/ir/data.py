@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pymbolic.primitives as prim
 from pymbolic import parse as _pymbolic_parse
+from pytools.lex import ParseError as LexParseError
 
 from kernelcore.diagnostic import ParseError, TypeInferenceFailure
 
@@ -88,7 +89,11 @@ def parse_shape(shape: Any) -> tuple | _Auto | None:
         shape = shape.strip()
         if shape.endswith(",") and not shape.startswith("("):     # "n,": one axis
             shape = shape[:-1]
-        parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
+        try:
+            parsed = _to_expr(shape) if "," not in shape else _pymbolic_parse(f"({shape},)")
+        except (LexParseError, ValueError, TypeError, AssertionError) as e:
+            raise ParseError(f"cannot parse the shape {shape!r}: {str(e) or 'syntax error'} "
+                             "(write it as 'n, m' or a tuple)") from None
         if isinstance(parsed, tuple) and len(parsed) == 1 and isinstance(parsed[0], tuple):
             parsed = parsed[0]          # "(n, m)": the parentheses are not an axis
         shape = parsed if isinstance(parsed, tuple) else (parsed,)

@@ -39,6 +39,7 @@ from kernelcore.runtime.invoke import (
     _py,
     cached_code,
     check_argument_names,
+    check_shape,
     compile_invoker,
     emit_parameter_code,
     find_executor,
@@ -176,6 +177,7 @@ def _copy_back(host, ary):
 
 class _Runtime:
     missing = staticmethod(_missing)
+    check_shape = staticmethod(check_shape)
     assumption_failed = staticmethod(_assumption_failed)
     host_array = staticmethod(_host_array)
     check = staticmethod(_check)
@@ -262,6 +264,7 @@ class CExecutor:
             shape, strides = tuple_code(a.shape), tuple_code(a.element_strides())
             w(f"    if {a.name} is None:")
             if a.name in written:
+                w(f"        _rt.check_shape({a.name!r}, {shape})")
                 w(f"        {a.name} = _np.empty({shape}, _np.dtype({str(a.dtype)!r}), "
                   f"order={a.order!r})")
             else:

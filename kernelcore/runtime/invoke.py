@@ -11,7 +11,7 @@ once, and each call sets the shared device kernels' arguments and enqueues
 them under the program's lock.
 
 Public names: invoke, get_executor, Executor, memory_pool, returned_arrays, native_array,
-strides_mismatch, check_work_group_sizes.
+strides_mismatch, check_work_group_sizes, check_shape.
 """
 
 from __future__ import annotations
@@ -65,6 +65,13 @@ _REGISTRY_LOCK = threading.Lock()
 def _missing(name: str, what: str = "argument"):
     raise InvocationError(f"missing {what} '{name}': pass it, or an array whose shape "
                           "determines it")
+
+
+def check_shape(name: str, shape: tuple) -> None:
+    """Raise if an output's *shape*, from the parameters, is negative."""
+    if any(n < 0 for n in shape):
+        raise InvocationError(f"output '{name}' would have the negative shape {shape}: "
+                              "check the parameters passed (or the kernel's assumptions)")
 
 
 def _assumption_failed(assumptions: str, params: dict):
@@ -152,6 +159,7 @@ class _Runtime:
     """What a generated invoker needs besides its arguments."""
 
     missing = staticmethod(_missing)
+    check_shape = staticmethod(check_shape)
     assumption_failed = staticmethod(_assumption_failed)
     to_device = staticmethod(_to_device)
     check = staticmethod(_check)
@@ -383,6 +391,8 @@ class Executor:
             is_out = a.name in written
             w(f"    _{a.name}_host = None")
             w(f"    if {a.name} is None:")
+            if is_out:
+                w(f"        _rt.check_shape({a.name!r}, {shape})")
             if is_out and _permuted_strides(a) is not None:
                 # (a layout of its own that fills its elements: a vector axis first)
                 w(f"        {a.name} = _rt.cla.Array(queue, {shape}, _np.dtype("

@@ -264,3 +264,21 @@ def test_domain_with_a_product_of_names_is_refused():
         lp.make_kernel("{[i]: 0<=i<n*n}", "out[i] = 2")
 
 # }}}
+
+
+# {{{ malformed declarations and parameters
+
+def test_malformed_shape_is_a_parse_error():
+    with pytest.raises(ParseError, match="cannot parse the shape"):
+        lp.GlobalArg("a", np.float32, shape="n,,")
+
+
+@pytest.mark.parametrize("target", [None, "c"])
+def test_negative_parameter_shape_is_named(queue, target):
+    knl = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = 1",
+                         [lp.GlobalArg("out", np.float32, shape="n"), "..."],
+                         target=lp.ExecutableCTarget() if target else None)
+    with pytest.raises(InvocationError, match=r"'out' would have the negative shape \(-3,\)"):
+        knl(queue if target is None else None, n=-3)
+
+# }}}

@@ -366,3 +366,11 @@ def test_a_call_with_keyword_arguments_is_refused_with_a_clear_error():
                                "f", Maximum(name="f"))
     with pytest.raises(KernelcoreError, match="keyword arguments are not supported"):
         knl(lp.default_queue(), a=np.arange(4, dtype=np.float32))
+
+
+def test_keyword_arguments_with_sub_arrays_are_a_parse_error():
+    """pymbolic's parser asserts on ``f(c=[j]: y[i, j])``: the error names the
+    statement and the fix instead."""
+    with pytest.raises(lp.ParseError, match=r"child\(c=.*pass its arguments by position"):
+        lp.make_kernel("{[i, j]: 0<=i<3 and 0<=j<4}",
+                       "[j]: out[i, j] = child(c=[j]: y[i, j], a=[j]: x[i, j])")
