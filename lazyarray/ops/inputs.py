@@ -56,14 +56,30 @@ _PYTHON_DTYPES = {float: np.dtype(np.float64), int: np.dtype(np.int64),
                   bool: np.dtype(np.bool_), complex: np.dtype(np.complex128)}
 
 
+#: the constant nodes of recent Python ints and nonzero floats, by (type, value):
+#: kept alive so that a loop's scalars are not made again each step (a nonzero
+#: float equals only itself; 0.0 and -0.0 are equal but differ, so are not kept)
+_SCALARS: dict[tuple[type, Any], Const] = {}
+
+
 def node_of(x: Any) -> Node:
     """*x* as a graph node: a lazy array's node, a scalar as a constant (with
     NumPy's types: Python scalars weak), anything else uploaded as an array."""
     if isinstance(x, ArrayHandle):
         return x.node
-    dtype = _PYTHON_DTYPES.get(type(x))
-    if dtype is not None and (type(x) is not int or -2**63 <= x < 2**63):
-        return Const(x, dtype, True)
+    kind = type(x)
+    if (kind is float and x) or kind is int:
+        node = _SCALARS.get((kind, x))
+        if node is not None:
+            return node
+    dtype = _PYTHON_DTYPES.get(kind)
+    if dtype is not None and (kind is not int or -2**63 <= x < 2**63):
+        node = Const(x, dtype, True)
+        if (kind is float and x) or kind is int:
+            if len(_SCALARS) >= 1024:
+                _SCALARS.clear()
+            _SCALARS[(kind, x)] = node
+        return node
     if isinstance(x, int) and not isinstance(x, bool) and not -2**63 <= x < 2**64:
         return HugeInt(x)  # type: ignore[return-value]  # (elementwise operations resolve it)
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):

@@ -87,6 +87,22 @@ def test_special_float_scalars_are_arguments_too(queue, value):
             np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))
 
 
+def test_a_loops_scalars_are_recorded_once(queue):
+    """The constant of a Python scalar used every step is one node, kept
+    between steps (recording it costs a lookup); zeros of either sign stay
+    apart, and signs and values are NumPy's."""
+    from lazyarray.ops.inputs import node_of
+    assert node_of(0.25) is node_of(0.25) and node_of(7) is node_of(7)
+    assert node_of(7) is not node_of(7.0) and node_of(True) is not node_of(1)
+    h = np.array([1.0, -2.0, 3.0])
+    x = la.asarray(h)
+    for _ in range(3):
+        for value in (0.0, -0.0, 0.5, -0.5, 3, 2**62):
+            got, want = (x * value).get(), h * value
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_scalar_arguments_keep_their_full_width(queue):
     """Kernel arguments are typed as their values (fuzzer finds: a shift by
     2**32 and a uint64 constant were narrowed to int when compared or
