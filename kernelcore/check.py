@@ -12,6 +12,7 @@ import islpy as isl
 import pymbolic.primitives as prim
 
 from kernelcore.check_bounds import affine_condition, affine_pw_aff, check_bounds, kernel_params
+from kernelcore.check_ordering import Reachable
 from kernelcore.check_overlap import accesses_may_meet_across
 from kernelcore.diagnostic import (
     KernelcoreError,
@@ -91,7 +92,8 @@ def check_kernel(knl: LoopKernel) -> None:
         return
     # a global barrier ends a device kernel: only the parallel inames of the
     # instructions after the same global barriers share a launch
-    stretch = {i.id: frozenset(a for a in _ancestors(knl, i.id)
+    reach = Reachable(knl)
+    stretch = {i.id: frozenset(a for a in reach[i.id]
                                if _is_global_barrier(knl.id_to_insn[a]))
                for i in knl.instructions}
     launch_axes: dict[frozenset, set] = {}
@@ -133,9 +135,9 @@ def check_kernel(knl: LoopKernel) -> None:
                 reads(e)
             if other.id == insn.id:
                 pair = None
-            elif insn.id in _ancestors(knl, other.id):
+            elif insn.id in reach[other.id]:
                 pair = (other.id, insn.id)        # read after write
-            elif other.id in _ancestors(knl, insn.id):
+            elif other.id in reach[insn.id]:
                 pair = (insn.id, other.id)        # write after read
             else:
                 continue
@@ -154,7 +156,7 @@ def check_kernel(knl: LoopKernel) -> None:
                         f"[{', '.join(map(str, sub))}]: other work-items (parallel "
                         f"iname(s) {', '.join(crossing)}) may read what it overwrites")
                 later, earlier = pair
-                if _separated_by_global_barrier(knl, later, earlier) or \
+                if _separated_by_global_barrier(knl, reach, later, earlier) or \
                         _nosync(knl, later, earlier):
                     continue
                 raise MissingBarrierError(
@@ -315,9 +317,9 @@ def _nosync(knl, a: str, b: str) -> bool:
                 or {(a, "any"), (a, "global")} & knl.id_to_insn[b].no_sync_with)
 
 
-def _separated_by_global_barrier(knl, later: str, earlier: str) -> bool:
-    for bid in _ancestors(knl, later):
-        if _is_global_barrier(knl.id_to_insn[bid]) and earlier in _ancestors(knl, bid):
+def _separated_by_global_barrier(knl, reach: Reachable, later: str, earlier: str) -> bool:
+    for bid in reach[later]:
+        if _is_global_barrier(knl.id_to_insn[bid]) and earlier in reach[bid]:
             return True
     return False
 
@@ -325,14 +327,3 @@ def _separated_by_global_barrier(knl, later: str, earlier: str) -> bool:
 def _axis(knl, iname: str) -> tuple[str, int]:
     tag = knl.iname_tags[iname]
     return ("l" if isinstance(tag, LocalIndexTag) else "g", tag.axis)
-
-
-def _ancestors(knl, insn_id: str) -> set[str]:
-    seen: set[str] = set()
-    todo = [insn_id]
-    while todo:
-        for dep in knl.id_to_insn[todo.pop()].depends_on:
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
-    return seen

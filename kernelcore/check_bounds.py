@@ -20,7 +20,7 @@ violation does: ``True`` (default) raises
 ``"no_check"`` skips the check.
 
 Public names: check_bounds, reads_unguarded_in_bounds, affine_pw_aff, affine_condition,
-kernel_params.
+kernel_params, conjuncts.
 """
 
 from __future__ import annotations
@@ -94,6 +94,18 @@ def affine_condition(cond: Expression, pw_aff: Callable[[Expression], isl.PwAff]
         # a number as a condition, as in C: true where it is not zero
         return pw_aff(cond).ne_set(pw_aff(0))
     raise NotAffineError(f"{cond} is not an affine condition")
+
+
+def conjuncts(conditions) -> list:
+    """The *conditions*, with those joined by ``and`` taken apart."""
+    result, todo = [], list(conditions)
+    while todo:
+        cond = todo.pop()
+        if isinstance(cond, prim.LogicalAnd):
+            todo.extend(cond.children)
+        else:
+            result.append(cond)
+    return result
 
 
 def kernel_params(knl: LoopKernel) -> list[str]:
@@ -193,12 +205,7 @@ class _BoundsChecker:
             known = frozenset(inames) & frozenset(self.knl.all_inames())
             dom = align_to(self.knl.get_inames_domain(known), self.universe) \
                 & self.assumptions
-            todo = list(guards)
-            while todo:
-                guard = todo.pop(0)
-                if isinstance(guard, prim.LogicalAnd):     # (each part that can be used)
-                    todo[:0] = guard.children
-                    continue
+            for guard in conjuncts(guards):     # (each part that can be used)
                 try:
                     dom = dom & affine_condition(guard, self.pw_aff)
                 except NotAffineError:

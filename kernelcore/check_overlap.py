@@ -12,7 +12,7 @@ from typing import Any
 import islpy as isl
 import pymbolic.primitives as prim
 
-from kernelcore.check_bounds import affine_condition, affine_pw_aff, kernel_params
+from kernelcore.check_bounds import affine_condition, affine_pw_aff, conjuncts, kernel_params
 from kernelcore.ir.data import ValueArg
 from kernelcore.ir.domain import NotAffineError, expr_to_pw_aff, project_to
 from kernelcore.ir.expr import get_dependencies, substitute
@@ -25,18 +25,6 @@ dim_type = isl.dim_type
 _OTHER = "__kc_other_"
 
 
-def _conjuncts(conditions) -> list:
-    """The conditions, with those joined by ``and`` taken apart."""
-    result, todo = [], list(conditions)
-    while todo:
-        cond = todo.pop()
-        if isinstance(cond, prim.LogicalAnd):
-            todo.extend(cond.children)
-        else:
-            result.append(cond)
-    return result
-
-
 def _instances(knl: LoopKernel, insn: InstructionBase) -> tuple[frozenset[str], isl.Set]:
     """The inames *insn* runs in, and the points where it runs: its domain,
     narrowed by its predicates that are affine in inames and parameters."""
@@ -44,7 +32,7 @@ def _instances(knl: LoopKernel, insn: InstructionBase) -> tuple[frozenset[str], 
     dom = project_to(knl.get_inames_domain(inames), inames)
     # (values passed by value are constants of a launch too)
     params = set(kernel_params(knl)) | {a.name for a in knl.args if isinstance(a, ValueArg)}
-    for pred in _conjuncts(insn.predicates):
+    for pred in conjuncts(insn.predicates):
         used = get_dependencies(pred)
         if not used <= inames | params:
             continue
@@ -110,7 +98,7 @@ def _exclusive(knl: LoopKernel, first: InstructionBase, second: InstructionBase,
     that take one value at all the pairs of instances in *both* (conditions
     on inames that agree there, and on data no instruction writes)."""
     written = set(knl.writer_map)
-    conds_a, conds_b = _conjuncts(first.predicates), _conjuncts(second.predicates)
+    conds_a, conds_b = conjuncts(first.predicates), conjuncts(second.predicates)
     for cond in conds_a + conds_b:
         negation = prim.LogicalNot(cond)
         if not ((cond in conds_a and negation in conds_b)

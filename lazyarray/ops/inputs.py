@@ -68,14 +68,15 @@ def node_of(x: Any) -> Node:
     if isinstance(x, ArrayHandle):
         return x.node
     kind = type(x)
-    if (kind is float and x) or kind is int:
+    kept = (kind is float and x) or kind is int
+    if kept:
         node = _SCALARS.get((kind, x))
         if node is not None:
             return node
     dtype = _PYTHON_DTYPES.get(kind)
     if dtype is not None and (kind is not int or -2**63 <= x < 2**63):
         node = Const(x, dtype, True)
-        if (kind is float and x) or kind is int:
+        if kept:
             if len(_SCALARS) >= 1024:
                 _SCALARS.clear()
             _SCALARS[(kind, x)] = node
