@@ -43,7 +43,8 @@ from lazyarray.host.dispatch import (
     readable,
     wrap,
 )
-from lazyarray.host.policy import host_enabled
+from lazyarray.host.policy import _MODES, host_enabled
+from lazyarray.tracing import ACTIVE_TRACES
 
 
 class HostArray(LazyArray):
@@ -195,19 +196,24 @@ class HostArray(LazyArray):
         return LazyArray.__array_function__(self, func, types, args, kwargs)
 
     def __getitem__(self, key) -> LazyArray:
-        if host_enabled():
-            plain = _host_key(key)
+        if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
+            kind = type(key)
+            plain = key if kind is slice or kind is int else _host_key(key)
             if plain is not _NO:
                 value = self._hv[plain]
                 kind = type(value)
                 if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
-                    return holding(value)
+                    # (holding(value), without the call: slicing is the hottest path)
+                    handle = _new(HostArray)
+                    handle._hv = value
+                    handle._copy = None
+                    return handle
                 return wrap(value)
         return LazyArray.__getitem__(self, key)
 
     def __setitem__(self, key, value) -> None:
-        if host_enabled():
-            plain = _host_key(key)
+        if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
+            plain = key if type(key) is slice or type(key) is int else _host_key(key)
             kind = type(value)
             if kind is HostArray:
                 value = value._hv
@@ -219,7 +225,10 @@ class HostArray(LazyArray):
                 else:
                     value = _unwrap(value, [])
             if plain is not _NO:
-                self._buffer()[plain] = value
+                buffer = self._hv
+                if type(buffer) is not _ndarray:
+                    buffer = self._buffer()
+                buffer[plain] = value
                 MUTATION[0] += 1
                 return
         LazyArray.__setitem__(self, key, value)
@@ -228,6 +237,8 @@ class HostArray(LazyArray):
 
 
 _ndarray = np.ndarray
+_new = object.__new__
+
 
 def _host_key(key):
     """*key* with host arrays as their buffers, or _NO if it holds device data."""
@@ -260,7 +271,8 @@ def _method(name: str):
     direct = hasattr(np.ndarray, name) and hasattr(np.generic, name)
 
     def method(self, *args, **kwargs):
-        if not kwargs and host_enabled():
+        if not kwargs and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
+                           or host_enabled()):
             if direct and not args:
                 # the common call (``u.copy()``, ``x.sum()``): the buffer's method
                 value = self._hv
@@ -315,6 +327,9 @@ def _binary(dunder: str):
         kind = type(other)
         if kind is HostArray:
             other = other._hv
+        elif kind in _SCALARS and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
+                                   or host_enabled()):
+            pass
         elif kind not in _PLAIN and getattr(kind, "__array_ufunc__", False) is None:
             # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
             # containers) gets its own reflected operator, with this array
@@ -326,7 +341,10 @@ def _binary(dunder: str):
         result = function(other, self._hv) if reflected else function(self._hv, other)
         kind = type(result)
         if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
-            return holding(result)
+            handle = _new(HostArray)
+            handle._hv = result
+            handle._copy = None
+            return handle
         return wrap(result)
     binary.__name__ = binary.__qualname__ = dunder
     return binary

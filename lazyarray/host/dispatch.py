@@ -182,16 +182,20 @@ def quick_call(func: Callable, args: tuple) -> Any:
     scalar (the common call, checked and unwrapped in one pass), else _NO.
     The caller checked that the host tier is on."""
     host = CLASSES[1]
-    plain = []
-    for a in args:
-        kind = type(a)
-        if kind is host:
-            plain.append(a._hv)
-        elif kind in _SCALARS:
-            plain.append(a)
-        else:
-            return _NO
-    result = func(*plain)
+    if len(args) == 1 and type(args[0]) is host:
+        # (a unary function of one host array: the commonest call)
+        result = func(args[0]._hv)
+    else:
+        plain = []
+        for a in args:
+            kind = type(a)
+            if kind is host:
+                plain.append(a._hv)
+            elif kind in _SCALARS:
+                plain.append(a)
+            else:
+                return _NO
+        result = func(*plain)
     kind = type(result)
     if kind is _ndarray:
         for a in args:
