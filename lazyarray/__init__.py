@@ -127,9 +127,12 @@ bool = _np.bool_
 
 # the host tier in front of the namespace's functions (small work runs by NumPy)
 from lazyarray.host import HostArray, get_tier, set_tier, tier
+from lazyarray.host.memory import tune_allocator as _tune_allocator
 from lazyarray.host.namespace import install as _install_host_tier
 
 _install_host_tier(globals(), _np, __all__)
+# freed array memory kept for the next arrays (LAZYARRAY_HOST_MALLOC=system: not)
+_tune_allocator()
 __all__ += ["HostArray", "get_tier", "set_tier", "tier"]
 
 # NumPy's protocols and the namespace's methods (x.nonzero(), ...) on lazy
