@@ -58,6 +58,8 @@ class Program:
         self.sequences = dict(sequences or {})
         #: by (queue ``int_ptr``, first step): the launch of a run of steps
         self._launches: dict[tuple[int, int], SequenceLaunch] = {}
+        #: by first step of a run: its results read after it (see _read_after)
+        self._read_after_runs: dict[int, frozenset[int]] = {}
 
     def label(self) -> str:
         """What the program computes, in the progress line of its builds."""
@@ -110,7 +112,8 @@ class Program:
         while j < len(self.steps):
             one = None if timing else self._sequence_launch(queue, j, values, params)
             if one is not None:
-                one.run(queue, values, params)
+                one.run(queue, values, params,
+                        self._read_after(j, len(one.results), len(data) + len(self.consts)))
                 launched += 1
                 j += len(one.results)
                 continue
@@ -155,6 +158,21 @@ class Program:
             return None
         self._launches[(queue.int_ptr, j)] = launch
         return launch
+
+    def _read_after(self, j: int, count: int, first: int) -> frozenset[int]:
+        """The positions among the results of the *count* steps from step *j*
+        (the first step's result is value *first* + *j*) that the call
+        returns or that steps outside them read."""
+        found = self._read_after_runs.get(j)
+        if found is None:
+            read = {what for kind, what in self.outputs if kind not in ("param", "value")}
+            for i, (_, sources) in enumerate(self.steps):
+                if not j <= i < j + count:
+                    read |= {k for _, k in sources if isinstance(k, int)}
+            start = first + j
+            found = self._read_after_runs[j] = frozenset(
+                v - start for v in read if start <= v < start + count)
+        return found
 
     def _bind(self, queue: cl.CommandQueue) -> tuple:
         """Per step: its bound launch on *queue* and its arguments' slots by

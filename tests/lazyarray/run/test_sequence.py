@@ -285,3 +285,39 @@ def test_runs_of_steps_around_an_external_call_are_one_kernel_each(rng):
     program, = compiled.programs.values()
     assert sorted(program.sequences) == [0, 4] and len(program.steps) == 7
     assert program.launches == 4
+
+
+def test_intermediates_are_the_launchs_own_and_results_stay_each_calls(rng, monkeypatch):
+    """A one-kernel call allocates only the results it returns: the steps'
+    intermediates live in the launch's own arrays, reused call after call,
+    while every call's returned arrays keep their values."""
+    made = []
+    new_result = sequence.SequenceLaunch._new_result
+
+    def counted(self, k):
+        made.append(k)
+        return new_result(self, k)
+
+    monkeypatch.setattr(sequence.SequenceLaunch, "_new_result", counted)
+    shift = 2.0 + rng.random()      # (a structure no other test compiled)
+
+    def f(u, w):
+        a = la.exp(-u * u) + shift
+        b = la.cumsum(a) * w                # read by later steps only
+        return {"s": la.sum(b), "b2": b[::2] - la.mean(a)}
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    inputs = [(rng.standard_normal(40), rng.standard_normal(40)) for _ in range(4)]
+    outs, counts = [], []
+    for u, w in inputs:
+        before = STATS["launches"]
+        outs.append(compiled(la.asarray(u), la.asarray(w)))
+        assert STATS["launches"] - before == 1
+        counts.append(len(made))
+    for (u, w), out in zip(inputs, outs):
+        a = np.exp(-u * u) + shift
+        b = np.cumsum(a) * w
+        np.testing.assert_allclose(out["s"].get(), np.sum(b), rtol=1e-12)
+        np.testing.assert_allclose(out["b2"].get(), b[::2] - a.mean(), rtol=1e-12)
+    # (the first call made every array; later ones only the two results)
+    assert counts[0] > 2 and counts[3] - counts[2] == 2 and counts[2] - counts[1] == 2, counts
