@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import os
 import sys
 import types
 from collections.abc import Mapping
@@ -56,14 +57,45 @@ def _qualified(cls: type) -> str:
 def _named_only(module: str | None) -> bool:
     """Whether objects of *module* are described by name alone: kernelcore's
     modules (their sources are in every key), Python's and installed
-    packages' (they change with versions, not while one works on them)."""
+    packages' (they change with versions, not while one works on them):
+    those under a ``site-packages`` or ``dist-packages`` folder, or in the
+    folder of an installed distribution (``pip install --target``; not an
+    editable install, whose sources lie elsewhere)."""
     if module is None:
         return True
     top = module.partition(".")[0]
     if top == "kernelcore" or top in sys.stdlib_module_names:
         return True
     path = getattr(sys.modules.get(top), "__file__", None) or ""
-    return "site-packages" in path or "dist-packages" in path
+    if "site-packages" in path or "dist-packages" in path:
+        return True
+    return bool(path) and any(path.startswith(folder)
+                              for folder in _installed_folders().get(top, ()))
+
+
+@cache
+def _installed_folders() -> dict[str, tuple[str, ...]]:
+    """By top-level module, the folders it was installed into by pip: where
+    a distribution's ``RECORD`` lists its files (an editable install and a
+    source tree's ``egg-info`` list none of their sources)."""
+    from importlib.metadata import distributions
+
+    folders: dict[str, set[str]] = {}
+    for dist in distributions():
+        try:
+            record = dist.read_text("RECORD") or ""
+            base = os.path.join(str(dist.locate_file("")), "")
+        except Exception:           # (a broken distribution: described by code)
+            continue
+        for line in record.splitlines():
+            name = line.partition(",")[0]
+            if not name.endswith(".py"):
+                continue
+            top, sep, _ = name.partition("/")
+            top = top if sep else top[:-3]             # (a package, or one module)
+            if not top.endswith((".dist-info", ".data")) and top.isidentifier():
+                folders.setdefault(top, set()).add(base)
+    return {top: tuple(found) for top, found in folders.items()}
 
 
 class _Describer:
