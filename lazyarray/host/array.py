@@ -265,25 +265,39 @@ def _numpy_method(name: str) -> Callable:
     return call
 
 
+#: argument types a method of the buffer takes as they are
+_NUMBERS = frozenset([int, float, bool, type(None), str, np.dtype, type])
+
+
+def _numbers(values) -> bool:
+    """Whether *values* are numbers, strings, dtypes or tuples of numbers
+    (no arrays: a method of the buffer answers as NumPy would)."""
+    for v in values:
+        kind = type(v)
+        if kind not in _NUMBERS and not (kind is tuple and all(type(x) is int for x in v)):
+            return False
+    return True
+
+
 def _method(name: str):
     device = getattr(LazyArray, name)
     numpy_method = _numpy_method(name) if hasattr(np.ndarray, name) else getattr(np, name)
     direct = hasattr(np.ndarray, name) and hasattr(np.generic, name)
 
     def method(self, *args, **kwargs):
-        if not kwargs and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
-                           or host_enabled()):
-            if direct and not args:
-                # the common call (``u.copy()``, ``x.sum()``): the buffer's method
+        if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
+            if direct and _numbers(args) and (not kwargs or _numbers(kwargs.values())):
+                # the common call (``u.copy()``, ``x.sum(axis=1, keepdims=True)``,
+                # ``x.astype(int)``): the buffer's method
                 value = self._hv
-                result = getattr(value, name)()
+                result = getattr(value, name)(*args, **kwargs)
                 kind = type(result)
                 if result is value:
                     return self
                 if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
                     return holding(result)
                 return wrap(result)
-            result = quick_call(numpy_method, (self, *args))
+            result = quick_call(numpy_method, (self, *args)) if not kwargs else _NO
             if result is not _NO:
                 return result
         if host_ready(args, kwargs):
