@@ -33,6 +33,7 @@ from lazyarray.host.dispatch import (
     NUMPY_SCALARS,
     OWN_ANSWERS,
     SMALL,
+    _numbers,
     _unwrap,
     dressed,
     holding,
@@ -263,20 +264,6 @@ def _numpy_method(name: str) -> Callable:
         return getattr(value, name)(*args, **kwargs)
     call.__name__ = name
     return call
-
-
-#: argument types a method of the buffer takes as they are
-_NUMBERS = frozenset([int, float, bool, type(None), str, np.dtype, type])
-
-
-def _numbers(values) -> bool:
-    """Whether *values* are numbers, strings, dtypes or tuples of numbers
-    (no arrays: a method of the buffer answers as NumPy would)."""
-    for v in values:
-        kind = type(v)
-        if kind not in _NUMBERS and not (kind is tuple and all(type(x) is int for x in v)):
-            return False
-    return True
 
 
 def _method(name: str):

@@ -177,12 +177,40 @@ def dressed(dispatch: Callable, name: str, impl: Callable) -> Callable:
     return dispatch
 
 
-def quick_call(func: Callable, args: tuple) -> Any:
-    """``func(*args)`` by NumPy when every argument is a host array or a
-    scalar (the common call, checked and unwrapped in one pass), else _NO.
-    The caller checked that the host tier is on."""
+#: keyword argument types NumPy takes as they are
+_NUMBERS = frozenset([int, float, bool, type(None), str, np.dtype, type])
+
+
+def _numbers(values) -> bool:
+    """Whether *values* are numbers, strings, dtypes or tuples of ints (no
+    arrays: NumPy's answer needs nothing of lazyarray's)."""
+    for v in values:
+        kind = type(v)
+        if kind not in _NUMBERS and not (kind is tuple and all(type(x) is int for x in v)):
+            return False
+    return True
+
+
+def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
+    """``func(*args, **kwargs)`` by NumPy when every argument is a host array
+    or a scalar and every keyword argument passes :func:`_numbers` (the
+    common call, checked and unwrapped in one pass), else _NO. The caller
+    checked that the host tier is on."""
     host = CLASSES[1]
-    if len(args) == 1 and type(args[0]) is host:
+    if kwargs:
+        if not _numbers(kwargs.values()):
+            return _NO
+        plain = []
+        for a in args:
+            kind = type(a)
+            if kind is host:
+                plain.append(a._hv)
+            elif kind in _SCALARS:
+                plain.append(a)
+            else:
+                return _NO
+        result = func(*plain, **kwargs)
+    elif len(args) == 1 and type(args[0]) is host:
         # (a unary function of one host array: the commonest call)
         result = func(args[0]._hv)
     else:
@@ -290,9 +318,9 @@ def forwarding(name: str, impl: Callable, numpy_func: Callable) -> Callable:
     """*impl* (lazyarray's function *name*), with calls whose arrays are all
     on the host run by *numpy_func* instead."""
     def dispatch(*args, **kwargs):
-        if not kwargs and host_enabled():
+        if host_enabled():
             try:
-                result = quick_call(numpy_func, args)
+                result = quick_call(numpy_func, args, _drop_device(kwargs) if kwargs else None)
             except TypeError:
                 result = _NO
             if result is not _NO:
