@@ -13,7 +13,7 @@ Public names: Walker, PlainWalker, ContainerWalker, Structure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -93,32 +93,32 @@ class Walker:
     def flatten(self, x: Any) -> tuple[list[Any], Structure]:
         """The leaves of *x* (depth first) and its :class:`Structure`."""
         leaves: list[Any] = []
+        return leaves, self._walk(x, leaves)
 
-        def walk(y: Any) -> Structure:
-            parts = self.split(y)
-            if parts is None:
-                leaves.append(y)
-                return _LEAF
-            children = tuple(walk(c) for _, c in parts)
-            key = (type(y), tuple(k for k, _ in parts), tuple(c.key for c in children),
-                   getattr(y, "shape", None) if isinstance(y, np.ndarray) else None)
-            return Structure(key, y, children)
-
-        return leaves, walk(x)
+    def _walk(self, y: Any, leaves: list[Any]) -> Structure:
+        """The structure of *y*, its leaves appended to *leaves* (a method, not
+        a closure: a recursive closure's cell would keep the leaves alive
+        until the cycle collector ran)."""
+        parts = self.split(y)
+        if parts is None:
+            leaves.append(y)
+            return _LEAF
+        children = tuple(self._walk(c, leaves) for _, c in parts)
+        key = (type(y), tuple(k for k, _ in parts), tuple(c.key for c in children),
+               getattr(y, "shape", None) if isinstance(y, np.ndarray) else None)
+        return Structure(key, y, children)
 
     def unflatten(self, structure: Structure, leaves: list[Any]) -> Any:
         """The container of *structure* with *leaves* (as :meth:`flatten` gave)."""
-        it = iter(leaves)
+        return self._build(structure, iter(leaves))
 
-        def build(s: Structure) -> Any:
-            if s.children is None:
-                return next(it)
-            parts = self.split(s.template)
-            assert parts is not None
-            return self.join(s.template, [(k, build(c))
-                                          for (k, _), c in zip(parts, s.children)])
-
-        return build(structure)
+    def _build(self, s: Structure, it: Iterator[Any]) -> Any:
+        if s.children is None:
+            return next(it)
+        parts = self.split(s.template)
+        assert parts is not None
+        return self.join(s.template, [(k, self._build(c, it))
+                                      for (k, _), c in zip(parts, s.children)])
 
 
 class PlainWalker(Walker):

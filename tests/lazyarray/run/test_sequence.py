@@ -321,3 +321,29 @@ def test_intermediates_are_the_launchs_own_and_results_stay_each_calls(rng, monk
         np.testing.assert_allclose(out["b2"].get(), b[::2] - a.mean(), rtol=1e-12)
     # (the first call made every array; later ones only the two results)
     assert counts[0] > 2 and counts[3] - counts[2] == 2 and counts[2] - counts[1] == 2, counts
+
+
+def test_results_are_freed_without_the_cycle_collector(rng):
+    """A call's results (and their device buffers) go as soon as the caller
+    drops them: flattening and rebuilding the call's containers leaves no
+    reference cycle that only the cycle collector would break."""
+    import gc
+    import weakref
+
+    def f(u):
+        return {"a": la.sin(u) * 2.0, "b": [la.sum(u), u + 1.0]}
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    jitted = la.jit(f)
+    u = la.asarray(rng.standard_normal(64))
+    for call in (compiled, jitted):
+        call(u)
+        gc.collect()
+        gc.disable()
+        try:
+            out = call(u)
+            refs = [weakref.ref(out["a"]), weakref.ref(out["b"][1])]
+            del out
+            assert [r() for r in refs] == [None, None], call
+        finally:
+            gc.enable()
