@@ -197,20 +197,9 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
     common call, checked and unwrapped in one pass), else _NO. The caller
     checked that the host tier is on."""
     host = CLASSES[1]
-    if kwargs:
-        if not _numbers(kwargs.values()):
-            return _NO
-        plain = []
-        for a in args:
-            kind = type(a)
-            if kind is host:
-                plain.append(a._hv)
-            elif kind in _SCALARS:
-                plain.append(a)
-            else:
-                return _NO
-        result = func(*plain, **kwargs)
-    elif len(args) == 1 and type(args[0]) is host:
+    if kwargs and not _numbers(kwargs.values()):
+        return _NO
+    if not kwargs and len(args) == 1 and type(args[0]) is host:
         # (a unary function of one host array: the commonest call)
         result = func(args[0]._hv)
     else:
@@ -223,7 +212,7 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
                 plain.append(a)
             else:
                 return _NO
-        result = func(*plain)
+        result = func(*plain, **kwargs) if kwargs else func(*plain)
     kind = type(result)
     if kind is _ndarray:
         for a in args:
