@@ -192,12 +192,13 @@ class _Jitted:
 
     def __call__(self, *args, **kwargs):
         if not kwargs and _MODES[-1] == "auto" and not ACTIVE_TRACES[0]:
-            # (a signature whose calls were found faster on the host tier: the
-            # function itself, without the checks below)
+            # (a signature of small host arrays seen before: its trial, without
+            # the checks below; once found faster there, the function itself)
             short = _positional_key(args)
             trial = self._trials_by_position.get(short) if short is not None else None
-            if trial is not None and trial.choice == "host":
-                return self.fn(*args)
+            if trial is not None:
+                return self.fn(*args) if trial.choice == "host" \
+                    else self._call_in_trial(trial, args, kwargs)
         if TRACING.names:
             # called by a function that la.jit traces: part of that trace (run
             # on its own, the result would be frozen into the outer program)

@@ -118,8 +118,9 @@ class TierTrial:
         #: seconds of the fastest timed call, by tier
         self.compiled_best = float("inf")
         self.host_calls = 0
-        #: seconds of the last :data:`HOST_TRIALS` host calls
-        self.host_recent: list[float] = []
+        #: seconds of the last :data:`HOST_TRIALS` host calls (a ring: the
+        #: call numbered *k* at ``k % HOST_TRIALS``; infinity for none yet)
+        self.host_recent: list[float] = [float("inf")] * HOST_TRIALS
         #: seconds of all host calls together
         self.host_total = 0.0
         #: ``"compiled"`` or ``"host"`` once chosen, else None
@@ -129,7 +130,7 @@ class TierTrial:
     @property
     def host_best(self) -> float:
         """Seconds of the fastest of the last :data:`HOST_TRIALS` host calls."""
-        return min(self.host_recent, default=float("inf"))
+        return min(self.host_recent)
 
     def choose(self, tier: str) -> None:
         """Run the signature's later calls on *tier* (``"compiled"``, ``"host"``)."""
@@ -154,8 +155,8 @@ class TierTrial:
         compiled trial call, choose the tier of the faster call (the best of the
         last host calls against the best of as many compiled ones)."""
         if tier == "host":
+            self.host_recent[self.host_calls % HOST_TRIALS] = seconds
             self.host_calls += 1
-            self.host_recent = [*self.host_recent[1 - HOST_TRIALS:], seconds]
             self.host_total += seconds
             return
         if self.compiled_calls:
