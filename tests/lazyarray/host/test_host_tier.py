@@ -4,6 +4,7 @@ device; la.jit and every lazyarray function accept host arrays."""
 
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -332,3 +333,77 @@ def test_a_jitted_call_on_host_arrays_takes_the_short_path(monkeypatch):
         expected[2] = -1
         np.testing.assert_array_equal(f(a, b).get(), expected)
         assert not calls            # found by shapes, not traced or looked up again
+
+
+_KEYS = [0, -1, slice(None), slice(1, None), slice(None, -1), slice(None, None, -2),
+         (0, slice(1, 3)), (slice(None), 0), (Ellipsis, -1), (None, 1), ()]
+_SCALARS = [2, -3, 2.5, True, np.float32(1.5), np.int64(3), np.int32(-2), 1.5 + 2j]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8, np.bool_,
+                                   np.complex128])
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_the_quick_paths_agree_with_numpy(host_tier, dtype):
+    """Slicing, writes, scalar operators, methods with number and string
+    arguments and functions with keywords (the host tier's quick paths):
+    NumPy's values, dtypes and errors, on 2-d, 0-d and empty arrays."""
+    rng = np.random.default_rng(5)
+    for a in (rng.integers(0, 5, (4, 3)).astype(dtype), np.array(3, dtype=dtype),
+              np.zeros((0, 3), dtype=dtype)):
+        x = la.asarray(a)
+        for key in _KEYS:
+            try:
+                want = a[key]
+            except IndexError as error:
+                with pytest.raises(IndexError, match=re.escape(str(error))):
+                    x[key]
+                continue
+            _same(x[key], want)
+        with np.errstate(all="ignore"):
+            for s in _SCALARS:
+                for op in ("__add__", "__radd__", "__mul__", "__rsub__", "__truediv__",
+                           "__lt__", "__eq__"):
+                    try:
+                        want = getattr(a, op)(s)
+                    except (TypeError, OverflowError) as error:
+                        with pytest.raises(type(error)):
+                            getattr(x, op)(s)
+                        continue
+                    if want is not NotImplemented:
+                        _same(getattr(x, op)(s), want)
+        for name, args, kwargs in [("sum", (), {"axis": 0}), ("sum", (), {"keepdims": True}),
+                                   ("sum", (0,), {"dtype": np.float32}),
+                                   ("astype", (np.int16,), {}), ("astype", ("float32",), {}),
+                                   ("reshape", (-1,), {}), ("copy", (), {"order": "F"}),
+                                   ("max", (), {"axis": -1, "initial": 7}),
+                                   ("round", (), {"decimals": 1}), ("cumsum", (0,), {})]:
+            try:
+                want = getattr(a, name)(*args, **kwargs)
+            except (ValueError, TypeError, np.exceptions.AxisError) as error:
+                with pytest.raises(type(error)):
+                    getattr(x, name)(*args, **kwargs)
+                continue
+            _same(getattr(x, name)(*args, **kwargs), want)
+        for func, kwargs in [("sum", {"axis": 0}), ("mean", {"keepdims": True}),
+                             ("std", {"ddof": 1, "axis": -1}), ("prod", {"dtype": "int64"}),
+                             ("cumsum", {"axis": 0})]:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                try:
+                    want = getattr(np, func)(a, **kwargs)
+                except (ValueError, TypeError, np.exceptions.AxisError) as error:
+                    with pytest.raises(type(error)):
+                        getattr(la, func)(x, **kwargs)
+                    continue
+                _same(getattr(la, func)(x, **kwargs), want)
+        y = la.asarray(a.copy())
+        b = a.copy()
+        for key, value in [(slice(None), 1), (0, 2), ((Ellipsis,), 0)]:
+            try:
+                b[key] = value
+            except IndexError as error:
+                with pytest.raises(IndexError, match=re.escape(str(error))):
+                    y[key] = value
+                continue
+            y[key] = value
+            _same(y, b)
