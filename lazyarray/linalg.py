@@ -282,12 +282,19 @@ def _chain(arrays: list[LazyArray]) -> LazyArray:
                 if c < cost[i][j]:
                     cost[i][j], split[i][j] = c, k
 
-    def product(i: int, j: int) -> LazyArray:
-        if i == j:
-            return arrays[i]
-        k = split[i][j]
-        return _products.matmul(product(i, k), product(k + 1, j))
-    return product(0, n - 1)
+    return _chain_product(arrays, split, 0, n - 1)
+
+
+def _chain_product(arrays: list[LazyArray], split: list[list[int]], i: int, j: int
+                   ) -> LazyArray:
+    """The product of ``arrays[i:j + 1]`` split as *split* says (a function
+    of the module, not a recursive closure, whose cell would keep the
+    arrays alive until the cycle collector ran)."""
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return _products.matmul(_chain_product(arrays, split, i, k),
+                            _chain_product(arrays, split, k + 1, j))
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> LazyArray:

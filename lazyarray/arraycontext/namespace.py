@@ -296,24 +296,24 @@ class LazyNumpyFunctions:
         """Whether *a* and *b* have one structure, shapes and values (a 0-d
         bool array)."""
         with self._on_queue():
-            false, true = la.asarray(np.False_), la.asarray(np.True_)
+            return self._equal(a, b, la.asarray(np.False_), la.asarray(np.True_))
 
-            def equal(x: Any, y: Any) -> Any:
-                if type(x) is not type(y):
-                    return false
-                xs, ys = self._walker.split(x), self._walker.split(y)
-                if xs is None or ys is None:
-                    if xs is not None or ys is not None:
-                        return false
-                    if np.shape(x) != np.shape(y) if _is_scalar(x) else x.shape != y.shape:
-                        return false
-                    return la.all(la.equal(x, y))
-                if [k for k, _ in xs] != [k for k, _ in ys]:
-                    return false
-                return functools.reduce(
-                    la.logical_and, [equal(u, v) for (_, u), (_, v) in zip(xs, ys)], true)
-
-            return equal(a, b)
+    def _equal(self, x: Any, y: Any, false: Any, true: Any) -> Any:
+        """:meth:`array_equal` of *x* and *y* (*false*, *true*: its answers)."""
+        if type(x) is not type(y):
+            return false
+        xs, ys = self._walker.split(x), self._walker.split(y)
+        if xs is None or ys is None:
+            if xs is not None or ys is not None:
+                return false
+            if np.shape(x) != np.shape(y) if _is_scalar(x) else x.shape != y.shape:
+                return false
+            return la.all(la.equal(x, y))
+        if [k for k, _ in xs] != [k for k, _ in ys]:
+            return false
+        return functools.reduce(
+            la.logical_and, [self._equal(u, v, false, true) for (_, u), (_, v) in zip(xs, ys)],
+            true)
 
     # }}}
 

@@ -154,15 +154,20 @@ class HaloExchange:
                     parts.append((side, slice(x - p, y - p)))
             segments.append(parts)
 
-        def join(axis: int, sides: tuple, slices: tuple):
-            if axis == len(segments):
-                piece = u if not any(sides) else halos[sides]
-                return piece[slices]
-            parts = [join(axis + 1, (*sides, side), (*slices, s))
-                     for side, s in segments[axis]]
-            return parts[0] if len(parts) == 1 else la.concatenate(parts, axis=axis)
+        return _joined(u, halos, segments, 0, (), ())
 
-        return join(0, (), ())
+
+def _joined(u, halos: dict, segments: list, axis: int, sides: tuple, slices: tuple):
+    """The part of the padded block along *segments* from *axis* on (see
+    :meth:`HaloExchange.padded_region`): a function of the module, not a
+    recursive closure, whose cell would keep the arrays alive until the cycle
+    collector ran."""
+    if axis == len(segments):
+        piece = u if not any(sides) else halos[sides]
+        return piece[slices]
+    parts = [_joined(u, halos, segments, axis + 1, (*sides, side), (*slices, s))
+             for side, s in segments[axis]]
+    return parts[0] if len(parts) == 1 else la.concatenate(parts, axis=axis)
 
 
 class HaloStep:
@@ -219,20 +224,23 @@ class HaloStep:
         ex = self.exchange
         halos = ex.halo_pieces(recv)
 
-        def piece(box: Box):
-            lo = [a for a, _ in box]
-            hi = [b + 2 * h for _, b in box]
-            return self._apply(ex.padded_region(u, halos, lo, hi), aux, box)
-
-        def assemble(axis: int, prefix: tuple):
+        # (the slabs along the last axis first: each axis's middle holds the next's)
+        middle = inner
+        for axis in reversed(range(len(n))):
             m = n[axis]
+            prefix = tuple((h, k - h) for k in n[:axis])
             rest = tuple((0, k) for k in n[axis + 1:])
-            low = piece((*prefix, (0, h), *rest))
-            high = piece((*prefix, (m - h, m), *rest))
-            middle = inner if axis == len(n) - 1 else assemble(axis + 1, (*prefix, (h, m - h)))
-            return la.concatenate([low, middle, high], axis=axis)
+            low, high = (self._piece(u, halos, aux, (*prefix, cut, *rest))
+                         for cut in ((0, h), (m - h, m)))
+            middle = la.concatenate([low, middle, high], axis=axis)
+        return middle
 
-        return assemble(0, ())
+    def _piece(self, u, halos, aux, box: Box):
+        """The new values of the cells of *box* (from the padded region around it)."""
+        h = self.decomp.halo
+        lo = [a for a, _ in box]
+        hi = [b + 2 * h for _, b in box]
+        return self._apply(self.exchange.padded_region(u, halos, lo, hi), aux, box)
 
     def _whole_part(self, u, recv, aux):
         """The new block of a block too thin to have an interior."""
