@@ -51,6 +51,7 @@ from lazyarray.graph import Input, Node, computed
 from lazyarray.handle import LazyArray
 from lazyarray.mapper import is_kind
 from lazyarray.run import adopt, default_queue, using_queue
+from lazyarray.run.launch import NO_EVENTS, template_of, with_data
 
 
 class LazyarrayFakeNumpyNamespace(LazyNumpyFunctions, BaseFakeNumpyNamespace):
@@ -84,6 +85,8 @@ class LazyarrayArrayContext(ArrayContext):
         #: per frozen array thawed (by id, with a weak reference to it): its
         #: node, so that thawing it again gives the same value (see thaw)
         self._thawed: dict[int, tuple[weakref.ref, Input]] = {}
+        #: the frozen arrays copied by freeze, by shape, dtype, strides, axes, tags
+        self._frozen_templates: dict[tuple, TaggableCLArray] = {}
         super().__init__()
         self._loopy = LoopyCaller(queue, allocator, self._thaw_leaf)
 
@@ -137,13 +140,30 @@ class LazyarrayArrayContext(ArrayContext):
         out = list(leaves)
         for k, v in zip(lazy, values):
             x = leaves[k]
-            out[k] = to_tagged_cl_array(
-                v.with_queue(self.queue),
-                axes=tuple(CLAxis(a.tags) for a in axes_of(x)), tags=tags_of(x))
+            out[k] = self._frozen(v, tuple(CLAxis(a.tags) for a in axes_of(x)), tags_of(x))
         for k, x in enumerate(out):
             if isinstance(x, cla.Array) and not isinstance(x, TaggableCLArray):
                 out[k] = to_tagged_cl_array(x)
         return with_array_context(self._walker.unflatten(structure, out), actx=None)
+
+    def _frozen(self, v: cla.Array, axes: tuple, tags: frozenset) -> TaggableCLArray:
+        """The frozen array of the value *v* with *axes* and *tags*: a copy
+        of a template made once per shape, dtype, strides, axes and tags,
+        holding *v*'s buffer (a third of building one)."""
+        data = v.base_data
+        if v.offset or not isinstance(data, cl.MemoryObjectHolder):
+            return to_tagged_cl_array(v.with_queue(self.queue), axes=axes, tags=tags)
+        key = (v.shape, v.dtype, v.strides, axes, tags)
+        template = self._frozen_templates.get(key)
+        if template is None:
+            made = to_tagged_cl_array(v.with_queue(self.queue), axes=axes, tags=tags)
+            made.events = NO_EVENTS          # (one in-order queue orders its work)
+            _ = made.flags                   # (computed once for the copies)
+            made.base_data = None            # (the template holds no buffer)
+            if len(self._frozen_templates) >= _TEMPLATES_KEPT:
+                self._frozen_templates.clear()
+            template = self._frozen_templates[key] = made
+        return with_data(template, data)
 
     def _thaw_leaf(self, x: Any) -> Any:
         if isinstance(x, LazyArray):
@@ -167,8 +187,12 @@ class LazyarrayArrayContext(ArrayContext):
             if is_pending(x):
                 settle()
             data = cla.to_device(self.queue, _host_copy(x, x.queue or x.context))
-        elif not x.flags.c_contiguous:
+        elif not _c_order(x):
             data = cla.to_device(self.queue, _host_copy(x, self.queue))
+        elif not x.offset and isinstance(x.base_data, cl.MemoryObjectHolder):
+            # (a copy of lazyarray's template of its shape and dtype: its
+            # flags computed once, no events kept)
+            data = with_data(template_of(self.queue, x.shape, x.dtype), x.base_data)
         else:
             data = x.with_queue(self.queue)
         with using_queue(self.queue):
@@ -268,6 +292,21 @@ def _deferrable(nodes: list[Node]) -> bool:
     variant = set().union(*TRACED_INPUTS)
     return not any(n in variant or is_kind(n, "param") or getattr(n, "external", False)
                    for n in walk_all(nodes))
+
+
+#: the most frozen-array templates a context keeps (then it starts again)
+_TEMPLATES_KEPT = 1024
+
+
+def _c_order(x: cla.Array) -> bool:
+    """Whether *x*'s elements lie in C order, without pyopencl's flags
+    (computed anew for every array object)."""
+    expected = x.dtype.itemsize
+    for n, stride in zip(reversed(x.shape), reversed(x.strides)):
+        if n != 1 and stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _host_copy(x: cla.Array, queue: Any) -> np.ndarray:
