@@ -189,6 +189,8 @@ def one_kernels(steps: Sequence[tuple[Any, tuple]], runs: Sequence[tuple[int, in
     program's constant integer arrays, by place (:func:`constant_ranges`)."""
     ranges = ranges or {}
     group = SEQUENCE_GROUP[target.kind]
+    if group is not None:
+        group = min(group, device.max_work_group_size)      # (some GPUs allow 256)
     found = {}
     for start, stop in runs:
         part = steps[start:stop]

@@ -347,3 +347,21 @@ def test_results_are_freed_without_the_cycle_collector(rng):
             assert [r() for r in refs] == [None, None], call
         finally:
             gc.enable()
+
+
+def test_a_work_group_larger_than_the_device_allows_is_the_devices_largest(rng, monkeypatch):
+    """(Some GPUs allow 256 work-items: the one-kernel form still runs, as
+    one work-group of the device's largest size, instead of failing over to
+    the steps' own kernels.)"""
+    monkeypatch.setitem(sequence.SEQUENCE_GROUP, default_target().kind, 1 << 20)
+    n = default_queue().device.max_work_group_size + 904
+
+    def f(u):
+        return {"a": la.sin(u) * 2.0 + la.sum(u), "b": la.cumsum(u)}
+
+    def args_of(call):
+        u = rng.standard_normal(n)
+        return (la.asarray(u),), (u,)
+
+    compiled = CompiledFunction(f, PlainWalker(), None, single_launch=True)
+    _calls(compiled, args_of, lambda u: {"a": np.sin(u) * 2.0 + np.sum(u), "b": np.cumsum(u)})
