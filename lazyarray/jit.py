@@ -390,9 +390,11 @@ class _Jitted:
                         for st in steps)
         outputs = tuple(source(n) for n in out_nodes)
         written = tuple((k, source(n)) for k, n in changed)
+        target = default_target()
+        # (GPUs only: see lazyarray.run.jit_runs; elsewhere not even imported)
         runs = _run.jit_runs.plan_runs(planned, [*outputs, *(src for _, src in written)],
-                                       len(placeholders), default_target(),
-                                       _run.default_queue().device)
+                                       len(placeholders), target, _run.default_queue().device
+                                       ) if target.kind == "gpu" else None
         program = _Program(planned, outputs, out_structure, tuple(params), written,
                            len(placeholders), supplies=tuple(trace.supplies),
                            name=self.name, started=started, runs=runs)

@@ -2,7 +2,8 @@
 ``actx.compile``'s programs do, :mod:`lazyarray.run.sequence`): on a GPU a
 small step of several kernels is one launch per call, one work-group
 sharing each step's elements. (Not on a CPU device, where that kernel is
-one work-item.)
+one work-item: jitted steps are mostly parallel element-wise work, which it
+would serialize; Gray-Scott at 256x256 ran 2x slower so.)
 
 A traced program's steps name their inputs as sources (``("arg", k)``,
 ``("step", j)``, ``("const", array)``, ``("param", k)``, ``("value", v)``);
@@ -57,11 +58,6 @@ def plan_runs(planned: tuple, sources_read: Sequence[tuple], arrays: int, target
     one kernel computes, or None where there are none; *sources_read*: the
     sources the call reads after its steps (its outputs and the arguments
     it writes), *arrays*: the number of array arguments."""
-    if target.kind != "gpu":
-        # (a CPU's one-kernel form is one work-item: jitted steps are mostly
-        # parallel element-wise work, which it would serialize: Gray-Scott
-        # at 256x256 ran 2x slower so)
-        return None
     runs = sequence_runs([step for step, _ in planned], None, target.kind)
     if not runs:
         return None
