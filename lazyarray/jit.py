@@ -43,7 +43,6 @@ from lazyarray.host.trial import TierTrial, host_arguments, shared_trial, to_hos
 from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.target import default_target
 from lazyarray.tracing import ACTIVE_TRACES, HOST_DRAWS, TRACING, tracing
 from lazyarray.values import on_device
 
@@ -112,8 +111,6 @@ class _Program:
     #: the function's name and when its trace began (see lazyarray.run.progress)
     name: str = field(default="", compare=False, repr=False)
     started: float = field(default=0.0, compare=False, repr=False)
-    #: the runs of steps one kernel computes (:mod:`lazyarray.run.jit_runs`), or None
-    runs: Any = field(default=None, compare=False, repr=False)
 
     def label(self) -> str:
         """The work the program does, in the progress line of its first run."""
@@ -126,7 +123,7 @@ class _Program:
         steps, each with its sources as positions in the list of the array
         arguments followed by the steps' values. Else None."""
         if not (self.structure == _SINGLE and not self.written and self.steps
-                and not self.supplies and self.runs is None
+                and not self.supplies
                 and self.outputs == (("step", len(self.steps) - 1),)
                 and all(kind in ("arg", "step") for _, sources in self.steps
                         for _, (kind, _) in sources)):
@@ -388,16 +385,10 @@ class _Jitted:
 
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
-        outputs = tuple(source(n) for n in out_nodes)
-        written = tuple((k, source(n)) for k, n in changed)
-        target = default_target()
-        # (GPUs only: see lazyarray.run.jit_runs; elsewhere not even imported)
-        runs = _run.jit_runs.plan_runs(planned, [*outputs, *(src for _, src in written)],
-                                       len(placeholders), target, _run.default_queue().device
-                                       ) if target.kind == "gpu" else None
-        program = _Program(planned, outputs, out_structure, tuple(params), written,
+        program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
+                           tuple(params), tuple((k, source(n)) for k, n in changed),
                            len(placeholders), supplies=tuple(trace.supplies),
-                           name=self.name, started=started, runs=runs)
+                           name=self.name, started=started)
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
         for p in placeholders:
@@ -522,17 +513,11 @@ def _run_program(program: _Program, data: list, scalars: list, arrays: list) -> 
     values: list = []
     with _run.progress.watch([step for step, _ in program.steps], program.started,
                              program.label):
-        if program.runs is not None and not _run.steps.timing_kernels():
-            # (runs of steps as one kernel each: the steps' results after the
-            # call's arrays and the constants)
-            values = _run.jit_runs.run_steps(program.runs, queue, data, params)[
-                program.runs.first:]
-        else:
-            for step, sources in program.steps:
-                args = {name: data[what] if kind == "arg" else values[what] if kind == "step"
-                        else params[what] if kind == "param" else what
-                        for name, (kind, what) in sources}
-                values.append(_run.run_step(step, queue, args))
+        for step, sources in program.steps:
+            args = {name: data[what] if kind == "arg" else values[what] if kind == "step"
+                    else params[what] if kind == "param" else what
+                    for name, (kind, what) in sources}
+            values.append(_run.run_step(step, queue, args))
     outputs = [LazyArray._holding(values[what]) if kind == "step"
                else asarray(params[what]) if kind == "param"
                else asarray(what) if kind == "value"
