@@ -9,9 +9,11 @@ together (hot code), the next calls run compiled (the first traces and
 builds; the results are read back into host arrays), the last
 :data:`COMPILED_TRIALS` of them timed; the tier of the faster call (the best
 of each tier's, so that a pause of the machine does not decide) runs the
-signature's later calls. A function that draws random numbers on the host
-stays there, so that its numbers (NumPy's) do not depend on when the trial
-ended. ``LAZYARRAY_TIER``, :func:`~lazyarray.host.policy.set_tier` and
+signature's later calls. A signature whose host calls take under
+:data:`HOST_ONLY` seconds stays on the host from its :data:`HOST_TRIALS`-th
+call on (no compiled call is that short). A function that draws random
+numbers on the host stays there, so that its numbers (NumPy's) do not depend
+on when the trial ended. ``LAZYARRAY_TIER``, :func:`~lazyarray.host.policy.set_tier` and
 ``la.tier`` blocks force a tier (``"device"``: every call compiled).
 
 Jitted functions made from the same code (a script that decorates a nested
@@ -23,7 +25,7 @@ and the call's signature; ``LAZYARRAY_DISK_CACHE=0`` turns it off): the same
 script in a new process runs those calls compiled from the first.
 
 Public names: TierTrial, shared_trial, COMPILED_TRIALS, HOST_TRIALS, PROMOTE_AFTER,
-TRIALS_LIMIT, DISK_FOLDER, host_arguments, to_host.
+HOST_ONLY, TRIALS_LIMIT, DISK_FOLDER, host_arguments, to_host.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ HOST_TRIALS = 5
 #: program is traced and built: a building kernel costs 0.1-1 s (PoCL, empty
 #: caches), more than the whole of a short script
 PROMOTE_AFTER = 0.25
+#: seconds under which a signature's best host call stays on the host without a
+#: compiled trial: no compiled call is that short (a jitted call of a small
+#: function, with its launch, takes 6.7 us on the H200, tens of us on PoCL)
+HOST_ONLY = 5e-6
 #: the most trials kept (see :func:`shared_trial`)
 TRIALS_LIMIT = 4096
 #: the trials by (code object, signature), see :func:`shared_trial`
@@ -158,6 +164,8 @@ class TierTrial:
             self.host_recent[self.host_calls % HOST_TRIALS] = seconds
             self.host_calls += 1
             self.host_total += seconds
+            if self.host_calls >= HOST_TRIALS and self.host_best < HOST_ONLY:
+                self.choose("host")
             return
         if self.compiled_calls:
             self.compiled_best = min(self.compiled_best, seconds)

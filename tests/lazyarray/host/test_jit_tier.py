@@ -19,9 +19,11 @@ TRIAL_CALLS = HOST_TRIALS + 1 + COMPILED_TRIALS
 def fresh_choices(monkeypatch, tmp_path):
     """Each test starts with no trial and no tier remembered for any code, in
     the process or on disk, and (unless it says otherwise) promotes a
-    signature to its compiled trial after HOST_TRIALS host calls."""
+    signature to its compiled trial after HOST_TRIALS host calls, however
+    short (its small steps stand for hot code)."""
     monkeypatch.setattr(trial_module, "_TRIALS", {})
     monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 0.0)
+    monkeypatch.setattr(trial_module, "HOST_ONLY", 0.0)
     monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
     return tmp_path
 
@@ -252,3 +254,16 @@ def test_promotion_waits_for_enough_host_time(monkeypatch):
         assert trial.next_tier() == ("compiled" if trial.host_total >= 1.0
                                      and trial.host_calls >= HOST_TRIALS else "host")
     assert trial.next_tier() == "compiled" and trial.host_total == 0.125 * (HOST_TRIALS + 5)
+
+
+def test_calls_too_short_for_any_launch_stay_on_the_host(monkeypatch):
+    """A signature whose host calls take under HOST_ONLY seconds is decided
+    after HOST_TRIALS calls: no trace, no build, no timing from then on."""
+    monkeypatch.setattr(trial_module, "HOST_ONLY", 1.0)      # (every call is shorter)
+    step = la.jit(lambda u: _convection(la, u))
+    with la.tier("auto"), counting() as n:
+        u = _run(step, la, HOST_TRIALS + 20)
+        trial = _chosen(step)
+        assert trial.choice == "host" and trial.host_calls == HOST_TRIALS
+        assert step.trace_count == 0 and n.launches == 0 and n.planned == 0
+    np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, HOST_TRIALS + 20))
