@@ -284,7 +284,7 @@ def _method(name: str):
                 if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
                     return holding(result)
                 return wrap(result)
-            result = quick_call(numpy_method, (self, *args)) if not kwargs else _NO
+            result = quick_call(numpy_method, (self, *args), kwargs)
             if result is not _NO:
                 return result
         if host_ready(args, kwargs):

@@ -68,7 +68,10 @@ def tier(mode: str) -> Iterator[None]:
 
 def host_enabled() -> bool:
     """Whether operations on host arrays run on the host here (not while
-    ``la.jit`` traces in this thread, not under the ``"device"`` tier)."""
+    ``la.jit`` traces in this thread, not under the ``"device"`` tier).
+    (The hottest paths, ``HostArray``'s operators and ``la.jit``'s calls,
+    test its common case inline: ``_MODES[-1]`` and ``ACTIVE_TRACES[0]``
+    before calling it; a change to this rule changes them too.)"""
     return _MODES[-1] != "device" and not (ACTIVE_TRACES[0] and TRACING.names)
 
 
