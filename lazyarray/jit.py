@@ -10,7 +10,8 @@ kernels on the new arguments without running the function again.
 
 Calls on small host arrays under the automatic tier may instead run the
 function itself on NumPy, where a measurement of both showed that faster
-(:mod:`lazyarray.host.trial`; ``LAZYARRAY_TIER=device`` always compiles).
+(:mod:`lazyarray.host.trial`; ``LAZYARRAY_TIER=device`` always compiles,
+``LAZYARRAY_TIER=host`` runs the function itself when all its arrays are on the host).
 
 A jitted function may be called from several threads: a signature is traced
 once (other threads with that signature wait for the trace), and a program
@@ -204,10 +205,14 @@ class _Jitted:
             # on its own, the result would be frozen into the outer program)
             return self.fn(*args, **kwargs)
         if (_may_hold_host_arrays(args) or kwargs and _may_hold_host_arrays(kwargs.values())) \
-                and host_enabled() and get_tier() == "auto":
-            trial = self._trial(args, kwargs)
-            if trial is not None:
-                return self._call_in_trial(trial, args, kwargs)
+                and host_enabled():
+            if get_tier() == "auto":
+                trial = self._trial(args, kwargs)
+                if trial is not None:
+                    return self._call_in_trial(trial, args, kwargs)
+            elif host_arguments(flatten(self._split(args, kwargs)[1])[0], _is_array):
+                # (the host tier forced, every array on the host: NumPy runs it)
+                return self.fn(*args, **kwargs)
         return self._compiled_call(args, kwargs)
 
     def _trial(self, args, kwargs) -> TierTrial | None:

@@ -14,7 +14,8 @@ signature's later calls. A signature whose host calls take under
 call on (no compiled call is that short). A function that draws random
 numbers on the host stays there, so that its numbers (NumPy's) do not depend
 on when the trial ended. ``LAZYARRAY_TIER``, :func:`~lazyarray.host.policy.set_tier` and
-``la.tier`` blocks force a tier (``"device"``: every call compiled).
+``la.tier`` blocks force a tier (``"device"``: every call compiled; ``"host"``:
+every call of host arrays runs the function itself, whatever their size).
 
 Jitted functions made from the same code (a script that decorates a nested
 function on each run) share the trial of a signature (:func:`shared_trial`):

@@ -233,6 +233,22 @@ def test_the_device_tier_never_runs_jitted_calls_on_the_host():
     assert type(u) is not HostArray
 
 
+def test_the_host_tier_runs_jitted_calls_of_host_arrays_of_any_size_with_numpy():
+    step = la.jit(lambda u: _convection(la, u))
+    with la.tier("host"):
+        u = la.ones(100_000)          # (over the automatic tier's limit)
+        u[10:20] = 2.0
+        with counting() as n:
+            for _ in range(TRIAL_CALLS + 2):
+                u = step(u)
+    want = np.ones(100_000)
+    want[10:20] = 2.0
+    for _ in range(TRIAL_CALLS + 2):
+        want = _convection(np, want)
+    assert type(u) is HostArray and step.trace_count == 0 and n.launches == 0
+    np.testing.assert_array_equal(np.asarray(u), want)
+
+
 @pytest.mark.parametrize(("host_seconds", "choice"), [(0.25, "compiled"), (0.15, "host")])
 def test_a_trial_chooses_the_tier_of_the_fastest_call(host_seconds, choice):
     trial = TierTrial()
