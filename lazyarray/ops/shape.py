@@ -380,16 +380,24 @@ def _embed(node: Node, value: Node, bounds: list, axis: int = 0) -> Node:
     if axis == node.ndim:
         return value
     lo, hi = bounds[axis]
-    outer = tuple(slice(a, b) for a, b in bounds[:axis])
     inner = _embed(node, value, bounds, axis + 1)
     parts = []
     if lo > 0:
-        parts.append(getitem(node, outer + (slice(0, lo),)))
+        parts.append(_slab(node, bounds, axis, 0, lo))
     parts.append(inner)
     if hi < node.shape[axis]:
-        parts.append(getitem(node, outer + (slice(hi, None),)))
+        parts.append(_slab(node, bounds, axis, hi, node.shape[axis]))
     # (the parts are of node's dtype and agree on the other axes)
     return parts[0] if len(parts) == 1 else Concat(parts, axis, node.dtype)
+
+
+def _slab(node: Node, bounds: list, axis: int, lo: int, hi: int) -> Node:
+    """The part of *node* inside *bounds* on the axes before *axis*, from
+    *lo* to *hi* on *axis*, whole on the axes after it (a View: the
+    region's offsets were counted by the assignment's own key)."""
+    box = [*bounds[:axis], (lo, hi), *((0, n) for n in node.shape[axis + 1:])]
+    return View(node, [("axis", a, a0, 1) for a, (a0, _) in enumerate(box)],
+                tuple(b - a for a, b in box))
 
 
 def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
