@@ -9,6 +9,7 @@ Public names: NumPyMethods.
 
 from __future__ import annotations
 
+import operator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -159,6 +160,23 @@ class NumPyMethods:
         the default device)."""
         self._refuse_value("pickling")
         return (self._namespace.asarray, (self._host().copy(),))
+
+    def __round__(self, ndigits: int | None = None):
+        """``round(x)`` of a 0-d array as of a NumPy scalar: a Python int,
+        or with *ndigits* a 0-d array (NumPy's ``round``)."""
+        if self.ndim:
+            raise TypeError(f"round() of an array of shape {self.shape}: only 0-d arrays "
+                            "(single values) take round(); use np.round(x, decimals)")
+        if ndigits is None:
+            self._refuse_value("round()")
+            return round(self._host()[()])
+        return self._namespace.round(self, operator.index(ndigits))
+
+    def __divmod__(self, other):
+        return self._namespace.divmod(self, other)
+
+    def __rdivmod__(self, other):
+        return self._namespace.divmod(other, self)
 
     def __contains__(self, value) -> bool:
         return bool((self == value).any())
