@@ -429,7 +429,6 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     __pos__: ClassVar[_Unary]
     __invert__: ClassVar[_Unary]
     __abs__: ClassVar[_Unary]
-    __hash__: ClassVar[None]  # type: ignore[assignment]  # mutable, so unhashable
 
     # }}}
 
@@ -578,7 +577,8 @@ LazyArray.__neg__ = lambda self: LazyArray(elementwise("negative", self.node))
 LazyArray.__pos__ = lambda self: LazyArray(elementwise("positive", self.node))
 LazyArray.__invert__ = lambda self: LazyArray(elementwise("invert", self.node))
 LazyArray.__abs__ = lambda self: LazyArray(elementwise("absolute", self.node))
-LazyArray.__hash__ = None
+# (0-d arrays hash by value as NumPy's scalars; others raise)
+LazyArray.__hash__ = NumPyMethods._value_hash  # type: ignore[assignment, method-assign]
 
 
 def asarray(data: Any, dtype: Any = None, *, device: Any = None, copy: bool | None = None

@@ -161,6 +161,16 @@ class NumPyMethods:
         self._refuse_value("pickling")
         return (self._namespace.asarray, (self._host().copy(),))
 
+    def _value_hash(self) -> int:
+        """``hash(x)`` of a 0-d array: its value's, as NumPy's scalars hash
+        (``x[i]`` as a dict key or in a ``Counter``); arrays of more
+        dimensions are unhashable, as NumPy's."""
+        if self.ndim:
+            raise TypeError(f"unhashable type: an array of shape {self.shape} (only 0-d "
+                            "arrays, single values, hash by value)")
+        self._refuse_value("hash() (a dict key or set element)")
+        return hash(self._host()[()])
+
     def __round__(self, ndigits: int | None = None):
         """``round(x)`` of a 0-d array as of a NumPy scalar: a Python int,
         or with *ndigits* a 0-d array (NumPy's ``round``)."""
@@ -169,7 +179,8 @@ class NumPyMethods:
                             "(single values) take round(); use np.round(x, decimals)")
         if ndigits is None:
             self._refuse_value("round()")
-            return round(self._host()[()])
+            value: Any = self._host()[()]
+            return round(value)
         return self._namespace.round(self, operator.index(ndigits))
 
     def __divmod__(self, other):

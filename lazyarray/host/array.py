@@ -393,7 +393,7 @@ for _op in ["lt", "le", "gt", "ge", "eq", "ne"]:
 for _name in ["T", "mT", "real", "imag"]:
     setattr(HostArray, _name, property(
         (lambda attribute: lambda self: wrap(getattr(self._hv, attribute)))(_name)))
-HostArray.__hash__ = None  # type: ignore[assignment]
+HostArray.__hash__ = LazyArray.__hash__  # type: ignore[method-assign]
 CLASSES[:] = [LazyArray, HostArray]
 
 

@@ -1,8 +1,11 @@
 """Python's built-in protocols on lazy arrays as on NumPy's values, on both
 tiers: ``round`` of a single value (NumPy's scalars take it; arrays do not),
-``divmod`` of arrays and numbers."""
+``divmod`` of arrays and numbers, ``hash`` of a single value (a dict key, a
+``Counter`` over an array)."""
 
 from __future__ import annotations
+
+import collections
 
 import numpy as np
 import pytest
@@ -49,3 +52,21 @@ def test_divmod_matches_numpy(tier, values):
             for g, w in zip(got, want):
                 assert g.dtype == np.asarray(w).dtype
                 np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.parametrize("values", [np.array([3, 1, 3, 2, 3, 1]), np.array([0.5, 2.0, 0.5])],
+                         ids=["int64", "float64"])
+def test_single_values_hash_as_numpys_scalars(tier, values):
+    x = la.asarray(values)
+    counts = collections.Counter(x)            # (iteration gives 0-d arrays)
+    assert {k.item(): n for k, n in counts.items()} == collections.Counter(values.tolist())
+    table = {x[0]: "first"}
+    assert table[values[0].item()] == "first"   # (equal values, equal hashes)
+    assert hash(x[1]) == hash(values[1])
+
+
+def test_arrays_of_more_dimensions_stay_unhashable(tier):
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(la.asarray(VALUES))
+    with pytest.raises(TypeError, match="unhashable"):
+        {la.ones((2, 2)): 1}
