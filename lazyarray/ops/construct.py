@@ -24,8 +24,8 @@ class ShapeTypeError(ShapeError, TypeError):
 
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """*shape* (an integer or a sequence of them) as a tuple of ints."""
-    if isinstance(shape, (numbers.Integral, np.integer)):
-        shape = (shape,)
+    if isinstance(shape, (numbers.Integral, np.integer)) or getattr(shape, "ndim", None) == 0:
+        shape = (shape,)                # (a 0-d integer array too, as NumPy takes it)
     try:
         # (operator.index, as NumPy: a float such as 3.5 is refused, not truncated)
         shape = tuple(operator.index(s) for s in shape)

@@ -154,3 +154,14 @@ def test_arange_in_expressions_fuses(queue):
         x = (la.arange(10) * 0.5 + la.ones(10)).sum()
         assert float(x) == pytest.approx((np.arange(10) * 0.5 + 1).sum())
     assert ran.launches == 1
+
+
+@pytest.mark.parametrize("tier", ["host", "device"])
+def test_a_0d_integer_array_is_a_shape_as_in_numpy(tier):
+    n_host = np.array([1, 2, 3]).sum()
+    with la.tier(tier):
+        n = la.asarray(np.array([1, 2, 3])).sum()
+        assert la.zeros(n).shape == np.zeros(n_host).shape == (6,)
+        assert la.ones((n, 2)).shape == (6, 2)
+        with pytest.raises(TypeError):
+            la.zeros(la.asarray(2.5))
