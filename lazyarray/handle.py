@@ -43,6 +43,7 @@ from lazyarray.ops.elementwise import (
 from lazyarray.ops.inputs import ArrayHandle, input_node
 from lazyarray.ops.inputs import node_of as _node
 from lazyarray.ops.regions import computed_for_windows, element_value
+from lazyarray.orders import in_bounds, raveled, reshaped
 from lazyarray.reduction_methods import ReductionMethods
 from lazyarray.target import Device
 from lazyarray.tracing import TRACING, concretization_message
@@ -467,9 +468,9 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
             return          # (``x[k] += 1`` wrote through the view x[k] already)
         self._assign(shape_ops.setitem(node, key, value))
 
-    def take(self, indices: Any, axis: int | None = None) -> LazyArray:
-        """Elements at *indices* along *axis*."""
-        return LazyArray(shape_ops.take(self.node, indices, axis))
+    def take(self, indices: Any, axis: int | None = None, out: None = None, mode: str = "raise"):
+        """Elements at *indices* along *axis* (*mode*: NumPy's)."""
+        return LazyArray(shape_ops.take(self.node, in_bounds(self, indices, axis, out, mode), axis))
 
     def transpose(self, *axes: Any) -> LazyArray:
         """The axes permuted (reversed by default): a view."""
@@ -482,9 +483,12 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """The transpose (axes reversed): a view."""
         return self.transpose()
 
-    def reshape(self, *shape: Any, copy: bool | None = None) -> LazyArray:
-        """The elements in C order in *shape*: a view where NumPy's reshape
-        is one (no copy needed), else a copy (*copy*: NumPy's meaning)."""
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> LazyArray:
+        """The elements in *order* (NumPy's) in *shape*: a view where NumPy's
+        reshape is one (no copy needed), else a copy (*copy*: NumPy's meaning)."""
+        return reshaped(self, shape, order, copy)
+
+    def _reshape_c(self, shape: Any, copy: bool | None) -> LazyArray:
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
         node = shape_ops.reshape(self.node, shape)
         if copy:
@@ -498,15 +502,13 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
                 return LazyArray(node)
         return self._reshaped(node.shape)
 
-    def ravel(self) -> LazyArray:
-        """The elements in C order: a view of a C-contiguous array, else a copy."""
-        if self._base is None or self._layout().flags.c_contiguous:
-            return self._reshaped((self.size,))
-        return LazyArray(shape_ops.reshape(self.node, -1))
+    def ravel(self, order: str = "C") -> LazyArray:
+        """The elements in *order* (NumPy's) on one axis: a view where NumPy's is one."""
+        return raveled(self, order, copy=False)
 
-    def flatten(self) -> LazyArray:
-        """The elements in C order (a copy)."""
-        return LazyArray(shape_ops.reshape(self.node, -1))
+    def flatten(self, order: str = "C") -> LazyArray:
+        """The elements in *order* (NumPy's) on one axis (a copy)."""
+        return raveled(self, order, copy=True)
 
     def squeeze(self, axis: int | tuple[int, ...] | None = None) -> LazyArray:
         """Unit axes removed (a view)."""

@@ -192,10 +192,23 @@ class NumPyMethods:
     def __contains__(self, value) -> bool:
         return bool((self == value).any())
 
-    def item(self) -> bool | int | float | complex:
-        """The single element as a Python scalar (computes the array)."""
+    def item(self, *args: Any) -> bool | int | float | complex:
+        """An element as a Python scalar: the only one, or the one at a flat
+        index, or at one index per axis (NumPy's ``item``)."""
         self._refuse_value(".item()")
-        return self._host().item()
+        if not args:
+            return self._host().item()
+        index = args[0] if len(args) == 1 else args
+        if isinstance(index, tuple):
+            if len(index) != self.ndim:
+                raise ValueError("incorrect number of indices for array")
+            element = self[index]
+        else:
+            position, size = operator.index(index), self.size
+            if not -size <= position < size:
+                raise IndexError(f"index {position} is out of bounds for size {size}")
+            element = self.reshape(-1)[position]  # type: ignore[index]
+        return element._host().item()  # type: ignore[attr-defined]
 
     def __float__(self):
         self._refuse_value("float()")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import operator
 from typing import Any
 
 import numpy as _np
@@ -178,14 +179,23 @@ def arange(start: Any, stop: Any = None, step: int = 1, dtype: Any = None, *, de
     return values.astype(natural if dtype is None else dtype)
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, *,
-             device: Any = None) -> LazyArray:
-    """*num* evenly spaced values from *start* to *stop* (NumPy's linspace)."""
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: Any = None) -> Any:
+    """*num* evenly spaced values from *start* to *stop* (NumPy's linspace;
+    with *retstep* also the spacing, NaN where it is undefined)."""
     _check_device(device)
-    num = int(num)
+    num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    if _np.ndim(start) or _np.ndim(stop):
+        raise ValueError("linspace of array endpoints is not supported on the device; "
+                         "give scalar start and stop")
+    _np.lib.array_utils.normalize_axis_index(axis, 1)
     div = (num - 1) if endpoint else num
+    if retstep:
+        values = linspace(start, stop, num, endpoint, dtype=dtype)
+        spacing = _np.subtract(stop, start, dtype=_np.result_type(start, stop, float(num)))
+        return values, (spacing / div if div > 0 else _np.nan)
     step = (stop - start) / div if div > 0 else 0.0
     index = LazyArray(_construct.iota((num,), 0))
     values = index * float(step) + float(start)

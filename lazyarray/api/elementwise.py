@@ -112,9 +112,9 @@ def angle(z: Any, deg: bool = False) -> LazyArray:
     """The argument of complex *z* (radians, or degrees with *deg*)."""
     z = asarray(z)
     if z.dtype.kind == "c":
-        raise DTypeError("angle of complex values needs arctan2 of their parts, which "
-                         "is not supported yet")
-    result = arctan2(0, z) if z.dtype.kind == "f" else arctan2(0.0, z)
+        result = arctan2(z.imag, z.real)
+    else:
+        result = arctan2(0, z) if z.dtype.kind == "f" else arctan2(0.0, z)
     return result * (180 / _np.pi) if deg else result
 
 

@@ -10,8 +10,9 @@ from lazyarray.ops.inputs import node_of as _node
 
 # {{{ products
 
-def einsum(subscripts: str, *operands: Any) -> LazyArray:
-    """NumPy's einsum (subscripts without ellipsis); one fused kernel."""
+def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
+    """NumPy's einsum (subscripts without ellipsis); one fused kernel
+    (*optimize*, NumPy's choice of contraction order, is lazyarray's own)."""
     return LazyArray(_linalg.einsum(subscripts, *(asarray(x).node for x in operands)))
 
 

@@ -145,9 +145,11 @@ def broadcast_arrays(*arrays: Any) -> list[LazyArray]:
     return [broadcast_to(a, shape) for a in arrays]
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> LazyArray:
-    """NumPy's take: elements at integer *indices* along *axis*."""
-    return asarray(x).take(indices, axis)
+def take(x: Any, indices: Any, axis: int | None = None, out: None = None,
+         mode: str = "raise") -> LazyArray:
+    """NumPy's take: elements at integer *indices* along *axis*; *mode*
+    ``"wrap"`` or ``"clip"`` brings indices out of bounds inside."""
+    return asarray(x).take(indices, axis, out, mode)
 
 
 def transpose(x: Any, axes: Any = None) -> LazyArray:
@@ -158,14 +160,14 @@ def transpose(x: Any, axes: Any = None) -> LazyArray:
 permute_dims = transpose
 
 
-def reshape(x: Any, shape: Any, *, copy: bool | None = None) -> LazyArray:
-    """NumPy's reshape (C order): a view where NumPy's is one."""
-    return asarray(x).reshape(shape, copy=copy)
+def reshape(x: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -> LazyArray:
+    """NumPy's reshape (in *order*): a view where NumPy's is one."""
+    return asarray(x).reshape(shape, order=order, copy=copy)
 
 
-def ravel(x: Any) -> LazyArray:
-    """The elements in C order, one axis (a view where NumPy's is one)."""
-    return asarray(x).ravel()
+def ravel(x: Any, order: str = "C") -> LazyArray:
+    """The elements in *order* (NumPy's), one axis (a view where NumPy's is one)."""
+    return asarray(x).ravel(order)
 
 # }}}
 

@@ -28,6 +28,12 @@ import lazyarray as la
 # {{{ helpers
 
 
+def _one_trace() -> int:
+    """The traces of a jitted step's signature: one, none where the host
+    tier is forced (NumPy runs the function itself there)."""
+    return 0 if la.get_tier() == "host" else 1
+
+
 def _host(x):
     """*x* (a lazy array, a NumPy array or a scalar) as a NumPy value."""
     return np.asarray(x)
@@ -166,7 +172,7 @@ def test_heat_step_under_jit_with_changing_dt():
         expected = heat_step(expected, dt, dx)
         got = step(got, dt, dx)
     _check(got, expected)
-    assert step.trace_count == 1, "a new dt must not retrace the step"
+    assert step.trace_count == _one_trace(), "a new dt must not retrace the step"
 
 
 # }}}
@@ -236,7 +242,7 @@ def test_life_roll_step_under_jit():
         z = step(z)
         expected = life_roll(expected, steps=1)
     _check(z, expected)
-    assert step.trace_count == 1
+    assert step.trace_count == _one_trace()
 
 
 # }}}
@@ -389,7 +395,7 @@ def test_nbody_step_under_jit():
         lp, lv, lk = step(lp, lv, lm)
         pos, vel, kin = nbody(pos, vel, mass, steps=1)
     _check((lp, lv, lk), (pos, vel, kin), rtol=1e-9)
-    assert step.trace_count == 1
+    assert step.trace_count == _one_trace()
 
 
 # }}}
@@ -450,7 +456,7 @@ def test_kmeans_onehot_step_under_jit():
         lc, ll = step(la.asarray(X), lc)
         c, labels = kmeans_onehot(X, c, iters=1)
     _check((lc, ll), (c, labels), rtol=1e-10)
-    assert step.trace_count == 1
+    assert step.trace_count == _one_trace()
 
 
 def knn_classify(train, labels, queries, k=5, n_classes=3):
@@ -598,7 +604,7 @@ def test_lbm_step_under_jit():
         lf = step(lf, ls)
         f = lbm_functional(f, solid, steps=1)
     _check(lf, f, rtol=1e-10)
-    assert step.trace_count == 1
+    assert step.trace_count == _one_trace()
 
 
 # }}}

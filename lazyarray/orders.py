@@ -1,0 +1,90 @@
+"""NumPy's *order* argument of ``reshape``, ``ravel`` and ``flatten`` on lazy
+arrays: ``"C"`` (row-major, lazyarray's own order), ``"F"`` (column-major:
+the same done on the transposes), ``"A"`` (F where the array is a
+Fortran-contiguous view, else C) and ``"K"`` (the order of the elements in
+memory, for ``ravel`` and ``flatten``).
+
+Also *mode* of ``take`` (indices out of bounds wrapped or clipped).
+
+Public names: memory_order, reshaped, raveled, in_bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_NAMES = {"C": "C", "F": "F", "A": "A", "K": "K"}
+
+
+def memory_order(x: Any, order: Any, keep: bool) -> str:
+    """*order* (NumPy's spelling, None for ``"C"``) resolved for the lazy
+    array *x*: ``"C"``, ``"F"``, or with *keep* (``ravel``'s ``"K"``)
+    ``"K"`` where the elements lie in neither order."""
+    name = "C" if order is None else _NAMES.get(str(order).upper())
+    if name is None:
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if name == "K" and not keep:
+        raise ValueError("order 'K' is not permitted for reshaping")
+    if name in "CF":
+        return name
+    if x._base is None:
+        return "C"
+    layout = x._layout()
+    if layout.flags.c_contiguous:
+        return "C"
+    if layout.flags.f_contiguous:
+        return "F"
+    return "C" if name == "A" else "K"
+
+
+def reshaped(x: Any, shape: tuple, order: Any, copy: bool | None) -> Any:
+    """``x.reshape(shape, order=order, copy=copy)``."""
+    if memory_order(x, order, keep=False) == "C":
+        return x._reshape_c(shape, copy)
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    # (column-major: the transpose's elements in row-major order)
+    return x.T._reshape_c(tuple(reversed(shape)), copy).T
+
+
+def raveled(x: Any, order: Any, copy: bool) -> Any:
+    """``x.ravel(order)`` (a view where NumPy's is one), or with *copy*
+    ``x.flatten(order)``."""
+    resolved = memory_order(x, order, keep=True)
+    if resolved in "CF":
+        rows = x if resolved == "C" else x.T
+        if copy or not (rows._base is None or rows._layout().flags.c_contiguous):
+            return rows._reshape_c((-1,), True)
+        return rows._reshape_c((rows.size,), None)
+    # the elements in memory order: NumPy's order of a fresh array laid out
+    # as this one's strides, over the row-major positions
+    positions = np.empty_like(x._layout(), dtype=np.int64)
+    positions[...] = np.arange(x.size).reshape(x.shape)
+    return x._reshape_c((-1,), True)[positions.ravel(order="K")]
+
+
+def in_bounds(x: Any, indices: Any, axis: int | None, out: None, mode: str) -> Any:
+    """*indices* of ``x.take(indices, axis, mode=mode)`` brought inside the
+    axis as NumPy's *mode* says (``"raise"``: as they are, checked later)."""
+    if out is not None:
+        raise TypeError("take(): out= is not supported on lazy arrays (assign the result)")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    if mode == "raise":
+        return indices
+    extent = x.size if axis is None else x.shape[
+        np.lib.array_utils.normalize_axis_index(axis, x.ndim)]
+    if extent == 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    positions = x._namespace.asarray(indices)
+    if positions.dtype.kind not in "iu":
+        raise TypeError(f"take(): indices must be integers, got {positions.dtype}")
+    positions = positions.astype(np.int64)
+    if mode == "wrap":
+        return x._namespace.remainder(positions, extent)
+    return x._namespace.clip(positions, 0, extent - 1)
+
+
+__all__ = ["memory_order", "reshaped", "raveled", "in_bounds"]
