@@ -36,6 +36,7 @@ from lazyarray.api.inplace import *
 from lazyarray.api.sorting import *
 from lazyarray.api.sets import *
 from lazyarray.api.searching import *
+from lazyarray.api.numpy_helpers import *
 from lazyarray.handle import LazyArray, asarray, copy
 from lazyarray.target import Device
 from lazyarray.errors import (
@@ -84,7 +85,8 @@ pi, inf, nan, newaxis = _np.pi, _np.inf, _np.nan, None
 from lazyarray.api import (
     creation as _creation, dtypes as _dtypes, elementwise as _elementwise,
     histograms as _histograms, inplace as _inplace, joining as _joining, linalg as _linalg,
-    manipulation as _manipulation, numeric as _numeric, reductions as _reductions,
+    manipulation as _manipulation, numeric as _numeric, numpy_helpers as _numpy_helpers,
+    reductions as _reductions,
     searching as _searching, sets as _sets, sorting as _sorting, statistics as _statistics,
     ufuncs as _ufuncs)
 
@@ -100,7 +102,7 @@ __all__ = sorted({
     *_creation.__all__, *_dtypes.__all__, *_elementwise.__all__, *_linalg.__all__,
     *_manipulation.__all__, *_reductions.__all__, *_ufuncs.__all__, *_statistics.__all__,
     *_numeric.__all__, *_histograms.__all__, *_joining.__all__, *_inplace.__all__,
-    *_sorting.__all__, *_sets.__all__, *_searching.__all__})
+    *_sorting.__all__, *_sets.__all__, *_searching.__all__, *_numpy_helpers.__all__})
 
 
 #: submodules loaded when first read (PEP 562): NumPy's namespaces (``la.random``
@@ -111,11 +113,13 @@ _load_submodule = _submodule_getattr(__name__)
 
 
 def __getattr__(name: str):
-    """A submodule of :data:`_ON_FIRST_USE`, loaded now; else NumPy's
+    """A submodule of :data:`_ON_FIRST_USE`, loaded now (``ma``: NumPy's); else NumPy's
     function of that name, which lazyarray has no version of: run on the host
     (:mod:`lazyarray.fallback`), with a warning the first time."""
     if name in _ON_FIRST_USE:
         return _load_submodule(name)
+    if name == "ma":
+        return _np.ma                   # (NumPy's masked arrays, on the host)
     func = getattr(_np, name, None)
     if name.startswith("_") or func is None or not callable(func) or isinstance(func, type):
         raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")

@@ -192,19 +192,19 @@ class NumPyMethods:
     def __contains__(self, value) -> bool:
         return bool((self == value).any())
 
-    def item(self, *args: Any) -> bool | int | float | complex:
+    def item(self, *index: Any) -> bool | int | float | complex:
         """An element as a Python scalar: the only one, or the one at a flat
         index, or at one index per axis (NumPy's ``item``)."""
         self._refuse_value(".item()")
-        if not args:
+        if not index:
             return self._host().item()
-        index = args[0] if len(args) == 1 else args
-        if isinstance(index, tuple):
-            if len(index) != self.ndim:
+        where = index[0] if len(index) == 1 else index
+        if isinstance(where, tuple):
+            if len(where) != self.ndim:
                 raise ValueError("incorrect number of indices for array")
-            element = self[index]
+            element = self[where]
         else:
-            position, size = operator.index(index), self.size
+            position, size = operator.index(where), self.size
             if not -size <= position < size:
                 raise IndexError(f"index {position} is out of bounds for size {size}")
             element = self.reshape(-1)[position]  # type: ignore[index]

@@ -7,8 +7,9 @@ lazyarray's kernel builders and for its host entry points.
 * kernel builders: the modules of ``lazyarray.ops`` (but ``lazyarray.ops.inputs``
   and the views of ``lazyarray.ops.shape``) and ``lazyarray.random.device``,
   their functions, and lazyarray's ufunc objects;
-* host entry points: ``lazyarray.fallback.host_call`` and ``_note`` (every
-  host computation warns through them) and the NumPy streams' ``_host_call``.
+* host entry points: ``lazyarray.fallback.host_call``, ``host_version`` and
+  ``_note`` (every host computation warns through them) and the NumPy
+  streams' ``_host_call``.
 
 Another public function of lazyarray counts as kernels where it builds
 kernels, else as the host where it reaches the host (its own host paths for
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: names whose call computes on the host with NumPy
-HOST_ENTRIES = frozenset(["host_call", "_note", "_host_call"])
+HOST_ENTRIES = frozenset(["host_call", "_note", "_host_call", "host_version"])
 #: modules whose functions build device kernels
 KERNEL_MODULES = ("lazyarray.ops.", "lazyarray.random.device")
 #: modules of ``lazyarray.ops`` that make views, not kernels
@@ -44,7 +45,7 @@ UNFOLLOWED = ("lazyarray.host", "lazyarray.run", "lazyarray.values",
               "lazyarray.tracing", "lazyarray.random.traced", "lazyarray.errors",
               "lazyarray.graph", "lazyarray.lower", "lazyarray.plan")
 #: functions not followed (see the module's docstring)
-UNFOLLOWED_FUNCTIONS = frozenset(["device_or_host", "host_version", "asarray"])
+UNFOLLOWED_FUNCTIONS = frozenset(["device_or_host", "asarray"])
 #: methods (of any class) not followed: reading values
 UNFOLLOWED_METHODS = frozenset([
     "get", "_host", "__array__", "item", "tolist",

@@ -93,6 +93,9 @@ def _kind(obj: Any) -> tuple[str, str]:
     if isinstance(obj, Ufunc):
         return DEVICE, "lazyarray's ufunc (an elementwise kernel)"
     if isinstance(obj, type):
+        call = vars(obj).get("__call__")
+        if call is not None and reach(call).host and not reach(call).kernels:
+            return DESIGN, f"NumPy on the host (`{obj.__qualname__}.__call__`)"
         return DEVICE, f"lazyarray's class `{obj.__module__}.{obj.__qualname__}`"
     found = reach(obj)
     if found.host and not found.kernels:

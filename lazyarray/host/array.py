@@ -173,9 +173,9 @@ class HostArray(LazyArray):
     def __index__(self) -> int:
         return self._hv.__index__()
 
-    def item(self, *args: int) -> Any:
+    def item(self, *index: int) -> Any:
         """An element as a Python scalar."""
-        return self._hv.item(*args)
+        return self._hv.item(*index)
 
     def tolist(self) -> Any:
         """The value as nested Python lists of Python scalars."""

@@ -38,7 +38,7 @@ def test_the_committed_page_is_current(compatibility):
     ("numpy", "pad", "device"), ("numpy", "unique", "host by design"),
     ("numpy", "unique_values", "host by design"), ("numpy", "searchsorted", "host by design"),
     ("numpy", "sinc", "host fallback"), ("numpy", "gcd", "host fallback"),
-    ("numpy", "polyfit", "host fallback"), ("numpy", "vectorize", "not at all"),
+    ("numpy", "polyfit", "host fallback"), ("numpy", "vectorize", "host by design"),
     ("numpy.linalg", "solve", "host by design"), ("numpy.linalg", "norm", "device"),
     ("numpy.fft", "fft", "device"), ("numpy.random", "normal", "host by design"),
     ("numpy.ndarray", "sum", "device"), ("numpy.ndarray", "tofile", "not at all")])
