@@ -87,6 +87,20 @@ def dstack(tup: Any) -> LazyArray:
     return concatenate(arrays, axis=2)
 
 
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
+    """NumPy's split: views of consecutive parts along *axis* (a number of
+    equal parts, or the split positions)."""
+    try:
+        sections = _operator.index(indices_or_sections)
+    except TypeError:
+        pass
+    else:
+        n = asarray(ary).shape[_axis(axis, asarray(ary).ndim)]
+        if sections <= 0 or n % sections:
+            raise ShapeError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
     """Views of consecutive parts of *ary* along *axis*: a number of parts
     (the first ones one longer when they cannot all be equal) or the split
@@ -240,4 +254,4 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
 
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "append", "column_stack", "dstack",
-           "array_split", "insert", "delete", "rot90"]
+           "split", "array_split", "insert", "delete", "rot90"]

@@ -131,12 +131,6 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     return LazyArray(_manipulate.pad(x.node, pad_width, mode, kwargs.get("constant_values", 0)))
 
 
-def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
-    """NumPy's split: views of consecutive parts along *axis*."""
-    return [LazyArray(n) for n in _manipulate.split(asarray(x).node, indices_or_sections,
-                                                     axis)]
-
-
 def broadcast_arrays(*arrays: Any) -> list[LazyArray]:
     """The arrays broadcast against each other (views), a list as the Array
     API 2024.12 specifies (NumPy 2 returns a tuple)."""
@@ -190,5 +184,5 @@ def size(a: Any, axis: int | tuple[int, ...] | None = None) -> int:
 
 __all__ = ["shape", "ndim", "size", "concatenate", "concat", "unstack", "stack", "hstack", "vstack",
            "broadcast_to", "expand_dims", "squeeze", "moveaxis", "swapaxes", "flip",
-           "roll", "tile", "repeat", "pad", "split", "broadcast_arrays", "take",
+           "roll", "tile", "repeat", "pad", "broadcast_arrays", "take",
            "transpose", "permute_dims", "reshape", "ravel"]

@@ -125,9 +125,9 @@ _BASIC_PLANS: dict[tuple, tuple] = {}
 
 
 def basic_key(key: Any) -> tuple | None:
-    """*key* as a hashable tuple when it is made of Python integers, slices
-    of Python integers, ``None`` and ``...`` only (the keys of loop bodies),
-    else None (other keys take the general path)."""
+    """*key* as a hashable tuple when it is made of integers (Python's or
+    NumPy's), slices of them, ``None`` and ``...`` only (the keys of loop
+    bodies), else None (other keys take the general path)."""
     entries = key if type(key) is tuple else (key,)
     out: list = []
     for k in entries:
@@ -135,11 +135,15 @@ def basic_key(key: Any) -> tuple | None:
         if kind is int or k is None or k is Ellipsis:
             out.append(k)
         elif kind is slice:
-            start, stop, step = k.start, k.stop, k.step
-            if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
-                    and (step is None or type(step) is int)):
-                return None
-            out.append((start, stop, step))
+            bounds = (k.start, k.stop, k.step)
+            if not all(b is None or type(b) is int for b in bounds):
+                if not all(b is None or type(b) is int or isinstance(b, np.integer)
+                           for b in bounds):
+                    return None
+                bounds = tuple(None if b is None else int(b) for b in bounds)
+            out.append(bounds)
+        elif isinstance(k, np.integer):
+            out.append(int(k))              # (NumPy's integers, as positions from np.where)
         else:
             return None
     return tuple(out)

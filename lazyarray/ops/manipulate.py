@@ -2,7 +2,7 @@
 until a kernel reads them).
 
 Public names: broadcast_to, expand_dims, squeeze, moveaxis, swapaxes, flip,
-roll, tile, repeat, pad, split.
+roll, tile, repeat, pad.
 """
 
 from __future__ import annotations
@@ -212,15 +212,3 @@ def pad(node: Node, pad_width: Any, mode: str = "constant", constant_values: Any
         node = concatenate([p for p in (parts[0], node, parts[1]) if p is not None], axis)
     return node
 
-
-def split(node: Node, indices_or_sections: Any, axis: int = 0) -> list[Node]:
-    axis = _one_axis(axis, node.ndim)
-    n = node.shape[axis]
-    if isinstance(indices_or_sections, numbers.Integral):
-        sections = int(indices_or_sections)
-        if sections <= 0 or n % sections:
-            raise ShapeError("array split does not result in an equal division")
-        bounds = [k * (n // sections) for k in range(sections + 1)]
-    else:
-        bounds = [0, *(int(i) for i in indices_or_sections), n]
-    return [_take_range(node, axis, lo, max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]

@@ -6,7 +6,8 @@ Also single elements (``x[i, j]``) read as arrays of their own, so that an
 expression of ``x[i]`` compiles once for every ``i``.
 
 Public names: RegionOffsets, REGION_OFFSETS, ELEMENT_OFFSETS, ELEMENT_BASE_LIMIT,
-computed_outside_trace, computed_for_windows, PENDING_WINDOW_LIMIT, one_run, window_read,
+computed_outside_trace, computed_for_windows, PENDING_WINDOW_LIMIT, PENDING_WINDOW_SHAPES,
+one_run, window_read,
 dynamic_read, dynamic_update, element_read,
 element_value, unit_reshape, broadcast_view.
 """
@@ -60,28 +61,36 @@ _PENDING_WINDOWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: for all its windows; the reads of one expression (a stencil of the value:
 #: shifted slices, fused into one kernel) count once
 PENDING_WINDOW_LIMIT = 3
+#: an uncomputed array read in windows of more shapes than this between two
+#: computations is computed, once for all of them
+PENDING_WINDOW_SHAPES = 4
 
 
 def computed_for_windows(node: Node, ranges: Any) -> bool:
     """Whether *node*, an uncomputed array outside a trace, was computed now
     because windows of it were read at new offsets between
-    :data:`PENDING_WINDOW_LIMIT` different computations (each window would
-    otherwise compute the whole graph again, in a kernel of its own per
-    offset)."""
+    :data:`PENDING_WINDOW_LIMIT` different computations, or windows of more
+    than :data:`PENDING_WINDOW_SHAPES` shapes between two (pieces of it, as
+    ``np.split`` makes: not a stencil, whose shifted slices share a shape);
+    each window would otherwise compute the whole graph again, in a kernel of
+    its own per offset and length."""
     if TRACING.names or node.kind in ("input", "const") or on_device(node) is not None \
             or math.prod(node.shape) > ELEMENT_BASE_LIMIT:
         return False
     seen = _PENDING_WINDOWS.get(node)
     if seen is None:
-        seen = _PENDING_WINDOWS[node] = [set(), -1, 0]
+        seen = _PENDING_WINDOWS[node] = [set(), -1, 0, set(), -1]
     offsets, count = seen[0], computed_count()
+    if count != seen[4]:
+        seen[3], seen[4] = set(), count
+    seen[3].add(tuple(n for _, _, n in ranges))
     offset = tuple(start for start, _, _ in ranges)
-    if offset in offsets:
+    if offset in offsets and len(seen[3]) <= PENDING_WINDOW_SHAPES:
         return False
     offsets.add(offset)
     if count != seen[1]:
         seen[1], seen[2] = count, seen[2] + 1
-    if seen[2] < PENDING_WINDOW_LIMIT:
+    if seen[2] < PENDING_WINDOW_LIMIT and len(seen[3]) <= PENDING_WINDOW_SHAPES:
         return False
     with _run.DEVICE_LOCK:
         _run.evaluate(node)
@@ -112,16 +121,25 @@ class RegionOffsets:
     def __init__(self, limit: int = 12):
         self.limit = limit
         self._seen: dict[tuple, set] = {}
+        self._lengths: dict[tuple, set] = {}
 
     def vary(self, node: Node, ranges: list, use: str = "write") -> bool:
         """Whether regions of this shape of arrays like *node* have been
         written (or read: *use*) at *limit* or more different offsets,
         counting this one. Contiguous windows (*use* ``"window"``) count
         their lengths with their offsets: a loop over windows of varying
-        length varies them too."""
+        length varies them too, and windows of more than
+        :data:`PENDING_WINDOW_SHAPES` lengths vary at once."""
         if use == "window":
             key: tuple = (use, node.shape, node.dtype.str)
             place = tuple((start, n) for start, _, n in ranges)
+            # (windows of more lengths than a stencil's shifted slices have:
+            # pieces of an array, as np.split makes, vary at once)
+            lengths = self._lengths.setdefault(key, set())
+            if len(lengths) <= PENDING_WINDOW_SHAPES:
+                lengths.add(tuple(n for _, _, n in ranges))
+            if len(lengths) > PENDING_WINDOW_SHAPES:
+                return True
         else:
             key = (use, node.shape, node.dtype.str, tuple((step, n) for _, step, n in ranges))
             place = tuple(start for start, _, _ in ranges)

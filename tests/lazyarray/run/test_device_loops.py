@@ -170,6 +170,25 @@ def test_windows_of_an_uncomputed_array_compute_it_once(queue, step):
     assert STATS["planned"] == planned
 
 
+@pytest.mark.parametrize("make", ["split", "slices"])
+def test_pieces_of_many_lengths_of_an_uncomputed_array_compute_it_once(queue, make):
+    # the groupby idiom: every piece reduced in one expression (not a stencil:
+    # its pieces differ in length); without computing the array first, each
+    # piece would be a kernel of its own
+    rng = np.random.default_rng(8)
+    values, order = rng.random(30_000), rng.permutation(30_000)
+    bounds = np.sort(rng.choice(np.arange(1, 30_000), 60, replace=False))
+    pieces = np.split(values[order], bounds)
+    x = la.asarray(values)[la.asarray(order)]            # (a gather, not computed)
+    edges = [0, *bounds, 30_000]
+    groups = la.split(x, bounds) if make == "split" else \
+        [x[lo:hi] for lo, hi in zip(edges, edges[1:])]
+    planned = STATS["planned"]
+    got = la.array([g.max() for g in groups]).get()
+    np.testing.assert_array_equal(got, [p.max() for p in pieces])
+    assert STATS["planned"] - planned <= 12          # (not one per piece: 61)
+
+
 def test_new_lengths_of_an_elementwise_expression_build_nothing(queue):
     rng = np.random.default_rng(5)
 
