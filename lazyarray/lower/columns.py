@@ -77,10 +77,14 @@ def _streamed_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
         return prim.Subscript(v("part"), (v(row), column(col)))
 
     insns = [
-        assignment(part("pg", "j"), element(sum_of((per, "pg")), "j"), id="first"),
+        assignment(part("pg", "j"), element(sum_of((per, "pg")), "j"), inames=("pg", "pc", "j"),
+                   id="first"),
+        # (inside the loops of the part and of its rows even where the
+        # element does not vary along them: a sum of equal rows adds each)
         assignment(part("pg", "jr"),
                    combine(name, part("pg", "jr"), element(sum_of((per, "pg"), "r"), "jr")),
-                   id="rest", depends_on=("first",), no_sync_with=frozenset({("first", "any")})),
+                   inames=("pg", "pc", "jr", "r"), id="rest", depends_on=("first",),
+                   no_sync_with=frozenset({("first", "any")})),
     ]
     domains = [domain(["pg", "pc"], *bounds("pg", parts), *bounds("pc", blocks)),
                domain(["j", "jr"], *bounds("j", width), *bounds("jr", width),
@@ -143,7 +147,7 @@ def _narrow_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
                        prim.Sum((prim.Product((k, q_index)),
                                  prim.FloorDiv(v("tq"), cols))),
                        prim.Remainder(v("tq"), cols))),
-                   id="step", depends_on=("init",)),
+                   inames=("pg", "tq", "qr"), id="step", depends_on=("init",)),
     ]
     domains = [box("pg", parts),
                domain(["t0", "tq"], *bounds("t0", width), *bounds("tq", width)),
@@ -154,7 +158,7 @@ def _narrow_columns(node, expr, data: list, units: int) -> lp.LoopKernel:
         insns.append(assignment(
             prim.Subscript(acc, (sum_of((cols, "rt"), "ct"),)),
             add(sum_of((cols, "rt"), "ct"), element(sum_of(k * full, "rt"), v("ct"))),
-            id="tail", depends_on=("step",)))
+            inames=("pg", "rt", "ct"), id="tail", depends_on=("step",)))
         domains.append(domain(["rt", "ct"], *bounds("rt", rows - k * full),
                               *bounds("ct", cols), {"pg": 1, 1: -(parts - 1)}))
         last = "tail"

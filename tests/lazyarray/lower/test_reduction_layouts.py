@@ -66,6 +66,20 @@ def test_layouts_match_numpy(profile, shape, axis, op):
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("shape,axis", [case for case in CASES if case[1] not in (None, 2)])
+@pytest.mark.parametrize("values", ["ones", "broadcast row"])
+@pytest.mark.parametrize("op", ["sum", "max"])
+def test_values_the_same_down_the_reduced_axes(profile, shape, axis, values, op):
+    # (a column layout's loop over rows stays when its element does not vary
+    # along them: every equal row is added)
+    row = np.linspace(0.5, 1.5, shape[-1])
+    host = {"ones": np.ones(shape), "broadcast row": np.broadcast_to(row, shape)}[values]
+    lazy = {"ones": la.ones(shape),
+            "broadcast row": la.broadcast_to(la.asarray(row), shape)}[values]
+    got = getattr(lazy, op)(axis=axis)
+    np.testing.assert_allclose(np.asarray(got), getattr(host, op)(axis=axis), rtol=1e-12)
+
+
 @pytest.mark.parametrize("shape,axis", CASES[:4])
 @pytest.mark.parametrize("op", ["any", "all"])
 def test_boolean_layouts(profile, shape, axis, op):
