@@ -251,6 +251,12 @@ def reduction_kernel(node: Reduce, expr: Any, data: list, target: Target
     layout = choose_layout(node.op, node.arg.shape, node.axes, kind, units)
     if layout is None:
         return None
+    kept = node.arg.ndim - len(node.axes) + (layout.parts > 1) + (layout.rows > 1)
+    if kind == "cpu" and layout.row and kept > 3:
+        # (a kept axis beyond the three grid axes would be a loop of the
+        # work-item, which kernelcore cannot share a row's private running
+        # results across: the default schedule)
+        return None
     return _Builder(node, expr, layout, kind == "gpu").kernel(data)
 
 

@@ -201,3 +201,12 @@ def test_gpu_blocked_products(monkeypatch, n, k, m, dtype, batch, fresh_kernels)
     # (A's slab holds K_TILE rows of `rows` words, each padded by A_PAD but the last)
     assert f"{ctype} in0_slab[{(lower_contraction.K_TILE - 1) * (rows + pad) + rows}]" in code
     np.testing.assert_allclose(np.asarray(z), a.astype(np.float64) @ b, rtol=1e-5)
+
+
+def test_contractions_of_two_3d_operands_with_two_free_axes_each():
+    rng = np.random.default_rng(4)
+    t, u = rng.random((4, 30, 40)), rng.random((40, 30, 7))
+    got = la.einsum("abc,cef->abef", la.asarray(t), la.asarray(u))
+    np.testing.assert_allclose(np.asarray(got), np.einsum("abc,cef->abef", t, u), rtol=1e-12)
+    got = la.tensordot(la.asarray(t), la.asarray(u), axes=1)
+    np.testing.assert_allclose(np.asarray(got), np.tensordot(t, u, axes=1), rtol=1e-12)

@@ -54,6 +54,7 @@ CASES = [
     ((300, 3, 70), (0, 1)),     # a column layout over two axes
     ((1 << 17,), None),         # one output: parts over the row in whole steps (GPU)
     ((100003,), None),          # the same with a ragged last step
+    ((3, 4, 5, 6, 41), 4),      # rows over more kept axes than the grid has (a tail)
 ]
 
 
