@@ -25,6 +25,7 @@ from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import elementwise as _elementwise
 from lazyarray.ops.elementwise import round_half_even
 from lazyarray.ops.inputs import node_of as _node
+from lazyarray.reduction_keywords import into
 
 # {{{ ufunc-like functions that are not NumPy ufuncs
 
@@ -53,10 +54,8 @@ around = round
 def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None, *, a_min: Any = None,
          a_max: Any = None) -> LazyArray:
     """*x* limited to ``[min, max]`` (NumPy's clip, also with its names
-    *a_min*, *a_max*; NaN stays NaN; either bound may be None). Python
-    integers outside *x*'s integer type are clipped to it."""
-    if out is not None:
-        raise TypeError("lazyarray.clip does not take out=")
+    *a_min*, *a_max*; NaN stays NaN; either bound may be None), or written
+    into *out*. Python integers outside *x*'s integer type are clipped to it."""
     lo = a_min if min is None else min
     hi = a_max if max is None else max
     x = asarray(x)
@@ -76,6 +75,12 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None, *, a_min:
             info = _np.iinfo(dtype)
             bound = _builtins.min(_builtins.max(bound, int(info.min)), int(info.max))
         result = LazyArray(_elementwise.elementwise(name, result.node, _node(bound)))
+    if out is not None:
+        target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not _np.can_cast(result.dtype, getattr(target, "dtype", result.dtype), "same_kind"):
+            raise DTypeError(f"Cannot cast ufunc 'clip' output from {result.dtype!r} to "
+                             f"{target.dtype!r} with casting rule 'same_kind'")
+        return into(result, target)
     return result
 
 

@@ -7,11 +7,13 @@ part_write_back (keys are read by :mod:`lazyarray.ops.keys`).
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 import lazyarray.run as _run
 from lazyarray.errors import AxisError, IndexingError, ShapeError, ViewWriteError
@@ -481,10 +483,15 @@ def part_write_back(part: str) -> Callable[[Node, Node], Node]:
 
 def transpose(node: Node, axes: Any = None) -> Node:
     """The axes of *node* permuted (reversed by default)."""
-    axes = tuple(reversed(range(node.ndim))) if axes is None else tuple(
-        int(a) % node.ndim for a in axes)
-    if sorted(axes) != list(range(node.ndim)):
-        raise ShapeError(f"axes {axes} don't match array of dimension {node.ndim}")
+    if axes is None:
+        axes = tuple(reversed(range(node.ndim)))
+    else:
+        axes = tuple(axes)
+        if len(axes) != node.ndim:
+            raise ShapeError("axes don't match array")
+        axes = tuple(normalize_axis_index(operator.index(a), node.ndim) for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ShapeError("repeated axis in transpose")
     axis_map: list = [None] * node.ndim
     for out_axis, in_axis in enumerate(axes):
         axis_map[in_axis] = ("axis", out_axis, 0, 1)

@@ -114,3 +114,29 @@ def test_angle_of_complex_values(tier, dtype):
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == np.complex64 else 1e-15)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_transpose_axes_are_checked_as_numpy_checks_them(tier):
+    x = la.ones((300, 400))
+    for axes in [(1, 2), (0, 3), (-3, 0)]:
+        with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+            x.transpose(*axes)
+        with pytest.raises(np.exceptions.AxisError):
+            la.permute_dims(x, axes)
+    with pytest.raises(ValueError, match="repeated axis"):
+        x.transpose(0, 0)
+    with pytest.raises(ValueError, match="don't match"):
+        x.transpose(0)
+    assert x.transpose(1, -2).shape == (400, 300)
+
+
+def test_clip_writes_into_out(tier):
+    a = np.linspace(1, 2, 150_000)
+    x = la.asarray(a)
+    assert la.clip(x, 1.2, 1.8, out=x) is x
+    np.testing.assert_array_equal(np.asarray(x), np.clip(a, 1.2, 1.8))
+    target = la.zeros(6)
+    np.clip(la.arange(6.0), 1, 4, out=target)
+    np.testing.assert_array_equal(np.asarray(target), [1, 1, 2, 3, 4, 4])
+    with pytest.raises(TypeError, match="same_kind"):
+        la.clip(la.arange(5), 0.5, 2.5, out=la.arange(5))
