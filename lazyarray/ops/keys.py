@@ -135,7 +135,7 @@ def basic_key(key: Any) -> tuple | None:
         if kind is int or k is None or k is Ellipsis:
             out.append(k)
         elif kind is slice:
-            bounds = (k.start, k.stop, k.step)
+            bounds: tuple = (k.start, k.stop, k.step)
             if not all(b is None or type(b) is int for b in bounds):
                 if not all(b is None or type(b) is int or isinstance(b, np.integer)
                            for b in bounds):
