@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import lazyarray.run as _run
+from lazyarray.closure import changed, closed_over
 from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input, Param
@@ -154,6 +155,9 @@ class _Jitted:
         #: the same, for calls of host arrays and Python numbers by position
         self._trials_by_position: dict[tuple, TierTrial] = {}
         self._count_lock = threading.Lock()
+        #: the arrays the function reads from its closure and globals, as the
+        #: last trace saw them (see :func:`~lazyarray.closure.closed_over`)
+        self._closure: tuple = ()
         params = list(self.signature.parameters.values())
         # calls passing every argument by position skip signature binding
         self._positional = tuple(p.name for p in params) if not (
@@ -281,7 +285,15 @@ class _Jitted:
         return result
 
     def _compiled_call(self, args, kwargs) -> Any:
-        """The call run by the signature's compiled program (traced first if new)."""
+        """The call run by the signature's compiled program (traced first if
+        new, and again once an array it reads from its closure or globals
+        was written or rebound: the traces hold their values)."""
+        if self._closure and changed(self._closure):
+            logger.info("%s: an array it closes over changed; tracing again", self.name)
+            with self._count_lock:
+                self.programs.clear()
+                self._by_shapes.clear()
+                self._closure = ()
         order = self._leaf_order
         if order is not None and not kwargs and len(args) == len(order):
             # the common call: arrays only, by position (no containers to walk)
@@ -366,6 +378,7 @@ class _Jitted:
         call_args.update(dict(static))
         with tracing(self.name, len(params)) as trace:
             result = self.fn(**call_args)
+        self._closure = closed_over(self.fn)
         params += trace.params
         out_leaves, out_structure = flatten(result)
         out_nodes = []

@@ -225,3 +225,34 @@ def test_arguments_named_out_of_alphabetical_order_keep_their_places(queue):
         z = out
         h[0] = h[0] * 2 + h[1] - h[2]
     assert f.trace_count == 1
+
+
+SCALE = la.asarray(np.linspace(1.0, 2.0, 1000))
+
+
+def test_writes_and_rebinding_of_arrays_read_from_outside_retrace(queue):
+    # (a trace holds the values it read from globals and closures: NumPy's
+    # semantics read them anew at each call)
+    global SCALE
+    ones = np.ones(1000)
+
+    @la.jit
+    def scaled(x):
+        return x * SCALE
+
+    np.testing.assert_array_equal(scaled(ones).get(), np.linspace(1.0, 2.0, 1000))
+    SCALE[:10] = 3.0
+    assert scaled(ones).get()[:11].tolist() == [3.0] * 10 + [np.linspace(1, 2, 1000)[10]]
+    assert scaled(ones).get()[0] == 3.0 and scaled.trace_count == 2     # (once per change)
+    SCALE = la.full(1000, 5.0)
+    np.testing.assert_array_equal(scaled(ones).get(), np.full(1000, 5.0))
+
+    weights = la.asarray(np.arange(1000.0))
+
+    @la.jit
+    def shifted(x):
+        return x + weights
+
+    np.testing.assert_array_equal(shifted(la.ones(1000)).get(), 1 + np.arange(1000.0))
+    weights[0] = -7.0
+    assert shifted(la.ones(1000)).get()[0] == -6.0 and shifted.trace_count == 2
