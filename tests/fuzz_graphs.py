@@ -1135,6 +1135,23 @@ class _Builder:
                 raise _Reject("inexact sum into ints")
         return expr, [x], f"reduce:{f}", rule
 
+    def op_rows_reduce(self):
+        # a small value broadcast down many rows and reduced over them: the
+        # column layouts' loops over rows whose elements do not vary along them
+        x = self.pick(lambda v: v.ndim == 1 and 0 < math.prod(v.shape) <= 2000)
+        f = self.choice(["sum", "prod", "max", "min", "any", "mean"])
+        if x.dtype.kind == "c" and f in ("max", "min", "mean"):
+            raise _Reject("complex ordering")
+        rows = int(self.choice([70, 300, 300]))
+        b = self.emit(f"m.broadcast_to({x.name}, {(rows, *x.shape)!r})", [x],
+                      "view:broadcast_to", ("view", (x.name,)), False)
+        if b is None:
+            raise _Reject("no broadcast")
+        rule = {"sum": ("sum", 0, False), "mean": ("mean", 0, False),
+                "prod": ("prod", 0, False), "max": ("max", 0, False),
+                "min": ("max", 0, False), "any": ("any", 0, False)}[f]
+        return f"{b.name}.{f}(axis=0)", [b], f"reduce:{f}", rule
+
     def op_scan(self):
         x = self.pick(lambda v: v.ndim >= 1, recent=0.7)
         f = self.choice(["cumsum", "cumsum", "cumprod"])
@@ -1249,7 +1266,11 @@ class _Builder:
             mk = self.choice(masks)
             return f"{x.name}[{mk.name}]", [x, mk], "view:mask", ("view", (x.name,))
         if r < 0.96:
-            target = tuple([int(self.rng.integers(1, 4))] + list(x.shape))
+            # (many equal rows now and then: column reductions of values the
+            # same down the rows)
+            rows = int(self.rng.integers(1, 4)) if math.prod(x.shape) > 2000 or self.chance(0.7) \
+                else int(self.choice([70, 300]))
+            target = tuple([rows] + list(x.shape))
             if self.chance(0.5) and nd >= 1:
                 target = tuple(3 if (s == 1 and self.chance(0.7)) else s for s in x.shape)
             return (f"m.broadcast_to({x.name}, {target!r})", [x], "view:broadcast_to",
@@ -1487,7 +1508,7 @@ class _Builder:
     OPS = [("op_binary", 28), ("op_unary", 18), ("op_reduce", 16), ("op_view", 15),
            ("op_astype", 5), ("op_where", 3), ("op_compare_chain", 3), ("op_clip", 2),
            ("op_scan", 3), ("op_contract", 4), ("op_misc", 3), ("op_signprobe", 1),
-           ("op_pattern", 4), ("op_setitem", 3)]
+           ("op_pattern", 4), ("op_setitem", 3), ("op_rows_reduce", 4)]
 
     def build(self) -> Program:
         rng = self.rng
