@@ -300,7 +300,11 @@ class CExpressionMapper(Mapper):
             for ch in expr.children[1:]:
                 result = f"{self._complex(dtype)}_add({result}, {self.code(ch, PREC_NONE, dtype)})"
             return result
-        parts = [self.code(ch, PREC_SUM, dtype) for ch in expr.children]
+        # later floating terms that are sums keep their parentheses: a + (b + c)
+        # rounds otherwise than a + b + c (integers wrap the same either way)
+        later = PREC_SUM + (dtype.kind == "f")
+        parts = [self.code(ch, PREC_SUM if k == 0 else later, dtype)
+                 for k, ch in enumerate(expr.children)]
         return self._paren(" + ".join(parts), PREC_SUM, prec)
 
     def map_product(self, expr: Any, prec: int, dtype: np.dtype) -> str:

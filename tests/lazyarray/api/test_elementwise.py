@@ -192,3 +192,17 @@ def test_computed_constant_read_as_array(fill):
     assert repr(out)
     assert bool(la.all(la.equal(out, la.asarray(fill))))
     assert (out + la.asarray(fill)).item() == np.asarray(fill) + np.asarray(fill)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_grouped_sums_round_as_numpys(queue, dtype):
+    # (a + (b - c) is not a + b - c in floating point: the generated code
+    # keeps the grouping, so every result equals NumPy's bit for bit)
+    rng = np.random.default_rng(9)
+    x, y, z = ((rng.standard_normal(4000) * 10.0 ** rng.integers(-3, 4, 4000)).astype(dtype)
+               for _ in range(3))
+    lx, ly, lz = (la.asarray(v) for v in (x, y, z))
+    for got, want in [(lx + (ly - lz), x + (y - z)), (lx + (ly + lz), x + (y + z)),
+                      ((lx + ly) + lz, (x + y) + z), (lx - (ly - lz), x - (y - z)),
+                      (lx * (ly * lz), x * (y * z)), (lx + ly * (lz + lx), x + y * (z + x))]:
+        np.testing.assert_array_equal(np.asarray(got), want)
