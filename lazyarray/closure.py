@@ -12,12 +12,15 @@ from typing import Any
 import numpy as np
 
 from lazyarray.handle import LazyArray
+from lazyarray.host.array import HostArray
+from lazyarray.host.dispatch import MUTATION
 
 
 def closed_over(fn: Any) -> tuple:
     """The arrays *fn* reads from its closure cells and its module's globals
-    by name: ``(holder, key, array, node)`` (a cell or the globals dict, the
-    name there, the array, a lazy array's current node)."""
+    by name: ``(holder, key, array, state)`` (a cell or the globals dict, the
+    name there, the array, and what :func:`changed` compares: a lazy array's
+    current node, a host array's bytes with the host write count)."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return ()
@@ -30,20 +33,36 @@ def closed_over(fn: Any) -> tuple:
         except ValueError:              # (an empty cell)
             continue
         if isinstance(value, (LazyArray, np.ndarray)):
-            found.append((holder, key, value, value.node if isinstance(value, LazyArray)
-                          else None))
+            found.append((holder, key, value, _state(value)))
     return tuple(found)
+
+
+def _state(value: Any) -> Any:
+    if type(value) is HostArray:
+        # (host writes are counted for all host arrays together: the bytes
+        # tell whether this one changed)
+        host = value._host()
+        return [MUTATION[0], host.shape, host.tobytes()]
+    return value.node if isinstance(value, LazyArray) else None
 
 
 def changed(closure: tuple) -> bool:
     """Whether an array of :func:`closed_over` was rebound or written (a
-    lazy array's; a NumPy array's writes are not seen)."""
-    for holder, key, value, node in closure:
+    lazy or host array's; a NumPy array's writes are not seen)."""
+    for holder, key, value, state in closure:
         try:
             now = holder.cell_contents if key is None else holder.get(key)
         except ValueError:
             return True
-        if now is not value or (node is not None and value.node is not node):
+        if now is not value:
+            return True
+        if type(state) is list:
+            if state[0] != MUTATION[0]:
+                host = value._host()
+                if host.shape != state[1] or host.tobytes() != state[2]:
+                    return True
+                state[0] = MUTATION[0]
+        elif state is not None and value.node is not state:
             return True
     return False
 

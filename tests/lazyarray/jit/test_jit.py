@@ -256,3 +256,20 @@ def test_writes_and_rebinding_of_arrays_read_from_outside_retrace(queue):
     np.testing.assert_array_equal(shifted(la.ones(1000)).get(), 1 + np.arange(1000.0))
     weights[0] = -7.0
     assert shifted(la.ones(1000)).get()[0] == -6.0 and shifted.trace_count == 2
+
+
+def test_writes_to_a_host_array_read_from_outside_retrace_and_others_do_not(queue):
+    with la.tier("auto"):
+        weights, other = la.asarray(np.arange(100.0)), la.ones(10)
+    assert type(weights) is la.HostArray
+
+    @la.jit
+    def shifted(x):
+        return x + weights
+
+    for k in range(3):
+        np.testing.assert_array_equal(shifted(la.ones(100)).get(), 1 + np.arange(100.0))
+        other[0] = k                    # (a write to another host array)
+    assert shifted.trace_count == 1
+    weights[0] = -7.0
+    assert shifted(la.ones(100)).get()[0] == -6.0 and shifted.trace_count == 2
