@@ -174,8 +174,11 @@ class CTarget(OpenCLTarget):
             ctype = self.dtype_to_ctype(arg_dtypes[0])
             fname = f"kc_{name}_{ctype.replace(' ', '_')}"
             if name == "abs":
+                # (wrapping: abs of the most negative value is itself, as NumPy's;
+                # -a would let the compiler assume a result >= 0)
                 return _helper(fname, f"{s} {ctype} {fname}({ctype} a) "
-                                      "{ return a < 0 ? -a : a; }")
+                                      f"{{ return a < 0 ? ({ctype}) (0ull - "
+                                      "(unsigned long long) a) : a; }")
             op = "<" if name == "min" else ">"
             return _helper(fname, f"{s} {ctype} {fname}({ctype} a, {ctype} b) "
                                   f"{{ return a {op} b ? a : b; }}")

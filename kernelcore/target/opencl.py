@@ -30,6 +30,13 @@ _FUNCTION_NAMES = {"abs": "fabs", "min": "fmin", "max": "fmax", "round_tf32": "k
 _HELPERS = {"kc_round_tf32": (
     "inline float kc_round_tf32(float x)\n{\n"
     "  return isnan(x) ? x : as_float((as_uint(x) + 0x1000u) & 0xffffe000u);\n}")}
+#: abs of signed integers wrapping as NumPy's (abs of the most negative value is
+#: itself): OpenCL's built-in may let the compiler assume a result >= 0
+for _ctype, _unsigned in (("char", "uint"), ("short", "uint"), ("int", "uint"),
+                          ("long", "ulong")):
+    _HELPERS[f"kc_abs_{_ctype}"] = (
+        f"inline {_ctype} kc_abs_{_ctype}({_ctype} a)\n{{\n"
+        f"  return a < 0 ? ({_ctype}) (({_unsigned}) 0 - ({_unsigned}) a) : a;\n}}")
 
 
 class OpenCLTarget(CFamilyTarget):
@@ -186,6 +193,8 @@ class OpenCLTarget(CFamilyTarget):
             prefix = self.complex_prefix(result_dtype if result_dtype.kind == 'c'
                                          else arg_dtypes[0])
             return f"kc_{prefix}_{name}" if name in _COMPLEX_OWN else f"{prefix}_{name}"
+        if name == "abs" and len(arg_dtypes) == 1 and arg_dtypes[0].kind == "i":
+            return f"kc_abs_{_C_TYPES[arg_dtypes[0].name]}"
         if all(dt.kind in "iub" for dt in arg_dtypes) and name in ("abs", "min", "max"):
             return name
         if self.math_f32 == "branch_free" and name in F32_HELPERS \

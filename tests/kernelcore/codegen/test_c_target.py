@@ -65,6 +65,16 @@ def test_ctarget_alone_does_not_run():
 
 # {{{ execution
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_integer_abs_wraps_as_numpys(target, dtype):
+    # (abs of the most negative value is itself; what follows sees it negative)
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = abs(a[i]) // 5", target=target)
+    a = np.array([np.iinfo(dtype).min, 7, -3, 0], dtype)
+    _, (out,) = knl(None, a=a)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, np.abs(a) // 5)
+
+
 def test_elementwise(target):
     knl = lp.make_kernel("{ [i]: 0<=i<n }", "out[i] = 2*a[i] + 1", target=target)
     a = np.linspace(-1, 1, 37).astype(np.float32)

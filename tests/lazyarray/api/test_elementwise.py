@@ -206,3 +206,17 @@ def test_grouped_sums_round_as_numpys(queue, dtype):
                       ((lx + ly) + lz, (x + y) + z), (lx - (ly - lz), x - (y - z)),
                       (lx * (ly * lz), x * (y * z)), (lx + ly * (lz + lx), x + y * (z + x))]:
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_abs_of_the_most_negative_integer_stays_negative_downstream(queue, dtype):
+    # (NumPy's abs wraps: abs(INT_MIN) is INT_MIN, and the ops after it see it so)
+    y = np.array([np.iinfo(dtype).min, 7, -3, np.iinfo(dtype).max, 0], dtype)
+    x = la.asarray(y)
+    with np.errstate(all="ignore"):
+        for op in (lambda a: np.abs(a) % 5, lambda a: np.abs(a) // 5,
+                   lambda a: np.sign(np.abs(a)), lambda a: np.abs(a) >> 1,
+                   lambda a: np.abs(a) < 0):
+            got, want = np.asarray(op(x)), op(y)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
