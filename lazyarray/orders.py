@@ -29,14 +29,21 @@ def memory_order(x: Any, order: Any, keep: bool) -> str:
         raise ValueError("order 'K' is not permitted for reshaping")
     if name in "CF":
         return name
-    if x._base is None:
-        return "C"
-    layout = x._layout()
-    if layout.flags.c_contiguous:
+    layout = _layout(x)
+    if layout is None or layout.flags.c_contiguous:
         return "C"
     if layout.flags.f_contiguous:
         return "F"
     return "C" if name == "A" else "K"
+
+
+def _layout(x: Any) -> np.ndarray | None:
+    """An array laid out as *x* (its shape and strides), or None where *x* is
+    an array of its own, in C order: a view's layout, a host array's buffer."""
+    host = getattr(x, "_hv", None)
+    if host is not None:
+        return np.asarray(host)
+    return None if x._base is None else x._layout()
 
 
 def reshaped(x: Any, shape: tuple, order: Any, copy: bool | None) -> Any:
@@ -55,12 +62,13 @@ def raveled(x: Any, order: Any, copy: bool) -> Any:
     resolved = memory_order(x, order, keep=True)
     if resolved in "CF":
         rows = x if resolved == "C" else x.T
-        if copy or not (rows._base is None or rows._layout().flags.c_contiguous):
+        layout = _layout(rows)
+        if copy or not (layout is None or layout.flags.c_contiguous):
             return rows._reshape_c((-1,), True)
         return rows._reshape_c((rows.size,), None)
     # the elements in memory order: NumPy's order of a fresh array laid out
     # as this one's strides, over the row-major positions
-    positions = np.empty_like(x._layout(), dtype=np.int64)
+    positions = np.empty_like(_layout(x), dtype=np.int64)
     positions[...] = np.arange(x.size).reshape(x.shape)
     return x._reshape_c((-1,), True)[positions.ravel(order="K")]
 

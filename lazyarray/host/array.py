@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 import lazyarray.run as _run
 from lazyarray.errors import DTypeError
@@ -101,6 +102,13 @@ class HostArray(LazyArray):
 
     def _settle(self):
         return _run.evaluate(self.node)
+
+    def _layout(self) -> np.ndarray:
+        # (the buffer's own strides: a NumPy view's, where lazy views of this
+        # array decide what is a view and what memory order is)
+        value = self._host()
+        return as_strided(np.zeros(1, value.dtype), value.shape, value.strides,
+                          writeable=False)
 
     # }}}
 

@@ -140,3 +140,17 @@ def test_clip_writes_into_out(tier):
     np.testing.assert_array_equal(np.asarray(target), [1, 1, 2, 3, 4, 4])
     with pytest.raises(TypeError, match="same_kind"):
         la.clip(la.arange(5), 0.5, 2.5, out=la.arange(5))
+
+
+def test_memory_order_of_views_of_host_arrays_on_the_device_tier():
+    # (a host array's buffer may itself be a NumPy view: its strides decide)
+    a = np.arange(12.0).reshape(3, 4)
+    with la.tier("auto"):
+        x = la.asarray(a)
+    with la.tier("device"):
+        for view, want in [(x.T, a.T), (x.T[::-1], a.T[::-1]), (x.T[1:], a.T[1:]),
+                           (x[:, ::2], a[:, ::2])]:
+            for order in "CFAK":
+                np.testing.assert_array_equal(np.asarray(view.ravel(order)), want.ravel(order))
+                np.testing.assert_array_equal(np.asarray(view.flatten(order)),
+                                              want.flatten(order))
