@@ -192,17 +192,18 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
                          "give scalar start and stop")
     _np.lib.array_utils.normalize_axis_index(axis, 1)
     div = (num - 1) if endpoint else num
-    if retstep:
-        values = linspace(start, stop, num, endpoint, dtype=dtype)
-        spacing = _np.subtract(stop, start, dtype=_np.result_type(start, stop, float(num)))
-        return values, (spacing / div if div > 0 else _np.nan)
     step = (stop - start) / div if div > 0 else 0.0
     index = LazyArray(_construct.iota((num,), 0))
     values = index * float(step) + float(start)
     if endpoint and num > 1:
         values = where(index == num - 1, float(stop), values)
     natural = _np.result_type(float(start), float(stop))
-    return values.astype(natural if dtype is None else dtype)
+    values = values.astype(natural if dtype is None else dtype)
+    if not retstep:
+        return values
+    # (NumPy's spacing: of the endpoints' type, NaN where undefined)
+    spacing = _np.subtract(stop, start, dtype=_np.result_type(start, stop, float(num)))
+    return values, (spacing / div if div > 0 else _np.nan)
 
 
 def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = None, *, n_cols: Any = None,
