@@ -29,6 +29,8 @@ class Structure:
     key: Hashable
     template: Any
     children: tuple[Structure, ...] | None      # None: a leaf
+    #: the children's names (as :meth:`Walker.split` gave them)
+    names: tuple[Hashable, ...] = ()
 
     @property
     def leaf_count(self) -> int:
@@ -53,16 +55,27 @@ class Walker:
         """A container like *template* with *children*."""
         raise NotImplementedError
 
+    def _start(self) -> None:
+        """Called before each walk (see :class:`ContainerWalker`)."""
+
     def map(self, f: Callable[[Any], Any], x: Any) -> Any:
         """*x* with every leaf (array or scalar) replaced by ``f(leaf)``."""
+        self._start()
+        return self._map(f, x)
+
+    def _map(self, f: Callable[[Any], Any], x: Any) -> Any:
         parts = self.split(x)
         if parts is None:
             return f(x)
-        return self.join(x, [(k, self.map(f, c)) for k, c in parts])
+        return self.join(x, [(k, self._map(f, c)) for k, c in parts])
 
     def multimap(self, f: Callable[..., Any], *xs: Any) -> Any:
         """``f`` applied leaf by leaf to containers of one structure; leaves
         (arrays, scalars) among *xs* are passed to every call (broadcast)."""
+        self._start()
+        return self._multimap(f, *xs)
+
+    def _multimap(self, f: Callable[..., Any], *xs: Any) -> Any:
         split = [self.split(x) for x in xs]
         containers = [k for k, s in enumerate(split) if s is not None]
         if not containers:
@@ -79,19 +92,25 @@ class Walker:
         children = []
         for j, name in enumerate(names):
             args = [s[j][1] if s is not None else x for s, x in zip(split, xs)]
-            children.append((name, self.multimap(f, *args)))
+            children.append((name, self._multimap(f, *args)))
         return self.join(xs[containers[0]], children)
 
     def map_reduce(self, reduce: Callable[[list[Any]], Any], f: Callable[[Any], Any],
                    x: Any) -> Any:
         """``reduce`` of ``f`` over the leaves of *x*, container by container."""
+        self._start()
+        return self._map_reduce(reduce, f, x)
+
+    def _map_reduce(self, reduce: Callable[[list[Any]], Any], f: Callable[[Any], Any],
+                    x: Any) -> Any:
         parts = self.split(x)
         if parts is None:
             return f(x)
-        return reduce([self.map_reduce(reduce, f, c) for _, c in parts])
+        return reduce([self._map_reduce(reduce, f, c) for _, c in parts])
 
     def flatten(self, x: Any) -> tuple[list[Any], Structure]:
         """The leaves of *x* (depth first) and its :class:`Structure`."""
+        self._start()
         leaves: list[Any] = []
         return leaves, self._walk(x, leaves)
 
@@ -104,21 +123,21 @@ class Walker:
             leaves.append(y)
             return _LEAF
         children = tuple(self._walk(c, leaves) for _, c in parts)
-        key = (type(y), tuple(k for k, _ in parts), tuple(c.key for c in children),
+        names = tuple(k for k, _ in parts)
+        key = (type(y), names, tuple(c.key for c in children),
                getattr(y, "shape", None) if isinstance(y, np.ndarray) else None)
-        return Structure(key, y, children)
+        return Structure(key, y, children, names)
 
     def unflatten(self, structure: Structure, leaves: list[Any]) -> Any:
         """The container of *structure* with *leaves* (as :meth:`flatten` gave)."""
+        self._start()
         return self._build(structure, iter(leaves))
 
     def _build(self, s: Structure, it: Iterator[Any]) -> Any:
         if s.children is None:
             return next(it)
-        parts = self.split(s.template)
-        assert parts is not None
         return self.join(s.template, [(k, self._build(c, it))
-                                      for (k, _), c in zip(parts, s.children)])
+                                      for k, c in zip(s.names, s.children)])
 
 
 class PlainWalker(Walker):
@@ -149,7 +168,8 @@ class PlainWalker(Walker):
 
 class ContainerWalker(Walker):
     """arraycontext's containers (its ``serialize_container`` and
-    ``deserialize_container``)."""
+    ``deserialize_container``), each class's implementations looked up once
+    (until another class is registered)."""
 
     def __init__(self) -> None:
         from arraycontext import (  # (arraycontext is optional)
@@ -160,15 +180,36 @@ class ContainerWalker(Walker):
         self._serialize = serialize_container
         self._deserialize = deserialize_container
         self._not_container = NotAnArrayContainerError
+        #: the implementation for classes that are no containers
+        self._leaf = serialize_container.registry[object]
+        #: class -> (its serializer, its deserializer), for registrations so many
+        self._impls: dict[type, tuple[Callable, Callable]] = {}
+        self._registered = -1
+
+    def _start(self) -> None:
+        registered = len(self._serialize.registry) + len(self._deserialize.registry)
+        if registered != self._registered:
+            self._impls.clear()
+            self._registered = registered
+
+    def _impl(self, cls: type) -> tuple[Callable, Callable]:
+        impl = self._impls.get(cls)
+        if impl is None:
+            impl = self._impls[cls] = (self._serialize.dispatch(cls),
+                                       self._deserialize.dispatch(cls))
+        return impl
 
     def split(self, x: Any) -> list[tuple[Hashable, Any]] | None:
+        serialize = self._impl(type(x))[0]
+        if serialize is self._leaf:
+            return None
         try:
-            return list(self._serialize(x))
+            return list(serialize(x))
         except self._not_container:
             return None
 
     def join(self, template: Any, children: list[tuple[Hashable, Any]]) -> Any:
-        return self._deserialize(template, children)
+        return self._impl(type(template))[1](template, children)
 
 
 __all__ = ["Walker", "PlainWalker", "ContainerWalker", "Structure"]

@@ -150,3 +150,36 @@ def test_grudge_example_agrees_with_the_eager_context():
                            "--steps", "3"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "lazyarray and the eager context agree" in done.stdout
+
+
+def test_walker_sees_a_container_class_registered_after_a_walk(actx):
+    # the walker looks each class's (de)serializer up once; a registration
+    # made after a walk is seen by the next walk
+    from arraycontext import deserialize_container, serialize_container
+
+    from lazyarray.arraycontext.traversal import ContainerWalker
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    walker = ContainerWalker()
+    pair = Pair(la.arange(3.0), 2.0)
+    leaves, structure = walker.flatten(pair)
+    assert leaves == [pair] and structure.children is None
+
+    @serialize_container.register(Pair)
+    def _serialize(p):
+        return [("a", p.a), ("b", p.b)]
+
+    @deserialize_container.register(Pair)
+    def _deserialize(template, children):
+        return Pair(**dict(children))
+
+    leaves, structure = walker.flatten(pair)
+    assert len(leaves) == 2 and leaves[1] == 2.0
+    doubled = walker.map(lambda x: x * 2, pair)
+    assert isinstance(doubled, Pair) and doubled.b == 4.0
+    np.testing.assert_array_equal(np.asarray(doubled.a), [0.0, 2.0, 4.0])
+    rebuilt = walker.unflatten(structure, [la.ones(2), 5.0])
+    assert isinstance(rebuilt, Pair) and rebuilt.b == 5.0
