@@ -37,7 +37,6 @@ from lazyarray.host.dispatch import (
     _numbers,
     _unwrap,
     dressed,
-    holding,
     host_call,
     host_ready,
     mutated,
@@ -278,19 +277,26 @@ def _method(name: str):
     device = getattr(LazyArray, name)
     numpy_method = _numpy_method(name) if hasattr(np.ndarray, name) else getattr(np, name)
     direct = hasattr(np.ndarray, name) and hasattr(np.generic, name)
+    unbound = getattr(np.ndarray, name, None)
 
     def method(self, *args, **kwargs):
         if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
-            if direct and _numbers(args) and (not kwargs or _numbers(kwargs.values())):
+            if direct and (not args or _numbers(args)) and (
+                    not kwargs or _numbers(kwargs.values())):
                 # the common call (``u.copy()``, ``x.sum(axis=1, keepdims=True)``,
                 # ``x.astype(int)``): the buffer's method
                 value = self._hv
-                result = getattr(value, name)(*args, **kwargs)
-                kind = type(result)
+                result = (unbound(value, *args, **kwargs) if type(value) is _ndarray
+                          else getattr(value, name)(*args, **kwargs))
                 if result is value:
                     return self
-                if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
-                    return holding(result)
+                kind = type(result)
+                if kind in NUMPY_SCALARS or (kind is _ndarray and result.size <= SMALL):
+                    # (holding(result), without the call)
+                    handle = _new(HostArray)
+                    handle._hv = result
+                    handle._copy = None
+                    return handle
                 return wrap(result)
             result = quick_call(numpy_method, (self, *args), kwargs)
             if result is not _NO:
