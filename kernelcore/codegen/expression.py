@@ -23,7 +23,7 @@ from kernelcore.diagnostic import CodeGenerationError
 from kernelcore.functions import MATH_FUNCTIONS, unknown_function_error
 from kernelcore.ir.data import AddressSpace, ArrayArg, TemporaryVariable
 from kernelcore.ir.expr import ResolvedFunction, TypeCast, WalkMapper
-from kernelcore.ir.simplify import simplify
+from kernelcore.ir.simplify import recomposed_terms, simplify
 from kernelcore.types import ExprType, TypeInferenceMapper
 
 PREC_NONE = 0
@@ -264,6 +264,10 @@ class CExpressionMapper(Mapper):
         flat: list = []
         for t in terms:
             flat.extend(t.children if isinstance(t, prim.Sum) else [t])
+        if len(flat) > 1:
+            flat = recomposed_terms(flat)
+        if not flat:
+            return 0
         return flat[0] if len(flat) == 1 else prim.Sum(tuple(flat))
 
     def map_subscript(self, expr: Any, prec: int, dtype: np.dtype) -> str:

@@ -719,6 +719,24 @@ def test_join_inames_then_parallelize(queue):
         np.testing.assert_array_equal(host(out), a + 1)
 
 
+def test_join_inames_index_is_the_joined_loop(queue):
+    # an array read in the joined loops' own order is indexed by the joined
+    # loop (not 12*(f // 12) + 3*((f // 3) % 4) + f % 3); other orders keep
+    # the decomposition, and every element is right
+    knl = lp.make_kernel("{ [i,j,k]: 0<=i<n and 0<=j<4 and 0<=k<3 }",
+                         "out[i,j,k] = 2*a[i,j,k] + a[i,3-j,k] + b[k,j]")
+    knl = lp.join_inames(knl, ["i", "j", "k"], new_iname="f")
+    knl = lp.split_iname(knl, "f", 16, inner_tag="l.0")
+    code = device_code(knl, {"a": np.float64, "b": np.float64})
+    assert re.search(r"out\[lid\(0\) \+ f_outer \* 16\]", code), code
+    assert re.search(r"2\.0 \* a\[lid\(0\) \+ f_outer \* 16\]", code), code
+    b = np.arange(12, dtype=np.float64).reshape(3, 4) * 100
+    for n in (0, 1, 5):
+        a = np.arange(n * 12, dtype=np.float64).reshape(n, 4, 3)
+        evt, (out,) = knl(queue, a=a, b=b)
+        np.testing.assert_array_equal(host(out), 2 * a + a[:, ::-1, :] + b.T[None])
+
+
 def test_join_inames_with_tag(queue):
     knl = lp.make_kernel("{ [i,j]: 0<=i<4 and 0<=j<8 }", "out[i,j] = a[i,j] * 3")
     knl = lp.join_inames(knl, ["i", "j"], new_iname="ij", tag="l.0")
