@@ -39,19 +39,24 @@ def simplify(expr: Any) -> Any:
     return _Fold()(_Flatten()(expr))
 
 
-def _int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x > 0
+def _positive(x: Any) -> int | None:
+    """*x* as an int where it is a positive integer constant, else None."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x > 0:
+        return int(x)
+    return None
 
 
 def _canonical(x: Any) -> Any:
     """*x* with nested floor divisions by positive constants merged
     (``(x // a) // b`` is ``x // (a*b)``)."""
-    if isinstance(x, prim.FloorDiv) and _int(x.denominator):
-        inner = _canonical(x.numerator)
-        if isinstance(inner, prim.FloorDiv) and _int(inner.denominator):
-            return prim.FloorDiv(inner.numerator, int(inner.denominator) * int(x.denominator))
-        return prim.FloorDiv(inner, int(x.denominator))
-    return x
+    d = _positive(x.denominator) if isinstance(x, prim.FloorDiv) else None
+    if d is None:
+        return x
+    inner = _canonical(x.numerator)
+    e = _positive(inner.denominator) if isinstance(inner, prim.FloorDiv) else None
+    if e is not None:
+        return prim.FloorDiv(inner.numerator, e * d)
+    return prim.FloorDiv(inner, d)
 
 
 def _scaled(term: Any) -> tuple[int, Any]:
@@ -72,9 +77,9 @@ def _recompose_once(terms: list[Any]) -> list[Any] | None:
     wholes = {k: _canonical(t) for k, (_, t) in enumerate(scaled)
               if isinstance(t, prim.FloorDiv)}
     for k, (c, t) in enumerate(scaled):
-        if not (isinstance(t, prim.Remainder) and _int(t.denominator)):
+        d = _positive(t.denominator) if isinstance(t, prim.Remainder) else None
+        if d is None:
             continue
-        d = int(t.denominator)
         whole = _canonical(prim.FloorDiv(t.numerator, d))
         for j, w in wholes.items():
             if scaled[j][0] == c * d and w == whole:
