@@ -124,21 +124,21 @@ def matmul(a: Node, b: Node) -> Node:
         raise ShapeError("matmul: input operand does not have enough dimensions "
                          "(scalars are not allowed; use *)")
     dtype = np.result_type(a.dtype, b.dtype)
-    a, b = _product_operands(a, b)
-    a2 = getitem(a, (None, slice(None))) if a.ndim == 1 else a
-    b2 = getitem(b, (slice(None), None)) if b.ndim == 1 else b
-    if a2.shape[-1] != b2.shape[-2]:
+    inner = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != inner:
         raise ShapeError(f"matmul: input operand 1 has a mismatch in its core dimension "
-                         f"0 (size {b2.shape[-2]} is different from {a2.shape[-1]}); "
+                         f"0 (size {inner} is different from {a.shape[-1]}); "
                          f"shapes {a.shape} and {b.shape}")
-    left = getitem(a2, (Ellipsis, slice(None), slice(None), None))
-    right = getitem(b2, (Ellipsis, None, slice(None), slice(None)))
-    result = reduce("sum", elementwise("multiply", left, right), -2, dtype=dtype)
-    if a.ndim == 1:
-        result = getitem(result, (Ellipsis, 0, slice(None)))
-    if b.ndim == 1:
-        result = getitem(result, (Ellipsis, 0))
-    return result
+    if a.ndim == 1 or b.ndim == 1:
+        # (a vector's products summed along the rows it is read by: einsum's
+        # row reductions, split over the device as a dot product is)
+        spec = ("i,i->" if a.ndim == b.ndim else "i,...ij->...j" if a.ndim == 1
+                else "...ij,j->...i")
+        return einsum(spec, a, b)
+    a, b = _product_operands(a, b)
+    left = getitem(a, (Ellipsis, slice(None), slice(None), None))
+    right = getitem(b, (Ellipsis, None, slice(None), slice(None)))
+    return reduce("sum", elementwise("multiply", left, right), -2, dtype=dtype)
 
 
 def tensordot(a: Node, b: Node, axes: Any = 2) -> Node:
@@ -151,6 +151,9 @@ def tensordot(a: Node, b: Node, axes: Any = 2) -> Node:
                           for x in axes)
     if len(axes_a) != len(axes_b):
         raise ShapeError("tensordot: the two axis lists differ in length")
+    if any(a.shape[int(x)] != b.shape[int(y)] for x, y in zip(axes_a, axes_b)):
+        # (no broadcasting of contracted axes, as in NumPy)
+        raise ShapeError("shape-mismatch for sum")
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     la_ = [next(letters) for _ in range(a.ndim)]
     lb = [next(letters) for _ in range(b.ndim)]
@@ -164,14 +167,27 @@ def dot(a: Node, b: Node) -> Node:
     """NumPy's dot."""
     if a.ndim == 0 or b.ndim == 0:
         return elementwise("multiply", a, b)
-    return tensordot(a, b, ([a.ndim - 1], [max(b.ndim - 2, 0)]))
+    return tensordot(a, b, _aligned(a, b, a.ndim - 1, max(b.ndim - 2, 0)))
 
 
 def inner(a: Node, b: Node) -> Node:
     """Sum of products over the last axes (NumPy's inner)."""
     if a.ndim == 0 or b.ndim == 0:
         return elementwise("multiply", a, b)
-    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+    return tensordot(a, b, _aligned(a, b, a.ndim - 1, b.ndim - 1))
+
+
+def _aligned(a: Node, b: Node, x: int, y: int) -> tuple[list[int], list[int]]:
+    """The axes *x* of *a* and *y* of *b* that a product contracts, which
+    must have one length (NumPy's message where they do not)."""
+    if a.shape[x] != b.shape[y]:
+        raise ShapeError(f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} not "
+                         f"aligned: {a.shape[x]} (dim {x}) != {b.shape[y]} (dim {y})")
+    return [x], [y]
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def outer(a: Node, b: Node) -> Node:

@@ -210,3 +210,39 @@ def test_contractions_of_two_3d_operands_with_two_free_axes_each():
     np.testing.assert_allclose(np.asarray(got), np.einsum("abc,cef->abef", t, u), rtol=1e-12)
     got = la.tensordot(la.asarray(t), la.asarray(u), axes=1)
     np.testing.assert_allclose(np.asarray(got), np.tensordot(t, u, axes=1), rtol=1e-12)
+
+
+def test_long_float32_products_with_vectors_are_accurate_and_split():
+    # a vector operand (1-D @ 1-D, matrix @ vector, vector @ matrix) sums its
+    # products as dot and einsum do: spread over the device, long runs added
+    # in double precision (the 1-D @ 1-D form was one sequential float32 sum:
+    # 7e-4 off at 2^17, 2^25 ones gave 2^24)
+    n = 1 << 17
+    a = np.full(n, 0.1, np.float32)
+    rows = np.full((3, n), 0.1, np.float32)
+    exact = np.float64(np.float32(0.1)) ** 2 * n
+    x, m = la.asarray(a), la.asarray(rows)
+    for what, result, shape in (("vector @ vector", x @ x, ()), ("matrix @ vector", m @ x, (3,)),
+                                ("vector @ matrix", x @ m.T, (3,)),
+                                ("stack @ vector", la.stack([m, m]) @ x, (2, 3))):
+        got = np.asarray(result)
+        assert got.shape == shape and got.dtype == np.float32, what
+        assert np.max(np.abs(got - exact)) / exact < 3e-7, what
+    with pytest.raises(la.ShapeError, match="mismatch in its core dimension"):
+        x @ la.ones((3, 4), dtype=np.float32)
+
+
+@pytest.mark.parametrize("tier", ["auto", "device"])
+def test_contracted_axes_of_length_one_do_not_broadcast(tier):
+    # NumPy's products contract axes of one length only (einsum broadcasts
+    # a length of 1; dot, inner and tensordot do not)
+    with la.tier(tier):
+        for n in (5, 70001):
+            a, b = la.ones((n, 1)), la.ones((4, 2))
+            with pytest.raises(ValueError, match=rf"shapes \({n},1\) and \(4,2\) not aligned"):
+                la.dot(a, b)
+            with pytest.raises(ValueError, match="not aligned"):
+                la.inner(a, b)
+            with pytest.raises(ValueError, match="shape-mismatch for sum"):
+                la.tensordot(a, b, 1)
+        assert la.dot(la.ones((3, 2)), la.ones(2)).shape == (3,)
