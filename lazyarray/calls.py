@@ -111,6 +111,10 @@ class _CallLaunch:
     def bound_on(self, queue, node) -> _CallLaunch:
         return self
 
+    def at_positions(self, positions: dict[str, int]) -> None:
+        """No runs by position (a call is no kernel launch)."""
+        return None
+
     def __call__(self, queue, args: dict, events: list | None = None) -> dict:
         values = {name: args[what] if kind == "in" else what
                   for name, (kind, what) in self.sources}
@@ -131,6 +135,10 @@ class _OutputLaunch:
 
     def bound_on(self, queue, node) -> _OutputLaunch:
         return self
+
+    def at_positions(self, positions: dict[str, int]) -> None:
+        """No runs by position (an output of a call is no kernel launch)."""
+        return None
 
     def __call__(self, queue, args: dict, events: list | None = None) -> Any:
         value = args[self.call_input][self.node.name]

@@ -2,7 +2,7 @@
 cells and its module's globals), so that ``la.jit`` sees when one was
 written or rebound after a trace that holds its value.
 
-Public names: closed_over, changed.
+Public names: closed_over, changed, outside_values, restore.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from lazyarray.graph import is_kind
 from lazyarray.handle import LazyArray
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import MUTATION
+from lazyarray.values import on_device
 
 
 def closed_over(fn: Any) -> tuple:
@@ -67,4 +69,24 @@ def changed(closure: tuple) -> bool:
     return False
 
 
-__all__ = ["closed_over", "changed"]
+def outside_values(fn: Any) -> list:
+    """``(array, node)`` of the lazy arrays (not views, not host arrays) *fn*
+    reads from its closure and globals: what :func:`restore` puts back."""
+    return [(v, state) for _, _, v, state in closed_over(fn)
+            if type(v) is LazyArray and v._base is None]
+
+
+def restore(values: list) -> bool:
+    """Give the arrays of :func:`outside_values` their nodes back; whether
+    one had been written (a trace's write would hold its placeholders), not
+    only computed."""
+    written = False
+    for array, node in values:
+        now = array.node
+        if now is not node and not (is_kind(now, "input") and on_device(node) is now.data):
+            written = True
+        array.node = node
+    return written
+
+
+__all__ = ["closed_over", "changed", "outside_values", "restore"]

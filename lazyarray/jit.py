@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import lazyarray.run as _run
-from lazyarray.closure import changed, closed_over
+from lazyarray.closure import changed, closed_over, outside_values, restore
 from lazyarray.deferred import deferred, is_cl_array
 from lazyarray.errors import LazyArrayError
 from lazyarray.graph import Input, Param
@@ -172,6 +172,11 @@ class _Jitted:
         self.name = getattr(fn, "__name__", None) or repr(fn)
         functools.update_wrapper(self, fn)
 
+    def __get__(self, instance, owner=None):
+        # (a jitted method: the instance is its first argument, a container of
+        # arrays such as a dataclass, or static with ``static_argnums=0``)
+        return self if instance is None else functools.partial(self, instance)
+
     def _split(self, args, kwargs):
         """``(static part, dynamic tree)`` of a call."""
         if self._positional is not None and not kwargs \
@@ -295,7 +300,8 @@ class _Jitted:
                 self._by_shapes.clear()
                 self._closure = ()
         order = self._leaf_order
-        if order is not None and not kwargs and len(args) == len(order):
+        if order is not None and not kwargs and len(args) == len(order) and (
+                len(args) < 2 or len({id(a) for a in args}) == len(args)):
             # the common call: arrays only, by position (no containers to walk)
             data = []
             shapes: list[Any] = [get_matmul_precision()]     # (products are traced with it)
@@ -322,12 +328,20 @@ class _Jitted:
         arguments, and its array arguments as passed."""
         static, dynamic = self._split(args, kwargs)
         leaves, structure = flatten(dynamic)
-        arrays = []
+        arrays: list = []
+        #: by array leaf, its position among the distinct arrays (an array
+        #: passed twice is one argument of the trace: writes through one name
+        #: are seen through the other, as in NumPy)
+        alias: list[int] = []
+        first: dict[int, int] = {}
         scalars: list = []
         values = []
         for leaf in leaves:
             if _is_array(leaf):
-                arrays.append(leaf)
+                k = first.setdefault(id(leaf), len(arrays))
+                if k == len(arrays):
+                    arrays.append(leaf)
+                alias.append(k)
             elif _traced_scalar(leaf):
                 scalars.append(type(leaf))
                 values.append(leaf)
@@ -340,9 +354,10 @@ class _Jitted:
                     "dataclasses of them are allowed; mark others static)")
         data = [_device_data(a) for a in arrays]
         key = (static, structure, tuple(scalars),
-               tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision())
+               tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision(),
+               tuple(alias) if len(alias) != len(arrays) else None)
         program = _kernelcore.made_once(self.programs, key,
-                                  lambda: self._trace(static, structure, leaves, data),
+                                  lambda: self._trace(static, structure, leaves, data, alias),
                                   self._tracing or self._trace_locks())
         return program, data, values, arrays
 
@@ -353,7 +368,7 @@ class _Jitted:
                 self._tracing = _kernelcore.KeyedLocks()
             return self._tracing
 
-    def _trace(self, static, structure, leaves, data) -> _Program:
+    def _trace(self, static, structure, leaves, data, alias) -> _Program:
         started = time.perf_counter()
         with self._count_lock:
             self.trace_count += 1
@@ -363,21 +378,35 @@ class _Jitted:
         # earlier values of the same arrays is mistaken for this trace's results
         placeholders = [Input(d.reshape(d.shape)) for d in data]
         position = {p: k for k, p in enumerate(placeholders)}
-        it = iter(placeholders)
+        handles = [LazyArray(p) for p in placeholders]
+        it = iter(alias)
         params: list[Param] = []
         traced = []
         for leaf in leaves:
             if _is_array(leaf):
-                traced.append(LazyArray(next(it)))
+                traced.append(handles[next(it)])
             elif _traced_scalar(leaf):
                 params.append(Param(len(params), np.result_type(leaf)))
                 traced.append(LazyArray(params[-1]))
             else:
                 traced.append(leaf)
-        call_args = unflatten(structure, traced)
-        call_args.update(dict(static))
+        named = unflatten(structure, traced)
+        named.update(dict(static))
+        # (by parameter: *args, **kwargs and positional-only ones as the call had them)
+        call = inspect.BoundArguments(self.signature, {  # type: ignore[arg-type]
+            name: named[name] for name in self.signature.parameters if name in named})
+        outside = outside_values(self.fn)
         with tracing(self.name, len(params)) as trace:
-            result = self.fn(**call_args)
+            trace.inputs.update(placeholders)
+            try:
+                result = self.fn(*call.args, **call.kwargs)
+            finally:
+                written = restore(outside)
+        if written:
+            raise LazyArrayError(
+                f"{self.name} writes into an array it reads from its closure or module "
+                "globals, which la.jit does not write back; pass the array as an argument "
+                "(writes into arguments are written back) or return its new value")
         self._closure = closed_over(self.fn)
         params += trace.params
         out_leaves, out_structure = flatten(result)
@@ -386,7 +415,7 @@ class _Jitted:
             if not isinstance(leaf, LazyArray):
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
-        changed = _changed_arguments(traced, leaves, placeholders)
+        changed = _changed_arguments(handles, placeholders)
         steps = _run.plan(out_nodes + [node for _, node in changed], literals=True)
         step_index = {st.node: j for j, st in enumerate(steps)}
 
@@ -414,18 +443,13 @@ class _Jitted:
         return program
 
 
-def _changed_arguments(traced: list, leaves: list, placeholders: list) -> list:
+def _changed_arguments(handles: list, placeholders: list) -> list:
     """``(k, node)`` for each array argument k that the traced function
-    assigned into (``u[1:-1] = ...``, ``u += 1``): its new value, which every
-    call writes back into the caller's array, as NumPy would have changed it."""
-    changed = []
-    it = iter(enumerate(placeholders))
-    for handle, leaf in zip(traced, leaves):
-        if _is_array(leaf):
-            k, placeholder = next(it)
-            if handle.node is not placeholder:
-                changed.append((k, handle.node))
-    return changed
+    assigned into (``u[1:-1] = ...``, ``u += 1``) through its handle: its new
+    value, which every call writes back into the caller's array, as NumPy
+    would have changed it."""
+    return [(k, h.node) for k, (h, p) in enumerate(zip(handles, placeholders))
+            if h.node is not p]
 
 
 def _write_back(array, value: cla.Array) -> None:

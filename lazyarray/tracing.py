@@ -3,7 +3,7 @@ adds to every call, and the refusal of work that needs array values while
 it traces.
 
 Public names: TRACING, Trace, tracing, per_call_arguments, refuse_while_tracing,
-concretization_message.
+concretization_message, traced_value.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ class Trace:
         self.params: list[Any] = []
         #: per registration: a function of no arguments giving its parameters' values
         self.supplies: list[Callable[[], Sequence]] = []
+        #: the placeholders of the traced function's array arguments
+        self.inputs: set[Any] = set()
 
 
 class _Tracing(threading.local):
@@ -88,6 +90,17 @@ def per_call_arguments(supply: Callable[[], Sequence], dtypes: Sequence) -> list
     trace.params.extend(params)
     trace.supplies.append(supply)
     return params
+
+
+def traced_value(node: Any) -> bool:
+    """Whether *node*, while this thread traces a function, depends on the
+    trace's arguments (array placeholders, scalar parameters): each call
+    computes it anew, so the trace must not compute it (a value computed
+    now would be frozen into every later call)."""
+    if not TRACING.names:
+        return False
+    inputs = set().union(*(trace.inputs for trace in TRACING.traces))
+    return any(n in inputs or is_kind(n, "param") for n in walk(node))
 
 
 def refuse_while_tracing(what: str) -> None:

@@ -22,6 +22,7 @@ from lazyarray.errors import IndexingError
 from lazyarray.graph import Gather
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
+from lazyarray.ops.elementwise import typing_probe
 from lazyarray.ops.reductions import normalize_axes as _normalize_axes
 from lazyarray.tracing import TRACING
 
@@ -148,7 +149,8 @@ def dtype_probe(x: Any) -> _np.ndarray | _builtins.bool | int | float | complex:
     """What NumPy's typing functions take for *x*: Python scalars as they
     are (weak), arrays by their dtypes."""
     if isinstance(x, LazyArray):
-        return _np.empty(0, x.dtype)
+        # (a traced Python number is weak, as the number itself)
+        return typing_probe(x.node)
     if isinstance(x, (_builtins.bool, int, float, complex)):
         return x
     return _np.empty(0, _np.asarray(x).dtype)

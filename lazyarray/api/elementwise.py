@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as _np
 
+from lazyarray.api._device import dtype_probe
 from lazyarray.api.manipulation import broadcast_to, concatenate
 from lazyarray.api.ufuncs import (
     arctan2,
@@ -61,7 +62,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None, *, a_min:
     x = asarray(x)
 
     def probe(v):
-        return _np.empty(0, v.dtype) if isinstance(v, (LazyArray, _np.ndarray)) else v
+        return v if v is None else dtype_probe(v)
 
     # (NumPy resolves the three operands together: clip(bool, 3, uint8(200)) is uint8)
     with _np.errstate(all="ignore"):

@@ -9,7 +9,7 @@ NumPy 2. Where the spelling depends on the operands' kinds (shifts,
 graph records an internal variant (a name starting with ``_``) chosen here.
 
 Public names: elementwise, cast, constant, real_part, imag_part, broadcast_shapes,
-isclose, round_half_even, HugeInt.
+isclose, round_half_even, HugeInt, typing_probe.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
 _WEAK_PROBES = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1j}
 
 
-def _probe(x):
+def typing_probe(x):
     """A stand-in with NumPy's typing behaviour: empty arrays, or Python scalars."""
     if is_kind(x, "const"):
         return x.value.item() if x.weak else x.value
@@ -55,7 +55,7 @@ def _probe(x):
 def _loop_operand(x):
     """What ``ufunc.resolve_dtypes`` takes for *x* (Python types are weak)."""
     if is_weak(x):
-        v = _probe(x)
+        v = typing_probe(x)
         return np.dtype(np.bool_) if isinstance(v, bool) else type(v)
     return x.dtype
 
@@ -274,7 +274,7 @@ def _elementwise(name: str, args: tuple) -> tuple[Node, tuple | None]:
     if name == "where":
         # (NumPy's own where: a Python int out of the array's range is
         # wrapped by NumPy 2.4, refused by later versions)
-        dtype = np.where(np.empty(0, bool), *(_probe(a) for a in args[1:])).dtype
+        dtype = np.where(np.empty(0, bool), *(typing_probe(a) for a in args[1:])).dtype
         args = (cast(args[0], np.bool_),) + tuple(_operand(a, dtype) for a in args[1:])
         return Map(name, args, shape, dtype), None
     dtype, loop = _typing(name, args)
@@ -323,8 +323,13 @@ def _typing(name: str, args: tuple) -> tuple:
     ufunc = getattr(np, name)
     try:
         with np.errstate(all="ignore"):
-            dtype = ufunc(*(_probe(a) for a in args)).dtype
-        loop = ufunc.resolve_dtypes(tuple(_loop_operand(a) for a in args) + (None,))[:-1]
+            dtype = ufunc(*(typing_probe(a) for a in args)).dtype
+        operands = tuple(_loop_operand(a) for a in args)
+        loop = ufunc.resolve_dtypes(operands + (None,))[:-1]
+        if any(d.kind == "O" for d in loop):
+            # (Python ints alone compare in an object loop, as they may be
+            # huge: traced ones are int64 values)
+            loop = ufunc.resolve_dtypes(tuple(np.dtype(o) for o in operands) + (None,))[:-1]
     except TypeError as e:
         raise DTypeError(f"{name} is not defined for dtypes "
                          f"{', '.join(str(a.dtype) for a in args)}: {e}") from None
@@ -401,7 +406,7 @@ def isclose(a: Node, b: Node, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Node:
     """NumPy's isclose: ``|a - b| <= atol + rtol * |b|`` where *b* is finite,
     or ``a == b`` (infinities); NaNs are close only with *equal_nan*."""
-    b = cast(b, np.result_type(_probe(b), 1.0))
+    b = cast(b, np.result_type(typing_probe(b), 1.0))
     bound = elementwise("add", Const(float(atol), np.float64, True),
                         elementwise("multiply", Const(float(rtol), np.float64, True),
                                     elementwise("absolute", b)))

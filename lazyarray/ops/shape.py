@@ -23,7 +23,7 @@ from lazyarray.ops import regions
 from lazyarray.ops.elementwise import cast, constant
 from lazyarray.ops.inputs import ArrayHandle, input_node
 from lazyarray.ops.keys import basic_plan, expand, is_array, is_int, is_mask, plan_key, scalar_bool
-from lazyarray.tracing import refuse_while_tracing
+from lazyarray.tracing import refuse_while_tracing, traced_value
 
 
 def _identity_map(node: Node):
@@ -105,7 +105,9 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
     if node.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
                             f"got {node.dtype}")
-    if 0 in node.shape:
+    if 0 in node.shape or traced_value(node):
+        # (values each jitted call computes anew are not checked: out of
+        # bounds, they are clamped as a jitted call's index arguments are)
         return node
     bounds = _value_bounds(node)
     if bounds is None or bounds[0] < -extent or bounds[1] >= extent:
@@ -531,6 +533,8 @@ def take(node: Node, indices: Any, axis: int | None = 0) -> Node:
     if index.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type, got "
                             f"{index.dtype}")
+    if traced_value(index):
+        return Gather(node, index, axis)    # (see _checked_indices)
     host = _run.evaluate(index).get() if 0 not in index.shape else np.zeros(0, np.int64)
     extent = node.shape[axis]
     # (NumPy checks nothing where the result has no elements: another axis is empty)

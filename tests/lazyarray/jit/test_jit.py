@@ -273,3 +273,128 @@ def test_writes_to_a_host_array_read_from_outside_retrace_and_others_do_not(queu
     assert shifted.trace_count == 1
     weights[0] = -7.0
     assert shifted(la.ones(100)).get()[0] == -6.0 and shifted.trace_count == 2
+
+
+@pytest.mark.parametrize("tier", ["auto", "device"])
+def test_an_array_passed_twice_is_one_array_in_the_trace(tier):
+    # writes through one parameter are read through the other, as in NumPy
+    @la.jit
+    def bump_then_read(a, b):
+        a += 1
+        return b * 2
+
+    @la.jit
+    def both(a, b):
+        a += 1
+        b += 10
+
+    with la.tier(tier):
+        for n in (4, 70000):
+            x = la.zeros(n)
+            np.testing.assert_array_equal(np.asarray(bump_then_read(x, x)), np.full(n, 2.0))
+            np.testing.assert_array_equal(np.asarray(x), np.ones(n))
+            y, z = la.zeros(n), la.zeros(n)
+            np.testing.assert_array_equal(np.asarray(bump_then_read(y, z)), np.zeros(n))
+            both(x, x)
+            np.testing.assert_array_equal(np.asarray(x), np.full(n, 12.0))
+
+
+def test_jit_on_methods_binds_the_instance():
+    @dataclass
+    class Model:
+        w: la.LazyArray
+
+        @la.jit
+        def apply(self, x):
+            return x * self.w
+
+    class Plain:
+        @la.jit
+        def apply(self, x):
+            return x + 1
+
+    m = Model(la.asarray(np.arange(3.0)))
+    np.testing.assert_array_equal(np.asarray(m.apply(la.ones(3))), np.arange(3.0))
+    m.w = la.asarray(np.full(3, 5.0))       # (the instance's arrays are arguments)
+    np.testing.assert_array_equal(np.asarray(m.apply(la.ones(3))), np.full(3, 5.0))
+    with pytest.raises(la.LazyArrayError, match="cannot pass a Plain"):
+        Plain().apply(la.ones(3))
+    assert Model.apply is Model.__dict__["apply"]
+
+
+@pytest.mark.parametrize("tier", ["auto", "device"])
+def test_traced_python_ints_compare_and_clip_keeps_numpys_dtype(tier):
+    sign = la.jit(lambda x, n: la.where(n > 0, x, -x))
+    same = la.jit(lambda x, n, m: x * (n == m))
+    clip = la.jit(lambda x, lo, hi: la.clip(x, lo, hi))
+    with la.tier(tier):
+        x = la.ones(3)
+        np.testing.assert_array_equal(np.asarray(sign(x, 3)), np.ones(3))
+        np.testing.assert_array_equal(np.asarray(sign(x, -3)), -np.ones(3))
+        np.testing.assert_array_equal(np.asarray(same(x, 2, 2)), np.ones(3))
+        np.testing.assert_array_equal(np.asarray(same(x, 2, 3)), np.zeros(3))
+        for a, lo, hi in ((np.arange(5, dtype=np.float32), 0.5, 2.5),
+                          (np.arange(5, dtype=np.int8), 1, 3)):
+            got = clip(la.asarray(a), lo, hi)
+            expected = np.clip(a, lo, hi)
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_a_write_into_a_global_array_inside_jit_is_refused_and_leaves_it_intact():
+    with la.tier("device"):
+        table = la.zeros(4)
+
+        @la.jit
+        def record(x):
+            table[0] = x.sum()
+            return x
+
+        with pytest.raises(la.LazyArrayError, match="writes into an array it reads from"):
+            record(la.ones(4))
+        np.testing.assert_array_equal(table.get(), np.zeros(4))
+        table[1] = 5.0                      # (still an ordinary array)
+        np.testing.assert_array_equal(table.get(), [0, 5, 0, 0])
+
+
+@pytest.mark.parametrize("tier", ["auto", "device"])
+def test_jit_takes_varargs_keyword_varargs_and_positional_only_parameters(tier):
+    namespace: dict = {}
+    exec("def shifted(x, /, y=1.0):\n    return x + y", namespace)
+
+    def mixed(a, *rest, scale=1.0, **named):
+        return (a + sum(rest)) * scale + named.get("b", 0)
+
+    with la.tier(tier):
+        ones = la.ones(3)
+        np.testing.assert_array_equal(np.asarray(la.jit(lambda *xs: xs[0] + xs[1])(ones, ones)),
+                                      np.full(3, 2.0))
+        np.testing.assert_array_equal(np.asarray(la.jit(lambda **kw: kw["a"] * 2)(a=ones)),
+                                      np.full(3, 2.0))
+        shifted = la.jit(namespace["shifted"])
+        np.testing.assert_array_equal(np.asarray(shifted(ones)), np.full(3, 2.0))
+        np.testing.assert_array_equal(np.asarray(shifted(ones, 2.0)), np.full(3, 3.0))
+        got = la.jit(mixed)(ones, ones, ones, scale=2.0, b=ones)
+        np.testing.assert_array_equal(np.asarray(got), np.full(3, 7.0))
+
+
+@pytest.mark.parametrize("n", [10, 70001])
+def test_index_arrays_computed_inside_jit_are_each_calls_own(n):
+    # (they were computed while tracing, for their bounds, and so frozen into
+    # the program: a second call indexed with the first call's argmax)
+    rng = np.random.default_rng(n)
+    cases = [
+        (lambda a: a[la.argmax(a)], lambda a: a[np.argmax(a)]),
+        (lambda a: a[la.argsort(a)], lambda a: a[np.argsort(a)]),
+        (lambda a: la.take(a, la.argsort(a)), lambda a: np.take(a, np.argsort(a))),
+        (lambda a: a.reshape(-1, 1)[la.arange(a.size), la.argmin(a.reshape(-1, 1), 1)],
+         lambda a: a.reshape(-1, 1)[np.arange(a.size), np.argmin(a.reshape(-1, 1), 1)]),
+        (lambda a: la.digitize(a, -la.sort(-a[:3])),
+         lambda a: np.digitize(a, -np.sort(-a[:3]))),
+    ]
+    with la.tier("device"):
+        for jitted, numpy_version in cases:
+            f = la.jit(jitted)
+            for _ in range(3):
+                x = rng.standard_normal(n)
+                np.testing.assert_array_equal(np.asarray(f(la.asarray(x))), numpy_version(x))
