@@ -221,11 +221,12 @@ def histogram_bin_edges(a: Any, bins: int = 10, range: Any = None, weights: Any 
     return asarray(edges)
 
 
-def _direction(bins) -> int:
-    """1 for non-decreasing *bins*, -1 for non-increasing, 0 otherwise."""
+def _direction(bins) -> int | None:
+    """1 for non-decreasing *bins*, -1 for non-increasing, 0 otherwise; None
+    for lazy bins while la.jit traces (each call decides)."""
     if isinstance(bins, LazyArray):
         if tracing():
-            return 1
+            return None
         bins = bins.get()
     up, down = _np.any(bins[1:] > bins[:-1]), _np.any(bins[1:] < bins[:-1])
     return 0 if up and down else -1 if down else 1
@@ -245,9 +246,14 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
         raise ValueError("bins must be monotonically increasing or decreasing")
     bins = asarray(bins)
     side = "left" if right else "right"
-    if direction == 1:
+    if direction == 1 or bins.shape[0] < 2:
         return searchsorted_device(bins, x, side)
-    return bins.shape[0] - searchsorted_device(bins[::-1], x, side)
+    falling = bins.shape[0] - searchsorted_device(bins[::-1], x, side)
+    if direction == -1:
+        return falling
+    # (traced bins: the direction of each call's; bins that are neither
+    # increasing nor decreasing are not detected inside la.jit)
+    return where(bins[-1] < bins[0], falling, searchsorted_device(bins, x, side))
 
 # }}}
 

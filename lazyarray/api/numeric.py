@@ -398,10 +398,12 @@ def _full_products(a: LazyArray, v: LazyArray) -> LazyArray:
     (zeros outside *a*): a gather of the windows and one reduction."""
     n, m = a.shape[0], v.shape[0]
     kind = _np.result_type(a.dtype, v.dtype)
-    padded = pad(a, (m - 1, m - 1))
     length = n + m - 1
-    windows = gather(padded, iota((length, m), 0) + iota((length, m), 1))
-    return (windows * v).sum(-1, dtype=kind)
+    index = iota((length, m), 0) + iota((length, m), 1) - (m - 1)
+    inside = (index >= 0) & (index < n)
+    # (no products with the zeros outside *a*: inf * 0 would be NaN)
+    products = gather(a, where(inside, index, 0)) * v
+    return where(inside, products, 0).sum(-1, dtype=kind)
 
 
 def _mode_slice(full_result: LazyArray, mode, start_same: int, start_valid: int,
@@ -434,9 +436,13 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
     1-D sequences (NumPy's correlate), on the device."""
     a, v = _vector(a, "a"), _vector(v, "v")
     n, m = a.shape[0], v.shape[0]
-    full_result = _full_products(a, v.conj() if v.dtype.kind == "c" else v)
     if n >= m:
+        full_result = _full_products(a, v.conj() if v.dtype.kind == "c" else v)
         return _mode_slice(full_result, mode, m - 1 - m // 2, m - 1, n, m)
+    # (the windows of the longer sequence: the reversed correlation of v
+    # with a, conjugated)
+    swapped = _full_products(v, a.conj() if a.dtype.kind == "c" else a)[::-1]
+    full_result = swapped.conj() if swapped.dtype.kind == "c" else swapped
     return _mode_slice(full_result, mode, n // 2, n - 1, m, n)
 
 # }}}
@@ -499,10 +505,11 @@ def polyval(p: Any, x: Any) -> LazyArray:
     """The polynomial with coefficients *p* (highest power first) at *x*
     (NumPy's polyval, by Horner's scheme)."""
     x = asarray(x)
-    if isinstance(p, LazyArray):
-        coefficients = [p[k] for k in range(p.shape[0])] if p.ndim else [p]
-    else:
-        coefficients = list(_np.asarray(p).reshape(-1))
+    if _np.ndim(p) == 0:
+        raise TypeError("iteration over a 0-d array")
+    # (the coefficients are p's rows: a 2-D p gives polynomials side by side)
+    coefficients = [p[k] for k in range(p.shape[0])] if isinstance(p, LazyArray) \
+        else list(_np.asarray(p))
     y = zeros_like(x)
     for c in coefficients:
         y = y * x + c

@@ -165,3 +165,14 @@ def test_a_0d_integer_array_is_a_shape_as_in_numpy(tier):
         assert la.ones((n, 2)).shape == (6, 2)
         with pytest.raises(TypeError):
             la.zeros(la.asarray(2.5))
+
+
+@pytest.mark.parametrize("tier", ["auto", "device"])
+def test_linspace_rounds_integer_samples_down_as_numpy(tier):
+    with la.tier(tier):
+        for start, stop, num, dtype in ((-5, 5, 4, int), (-5, 5, 70001, int),
+                                        (0, 10, 7, np.uint8), (3, -3, 9, np.int16)):
+            got = la.linspace(start, stop, num, dtype=dtype)
+            expected = np.linspace(start, stop, num, dtype=dtype)
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(np.asarray(got), expected)

@@ -947,3 +947,35 @@ def test_data_dependent_shapes_refuse_jit(f):
         la.jit(f)(np.array([0.0, 1.0, 3.0]))
 
 # }}}
+
+
+@pytest.mark.parametrize("n, m", [(7, 3), (3, 7), (1, 4), (70001, 3), (3, 70001)])
+def test_convolve_and_correlate_with_infinities_and_a_longer_second_operand(n, m):
+    # no products with the zeros beyond the ends (inf * 0 was NaN there); a
+    # longer second operand of correlate is windowed as the first (was
+    # quadratic in its length), conjugated as NumPy's
+    rng = np.random.default_rng(n + m)
+    a = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    v = rng.standard_normal(m) - 2j * rng.standard_normal(m)
+    a_inf, v_inf = a.real.copy(), v.real.copy()
+    v_inf[0] = np.inf
+    with la.tier("device"):
+        for x, y in ((a, v), (a_inf, v_inf), (a.real, v.real)):
+            for f in ("convolve", "correlate"):
+                for mode in ("full", "same", "valid"):
+                    expected = getattr(np, f)(x, y, mode)
+                    got = np.asarray(getattr(la, f)(la.asarray(x), la.asarray(y), mode))
+                    assert got.shape == expected.shape
+                    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_polyval_takes_the_rows_of_two_dimensional_coefficients():
+    x = np.linspace(0, 1, 5)[:, None]
+    with la.tier("device"):
+        for p in ([[1.0, 2], [3, 4]], np.array([1.0, -2, 3]), la.asarray(np.eye(2))):
+            expected = np.polyval(np.asarray(p), x)
+            got = la.polyval(p, la.asarray(x))
+            assert got.shape == expected.shape
+            np.testing.assert_allclose(np.asarray(got), expected)
+        with pytest.raises(TypeError, match="0-d"):
+            la.polyval(2.0, la.asarray(x))
