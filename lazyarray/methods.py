@@ -38,7 +38,9 @@ class _Flat:
         return iter(self._flat())
 
     def __getitem__(self, key):
-        return self._flat()[key]
+        # (a copy, as NumPy's flat iterator gives: writes to it stay its own)
+        picked = self._flat()[key]
+        return picked.copy() if picked.ndim else picked
 
     def __setitem__(self, key, value) -> None:
         array = self._array

@@ -59,7 +59,9 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
     axis = axis % arr.ndim if -arr.ndim <= axis < arr.ndim else axis
     if index.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    key: list = list(_np.indices(index.shape, sparse=True))
+    # (the other axes run over the array's own extents: an index of length 1
+    # there broadcasts, as NumPy's)
+    key: list = list(_np.indices(arr.shape, sparse=True))
     key[axis] = index
     arr[tuple(key)] = values
 

@@ -182,7 +182,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
     def map_map(self, node: Map, index: list) -> prim.Expression:
         parts = [self(a, a_index) for a, a_index, _ in accesses(node, index)]
         if node.op == "astype":
-            return TypeCast(node.dtype, parts[0])
+            return _converted(node.args[0].dtype, node.dtype, parts[0])
         return TypeCast(node.dtype, _apply(node.op, parts))
 
     def _unshared_read(self, node: Node, index: list, rows: bool = False) -> str:
@@ -498,3 +498,15 @@ def _ranges_test(var: prim.Expression, ranges: list[tuple[int, int]], extent: in
         tests.append(bounds[0] if len(bounds) == 1 else prim.LogicalAnd(tuple(bounds))
                      if bounds else True)
     return tests[0] if len(tests) == 1 else prim.LogicalOr(tuple(tests))
+
+
+def _converted(source: np.dtype, dtype: np.dtype, value: prim.Expression) -> prim.Expression:
+    """*value* of *source* converted to *dtype*; floats become narrow integers
+    through int32 (uint32 through int64), as NumPy's casts do on x86, so that
+    values beyond the narrow type wrap (C leaves them undefined: a fused
+    kernel could keep -2.0 as a uint8 -2)."""
+    if source.kind == "f" and dtype.kind in "iu" and dtype.itemsize <= 4 \
+            and dtype != np.int32:
+        wide = np.dtype(np.int64 if dtype == np.uint32 else np.int32)
+        return TypeCast(dtype, TypeCast(wide, value))
+    return TypeCast(dtype, value)

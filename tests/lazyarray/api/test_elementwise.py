@@ -231,3 +231,17 @@ def test_abs_of_the_most_negative_integer_stays_negative_downstream(queue, dtype
         {"sign", "less"} if dtype == np.int16 else set())
     nvidia = "nvidia" in queue.device.vendor.lower()
     assert not wrong or (nvidia and set(wrong) <= known), wrong
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.int16, np.uint32])
+def test_floats_beyond_a_narrow_integer_type_wrap_as_numpys_casts_fused_or_not(dtype):
+    # C leaves such conversions undefined; NumPy's (on x86) go through a
+    # 32-bit integer: -2.5 as uint8 is 254, also inside a fused kernel
+    # (where it was kept as -2)
+    values = np.array([-2.5, 300.2, 70000.7, -40000.1, 3.9, -0.5])
+    with la.tier("device"):
+        for source in (values, values.astype(np.float32)):
+            x = la.asarray(source)
+            np.testing.assert_array_equal(np.asarray(x.astype(dtype)), source.astype(dtype))
+            np.testing.assert_array_equal(np.asarray(x.astype(dtype).astype(float) + 1),
+                                          source.astype(dtype).astype(float) + 1)

@@ -232,3 +232,18 @@ def test_setitem_inside_jit(queue):
 
     with pytest.raises(la.LazyArrayError, match="la.jit"):
         masked_by_count(la.asarray(a))
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (100000, 4)])
+def test_put_along_axis_broadcasts_the_index_over_the_other_axes(shape):
+    # (the other axes ran over the index's extents: one row was written)
+    rows = shape[0]
+    cases = [(np.array([[0]]), 5.0), (np.array([[2]]), np.arange(rows, dtype=float)[:, None]),
+             (np.arange(rows)[:, None] % 4, 7.0)]
+    with la.tier("device"):
+        for index, values in cases:
+            expected = np.zeros(shape)
+            np.put_along_axis(expected, index, values, axis=1)
+            got = la.zeros(shape)
+            la.put_along_axis(got, la.asarray(index), values, axis=1)
+            np.testing.assert_array_equal(np.asarray(got), expected)

@@ -70,3 +70,15 @@ def test_arrays_of_more_dimensions_stay_unhashable(tier):
         hash(la.asarray(VALUES))
     with pytest.raises(TypeError, match="unhashable"):
         {la.ones((2, 2)): 1}
+
+
+@pytest.mark.parametrize("tier", ["auto", "device"])
+def test_flat_slices_are_copies_as_numpys(tier):
+    with la.tier(tier):
+        a = la.arange(10.0)
+        picked = a.flat[1:4]
+        picked[0] = 99
+        np.testing.assert_array_equal(np.asarray(a)[:4], [0, 1, 2, 3])
+        np.testing.assert_array_equal(np.asarray(picked), [99, 2, 3])
+        a.flat[2] = -1                      # (writes through flat still reach a)
+        assert float(a.flat[2]) == -1.0
