@@ -465,9 +465,13 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
         raise ShapeError("incompatible dimensions for cross product\n"
                          "(dimension must be 2 or 3)")
     if a.shape[-1] == 2 or b.shape[-1] == 2:
-        _warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                       "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                       DeprecationWarning, stacklevel=2)
+        # (2-D vectors: what this NumPy says, a deprecation warning or, in
+        # later versions, an error)
+        with _warnings.catch_warnings(record=True) as said:
+            _warnings.simplefilter("always")
+            _np.cross(_np.zeros(a.shape[-1]), _np.zeros(b.shape[-1]))
+        for warning in said:
+            _warnings.warn(warning.message, warning.category, stacklevel=2)
     shape = _np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     kind = _np.result_type(a.dtype, b.dtype)
     a, b = a.astype(kind, copy=False), b.astype(kind, copy=False)
