@@ -10,7 +10,7 @@ import numpy as _np
 
 from lazyarray.api.dtypes import __array_namespace_info__
 from lazyarray.api.manipulation import broadcast_arrays, stack
-from lazyarray.api.ufuncs import floor, where
+from lazyarray.api.ufuncs import where
 from lazyarray.errors import LazyArrayError, ShapeError
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
@@ -199,7 +199,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         values = where(index == num - 1, float(stop), values)
     natural = _np.result_type(float(start), float(stop))
     if dtype is not None and _np.dtype(dtype).kind in "iu":
-        values = floor(values)          # (NumPy rounds integer samples down)
+        values = _np.floor(values)  # type: ignore[assignment]  # (NumPy rounds down: lazily)
     values = values.astype(natural if dtype is None else dtype)
     if not retstep:
         return values
