@@ -55,6 +55,14 @@ def _bucket_sums(index: LazyArray, buckets: int, weights: LazyArray | None,
         if weights is None:
             return match.sum(0, dtype=dtype)
         return where(match, weights[:, None], zeros((), weights.dtype)).sum(0, dtype=dtype)
+    if weights is not None and not tracing():
+        # (NumPy's sums, on the host: differences of one running sum, below,
+        # lose buckets of small weights after large ones, and a float32 sum
+        # of many weights its last digits)
+        host = index.get()
+        inside = (host >= 0) & (host < buckets)
+        sums = _np.bincount(host[inside], weights.get()[inside], minlength=buckets)
+        return asarray(sums[:buckets].astype(dtype, copy=False))
     order = _argsort(index, kind="stable")
     ordered = gather(index, order)
     keys = arange(buckets, dtype=_INT64)

@@ -979,3 +979,16 @@ def test_polyval_takes_the_rows_of_two_dimensional_coefficients():
             np.testing.assert_allclose(np.asarray(got), expected)
         with pytest.raises(TypeError, match="0-d"):
             la.polyval(2.0, la.asarray(x))
+
+
+def test_weighted_bincount_of_many_buckets_keeps_small_buckets_next_to_large_ones():
+    # (buckets were differences of one running sum: 1e17 swallowed the
+    # buckets after it, float32 weights lost their last digits)
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 1 << 20, 1024)
+    x[:4] = [5, 5, 6, 1 << 20]
+    for weights in (np.where(x == 5, 1e17, 1.0), rng.random(1024).astype(np.float32)):
+        expected = np.bincount(x, weights)
+        got = la.bincount(la.asarray(x), weights=la.asarray(weights))
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(np.asarray(got), expected)
