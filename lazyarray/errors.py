@@ -33,9 +33,9 @@ class ShapeError(LazyArrayError, ValueError):
     """Shapes that do not broadcast or do not fit an operation."""
 
 
-class AxisError(ShapeError, IndexError):
-    """An axis outside an array's axes (a ValueError and an IndexError, as
-    NumPy's AxisError)."""
+class AxisError(ShapeError, np.exceptions.AxisError):
+    """An axis outside an array's axes (NumPy's AxisError: also a ValueError
+    and an IndexError)."""
 
 
 class DTypeError(LazyArrayError, TypeError):

@@ -82,3 +82,11 @@ def test_flat_slices_are_copies_as_numpys(tier):
         np.testing.assert_array_equal(np.asarray(picked), [99, 2, 3])
         a.flat[2] = -1                      # (writes through flat still reach a)
         assert float(a.flat[2]) == -1.0
+
+
+def test_lazyarrays_axis_errors_are_numpys_axis_errors():
+    with la.tier("device"):
+        with pytest.raises(np.exceptions.AxisError, match="axis 3 is out of bounds"):
+            la.cumsum(la.ones((2, 2)), axis=3)
+        with pytest.raises(np.exceptions.AxisError):
+            la.ones((2, 2)).sum(axis=-3)
