@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray.errors import AxisError, ShapeError
+from lazyarray.errors import AxisError, NoDeviceVersion, ShapeError
 from lazyarray.graph import Const, Map, Node, Reduce, Scan
 from lazyarray.ops.elementwise import cast, elementwise, imag_part, real_part
 from lazyarray.ops.shape import reshape
@@ -57,6 +57,9 @@ def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepd
     see :data:`WIDE_SUM`)."""
     axes = normalize_axes(axis, node.ndim)
     size = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
+    if op in ("max", "min") and node.dtype.kind == "c":
+        raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
+                              "imaginary part) is not computed on the device")
     if op in ("max", "min") and size == 0:
         raise ShapeError(f"zero-size array to reduction operation {op}imum which has no "
                          "identity")
@@ -120,6 +123,9 @@ def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
 def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
+    if node.dtype.kind == "c":
+        raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
+                              "imaginary part) is not computed on the device")
     extent = math.prod(node.shape) if axis is None \
         else node.shape[normalize_axes(axis, node.ndim)[0]]
     if extent == 0:

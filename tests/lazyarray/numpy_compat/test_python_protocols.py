@@ -90,3 +90,12 @@ def test_lazyarrays_axis_errors_are_numpys_axis_errors():
             la.cumsum(la.ones((2, 2)), axis=3)
         with pytest.raises(np.exceptions.AxisError):
             la.ones((2, 2)).sum(axis=-3)
+
+
+def test_complex_max_and_argmax_say_that_the_device_does_not_order_complex_values():
+    # (at the call; they failed when computed, deep in kernelcore)
+    with la.tier("device"):
+        x = la.asarray(np.array([1 + 2j, 3 - 1j, 3 + 0j, -1j]))
+        for method in ("max", "min", "argmax", "argmin"):
+            with pytest.raises(TypeError, match=f"{method} of complex values"):
+                getattr(x, method)()
