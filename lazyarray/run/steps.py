@@ -241,10 +241,12 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
         if len(_PLANS) >= PLAN_CACHE_SIZE:
             _PLANS.clear()
         # (arguments by position in the graph; a flat kernel's sizes, the
-        # same for every graph of this structure, as their nodes)
+        # same for every graph of this structure, as their nodes, even where
+        # a constant of the graph is the same node: x ** 2 of 2 elements)
         _PLANS[key] = (_KERNELS, tuple(
             (index[st.node], st.compiled,
-             tuple((name, index.get(n, n)) for name, n in st.args))
+             tuple((name, n if name in SIZE_ARGUMENTS else index.get(n, n))
+                   for name, n in st.args))
             for st in steps))
     return steps
 

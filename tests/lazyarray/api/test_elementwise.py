@@ -245,3 +245,17 @@ def test_floats_beyond_a_narrow_integer_type_wrap_as_numpys_casts_fused_or_not(d
             np.testing.assert_array_equal(np.asarray(x.astype(dtype)), source.astype(dtype))
             np.testing.assert_array_equal(np.asarray(x.astype(dtype).astype(float) + 1),
                                           source.astype(dtype).astype(float) + 1)
+
+
+@pytest.mark.parametrize("n", [2, 5, 7])
+def test_a_constant_equal_to_the_element_count_is_not_the_kernels_size(n):
+    # (a remembered plan took a flat kernel's element count from the graph
+    # position of a constant node equal to it: the next graph of that
+    # structure ran over its own constant's count of elements)
+    a = np.arange(n, dtype=np.float64)
+    b = np.arange(n) % 2 == 0
+    with la.tier("device"):
+        for scale in (np.float64(n), np.float64(0), np.float64(3.5), np.float64(n)):
+            np.testing.assert_array_equal(np.asarray(la.asarray(a) * scale), a * scale)
+        for exponent in (n, 0, 3, n, 1):
+            np.testing.assert_array_equal(np.asarray(la.asarray(b) ** exponent), b ** exponent)
