@@ -74,12 +74,13 @@ def _recompose_once(terms: list[Any]) -> list[Any] | None:
     """*terms* with one pair ``c*d*(x // d)``, ``c*(x % d)`` replaced by
     ``c*x``, or None where there is none."""
     scaled = [_scaled(t) for t in terms]
+    remainders = [(k, c, t, d) for k, (c, t) in enumerate(scaled)
+                  if isinstance(t, prim.Remainder) and (d := _positive(t.denominator))]
+    if not remainders:
+        return None
     wholes = {k: _canonical(t) for k, (_, t) in enumerate(scaled)
               if isinstance(t, prim.FloorDiv)}
-    for k, (c, t) in enumerate(scaled):
-        d = _positive(t.denominator) if isinstance(t, prim.Remainder) else None
-        if d is None:
-            continue
+    for k, c, t, d in remainders:
         whole = _canonical(prim.FloorDiv(t.numerator, d))
         for j, w in wholes.items():
             if scaled[j][0] == c * d and w == whole:

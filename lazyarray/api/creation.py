@@ -14,6 +14,7 @@ from lazyarray.api.ufuncs import where
 from lazyarray.errors import LazyArrayError, ShapeError
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
+from lazyarray.ops import elementwise as _elementwise
 
 # {{{ creation
 
@@ -199,7 +200,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         values = where(index == num - 1, float(stop), values)
     natural = _np.result_type(float(start), float(stop))
     if dtype is not None and _np.dtype(dtype).kind in "iu":
-        values = _np.floor(values)  # type: ignore[assignment]  # (NumPy rounds down: lazily)
+        values = LazyArray(_elementwise.elementwise("floor", values.node))  # (NumPy rounds down)
     values = values.astype(natural if dtype is None else dtype)
     if not retstep:
         return values

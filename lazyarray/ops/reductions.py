@@ -51,10 +51,9 @@ _WIDE = {np.dtype(np.float32): np.dtype(np.float64),
 
 
 def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
-           dtype: Any = None, wide: bool = True) -> Node:
+           dtype: Any = None) -> Node:
     """The node of reduction *op* of *node* over *axis* (NumPy semantics;
-    long single-precision sums added in double precision, unless not *wide*:
-    see :data:`WIDE_SUM`)."""
+    long single-precision sums added in double precision: see :data:`WIDE_SUM`)."""
     axes = normalize_axes(axis, node.ndim)
     size = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
     if op in ("max", "min") and node.dtype.kind == "c":
@@ -74,7 +73,7 @@ def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepd
         arg = cast(node, np.bool_)
     else:
         arg = node if np.dtype(dtype) == node.dtype else cast(node, dtype)
-    wider = _WIDE.get(np.dtype(dtype)) if op == "sum" and wide and size >= WIDE_SUM else None
+    wider = _WIDE.get(np.dtype(dtype)) if op == "sum" and size >= WIDE_SUM else None
     if wider is not None:
         return cast(Reduce(op, axes, cast(arg, wider), wider, keepdims), dtype)
     return Reduce(op, axes, arg, dtype, keepdims)
