@@ -549,6 +549,10 @@ def _binary(name, reflected=False):
             # NumPy compares each element with None: never equal
             return LazyArray(full(self.shape, name == "not_equal", np.bool_))
         args = (other, self) if reflected else (self, other)
+        if name == "power" and not reflected and self.dtype == np.bool_ and (
+                type(other) is int and other == 2):
+            # NumPy's operator squares for the exponent 2: bool ** 2 is int8
+            return LazyArray(elementwise("square", self.node))
         return _device_or_numpy(lambda: LazyArray(elementwise(name, *map(_node, args))),
                                 ufunc, args)
     return op

@@ -73,6 +73,12 @@ def raveled(x: Any, order: Any, copy: bool) -> Any:
     return x._reshape_c((-1,), True)[positions.ravel(order="K")]
 
 
+def _index_array(indices: Any) -> Any:
+    """*indices* as an array (lazy or NumPy): sequences and numbers converted
+    to NumPy's index type as NumPy converts them (floats truncated)."""
+    return indices if hasattr(indices, "dtype") else np.asarray(indices, dtype=np.intp)
+
+
 def in_bounds(x: Any, indices: Any, axis: int | None, out: None, mode: str) -> Any:
     """*indices* of ``x.take(indices, axis, mode=mode)`` brought inside the
     axis as NumPy's *mode* says (``"raise"``: as they are, checked later)."""
@@ -80,16 +86,21 @@ def in_bounds(x: Any, indices: Any, axis: int | None, out: None, mode: str) -> A
         raise TypeError("take(): out= is not supported on lazy arrays (assign the result)")
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    indices = _index_array(indices)
+    dtype = np.dtype(indices.dtype)
+    if dtype.kind not in "iub":
+        raise TypeError(f"Cannot cast array data from {dtype!r} to dtype('int64') "
+                        "according to the rule 'same_kind' (take's indices)")
+    if dtype.kind == "b":
+        # NumPy takes booleans as the positions 0 and 1, not as a mask
+        indices = x._namespace.asarray(indices).astype(np.int64)
     if mode == "raise":
         return indices
     extent = x.size if axis is None else x.shape[
         np.lib.array_utils.normalize_axis_index(axis, x.ndim)]
     if extent == 0:
         raise IndexError("cannot do a non-empty take from an empty axes.")
-    positions = x._namespace.asarray(indices)
-    if positions.dtype.kind not in "iu":
-        raise TypeError(f"take(): indices must be integers, got {positions.dtype}")
-    positions = positions.astype(np.int64)
+    positions = x._namespace.asarray(indices).astype(np.int64)
     if mode == "wrap":
         return x._namespace.remainder(positions, extent)
     return x._namespace.clip(positions, 0, extent - 1)

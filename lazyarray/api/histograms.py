@@ -96,7 +96,11 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> LazyArray:
     length = max(high + 1, minlength)
     if weights is None:
         return _bucket_sums(x.astype(_INT64), length, None, _INT64)
-    weights = asarray(weights).astype(_np.float64)
+    weights = asarray(weights)
+    if not _np.can_cast(weights.dtype, _np.float64):
+        raise DTypeError(f"Cannot cast array data from {weights.dtype!r} to "
+                         "dtype('float64') according to the rule 'safe'")
+    weights = weights.astype(_np.float64)
     if weights.shape != x.shape:
         raise ValueError("The weights and list don't have the same length.")
     return _bucket_sums(x.astype(_INT64), length, weights, _np.float64)

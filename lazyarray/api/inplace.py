@@ -25,6 +25,20 @@ def _host_index(ind) -> _np.ndarray:
     return _np.asarray(ind.get() if isinstance(ind, LazyArray) else ind)
 
 
+def _values(a: LazyArray, v: Any, casting: str) -> LazyArray:
+    """*v* converted to *a*'s dtype as NumPy's put (*casting* ``"unsafe"``),
+    putmask and place (``"safe"``) convert it: numbers and sequences as
+    NumPy converts them (a complex number into integers raises), arrays by
+    *casting*."""
+    if not isinstance(v, (LazyArray, _np.ndarray)):
+        return asarray(_np.asarray(v, dtype=a.dtype))
+    if not _np.can_cast(v.dtype, a.dtype, casting):  # type: ignore[arg-type]
+        what = "scalar" if v.ndim == 0 else "array data"
+        raise TypeError(f"Cannot cast {what} from {v.dtype!r} to {a.dtype!r} "
+                        f"according to the rule '{casting}'")
+    return asarray(v).astype(a.dtype)
+
+
 def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     """NumPy's put: ``a.flat[ind] = v`` (*v* repeated as needed), in place."""
     a = _target(a, "put")
@@ -41,7 +55,7 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     if ((ind < -n) | (ind >= n)).any():
         raise IndexError(f"index {int(ind[(ind < -n) | (ind >= n)][0])} is out of bounds "
                          f"for axis 0 with size {n}")
-    values = asarray(v).astype(a.dtype).reshape(-1)
+    values = _values(a, v, "unsafe").reshape(-1)
     if values.size == 0:
         return
     values = values[_np.arange(ind.size) % values.size]
@@ -83,7 +97,7 @@ def putmask(a: Any, mask: Any, values: Any) -> None:
     """NumPy's putmask: ``a[mask] = values`` with *values* repeated over
     *a*'s flat positions (not over the selected ones)."""
     a = _target(a, "putmask")
-    values = asarray(values).astype(a.dtype).reshape(-1)
+    values = _values(a, values, "safe").reshape(-1)
     if values.size == 0:
         return
     spread = values[_np.arange(a.size) % values.size].reshape(a.shape)
@@ -96,7 +110,7 @@ def place(arr: Any, mask: Any, vals: Any) -> None:
     arr = _target(arr, "place")
     selected = _np.flatnonzero(_host_index(mask))
     if selected.size:
-        values = asarray(vals).astype(arr.dtype).reshape(-1)
+        values = _values(arr, vals, "safe").reshape(-1)
         if values.size == 0:
             raise ValueError("Cannot insert from an empty array!")
         arr.flat[selected] = values[_np.arange(selected.size) % values.size]

@@ -231,7 +231,7 @@ def nanmedian(a: Any, axis: int | tuple[int, ...] | None = None, out: Any = None
     """The median of the non-NaN values along *axis* (NaN for slices of NaNs
     only). Sorted and picked on the device."""
     a = asarray(a)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         return median(a, axis, out, keepdims=keepdims)
     x, rest, kept = reduction_layout(a, axis)
     if x.shape[-1] == 0:

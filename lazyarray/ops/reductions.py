@@ -58,7 +58,8 @@ def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepd
     size = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
     if op in ("max", "min") and node.dtype.kind == "c":
         raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
-                              "imaginary part) is not computed on the device")
+                              f"imaginary part) is not computed on the device; np.{op}(x) "
+                              "computes it with NumPy on the host")
     if op in ("max", "min") and size == 0:
         raise ShapeError(f"zero-size array to reduction operation {op}imum which has no "
                          "identity")
@@ -124,7 +125,8 @@ def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = Fal
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
     if node.dtype.kind == "c":
         raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
-                              "imaginary part) is not computed on the device")
+                              f"imaginary part) is not computed on the device; np.{op}(x) "
+                              "computes it with NumPy on the host")
     extent = math.prod(node.shape) if axis is None \
         else node.shape[normalize_axes(axis, node.ndim)[0]]
     if extent == 0:

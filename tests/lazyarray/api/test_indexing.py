@@ -263,3 +263,34 @@ def test_elements_of_a_view_computed_meanwhile():
         diagonal = [view[i, i] for i in range(3)]
         assert int(la.sum(la.stack(diagonal))) == np.trace(a[k])
         assert bool(la.all(la.linalg.trace(x)[k] == la.sum(la.stack(diagonal))))
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_take_index_dtypes_as_numpy(mode):
+    # booleans are the positions 0 and 1 (not a mask); floats raise NumPy's TypeError
+    a = np.arange(1, 5)
+    mask = np.array([True, False, True, False])
+    for indices in (mask, la.asarray(mask), [True, False]):
+        got = la.take(la.asarray(a), indices, mode=mode)
+        expected = np.take(a, np.asarray(indices), mode=mode)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got.get(), expected)
+    for indices in (np.array([1.0]), la.asarray(np.array([1.0]))):
+        with pytest.raises(TypeError, match="Cannot cast array data from dtype"):
+            la.take(la.asarray(a), indices, mode=mode)
+    # (a list is converted to integers as NumPy converts it)
+    for indices in ([], [1.0, 2.7], [[True], [False]]):
+        expected = np.take(a, indices, mode=mode)
+        got = la.take(la.asarray(a), indices, mode=mode)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(got.get(), expected)
+
+
+def test_bool_squared_is_int8_as_numpys_operator():
+    # NumPy's ** squares for the exponent 2 (bool ** 2 is int8; np.power gives int64)
+    b = np.array([True, False])
+    for got, expected in [(la.asarray(b) ** 2, b ** 2),
+                          (la.power(la.asarray(b), 2), np.power(b, 2)),
+                          (la.asarray(b) ** 1, b ** 1)]:
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got.get(), expected)

@@ -218,6 +218,14 @@ def test_quantile_errors_and_scalars():
     check(np.quantile, np.zeros(0), 0.5)
     check(np.nanquantile, np.zeros((0, 2)), 0.5, axis=0)
     check(np.nanmedian, np.full((2, 3), np.nan), axis=1)
+    # complex values with NaN parts: NumPy's median of the others
+    rng = np.random.default_rng(3)
+    c = rng.standard_normal((5, 6)) + 1j * rng.standard_normal((5, 6))
+    c.real[rng.random(c.shape) < 0.3] = np.nan
+    c.imag[rng.random(c.shape) < 0.2] = np.nan
+    c[0] = np.nan
+    for axis in (None, 0, 1):
+        check(np.nanmedian, c, axis, exact=False)
     check(np.median, np.zeros((0, 3)), axis=0)
     check(np.quantile, np.arange(6), [[0.1, 0.5], [0.9, 1.0]], interpolation="nearest")
     check(np.quantile, np.arange(6), la.asarray(np.array([0.2, 0.4])))
@@ -382,6 +390,7 @@ def test_bincount_many_buckets_and_errors(monkeypatch):
     check(np.bincount, np.array([1, 2], np.uint64))
     check(np.bincount, np.array([1, 2]), minlength=-1)
     check(np.bincount, np.array([1, 2]), np.ones(3))
+    check(np.bincount, np.array([0, 1, 1]), np.array([1j, 2, 3 + 1j]))
     check(np.bincount, np.zeros(0, np.int64), np.zeros(0), 4)
     check(np.bincount, np.zeros(0, np.int64))
 

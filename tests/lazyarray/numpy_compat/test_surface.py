@@ -5,6 +5,8 @@ with NumPy's. On the host tier NumPy computes: its answers, no fallback."""
 
 from __future__ import annotations
 
+import re as regex
+
 import numpy as np
 import pytest
 
@@ -178,6 +180,29 @@ def test_functions_writing_into_their_arguments_write_into_lazy_arrays(call):
     y = la.asarray(a.copy())
     call(la, y, a)
     np.testing.assert_array_equal(y.get(), expected)
+
+
+@pytest.mark.parametrize("values", [1.5, [1.5], np.array([1.5]), np.array(1.5), 1 + 2j,
+                                    np.array([True]), np.array([2**40]), np.float32(2.5)])
+@pytest.mark.parametrize("name", ["put", "putmask", "place"])
+def test_writing_functions_convert_values_as_numpy(name, values):
+    # put casts arrays unsafely, putmask and place safely; numbers and lists
+    # are converted as NumPy converts them (a complex number into integers raises)
+    def call(xp, x):
+        if name == "put":
+            xp.put(x, [0, 2], values)
+        else:
+            getattr(xp, name)(x, np.array([True, False, True, False]), values)
+        return x
+    try:
+        expected = call(np, np.arange(4))
+    except TypeError as error:
+        with pytest.raises(TypeError, match=regex.escape(str(error)[:20])):
+            call(la, la.asarray(np.arange(4)))
+        return
+    got = call(la, la.asarray(np.arange(4)))
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.get(), expected)
 
 
 def test_a_host_fallback_never_writes_into_a_host_copy():
