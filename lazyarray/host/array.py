@@ -44,6 +44,8 @@ from lazyarray.host.dispatch import (
     readable,
     wrap,
 )
+from lazyarray.host.lean import BY_FUNCTION as LEAN_BY_FUNCTION
+from lazyarray.host.lean import METHODS as LEAN_METHODS
 from lazyarray.host.policy import _MODES, host_enabled
 from lazyarray.tracing import ACTIVE_TRACES
 
@@ -200,7 +202,8 @@ class HostArray(LazyArray):
 
     def __array_function__(self, func, types, args, kwargs):
         if host_ready(args, kwargs, func.__name__ in _WRITERS):
-            return host_call(OWN_ANSWERS.get(func, func), args, kwargs)
+            return host_call(OWN_ANSWERS.get(func) or LEAN_BY_FUNCTION.get(func, func),
+                             args, kwargs)
         return LazyArray.__array_function__(self, func, types, args, kwargs)
 
     def __getitem__(self, key) -> LazyArray:
@@ -277,7 +280,7 @@ def _method(name: str):
     device = getattr(LazyArray, name)
     numpy_method = _numpy_method(name) if hasattr(np.ndarray, name) else getattr(np, name)
     direct = hasattr(np.ndarray, name) and hasattr(np.generic, name)
-    unbound = getattr(np.ndarray, name, None)
+    unbound = LEAN_METHODS.get(name) or getattr(np.ndarray, name, None)
 
     def method(self, *args, **kwargs):
         if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from lazyarray.host import lean
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import (
     OWN_ANSWERS,
@@ -84,6 +85,9 @@ _OWN = {"unique_values": _unique_values, "unique_counts": _unique_counts,
 # NumPy's unique_* called on host arrays answer sorted as well (an order NumPy allows)
 OWN_ANSWERS.update({getattr(np, name): _OWN[name] for name in _OWN
                     if name.startswith("unique_") and hasattr(np, name)})
+
+#: NumPy's functions whose common calls skip NumPy's Python wrappers, by module
+_LEAN = {"numpy": lean.FUNCTIONS}
 
 #: lazyarray functions never forwarded (they make device arrays or need lazyarray's
 #: own handling of their arguments)
@@ -158,7 +162,8 @@ def install(namespace: dict, numpy_module: ModuleType, names: Iterable[str]) -> 
                 or hasattr(impl, "_ufunc") or not callable(impl) \
                 or getattr(impl, "_host_tier", False):
             continue
-        numpy_func = _OWN.get(name) or getattr(numpy_module, name, None)
+        numpy_func = _OWN.get(name) or _LEAN.get(numpy_module.__name__, {}).get(name) \
+            or getattr(numpy_module, name, None)
         if numpy_func is None or not callable(numpy_func) or isinstance(numpy_func, type):
             continue
         namespace[name] = (_shaped if name in _SHAPED else forwarding)(name, impl, numpy_func)
