@@ -96,6 +96,9 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     _forward = _write_back = _layout_step = None
     #: the base value a view's node was read from
     _seen: Node | None = None
+    #: whether writes raise, as into NumPy's read-only views (``broadcast_to``,
+    #: ``diagonal``, ``sliding_window_view``); views of such an array are too
+    _readonly = False
     _stand_in: np.ndarray | None = None
 
     def __init__(self, node: Node):
@@ -167,6 +170,8 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """Give this array the value *node* (same shape and dtype), as NumPy's
         in-place writes do: a view writes through to its base. A graph that
         gets too deep is computed (long loops of updates stay bounded)."""
+        if self._readonly:
+            raise ValueError("assignment destination is read-only")
         base = self._base
         if base is None:
             self.node = node
@@ -182,7 +187,13 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         view = LazyArray(forward(node))
         view._base, view._seen = self, node
         view._forward, view._write_back, view._layout_step = forward, write_back, layout_step
+        view._readonly = self._readonly
         return view
+
+    def _read_only(self) -> LazyArray:
+        """This array, made read-only (NumPy's read-only views)."""
+        self._readonly = True
+        return self
 
     def _layout(self) -> np.ndarray:
         """A NumPy array of this array's shape, dtype and strides (as NumPy

@@ -56,11 +56,12 @@ class _Flags:
     """NumPy's ``x.flags`` for a lazy array: its values are C-ordered buffers
     that lazyarray writes (through assignment) but never aliases."""
 
-    c_contiguous = contiguous = writeable = aligned = True
+    c_contiguous = contiguous = aligned = True
     owndata = True
 
-    def __init__(self, ndim: int, size: int):
+    def __init__(self, ndim: int, size: int, writeable: bool = True):
         self.f_contiguous = ndim <= 1 or size <= 1
+        self.writeable = writeable
 
     def __getitem__(self, name: str) -> bool:
         return getattr(self, name.lower())
@@ -73,6 +74,7 @@ class NumPyMethods:
     if TYPE_CHECKING:
         # what LazyArray, the class built on these methods, provides them
         _base: ArrayHandle | None
+        _readonly: bool
 
         @property
         def shape(self) -> tuple: ...
@@ -121,7 +123,7 @@ class NumPyMethods:
     @property
     def flags(self) -> _Flags:
         """NumPy's flags: a lazy array's value is one C-ordered buffer."""
-        return _Flags(self.ndim, self.size)
+        return _Flags(self.ndim, self.size, not self._readonly)
 
     @property
     def base(self) -> None:

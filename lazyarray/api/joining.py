@@ -101,6 +101,30 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
     return array_split(ary, indices_or_sections, axis)
 
 
+def hsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
+    """NumPy's hsplit: :func:`split` along the columns (the only axis of a vector)."""
+    ary = asarray(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
+    """NumPy's vsplit: :func:`split` along the rows."""
+    ary = asarray(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
+    """NumPy's dsplit: :func:`split` along the third axis."""
+    ary = asarray(ary)
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
     """Views of consecutive parts of *ary* along *axis*: a number of parts
     (the first ones one longer when they cannot all be equal) or the split
@@ -254,4 +278,4 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
 
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "append", "column_stack", "dstack",
-           "split", "array_split", "insert", "delete", "rot90"]
+           "split", "array_split", "hsplit", "vsplit", "dsplit", "insert", "delete", "rot90"]

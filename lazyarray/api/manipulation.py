@@ -32,6 +32,9 @@ _VIEW_FUNCTIONS = {
     "moveaxis": lambda x, source, destination: x._permuted(
         _shape_ops.permutation_of(_manipulate.moveaxis(x.node, source, destination))),
     "flip": _flipped,
+    # (read-only, as NumPy's: the elements repeated along broadcast axes are one)
+    "broadcast_to": lambda x, shape, subok=False: LazyArray(
+        _manipulate.broadcast_to(x.node, shape))._read_only(),
 }
 
 
@@ -132,11 +135,35 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
 
 
 def broadcast_arrays(*arrays: Any) -> list[LazyArray]:
-    """The arrays broadcast against each other (views), a list as the Array
-    API 2024.12 specifies (NumPy 2 returns a tuple)."""
+    """The arrays broadcast against each other, a list as the Array API
+    2024.12 specifies (NumPy 2 returns a tuple): views, read-only where an
+    array was broadcast."""
     arrays = [asarray(a) for a in arrays]  # type: ignore[assignment]
     shape = broadcast_shapes(*(a.shape for a in arrays))
-    return [broadcast_to(a, shape) for a in arrays]
+    return [a[...] if a.shape == shape else broadcast_to(a, shape) for a in arrays]
+
+
+def fliplr(m: Any) -> LazyArray:
+    """The columns in reverse order (NumPy's fliplr): a view."""
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
+
+
+def flipud(m: Any) -> LazyArray:
+    """The rows in reverse order (NumPy's flipud): a view."""
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1, ...]
+
+
+def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> LazyArray:
+    """*a* as an array of at least one axis (NumPy's ascontiguousarray: a
+    lazy array's value is contiguous, so *a* itself where no conversion is asked)."""
+    x = asarray(a, dtype)
+    return x if x.ndim else x.reshape(1)
 
 
 def take(x: Any, indices: Any, axis: int | None = None, out: None = None,
@@ -185,4 +212,5 @@ def size(a: Any, axis: int | tuple[int, ...] | None = None) -> int:
 __all__ = ["shape", "ndim", "size", "concatenate", "concat", "unstack", "stack", "hstack", "vstack",
            "broadcast_to", "expand_dims", "squeeze", "moveaxis", "swapaxes", "flip",
            "roll", "tile", "repeat", "pad", "broadcast_arrays", "take",
-           "transpose", "permute_dims", "reshape", "ravel"]
+           "transpose", "permute_dims", "reshape", "ravel", "fliplr", "flipud",
+           "ascontiguousarray"]

@@ -65,7 +65,7 @@ def diagflat(v: Any, k: int = 0) -> LazyArray:
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
     """The diagonal of the 2-D subarrays of *axis1* and *axis2*, as a new
-    last axis (NumPy's diagonal; a copy, not a read-only view)."""
+    last axis (NumPy's diagonal: a read-only view)."""
     a = asarray(a)
     if a.ndim < 2:
         raise ShapeError("diag requires an array of at least two dimensions")
@@ -79,10 +79,10 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArr
     length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
     head = moved.shape[:-2]
     if length == 0:
-        return zeros(head + (0,), a.dtype)
+        return zeros(head + (0,), a.dtype)._read_only()
     start = max(0, -offset) * m + max(0, offset)
     flat = moved.reshape(head + (n * m,))
-    return flat[..., start:start + (length - 1) * (m + 1) + 1:m + 1]
+    return flat[..., start:start + (length - 1) * (m + 1) + 1:m + 1]._read_only()
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,

@@ -140,6 +140,18 @@ class HostArray(LazyArray):
     def strides(self) -> tuple:
         return self._hv.strides
 
+    @property  # type: ignore[override]
+    def _readonly(self) -> bool:
+        """Whether the buffer is read-only (NumPy's read-only views)."""
+        value = self._hv
+        return type(value) is _ndarray and not value.flags.writeable
+
+    @_readonly.setter
+    def _readonly(self, readonly: bool) -> None:
+        if readonly:
+            self._hv = view = self._buffer().view()
+            view.flags.writeable = False
+
     def __len__(self) -> int:
         return len(self._hv)
 

@@ -2,9 +2,10 @@
 
 A lazy array has no strides of its own (it is computed into a buffer of its
 own shape), so both functions return lazy re-indexings of their argument:
-no copy until used, fused into the kernel that reads them. Unlike NumPy's
-views, writes to their results do not reach the argument (``as_strided``'s
-result is a new array; ``sliding_window_view`` refuses ``writeable=True``).
+no copy until used, fused into the kernel that reads them.
+``sliding_window_view``'s result is read-only, as NumPy's (and refuses
+``writeable=True``: writes to windows cannot reach the argument);
+``as_strided``'s result is a new array.
 
 Public names: sliding_window_view, as_strided.
 """
@@ -75,7 +76,7 @@ def sliding_window_view(x: _Any, window_shape: _Any, axis: _Any = None, *,
         if width > x.shape[ax]:
             raise ValueError("window shape cannot be larger than input array shape")
         x = _windows(x, ax, width)
-    return x
+    return x._read_only()
 
 
 def as_strided(x: _Any, shape: _Any = None, strides: _Any = None, subok: bool = False,

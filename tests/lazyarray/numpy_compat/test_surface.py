@@ -427,3 +427,60 @@ def test_host_function_with_lazy_keyword_array():
                           sorter=la.asarray(sorter))
     np.testing.assert_array_equal(got.get(), np.searchsorted(values, [5, 10**15], "right",
                                                              sorter=sorter))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("fliplr", lambda xp, a: xp.fliplr(a)),
+    ("flipud", lambda xp, a: xp.flipud(a)),
+    ("hsplit", lambda xp, a: xp.hsplit(a, 2)[1]),
+    ("vsplit", lambda xp, a: xp.vsplit(a, 2)[1]),
+    ("dsplit", lambda xp, a: xp.dsplit(a[..., None].repeat(2, 2), 2)[0][..., 0]),
+    ("ascontiguousarray", lambda xp, a: xp.ascontiguousarray(a)),
+    ("broadcast_arrays", lambda xp, a: xp.broadcast_arrays(a, a[0])[0]),
+    ("diagonal", lambda xp, a: xp.diagonal(a)),
+    ("broadcast_to", lambda xp, a: xp.broadcast_to(a[0], (3, 6))),
+    ("sliding_window_view", lambda xp, a: xp.lib.stride_tricks.sliding_window_view(a, 2, 1)),
+])
+def test_views_write_through_or_refuse_writes_as_numpys(name, call):
+    # a write into NumPy's view reaches its array (or raises, for a read-only view)
+    def written(xp):
+        a = xp.asarray(np.arange(24.0).reshape(4, 6))
+        view = call(xp, a)
+        assert view.flags.writeable == call(np, np.arange(24.0).reshape(4, 6)).flags.writeable
+        try:
+            view[(0,) * view.ndim] = -1.0
+        except ValueError as error:
+            return str(error)
+        try:
+            view += 100
+        except ValueError as error:
+            return str(error)
+        return a.get() if isinstance(a, la.LazyArray) else a
+    expected, got = written(np), written(la)
+    if isinstance(expected, str):
+        assert got == expected
+    else:
+        np.testing.assert_array_equal(got, expected)
+    for bad, error in [(lambda: la.fliplr(la.arange(3)), "Input must be >= 2-d"),
+                       (lambda: la.hsplit(la.asarray(1.0), 1), "hsplit only works"),
+                       (lambda: la.vsplit(la.arange(3), 1), "vsplit only works"),
+                       (lambda: la.dsplit(la.ones((2, 2)), 1), "dsplit only works")]:
+        with pytest.raises(ValueError, match=error):
+            bad()
+    assert la.ascontiguousarray(la.asarray(2.0)).shape == (1,)
+
+
+def test_broadcast_results_of_broadcast_arrays_are_read_only():
+    # (NumPy 2 warns on writes to them and means to make them read-only; a
+    # lazy array's broadcast elements are one element, so writes are refused)
+    x = la.asarray(np.arange(6.0).reshape(2, 3))
+    same, broadcast = la.broadcast_arrays(x, x[0])
+    broadcast_host = np.broadcast_arrays(np.ones((2, 3)), np.ones(3))[1]
+    if numpy_computes(x):
+        assert broadcast.flags.writeable == broadcast_host.flags.writeable
+        return
+    assert not broadcast.flags.writeable and same.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        broadcast[0, 0] = 1.0
+    same[0, 0] = -1.0
+    assert x.get()[0, 0] == -1.0
