@@ -48,7 +48,7 @@ def _dtype_str(dtype) -> str:
 class Node:
     """A value of the graph: its *shape* and *dtype* are known when it is made."""
 
-    __slots__ = ("shape", "dtype", "_key", "depth", "__weakref__")
+    __slots__ = ("shape", "dtype", "_key", "depth", "_holder", "__weakref__")
     #: the method of a :class:`~lazyarray.mapper.NodeMapper` that handles this kind
     mapper_method: str
     #: the name of this kind (the mapper method without ``map_``)

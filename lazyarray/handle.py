@@ -47,7 +47,7 @@ from lazyarray.orders import in_bounds, raveled, reshaped
 from lazyarray.reduction_methods import ReductionMethods
 from lazyarray.target import Device
 from lazyarray.tracing import TRACING, concretization_message
-from lazyarray.values import NAMED_DEPTH, hold, keep_on_host, on_device, on_host
+from lazyarray.values import hold, keep_on_host, on_device, on_host
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,7 +136,8 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
             raise error.with_traceback(None) from None      # (no trace of lazyarray's steps)
         except cl.Error as error:       # (an allocation of kernelcore's or pyopencl's)
             raise device_memory_error(error, None, _run.default_queue().device) from None
-        if not is_kind(node, "input") and on_device(node) is value:
+        if not is_kind(node, "input") and on_device(node) is value \
+                and self._node is node:     # (not made a leaf by the evaluation)
             leaf = Input(value, owned=True)
             host = on_host(node)
             if host is not None:
@@ -161,9 +162,9 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     @node.setter
     def node(self, node: Node) -> None:
         self._node = node
-        if node.kind != "input" and node.depth >= NAMED_DEPTH:
-            # (a leaf is computed already; shallower values are not asked for
-            # their holders: see lazyarray.values.NAMED_DEPTH)
+        if node.kind != "input":
+            # (a value computed for other work is then held as a leaf: see
+            # lazyarray.run.evaluation; a leaf is computed already)
             hold(node, self)
 
     def _assign(self, node: Node) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 _DEVICE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _HOST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_HOLDERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _HOST_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -62,18 +61,22 @@ def keep_on_host(node: object, value: Any) -> None:
 #: work not computed yet, is computed (and stored) when work reading it is
 #: (:mod:`lazyarray.run.evaluation`): a loop that tests a value each step
 #: (``while float(err) > tol``) would otherwise compute the named arrays'
-#: growing graphs anew each step. Shallower values are not recorded as held.
+#: growing graphs anew each step.
 NAMED_DEPTH = 16
 
 
-def hold(node: object, handle: Any) -> None:
-    """Record that *handle* (an array handle) now holds *node* as its value."""
-    _HOLDERS[id(node)] = handle
+def hold(node: Any, handle: Any) -> None:
+    """Record that *handle* (an array handle) now holds *node* as its value
+    (the latest handle given a node is its holder)."""
+    node._holder = _ref(handle)
 
 
-def holder(node: object) -> Any:
+def holder(node: Any) -> Any:
     """The live handle holding *node* as its value, or None."""
-    handle = _HOLDERS.get(id(node))
+    try:
+        handle = node._holder()
+    except AttributeError:          # (never held: inputs, nodes made for planning)
+        return None
     return handle if handle is not None and handle._node is node else None
 
 

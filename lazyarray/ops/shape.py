@@ -115,6 +115,8 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
         # picks from may be wider than its own)
         host = _run.evaluate(node).get()
         bounds = _INDEX_BOUNDS[node] = (int(host.min()), int(host.max()))
+        if isinstance(index, ArrayHandle) and index.node is not node:
+            _INDEX_BOUNDS[index.node] = bounds      # (its handle now holds it as a leaf)
         if bounds[0] < -extent or bounds[1] >= extent:
             bad = host[(host < -extent) | (host >= extent)].flat[0]
             raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pyopencl as cl
 import pyopencl.array as cla
@@ -45,6 +45,7 @@ def evaluate(root: Node) -> cla.Array:
         if is_kind(root, "map"):
             value = _evaluate_map(root)
             if value is not None:
+                _settle_held((root,))
                 return value
         graph = graph_structure(root)
         foreign = None if queue_chosen() else _foreign_queue(graph[0])
@@ -136,6 +137,7 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
     if graph is None:
         graph = graph_structure(root)
     steps = plan_graph(root, graph)
+    stored = []
     with watch(steps, started, user_place):
         for step in steps:
             args = {}
@@ -152,17 +154,20 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 # read as a computed array in every later graph using it)
                 return value
             keep_on_device(step.node, value)
-    _settle_held(graph[2])
+            stored.append(step.node)
+    _settle_held(stored)
     return on_device(root)
 
 
-def _settle_held(named: tuple[Node, ...]) -> None:
-    """Give the array handles holding *named* (nodes just computed by a plan
-    that stored them) their values as leaves: later work reads them, not
-    the graphs that computed them."""
-    for node in named:
+def _settle_held(computed: Sequence[Node]) -> None:
+    """Give the array handles holding *computed* (nodes an evaluation just
+    stored: the values of named arrays, the root) their values as leaves:
+    later work reads them, not the graphs that computed them, which can be
+    freed (a loop reading one element of its state each step keeps no
+    chain of the values of earlier steps)."""
+    for node in computed:
         handle = holder(node)
-        if handle is not None and handle._node is node and on_device(node) is not None:
+        if handle is not None and on_device(node) is not None:
             handle._settle()
 
 

@@ -280,3 +280,26 @@ def test_a_computed_constant_stays_a_constant_in_later_graphs(queue):
 
     np.testing.assert_array_equal(shifted(np.array(5)).get(), np.arange(4) + 5)
     np.testing.assert_array_equal((la.asarray(np.arange(3)) + held).get(), np.arange(3))
+
+
+@pytest.mark.parametrize("read", ["element", "window sum", "whole"])
+def test_a_loop_reading_part_of_its_state_keeps_no_chain_of_old_values(read):
+    # reading one element computes the state; its handle then holds the value
+    # as a leaf, so the graph (and buffer) of every earlier step can be freed
+    import gc
+
+    from lazyarray.graph import Map
+    acc = la.asarray(np.zeros(5000))
+    with la.tier("device"):
+        for step in range(200):
+            acc = acc + 1.0
+            if read == "element":
+                value = float(acc[2500])
+            elif read == "window sum":
+                value = float(acc[100:200].sum()) / 100
+            else:
+                value = float(acc.get()[7])
+            assert value == step + 1
+    gc.collect()
+    assert sum(type(o) is Map for o in gc.get_objects()) < 20
+    np.testing.assert_array_equal(acc.get(), np.full(5000, 200.0))
