@@ -110,16 +110,22 @@ __all__ = sorted({
 #: ``dask`` their optional engines
 _ON_FIRST_USE = frozenset(["random", "fft", "linalg", "lib", "distributed", "dask"])
 _load_submodule = _submodule_getattr(__name__)
+#: NumPy's submodules lazyarray has no version of, NumPy's own under its names
+_NUMPY_MODULES = frozenset(["ma", "polynomial", "testing", "emath", "exceptions", "char",
+                            "strings", "rec", "dtypes", "typing", "ctypeslib"])
 
 
 def __getattr__(name: str):
-    """A submodule of :data:`_ON_FIRST_USE`, loaded now (``ma``: NumPy's); else NumPy's
+    """A submodule of :data:`_ON_FIRST_USE`, loaded now (those of
+    :data:`_NUMPY_MODULES`: NumPy's); else NumPy's
     function of that name, which lazyarray has no version of: run on the host
     (:mod:`lazyarray.fallback`), with a warning the first time."""
     if name in _ON_FIRST_USE:
         return _load_submodule(name)
-    if name == "ma":
-        return _np.ma                   # (NumPy's masked arrays, on the host)
+    if name in _NUMPY_MODULES:
+        # (NumPy's own, on the host: np.testing.assert_allclose(x, y) and
+        # np.polynomial.Polynomial.fit(x, y, 4) read lazy arrays' values)
+        return getattr(_np, name)
     func = getattr(_np, name, None)
     if name.startswith("_") or func is None or not callable(func) or isinstance(func, type):
         raise AttributeError(f"module 'lazyarray' has no attribute {name!r}")

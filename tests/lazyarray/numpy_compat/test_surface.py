@@ -484,3 +484,21 @@ def test_broadcast_results_of_broadcast_arrays_are_read_only():
         broadcast[0, 0] = 1.0
     same[0, 0] = -1.0
     assert x.get()[0, 0] == -1.0
+
+
+def test_numpys_submodules_under_lazyarrays_name_read_lazy_arrays():
+    # scripts written `import lazyarray as np` reach NumPy's testing, polynomial,
+    # emath and exceptions modules (NumPy's own, reading the values)
+    x = la.linspace(-1, 1, 9)
+    y = 1 / (1 + 25 * x ** 2)
+    hx, hy = np.linspace(-1, 1, 9), 1 / (1 + 25 * np.linspace(-1, 1, 9) ** 2)
+    assert la.polynomial.Polynomial.fit(x, y, 4)(0.5) == pytest.approx(
+        np.polynomial.Polynomial.fit(hx, hy, 4)(0.5), rel=1e-12)
+    la.testing.assert_allclose(y, hy, rtol=1e-15)
+    with pytest.raises(AssertionError):
+        la.testing.assert_allclose(y, hy + 1)
+    assert la.emath.sqrt(-1) == 1j
+    with pytest.raises(la.exceptions.AxisError):
+        la.sum(la.ones((2, 2)), axis=3)
+    for name in ("ma", "polynomial", "testing", "emath", "exceptions", "dtypes", "typing"):
+        assert getattr(la, name) is getattr(np, name)
