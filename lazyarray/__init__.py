@@ -40,8 +40,8 @@ from lazyarray.api.numpy_helpers import *
 from lazyarray.handle import LazyArray, asarray, copy
 from lazyarray.target import Device
 from lazyarray.errors import (
-    ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError, ShapeError,
-    ViewWriteError)
+    ConcretizationError, DeviceMemoryError, DTypeError, IndexingError, LazyArrayError,
+    NotTraceableWarning, ShapeError, ViewWriteError)
 from lazyarray.explain import explain, to_dot
 from lazyarray.fallback import LazyArrayHostFallbackWarning
 from lazyarray.fallback import host_version as _host_version
@@ -95,7 +95,8 @@ __all__ = sorted({
     "Device",
     "matmul_precision", "set_matmul_precision", "get_matmul_precision",
     "LazyArrayError", "ShapeError", "DTypeError", "IndexingError", "ConcretizationError",
-    "ViewWriteError", "DeviceMemoryError", "LazyArrayHostFallbackWarning", "__version__",
+    "ViewWriteError", "DeviceMemoryError", "LazyArrayHostFallbackWarning", "NotTraceableWarning",
+    "__version__",
     "__array_api_version__",
     "float32", "float64", "int32", "int64", "bool_", "complex64", "complex128", "uint8", "int8",
     "int16", "uint32", "uint16", "uint64", "bool", "e", "pi", "inf", "nan", "newaxis",

@@ -1,8 +1,9 @@
 """Exceptions of lazyarray (each also the built-in type a NumPy user expects).
 
 Public names: LazyArrayError, ShapeError, AxisError, DTypeError, NoDeviceVersion, IndexingError,
-ConcretizationError, ViewWriteError, DeviceMemoryError, MEMORY_STATUS, device_memory_error,
-LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line, user_place,
+ConcretizationError, NotTraceableWarning, ViewWriteError, DeviceMemoryError, MEMORY_STATUS,
+device_memory_error, LONG_DOUBLES, long_double_error, unsupported_dtype_error, user_line,
+user_place,
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ class ConcretizationError(LazyArrayError, TypeError):
     (``float(x)``, ``if x > 0:``, ``range(n)``, ``x.get()``, ``print(x)``...):
     while tracing, values are unknown, and one computed anyway would be
     frozen into every later call."""
+
+
+class NotTraceableWarning(UserWarning):
+    """A function under ``la.jit`` asked for values while traced; its calls
+    on small host arrays, which ran it untraced until then, keep doing so."""
 
 
 class ViewWriteError(LazyArrayError, ValueError):

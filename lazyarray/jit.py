@@ -27,8 +27,8 @@ import numbers
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,20 +36,26 @@ import numpy as np
 import lazyarray.run as _run
 from lazyarray.closure import changed, closed_over, outside_values, restore
 from lazyarray.deferred import deferred, is_cl_array
-from lazyarray.errors import LazyArrayError
+from lazyarray.errors import ConcretizationError, LazyArrayError, NotTraceableWarning
 from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.array import HostArray
 from lazyarray.host.policy import _MODES, get_tier, host_enabled
 from lazyarray.host.trial import TierTrial, host_arguments, shared_trial, to_host
+from lazyarray.jit_program import (
+    Program,
+    changed_arguments,
+    device_data,
+    fast_data,
+    run_program,
+    run_simple,
+)
 from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.tracing import ACTIVE_TRACES, HOST_DRAWS, TRACING, tracing
-from lazyarray.values import on_device
 
 if TYPE_CHECKING:
-    import pyopencl.array as cla
 
     import kernelcore as _kernelcore
 else:
@@ -87,52 +93,6 @@ def _may_hold_host_arrays(values: Any) -> bool:
         if kind is HostArray or kind is list or kind is tuple or kind is dict:
             return True
     return False
-
-
-@dataclass(frozen=True)
-class _Program:
-    """Planned kernels: each step's inputs and each output are a source,
-    ``("arg", k)`` (array argument k), ``("param", k)`` (scalar argument k),
-    ``("step", j)``, ``("const", array)`` or ``("value", scalar)``."""
-
-    steps: tuple          # of (Step, ((argument name, source), ...))
-    outputs: tuple        # of sources
-    structure: tuple      # of the result
-    params: tuple         # the Param of each scalar argument
-    #: ``(k, source)``: array argument k's new value (the function assigned into it)
-    written: tuple = ()
-    #: the number of array arguments
-    arrays: int = 0
-    #: what gives the values of the parameters after the scalar arguments,
-    #: run at every call (see :func:`lazyarray.tracing.per_call_arguments`)
-    supplies: tuple = ()
-    #: by queue (``int_ptr``): the launches of :attr:`simple` with their
-    #: arguments by position (see :func:`_run_simple`), ``()`` where some
-    #: step has none
-    direct: dict = field(default_factory=dict, compare=False, repr=False)
-    #: the function's name and when its trace began (see lazyarray.run.progress)
-    name: str = field(default="", compare=False, repr=False)
-    started: float = field(default=0.0, compare=False, repr=False)
-
-    def label(self) -> str:
-        """The work the program does, in the progress line of its first run."""
-        return f"{self.name}() (la.jit)"
-
-    @functools.cached_property
-    def simple(self) -> tuple | None:
-        """Where every step reads only array arguments and earlier steps, and
-        the result is the last step's value, alone (the common call): the
-        steps, each with its sources as positions in the list of the array
-        arguments followed by the steps' values. Else None."""
-        if not (self.structure == _SINGLE and not self.written and self.steps
-                and not self.supplies
-                and self.outputs == (("step", len(self.steps) - 1),)
-                and all(kind in ("arg", "step") for _, sources in self.steps
-                        for _, (kind, _) in sources)):
-            return None
-        return tuple((step, tuple((name, what if kind == "arg" else self.arrays + what)
-                                  for name, (kind, what) in sources))
-                     for step, sources in self.steps)
 
 
 class _Jitted:
@@ -253,6 +213,8 @@ class _Jitted:
 
     def _call_in_trial(self, trial: TierTrial, args, kwargs) -> Any:
         tier = trial.next_tier()
+        if tier == "compiled" and not trial.traced and not self._traceable(trial, args, kwargs):
+            return self.fn(*args, **kwargs)
         if trial.choice is not None:
             return self.fn(*args, **kwargs) if tier == "host" \
                 else self._compiled_call(args, kwargs)
@@ -270,7 +232,7 @@ class _Jitted:
         else:
             for leaf in flatten(self._split(args, kwargs)[1])[0]:
                 if _is_array(leaf):
-                    _fast_data(leaf)          # (its device copy, made before timing)
+                    fast_data(leaf)          # (its device copy, made before timing)
             started = time.perf_counter()
             result = self._compiled_call(args, kwargs)
             _run.synchronize()
@@ -289,6 +251,24 @@ class _Jitted:
                         trial.host_best * 1e6, trial.compiled_best * 1e6)
         return result
 
+    def _traceable(self, trial: TierTrial, args, kwargs) -> bool:
+        """Whether the function traces for this call (its first compiled
+        one, in a tier trial of host arrays whose earlier calls ran the
+        function itself); one that asks for values while traced (``if
+        x.sum() > 0``) keeps running on the host tier, which gave its
+        earlier answers, and says so once."""
+        try:
+            self._program(args, kwargs)
+        except ConcretizationError as error:
+            trial.choose("host")
+            warnings.warn(f"{self.name} is not traceable ({error}); its calls on small host "
+                          "arrays keep running the function itself with NumPy (larger arrays "
+                          "or LAZYARRAY_TIER=device raise this error)", NotTraceableWarning,
+                          stacklevel=4)
+            return False
+        trial.traced = True
+        return True
+
     def _compiled_call(self, args, kwargs) -> Any:
         """The call run by the signature's compiled program (traced first if
         new, and again once an array it reads from its closure or globals
@@ -306,7 +286,7 @@ class _Jitted:
             data = []
             shapes: list[Any] = [get_matmul_precision()]     # (products are traced with it)
             for k in order:
-                d = _fast_data(args[k])
+                d = fast_data(args[k])
                 if d is None:
                     break
                 data.append(d)
@@ -318,11 +298,11 @@ class _Jitted:
                     program, data, _, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
                 if program.simple is not None:
-                    return _run_simple(program, data)
-                return _run_program(program, data, [], [args[k] for k in order])
-        return _run_program(*self._program(args, kwargs))
+                    return run_simple(program, data)
+                return run_program(program, data, [], [args[k] for k in order])
+        return run_program(*self._program(args, kwargs))
 
-    def _program(self, args, kwargs) -> tuple[_Program, list, list, list]:
+    def _program(self, args, kwargs) -> tuple[Program, list, list, list]:
         """The program for a call's signature (traced on the first call with
         it), the call's array arguments on the device, its traced scalar
         arguments, and its array arguments as passed."""
@@ -352,7 +332,7 @@ class _Jitted:
                     f"{self.name}: cannot pass a {type(leaf).__name__} to a "
                     "jitted function (arrays, scalars and tuples/lists/dicts/"
                     "dataclasses of them are allowed; mark others static)")
-        data = [_device_data(a) for a in arrays]
+        data = [device_data(a) for a in arrays]
         key = (static, structure, tuple(scalars),
                tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision(),
                tuple(alias) if len(alias) != len(arrays) else None)
@@ -368,7 +348,7 @@ class _Jitted:
                 self._tracing = _kernelcore.KeyedLocks()
             return self._tracing
 
-    def _trace(self, static, structure, leaves, data, alias) -> _Program:
+    def _trace(self, static, structure, leaves, data, alias) -> Program:
         started = time.perf_counter()
         with self._count_lock:
             self.trace_count += 1
@@ -415,7 +395,7 @@ class _Jitted:
             if not isinstance(leaf, LazyArray):
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
-        changed = _changed_arguments(handles, placeholders)
+        changed = changed_arguments(handles, placeholders)
         steps = _run.plan(out_nodes + [node for _, node in changed], literals=True)
         step_index = {st.node: j for j, st in enumerate(steps)}
 
@@ -432,7 +412,7 @@ class _Jitted:
 
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
-        program = _Program(planned, tuple(source(n) for n in out_nodes), out_structure,
+        program = Program(planned, tuple(source(n) for n in out_nodes), out_structure,
                            tuple(params), tuple((k, source(n)) for k, n in changed),
                            len(placeholders), supplies=tuple(trace.supplies),
                            name=self.name, started=started)
@@ -443,138 +423,10 @@ class _Jitted:
         return program
 
 
-def _changed_arguments(handles: list, placeholders: list) -> list:
-    """``(k, node)`` for each array argument k that the traced function
-    assigned into (``u[1:-1] = ...``, ``u += 1``) through its handle: its new
-    value, which every call writes back into the caller's array, as NumPy
-    would have changed it."""
-    return [(k, h.node) for k, (h, p) in enumerate(zip(handles, placeholders))
-            if h.node is not p]
-
-
-def _write_back(array, value: cla.Array) -> None:
-    """Give the caller's argument *array* its new *value* (as NumPy's in-place
-    writes would have changed it)."""
-    if isinstance(array, LazyArray):
-        array._assign(Input(value, owned=True))
-    elif is_cl_array(array):
-        array.set(value.get(queue=_run.default_queue()), queue=_run.default_queue())
-    else:
-        array[...] = value.get(queue=_run.default_queue())
-
-
-def _fast_data(x) -> cla.Array | None:
-    """The device data of a computed lazy array (a host array's device copy)
-    or a pyopencl array, else None."""
-    if type(x) is LazyArray or isinstance(x, LazyArray):
-        node = x.node
-        if is_kind(node, "input"):
-            return node.data
-        return on_device(node)
-    arrays = _modules.get("pyopencl.array")       # (None: no pyopencl array exists)
-    return _run.adopt(x) if arrays is not None and type(x) is arrays.Array else None
-
-
-def _device_data(x) -> cla.Array:
-    if isinstance(x, LazyArray):
-        return _run.evaluate(x.node)
-    if is_cl_array(x):
-        return _run.adopt(x)
-    node = asarray(x).node
-    assert is_kind(node, "input")
-    return node.data
-
-
 def _traced_scalar(leaf) -> bool:
     """Whether *leaf* is a Python number that a trace takes as a value (bools
     and NumPy scalars are part of the signature)."""
     return isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic))
-
-
-def _param_values(program: _Program, scalars: list) -> list:
-    """The kernel arguments of a call's scalar arguments, converted to their
-    parameters' dtypes; NumPy's OverflowError for an int that a conversion of
-    the trace cannot hold."""
-    values = []
-    for param, value in zip(program.params, scalars):
-        for dtype in (param.dtype, *param.converted_to):
-            if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-                raise OverflowError(
-                    f"Python integer {value} out of bounds for {dtype} (a scalar argument "
-                    "the jitted function converts to it); pass it as a static argument "
-                    "(static_argnames) to have it compared as NumPy does")
-        values.append(param.dtype.type(value))
-    return values
-
-
-def _run_simple(program: _Program, data: list) -> LazyArray:
-    """:func:`_run_program` of a program with :attr:`_Program.simple` steps: once
-    every step ran on this queue, their bound launches directly (no
-    arguments by name, no per-step checks: the inputs start at their
-    buffers' beginning and kernels are not timed)."""
-    queue = _run.default_queue()
-    direct = program.direct.get(queue.int_ptr)
-    values = data[:]
-    if direct and not _run.steps.timing_kernels():
-        for d in data:
-            if d.offset:
-                break
-        else:
-            for bound, slots in direct:
-                values.append(bound.run_at(queue, values, slots))
-            _run.STATS["launches"] += len(direct)
-            return LazyArray._holding(values[-1])
-    steps = program.simple
-    assert steps is not None
-    with _run.progress.watch([step for step, _ in steps], program.started, program.label):
-        for step, sources in steps:
-            values.append(_run.run_step(step, queue,
-                                        {name: values[k] for name, k in sources}))
-    if direct is None:
-        program.direct[queue.int_ptr] = _direct_launches(steps, queue)
-    return LazyArray._holding(values[-1])
-
-
-def _direct_launches(steps: tuple, queue) -> tuple:
-    """Each of *steps*' bound launch on *queue* with its arguments' positions
-    (``()`` when a step has no bound launch or takes a scalar)."""
-    launches = []
-    for step, sources in steps:
-        bound = step.compiled.bound_on(queue, step.node) if step.compiled is not None else None
-        slots = bound.at_positions(dict(sources)) if bound is not None else None
-        if slots is None:
-            return ()
-        launches.append((bound, slots))
-    return tuple(launches)
-
-
-def _run_program(program: _Program, data: list, scalars: list, arrays: list) -> Any:
-    queue = _run.default_queue()
-    params = _param_values(program, [*scalars, *(value for supply in program.supplies
-                                                 for value in supply())])
-    values: list = []
-    with _run.progress.watch([step for step, _ in program.steps], program.started,
-                             program.label):
-        for step, sources in program.steps:
-            args = {name: data[what] if kind == "arg" else values[what] if kind == "step"
-                    else params[what] if kind == "param" else what
-                    for name, (kind, what) in sources}
-            values.append(_run.run_step(step, queue, args))
-    outputs = [LazyArray._holding(values[what]) if kind == "step"
-               else asarray(params[what]) if kind == "param"
-               else asarray(what) if kind == "value"
-               else LazyArray(Input(data[what] if kind == "arg" else what))
-               for kind, what in program.outputs]
-    for k, (kind, what) in program.written:
-        _write_back(arrays[k], values[what] if kind == "step" else
-                    data[what] if kind == "arg" else _run.evaluate(asarray(what).node))
-    if program.structure == _SINGLE:
-        return outputs[0]
-    return unflatten(program.structure, outputs)
-
-
-#: the structure of a result that is a single array
-_SINGLE = flatten(0)[1]
 
 
 def jit(fn: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = ()) -> Any:

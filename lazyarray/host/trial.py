@@ -116,7 +116,7 @@ class TierTrial:
     """The calls of one signature so far, by tier, and the tier chosen."""
 
     __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_recent", "host_total",
-                 "choice", "origin")
+                 "choice", "origin", "traced")
 
     def __init__(self, origin: tuple | None = None) -> None:
         """*origin*: the (code object, signature) whose compiled choice the
@@ -133,6 +133,9 @@ class TierTrial:
         #: ``"compiled"`` or ``"host"`` once chosen, else None
         self.choice: str | None = None if origin is None else _load_choice(origin)
         self.origin = origin
+        #: whether the function was traced for this signature (its host calls
+        #: run it untraced: one asking for values runs there for good)
+        self.traced = False
 
     @property
     def host_best(self) -> float:

@@ -283,3 +283,31 @@ def test_calls_too_short_for_any_launch_stay_on_the_host(monkeypatch):
         assert trial.choice == "host" and trial.host_calls == HOST_TRIALS
         assert step.trace_count == 0 and n.launches == 0 and n.planned == 0
     np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, HOST_TRIALS + 20))
+
+
+def test_a_function_that_cannot_be_traced_keeps_running_on_the_host(monkeypatch):
+    # its host calls ran it untraced; when the trial would compile it, tracing
+    # asks for a value: it stays on the host (warned once) instead of raising
+    # at call 6, also where the disk remembers a choice to compile it
+    def step(u):
+        if u.sum() > 0:         # a Python branch on a value: not traceable
+            u = u * 0.5
+        return np.sin(u) + 0.001 * u
+
+    jitted = la.jit(step)
+    with la.tier("auto"), pytest.warns(la.NotTraceableWarning, match="not traceable") as caught:
+        want, u = np.linspace(0.1, 1, 50), la.linspace(0.1, 1, 50)
+        for _ in range(TRIAL_CALLS + 5):
+            u, want = jitted(u), step(want)
+    assert len(caught) == 1
+    assert _chosen(jitted).choice == "host" and isinstance(u, HostArray)
+    np.testing.assert_array_equal(u.get(), want)
+    trial_module._TRIALS.clear()          # (a new process, told to compile by the disk)
+    monkeypatch.setattr(trial_module, "_load_choice", lambda origin: "compiled")
+    again = la.jit(step)
+    with la.tier("auto"), pytest.warns(la.NotTraceableWarning):
+        np.testing.assert_array_equal(again(la.linspace(0.1, 1, 50)).get(),
+                                      step(np.linspace(0.1, 1, 50)))
+    assert _chosen(again).choice == "host"
+    with la.tier("device"), pytest.raises(la.ConcretizationError):
+        la.jit(step)(la.linspace(0.1, 1, 50))
