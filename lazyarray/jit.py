@@ -424,9 +424,14 @@ class _Jitted:
 
 
 def _traced_scalar(leaf) -> bool:
-    """Whether *leaf* is a Python number that a trace takes as a value (bools
-    and NumPy scalars are part of the signature)."""
-    return isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic))
+    """Whether *leaf* is a Python number that a trace takes as a value (bools,
+    NumPy scalars and integers beyond int64 are part of the signature)."""
+    return isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)) \
+        and not (isinstance(leaf, int) and not -_INT64_END <= leaf < _INT64_END)
+
+
+#: integers from -_INT64_END up to it (excluded) are traced as int64 values
+_INT64_END = 1 << 63
 
 
 def jit(fn: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = ()) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import operator as _operator
 from typing import Any
 
 import numpy as _np
@@ -130,7 +131,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     a = asarray(a)
     if a.ndim == 0:
         raise ShapeError("diff requires input that is at least one dimensional")
-    axis = axis % a.ndim
+    axis = _np.lib.array_utils.normalize_axis_index(_operator.index(axis), a.ndim)
     parts = []
     for extra in (prepend, append):
         if extra is not None:

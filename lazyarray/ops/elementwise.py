@@ -189,10 +189,15 @@ _COMPARISONS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal"
 
 
 def _huge_operands(name: str, args: tuple) -> tuple:
-    """*args* with their :class:`HugeInt` resolved as NumPy does: compared
-    with integers it settles the comparison (one bool constant is returned),
-    with floats it is a float; elsewhere NumPy's OverflowError."""
+    """*args* with their :class:`HugeInt` resolved as NumPy does: with
+    floats it is a (weak) Python float, compared with integers it settles the
+    comparison (one bool constant is returned); elsewhere NumPy's
+    OverflowError."""
     others = [a for a in args if not isinstance(a, HugeInt)]
+    if others and all(a.dtype.kind in "fc" for a in others):
+        # (Python's OverflowError beyond the largest float, as NumPy's)
+        return tuple(Const(float(a), np.float64, True) if isinstance(a, HugeInt) else a
+                     for a in args)
     if len(others) != 1 or len(args) != 2 or name not in _COMPARISONS:
         huge = next(a for a in args if isinstance(a, HugeInt))
         raise OverflowError(f"Python integer {huge} out of bounds for "

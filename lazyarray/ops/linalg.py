@@ -151,6 +151,8 @@ def tensordot(a: Node, b: Node, axes: Any = 2) -> Node:
                           for x in axes)
     if len(axes_a) != len(axes_b):
         raise ShapeError("tensordot: the two axis lists differ in length")
+    axes_a = [np.lib.array_utils.normalize_axis_index(int(x), a.ndim) for x in axes_a]
+    axes_b = [np.lib.array_utils.normalize_axis_index(int(y), b.ndim) for y in axes_b]
     if any(a.shape[int(x)] != b.shape[int(y)] for x, y in zip(axes_a, axes_b)):
         # (no broadcasting of contracted axes, as in NumPy)
         raise ShapeError("shape-mismatch for sum")

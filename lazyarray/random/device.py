@@ -448,7 +448,8 @@ class DeviceGenerator:
             population = asarray(a)
             if population.ndim == 0:
                 raise ValueError("a must be a sequence or an integer, not a 0-d array")
-            axis = operator.index(axis) % population.ndim
+            axis = np.lib.array_utils.normalize_axis_index(operator.index(axis),
+                                                           population.ndim)
             n = population.shape[axis]
         shape = normalize_shape(() if size is None else size)
         if replace and p is None:

@@ -259,3 +259,27 @@ def test_a_constant_equal_to_the_element_count_is_not_the_kernels_size(n):
             np.testing.assert_array_equal(np.asarray(la.asarray(a) * scale), a * scale)
         for exponent in (n, 0, 3, n, 1):
             np.testing.assert_array_equal(np.asarray(la.asarray(b) ** exponent), b ** exponent)
+
+
+def test_python_integers_beyond_every_integer_type_with_floats_are_floats():
+    # NumPy converts them to (weak) floats; beyond float64, Python's OverflowError
+    x = la.asarray(np.array([1.0, -2.0, 0.5]))
+    for value in (2**70, -(2**70), 2**64 - 1, 2**64):
+        for dtype in (np.float64, np.float32, np.complex64):
+            host = np.array([1.0, -2.0, 0.5], dtype)
+            got, expected = x.astype(dtype) * value, host * value
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got.get(), expected)
+    with pytest.raises(OverflowError, match="too large to convert to float"):
+        x * 10**400
+    with pytest.raises(OverflowError):
+        la.asarray(np.arange(3)) + 2**70
+
+
+@pytest.mark.parametrize("axis", [2, 5, -3])
+def test_diff_refuses_an_axis_out_of_range(axis):
+    a = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(np.exceptions.AxisError):
+        np.diff(a, axis=axis)
+    with pytest.raises(np.exceptions.AxisError):
+        la.diff(la.asarray(a), axis=axis)

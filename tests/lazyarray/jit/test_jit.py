@@ -398,3 +398,12 @@ def test_index_arrays_computed_inside_jit_are_each_calls_own(n):
             for _ in range(3):
                 x = rng.standard_normal(n)
                 np.testing.assert_array_equal(np.asarray(f(la.asarray(x))), numpy_version(x))
+
+
+def test_python_integers_beyond_int64_are_part_of_the_signature():
+    # (a traced int is int64: beyond it, the value is the signature's, NumPy's rules)
+    scale = la.jit(lambda v, k: v * k)
+    np.testing.assert_array_equal(scale(la.asarray(np.ones(3)), 2**70).get(), np.ones(3) * 2**70)
+    np.testing.assert_array_equal(scale(la.asarray(np.ones(3)), 3).get(), np.ones(3) * 3)
+    with pytest.raises(OverflowError):
+        scale(la.asarray(np.ones(3, np.int64)), 2**70)
