@@ -10,6 +10,7 @@ Public names: LazyArray, asarray, copy, VIEW_FUNCTIONS.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -287,7 +288,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def __len__(self) -> int:
         if not self.shape:

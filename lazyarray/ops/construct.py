@@ -6,6 +6,7 @@ Public names: full, iota, concatenate, stack.
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from typing import Any
@@ -43,17 +44,30 @@ def _check_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def checked_size(shape: tuple[int, ...], dtype: np.dtype) -> tuple[int, ...]:
+    """*shape*, for arrays of *dtype* that memory can address (NumPy's
+    ValueError for larger ones)."""
+    if math.prod(shape) * dtype.itemsize > _MAX_BYTES:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than "
+                         "the maximum possible size.")
+    return shape
+
+
+#: the most bytes an array may take (NumPy's: the largest intp)
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
 def full(shape: Any, value: Any, dtype: Any = None) -> Node:
     """An array of *shape* with every element *value*."""
     shape = normalize_shape(shape)
     dtype = _check_dtype(np.dtype(dtype) if dtype is not None
                          else np.asarray(value).dtype)
-    return View(constant(value, dtype), (), shape)
+    return View(constant(value, dtype), (), checked_size(shape, dtype))
 
 
 def iota(shape: Any, axis: int) -> Node:
     """int64 indices along *axis* of an array of *shape*."""
-    return Iota(normalize_shape(shape), axis)
+    return Iota(checked_size(normalize_shape(shape), np.dtype(np.int64)), axis)
 
 
 def _axis(axis: int, ndim: int) -> int:

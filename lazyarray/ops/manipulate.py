@@ -14,7 +14,7 @@ import numpy as np
 
 from lazyarray.errors import ShapeError
 from lazyarray.graph import Gather, Node, View
-from lazyarray.ops.construct import concatenate, full
+from lazyarray.ops.construct import checked_size, concatenate, full
 from lazyarray.ops.elementwise import broadcast_shapes
 from lazyarray.ops.inputs import input_node
 from lazyarray.ops.reductions import normalize_axes
@@ -28,8 +28,8 @@ def _one_axis(axis, ndim: int) -> int:
 
 def broadcast_to(node: Node, shape: Any) -> Node:
     """*node* seen with *shape* under NumPy's broadcasting rules."""
-    shape = tuple(int(s) for s in ((shape,) if isinstance(shape, numbers.Integral)
-                                   else shape))
+    shape = checked_size(tuple(int(s) for s in ((shape,) if isinstance(shape, numbers.Integral)
+                                                else shape)), node.dtype)
     try:
         result = broadcast_shapes(node.shape, shape)
     except ShapeError:

@@ -176,3 +176,15 @@ def test_linspace_rounds_integer_samples_down_as_numpy(tier):
             expected = np.linspace(start, stop, num, dtype=dtype)
             assert got.dtype == expected.dtype
             np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("make", [
+    lambda xp: xp.zeros((2**62, 4)), lambda xp: xp.ones((2**40, 2**40)),
+    lambda xp: xp.zeros((2**32,) * 3), lambda xp: xp.full(2**63 - 1, 1.0),
+    lambda xp: xp.broadcast_to(xp.zeros(3), (2**62, 3)),
+    lambda xp: xp.arange(3) * xp.ones((2**61, 1))])
+def test_arrays_too_big_to_address_are_refused_when_made(make):
+    with pytest.raises(ValueError, match="too big|too large"):
+        make(np)
+    with pytest.raises(ValueError, match="too big|too large"):     # (the host tier: NumPy's)
+        make(la)

@@ -160,13 +160,13 @@ def test_placeholders_of_a_trace_are_refused_as_before(queue):
 def simple_runs(monkeypatch):
     """How often warm jitted calls took the short path of simple programs."""
     runs = []
-    run_simple = jit_module._run_simple
+    run_simple = jit_module.run_simple
 
     def counting(*args):
         runs.append(1)
         return run_simple(*args)
 
-    monkeypatch.setattr(jit_module, "_run_simple", counting)
+    monkeypatch.setattr(jit_module, "run_simple", counting)
     return runs
 
 
