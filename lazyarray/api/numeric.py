@@ -35,6 +35,7 @@ from lazyarray.api.ufuncs import isnan, log10, where
 from lazyarray.api.ufuncs import sign as _sign
 from lazyarray.errors import DTypeError, IndexingError, ShapeError
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.dispatch import SMALL, host_call, host_ready
 from lazyarray.ops import construct as _construct
 from lazyarray.ops.reductions import normalize_axes as _normalize_axes
 
@@ -169,6 +170,15 @@ class _Grid:
     def __init__(self, sparse: bool):
         self.sparse = sparse
 
+    @classmethod
+    def _size(cls, key) -> float:
+        """How many elements the grid of *key* has (infinite for a key that
+        is not all slices: NumPy's error decides)."""
+        parts = key if isinstance(key, tuple) else (key,)
+        if not all(isinstance(s, slice) for s in parts):
+            return _math.inf
+        return _math.prod(max(cls._count(s)[2], 0) for s in parts) * len(parts)
+
     @staticmethod
     def _count(s: slice) -> tuple:
         start = 0 if s.start is None else s.start
@@ -178,6 +188,9 @@ class _Grid:
         return start, step, int(_math.ceil((s.stop - start) / step)), False
 
     def __getitem__(self, key):
+        if host_ready(()) and self._size(key) <= SMALL:
+            # (a small grid is NumPy's, on the host tier)
+            return host_call((_np.ogrid if self.sparse else _np.mgrid).__getitem__, (key,))
         if not isinstance(key, tuple):
             start, step, count, points = self._count(key)
             if not points:
