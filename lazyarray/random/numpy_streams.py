@@ -151,7 +151,7 @@ class _NumpyStream:
     def _pick(self, a: LazyArray, index: Any, axis: int) -> Any:
         """The elements of *a* at *index* (drawn) along *axis*; a NumPy scalar
         where *a* is 1-d and *index* a scalar, as NumPy returns."""
-        picked = a.take(asarray(np.asarray(index, dtype=np.int64)), axis)
+        picked = a.take(np.asarray(index, dtype=np.int64), axis)
         return picked.get()[()] if picked.ndim == 0 else picked
 
 
@@ -235,7 +235,7 @@ class RandomState(_NumpyStream):
         elif x.ndim == 0:
             raise TypeError("shuffle: a 0-d array cannot be shuffled")
         else:
-            x[...] = x.take(asarray(self._shuffled_order(x.shape[0])), 0)
+            x[...] = x.take(self._shuffled_order(x.shape[0]), 0)
 
     def permutation(self, x: Any) -> Any:
         """``arange(x)`` shuffled (an int), or a shuffled copy of the array *x*
@@ -246,7 +246,7 @@ class RandomState(_NumpyStream):
             return _host_call(self._numpy.permutation, (x,), {})
         if x.ndim == 0:
             raise IndexError("x must be an integer or at least 1-dimensional")
-        return x.take(asarray(self._shuffled_order(x.shape[0])), 0)
+        return x.take(self._shuffled_order(x.shape[0]), 0)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None) -> Any:
         """Elements of the 1-d array *a* (or of ``arange(a)``) picked at
@@ -324,7 +324,7 @@ class Generator(_NumpyStream):
             self._numpy.shuffle(x, axis)
             return
         axis = _axis(x, axis)
-        x[...] = x.take(asarray(self._shuffled_order(x.shape[axis])), axis)
+        x[...] = x.take(self._shuffled_order(x.shape[axis]), axis)
 
     def permutation(self, x: Any, axis: int = 0) -> Any:
         """``arange(x)`` shuffled (an int), or a copy of the array *x* with its
@@ -334,7 +334,7 @@ class Generator(_NumpyStream):
         if not isinstance(x, LazyArray):
             return _host_call(self._numpy.permutation, (x, axis), {})
         axis = _axis(x, axis)
-        return x.take(asarray(self._shuffled_order(x.shape[axis])), axis)
+        return x.take(self._shuffled_order(x.shape[axis]), axis)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None,
                axis: int = 0, shuffle: bool = True) -> Any:

@@ -448,3 +448,26 @@ def test_jit_refuses_host_only_draws_at_the_users_line():
         la.jit(lambda x: x + lr.default_rng(0).permutation(3))(np.zeros(3))
 
 # }}}
+
+
+def test_permutations_and_choices_of_small_host_arrays_stay_on_the_host(monkeypatch):
+    # (they uploaded NumPy's order to the device and read the result back: 100x
+    # NumPy's time, and OpenCL started in scripts that never use the device)
+    import lazyarray.run as run
+    from tests.helpers import counting
+    uploads = []
+    upload = run.to_device
+    monkeypatch.setattr(run, "to_device", lambda host: uploads.append(1) or upload(host))
+    with la.tier("auto"):
+        x, expected = la.arange(60.0), np.arange(60.0)
+        ours, theirs = la.random.RandomState(4), np.random.RandomState(4)
+        with counting() as n:
+            results = [ours.permutation(x), ours.choice(x, 5), ours.permutation(x)]
+            ours.shuffle(x)
+        wanted = [theirs.permutation(expected), theirs.choice(expected, 5),
+                  theirs.permutation(expected)]
+        theirs.shuffle(expected)
+    assert n.launches == 0 and n.planned == 0 and not uploads
+    for got, want in zip([*results, x], [*wanted, expected]):
+        assert isinstance(got, la.HostArray)
+        np.testing.assert_array_equal(got.get(), want)
