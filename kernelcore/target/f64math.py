@@ -443,7 +443,9 @@ _SOURCES = {**{name: (_CORE, source) for name, source in _LOG_SOURCES.items()},
             "kc_atan2_f64": (_CORE + ATAN_CORE, ATAN2_F64),
             "kc_asin_f64": (_CORE + ATAN_CORE, ASIN_F64),
             "kc_acos_f64": (_CORE + ATAN_CORE, ACOS_F64), "kc_cbrt_f64": (_CORE, _CBRT_F64),
-            "kc_hypot_f64": (_CORE, _HYPOT_F64),
+            # (guarded: complex abs helpers include it too)
+            "kc_hypot_f64": (_CORE, "#ifndef KC_HYPOT_F64\n#define KC_HYPOT_F64\n"
+                             + _HYPOT_F64 + "\n#endif"),
             **{name: (_CORE, _hyperbolic(name, *parts)) for name, parts in _HYPERBOLIC.items()}}
 
 

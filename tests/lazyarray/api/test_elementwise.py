@@ -283,3 +283,24 @@ def test_diff_refuses_an_axis_out_of_range(axis):
         np.diff(a, axis=axis)
     with pytest.raises(np.exceptions.AxisError):
         la.diff(la.asarray(a), axis=axis)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_abs_within_an_ulp_of_numpy_with_hypot_in_the_same_kernel(dtype):
+    # (on CPU devices complex abs is kernelcore's vectorizable hypot: its
+    # helper and hypot's own are defined once in a kernel using both)
+    rng = np.random.default_rng(8)
+    h = (rng.standard_normal(2000) * 10.0 ** rng.integers(-30, 30, 2000)
+         + 1j * rng.standard_normal(2000) * 10.0 ** rng.integers(-30, 30, 2000)).astype(dtype)
+    h[:8] = [complex(np.inf, 1), complex(np.nan, np.inf), complex(1, np.nan), 0, -0.0,
+             complex(3e38, 3e38), complex(1e-40, -1e-41), complex(-5, 12)]
+    z = la.asarray(h)
+    got = (np.abs(z) + np.where(np.hypot(z.real, z.imag) >= 0, 0, 0).astype(np.float32)).get()
+    want = np.abs(h)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    # within an ulp of the exact modulus (NumPy's complex abs is up to 2 ulp off it)
+    exact = np.hypot(h.real.astype(np.longdouble), h.imag.astype(np.longdouble))
+    np.testing.assert_array_max_ulp(got[ok], exact[ok].astype(want.dtype), maxulp=1)
+    np.testing.assert_array_max_ulp(got[ok], want[ok], maxulp=2)
