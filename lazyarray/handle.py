@@ -333,12 +333,25 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
             return self._view(lambda b: b, lambda b, v: v, lambda s: s)
         return self._view(real_part, shape_ops.part_write_back("real"), lambda s: s.real)
 
+    @real.setter
+    def real(self, value: Any) -> None:
+        self.real[...] = value
+
     @property
     def imag(self) -> LazyArray:
         """The imaginary part (a view; of a real array, read-only zeros)."""
         if self.dtype.kind != "c":
             return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s)
         return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s.imag)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        self.imag[...] = value
+
+    def __delitem__(self, key: Any) -> None:
+        raise ValueError("cannot delete array elements")
 
     def conj(self) -> LazyArray:
         """The complex conjugate."""
@@ -536,10 +549,20 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """Each element repeated *repeats* times along *axis*."""
         return LazyArray(manipulate.repeat(self.node, repeats, axis))
 
-    def astype(self, dtype: Any, copy: bool = True) -> LazyArray:
-        """The values converted to *dtype* as NumPy converts them: a new array
-        (this one itself for the same dtype and ``copy=False``)."""
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True) -> LazyArray:
+        """The values converted to *dtype* as NumPy converts them (*casting*
+        NumPy's rule: a conversion it forbids raises): a new array (this one
+        itself for the same dtype and ``copy=False``)."""
         dtype = np.dtype(dtype)
+        if casting != "unsafe":
+            if casting not in ("no", "equiv", "safe", "same_kind", "same_value"):
+                raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                                 f"'unsafe', 'same_value' (got {casting!r})")
+            if not np.can_cast(self.dtype, dtype, "unsafe" if casting == "same_value"
+                               else casting):  # type: ignore[arg-type]
+                raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
+                                f"according to the rule '{casting}'")
         if not copy and dtype == self.dtype:
             return self
         return LazyArray(cast(self.node, dtype))

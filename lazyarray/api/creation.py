@@ -55,25 +55,34 @@ def array(obj: Any, dtype: Any = None, *, copy: bool | None = True, ndmin: int =
     return result
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
+def _check_order(order: Any) -> None:
+    """NumPy's check of a creation function's memory *order* (a lazy array's
+    values are the same in any order)."""
+    if order not in ("C", "F", "c", "f", "A", "K", None):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
+         device: Any = None) -> LazyArray:
     """An array of *shape* filled with *fill_value* (NumPy's full)."""
     _check_device(device)
+    _check_order(order)
     return LazyArray(_construct.full(shape, fill_value, dtype))
 
 
-def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
+def zeros(shape: Any, dtype: Any = None, order: str = "C", *, device: Any = None) -> LazyArray:
     """An array of *shape* filled with zeros (float64 unless *dtype*)."""
-    return full(shape, 0, float if dtype is None else dtype, device=device)
+    return full(shape, 0, float if dtype is None else dtype, order, device=device)
 
 
-def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
+def ones(shape: Any, dtype: Any = None, order: str = "C", *, device: Any = None) -> LazyArray:
     """An array of *shape* filled with ones (float64 unless *dtype*)."""
-    return full(shape, 1, float if dtype is None else dtype, device=device)
+    return full(shape, 1, float if dtype is None else dtype, order, device=device)
 
 
-def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> LazyArray:
+def empty(shape: Any, dtype: Any = None, order: str = "C", *, device: Any = None) -> LazyArray:
     """Like :func:`zeros` (lazy arrays are never uninitialized)."""
-    return zeros(shape, dtype, device=device)
+    return zeros(shape, dtype, order, device=device)
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
@@ -169,7 +178,7 @@ def arange(start: Any, stop: Any = None, step: int = 1, dtype: Any = None, *, de
     if stop is None:
         start, stop = 0, start
     if step == 0:
-        raise ValueError("arange: step must not be zero")
+        raise ZeroDivisionError("division by zero")       # (NumPy's, for a step of 0)
     natural = _np.result_type(start, stop, step)
     length = _builtins.max(0, int(_np.ceil((stop - start) / step)))
     index = LazyArray(_construct.iota((length,), 0))

@@ -96,7 +96,9 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
         pass
     else:
         n = asarray(ary).shape[_axis(axis, asarray(ary).ndim)]
-        if sections <= 0 or n % sections:
+        if sections == 0:
+            raise ZeroDivisionError("integer modulo by zero")
+        if sections < 0 or n % sections:
             raise ShapeError("array split does not result in an equal division")
     return array_split(ary, indices_or_sections, axis)
 

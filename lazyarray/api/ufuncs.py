@@ -234,10 +234,10 @@ def _choose(condition, x, y) -> LazyArray:
 
 
 @overload
-def where(condition: Any) -> tuple[LazyArray, ...]: ...
+def where(condition: Any, /) -> tuple[LazyArray, ...]: ...
 @overload
-def where(condition: Any, x: Any, y: Any) -> LazyArray: ...
-def where(condition: Any, x: Any = None, y: Any = None) -> LazyArray | tuple[LazyArray, ...]:
+def where(condition: Any, x: Any, y: Any, /) -> LazyArray: ...
+def where(condition: Any, x: Any = None, y: Any = None, /) -> LazyArray | tuple[LazyArray, ...]:
     """Elements of *x* where *condition* holds, else of *y* (NumPy's where);
     with the condition alone, the indices where it holds (``nonzero``)."""
     if x is None and y is None:

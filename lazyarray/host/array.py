@@ -419,9 +419,19 @@ for _op in _BINARY:
     setattr(HostArray, f"__i{_op}__", _in_place_operator(f"__i{_op}__"))
 for _op in ["lt", "le", "gt", "ge", "eq", "ne"]:
     setattr(HostArray, f"__{_op}__", _binary(f"__{_op}__"))
+def _set_part(attribute: str) -> Callable:
+    """The setter of ``x.real`` / ``x.imag``: NumPy's, on the buffer."""
+    def set_part(self, value) -> None:
+        setattr(self._buffer(), attribute, value._host() if isinstance(value, LazyArray)
+                else value)
+        mutated()
+    return set_part
+
+
 for _name in ["T", "mT", "real", "imag"]:
     setattr(HostArray, _name, property(
-        (lambda attribute: lambda self: wrap(getattr(self._hv, attribute)))(_name)))
+        (lambda attribute: lambda self: wrap(getattr(self._hv, attribute)))(_name),
+        _set_part(_name) if _name in ("real", "imag") else None))
 HostArray.__hash__ = LazyArray.__hash__  # type: ignore[method-assign]
 CLASSES[:] = [LazyArray, HostArray]
 

@@ -106,6 +106,8 @@ def plan_key(shape: tuple[int, ...], key: list) -> tuple[list[tuple], tuple[int,
         else:
             i = int(k)
             if not -extent <= i < extent:
+                if not -(1 << 63) <= i < 1 << 63:
+                    raise OverflowError("Python int too large to convert to C long")
                 raise IndexingError(f"index {i} is out of bounds for axis {axis} with size "
                                     f"{extent}")
             axis_map.append(("const", i % extent))

@@ -7,6 +7,7 @@ Public names: reduce, normalize_axes, mean, var, argreduce, count_nonzero, scan.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,16 @@ def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
                total.shape, total.dtype)
 
 
+def _single_axis(axis: Any) -> int:
+    """*axis* of an operation along one axis: an integer (NumPy's TypeError
+    for a tuple or anything else)."""
+    try:
+        return operator.index(axis)
+    except TypeError:
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an "
+                        "integer") from None
+
+
 def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = False) -> Node:
     """Index of the largest (``argmax``) or smallest (``argmin``) element along
     *axis* (of the flattened array if None), first one on ties, NaN wins."""
@@ -127,6 +138,7 @@ def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = Fal
         raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
                               f"imaginary part) is not computed on the device; np.{op}(x) "
                               "computes it with NumPy on the host")
+    axis = None if axis is None else _single_axis(axis)
     extent = math.prod(node.shape) if axis is None \
         else node.shape[normalize_axes(axis, node.ndim)[0]]
     if extent == 0:
@@ -150,7 +162,8 @@ def scan(op: str, node: Node, axis: int | None = None, dtype: Any = None) -> Nod
     flattened array if None), with NumPy's result dtype."""
     if axis is None:
         node, axis = reshape(node, -1), 0
-    elif node.ndim == 0:
+    axis = _single_axis(axis)
+    if node.ndim == 0:
         raise AxisError(f"axis {axis} is out of bounds for an array of dimension 0")
     (axis,) = normalize_axes(axis, node.ndim)
     if dtype is None:

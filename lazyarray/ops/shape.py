@@ -206,6 +206,8 @@ def _advanced_getitem(node: Node, key: list) -> Node:
         if is_int(k):
             span, extent = 1, node.shape[axis]
             if not -extent <= int(k) < extent:
+                if not -(1 << 63) <= int(k) < 1 << 63:
+                    raise OverflowError("Python int too large to convert to C long")
                 raise IndexingError(f"index {int(k)} is out of bounds for axis {axis} "
                                     f"with size {extent}")
             index: Node = Const(int(k) % extent, np.int64, False)

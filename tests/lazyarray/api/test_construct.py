@@ -48,7 +48,7 @@ def test_creation_errors():
         la.zeros((2, -1))
     with pytest.raises(la.DTypeError):
         la.zeros(3, np.float16)
-    with pytest.raises(ValueError, match="step"):
+    with pytest.raises(ZeroDivisionError):     # (NumPy's)
         la.arange(0, 3, 0)
 
 

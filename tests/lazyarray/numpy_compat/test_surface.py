@@ -502,3 +502,42 @@ def test_numpys_submodules_under_lazyarrays_name_read_lazy_arrays():
         la.sum(la.ones((2, 2)), axis=3)
     for name in ("ma", "polynomial", "testing", "emath", "exceptions", "dtypes", "typing"):
         assert getattr(la, name) is getattr(np, name)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, a: xp.arange(0, 10, 0),
+    lambda xp, a: xp.split(a, 0),
+    lambda xp, a: xp.concatenate(a, a),
+    lambda xp, a: a[2**63],
+    lambda xp, a: xp.where(a > 1, x=a),
+    lambda xp, a: xp.argmax(a, axis=(0, 1)),
+    lambda xp, a: xp.cumsum(a, axis=(0,)),
+    lambda xp, a: xp.ones(3, order="X"),
+    lambda xp, a: a.astype(int, casting="foo"),
+    lambda xp, a: a.astype(int, casting="safe"),
+    lambda xp, a: xp.nan_to_num(a, nan="a"),
+    lambda xp, a: setattr(a, "imag", 1),
+    lambda xp, a: a.__delitem__(0),
+])
+def test_bad_arguments_raise_numpys_exception_types(call):
+    # (an `except` written for NumPy's error catches lazyarray's)
+    a = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(Exception) as expected:
+        call(np, a)
+    with pytest.raises(expected.type):
+        call(la, la.asarray(a))
+
+
+def test_creation_order_astype_casting_and_parts_as_numpy():
+    a = np.arange(6.0).reshape(2, 3)
+    for order in ("C", "F"):
+        np.testing.assert_array_equal(la.ones((2, 3), order=order).get(), np.ones((2, 3)))
+    x = la.asarray(a)
+    assert x.astype(np.float32, casting="same_kind").dtype == np.float32
+    x.real = 4.0
+    np.testing.assert_array_equal(x.get(), np.full((2, 3), 4.0))
+    h = np.array([complex(np.nan, np.inf), complex(-np.inf, 1), 1 + 2j], np.complex64)
+    for kwargs in ({}, {"nan": 3, "posinf": 7}, {"posinf": np.inf}):
+        got, want = la.nan_to_num(la.asarray(h), **kwargs), np.nan_to_num(h, **kwargs)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.get(), want)
