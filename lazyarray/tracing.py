@@ -103,6 +103,16 @@ def traced_value(node: Any) -> bool:
     return any(n in inputs or is_kind(n, "param") for n in walk(node))
 
 
+def traced_argument_data(node: Any) -> Any:
+    """The device data the call being traced passed for *node*, when *node*
+    is an array argument's placeholder (its values are this call's; later
+    calls pass others), else None."""
+    if not TRACING.names or not is_kind(node, "input"):
+        return None
+    inputs = set().union(*(trace.inputs for trace in TRACING.traces))
+    return node.data if node in inputs else None
+
+
 def refuse_while_tracing(what: str) -> None:
     """Raise if this thread is tracing a function for ``la.jit``: *what*
     depends on array values, which a trace must not bake in."""

@@ -23,7 +23,7 @@ from lazyarray.ops import regions
 from lazyarray.ops.elementwise import cast, constant
 from lazyarray.ops.inputs import ArrayHandle, input_node
 from lazyarray.ops.keys import basic_plan, expand, is_array, is_int, is_mask, plan_key, scalar_bool
-from lazyarray.tracing import refuse_while_tracing, traced_value
+from lazyarray.tracing import refuse_while_tracing, traced_argument_data, traced_value
 
 
 def _identity_map(node: Node):
@@ -105,9 +105,15 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
     if node.dtype.kind not in "iu":
         raise IndexingError(f"arrays used as indices must be of integer type (or boolean), "
                             f"got {node.dtype}")
-    if 0 in node.shape or traced_value(node):
+    if 0 in node.shape:
+        return node
+    if traced_value(node):
         # (values each jitted call computes anew are not checked: out of
-        # bounds, they are clamped as a jitted call's index arguments are)
+        # bounds, they wrap around the extent; an index argument is checked
+        # in the call that traces, with its values)
+        data = traced_argument_data(node)
+        if data is not None:
+            _check_host_indices(data.get(), extent, axis)
         return node
     bounds = _value_bounds(node)
     if bounds is None or bounds[0] < -extent or bounds[1] >= extent:
@@ -117,11 +123,16 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
         bounds = _INDEX_BOUNDS[node] = (int(host.min()), int(host.max()))
         if isinstance(index, ArrayHandle) and index.node is not node:
             _INDEX_BOUNDS[index.node] = bounds      # (its handle now holds it as a leaf)
-        if bounds[0] < -extent or bounds[1] >= extent:
-            bad = host[(host < -extent) | (host >= extent)].flat[0]
-            raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size "
-                                f"{extent}")
+        _check_host_indices(host, extent, axis)
     return node
+
+
+def _check_host_indices(host: np.ndarray, extent: int, axis: int) -> None:
+    """IndexError naming the first of the indices *host* outside the axis."""
+    outside = (host < -extent) | (host >= extent)
+    if outside.any():
+        raise IndexingError(f"index {host[outside].flat[0]} is out of bounds for axis {axis} "
+                            f"with size {extent}")
 
 
 def _value_bounds(node: Node) -> tuple[int, int] | None:

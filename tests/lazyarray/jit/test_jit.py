@@ -407,3 +407,19 @@ def test_python_integers_beyond_int64_are_part_of_the_signature():
     np.testing.assert_array_equal(scale(la.asarray(np.ones(3)), 3).get(), np.ones(3) * 3)
     with pytest.raises(OverflowError):
         scale(la.asarray(np.ones(3, np.int64)), 2**70)
+
+
+def test_index_arguments_out_of_range_raise_in_the_tracing_call():
+    # (NumPy's IndexError, where they wrapped around the extent silently)
+    gather = la.jit(lambda v, k: v[k])
+    along = la.jit(lambda a, k: la.take_along_axis(a, k, axis=1))
+    v, a = np.arange(10.0, 14.0), np.arange(12.0).reshape(3, 4)
+    for bad in ([-5, 4], [0, 100]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            gather(la.asarray(v), la.asarray(np.array(bad)))
+    with pytest.raises(IndexError, match="out of bounds"):
+        along(la.asarray(a), la.asarray(np.full((3, 1), 7)))
+    np.testing.assert_array_equal(gather(la.asarray(v), la.asarray(np.array([-4, 3]))).get(),
+                                  v[[-4, 3]])
+    np.testing.assert_array_equal(along(la.asarray(a), la.asarray(np.full((3, 1), 2))).get(),
+                                  a[:, 2:3])
