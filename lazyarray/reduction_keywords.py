@@ -46,8 +46,11 @@ def filled(x: Any, mask: ArrayHandle, value: Any) -> Any:
 
 
 def _scalar(value: Any, dtype: np.dtype) -> np.generic:
-    """*value* cast to *dtype* as NumPy casts ``initial=``."""
-    return np.asarray(value.get() if hasattr(value, "get") else value).astype(dtype)[()]  # type: ignore[return-value]
+    """*value* cast to *dtype* as NumPy casts ``initial=`` (one value)."""
+    value = np.asarray(value.get() if hasattr(value, "get") else value)
+    if value.ndim:
+        raise ValueError("setting an array element with a sequence.")
+    return value.astype(dtype)[()]
 
 
 def with_initial(result: Any, op: str, initial: Any) -> Any:

@@ -227,8 +227,8 @@ def eye(N: Any, M: Any = None, k: int = 0, dtype: Any = None, *, n_cols: Any = N
     if n_cols is not None and M is not None:
         raise TypeError("eye(): M and n_cols name the same argument")
     M = n_cols if M is None else M
-    shape = (int(N), int(N if M is None else M))
-    k = int(k)
+    shape = (operator.index(N), operator.index(N if M is None else M))
+    k = operator.index(k)
     if not -shape[0] < k < shape[1]:
         return zeros(shape, dtype)          # (the diagonal lies outside the array)
     rows = LazyArray(_construct.iota(shape, 0))

@@ -46,6 +46,7 @@ def round(x: Any, decimals: int = 0, out: Any = None) -> LazyArray:
     if out is not None:
         raise TypeError("lazyarray.round does not take out=")
     x = asarray(x)
+    decimals = _operator.index(decimals)
     return device_or_host(lambda: LazyArray(round_half_even(x.node, decimals)),
                           _np.round, (x, decimals))
 

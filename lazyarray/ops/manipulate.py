@@ -188,6 +188,8 @@ def pad(node: Node, pad_width: Any, mode: str = "constant", constant_values: Any
     """NumPy's pad for ``constant`` (*constant_values* per axis and side as
     NumPy takes them) and the re-indexing modes (``edge``, ``wrap``,
     ``reflect`` and ``symmetric`` with even reflections)."""
+    if np.asarray(pad_width).dtype.kind not in "iu":
+        raise TypeError("`pad_width` must be of integral type.")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (node.ndim, 2))
     if (widths < 0).any():
         raise ShapeError("pad: index can't contain negative values")

@@ -29,10 +29,11 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """*axis* (None, an int or a tuple) as sorted non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    # (integers only, as NumPy: '1' and 1.0 are refused, not converted)
+    axes = axis if isinstance(axis, (tuple, list)) else (_single_axis(axis),)
     result = []
     for a in axes:
-        a = int(a)
+        a = _single_axis(a)
         if not -ndim <= a < ndim:
             raise AxisError(f"axis {a} is out of bounds for an array of dimension {ndim}")
         result.append(a % ndim)
@@ -56,6 +57,7 @@ def reduce(op: str, node: Node, axis: int | tuple[int, ...] | None = None, keepd
     """The node of reduction *op* of *node* over *axis* (NumPy semantics;
     long single-precision sums added in double precision: see :data:`WIDE_SUM`)."""
     axes = normalize_axes(axis, node.ndim)
+    keepdims = _flag(keepdims)
     size = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
     if op in ("max", "min") and node.dtype.kind == "c":
         raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
@@ -119,6 +121,14 @@ def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
     total = reduce("sum", squares, axes, keepdims, real_dtype)
     return Map("true_divide", (total, _divisor(max(count - ddof, 0), total.dtype)),
                total.shape, total.dtype)
+
+
+def _flag(value: Any) -> bool:
+    """*value* of a flag such as ``keepdims`` (a bool or an integer; NumPy's
+    TypeError for anything else, which it does not take as true)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    return bool(_single_axis(value))
 
 
 def _single_axis(axis: Any) -> int:

@@ -517,7 +517,9 @@ def transpose(node: Node, axes: Any = None) -> Node:
 
 def reshape(node: Node, shape: Any) -> Node:
     """*node*'s elements in C order, in *shape* (one entry may be -1)."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    # (integers only, as NumPy: 4.0 and '2' are refused, not converted)
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) \
+        else tuple(operator.index(s) for s in shape)
     size = int(np.prod(node.shape, dtype=np.int64))
     if shape.count(-1) > 1:
         raise ShapeError("can only specify one unknown dimension")

@@ -518,6 +518,17 @@ def test_numpys_submodules_under_lazyarrays_name_read_lazy_arrays():
     lambda xp, a: xp.nan_to_num(a, nan="a"),
     lambda xp, a: setattr(a, "imag", 1),
     lambda xp, a: a.__delitem__(0),
+    lambda xp, a: xp.sum(a, axis="0"),
+    lambda xp, a: xp.sum(a, keepdims="no"),
+    lambda xp, a: xp.sum(a, initial=np.ones(2)),
+    lambda xp, a: a.reshape(3.0, 2),
+    lambda xp, a: a.reshape("3", "2"),
+    lambda xp, a: xp.eye(2.7),
+    lambda xp, a: xp.eye(3, k=1.5),
+    lambda xp, a: xp.round(a, 1.5),
+    lambda xp, a: xp.pad(a, 1.5),
+    lambda xp, a: xp.mean(a, axis=1.0),
+    lambda xp, a: xp.squeeze(a[None], 0.0),
 ])
 def test_bad_arguments_raise_numpys_exception_types(call):
     # (an `except` written for NumPy's error catches lazyarray's)
