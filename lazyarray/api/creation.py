@@ -15,6 +15,7 @@ from lazyarray.errors import LazyArrayError, ShapeError
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
 from lazyarray.ops import elementwise as _elementwise
+from lazyarray.ops import manipulate as _manipulate
 
 # {{{ creation
 
@@ -64,9 +65,19 @@ def _check_order(order: Any) -> None:
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
          device: Any = None) -> LazyArray:
-    """An array of *shape* filled with *fill_value* (NumPy's full)."""
+    """An array of *shape* filled with *fill_value* (NumPy's full; an array
+    *fill_value* is broadcast to *shape*)."""
     _check_device(device)
     _check_order(order)
+    if getattr(fill_value, "ndim", None) or isinstance(fill_value, (list, tuple)):
+        values = asarray(fill_value)
+        values = values.astype(values.dtype if dtype is None else dtype)
+        shape = _construct.normalize_shape(shape)
+        try:
+            return LazyArray(_manipulate.broadcast_to(values.node, shape))
+        except ValueError:
+            raise ValueError(f"could not broadcast input array from shape {values.shape} "
+                             f"into shape {shape}") from None
     return LazyArray(_construct.full(shape, fill_value, dtype))
 
 

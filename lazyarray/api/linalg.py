@@ -17,8 +17,9 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
 
 
 def _product(name):
-    def f(a, b):
-        return LazyArray(getattr(_linalg, name)(asarray(a).node, asarray(b).node))
+    def f(a, b, out=None):
+        result = LazyArray(getattr(_linalg, name)(asarray(a).node, asarray(b).node))
+        return result if out is None else _into(result, out, name)
     f.__name__ = name
     f.__doc__ = f"NumPy's {name}, lazily."
     return f
@@ -26,6 +27,20 @@ def _product(name):
 
 matmul, dot, inner, outer, vdot = (_product(n) for n in
                                    ("matmul", "dot", "inner", "outer", "vdot"))
+
+
+def _into(result: LazyArray, out: Any, name: str) -> Any:
+    """*result* written into *out* as NumPy's product functions write it:
+    ``matmul`` (a ufunc) by same-kind casting, the others in its own dtype."""
+    if not isinstance(out, LazyArray):
+        raise TypeError(f"{name}(out=...) must be a lazy array, not {type(out).__name__}")
+    if out.shape != result.shape:
+        raise ValueError("output array has wrong dimensions")
+    if name != "matmul" and out.dtype != result.dtype:
+        raise ValueError("output array is not acceptable (must have the right datatype, "
+                         "number of dimensions, and be a C-Array)")
+    out._in_place(name, result.node)
+    return out
 
 
 def tensordot(a: Any, b: Any, axes: int = 2) -> LazyArray:

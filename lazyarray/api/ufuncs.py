@@ -56,8 +56,15 @@ class Ufunc:
             return _numpy_call(self._ufunc, args, kwargs)
         return self._on_device(*args, **kwargs)
 
-    def _on_device(self, *args, out=None, where=True, dtype=None, casting="same_kind"):
+    def _on_device(self, *args, out=None, where=True, dtype=None, casting="same_kind",
+                   order="K", subok=True, signature=None, **unknown):
         ufunc = self._ufunc
+        if unknown:
+            raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
+                            f"'{next(iter(unknown))}'")
+        if casting not in _CASTINGS:
+            raise ValueError(f"casting must be one of {', '.join(map(repr, _CASTINGS))} "
+                             f"(got {casting!r})")
         if len(args) == ufunc.nin + ufunc.nout and out is None:
             args, out = args[:ufunc.nin], args[ufunc.nin:]
         if len(args) != ufunc.nin:
@@ -66,6 +73,8 @@ class Ufunc:
         out = out if isinstance(out, tuple) or out is None else (out,)
         if out is not None and len(out) == 1 and out[0] is None:
             out = None
+        if out is not None and len(out) != ufunc.nout:
+            raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
         args = tuple(asarray(a) if not isinstance(a, LazyArray) and i == 0
                      and not _builtins.any(isinstance(b, LazyArray) for b in args) else a
                      for i, a in enumerate(args))
@@ -179,10 +188,27 @@ def _where_each(where, value, base):
     return _choose(where, value, base)
 
 
+#: NumPy's casting rules
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def _write(target, value, name: str, casting: str) -> None:
-    """*value* written into the array *target* (NumPy's out=)."""
+    """*value* written into the array *target* (NumPy's out=, converted by
+    the *casting* rule)."""
     if isinstance(target, LazyArray):
-        target._in_place(name, asarray(value).node)
+        value = asarray(value)
+        if casting == "same_kind":
+            target._in_place(name, value.node)
+            return
+        if not _np.can_cast(value.dtype, target.dtype, casting):  # type: ignore[arg-type]
+            ufunc, probe = getattr(_np, name, None), _np.zeros(1, value.dtype)
+            if isinstance(ufunc, _np.ufunc) and ufunc.nout == 1:
+                with _np.errstate(all="ignore"):        # NumPy's own casting error
+                    ufunc(*[probe] * ufunc.nin, out=_np.zeros(1, target.dtype),
+                          casting=casting)
+            raise TypeError(f"Cannot cast ufunc '{name}' output from {value.dtype!r} to "
+                            f"{target.dtype!r} with casting rule '{casting}'")
+        target._in_place(name, value.astype(target.dtype).node)
     elif isinstance(target, _np.ndarray):
         _np.copyto(target, _np.asarray(value), casting=casting)  # type: ignore[arg-type]
     else:

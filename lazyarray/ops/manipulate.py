@@ -8,6 +8,7 @@ roll, tile, repeat, pad.
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,9 @@ def moveaxis(node: Node, source: Any, destination: Any) -> Node:
     if len(src) != len(dst):
         raise ShapeError("moveaxis: source and destination must have the same number "
                          "of elements")
+    for axes, which in ((src, "source"), (dst, "destination")):
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"repeated axis in `{which}` argument")
     order = [k for k in range(node.ndim) if k not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -112,7 +116,10 @@ def roll(node: Node, shift: Any, axis: Any = None) -> Node:
 
 
 def tile(node: Node, reps: Any) -> Node:
-    reps = (int(reps),) if isinstance(reps, numbers.Integral) else tuple(int(r) for r in reps)
+    reps = (operator.index(reps),) if not hasattr(reps, "__len__") \
+        else tuple(operator.index(r) for r in reps)
+    if any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
     ndim = max(node.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
     base = reshape(node, (1,) * (ndim - node.ndim) + node.shape)
@@ -136,6 +143,8 @@ def repeat(node: Node, repeats: Any, axis: int | tuple[int, ...] | None = None) 
         else:
             index = np.repeat(np.arange(node.shape[axis]), counts)     # (NumPy's checks)
             return Gather(node, input_node(index.astype(np.int64)), axis)
+    if int(repeats) < 0:
+        raise ValueError("negative dimensions are not allowed")
     shape = node.shape
     expanded = reshape(node, shape[:axis + 1] + (1,) + shape[axis + 1:])
     spread = broadcast_to(expanded, shape[:axis + 1] + (int(repeats),) + shape[axis + 1:])

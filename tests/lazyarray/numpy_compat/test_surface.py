@@ -529,6 +529,17 @@ def test_numpys_submodules_under_lazyarrays_name_read_lazy_arrays():
     lambda xp, a: xp.pad(a, 1.5),
     lambda xp, a: xp.mean(a, axis=1.0),
     lambda xp, a: xp.squeeze(a[None], 0.0),
+    lambda xp, a: xp.add(a, 1, outt=None),
+    lambda xp, a: xp.add(a, 1, casting="sometimes"),
+    lambda xp, a: xp.add(a, 1, out=xp.zeros((2, 3), np.int32), casting="safe"),
+    lambda xp, a: xp.add(a, 1, out=(a, a)),
+    lambda xp, a: xp.dot(a, a.T, out=xp.zeros((2, 2), np.float32)),
+    lambda xp, a: xp.dot(a, a.T, out=xp.zeros((2, 3))),
+    lambda xp, a: xp.matmul(a, a.T, out=xp.zeros((2, 2), np.int32)),
+    lambda xp, a: xp.tile(a, -1),
+    lambda xp, a: xp.repeat(a, -1),
+    lambda xp, a: xp.full((3, 4), [1, 2, 3]),
+    lambda xp, a: xp.moveaxis(a[None], (0, 0), (1, 2)),
 ])
 def test_bad_arguments_raise_numpys_exception_types(call):
     # (an `except` written for NumPy's error catches lazyarray's)
@@ -552,3 +563,22 @@ def test_creation_order_astype_casting_and_parts_as_numpy():
         got, want = la.nan_to_num(la.asarray(h), **kwargs), np.nan_to_num(h, **kwargs)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.get(), want)
+
+
+def test_products_write_into_out_and_full_broadcasts_an_array_as_numpy():
+    a = np.arange(6.0).reshape(2, 3)
+    for name, dtype in (("dot", np.float64), ("matmul", np.float64), ("matmul", np.float32)):
+        out, host_out = la.zeros((2, 2), dtype), np.zeros((2, 2), dtype)
+        result = getattr(la, name)(la.asarray(a), la.asarray(a.T), out=out)
+        getattr(np, name)(a, a.T, out=host_out)
+        assert result is out and out.dtype == host_out.dtype
+        np.testing.assert_array_equal(out.get(), host_out)
+    got, want = la.full((3, 4), [1, 2, 3, 4], np.float32), np.full((3, 4), [1, 2, 3, 4], np.float32)
+    assert got.dtype == want.dtype and got.flags.writeable
+    np.testing.assert_array_equal(got.get(), want)
+    got[0, 0] = 9
+    assert got.get()[1, 0] == 1
+    o = la.zeros(6, np.int32)
+    np.testing.assert_array_equal(la.add(la.arange(6.0), 0.5, out=o, casting="unsafe").get(),
+                                  np.add(np.arange(6.0), 0.5, out=np.zeros(6, np.int32),
+                                         casting="unsafe"))
