@@ -89,11 +89,15 @@ def test_lean_mean_rounds_as_numpy_in_single_precision():
 
 def test_host_arrays_reduce_through_every_route_as_numpy():
     a = _values((6, 5), np.float32, seed=2)
-    x = la.asarray(a)
-    for got, expected in [(la.sum(x, axis=1), np.sum(a, axis=1)), (np.sum(x), np.sum(a)),
-                          (x.mean(axis=0), a.mean(axis=0)), (np.mean(x), np.mean(a)),
-                          (la.max(x, 0), np.max(a, 0)), (la.any(x > 40), np.any(a > 40)),
-                          (la.argmax(x, axis=1), np.argmax(a, axis=1)),
-                          (la.cumsum(x, 1), np.cumsum(a, 1)), (la.mean(x), np.mean(a))]:
+    with la.tier("auto"):
+        x = la.asarray(a)
+        cases = [(la.sum(x, axis=1), np.sum(a, axis=1)), (np.sum(x), np.sum(a)),
+                 (x.mean(axis=0), a.mean(axis=0)), (np.mean(x), np.mean(a)),
+                 (la.max(x, 0), np.max(a, 0)), (la.any(x > 40), np.any(a > 40)),
+                 (la.argmax(x, axis=1), np.argmax(a, axis=1)),
+                 (la.cumsum(x, 1), np.cumsum(a, 1)), (la.mean(x), np.mean(a))]
+    assert isinstance(x, la.HostArray)
+    for got, expected in cases:
+        assert isinstance(got, la.HostArray)
         assert got.dtype == expected.dtype and got.shape == np.shape(expected)
         assert got.get().tobytes() == np.asarray(expected).tobytes()
