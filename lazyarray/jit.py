@@ -95,11 +95,33 @@ def _may_hold_host_arrays(values: Any) -> bool:
     return False
 
 
+def _check_static(signature: inspect.Signature, argnums: tuple[int, ...],
+                  argnames: tuple[str, ...], name: str) -> None:
+    """TypeError for static arguments that *signature* has no parameter for
+    (a misspelled name would leave the argument traced)."""
+    params = signature.parameters
+    kinds = {p.kind for p in params.values()}
+    if inspect.Parameter.VAR_KEYWORD not in kinds:
+        for argname in argnames:
+            if argname not in params:
+                raise TypeError(f"la.jit({name}): static_argnames names {argname!r}, which "
+                                f"is not a parameter of {name}{signature}")
+    if inspect.Parameter.VAR_POSITIONAL not in kinds:
+        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                         for p in params.values())
+        for argnum in argnums:
+            if not -positional <= argnum < positional:
+                raise TypeError(f"la.jit({name}): static_argnums {argnum} is out of range "
+                                f"for {name}{signature}")
+
+
 class _Jitted:
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...]):
         self.fn = fn
         self.signature = inspect.signature(fn)
+        _check_static(self.signature, static_argnums, static_argnames,
+                      getattr(fn, "__name__", None) or repr(fn))
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.programs: dict = {}
@@ -393,6 +415,13 @@ class _Jitted:
         out_nodes = []
         for leaf in out_leaves:
             if not isinstance(leaf, LazyArray):
+                if not isinstance(leaf, (numbers.Number, np.ndarray, np.generic)) \
+                        or np.asarray(leaf).dtype.kind not in "biufc":
+                    raise LazyArrayError(
+                        f"{self.name} returned a {type(leaf).__name__} ({leaf!r:.40}): a "
+                        "jitted function returns arrays, numbers, and tuples, lists, dicts "
+                        "or dataclasses of them; return other values from a function "
+                        "around it")
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
         changed = changed_arguments(handles, placeholders)

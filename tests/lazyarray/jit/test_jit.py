@@ -423,3 +423,18 @@ def test_index_arguments_out_of_range_raise_in_the_tracing_call():
                                   v[[-4, 3]])
     np.testing.assert_array_equal(along(la.asarray(a), la.asarray(np.full((3, 1), 2))).get(),
                                   a[:, 2:3])
+
+
+def test_jit_says_what_it_cannot_take():
+    # a misspelled static argument is refused when decorating (it would be
+    # traced); a returned string names itself, not kernelcore's internals
+    def f(x, steps):
+        return x * steps
+    with pytest.raises(TypeError, match="static_argnames names 'step'"):
+        la.jit(f, static_argnames="step")
+    with pytest.raises(TypeError, match="static_argnums 2 is out of range"):
+        la.jit(f, static_argnums=2)
+    assert la.jit(f, static_argnames="steps")(la.asarray(np.ones(2)), 3).get().tolist() == [3, 3]
+    labelled = la.jit(lambda v: (v * 2, "label"))
+    with pytest.raises(la.LazyArrayError, match="returned a str"):
+        labelled(la.asarray(np.ones(3)))
