@@ -30,15 +30,13 @@ from lazyarray.errors import (
 )
 from lazyarray.graph import Input, Node
 from lazyarray.mapper import is_kind
-from lazyarray.methods import NumPyMethods
+from lazyarray.methods import NumPyMethods, check_casting
 from lazyarray.ops import keys, linalg, manipulate
 from lazyarray.ops import shape as shape_ops
 from lazyarray.ops.construct import full
 from lazyarray.ops.elementwise import (
     cast,
     elementwise,
-    imag_part,
-    real_part,
     round_half_even,
 )
 from lazyarray.ops.inputs import ArrayHandle, input_node
@@ -319,40 +317,6 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
                              f"{device!r}")
         return self
 
-    @property
-    def mT(self) -> LazyArray:
-        """The transpose of the last two axes (a view)."""
-        if self.ndim < 2:
-            raise ValueError("mT needs an array of at least 2 dimensions")
-        return self.swapaxes(-1, -2)
-
-    @property
-    def real(self) -> LazyArray:
-        """The real part (a view; of a real array, the array itself)."""
-        if self.dtype.kind != "c":
-            return self._view(lambda b: b, lambda b, v: v, lambda s: s)
-        return self._view(real_part, shape_ops.part_write_back("real"), lambda s: s.real)
-
-    @real.setter
-    def real(self, value: Any) -> None:
-        self.real[...] = value
-
-    @property
-    def imag(self) -> LazyArray:
-        """The imaginary part (a view; of a real array, read-only zeros)."""
-        if self.dtype.kind != "c":
-            return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s)
-        return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s.imag)
-
-    @imag.setter
-    def imag(self, value: Any) -> None:
-        if self.dtype.kind != "c":
-            raise TypeError("array does not have imaginary part to set")
-        self.imag[...] = value
-
-    def __delitem__(self, key: Any) -> None:
-        raise ValueError("cannot delete array elements")
-
     def conj(self) -> LazyArray:
         """The complex conjugate."""
         return LazyArray(elementwise("conjugate", self.node))
@@ -556,13 +520,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         itself for the same dtype and ``copy=False``)."""
         dtype = np.dtype(dtype)
         if casting != "unsafe":
-            if casting not in ("no", "equiv", "safe", "same_kind", "same_value"):
-                raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
-                                 f"'unsafe', 'same_value' (got {casting!r})")
-            if not np.can_cast(self.dtype, dtype, "unsafe" if casting == "same_value"
-                               else casting):  # type: ignore[arg-type]
-                raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} "
-                                f"according to the rule '{casting}'")
+            check_casting(self.dtype, dtype, casting)
         if not copy and dtype == self.dtype:
             return self
         return LazyArray(cast(self.node, dtype))

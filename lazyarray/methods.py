@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import operator
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
 from lazyarray.errors import DTypeError
+from lazyarray.ops import shape as shape_ops
+from lazyarray.ops.elementwise import imag_part, real_part
 
 if TYPE_CHECKING:
     from lazyarray.ops.inputs import ArrayHandle
@@ -67,6 +69,22 @@ class _Flags:
         return getattr(self, name.lower())
 
 
+#: the array class built on these methods (their views are of it)
+_Array = TypeVar("_Array", bound="NumPyMethods")
+
+
+def check_casting(source: np.dtype, dtype: np.dtype, casting: str) -> None:
+    """NumPy's errors for a conversion from *source* to *dtype* that the
+    *casting* rule forbids (and for a rule NumPy does not have)."""
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe", "same_value"):
+        raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                         f"'unsafe', 'same_value' (got {casting!r})")
+    if not np.can_cast(source, dtype, "unsafe" if casting == "same_value"
+                       else casting):  # type: ignore[arg-type]
+        raise TypeError(f"Cannot cast array data from {source!r} to {dtype!r} "
+                        f"according to the rule '{casting}'")
+
+
 class NumPyMethods:
     """ndarray methods and attributes of :class:`~lazyarray.handle.LazyArray`
     beyond the arithmetic, views and reductions defined with it."""
@@ -98,8 +116,50 @@ class NumPyMethods:
 
         def __setitem__(self, key: Any, value: Any) -> None: ...
 
+        def _view(self: _Array, forward: Any, write_back: Any, layout_step: Any) -> _Array: ...
+
+        def swapaxes(self: _Array, axis1: Any, axis2: Any) -> _Array: ...
+
     #: the lazyarray module (see :func:`lazyarray.protocols.install`)
     _namespace: ClassVar[ModuleType]
+
+    # {{{ parts and the last two axes (views)
+
+    @property
+    def mT(self: _Array) -> _Array:
+        """The transpose of the last two axes (a view)."""
+        if self.ndim < 2:
+            raise ValueError("mT needs an array of at least 2 dimensions")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def real(self: _Array) -> _Array:
+        """The real part (a view; of a real array, the array itself)."""
+        if self.dtype.kind != "c":
+            return self._view(lambda b: b, lambda b, v: v, lambda s: s)
+        return self._view(real_part, shape_ops.part_write_back("real"), lambda s: s.real)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self.real[...] = value
+
+    @property
+    def imag(self: _Array) -> _Array:
+        """The imaginary part (a view; of a real array, read-only zeros)."""
+        if self.dtype.kind != "c":
+            return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s)
+        return self._view(imag_part, shape_ops.part_write_back("imag"), lambda s: s.imag)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        self.imag[...] = value
+
+    def __delitem__(self, key: Any) -> None:
+        raise ValueError("cannot delete array elements")
+
+    # }}}
 
     # {{{ sizes and layout
 
