@@ -24,6 +24,7 @@ from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import construct as _construct
 from lazyarray.ops.elementwise import typing_probe
 from lazyarray.ops.reductions import normalize_axes as _normalize_axes
+from lazyarray.ops.shape import check_host_indices
 from lazyarray.tracing import TRACING, traced_argument_data
 
 _INT64 = _np.dtype(_np.int64)
@@ -96,11 +97,7 @@ def check_indices(index: LazyArray, extent: int, axis: int) -> None:
         # (an index argument is checked in the call that traces, with its values)
         data = traced_argument_data(index.node)
         if data is not None:
-            host = data.get()
-            outside = (host < -extent) | (host >= extent)
-            if outside.any():
-                raise IndexingError(f"index {host[outside].flat[0]} is out of bounds for "
-                                    f"axis {axis} with size {extent}")
+            check_host_indices(data.get(), extent, axis)
         return
     low, high = (int(v) for v in stack([index.min(), index.max()]).astype(_INT64).get())
     for bad in (low, high):

@@ -2,7 +2,7 @@
 functional updates of indexed regions (``x[key] = value``).
 
 Public names: getitem, setitem, transpose, reshape, take, permutation_of,
-part_write_back (keys are read by :mod:`lazyarray.ops.keys`).
+part_write_back, check_host_indices (keys are read by :mod:`lazyarray.ops.keys`).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
         # in the call that traces, with its values)
         data = traced_argument_data(node)
         if data is not None:
-            _check_host_indices(data.get(), extent, axis)
+            check_host_indices(data.get(), extent, axis)
         return node
     bounds = _value_bounds(node)
     if bounds is None or bounds[0] < -extent or bounds[1] >= extent:
@@ -123,11 +123,11 @@ def _checked_indices(index, extent: int, axis: int) -> Node:
         bounds = _INDEX_BOUNDS[node] = (int(host.min()), int(host.max()))
         if isinstance(index, ArrayHandle) and index.node is not node:
             _INDEX_BOUNDS[index.node] = bounds      # (its handle now holds it as a leaf)
-        _check_host_indices(host, extent, axis)
+        check_host_indices(host, extent, axis)
     return node
 
 
-def _check_host_indices(host: np.ndarray, extent: int, axis: int) -> None:
+def check_host_indices(host: np.ndarray, extent: int, axis: int) -> None:
     """IndexError naming the first of the indices *host* outside the axis."""
     outside = (host < -extent) | (host >= extent)
     if outside.any():
