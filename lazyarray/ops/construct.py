@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray.errors import AxisError, ShapeError, unsupported_dtype_error
+from lazyarray.errors import AxisError, ConcretizationError, ShapeError, unsupported_dtype_error
 from lazyarray.graph import Concat, Iota, Map, Node, View
 from lazyarray.ops.elementwise import constant
 from lazyarray.ops.shape import getitem, reshape
@@ -30,6 +30,8 @@ def normalize_shape(shape: Any) -> tuple[int, ...]:
     try:
         # (operator.index, as NumPy: a float such as 3.5 is refused, not truncated)
         shape = tuple(operator.index(s) for s in shape)
+    except ConcretizationError:
+        raise       # (a size computed inside la.jit: its own message says what to do)
     except TypeError:
         raise ShapeTypeError(f"a shape must be an integer or a sequence of integers, "
                              f"got {shape!r}") from None

@@ -438,3 +438,11 @@ def test_jit_says_what_it_cannot_take():
     labelled = la.jit(lambda v: (v * 2, "label"))
     with pytest.raises(la.LazyArrayError, match="returned a str"):
         labelled(la.asarray(np.ones(3)))
+
+
+def test_a_traced_size_says_to_make_it_static():
+    # (the message named repr() or print(), which the user did not call)
+    zeros_like_n = la.jit(lambda x, n: x + la.zeros(n))
+    with la.tier("device"), pytest.raises(la.ConcretizationError,
+                                          match="(?s)use as an index or size.*static"):
+        zeros_like_n(la.asarray(np.ones(3)), 3)
