@@ -32,9 +32,13 @@ from lazyarray.ops.reductions import normalize_axes as _normalize_axes
 
 _INT64 = _np.dtype(_np.int64)
 #: above this many (value, bucket) pairs, buckets are counted by sorting
-#: (on a 2-core CPU the comparisons cost as much as the sort at about 10**6
-#: values and 500 buckets)
+#: inside ``la.jit`` (on a 2-core CPU the comparisons cost as much as the
+#: sort at about 10**6 values and 500 buckets)
 _PAIRS_LIMIT = 1 << 29
+#: ... and outside it, by NumPy's bincount of the bucket indices on the host
+#: (kernels have no scatter-add: the comparisons of 10**5 values with 1,000
+#: buckets took 0.3 s on a 2-core CPU, the sort 19 ms, the host 2 ms)
+_HOST_PAIRS = 1 << 22
 
 
 def _host(x) -> _np.ndarray:
@@ -50,18 +54,20 @@ def _bucket_sums(index: LazyArray, buckets: int, weights: LazyArray | None,
     range are not counted)."""
     if buckets == 0 or index.size == 0:
         return zeros(buckets, dtype)
-    if index.size * buckets <= _PAIRS_LIMIT:
+    pairs, traced = index.size * buckets, tracing()
+    if pairs <= _PAIRS_LIMIT and (traced or pairs <= _HOST_PAIRS):
         match = index[:, None] == arange(buckets, dtype=_INT64)
         if weights is None:
             return match.sum(0, dtype=dtype)
         return where(match, weights[:, None], zeros((), weights.dtype)).sum(0, dtype=dtype)
-    if weights is not None and not tracing():
-        # (NumPy's sums, on the host: differences of one running sum, below,
-        # lose buckets of small weights after large ones, and a float32 sum
-        # of many weights its last digits)
+    if not traced and pairs > _HOST_PAIRS:
+        # NumPy's counts and sums, on the host (for sums also because
+        # differences of one running sum, below, lose buckets of small weights
+        # after large ones, and a float32 sum of many weights its last digits)
         host = index.get()
         inside = (host >= 0) & (host < buckets)
-        sums = _np.bincount(host[inside], weights.get()[inside], minlength=buckets)
+        sums = _np.bincount(host[inside], None if weights is None else weights.get()[inside],
+                            minlength=buckets)
         return asarray(sums[:buckets].astype(dtype, copy=False))
     order = _argsort(index, kind="stable")
     ordered = gather(index, order)
