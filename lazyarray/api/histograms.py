@@ -226,9 +226,10 @@ def histogram(a: Any, bins: int = 10, range: Any = None, density: Any = None,
     """The counts (or weight sums, or a density) of *a* in *bins*, and the
     bin edges (NumPy's histogram). Equal bins: the edges come from the two
     outer values (the data's extremes are computed first when *range* is
-    None); each value's bin is found on the device. Explicit edges are
-    searched on the device; string estimators (``'auto'``, ...) compute the
-    edges on the host with NumPy."""
+    None); each value's bin is found on the device, and the bins counted
+    there (more than 4 * 2**20 values times bins outside ``la.jit``: by
+    NumPy's bincount on the host). Explicit edges are searched on the device;
+    string estimators (``'auto'``, ...) compute the edges on the host with NumPy."""
     return _histogram(a, bins, range, density, weights)
 
 
