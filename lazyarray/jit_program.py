@@ -113,6 +113,7 @@ def fast_data(x) -> cla.Array | None:
 
 
 def device_data(x) -> cla.Array:
+    """The device array of an array argument (computed, adopted or uploaded)."""
     if isinstance(x, LazyArray):
         return _run.evaluate(x.node)
     if is_cl_array(x):

@@ -30,7 +30,6 @@ _minimum = np.minimum.reduce
 _or = np.logical_or.reduce
 _and = np.logical_and.reduce
 _divide = np.true_divide
-_sqrt = np.sqrt
 
 
 #: what :func:`_axis` answers for a call that is not the common one
