@@ -425,6 +425,13 @@ def isclose(a: Node, b: Node, rtol: float = 1e-05, atol: float = 1e-08,
     return close
 
 
+def _power_of_ten(n: int) -> float:
+    """10**n as NumPy's round computes it (in float64: infinite beyond its
+    range, so that rounding to 400 digits gives NumPy's NaN, not an error)."""
+    with np.errstate(over="ignore"):
+        return float(np.float64(10.0) ** n)
+
+
 def round_half_even(x: Node, decimals: int = 0) -> Node:
     """NumPy's round (``around``): half to even, at *decimals* digits."""
     decimals = int(decimals)
@@ -433,19 +440,19 @@ def round_half_even(x: Node, decimals: int = 0) -> Node:
     if x.dtype.kind in "biu":
         if decimals >= 0:
             return x
-        scale = 10 ** -decimals
+        scale = _power_of_ten(-decimals)
         wide = cast(x, np.float64)
         y = elementwise("multiply", elementwise("rint", elementwise(
-            "true_divide", wide, Const(float(scale), np.float64, True))),
-            Const(float(scale), np.float64, True))
+            "true_divide", wide, Const(scale, np.float64, True))),
+            Const(scale, np.float64, True))
         return cast(y, x.dtype)
     if decimals == 0:
         return elementwise("rint", x)
     if decimals > 0:
-        scale = Const(float(10.0 ** decimals), np.float64, True)
+        scale = Const(_power_of_ten(decimals), np.float64, True)
         return elementwise("true_divide", elementwise("rint", elementwise(
             "multiply", x, scale)), scale)
-    scale = Const(float(10.0 ** -decimals), np.float64, True)
+    scale = Const(_power_of_ten(-decimals), np.float64, True)
     return elementwise("multiply", elementwise("rint", elementwise(
         "true_divide", x, scale)), scale)
 

@@ -305,3 +305,12 @@ def test_complex_abs_within_an_ulp_of_numpy_with_hypot_in_the_same_kernel(dtype)
     exact = np.hypot(h.real.astype(np.longdouble), h.imag.astype(np.longdouble))
     np.testing.assert_array_max_ulp(want[ok], exact[ok].astype(want.dtype), maxulp=2)
     np.testing.assert_array_max_ulp(got[ok], exact[ok].astype(want.dtype), maxulp=2)
+
+
+@pytest.mark.parametrize("decimals", [400, 308, 309, -309, -400])
+def test_round_to_more_digits_than_float64_holds_gives_numpys_values(decimals):
+    # (10.0 ** 400 raised OverflowError in Python; NumPy's float64 scale is inf)
+    a = np.array([1 / 3, 2.5, -1e300, 0.0])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(la.round(la.asarray(a), decimals).get(),
+                                      np.round(a, decimals))
