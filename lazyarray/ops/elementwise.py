@@ -440,11 +440,11 @@ def round_half_even(x: Node, decimals: int = 0) -> Node:
     if x.dtype.kind in "biu":
         if decimals >= 0:
             return x
-        scale = _power_of_ten(-decimals)
+        factor = _power_of_ten(-decimals)
         wide = cast(x, np.float64)
         y = elementwise("multiply", elementwise("rint", elementwise(
-            "true_divide", wide, Const(scale, np.float64, True))),
-            Const(scale, np.float64, True))
+            "true_divide", wide, Const(factor, np.float64, True))),
+            Const(factor, np.float64, True))
         return cast(y, x.dtype)
     if decimals == 0:
         return elementwise("rint", x)
