@@ -228,10 +228,10 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         reach the other)."""
         return LazyArray(self.node)
 
-    def _in_place(self, name: str, result: Node) -> LazyArray:
+    def _in_place(self, name: str, result: Node, casting: str = "same_kind") -> LazyArray:
         """``self op= other`` (or ``out=self``) given ``result = self op other``:
         NumPy's checks (the result broadcasts to the shape and casts back
-        with same_kind casting)."""
+        by the *casting* rule)."""
         node = self.node
         if result.shape != node.shape:
             try:
@@ -241,12 +241,14 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
                                  f"{node.shape} doesn't match the broadcast shape "
                                  f"{result.shape}") from None
         if result.dtype != node.dtype:
-            if not np.can_cast(result.dtype, node.dtype, "same_kind"):
-                ufunc, probe = getattr(np, name), np.zeros((1, 1), result.dtype)
-                with np.errstate(all="ignore"):     # NumPy's own casting error
-                    ufunc(*[probe] * ufunc.nin, out=np.zeros((1, 1), node.dtype))
+            if not np.can_cast(result.dtype, node.dtype, casting):  # type: ignore[arg-type]
+                ufunc, probe = getattr(np, name, None), np.zeros((1, 1), result.dtype)
+                if isinstance(ufunc, np.ufunc) and ufunc.nout == 1:
+                    with np.errstate(all="ignore"):     # NumPy's own casting error
+                        ufunc(*[probe] * ufunc.nin, out=np.zeros((1, 1), node.dtype),
+                              casting=casting)
                 raise DTypeError(f"cannot cast {name}'s result from {result.dtype} to "
-                                 f"{node.dtype} with casting rule 'same_kind'")
+                                 f"{node.dtype} with casting rule '{casting}'")
             result = cast(result, node.dtype)
         self._assign(result)
         return self

@@ -91,19 +91,18 @@ def in_bounds(x: Any, indices: Any, axis: int | None, out: None, mode: str) -> A
     if dtype.kind not in "iub":
         raise TypeError(f"Cannot cast array data from {dtype!r} to dtype('int64') "
                         "according to the rule 'same_kind' (take's indices)")
-    if dtype.kind == "b":
-        # NumPy takes booleans as the positions 0 and 1, not as a mask
-        indices = x._namespace.asarray(indices).astype(np.int64)
+    if dtype.kind == "b" or mode != "raise":
+        # (NumPy takes booleans as the positions 0 and 1, not as a mask)
+        indices = x._namespace.asarray(indices).astype(np.int64, copy=False)
     if mode == "raise":
         return indices
     extent = x.size if axis is None else x.shape[
         np.lib.array_utils.normalize_axis_index(axis, x.ndim)]
     if extent == 0:
         raise IndexError("cannot do a non-empty take from an empty axes.")
-    positions = x._namespace.asarray(indices).astype(np.int64)
     if mode == "wrap":
-        return x._namespace.remainder(positions, extent)
-    return x._namespace.clip(positions, 0, extent - 1)
+        return x._namespace.remainder(indices, extent)
+    return x._namespace.clip(indices, 0, extent - 1)
 
 
 __all__ = ["memory_order", "reshaped", "raveled", "in_bounds"]

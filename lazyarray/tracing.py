@@ -99,8 +99,13 @@ def traced_value(node: Any) -> bool:
     now would be frozen into every later call)."""
     if not TRACING.names:
         return False
-    inputs = set().union(*(trace.inputs for trace in TRACING.traces))
+    inputs = _trace_inputs()
     return any(n in inputs or is_kind(n, "param") for n in walk(node))
+
+
+def _trace_inputs() -> set:
+    """The array placeholders of the traces this thread is in."""
+    return set().union(*(trace.inputs for trace in TRACING.traces))
 
 
 def traced_argument_data(node: Any) -> Any:
@@ -109,8 +114,7 @@ def traced_argument_data(node: Any) -> Any:
     calls pass others), else None."""
     if not TRACING.names or not is_kind(node, "input"):
         return None
-    inputs = set().union(*(trace.inputs for trace in TRACING.traces))
-    return node.data if node in inputs else None
+    return node.data if node in _trace_inputs() else None
 
 
 def refuse_while_tracing(what: str) -> None:

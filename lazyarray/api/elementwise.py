@@ -21,8 +21,8 @@ from lazyarray.api.ufuncs import (
     trunc,
     where,
 )
-from lazyarray.errors import DTypeError, NoDeviceVersion, ShapeError
-from lazyarray.fallback import device_or_host
+from lazyarray.errors import DTypeError, ShapeError
+from lazyarray.fallback import device_or_host, host_call
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.ops import elementwise as _elementwise
 from lazyarray.ops.elementwise import round_half_even
@@ -99,10 +99,6 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan
     return _builtins.bool(isclose(a, b, rtol, atol, equal_nan).all())
 
 
-def _refuse_complex() -> LazyArray:
-    raise NoDeviceVersion("nan_to_num of complex values into infinite parts")
-
-
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None
                ) -> LazyArray:
     """NaN replaced by *nan*, infinities by *posinf*/*neginf* (by default the
@@ -117,8 +113,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, 
     if x.dtype.kind == "c":
         # each part on its own, as NumPy's (both finite then: re + 1j * im is exact)
         if not all(v is None or _np.isfinite(v) for v in (nan, posinf, neginf)):
-            return device_or_host(_refuse_complex, _np.nan_to_num, (x, copy, nan, posinf,
-                                                                    neginf))
+            return host_call(_np.nan_to_num, (x, copy, nan, posinf, neginf), {})
         parts = [nan_to_num(part, copy, nan, posinf, neginf) for part in (x.real, x.imag)]
         return (parts[0] + 1j * parts[1]).astype(x.dtype)
     info = _np.finfo(x.dtype)

@@ -196,19 +196,7 @@ def _write(target, value, name: str, casting: str) -> None:
     """*value* written into the array *target* (NumPy's out=, converted by
     the *casting* rule)."""
     if isinstance(target, LazyArray):
-        value = asarray(value)
-        if casting == "same_kind":
-            target._in_place(name, value.node)
-            return
-        if not _np.can_cast(value.dtype, target.dtype, casting):  # type: ignore[arg-type]
-            ufunc, probe = getattr(_np, name, None), _np.zeros(1, value.dtype)
-            if isinstance(ufunc, _np.ufunc) and ufunc.nout == 1:
-                with _np.errstate(all="ignore"):        # NumPy's own casting error
-                    ufunc(*[probe] * ufunc.nin, out=_np.zeros(1, target.dtype),
-                          casting=casting)
-            raise TypeError(f"Cannot cast ufunc '{name}' output from {value.dtype!r} to "
-                            f"{target.dtype!r} with casting rule '{casting}'")
-        target._in_place(name, value.astype(target.dtype).node)
+        target._in_place(name, asarray(value).node, casting)
     elif isinstance(target, _np.ndarray):
         _np.copyto(target, _np.asarray(value), casting=casting)  # type: ignore[arg-type]
     else:

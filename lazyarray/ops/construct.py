@@ -72,15 +72,6 @@ def iota(shape: Any, axis: int) -> Node:
     return Iota(checked_size(normalize_shape(shape), np.dtype(np.int64)), axis)
 
 
-def _integer(value: Any) -> int:
-    """*value* as an axis or count: an integer (NumPy's TypeError otherwise)."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an "
-                        "integer") from None
-
-
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
@@ -94,7 +85,7 @@ def concatenate(nodes: list[Node], axis: int | None = 0, dtype: Any = None) -> N
     if axis is None:
         nodes = [reshape(n, -1) for n in nodes]
         axis = 0
-    axis = _integer(axis)
+    axis = operator.index(axis)     # (NumPy's TypeError for anything but an integer)
     ndim = nodes[0].ndim
     if ndim == 0:
         raise ShapeError("zero-dimensional arrays cannot be concatenated")

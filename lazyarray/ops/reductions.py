@@ -30,10 +30,10 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     # (integers only, as NumPy: '1' and 1.0 are refused, not converted)
-    axes = axis if isinstance(axis, (tuple, list)) else (_single_axis(axis),)
+    axes = axis if isinstance(axis, (tuple, list)) else (operator.index(axis),)
     result = []
     for a in axes:
-        a = _single_axis(a)
+        a = operator.index(a)
         if not -ndim <= a < ndim:
             raise AxisError(f"axis {a} is out of bounds for an array of dimension {ndim}")
         result.append(a % ndim)
@@ -128,17 +128,7 @@ def _flag(value: Any) -> bool:
     TypeError for anything else, which it does not take as true)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    return bool(_single_axis(value))
-
-
-def _single_axis(axis: Any) -> int:
-    """*axis* of an operation along one axis: an integer (NumPy's TypeError
-    for a tuple or anything else)."""
-    try:
-        return operator.index(axis)
-    except TypeError:
-        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an "
-                        "integer") from None
+    return bool(operator.index(value))
 
 
 def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = False) -> Node:
@@ -148,7 +138,7 @@ def argreduce(op: str, node: Node, axis: int | None = None, keepdims: bool = Fal
         raise NoDeviceVersion(f"{op} of complex values (NumPy orders them by real, then "
                               f"imaginary part) is not computed on the device; np.{op}(x) "
                               "computes it with NumPy on the host")
-    axis = None if axis is None else _single_axis(axis)
+    axis = None if axis is None else operator.index(axis)
     extent = math.prod(node.shape) if axis is None \
         else node.shape[normalize_axes(axis, node.ndim)[0]]
     if extent == 0:
@@ -172,7 +162,7 @@ def scan(op: str, node: Node, axis: int | None = None, dtype: Any = None) -> Nod
     flattened array if None), with NumPy's result dtype."""
     if axis is None:
         node, axis = reshape(node, -1), 0
-    axis = _single_axis(axis)
+    axis = operator.index(axis)
     if node.ndim == 0:
         raise AxisError(f"axis {axis} is out of bounds for an array of dimension 0")
     (axis,) = normalize_axes(axis, node.ndim)
