@@ -36,6 +36,7 @@ from lazyarray.host.dispatch import (
     SMALL,
     _numbers,
     _unwrap,
+    broadcasts_large,
     dressed,
     host_call,
     host_ready,
@@ -207,7 +208,10 @@ class HostArray(LazyArray):
     # {{{ NumPy on the buffer
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if host_ready(inputs, kwargs, method == "at"):
+        if host_ready(inputs, kwargs, method == "at") and not (
+                method == "__call__" and len(inputs) > 1 and "out" not in kwargs
+                and broadcasts_large(tuple(v._hv if type(v) is HostArray else v
+                                           for v in inputs))):
             return host_call(ufunc if method == "__call__" else getattr(ufunc, method),
                              inputs, kwargs)
         return LazyArray.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
@@ -356,7 +360,10 @@ def _binary(dunder: str):
     def binary(self, other):
         kind = type(other)
         if kind is HostArray:
-            other = other._hv
+            value = other._hv
+            if value.shape != self._hv.shape and broadcasts_large((self._hv, value)):
+                return device(self, other)
+            other = value
         elif kind in _SCALARS and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
                                    or host_enabled()):
             pass
@@ -368,6 +375,9 @@ def _binary(dunder: str):
             return device(self, other)
         elif kind is not _ndarray and kind not in _SCALARS:
             other = _unwrap(other, [])
+        elif kind is _ndarray and other.shape != self._hv.shape \
+                and broadcasts_large((self._hv, other)):
+            return device(self, other)
         result = function(other, self._hv) if reflected else function(self._hv, other)
         kind = type(result)
         if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:

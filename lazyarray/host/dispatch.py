@@ -5,7 +5,7 @@ NumPy buffers, the function called, and its array results wrapped again
 work; an argument's buffer returned as it is comes back as the same handle).
 
 Public names: host_ready, host_call, quick_call, readable, wrap, wrap_array, mutated, forwarding,
-device_dtype, MUTATION, OWN_ANSWERS.
+device_dtype, broadcasts_large, MUTATION, OWN_ANSWERS.
 """
 
 from __future__ import annotations
@@ -296,6 +296,35 @@ def wrap_array(value: np.ndarray) -> LazyArray:
         if limit is not None and value.size > limit and device_dtype(value.dtype):
             return asarray(value)
     return holding(value)
+
+
+def broadcasts_large(values: tuple) -> bool:
+    """Whether an elementwise operation of *values* (NumPy arrays and
+    scalars, one of them an array) broadcasts them to a result larger than
+    the tier keeps on the host (``x[:, None] - y[None, :]`` of small
+    arrays): that work is recorded for the device, where it fuses with what
+    follows, instead of computed by NumPy and copied there."""
+    size = 1
+    shapes = []
+    for v in values:
+        if type(v) is _ndarray:
+            size *= v.size or 1
+            shapes.append(v.shape)
+            if not device_dtype(v.dtype):
+                return False
+    if size <= SMALL or len(shapes) < 2:
+        return False
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False                    # (NumPy raises its own error)
+    size = 1
+    for n in shape:
+        size *= n
+    if size <= SMALL:
+        return False
+    limit = host_limit()
+    return limit is not None and size > limit
 
 
 def device_dtype(dtype: np.dtype) -> bool:

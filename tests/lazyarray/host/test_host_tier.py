@@ -146,6 +146,37 @@ def test_large_results_of_host_arrays_move_to_the_device_under_auto():
         assert type(la.zeros(3)) is la.LazyArray
 
 
+@pytest.mark.parametrize("spelling", ["operator", "ufunc", "ndarray"])
+def test_small_host_arrays_broadcast_to_a_large_result_are_recorded_not_computed(spelling):
+    # pairwise differences of 300 points (n-body, k-NN): NumPy would make the
+    # 270,000-element array and copy it to the device; recorded, it fuses
+    # with the sum after it into one kernel
+    from lazyarray.graph import Input
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((300, 3)), rng.standard_normal((300, 3))
+    with la.tier("auto"):
+        x, y = la.asarray(a), la.asarray(b)
+        assert type(x) is HostArray
+        left = x[:, None, :]
+        right = {"operator": y[None, :, :], "ufunc": y[None, :, :],
+                 "ndarray": b[None, :, :]}[spelling]
+        d = np.subtract(left, right) if spelling == "ufunc" else left - right
+        assert type(d) is la.LazyArray and not isinstance(d.node, Input)
+        with counting() as n:
+            got = (d ** 2).sum(axis=2).get()
+        assert n.launches == 1
+        want = ((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2)
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        # equal shapes, small results, object arrays and the host tier stay on the host
+        assert type(x - y) is HostArray
+        assert type(x[:10, None, :] - y[None, :10, :]) is HostArray
+    with la.tier("host"):
+        assert type(la.asarray(a)[:, None, :] - la.asarray(b)[None, :, :]) is HostArray
+    with la.tier("auto"):
+        names = la.asarray(np.array(["p"] * 300, dtype=object))
+        assert type(names[:, None] + names[None, :]) is HostArray
+
+
 @pytest.mark.parametrize("make", ["zeros", "ones", "empty", "full"])
 def test_creation_takes_every_shape_numpy_takes(host_tier, make):
     args = (7.0,) if make == "full" else ()
