@@ -34,6 +34,7 @@ from lazyarray.host.dispatch import (
     NUMPY_SCALARS,
     OWN_ANSWERS,
     SMALL,
+    WIDE,
     _numbers,
     _unwrap,
     broadcasts_large,
@@ -43,6 +44,7 @@ from lazyarray.host.dispatch import (
     mutated,
     quick_call,
     readable,
+    widened,
     wrap,
 )
 from lazyarray.host.lean import BY_FUNCTION as LEAN_BY_FUNCTION
@@ -209,9 +211,8 @@ class HostArray(LazyArray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if host_ready(inputs, kwargs, method == "at") and not (
-                method == "__call__" and len(inputs) > 1 and "out" not in kwargs
-                and broadcasts_large(tuple(v._hv if type(v) is HostArray else v
-                                           for v in inputs))):
+                WIDE and method == "__call__" and len(inputs) > 1 and "out" not in kwargs
+                and _broadcasts_large(inputs)):
             return host_call(ufunc if method == "__call__" else getattr(ufunc, method),
                              inputs, kwargs)
         return LazyArray.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
@@ -228,6 +229,9 @@ class HostArray(LazyArray):
             plain = key if kind is slice or kind is int else _host_key(key)
             if plain is not _NO:
                 value = self._hv[plain]
+                if key is None or kind is tuple and len(plain) > self._hv.ndim:
+                    # (new axes, or an Ellipsis: see WIDE)
+                    widened(value)
                 kind = type(value)
                 if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
                     # (holding(value), without the call: slicing is the hottest path)
@@ -265,6 +269,13 @@ class HostArray(LazyArray):
 
 _ndarray = np.ndarray
 _new = object.__new__
+
+
+def _broadcasts_large(inputs: tuple) -> bool:
+    """Whether a ufunc's *inputs*, one of them a new-axes view, broadcast to a
+    large result (see :func:`broadcasts_large`)."""
+    values = tuple(v._hv if type(v) is HostArray else v for v in inputs)
+    return any(id(v) in WIDE for v in values) and broadcasts_large(values)
 
 
 def _host_key(key):
@@ -361,7 +372,8 @@ def _binary(dunder: str):
         kind = type(other)
         if kind is HostArray:
             value = other._hv
-            if value.shape != self._hv.shape and broadcasts_large((self._hv, value)):
+            if WIDE and (id(value) in WIDE or id(self._hv) in WIDE) \
+                    and broadcasts_large((self._hv, value)):
                 return device(self, other)
             other = value
         elif kind in _SCALARS and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
@@ -375,7 +387,7 @@ def _binary(dunder: str):
             return device(self, other)
         elif kind is not _ndarray and kind not in _SCALARS:
             other = _unwrap(other, [])
-        elif kind is _ndarray and other.shape != self._hv.shape \
+        elif kind is _ndarray and WIDE and (id(other) in WIDE or id(self._hv) in WIDE) \
                 and broadcasts_large((self._hv, other)):
             return device(self, other)
         result = function(other, self._hv) if reflected else function(self._hv, other)

@@ -5,11 +5,12 @@ NumPy buffers, the function called, and its array results wrapped again
 work; an argument's buffer returned as it is comes back as the same handle).
 
 Public names: host_ready, host_call, quick_call, readable, wrap, wrap_array, mutated, forwarding,
-device_dtype, broadcasts_large, MUTATION, OWN_ANSWERS.
+device_dtype, broadcasts_large, widened, WIDE, MUTATION, OWN_ANSWERS.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -296,6 +297,22 @@ def wrap_array(value: np.ndarray) -> LazyArray:
         if limit is not None and value.size > limit and device_dtype(value.dtype):
             return asarray(value)
     return holding(value)
+
+
+#: the NumPy views with new axes (``x[:, None]``) that host arrays hold, by
+#: id, while they live: only an operation on one of them is asked whether it
+#: :func:`broadcasts_large` (so that other operations pay one test of this
+#: table's emptiness)
+WIDE: dict[int, weakref.ref] = {}
+
+
+def widened(view: np.ndarray) -> None:
+    """Note that *view* has new axes (see :data:`WIDE`)."""
+    key = id(view)
+
+    def forget(_: weakref.ref) -> None:
+        WIDE.pop(key, None)
+    WIDE[key] = weakref.ref(view, forget)
 
 
 def broadcasts_large(values: tuple) -> bool:
