@@ -52,13 +52,15 @@ class StructureFields(NodeMapper[tuple]):
 structure_fields = StructureFields()
 
 
-def kernel_structure(node: Node, inputs: dict[Node, KernelInput], shapes: bool = True
-                     ) -> tuple:
+def kernel_structure(node: Node, inputs: dict[Node, KernelInput], shapes: bool = True,
+                     positions: bool = True) -> tuple:
     """The structure of the kernel computing *node* from *inputs* (node ->
     (node, argument name); names of scalar arguments start with ``s``):
     one entry per node, inputs and scalars by position (not value),
     children by their entries' numbers; without *shapes* for kernels
-    generic over the element count. Kernels of equal structure are one."""
+    generic over the element count, without *positions* (views' starts and
+    steps) for kernels taking them as arguments. Kernels of equal structure
+    are one."""
     position = {nid: k for k, nid in enumerate(inputs)}
     number: dict[Node, int] = {}
     entries: list[tuple] = []
@@ -71,7 +73,8 @@ def kernel_structure(node: Node, inputs: dict[Node, KernelInput], shapes: bool =
         elif is_kind(n, "const"):
             entry = n._key
         else:
-            entry = (n.mapper_method, *shape, n.dtype.str, structure_fields(n),
+            fields = structure_fields(n) if positions or not is_kind(n, "view") else ()
+            entry = (n.mapper_method, *shape, n.dtype.str, fields,
                      tuple(number[c] for c in n.children()))
         number[n] = len(entries)
         entries.append(entry)

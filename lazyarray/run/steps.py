@@ -325,7 +325,7 @@ def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = Fa
         flat = (flat_key(node, inputs), False)
         compiled = made_once(_KERNELS, (flat, target),
                              lambda: _compile(flat, node, inputs, target, True), _PLANNING)
-        sizes = tuple((name, Const(n, np.int64, False)) for name, n in flat_sizes(node))
+        sizes = tuple((name, Const(n, np.int64, False)) for name, n in flat_sizes(node, inputs))
         return Step(node, compiled=compiled, args=tuple(
             (i.name, i.node) for i in inputs.values()) + sizes)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before

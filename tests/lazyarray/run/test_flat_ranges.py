@@ -1,0 +1,97 @@
+"""One-dimensional stencils and strided reads of device arrays (``x[1:] -
+x[:-1]``, ``x[::2]``, ``x[::-1]``) are flat kernels taking the ranges' starts,
+steps and lengths as arguments: new lengths and offsets build nothing, and
+the results equal NumPy's on CPU and GPU layouts, every dtype."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from tests.helpers import counting
+
+LENGTHS = [2, 3, 7, 64, 1000, 4097]
+
+EXPRESSIONS = {
+    "difference": lambda xp, x, y: x[1:] - x[:-1],
+    "second difference": lambda xp, x, y: x[2:] - 2 * x[1:-1] + x[:-2],
+    "strided": lambda xp, x, y: x[::2] * 3 + 1,
+    "reversed": lambda xp, x, y: x[::-1] * x,
+    "reversed strided": lambda xp, x, y: x[-1::-3] - x[::3][::-1],
+    "with a whole array": lambda xp, x, y: x[1:] * y[:-1] + y[1:],
+    "sum of products": lambda xp, x, y: (x[1:] * x[:-1]).sum(),
+    "largest step": lambda xp, x, y: xp.max(x[1:] - x[:-1]),
+    "upwind step": lambda xp, x, y: x[1:] - 0.5 * (x[1:] - x[:-1]),
+}
+
+
+def _values(rng, n, dtype):
+    if dtype == np.bool_:
+        return rng.random(n) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-50, 50, n).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    return rng.standard_normal(n).astype(dtype)
+
+
+# (no maximum of complex numbers: lazyarray refuses NumPy's lexicographic one)
+CASES = [(name, dtype) for name in sorted(EXPRESSIONS)
+         for dtype in (np.float64, np.float32, np.int32, np.int64, np.complex128)
+         if not (dtype == np.complex128 and name == "largest step")]
+
+
+@pytest.mark.parametrize(("name", "dtype"), CASES)
+def test_ranges_of_device_arrays_give_numpys_values(layout_kind, rng, name, dtype):
+    expression = EXPRESSIONS[name]
+    for n in LENGTHS:
+        a, b = _values(rng, n, dtype), _values(rng, n, dtype)
+        with la.tier("device"):
+            got = np.asarray(expression(la, la.asarray(a), la.asarray(b)))
+        want = expression(np, a, b)
+        assert got.dtype == np.asarray(want).dtype, (n, got.dtype)
+        tol = 1e-5 if dtype in (np.float32,) else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"n={n}")
+
+
+def test_bool_ranges_give_numpys_values(layout_kind, rng):
+    for n in LENGTHS:
+        a = rng.random(n) > 0.5
+        with la.tier("device"):
+            x = la.asarray(a)
+            got = np.asarray(x[1:] ^ x[:-1]), np.asarray((x[::2] & x[::-2]).sum())
+        np.testing.assert_array_equal(got[0], a[1:] ^ a[:-1])
+        assert got[1] == (a[::2] & a[::-2]).sum()
+
+
+@pytest.mark.parametrize("name", ["difference", "second difference", "strided",
+                                  "sum of products", "upwind step"])
+def test_new_lengths_and_offsets_build_nothing(layout_kind, rng, name):
+    expression = EXPRESSIONS[name]
+    planned = []
+    # (a reduction of more than FLAT_REDUCTION_LIMIT elements gets a layout of its size)
+    for n in [5000, 5001, 7000, 9999, 60001]:
+        for start in (0, 3, 17):
+            a, b = rng.standard_normal(n + start), rng.standard_normal(n + start)
+            with la.tier("device"), counting() as c:
+                x = la.asarray(a)[start:]
+                got = np.asarray(expression(la, x, la.asarray(b)[start:]))
+            planned.append(c.planned)
+            np.testing.assert_allclose(got, expression(np, a[start:], b[start:]),
+                                       rtol=1e-12, atol=1e-12)
+    assert planned[0] >= 1 and sum(planned[1:]) == 0, planned
+
+
+def test_an_offset_window_read_with_a_step_builds_nothing(layout_kind, rng):
+    # a stencil sliding over a long series: the window's start is an argument
+    a = rng.standard_normal(100_000)
+    planned = []
+    with la.tier("device"):
+        x = la.asarray(a)
+        for start in range(0, 90_000, 9_000):
+            with counting() as c:
+                w = x[start:start + 5000]
+                got = float((w[2:] - 2 * w[1:-1] + w[:-2]).sum())
+            planned.append(c.planned)
+            w = a[start:start + 5000]
+            assert got == pytest.approx((w[2:] - 2 * w[1:-1] + w[:-2]).sum(), abs=1e-9)
+    assert sum(planned[1:]) == 0, planned
