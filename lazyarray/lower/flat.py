@@ -8,7 +8,8 @@ the kernel takes the element count as an argument. A new length (a window,
 a shorter series, another grid) reuses the kernel.
 
 A one-dimensional such value may also read ranges of one-dimensional inputs
-(``x[1:] - x[:-1]``, ``x[::2]``, ``x[::-1]``): each range's start and its
+(``x[1:] - x[:-1]``, ``x[::2]``, ``x[::-1]``) and positions (``arange``,
+``linspace``): each range's start and its
 input's length are arguments too (its step is written in the code: a step
 of 1 reads vectors), so a new length or offset of a stencil reuses the
 kernel.
@@ -180,6 +181,8 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
         if body.ndim == 1 and n.shape == body.shape and _range(n, inputs) is not None:
             views += 1
             continue
+        if body.ndim == 1 and is_kind(n, "iota") and n.shape == body.shape:
+            continue                    # (arange, linspace: the element's position)
         if not is_kind(n, "map") or n.shape != body.shape:
             return False
         if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:  # type: ignore[attr-defined]
@@ -276,7 +279,10 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
         flat_inputs[stand_in] = KernelInput(stand_in, name, False)
         ranges[stand_in] = (name, prim.Variable(f"{_START}{k}"), step)
     for n in (_flat_region if body.ndim == 1 else _region)(body, inputs):
-        if n in flat:
+        if n in flat or is_kind(n, "iota"):
+            # (a range's stand-in; a one-dimensional body's positions, which
+            # have its length already)
+            flat.setdefault(n, n)
             continue
         m = cast(Map, n)    # (the rest of a flat kernel: maps and constants)
         flat[n] = n if is_kind(n, "const") else Map(

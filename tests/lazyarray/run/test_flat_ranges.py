@@ -95,3 +95,19 @@ def test_an_offset_window_read_with_a_step_builds_nothing(layout_kind, rng):
             w = a[start:start + 5000]
             assert got == pytest.approx((w[2:] - 2 * w[1:-1] + w[:-2]).sum(), abs=1e-9)
     assert sum(planned[1:]) == 0, planned
+
+
+@pytest.mark.parametrize("name", ["arange", "linspace", "arange with a range"])
+def test_positions_of_new_lengths_build_nothing(layout_kind, rng, name):
+    # arange and linspace values (an element's position) in flat kernels
+    make = {"arange": lambda xp, n, a: xp.arange(n) * 0.5 + 3,
+            "linspace": lambda xp, n, a: xp.sin(xp.linspace(-1.0, 2.5, n)),
+            "arange with a range": lambda xp, n, a: a[1:] * xp.arange(n - 1)}[name]
+    planned = []
+    for n in [3, 17, 1000, 4097, 65536, 99999]:
+        a = rng.standard_normal(n)
+        with la.tier("device"), counting() as c:
+            got = np.asarray(make(la, n, la.asarray(a)))
+        planned.append(c.planned)
+        np.testing.assert_allclose(got, make(np, n, a), rtol=1e-13, atol=1e-13)
+    assert sum(planned[1:]) == 0, planned
