@@ -8,11 +8,12 @@ the kernel takes the element count as an argument. A new length (a window,
 a shorter series, another grid) reuses the kernel.
 
 A one-dimensional such value may also read ranges of one-dimensional inputs
-(``x[1:] - x[:-1]``, ``x[::2]``, ``x[::-1]``) and positions (``arange``,
-``linspace``): each range's start and its
-input's length are arguments too (its step is written in the code: a step
-of 1 reads vectors), so a new length or offset of a stencil reuses the
-kernel.
+(``x[1:] - x[:-1]``, ``x[::2]``, ``x[::-1]``), pick elements of them by
+index arrays (``x[idx]``, ``x[x > t]``) and compute positions (``arange``,
+``linspace``): each range's start and each such input's length are
+arguments too (a range's step is written in the code: a step of 1 reads
+vectors), so a new length or offset of a stencil, or a new count of
+picked elements, reuses the kernel.
 
 A reduction of such an expression along its trailing axes (*rows*: the
 leading axes kept) or its leading axes (*columns*: the trailing axes kept)
@@ -36,8 +37,8 @@ import pymbolic.primitives as prim
 from numpy.lib.stride_tricks import as_strided
 
 import kernelcore as lp
-from kernelcore import INDEX_LIMIT, Reduction, make_loop_kernel
-from lazyarray.graph import Input, Map, Node, Reduce, walk
+from kernelcore import INDEX_LIMIT, Reduction, TypeCast, make_loop_kernel
+from lazyarray.graph import Gather, Input, Map, Node, Reduce, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -107,24 +108,48 @@ def _range(node: Node, inputs: dict[Node, KernelInput]) -> tuple[Node, int, int]
 
 def _flat_region(body: Node, inputs: dict[Node, KernelInput]) -> list[Node]:
     """:func:`_region` of *body*, ranges of inputs (see :func:`_range`)
-    taken whole, as leaves."""
+    taken whole, as leaves, without the views gathers read through."""
     def leaf(n: Node) -> bool:
         return n in inputs or (n is not body and _range(n, inputs) is not None)
-    return [n for n in walk(body, leaf) if n not in inputs]
+    region = [n for n in walk(body, leaf) if n not in inputs]
+    # (a view of a whole input that a gather picks from is read through it)
+    picked = {n.arg for n in region if _gathered(n, inputs) is not None}  # type: ignore[attr-defined]
+    if picked:
+        operands = {a for n in region if is_kind(n, "map") for a in n.args}  # type: ignore[attr-defined]
+        region = [n for n in region if n not in picked or n in operands]
+    return region
+
+
+def _gathered(node: Node, inputs: dict[Node, KernelInput]) -> Node | None:
+    """The one-dimensional input *node* picks elements of by a
+    one-dimensional index array (``x[idx]``; the input itself or a view of
+    all of it), or None."""
+    if not is_kind(node, "gather") or node.ndim != 1:
+        return None
+    arg = node.arg  # type: ignore[attr-defined]
+    read = inputs.get(arg)
+    if read is not None:
+        return arg if not read.scalar and arg.ndim == 1 else None
+    found = _range(arg, inputs)
+    return found[0] if found is not None and found[1:] == (0, 1) \
+        and found[0].shape == arg.shape else None
 
 
 def flat_views(node: Node, inputs: dict[Node, KernelInput]
                ) -> tuple[list[tuple[Node, int, int]], list[Node]]:
     """The ranges of inputs *node*'s flat kernel reads, in a fixed order,
-    as (the view, its start, its step), and the inputs they read, each once."""
+    as (the view, its start, its step), and the inputs they and its gathers
+    read (which have lengths of their own), each once."""
     body = node.arg if is_kind(node, "reduce") else node  # type: ignore[attr-defined]
-    views = []
+    views, bases = [], []
     for n in _flat_region(body, inputs):
         found = _range(n, inputs) if is_kind(n, "view") else None
         if found is not None:
-            views.append((n, *found))
-    return [(v, start, step) for v, _, start, step in views], \
-        list(dict.fromkeys(base for _, base, _, _ in views))
+            views.append((n, found[1], found[2]))
+            bases.append(found[0])
+        elif is_kind(n, "gather"):
+            bases.append(_gathered(n, inputs))  # type: ignore[arg-type]
+    return views, list(dict.fromkeys(bases))
 
 
 def _direction(node: Reduce) -> str | None:
@@ -166,9 +191,9 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
             return False
         if body in inputs:
             return inputs[body][0].shape == body.shape and bool(body.shape)
-        if not is_kind(body, "map"):
+        if not is_kind(body, "map", "gather"):
             return False
-    if not is_kind(body, "map") or not body.shape \
+    if not (is_kind(body, "map") or _gathered(body, inputs) is not None) or not body.shape \
             or not 0 < np.prod(body.shape) <= INDEX_LIMIT:
         return False
     if target.kind == "gpu" and body is node and has_narrow_rows(node.shape):
@@ -183,6 +208,10 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
             continue
         if body.ndim == 1 and is_kind(n, "iota") and n.shape == body.shape:
             continue                    # (arange, linspace: the element's position)
+        if body.ndim == 1 and _gathered(n, inputs) is not None:
+            views += 1
+            direct.add(n.indices)  # type: ignore[attr-defined]
+            continue
         if not is_kind(n, "map") or n.shape != body.shape:
             return False
         if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:  # type: ignore[attr-defined]
@@ -226,29 +255,39 @@ def flat_sizes(node: Node, inputs: dict[Node, KernelInput]) -> tuple[tuple[str, 
         reduced = int(np.prod([shape[a] for a in node.axes]))  # type: ignore[attr-defined]
         return ((SIZE_ARGUMENT, int(np.prod(shape)) // reduced), (REDUCED_ARGUMENT, reduced))
     views, bases = flat_views(node, inputs)
-    if not views:
+    if not bases:
         return sizes
     starts = ((f"{_START}{k}", int(start)) for k, (_, start, _) in enumerate(views))
     return (*sizes, *starts, *((f"{_LENGTH}{k}", base.shape[0]) for k, base in enumerate(bases)))
 
 
-class _RangeReads(Expr):
+class _FlatReads(Expr):
     """:class:`Expr` reading the stand-ins of ranges of inputs (*ranges*:
-    stand-in -> (the input's argument name, start, step)) at ``start + step*i``."""
+    stand-in -> (the input's argument name, start, step)) at ``start +
+    step*i``, and gathers from inputs (*gathers*: gather -> (the input's
+    argument name, its length)) at the index modulo the length."""
 
     def __init__(self, inputs: dict[Node, KernelInput],
-                 ranges: dict[Node, tuple[str, prim.Expression, int]]):
+                 ranges: dict[Node, tuple[str, prim.Expression, int]],
+                 gathers: dict[Node, tuple[str, prim.Expression]]):
         super().__init__(inputs)
         self.ranges = ranges
+        self.gathers = gathers
 
     def __call__(self, node: Node, index: list) -> prim.Expression:
         read = self.ranges.get(node)
-        if read is None:
-            return super().__call__(node, index)
-        name, start, step = read
-        i = index_expr(index[0])
-        position = prim.Sum((start, i if step == 1 else prim.Product((step, i))))
-        return prim.Subscript(prim.Variable(name), (position,))
+        if read is not None:
+            name, start, step = read
+            i = index_expr(index[0])
+            position = prim.Sum((start, i if step == 1 else prim.Product((step, i))))
+            return prim.Subscript(prim.Variable(name), (position,))
+        picked = self.gathers.get(node)
+        if picked is not None:
+            # (negative indices count from the end: checked to lie in [-n, n))
+            name, length = picked
+            at = TypeCast(np.dtype(np.int64), self(node.indices, index))  # type: ignore[attr-defined]
+            return prim.Subscript(prim.Variable(name), (prim.Remainder(at, length),))
+        return super().__call__(node, index)
 
 
 def _stand_in(node: Node, length: int) -> Input:
@@ -278,17 +317,24 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
         name = inputs[_range(view, inputs)[0]].name  # type: ignore[index]
         flat_inputs[stand_in] = KernelInput(stand_in, name, False)
         ranges[stand_in] = (name, prim.Variable(f"{_START}{k}"), step)
+    gathers: dict[Node, tuple[str, prim.Expression]] = {}
     for n in (_flat_region if body.ndim == 1 else _region)(body, inputs):
         if n in flat or is_kind(n, "iota"):
             # (a range's stand-in; a one-dimensional body's positions, which
             # have its length already)
             flat.setdefault(n, n)
             continue
+        if is_kind(n, "gather"):
+            g, base = cast(Gather, n), cast(Node, _gathered(n, inputs))
+            flat[n] = picked = Gather(flat[base], flat[g.indices], 0)
+            gathers[picked] = (inputs[base].name,
+                               prim.Variable(f"{_LENGTH}{bases.index(base)}"))
+            continue
         m = cast(Map, n)    # (the rest of a flat kernel: maps and constants)
         flat[n] = n if is_kind(n, "const") else Map(
             m.op, tuple(flat[a] for a in m.args), (length,), m.dtype, m.weak)
     root = flat[body]
-    expr = _RangeReads(flat_inputs, ranges) if ranges else Expr(flat_inputs)
+    expr = _FlatReads(flat_inputs, ranges, gathers) if bases else Expr(flat_inputs)
     size = prim.Variable(SIZE_ARGUMENT)
     data = [lp.GlobalArg("out", node.dtype, shape=(1,) if reduction else (size,)),
             lp.ValueArg(SIZE_ARGUMENT, np.int64)]
@@ -315,10 +361,11 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
         knl = make_loop_kernel([points], [*expr.cse_insns, assignment(out, rhs)], data,
                                name="lazyarray_kernel")
         knl = lp.split_iname(knl, "i0", group, outer_tag="g.0", inner_tag="l.0")
-    # (a range's reads are in bounds by construction: the view was checked
-    # when it was made; with symbolic starts they cannot be proven so)
+    # (reads of ranges and gathers are in bounds by construction: the view's
+    # range and the indices were checked when they were made; with symbolic
+    # starts and lengths that cannot be proven here)
     knl = lp.set_options(knl, no_numpy=True, **(
-        {"enforce_array_accesses_within_bounds": "no_check"} if views else {}))
+        {"enforce_array_accesses_within_bounds": "no_check"} if bases else {}))
     return knl.copy(target=lp.PyOpenCLTarget(fp_contract=False, math_f32=target.math_f32,
                                           math_f64=target.math_f64))
 

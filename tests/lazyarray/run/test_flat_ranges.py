@@ -111,3 +111,26 @@ def test_positions_of_new_lengths_build_nothing(layout_kind, rng, name):
         planned.append(c.planned)
         np.testing.assert_allclose(got, make(np, n, a), rtol=1e-13, atol=1e-13)
     assert sum(planned[1:]) == 0, planned
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32, np.int16])
+def test_gathers_of_new_lengths_give_numpys_values_and_build_nothing(layout_kind, rng,
+                                                                      index_dtype):
+    # x[idx] (negative indices count from the end), in expressions and sums,
+    # and boolean masks of new counts
+    planned = []
+    for n, m in [(50, 7), (9, 60_000), (5000, 300), (5001, 299), (70_000, 4096), (11, 30_000)]:
+        a, b = rng.standard_normal(n), rng.standard_normal(m)
+        idx = rng.integers(-n, n, m).astype(index_dtype)
+        with la.tier("device"), counting() as c:
+            x, i, y = la.asarray(a), la.asarray(idx), la.asarray(b)
+            got = [np.asarray(x[i]), np.asarray(x[i] * y + x[:m][::-1] if m <= n else x[i] - y),
+                   float((x[i] ** 2).sum()), np.asarray(x[x > 0.5])]
+        planned.append(c.planned)
+        want = [a[idx], a[idx] * b + a[:m][::-1] if m <= n else a[idx] - b,
+                float((a[idx] ** 2).sum()), a[a > 0.5]]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    # (the first two shapes plan the structures; each expression of m <= n
+    # and of m > n is one structure)
+    assert sum(planned[2:]) == 0, planned
