@@ -56,10 +56,11 @@ SIZE_ARGUMENT = "sn"
 REDUCED_ARGUMENT = "sr"
 #: the most input ranges a flat kernel reads (see :func:`flat_views`)
 FLAT_VIEWS = 8
-#: the most elements a flat kernel reading ranges computes: on PoCL's CPU
-#: device the generic stencil ran 1.3-1.5x as long as one built for its
-#: length at 10^6 and 10^7 elements (a build, some 0.3 s, pays for itself
-#: within a few thousand runs there), as long below
+#: the most elements a flat kernel reading ranges or gathering computes: on
+#: PoCL's CPU device a generic 1-D stencil ran 1.3-1.8x as long as one built
+#: for its length (10^5 to 10^7 elements); up to 2^20 elements that is a few
+#: tenths of a millisecond a run, less than a build (some 0.3 s) for a
+#: thousand runs, beyond it the build pays for itself sooner
 FLAT_RANGE_LIMIT = 1 << 20
 #: the first letters of the arguments of a range's start (``so0``) and of
 #: the length of an input read through ranges (``sl0``)
