@@ -29,6 +29,7 @@ from lazyarray.host.dispatch import (
     _PLAIN,
     _SCALARS,
     _WRITERS,
+    BROADCAST_OPERATIONS,
     CLASSES,
     MUTATION,
     NUMPY_SCALARS,
@@ -211,8 +212,8 @@ class HostArray(LazyArray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if host_ready(inputs, kwargs, method == "at") and not (
-                WIDE and method == "__call__" and len(inputs) > 1 and "out" not in kwargs
-                and _broadcasts_large(inputs)):
+                WIDE and method == "__call__" and ufunc.__name__ in BROADCAST_OPERATIONS
+                and len(inputs) > 1 and not kwargs and _broadcasts_large(inputs)):
             return host_call(ufunc if method == "__call__" else getattr(ufunc, method),
                              inputs, kwargs)
         return LazyArray.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
@@ -229,9 +230,9 @@ class HostArray(LazyArray):
             plain = key if kind is slice or kind is int else _host_key(key)
             if plain is not _NO:
                 value = self._hv[plain]
-                if key is None or kind is tuple and len(plain) > self._hv.ndim:
-                    # (new axes, or an Ellipsis: see WIDE)
-                    widened(value)
+                if (key is None or kind is tuple) \
+                        and getattr(value, "ndim", 0) > self._hv.ndim:
+                    widened(value)      # (new axes: see WIDE)
                 kind = type(value)
                 if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
                     # (holding(value), without the call: slicing is the hottest path)
@@ -367,12 +368,15 @@ def _binary(dunder: str):
     name = dunder.strip("_")
     reflected = name.startswith("r") and name not in ("rshift",)
     function = getattr(operator, f"__{name[1:] if reflected else name}__")
+    # (whether a large broadcast of this operator may go to the device: see
+    # BROADCAST_OPERATIONS)
+    routed = function.__name__.strip("_") in BROADCAST_OPERATIONS
 
     def binary(self, other):
         kind = type(other)
         if kind is HostArray:
             value = other._hv
-            if WIDE and (id(value) in WIDE or id(self._hv) in WIDE) \
+            if routed and WIDE and (id(value) in WIDE or id(self._hv) in WIDE) \
                     and broadcasts_large((self._hv, value)):
                 return device(self, other)
             other = value
@@ -387,7 +391,8 @@ def _binary(dunder: str):
             return device(self, other)
         elif kind is not _ndarray and kind not in _SCALARS:
             other = _unwrap(other, [])
-        elif kind is _ndarray and WIDE and (id(other) in WIDE or id(self._hv) in WIDE) \
+        elif kind is _ndarray and routed and WIDE \
+                and (id(other) in WIDE or id(self._hv) in WIDE) \
                 and broadcasts_large((self._hv, other)):
             return device(self, other)
         result = function(other, self._hv) if reflected else function(self._hv, other)

@@ -5,7 +5,7 @@ NumPy buffers, the function called, and its array results wrapped again
 work; an argument's buffer returned as it is comes back as the same handle).
 
 Public names: host_ready, host_call, quick_call, readable, wrap, wrap_array, mutated, forwarding,
-device_dtype, broadcasts_large, widened, WIDE, MUTATION, OWN_ANSWERS.
+device_dtype, broadcasts_large, widened, WIDE, BROADCAST_OPERATIONS, MUTATION, OWN_ANSWERS.
 """
 
 from __future__ import annotations
@@ -306,6 +306,18 @@ def wrap_array(value: np.ndarray) -> LazyArray:
 WIDE: dict[int, weakref.ref] = {}
 
 
+#: the operators and ufuncs (by name) whose large broadcasts of host arrays
+#: go to the device (:func:`broadcasts_large`): those whose answers, types
+#: and errors there are NumPy's for every real dtype (not ``**``: integers
+#: to negative powers raise in NumPy; not the functions NumPy computes in
+#: float16 for small integers, as ``arctan2``)
+BROADCAST_OPERATIONS = frozenset([
+    "add", "sub", "mul", "truediv", "lt", "le", "gt", "ge", "eq", "ne", "and_", "or_", "xor",
+    "and", "or", "subtract", "multiply", "true_divide", "divide", "less", "less_equal",
+    "greater", "greater_equal", "equal", "not_equal", "maximum", "minimum", "logical_and",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"])
+
+
 def widened(view: np.ndarray) -> None:
     """Note that *view* has new axes (see :data:`WIDE`)."""
     key = id(view)
@@ -327,8 +339,11 @@ def broadcasts_large(values: tuple) -> bool:
         if type(v) is _ndarray:
             size *= v.size or 1
             shapes.append(v.shape)
-            if not device_dtype(v.dtype):
+            # (real dtypes: complex comparisons are NumPy's own order)
+            if not device_dtype(v.dtype) or v.dtype.kind == "c":
                 return False
+        elif type(v) not in (int, float, bool):
+            return False
     if size <= SMALL or len(shapes) < 2:
         return False
     try:

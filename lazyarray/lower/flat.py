@@ -218,8 +218,10 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
         if target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS and n.dtype == np.float32:  # type: ignore[attr-defined]
             return False
         direct.update(n.args)  # type: ignore[attr-defined]
-    # (an input read through ranges only has a length of its own)
-    if views and np.prod(body.shape) > FLAT_RANGE_LIMIT:
+    # (an input read through ranges only has a length of its own: within
+    # 32-bit positions too, as the body)
+    if views and (np.prod(body.shape) > FLAT_RANGE_LIMIT or any(
+            np.prod(n.shape) > INDEX_LIMIT for n, _, scalar in inputs.values() if not scalar)):
         return False
     return views <= FLAT_VIEWS and all(
         n.shape == (() if scalar else body.shape) for n, _, scalar in inputs.values()

@@ -175,6 +175,29 @@ def test_small_host_arrays_broadcast_to_a_large_result_are_recorded_not_computed
     with la.tier("auto"):
         names = la.asarray(np.array(["p"] * 300, dtype=object))
         assert type(names[:, None] + names[None, :]) is HostArray
+        # (new axes spelled with fewer indices than the array has axes too)
+        assert type(x[:, None] - y[None]) is la.LazyArray
+
+
+def test_large_broadcasts_numpy_answers_differently_stay_with_numpy():
+    # integers to negative powers raise, small integers give float16 arctan2,
+    # complex comparisons are NumPy's order: such operations stay on the host
+    # whatever the result's size (found by a hunt: the device gave values)
+    x = np.arange(-150, 150)
+    small = np.arange(300).astype(np.int8)
+    z = np.arange(300) * (1 + 1j)
+    with la.tier("auto"):
+        X, S, Z = la.asarray(x), la.asarray(small), la.asarray(z)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            X[:, None] ** X[None]
+        for f in (np.arctan2, np.hypot, np.nextafter, np.ldexp):
+            got = f(S[:, None], S[None])
+            assert type(got) is HostArray
+            np.testing.assert_array_equal(got, f(small[:, None], small[None]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")      # (no fallback from the device)
+            got = np.asarray(Z[:, None] < Z[None])
+        np.testing.assert_array_equal(got, z[:, None] < z[None])
 
 
 @pytest.mark.parametrize("make", ["zeros", "ones", "empty", "full"])

@@ -134,3 +134,15 @@ def test_gathers_of_new_lengths_give_numpys_values_and_build_nothing(layout_kind
     # (the first two shapes plan the structures; each expression of m <= n
     # and of m > n is one structure)
     assert sum(planned[2:]) == 0, planned
+
+
+@pytest.mark.slow
+def test_ranges_of_arrays_beyond_32_bit_positions_are_read_right():
+    # a range of an array of more than 2^31 - 1 elements (found by a hunt:
+    # the flat kernel kept 32-bit positions and refused it)
+    a = np.zeros(2**31 + 4096, np.uint8)
+    a[2**31:2**31 + 100] = np.arange(100, dtype=np.uint8)
+    with la.tier("device"):
+        x = la.asarray(a)
+        got = np.asarray(x[2**31:2**31 + 100] + 1)
+    np.testing.assert_array_equal(got, a[2**31:2**31 + 100] + 1)
