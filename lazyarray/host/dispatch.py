@@ -312,7 +312,7 @@ WIDE: dict[int, weakref.ref] = {}
 #: to negative powers raise in NumPy; not the functions NumPy computes in
 #: float16 for small integers, as ``arctan2``)
 BROADCAST_OPERATIONS = frozenset([
-    "add", "sub", "mul", "truediv", "lt", "le", "gt", "ge", "eq", "ne", "and_", "or_", "xor",
+    "add", "sub", "mul", "truediv", "lt", "le", "gt", "ge", "eq", "ne", "xor",
     "and", "or", "subtract", "multiply", "true_divide", "divide", "less", "less_equal",
     "greater", "greater_equal", "equal", "not_equal", "maximum", "minimum", "logical_and",
     "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"])
