@@ -32,7 +32,13 @@ from arraycontext.impl.pyopencl.taggable_cl_array import TaggableCLArray, to_tag
 
 import lazyarray as la
 from lazyarray.arraycontext.compile import TRACED_INPUTS, CompiledFunction
-from lazyarray.arraycontext.freeze import compute_together, store_broadcast_operands, walk_all
+from lazyarray.arraycontext.freeze import (
+    compute_together,
+    computed_on_host,
+    numpy_values,
+    store_broadcast_operands,
+    walk_all,
+)
 from lazyarray.arraycontext.loopy_call import LoopyCaller
 from lazyarray.arraycontext.namespace import LazyNumpyFunctions
 from lazyarray.arraycontext.pending import defer, is_pending, settle
@@ -113,11 +119,16 @@ class LazyarrayArrayContext(ArrayContext):
             if isinstance(x, np.ndarray):
                 raise TypeError("to_numpy: a NumPy array is not an array of this context")
         lazy = [k for k, x in enumerate(leaves) if isinstance(x, LazyArray)]
-        values = compute_together([leaves[k].node for k in lazy], self.queue)
+        nodes = [leaves[k].node for k in lazy]
         out = list(leaves)
+        on_host = numpy_values(nodes, self.queue) if _untraced(nodes) else None
         with using_queue(self.queue):
-            for k, v in zip(lazy, values):
-                out[k] = v.get(queue=self.queue)
+            if on_host is not None:
+                for k, h in zip(lazy, on_host):
+                    out[k] = h
+            else:
+                for k, v in zip(lazy, compute_together(nodes, self.queue)):
+                    out[k] = v.get(queue=self.queue)
             for k, x in enumerate(out):
                 if isinstance(x, cla.Array):
                     if is_pending(x):
@@ -135,8 +146,10 @@ class LazyarrayArrayContext(ArrayContext):
         nodes = [leaves[k].node for k in lazy]
         # (while tracing, work that no call changes is computed later, with
         # the traced program: see lazyarray.arraycontext.pending)
-        values = defer(nodes, self.queue) if _deferrable(nodes) \
-            else compute_together(nodes, self.queue)
+        values = computed_on_host(nodes, self.queue) if _untraced(nodes) else None
+        if values is None:
+            values = defer(nodes, self.queue) if _deferrable(nodes) \
+                else compute_together(nodes, self.queue)
         out = list(leaves)
         for k, v in zip(lazy, values):
             x = leaves[k]
@@ -289,6 +302,14 @@ def _deferrable(nodes: list[Node]) -> bool:
     if not TRACED_INPUTS or not nodes or any(
             computed(n) or is_kind(n, "const") or 0 in n.shape for n in nodes):
         return False
+    return _untraced(nodes)
+
+
+def _untraced(nodes: list[Node]) -> bool:
+    """Whether no value of *nodes*' graphs reads a trace's placeholders,
+    its scalar parameters or an external call (outside a trace: always)."""
+    if not TRACED_INPUTS:
+        return True
     variant = set().union(*TRACED_INPUTS)
     return not any(n in variant or is_kind(n, "param") or getattr(n, "external", False)
                    for n in walk_all(nodes))

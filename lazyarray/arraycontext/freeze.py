@@ -18,7 +18,11 @@ flux's whole expression is recomputed for each). :func:`stage_roots` is
 what computing several arrays together (here and in ``actx.compile``)
 stores first: the shared roots and the nodes asked for.
 
-Public names: shared_roots, stage_roots, store_first, store_broadcast_operands,
+Small graphs on a CPU device met for the first times are computed by NumPy
+instead (:func:`numpy_values`, :func:`computed_on_host`).
+
+Public names: computed_on_host, numpy_values, HOST_REPEATS, shared_roots,
+stage_roots, store_first, store_broadcast_operands,
 compute_together, evaluate_all, plan_ahead, stand_in, walk_all, SHARED_MIN_OPERATIONS, FREE_KINDS.
 """
 
@@ -27,15 +31,20 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 
+import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
 from kernelcore import memory_pool
 from lazyarray.graph import Node, computed, walk
+from lazyarray.host.policy import get_tier
 from lazyarray.mapper import is_kind, is_node
 from lazyarray.run import DEVICE_LOCK, contiguous_part, default_queue, evaluate, using_queue
+from lazyarray.run.evaluation import BEFORE_EVALUATE
+from lazyarray.run.host_graph import host_values
 from lazyarray.run.prebuild import build_new_kernels, example_arguments
-from lazyarray.run.steps import Step, plan_graph
+from lazyarray.run.steps import Step, graph_structure, plan_graph
+from lazyarray.target import Target
 from lazyarray.values import _DEVICE, keep_on_device, on_device
 
 #: a node shared by several leaves is stored when its uncomputed graph holds
@@ -234,6 +243,83 @@ def compute_together(roots: Sequence[Node], queue: cl.CommandQueue | None = None
         return evaluate_all([*staged, *roots])[len(staged):]
 
 
-__all__ = ["FREE_KINDS", "SHARED_MIN_OPERATIONS", "compute_together", "evaluate_all",
-           "plan_ahead", "shared_roots", "stage_roots", "stand_in", "store_broadcast_operands",
-           "store_first", "walk_all"]
+def computed_on_host(roots: Sequence[Node], queue: cl.CommandQueue
+                     ) -> list[cla.Array] | None:
+    """The values of *roots* computed by NumPy (:func:`numpy_values`), put
+    on the device of *queue* and recorded as the nodes' values; or None."""
+    values = numpy_values(roots, queue)
+    if values is None:
+        return None
+    allocator = memory_pool(queue)
+    result = []
+    for root, value in zip(roots, values):
+        array = on_device(root)
+        if array is None:
+            array = cla.to_device(queue, value, allocator=allocator)
+            if not is_kind(root, "const"):
+                keep_on_device(root, array)
+        result.append(array)
+    return result
+
+
+def numpy_values(roots: Sequence[Node], queue: cl.CommandQueue) -> list[np.ndarray] | None:
+    """The values of *roots* computed by NumPy on the host
+    (:func:`~lazyarray.run.host_graph.host_values`), as NumPy arrays of
+    their own: only where the device of *queue* is a CPU (its memory is the
+    host's), the tier is not forced to the device, every value of their
+    graphs is within the host tier's size, and their structure is not a
+    hot one (:data:`HOST_REPEATS`: work that repeats, an eager loop's step,
+    is compiled, its launches read nothing back); else None (nothing done).
+    The caller makes sure no value of the graphs is a trace's placeholder."""
+    if all(computed(r) for r in roots):
+        return None
+    target = Target.of_queue(queue)
+    if target.kind != "cpu" or get_tier() == "device":
+        return None
+    with using_queue(queue), DEVICE_LOCK:
+        if not _still_cold(roots, target):
+            return None
+        for hook in list(BEFORE_EVALUATE):
+            for root in roots:
+                hook(root)
+        values = host_values(roots, target.host_tier_elements, _read)
+    # (C-ordered arrays that nothing else holds: views of other values and
+    # broadcast results are copied)
+    return None if values is None else [np.array(v, order="C") for v in values]
+
+
+#: how many times graphs of one structure are computed on the host before
+#: that structure runs compiled (its kernels built then): a discretization's
+#: geometry repeats a structure a few times (per face, per connection), an
+#: eager loop's step repeats it every step
+HOST_REPEATS = 16
+#: the graph structures computed on the host, and how many times (see
+#: computed_on_host)
+_MET: dict[tuple, int] = {}
+#: the most structures remembered (then the table starts afresh)
+_MET_KEPT = 4096
+
+
+def _still_cold(roots: Sequence[Node], target: Target) -> bool:
+    """Whether graphs of the structure of *roots*' were computed on the
+    host fewer than :data:`HOST_REPEATS` times (counting this one)."""
+    key = (target, *(graph_structure(r)[1] for r in roots))
+    count = _MET.get(key, 0)
+    if count >= HOST_REPEATS:
+        return False
+    if len(_MET) >= _MET_KEPT:
+        _MET.clear()
+    _MET[key] = count + 1
+    return True
+
+
+def _read(array: cla.Array) -> np.ndarray:
+    """The device array *array* on the host (its own queue's read)."""
+    if array.flags.forc:
+        return array.get()
+    return array.copy().get()
+
+
+__all__ = ["FREE_KINDS", "HOST_REPEATS", "SHARED_MIN_OPERATIONS", "compute_together",
+           "computed_on_host", "evaluate_all", "numpy_values", "plan_ahead", "shared_roots",
+           "stage_roots", "stand_in", "store_broadcast_operands", "store_first", "walk_all"]
