@@ -9,8 +9,8 @@ Workloads (``--workload``):
 - ``dg1d``: the compiled RK4 step of ``examples/dg_advection.py``.
 
 ``--fresh DIR`` runs the workload twice, each in a new process whose caches
-(lazyarray's recipes, kernelcore's code and binaries, pyopencl's and PoCL's
-compiler caches) all live in *DIR*, emptied first: the first process starts
+(lazyarray's recipes, kernelcore's code and binaries, pyopencl's, PoCL's and
+NVIDIA's compiler caches) all live in *DIR*, emptied first: the first process starts
 from nothing, the second finds what the first stored. Without it, the
 workload runs once in this process with the caches as they are.
 
@@ -175,7 +175,8 @@ def _cache_env(directory: Path) -> dict:
     env = dict(os.environ)
     env.update(XDG_CACHE_HOME=str(directory / "xdg"), POCL_CACHE_DIR=str(directory / "pocl"),
                KERNELCORE_CACHE_DIR=str(directory / "kernelcore"),
-               LAZYARRAY_CACHE_DIR=str(directory / "lazyarray"))
+               LAZYARRAY_CACHE_DIR=str(directory / "lazyarray"),
+               CUDA_CACHE_PATH=str(directory / "nv"))    # (NVIDIA's own compiler cache)
     return env
 
 

@@ -139,9 +139,32 @@ def parse_assumptions(text: str | isl.BasicSet | isl.Set | None,
     return aset.align_params(universe.space) & universe.align_params(aset.space)
 
 
+#: the most projections or alignments remembered (then their table starts afresh)
+_MEMO_KEPT = 4096
+#: alignments made (see align_to), by the object, its dimensions' names and
+#: the template's
+_ALIGNED: dict[tuple, Any] = {}
+
+
+def _names(obj: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (tuple(obj.get_var_names(dim_type.param)), tuple(obj.get_var_names(dim_type.set)))
+
+
 def align_to(obj: Any, template: Any) -> Any:
-    """*obj* in *template*'s space (dims matched by name, missing ones added)."""
-    return isl.align_spaces(obj, template, obj_bigger_ok=True)
+    """*obj* in *template*'s space (dims matched by name, missing ones added;
+    remembered as :func:`project_to`'s projections are: islpy aligns in
+    Python, one dimension at a time)."""
+    key = (type(obj), obj, _names(obj), _names(template))
+    try:
+        known = _ALIGNED.get(key)
+    except TypeError:               # (an isl object without a hash)
+        return isl.align_spaces(obj, template, obj_bigger_ok=True)
+    if known is None:
+        known = isl.align_spaces(obj, template, obj_bigger_ok=True)
+        if len(_ALIGNED) >= _MEMO_KEPT:
+            _ALIGNED.clear()
+        _ALIGNED[key] = known
+    return known
 
 
 def move_names_to_params(s: isl.Set, names: Iterable[str]) -> isl.Set:
@@ -154,14 +177,31 @@ def move_names_to_params(s: isl.Set, names: Iterable[str]) -> isl.Set:
     return s
 
 
+#: projections made (see project_to), by the set, its dimensions' names and
+#: the names kept
+_PROJECTIONS: dict[tuple, isl.Set] = {}
+
+
 def project_to(s: isl.Set, keep: Iterable[str]) -> isl.Set:
-    """Project out every set dimension not in *keep*."""
-    keep = set(keep)
-    names = [s.get_dim_name(dim_type.set, i) for i in range(s.dim(dim_type.set))]
+    """Project out every set dimension not in *keep* (remembered: code
+    generation projects the same domains for each copy of a kernel that
+    transformations make, and a projection costs far more than a lookup)."""
+    keep = frozenset(keep)
+    names = tuple(s.get_dim_name(dim_type.set, i) for i in range(s.dim(dim_type.set)))
+    if keep.issuperset(names):
+        return s
+    key = (s, names, tuple(s.get_var_names(dim_type.param)), keep)
+    known = _PROJECTIONS.get(key)
+    if known is not None:
+        return known
+    projected = s
     for i in reversed(range(len(names))):
         if names[i] not in keep:
-            s = s.project_out(dim_type.set, i, 1)
-    return s
+            projected = projected.project_out(dim_type.set, i, 1)
+    if len(_PROJECTIONS) >= _MEMO_KEPT:
+        _PROJECTIONS.clear()
+    _PROJECTIONS[key] = projected
+    return projected
 
 
 # {{{ isl -> pymbolic

@@ -42,7 +42,14 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
-from lazyarray.arraycontext.freeze import FREE_KINDS, plan_ahead, stage_roots, stand_in, walk_all
+from lazyarray.arraycontext.freeze import (
+    FREE_KINDS,
+    computed_on_host,
+    plan_ahead,
+    stage_roots,
+    stand_in,
+    walk_all,
+)
 from lazyarray.arraycontext.pending import plan_pending, settle
 from lazyarray.arraycontext.program import Program, _label
 from lazyarray.arraycontext.tags import TaggedArray, axes_of, tags_of
@@ -269,7 +276,9 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
 
     - work that reads neither (index arithmetic on the discretization's
       arrays a closure captured, say) is computed now, once
-      (:func:`invariant_frontier`), and read by every call;
+      (:func:`invariant_frontier`; by NumPy where it is small and new, see
+      :func:`~lazyarray.arraycontext.freeze.numpy_values`), and read by
+      every call;
     - what several outputs share and what was asked to be stored first
       (:func:`~lazyarray.arraycontext.freeze.stage_roots`) is planned first,
       each as a stored value the later kernels read, as ``freeze`` computes
@@ -285,6 +294,10 @@ def plan_program(out_nodes: list[Node], placeholders: list[Input], params: list[
     of their steps' kernels."""
     variant: set[Node] = set(placeholders)
     hoisted = invariant_frontier(out_nodes, variant)
+    # (small hoisted work met for the first times: computed by NumPy now, see
+    # freeze.numpy_values; the program reads its values as computed ones)
+    if hoisted and computed_on_host(hoisted, default_queue()) is not None:
+        hoisted = []
     # (under the device lock: no other thread evaluates while stand-ins hold
     # values)
     with DEVICE_LOCK:

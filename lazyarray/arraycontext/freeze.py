@@ -18,8 +18,8 @@ flux's whole expression is recomputed for each). :func:`stage_roots` is
 what computing several arrays together (here and in ``actx.compile``)
 stores first: the shared roots and the nodes asked for.
 
-Small graphs on a CPU device met for the first times are computed by NumPy
-instead (:func:`numpy_values`, :func:`computed_on_host`).
+Small graphs met for the first times are computed by NumPy instead
+(:func:`numpy_values`, :func:`computed_on_host`).
 
 Public names: computed_on_host, numpy_values, HOST_REPEATS, shared_roots,
 stage_roots, store_first, store_broadcast_operands,
@@ -265,17 +265,18 @@ def computed_on_host(roots: Sequence[Node], queue: cl.CommandQueue
 def numpy_values(roots: Sequence[Node], queue: cl.CommandQueue) -> list[np.ndarray] | None:
     """The values of *roots* computed by NumPy on the host
     (:func:`~lazyarray.run.host_graph.host_values`), as NumPy arrays of
-    their own: only where the device of *queue* is a CPU (its memory is the
-    host's), the tier is not forced to the device, every value of their
-    graphs is within the host tier's size, and their structure is not a
-    hot one (:data:`HOST_REPEATS`: work that repeats, an eager loop's step,
-    is compiled, its launches read nothing back); else None (nothing done).
-    The caller makes sure no value of the graphs is a trace's placeholder."""
-    if all(computed(r) for r in roots):
+    their own: only where the tier is not forced to the device, every value
+    of their graphs is within the host tier's size, and their structure is
+    not a hot one (:data:`HOST_REPEATS`: work that repeats, an eager loop's
+    step, is compiled, its launches read nothing back); else None (nothing
+    done). New kernels cost a build and, on PoCL, a compile at their first
+    launch (tens to hundreds of milliseconds each on a CPU or a GPU), NumPy's
+    operations on these sizes microseconds, reading the values they read
+    from a GPU some tens of microseconds each. The caller makes sure no
+    value of the graphs is a trace's placeholder."""
+    if all(computed(r) for r in roots) or get_tier() == "device":
         return None
     target = Target.of_queue(queue)
-    if target.kind != "cpu" or get_tier() == "device":
-        return None
     with using_queue(queue), DEVICE_LOCK:
         if not _still_cold(roots, target):
             return None

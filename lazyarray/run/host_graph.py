@@ -1,8 +1,8 @@
 """Small graphs computed by NumPy on the host, their values then handed to
-the device: what an array context's eager work (a mesh's connection tables,
-geometric factors, a norm) costs on a CPU device where each new kernel costs
-a build and a first-launch compile (tens to hundreds of milliseconds on
-PoCL) and NumPy's operation microseconds.
+the device: an array context's one-time work (a mesh's connection tables,
+geometric factors, what a compiled operator hoists out of its calls), where
+each new kernel costs a build (and on PoCL a compile at its first launch),
+tens to hundreds of milliseconds, and NumPy's operation microseconds.
 
 :func:`host_values` computes a graph's values when every node is of a kind
 and operation this module knows and every value (computed or read) has at

@@ -1,7 +1,8 @@
 """Freezes put off while ``actx.compile`` traces (lazyarray.arraycontext.pending):
 a discretization's geometry frozen on first use inside a compiled operator
 runs no kernel while tracing, is computed with the program, and holds the
-values that freezing at once gives (skipped where arraycontext is not
+values that freezing at once gives; small work met for the first times is
+computed by NumPy at once instead (skipped where arraycontext is not
 installed, see docs/pde-backend.md)."""
 
 import numpy as np
@@ -13,13 +14,23 @@ arraycontext = pytest.importorskip(
 
 import pyopencl as cl  # noqa: E402
 
-from lazyarray.arraycontext import LazyarrayArrayContext, pending  # noqa: E402
+import lazyarray as la  # noqa: E402
+from lazyarray.arraycontext import LazyarrayArrayContext, freeze, pending  # noqa: E402
 from lazyarray.run import STATS, default_queue  # noqa: E402
+from tests.helpers import counting  # noqa: E402
 
 
 @pytest.fixture
 def actx():
     return LazyarrayArrayContext(cl.CommandQueue(cl.Context([default_queue().device])))
+
+
+@pytest.fixture
+def auto_actx():
+    """A context with the tier chosen automatically, as users run (the
+    tests' default is ``"device"``)."""
+    with la.tier("auto"):
+        yield LazyarrayArrayContext(cl.CommandQueue(cl.Context([default_queue().device])))
 
 
 def _geometry(actx, x, memo):
@@ -138,3 +149,99 @@ def test_evaluations_sharing_nothing_leave_the_freezes_put_off(actx):
     np.testing.assert_array_equal(seen["other"], np.arange(13.0) * 2 + 1)
     np.testing.assert_allclose(seen["shared"], np.sin(x0) + x0, rtol=1e-15)
     np.testing.assert_allclose(out, _expected(x0, x0)[0], rtol=1e-14, atol=1e-14)
+
+
+# {{{ small work met for the first times, on the host
+
+def _first_geometry(actx, x, y, scale):
+    """Work as a discretization's first freezes do it (a new structure per
+    *scale*: its constant is written into the code)."""
+    r = actx.np.sqrt(x * x + y * y) + scale
+    return {"n": x / r, "area": actx.np.sum(r[:, 1:] - r[:, :-1], axis=1),
+            "index": actx.np.where(x > 0, 1, -1) * 3}
+
+
+def _first_expected(x, y, scale):
+    r = np.sqrt(x * x + y * y) + scale
+    return {"n": x / r, "area": np.sum(r[:, 1:] - r[:, :-1], axis=1),
+            "index": np.where(x > 0, 1, -1) * 3}
+
+
+def _geometry_operator(actx, x, y, memo, during):
+    """A compiled operator reading geometry frozen on first use (as grudge
+    keeps a discretization's), with what each freeze of it planned."""
+    def operator(u):
+        if "g" not in memo:
+            with counting() as froze:
+                memo["g"] = {key: actx.freeze(value)
+                             for key, value in _first_geometry(actx, x, y, 0.25).items()}
+            during.append((froze.planned, froze.launches,
+                           all(pending.is_pending(a) for a in memo["g"].values())))
+        g = {key: actx.thaw(value) for key, value in memo["g"].items()}
+        return u * g["n"] + g["area"][:, None] + g["index"]
+    return actx.compile(operator)
+
+
+def test_geometry_frozen_first_is_computed_on_the_host(auto_actx, rng):
+    """Frozen while a compiled operator is traced: the first times its work
+    is met it is computed at once, by NumPy (nothing planned, launched or
+    put off); the same work met again and again (another discretization) is
+    put off and compiled with the program. Both give NumPy's values."""
+    actx = auto_actx
+    for k in range(freeze.HOST_REPEATS + 1):
+        x0, y0, u0 = rng.standard_normal((3, 40, 6))
+        memo: dict = {}
+        during: list = []
+        rhs = _geometry_operator(actx, actx.from_numpy(x0), actx.from_numpy(y0), memo, during)
+        got = actx.to_numpy(rhs(actx.from_numpy(u0)))
+        want = _first_expected(x0, y0, 0.25)
+        if k < freeze.HOST_REPEATS:
+            assert during == [(0, 0, False)]
+            for key in want:
+                np.testing.assert_array_equal(memo["g"][key].get(), want[key])
+                assert memo["g"][key].dtype == want[key].dtype
+        else:
+            assert during[0][2]             # (put off)
+            for key in want:
+                np.testing.assert_allclose(memo["g"][key].get(), want[key], rtol=1e-14,
+                                           atol=1e-14)
+        np.testing.assert_allclose(
+            got, u0 * want["n"] + want["area"][:, None] + want["index"], rtol=1e-14,
+            atol=1e-14)
+
+
+def test_to_numpy_while_tracing_is_numpys_own_array(auto_actx, rng):
+    actx = auto_actx
+    x0 = rng.standard_normal((5, 7))
+    x = actx.from_numpy(x0)
+    seen = []
+
+    def operator(u):
+        with counting() as ran:
+            seen.append(actx.to_numpy(actx.np.cos(actx.thaw(actx.freeze(x))[::2, 1:]) ** 2
+                                      - 0.5))
+        seen.append(ran.launches)
+        return u * 2
+
+    actx.to_numpy(actx.compile(operator)(actx.from_numpy(x0)))
+    got, launches = seen
+    assert launches == 0
+    np.testing.assert_array_equal(got, np.cos(x0[::2, 1:]) ** 2 - 0.5)
+    got[0, 0] = 7.0                         # (an array of its own, writable)
+    assert got.flags.writeable and got.flags.c_contiguous
+
+
+def test_large_work_and_the_device_tier_compile(auto_actx, rng):
+    actx = auto_actx
+    big = rng.standard_normal(70_000)
+    with counting() as ran:
+        got = actx.to_numpy(actx.np.sin(actx.from_numpy(big)) * 1.5)
+    assert ran.launches > 0
+    np.testing.assert_allclose(got, np.sin(big) * 1.5, rtol=1e-14)
+    small = rng.standard_normal(30)
+    with la.tier("device"), counting() as forced:
+        got = actx.to_numpy(actx.np.cos(actx.from_numpy(small)) * 1.75)
+    assert forced.launches > 0
+    np.testing.assert_allclose(got, np.cos(small) * 1.75, rtol=1e-14)
+
+# }}}
