@@ -315,10 +315,12 @@ def _still_cold(roots: Sequence[Node], target: Target) -> bool:
 
 
 def _read(array: cla.Array) -> np.ndarray:
-    """The device array *array* on the host (its own queue's read)."""
-    if array.flags.forc:
-        return array.get()
-    return array.copy().get()
+    """The device array *array* on the host (its own queue's read); one in
+    neither C nor Fortran order is left to the device (a ValueError, which
+    :func:`~lazyarray.run.host_graph.host_values` takes as a refusal)."""
+    if not array.flags.forc:
+        raise ValueError("a computed value in neither C nor Fortran order")
+    return array.get()
 
 
 __all__ = ["FREE_KINDS", "HOST_REPEATS", "SHARED_MIN_OPERATIONS", "compute_together",
