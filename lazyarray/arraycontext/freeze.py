@@ -295,15 +295,15 @@ def numpy_values(roots: Sequence[Node], queue: cl.CommandQueue) -> list[np.ndarr
 #: eager loop's step repeats it every step
 HOST_REPEATS = 16
 #: the graph structures computed on the host, and how many times (see
-#: computed_on_host)
+#: numpy_values)
 _MET: dict[tuple, int] = {}
 #: the most structures remembered (then the table starts afresh)
 _MET_KEPT = 4096
 
 
 def _still_cold(roots: Sequence[Node], target: Target) -> bool:
-    """Whether graphs of the structure of *roots*' were computed on the
-    host fewer than :data:`HOST_REPEATS` times (counting this one)."""
+    """Whether graphs of the structure of *roots*' graphs were computed on
+    the host fewer than :data:`HOST_REPEATS` times (counting this one)."""
     key = (target, *(graph_structure(r)[1] for r in roots))
     count = _MET.get(key, 0)
     if count >= HOST_REPEATS:
