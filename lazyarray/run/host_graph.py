@@ -124,7 +124,7 @@ def host_values(roots: Sequence[Node], limit: int,
     except _NotHere as why:
         logger.debug("small graph left to the device: %s", why)
         return None
-    except (ValueError, TypeError, ArithmeticError) as error:
+    except (ValueError, TypeError, ArithmeticError, IndexError) as error:
         # (NumPy refuses it: the device's kernels compute their own answer)
         logger.debug("small graph left to the device: NumPy says %s", error)
         return None
@@ -224,8 +224,10 @@ class _HostEvaluator(NodeMapper[np.ndarray]):
         return _checked(node, scan(self.values[node.arg], axis=node.axis, dtype=node.dtype))
 
     def map_gather(self, node: Gather) -> np.ndarray:
+        # (positions read modulo the axis's extent, as the kernels read them:
+        # a write into a computed array picks its old values so)
         return _checked(node, np.take(self.values[node.arg], self.values[node.indices],
-                                      axis=node.axis))
+                                      axis=node.axis, mode="wrap"))
 
 
 def _checked(node: Node, value: np.ndarray) -> np.ndarray:

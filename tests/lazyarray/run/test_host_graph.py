@@ -133,6 +133,22 @@ def test_views_reshapes_joins_positions_scans_and_gathers(rng):
         _same(got, want)
 
 
+def test_writes_into_a_computed_array_pick_its_old_values():
+    """A write into a computed array gathers its old values at positions
+    read modulo the axis's extent (they lie outside [-n, n) from the 12th
+    column written on)."""
+    want = np.zeros((3, 20))
+    with la.tier("device"):
+        h = la.asarray(want)
+        for k in range(16):
+            np.asarray(h)                   # (computed on the device)
+            h[:, k] = k + 1.0
+            h[1, k:k + 3] = -2.0 * k
+            want[:, k] = k + 1.0
+            want[1, k:k + 3] = -2.0 * k
+            _same(host_values([h.node], LIMIT, _read)[0], want)
+
+
 def test_nan_in_max_and_sums_of_empty_axes():
     x = np.array([[1.0, np.nan, 3.0], [2.0, 0.5, -np.inf]])
     _same(_host(lambda xp, a: xp.max(a, axis=1), x), np.max(x, axis=1))
