@@ -91,7 +91,20 @@ def mean(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool =
     result_dtype = np.dtype(dtype) if dtype is not None else \
         np.mean(np.zeros(1, node.dtype)).dtype
     total = reduce("sum", node, axes, keepdims, dtype=result_dtype)
+    if result_dtype.kind == "c":
+        return _complex_mean(total, count)
     return Map("true_divide", (total, _divisor(count, result_dtype)), total.shape, result_dtype)
+
+
+def _complex_mean(total: Node, count: int) -> Node:
+    """*total* (a complex sum) over *count* as NumPy's mean divides it: by
+    an ``intp``, so in double precision (then rounded to the sum's dtype),
+    and its complex division by a real multiplies by the reciprocal."""
+    with np.errstate(divide="ignore"):
+        scale = np.float64(1) / np.float64(count)
+    wide = cast(total, np.complex128)
+    scaled = Map("multiply", (wide, Const(scale, np.float64, False)), wide.shape, wide.dtype)
+    return cast(scaled, total.dtype)
 
 
 def _divisor(count: float, dtype: np.dtype) -> Const:
