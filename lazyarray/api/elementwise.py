@@ -70,6 +70,8 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None, *, a_min:
     with _np.errstate(all="ignore"):
         dtype = _np.clip(probe(x), probe(lo), probe(hi)).dtype
     result = x.astype(dtype) if dtype != x.dtype else x
+    scalars = lo is not None and hi is not None and all(
+        (v.ndim if hasattr(v, "ndim") else _np.ndim(v)) == 0 for v in (lo, hi))
     for bound, name in ((lo, "maximum"), (hi, "minimum")):
         if bound is None:
             continue
@@ -77,7 +79,12 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None, *, a_min:
                 and dtype.kind in "iu":
             info = _np.iinfo(dtype)
             bound = _builtins.min(_builtins.max(bound, int(info.min)), int(info.max))
-        result = LazyArray(_elementwise.elementwise(name, result.node, _node(bound)))
+        # (NumPy's clip between two scalar bounds keeps x on a tie, a signed
+        # zero: the bound first; with an array bound, or one bound only
+        # (maximum(x, lo), minimum(x, hi)), the bound wins a tie; a NaN bound
+        # gives NaN either way)
+        operands = (_node(bound), result.node) if scalars else (result.node, _node(bound))
+        result = LazyArray(_elementwise.elementwise(name, *operands))
     if out is not None:
         target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if not _np.can_cast(result.dtype, getattr(target, "dtype", result.dtype), "same_kind"):

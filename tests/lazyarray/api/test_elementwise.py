@@ -314,3 +314,23 @@ def test_round_to_more_digits_than_float64_holds_gives_numpys_values(decimals):
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(la.round(la.asarray(a), decimals).get(),
                                       np.round(a, decimals))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clip_keeps_numpys_signed_zeros_and_nans(dtype):
+    """NumPy's clip between two scalar bounds keeps x on a tie (-0.0
+    clipped to [0, 2] stays -0.0); with an array bound or one bound only the
+    bound wins a tie; NaN bounds and values give NaN (the device tier gave
+    the bound on every tie)."""
+    x = np.array([1.0, np.nan, -0.0, 0.0, 3.0, -5.0, np.inf, -np.inf], dtype=dtype)
+    bounds = [(np.nan, 2.0), (0.0, np.nan), (0.0, 2.0), (-1.0, -0.0), (-1.0, 0.0),
+              (-0.0, 0.0), (None, 0.0), (-0.0, None), (2.0, 1.0), (None, -0.0), (0.0, None),
+              (np.zeros(8, dtype), -np.zeros(8, dtype)), (np.zeros(8, dtype), 1.0),
+              (-1.0, -np.zeros(8, dtype)), (np.array(0.0, dtype), np.array(1.0, dtype))]
+    for lo, hi in bounds:
+        want = np.clip(x, lo, hi)
+        with la.tier("device"):
+            got = np.asarray(la.clip(la.asarray(x), lo, hi))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
