@@ -28,6 +28,7 @@ compute_together, evaluate_all, plan_ahead, stand_in, walk_all, SHARED_MIN_OPERA
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Sequence
 
@@ -277,6 +278,8 @@ def numpy_values(roots: Sequence[Node], queue: cl.CommandQueue) -> list[np.ndarr
     if all(computed(r) for r in roots) or get_tier() == "device":
         return None
     target = Target.of_queue(queue)
+    if any(math.prod(r.shape) > target.host_tier_elements for r in roots):
+        return None             # (large work: no structure to count)
     with using_queue(queue), DEVICE_LOCK:
         if not _still_cold(roots, target):
             return None
