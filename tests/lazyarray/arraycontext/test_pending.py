@@ -244,4 +244,28 @@ def test_large_work_and_the_device_tier_compile(auto_actx, rng):
     assert forced.launches > 0
     np.testing.assert_allclose(got, np.cos(small) * 1.75, rtol=1e-14)
 
+
+def test_hoisted_work_is_computed_on_the_host(rng):
+    """Work a compiled operator hoists out of its calls (reading no
+    argument) is computed by NumPy where it is small and new: its first call
+    launches the program alone (the device tier also launches the hoisted
+    work's kernels), the same values."""
+    x0, u0 = rng.standard_normal((2, 30, 4))
+    launches, results = {}, {}
+    for tier in ("device", "auto"):
+        with la.tier(tier):
+            actx = LazyarrayArrayContext(cl.CommandQueue(cl.Context([default_queue().device])))
+            x = actx.thaw(actx.freeze(actx.from_numpy(x0)))
+            scale = {"device": 1.25, "auto": 1.5}[tier]
+
+            def operator(u, x=x, scale=scale, actx=actx):
+                return u * (actx.np.sqrt(x * x + scale) + actx.np.sin(x).sum(axis=1)[:, None])
+
+            with counting() as ran:
+                results[tier] = actx.to_numpy(actx.compile(operator)(actx.from_numpy(u0)))
+            launches[tier] = ran.launches
+        want = u0 * (np.sqrt(x0 * x0 + scale) + np.sin(x0).sum(axis=1)[:, None])
+        np.testing.assert_allclose(results[tier], want, rtol=1e-14, atol=1e-14)
+    assert launches["auto"] == 1 < launches["device"]
+
 # }}}
