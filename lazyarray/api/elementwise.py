@@ -122,7 +122,8 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, 
         if not all(v is None or _np.isfinite(v) for v in (nan, posinf, neginf)):
             return host_call(_np.nan_to_num, (x, copy, nan, posinf, neginf), {})
         parts = [nan_to_num(part, copy, nan, posinf, neginf) for part in (x.real, x.imag)]
-        return (parts[0] + 1j * parts[1]).astype(x.dtype)
+        # (finite values are x itself: rebuilt, a -0.0 imaginary part would be +0.0)
+        return where(isnan(x) | isinf(x), (parts[0] + 1j * parts[1]).astype(x.dtype), x)
     info = _np.finfo(x.dtype)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf

@@ -334,3 +334,22 @@ def test_clip_keeps_numpys_signed_zeros_and_nans(dtype):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_nan_to_num_keeps_finite_complex_values(dtype):
+    """Complex values with no NaN or infinite part come back as they are,
+    -0.0 parts included (rebuilt from their parts, a -0.0 imaginary part was
+    +0.0); the others get NumPy's replacements."""
+    z = np.array([complex(1, -0.0), complex(-0.0, -0.0), complex(-2.5, -0.0),
+                  complex(np.nan, 1), complex(np.inf, 2), complex(3, np.nan),
+                  complex(0.5, -np.inf), complex(np.nan, np.nan)], dtype=dtype)
+    finite = np.isfinite(z)
+    for kwargs in ({}, {"nan": 1.5, "posinf": 7.0, "neginf": -7.0}):
+        want = np.nan_to_num(z, **kwargs)
+        with la.tier("device"):
+            got = np.asarray(la.nan_to_num(la.asarray(z), **kwargs))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[finite].imag), np.signbit(z[finite].imag))
+        np.testing.assert_array_equal(np.signbit(got[finite].real), np.signbit(z[finite].real))
