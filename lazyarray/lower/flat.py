@@ -25,7 +25,7 @@ the reduced length as arguments.
 
 Public names: is_flat, flat_key, flat_sizes, is_single, build_flat_kernel, SIZE_ARGUMENT,
 REDUCED_ARGUMENT, SIZE_ARGUMENTS, FLAT_GROUP, FLAT_REDUCTION_LIMIT, AXIS_REDUCTION_LIMIT,
-AXIS_REDUCED_LIMIT, FLAT_VIEWS, FLAT_RANGE_LIMIT.
+AXIS_REDUCED_LIMIT, FLAT_VIEWS, FLAT_RANGE_LIMIT, BOX_ROWS, BOX_PREFIX, BOX_ARGUMENTS.
 """
 
 from __future__ import annotations
@@ -65,9 +65,15 @@ FLAT_RANGE_LIMIT = 1 << 20
 #: the first letters of the arguments of a range's start (``so0``) and of
 #: the length of an input read through ranges (``sl0``)
 _START, _LENGTH = "so", "sl"
+#: a box kernel's (:mod:`lazyarray.lower.boxes`) number of rows (the
+#: elements of its value's leading axes), the first letters of its other
+#: size arguments (extents, starts, the places where joined parts begin) and
+#: the most of those it takes
+BOX_ROWS, BOX_PREFIX, BOX_ARGUMENTS = "sw", "sb", 128
 #: the scalar arguments holding sizes and positions (not values of the graph)
-SIZE_ARGUMENTS = frozenset([SIZE_ARGUMENT, REDUCED_ARGUMENT, *(
-    f"{prefix}{k}" for prefix in (_START, _LENGTH) for k in range(FLAT_VIEWS))])
+SIZE_ARGUMENTS = frozenset([SIZE_ARGUMENT, REDUCED_ARGUMENT, BOX_ROWS, *(
+    f"{prefix}{k}" for prefix in (_START, _LENGTH) for k in range(FLAT_VIEWS)), *(
+    f"{BOX_PREFIX}{k}" for k in range(BOX_ARGUMENTS))])
 #: work-items per group, per device kind (kernelcore's elementwise defaults)
 FLAT_GROUP = {"gpu": 256, "cpu": 64}
 #: the most elements a flat reduction reads (one work-group; larger

@@ -13,7 +13,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from lazyarray.graph import Node
-from lazyarray.lower.flat import SIZE_ARGUMENT
+from lazyarray.lower.flat import BOX_ROWS, SIZE_ARGUMENT
 from lazyarray.run.launch import BoundLaunch, new_array
 
 
@@ -29,6 +29,8 @@ class SizedLaunch:
         self.group = group
         self.single = single
         self._dtype = bound.template.dtype
+        #: a box kernel's grid of rows times the last axis (BOX_ROWS)
+        self._rows = any(name == BOX_ROWS for _, name, _ in self._slots)
         self._lock = threading.Lock()
         #: a flat kernel has no global temporaries: its single launch is all
         assert not bound.kept
@@ -47,7 +49,10 @@ class SizedLaunch:
         """The result of *shape* computed from *args* (by name)."""
         count = int(args[SIZE_ARGUMENT])
         out = new_array(queue, shape, self._dtype)
-        grid = (self.group if self.single else -(-count // self.group) * self.group,)
+        grid: tuple[int, ...] = (
+            self.group if self.single else -(-count // self.group) * self.group,)
+        if self._rows:
+            grid += (int(args[BOX_ROWS]),)
         with self._lock:
             for k, name, scalar in self._slots:
                 self._kernel.set_arg(k, args[name] if scalar else

@@ -25,6 +25,7 @@ import pyopencl.array as cla
 from kernelcore import KeyedLocks, LoopKernel, get_executor, made_once
 from lazyarray.calls import launch_of
 from lazyarray.graph import Const, Map, Node, computed
+from lazyarray.lower.boxes import box_plan, build_box_kernel
 from lazyarray.lower.flat import (
     FLAT_GROUP,
     SIZE_ARGUMENTS,
@@ -128,20 +129,23 @@ class Step:
             inputs = {n: KernelInput(n, name, name in scalars)
                       for name, n in self.args if name not in SIZE_ARGUMENTS}
             target = self.compiled.target
-            self.compiled.kernel = build_flat_kernel(self.node, inputs, target) \
-                if self.compiled.group else build_kernel(self.node, inputs, target=target)
+            self.compiled.kernel = (
+                _generic_kernel(_structure_of(self.compiled), self.node, inputs, target)
+                if self.compiled.group else build_kernel(self.node, inputs, target=target))
         return self.compiled.kernel
 
 
 def plan(roots: list[Node], literals: bool = False, named: frozenset[Node] = frozenset(),
-         generic: bool = False) -> list[Step]:
+         generic: bool = False, boxes: bool = True) -> list[Step]:
     """The steps computing the stored nodes of *roots* not computed yet,
     producers first. With *literals* (a jitted function's trace, which fixes
     the constants written in the function), finite nonzero constants are
     written into the kernels (the compiler folds them) instead of being
     arguments. The nodes in *named* are stored too. With
     *generic* (eager evaluation), elementwise values get flat kernels generic
-    over the element count where :func:`~lazyarray.lower.flat.is_flat`."""
+    over the element count where :func:`~lazyarray.lower.flat.is_flat`, and
+    (with *boxes*) box kernels generic over shapes and offsets where
+    :func:`~lazyarray.lower.boxes.box_plan` finds one."""
     steps: list[Step] = []
     seen: set[Node] = set()
     target = Target.of_queue(default_queue())
@@ -153,7 +157,7 @@ def plan(roots: list[Node], literals: bool = False, named: frozenset[Node] = fro
         for node in stored:
             if on_device(node) is None and node not in seen:
                 seen.add(node)
-                steps.append(_step_for(node, stored_set, target, literals, generic))
+                steps.append(_step_for(node, stored_set, target, literals, generic, boxes))
     return steps
 
 
@@ -161,6 +165,12 @@ def plan(roots: list[Node], literals: bool = False, named: frozenset[Node] = fro
 _PLANS: dict = {}
 #: the most plans kept (then the table starts afresh)
 PLAN_CACHE_SIZE = 1024
+#: a plan with box kernels (generic over shapes and offsets, which run up to
+#: 3x as long on PoCL as kernels built for the shape) run more often than
+#: this is planned again with kernels of its shapes: a loop's step is
+#: specialized once it repeats, a window at new places or a grid of a new
+#: size never waits for a build
+SPECIALIZE_RUNS = 16
 
 
 def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
@@ -224,7 +234,12 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
     order, structure, named = graph if graph is not None else graph_structure(root)
     key = (structure, target, tuning_enabled())
     entry = _PLANS.get(key)
-    if entry is not None and entry[0] is _KERNELS and all(
+    hot = False
+    if entry is not None and entry[2] is not None:
+        # (a plan with box kernels, run once more: specialized once hot)
+        entry[2][0] += 1
+        hot = entry[2][0] > SPECIALIZE_RUNS
+    if not hot and entry is not None and entry[0] is _KERNELS and all(
             _KERNELS.get(c.key) is c for _, c, _ in entry[1] if c is not None):
         steps = []
         for i, compiled, args in entry[1]:
@@ -234,7 +249,10 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
                                             for name, j in args]))
                          if compiled is not None else _step_for(node, set(), target))
         return steps
-    steps = plan([root], named=frozenset(named), generic=True)
+    steps = plan([root], named=frozenset(named), generic=True, boxes=not hot)
+    if hot:
+        logger.info("specializing a plan run %d times with kernels generic over shapes",
+                    SPECIALIZE_RUNS)
     index = {n: k for k, n in enumerate(order)}
     if all(st.node in index and all(n in index or name in SIZE_ARGUMENTS
                                         for name, n in st.args) for st in steps):
@@ -247,8 +265,22 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
             (index[st.node], st.compiled,
              tuple((name, n if name in SIZE_ARGUMENTS else index.get(n, n))
                    for name, n in st.args))
-            for st in steps))
+            for st in steps), [0] if any(_is_box(st) for st in steps) else None)
     return steps
+
+
+def _is_box(step: Step) -> bool:
+    """Whether *step* runs a box kernel (generic over shapes and offsets)."""
+    compiled = step.compiled
+    return type(compiled) is _Compiled and compiled.group is not None \
+        and _structure_of(compiled)[0][0] == "box"
+
+
+def _structure_of(compiled: _Compiled) -> tuple:
+    """The structure key *compiled* was made for (without the target)."""
+    key = compiled.key
+    assert key is not None
+    return key[0]
 
 
 #: plans of elementwise operations on computed arrays (see :func:`plan_map`)
@@ -306,7 +338,7 @@ def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:
 
 
 def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = False,
-              generic: bool = False) -> Step:
+              generic: bool = False, boxes: bool = True) -> Step:
     if is_kind(node, "reduce") and 0 in [node.arg.shape[a] for a in node.axes]:
         return Step(node, fill=_EMPTY_REDUCTION[node.op])
     if 0 in node.shape:
@@ -321,18 +353,55 @@ def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = Fa
         # one value everywhere: a fill (pyopencl fills no complex values)
         return Step(node, fill=(node if is_kind(node, "const") else node.arg).value)
     inputs = kernel_inputs(node, stored, literals)
-    if generic and not tuning_enabled() and is_flat(node, inputs, target):
-        flat = (flat_key(node, inputs), False)
-        compiled = made_once(_KERNELS, (flat, target),
-                             lambda: _compile(flat, node, inputs, target, True), _PLANNING)
-        sizes = tuple((name, Const(n, np.int64, False)) for name, n in flat_sizes(node, inputs))
-        return Step(node, compiled=compiled, args=tuple(
-            (i.name, i.node) for i in inputs.values()) + sizes)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
     key = (kernel_structure(node, inputs), tuning_enabled())
+    if generic and not tuning_enabled():
+        found = ((flat_key(node, inputs), flat_sizes(node, inputs))
+                 if is_flat(node, inputs, target)
+                 else _box_plan(node, inputs, target, key) if boxes else None)
+        if found is not None:
+            generic_key = (found[0], False)
+            compiled = made_once(_KERNELS, (generic_key, target),
+                                 lambda: _compile(generic_key, node, inputs, target, True),
+                                 _PLANNING)
+            sizes = tuple((name, Const(n, np.int64, False)) for name, n in found[1])
+            return Step(node, compiled=compiled, args=tuple(
+                (i.name, i.node) for i in inputs.values()) + sizes)
     compiled = made_once(_KERNELS, (key, target),
                          lambda: _compile(key, node, inputs, target), _PLANNING)
     return Step(node, compiled=compiled, args=tuple((i.name, i.node) for i in inputs.values()))
+
+
+#: box structures (see :func:`_box_plan`) by the first kernel structure
+#: of their shapes planned
+_BOX_SEEN: dict = {}
+
+
+def _box_plan(node: Node, inputs: dict, target: Target, shaped: tuple
+              ) -> tuple[tuple, tuple] | None:
+    """:func:`~lazyarray.lower.boxes.box_plan` of *node*, where another shape
+    or place of its box structure was planned before (the first gets a
+    kernel of its shapes, *shaped*: a loop at one shape builds as before,
+    the second window, grid or shift builds the generic kernel, and the
+    others nothing); else None."""
+    found = box_plan(node, inputs, target)
+    if found is None:
+        return None
+    first = _BOX_SEEN.get((found[0], target))
+    if first is None:
+        if len(_BOX_SEEN) >= PLAN_CACHE_SIZE:
+            _BOX_SEEN.clear()
+        _BOX_SEEN[(found[0], target)] = shaped
+        return None
+    return None if first == shaped else found
+
+
+def _generic_kernel(key: tuple, node: Node, inputs: dict, target: Target) -> LoopKernel:
+    """The kernel generic over sizes of *node*'s structure *key*: a box
+    kernel's or a flat kernel's."""
+    if key[0][0] == "box":
+        return build_box_kernel(node, inputs, target)
+    return build_flat_kernel(node, inputs, target)
 
 
 def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = False
@@ -354,7 +423,7 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = 
             bound = SizedLaunch(loaded, group, is_single(node)) if group else loaded
         except cl.Error as e:
             logger.warning("rebuilding a kernel whose stored recipe failed: %s", e)
-    knl = None if bound is not None else build_flat_kernel(node, inputs, target) if flat \
+    knl = None if bound is not None else _generic_kernel(key, node, inputs, target) if flat \
         else build_kernel(node, inputs, target=target)
     compiled = _Compiled(knl, bound, disk_key, target, queue, group,
                          frozenset(i.name for i in inputs.values() if i.scalar))

@@ -1,0 +1,170 @@
+"""Box kernels: 2-D stencils, windows at new places and of new sizes, joins
+(``roll``, ``pad``, ``concatenate``, slice assignments with boundary rows
+and columns) and broadcasts of device arrays take their extents, starts and
+offsets as arguments. The first shape of a structure gets a kernel of its
+own (a loop at one shape runs as before), the second builds the generic
+kernel, later ones build nothing; a plan of generic kernels run more than
+``SPECIALIZE_RUNS`` times is planned again for its shapes. Results equal
+NumPy's on CPU and GPU layouts."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+import lazyarray.run.steps as steps
+from lazyarray.lower.boxes import BOX_READ_LIMIT
+from tests.helpers import counting
+
+EXPRESSIONS = {
+    "five-point stencil": lambda xp, u: (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1]
+                                         + u[:-2, 1:-1] - 4 * u[1:-1, 1:-1]),
+    "roll along rows": lambda xp, u: xp.roll(u, 3, axis=0) - u,
+    "roll along columns": lambda xp, u: xp.roll(u, -2, axis=1) * 2,
+    "periodic Laplacian": lambda xp, u: (xp.roll(u, 1, 0) + xp.roll(u, -1, 0)
+                                         + xp.roll(u, 1, 1) + xp.roll(u, -1, 1) - 4 * u),
+    "pad": lambda xp, u: xp.pad(u, 2) + 1,
+    "pad by edges": lambda xp, u: xp.pad(u, ((1, 2), (3, 0)), mode="edge"),
+    "pad by wrapping": lambda xp, u: xp.pad(u, 1, mode="wrap"),
+    "concatenate": lambda xp, u: xp.concatenate([u, 2 * u[::-1]], axis=1),
+    "window mean": lambda xp, u: u[2:5, 1:4].mean(),
+    "strided": lambda xp, u: u[::2, 1::3] * 3,
+    "broadcast row and column": lambda xp, u: u - u[:, :1] + u[:1, :],
+    "outer product of views": lambda xp, u: u[0][None, :] * u[:, 0][:, None],
+    "row of a fixed index": lambda xp, u: u[2] * 2 - u[-1],
+    "positions": lambda xp, u: u + xp.arange(u.shape[1]),
+    "sum of differences": lambda xp, u: (u[1:, :] - u[:-1, :]).sum(),
+    "largest change": lambda xp, u: xp.max(xp.abs(u[1:-1, 1:-1] - u[:-2, 1:-1])),
+}
+SHAPES = [(5, 7), (9, 9), (13, 4), (40, 33), (3, 200)]
+DTYPES = [np.float64, np.float32, np.int64, np.complex128, np.bool_]
+
+
+def _values(rng, shape, dtype):
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-50, 50, shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _jacobi(xp, p, y):
+    """The course's Laplace sweep: a stencil into the interior, then the
+    boundary columns and rows written."""
+    pn = p.copy()
+    p[1:-1, 1:-1] = (pn[1:-1, 2:] + pn[1:-1, 0:-2] + pn[2:, 1:-1] + pn[0:-2, 1:-1]) / 4
+    p[:, 0] = 0
+    p[:, -1] = y
+    p[0, :] = p[1, :]
+    p[-1, :] = p[-2, :]
+    return p
+
+
+# (no maximum of complex numbers: lazyarray refuses NumPy's lexicographic one)
+CASES = [(name, dtype) for name in sorted(EXPRESSIONS) for dtype in DTYPES
+         if not (dtype == np.complex128 and name == "largest change")]
+
+
+@pytest.mark.parametrize(("name", "dtype"), CASES)
+def test_box_kernels_give_numpys_values(layout_kind, rng, name, dtype):
+    expression = EXPRESSIONS[name]
+    for shape in SHAPES:
+        a = _values(rng, shape, dtype)
+        with np.errstate(all="ignore"):
+            try:
+                want = expression(np, a)
+            except TypeError:           # (NumPy refuses: bool subtraction)
+                with la.tier("device"), pytest.raises(TypeError):
+                    expression(la, la.asarray(a))
+                return
+        with la.tier("device"):
+            got = np.asarray(expression(la, la.asarray(a)))
+        assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype, shape
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=str(shape))
+
+
+@pytest.mark.parametrize("name", ["five-point stencil", "pad by edges", "concatenate",
+                                  "broadcast row and column", "sum of differences"])
+def test_new_shapes_build_nothing_after_the_second(layout_kind, rng, name):
+    expression = EXPRESSIONS[name]
+    planned = []
+    for shape in [(200, 201), (202, 190), (157, 300), (100, 300), (211, 233)]:
+        a = rng.standard_normal(shape)
+        with la.tier("device"), counting() as c:
+            got = np.asarray(expression(la, la.asarray(a)))
+        planned.append(c.planned)
+        np.testing.assert_allclose(got, expression(np, a), rtol=1e-12, atol=1e-12)
+    assert planned[0] >= 1 and sum(planned[2:]) == 0, planned
+
+
+def test_windows_at_new_places_and_of_new_sizes_build_nothing(layout_kind, rng):
+    # image patches: a window of a 2-D array at each place, of two sizes
+    a = rng.standard_normal((400, 300))
+    planned = []
+    with la.tier("device"):
+        x = la.asarray(a)
+        for k, (i, j) in enumerate([(3, 5), (17, 2), (40, 90), (200, 1), (111, 222)]):
+            n = 32 if k % 2 else 20
+            with counting() as c:
+                got = float(x[i:i + n, j:j + n].mean()), float(x[i:i + n, j:j + 2 * n].max())
+            planned.append(c.planned)
+            assert got[0] == pytest.approx(a[i:i + n, j:j + n].mean(), rel=1e-12)
+            assert got[1] == a[i:i + n, j:j + 2 * n].max()
+    assert sum(planned[2:]) == 0, planned
+
+
+def test_jacobi_sweeps_on_new_grids_build_nothing_and_specialize_when_hot(
+        layout_kind, rng, monkeypatch):
+    monkeypatch.setattr(steps, "SPECIALIZE_RUNS", 3)
+    planned = []
+    for n in [300, 260, 333, 280]:
+        y_host = np.linspace(0, 1, n)
+        p_host = rng.standard_normal((n, n))
+        with la.tier("device"):
+            p, y = la.asarray(p_host), la.asarray(y_host)
+            counts = []
+            for _ in range(6):
+                with counting() as c:
+                    p = _jacobi(la, p, y)
+                    got = p.get()
+                counts.append(c.planned)
+                p_host = _jacobi(np, p_host, y_host)
+                np.testing.assert_allclose(got, p_host, rtol=1e-12, atol=1e-12)
+        planned.append(counts)
+    # the first grid plans its kernel; the second the generic one, which the
+    # later grids run until their plan ran SPECIALIZE_RUNS times, then the
+    # plan is made again with kernels of the grid's shape, once
+    assert planned[0][0] >= 1 and sum(planned[0][1:]) == 0, planned
+    assert planned[1][0] >= 1, planned
+    for counts in planned[2:]:
+        assert counts[0] == 0 and sum(counts) == 1 and counts[-1] == 0, planned
+
+
+def test_slice_assignment_chains_beyond_the_read_limit_compute_right(rng):
+    # each pending "copy the next row" doubles the reads of an element's
+    # expression: past BOX_READ_LIMIT the join gets the kernel of its shape
+    writes = int(np.log2(BOX_READ_LIMIT)) + 2
+    for n in (70, 71):
+        a = rng.standard_normal((n, n))
+        with la.tier("device"):
+            p = la.asarray(a)
+            for k in range(writes):
+                p[k % 3, :] = p[k % 3 + 1, :] * 0.5
+                p[:, -1 - k % 2] = p[:, -2 - k % 2] + 1
+            got = p.get()
+        for k in range(writes):
+            a[k % 3, :] = a[k % 3 + 1, :] * 0.5
+            a[:, -1 - k % 2] = a[:, -2 - k % 2] + 1
+        np.testing.assert_allclose(got, a, rtol=1e-12, atol=1e-12)
+
+
+def test_three_dimensional_joins_keep_kernels_of_their_shape(rng):
+    # (box kernels are one- and two-dimensional: PoCL misread a 3-D value's
+    # elements whose leading axes were divided out of the row number)
+    for shape in [(1, 3, 2), (2, 3, 4), (3, 1, 5)]:
+        a = rng.standard_normal(shape)
+        with la.tier("device"):
+            got = np.asarray(np.pad(la.asarray(a), 1, constant_values=7.0))
+        np.testing.assert_array_equal(got, np.pad(a, 1, constant_values=7.0))
