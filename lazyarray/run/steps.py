@@ -165,12 +165,13 @@ def plan(roots: list[Node], literals: bool = False, named: frozenset[Node] = fro
 _PLANS: dict = {}
 #: the most plans kept (then the table starts afresh)
 PLAN_CACHE_SIZE = 1024
-#: a plan with box kernels (generic over shapes and offsets, which run up to
-#: 3x as long on PoCL as kernels built for the shape) run more often than
-#: this is planned again with kernels of its shapes: a loop's step is
-#: specialized once it repeats, a window at new places or a grid of a new
-#: size never waits for a build
-SPECIALIZE_RUNS = 16
+#: a plan with box kernels (generic over shapes and offsets: on PoCL 0.7-1.5x
+#: as long as kernels built for the shape, on an H200 up to 2x) run more
+#: often than this is planned again with kernels of its shapes: a long loop's
+#: step is specialized (a build of some 0.3-1 s with empty caches, against
+#: up to 0.7 ms a step at a million elements), a short one, a window at new
+#: places or a grid of a new size never waits for a build
+SPECIALIZE_RUNS = 100
 
 
 def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:

@@ -8,6 +8,7 @@ kernel, later ones build nothing; a plan of generic kernels run more than
 NumPy's on CPU and GPU layouts."""
 
 import numpy as np
+import pyopencl as cl
 import pytest
 
 import lazyarray as la
@@ -168,3 +169,44 @@ def test_three_dimensional_joins_keep_kernels_of_their_shape(rng):
         with la.tier("device"):
             got = np.asarray(np.pad(la.asarray(a), 1, constant_values=7.0))
         np.testing.assert_array_equal(got, np.pad(a, 1, constant_values=7.0))
+
+
+def test_sized_launches_set_only_the_arguments_that_changed(monkeypatch, rng):
+    # setting an OpenCL argument costs microseconds: a box kernel run again
+    # at the same shape sets its buffers, not its dozens of sizes again
+    from lazyarray.run.sized import SizedLaunch
+    calls = []
+    original = SizedLaunch.run
+
+    def counted(self, queue, args, shape, events=None):
+        kernel = self._kernel
+
+        class Counting:
+            kernel = self._kernel
+
+            def set_arg(self, k, value):
+                calls.append(k)
+                kernel.set_arg(k, value)
+
+        self._kernel = Counting()
+        try:
+            return original(self, queue, args, shape, events)
+        finally:
+            self._kernel = kernel
+
+    monkeypatch.setattr(SizedLaunch, "run", counted)
+    enqueue = cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
+                        lambda queue, kernel, *rest, **options: enqueue(
+                            queue, getattr(kernel, "kernel", kernel), *rest, **options))
+    expression = EXPRESSIONS["five-point stencil"]
+    with la.tier("device"):
+        for shape in [(40, 50), (41, 52)]:          # (the second shape: the box kernel)
+            np.asarray(expression(la, la.asarray(rng.standard_normal(shape))))
+        for shape, fresh in [((43, 51), True), ((43, 51), False), ((44, 51), True)]:
+            a = rng.standard_normal(shape)
+            calls.clear()
+            got = np.asarray(expression(la, la.asarray(a)))
+            np.testing.assert_allclose(got, expression(np, a), rtol=1e-12, atol=1e-12)
+            # (buffers: the result and the grid; sizes only where they changed)
+            assert (len(calls) > 2) == fresh, calls
