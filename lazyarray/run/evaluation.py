@@ -21,6 +21,7 @@ from lazyarray.run.device import DEVICE_LOCK, default_queue, queue_chosen, queue
 from lazyarray.run.progress import watch
 from lazyarray.run.steps import graph_structure, plan_graph, plan_map, run_step
 from lazyarray.target import Target
+from lazyarray.tracing import TRACING
 from lazyarray.values import holder, keep_on_device, on_device
 
 #: called with the root of each evaluation, first, while not empty (values
@@ -128,6 +129,15 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
                 "placeholders, which hold no values after the trace; return it from "
                 "the jitted function instead")
         return _in_context(root, default_queue())
+    held = _held_base(root)
+    if held is not None:
+        # a part of an array a variable holds, its work pending (a row read
+        # after a column was written into it): the array is computed first,
+        # as NumPy computes it, so the next step's work starts from a
+        # computed value (one structure a step) instead of a growing graph
+        _evaluate(held)
+        _settle_held((held,))
+        return _evaluate(root)
     part = _contiguous_part(root)
     if part is not None:
         keep_on_device(root, part)
@@ -157,6 +167,19 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
             stored.append(step.node)
     _settle_held(stored)
     return on_device(root)
+
+
+def _held_base(root: Node) -> Node | None:
+    """The array *root* is a view (or reshape) of, when its work is pending
+    and a live array handle holds it (outside a trace); else None."""
+    if not is_kind(root, "view", "reshape") or TRACING.names:
+        return None
+    base = root.arg  # type: ignore[attr-defined]
+    while is_kind(base, "view", "reshape") and not computed(base):
+        base = base.arg
+    if computed(base) or is_kind(base, "const", "param", "input") or holder(base) is None:
+        return None
+    return base
 
 
 def _settle_held(computed: Sequence[Node]) -> None:
