@@ -1,7 +1,8 @@
 """Box kernels, generic over shapes and offsets: a stored value of up to
 :data:`~lazyarray.lower.flat.FLAT_RANGE_LIMIT` elements computed elementwise
 from boxes of arrays (views of ranges along each axis, ``u[1:-1, 2:]``,
-``u[::2, :3]``, new axes, fixed indices), joins (``np.concatenate``,
+``u[::2, :3]``, new axes, fixed indices), rows or elements picked by index
+arrays (``X[idx]``, ``X[mask]``), joins (``np.concatenate``,
 ``np.roll``, ``np.pad``, the values a slice assignment makes, ``p[1:-1, 1:-1]
 = ...`` followed by boundary rows and columns), broadcasts and positions
 (``arange``), or a reduction of all the elements of such a value.
@@ -30,7 +31,7 @@ import pymbolic.primitives as prim
 
 import kernelcore as lp
 from kernelcore import INDEX_LIMIT, TypeCast, make_loop_kernel
-from lazyarray.graph import Concat, Map, Node, Reduce, View, walk
+from lazyarray.graph import Concat, Gather, Map, Node, Reduce, View, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.flat import (
     _FLAT_REDUCTIONS,
@@ -47,7 +48,6 @@ from lazyarray.lower.flat import (
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import KernelInput
-from lazyarray.plan.layouts import has_narrow_rows
 from lazyarray.target import Target
 
 #: the most axes a box kernel's value has (rows and columns: PoCL 5's
@@ -88,7 +88,7 @@ def _supported(n: Node, target: Target) -> bool:
         axes = [entry[1] for entry in cast(View, n).axis_map if entry[0] == "axis"]
         # (a transpose keeps the tiled kernels of its shape)
         return axes == sorted(set(axes))
-    return is_kind(n, "concat", "const", "iota")
+    return is_kind(n, "concat", "const", "iota", "gather")
 
 
 def _body(node: Node) -> Node:
@@ -100,7 +100,8 @@ def _positions(node: Node, inputs: dict[Node, KernelInput]
     """The size arguments of *node*'s box kernel after the element counts,
     in order, as (what it is, its value): the extents of the value (all but
     the last), of each array read, each view's starts and fixed indices, the
-    place where each join's part begins (but the first)."""
+    extent each gather picks along, the place where each join's part begins
+    (but the first)."""
     body = _body(node)
     found: list[tuple[tuple, int]] = [(("out", k), n) for k, n in enumerate(body.shape)]
     for n in walk(body, lambda n: n in inputs):
@@ -110,6 +111,9 @@ def _positions(node: Node, inputs: dict[Node, KernelInput]
         elif is_kind(n, "view"):
             found += [((n, k), entry[1] if entry[0] == "const" else entry[2])
                       for k, entry in enumerate(cast(View, n).axis_map)]
+        elif is_kind(n, "gather"):
+            g = cast(Gather, n)
+            found.append(((n, "extent"), max(g.arg.shape[g.axis], 1)))
         elif is_kind(n, "concat"):
             c = cast(Concat, n)
             offset = 0
@@ -165,17 +169,16 @@ def box_plan(node: Node, inputs: dict[Node, KernelInput], target: Target
     kernel reading *inputs*, or None where *node* gets no box kernel: it
     computes more than :data:`FLAT_RANGE_LIMIT` elements (a reduction: more
     than :data:`FLAT_REDUCTION_LIMIT`), an operation a box kernel does not
-    (reshapes, gathers, scans, inner reductions, transposes), more than
-    :data:`BOX_NDIM` axes, a GPU result with narrow rows, or an element's
-    expression of more than :data:`BOX_READ_LIMIT` reads."""
+    (reshapes, scans, inner reductions, transposes), more than
+    :data:`BOX_NDIM` axes, or an element's expression of more than
+    :data:`BOX_READ_LIMIT` reads. (Layouts of their own for the shape, as a
+    GPU's for narrow rows, come back when the plan is specialized.)"""
     body = _body(node)
     if is_kind(node, "reduce"):
         r = cast(Reduce, node)
         if r.dtype.kind == "c" or r.op not in _FLAT_REDUCTIONS or r.keepdims \
                 or len(r.axes) != body.ndim or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
             return None
-    elif target.kind == "gpu" and has_narrow_rows(node.shape):
-        return None
     if body in inputs or not 1 <= body.ndim <= BOX_NDIM or 0 in body.shape \
             or np.prod(body.shape) > FLAT_RANGE_LIMIT:
         return None
@@ -238,6 +241,14 @@ class _BoxExpr(Expr):
                 i, step = index[entry[1]], entry[3]
                 arg_index.append(prim.Sum((start, i if step == 1 else prim.Product((step, i)))))
         return self(node.arg, arg_index)
+
+    def map_gather(self, node: Gather, index: list) -> prim.Expression:  # type: ignore[override]
+        # (negative indices count from the end: checked to lie in [-n, n)
+        # when the gather was made, read modulo the extent)
+        k, m = node.axis, node.indices.ndim
+        at = TypeCast(_INT64, self(node.indices, index[k:k + m]))
+        position = prim.Remainder(at, self.names[(node, "extent")])
+        return self(node.arg, [*index[:k], position, *index[k + m:]])
 
     def map_concat(self, node: Concat, index: list) -> prim.Expression:  # type: ignore[override]
         var = index[node.axis]

@@ -17,7 +17,7 @@ from lazyarray.graph import Node
 from lazyarray.lower.flat import BOX_ROWS, SIZE_ARGUMENT
 from lazyarray.run.launch import BoundLaunch, new_array
 
-#: scalar types whose zeros have signs
+#: scalar types whose zeros (and zero parts) have signs
 _INEXACT = (float, complex, np.inexact)
 
 
@@ -63,13 +63,14 @@ class SizedLaunch:
             held = self._held
             for k, name, scalar in self._slots:
                 if scalar:
-                    # (a scalar set by the last run stays: setting an argument
+                    # (an integer set by the last run stays: setting an argument
                     # costs microseconds, and a box kernel's sizes are dozens;
-                    # floating zeros are set again, which may differ in sign)
+                    # floating values are set again: equal ones may differ in
+                    # the sign of a zero part)
                     value = args[name]
                     last = held.get(k, held)
-                    if type(last) is type(value) and last == value and (
-                            value != 0 or not isinstance(value, _INEXACT)):
+                    if type(last) is type(value) and last == value \
+                            and not isinstance(value, _INEXACT):
                         continue
                     held[k] = value
                     self._kernel.set_arg(k, value)
