@@ -136,12 +136,14 @@ def test_jacobi_sweeps_on_new_grids_build_nothing_and_specialize_when_hot(
                 np.testing.assert_allclose(got, p_host, rtol=1e-12, atol=1e-12)
         planned.append(counts)
     # the first grid plans its kernel; the second the generic one, which the
-    # later grids run until their plan ran SPECIALIZE_RUNS times, then the
-    # plan is made again with kernels of the grid's shape, once
+    # later grids run; on a CPU device until their plan ran SPECIALIZE_RUNS
+    # times, then the plan is made again with kernels of the grid's shape,
+    # once (GPUs ran box kernels as fast as shaped ones: they keep them)
     assert planned[0][0] >= 1 and sum(planned[0][1:]) == 0, planned
     assert planned[1][0] >= 1, planned
     for counts in planned[2:]:
-        assert counts[0] == 0 and sum(counts) == 1 and counts[-1] == 0, planned
+        assert counts[0] == 0 and counts[-1] == 0, planned
+        assert sum(counts) == (1 if layout_kind == "cpu" else 0), planned
 
 
 def test_slice_assignment_chains_beyond_the_read_limit_compute_right(rng):
