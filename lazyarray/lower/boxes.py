@@ -30,7 +30,7 @@ import numpy as np
 import pymbolic.primitives as prim
 
 import kernelcore as lp
-from kernelcore import INDEX_LIMIT, TypeCast, make_loop_kernel
+from kernelcore import INDEX_LIMIT, Reduction, TypeCast, make_loop_kernel
 from lazyarray.graph import Concat, Gather, Map, Node, Reduce, View, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.flat import (
@@ -42,10 +42,12 @@ from lazyarray.lower.flat import (
     FLAT_GROUP,
     FLAT_RANGE_LIMIT,
     FLAT_REDUCTION_LIMIT,
+    REDUCED_ARGUMENT,
     SIZE_ARGUMENT,
     _reduction_kernel,
 )
 from lazyarray.lower.ir import assignment, domain
+from lazyarray.lower.reduction import kernel_reduction
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import KernelInput
 from lazyarray.target import Target
@@ -54,6 +56,11 @@ from lazyarray.target import Target
 #: vectorized code read wrong elements for a 3-D value whose leading axes
 #: were split from the row number by division)
 BOX_NDIM = 2
+#: the most elements a work-item of a box kernel's reduction along one axis
+#: reduces, by the axis: along columns (axis 0) in the order NumPy adds
+#: rows; along rows (axis 1) as the flat kernels' rows (NumPy sums longer
+#: contiguous rows pairwise, rounding less)
+AXIS_REDUCED = {0: 1 << 16, 1: 1 << 12}
 #: the most reads of arrays and constants the expression of one element
 #: makes (joins of joins choose among their parts: a chain of slice
 #: assignments reading shifted rows of the previous value doubles them)
@@ -153,7 +160,8 @@ def _key(node: Node, inputs: dict[Node, KernelInput]) -> tuple:
             elif is_kind(n, "map"):
                 fields = (n.op, _broadcasts(n))  # type: ignore[attr-defined]
             elif is_kind(n, "reduce"):
-                fields = (n.op,)  # type: ignore[attr-defined]
+                r = cast(Reduce, n)
+                fields = (r.op, r.axes, r.keepdims)
             else:
                 fields = (getattr(n, "axis", None),)
             entry = (n.mapper_method, n.ndim, n.dtype.str, fields,
@@ -176,8 +184,12 @@ def box_plan(node: Node, inputs: dict[Node, KernelInput], target: Target
     body = _body(node)
     if is_kind(node, "reduce"):
         r = cast(Reduce, node)
-        if r.dtype.kind == "c" or r.op not in _FLAT_REDUCTIONS or r.keepdims \
-                or len(r.axes) != body.ndim or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
+        if r.dtype.kind == "c" or r.op not in _FLAT_REDUCTIONS:
+            return None
+        if len(r.axes) == body.ndim:
+            if r.keepdims or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
+                return None
+        elif body.ndim != 2 or body.shape[r.axes[0]] > AXIS_REDUCED[r.axes[0]]:
             return None
     if body in inputs or not 1 <= body.ndim <= BOX_NDIM or 0 in body.shape \
             or np.prod(body.shape) > FLAT_RANGE_LIMIT:
@@ -192,10 +204,21 @@ def box_plan(node: Node, inputs: dict[Node, KernelInput], target: Target
     if len(positions) > BOX_ARGUMENTS:
         return None
     last = body.shape[-1]
-    counts = ((SIZE_ARGUMENT, int(np.prod(body.shape))),) if is_kind(node, "reduce") else (
-        (SIZE_ARGUMENT, last), (BOX_ROWS, int(np.prod(body.shape)) // last))
+    if not is_kind(node, "reduce"):
+        counts: tuple = ((SIZE_ARGUMENT, last), (BOX_ROWS, int(np.prod(body.shape)) // last))
+    elif _axis(node) is None:
+        counts = ((SIZE_ARGUMENT, int(np.prod(body.shape))),)
+    else:
+        axis = cast(int, _axis(node))
+        counts = ((SIZE_ARGUMENT, body.shape[1 - axis]), (REDUCED_ARGUMENT, body.shape[axis]))
     return _key(node, inputs), (*counts, *(
         (f"{BOX_PREFIX}{k}", int(value)) for k, (_, value) in enumerate(positions)))
+
+
+def _axis(node: Node) -> int | None:
+    """The axis a box kernel's reduction *node* reduces, if not all."""
+    r = cast(Reduce, node)
+    return r.axes[0] if len(r.axes) < r.arg.ndim else None
 
 
 def _unraveled(flat: prim.Expression, extents: list[prim.Expression]) -> list:
@@ -294,7 +317,19 @@ def build_box_kernel(node: Node, inputs: dict[Node, KernelInput], target: Target
         length = own[0] if len(own) == 1 else prim.Product(tuple(own)) if own else 1
         data.append(lp.GlobalArg(name, n.dtype, shape=(length,)))
     group = FLAT_GROUP[target.kind]
-    if reduction:
+    if reduction and _axis(node) is not None:
+        data[1:1] = [lp.ValueArg(REDUCED_ARGUMENT, np.int64)]
+        data.insert(0, lp.GlobalArg("out", node.dtype, shape=(size,)))
+        i, j = v("i0"), v("j")
+        index = [j, i] if _axis(node) == 0 else [i, j]
+        outputs = domain(["i0"], {"i0": 1}, {SIZE_ARGUMENT: 1, "i0": -1, 1: -1})
+        walk_ = domain(["j"], {"j": 1}, {REDUCED_ARGUMENT: 1, "j": -1, 1: -1})
+        knl = make_loop_kernel([outputs, walk_], [assignment(
+            prim.Subscript(v("out"), (i,)),
+            Reduction(kernel_reduction(cast(Reduce, node)), ("j",), expr(body, index)))],
+            data, name="lazyarray_kernel")
+        knl = lp.split_iname(knl, "i0", group, outer_tag="g.0", inner_tag="l.0")
+    elif reduction:
         data.insert(0, lp.GlobalArg("out", node.dtype, shape=(1,)))
 
         class _Flat:

@@ -36,6 +36,9 @@ EXPRESSIONS = {
     "positions": lambda xp, u: u + xp.arange(u.shape[1]),
     "sum of differences": lambda xp, u: (u[1:, :] - u[:-1, :]).sum(),
     "largest change": lambda xp, u: xp.max(xp.abs(u[1:-1, 1:-1] - u[:-2, 1:-1])),
+    "column sums of differences": lambda xp, u: (u[1:] * 2 - u[:-1]).sum(axis=0),
+    "row maxima of a roll": lambda xp, u: xp.max(xp.roll(u, 1, axis=0) + u, axis=1,
+                                                 keepdims=True),
 }
 SHAPES = [(5, 7), (9, 9), (13, 4), (40, 33), (3, 200)]
 DTYPES = [np.float64, np.float32, np.int64, np.complex128, np.bool_]
@@ -65,7 +68,7 @@ def _jacobi(xp, p, y):
 
 # (no maximum of complex numbers: lazyarray refuses NumPy's lexicographic one)
 CASES = [(name, dtype) for name in sorted(EXPRESSIONS) for dtype in DTYPES
-         if not (dtype == np.complex128 and name == "largest change")]
+         if not (dtype == np.complex128 and name in ("largest change", "row maxima of a roll"))]
 
 
 @pytest.mark.parametrize(("name", "dtype"), CASES)
@@ -88,7 +91,8 @@ def test_box_kernels_give_numpys_values(layout_kind, rng, name, dtype):
 
 
 @pytest.mark.parametrize("name", ["five-point stencil", "pad by edges", "concatenate",
-                                  "broadcast row and column", "sum of differences"])
+                                  "broadcast row and column", "sum of differences",
+                                  "column sums of differences", "row maxima of a roll"])
 def test_new_shapes_build_nothing_after_the_second(layout_kind, rng, name):
     expression = EXPRESSIONS[name]
     planned = []
@@ -252,3 +256,19 @@ def test_scalars_equal_but_for_the_sign_of_a_zero_part_are_set_again():
                               (np.asarray(la.asarray(a)[1:, ::-1] + s), a[1:, ::-1] + s)]:
                 np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
                 np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+def test_means_of_masked_rows_build_nothing_after_the_second(layout_kind, rng):
+    # k-means' update, X[labels == j].mean(axis=0): the count of rows changes
+    # every iteration; each count would build its kernel
+    planned = []
+    for n in [300, 1000, 1001, 4000, 777]:
+        a = rng.standard_normal((n, 3))
+        labels = rng.integers(0, 3, n)
+        with la.tier("device"), counting() as c:
+            x, lab = la.asarray(a), la.asarray(labels)
+            got = [np.asarray(x[lab == j].mean(axis=0)) for j in range(3)]
+        planned.append(c.planned)
+        for j in range(3):
+            np.testing.assert_allclose(got[j], a[labels == j].mean(axis=0), rtol=1e-12)
+    assert sum(planned[2:]) == 0, planned
