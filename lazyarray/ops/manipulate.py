@@ -205,6 +205,10 @@ def pad(node: Node, pad_width: Any, mode: str = "constant", constant_values: Any
     if mode != "constant" and mode not in REINDEXING_PADS:
         raise ShapeError(f"pad: mode '{mode}' is not a re-indexing (constant, "
                          f"{', '.join(REINDEXING_PADS)})")
+    if mode == "constant":
+        # (NumPy's own checks of the values: their shape, Python integers
+        # outside the dtype's range)
+        np.pad(np.zeros((1,) * node.ndim, node.dtype), 1, constant_values=constant_values)
     values = np.broadcast_to(np.asarray(constant_values), (node.ndim, 2))
     for axis, (before, after) in enumerate(widths.tolist()):
         if before == after == 0:

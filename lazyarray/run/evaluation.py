@@ -6,6 +6,7 @@ Public names: evaluate, inputs_queue, contiguous_part, BEFORE_EVALUATE.
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -169,15 +170,22 @@ def _evaluate(root: Node, graph: tuple | None = None) -> cla.Array:
     return on_device(root)
 
 
+#: the most elements of a held array computed for reading a part of it (a
+#: row of a larger one is computed alone: the whole might not fit the device)
+HELD_BASE_LIMIT = 1 << 24
+
+
 def _held_base(root: Node) -> Node | None:
-    """The array *root* is a view (or reshape) of, when its work is pending
-    and a live array handle holds it (outside a trace); else None."""
+    """The array *root* is a view (or reshape) of, when its work is pending,
+    a live array handle holds it (outside a trace) and it has at most
+    :data:`HELD_BASE_LIMIT` elements; else None."""
     if not is_kind(root, "view", "reshape") or TRACING.names:
         return None
     base = root.arg  # type: ignore[attr-defined]
     while is_kind(base, "view", "reshape") and not computed(base):
         base = base.arg
-    if computed(base) or is_kind(base, "const", "param", "input") or holder(base) is None:
+    if computed(base) or is_kind(base, "const", "param", "input") \
+            or math.prod(base.shape) > HELD_BASE_LIMIT or holder(base) is None:
         return None
     return base
 

@@ -120,3 +120,13 @@ def test_padded_stencil_is_one_kernel(queue):
     assert ran.launches == 1
     pa = np.pad(a, 1, mode="edge")
     np.testing.assert_allclose(got, pa[2:, 1:-1] + pa[:-2, 1:-1] - 2 * a, rtol=1e-6)
+
+
+@pytest.mark.parametrize("value", [200, np.uint8(200), 2**40])
+def test_pad_refuses_values_outside_the_dtype_as_numpy(value):
+    # (helper session's find: the constant was cast, 200 padding int8 with -56)
+    a = np.arange(6, dtype=np.int8).reshape(2, 3)
+    with pytest.raises(OverflowError):
+        np.pad(a, 1, constant_values=value)
+    with la.tier("device"), pytest.raises(OverflowError):
+        np.pad(la.asarray(a), 1, constant_values=value)

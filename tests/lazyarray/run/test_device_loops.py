@@ -322,3 +322,18 @@ def test_a_row_read_after_a_column_write_computes_the_held_array(queue, rng):
             assert type(h.node) is Input                # (computed: a leaf)
     np.testing.assert_array_equal(h.get(), history)
     assert sum(built[3:]) == 0, built
+
+
+def test_a_part_of_a_held_array_beyond_the_limit_is_computed_alone(queue, rng, monkeypatch):
+    # (helper session's find: a row of la.eye(25000) computed all 4.7 GiB
+    # first, more than the device's largest buffer)
+    monkeypatch.setattr(evaluation, "HELD_BASE_LIMIT", 1000)
+    a = rng.standard_normal((40, 40))
+    with la.tier("device"):
+        x = la.asarray(a) * 2 + 1
+        row = np.asarray(x[3])
+        assert type(x.node) is not Input                # (still pending)
+        small = la.asarray(a[:20, :20]) * 2 + 1
+        np.testing.assert_array_equal(np.asarray(small[3]), (a[:20, :20] * 2 + 1)[3])
+        assert type(small.node) is Input                # (computed: within the limit)
+    np.testing.assert_array_equal(row, (a * 2 + 1)[3])
