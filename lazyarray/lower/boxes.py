@@ -189,8 +189,9 @@ def box_plan(node: Node, inputs: dict[Node, KernelInput], target: Target
         if len(r.axes) == body.ndim:
             if r.keepdims or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
                 return None
-        elif body.ndim != 2 or body.shape[r.axes[0]] > AXIS_REDUCED[r.axes[0]]:
-            return None
+        elif body.ndim != 2 or len(r.axes) != 1 \
+                or body.shape[r.axes[0]] > AXIS_REDUCED[r.axes[0]]:
+            return None             # (not axis=(), an identity)
     if body in inputs or not 1 <= body.ndim <= BOX_NDIM or 0 in body.shape \
             or np.prod(body.shape) > FLAT_RANGE_LIMIT:
         return None

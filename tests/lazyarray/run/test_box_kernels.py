@@ -272,3 +272,14 @@ def test_means_of_masked_rows_build_nothing_after_the_second(layout_kind, rng):
         for j in range(3):
             np.testing.assert_allclose(got[j], a[labels == j].mean(axis=0), rtol=1e-12)
     assert sum(planned[2:]) == 0, planned
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "var"])
+def test_reductions_over_no_axes_are_identities_at_every_shape(op):
+    # (the slow fuzzer's find on the H200: axis=() reached the axis path and
+    # raised IndexError from the second shape on)
+    for shape in [(3, 4), (5, 6), (7, 2)]:
+        a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+        with la.tier("device"):
+            got = np.asarray(getattr(la.pad(la.asarray(a), 1, mode="wrap") * 2, op)(axis=()))
+        np.testing.assert_array_equal(got, getattr(np.pad(a, 1, mode="wrap") * 2, op)(axis=()))
