@@ -16,6 +16,7 @@ import lazyarray.run.steps as steps
 from lazyarray.lower.boxes import BOX_READ_LIMIT
 from lazyarray.lower.flat import SIZE_ARGUMENTS
 from tests.helpers import counting
+from tests.lazyarray.run.test_flat_ranges import _values
 
 EXPRESSIONS = {
     "five-point stencil": lambda xp, u: (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1]
@@ -42,16 +43,6 @@ EXPRESSIONS = {
 }
 SHAPES = [(5, 7), (9, 9), (13, 4), (40, 33), (3, 200)]
 DTYPES = [np.float64, np.float32, np.int64, np.complex128, np.bool_]
-
-
-def _values(rng, shape, dtype):
-    if dtype == np.bool_:
-        return rng.random(shape) > 0.5
-    if np.dtype(dtype).kind in "iu":
-        return rng.integers(-50, 50, shape).astype(dtype)
-    if np.dtype(dtype).kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def _jacobi(xp, p, y):
