@@ -246,13 +246,15 @@ class OpenCLTarget(CFamilyTarget):
 #: pyopencl's gives NaN); sqrt keeps the sign of a zero imaginary part,
 #: as in C99 and NumPy (sqrt(-1 - 0j) is -1j, pyopencl's gives +1j); tanh and
 #: tan use Kahan's formulas (pyopencl's divide by 1 + cos(2y), which cancels
-#: near the poles: tanh(1.5707j) came out inf in single precision); sqrt
+#: near the poles: tanh(1.5707j) came out inf in single precision); log
+#: computes log|z| from |z|^2 - 1 near |z| = 1 (pyopencl's log(|z|) lost up
+#: to half the digits of the real part there); sqrt
 #: neither overflows near the largest values nor loses bits on subnormal ones.
 #: Values that are not finite (sqrt: NaN) go to pyopencl's functions, except
 #: for exp, sinh, cosh and tanh, whose infinite and NaN parts give C99's
 #: Annex G values (as NumPy's and the Array API's: exp(inf + 0j) is inf + 0j,
 #: where exp(x) * cis(y) would make the imaginary part inf * 0 = NaN).
-_COMPLEX_OWN = ("sqrt", "tanh", "tan", "exp", "expm1", "sinh", "cosh")
+_COMPLEX_OWN = ("sqrt", "tanh", "tan", "exp", "expm1", "sinh", "cosh", "log")
 #: complex sqrt scales its operand by 1/4 above *huge* (where |z| + |x|
 #: overflows), and by *up* (2**24, 2**54) below *tiny* (subnormal halves lose
 #: bits), its result by 2 or *down*
@@ -327,6 +329,24 @@ inline {p}_t kc_{p}_exp({p}_t a)
   if (isinf(x))
     return x > 0 ? kc_{p}_make(x, NAN) : kc_{p}_make(0, 0);
   return kc_{p}_make(NAN, NAN);
+}}
+inline {p}_t kc_{p}_log({p}_t a)
+{{
+  {r} x = fabs(a.real), y = fabs(a.imag);
+  if (!isfinite(x) || !isfinite(y) || (x == 0 && y == 0))
+    return {p}_log(a);
+  {r} hi = fmax(x, y), lo = fmin(x, y), re;
+  if (hi >= ({r}) 0.5 && hi < 2) {{
+    /* |z|^2 - 1 = 2d + lo^2 + d^2 with d = hi - 1 (exact), the squares
+       split exactly by fma: log|z| = log1p(|z|^2 - 1) / 2 keeps its
+       digits near |z| = 1, where log(hypot(x, y)) cancels. Where the
+       terms cancel, 2d + lo^2 and then + d^2 are exact (Sterbenz: |d| <=
+       1/2 makes d^2 <= |2d| / 4), the squares' low parts come last */
+    {r} d = hi - 1, p = d * d, pe = fma(d, d, -p), q = lo * lo, qe = fma(lo, lo, -q);
+    re = ({r}) 0.5 * log1p(((2 * d + q) + p) + (pe + qe));
+  }} else
+    re = log(hypot(x, y));
+  return kc_{p}_make(re, atan2(a.imag, a.real));
 }}
 inline {p}_t kc_{p}_expm1({p}_t a)
 {{
