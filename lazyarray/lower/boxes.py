@@ -45,6 +45,7 @@ from lazyarray.lower.flat import (
     REDUCED_ARGUMENT,
     SIZE_ARGUMENT,
     _reduction_kernel,
+    _region,
 )
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -68,12 +69,6 @@ BOX_READ_LIMIT = 256
 _INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
 
 
-def _region(body: Node, inputs: dict[Node, KernelInput]) -> list[Node]:
-    """The nodes the kernel computes, operands first (stored values and
-    scalars are read, not computed)."""
-    return [n for n in walk(body, lambda n: n in inputs) if n not in inputs]
-
-
 def _reads(body: Node, region: list[Node]) -> int:
     """How many reads of leaves the expression of one element of *body*
     makes, every operand expanded where it is used."""
@@ -87,7 +82,7 @@ def _reads(body: Node, region: list[Node]) -> int:
 def _supported(n: Node, target: Target) -> bool:
     """Whether a box kernel computes *n* inside: an elementwise operation
     (not one with a vector version of its own on a CPU), a view keeping the
-    order of the axes, a join, a constant or a position."""
+    order of the axes, a join, a gather, a constant or a position."""
     if is_kind(n, "map"):
         return not (target.kind == "cpu" and n.op in _VECTOR_FUNCTIONS  # type: ignore[attr-defined]
                     and n.dtype == np.float32)

@@ -356,11 +356,11 @@ def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = Fa
         # one value everywhere: a fill (pyopencl fills no complex values)
         return Step(node, fill=(node if is_kind(node, "const") else node.arg).value)
     inputs = kernel_inputs(node, stored, literals)
+    flat = generic and not tuning_enabled() and is_flat(node, inputs, target)
     # tuned kernels are kept apart: turning tuning on tunes kernels run before
-    key = (kernel_structure(node, inputs), tuning_enabled())
+    key = None if flat else (kernel_structure(node, inputs), tuning_enabled())
     if generic and not tuning_enabled():
-        found = ((flat_key(node, inputs), flat_sizes(node, inputs))
-                 if is_flat(node, inputs, target)
+        found = ((flat_key(node, inputs), flat_sizes(node, inputs)) if key is None
                  else _box_plan(node, inputs, target, key) if boxes else None)
         if found is not None:
             generic_key = (found[0], False)
@@ -370,8 +370,10 @@ def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = Fa
             sizes = tuple((name, Const(n, np.int64, False)) for name, n in found[1])
             return Step(node, compiled=compiled, args=tuple(
                 (i.name, i.node) for i in inputs.values()) + sizes)
-    compiled = made_once(_KERNELS, (key, target),
-                         lambda: _compile(key, node, inputs, target), _PLANNING)
+    assert key is not None              # (a flat kernel was returned above)
+    shaped = key
+    compiled = made_once(_KERNELS, (shaped, target),
+                         lambda: _compile(shaped, node, inputs, target), _PLANNING)
     return Step(node, compiled=compiled, args=tuple((i.name, i.node) for i in inputs.values()))
 
 
