@@ -32,11 +32,15 @@ _HELPERS = {"kc_round_tf32": (
     "  return isnan(x) ? x : as_float((as_uint(x) + 0x1000u) & 0xffffe000u);\n}")}
 #: abs of signed integers wrapping as NumPy's (abs of the most negative value is
 #: itself): OpenCL's built-in may let the compiler assume a result >= 0
-for _ctype, _unsigned in (("char", "uint"), ("short", "uint"), ("int", "uint"),
-                          ("long", "ulong")):
+#: (char and short: the abs of their int value, narrowed; int and long: negated
+#: in the unsigned type and reinterpreted. NVIDIA's compiler gave 32768 for
+#: every short form that selects a negation of the short itself)
+for _ctype in ("char", "short", "int", "long"):
+    _body = (f"({_ctype}) abs((int) a)" if _ctype in ("char", "short") else
+             "(int) abs((long) a)" if _ctype == "int" else
+             "a < 0 ? as_long((ulong) 0 - as_ulong(a)) : a")
     _HELPERS[f"kc_abs_{_ctype}"] = (
-        f"inline {_ctype} kc_abs_{_ctype}({_ctype} a)\n{{\n"
-        f"  return a < 0 ? ({_ctype}) (({_unsigned}) 0 - ({_unsigned}) a) : a;\n}}")
+        f"inline {_ctype} kc_abs_{_ctype}({_ctype} a)\n{{\n  return {_body};\n}}")
 
 
 #: complex abs by kernelcore's hypot of float64 (``math_f64="branch_free"``:
