@@ -137,8 +137,11 @@ def angle(z: Any, deg: bool = False) -> LazyArray:
     z = asarray(z)
     if z.dtype.kind == "c":
         result = arctan2(z.imag, z.real)
+    elif z.dtype in (_np.int8, _np.uint8):
+        raise DTypeError(f"angle of {z.dtype} computes in float16 in NumPy, which lazyarray "
+                         "does not support; cast the array to float32 first")
     else:
-        result = arctan2(0, z) if z.dtype.kind == "f" else arctan2(0.0, z)
+        result = arctan2(0, z)      # (NumPy's types: float32 for int16, float64 for int32)
     return result * (180 / _np.pi) if deg else result
 
 

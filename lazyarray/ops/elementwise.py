@@ -437,7 +437,13 @@ def round_half_even(x: Node, decimals: int = 0) -> Node:
     decimals = int(decimals)
     if x.dtype.kind == "c":
         raise NoDeviceVersion("round of complex values is not supported on the device yet")
-    if x.dtype.kind in "biu":
+    if x.dtype.kind == "b":
+        if decimals == 0:
+            raise DTypeError("round of bool computes in float16 in NumPy, which lazyarray "
+                             "does not support; cast the array to float32 first")
+        raise DTypeError(f"round of bool to {decimals} decimals: NumPy cannot cast the "
+                         "float64 result to bool either")
+    if x.dtype.kind in "iu":
         if decimals >= 0:
             return x
         factor = _power_of_ten(-decimals)

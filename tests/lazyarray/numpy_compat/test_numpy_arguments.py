@@ -116,6 +116,36 @@ def test_angle_of_complex_values(tier, dtype):
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint16,
+                                   np.int32, np.uint64, np.float32, np.float64])
+def test_angle_of_real_values_has_numpys_dtype_or_refuses_float16(tier, dtype):
+    a = np.array([3, 0, 1, 0], dtype) if dtype in (np.bool_, np.uint8, np.uint16, np.uint64) \
+        else np.array([-3, 0, 2, -0.0 if np.dtype(dtype).kind == "f" else 5], dtype)
+    for deg in (False, True):
+        want = np.angle(a, deg=deg)
+        if want.dtype == np.float16 and tier == "device":
+            with pytest.raises(la.DTypeError, match="float16"):
+                la.angle(la.asarray(a), deg=deg)
+            continue
+        got = np.asarray(la.angle(la.asarray(a), deg=deg))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_round_of_bool_is_numpys_float16_or_refused(tier):
+    a = np.array([True, False])
+    if tier == "host":
+        got = np.round(la.asarray(a))
+        assert np.asarray(got).dtype == np.float16
+        np.testing.assert_array_equal(np.asarray(got), np.round(a))
+        return
+    with pytest.raises(la.DTypeError, match="float16"):
+        np.round(la.asarray(a))
+    with pytest.raises(TypeError):
+        np.round(la.asarray(a), 1)
+
+
 def test_transpose_axes_are_checked_as_numpy_checks_them(tier):
     x = la.ones((300, 400))
     for axes in [(1, 2), (0, 3), (-3, 0)]:
