@@ -319,9 +319,10 @@ class _Jitted:
                 if program is None:
                     program, data, _, _ = self._program(args, kwargs)
                     self._by_shapes[key] = program
+                arrays = [args[k] for k in order]
                 if program.simple is not None:
-                    return run_simple(program, data)
-                return run_program(program, data, [], [args[k] for k in order])
+                    return run_simple(program, data, arrays)
+                return run_program(program, data, [], arrays)
         return run_program(*self._program(args, kwargs))
 
     def _program(self, args, kwargs) -> tuple[Program, list, list, list]:

@@ -65,17 +65,20 @@ class Program:
 
     @functools.cached_property
     def simple(self) -> tuple | None:
-        """Where every step reads only array arguments and earlier steps, and
-        the result is the last step's value, alone (the common call): the
-        steps, each with its sources as positions in the list of the array
-        arguments followed by the steps' values. Else None."""
-        if not (self.structure == SINGLE and not self.written and self.steps
-                and not self.supplies
+        """Where every step reads only array arguments and earlier steps, the
+        result is the last step's value, alone, and any array argument the
+        function assigned into gets a step's value (the common call, a time
+        step ``u[1:-1] = ...; return u`` included): the steps, each with its
+        sources as positions in the list of the array arguments followed by
+        the steps' values, a constant scalar as ``("value", v)``. Else None."""
+        if not (self.structure == SINGLE and self.steps and not self.supplies
+                and all(kind == "step" for _, (kind, _) in self.written)
                 and self.outputs == (("step", len(self.steps) - 1),)
-                and all(kind in ("arg", "step") for _, sources in self.steps
+                and all(kind in ("arg", "step", "value") for _, sources in self.steps
                         for _, (kind, _) in sources)):
             return None
-        return tuple((step, tuple((name, what if kind == "arg" else self.arrays + what)
+        return tuple((step, tuple((name, what if kind == "arg" else ("value", what)
+                                   if kind == "value" else self.arrays + what)
                                   for name, (kind, what) in sources))
                      for step, sources in self.steps)
 
@@ -139,11 +142,12 @@ def _param_values(program: Program, scalars: list) -> list:
     return values
 
 
-def run_simple(program: Program, data: list) -> LazyArray:
-    """:func:`run_program` of a program with :attr:`Program.simple` steps: once
-    every step ran on this queue, their bound launches directly (no
-    arguments by name, no per-step checks: the inputs start at their
-    buffers' beginning and kernels are not timed)."""
+def run_simple(program: Program, data: list, arrays: list) -> LazyArray:
+    """:func:`run_program` of a program with :attr:`Program.simple` steps (its
+    array arguments on the device *data*, as passed *arrays*): once every
+    step ran on this queue, their bound launches directly (no arguments by
+    name, no per-step checks: the inputs start at their buffers' beginning
+    and kernels are not timed)."""
     queue = _run.default_queue()
     direct = program.direct.get(queue.int_ptr)
     values = data[:]
@@ -155,15 +159,24 @@ def run_simple(program: Program, data: list) -> LazyArray:
             for bound, slots in direct:
                 values.append(bound.run_at(queue, values, slots))
             _run.STATS["launches"] += len(direct)
-            return LazyArray._holding(values[-1])
+            return _simple_result(program, values, arrays)
     steps = program.simple
     assert steps is not None
     with _run.progress.watch([step for step, _ in steps], program.started, program.label):
         for step, sources in steps:
-            values.append(_run.run_step(step, queue,
-                                        {name: values[k] for name, k in sources}))
+            values.append(_run.run_step(step, queue, {
+                name: values[k] if k.__class__ is int else k[1] for name, k in sources}))
     if direct is None:
         program.direct[queue.int_ptr] = _direct_launches(steps, queue)
+    return _simple_result(program, values, arrays)
+
+
+def _simple_result(program: Program, values: list, arrays: list) -> LazyArray:
+    """The result of a simple call whose values (the array arguments', then
+    the steps') are *values*, after the arguments the function assigned into
+    got theirs."""
+    for k, (_, what) in program.written:
+        _write_back(arrays[k], values[program.arrays + what])
     return LazyArray._holding(values[-1])
 
 

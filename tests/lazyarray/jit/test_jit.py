@@ -446,3 +446,36 @@ def test_a_traced_size_says_to_make_it_static():
     with la.tier("device"), pytest.raises(la.ConcretizationError,
                                           match="(?s)use as an index or size.*static"):
         zeros_like_n(la.asarray(np.ones(3)), 3)
+
+
+def test_a_time_step_writing_into_its_argument_replays_its_bound_launch(queue, monkeypatch):
+    # (u[1:-1] = ...; return u: the caller's array and the result get the
+    # step's value, and later calls launch the bound kernel directly, with no
+    # per-step planning or arguments by name)
+    @la.jit
+    def step(u):
+        u[1:-1] = u[1:-1] + 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[0] = 0
+        return u
+
+    h = np.sin(np.linspace(0, 3, 200))
+    u = la.asarray(h.copy())
+    for _ in range(3):
+        old = u
+        u = step(u)
+        h[1:-1] = h[1:-1] + 0.25 * (h[2:] - 2 * h[1:-1] + h[:-2])
+        h[0] = 0
+        np.testing.assert_allclose(np.asarray(old), h, rtol=1e-15, atol=0)
+    import lazyarray.run as run
+    planned = []
+    original = run.run_step
+    monkeypatch.setattr(run, "run_step", lambda *a, **k: planned.append(1) or original(*a, **k))
+    with counting() as ran:
+        for _ in range(5):
+            old = u
+            u = step(u)
+            h[1:-1] = h[1:-1] + 0.25 * (h[2:] - 2 * h[1:-1] + h[:-2])
+            h[0] = 0
+        np.testing.assert_allclose(np.asarray(u), h, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(np.asarray(old), h, rtol=1e-14, atol=1e-300)
+    assert ran.launches == 5 and not planned and step.trace_count == 1
