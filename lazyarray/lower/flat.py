@@ -190,7 +190,7 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
         if node.dtype.kind == "c" or node.op not in _FLAT_REDUCTIONS:
             return False
         if len(node.axes) == body.ndim:
-            if node.keepdims or np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
+            if np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
                 return False
         elif target.kind != "cpu" or _direction(node) is None \
                 or np.prod(body.shape) > AXIS_REDUCTION_LIMIT \

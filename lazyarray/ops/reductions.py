@@ -122,7 +122,10 @@ def var(node: Node, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
     """Variance over *axis* with *ddof* delta degrees of freedom (NumPy's var)."""
     axes = normalize_axes(axis, node.ndim)
     count = int(np.prod([node.shape[a] for a in axes], dtype=np.int64))
-    centered = elementwise("subtract", node, mean(node, axes, True, dtype))
+    # (over every axis, a 0-d mean: a scalar operand of a flat kernel, whose
+    # windows at new offsets and lengths reuse it)
+    centered = elementwise("subtract", node,
+                           mean(node, axes, len(axes) < node.ndim, dtype))
     if centered.dtype.kind == "c":      # |d|^2, a real value
         re, im = real_part(centered), imag_part(centered)
         squares = elementwise("add", elementwise("multiply", re, re),

@@ -146,3 +146,25 @@ def test_ranges_of_arrays_beyond_32_bit_positions_are_read_right():
         x = la.asarray(a)
         got = np.asarray(x[2**31:2**31 + 100] + 1)
     np.testing.assert_array_equal(got, a[2**31:2**31 + 100] + 1)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "centred sum", "keepdims mean"])
+def test_windows_of_statistics_at_new_offsets_and_lengths_build_nothing(layout_kind, rng,
+                                                                         name):
+    # (the sliding windows: var and std centre on a 0-d mean, a
+    # scalar operand; a full reduction kept as (1,) is flat too)
+    statistic = {"var": lambda xp, w: w.var(), "std": lambda xp, w: xp.std(w, ddof=1),
+                 "centred sum": lambda xp, w: xp.abs(w - w.mean()).sum(),
+                 "keepdims mean": lambda xp, w: w.mean(keepdims=True)}[name]
+    a = rng.standard_normal(50_000)
+    planned = []
+    with la.tier("device"):
+        x = la.asarray(a)
+        for i in range(30):
+            with counting() as c:
+                got = np.asarray(statistic(la, x[i * 37:i * 37 + 1000 + 13 * i]))
+            planned.append(c.planned)
+            want = statistic(np, a[i * 37:i * 37 + 1000 + 13 * i])
+            assert got.shape == np.shape(want)
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert sum(planned[10:]) == 0, planned
