@@ -2,8 +2,9 @@
 value whose operands all have its shape (or are scalars) is computed over
 its elements in C order, ``out[k] = f(in0[k], in1[k], ...)``, and a
 reduction of all the elements of such an expression (up to
-:data:`FLAT_REDUCTION_LIMIT` of them) by one work-group, each work-item
-reducing every ``group``-th element and the group combining their results;
+:data:`FLAT_REDUCTION_LIMIT` of them; argmax and argmin of real values too)
+by one work-group, each work-item reducing every ``group``-th element and the
+group combining their results;
 the kernel takes the element count as an argument. A new length (a window,
 a shorter series, another grid) reuses the kernel.
 
@@ -86,8 +87,10 @@ AXIS_REDUCTION_LIMIT = 1 << 16
 #: longer rows or columns, as (1, 65536) ones, keep the layouts that split
 #: them into lanes and parts, faster and rounding less)
 AXIS_REDUCED_LIMIT = 1 << 12
-#: the reductions a work-group combines (positions, as argmax's, are not)
+#: the reductions a work-group combines (positions of all the elements too:
+#: argmax and argmin of real values, see :func:`_arg_kernel`)
 _FLAT_REDUCTIONS = frozenset({"sum", "product", "max", "min", "any", "all"})
+_FLAT_ARG_REDUCTIONS = {"argmax": "max", "argmin": "min"}
 #: float32 functions with a vector version on CPUs (those kernels keep their layout)
 _VECTOR_FUNCTIONS = ("sin", "cos")
 
@@ -187,7 +190,10 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
         body = node.arg
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)
-        if node.dtype.kind == "c" or node.op not in _FLAT_REDUCTIONS:
+        if node.op in _FLAT_ARG_REDUCTIONS:
+            if body.dtype.kind not in "iuf" or len(node.axes) != body.ndim:
+                return False
+        elif node.dtype.kind == "c" or node.op not in _FLAT_REDUCTIONS:
             return False
         if len(node.axes) == body.ndim:
             if np.prod(body.shape) > FLAT_REDUCTION_LIMIT:
@@ -359,6 +365,8 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     group = FLAT_GROUP[target.kind]
     if axis:
         knl = _axis_kernel(cast(Reduce, node), root, expr, data, group)
+    elif reduction and node.op in _FLAT_ARG_REDUCTIONS:  # type: ignore[attr-defined]
+        knl = _arg_kernel(cast(Reduce, node), root, expr, data, group)
     elif reduction:
         knl = _reduction_kernel(cast(Reduce, node), root, expr, data, group)
     else:
@@ -405,6 +413,54 @@ def _reduction_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: i
     knl = make_loop_kernel([items, strided, parts], instructions, data + [part],
                            name="lazyarray_kernel")
     return lp.tag_inames(knl, {"l": "l.0", "m": "l.0"})
+
+
+def _arg_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int
+                ) -> lp.LoopKernel:
+    """A work-group of *group* work-items finding the first position of the
+    largest (argmax) or smallest (argmin) element of *body* (flat, the
+    element count in :data:`SIZE_ARGUMENT`; NaN beats any number, the first
+    NaN wins, as in NumPy): work-item ``l`` finds the best value of elements
+    ``l, l + group, ...`` and its first position among them, the group the
+    best value of all, then the least position of the work-items holding it."""
+    v = prim.Variable
+    by = _FLAT_ARG_REDUCTIONS[node.op]
+    value_op = kernel_reduction(Reduce(by, node.axes, node.arg, body.dtype, False))
+    element = prim.Sum((v("l"), prim.Product((group, v("j")))))
+    items = domain(["l"], {"l": 1}, {"l": -1, 1: group - 1})
+    strided = domain(["j"], {"j": 1}, {SIZE_ARGUMENT: 1, "l": -1, "j": -group, 1: -1})
+    parts = [domain([m], {m: 1}, {m: -1, 1: group - 1}) for m in ("m", "k")]
+    temporaries = [
+        lp.TemporaryVariable("part", body.dtype, shape=(group,),
+                             address_space=lp.AddressSpace.LOCAL),
+        lp.TemporaryVariable("place", np.int64, shape=(group,),
+                             address_space=lp.AddressSpace.LOCAL),
+        lp.TemporaryVariable("best", body.dtype, shape=(),
+                             address_space=lp.AddressSpace.PRIVATE)]
+    value = expr(body, [element])
+    part, place, best = (prim.Subscript(v("part"), (v("k"),)),
+                         prim.Subscript(v("place"), (v("k"),)), v("best"))
+    holds: prim.Expression = prim.Comparison(part, "==", best)
+    if body.dtype.kind == "f":
+        isnan = v("isnan")
+        holds = prim.LogicalOr((holds, prim.LogicalAnd((prim.Call(isnan, (part,)),
+                                                        prim.Call(isnan, (best,))))))
+    # (work-items past the element count hold no position)
+    holds = prim.LogicalAnd((prim.Comparison(v("k"), "<", v(SIZE_ARGUMENT)), holds))
+    instructions = [
+        *expr.cse_insns,
+        assignment(prim.Subscript(v("part"), (v("l"),)),
+                   Reduction(value_op, ("j",), value), id="parts"),
+        assignment(prim.Subscript(v("place"), (v("l"),)),
+                   Reduction(node.op, ("j",), (value, element)), id="places"),
+        assignment(best, Reduction(value_op, ("m",), prim.Subscript(v("part"), (v("m"),))),
+                   id="best", depends_on=("parts",)),
+        assignment(prim.Subscript(v("out"), (0,)),
+                   Reduction("min", ("k",), prim.If(holds, place, v(SIZE_ARGUMENT))),
+                   depends_on=("best", "places"))]
+    knl = make_loop_kernel([items, strided, *parts], instructions, data + temporaries,
+                           name="lazyarray_kernel")
+    return lp.tag_inames(knl, {"l": "l.0", "m": "l.0", "k": "l.0"})
 
 
 def _axis_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int

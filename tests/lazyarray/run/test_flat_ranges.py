@@ -168,3 +168,30 @@ def test_windows_of_statistics_at_new_offsets_and_lengths_build_nothing(layout_k
             assert got.shape == np.shape(want)
             np.testing.assert_allclose(got, want, rtol=1e-12)
     assert sum(planned[10:]) == 0, planned
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_of_windows_gives_numpys_first_position_and_builds_nothing(layout_kind, rng,
+                                                                          dtype, op):
+    # (ties everywhere: small integers; NaN and infinities among floats: the
+    # first NaN wins; a work-group's items hold interleaved elements, so the
+    # first position is the least of those holding the best value)
+    a = rng.integers(0, 4, 20_000).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[rng.integers(0, a.size, 40)] = np.nan
+        a[rng.integers(0, a.size, 40)] = np.inf
+        a[rng.integers(0, a.size, 40)] = -np.inf
+    planned = []
+    with la.tier("device"):
+        x = la.asarray(a)
+        for _ in range(30):
+            start, n = int(rng.integers(0, 10_000)), int(rng.integers(1, 9_000))
+            with counting() as c:
+                got = int(getattr(x[start:start + n], op)())
+            planned.append(c.planned)
+            assert got == int(getattr(a[start:start + n], op)()), (start, n)
+        for b in (np.full(300, -np.inf), np.full(300, np.nan), np.zeros(300),
+                  np.full(200, np.iinfo(np.int64).min), np.full(200, np.iinfo(np.int64).max)):
+            assert int(getattr(la.asarray(b)[1:], op)()) == int(getattr(b[1:], op)())
+    assert sum(planned[10:]) == 0, planned
