@@ -1021,7 +1021,10 @@ class _Builder:
         if "j" in lo + hi:
             raise _Reject("complex bound")
         if lo != "None" and hi != "None":
-            lv, hv = self._eval_with(lo, {}), self._eval_with(hi, {})
+            # (as Python numbers: a uint64 bound against an int beyond int64
+            # raises OverflowError as NumPy scalars)
+            lv, hv = (v.item() if isinstance(v, np.generic) else v
+                      for v in (self._eval_with(lo, {}), self._eval_with(hi, {})))
             if not lv <= hv:
                 # NumPy is not consistent there (np.clip(int8, np.uint8(200), 127)
                 # gives 200 where its documentation says 127)

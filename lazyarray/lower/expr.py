@@ -11,6 +11,7 @@ Public names: Expr, row_operands, TEMP_DEPTH.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -38,13 +39,13 @@ if TYPE_CHECKING:
 TEMP_DEPTH = 16
 
 
-def _conditional_parts(node: Node, index) -> list[tuple[Node, list]]:
+def _conditional_parts(node: Node, index, inputs: Container) -> list[tuple[Node, list]]:
     """The parts of concatenation *node* read only where they apply, each
-    with its index (none for other nodes)."""
+    with its index (none for other nodes; a kernel's *inputs* read themselves)."""
     if not is_kind(node, "concat"):
         return []
     return [(read, read_index) for read, read_index, shared, _
-            in concat_sources(node, list(index)) if not shared]
+            in concat_sources(node, list(index), inputs) if not shared]
 
 
 def _literal(c: Const):
@@ -325,7 +326,8 @@ class Expr(NodeMapper[prim.ExpressionNode]):
                     stack.append((child, tuple(child_index), uses, below, False))
         # a value also read where a concatenation's part applies is computed
         # once for both (the part's expression reads the temporary)
-        pending = [read for _, node, at in order for read in _conditional_parts(node, at)]
+        pending = [read for _, node, at in order
+                   for read in _conditional_parts(node, at, self.inputs)]
         seen: set[tuple] = set()
         while pending:
             node, at = pending.pop()
@@ -336,7 +338,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
                 seen.add(key)
                 pending += [(child, child_index) for child, child_index, _
                             in accesses(node, list(at)) if child_index is not None]
-                pending += _conditional_parts(node, at)
+                pending += _conditional_parts(node, at, self.inputs)
         return order, reads, counts
 
     def _row_array(self, node: Node) -> prim.Variable:
@@ -467,7 +469,7 @@ class Expr(NodeMapper[prim.ExpressionNode]):
         var = index_expr(index[node.axis])
         extent = node.shape[node.axis]
         sources = []
-        for read, read_index, shared, ranges in concat_sources(node, index):
+        for read, read_index, shared, ranges in concat_sources(node, index, self.inputs):
             value = self(read, read_index) if shared else self._unshared_read(read, read_index)
             sources.append((TypeCast(node.dtype, value), ranges))
         if all(len(ranges) == 1 for _, ranges in sources):

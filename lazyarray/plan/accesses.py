@@ -7,6 +7,8 @@ OperandUses.
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from lazyarray.graph import Concat, Gather, Map, Node, Reshape, View, computed
 from lazyarray.mapper import NodeMapper, is_kind
 from lazyarray.plan.indexing import affine, broadcast, flatten, unflatten, within
@@ -60,19 +62,21 @@ class Accesses(NodeMapper[list]):
 accesses = Accesses()
 
 
-def viewed(node: Node, index: list) -> tuple[Node, list]:
+def viewed(node: Node, index: list, inputs: Container = ()) -> tuple[Node, list]:
     """The node that views of *node* read at *index*, and where (a computed
-    view is read itself: kernels take it as an input)."""
-    while is_kind(node, "view") and not computed(node):
+    view, or one of a kernel's *inputs*, is read itself)."""
+    while is_kind(node, "view") and not computed(node) and node not in inputs:
         [(node, index, _)] = accesses(node, index)
     return node, index
 
 
-def concat_sources(node: Concat, index: list) -> list[tuple[Node, list, bool, list]]:
+def concat_sources(node: Concat, index: list, inputs: Container = ()
+                   ) -> list[tuple[Node, list, bool, list]]:
     """What computing the concatenation *node* at *index* reads, in order: the
     node read, its index, whether the read may be shared (a view of a value
     read inside its bounds), and the ranges along the axis where it applies.
-    Parts viewing one value at the same index are one source."""
+    Parts viewing one value at the same index are one source; views among a
+    kernel's *inputs* are read themselves."""
     sources: list = []
     found: dict[tuple, list] = {}
     offset = 0
@@ -81,7 +85,7 @@ def concat_sources(node: Concat, index: list) -> list[tuple[Node, list, bool, li
         if extent:
             part_index = list(index)
             part_index[node.axis] = affine(-offset, 1, index[node.axis])
-            base, base_index = viewed(arg, part_index)
+            base, base_index = viewed(arg, part_index, inputs)
             if base is not arg and within(base_index, base.shape):
                 key = (base, tuple(base_index))
                 if key not in found:

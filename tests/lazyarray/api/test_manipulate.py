@@ -130,3 +130,28 @@ def test_pad_refuses_values_outside_the_dtype_as_numpy(value):
         np.pad(a, 1, constant_values=value)
     with la.tier("device"), pytest.raises(OverflowError):
         np.pad(la.asarray(a), 1, constant_values=value)
+
+
+@pytest.mark.parametrize("kind", ["cpu", "gpu"])
+def test_a_concatenated_broadcast_stored_as_its_kernels_input_is_read_as_it(monkeypatch,
+                                                                            kind):
+    # (the H200 fuzzer, seed 1031 graph 527: the join looked through the
+    # stored broadcast to the power and the reductions behind it, which the
+    # kernel does not read: "Expr has no method map_input")
+    from lazyarray import target
+    monkeypatch.setattr(target, "device_profile", lambda device: (kind, 4))
+    a = np.array([3, 1, 0, 6, 5, 4, 5, 6], dtype=np.uint32).reshape(2, 1, 4)
+    b = np.array([[4]], dtype=np.uint8)
+
+    def program(xp, x, y):
+        # (each step named, as the fuzzer writes it: the handles keep them)
+        v2 = x.std(axis=2)
+        v3 = v2.var(axis=0)
+        v5 = xp.matmul(v3, y)
+        v6 = v5 ** 0.0
+        v7 = xp.broadcast_to(v6, (3,))
+        return xp.concatenate([v3, v7], axis=-1), (v2, v3, v5, v6, v7)
+
+    got, named = program(la, la.asarray(a), la.asarray(b))
+    np.testing.assert_allclose(np.asarray(got), program(np, a, b)[0], rtol=1e-15)
+    del named
