@@ -20,7 +20,7 @@ from kernelcore.callables import (
     get_kw_pos_association,
 )
 from kernelcore.diagnostic import KernelcoreError
-from kernelcore.ir.data import ValueArg
+from kernelcore.ir.data import AddressSpace, ArrayArg, ValueArg
 from kernelcore.ir.domain import expr_to_pw_aff, pw_aff_to_expr
 from kernelcore.ir.expr import called_names, substitute
 from kernelcore.ir.kernel import LoopKernel
@@ -113,18 +113,28 @@ class CallableKernel(InKernelCallable):
         return self.copy(subkernel=knl, arg_id_to_descr=descrs), callables_table
 
     def with_added_arg(self, arg_dtype: Any, arg_descr: Any) -> tuple[CallableKernel, str]:
-        """``(copy, name)``: the callee with one more scalar argument (last),
-        of type *arg_dtype*, under a fresh *name*."""
-        if not isinstance(arg_descr, ValueArgDescriptor):
-            raise NotImplementedError("with_added_arg: only scalar arguments can be added")
+        """``(copy, name)``: the callee with one more argument (last), of type
+        *arg_dtype*, under a fresh *name*: a scalar for a
+        :class:`ValueArgDescriptor`, an array of the descriptor's shape,
+        strides and address space for an :class:`ArrayArgDescriptor`."""
+        if not isinstance(arg_descr, (ValueArgDescriptor, ArrayArgDescriptor)):
+            raise KernelcoreError(f"with_added_arg: {arg_descr!r} is not an argument "
+                                  "descriptor (ValueArgDescriptor or ArrayArgDescriptor)")
         knl = self.subkernel
         taken = set(knl.arg_dict) | set(knl.temporary_variables) | set(knl.all_inames())
         k = 0
         while f"_kc_arg_{k}" in taken:
             k += 1
         name = f"_kc_arg_{k}"
-        knl = knl.copy(args=knl.args + (ValueArg(name, getattr(
-            arg_dtype, "numpy_dtype", arg_dtype)),))
+        dtype = getattr(arg_dtype, "numpy_dtype", arg_dtype)
+        if isinstance(arg_descr, ArrayArgDescriptor):
+            added: ValueArg | ArrayArg = ArrayArg(
+                name, dtype, shape=tuple(arg_descr.shape),
+                strides=tuple(t.stride for t in arg_descr.dim_tags),
+                address_space=arg_descr.address_space or AddressSpace.GLOBAL)
+        else:
+            added = ValueArg(name, dtype)
+        knl = knl.copy(args=knl.args + (added,))
         new = self.copy(subkernel=knl)
         pos = max((p for p in new._positions() if p >= 0), default=-1)
         types = dict(self.arg_id_to_dtype or {})

@@ -206,6 +206,19 @@ def test_with_descrs_specializes_the_callee_strides():
     assert name == "_kc_arg_0"
     assert added.subkernel.arg_dict[name].dtype == np.int32
     assert added.arg_id_to_dtype[1] == lp.NumpyType(np.int32)
+    # an array: loopy's shape, strides and address space from the descriptor
+    row = ArrayArgDescriptor((3, 4), lp.AddressSpace.GLOBAL,
+                             (FixedStrideArrayDimTag(8), FixedStrideArrayDimTag(2)))
+    more, array_name = added.with_added_arg(lp.NumpyType(np.float32), row)
+    assert array_name == "_kc_arg_1"
+    arg = more.subkernel.arg_dict[array_name]
+    assert isinstance(arg, lp.ArrayArg) and arg.dtype == np.float32
+    assert tuple(arg.shape) == (3, 4) and arg.element_strides() == (8, 2)
+    assert more.arg_id_to_descr[2] == row and more.arg_id_to_dtype[2] == lp.NumpyType(
+        np.float32)
+    assert [a.name for a in more.subkernel.args][-2:] == ["_kc_arg_0", "_kc_arg_1"]
+    with pytest.raises(lp.KernelcoreError, match="not an argument descriptor"):
+        more.with_added_arg(lp.NumpyType(np.float32), "row")
     assert ValueArgDescriptor().map_expr(lambda e: e) == ValueArgDescriptor()
     assert ValueArgDescriptor().depends_on() == frozenset()
 
