@@ -8,6 +8,10 @@ group combining their results;
 the kernel takes the element count as an argument. A new length (a window,
 a shorter series, another grid) reuses the kernel.
 
+On a CPU the running sums and products of a one-dimensional such
+expression (``cumsum``, ``cumprod``) are flat too: one work-item walks
+them in order, as NumPy adds.
+
 A one-dimensional such value may also read ranges of one-dimensional inputs
 (``x[1:] - x[:-1]``, ``x[::2]``, ``x[::-1]``), pick elements of them by
 index arrays (``x[idx]``, ``x[x > t]``) and compute positions (``arange``,
@@ -24,9 +28,10 @@ the operand seen as a matrix (kept axes merged, reduced axes merged), one
 work-item per output walking its row or column, the number of outputs and
 the reduced length as arguments.
 
-Public names: is_flat, flat_key, flat_sizes, is_single, build_flat_kernel, SIZE_ARGUMENT,
-REDUCED_ARGUMENT, SIZE_ARGUMENTS, FLAT_GROUP, FLAT_REDUCTION_LIMIT, AXIS_REDUCTION_LIMIT,
-AXIS_REDUCED_LIMIT, FLAT_VIEWS, FLAT_RANGE_LIMIT, BOX_ROWS, BOX_PREFIX, BOX_ARGUMENTS.
+Public names: is_flat, flat_key, flat_sizes, is_single, flat_group, build_flat_kernel,
+SIZE_ARGUMENT, REDUCED_ARGUMENT, SIZE_ARGUMENTS, FLAT_GROUP, FLAT_REDUCTION_LIMIT,
+AXIS_REDUCTION_LIMIT, AXIS_REDUCED_LIMIT, FLAT_VIEWS, FLAT_RANGE_LIMIT, BOX_ROWS,
+BOX_PREFIX, BOX_ARGUMENTS.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import kernelcore as lp
 from kernelcore import INDEX_LIMIT, Reduction, TypeCast, make_loop_kernel
-from lazyarray.graph import Gather, Input, Map, Node, Reduce, walk
+from lazyarray.graph import Gather, Input, Map, Node, Reduce, Scan, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
 from lazyarray.lower.reduction import kernel_reduction
@@ -186,7 +191,17 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
     :data:`AXIS_REDUCTION_LIMIT` (rows, columns: and more than
     :data:`AXIS_REDUCED_LIMIT` per output) elements."""
     body = node
-    if is_kind(node, "reduce"):
+    if is_kind(node, "scan"):
+        # (a CPU's running sum or product of a 1-D flat expression, walked in
+        # order by one work-item, as NumPy adds: a GPU's scans keep their
+        # parallel layouts)
+        body = node.arg  # type: ignore[attr-defined]
+        if target.kind != "cpu" or node.ndim != 1 or node.dtype.kind == "c" \
+                or node.shape[0] > FLAT_RANGE_LIMIT:
+            return False
+        if body in inputs:
+            return inputs[body][0].shape == body.shape
+    elif is_kind(node, "reduce"):
         body = node.arg
         # (complex products overflow to other infinities and NaNs in another
         # order of multiplication: complex reductions keep their layouts)
@@ -242,8 +257,14 @@ def is_flat(node: Node, inputs: dict[Node, KernelInput], target: Target) -> bool
 
 def is_single(node: Node) -> bool:
     """Whether *node*'s flat kernel is one work-group (a reduction of all
-    the elements), not one work-item per element or output."""
-    return is_kind(node, "reduce") and len(node.axes) == node.arg.ndim  # type: ignore[attr-defined]
+    the elements, a scan), not one work-item per element or output."""
+    return is_kind(node, "scan") or (
+        is_kind(node, "reduce") and len(node.axes) == node.arg.ndim)  # type: ignore[attr-defined]
+
+
+def flat_group(node: Node, target: Target) -> int:
+    """The work-group size of *node*'s flat kernel: one work-item for a scan."""
+    return 1 if is_kind(node, "scan") else FLAT_GROUP[target.kind]
 
 
 def flat_key(node: Node, inputs: dict[Node, KernelInput]) -> tuple:
@@ -316,9 +337,10 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     """The flat kernel of *node* (see :func:`is_flat`): one work-item per
     element (a reduction: one work-group), the element count in
     :data:`SIZE_ARGUMENT`."""
-    reduction = is_single(node)
+    scan = is_kind(node, "scan")
+    reduction = is_single(node) and not scan
     axis = is_kind(node, "reduce") and not reduction
-    body = node.arg if is_kind(node, "reduce") else node  # type: ignore[attr-defined]
+    body = node.arg if is_kind(node, "reduce", "scan") else node  # type: ignore[attr-defined]
     length = int(np.prod(body.shape))
     flat: dict[Node, Node] = {}
     flat_inputs: dict[Node, KernelInput] = {}
@@ -365,6 +387,8 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
     group = FLAT_GROUP[target.kind]
     if axis:
         knl = _axis_kernel(cast(Reduce, node), root, expr, data, group)
+    elif scan:
+        knl = _scan_kernel(cast(Scan, node), root, expr, data)
     elif reduction and node.op in _FLAT_ARG_REDUCTIONS:  # type: ignore[attr-defined]
         knl = _arg_kernel(cast(Reduce, node), root, expr, data, group)
     elif reduction:
@@ -413,6 +437,18 @@ def _reduction_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: i
     knl = make_loop_kernel([items, strided, parts], instructions, data + [part],
                            name="lazyarray_kernel")
     return lp.tag_inames(knl, {"l": "l.0", "m": "l.0"})
+
+
+def _scan_kernel(node: Scan, body: Node, expr: Expr, data: list) -> lp.LoopKernel:
+    """One work-item writing the running sums (products) of *body* (flat, the
+    element count in :data:`SIZE_ARGUMENT`) in order."""
+    v = prim.Variable
+    points = domain(["i0"], {"i0": 1}, {SIZE_ARGUMENT: 1, "i0": -1, 1: -1})
+    running = domain(["s"], {"s": 1}, {"i0": 1, "s": -1})
+    out = prim.Subscript(v("out"), (v("i0"),))
+    rhs = Reduction(node.op, ("s",), expr(body, [v("s")]))
+    return make_loop_kernel([points, running], [*expr.cse_insns, assignment(out, rhs)], data,
+                            name="lazyarray_kernel")
 
 
 def _arg_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int

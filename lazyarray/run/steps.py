@@ -27,9 +27,9 @@ from lazyarray.calls import launch_of
 from lazyarray.graph import Const, Map, Node, computed
 from lazyarray.lower.boxes import box_plan, build_box_kernel
 from lazyarray.lower.flat import (
-    FLAT_GROUP,
     SIZE_ARGUMENTS,
     build_flat_kernel,
+    flat_group,
     flat_key,
     flat_sizes,
     is_flat,
@@ -420,7 +420,7 @@ def _compile(key: tuple, node: Node, inputs: dict, target: Target, flat: bool = 
     # (the whole target: kind, units, tensor cores, math helpers)
     disk_key = recipe_key(key, queue.device, astuple(target))
     recipe = load_recipe(disk_key)
-    group = FLAT_GROUP[target.kind] if flat else None
+    group = flat_group(node, target) if flat else None
     bound: BoundLaunch | SizedLaunch | None = None
     if recipe is not None:
         try:

@@ -195,3 +195,25 @@ def test_argmax_of_windows_gives_numpys_first_position_and_builds_nothing(layout
                   np.full(200, np.iinfo(np.int64).min), np.full(200, np.iinfo(np.int64).max)):
             assert int(getattr(la.asarray(b)[1:], op)()) == int(getattr(b[1:], op)())
     assert sum(planned[10:]) == 0, planned
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.bool_])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_running_sums_of_windows_are_numpys_bit_for_bit(layout_kind, rng, dtype, op):
+    # (a CPU walks a flat scan in order, as NumPy adds: every window at a new
+    # offset and length reuses it; a GPU's scans keep their parallel layouts)
+    a = (rng.standard_normal(20_000) * 3).astype(dtype) if np.dtype(dtype).kind == "f" \
+        else rng.integers(0, 3, 20_000).astype(dtype)
+    planned = []
+    with la.tier("device"), np.errstate(over="ignore"):
+        x = la.asarray(a)
+        for _ in range(24):
+            start, n = int(rng.integers(0, 10_000)), int(rng.integers(2, 9_000))
+            with counting() as c:
+                got = np.asarray(getattr(x[start:start + n] * 2, op)())
+            planned.append(c.planned)
+            want = getattr(a[start:start + n] * 2, op)()
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    if layout_kind == "cpu":
+        assert sum(planned[8:]) == 0, planned
