@@ -19,7 +19,7 @@ scheduler with them (a ``distributed`` cluster moves NumPy blocks: see
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from dask import config
@@ -119,6 +119,13 @@ def _with_lazy_meta(name: str, *args, meta=None, **kwargs):
         return getattr(da, name)(*args, meta=meta, **kwargs)
 
 
+class PCG64(np.random.PCG64):
+    """NumPy's PCG64 under lazyarray's name: Dask draws each chunk of
+    ``da.random.default_rng()`` on the ``lazyarray`` backend with the
+    ``default_rng`` of the library that names its bit generator's type, so
+    these chunks are lazy arrays holding NumPy's numbers."""
+
+
 class LazyArrayBackendEntrypoint(ArrayBackendEntrypoint):
     """Dask's ``lazyarray`` array backend: chunks are lazy arrays."""
 
@@ -141,8 +148,8 @@ class LazyArrayBackendEntrypoint(ArrayBackendEntrypoint):
         return la.random.RandomState
 
     @property
-    def default_bit_generator(self) -> NoReturn:
-        raise NotImplementedError("lazyarray has no bit generators for Dask")
+    def default_bit_generator(self) -> type[PCG64]:
+        return PCG64
 
     @staticmethod
     def ones(*args: Any, **kwargs: Any) -> DaskArray:

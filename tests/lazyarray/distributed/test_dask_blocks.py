@@ -116,3 +116,19 @@ def test_dask_random_state_on_the_lazyarray_backend_draws_numpys_numbers():
         want = da.random.RandomState(7).random_sample((6, 4), chunks=(3, 2)).compute()
     assert isinstance(got, la.LazyArray)
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_dask_default_rng_on_the_lazyarray_backend_draws_numpys_numbers():
+    import dask
+    with dask.config.set({"array.backend": "lazyarray"}):
+        rng = da.random.default_rng(11)
+        x = rng.standard_normal((6, 4), chunks=(3, 2))
+        y = rng.integers(0, 10, size=(5,), chunks=2)
+        got_x, got_y = x.compute(scheduler="sync"), y.compute(scheduler="sync")
+    with dask.config.set({"array.backend": "numpy"}):
+        rng = da.random.default_rng(11)
+        want_x = rng.standard_normal((6, 4), chunks=(3, 2)).compute()
+        want_y = rng.integers(0, 10, size=(5,), chunks=2).compute()
+    assert isinstance(got_x, la.LazyArray) and isinstance(got_y, la.LazyArray)
+    np.testing.assert_array_equal(np.asarray(got_x), want_x)
+    np.testing.assert_array_equal(np.asarray(got_y), want_y)
