@@ -47,7 +47,7 @@ from kernelcore import INDEX_LIMIT, Reduction, TypeCast, make_loop_kernel
 from lazyarray.graph import Gather, Input, Map, Node, Reduce, Scan, walk
 from lazyarray.lower.expr import Expr
 from lazyarray.lower.ir import assignment, domain
-from lazyarray.lower.reduction import kernel_reduction
+from lazyarray.lower.reduction import kernel_reduction, reduction_of
 from lazyarray.mapper import is_kind
 from lazyarray.plan.indexing import Ix, index_expr
 from lazyarray.plan.inputs import KernelInput
@@ -384,7 +384,7 @@ def build_flat_kernel(node: Node, inputs: dict[Node, KernelInput],
         shape = (prim.Variable(f"{_LENGTH}{bases.index(n)}"),) if n in bases else (elements,)
         data.append(lp.ValueArg(name, n.dtype) if scalar
                     else lp.GlobalArg(name, n.dtype, shape=shape))
-    group = FLAT_GROUP[target.kind]
+    group = flat_group(node, target)
     if axis:
         knl = _axis_kernel(cast(Reduce, node), root, expr, data, group)
     elif scan:
@@ -460,8 +460,7 @@ def _arg_kernel(node: Reduce, body: Node, expr: Expr, data: list, group: int
     ``l, l + group, ...`` and its first position among them, the group the
     best value of all, then the least position of the work-items holding it."""
     v = prim.Variable
-    by = _FLAT_ARG_REDUCTIONS[node.op]
-    value_op = kernel_reduction(Reduce(by, node.axes, node.arg, body.dtype, False))
+    value_op = reduction_of(_FLAT_ARG_REDUCTIONS[node.op], body.dtype)
     element = prim.Sum((v("l"), prim.Product((group, v("j")))))
     items = domain(["l"], {"l": 1}, {"l": -1, 1: group - 1})
     strided = domain(["j"], {"j": 1}, {SIZE_ARGUMENT: 1, "l": -1, "j": -group, 1: -1})

@@ -22,7 +22,7 @@ one-work-item-per-output schedule of :func:`kernelcore.auto_parallelize`.
 
 Public names: reduction_kernel, row_kernel_schedule, row_group, row_layout,
 cpu_row_kernel_schedule, choose_layout, Layout, CPU_LANES, CPU_REDUCTION_LANES, COMBINE,
-NAN_PROPAGATING, kernel_reduction, combine.
+NAN_PROPAGATING, kernel_reduction, reduction_of, combine.
 """
 
 from __future__ import annotations
@@ -144,9 +144,15 @@ def combine(op: str, a: prim.Expression, b: prim.Expression) -> prim.Expression:
 
 def kernel_reduction(node: Reduce) -> str:
     """The kernelcore reduction computing Reduce *node*."""
-    if node.op in NAN_PROPAGATING and node.dtype.kind == "f":
-        return NAN_PROPAGATING[node.op]
-    return node.op
+    return reduction_of(node.op, node.dtype)
+
+
+def reduction_of(op: str, dtype: np.dtype) -> str:
+    """The kernelcore reduction computing reduction *op* of values of *dtype*
+    (NaN-propagating maxima and minima of floats, as NumPy's)."""
+    if op in NAN_PROPAGATING and dtype.kind == "f":
+        return NAN_PROPAGATING[op]
+    return op
 
 
 @dataclass(frozen=True)
