@@ -1,12 +1,16 @@
 """The arrays a function reads from outside its arguments (its closure
 cells and its module's globals), so that ``la.jit`` sees when one was
-written or rebound after a trace that holds its value.
+written or rebound after a trace that holds its value; and the values it
+reads there as a key, where they are all constants (numbers, strings,
+modules, functions reading only such), so that functions made anew from the
+same code with equal values may share a trace's host replay.
 
-Public names: closed_over, changed, outside_values, restore.
+Public names: closed_over, changed, outside_values, restore, constants_key.
 """
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -89,4 +93,69 @@ def restore(values: list) -> bool:
     return written
 
 
-__all__ = ["closed_over", "changed", "outside_values", "restore"]
+#: the values a key holds by their type and repr (a float's sign of zero counts)
+_NUMBERS = (int, float, complex, bool, str, bytes, type(None), np.generic)
+#: objects a key holds by identity (they do not change what a trace records)
+_BY_IDENTITY = (types.ModuleType, types.BuiltinFunctionType, np.ufunc, type, np.dtype)
+#: how deep functions called from a jitted one are looked into
+_DEPTH = 4
+
+
+def constants_key(fn: Any) -> tuple | None:
+    """What *fn* reads from its closure and module globals (also through
+    the functions it reads there), as a hashable key, when all of it is
+    constants; else None (it reads arrays, lists, objects...)."""
+    return _function_key(fn, 0)
+
+
+def _function_key(fn: Any, depth: int) -> tuple | None:
+    code = getattr(fn, "__code__", None)
+    if code is None or depth > _DEPTH or not isinstance(fn, types.FunctionType):
+        return None
+    items: list = []
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:              # (an empty cell)
+            items.append(("empty",))
+            continue
+        key = _value_key(value, depth)
+        if key is None:
+            return None
+        items.append(key)
+    names = fn.__globals__
+    for name in _names(code):
+        if name in names:
+            key = _value_key(names[name], depth)
+            if key is None:
+                return None
+            items.append((name, key))
+    defaults = _value_key((fn.__defaults__ or (), tuple((fn.__kwdefaults__ or {}).items())),
+                          depth)
+    return None if defaults is None else (code, defaults, tuple(items))
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global names *code* and the code objects inside it may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _value_key(value: Any, depth: int) -> Any:
+    if isinstance(value, _NUMBERS):
+        return (type(value), repr(value))
+    if isinstance(value, _BY_IDENTITY):
+        return ("object", value)
+    if isinstance(value, types.FunctionType):
+        key = _function_key(value, depth + 1)
+        return None if key is None else ("function", key)
+    if type(value) is tuple:
+        keys = tuple(_value_key(v, depth) for v in value)
+        return None if any(k is None for k in keys) else ("tuple", keys)
+    return None
+
+
+__all__ = ["changed", "closed_over", "constants_key", "outside_values", "restore"]

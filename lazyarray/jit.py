@@ -29,27 +29,31 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 import lazyarray.run as _run
 from lazyarray.closure import changed, closed_over, outside_values, restore
-from lazyarray.deferred import deferred, is_cl_array
+from lazyarray.deferred import deferred
 from lazyarray.errors import ConcretizationError, LazyArrayError, NotTraceableWarning
 from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.array import HostArray
 from lazyarray.host.policy import _MODES, get_tier, host_enabled
+from lazyarray.host.replay import HostReplay
 from lazyarray.host.trial import TierTrial, host_arguments, shared_trial, to_host
 from lazyarray.jit_program import (
     Program,
     changed_arguments,
     device_data,
     fast_data,
+    is_array,
     run_program,
     run_simple,
+    traced_scalar,
 )
+from lazyarray.jit_replay import ReplayCalls
 from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
@@ -66,8 +70,19 @@ logger = logging.getLogger(__name__)
 _modules = sys.modules
 
 
-def _is_array(x) -> bool:
-    return isinstance(x, (LazyArray, np.ndarray)) or is_cl_array(x)
+class _Recording(NamedTuple):
+    """What a trace recorded: the placeholders of the distinct array
+    arguments, the parameters (traced numbers first), the outputs' nodes and
+    structure, per output the argument it is (the function returned that
+    argument itself) or None, the arguments written into, the supplies."""
+
+    placeholders: list
+    params: list
+    out_nodes: list
+    structure: tuple
+    returned: list
+    changed: list
+    supplies: tuple
 
 
 def _positional_key(args: tuple) -> tuple | None:
@@ -115,7 +130,7 @@ def _check_static(signature: inspect.Signature, argnums: tuple[int, ...],
                                 f"for {name}{signature}")
 
 
-class _Jitted:
+class _Jitted(ReplayCalls):
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...]):
         self.fn = fn
@@ -136,6 +151,11 @@ class _Jitted:
         self.tier_trials: dict[tuple, TierTrial] = {}
         #: the same, for calls of host arrays and Python numbers by position
         self._trials_by_position: dict[tuple, TierTrial] = {}
+        #: by tier trial (a signature of small host arrays), the host replay
+        #: of this function's trace, None where it has none
+        self._replays: dict[TierTrial, HostReplay | None] = {}
+        #: the same, taking the arguments of calls by position as they are
+        self._replays_by_position: dict[TierTrial, HostReplay] = {}
         self._count_lock = threading.Lock()
         #: the arrays the function reads from its closure and globals, as the
         #: last trace saw them (see :func:`~lazyarray.closure.closed_over`)
@@ -189,8 +209,14 @@ class _Jitted:
             short = _positional_key(args)
             trial = self._trials_by_position.get(short) if short is not None else None
             if trial is not None:
-                return self.fn(*args) if trial.choice == "host" \
-                    else self._call_in_trial(trial, args, kwargs)
+                choice = trial.choice
+                if choice == "host":
+                    return self.fn(*args)
+                if choice == "replay":
+                    replay = self._replays_by_position.get(trial)
+                    if replay is not None and not (self._closure and changed(self._closure)):
+                        return replay(args)
+                return self._call_in_trial(trial, args, kwargs)
         if TRACING.names:
             # called by a function that la.jit traces: part of that trace (run
             # on its own, the result would be frozen into the outer program)
@@ -201,7 +227,7 @@ class _Jitted:
                 trial = self._trial(args, kwargs)
                 if trial is not None:
                     return self._call_in_trial(trial, args, kwargs)
-            elif host_arguments(flatten(self._split(args, kwargs)[1])[0], _is_array):
+            elif host_arguments(flatten(self._split(args, kwargs)[1])[0], is_array):
                 # (the host tier forced, every array on the host: NumPy runs it)
                 return self.fn(*args, **kwargs)
         return self._compiled_call(args, kwargs)
@@ -217,9 +243,9 @@ class _Jitted:
                 return trial
         static, dynamic = self._split(args, kwargs)
         leaves, structure = flatten(dynamic)
-        if host_arguments(leaves, _is_array) is None:
+        if host_arguments(leaves, is_array) is None:
             return None
-        key = (static, structure, tuple((leaf.shape, leaf.dtype) if _is_array(leaf)
+        key = (static, structure, tuple((leaf.shape, leaf.dtype) if is_array(leaf)
                                         else type(leaf) for leaf in leaves))
         trial = self.tier_trials.get(key)
         if trial is None:
@@ -235,6 +261,14 @@ class _Jitted:
 
     def _call_in_trial(self, trial: TierTrial, args, kwargs) -> Any:
         tier = trial.next_tier()
+        if tier == "replay":
+            if trial.choice is not None:
+                return self._replay_call(trial, args, kwargs)
+            started = time.perf_counter()
+            result = self._replay_call(trial, args, kwargs)
+            if trial.replay_ok:
+                trial.record("replay", time.perf_counter() - started)
+            return result
         if tier == "compiled" and not trial.traced and not self._traceable(trial, args, kwargs):
             return self.fn(*args, **kwargs)
         if trial.choice is not None:
@@ -253,7 +287,7 @@ class _Jitted:
                 return result
         else:
             for leaf in flatten(self._split(args, kwargs)[1])[0]:
-                if _is_array(leaf):
+                if is_array(leaf):
                     fast_data(leaf)          # (its device copy, made before timing)
             started = time.perf_counter()
             result = self._compiled_call(args, kwargs)
@@ -340,12 +374,12 @@ class _Jitted:
         scalars: list = []
         values = []
         for leaf in leaves:
-            if _is_array(leaf):
+            if is_array(leaf):
                 k = first.setdefault(id(leaf), len(arrays))
                 if k == len(arrays):
                     arrays.append(leaf)
                 alias.append(k)
-            elif _traced_scalar(leaf):
+            elif traced_scalar(leaf):
                 scalars.append(type(leaf))
                 values.append(leaf)
             elif isinstance(leaf, (numbers.Number, np.generic, str)):
@@ -371,24 +405,29 @@ class _Jitted:
                 self._tracing = _kernelcore.KeyedLocks()
             return self._tracing
 
-    def _trace(self, static, structure, leaves, data, alias) -> Program:
-        started = time.perf_counter()
-        with self._count_lock:
-            self.trace_count += 1
-            count = self.trace_count
-        logger.info("tracing %s (trace %d)", self.name, count)
+    def _record(self, static, structure, leaves, data, alias,
+                purpose: str | None = None) -> _Recording:
+        """The graph of the function run on placeholders holding *data* (the
+        distinct arrays' data) and on parameters for its traced numbers; a
+        trace for another *purpose* than a program is not counted."""
+        if purpose is None:
+            with self._count_lock:
+                self.trace_count += 1
+                count = self.trace_count
+            logger.info("tracing %s (trace %d)", self.name, count)
+        else:
+            logger.info("tracing %s for %s", self.name, purpose)
         # fresh placeholders (a new array object per argument): nothing computed for
         # earlier values of the same arrays is mistaken for this trace's results
         placeholders = [Input(d.reshape(d.shape)) for d in data]
-        position = {p: k for k, p in enumerate(placeholders)}
         handles = [LazyArray(p) for p in placeholders]
         it = iter(alias)
         params: list[Param] = []
         traced = []
         for leaf in leaves:
-            if _is_array(leaf):
+            if is_array(leaf):
                 traced.append(handles[next(it)])
-            elif _traced_scalar(leaf):
+            elif traced_scalar(leaf):
                 params.append(Param(len(params), np.result_type(leaf)))
                 traced.append(LazyArray(params[-1]))
             else:
@@ -425,7 +464,17 @@ class _Jitted:
                         "around it")
                 leaf = asarray(leaf)
             out_nodes.append(leaf.node)
-        changed = changed_arguments(handles, placeholders)
+        returned = [next((k for k, h in enumerate(handles) if h is leaf), None)
+                    for leaf in out_leaves]
+        return _Recording(placeholders, params, out_nodes, out_structure, returned,
+                          changed_arguments(handles, placeholders), tuple(trace.supplies))
+
+    def _trace(self, static, structure, leaves, data, alias) -> Program:
+        started = time.perf_counter()
+        record = self._record(static, structure, leaves, data, alias)
+        placeholders, params = record.placeholders, record.params
+        position = {p: k for k, p in enumerate(placeholders)}
+        out_nodes, changed = record.out_nodes, record.changed
         steps = _run.plan(out_nodes + [node for _, node in changed], literals=True)
         step_index = {st.node: j for j, st in enumerate(steps)}
 
@@ -442,9 +491,9 @@ class _Jitted:
 
         planned = tuple((st, tuple((name, source(n)) for name, n in st.args))
                         for st in steps)
-        program = Program(planned, tuple(source(n) for n in out_nodes), out_structure,
+        program = Program(planned, tuple(source(n) for n in out_nodes), record.structure,
                            tuple(params), tuple((k, source(n)) for k, n in changed),
-                           len(placeholders), supplies=tuple(trace.supplies),
+                           len(placeholders), supplies=record.supplies,
                            name=self.name, started=started)
         # the program reads placeholders for their shapes and dtypes only: let
         # the arrays of the call that traced it go
@@ -452,16 +501,6 @@ class _Jitted:
             p.data = None
         return program
 
-
-def _traced_scalar(leaf) -> bool:
-    """Whether *leaf* is a Python number that a trace takes as a value (bools,
-    NumPy scalars and integers beyond int64 are part of the signature)."""
-    return isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)) \
-        and not (isinstance(leaf, int) and not -_INT64_END <= leaf < _INT64_END)
-
-
-#: integers from -_INT64_END up to it (excluded) are traced as int64 values
-_INT64_END = 1 << 63
 
 
 def jit(fn: Callable | None = None, *, static_argnums: Any = (), static_argnames: Any = ()) -> Any:

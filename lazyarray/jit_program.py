@@ -5,7 +5,7 @@ assigned into, and the runs: the common call of array arguments by its
 bound launches directly, any other by named arguments.
 
 Public names: Program, run_simple, run_program, fast_data,
-device_data, changed_arguments, SINGLE.
+device_data, changed_arguments, is_array, traced_scalar, SINGLE.
 """
 
 from __future__ import annotations
@@ -81,6 +81,22 @@ class Program:
                                    if kind == "value" else self.arrays + what)
                                   for name, (kind, what) in sources))
                      for step, sources in self.steps)
+
+
+def is_array(x) -> bool:
+    """Whether *x* is an array argument (a lazy, NumPy or pyopencl array)."""
+    return isinstance(x, (LazyArray, np.ndarray)) or is_cl_array(x)
+
+
+def traced_scalar(leaf) -> bool:
+    """Whether *leaf* is a Python number that a trace takes as a value (bools,
+    NumPy scalars and integers beyond int64 are part of the signature)."""
+    return isinstance(leaf, (int, float, complex)) and not isinstance(leaf, (bool, np.generic)) \
+        and not (isinstance(leaf, int) and not -_INT64_END <= leaf < _INT64_END)
+
+
+#: integers from -_INT64_END up to it (excluded) are traced as int64 values
+_INT64_END = 1 << 63
 
 
 def changed_arguments(handles: list, placeholders: list) -> list:

@@ -1,32 +1,40 @@
 """Which tier runs a jitted function's calls on small host arrays, measured
-per signature: its compiled program, or the function itself on NumPy.
+per signature: its compiled program, its host replay, or the function itself
+on NumPy.
 
 A function under ``la.jit`` called with host arrays (whose elements together
 fit the host tier, :func:`~lazyarray.host.policy.host_limit`) under the
 ``"auto"`` tier runs on the host tier (NumPy) first, each call timed: cold
-code costs no build. Once its host calls took :data:`PROMOTE_AFTER` seconds
-together (hot code), the next calls run compiled (the first traces and
-builds; the results are read back into host arrays), the last
-:data:`COMPILED_TRIALS` of them timed; the tier of the faster call (the best
-of each tier's, so that a pause of the machine does not decide) runs the
-signature's later calls. A signature whose host calls take under
-:data:`HOST_ONLY` seconds stays on the host from its :data:`HOST_TRIALS`-th
-call on (no compiled call is that short). A function that draws random
-numbers on the host stays there, so that its numbers (NumPy's) do not depend
-on when the trial ended. ``LAZYARRAY_TIER``, :func:`~lazyarray.host.policy.set_tier` and
-``la.tier`` blocks force a tier (``"device"``: every call compiled; ``"host"``:
-every call of host arrays runs the function itself, whatever their size).
+code costs no build. After :data:`HOST_TRIALS` such calls the function is
+traced (no kernel planned or built) and its next calls take turns between
+the function and the trace's host replay (:mod:`lazyarray.host.replay`: the
+same NumPy work without the dispatch of each operation), until
+:data:`REPLAY_TRIALS` replayed calls were timed; the faster of the two runs
+the host tier's calls from then on. Once the host calls
+took :data:`PROMOTE_AFTER` seconds together (hot code), the next calls run
+compiled (the first plans and builds; the results are read back into host
+arrays), the last :data:`COMPILED_TRIALS` of them timed; the tier of the
+fastest call (the best of each tier's, so that a pause of the machine does
+not decide) runs the signature's later calls. A signature whose host calls
+take under :data:`HOST_ONLY` seconds stays on the host tier once both of
+its host forms were timed (no compiled call is that short). A function that
+draws random numbers on the host stays there, so that its numbers (NumPy's)
+do not depend on when the trial ended. ``LAZYARRAY_TIER``,
+:func:`~lazyarray.host.policy.set_tier` and ``la.tier`` blocks force a tier
+(``"device"``: every call compiled; ``"host"``: every call of host arrays
+runs the function itself, whatever their size).
 
 Jitted functions made from the same code (a script that decorates a nested
 function on each run) share the trial of a signature (:func:`shared_trial`):
-their calls count together, and the tier chosen holds for all. A choice to
+their calls count together, and the tier chosen holds for all (each traces
+its own replay: the numbers it closes over may differ). A choice to
 compile is also kept on disk, next to the kernel cache (``LAZYARRAY_CACHE_DIR``
 or ``KERNELCORE_CACHE_DIR``; by the function's file, name, line and bytecode
 and the call's signature; ``LAZYARRAY_DISK_CACHE=0`` turns it off): the same
 script in a new process runs those calls compiled from the first.
 
-Public names: TierTrial, shared_trial, COMPILED_TRIALS, HOST_TRIALS, PROMOTE_AFTER,
-HOST_ONLY, TRIALS_LIMIT, DISK_FOLDER, host_arguments, to_host.
+Public names: TierTrial, shared_trial, COMPILED_TRIALS, HOST_TRIALS, REPLAY_TRIALS,
+PROMOTE_AFTER, HOST_ONLY, TRIALS_LIMIT, DISK_FOLDER, host_arguments, to_host.
 """
 
 from __future__ import annotations
@@ -47,6 +55,10 @@ COMPILED_TRIALS = 5
 #: and the number of its last host calls whose best is compared (as many as
 #: the compiled ones: the best of more samples would favour the host)
 HOST_TRIALS = 5
+#: timed calls of a signature's host replay (after its first, which traces)
+REPLAY_TRIALS = 5
+#: the most host replays a signature keeps for sharing (see TierTrial.replays)
+REPLAYS_KEPT = 8
 #: seconds the host calls of a signature take together before its compiled
 #: program is traced and built: a building kernel costs 0.1-1 s (PoCL, empty
 #: caches), more than the whole of a short script
@@ -116,7 +128,8 @@ class TierTrial:
     """The calls of one signature so far, by tier, and the tier chosen."""
 
     __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_recent", "host_total",
-                 "choice", "origin", "traced")
+                 "replay_calls", "replay_best", "replay_ok", "replays", "choice", "origin",
+                 "traced")
 
     def __init__(self, origin: tuple | None = None) -> None:
         """*origin*: the (code object, signature) whose compiled choice the
@@ -128,9 +141,17 @@ class TierTrial:
         #: seconds of the last :data:`HOST_TRIALS` host calls (a ring: the
         #: call numbered *k* at ``k % HOST_TRIALS``; infinity for none yet)
         self.host_recent: list[float] = [float("inf")] * HOST_TRIALS
-        #: seconds of all host calls together
+        #: seconds of all host calls (of the function and of its replay) together
         self.host_total = 0.0
-        #: ``"compiled"`` or ``"host"`` once chosen, else None
+        self.replay_calls = 0
+        self.replay_best = float("inf")
+        #: False once the function was found to have no host replay
+        self.replay_ok = True
+        #: host replays by what the function reads from outside (see
+        #: lazyarray.closure.constants_key): functions made anew from its
+        #: code that read equal constants share one (at most REPLAYS_KEPT)
+        self.replays: dict[tuple, Any] = {}
+        #: ``"compiled"``, ``"replay"`` or ``"host"`` once chosen, else None
         self.choice: str | None = None if origin is None else _load_choice(origin)
         self.origin = origin
         #: whether the function was traced for this signature (its host calls
@@ -142,40 +163,78 @@ class TierTrial:
         """Seconds of the fastest of the last :data:`HOST_TRIALS` host calls."""
         return min(self.host_recent)
 
+    def _host_tier(self) -> str:
+        """The faster form of the host tier so far: ``"replay"`` or ``"host"``."""
+        return "replay" if self.replay_ok and self.replay_best < self.host_best else "host"
+
     def choose(self, tier: str) -> None:
-        """Run the signature's later calls on *tier* (``"compiled"``, ``"host"``)."""
+        """Run the signature's later calls on *tier* (``"compiled"``, ``"replay"``,
+        ``"host"``)."""
         self.choice = tier
         if self.origin is not None:
             _store_choice(self.origin, tier)
 
+    def share(self, key: tuple, replay: Any) -> None:
+        """Keep *replay* for functions of this code reading the constants *key*."""
+        if len(self.replays) >= REPLAYS_KEPT:
+            del self.replays[next(iter(self.replays))]
+        self.replays[key] = replay
+
+    def no_replay(self) -> None:
+        """Note that the function has no host replay (it does not trace, or
+        its graph has a part NumPy does not compute as the graph says)."""
+        self.replay_ok = False
+        if self.choice == "replay":
+            self.choice = "host"
+
     def next_tier(self) -> str:
-        """The tier the next call runs on: the host's until its calls took
-        :data:`PROMOTE_AFTER` seconds together (at least :data:`HOST_TRIALS`
-        calls), then the compiled program's for its trial calls."""
+        """The tier the next call runs on: the function itself for the first
+        :data:`HOST_TRIALS` calls, then it and its replay by turns for the
+        replay's trial calls, then the faster of the two until the host
+        calls took :data:`PROMOTE_AFTER` seconds together, then the compiled
+        program's for its trial calls."""
         if self.choice is not None:
             return self.choice
-        if self.compiled_calls or (self.host_calls >= HOST_TRIALS
-                                   and self.host_total >= PROMOTE_AFTER):
+        if self.host_calls < HOST_TRIALS:
+            return "host"
+        if self.replay_ok and self.replay_calls <= REPLAY_TRIALS:
+            # (the replay's trial calls take turns with the function's, so
+            # that both are timed as warm as each other)
+            return "replay" if self.replay_calls + HOST_TRIALS <= self.host_calls else "host"
+        if self.compiled_calls or (self.host_total >= PROMOTE_AFTER
+                                   and min(self.host_best, self.replay_best) >= HOST_ONLY):
             return "compiled"
-        return "host"
+        return self._host_tier()
 
     def record(self, tier: str, seconds: float) -> None:
         """Count a call on *tier* that took *seconds* (a signature's first
-        compiled call, which traced and built, is not timed); after the last
-        compiled trial call, choose the tier of the faster call (the best of the
-        last host calls against the best of as many compiled ones)."""
+        compiled or replayed call, which traced, is not timed); after the last
+        compiled trial call, choose the tier of the fastest call (the best of the
+        last host calls, of the replay's and of as many compiled ones)."""
         if tier == "host":
             self.host_recent[self.host_calls % HOST_TRIALS] = seconds
             self.host_calls += 1
             self.host_total += seconds
-            if self.host_calls >= HOST_TRIALS and self.host_best < HOST_ONLY:
+            if self.host_calls >= HOST_TRIALS and not self.replay_ok \
+                    and self.host_best < HOST_ONLY:
                 self.choose("host")
+            return
+        if tier == "replay":
+            if self.replay_calls:
+                self.replay_best = min(self.replay_best, seconds)
+                self.host_total += seconds
+            self.replay_calls += 1
+            if self.replay_calls > REPLAY_TRIALS \
+                    and min(self.host_best, self.replay_best) < HOST_ONLY:
+                self.choose(self._host_tier())
             return
         if self.compiled_calls:
             self.compiled_best = min(self.compiled_best, seconds)
         self.compiled_calls += 1
         if self.compiled_calls > COMPILED_TRIALS:
-            self.choose("host" if self.host_best <= self.compiled_best else "compiled")
+            host = self._host_tier()
+            best = self.replay_best if host == "replay" else self.host_best
+            self.choose(host if best <= self.compiled_best else "compiled")
 
 
 def shared_trial(origin: tuple | None) -> TierTrial:

@@ -13,7 +13,7 @@ whose NumPy result would differ in dtype from the node's, or which NumPy
 refuses (an integer to a negative power), leaves the whole graph to the
 device.
 
-Public names: host_values, HOST_OPERATIONS.
+Public names: host_values, HOST_OPERATIONS, REDUCTIONS, ARG_REDUCTIONS.
 """
 
 from __future__ import annotations
@@ -83,10 +83,10 @@ for _bits in (8, 16, 32, 64):
 del _bits
 
 #: reductions (a node's ``op``) and the NumPy function computing each
-_REDUCTIONS: dict[str, Callable[..., Any]] = {
+REDUCTIONS: dict[str, Callable[..., Any]] = {
     "sum": np.sum, "product": np.prod, "max": np.max, "min": np.min, "any": np.any,
     "all": np.all}
-_ARG_REDUCTIONS: dict[str, Callable[..., Any]] = {"argmax": np.argmax, "argmin": np.argmin}
+ARG_REDUCTIONS: dict[str, Callable[..., Any]] = {"argmax": np.argmax, "argmin": np.argmin}
 _SCANS: dict[str, Callable[..., Any]] = {"sum": np.cumsum, "product": np.cumprod}
 #: node kinds this module computes (others: external calls, jit parameters)
 _KINDS = frozenset(["map", "reduce", "view", "reshape", "concat", "iota", "scan", "gather",
@@ -135,7 +135,7 @@ def _known(node: Node) -> bool:
     if is_kind(node, "map"):
         return node.op in HOST_OPERATIONS or node.op == "astype"
     if is_kind(node, "reduce"):
-        return node.op in _REDUCTIONS or node.op in _ARG_REDUCTIONS
+        return node.op in REDUCTIONS or node.op in ARG_REDUCTIONS
     if is_kind(node, "scan"):
         return node.op in _SCANS
     return node.kind in _KINDS
@@ -179,12 +179,12 @@ class _HostEvaluator(NodeMapper[np.ndarray]):
 
     def map_reduce(self, node: Reduce) -> np.ndarray:
         arg = self.values[node.arg]
-        if node.op in _ARG_REDUCTIONS:
+        if node.op in ARG_REDUCTIONS:
             (axis,) = node.axes
-            result = _ARG_REDUCTIONS[node.op](arg, axis=axis, keepdims=node.keepdims)
+            result = ARG_REDUCTIONS[node.op](arg, axis=axis, keepdims=node.keepdims)
         else:
             typed = {"dtype": node.dtype} if node.op in ("sum", "product") else {}
-            result = _REDUCTIONS[node.op](arg, axis=node.axes, keepdims=node.keepdims, **typed)
+            result = REDUCTIONS[node.op](arg, axis=node.axes, keepdims=node.keepdims, **typed)
         return _checked(node, np.asarray(result))
 
     def map_view(self, node: View) -> np.ndarray:
@@ -240,4 +240,4 @@ def _checked(node: Node, value: np.ndarray) -> np.ndarray:
     return value
 
 
-__all__ = ["HOST_OPERATIONS", "host_values"]
+__all__ = ["ARG_REDUCTIONS", "HOST_OPERATIONS", "REDUCTIONS", "host_values"]

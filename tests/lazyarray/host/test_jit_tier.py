@@ -9,10 +9,16 @@ import pytest
 import lazyarray as la
 from lazyarray.host import HostArray
 from lazyarray.host import trial as trial_module
-from lazyarray.host.trial import COMPILED_TRIALS, HOST_TRIALS, TierTrial
+from lazyarray.host.trial import COMPILED_TRIALS, HOST_TRIALS, REPLAY_TRIALS, TierTrial
 from tests.helpers import counting
 
 TRIAL_CALLS = HOST_TRIALS + 1 + COMPILED_TRIALS
+
+
+@pytest.fixture
+def replay_trials(monkeypatch):
+    """The host replay's trial calls as they are outside these tests."""
+    monkeypatch.setattr(trial_module, "REPLAY_TRIALS", REPLAY_TRIALS)
 
 
 @pytest.fixture(autouse=True)
@@ -20,10 +26,13 @@ def fresh_choices(monkeypatch, tmp_path):
     """Each test starts with no trial and no tier remembered for any code, in
     the process or on disk, and (unless it says otherwise) promotes a
     signature to its compiled trial after HOST_TRIALS host calls, however
-    short (its small steps stand for hot code)."""
+    short (its small steps stand for hot code), without a replay trial."""
     monkeypatch.setattr(trial_module, "_TRIALS", {})
     monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 0.0)
     monkeypatch.setattr(trial_module, "HOST_ONLY", 0.0)
+    # (no host replay trial unless a test asks for one with replay_trials:
+    # tests/lazyarray/host/test_replay.py has the replay's)
+    monkeypatch.setattr(trial_module, "REPLAY_TRIALS", -1)
     monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
     return tmp_path
 
@@ -172,9 +181,9 @@ def test_the_trial_reads_compiled_results_back_to_host_arrays():
     np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, HOST_TRIALS + 2))
 
 
-def test_cold_code_builds_nothing(monkeypatch):
+def test_cold_code_builds_nothing(monkeypatch, replay_trials):
     """Until its host calls took PROMOTE_AFTER seconds together, a jitted
-    function runs on NumPy: a short script traces, builds and launches
+    function runs on NumPy: a short script plans, builds and launches
     nothing; a hot one is then traced and tried compiled."""
     monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 0.25)
     step = la.jit(lambda u: _convection(la, u))
@@ -182,7 +191,10 @@ def test_cold_code_builds_nothing(monkeypatch):
         u = _run(step, la, 20)
         assert step.trace_count == 0 and n.launches == 0 and n.planned == 0
         trial = _chosen(step)
-        assert trial.choice is None and trial.host_calls == 20
+        # (the function itself, then by turns with its host replay, which
+        # traces without planning)
+        assert trial.choice is None and trial.host_calls + trial.replay_calls == 20
+        assert trial.host_calls >= HOST_TRIALS and trial.replay_calls > REPLAY_TRIALS
         trial.host_total = 0.25            # (as if its calls had taken that long)
         u = step(u)
         assert step.trace_count == 1 and n.launches >= 1 and trial.compiled_calls == 1
@@ -265,6 +277,7 @@ def test_a_trial_chooses_the_tier_of_the_fastest_call(host_seconds, choice):
 def test_promotion_waits_for_enough_host_time(monkeypatch):
     monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 1.0)
     trial = TierTrial()
+    trial.no_replay()               # (a function without a host replay: see below)
     for _ in range(HOST_TRIALS + 5):
         trial.record("host", 0.125)
         assert trial.next_tier() == ("compiled" if trial.host_total >= 1.0
@@ -272,15 +285,40 @@ def test_promotion_waits_for_enough_host_time(monkeypatch):
     assert trial.next_tier() == "compiled" and trial.host_total == 0.125 * (HOST_TRIALS + 5)
 
 
-def test_calls_too_short_for_any_launch_stay_on_the_host(monkeypatch):
+@pytest.mark.parametrize(("replay_seconds", "choice"), [(0.1, "replay"), (0.3, "host")])
+def test_the_host_replay_takes_turns_with_the_function_and_the_faster_runs_on(
+        monkeypatch, replay_trials, replay_seconds, choice):
+    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 100.0)
+    trial = TierTrial()
+    for _ in range(HOST_TRIALS):
+        assert trial.next_tier() == "host"
+        trial.record("host", 0.2)
+    tiers = []
+    while trial.replay_calls <= REPLAY_TRIALS:
+        tiers.append(trial.next_tier())
+        trial.record(tiers[-1], 9.0 if len(tiers) == 1 else replay_seconds
+                     if tiers[-1] == "replay" else 0.2)   # (the first replay traces)
+    assert tiers == ["replay", "host"] * REPLAY_TRIALS + ["replay"]
+    assert trial.replay_best == replay_seconds and trial.choice is None
+    assert [trial.next_tier() for _ in range(3)] == [choice] * 3
+    trial.host_total = 100.0             # hot: the compiled trial, against the faster
+    assert trial.next_tier() == "compiled"
+    for _ in range(1 + COMPILED_TRIALS):
+        trial.record("compiled", 0.15)
+    assert trial.choice == ("replay" if replay_seconds < 0.15 else "compiled")
+
+
+def test_calls_too_short_for_any_launch_stay_on_the_host(monkeypatch, replay_trials):
     """A signature whose host calls take under HOST_ONLY seconds is decided
-    after HOST_TRIALS calls: no trace, no build, no timing from then on."""
+    once the function and its replay were timed: no plan, no build, no
+    timing from then on."""
     monkeypatch.setattr(trial_module, "HOST_ONLY", 1.0)      # (every call is shorter)
     step = la.jit(lambda u: _convection(la, u))
     with la.tier("auto"), counting() as n:
         u = _run(step, la, HOST_TRIALS + 20)
         trial = _chosen(step)
-        assert trial.choice == "host" and trial.host_calls == HOST_TRIALS
+        assert trial.choice in ("host", "replay")
+        assert trial.host_calls == 2 * HOST_TRIALS and trial.replay_calls == REPLAY_TRIALS + 1
         assert step.trace_count == 0 and n.launches == 0 and n.planned == 0
     np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, HOST_TRIALS + 20))
 

@@ -1,0 +1,201 @@
+"""The host replay of a jitted function (lazyarray.host.replay): calls on
+small host arrays computed from the trace's graph by NumPy, without running
+the function. Every call gives NumPy's answer, bit for bit, writes into its
+arguments as the function does and returns fresh arrays; it plans, builds
+and launches nothing; functions made anew from the same code share a
+replay only where they read equal constants."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+from lazyarray.host import HostArray
+from lazyarray.host import trial as trial_module
+from lazyarray.host.trial import TierTrial
+from tests.helpers import counting
+
+CALLS = 24
+
+
+@pytest.fixture(autouse=True)
+def replay_wins(monkeypatch, tmp_path):
+    """No trial remembered; the function's own calls look slow, so the
+    replay is chosen once tried; no compiled trial."""
+    monkeypatch.setattr(trial_module, "_TRIALS", {})
+    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 1e9)
+    monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
+    record = TierTrial.record
+    monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: record(
+        self, tier, seconds + (1.0 if tier == "host" else 0.0)))
+
+
+def _trial(jitted) -> TierTrial:
+    (trial,) = jitted.tier_trials.values()
+    return trial
+
+
+def convection(xp, u):
+    un = u.copy()
+    u[1:] = un[1:] - 0.4 * (un[1:] - un[:-1])
+    u[0] = 1.0
+    return u
+
+
+def heat(xp, u, r):
+    u[1:-1] = u[1:-1] + r * (u[2:] - 2 * u[1:-1] + u[:-2])
+    u[0] = 0
+    u[-1] = 0
+    return u
+
+
+def jacobi(xp, p, b):
+    pn = p.copy()
+    p[1:-1, 1:-1] = (pn[1:-1, 2:] + pn[1:-1, :-2] + pn[2:, 1:-1] + pn[:-2, 1:-1]
+                     - b[1:-1, 1:-1]) / 4
+    p[:, -1] = p[:, -2]
+    p[0, :] = p[1, :]
+    p[:, 0] = p[:, 1]
+    p[-1, :] = 0
+    return p, xp.sqrt(xp.sum((p - pn) ** 2))
+
+
+def statistics(xp, x):
+    centred = x - x.mean(axis=0)
+    return (centred / (x.std(axis=0) + 1e-3), xp.cumsum(x, axis=1), x.max(), x.argmin(axis=1),
+            xp.where(x > 0.5, x, -x), xp.clip(x, 0.2, 0.8).reshape(-1))
+
+
+def outer(xp, a, b):
+    return xp.exp(-(a[:, None] - b[None, :]) ** 2) @ b
+
+
+def shift(xp, u):
+    u[1:] = u[:-1]
+    return u[2:5]
+
+
+def integers(xp, k, m):
+    k[::2] = (k[::2] * 3 + m[1::2]) % 7
+    return k // 2, k.sum(), -k[::-1]
+
+
+def float32_with_python_numbers(xp, x, s):
+    return x * 0.5 + s, (x < 0.25).astype(xp.float32) * x
+
+
+def _case(name):
+    """(function, its arguments for NumPy as a function of the call)."""
+    rng = np.random.default_rng(7)
+    line, grid, rhs = rng.random(33), rng.random((9, 11)), rng.random((9, 11))
+    x = rng.random((6, 5))
+    f32 = rng.random(17).astype(np.float32)
+    k, m = rng.integers(0, 50, 12), rng.integers(0, 50, 12)
+    return {
+        "convection": (convection, (line,)),
+        "heat": (heat, (line, 0.3)),
+        "jacobi": (jacobi, (grid, rhs)),
+        "statistics": (statistics, (x,)),
+        "outer": (outer, (line[:7], line[7:14])),
+        "shift": (shift, (line,)),
+        "integers": (integers, (k, m)),
+        "float32": (float32_with_python_numbers, (f32, 1.5)),
+    }[name]
+
+
+def _lazy(value):
+    return la.asarray(value.copy()) if isinstance(value, np.ndarray) else value
+
+
+def _host(value):
+    return value.get() if isinstance(value, HostArray) else np.asarray(value)
+
+
+CASES = ["convection", "heat", "jacobi", "statistics", "outer", "shift", "integers", "float32"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_replayed_calls_give_numpys_answers_and_write_arguments_as_numpy(name):
+    function, arguments = _case(name)
+    want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+    jitted = la.jit(lambda *args: function(la, *args))
+    with la.tier("auto"), counting() as n:
+        got_args = [_lazy(a) for a in arguments]
+        for call in range(CALLS):
+            want = function(np, *want_args)
+            got = jitted(*got_args)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert isinstance(g, HostArray)
+                np.testing.assert_array_equal(_host(g), w)
+                assert _host(g).dtype == np.asarray(w).dtype, (name, call)
+            for g, w in zip(got_args, want_args):
+                if isinstance(w, np.ndarray):
+                    np.testing.assert_array_equal(_host(g), w)
+    trial = _trial(jitted)
+    assert trial.next_tier() == "replay" and trial.replay_calls > CALLS // 2
+    assert n.planned == 0 and n.launches == 0 and jitted.trace_count == 0
+
+
+def test_a_returned_argument_is_the_callers_array_and_other_results_are_fresh():
+    jitted = la.jit(lambda u: convection(la, u))
+    copy_of = la.jit(lambda u: (u.copy(), u[1:4]))
+    with la.tier("auto"):
+        u = la.ones(10)
+        for _ in range(CALLS):
+            assert jitted(u) is u
+        for _ in range(CALLS):
+            whole, part = copy_of(u)
+        assert _trial(copy_of).next_tier() == "replay"
+        whole[:] = 5
+        part[:] = 7
+    np.testing.assert_array_equal(u.get(), np.ones(10))
+
+
+def test_a_function_made_again_shares_the_replay_only_with_equal_constants():
+    """A script decorating a nested step on each run: equal constants share
+    one replay (traced once); a new constant gives a new one, whose answers
+    use it."""
+    def make(r):
+        return la.jit(lambda u: heat(la, u, r))
+
+    with la.tier("auto"):
+        first = make(0.25)
+        u = la.linspace(0, 1, 21) ** 2
+        for _ in range(CALLS):
+            first(u)
+        trial = _trial(first)
+        second = make(0.25)
+        second(u)
+        assert second._replays[trial] is first._replays[trial]
+        third = make(0.125)
+        v, want = la.linspace(0, 1, 21) ** 2, np.linspace(0, 1, 21) ** 2
+        for _ in range(3):
+            third(v)
+            heat(np, want, 0.125)
+        assert third._replays[trial] is not first._replays[trial]
+    np.testing.assert_array_equal(v.get(), want)
+    assert len(trial.replays) == 2
+
+
+def test_a_closure_array_written_between_calls_is_read_anew():
+    table = la.arange(6.0)
+    jitted = la.jit(lambda u: u * table)
+    with la.tier("auto"):
+        u = la.ones(6)
+        for _ in range(CALLS):
+            jitted(u)
+        table[2] = 100.0
+        got = jitted(u)
+    assert _trial(jitted).next_tier() == "replay"
+    np.testing.assert_array_equal(got.get(), [0, 1, 100, 3, 4, 5])
+
+
+def test_a_function_whose_graph_has_no_replay_runs_itself():
+    jitted = la.jit(lambda u: la.sort(u)[::-1] + 1)
+    with la.tier("auto"):
+        u = la.asarray(np.random.default_rng(3).random(20))
+        for _ in range(CALLS):
+            got = jitted(u)
+    trial = _trial(jitted)
+    assert not trial.replay_ok and trial.next_tier() == "host"
+    np.testing.assert_array_equal(got.get(), np.sort(u.get())[::-1] + 1)
