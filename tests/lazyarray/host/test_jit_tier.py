@@ -300,6 +300,9 @@ def test_the_host_replay_takes_turns_with_the_function_and_the_faster_runs_on(
                      if tiers[-1] == "replay" else 0.2)   # (the first replay traces)
     assert tiers == ["replay", "host"] * REPLAY_TRIALS + ["replay"]
     assert trial.replay_best == replay_seconds and trial.choice is None
+    # (a replayed call counts towards hot code as a call of the function would)
+    assert trial.host_total == pytest.approx(0.2 * 2 * HOST_TRIALS
+                                             + max(replay_seconds, 0.2) * REPLAY_TRIALS)
     assert [trial.next_tier() for _ in range(3)] == [choice] * 3
     trial.host_total = 100.0             # hot: the compiled trial, against the faster
     assert trial.next_tier() == "compiled"
