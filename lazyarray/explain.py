@@ -56,6 +56,18 @@ else:
                                                                   "subprocess"))
 
 
+def _jitted_tiers(jitted: Any, trials: dict) -> str:
+    """Which tier runs the calls of the jitted function *jitted*, by signature."""
+    name = getattr(jitted, "name", "function")
+    lines = [f"la.jit({name}): {len(jitted.programs)} compiled program(s); "
+             f"{len(trials)} signature(s) of small host arrays (lazyarray.host.trial)"]
+    for key, trial in trials.items():
+        arrays = ", ".join(f"{spec[0]} {spec[1]}" if isinstance(spec, tuple) else spec.__name__
+                           for spec in key[-1])
+        lines.append(f"  ({arrays}): {trial.describe()}")
+    return "\n".join(lines)
+
+
 class Labels(NodeMapper[str]):
     """What a node computes, in words, for ``explain`` and ``to_dot``."""
 
@@ -116,7 +128,16 @@ def explain(x: Any, show_code: bool = False, print_it: bool = True, profile: boo
     queue; *x* itself is not computed) and its report says the bytes it
     moves and the floating point operations it does, counted exactly from
     kernelcore's statistics, its measured time, and the fraction of the
-    device's roofline it reaches (see :func:`kernel_profiles`)."""
+    device's roofline it reaches (see :func:`kernel_profiles`).
+
+    For a function under ``la.jit``: which tier runs its calls on small host
+    arrays, by signature, and the timed calls that decided it."""
+    trials = getattr(x, "tier_trials", None)
+    if trials is not None and callable(x):
+        text = _jitted_tiers(x, trials)
+        if print_it:
+            print(text)
+        return text
     if isinstance(x, HostArray):
         text = (f"0 kernel(s): a host array {x.shape} {x.dtype}, computed by NumPy on the "
                 "host tier (every array of the operations that made it was small; see "

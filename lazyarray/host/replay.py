@@ -36,7 +36,7 @@ from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import SMALL, mutated, wrap
 from lazyarray.mapper import is_kind
 from lazyarray.pytree import flatten, unflatten
-from lazyarray.run.host_graph import ARG_REDUCTIONS, HOST_OPERATIONS, REDUCTIONS
+from lazyarray.run.host_graph import ARG_REDUCTIONS, HOST_OPERATIONS, REDUCTIONS, view_index
 
 logger = logging.getLogger(__name__)
 _ndarray = np.ndarray
@@ -88,14 +88,19 @@ class HostReplay:
     def __call__(self, leaves: Sequence) -> Any:
         """The call's result (host arrays in the function's structure), its
         arguments written."""
+        values = self._start(leaves)
+        for number, step in self._steps:
+            values[number] = step(values)
+        return self._finish(leaves, values)
+
+    def _start(self, leaves: Sequence) -> list:
+        """The numbered values with the call's arrays and numbers filled in."""
         values = self._template[:]
         for position, number in self._arrays:
             values[number] = leaves[position]._hv
         for position, number in self._numbers:
             values[number] = leaves[position]
-        for number, step in self._steps:
-            values[number] = step(values)
-        return self._finish(leaves, values)
+        return values
 
     def _finish(self, leaves: Sequence, values: list) -> Any:
         for number in self._before:
@@ -115,11 +120,7 @@ class HostReplay:
     def checked_call(self, leaves: Sequence, nodes: dict[int, Node]) -> Any:
         """A call that checks each computed value against its node in *nodes*
         (by value number): NumPy's dtype and shape must be the graph's."""
-        values = self._template[:]
-        for position, number in self._arrays:
-            values[number] = leaves[position]._hv
-        for position, number in self._numbers:
-            values[number] = leaves[position]
+        values = self._start(leaves)
         for number, step in self._steps:
             values[number] = value = step(values)
             _check(nodes[number], value)
@@ -398,7 +399,7 @@ class _Builder:
         view = _basic_view(node)
         if view is not None:
             return lambda v: view(v[a])
-        shape, picks = node.shape, _fancy_index(node)
+        shape, picks = node.shape, view_index(node)
         return lambda v: np.broadcast_to(np.asarray(v[a][picks]), shape)
 
     def _reshape(self, node: Reshape) -> Callable:
@@ -548,22 +549,6 @@ def _basic_view(node: View) -> Callable | None:
 def _entry_of(node: View, k: int) -> int:
     """The position of the entry of the view *node* that reads along its axis *k*."""
     return next(j for j, e in enumerate(node.axis_map) if e[0] == "axis" and e[1] == k)
-
-
-def _fancy_index(node: View) -> tuple:
-    """The index arrays picking the view *node*'s elements (see
-    host_graph's evaluation of views)."""
-    ndim = len(node.shape)
-    index: list[Any] = []
-    for entry in node.axis_map:
-        if entry[0] == "const":
-            index.append(entry[1])
-            continue
-        _, k, start, step = entry
-        shape = [1] * ndim
-        shape[k] = node.shape[k]
-        index.append((start + step * np.arange(node.shape[k], dtype=np.int64)).reshape(shape))
-    return tuple(index)
 
 
 __all__ = ["HostReplay", "host_replay"]

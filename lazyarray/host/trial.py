@@ -175,6 +175,20 @@ class TierTrial:
         if self.origin is not None:
             _store_choice(self.origin, tier)
 
+    def describe(self) -> str:
+        """Which tier runs the signature's calls, and the measurements that decided."""
+        def us(seconds: float) -> str:
+            return "-" if seconds == float("inf") else f"{seconds * 1e6:.1f} us"
+        tier = self.next_tier()
+        name = {"host": "the function itself on NumPy", "replay": "the host replay of its trace",
+                "compiled": "its compiled program"}[tier]
+        state = "chosen" if self.choice is not None else "on trial"
+        replay = "" if self.replay_ok else " (no replay: the function does not trace, or " \
+            "its graph has a part NumPy does not compute as the graph says)"
+        return (f"{name} ({state}; best calls: function {us(self.host_best)} of "
+                f"{self.host_calls}, replay {us(self.replay_best)} of {self.replay_calls}, "
+                f"compiled {us(self.compiled_best)} of {self.compiled_calls}){replay}")
+
     def share(self, key: tuple, replay: Any) -> None:
         """Keep *replay* for functions of this code reading the constants *key*."""
         if len(self.replays) >= REPLAYS_KEPT:

@@ -13,7 +13,7 @@ whose NumPy result would differ in dtype from the node's, or which NumPy
 refuses (an integer to a negative power), leaves the whole graph to the
 device.
 
-Public names: host_values, HOST_OPERATIONS, REDUCTIONS, ARG_REDUCTIONS.
+Public names: host_values, view_index, HOST_OPERATIONS, REDUCTIONS, ARG_REDUCTIONS.
 """
 
 from __future__ import annotations
@@ -188,23 +188,7 @@ class _HostEvaluator(NodeMapper[np.ndarray]):
         return _checked(node, np.asarray(result))
 
     def map_view(self, node: View) -> np.ndarray:
-        """The re-indexing of the argument by *node*'s axis map (see
-        :class:`~lazyarray.graph.View`): each of its axes indexed by a
-        constant or by positions along one axis of the view (arrays with
-        the view's number of axes, so the values picked lie along the
-        view's axes; those no axis of the argument follows are broadcast)."""
-        ndim = len(node.shape)
-        index: list[Any] = []
-        for entry in node.axis_map:
-            if entry[0] == "const":
-                index.append(entry[1])
-                continue
-            _, k, start, step = entry
-            shape = [1] * ndim
-            shape[k] = node.shape[k]
-            index.append((start + step * np.arange(node.shape[k], dtype=np.int64)
-                          ).reshape(shape))
-        return np.broadcast_to(np.asarray(self.values[node.arg][tuple(index)]), node.shape)
+        return np.broadcast_to(np.asarray(self.values[node.arg][view_index(node)]), node.shape)
 
     def map_reshape(self, node: Reshape) -> np.ndarray:
         return self.values[node.arg].reshape(node.shape)
@@ -230,6 +214,26 @@ class _HostEvaluator(NodeMapper[np.ndarray]):
                                       axis=node.axis, mode="wrap"))
 
 
+def view_index(node: View) -> tuple:
+    """The index picking the elements of the view *node* from its argument
+    by its axis map (see :class:`~lazyarray.graph.View`): each axis of the
+    argument indexed by a constant or by positions along one axis of the
+    view (arrays with the view's number of axes, so the values picked lie
+    along the view's axes; those no axis of the argument follows are
+    broadcast afterwards)."""
+    ndim = len(node.shape)
+    index: list[Any] = []
+    for entry in node.axis_map:
+        if entry[0] == "const":
+            index.append(entry[1])
+            continue
+        _, k, start, step = entry
+        shape = [1] * ndim
+        shape[k] = node.shape[k]
+        index.append((start + step * np.arange(node.shape[k], dtype=np.int64)).reshape(shape))
+    return tuple(index)
+
+
 def _checked(node: Node, value: np.ndarray) -> np.ndarray:
     """*value*, when NumPy computed it in *node*'s dtype and shape."""
     if value.dtype != node.dtype:
@@ -240,4 +244,4 @@ def _checked(node: Node, value: np.ndarray) -> np.ndarray:
     return value
 
 
-__all__ = ["ARG_REDUCTIONS", "HOST_OPERATIONS", "REDUCTIONS", "host_values"]
+__all__ = ["ARG_REDUCTIONS", "HOST_OPERATIONS", "REDUCTIONS", "host_values", "view_index"]

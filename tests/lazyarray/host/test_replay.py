@@ -199,3 +199,87 @@ def test_a_function_whose_graph_has_no_replay_runs_itself():
     trial = _trial(jitted)
     assert not trial.replay_ok and trial.next_tier() == "host"
     np.testing.assert_array_equal(got.get(), np.sort(u.get())[::-1] + 1)
+
+
+def test_explain_says_which_tier_runs_a_jitted_functions_calls():
+    jitted = la.jit(lambda u: heat(la, u, 0.25))
+    with la.tier("auto"):
+        u = la.linspace(0, 1, 21)
+        for _ in range(CALLS):
+            jitted(u)
+        text = la.explain(jitted, print_it=False)
+    assert "((21,) float64): the host replay of its trace" in text
+    assert f"replay {1e6 * _trial(jitted).replay_best:.1f} us" in text
+
+
+# {{{ random graphs (tests/fuzz_graphs.py) replayed
+
+def _replayed(program):
+    """The output of the fuzzer's *program* as a jitted function of its
+    inputs computed by its host replay, on a first call (checked) and a
+    second (the replay's own loop); None where it has no replay."""
+    keep = program.closure(program.out_line)
+    inputs = [program.lines[i] for i in keep if program.tags[i] == "input"]
+    body = [program.lines[i] for i in keep if program.tags[i] != "input"]
+    if not body:
+        return None
+    params = [line.split(" = ", 1)[0] for line in inputs]
+    out = program.lines[program.out_line].split(" = ", 1)[0]
+    namespace = {"np": np, "m": la, **program.inputs}
+    exec("def replayed(" + ", ".join(params) + "):\n"
+         + "".join(f"    {text}\n" for line in body for text in line.split("\n"))
+         + f"    return {out}\n", namespace)
+    jitted = la.jit(namespace["replayed"])
+
+    def arguments():
+        for line in inputs:
+            exec(line, namespace)
+        return tuple(namespace[p] for p in params)
+
+    made = jitted._make_replay(arguments(), {})
+    if made is None:
+        return None
+    replay, first = made
+    args = arguments()
+    second = replay([args[k] for k in jitted._leaf_order])
+    return [_host(first), _host(second)]
+
+
+@pytest.mark.parametrize("seed", [20240601, pytest.param(1000, marks=pytest.mark.slow),
+                                  pytest.param(1001, marks=pytest.mark.slow)])
+def test_random_graphs_replayed_give_numpys_answers(seed):
+    """Every fuzzer graph of small host arrays whose replay is made gives
+    NumPy's answer (within the fuzzer's bounds, which are NumPy's own
+    answers for data movement, integers and correctly rounded operations)
+    on its first and second call; most graphs have a replay."""
+    import warnings
+
+    import tests.fuzz_graphs as F
+
+    replayed = tried = 0
+    failures = []
+    count = 300 if seed == 20240601 else 1000
+    for index in range(count):
+        program = F.generate(seed, index)
+        if program.expect_error is not None or program.expect_float16:
+            continue
+        if any(v.value.size > 4096 for v in program.vals if v is not None
+               and hasattr(v.value, "size")):
+            continue
+        tried += 1
+        with la.tier("auto"), np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = _replayed(program)
+        if results is None:
+            continue
+        replayed += 1
+        for call, got in enumerate(results):
+            wrong = F.compare(program.vals[program.out_line], got)
+            if wrong is not None:
+                failures.append(f"graph {index}, call {call + 1}: {wrong}\n{program.source()}")
+    assert not failures, f"{len(failures)} of {replayed} replays differ:\n" + "\n\n".join(
+        failures[:5])
+    print(f"{replayed} of {tried} graphs replayed")
+    assert replayed > tried // 2, (replayed, tried)
+
+# }}}
