@@ -227,11 +227,23 @@ class HostArray(LazyArray):
     def __getitem__(self, key) -> LazyArray:
         if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
             kind = type(key)
-            plain = key if kind is slice or kind is int else _host_key(key)
+            wide = key is None
+            if kind is slice or kind is int:
+                plain = key
+            elif kind is tuple:
+                # (_host_key's test, inline: a tuple of slices is the commonest key)
+                plain = key
+                for k in key:
+                    if k is None:
+                        wide = True
+                    elif type(k) not in _PLAIN:
+                        plain = _host_key(key)
+                        break
+            else:
+                plain = _host_key(key)
             if plain is not _NO:
                 value = self._hv[plain]
-                if (key is None or kind is tuple) \
-                        and getattr(value, "ndim", 0) > self._hv.ndim:
+                if wide and getattr(value, "ndim", 0) > self._hv.ndim:
                     widened(value)      # (new axes: see WIDE)
                 kind = type(value)
                 if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
@@ -245,7 +257,17 @@ class HostArray(LazyArray):
 
     def __setitem__(self, key, value) -> None:
         if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
-            plain = key if type(key) is slice or type(key) is int else _host_key(key)
+            kind = type(key)
+            if kind is slice or kind is int:
+                plain = key
+            elif kind is tuple:
+                plain = key
+                for k in key:
+                    if type(k) not in _PLAIN:
+                        plain = _host_key(key)
+                        break
+            else:
+                plain = _host_key(key)
             kind = type(value)
             if kind is HostArray:
                 value = value._hv
@@ -438,6 +460,27 @@ for _name in [*_READING, "copy", "ravel", "reshape", "squeeze", "swapaxes", "tob
               "transpose", "view", "__abs__", "__neg__", "__pos__", "__invert__"]:
     setattr(HostArray, _name, _method(_name) if not _name.startswith("__")
             else _unary(_name))
+def _copy_method():
+    """``x.copy()`` (the commonest method of a time step, ``un = u.copy()``)
+    without the argument packing of the other methods' dispatch."""
+    general = _method("copy")
+
+    def copy(self, order="C"):
+        if order == "C" and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
+                             or host_enabled()):
+            result = self._hv.copy()
+            kind = type(result)
+            if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
+                handle = _new(HostArray)
+                handle._hv = result
+                handle._copy = None
+                return handle
+            return wrap(result)
+        return general(self) if order == "C" else general(self, order=order)
+    return dressed(copy, "copy", LazyArray.copy)
+
+
+HostArray.copy = _copy_method()  # type: ignore[method-assign]
 for _name in ["fill", "sort"]:
     setattr(HostArray, _name, _writing_method(_name))
 for _op in _BINARY:
