@@ -283,3 +283,30 @@ def test_random_graphs_replayed_give_numpys_answers(seed):
     assert replayed > tried // 2, (replayed, tried)
 
 # }}}
+
+
+def test_keyword_static_zero_dimensional_and_empty_arguments():
+    """Calls by keyword (the general path), static arguments, 0-d arrays
+    and empty ones replay with NumPy's answers; an array passed twice
+    runs the function itself (its writes are seen through both names)."""
+    def scaled(u, s, *, power):
+        u[...] = u * s + 1
+        return u ** power, s * 2
+
+    jitted = la.jit(scaled, static_argnames="power")
+    twice = la.jit(lambda a, b: (a.__setitem__(0, 5.0), b[0] + 0)[1])
+    with la.tier("auto"):
+        cases = [(la.asarray(np.arange(6.0)), np.arange(6.0)), (la.asarray(2.5), np.array(2.5)),
+                 (la.zeros(0), np.zeros(0))]
+        for lazy, want in cases:
+            for _ in range(CALLS):
+                got, doubled = jitted(u=lazy, s=la.asarray(0.5), power=2)
+                want[...] = want * 0.5 + 1
+                np.testing.assert_array_equal(_host(got), want ** 2)
+                np.testing.assert_array_equal(_host(lazy), want)
+                assert float(doubled) == 1.0
+        assert all(t.next_tier() == "replay" for t in jitted.tier_trials.values())
+        a = la.ones(3)
+        for _ in range(CALLS):
+            assert float(twice(a, a)) == 5.0
+    assert not _trial(twice).replay_ok
