@@ -212,10 +212,16 @@ class _Jitted(ReplayCalls):
                 choice = trial.choice
                 if choice == "host":
                     return self.fn(*args)
-                if choice == "replay":
+                if choice == "replay" or (choice is None and trial.replaying):
                     replay = self._replays_by_position.get(trial)
                     if replay is not None and not (self._closure and changed(self._closure)):
-                        return replay(args)
+                        if choice is not None:
+                            return replay(args)
+                        # (timed: hot code is then tried compiled)
+                        started = time.perf_counter()
+                        result = replay(args)
+                        trial.record("replay", time.perf_counter() - started)
+                        return result
                 return self._call_in_trial(trial, args, kwargs)
         if TRACING.names:
             # called by a function that la.jit traces: part of that trace (run

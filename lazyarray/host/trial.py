@@ -160,6 +160,12 @@ class TierTrial:
         self.traced = False
 
     @property
+    def replaying(self) -> bool:
+        """Whether the next call runs the replay, timed, with no tier chosen
+        yet (a trial call, or the replay was faster and the code is not hot yet)."""
+        return self.choice is None and self.next_tier() == "replay"
+
+    @property
     def host_best(self) -> float:
         """Seconds of the fastest of the last :data:`HOST_TRIALS` host calls."""
         return min(self.host_recent)
