@@ -11,11 +11,12 @@ from lazyarray.fallback import _note, host_call
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.dispatch import _NO
 from lazyarray.host.dispatch import host_call as _numpy_call
-from lazyarray.host.dispatch import host_enabled as _host_enabled
 from lazyarray.host.dispatch import host_ready as _host_ready
-from lazyarray.host.dispatch import quick_call as _quick_call
+from lazyarray.host.dispatch import quick_ufunc as _quick_ufunc
+from lazyarray.host.policy import _MODES
 from lazyarray.ops.elementwise import elementwise
 from lazyarray.ops.inputs import node_of as _node
+from lazyarray.tracing import ACTIVE_TRACES as _ACTIVE_TRACES
 from lazyarray.ufunc_templates import UFUNCS as _UFUNCS
 
 #: ufunc -> the lazyarray reduction computing its ``reduce`` (and the
@@ -48,8 +49,9 @@ class Ufunc:
         return f"<lazyarray ufunc '{self.__name__}'>"
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and _host_enabled():
-            result = _quick_call(self._ufunc, args)
+        if not kwargs and _MODES[-1] != "device" and not _ACTIVE_TRACES[0]:
+            # (host_enabled's common case inline: a ufunc of host arrays and numbers)
+            result = _quick_ufunc(self._ufunc, args)
             if result is not _NO:
                 return result
         if _host_ready(args, kwargs):

@@ -4,8 +4,9 @@ NumPy buffers, the function called, and its array results wrapped again
 (small ones as host arrays, large ones moved to the device for later fused
 work; an argument's buffer returned as it is comes back as the same handle).
 
-Public names: host_ready, host_call, quick_call, readable, wrap, wrap_array, mutated, forwarding,
-device_dtype, broadcasts_large, widened, WIDE, BROADCAST_OPERATIONS, MUTATION, OWN_ANSWERS.
+Public names: host_ready, host_call, quick_call, quick_ufunc, readable, wrap, wrap_array,
+mutated, forwarding, device_dtype, broadcasts_large, widened, WIDE, BROADCAST_OPERATIONS,
+MUTATION, OWN_ANSWERS.
 """
 
 from __future__ import annotations
@@ -225,6 +226,38 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
     if func.__name__ in _WRITERS:
         mutated()
     return wrap(result, args)
+
+
+def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
+    """``ufunc(*args)`` by NumPy when every argument is a host array or a
+    scalar (:func:`quick_call`'s common call of a ufunc, positional
+    arguments only, without its general checks), else _NO. The caller
+    checked that the host tier is on."""
+    host = CLASSES[1]
+    if len(args) == 1:
+        a = args[0]
+        if type(a) is not host:
+            return _NO
+        result = ufunc(a._hv)
+    else:
+        plain = []
+        for a in args:
+            kind = type(a)
+            if kind is host:
+                plain.append(a._hv)
+            elif kind in _SCALARS:
+                plain.append(a)
+            else:
+                return _NO
+        result = ufunc(*plain)
+    if type(result) is _ndarray:
+        if result.size <= SMALL:
+            handle = _new(host)
+            handle._hv = result
+            handle._copy = None
+            return handle
+        return wrap_array(result)
+    return holding(result) if type(result) in NUMPY_SCALARS else wrap(result, args)
 
 
 def host_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
