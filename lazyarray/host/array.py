@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ import lazyarray.run as _run
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
+from lazyarray.host import elision
 from lazyarray.host.dispatch import (
     _NO,
     _PLAIN,
@@ -48,6 +50,7 @@ from lazyarray.host.dispatch import (
     widened,
     wrap,
 )
+from lazyarray.host.elision import ELIDE_BYTES
 from lazyarray.host.lean import BY_FUNCTION as LEAN_BY_FUNCTION
 from lazyarray.host.lean import METHODS as LEAN_METHODS
 from lazyarray.host.policy import _MODES, host_enabled
@@ -417,7 +420,14 @@ def _binary(dunder: str):
                 and (id(other) in WIDE or id(self._hv) in WIDE) \
                 and broadcasts_large((self._hv, other)):
             return device(self, other)
-        result = function(other, self._hv) if reflected else function(self._hv, other)
+        mine = self._hv
+        if ufunc is not None and type(mine) is _ndarray and mine.nbytes >= ELIDE_BYTES \
+                and getrefcount(self) <= elision.TEMPORARY and getrefcount(mine) == elision.OWNED \
+                and mine.base is None and elision.into_own_buffer(ufunc, mine, other, reflected):
+            # (self is a temporary of the expression: its buffer takes the result)
+            result = mine
+        else:
+            result = function(other, mine) if reflected else function(mine, other)
         kind = type(result)
         if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
             handle = _new(HostArray)
@@ -425,8 +435,11 @@ def _binary(dunder: str):
             handle._copy = None
             return handle
         return wrap(result)
+    ufunc = elision.ELEMENTWISE.get(name[1:] if reflected else name)
     binary.__name__ = binary.__qualname__ = dunder
     return binary
+
+
 
 
 def _in_place_operator(dunder: str):

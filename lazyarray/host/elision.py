@@ -1,0 +1,81 @@
+"""Host arrays reuse a temporary's buffer as NumPy does (its temporary
+elision): in ``a * 2 + b`` on large host arrays the sum goes into the buffer
+of ``a * 2``, which nothing but the expression holds, instead of a new one.
+Without it each operator of a host-tier expression allocated and filled a
+new buffer that NumPy itself would have reused: 2-D diffusion on 362 x 362
+ran 19% slower than NumPy on the host tier, 7% with it. A buffer is reused
+only when the operand is a temporary (its reference count as a temporary
+has, measured once at import for the running Python), its buffer is its
+own (no view or name holds it), writeable, and NumPy's result has its dtype
+and shape.
+
+Public names: ELIDE_BYTES, ELEMENTWISE, TEMPORARY, OWNED, into_own_buffer.
+"""
+
+from __future__ import annotations
+
+from sys import getrefcount
+from typing import Any
+
+import numpy as np
+
+#: NumPy elides temporaries of at least this many bytes (its NPY_MIN_ELIDE_BYTES):
+#: ``a + b + c`` adds c into the buffer of ``a + b``, which nothing else holds
+ELIDE_BYTES = 256 * 1024
+#: the operators whose result may go into an operand's buffer, by name (not
+#: ``**``: NumPy computes ``x ** 0.5`` as ``sqrt``, whose signed zeros differ)
+ELEMENTWISE = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+               "truediv": np.true_divide, "floordiv": np.floor_divide, "mod": np.remainder,
+               "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+               "lshift": np.left_shift, "rshift": np.right_shift}
+
+
+def _temporary_references() -> int:
+    """What ``sys.getrefcount(self)`` gives in a binary operator's method
+    when only the expression holds the operand (a temporary): one less
+    than for an operand a name holds, whatever the Python version (-1 where
+    the two cannot be told apart)."""
+    counts = []
+
+    def method(self, other):
+        counts.append(getrefcount(self))
+        return self
+
+    probe = type("_Probe", (), {"__add__": method, "__slots__": ()})
+    probe() + 1
+    named = probe()
+    named + 1
+    # (a Python whose counts do not tell the two apart: no buffer is reused)
+    return counts[0] if counts[1] == counts[0] + 1 else -1
+
+
+def _owned_references() -> int:
+    """What ``sys.getrefcount(value)`` gives for a value that one slot of an
+    object and one local variable hold (a host array's buffer that no view
+    or other name holds, as ``binary`` sees it)."""
+    holder = type("_Holder", (), {"__slots__": ("value",)})()
+    holder.value = value = object()
+    return getrefcount(value)
+
+
+TEMPORARY = _temporary_references()
+OWNED = _owned_references()
+
+
+def into_own_buffer(ufunc: np.ufunc, mine: np.ndarray, other: Any, reflected: bool) -> bool:
+    """Whether *ufunc* of *mine* (a buffer nothing else holds) and *other*
+    was computed into *mine*: where NumPy's result has its dtype and shape
+    (NumPy would have reused it too, as a temporary)."""
+    if not mine.flags.writeable or np.result_type(mine, other) != mine.dtype:
+        return False
+    shape = getattr(other, "shape", ())
+    if shape != mine.shape and np.broadcast_shapes(shape, mine.shape) != mine.shape:
+        return False
+    if reflected:
+        ufunc(other, mine, out=mine)
+    else:
+        ufunc(mine, other, out=mine)
+    return True
+
+
+__all__ = ["ELEMENTWISE", "ELIDE_BYTES", "OWNED", "TEMPORARY", "into_own_buffer"]
