@@ -399,11 +399,17 @@ def _binary(dunder: str):
 
     def binary(self, other):
         kind = type(other)
+        result = None
         if kind is HostArray:
             value = other._hv
             if routed and WIDE and (id(value) in WIDE or id(self._hv) in WIDE) \
                     and broadcasts_large((self._hv, value)):
                 return device(self, other)
+            if commutes and type(value) is _ndarray and value.nbytes >= ELIDE_BYTES \
+                    and getrefcount(other) <= elision.OTHER_TEMPORARY \
+                    and getrefcount(value) == elision.OWNED and value.base is None \
+                    and elision.into_own_buffer(ufunc, value, self._hv, False):
+                result = value      # (the other operand is a temporary: see below)
             other = value
         elif kind in _SCALARS and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
                                    or host_enabled()):
@@ -421,7 +427,9 @@ def _binary(dunder: str):
                 and broadcasts_large((self._hv, other)):
             return device(self, other)
         mine = self._hv
-        if ufunc is not None and type(mine) is _ndarray and mine.nbytes >= ELIDE_BYTES \
+        if result is not None:
+            pass
+        elif ufunc is not None and type(mine) is _ndarray and mine.nbytes >= ELIDE_BYTES \
                 and getrefcount(self) <= elision.TEMPORARY and getrefcount(mine) == elision.OWNED \
                 and mine.base is None and elision.into_own_buffer(ufunc, mine, other, reflected):
             # (self is a temporary of the expression: its buffer takes the result)
@@ -436,6 +444,7 @@ def _binary(dunder: str):
             return handle
         return wrap(result)
     ufunc = elision.ELEMENTWISE.get(name[1:] if reflected else name)
+    commutes = ufunc in elision.COMMUTING
     binary.__name__ = binary.__qualname__ = dunder
     return binary
 

@@ -9,7 +9,8 @@ has, measured once at import for the running Python), its buffer is its
 own (no view or name holds it), writeable, and NumPy's result has its dtype
 and shape.
 
-Public names: ELIDE_BYTES, ELEMENTWISE, TEMPORARY, OWNED, into_own_buffer.
+Public names: ELIDE_BYTES, ELEMENTWISE, COMMUTING, TEMPORARY, OTHER_TEMPORARY, OWNED,
+into_own_buffer.
 """
 
 from __future__ import annotations
@@ -30,12 +31,16 @@ ELEMENTWISE = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                "lshift": np.left_shift, "rshift": np.right_shift}
 
 
+#: those whose operands may change places (a temporary on the right takes the result)
+COMMUTING = frozenset([np.add, np.multiply, np.bitwise_and, np.bitwise_or, np.bitwise_xor])
+
+
 def _temporary_references() -> int:
     """What ``sys.getrefcount(self)`` gives in a binary operator's method
     when only the expression holds the operand (a temporary): one less
     than for an operand a name holds, whatever the Python version (-1 where
     the two cannot be told apart)."""
-    counts = []
+    counts: list[int] = []
 
     def method(self, other):
         counts.append(getrefcount(self))
@@ -45,7 +50,28 @@ def _temporary_references() -> int:
     probe() + 1
     named = probe()
     named + 1
-    # (a Python whose counts do not tell the two apart: no buffer is reused)
+    return _told_apart(counts)
+
+
+def _other_references() -> int:
+    """The same for ``sys.getrefcount(other)``, the right operand."""
+    counts: list[int] = []
+
+    def method(self, other):
+        counts.append(getrefcount(other))
+        return self
+
+    probe = type("_Probe", (), {"__add__": method, "__slots__": ()})
+    left = probe()
+    left + probe()
+    right = probe()
+    left + right
+    return _told_apart(counts)
+
+
+def _told_apart(counts: list[int]) -> int:
+    """The count of a temporary where a named operand counts one more, else -1
+    (a Python whose counts do not tell the two apart: no buffer is reused)."""
     return counts[0] if counts[1] == counts[0] + 1 else -1
 
 
@@ -59,6 +85,7 @@ def _owned_references() -> int:
 
 
 TEMPORARY = _temporary_references()
+OTHER_TEMPORARY = _other_references()
 OWNED = _owned_references()
 
 
@@ -78,4 +105,5 @@ def into_own_buffer(ufunc: np.ufunc, mine: np.ndarray, other: Any, reflected: bo
     return True
 
 
-__all__ = ["ELEMENTWISE", "ELIDE_BYTES", "OWNED", "TEMPORARY", "into_own_buffer"]
+__all__ = ["COMMUTING", "ELEMENTWISE", "ELIDE_BYTES", "OTHER_TEMPORARY", "OWNED", "TEMPORARY",
+           "into_own_buffer"]

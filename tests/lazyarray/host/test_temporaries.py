@@ -85,3 +85,25 @@ def test_the_temporary_takes_the_result_and_small_ones_do_not(host, monkeypatch)
     small = la.asarray(np.ones(100))
     small * 2 + small
     assert taken == [True, True]
+
+
+def test_a_temporary_on_the_right_of_a_sum_or_product_takes_the_result(host, monkeypatch):
+    """As NumPy does for operators whose operands may change places."""
+    import lazyarray.host.elision as elision
+
+    taken = []
+    real = elision.into_own_buffer
+    monkeypatch.setattr(elision, "into_own_buffer",
+                        lambda *args: taken.append(real(*args)) or taken[-1])
+    a, a_np = _pair(np.linspace(0, 1, N))
+    b, b_np = _pair(np.linspace(1, 3, N))
+    got = a + b * 3                 # b * 3 is the temporary, on the right
+    np.testing.assert_array_equal(got.get(), a_np + b_np * 3)
+    got = a - b * 3                 # not for a difference
+    np.testing.assert_array_equal(got.get(), a_np - b_np * 3)
+    assert taken == [True]
+    np.testing.assert_array_equal(b.get(), b_np)
+    kept = b * 3
+    got = a * kept                  # a name holds it
+    np.testing.assert_array_equal(kept.get(), b_np * 3)
+    assert taken == [True]
