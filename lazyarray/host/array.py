@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+import lazyarray.host.elision as elision
 import lazyarray.run as _run
 from lazyarray.errors import DTypeError
 from lazyarray.graph import Input, Node
 from lazyarray.handle import LazyArray
-from lazyarray.host import elision
 from lazyarray.host.dispatch import (
     _NO,
     _PLAIN,
