@@ -107,3 +107,35 @@ def test_a_temporary_on_the_right_of_a_sum_or_product_takes_the_result(host, mon
     got = a * kept                  # a name holds it
     np.testing.assert_array_equal(kept.get(), b_np * 3)
     assert taken == [True]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_expressions_of_temporaries_give_numpys_answers(host, seed):
+    """Random expression trees of operators over large host arrays and
+    numbers, every dtype kind: NumPy's values and dtypes, bit for bit, and
+    the named arrays unchanged."""
+    rng = np.random.default_rng(seed)
+    dtype = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_][seed % 6]
+    n = ELIDE_BYTES // np.dtype(dtype).itemsize + 7
+    values = [(rng.random(n) * 50).astype(dtype) + (0 if dtype == np.bool_ else 1)
+              for _ in range(3)]
+    lazy = [la.asarray(v.copy()) for v in values]
+    operators = ["+", "*", "-", "&", "|", "^"] if dtype in (np.int64, np.int32, np.uint8) \
+        else ["+", "*", "-", "/"] if dtype != np.bool_ else ["&", "|", "^", "+", "*"]
+
+    def expression(depth):
+        if depth == 0 or rng.random() < 0.2:
+            return f"v[{rng.integers(0, 3)}]" if rng.random() < 0.8 else str(int(
+                rng.integers(1, 4)))
+        return f"({expression(depth - 1)} {rng.choice(operators)} {expression(depth - 1)})"
+
+    for _ in range(40):
+        text = expression(4)
+        with np.errstate(all="ignore"):
+            want = eval(text, {"v": values})
+            got = eval(text, {"v": lazy})
+        got = got.get() if hasattr(got, "get") else got
+        assert np.asarray(got).dtype == np.asarray(want).dtype, text
+        np.testing.assert_array_equal(got, want, err_msg=text)
+    for v, x in zip(values, lazy):
+        np.testing.assert_array_equal(x.get(), v)
