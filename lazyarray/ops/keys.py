@@ -138,12 +138,15 @@ def basic_key(key: Any) -> tuple | None:
             out.append(k)
         elif kind is slice:
             bounds: tuple = (k.start, k.stop, k.step)
-            if not all(b is None or type(b) is int for b in bounds):
-                if not all(b is None or type(b) is int or isinstance(b, np.integer)
-                           for b in bounds):
-                    return None
-                bounds = tuple(None if b is None else int(b) for b in bounds)
-            out.append(bounds)
+            start, stop, step = bounds
+            if (start is None or type(start) is int) and (stop is None or type(stop) is int) \
+                    and (step is None or type(step) is int):
+                out.append(bounds)          # (the commonest: Python integers or none)
+                continue
+            if not all(b is None or type(b) is int or isinstance(b, np.integer)
+                       for b in bounds):
+                return None
+            out.append(tuple(None if b is None else int(b) for b in bounds))
         elif isinstance(k, np.integer):
             out.append(int(k))              # (NumPy's integers, as positions from np.where)
         else:
