@@ -96,9 +96,13 @@ def restore(values: list) -> bool:
 #: the values a key holds by their type and repr (a float's sign of zero counts)
 _NUMBERS = (int, float, complex, bool, str, bytes, type(None), np.generic)
 #: objects a key holds by identity (they do not change what a trace records)
-_BY_IDENTITY = (types.ModuleType, types.BuiltinFunctionType, np.ufunc, type, np.dtype)
-#: how deep functions called from a jitted one are looked into
+_BY_IDENTITY = (types.BuiltinFunctionType, np.ufunc, type, np.dtype)
+#: the packages whose callables a key holds by identity (NumPy's and
+#: lazyarray's functions and ufunc objects)
+_LIBRARIES = ("numpy", "lazyarray")
+#: how deep functions called from a jitted one (and modules' attributes) are looked into
 _DEPTH = 4
+_ABSENT = object()
 
 
 def constants_key(fn: Any) -> tuple | None:
@@ -112,6 +116,7 @@ def _function_key(fn: Any, depth: int) -> tuple | None:
     code = getattr(fn, "__code__", None)
     if code is None or depth > _DEPTH or not isinstance(fn, types.FunctionType):
         return None
+    names = _names(code)
     items: list = []
     for cell in fn.__closure__ or ():
         try:
@@ -119,24 +124,24 @@ def _function_key(fn: Any, depth: int) -> tuple | None:
         except ValueError:              # (an empty cell)
             items.append(("empty",))
             continue
-        key = _value_key(value, depth)
+        key = _value_key(value, depth, names)
         if key is None:
             return None
         items.append(key)
-    names = fn.__globals__
-    for name in _names(code):
-        if name in names:
-            key = _value_key(names[name], depth)
+    found = fn.__globals__
+    for name in sorted(names):
+        if name in found:
+            key = _value_key(found[name], depth, names)
             if key is None:
                 return None
             items.append((name, key))
     defaults = _value_key((fn.__defaults__ or (), tuple((fn.__kwdefaults__ or {}).items())),
-                          depth)
+                          depth, names)
     return None if defaults is None else (code, defaults, tuple(items))
 
 
 def _names(code: types.CodeType) -> set[str]:
-    """The global names *code* and the code objects inside it may read."""
+    """The global and attribute names *code* and the code objects inside it may read."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -144,16 +149,42 @@ def _names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _value_key(value: Any, depth: int) -> Any:
+def _value_key(value: Any, depth: int, names: set[str]) -> Any:
+    """*value*'s part of a key, or None where it is not a constant; a
+    module's part holds the values of its attributes among *names* (the
+    names the function reads: ``params.dt``)."""
     if isinstance(value, _NUMBERS):
         return (type(value), repr(value))
     if isinstance(value, _BY_IDENTITY):
         return ("object", value)
     if isinstance(value, types.FunctionType):
+        if (getattr(value, "__module__", None) or "").split(".")[0] in _LIBRARIES:
+            return ("object", value)
         key = _function_key(value, depth + 1)
         return None if key is None else ("function", key)
+    if isinstance(value, types.ModuleType):
+        if value.__name__.split(".")[0] in _LIBRARIES:
+            return ("object", value)
+        if depth > _DEPTH:
+            return None
+        attributes = vars(value)
+        read = []
+        for name in sorted(names):
+            attribute = attributes.get(name, _ABSENT)
+            if attribute is not _ABSENT:
+                key = _value_key(attribute, depth + 1, names)
+                if key is None:
+                    return None
+                read.append((name, key))
+        return ("module", value, tuple(read))
+    if hasattr(value, "tier_trials") and isinstance(getattr(value, "fn", None),
+                                                    types.FunctionType):
+        key = _function_key(value.fn, depth + 1)        # (a jitted helper: its function)
+        return None if key is None else ("jitted", key)
+    if callable(value) and type(value).__module__.split(".")[0] in _LIBRARIES:
+        return ("object", value)            # (lazyarray's ufunc objects, NumPy's)
     if type(value) is tuple:
-        keys = tuple(_value_key(v, depth) for v in value)
+        keys = tuple(_value_key(v, depth, names) for v in value)
         return None if any(k is None for k in keys) else ("tuple", keys)
     return None
 

@@ -177,6 +177,31 @@ def test_a_function_made_again_shares_the_replay_only_with_equal_constants():
     assert len(trial.replays) == 2
 
 
+def test_a_module_attribute_changed_between_functions_is_read_anew():
+    """``params.dt`` read from a parameters module: a function made anew
+    after it changed replays with the new value (not a shared replay)."""
+    import types
+
+    params = types.ModuleType("params")
+    params.dt = 0.5
+
+    def make():
+        return la.jit(lambda u: u * params.dt + 1)
+
+    with la.tier("auto"):
+        u = la.ones(8)
+        first = make()
+        for _ in range(CALLS):
+            got = first(u)
+        np.testing.assert_array_equal(got.get(), np.full(8, 1.5))
+        params.dt = 0.25
+        second = make()
+        for _ in range(3):
+            got = second(u)
+        assert _trial(second) is _trial(first) and _trial(first).next_tier() == "replay"
+    np.testing.assert_array_equal(got.get(), np.full(8, 1.25))
+
+
 def test_a_closure_array_written_between_calls_is_read_anew():
     table = la.arange(6.0)
     jitted = la.jit(lambda u: u * table)
