@@ -455,7 +455,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """``x[key] = value``: *x* (its aliases, and for a view the array it
         views) gets the region replaced; copies made earlier keep the old values."""
         node = self.node
-        if isinstance(value, LazyArray) and keys.is_basic_key(key) \
+        if isinstance(value, LazyArray) and value._base is self and keys.is_basic_key(key) \
                 and value.node is shape_ops.getitem(node, key):
             return          # (``x[k] += 1`` wrote through the view x[k] already)
         self._assign(shape_ops.setitem(node, key, value))

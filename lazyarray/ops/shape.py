@@ -414,9 +414,13 @@ def _slab(node: Node, bounds: list, axis: int, lo: int, hi: int) -> Node:
     """The part of *node* inside *bounds* on the axes before *axis*, from
     *lo* to *hi* on *axis*, whole on the axes after it (a View: the
     region's offsets were counted by the assignment's own key)."""
-    box = [*bounds[:axis], (lo, hi), *((0, n) for n in node.shape[axis + 1:])]
-    return View(node, [("axis", a, a0, 1) for a, (a0, _) in enumerate(box)],
-                tuple(b - a for a, b in box))
+    axis_map = []
+    shape = []
+    for a, n in enumerate(node.shape):
+        start, stop = bounds[a] if a < axis else (lo, hi) if a == axis else (0, n)
+        axis_map.append(("axis", a, start, 1))
+        shape.append(stop - start)
+    return View(node, axis_map, shape)
 
 
 def _masked_setitem(node: Node, key: list, value: Node) -> Node | None:
