@@ -2,7 +2,7 @@
 shape, dtype and operands: the fields that enter structure keys (plans and
 kernels are reused for operations equal in them).
 
-Public names: StructureFields, structure_fields, kernel_structure.
+Public names: StructureFields, structure_fields, FIELDS_BY_KIND, kernel_structure.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ class StructureFields(NodeMapper[tuple]):
 
 #: :class:`StructureFields` (it keeps no state)
 structure_fields = StructureFields()
+
+#: its method by node kind (a planner's walk asks it of every node: one
+#: lookup instead of the mapper's dispatch)
+FIELDS_BY_KIND = {name[len("map_"):]: getattr(structure_fields, name)
+                  for name in dir(StructureFields) if name.startswith("map_")}
 
 
 def kernel_structure(node: Node, inputs: dict[Node, KernelInput], shapes: bool = True,

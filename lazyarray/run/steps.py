@@ -39,7 +39,7 @@ from lazyarray.lower.kernel import build_kernel
 from lazyarray.mapper import is_kind
 from lazyarray.plan.inputs import KernelInput, kernel_inputs, kernel_scalar
 from lazyarray.plan.storage import stored_nodes
-from lazyarray.plan.structure import kernel_structure, structure_fields
+from lazyarray.plan.structure import FIELDS_BY_KIND, kernel_structure
 from lazyarray.run.cache import load_recipe, recipe_key, store_recipe
 from lazyarray.run.device import default_queue
 from lazyarray.run.launch import BoundLaunch, kernel_arguments, new_array
@@ -189,14 +189,25 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
     entries: list[tuple] = []
     named: list[Node] = []
     deep = root.depth >= NAMED_DEPTH and not TRACING.names
+    fields_of = FIELDS_BY_KIND
+    # (postorder: a node is pushed expanded, then its children not numbered
+    # yet; when it is popped again every child has its number)
     stack: list = [(root, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, expanded = stack.pop()
-        nid = node
-        if nid in number:
+        node, expanded = pop()
+        if node in number:
             continue
         entry: tuple
-        if not expanded:
+        if expanded:
+            children = node.children()
+            entry = (node.mapper_method, node.shape, node.dtype,
+                     tuple([number[c] for c in children]), fields_of[node.kind](node))
+            if deep and node.depth >= NAMED_DEPTH and node is not root \
+                    and holder(node) is not None:
+                named.append(node)
+                entry += ("held",)
+        else:
             kind = node.kind
             if kind == "input":
                 entry = ("in", False, node.dtype, node.shape)
@@ -206,21 +217,12 @@ def graph_structure(root: Node) -> tuple[list[Node], tuple, tuple[Node, ...]]:
                 entry = ((node.dtype, kernel_scalar(node)) if kernel_scalar(node)
                          else node._key)
             else:
-                children = node.children()
-                if any([c not in number for c in children]):
-                    stack.append((node, True))
-                    stack.extend([(c, False) for c in reversed(children)
-                                  if c not in number])
-                    continue
-                expanded = True
-        if expanded:
-            entry = (node.mapper_method, node.shape, node.dtype,
-                     tuple([number[c] for c in node.children()]), structure_fields(node))
-            if deep and node.depth >= NAMED_DEPTH and node is not root \
-                    and holder(node) is not None:
-                named.append(node)
-                entry += ("held",)
-        number[nid] = len(order)
+                push((node, True))
+                for c in reversed(node.children()):
+                    if c not in number:
+                        push((c, False))
+                continue
+        number[node] = len(order)
         order.append(node)
         entries.append(entry)
     return order, tuple(entries), tuple(named)
