@@ -205,15 +205,9 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
         # (a unary function of one host array: the commonest call)
         result = func(args[0]._hv)
     else:
-        plain = []
-        for a in args:
-            kind = type(a)
-            if kind is host:
-                plain.append(a._hv)
-            elif kind in _SCALARS:
-                plain.append(a)
-            else:
-                return _NO
+        plain = _buffers(args)
+        if plain is None:
+            return _NO
         result = func(*plain, **kwargs) if kwargs else func(*plain)
     kind = type(result)
     if kind is _ndarray:
@@ -228,6 +222,22 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
     return wrap(result, args)
 
 
+def _buffers(args: tuple) -> list | None:
+    """*args* with host arrays as their buffers, when every one is a host
+    array or a scalar, else None."""
+    host = CLASSES[1]
+    plain = []
+    for a in args:
+        kind = type(a)
+        if kind is host:
+            plain.append(a._hv)
+        elif kind in _SCALARS:
+            plain.append(a)
+        else:
+            return None
+    return plain
+
+
 def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
     """``ufunc(*args)`` by NumPy when every argument is a host array or a
     scalar (:func:`quick_call`'s common call of a ufunc, positional
@@ -240,15 +250,9 @@ def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
             return _NO
         result = ufunc(a._hv)
     else:
-        plain = []
-        for a in args:
-            kind = type(a)
-            if kind is host:
-                plain.append(a._hv)
-            elif kind in _SCALARS:
-                plain.append(a)
-            else:
-                return _NO
+        plain = _buffers(args)
+        if plain is None:
+            return _NO
         result = ufunc(*plain)
     if type(result) is _ndarray:
         if result.size <= SMALL:

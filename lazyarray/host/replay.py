@@ -8,8 +8,8 @@ each, as much as NumPy's own work on a hundred elements); the replay pays
 none: a list of NumPy calls on numbered values, prepared once from the
 trace. What it computes is NumPy's answer, by NumPy's functions: each
 elementwise operation, reduction, scan and join of the graph is the NumPy
-call computing it; views are NumPy views (basic slicing where the view is a
-box); constant parts of the graph are computed once, when the replay is
+call computing it; views are NumPy views (basic slicing, transposes and new
+axes; index arrays only for diagonals); constant parts of the graph are computed once, when the replay is
 made; the first call checks that NumPy's dtype and shape of every value
 are the graph's, else the function keeps running itself.
 
@@ -44,8 +44,9 @@ _ndarray = np.ndarray
 _SINGLE = flatten(0)[1]
 #: ufuncs whose ``reduce`` is NumPy's own reduction of that name (the others
 #: are computed by NumPy's function)
-_UFUNC_REDUCTIONS: dict[str, Any] = {"sum": np.add.reduce, "product": np.multiply.reduce,
-                     "max": np.maximum.reduce, "min": np.minimum.reduce}
+_UFUNC_REDUCTIONS: dict[str, Any] = {
+    "sum": np.add.reduce, "product": np.multiply.reduce, "max": np.maximum.reduce,
+    "min": np.minimum.reduce}
 _ACCUMULATIONS = {"sum": np.add.accumulate, "product": np.multiply.accumulate}
 #: node kinds the replay computes
 _KINDS = frozenset(["map", "reduce", "view", "reshape", "concat", "iota", "scan", "gather",
