@@ -10,8 +10,9 @@ trace. What it computes is NumPy's answer, by NumPy's functions: each
 elementwise operation, reduction, scan and join of the graph is the NumPy
 call computing it; views are NumPy views (basic slicing, transposes and new
 axes; index arrays only for diagonals); constant parts of the graph are
-computed once, when the replay is made; the first call checks that NumPy's dtype and shape of every value
-are the graph's, else the function keeps running itself.
+computed once, when the replay is made; the first call checks that NumPy's
+dtype and shape of every value are the graph's, else the function keeps
+running itself.
 
 Writes into arguments (``u[1:-1] = ...; u[0] = 0``), which the graph holds
 as joins of the new parts with the argument's old elements, are written
