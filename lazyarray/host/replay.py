@@ -9,8 +9,11 @@ none: a list of NumPy calls on numbered values, prepared once from the
 trace. What it computes is NumPy's answer, by NumPy's functions: each
 elementwise operation, reduction, scan and join of the graph is the NumPy
 call computing it; views are NumPy views (basic slicing, transposes and new
-axes; index arrays only for diagonals); constant parts of the graph are
-computed once, when the replay is made; the first call checks that NumPy's
+axes; index arrays only for diagonals); a sum of a broadcast product is
+``np.matmul`` of its factors (NumPy's answer for ``a @ b``; a product
+spelled ``(a[:, None] * b).sum(1)`` may differ from it by a rounding, as
+between NumPy's own spellings); constant parts of the graph are computed
+once, when the replay is made; the first call checks that NumPy's
 dtype and shape of every value are the graph's, else the function keeps
 running itself.
 
