@@ -100,6 +100,10 @@ class ReplayCalls:
                 arrays.append(position)
             elif traced_scalar(leaf):
                 scalars.append(position)
+            else:
+                # (a bool, string or NumPy scalar: the trace holds its value,
+                # which the signature of the tier trial does not tell apart)
+                return None
         data = [np.asarray(leaves[k]._hv) for k in arrays]
         try:
             record = self._record(static, structure, leaves, data, range(len(arrays)),

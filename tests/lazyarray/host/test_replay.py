@@ -202,6 +202,18 @@ def test_a_module_attribute_changed_between_functions_is_read_anew():
     np.testing.assert_array_equal(got.get(), np.full(8, 1.25))
 
 
+def test_a_bool_argument_is_not_baked_into_a_replay():
+    """A bool (or string, or NumPy scalar) argument is part of the trace, but
+    the tier trial's signature holds its type only: no replay."""
+    jitted = la.jit(lambda u, flag: u * 2 if flag else u * 3)
+    with la.tier("auto"):
+        u = la.ones(4)
+        for call in range(CALLS):
+            flag = call % 3 == 0
+            np.testing.assert_array_equal(jitted(u, flag).get(), np.full(4, 2.0 if flag else 3.0))
+    assert not _trial(jitted).replay_ok
+
+
 def test_a_closure_array_written_between_calls_is_read_anew():
     table = la.arange(6.0)
     jitted = la.jit(lambda u: u * table)
