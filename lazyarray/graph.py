@@ -257,19 +257,21 @@ def pending_depth(children: Iterable[Node]) -> int:
     return depth + 1
 
 
-def walk(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
+def walk(root: Node, stop: Callable[[Node], bool] | None = None,
+         children: Callable[[Node], tuple[Node, ...]] | None = None) -> list[Node]:
     """Every node reachable from *root*, each once, children before parents;
     a node for which *stop* is true is listed but not entered (its children
-    are not reached through it). Iterative: any depth."""
+    are not reached through it). *children* gives the nodes a node is
+    entered through (default: its own children). Iterative: any depth."""
     seen: set[Node] = {root}
     order: list[Node] = []
-    stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_entered(root, stop)))]
+    stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(_entered(root, stop, children)))]
     while stack:
-        node, children = stack[-1]
-        for child in children:
+        node, below = stack[-1]
+        for child in below:
             if child not in seen:
                 seen.add(child)
-                stack.append((child, iter(_entered(child, stop))))
+                stack.append((child, iter(_entered(child, stop, children))))
                 break
         else:
             stack.pop()
@@ -277,8 +279,11 @@ def walk(root: Node, stop: Callable[[Node], bool] | None = None) -> list[Node]:
     return order
 
 
-def _entered(node: Node, stop: Callable[[Node], bool] | None) -> tuple[Node, ...]:
-    return () if stop is not None and stop(node) else node.children()
+def _entered(node: Node, stop: Callable[[Node], bool] | None,
+             children: Callable[[Node], tuple[Node, ...]] | None) -> tuple[Node, ...]:
+    if stop is not None and stop(node):
+        return ()
+    return node.children() if children is None else children(node)
 
 
 def computed(node: Node) -> bool:

@@ -260,17 +260,7 @@ class HostArray(LazyArray):
 
     def __setitem__(self, key, value) -> None:
         if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
-            kind = type(key)
-            if kind is slice or kind is int:
-                plain = key
-            elif kind is tuple:
-                plain = key
-                for k in key:
-                    if type(k) not in _PLAIN:
-                        plain = _host_key(key)
-                        break
-            else:
-                plain = _host_key(key)
+            plain = key if type(key) is slice or type(key) is int else _host_key(key)
             kind = type(value)
             if kind is HostArray:
                 value = value._hv
@@ -426,16 +416,16 @@ def _binary(dunder: str):
                 and (id(other) in WIDE or id(self._hv) in WIDE) \
                 and broadcasts_large((self._hv, other)):
             return device(self, other)
-        mine = self._hv
-        if result is not None:
-            pass
-        elif ufunc is not None and type(mine) is _ndarray and mine.nbytes >= ELIDE_BYTES \
-                and getrefcount(self) <= elision.TEMPORARY and getrefcount(mine) == elision.OWNED \
-                and mine.base is None and elision.into_own_buffer(ufunc, mine, other, reflected):
-            # (self is a temporary of the expression: its buffer takes the result)
-            result = mine
-        else:
-            result = function(other, mine) if reflected else function(mine, other)
+        if result is None:
+            mine = self._hv
+            if ufunc is not None and type(mine) is _ndarray and mine.nbytes >= ELIDE_BYTES \
+                    and getrefcount(self) <= elision.TEMPORARY \
+                    and getrefcount(mine) == elision.OWNED and mine.base is None \
+                    and elision.into_own_buffer(ufunc, mine, other, reflected):
+                # (self is a temporary of the expression: its buffer takes the result)
+                result = mine
+            else:
+                result = function(other, mine) if reflected else function(mine, other)
         kind = type(result)
         if (kind is _ndarray and result.size <= SMALL) or kind in NUMPY_SCALARS:
             handle = _new(HostArray)
@@ -447,8 +437,6 @@ def _binary(dunder: str):
     commutes = ufunc in elision.COMMUTING
     binary.__name__ = binary.__qualname__ = dunder
     return binary
-
-
 
 
 def _in_place_operator(dunder: str):
@@ -482,6 +470,8 @@ for _name in [*_READING, "copy", "ravel", "reshape", "squeeze", "swapaxes", "tob
               "transpose", "view", "__abs__", "__neg__", "__pos__", "__invert__"]:
     setattr(HostArray, _name, _method(_name) if not _name.startswith("__")
             else _unary(_name))
+
+
 def _copy_method():
     """``x.copy()`` (the commonest method of a time step, ``un = u.copy()``)
     without the argument packing of the other methods' dispatch."""

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View
+from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import SMALL, mutated, wrap
 from lazyarray.mapper import is_kind
@@ -188,8 +188,8 @@ class _Builder:
         self.constant: set[int] = set()
         self.steps: list[tuple[int, Callable]] = []
         self.nodes: dict[int, Any] = {}
-        #: the placeholder of each array argument, by node
-        self.placeholders = {node: position for position, node in arrays}
+        #: the placeholder of each array argument, by its leaf position
+        self.placeholders = dict(arrays)
         self.arrays = tuple((position, self._slot(node)) for position, node in arrays)
         self.numbers = tuple((position, self._slot(node)) for position, node in numbers)
 
@@ -204,22 +204,22 @@ class _Builder:
     def build(self, outputs, written, structure) -> tuple[HostReplay, dict[int, Node]]:
         writes = []
         for position, node in written:
-            target = next(p for p, at in self.placeholders.items() if at == position)
             pieces: list = []
             full = tuple((0, n) for n in node.shape)
-            self._place(node, full, full, target, pieces)
+            self._place(node, full, full, self.placeholders[position], pieces)
             writes.append((position, pieces))
         needed = [node for node, returned in outputs if returned is None]
         needed += [node for _, pieces in writes for _, node, _ in pieces]
-        for node in self._order(needed):
-            self._add(node)
-        targets = {w for w, _ in written}
+        # (a product summed, a contraction, needs its factors, not the product)
+        for root in needed:
+            for node in walk(root, self.number.__contains__, _operands):
+                if node not in self.number:
+                    self._add(node)
         # (an output sharing memory with an argument is copied: the caller
         # owns it; a part written that reads a written buffer is copied
         # before the writes)
-        shared = self._aliases(set(self.placeholders))
-        read = self._aliases({p for p, position in self.placeholders.items()
-                              if position in targets})
+        shared = self._aliases(set(self.placeholders.values()))
+        read = self._aliases({self.placeholders[position] for position, _ in written})
         before = {self.number[node] for node, returned in outputs
                   if returned is None and node in shared}
         before |= {self.number[node] for _, pieces in writes for _, node, _ in pieces
@@ -284,28 +284,6 @@ class _Builder:
     # }}}
 
     # {{{ values
-
-    def _order(self, roots: list[Node]) -> list[Node]:
-        """The nodes not numbered yet that *roots* need, children first (a
-        product summed, a contraction, needs the factors, not the product)."""
-        order: list[Node] = []
-        seen: set[Node] = set(self.number)
-        for root in roots:
-            if root in seen:
-                continue
-            seen.add(root)
-            stack = [(root, iter(_operands(root)))]
-            while stack:
-                node, children = stack[-1]
-                for child in children:
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append((child, iter(_operands(child))))
-                        break
-                else:
-                    stack.pop()
-                    order.append(node)
-        return order
 
     def _add(self, node: Any) -> None:
         kind = node.kind
