@@ -65,6 +65,7 @@ from kernelcore.preprocess import preprocess_kernel
 from kernelcore.runtime.cache import CacheMode, cache_stats, caching_enabled, set_caching_enabled
 from kernelcore.runtime.device import default_context, default_queue, profiling_queue
 from kernelcore.runtime.launch_slots import CompiledLaunches, Launch, compile_launches
+from kernelcore.runtime.launcher_base import set_kernel_argument
 from kernelcore.runtime.launchers import (
     HostLauncherI,
     KernelStatistics,
@@ -191,7 +192,7 @@ __all__ = [
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
     "OpenCLTarget", "PyOpenCLTarget", "CFamilyTarget",
     "default_context", "default_queue", "profiling_queue", "cache_stats", "set_caching_enabled",
-    "make_launcher", "compile_launches", "CompiledLaunches", "Launch",
+    "make_launcher", "compile_launches", "CompiledLaunches", "Launch", "set_kernel_argument",
     "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
     "OpenClKernelListLauncher", "OpenClParametrizedKernelLauncher",
     "OpenClIterativeKernelLauncher", "OpenClKernelParameterGenerator",

@@ -51,6 +51,7 @@ from kernelcore.runtime.launcher_base import (
     _own_kernel,
     _resolve_queue,
     profile_kernel,
+    set_kernel_argument,
     should_profile_kernel,
     should_trace_kernel,
     trace_kernel,
@@ -114,7 +115,7 @@ class OpenClKernelLauncher(OpenClKernelLauncherI):
 
     def _set_arg(self, index: int, value, what: str) -> None:
         try:
-            self._kernel.set_arg(index, _kernel_arg(value, what))
+            set_kernel_argument(self._kernel, index, _kernel_arg(value, what))
         except cl.Error as e:
             raise InvocationError(f"kernel '{self._kernel.function_name}': cannot set "
                                   f"{what} (index {index}): {e}") from None

@@ -45,7 +45,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
-from kernelcore import compile_program, make_loop_kernel
+from kernelcore import compile_program, make_loop_kernel, set_kernel_argument
 from lazyarray.calls import call
 from lazyarray.graph import Node
 from lazyarray.run.launch import new_array
@@ -314,7 +314,7 @@ class _Sort:
                 kernel.set_arg(k, buf)
             for launch in launches:
                 for k, name in enumerate(_VALUES):
-                    kernel.set_arg(len(buffers) + k, position(launch[name]))
+                    set_kernel_argument(kernel, len(buffers) + k, position(launch[name]))
                 groups = -(-launch["total"] // GROUP_SIZE)
                 event = cl.enqueue_nd_range_kernel(queue, kernel, (groups * GROUP_SIZE,),
                                                    (GROUP_SIZE,))

@@ -35,6 +35,7 @@ from kernelcore import (
     compile_program,
     made_once,
     memory_pool,
+    set_kernel_argument,
 )
 from lazyarray.errors import device_memory_error
 from lazyarray.graph import Node
@@ -202,8 +203,8 @@ class BoundLaunch:
                     if where.__class__ is int:
                         kernel.set_arg(k, data if where < 0 else values[where].base_data)
                     else:
-                        kernel.set_arg(k, params[where[1]] if where[0] == "param"
-                                       else where[1])
+                        set_kernel_argument(kernel, k, params[where[1]]
+                                            if where[0] == "param" else where[1])
                 cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
         return with_data(self.template, data)
 
@@ -218,8 +219,10 @@ class BoundLaunch:
         with self._lock:
             for kernel, gsize, lsize, slots in self.launches:
                 for k, name, scalar in slots:
-                    kernel.set_arg(k, args[name] if scalar else
-                                   data if name == "out" else args[name].base_data)
+                    if scalar:
+                        set_kernel_argument(kernel, k, args[name])
+                    else:
+                        kernel.set_arg(k, data if name == "out" else args[name].base_data)
                 event = cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
                 if events is not None:
                     events.append(event)

@@ -37,7 +37,13 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 import kernelcore as lp
-from kernelcore import INDEX_LIMIT, KernelcoreError, compile_program, memory_pool
+from kernelcore import (
+    INDEX_LIMIT,
+    KernelcoreError,
+    compile_program,
+    memory_pool,
+    set_kernel_argument,
+)
 from lazyarray.errors import device_memory_error
 from lazyarray.graph import Node
 from lazyarray.lower.flat import SIZE_ARGUMENTS
@@ -457,7 +463,7 @@ class SequenceLaunch:
                 else:
                     value = params[where[1]] if where[0] == "param" else where[1]
                 if value is not last[k]:
-                    kernel.set_arg(k, value)
+                    set_kernel_argument(kernel, k, value)
                     last[k] = value
             cl.enqueue_nd_range_kernel(queue, kernel, self.global_size, self.local_size)
 

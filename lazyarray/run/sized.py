@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
+from kernelcore import set_kernel_argument
 from lazyarray.graph import Node
 from lazyarray.lower.flat import BOX_ROWS, SIZE_ARGUMENT
 from lazyarray.run.launch import BoundLaunch, new_array
-
-#: scalar types whose zeros (and zero parts) have signs
-_INEXACT = (float, complex, np.inexact)
 
 
 class SizedLaunch:
@@ -36,8 +33,6 @@ class SizedLaunch:
         #: a box kernel's grid of rows times the last axis (BOX_ROWS)
         self._rows = any(name == BOX_ROWS for _, name, _ in self._slots)
         self._lock = threading.Lock()
-        #: the scalar arguments the kernel holds, by slot
-        self._held: dict = {}
         #: a flat kernel has no global temporaries: its single launch is all
         assert not bound.kept
 
@@ -60,20 +55,9 @@ class SizedLaunch:
         if self._rows:
             grid += (int(args[BOX_ROWS]),)
         with self._lock:
-            held = self._held
             for k, name, scalar in self._slots:
                 if scalar:
-                    # (an integer set by the last run stays: setting an argument
-                    # costs microseconds, and a box kernel's sizes are dozens;
-                    # floating values are set again: equal ones may differ in
-                    # the sign of a zero part)
-                    value = args[name]
-                    last = held.get(k, held)
-                    if type(last) is type(value) and last == value \
-                            and not isinstance(value, _INEXACT):
-                        continue
-                    held[k] = value
-                    self._kernel.set_arg(k, value)
+                    set_kernel_argument(self._kernel, k, args[name])
                 else:
                     self._kernel.set_arg(k, (out if name == "out" else args[name]).base_data)
             event = cl.enqueue_nd_range_kernel(queue, self._kernel, grid, self._local)

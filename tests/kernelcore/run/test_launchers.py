@@ -633,3 +633,32 @@ def test_bench_launch_overhead_quick(tmp_path):
     assert "launcher" in md_path.read_text()
 
 # }}}
+
+
+_SCALARS_SOURCE = """
+__kernel void scalars(__global long *out, char a, short b, int c, long d,
+                      unsigned int e, float f, double g, double2 h)
+{
+    out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e;
+    out[5] = (long) (f * 4.0f); out[6] = (long) (g * 8.0);
+    out[7] = (long) h.x; out[8] = (long) h.y;
+}
+"""
+
+
+def test_set_kernel_argument_passes_each_scalar_type_and_buffers(ctx, queue):
+    # the fast setter passes a NumPy scalar's bytes: each C type the kernel
+    # declares reads the value that NumPy holds (and buffers go through set_arg)
+    kernel = cl.Kernel(cl.Program(ctx, _SCALARS_SOURCE).build(), "scalars")
+    out = cla.zeros(queue, 9, np.int64)
+    for values in [(-3, -300, -70000, -2**40, 2**31 + 5, -1.25, 2.5, (-4.0, 9.0)),
+                   (7, 12, 5, 3, 1, 0.75, -0.125, (1.0, -2.0))]:
+        scalars = [np.int8(values[0]), np.int16(values[1]), np.int32(values[2]),
+                   np.int64(values[3]), np.uint32(values[4]), np.float32(values[5]),
+                   np.float64(values[6]), np.complex128(complex(*values[7]))]
+        lp.set_kernel_argument(kernel, 0, out.base_data)
+        for k, value in enumerate(scalars, start=1):
+            lp.set_kernel_argument(kernel, k, value)
+        cl.enqueue_nd_range_kernel(queue, kernel, (1,), None)
+        expected = [*values[:5], int(values[5] * 4), int(values[6] * 8), *values[7]]
+        assert out.get().tolist() == expected
