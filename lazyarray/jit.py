@@ -6,7 +6,10 @@ The first call with a new signature (array shapes and dtypes, the container
 structure, the kinds of Python numbers, and the values of static arguments,
 bools, strings and NumPy scalars) runs the function on lazy placeholders and plans
 the kernels of its results. Later calls with that signature launch the planned
-kernels on the new arguments without running the function again.
+kernels on the new arguments without running the function again. A jitted
+function made anew from the same code, reading equal constants from its
+closure and globals (a step decorated inside a function that a script calls
+on each run), takes the programs an earlier one traced.
 
 Calls on small host arrays under the automatic tier may instead run the
 function itself on NumPy, where a measurement of both showed that faster
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 import lazyarray.run as _run
-from lazyarray.closure import changed, closed_over, outside_values, restore
+from lazyarray.closure import changed, closed_over, constants_key, outside_values, restore
 from lazyarray.deferred import deferred
 from lazyarray.errors import ConcretizationError, LazyArrayError, NotTraceableWarning
 from lazyarray.graph import Input, Param
@@ -57,6 +60,7 @@ from lazyarray.jit_replay import ReplayCalls
 from lazyarray.mapper import is_kind
 from lazyarray.precision import get_matmul_precision
 from lazyarray.pytree import flatten, unflatten
+from lazyarray.target import Target
 from lazyarray.tracing import ACTIVE_TRACES, HOST_DRAWS, TRACING, tracing
 
 if TYPE_CHECKING:
@@ -68,6 +72,15 @@ else:
 
 logger = logging.getLogger(__name__)
 _modules = sys.modules
+#: programs by what their function reads from outside (its code, closure and
+#: globals, all constants: :func:`~lazyarray.closure.constants_key`), its
+#: static arguments, the call's signature and the device's target (which the
+#: plans were made for): a jitted function made anew from
+#: the same code (a nested step decorated on each run of a script) traces and
+#: plans nothing that an earlier one did
+SHARED_PROGRAMS: dict[tuple, Program] = {}
+#: the most programs kept there (the oldest goes first)
+SHARED_LIMIT = 256
 
 
 class _Recording(NamedTuple):
@@ -399,10 +412,35 @@ class _Jitted(ReplayCalls):
         key = (static, structure, tuple(scalars),
                tuple((d.shape, d.dtype.str) for d in data), get_matmul_precision(),
                tuple(alias) if len(alias) != len(arrays) else None)
-        program = _kernelcore.made_once(self.programs, key,
-                                  lambda: self._trace(static, structure, leaves, data, alias),
-                                  self._tracing or self._trace_locks())
+        program = self.programs.get(key)
+        if program is None:
+            program = self._new_program(key, static, structure, leaves, data, alias)
         return program, data, values, arrays
+
+    def _new_program(self, key: tuple, static, structure, leaves, data, alias) -> Program:
+        """The program of a signature new to this function: the one a
+        function made from the same code and reading equal constants traced
+        (a script that decorates a nested step on each run: see
+        :data:`SHARED_PROGRAMS`), else its own trace."""
+        constants = constants_key(self.fn)
+        shared = None if constants is None else (
+            constants, self.static_argnums, self.static_argnames, key,
+            Target.of_queue(_run.default_queue()))
+        program = SHARED_PROGRAMS.get(shared) if shared is not None else None
+        if program is not None:
+            return self.programs.setdefault(key, program)
+        program = _kernelcore.made_once(self.programs, key,
+                                        lambda: self._trace(static, structure, leaves, data,
+                                                            alias),
+                                        self._tracing or self._trace_locks())
+        if shared is not None and not any(kind == "const" for _, sources in program.steps
+                                          for _, (kind, _) in sources):
+            # (a program holding arrays its trace made from host data, which
+            # another function's trace may have made otherwise, is not shared)
+            if len(SHARED_PROGRAMS) >= SHARED_LIMIT:
+                SHARED_PROGRAMS.pop(next(iter(SHARED_PROGRAMS)), None)
+            SHARED_PROGRAMS[shared] = program
+        return program
 
     def _trace_locks(self) -> _kernelcore.KeyedLocks:
         """The locks of the signatures being traced, made once."""

@@ -79,7 +79,8 @@ def test_each_tier_gives_numpys_answers_and_the_chosen_one_runs_the_rest(monkeyp
             u = step(u)
     np.testing.assert_array_equal(np.asarray(u.get() if not isinstance(u, HostArray) else u),
                                   want)
-    assert step.trace_count == 1
+    # (one program: traced here, or shared from the other case's function)
+    assert step.trace_count <= 1 and len(step.programs) == 1
     if winner == "host":
         assert type(u) is HostArray
         assert n.launches == trial_launches          # no kernel after the choice
@@ -113,10 +114,9 @@ def test_a_function_made_again_from_the_same_code_keeps_the_tier(monkeypatch, wi
     np.testing.assert_array_equal(np.asarray(got.get() if not isinstance(got, HostArray)
                                              else got), _run(_convection, np, 3))
     assert _chosen(second) is _chosen(first)
-    if winner == "host":
-        assert second.trace_count == 0 and launches == 0
-    else:
-        assert second.trace_count == 1 and launches >= 3
+    # (the first function's program is shared: nothing traced again)
+    assert second.trace_count == 0
+    assert launches == 0 if winner == "host" else launches >= 3
     assert _chosen(other).choice is None
 
 

@@ -138,7 +138,8 @@ def test_jit_matches_eager_and_numpy(shape, seed):
     np.testing.assert_allclose(float(s), (b * b).sum(), rtol=1e-5)
     r2, _ = f(b, a)
     np.testing.assert_allclose(r2.get(), np.exp(-b) * a - b.mean(), rtol=1e-5, atol=1e-6)
-    assert f.trace_count == 1
+    # (one program for the signature: traced here, or by an earlier example's f)
+    assert len(f.programs) == 1 and f.trace_count <= 1
 
 
 def test_zero_dimensional_array_arguments_do_not_retrace(queue):
@@ -479,3 +480,72 @@ def test_a_time_step_writing_into_its_argument_replays_its_bound_launch(queue, m
         np.testing.assert_allclose(np.asarray(u), h, rtol=1e-14, atol=1e-300)
         np.testing.assert_allclose(np.asarray(old), h, rtol=1e-14, atol=1e-300)
     assert ran.launches == 5 and not planned and step.trace_count == 1
+
+
+def _decorated(scale):
+    """A jitted function made anew on each call (a script's nested step)."""
+    @la.jit
+    def step(u):
+        u[1:-1] = u[1:-1] + scale * (u[2:] - 2 * u[1:-1] + u[:-2])
+        return u
+    return step
+
+
+def test_a_function_made_again_shares_the_program_only_with_equal_constants():
+    # a nested step decorated on each run: the second traces and plans
+    # nothing; a new constant is a new program with its value
+    a = _rand(300, np.float64)
+    with la.tier("device"):
+        first = _decorated(0.25)
+        got_first = first(la.asarray(a.copy()))
+        second, u = _decorated(0.25), la.asarray(a.copy())
+        with counting() as ran:
+            got_second = second(u)
+            planned, launches = ran.planned, ran.launches
+        third = _decorated(0.125)
+        got_third = third(la.asarray(a.copy()))
+    assert (first.trace_count, second.trace_count, third.trace_count) == (1, 0, 1)
+    assert planned == 0 and launches == 1
+    for got, scale in [(got_first, 0.25), (got_second, 0.25), (got_third, 0.125)]:
+        want = a.copy()
+        want[1:-1] = want[1:-1] + scale * (want[2:] - 2 * want[1:-1] + want[:-2])
+        np.testing.assert_allclose(got.get(), want, rtol=1e-13)
+
+
+def test_a_function_reading_an_array_or_a_changed_global_traces_its_own_program():
+    # an array in the closure (its values are in the trace), a module global
+    # rebound between the two functions: no program is shared
+    import types
+
+    params = types.ModuleType("params")
+    params.dt = 0.5
+
+    def make(weights):
+        return la.jit(lambda u: u * params.dt + weights)
+
+    a = _rand(50, np.float64)
+    with la.tier("device"):
+        weights = la.asarray(np.arange(50.0))
+        first, second = make(weights), make(weights)
+        np.testing.assert_allclose(first(la.asarray(a)).get(), a * 0.5 + np.arange(50.0))
+        np.testing.assert_allclose(second(la.asarray(a)).get(), a * 0.5 + np.arange(50.0))
+        assert (first.trace_count, second.trace_count) == (1, 1)
+        scale = la.jit(lambda u: u * params.dt)
+        np.testing.assert_allclose(scale(la.asarray(a)).get(), a * 0.5)
+        params.dt = 0.25
+        again = la.jit(lambda u: u * params.dt)
+        np.testing.assert_allclose(again(la.asarray(a)).get(), a * 0.25)
+        assert again.trace_count == 1
+
+
+def test_a_program_holding_arrays_made_from_host_data_is_not_shared():
+    # the trace turned host data into an array (here NumPy's random draw,
+    # made anew by each trace): each function keeps its own
+    def make():
+        return la.jit(lambda u: u + la.asarray(np.random.default_rng().random(5)))
+
+    with la.tier("device"):
+        u = la.zeros(5)
+        first, second = make(), make()
+        x, y = first(u).get(), second(u).get()
+    assert second.trace_count == 1 and not np.array_equal(x, y)
