@@ -65,15 +65,16 @@ class Program:
 
     @functools.cached_property
     def simple(self) -> tuple | None:
-        """Where every step reads only array arguments and earlier steps, the
-        result is the last step's value, alone, and any array argument the
-        function assigned into gets a step's value (the common call, a time
-        step ``u[1:-1] = ...; return u`` included): the steps, each with its
-        sources as positions in the list of the array arguments followed by
-        the steps' values, a constant scalar as ``("value", v)``. Else None."""
-        if not (self.structure == SINGLE and self.steps and not self.supplies
+        """Where every step reads only array arguments and earlier steps, every
+        result is a step's value, and any array argument the function assigned
+        into gets a step's value (the common call: a time step ``u[1:-1] = ...;
+        return u``, a training step returning new weights and a loss): the
+        steps, each with its sources as positions in the list of the array
+        arguments followed by the steps' values, a constant scalar as
+        ``("value", v)``. Else None."""
+        if not (self.steps and not self.supplies
                 and all(kind == "step" for _, (kind, _) in self.written)
-                and self.outputs == (("step", len(self.steps) - 1),)
+                and all(kind == "step" for kind, _ in self.outputs)
                 and all(kind in ("arg", "step", "value") for _, sources in self.steps
                         for _, (kind, _) in sources)):
             return None
@@ -158,7 +159,7 @@ def _param_values(program: Program, scalars: list) -> list:
     return values
 
 
-def run_simple(program: Program, data: list, arrays: list) -> LazyArray:
+def run_simple(program: Program, data: list, arrays: list) -> Any:
     """:func:`run_program` of a program with :attr:`Program.simple` steps (its
     array arguments on the device *data*, as passed *arrays*): once every
     step ran on this queue, their bound launches directly (no arguments by
@@ -187,13 +188,17 @@ def run_simple(program: Program, data: list, arrays: list) -> LazyArray:
     return _simple_result(program, values, arrays)
 
 
-def _simple_result(program: Program, values: list, arrays: list) -> LazyArray:
+def _simple_result(program: Program, values: list, arrays: list) -> Any:
     """The result of a simple call whose values (the array arguments', then
     the steps') are *values*, after the arguments the function assigned into
     got theirs."""
+    start = program.arrays
     for k, (_, what) in program.written:
-        _write_back(arrays[k], values[program.arrays + what])
-    return LazyArray._holding(values[-1])
+        _write_back(arrays[k], values[start + what])
+    if program.structure == SINGLE:
+        return LazyArray._holding(values[start + program.outputs[0][1]])
+    return unflatten(program.structure, [LazyArray._holding(values[start + what])
+                                         for _, what in program.outputs])
 
 
 def _direct_launches(steps: tuple, queue) -> tuple:

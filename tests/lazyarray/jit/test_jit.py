@@ -482,6 +482,33 @@ def test_a_time_step_writing_into_its_argument_replays_its_bound_launch(queue, m
     assert ran.launches == 5 and not planned and step.trace_count == 1
 
 
+def test_a_step_returning_weights_and_a_loss_replays_its_bound_launches(queue, monkeypatch):
+    # (several results, one of them 0-d, and a product: later calls launch
+    # the bound kernels directly, as a single result's call does)
+    @la.jit
+    def train(w, x, y):
+        r = x @ w - y
+        return w - 0.1 * (x.T @ r) / len(y), (r * r).mean(), {"norm": (w * w).sum()}
+
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((40, 3)), rng.standard_normal(40)
+    w, want = la.zeros(3), np.zeros(3)
+    import lazyarray.run as run
+    planned = []
+    original = run.run_step
+    for call in range(6):
+        if call == 2:
+            monkeypatch.setattr(run, "run_step",
+                                lambda *a, **k: planned.append(1) or original(*a, **k))
+        w, loss, extra = train(w, la.asarray(x), la.asarray(y))
+        r = x @ want - y
+        want, want_loss, norm = want - 0.1 * (x.T @ r) / 40, (r * r).mean(), (want * want).sum()
+        np.testing.assert_allclose(np.asarray(w), want, rtol=1e-13)
+        np.testing.assert_allclose(float(loss), want_loss, rtol=1e-13)
+        np.testing.assert_allclose(float(extra["norm"]), norm, rtol=1e-13, atol=1e-300)
+    assert not planned and train.trace_count == 1
+
+
 def _decorated(scale):
     """A jitted function made anew on each call (a script's nested step)."""
     @la.jit
