@@ -13,9 +13,11 @@ same NumPy work without the dispatch of each operation), until
 the host tier's calls from then on. Once the host calls
 took :data:`PROMOTE_AFTER` seconds together (hot code), the next calls run
 compiled (the first plans and builds; the results are read back into host
-arrays), the last :data:`COMPILED_TRIALS` of them timed; the tier of the
-fastest call (the best of each tier's, so that a pause of the machine does
-not decide) runs the signature's later calls. A signature whose host calls
+arrays), the last :data:`COMPILED_TRIALS` of them timed (on a GPU, which
+works while the next call's Python runs, a call counts as the longer of its
+Python and its device work); the tier of the fastest call (the best of
+each tier's, so that a pause of the machine does not decide) runs the
+signature's later calls. A signature whose host calls
 take under :data:`HOST_ONLY` seconds stays on the host tier once both of
 its host forms were timed (no compiled call is that short). A function that
 draws random numbers on the host stays there, so that its numbers (NumPy's)

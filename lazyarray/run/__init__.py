@@ -9,7 +9,7 @@ OpenCL and kernelcore, which a program computing only on the host tier never
 imports (see ``tests/lazyarray/run/test_cold_start.py``).
 
 Public names (re-exported): evaluate, contiguous_part, plan, run_step, Step, STATS, default_queue,
-adopt, synchronize, using_queue, queue_of, to_device, DEVICE_LOCK.
+adopt, synchronize, round_trip, using_queue, queue_of, to_device, DEVICE_LOCK.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         adopt,
         default_queue,
         queue_of,
+        round_trip,
         synchronize,
         to_device,
         using_queue,
@@ -34,10 +35,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DEVICE_LOCK", "STATS", "Step", "adopt", "contiguous_part", "default_queue",
            "evaluate", "plan",
-           "queue_of", "run_step", "synchronize", "to_device", "using_queue"]
+           "queue_of", "round_trip", "run_step", "synchronize", "to_device", "using_queue"]
 
 _HOMES = {"DEVICE_LOCK": "device", "adopt": "device", "default_queue": "device",
-          "queue_of": "device", "synchronize": "device", "to_device": "device",
+          "queue_of": "device", "round_trip": "device", "synchronize": "device",
+          "to_device": "device",
           "using_queue": "device", "evaluate": "evaluation", "contiguous_part": "evaluation",
           "STATS": "steps", "Step": "steps", "plan": "steps", "run_step": "steps"}
 _load = submodule_getattr(__name__, _HOMES)

@@ -352,3 +352,33 @@ def test_a_function_that_cannot_be_traced_keeps_running_on_the_host(monkeypatch)
     assert _chosen(again).choice == "host"
     with la.tier("device"), pytest.raises(la.ConcretizationError):
         la.jit(step)(la.linspace(0.1, 1, 50))
+
+
+@pytest.mark.parametrize("kind", ["cpu", "gpu"])
+def test_a_compiled_trial_call_on_a_gpu_counts_its_work_not_its_wait(monkeypatch, kind):
+    # a GPU runs a call's kernels while the next call's Python runs: its
+    # trial time is the longer of the call's Python and its device work (the
+    # wait less an empty command's round trip); a CPU device shares the
+    # host's cores, and its call counts in full
+    import time
+
+    import lazyarray.run as run
+    from lazyarray import target as la_target
+
+    monkeypatch.setattr(la_target, "device_profile", lambda device: (kind, 4))
+    real = run.synchronize
+    monkeypatch.setattr(run, "synchronize", lambda: (real(), time.sleep(0.05)))
+    monkeypatch.setattr(run, "round_trip", lambda: 0.05)
+    compiled = []
+    record = TierTrial.record
+    monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: (
+        compiled.append(seconds) if tier == "compiled" else None, record(self, tier, seconds)))
+    step = la.jit(lambda u: _convection(la, u))
+    with la.tier("auto"):
+        got = _run(step, la, TRIAL_CALLS)
+    np.testing.assert_array_equal(np.asarray(got.get() if not isinstance(got, HostArray)
+                                             else got), _run(_convection, np, TRIAL_CALLS))
+    # (the first compiled call, which traces and builds, is not timed)
+    timed = compiled[1:]
+    assert len(timed) == COMPILED_TRIALS
+    assert all(s < 0.05 for s in timed) if kind == "gpu" else all(s >= 0.05 for s in timed)
