@@ -57,10 +57,13 @@ def test_map_overlap_and_blocks_on_two_processes(client, rng):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     got = client.compute(ld.map_blocks(scaled, x, static={"factor": 2})).result()
     np.testing.assert_allclose(got, np.sin(g) * 2, rtol=1e-12)
-    # both worker processes ran blocks, each tracing the function once
+    # both worker processes ran blocks, each jitted task tracing its function
+    # at most once (tasks of one function with equal constants share its
+    # program: la.jit's SHARED_PROGRAMS)
     traces = client.run(lambda: {t: j.trace_count for t, j in ld._JITTED.items()})
     assert len(traces) == 2 and all(traces.values())
-    assert all(count == 1 for per in traces.values() for count in per.values())
+    assert all(count <= 1 for per in traces.values() for count in per.values())
+    assert all(sum(per.values()) >= 1 for per in traces.values())
 
 
 @pytest.mark.parametrize("bc", ["dirichlet", pytest.param("periodic", marks=pytest.mark.slow)])
