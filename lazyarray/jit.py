@@ -436,6 +436,8 @@ class _Jitted(ReplayCalls):
             Target.of_queue(_run.default_queue()))
         program = SHARED_PROGRAMS.get(shared) if shared is not None else None
         if program is not None:
+            logger.info("%s: this signature's program is the one an earlier function of "
+                        "the same code and constants traced", self.name)
             return self.programs.setdefault(key, program)
         program = _kernelcore.made_once(self.programs, key,
                                         lambda: self._trace(static, structure, leaves, data,

@@ -518,9 +518,13 @@ def _decorated(scale):
     return step
 
 
-def test_a_function_made_again_shares_the_program_only_with_equal_constants():
+def test_a_function_made_again_shares_the_program_only_with_equal_constants(caplog):
     # a nested step decorated on each run: the second traces and plans
-    # nothing; a new constant is a new program with its value
+    # nothing (and the log says whose program it runs); a new constant is a
+    # new program with its value
+    import logging
+
+    caplog.set_level(logging.INFO, logger="lazyarray.jit")
     a = _rand(300, np.float64)
     with la.tier("device"):
         first = _decorated(0.25)
@@ -533,6 +537,8 @@ def test_a_function_made_again_shares_the_program_only_with_equal_constants():
         got_third = third(la.asarray(a.copy()))
     assert (first.trace_count, second.trace_count, third.trace_count) == (1, 0, 1)
     assert planned == 0 and launches == 1
+    shared = [r for r in caplog.records if "an earlier function of the same code" in r.message]
+    assert len(shared) == 1
     for got, scale in [(got_first, 0.25), (got_second, 0.25), (got_third, 0.125)]:
         want = a.copy()
         want[1:-1] = want[1:-1] + scale * (want[2:] - 2 * want[1:-1] + want[:-2])
