@@ -76,4 +76,3 @@ def compile_launches(knl: Any, queue: cl.CommandQueue, arguments: dict[str, Any]
                                tuple(sub.default_global_work_size or ()),
                                None if local is None else tuple(local), tuple(slots)))
     return CompiledLaunches(executor.code.device_code(), tuple(launches))
-

@@ -323,8 +323,10 @@ def test_processes_filling_one_cold_cache_at_once(tmp_path):
     """Three processes plan, build and store the same kernels at the same
     time; a fourth one loads all of them."""
     def start(name):
+        # (the device tier: the small arrays plan and build kernels whatever
+        # tier the tests around this one left in the environment)
         env = dict(os.environ, KERNELCORE_CACHE_DIR=str(tmp_path / "cache"),
-                   LAZYARRAY_CACHE_DIR=str(tmp_path / "cache"),
+                   LAZYARRAY_CACHE_DIR=str(tmp_path / "cache"), LAZYARRAY_TIER="device",
                    POCL_CACHE_DIR=str(tmp_path / f"pocl-{name}"))
         return subprocess.Popen([sys.executable, "-c", _LAZY], env=env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
