@@ -51,6 +51,9 @@ from kernelcore.runtime.store import DiskStore, default_cache_dir
 
 logger = logging.getLogger(__name__)
 _PROGRAMS: dict[tuple, BuiltProgram] = {}
+#: the most built programs kept in memory (a compiled program holds about
+#: a megabyte of the OpenCL driver's memory; the disk caches serve the rest)
+PROGRAMS_KEPT = 512
 _BUILDING = KeyedLocks()
 _LOCATION = re.compile(r":(\d+):(\d+)\b")
 
@@ -213,7 +216,7 @@ def built_program(ctx: cl.Context, source: str, names: list[str], key: str) -> B
                     1e3 * (time.perf_counter() - start))
         return BuiltProgram([getattr(prg, name) for name in names])
 
-    return made_once(_PROGRAMS, (ctx.int_ptr, key), build, _BUILDING)
+    return made_once(_PROGRAMS, (ctx.int_ptr, key), build, _BUILDING, PROGRAMS_KEPT)
 
 
 
@@ -221,4 +224,5 @@ def provide_program(ctx: cl.Context, key: str, kernels: list[cl.Kernel]) -> None
     """Take *kernels* as the built program of code key *key* for *ctx* (built
     by the caller, say together with other programs as one), unless that
     program is built already."""
-    made_once(_PROGRAMS, (ctx.int_ptr, key), lambda: BuiltProgram(kernels), _BUILDING)
+    made_once(_PROGRAMS, (ctx.int_ptr, key), lambda: BuiltProgram(kernels), _BUILDING,
+              PROGRAMS_KEPT)

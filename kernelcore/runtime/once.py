@@ -4,7 +4,8 @@ A cache is a mapping (a dict, a WeakKeyDictionary, ...). :func:`made_once`
 returns its value for a key, making it when missing while other threads that
 want the same key wait for it; threads that want other keys go on (so
 different kernels compile at the same time). Reading a value that is there
-takes no lock.
+takes no lock. A cache given a limit keeps at most that many values (a
+process that meets ever new kernels keeps only the recent ones in memory).
 
 Public names: KeyedLocks, made_once.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any, TypeVar
 
 V = TypeVar("V")
@@ -45,9 +47,11 @@ class KeyedLocks:
 
 
 def made_once(table: MutableMapping, key: Any, make: Callable[[], V],
-              locks: KeyedLocks) -> V:
+              locks: KeyedLocks, limit: int | None = None) -> V:
     """``table[key]``, made by *make* and stored if missing (None counts as
-    missing); threads asking for one key at once make it once."""
+    missing); threads asking for one key at once make it once. A *limit*
+    bounds the table: when a new value finds it full, the oldest quarter of
+    its entries goes first (those in use elsewhere stay alive there)."""
     value = table.get(key)
     if value is not None:
         return value
@@ -55,5 +59,9 @@ def made_once(table: MutableMapping, key: Any, make: Callable[[], V],
         value = table.get(key)
         if value is None:
             value = make()
+            if limit is not None and len(table) >= limit:
+                excess = len(table) - limit + max(1, limit // 4)
+                for old in list(islice(table, excess)):
+                    table.pop(old, None)
             table[key] = value
     return value

@@ -51,6 +51,10 @@ from lazyarray.values import NAMED_DEPTH, holder, on_device
 
 logger = logging.getLogger(__name__)
 _KERNELS: dict = {}
+#: the most compiled kernels kept by structure (the oldest go first: plans
+#: that used them plan again; kernels whose programs the disk caches hold
+#: cost a lookup, not a build)
+KERNELS_KEPT = 512
 _PLANNING = KeyedLocks()
 
 #: the result of reducing nothing (max and min refuse empty input earlier)
@@ -368,14 +372,15 @@ def _step_for(node: Node, stored: set[Node], target: Target, literals: bool = Fa
             generic_key = (found[0], False)
             compiled = made_once(_KERNELS, (generic_key, target),
                                  lambda: _compile(generic_key, node, inputs, target, True),
-                                 _PLANNING)
+                                 _PLANNING, KERNELS_KEPT)
             sizes = tuple((name, Const(n, np.int64, False)) for name, n in found[1])
             return Step(node, compiled=compiled, args=tuple(
                 (i.name, i.node) for i in inputs.values()) + sizes)
     assert key is not None              # (a flat kernel was returned above)
     shaped = key
     compiled = made_once(_KERNELS, (shaped, target),
-                         lambda: _compile(shaped, node, inputs, target), _PLANNING)
+                         lambda: _compile(shaped, node, inputs, target), _PLANNING,
+                         KERNELS_KEPT)
     return Step(node, compiled=compiled, args=tuple((i.name, i.node) for i in inputs.values()))
 
 

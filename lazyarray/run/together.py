@@ -59,6 +59,8 @@ _DEFAULT_CONTRACT = "#pragma OPENCL FP_CONTRACT ON"
 _FLOATING = re.compile(r"\b(half|float|double)\d*\b")
 #: merged programs built by this process, by context and merged source digest
 _BUILT: dict[tuple, cl.Program] = {}
+#: the most programs built together kept in memory (see kernelcore's PROGRAMS_KEPT)
+BUILT_KEPT = 128
 _BUILDING = KeyedLocks()
 _STORE: dict[str, DiskStore] = {}
 _STORE_LOCK = threading.Lock()
@@ -192,7 +194,7 @@ def build_program(ctx: cl.Context, source: str) -> cl.Program:
 
 def _build_merged(ctx: cl.Context, source: str, digest: str) -> cl.Program:
     return made_once(_BUILT, (ctx.int_ptr, digest), lambda: build_program(ctx, source),
-                     _BUILDING)
+                     _BUILDING, BUILT_KEPT)
 
 
 def build_together(ctx: cl.Context, programs: list[tuple[str, list[str]]]

@@ -131,3 +131,36 @@ def test_kernelcore_calls_free_their_arrays():
         del out, evt
     gc.collect()
     assert [o for o in outs if o() is not None] == [] and _held() == before
+
+
+def test_compiled_kernels_and_programs_kept_in_memory_are_bounded(monkeypatch):
+    # a process meeting ever new kernel structures (a fuzzer, a long session)
+    # keeps the recent ones: the tables of compiled kernels and built programs
+    # stay at their limits, and a structure whose kernel went is planned again
+    import importlib
+
+    steps = importlib.import_module("lazyarray.run.steps")
+    build = importlib.import_module("kernelcore.runtime.build")
+    monkeypatch.setattr(steps, "KERNELS_KEPT", 8)
+    monkeypatch.setattr(build, "PROGRAMS_KEPT", 8)
+    x = np.linspace(0.5, 2.0, 300)
+
+    def expression(k):
+        # (a structure of its own per k: k + 1 operations)
+        a = la.asarray(x)
+        out = a
+        for j in range(k + 1):
+            out = out * 1.5 + j if j % 2 else np.sin(out)
+        return out
+
+    def want(k):
+        out = x
+        for j in range(k + 1):
+            out = out * 1.5 + j if j % 2 else np.sin(out)
+        return out
+
+    with la.tier("device"):
+        for k in range(24):
+            np.testing.assert_allclose(expression(k).get(), want(k), rtol=1e-12)
+            assert len(steps._KERNELS) <= 8 and len(build._PROGRAMS) <= 8
+        np.testing.assert_allclose(expression(0).get(), want(0), rtol=1e-12)
