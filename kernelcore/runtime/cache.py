@@ -31,7 +31,7 @@ from kernelcore.codegen.kernel import CODEGEN_STATS, CodeGenerationResult
 from kernelcore.diagnostic import reissue_warnings
 from kernelcore.ir.kernel import LoopKernel
 from kernelcore.runtime.fingerprint import describe
-from kernelcore.runtime.once import KeyedLocks, made_once
+from kernelcore.runtime.once import KeyedLocks, kept, made_once
 from kernelcore.runtime.store import DiskStore, default_cache_dir
 from kernelcore.translation_unit import TranslationUnit
 from kernelcore.version import source_fingerprint
@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 STATS = {"memory_hits": 0, "disk_hits": 0, "builds": 0}
 _CACHING = {"disk": True}
 _MEMORY: dict[str, Any] = {}
+#: the most generated codes kept in memory (the disk keeps them all)
+CODES_KEPT = 512
 _DISK: dict[str, DiskStore] = {}
 _DISK_LOCK = threading.Lock()
 _GENERATING = KeyedLocks()
@@ -99,13 +101,13 @@ def code_cache_get(key: str) -> Any:
     code = _disk().get(key, _is_code)
     if code is not None:
         STATS["disk_hits"] += 1
-        _MEMORY[key] = code
+        kept(_MEMORY, key, code, CODES_KEPT)
     return code
 
 
 def code_cache_put(key: str, value: Any) -> None:
     """Keep *value* as the code for *key* in memory and on disk."""
-    _MEMORY[key] = value
+    kept(_MEMORY, key, value, CODES_KEPT)
     if _CACHING["disk"]:
         _disk().put(key, value)
 
@@ -127,7 +129,7 @@ def code_for(key: str, generate: Callable[[], Any]) -> Any:
             reissue_warnings(getattr(code, "warnings", ()))
         return code
 
-    return made_once(_MEMORY, key, make, _GENERATING)
+    return made_once(_MEMORY, key, make, _GENERATING, CODES_KEPT)
 
 
 class CacheMode:

@@ -7,7 +7,7 @@ different kernels compile at the same time). Reading a value that is there
 takes no lock. A cache given a limit keeps at most that many values (a
 process that meets ever new kernels keeps only the recent ones in memory).
 
-Public names: KeyedLocks, made_once.
+Public names: KeyedLocks, made_once, kept.
 """
 
 from __future__ import annotations
@@ -59,9 +59,15 @@ def made_once(table: MutableMapping, key: Any, make: Callable[[], V],
         value = table.get(key)
         if value is None:
             value = make()
-            if limit is not None and len(table) >= limit:
-                excess = len(table) - limit + max(1, limit // 4)
-                for old in list(islice(table, excess)):
-                    table.pop(old, None)
-            table[key] = value
+            kept(table, key, value, limit)
     return value
+
+
+def kept(table: MutableMapping, key: Any, value: Any, limit: int | None) -> None:
+    """Store *value* at *key*; a *table* with a *limit* that is full first
+    loses its oldest entries, a quarter of the limit."""
+    if limit is not None and len(table) >= limit and key not in table:
+        excess = len(table) - limit + max(1, limit // 4)
+        for old in list(islice(table, excess)):
+            table.pop(old, None)
+    table[key] = value

@@ -86,3 +86,14 @@ def test_cast_functions(queue):
     evt, (out,) = knl(queue, a=a, b=b)
     assert out.dtype == np.float64
     np.testing.assert_allclose(out, a.astype(np.float32) / 2 + b.astype(np.int32))
+
+
+def test_the_codes_kept_in_memory_are_bounded(monkeypatch):
+    # (the disk keeps every code; memory the recent ones)
+    from kernelcore.runtime import cache
+
+    monkeypatch.setattr(cache, "CODES_KEPT", 4)
+    for k in range(10):
+        cache.code_cache_put(f"bounded-test-{k}", f"code {k}")
+        assert len(cache._MEMORY) <= 4
+    assert cache.code_cache_get("bounded-test-9") == "code 9"
