@@ -97,3 +97,14 @@ def test_the_codes_kept_in_memory_are_bounded(monkeypatch):
         cache.code_cache_put(f"bounded-test-{k}", f"code {k}")
         assert len(cache._MEMORY) <= 4
     assert cache.code_cache_get("bounded-test-9") == "code 9"
+
+
+def test_the_programs_kept_in_memory_are_bounded(monkeypatch, ctx):
+    from kernelcore.runtime import build
+
+    monkeypatch.setattr(build, "PROGRAMS_KEPT", 4)
+    for k in range(7):
+        source = f"__kernel void k(__global int *x) {{ x[0] = {k}; }}"
+        program = build.built_program(ctx, source, ["k"], f"bounded-program-{k}")
+        assert len(build._PROGRAMS) <= 4 and program.kernels[0].function_name == "k"
+    assert (ctx.int_ptr, "bounded-program-6") in build._PROGRAMS
