@@ -70,13 +70,19 @@ def test_results_whose_dtype_or_shape_differ_take_a_new_buffer(host):
     assert got.dtype == np.float64
 
 
-def test_the_temporary_takes_the_result_and_small_ones_do_not(host, monkeypatch):
-    import lazyarray.host.elision as host_array
+@pytest.fixture
+def taken(monkeypatch):
+    """Whether each reuse of a temporary's buffer the host tier tried took it."""
+    import lazyarray.host.elision as elision
 
-    taken = []
-    real = host_array.into_own_buffer
-    monkeypatch.setattr(host_array, "into_own_buffer",
-                        lambda *args: taken.append(real(*args)) or taken[-1])
+    tried: list[bool] = []
+    real = elision.into_own_buffer
+    monkeypatch.setattr(elision, "into_own_buffer",
+                        lambda *args: tried.append(real(*args)) or tried[-1])
+    return tried
+
+
+def test_the_temporary_takes_the_result_and_small_ones_do_not(host, taken):
     a, a_np = _pair(np.linspace(0, 1, N))
     b = la.asarray(np.linspace(1, 2, N))
     got = a * 2 + b - 1
@@ -87,14 +93,8 @@ def test_the_temporary_takes_the_result_and_small_ones_do_not(host, monkeypatch)
     assert taken == [True, True]
 
 
-def test_a_temporary_on_the_right_of_a_sum_or_product_takes_the_result(host, monkeypatch):
+def test_a_temporary_on_the_right_of_a_sum_or_product_takes_the_result(host, taken):
     """As NumPy does for operators whose operands may change places."""
-    import lazyarray.host.elision as elision
-
-    taken = []
-    real = elision.into_own_buffer
-    monkeypatch.setattr(elision, "into_own_buffer",
-                        lambda *args: taken.append(real(*args)) or taken[-1])
     a, a_np = _pair(np.linspace(0, 1, N))
     b, b_np = _pair(np.linspace(1, 3, N))
     got = a + b * 3                 # b * 3 is the temporary, on the right
