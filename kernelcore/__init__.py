@@ -318,7 +318,7 @@ from kernelcore.ir.instruction import BarrierInstruction  # noqa: E402
 from kernelcore.parse import ParsedInstruction, parse_expression  # noqa: E402
 from kernelcore.runtime.build import build_options, compile_program, provide_program  # noqa: E402
 from kernelcore.runtime.invoke import get_executor, memory_pool  # noqa: E402
-from kernelcore.runtime.once import KeyedLocks, made_once  # noqa: E402
+from kernelcore.runtime.once import KeyedLocks, kept, made_once  # noqa: E402
 from kernelcore.runtime.store import DiskStore, default_cache_dir  # noqa: E402
 from kernelcore.statistics import WorkItemTotals, get_work_item_totals  # noqa: E402
 from kernelcore.transform.reduction_ops import reduction_identity  # noqa: E402
@@ -328,7 +328,7 @@ __all__ += ["check_array_bounds", "make_loop_kernel", "INDEX_LIMIT", "IdentityMa
             "WalkMapper", "collect_accesses", "find_reductions", "get_dependencies",
             "substitute", "BarrierInstruction", "ParsedInstruction", "parse_expression",
             "build_options", "compile_program", "provide_program", "get_executor",
-            "memory_pool", "KeyedLocks", "made_once", "DiskStore", "default_cache_dir",
+            "memory_pool", "KeyedLocks", "made_once", "kept", "DiskStore", "default_cache_dir",
             "WorkItemTotals", "get_work_item_totals", "reduction_identity",
             "source_fingerprint", "tree_fingerprint"]
 

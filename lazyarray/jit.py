@@ -79,7 +79,7 @@ _modules = sys.modules
 #: the same code (a nested step decorated on each run of a script) traces and
 #: plans nothing that an earlier one did
 SHARED_PROGRAMS: dict[tuple, Program] = {}
-#: the most programs kept there (the oldest goes first)
+#: the most programs kept there (the oldest quarter goes when it is full)
 SHARED_LIMIT = 256
 
 
@@ -447,9 +447,7 @@ class _Jitted(ReplayCalls):
                                           for _, (kind, _) in sources):
             # (a program holding arrays its trace made from host data, which
             # another function's trace may have made otherwise, is not shared)
-            if len(SHARED_PROGRAMS) >= SHARED_LIMIT:
-                SHARED_PROGRAMS.pop(next(iter(SHARED_PROGRAMS)), None)
-            SHARED_PROGRAMS[shared] = program
+            _kernelcore.kept(SHARED_PROGRAMS, shared, program, SHARED_LIMIT)
         return program
 
     def _trace_locks(self) -> _kernelcore.KeyedLocks:
