@@ -38,6 +38,7 @@ import numpy as np
 from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import SMALL, mutated, wrap
+from lazyarray.host.reuse import Write, reuse_memory
 from lazyarray.mapper import is_kind
 from lazyarray.pytree import flatten, unflatten
 from lazyarray.run.host_graph import ARG_REDUCTIONS, HOST_OPERATIONS, REDUCTIONS, view_index
@@ -188,6 +189,9 @@ class _Builder:
         self.constant: set[int] = set()
         self.steps: list[tuple[int, Callable]] = []
         self.nodes: dict[int, Any] = {}
+        #: ``(ufunc, operand numbers)`` of the values made by one NumPy ufunc
+        #: call giving a new array (not a Python number); constants included
+        self.ufunc_steps: dict[int, tuple[np.ufunc, list[int]]] = {}
         #: the placeholder of each array argument, by its leaf position
         self.placeholders = dict(arrays)
         self.arrays = tuple((position, self._slot(node)) for position, node in arrays)
@@ -227,15 +231,32 @@ class _Builder:
         # (a constant output is copied at every call: the caller owns it)
         before |= {self.number[node] for node, returned in outputs
                    if returned is None and self.number[node] in self.constant}
+        results = {self.number[node] for node, returned in outputs if returned is None}
+        kept = before | results | {self.number[node] for _, pieces in writes
+                                   for _, node, _ in pieces}
+        computed = {number for number, _ in self.steps}
+        steps, placed = reuse_memory(
+            self.steps, {n: spec for n, spec in self.ufunc_steps.items() if n in computed},
+            {n: {self.number[c] for c in _operands(self.nodes[n])} for n in computed},
+            self.nodes, kept, results,
+            [self._write(position, pieces) for position, pieces in writes], bool(before))
         replay = HostReplay(
-            self.template, self.arrays, self.numbers, tuple(self.steps), tuple(sorted(before)),
+            self.template, self.arrays, self.numbers, steps, tuple(sorted(before)),
             tuple((True, returned) if returned is not None else (False, self.number[node])
                   for node, returned in outputs),
-            tuple((position, tuple((_index(dest), self.number[node], part)
-                                   for dest, node, part in pieces))
-                  for position, pieces in writes),
+            tuple((position, write.pieces) for (position, _), write in zip(writes, placed)),
             structure)
         return replay, self.nodes
+
+    def _write(self, position: int, pieces: list) -> Write:
+        """The argument at leaf *position* written with *pieces*, as
+        :func:`~lazyarray.host.reuse.reuse_memory` reads it."""
+        target = self.placeholders[position]
+        aliases = self._aliases({target})
+        return Write(self.number[target], target.dtype,
+                     frozenset(self.number[n] for n in aliases if n in self.number),
+                     tuple((_index(dest), self.number[node], part)
+                           for dest, node, part in pieces))
 
     # {{{ writes
 
@@ -325,6 +346,9 @@ class _Builder:
         if node.weak:
             inner = _call(function, numbers)
             return lambda v: np.asarray(inner(v)).item()
+        if isinstance(function, np.ufunc) and function.nout == 1 and node.shape \
+                and len(numbers) <= 2:
+            self.ufunc_steps[len(self.template)] = (function, numbers)
         return _call(function, numbers)
 
     def _reduce(self, node: Reduce) -> Callable:
