@@ -192,7 +192,8 @@ __all__ = [
     "generate_code_v2", "generate_code", "generate_header", "CodeGenerationResult",
     "OpenCLTarget", "PyOpenCLTarget", "CFamilyTarget",
     "default_context", "default_queue", "profiling_queue", "cache_stats", "set_caching_enabled",
-    "make_launcher", "compile_launches", "CompiledLaunches", "Launch", "set_kernel_argument",
+    "make_launcher", "compile_launches", "c_function", "CompiledLaunches", "Launch",
+    "set_kernel_argument",
     "LauncherI", "KernelStatistics", "OpenClKernelLauncher",
     "OpenClKernelListLauncher", "OpenClParametrizedKernelLauncher",
     "OpenClIterativeKernelLauncher", "OpenClKernelParameterGenerator",
@@ -220,6 +221,7 @@ from kernelcore.ir.optional import Optional  # noqa: E402
 from kernelcore.ir.subst import SubstitutionRule  # noqa: E402
 from kernelcore.persistence import memoize_on_disk  # noqa: E402
 from kernelcore.preprocess import realize_reduction  # noqa: E402
+from kernelcore.runtime.c_invoke import c_function  # noqa: E402
 from kernelcore.runtime.c_invoke import invoke as _run_c  # noqa: E402, F401  (registers ExecutableCTarget's stage)
 from kernelcore.target.c import CTarget, ExecutableCTarget  # noqa: E402
 from kernelcore.tools import t_unit_to_python  # noqa: E402

@@ -11,7 +11,8 @@ The compiled library is stored under ``KERNELCORE_CACHE_DIR`` (else the user
 cache directory) in ``c-libraries/``, named by a hash of the source and the
 compiler command, so a second process reuses it without compiling.
 
-Public names: invoke, build_library, library_cache_dir, CCompilationError, STATS.
+Public names: invoke, build_library, c_function, library_cache_dir, CCompilationError,
+STATS.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import subprocess
 import tempfile
 import time
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -329,5 +330,19 @@ def invoke(knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
     if executor.built:
         logger.debug("Kernel %s retrieved from cache", knl.name)
     return executor(dict(kwargs))
+
+def c_function(knl: Any) -> Any:
+    """The compiled C function of the kernel *knl* (of ExecutableCTarget, all
+    types known): its generated code built by the target's compiler command
+    (cached in memory and on disk), a ctypes function taking its arguments in
+    the kernel's order (arrays as addresses). Arguments and result types are
+    left to the caller to declare (``argtypes``, ``restype``)."""
+    from kernelcore.codegen.kernel import generate_code_v2
+
+    target = knl.target
+    source = generate_code_v2(knl).device_code()
+    library = build_library(source, target.compile_command(), knl.name, target.link_flags())
+    return getattr(library, knl.name)
+
 
 provide("invoke_c", invoke)

@@ -28,6 +28,7 @@ Public names: HostReplay, host_replay.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -38,6 +39,7 @@ import numpy as np
 from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import SMALL, mutated, wrap
+from lazyarray.host.native import NATIVE_AFTER, native_step
 from lazyarray.host.reuse import Write, reuse_memory
 from lazyarray.mapper import is_kind
 from lazyarray.pytree import flatten, unflatten
@@ -68,10 +70,11 @@ class HostReplay:
     the order the trace flattened them)."""
 
     __slots__ = ("_template", "_arrays", "_numbers", "_steps", "_before", "_outputs",
-                 "_writes", "structure", "_single")
+                 "_writes", "structure", "_single", "_native")
 
     def __init__(self, template: list, arrays: tuple, numbers: tuple, steps: tuple,
-                 before: tuple, outputs: tuple, writes: tuple, structure: Any):
+                 before: tuple, outputs: tuple, writes: tuple, structure: Any,
+                 native: tuple | None = None):
         #: the numbered values with the constants filled in
         self._template = template
         #: ``(leaf position, value number)`` of the array and number leaves
@@ -90,14 +93,31 @@ class HostReplay:
         #: the structure of the function's result (see lazyarray.pytree)
         self.structure = structure
         self._single = structure == _SINGLE
+        #: ``([its NativeStep (None: not made yet, False: none), calls until
+        #: it is made, what makes it], the writes of every part)``, the list
+        #: shared with the reorderings of this replay (see lazyarray.host.native)
+        self._native = native
 
     def __call__(self, leaves: Sequence) -> Any:
         """The call's result (host arrays in the function's structure), its
         arguments written."""
         values = self._start(leaves)
+        native = self._native
+        if native is not None:
+            shared = native[0]
+            compiled = shared[0]
+            if compiled:
+                if compiled(values):
+                    return self._finish(leaves, values, native[1])
+            elif compiled is None:
+                shared[1] -= 1
+                if shared[1] <= 0:
+                    shared[0] = shared[2]() or False
+            else:
+                self._native = None
         for number, step in self._steps:
             values[number] = step(values)
-        return self._finish(leaves, values)
+        return self._finish(leaves, values, self._writes)
 
     def _start(self, leaves: Sequence) -> list:
         """The numbered values with the call's arrays and numbers filled in."""
@@ -108,10 +128,10 @@ class HostReplay:
             values[number] = leaves[position]
         return values
 
-    def _finish(self, leaves: Sequence, values: list) -> Any:
+    def _finish(self, leaves: Sequence, values: list, writes: tuple) -> Any:
         for number in self._before:
             values[number] = values[number].copy()
-        for position, pieces in self._writes:
+        for position, pieces in writes:
             buffer = leaves[position]._buffer()
             for index, number, part in pieces:
                 value = values[number]
@@ -130,7 +150,7 @@ class HostReplay:
         for number, step in self._steps:
             values[number] = value = step(values)
             _check(nodes[number], value)
-        return self._finish(leaves, values)
+        return self._finish(leaves, values, self._writes)
 
     def reordered(self, order: Sequence[int]) -> HostReplay:
         """This replay taking the leaf at position *p* from ``leaves[order[p]]``
@@ -140,7 +160,9 @@ class HostReplay:
             self._template, tuple((order[p], n) for p, n in self._arrays),
             tuple((order[p], n) for p, n in self._numbers), self._steps, self._before,
             tuple((True, order[w]) if returned else (False, w) for returned, w in self._outputs),
-            tuple((order[p], pieces) for p, pieces in self._writes), self.structure)
+            tuple((order[p], pieces) for p, pieces in self._writes), self.structure,
+            None if self._native is None else (self._native[0], tuple(
+                (order[p], pieces) for p, pieces in self._native[1])))
 
 
 def _check(node: Any, value: Any) -> None:
@@ -245,8 +267,21 @@ class _Builder:
             tuple((True, returned) if returned is not None else (False, self.number[node])
                   for node, returned in outputs),
             tuple((position, write.pieces) for (position, _), write in zip(writes, placed)),
-            structure)
+            structure, self._native(kept, results, writes))
         return replay, self.nodes
+
+    def _native(self, kept: set[int], results: set[int], writes: list) -> tuple:
+        """The replay's native state (see HostReplay): its NativeStep made
+        after NATIVE_AFTER calls, from these steps."""
+        arrays = {self.number[node]: node for node in self.placeholders.values()}
+        params = {number: self.nodes[number] for _, number in self.numbers}
+        constants = {number: self.template[number] for number in self.constant}
+        make = functools.partial(native_step, tuple(self.steps), self.nodes, self.number,
+                                 arrays, params, constants, kept, results)
+        return ([None, NATIVE_AFTER, make],
+                tuple((position, tuple((_index(dest), self.number[node], part)
+                                       for dest, node, part in pieces))
+                      for position, pieces in writes))
 
     def _write(self, position: int, pieces: list) -> Write:
         """The argument at leaf *position* written with *pieces*, as

@@ -308,6 +308,29 @@ def test_compiled_library_is_cached(target):
     assert c_invoke.STATS["disk_hits"] == before["disk_hits"] + 1
 
 
+def test_c_function_is_the_compiled_kernel_called_by_ctypes(target):
+    """``lp.c_function``: the kernel's C function, arguments in its order
+    (arrays as addresses), built once and then taken from the cache."""
+    import ctypes
+
+    from kernelcore.runtime import c_invoke
+
+    name = f"function_probe_{uuid.uuid4().hex[:12]}"
+    knl = lp.make_kernel("{ [i]: 0<=i<8 }", "out[i] = s * a[i] - 1",
+                         [lp.GlobalArg("a", np.float64, shape=(8,)),
+                          lp.GlobalArg("out", np.float64, shape=(8,)),
+                          lp.ValueArg("s", np.float64)], name=name, target=target)
+    before = dict(c_invoke.STATS)
+    function = lp.c_function(knl)
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double]
+    function.restype = None
+    a, out = np.linspace(0, 1, 8), np.zeros(8)
+    function(a.ctypes.data, out.ctypes.data, 2.5)
+    np.testing.assert_array_equal(out, 2.5 * a - 1)
+    assert lp.c_function(knl).__name__ == name
+    assert c_invoke.STATS["compiles"] == before["compiles"] + 1
+
+
 def test_missing_compiler():
     from kernelcore.runtime.c_invoke import CCompilationError
 

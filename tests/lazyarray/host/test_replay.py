@@ -298,10 +298,10 @@ def test_explain_says_which_tier_runs_a_jitted_functions_calls():
 
 # {{{ random graphs (tests/fuzz_graphs.py) replayed
 
-def _replayed(program):
+def _replayed(program, calls=2):
     """The output of the fuzzer's *program* as a jitted function of its
-    inputs computed by its host replay, on a first call (checked) and a
-    second (the replay's own loop); None where it has no replay."""
+    inputs computed by its host replay, on a first call (checked) and
+    *calls* - 1 more (the replay's own loop); None where it has no replay."""
     keep = program.closure(program.out_line)
     inputs = [program.lines[i] for i in keep if program.tags[i] == "input"]
     body = [program.lines[i] for i in keep if program.tags[i] != "input"]
@@ -324,9 +324,11 @@ def _replayed(program):
     if made is None:
         return None
     replay, first = made
-    args = arguments()
-    second = replay([args[k] for k in jitted._leaf_order])
-    return [_host(first), _host(second)]
+    results = [_host(first)]
+    for _ in range(calls - 1):
+        args = arguments()
+        results.append(_host(replay([args[k] for k in jitted._leaf_order])))
+    return results
 
 
 @pytest.mark.parametrize("seed", [20240601, pytest.param(1000, marks=pytest.mark.slow),

@@ -1,0 +1,380 @@
+"""A host replay compiled: the elementwise part of a jitted step as one C
+loop, built through kernelcore's C target and called with the host arrays.
+
+A host replay (:mod:`lazyarray.host.replay`) runs a trace's graph as NumPy
+calls, one pass over memory per operation. Where that graph is slices of
+the arguments and arithmetic on them (a stencil update: ``u[1:-1] + r *
+(u[2:] - 2 * u[1:-1] + u[:-2])``), a hot replay gets a native step: one
+loop computing every element of every result in one pass, compiled in the
+background by the system C compiler (kernelcore's ``ExecutableCTarget``, its
+libraries cached on disk) while the NumPy calls go on answering.
+
+Its answers are NumPy's, bit for bit: it computes only operations that IEEE
+arithmetic rounds exactly once (``+ - * /``, square root, negation, absolute
+value, squares and reciprocals, conversions between float32 and float64) on
+float32 and float64 values, one operation per C statement, in the graph's
+order (C99 mode: no contraction into fused multiply-adds), with each
+Python number converted to the operation's dtype as NumPy converts it.
+Anything else (reductions, integer arithmetic, transcendental functions,
+broadcasting of arrays, views of computed values) leaves the replay to NumPy.
+
+``LAZYARRAY_NATIVE=0`` turns native steps off; ``LAZYARRAY_NATIVE=sync``
+compiles them in the calling thread (tests).
+
+Public names: NativeStep, native_step, wait_for_native, NATIVE_AFTER.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from lazyarray.mapper import is_kind
+
+logger = logging.getLogger(__name__)
+
+#: replay calls after which a replay gets its native step
+NATIVE_AFTER = 100
+#: the operations a native step computes, by ufunc name: the C expression of
+#: the operand expressions
+_OPERATIONS: dict[str, Callable[..., Any]] = {
+    "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b, "true_divide": lambda a, b: a / b,
+    "divide": lambda a, b: a / b, "negative": lambda a: -a, "positive": lambda a: a,
+    "square": lambda a: a * a, "reciprocal": lambda a: 1 / a,
+}
+#: those computed by a C function of the same name (float32: its ``f`` variant)
+_FUNCTIONS = frozenset(["sqrt", "absolute"])
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double,
+           np.dtype(np.int64): ctypes.c_int64}
+#: builds running in the background
+_BUILDS: list[threading.Thread] = []
+
+
+def _mode() -> str:
+    value = os.environ.get("LAZYARRAY_NATIVE", "auto").strip().lower()
+    return "off" if value in ("0", "off", "no", "false") else value
+
+
+class NativeStep:
+    """The compiled loop of a replay's elementwise values (``None`` until its
+    build ends). Called with the replay's numbered values: computes the
+    results it owns into them and the views the replay needs after it, and
+    says True, or says False (not built, an argument not C-contiguous, a
+    call in another thread) and leaves the replay to NumPy."""
+
+    __slots__ = ("function", "_arrays", "_roots", "_params", "_views", "_lock",
+                 "_cached", "_scratch", "failed")
+
+    def __init__(self, arrays: tuple, roots: tuple, params: tuple, views: tuple):
+        self.function: Callable | None = None
+        #: ``(value number, shape, dtype)`` of each array argument read
+        self._arrays = arrays
+        #: ``(value number, shape, dtype, returned)`` of each result
+        self._roots = roots
+        #: value numbers of the Python numbers passed
+        self._params = params
+        #: ``(value number, NumPy step)`` of the views needed after the loop
+        self._views = views
+        self._lock = threading.Lock()
+        #: per array argument: ``[array, its address]`` of the last call
+        self._cached: list[list] = [[None, 0] for _ in arrays]
+        #: per result not returned: ``(array, address)`` reused by every call
+        self._scratch: dict[int, tuple[np.ndarray, int]] = {}
+        self.failed = False
+
+    def __call__(self, values: list) -> bool:
+        function = self.function
+        if function is None or not self._lock.acquire(False):
+            return False
+        try:
+            pointers: list = []
+            for (number, shape, dtype), cached in zip(self._arrays, self._cached):
+                array = values[number]
+                if array is not cached[0]:
+                    if type(array) is not np.ndarray or array.shape != shape \
+                            or array.dtype != dtype or not array.flags.c_contiguous:
+                        return False
+                    cached[0], cached[1] = array, array.ctypes.data
+                pointers.append(cached[1])
+            made = []
+            for number, shape, dtype, returned in self._roots:
+                if returned:
+                    out = np.empty(shape, dtype)
+                    pointers.append(out.ctypes.data)
+                else:
+                    scratch = self._scratch.get(number)
+                    if scratch is None:
+                        out = np.empty(shape, dtype)
+                        scratch = self._scratch[number] = (out, out.ctypes.data)
+                    out = scratch[0]
+                    pointers.append(scratch[1])
+                made.append((number, out))
+            for number in self._params:
+                pointers.append(values[number])
+            function(*pointers)
+            for number, out in made:
+                values[number] = out
+            for number, step in self._views:
+                values[number] = step(values)
+            return True
+        finally:
+            self._lock.release()
+
+
+def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
+                numbering: Mapping[Any, int], arrays: Mapping[int, Any], params: Mapping[int, Any],
+                constants: Mapping[int, Any], kept: set[int], returned: set[int]
+                ) -> NativeStep | None:
+    """The native step of a replay's *steps* (its build started), or None
+    where the graph has a part it does not compute, or native steps are off.
+
+    *nodes*: the node of each value number, *numbering* the number of each
+    node; *arrays*: the array arguments'
+    placeholders and *params* the Python numbers', by value number;
+    *constants*: the values known when the replay was made; *kept*: the
+    values the replay needs after its steps, *returned* those it returns."""
+    mode = _mode()
+    if mode == "off" or shutil.which(os.environ.get("CC", "cc")) is None:
+        return None
+    plan = _Plan(nodes, numbering, arrays, params, constants)
+    try:
+        for number, step in steps:
+            plan.add(number, step)
+        roots = plan.roots(kept, returned)
+    except _NotNative as why:
+        logger.debug("no native step: %s", why)
+        return None
+    native = NativeStep(tuple((n, arrays[n].shape, arrays[n].dtype) for n in plan.read),
+                        roots, tuple(plan.params_read), plan.views_needed(kept))
+    if mode == "sync":
+        _build(native, plan, roots)
+    else:
+        thread = threading.Thread(target=_build, args=(native, plan, roots), daemon=True,
+                                  name="lazyarray-native-build")
+        _BUILDS.append(thread)
+        thread.start()
+    return native
+
+
+def wait_for_native() -> None:
+    """Wait until the native steps being built are built (tests, benchmarks)."""
+    while _BUILDS:
+        _BUILDS.pop().join()
+
+
+class _NotNative(Exception):
+    """The graph has a part a native step does not compute exactly as NumPy."""
+
+
+class _Plan:
+    """The loop's values: C expressions of the loop indices, one statement
+    per operation."""
+
+    def __init__(self, nodes: Mapping[int, Any], numbering: Mapping[Any, int],
+                 arrays: Mapping[int, Any], params: Mapping[int, Any],
+                 constants: Mapping[int, Any]):
+        self.nodes, self.arrays, self.params, self.constants = nodes, arrays, params, constants
+        self.number = numbering
+        self.shape: tuple | None = None
+        #: ``(value number, its C statement's expression)`` per operation
+        self.statements: list[tuple[int, Any]] = []
+        self.views: list[tuple[int, Callable]] = []
+        self.read: list[int] = []           # (array arguments read, in order)
+        self.params_read: list[int] = []
+        #: the numbers of scalar conversions (of an argument or a constant)
+        self.scalars: set[int] = set()
+
+    def add(self, number: int, step: Callable) -> None:
+        node = self.nodes[number]
+        if is_kind(node, "view"):
+            self._base(node)        # (a view of an argument: read through its indices)
+            self.views.append((number, step))
+            return
+        if not is_kind(node, "map") or node.weak or node.dtype not in _FLOATS:
+            raise _NotNative(f"a {node.kind} node of {node.dtype}")
+        if not node.shape and node.op == "astype":
+            # (a Python number converted to float32: converted in the loop)
+            self._check_operand(node.args[0], node)
+            self.scalars.add(number)
+            return
+        if self.shape is None:
+            if not node.shape or 0 in node.shape:
+                raise _NotNative(f"a loop of shape {node.shape}")
+            self.shape = node.shape
+        elif node.shape != self.shape:
+            raise _NotNative("values of two shapes")
+        if node.op == "astype":
+            if node.args[0].dtype not in _FLOATS:
+                raise _NotNative(f"a conversion from {node.args[0].dtype}")
+        elif node.op not in _OPERATIONS and node.op not in _FUNCTIONS:
+            raise _NotNative(f"the operation {node.op}")
+        for operand in node.args:
+            self._check_operand(operand, node)
+        self.statements.append((number, node))
+
+    def _check_operand(self, operand: Any, node: Any) -> None:
+        number = self.number.get(operand)
+        if number is None:
+            raise _NotNative("an operand the replay does not number")
+        if not operand.shape:
+            if number in self.scalars:
+                return
+            if number in self.params:
+                if operand.dtype.kind not in "fi" or (operand.dtype.kind == "i"
+                                                      and node.dtype != np.float64):
+                    raise _NotNative(f"a {operand.dtype} argument in {node.dtype} arithmetic")
+                if number not in self.params_read:
+                    self.params_read.append(number)
+                return
+            value = self.constants.get(number)
+            if value is None or np.ndim(value) != 0 or np.iscomplexobj(value):
+                raise _NotNative("a scalar computed at each call, or a complex one")
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**24:
+                raise _NotNative("a large integer in float arithmetic")
+            return
+        if operand.shape != node.shape:
+            raise _NotNative("an operand broadcast")
+        if number in self.arrays or is_kind(operand, "view"):
+            base = self._base(operand)
+            if base not in self.read:
+                self.read.append(base)
+        elif not any(n == number for n, _ in self.statements):
+            raise _NotNative("an array operand computed outside the loop")
+
+    def _base(self, node: Any) -> int:
+        """The value number of the argument whose elements the view chain
+        *node* reads."""
+        while is_kind(node, "view"):
+            node = node.arg
+        number = self.number.get(node)
+        if number is None or number not in self.arrays \
+                or self.arrays[number].dtype not in _FLOATS or not node.shape:
+            raise _NotNative("a view of a computed value")
+        return number
+
+    def views_needed(self, kept: set[int]) -> tuple:
+        """The view steps computing the views in *kept* (and the views they
+        are views of), in order."""
+        needed = set(kept)
+        for number, _ in reversed(self.views):
+            if number in needed:
+                needed.add(self.number[self.nodes[number].arg])
+        return tuple((n, step) for n, step in self.views if n in needed)
+
+    def roots(self, kept: set[int], returned: set[int]) -> tuple:
+        computed = {number for number, _ in self.statements}
+        if not computed:
+            raise _NotNative("no arithmetic")
+        return tuple((n, self.nodes[n].shape, self.nodes[n].dtype, n in returned)
+                     for n, _ in self.statements if n in kept)
+
+    # {{{ the kernel
+
+    def kernel(self, roots: tuple) -> Any:
+        """kernelcore's kernel of the loop (C target)."""
+        from pymbolic import var
+        from pymbolic.primitives import Call, Subscript
+
+        import kernelcore as lp
+
+        assert self.shape is not None
+        inames = [var(f"i{k}") for k in range(len(self.shape))]
+        names = ", ".join(i.name for i in inames)
+        bounds = " and ".join(f"0 <= {i.name} < {n}" for i, n in zip(inames, self.shape))
+        domain = f"{{[{names}]: {bounds}}}"
+        temps = {number: var(f"t{number}") for number, _ in self.statements}
+
+        def flat(indices: Sequence[Any], shape: tuple) -> Any:
+            total: Any = 0
+            for index, extent in zip(indices, shape):
+                total = total * extent + index
+            return total
+
+        def read(operand: Any, dtype: np.dtype) -> Any:
+            number = self.number[operand]
+            if number in temps:
+                return temps[number]
+            if not operand.shape:
+                if number in self.scalars:
+                    return lp.TypeCast(dtype, read(operand.args[0], operand.dtype))
+                if number in self.params:
+                    return lp.TypeCast(dtype, var(f"p{number}"))
+                return dtype.type(self.constants[number])
+            indices = list(inames)
+            node = operand
+            while is_kind(node, "view"):
+                inner = []
+                for entry in node.axis_map:
+                    if entry[0] == "const":
+                        inner.append(entry[1])
+                    else:
+                        _, k, start, step = entry
+                        inner.append(start + step * indices[k])
+                indices, node = inner, node.arg
+            base = self.number[node]
+            return Subscript(var(f"a{base}"), flat(indices, node.shape))
+
+        instructions = []
+        for position, (number, node) in enumerate(self.statements):
+            dtype = node.dtype
+            operands = [read(a, dtype) for a in node.args]
+            expression: Any
+            if node.op == "astype":
+                expression = lp.TypeCast(dtype, operands[0])
+            elif node.op in _FUNCTIONS:
+                name = "fabs" if node.op == "absolute" else node.op
+                expression = Call(var(name + ("f" if dtype == np.float32 else "")),
+                                  tuple(operands))
+            else:
+                expression = _OPERATIONS[node.op](*operands)
+            instructions.append(lp.Assignment(
+                temps[number], expression, id=f"s{position}",
+                depends_on=frozenset([f"s{position - 1}"]) if position else frozenset(),
+                temp_var_type=lp.Optional(dtype)))
+        last = len(instructions)
+        for position, (number, shape, _, _) in enumerate(roots):
+            instructions.append(lp.Assignment(
+                Subscript(var(f"o{number}"), flat(inames, shape)), temps[number],
+                id=f"w{position}", depends_on=frozenset([f"s{last - 1}"])))
+        data: list[Any] = [lp.GlobalArg(f"a{n}", self.arrays[n].dtype,
+                             shape=(int(np.prod(self.arrays[n].shape)),)) for n in self.read]
+        data += [lp.GlobalArg(f"o{n}", dtype, shape=(int(np.prod(shape)),))
+                 for n, shape, dtype, _ in roots]
+        data += [lp.ValueArg(f"p{n}", self.params[n].dtype) for n in self.params_read]
+        target = lp.ExecutableCTarget(compiler=os.environ.get("CC", "cc"), cflags=(
+            "-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"))
+        return lp.make_kernel(domain, instructions, data, target=target,
+                              name="native_step", lang_version=(2018, 2))
+
+    # }}}
+
+
+def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
+    """Compile *native*'s loop and set its function (or mark it failed)."""
+    started = time.perf_counter()
+    try:
+        import kernelcore as lp
+        function = lp.c_function(plan.kernel(roots))
+        function.restype = None
+        pointers: list[Any] = [ctypes.c_void_p] * (len(plan.read) + len(roots))
+        function.argtypes = pointers + [_CTYPES[plan.params[n].dtype] for n in plan.params_read]
+    except Exception as error:          # (a build that fails leaves NumPy answering)
+        native.failed = True
+        logger.info("native step not built: %s", error)
+        return
+    native.function = function
+    logger.info("native step of %d operations built in %.0f ms", len(plan.statements),
+                1e3 * (time.perf_counter() - started))
+
+
+__all__ = ["NATIVE_AFTER", "NativeStep", "native_step", "wait_for_native"]

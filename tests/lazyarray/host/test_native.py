@@ -1,0 +1,147 @@
+"""Native steps of host replays (lazyarray.host.native): the elementwise
+graph of a hot jitted step compiled as one C loop. Every call gives NumPy's
+answer bit for bit and writes its arguments as NumPy does; graphs with a
+part the loop does not compute exactly as NumPy (comparisons, integer or
+transcendental operations) and calls with arguments that are not
+C-contiguous are left to the NumPy calls."""
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+import lazyarray.host.replay as replay_module
+from lazyarray.host import HostArray
+from lazyarray.host import native as native_module
+from lazyarray.host import trial as trial_module
+from lazyarray.host.trial import TierTrial
+from tests.lazyarray.host.test_replay import CASES, _case, _host, _lazy, _replayed
+
+CALLS = 24
+
+
+@pytest.fixture(autouse=True)
+def native_at_once(monkeypatch, tmp_path):
+    """The replay chosen once tried (as in test_replay); its native step made
+    at its second call and compiled in the calling thread; the calls counted."""
+    monkeypatch.setattr(trial_module, "_TRIALS", {})
+    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 1e9)
+    monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("LAZYARRAY_NATIVE", "sync")
+    monkeypatch.setattr(replay_module, "NATIVE_AFTER", 1)
+    record = TierTrial.record
+    monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: record(
+        self, tier, seconds + (1.0 if tier == "host" else 0.0)))
+    calls = {"native": 0}
+    run = native_module.NativeStep.__call__
+
+    def counted(self, values):
+        done = run(self, values)
+        calls["native"] += done
+        return done
+    monkeypatch.setattr(native_module.NativeStep, "__call__", counted)
+    return calls
+
+
+def _jitted_calls(function, arguments, calls=CALLS):
+    """NumPy's and the jitted function's results and arguments after each of
+    *calls* calls, compared bit for bit."""
+    want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
+    jitted = la.jit(lambda *args: function(la, *args))
+    with la.tier("auto"):
+        got_args = [_lazy(a) for a in arguments]
+        for _ in range(calls):
+            want = function(np, *want_args)
+            got = jitted(*got_args)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert isinstance(g, HostArray)
+                np.testing.assert_array_equal(_host(g), w, strict=True)
+            for g, w in zip(got_args, want_args):
+                if isinstance(w, np.ndarray):
+                    np.testing.assert_array_equal(_host(g), w, strict=True)
+    return jitted
+
+
+#: the cases of test_replay whose whole graph a native step computes
+NATIVE = {"convection", "heat"}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_native_steps_give_numpys_answers(name, native_at_once):
+    function, arguments = _case(name)
+    _jitted_calls(function, arguments)
+    assert (native_at_once["native"] >= CALLS // 3) == (name in NATIVE), native_at_once
+
+
+def stencil_2d(xp, p, b, r):
+    pn = p.copy()
+    p[1:-1, 1:-1] = ((pn[1:-1, 2:] + pn[1:-1, :-2]) * 0.3 + (pn[2:, 1:-1] - pn[:-2, 1:-1]) / 7
+                     - r * b[1:-1, 1:-1] * xp.sqrt(xp.abs(pn[1:-1, 1:-1])))
+    p[:, -1] = pn[:, -2]
+    p[0, :] = 0
+    return p, -xp.sqrt(xp.abs(pn[1:-1, 1:-1])) * 2
+
+
+def mixed_float32(xp, x, y, s):
+    # (Python numbers converted to float32 as NumPy converts them; a float64
+    # value from float32 ones and a reciprocal)
+    t = x * 0.1 + s * y - 3 / (x + 2)
+    return t, (t.astype(xp.float64) * 0.1) ** 2, 1 / (y - 0.7), -(t ** 2)
+
+
+@pytest.mark.parametrize("case", ["stencil_2d", "mixed_float32"])
+def test_two_dimensional_and_float32_arithmetic(case, native_at_once):
+    rng = np.random.default_rng(3)
+    if case == "stencil_2d":
+        _jitted_calls(stencil_2d, (rng.standard_normal((9, 13)), rng.random((9, 13)), 0.7))
+    else:
+        x, y = (rng.standard_normal(40).astype(np.float32) for _ in range(2))
+        x[:3] = [np.inf, -0.0, np.nan]
+        _jitted_calls(mixed_float32, (x, y, 1.3))
+    assert native_at_once["native"] >= CALLS // 3
+
+
+def test_an_argument_not_c_contiguous_is_left_to_numpy(native_at_once):
+    """A call whose argument is a strided view runs the NumPy calls; the next
+    contiguous one runs natively again."""
+    from tests.lazyarray.host.test_replay import heat
+
+    jitted = la.jit(lambda u: heat(la, u, 0.25))
+    rng = np.random.default_rng(5)
+    with la.tier("auto"):
+        u = la.asarray(rng.random(40))
+        for _ in range(CALLS):
+            jitted(u)
+        before = native_at_once["native"]
+        whole = rng.random(80)
+        strided = la.asarray(whole.copy())[::2]
+        jitted(strided)
+        assert native_at_once["native"] == before
+        want = whole[::2].copy()
+        heat(np, want, 0.25)
+        np.testing.assert_array_equal(strided.get(), want)
+        jitted(u)
+        assert native_at_once["native"] == before + 1
+
+
+def test_random_graphs_natively_give_numpys_answers(native_at_once):
+    """The fuzzer's graphs replayed (as in test_replay) with native steps:
+    NumPy's answers; some graphs are computed natively."""
+    import warnings
+
+    import tests.fuzz_graphs as F
+
+    failures = []
+    for index in range(300):
+        program = F.generate(20240611, index)
+        if program.expect_error is not None or program.expect_float16:
+            continue
+        with la.tier("auto"), np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = _replayed(program, calls=3)
+        for call, got in enumerate(results or ()):
+            wrong = F.compare(program.vals[program.out_line], got)
+            if wrong is not None:
+                failures.append(f"graph {index}, call {call + 1}: {wrong}\n{program.source()}")
+    assert not failures, "\n\n".join(failures[:5])
+    assert native_at_once["native"] > 0
