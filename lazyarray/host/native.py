@@ -72,24 +72,37 @@ class NativeStep:
     says True, or says False (not built, an argument not C-contiguous, a
     call in another thread) and leaves the replay to NumPy."""
 
-    __slots__ = ("function", "_arrays", "_roots", "_params", "_views", "_lock",
-                 "_cached", "_scratch", "failed")
+    __slots__ = ("function", "_arrays", "_held", "_pointers", "_fresh", "_scratch",
+                 "_params", "_views", "_lock", "failed")
 
     def __init__(self, arrays: tuple, roots: tuple, params: tuple, views: tuple):
         self.function: Callable | None = None
         #: ``(value number, shape, dtype)`` of each array argument read
         self._arrays = arrays
-        #: ``(value number, shape, dtype, returned)`` of each result
-        self._roots = roots
+        #: the array of each argument at the last call, and the addresses
+        #: passed (arguments', then results')
+        self._held: list = [None] * len(arrays)
+        self._pointers: list = [0] * (len(arrays) + len(roots))
+        #: ``(pointer slot, value number, shape, dtype)`` of the results
+        #: returned (a new array at each call)
+        self._fresh: tuple = ()
+        #: ``(value number, array)`` of the other results: arrays reused by
+        #: every call (the replay copies them into the arguments it writes)
+        self._scratch: tuple = ()
+        fresh, scratch = [], []
+        for slot, (number, shape, dtype, returned) in enumerate(roots, len(arrays)):
+            if returned:
+                fresh.append((slot, number, shape, dtype))
+            else:
+                out = np.empty(shape, dtype)
+                scratch.append((number, out))
+                self._pointers[slot] = out.ctypes.data
+        self._fresh, self._scratch = tuple(fresh), tuple(scratch)
         #: value numbers of the Python numbers passed
         self._params = params
-        #: ``(value number, NumPy step)`` of the views needed after the loop
+        #: ``(value number, NumPy step)`` of the views and joins needed after the loop
         self._views = views
         self._lock = threading.Lock()
-        #: per array argument: ``[array, its address]`` of the last call
-        self._cached: list[list] = [[None, 0] for _ in arrays]
-        #: per result not returned: ``(array, address)`` reused by every call
-        self._scratch: dict[int, tuple[np.ndarray, int]] = {}
         self.failed = False
 
     def __call__(self, values: list) -> bool:
@@ -97,32 +110,22 @@ class NativeStep:
         if function is None or not self._lock.acquire(False):
             return False
         try:
-            pointers: list = []
-            for (number, shape, dtype), cached in zip(self._arrays, self._cached):
+            pointers, held = self._pointers, self._held
+            for slot, (number, shape, dtype) in enumerate(self._arrays):
                 array = values[number]
-                if array is not cached[0]:
+                if array is not held[slot]:
                     if type(array) is not np.ndarray or array.shape != shape \
                             or array.dtype != dtype or not array.flags.c_contiguous:
                         return False
-                    cached[0], cached[1] = array, array.ctypes.data
-                pointers.append(cached[1])
-            made = []
-            for number, shape, dtype, returned in self._roots:
-                if returned:
-                    out = np.empty(shape, dtype)
-                    pointers.append(out.ctypes.data)
-                else:
-                    scratch = self._scratch.get(number)
-                    if scratch is None:
-                        out = np.empty(shape, dtype)
-                        scratch = self._scratch[number] = (out, out.ctypes.data)
-                    out = scratch[0]
-                    pointers.append(scratch[1])
-                made.append((number, out))
-            for number in self._params:
-                pointers.append(values[number])
-            function(*pointers)
-            for number, out in made:
+                    held[slot], pointers[slot] = array, array.ctypes.data
+            for slot, number, shape, dtype in self._fresh:
+                out = values[number] = np.empty(shape, dtype)
+                pointers[slot] = out.ctypes.data
+            if self._params:
+                function(*pointers, *[values[number] for number in self._params])
+            else:
+                function(*pointers)
+            for number, out in self._scratch:
                 values[number] = out
             for number, step in self._views:
                 values[number] = step(values)
@@ -155,7 +158,7 @@ def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
         logger.debug("no native step: %s", why)
         return None
     native = NativeStep(tuple((n, arrays[n].shape, arrays[n].dtype) for n in plan.read),
-                        roots, tuple(plan.params_read), plan.views_needed(kept))
+                        roots, tuple(plan.params_read), plan.moves_needed(kept))
     if mode == "sync":
         _build(native, plan, roots)
     else:
@@ -188,7 +191,8 @@ class _Plan:
         self.shape: tuple | None = None
         #: ``(value number, its C statement's expression)`` per operation
         self.statements: list[tuple[int, Any]] = []
-        self.views: list[tuple[int, Callable]] = []
+        #: ``(value number, NumPy step)`` of the views and joins of arguments
+        self.moves: list[tuple[int, Callable]] = []
         self.read: list[int] = []           # (array arguments read, in order)
         self.params_read: list[int] = []
         #: the numbers of scalar conversions (of an argument or a constant)
@@ -196,9 +200,9 @@ class _Plan:
 
     def add(self, number: int, step: Callable) -> None:
         node = self.nodes[number]
-        if is_kind(node, "view"):
-            self._base(node)        # (a view of an argument: read through its indices)
-            self.views.append((number, step))
+        if is_kind(node, "view", "concat"):
+            self._readable(node)    # (arguments' elements: read through their indices)
+            self.moves.append((number, step))
             return
         if not is_kind(node, "map") or node.weak or node.dtype not in _FLOATS:
             raise _NotNative(f"a {node.kind} node of {node.dtype}")
@@ -244,32 +248,34 @@ class _Plan:
             return
         if operand.shape != node.shape:
             raise _NotNative("an operand broadcast")
-        if number in self.arrays or is_kind(operand, "view"):
-            base = self._base(operand)
-            if base not in self.read:
-                self.read.append(base)
-        elif not any(n == number for n, _ in self.statements):
-            raise _NotNative("an array operand computed outside the loop")
+        if not any(n == number for n, _ in self.statements):
+            self._readable(operand)
 
-    def _base(self, node: Any) -> int:
-        """The value number of the argument whose elements the view chain
-        *node* reads."""
-        while is_kind(node, "view"):
-            node = node.arg
+    def _readable(self, node: Any) -> None:
+        """Check that *node* is elements of arguments (their views and joins
+        of those), and note the arguments read."""
+        if is_kind(node, "view"):
+            self._readable(node.arg)
+            return
+        if is_kind(node, "concat"):
+            for part in node.args:
+                self._readable(part)
+            return
         number = self.number.get(node)
         if number is None or number not in self.arrays \
                 or self.arrays[number].dtype not in _FLOATS or not node.shape:
-            raise _NotNative("a view of a computed value")
-        return number
+            raise _NotNative(f"elements of a {node.kind} node read at other indices")
+        if number not in self.read:
+            self.read.append(number)
 
-    def views_needed(self, kept: set[int]) -> tuple:
-        """The view steps computing the views in *kept* (and the views they
-        are views of), in order."""
+    def moves_needed(self, kept: set[int]) -> tuple:
+        """The view and join steps computing those in *kept* (and the ones
+        they read), in order."""
         needed = set(kept)
-        for number, _ in reversed(self.views):
+        for number, _ in reversed(self.moves):
             if number in needed:
-                needed.add(self.number[self.nodes[number].arg])
-        return tuple((n, step) for n, step in self.views if n in needed)
+                needed.update(self.number[c] for c in self.nodes[number].children())
+        return tuple((n, step) for n, step in self.moves if n in needed)
 
     def roots(self, kept: set[int], returned: set[int]) -> tuple:
         computed = {number for number, _ in self.statements}
@@ -283,7 +289,7 @@ class _Plan:
     def kernel(self, roots: tuple) -> Any:
         """kernelcore's kernel of the loop (C target)."""
         from pymbolic import var
-        from pymbolic.primitives import Call, Subscript
+        from pymbolic.primitives import Call, Comparison, If, Subscript
 
         import kernelcore as lp
 
@@ -310,9 +316,11 @@ class _Plan:
                 if number in self.params:
                     return lp.TypeCast(dtype, var(f"p{number}"))
                 return dtype.type(self.constants[number])
-            indices = list(inames)
-            node = operand
-            while is_kind(node, "view"):
+            return element(operand, list(inames))
+
+        def element(node: Any, indices: list) -> Any:
+            """The element of *node* (views and joins of arguments) at *indices*."""
+            if is_kind(node, "view"):
                 inner = []
                 for entry in node.axis_map:
                     if entry[0] == "const":
@@ -320,9 +328,19 @@ class _Plan:
                     else:
                         _, k, start, step = entry
                         inner.append(start + step * indices[k])
-                indices, node = inner, node.arg
-            base = self.number[node]
-            return Subscript(var(f"a{base}"), flat(indices, node.shape))
+                return element(node.arg, inner)
+            if is_kind(node, "concat"):
+                axis, start = node.axis, 0
+                choices = []
+                for part in node.args:
+                    shifted = [*indices[:axis], indices[axis] - start, *indices[axis + 1:]]
+                    start += part.shape[axis]
+                    choices.append((start, element(part, shifted)))
+                chosen = choices[-1][1]
+                for end, value in reversed(choices[:-1]):
+                    chosen = If(Comparison(indices[axis], "<", end), value, chosen)
+                return chosen
+            return Subscript(var(f"a{self.number[node]}"), flat(indices, node.shape))
 
         instructions = []
         for position, (number, node) in enumerate(self.statements):

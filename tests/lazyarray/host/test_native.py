@@ -89,10 +89,18 @@ def mixed_float32(xp, x, y, s):
     return t, (t.astype(xp.float64) * 0.1) ** 2, 1 / (y - 0.7), -(t ** 2)
 
 
-@pytest.mark.parametrize("case", ["stencil_2d", "mixed_float32"])
-def test_two_dimensional_and_float32_arithmetic(case, native_at_once):
+def periodic(xp, z, w):
+    # (joins of the arguments' parts: np.roll, np.concatenate)
+    return z + 0.1 * (xp.roll(z, 1, axis=0) + xp.roll(z, -2, axis=1) - 2 * z) \
+        - xp.concatenate([w[3:], w[:3]], axis=0) * 0.5
+
+
+@pytest.mark.parametrize("case", ["stencil_2d", "mixed_float32", "periodic"])
+def test_two_dimensional_float32_and_periodic_arithmetic(case, native_at_once):
     rng = np.random.default_rng(3)
-    if case == "stencil_2d":
+    if case == "periodic":
+        _jitted_calls(periodic, (rng.standard_normal((6, 7)), rng.standard_normal((6, 7))))
+    elif case == "stencil_2d":
         _jitted_calls(stencil_2d, (rng.standard_normal((9, 13)), rng.random((9, 13)), 0.7))
     else:
         x, y = (rng.standard_normal(40).astype(np.float32) for _ in range(2))
