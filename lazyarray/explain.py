@@ -56,15 +56,24 @@ else:
                                                                   "subprocess"))
 
 
-def _jitted_tiers(jitted: Any, trials: dict) -> str:
-    """Which tier runs the calls of the jitted function *jitted*, by signature."""
+def _jitted_tiers(jitted: Any, trials: dict, show_code: bool) -> str:
+    """Which tier runs the calls of the jitted function *jitted*, by
+    signature, and whether its host replay runs as a native loop (with
+    *show_code*, the loop's C code)."""
     name = getattr(jitted, "name", "function")
     lines = [f"la.jit({name}): {len(jitted.programs)} compiled program(s); "
              f"{len(trials)} signature(s) of small host arrays (lazyarray.host.trial)"]
+    replays = getattr(jitted, "_replays", {})
     for key, trial in trials.items():
         arrays = ", ".join(f"{spec[0]} {spec[1]}" if isinstance(spec, tuple) else spec.__name__
                            for spec in key[-1])
         lines.append(f"  ({arrays}): {trial.describe()}")
+        replay = replays.get(trial)
+        if replay is not None:
+            state, source = replay.native()
+            lines.append(f"    host replay: {state} (lazyarray.host.native)")
+            if show_code and source:
+                lines.append(source)
     return "\n".join(lines)
 
 
@@ -131,10 +140,11 @@ def explain(x: Any, show_code: bool = False, print_it: bool = True, profile: boo
     device's roofline it reaches (see :func:`kernel_profiles`).
 
     For a function under ``la.jit``: which tier runs its calls on small host
-    arrays, by signature, and the timed calls that decided it."""
+    arrays, by signature, the timed calls that decided it, and whether its
+    host replay runs as a native loop (with *show_code*, its C code)."""
     trials = getattr(x, "tier_trials", None)
     if trials is not None and callable(x):
-        text = _jitted_tiers(x, trials)
+        text = _jitted_tiers(x, trials, show_code)
         if print_it:
             print(text)
         return text

@@ -42,7 +42,7 @@ from lazyarray.mapper import is_kind
 logger = logging.getLogger(__name__)
 
 #: replay calls after which a replay gets its native step
-NATIVE_AFTER = 100
+NATIVE_AFTER = 500
 #: the operations a native step computes, by ufunc name: the C expression of
 #: the operand expressions
 _OPERATIONS: dict[str, Callable[..., Any]] = {
@@ -72,11 +72,15 @@ class NativeStep:
     says True, or says False (not built, an argument not C-contiguous, a
     call in another thread) and leaves the replay to NumPy."""
 
-    __slots__ = ("function", "_arrays", "_held", "_pointers", "_fresh", "_scratch",
-                 "_params", "_views", "_lock", "failed")
+    __slots__ = ("function", "source", "operations", "_arrays", "_held", "_pointers",
+                 "_fresh", "_scratch", "_params", "_views", "_lock", "failed")
 
-    def __init__(self, arrays: tuple, roots: tuple, params: tuple, views: tuple):
+    def __init__(self, arrays: tuple, roots: tuple, params: tuple, views: tuple,
+                 operations: int):
         self.function: Callable | None = None
+        #: the C code of the loop (once generated), and its operation count
+        self.source: str | None = None
+        self.operations = operations
         #: ``(value number, shape, dtype)`` of each array argument read
         self._arrays = arrays
         #: the array of each argument at the last call, and the addresses
@@ -103,7 +107,16 @@ class NativeStep:
         #: ``(value number, NumPy step)`` of the views and joins needed after the loop
         self._views = views
         self._lock = threading.Lock()
-        self.failed = False
+        #: why the build failed, if it did
+        self.failed: str | None = None
+
+    def describe(self) -> str:
+        """The loop's state, in words."""
+        if self.function is not None:
+            return f"a native loop of {self.operations} operations (C, built)"
+        if self.failed is not None:
+            return f"no native loop: its build failed ({self.failed})"
+        return f"a native loop of {self.operations} operations (being built)"
 
     def __call__(self, values: list) -> bool:
         function = self.function
@@ -137,9 +150,9 @@ class NativeStep:
 def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
                 numbering: Mapping[Any, int], arrays: Mapping[int, Any], params: Mapping[int, Any],
                 constants: Mapping[int, Any], kept: set[int], returned: set[int]
-                ) -> NativeStep | None:
-    """The native step of a replay's *steps* (its build started), or None
-    where the graph has a part it does not compute, or native steps are off.
+                ) -> NativeStep | str:
+    """The native step of a replay's *steps* (its build started), or why there
+    is none (the graph has a part it does not compute, native steps are off).
 
     *nodes*: the node of each value number, *numbering* the number of each
     node; *arrays*: the array arguments'
@@ -147,8 +160,10 @@ def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
     *constants*: the values known when the replay was made; *kept*: the
     values the replay needs after its steps, *returned* those it returns."""
     mode = _mode()
-    if mode == "off" or shutil.which(os.environ.get("CC", "cc")) is None:
-        return None
+    if mode == "off":
+        return "native steps are off (LAZYARRAY_NATIVE)"
+    if shutil.which(os.environ.get("CC", "cc")) is None:
+        return "no C compiler (cc, or CC from the environment)"
     plan = _Plan(nodes, numbering, arrays, params, constants)
     try:
         for number, step in steps:
@@ -156,9 +171,10 @@ def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
         roots = plan.roots(kept, returned)
     except _NotNative as why:
         logger.debug("no native step: %s", why)
-        return None
+        return f"the graph has {why}"
     native = NativeStep(tuple((n, arrays[n].shape, arrays[n].dtype) for n in plan.read),
-                        roots, tuple(plan.params_read), plan.moves_needed(kept))
+                        roots, tuple(plan.params_read), plan.moves_needed(kept),
+                        len(plan.statements))
     if mode == "sync":
         _build(native, plan, roots)
     else:
@@ -262,9 +278,10 @@ class _Plan:
                 self._readable(part)
             return
         number = self.number.get(node)
-        if number is None or number not in self.arrays \
-                or self.arrays[number].dtype not in _FLOATS or not node.shape:
+        if number is None or number not in self.arrays:
             raise _NotNative(f"elements of a {node.kind} node read at other indices")
+        if node.dtype not in _FLOATS or not node.shape:
+            raise _NotNative(f"an argument of {node.dtype} {node.shape}")
         if number not in self.read:
             self.read.append(number)
 
@@ -382,12 +399,14 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
     started = time.perf_counter()
     try:
         import kernelcore as lp
-        function = lp.c_function(plan.kernel(roots))
+        knl = plan.kernel(roots)
+        native.source = lp.generate_code_v2(knl).device_code()
+        function = lp.c_function(knl)
         function.restype = None
         pointers: list[Any] = [ctypes.c_void_p] * (len(plan.read) + len(roots))
         function.argtypes = pointers + [_CTYPES[plan.params[n].dtype] for n in plan.params_read]
     except Exception as error:          # (a build that fails leaves NumPy answering)
-        native.failed = True
+        native.failed = str(error).splitlines()[0] if str(error) else type(error).__name__
         logger.info("native step not built: %s", error)
         return
     native.function = function

@@ -94,8 +94,9 @@ class HostReplay:
         self.structure = structure
         self._single = structure == _SINGLE
         #: ``([its NativeStep (None: not made yet, False: none), calls until
-        #: it is made, what makes it], the writes of every part)``, the list
-        #: shared with the reorderings of this replay (see lazyarray.host.native)
+        #: it is made, what makes it, why there is none], the writes of every
+        #: part)``, the list shared with the reorderings of this replay (see
+        #: lazyarray.host.native)
         self._native = native
 
     def __call__(self, leaves: Sequence) -> Any:
@@ -112,12 +113,23 @@ class HostReplay:
             elif compiled is None:
                 shared[1] -= 1
                 if shared[1] <= 0:
-                    shared[0] = shared[2]() or False
-            else:
-                self._native = None
+                    made = shared[2]()
+                    shared[0], shared[3] = (False, made) if isinstance(made, str) else (made, "")
         for number, step in self._steps:
             values[number] = step(values)
         return self._finish(leaves, values, self._writes)
+
+    def native(self) -> tuple[str, str | None]:
+        """Whether the replay runs as a native loop, in words, and the loop's
+        C code (None before it is generated)."""
+        if self._native is None:
+            return "no native loop", None
+        compiled, calls, _, why = self._native[0]
+        if compiled is None:
+            return f"a native loop is tried after {calls} more calls", None
+        if compiled is False:
+            return f"no native loop: {why}", None
+        return compiled.describe(), compiled.source
 
     def _start(self, leaves: Sequence) -> list:
         """The numbered values with the call's arrays and numbers filled in."""
@@ -278,7 +290,7 @@ class _Builder:
         constants = {number: self.template[number] for number in self.constant}
         make = functools.partial(native_step, tuple(self.steps), self.nodes, self.number,
                                  arrays, params, constants, kept, results)
-        return ([None, NATIVE_AFTER, make],
+        return ([None, NATIVE_AFTER, make, ""],
                 tuple((position, tuple((_index(dest), self.number[node], part)
                                        for dest, node, part in pieces))
                       for position, pieces in writes))

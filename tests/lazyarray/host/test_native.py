@@ -130,6 +130,18 @@ def test_an_argument_not_c_contiguous_is_left_to_numpy(native_at_once):
         np.testing.assert_array_equal(strided.get(), want)
         jitted(u)
         assert native_at_once["native"] == before + 1
+    text = la.explain(jitted, print_it=False, show_code=True)
+    assert "host replay: a native loop of 5 operations (C, built)" in text, text
+    assert "void native_step(double const *restrict a" in text, text
+
+
+def test_explain_says_why_a_replay_has_no_native_loop():
+    from tests.lazyarray.host.test_replay import integers
+
+    rng = np.random.default_rng(2)
+    jitted = _jitted_calls(integers, (rng.integers(0, 50, 12), rng.integers(0, 50, 12)))
+    text = la.explain(jitted, print_it=False)
+    assert "host replay: no native loop: the graph has an argument of int64 (12,)" in text, text
 
 
 def test_random_graphs_natively_give_numpys_answers(native_at_once):
