@@ -331,18 +331,20 @@ def invoke(knl: LoopKernel, queue: cl.CommandQueue | None, kwargs: dict
         logger.debug("Kernel %s retrieved from cache", knl.name)
     return executor(dict(kwargs))
 
-def c_function(knl: Any) -> Any:
+def c_function(knl: Any, extra_source: str = "", name: str | None = None) -> Any:
     """The compiled C function of the kernel *knl* (of ExecutableCTarget, all
-    types known): its generated code built by the target's compiler command
-    (cached in memory and on disk), a ctypes function taking its arguments in
-    the kernel's order (arrays as addresses). Arguments and result types are
-    left to the caller to declare (``argtypes``, ``restype``)."""
+    types known): its generated code, followed by *extra_source* (C functions
+    of the caller's, calling it), built by the target's compiler command
+    (cached in memory and on disk); a ctypes function taking its arguments in
+    the kernel's order (arrays as addresses), or the function *name* of
+    *extra_source*. Argument and result types are left to the caller to
+    declare (``argtypes``, ``restype``)."""
     from kernelcore.codegen.kernel import generate_code_v2
 
     target = knl.target
-    source = generate_code_v2(knl).device_code()
+    source = generate_code_v2(knl).device_code() + extra_source
     library = build_library(source, target.compile_command(), knl.name, target.link_flags())
-    return getattr(library, knl.name)
+    return getattr(library, name or knl.name)
 
 
 provide("invoke_c", invoke)

@@ -135,9 +135,12 @@ class NativeStep:
                 out = values[number] = np.empty(shape, dtype)
                 pointers[slot] = out.ctypes.data
             if self._params:
-                function(*pointers, *[values[number] for number in self._params])
+                raised = function(*pointers, *[values[number] for number in self._params])
             else:
-                function(*pointers)
+                raised = function(*pointers)
+            if raised:
+                # (NumPy's run warns or raises as its error settings say)
+                return False
             for number, out in self._scratch:
                 values[number] = out
             for number, step in self._views:
@@ -401,10 +404,11 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
         import kernelcore as lp
         knl = plan.kernel(roots)
         native.source = lp.generate_code_v2(knl).device_code()
-        function = lp.c_function(knl)
-        function.restype = None
-        pointers: list[Any] = [ctypes.c_void_p] * (len(plan.read) + len(roots))
-        function.argtypes = pointers + [_CTYPES[plan.params[n].dtype] for n in plan.params_read]
+        types = [ctypes.c_void_p] * (len(plan.read) + len(roots)) \
+            + [_CTYPES[plan.params[n].dtype] for n in plan.params_read]
+        function = lp.c_function(knl, _checked_call(types), "native_checked")
+        function.restype = ctypes.c_int
+        function.argtypes = types
     except Exception as error:          # (a build that fails leaves NumPy answering)
         native.failed = str(error).splitlines()[0] if str(error) else type(error).__name__
         logger.info("native step not built: %s", error)
@@ -412,6 +416,23 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
     native.function = function
     logger.info("native step of %d operations built in %.0f ms", len(plan.statements),
                 1e3 * (time.perf_counter() - started))
+
+
+_C_NAMES = {ctypes.c_void_p: "void *", ctypes.c_double: "double ", ctypes.c_float: "float ",
+            ctypes.c_int64: "int64_t "}
+
+
+def _checked_call(types: list) -> str:
+    """C source of ``native_checked``: the loop called with the floating
+    point exceptions NumPy reports cleared before and read after (nonzero:
+    one happened, and the replay recomputes with NumPy, which warns or
+    raises as its error settings say)."""
+    parameters = ", ".join(f"{_C_NAMES[t]}x{k}" for k, t in enumerate(types))
+    arguments = ", ".join(f"x{k}" for k in range(len(types)))
+    flags = "FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW"
+    return (f"\n#include <fenv.h>\nint native_checked({parameters})\n{{\n"
+            f"  feclearexcept({flags});\n  native_step({arguments});\n"
+            f"  return fetestexcept({flags});\n}}\n")
 
 
 __all__ = ["NATIVE_AFTER", "NativeStep", "native_step", "wait_for_native"]

@@ -165,3 +165,34 @@ def test_random_graphs_natively_give_numpys_answers(native_at_once):
                 failures.append(f"graph {index}, call {call + 1}: {wrong}\n{program.source()}")
     assert not failures, "\n\n".join(failures[:5])
     assert native_at_once["native"] > 0
+
+
+def test_floating_point_exceptions_warn_and_raise_as_numpy(native_at_once):
+    """A division by zero in a native loop is NumPy's: the call is computed
+    again by NumPy, which warns (or raises, under ``np.errstate``) as its
+    settings say; calls without one stay native."""
+    import warnings
+
+    def ratio(xp, x, y):
+        return (x - 1.0) / y
+
+    rng = np.random.default_rng(9)
+    x, y = rng.random(30), rng.random(30) + 0.5
+    jitted = _jitted_calls(ratio, (x, y))
+    before = native_at_once["native"]
+    zeros = y.copy()
+    zeros[4] = 0.0
+    with la.tier("auto"):
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            got = jitted(la.asarray(x), la.asarray(zeros))
+        with np.errstate(divide="ignore"):
+            want = (x - 1.0) / zeros
+        np.testing.assert_array_equal(got.get(), want)
+        with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+            jitted(la.asarray(x), la.asarray(zeros))
+        assert native_at_once["native"] == before
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_array_equal(jitted(la.asarray(x), la.asarray(y)).get(),
+                                          (x - 1.0) / y)
+        assert native_at_once["native"] == before + 1
