@@ -21,15 +21,13 @@ broadcasting of arrays, views of computed values) leaves the replay to NumPy.
 ``LAZYARRAY_NATIVE=0`` turns native steps off; ``LAZYARRAY_NATIVE=sync``
 compiles them in the calling thread (tests).
 
-Public names: NativeStep, native_step, wait_for_native, NATIVE_AFTER.
+Public names: NativeStep, native_step, NATIVE_AFTER.
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,34 +35,22 @@ from typing import Any
 
 import numpy as np
 
+from lazyarray.host.cloop import (
+    CTYPES,
+    FLOATS,
+    FUNCTIONS,
+    OPERATIONS,
+    c_target,
+    checked_function,
+    native_mode,
+    start_build,
+)
 from lazyarray.mapper import is_kind
 
 logger = logging.getLogger(__name__)
 
 #: replay calls after which a replay gets its native step
 NATIVE_AFTER = 500
-#: the operations a native step computes, by ufunc name: the C expression of
-#: the operand expressions
-_OPERATIONS: dict[str, Callable[..., Any]] = {
-    "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
-    "multiply": lambda a, b: a * b, "true_divide": lambda a, b: a / b,
-    "divide": lambda a, b: a / b, "negative": lambda a: -a, "positive": lambda a: a,
-    "square": lambda a: a * a, "reciprocal": lambda a: 1 / a,
-}
-#: those computed by a C function of the same name (float32: its ``f`` variant)
-_FUNCTIONS = frozenset(["sqrt", "absolute"])
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double,
-           np.dtype(np.int64): ctypes.c_int64}
-#: builds running in the background
-_BUILDS: list[threading.Thread] = []
-
-
-def _mode() -> str:
-    value = os.environ.get("LAZYARRAY_NATIVE", "auto").strip().lower()
-    return "off" if value in ("0", "off", "no", "false") else value
-
-
 class NativeStep:
     """The compiled loop of a replay's elementwise values (``None`` until its
     build ends). Called with the replay's numbered values: computes the
@@ -162,11 +148,8 @@ def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
     placeholders and *params* the Python numbers', by value number;
     *constants*: the values known when the replay was made; *kept*: the
     values the replay needs after its steps, *returned* those it returns."""
-    mode = _mode()
-    if mode == "off":
-        return "native steps are off (LAZYARRAY_NATIVE)"
-    if shutil.which(os.environ.get("CC", "cc")) is None:
-        return "no C compiler (cc, or CC from the environment)"
+    if native_mode() == "off":
+        return "native loops are off (LAZYARRAY_NATIVE, or no C compiler: CC or cc)"
     plan = _Plan(nodes, numbering, arrays, params, constants)
     try:
         for number, step in steps:
@@ -178,20 +161,8 @@ def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
     native = NativeStep(tuple((n, arrays[n].shape, arrays[n].dtype) for n in plan.read),
                         roots, tuple(plan.params_read), plan.moves_needed(kept),
                         len(plan.statements))
-    if mode == "sync":
-        _build(native, plan, roots)
-    else:
-        thread = threading.Thread(target=_build, args=(native, plan, roots), daemon=True,
-                                  name="lazyarray-native-build")
-        _BUILDS.append(thread)
-        thread.start()
+    start_build(lambda: _build(native, plan, roots))
     return native
-
-
-def wait_for_native() -> None:
-    """Wait until the native steps being built are built (tests, benchmarks)."""
-    while _BUILDS:
-        _BUILDS.pop().join()
 
 
 class _NotNative(Exception):
@@ -223,7 +194,7 @@ class _Plan:
             self._readable(node)    # (arguments' elements: read through their indices)
             self.moves.append((number, step))
             return
-        if not is_kind(node, "map") or node.weak or node.dtype not in _FLOATS:
+        if not is_kind(node, "map") or node.weak or node.dtype not in FLOATS:
             raise _NotNative(f"a {node.kind} node of {node.dtype}")
         if not node.shape and node.op == "astype":
             # (a Python number converted to float32: converted in the loop)
@@ -237,9 +208,9 @@ class _Plan:
         elif node.shape != self.shape:
             raise _NotNative("values of two shapes")
         if node.op == "astype":
-            if node.args[0].dtype not in _FLOATS:
+            if node.args[0].dtype not in FLOATS:
                 raise _NotNative(f"a conversion from {node.args[0].dtype}")
-        elif node.op not in _OPERATIONS and node.op not in _FUNCTIONS:
+        elif node.op not in OPERATIONS and node.op not in FUNCTIONS:
             raise _NotNative(f"the operation {node.op}")
         for operand in node.args:
             self._check_operand(operand, node)
@@ -283,7 +254,7 @@ class _Plan:
         number = self.number.get(node)
         if number is None or number not in self.arrays:
             raise _NotNative(f"elements of a {node.kind} node read at other indices")
-        if node.dtype not in _FLOATS or not node.shape:
+        if node.dtype not in FLOATS or not node.shape:
             raise _NotNative(f"an argument of {node.dtype} {node.shape}")
         if number not in self.read:
             self.read.append(number)
@@ -369,12 +340,12 @@ class _Plan:
             expression: Any
             if node.op == "astype":
                 expression = lp.TypeCast(dtype, operands[0])
-            elif node.op in _FUNCTIONS:
+            elif node.op in FUNCTIONS:
                 name = "fabs" if node.op == "absolute" else node.op
                 expression = Call(var(name + ("f" if dtype == np.float32 else "")),
                                   tuple(operands))
             else:
-                expression = _OPERATIONS[node.op](*operands)
+                expression = OPERATIONS[node.op](*operands)
             instructions.append(lp.Assignment(
                 temps[number], expression, id=f"s{position}",
                 depends_on=frozenset([f"s{position - 1}"]) if position else frozenset(),
@@ -389,9 +360,7 @@ class _Plan:
         data += [lp.GlobalArg(f"o{n}", dtype, shape=(int(np.prod(shape)),))
                  for n, shape, dtype, _ in roots]
         data += [lp.ValueArg(f"p{n}", self.params[n].dtype) for n in self.params_read]
-        target = lp.ExecutableCTarget(compiler=os.environ.get("CC", "cc"), cflags=(
-            "-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"))
-        return lp.make_kernel(domain, instructions, data, target=target,
+        return lp.make_kernel(domain, instructions, data, target=c_target(),
                               name="native_step", lang_version=(2018, 2))
 
     # }}}
@@ -405,10 +374,8 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
         knl = plan.kernel(roots)
         native.source = lp.generate_code_v2(knl).device_code()
         types = [ctypes.c_void_p] * (len(plan.read) + len(roots)) \
-            + [_CTYPES[plan.params[n].dtype] for n in plan.params_read]
-        function = lp.c_function(knl, _checked_call(types), "native_checked")
-        function.restype = ctypes.c_int
-        function.argtypes = types
+            + [CTYPES[plan.params[n].dtype] for n in plan.params_read]
+        function = checked_function(knl, types)
     except Exception as error:          # (a build that fails leaves NumPy answering)
         native.failed = str(error).splitlines()[0] if str(error) else type(error).__name__
         logger.info("native step not built: %s", error)
@@ -418,21 +385,4 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
                 1e3 * (time.perf_counter() - started))
 
 
-_C_NAMES = {ctypes.c_void_p: "void *", ctypes.c_double: "double ", ctypes.c_float: "float ",
-            ctypes.c_int64: "int64_t "}
-
-
-def _checked_call(types: list) -> str:
-    """C source of ``native_checked``: the loop called with the floating
-    point exceptions NumPy reports cleared before and read after (nonzero:
-    one happened, and the replay recomputes with NumPy, which warns or
-    raises as its error settings say)."""
-    parameters = ", ".join(f"{_C_NAMES[t]}x{k}" for k, t in enumerate(types))
-    arguments = ", ".join(f"x{k}" for k in range(len(types)))
-    flags = "FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW"
-    return (f"\n#include <fenv.h>\nint native_checked({parameters})\n{{\n"
-            f"  feclearexcept({flags});\n  native_step({arguments});\n"
-            f"  return fetestexcept({flags});\n}}\n")
-
-
-__all__ = ["NATIVE_AFTER", "NativeStep", "native_step", "wait_for_native"]
+__all__ = ["NATIVE_AFTER", "NativeStep", "native_step"]

@@ -1,0 +1,111 @@
+"""What the host tier's native loops share: the arithmetic they compute as C
+(the operations IEEE rounds exactly once, so the answers are NumPy's), the
+flag-checking entry point of their libraries, array addresses, the setting
+and the builds running in the background.
+
+Public names: OPERATIONS, FUNCTIONS, FLOATS, CTYPES, native_mode, checked_function,
+start_build, wait_for_native, address.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: the operations a native loop computes, by ufunc name: the C expression of
+#: the operand expressions
+OPERATIONS: dict[str, Callable[..., Any]] = {
+    "add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b, "true_divide": lambda a, b: a / b,
+    "divide": lambda a, b: a / b, "negative": lambda a: -a, "positive": lambda a: a,
+    "square": lambda a: a * a, "reciprocal": lambda a: 1 / a,
+}
+#: those computed by a C function of the same name (float32: its ``f`` variant)
+FUNCTIONS = frozenset(["sqrt", "absolute"])
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+#: the ctypes type of a scalar argument of each dtype
+CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double,
+          np.dtype(np.int64): ctypes.c_int64}
+_C_NAMES = {ctypes.c_void_p: "void *", ctypes.c_double: "double ", ctypes.c_float: "float ",
+            ctypes.c_int64: "int64_t "}
+#: builds running in the background
+_BUILDS: list[threading.Thread] = []
+
+
+def native_mode() -> str:
+    """``LAZYARRAY_NATIVE``: ``"off"`` (also 0, no, false), ``"sync"``
+    (builds in the calling thread, for tests) or ``"auto"``; ``"off"`` where
+    no C compiler is found."""
+    value = os.environ.get("LAZYARRAY_NATIVE", "auto").strip().lower()
+    if value in ("0", "off", "no", "false"):
+        return "off"
+    return value if shutil.which(os.environ.get("CC", "cc")) else "off"
+
+
+def c_target() -> Any:
+    """kernelcore's C target of the native loops (``CC`` from the environment,
+    else ``cc``; C99 mode, so no contraction into fused multiply-adds)."""
+    import kernelcore as lp
+    return lp.ExecutableCTarget(compiler=os.environ.get("CC", "cc"), cflags=(
+        "-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"))
+
+
+def checked_function(knl: Any, types: list) -> Callable:
+    """The compiled kernel *knl* (arguments of the ctypes *types*) called
+    with the floating point exceptions NumPy reports cleared before and read
+    after: nonzero when one happened (the caller then computes with NumPy,
+    which warns or raises as its error settings say)."""
+    import kernelcore as lp
+
+    parameters = ", ".join(f"{_C_NAMES[t]}x{k}" for k, t in enumerate(types))
+    arguments = ", ".join(f"x{k}" for k in range(len(types)))
+    flags = "FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW"
+    wrapper = (f"\n#include <fenv.h>\nint {knl.name}_checked({parameters})\n{{\n"
+               f"  feclearexcept({flags});\n  {knl.name}({arguments});\n"
+               f"  return fetestexcept({flags});\n}}\n")
+    function = lp.c_function(knl, wrapper, f"{knl.name}_checked")
+    function.restype = ctypes.c_int
+    function.argtypes = types
+    return function
+
+
+def start_build(build: Callable[[], None]) -> None:
+    """Run *build* in a background thread (in this one under
+    ``LAZYARRAY_NATIVE=sync``)."""
+    if native_mode() == "sync":
+        build()
+        return
+    thread = threading.Thread(target=build, daemon=True, name="lazyarray-native-build")
+    _BUILDS.append(thread)
+    thread.start()
+
+
+def wait_for_native() -> None:
+    """Wait until the native loops being built are built (tests, benchmarks)."""
+    while _BUILDS:
+        _BUILDS.pop().join()
+
+
+def _address_reader() -> Callable[[np.ndarray], int]:
+    """The fastest reader of an array's data address that agrees with
+    NumPy's own (its C struct's data field, right after the object header,
+    where this NumPy has it there; else ``ndarray.ctypes.data``)."""
+    probe = np.zeros(3)[1:]
+    offset = object.__basicsize__
+    read = ctypes.c_void_p.from_address
+    if read(id(probe) + offset).value == probe.ctypes.data:
+        return lambda array: read(id(array) + offset).value or 0
+    return lambda array: array.ctypes.data
+
+
+#: the data address of a NumPy array
+address = _address_reader()
+
+__all__ = ["CTYPES", "FLOATS", "FUNCTIONS", "OPERATIONS", "address", "c_target",
+           "checked_function", "native_mode", "start_build", "wait_for_native"]
