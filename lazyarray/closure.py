@@ -44,7 +44,7 @@ def closed_over(fn: Any) -> tuple:
 
 
 def _state(value: Any) -> Any:
-    if type(value) is HostArray:
+    if isinstance(value, HostArray):
         # (host writes are counted for all host arrays together: the bytes
         # tell whether this one changed)
         host = value._host()

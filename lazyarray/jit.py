@@ -116,11 +116,15 @@ def _positional_key(args: tuple) -> tuple | None:
 
 def _may_hold_host_arrays(values: Any) -> bool:
     """Whether some of *values* is a host array or a container (which may hold one)."""
+    found = False
     for value in values:
         kind = type(value)
         if kind is HostArray or kind is list or kind is tuple or kind is dict:
-            return True
-    return False
+            found = True
+        elif isinstance(value, HostArray):
+            _ = value._hv               # (a pending host array, computed: host.pending)
+            found = True
+    return found
 
 
 def _check_static(signature: inspect.Signature, argnums: tuple[int, ...],

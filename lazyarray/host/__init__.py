@@ -2,11 +2,12 @@
 (its answers are NumPy's by construction), large or repeated work recorded
 lazily and compiled for the device.
 
-Public names: HostArray, set_tier, get_tier, tier, host_call.
+Public names: HostArray, PendingArray, set_tier, get_tier, tier, host_call.
 """
 
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import host_call
+from lazyarray.host.pending import PendingArray
 from lazyarray.host.policy import get_tier, set_tier, tier
 
-__all__ = ["HostArray", "get_tier", "host_call", "set_tier", "tier"]
+__all__ = ["HostArray", "PendingArray", "get_tier", "host_call", "set_tier", "tier"]

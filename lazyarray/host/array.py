@@ -51,6 +51,7 @@ from lazyarray.host.dispatch import (
     wrap,
 )
 from lazyarray.host.elision import ELIDE_BYTES
+from lazyarray.host.fusion import DEFER_ELEMENTS, PENDING, Expr, expression, flush, write_into
 from lazyarray.host.lean import BY_FUNCTION as LEAN_BY_FUNCTION
 from lazyarray.host.lean import METHODS as LEAN_METHODS
 from lazyarray.host.policy import _MODES, host_enabled
@@ -97,6 +98,8 @@ class HostArray(LazyArray):
 
     def _assign(self, node: Node) -> None:
         value = LazyArray(node)._host()
+        if PENDING:
+            flush()
         self._buffer()[...] = value
         mutated()
 
@@ -262,6 +265,20 @@ class HostArray(LazyArray):
         if (_MODES[-1] != "device" and not ACTIVE_TRACES[0]) or host_enabled():
             plain = key if type(key) is slice or type(key) is int else _host_key(key)
             kind = type(value)
+            if kind is PendingArray:
+                # (a temporary expression is computed straight into the part
+                # assigned, after the other pending ones: see host.fusion)
+                raw = _HV.__get__(value, HostArray)
+                if plain is not _NO and type(raw) is Expr \
+                        and getrefcount(value) <= _TEMPORARY_VALUE:
+                    buffer = self._buffer()
+                    flush(value)
+                    part = buffer[plain]
+                    if type(part) is _ndarray and write_into(part, raw):
+                        MUTATION[0] += 1
+                        return
+                value = value._hv
+                kind = type(value)
             if kind is HostArray:
                 value = value._hv
             elif kind not in _PLAIN:
@@ -275,6 +292,8 @@ class HostArray(LazyArray):
                 buffer = self._hv
                 if type(buffer) is not _ndarray:
                     buffer = self._buffer()
+                if PENDING:
+                    flush()
                 buffer[plain] = value
                 MUTATION[0] += 1
                 return
@@ -285,6 +304,39 @@ class HostArray(LazyArray):
 
 _ndarray = np.ndarray
 _new = object.__new__
+#: Python's operators deferred on large host arrays, and their operation
+_DEFERRED = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+             "pow": "power"}
+#: the pending host array's class and maker (set by lazyarray.host.pending)
+PendingArray: Any = None
+pending_array: Any = None
+
+
+def _deferred_scalar(op: str, mine: np.ndarray, number: Any, reflected: bool) -> Expr | None:
+    """The deferred *op* of a large host buffer and a Python number (a power
+    only as ``x ** 2``, NumPy's square)."""
+    if op == "power":
+        return expression("square", (mine,)) if number == 2 and not reflected else None
+    return expression(op, (number, mine) if reflected else (mine, number))
+
+
+def _temporary_value_references() -> int:
+    """What ``sys.getrefcount(value)`` gives in ``__setitem__`` for a value
+    that only the assignment statement holds (-1 where a Python's counts do
+    not tell it from a named one)."""
+    counts: list[int] = []
+
+    class _Probe:
+        def __setitem__(self, key, value):
+            counts.append(getrefcount(value))
+
+    _Probe()[0] = object()
+    named = object()
+    _Probe()[0] = named
+    return counts[0] if counts[1] == counts[0] + 1 else -1
+
+
+_TEMPORARY_VALUE = _temporary_value_references()
 
 
 def _broadcasts_large(inputs: tuple) -> bool:
@@ -358,6 +410,8 @@ def _writing_method(name: str):
 
     def writing(self, *args, **kwargs):
         self._buffer()
+        if PENDING:
+            flush()
         result = method(self, *args, **kwargs)
         mutated()
         return result
@@ -395,6 +449,12 @@ def _binary(dunder: str):
             if routed and WIDE and (id(value) in WIDE or id(self._hv) in WIDE) \
                     and broadcasts_large((self._hv, value)):
                 return device(self, other)
+            if deferred is not None and deferred != "power" and type(value) is _ndarray \
+                    and value.size >= DEFER_ELEMENTS:
+                mine = self._hv
+                expr = expression(deferred, (value, mine) if reflected else (mine, value))
+                if expr is not None:
+                    return pending_array(expr)
             if commutes and type(value) is _ndarray and value.nbytes >= ELIDE_BYTES \
                     and getrefcount(other) <= elision.OTHER_TEMPORARY \
                     and getrefcount(value) == elision.OWNED and value.base is None \
@@ -403,7 +463,20 @@ def _binary(dunder: str):
             other = value
         elif kind in _SCALARS and ((_MODES[-1] != "device" and not ACTIVE_TRACES[0])
                                    or host_enabled()):
-            pass
+            if (kind is float or kind is int) and deferred is not None:
+                mine = self._hv
+                if type(mine) is _ndarray and mine.size >= DEFER_ELEMENTS:
+                    expr = _deferred_scalar(deferred, mine, other, reflected)
+                    if expr is not None:
+                        return pending_array(expr)
+        elif kind is PendingArray:
+            raw = _HV.__get__(other, HostArray)
+            mine = self._hv
+            if deferred is not None and deferred != "power" and type(raw) is Expr:
+                expr = expression(deferred, (raw, mine) if reflected else (mine, raw))
+                if expr is not None:
+                    return pending_array(expr)
+            other = other._hv
         elif kind not in _PLAIN and getattr(kind, "__array_ufunc__", False) is None:
             # NumPy's rule: an operand that opts out of ufuncs (arraycontext's
             # containers) gets its own reflected operator, with this array
@@ -435,6 +508,8 @@ def _binary(dunder: str):
         return wrap(result)
     ufunc = elision.ELEMENTWISE.get(name[1:] if reflected else name)
     commutes = ufunc in elision.COMMUTING
+    # (the deferred operation of this operator, see host.fusion)
+    deferred = _DEFERRED.get(name[1:] if reflected else name)
     binary.__name__ = binary.__qualname__ = dunder
     return binary
 
@@ -448,6 +523,8 @@ def _in_place_operator(dunder: str):
             if isinstance(other, LazyArray) and not isinstance(other, HostArray):
                 other = other._host()
             if host_ready((other,)):
+                if PENDING:
+                    flush()
                 numpy_operator(self._buffer(),
                                other._hv if isinstance(other, HostArray) else other)
                 mutated()
@@ -504,6 +581,8 @@ for _op in ["lt", "le", "gt", "ge", "eq", "ne"]:
 def _set_part(attribute: str) -> Callable:
     """The setter of ``x.real`` / ``x.imag``: NumPy's, on the buffer."""
     def set_part(self, value) -> None:
+        if PENDING:
+            flush()
         setattr(self._buffer(), attribute, value._host() if isinstance(value, LazyArray)
                 else value)
         mutated()
@@ -515,6 +594,8 @@ for _name in ["T", "mT", "real", "imag"]:
         (lambda attribute: lambda self: wrap(getattr(self._hv, attribute)))(_name),
         _set_part(_name) if _name in ("real", "imag") else None))
 HostArray.__hash__ = LazyArray.__hash__  # type: ignore[method-assign]
+#: the slot of the host value (PendingArray reads it under a property)
+_HV = HostArray.__dict__["_hv"]
 CLASSES[:] = [LazyArray, HostArray]
 
 

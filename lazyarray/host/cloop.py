@@ -10,7 +10,10 @@ start_build, wait_for_native, address.
 from __future__ import annotations
 
 import ctypes
+import functools
+import hashlib
 import os
+import platform
 import shutil
 import threading
 from collections.abc import Callable
@@ -49,11 +52,27 @@ def native_mode() -> str:
 
 
 def c_target() -> Any:
-    """kernelcore's C target of the native loops (``CC`` from the environment,
-    else ``cc``; C99 mode, so no contraction into fused multiply-adds)."""
+    """kernelcore's C target of the native loops: ``CC`` from the environment,
+    else ``cc``, for this processor's vector instructions (its identity in
+    the command, so a cache shared by other machines keeps their libraries
+    apart); C99 mode, so no contraction into fused multiply-adds."""
     import kernelcore as lp
     return lp.ExecutableCTarget(compiler=os.environ.get("CC", "cc"), cflags=(
-        "-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"))
+        "-O3", "-march=native", f"-DLAZYARRAY_CPU={_cpu_identity()}", "-std=c99",
+        "-fno-math-errno", "-shared", "-fPIC"))
+
+
+@functools.cache
+def _cpu_identity() -> str:
+    """A short hash of this processor's model and instruction sets."""
+    text = platform.machine() + platform.processor()
+    try:
+        with open("/proc/cpuinfo") as info:
+            text += "".join(sorted({line for line in info
+                                    if line.startswith(("model name", "flags"))}))
+    except OSError:
+        pass
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def checked_function(knl: Any, types: list) -> Callable:

@@ -19,6 +19,7 @@ import numpy as np
 
 import lazyarray.run as _run
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host.fusion import PENDING, flush
 from lazyarray.host.policy import host_enabled, host_limit
 from lazyarray.mapper import is_kind
 from lazyarray.values import on_device
@@ -62,6 +63,9 @@ def _ready(value) -> bool:
     kind = type(value)
     if kind in _PLAIN or kind is CLASSES[1]:
         return True
+    if isinstance(value, CLASSES[1]):
+        _ = value._hv                   # (a pending host array, computed: host.pending)
+        return True
     if kind is list or kind is tuple:
         return all(_ready(v) for v in value)
     if isinstance(value, dict):
@@ -104,14 +108,6 @@ def host_ready(args: tuple, kwargs: dict | None = None, writes_first: bool = Fal
     writes into it, *writes_first*) is a device array."""
     if not host_enabled():
         return False
-    if writes_first and args and isinstance(args[0], CLASSES[0]) \
-            and type(args[0]) is not CLASSES[1]:
-        return False
-    if kwargs and "out" in kwargs:
-        out = kwargs["out"]
-        for target in (out if type(out) is tuple else (out,)):
-            if isinstance(target, CLASSES[0]) and type(target) is not CLASSES[1]:
-                return False
     host = CLASSES[1]
     for value in args:
         kind = type(value)
@@ -122,12 +118,20 @@ def host_ready(args: tuple, kwargs: dict | None = None, writes_first: bool = Fal
             kind = type(value)
             if kind is not host and kind not in _PLAIN and not _ready(value):
                 return False
+    if writes_first and args and isinstance(args[0], CLASSES[0]) \
+            and type(args[0]) is not host:
+        return False
+    if kwargs and "out" in kwargs:
+        out = kwargs["out"]
+        for target in (out if type(out) is tuple else (out,)):
+            if isinstance(target, CLASSES[0]) and type(target) is not host:
+                return False
     return True
 
 
 def _unwrap(value, outside: list) -> Any:
     kind = type(value)
-    if kind is CLASSES[1]:
+    if kind is CLASSES[1] or isinstance(value, CLASSES[1]):
         return value._hv
     if kind is list or kind is tuple:
         return kind(_unwrap(v, outside) for v in value)
@@ -201,6 +205,8 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
     host = CLASSES[1]
     if kwargs and not _numbers(kwargs.values()):
         return _NO
+    if PENDING and getattr(func, "__name__", "") in _WRITERS:
+        flush()                         # (before a write: see host.fusion)
     if not kwargs and len(args) == 1 and type(args[0]) is host:
         # (a unary function of one host array: the commonest call)
         result = func(args[0]._hv)
@@ -267,6 +273,9 @@ def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
 def host_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
     """``func(*args, **kwargs)`` by NumPy with host arrays as their buffers;
     results wrapped (see :func:`wrap`)."""
+    if PENDING and ((kwargs and kwargs.get("out") is not None)
+                    or getattr(func, "__name__", "") in _WRITERS):
+        flush()                         # (before a write: see host.fusion)
     host = CLASSES[1]
     outside: list = []
     plain = []

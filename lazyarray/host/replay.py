@@ -39,6 +39,7 @@ import numpy as np
 from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Scan, View, walk
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import SMALL, mutated, wrap
+from lazyarray.host.fusion import PENDING, flush
 from lazyarray.host.native import NATIVE_AFTER, native_step
 from lazyarray.host.reuse import Write, reuse_memory
 from lazyarray.mapper import is_kind
@@ -141,6 +142,8 @@ class HostReplay:
         return values
 
     def _finish(self, leaves: Sequence, values: list, writes: tuple) -> Any:
+        if writes and PENDING:
+            flush()
         for number in self._before:
             values[number] = values[number].copy()
         for position, pieces in writes:

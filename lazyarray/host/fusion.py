@@ -1,0 +1,311 @@
+"""Arithmetic on large host arrays deferred until it is read, then computed
+in one pass: by one native loop per expression, or by NumPy's calls.
+
+On the host tier each operator is one NumPy call: a stencil update of a
+grid, ``p[1:-1, 1:-1] = (pn[1:-1, 2:] + pn[1:-1, :-2]) * a - b[1:-1, 1:-1] * c``,
+makes and fills a temporary grid per operator and copies the last into
+``p``. For arrays of :data:`DEFER_ELEMENTS` elements or more, ``+ - * /``,
+negation and squares of float arrays of one shape and dtype (and Python
+numbers) are recorded instead (an :class:`Expr`, held by a pending host
+array); the expression is computed when anything reads it, in one loop
+over the elements, written straight into the assigned part of ``p`` where
+it reads none of it. A structure computed a few times gets its loop
+compiled in the background (kernelcore's C target, as the native steps of
+:mod:`lazyarray.host.native`); until then, and where a loop raises a
+floating point exception (NumPy then warns or raises as its settings at
+the operator said), NumPy's calls compute it.
+
+The answers are NumPy's, bit for bit: the same operations on the same
+operands, one rounding each (no reassociation, no fused multiply-adds),
+Python numbers converted to the array's dtype as NumPy converts them.
+Deferral changes only when values are computed: every write into host
+memory (assignments, in-place operators, NumPy functions writing into host
+arrays, jitted calls writing their arguments) first computes every pending
+expression (:func:`flush`), so none reads memory written after it was made.
+
+Public names: Expr, DEFER_ELEMENTS, PENDING, expression, materialize, write_into, flush.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+from lazyarray.host.cloop import (
+    CTYPES,
+    FLOATS,
+    OPERATIONS,
+    address,
+    c_target,
+    checked_function,
+    native_mode,
+    start_build,
+)
+
+logger = logging.getLogger(__name__)
+
+#: the fewest elements an expression of host arrays is deferred for (below,
+#: NumPy's call per operator costs less than a loop's call)
+DEFER_ELEMENTS = 4096
+#: computations of one structure after which its loop is built
+BUILD_AFTER = 4
+#: the most loops kept (a table of more starts again)
+LOOPS_KEPT = 256
+#: the NumPy functions of the operations deferred
+UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+          "true_divide": np.true_divide, "negative": np.negative, "square": np.square}
+#: weak references to the pending host arrays made since the last flush
+PENDING: list = []
+#: NumPy's error settings (a context variable of NumPy 2; None where absent)
+_ERRSTATE = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
+                    "_extobj_contextvar", None)
+
+
+class Expr:
+    """A deferred NumPy operation *op* (a key of :data:`UFUNCS`) of *args*:
+    NumPy arrays (read when computed), Python numbers and expressions, all
+    of the result's *shape* and *dtype*; *errors*: NumPy's error settings
+    when it was made."""
+
+    __slots__ = ("op", "args", "shape", "dtype", "errors")
+
+    def __init__(self, op: str, args: tuple, shape: tuple, dtype: np.dtype, errors: Any):
+        self.op, self.args, self.shape, self.dtype, self.errors = op, args, shape, dtype, errors
+
+
+def expression(op: str, args: tuple) -> Expr | None:
+    """The deferred *op* of *args* (NumPy arrays, expressions, Python
+    numbers), or None where it is computed at once: an array below the size,
+    not a float32 or float64 array, two shapes or dtypes (broadcasting and
+    promotion stay NumPy's own), another kind of operand."""
+    shape = dtype = None
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            if a.dtype not in FLOATS or a.size < DEFER_ELEMENTS:
+                return None
+        elif kind is not Expr:
+            if kind is float or (kind is int and -2**24 < a < 2**24):
+                continue
+            return None
+        if shape is None:
+            shape, dtype = a.shape, a.dtype
+        elif a.shape != shape or a.dtype != dtype:
+            return None
+    if shape is None or dtype is None:
+        return None
+    return Expr(op, args, shape, dtype, None if _ERRSTATE is None else _ERRSTATE.get())
+
+
+def flush(keep: Any = None) -> None:
+    """Compute every pending host array but *keep* (before a write into
+    host memory)."""
+    pending = PENDING[:]
+    PENDING.clear()
+    for ref in pending:
+        handle = ref()
+        if handle is not None and handle is not keep:
+            _ = handle._hv              # (computes it)
+
+
+def note_pending(handle: Any) -> None:
+    """Remember the pending host array *handle* for :func:`flush`."""
+    if len(PENDING) >= 256:
+        flush()
+    PENDING.append(weakref.ref(handle))
+
+
+# {{{ computing
+
+class _Loop:
+    """The native loop of one structure (None until built) and how often
+    the structure was computed."""
+
+    __slots__ = ("function", "count")
+
+    def __init__(self) -> None:
+        self.function: Any = None
+        self.count = 0
+
+
+_LOOPS: dict[tuple, _Loop] = {}
+
+
+def materialize(expr: Expr, out: np.ndarray | None = None, read: tuple | None = None
+                ) -> np.ndarray:
+    """The value of *expr*, written into *out* where given (of its shape and
+    dtype, sharing no memory with the arrays it reads); *read*: its
+    structure, arrays and numbers where known (see :func:`_structure`)."""
+    if read is None:
+        leaves: list = []
+        numbers: list = []
+        structure = _structure(expr, leaves, numbers)
+    else:
+        structure, leaves, numbers = read
+    if structure is None:
+        return _numpy(expr, out)
+    key = (structure, expr.shape, expr.dtype.char, None if out is None else out.strides)
+    loop = _LOOPS.get(key)
+    if loop is None:
+        if len(_LOOPS) >= LOOPS_KEPT:
+            _LOOPS.clear()
+        loop = _LOOPS[key] = _Loop()
+    function = loop.function
+    if function is None:
+        loop.count += 1
+        if loop.count == BUILD_AFTER and native_mode() != "off":
+            start_build(lambda: _build(loop, expr, out, len(leaves), len(numbers)))
+        return _numpy(expr, out)
+    result = np.empty(expr.shape, expr.dtype) if out is None else out
+    if function(*[address(a) for a in leaves], address(result), *numbers):
+        return _numpy(expr, out)        # (a floating point exception: NumPy's warning)
+    return result
+
+
+def write_into(destination: np.ndarray, expr: Expr) -> bool:
+    """Compute *expr* into *destination* (the part of an array assigned),
+    where it has the expression's shape and dtype and shares no memory with
+    what the expression reads; else False."""
+    if destination.shape != expr.shape or destination.dtype != expr.dtype:
+        return False
+    leaves: list = []
+    numbers: list = []
+    structure = _structure(expr, leaves, numbers)
+    if structure is None:
+        return False
+    overlaps = np.may_share_memory
+    for a in leaves:
+        if overlaps(destination, a):
+            return False
+    materialize(expr, destination, (structure, leaves, numbers))
+    return True
+
+
+def _structure(x: Any, leaves: list, numbers: list) -> tuple | None:
+    """The structure of *x* (what its loop depends on: operations, the
+    arrays' strides in elements), its arrays and numbers collected in
+    order; None where an array's strides are negative, not whole elements
+    or not in C order (NumPy's calls compute it then)."""
+    if type(x) is Expr:
+        parts: list[Any] = [x.op]
+        for a in x.args:
+            part = _structure(a, leaves, numbers)
+            if part is None:
+                return None
+            parts.append(part)
+        return tuple(parts)
+    if type(x) is np.ndarray:
+        size = x.itemsize
+        strides = x.strides
+        if any(s < 0 or s % size for s in strides) or any(
+                strides[k] < strides[k + 1] for k in range(len(strides) - 1)):
+            # (and where NumPy's result would not be in C order: a transpose)
+            return None
+        leaves.append(x)
+        return ("a", tuple(s // size for s in strides))
+    numbers.append(x)
+    return ("n",)
+
+
+def _numpy(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
+    """*expr* computed by NumPy's calls, each under the error settings of
+    its operator."""
+    args = [_numpy(a) if type(a) is Expr else a for a in expr.args]
+    ufunc = UFUNCS[expr.op]
+    state = _ERRSTATE
+    if state is None or expr.errors is None or state.get() is expr.errors:
+        return ufunc(*args) if out is None else ufunc(*args, out=out)
+    token = state.set(expr.errors)
+    try:
+        return ufunc(*args) if out is None else ufunc(*args, out=out)
+    finally:
+        state.reset(token)
+
+# }}}
+
+
+# {{{ the loops
+
+def _build(loop: _Loop, expr: Expr, out: np.ndarray | None, arrays: int, numbers: int
+           ) -> None:
+    """Compile the loop of *expr*'s structure into *loop* (a failure leaves
+    NumPy computing it)."""
+    started = time.perf_counter()
+    try:
+        knl = _kernel(expr, out)
+        types = [ctypes.c_void_p] * (arrays + 1) + [CTYPES[expr.dtype]] * numbers
+        loop.function = checked_function(knl, types)
+    except Exception as error:          # (NumPy goes on computing it)
+        logger.info("fused loop not built: %s", error)
+        loop.count = -10**9
+        return
+    logger.info("fused loop of %s built in %.0f ms", expr.shape,
+                1e3 * (time.perf_counter() - started))
+
+
+def _kernel(expr: Expr, out: np.ndarray | None) -> Any:
+    """kernelcore's kernel of the loop computing *expr* (into an array of
+    *out*'s strides, else a new C-ordered one): one C statement per
+    operation, in the expression's order."""
+    from pymbolic import var
+    from pymbolic.primitives import Subscript
+
+    import kernelcore as lp
+
+    inames = [var(f"i{k}") for k in range(len(expr.shape))]
+    names = ", ".join(i.name for i in inames)
+    bounds = " and ".join(f"0 <= {i.name} < {n}" for i, n in zip(inames, expr.shape))
+    dtype = expr.dtype
+    data: list[Any] = []
+    scalars: list[Any] = []
+    instructions: list[Any] = []
+
+    def offset(strides: tuple) -> Any:
+        total: Any = 0
+        for index, stride in zip(inames, strides):
+            total = total + stride * index
+        return total
+
+    def extent(strides: tuple) -> int:
+        return 1 + sum((n - 1) * s for n, s in zip(expr.shape, strides))
+
+    def emit(x: Any) -> Any:
+        if type(x) is Expr:
+            operands = [emit(a) for a in x.args]
+            value = operands[0] * operands[0] if x.op == "square" \
+                else OPERATIONS[x.op](*operands)
+            temp = var(f"t{len(instructions)}")
+            instructions.append(lp.Assignment(
+                temp, value, id=f"s{len(instructions)}",
+                depends_on=frozenset([f"s{len(instructions) - 1}"]) if instructions
+                else frozenset(), temp_var_type=lp.Optional(dtype)))
+            return temp
+        if type(x) is np.ndarray:
+            strides = tuple(s // x.itemsize for s in x.strides)
+            name = f"a{len(data)}"
+            data.append(lp.GlobalArg(name, dtype, shape=(extent(strides),)))
+            return Subscript(var(name), offset(strides))
+        name = f"n{len(scalars)}"
+        scalars.append(lp.ValueArg(name, dtype))
+        return var(name)
+
+    result = emit(expr)
+    strides = (tuple(s // dtype.itemsize for s in out.strides) if out is not None
+               else tuple(int(np.prod(expr.shape[k + 1:])) for k in range(len(expr.shape))))
+    data.append(lp.GlobalArg("out", dtype, shape=(extent(strides),)))
+    instructions.append(lp.Assignment(Subscript(var("out"), offset(strides)), result,
+                                      id="write", depends_on=frozenset(
+                                          [f"s{len(instructions) - 1}"])))
+    return lp.make_kernel(f"{{[{names}]: {bounds}}}", instructions, data + scalars,
+                          target=c_target(), name="fused_loop", lang_version=(2018, 2))
+
+# }}}
+
+
+__all__ = ["DEFER_ELEMENTS", "PENDING", "Expr", "expression", "flush", "materialize",
+           "note_pending", "write_into"]

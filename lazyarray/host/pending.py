@@ -1,0 +1,133 @@
+"""PendingArray: a host array whose value is deferred arithmetic
+(:mod:`lazyarray.host.fusion`), computed when it is first read.
+
+Its operators with large host arrays, other pending arrays and Python
+numbers make larger expressions; anything else reads its value (computing
+it once, after which it is an ordinary :class:`HostArray`). Its shape,
+dtype, size and dimensions are known without computing it.
+
+Public names: PendingArray, pending_array.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import lazyarray.host.array as _array
+from lazyarray.host.array import HostArray
+from lazyarray.host.fusion import Expr, expression, materialize, note_pending
+
+_SLOT = HostArray.__dict__["_hv"]
+_get, _set = _SLOT.__get__, _SLOT.__set__
+
+
+class PendingArray(HostArray):
+    """A host array whose ``_hv`` slot holds an :class:`Expr` until it is read."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def _hv(self) -> Any:
+        raw = _get(self, HostArray)
+        if type(raw) is Expr:
+            raw = materialize(raw)
+            _set(self, raw)
+            self.__class__ = HostArray  # type: ignore[assignment]
+        return raw
+
+    @_hv.setter
+    def _hv(self, value: Any) -> None:
+        _set(self, value)
+
+    @property
+    def shape(self) -> tuple:
+        return _get(self, HostArray).shape
+
+    @shape.setter
+    def shape(self, shape: tuple[int, ...]) -> None:
+        HostArray.shape.fset(self, shape)  # type: ignore[attr-defined]
+
+    @property
+    def dtype(self) -> Any:
+        return _get(self, HostArray).dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(_get(self, HostArray).shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(_get(self, HostArray).shape)
+
+    def __len__(self) -> int:
+        shape = _get(self, HostArray).shape
+        if not shape:
+            raise TypeError("len() of unsized object")
+        return shape[0]
+
+
+def pending_array(expr: Expr) -> PendingArray:
+    """A pending host array of *expr*."""
+    handle = object.__new__(PendingArray)
+    _set(handle, expr)
+    handle._copy = None
+    note_pending(handle)
+    return handle
+
+
+#: Python's operators and the deferred operation of each
+_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide"}
+
+
+def _operand(other: Any) -> Any:
+    """What an expression reads of *other*: a host array's buffer or
+    expression, a Python number; None for anything else."""
+    kind = type(other)
+    if kind is HostArray or kind is PendingArray:
+        return _get(other, HostArray)
+    return other if kind is float or kind is int else None
+
+
+def _binary(dunder: str):
+    host = getattr(HostArray, dunder)
+    name = dunder.strip("_")
+    reflected = name not in _OPERATORS
+    op = _OPERATORS[name[1:] if reflected else name]
+
+    def binary(self, other):
+        mine = _get(self, HostArray)
+        value = _operand(other)
+        if value is not None and type(mine) is Expr:
+            expr = expression(op, (value, mine) if reflected else (mine, value))
+            if expr is not None:
+                return pending_array(expr)
+        return host(self, other)
+    binary.__name__ = binary.__qualname__ = dunder
+    return binary
+
+
+def _power(self, other):
+    mine = _get(self, HostArray)
+    if type(other) in (int, float) and other == 2 and type(mine) is Expr:
+        expr = expression("square", (mine,))
+        if expr is not None:
+            return pending_array(expr)
+    return HostArray.__pow__(self, other)
+
+
+def _negative(self):
+    mine = _get(self, HostArray)
+    expr = expression("negative", (mine,)) if type(mine) is Expr else None
+    return HostArray.__neg__(self) if expr is None else pending_array(expr)
+
+
+for _name in _OPERATORS:
+    for _dunder in (f"__{_name}__", f"__r{_name}__"):
+        setattr(PendingArray, _dunder, _binary(_dunder))
+PendingArray.__pow__ = _power  # type: ignore[method-assign,assignment]
+PendingArray.__neg__ = _negative  # type: ignore[method-assign,assignment]
+_array.PendingArray = PendingArray
+_array.pending_array = pending_array
+
+__all__ = ["PendingArray", "pending_array"]

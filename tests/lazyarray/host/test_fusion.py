@@ -1,0 +1,175 @@
+"""Deferred arithmetic on large host arrays (lazyarray.host.fusion and
+host.pending): expressions of ``+ - * /``, negation and squares are computed
+when read, by NumPy or one native loop, with NumPy's answers bit for bit;
+every write into host memory first computes the pending expressions, so
+none reads memory written after it was made; NumPy's warnings follow the
+error settings in force at the operator."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+import lazyarray.host.fusion as fusion
+from lazyarray.host import HostArray, PendingArray
+
+N = 5000
+
+
+@pytest.fixture(autouse=True)
+def native_at_once(monkeypatch):
+    """Loops built at an expression's first computation, in this thread; the
+    computations done by NumPy's calls counted."""
+    monkeypatch.setenv("LAZYARRAY_NATIVE", "sync")
+    monkeypatch.setattr(fusion, "BUILD_AFTER", 1)
+    calls = {"numpy": 0}
+    real = fusion._numpy
+
+    def counted(expr, out=None):
+        calls["numpy"] += 1
+        return real(expr, out)
+    monkeypatch.setattr(fusion, "_numpy", counted)
+    with la.tier("auto"):
+        yield calls
+
+
+def _pair(value):
+    return la.asarray(value.copy()), value.copy()
+
+
+def _same(got, want):
+    np.testing.assert_array_equal(got.get() if hasattr(got, "get") else got, want, strict=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_expression_is_deferred_and_computed_by_one_loop(dtype, native_at_once):
+    rng = np.random.default_rng(1)
+    (a, a_np), (b, b_np) = (_pair(rng.standard_normal(N).astype(dtype)) for _ in range(2))
+
+    def expression(xp, a, b):
+        return -(a * 0.3 - b) / (a + 2) ** 2 + 1.5 * b
+
+    for call in range(3):
+        got = expression(la, a, b)
+        assert type(got) is PendingArray
+        assert (got.shape, got.dtype, got.ndim, got.size, len(got)) == ((N,), dtype, 1, N, N)
+        assert type(got) is PendingArray            # (none of those computed it)
+        _same(got, expression(np, a_np, b_np))
+        assert type(got) is HostArray
+        if call == 0:
+            first = native_at_once["numpy"]
+    assert native_at_once["numpy"] == first         # (NumPy's calls once; then the loop)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_stencil_assignments_give_numpys_grids(dtype, native_at_once):
+    """Into a part of another array (straight into its buffer), and into the
+    array read, shifted (through a temporary, as NumPy's assignment)."""
+    rng = np.random.default_rng(2)
+    (p, p_np), (b, b_np) = (_pair(rng.random((80, 90)).astype(dtype)) for _ in range(2))
+    (u, u_np) = _pair(rng.random(N).astype(dtype))
+
+    def step(xp, p, b, u):
+        pn = p.copy()
+        p[1:-1, 1:-1] = ((pn[1:-1, 2:] + pn[1:-1, :-2]) * 0.25 + (pn[2:, 1:-1] - pn[:-2, 1:-1])
+                         / 3 - b[1:-1, 1:-1] * pn[1:-1, 1:-1] ** 2)
+        p[:, 0] = p[:, 1]
+        u[1:] = u[:-1] * 0.5 + 1.0
+        u[::-1] = u * 2 - 1
+
+    for call in range(4):
+        step(la, p, b, u)
+        step(np, p_np, b_np, u_np)
+        _same(p, p_np)
+        _same(u, u_np)
+        if call == 0:
+            first = native_at_once["numpy"]
+    assert native_at_once["numpy"] == first
+
+
+WRITES = ["setitem", "in_place", "copyto", "fill", "real", "jit", "out"]
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_a_pending_value_reads_memory_as_it_was_when_made(write):
+    rng = np.random.default_rng(3)
+    a, a_np = _pair(rng.random(N))
+    t = a * 2 + 1
+    assert type(t) is PendingArray
+    if write == "setitem":
+        a[:10] = 7.0
+    elif write == "in_place":
+        a += 1
+    elif write == "copyto":
+        np.copyto(a, np.zeros(N))
+    elif write == "fill":
+        a.fill(3.0)
+    elif write == "real":
+        a.real = np.ones(N)
+    elif write == "jit":
+        la.jit(lambda x: x.__setitem__(slice(0, 5), 0.0) or x)(a)
+    else:
+        np.multiply(a, 3, out=a)
+    _same(t, a_np * 2 + 1)
+
+
+def test_operations_follow_the_error_settings_at_the_operator():
+    a, _ = _pair(np.ones(N))
+    zeros = la.asarray(np.zeros(N))
+    with np.errstate(divide="ignore"):
+        quiet = a / zeros
+    loud = a / zeros
+    assert type(quiet) is type(loud) is PendingArray
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(quiet, np.full(N, np.inf))
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        _same(loud, np.full(N, np.inf))
+    with np.errstate(divide="raise"):
+        failing = a / zeros
+    with pytest.raises(FloatingPointError):
+        failing.get()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_expression_trees_give_numpys_answers(seed, native_at_once):
+    """Trees of the deferred operations over three arrays (one a strided
+    view) and Python numbers, NaN and infinities among the values, computed
+    twice (NumPy's calls, then the loop): NumPy's values and dtype."""
+    rng = np.random.default_rng(seed)
+    dtype = [np.float64, np.float32][seed % 2]
+    base = rng.standard_normal((3, 2 * N)).astype(dtype)
+    base[:, :6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30]
+    values = [base[0, :N], base[1, N:], base[2, ::2]]
+    lazy = [la.asarray(base[0, :N].copy()), la.asarray(base[1, N:].copy()),
+            la.asarray(base[2].copy())[::2]]
+
+    def tree(depth):
+        if depth == 0 or rng.random() < 0.25:
+            if rng.random() < 0.8:
+                return f"v[{rng.integers(0, 3)}]"
+            return repr(float(rng.choice([0.5, -3.0, 1e-3, 7.25])))
+        if rng.random() < 0.15:
+            return f"(-{tree(depth - 1)})" if rng.random() < 0.5 else f"({tree(depth - 1)} ** 2)"
+        return f"({tree(depth - 1)} {rng.choice(['+', '-', '*', '/'])} {tree(depth - 1)})"
+
+    for _ in range(6):
+        text = tree(4)
+        with np.errstate(all="ignore"):
+            want = eval(text, {"v": values})
+            for _ in range(2):
+                got = eval(text, {"v": lazy})
+                if np.ndim(want):
+                    _same(got, np.asarray(want))
+
+
+def test_small_integer_mixed_and_broadcast_operations_are_computed_at_once():
+    small = la.asarray(np.ones(100))
+    ints = la.asarray(np.arange(N))
+    f32, f64 = la.asarray(np.ones(N, np.float32)), la.asarray(np.ones(N))
+    rows = la.asarray(np.ones((70, 80)))
+    for value in (small + small, ints * 2, f32 + f64, rows + la.asarray(np.ones(80)),
+                  f64 * np.float32(2)):
+        assert type(value) is HostArray
+    assert (f32 + f64).dtype == np.float64
