@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 
 #: the fewest elements an expression of host arrays is deferred for (below,
 #: NumPy's call per operator costs less than a loop's call)
-DEFER_ELEMENTS = 4096
+DEFER_ELEMENTS = 8192
 #: computations of one structure after which its loop is built
 BUILD_AFTER = 4
 #: the most loops kept (a table of more starts again)
@@ -70,12 +70,47 @@ class Expr:
     """A deferred NumPy operation *op* (a key of :data:`UFUNCS`) of *args*:
     NumPy arrays (read when computed), Python numbers and expressions, all
     of the result's *shape* and *dtype*; *errors*: NumPy's error settings
-    when it was made."""
+    when it was made. *structure* is what its loop depends on (operations,
+    the arrays' strides in elements; None where NumPy's calls compute it),
+    *leaves* and *numbers* the arrays and numbers it reads, in order."""
 
-    __slots__ = ("op", "args", "shape", "dtype", "errors")
+    __slots__ = ("op", "args", "shape", "dtype", "errors", "structure", "leaves", "numbers")
 
     def __init__(self, op: str, args: tuple, shape: tuple, dtype: np.dtype, errors: Any):
         self.op, self.args, self.shape, self.dtype, self.errors = op, args, shape, dtype, errors
+        parts: list[Any] = [op]
+        leaves: tuple = ()
+        numbers: tuple = ()
+        for a in args:
+            kind = type(a)
+            if kind is Expr:
+                part = a.structure
+                leaves += a.leaves
+                numbers += a.numbers
+            elif kind is np.ndarray:
+                part = _array_structure(a)
+                leaves += (a,)
+            else:
+                part = "n"
+                numbers += (a,)
+            if part is None:
+                parts = []
+                break
+            parts.append(part)
+        self.structure = tuple(parts) if parts else None
+        self.leaves, self.numbers = leaves, numbers
+
+
+def _array_structure(a: np.ndarray) -> tuple | None:
+    """An array's strides in elements, or None where they are negative, not
+    whole elements or not in C order (NumPy's result would not be C-ordered:
+    a transpose)."""
+    size = a.itemsize
+    strides = a.strides
+    if any(s < 0 or s % size for s in strides) or any(
+            strides[k] < strides[k + 1] for k in range(len(strides) - 1)):
+        return None
+    return tuple(s // size for s in strides)
 
 
 def expression(op: str, args: tuple) -> Expr | None:
@@ -136,19 +171,12 @@ class _Loop:
 _LOOPS: dict[tuple, _Loop] = {}
 
 
-def materialize(expr: Expr, out: np.ndarray | None = None, read: tuple | None = None
-                ) -> np.ndarray:
+def materialize(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
     """The value of *expr*, written into *out* where given (of its shape and
-    dtype, sharing no memory with the arrays it reads); *read*: its
-    structure, arrays and numbers where known (see :func:`_structure`)."""
-    if read is None:
-        leaves: list = []
-        numbers: list = []
-        structure = _structure(expr, leaves, numbers)
-    else:
-        structure, leaves, numbers = read
-    if structure is None:
-        return _numpy(expr, out)
+    dtype, sharing no memory with the arrays it reads)."""
+    structure, leaves, numbers = expr.structure, expr.leaves, expr.numbers
+    if structure is None or len(leaves) + len(numbers) == len(expr.args):
+        return _numpy(expr, out)        # (one operation: NumPy's call is the loop)
     key = (structure, expr.shape, expr.dtype.char, None if out is None else out.strides)
     loop = _LOOPS.get(key)
     if loop is None:
@@ -171,45 +199,15 @@ def write_into(destination: np.ndarray, expr: Expr) -> bool:
     """Compute *expr* into *destination* (the part of an array assigned),
     where it has the expression's shape and dtype and shares no memory with
     what the expression reads; else False."""
-    if destination.shape != expr.shape or destination.dtype != expr.dtype:
-        return False
-    leaves: list = []
-    numbers: list = []
-    structure = _structure(expr, leaves, numbers)
-    if structure is None:
+    if destination.shape != expr.shape or destination.dtype != expr.dtype \
+            or expr.structure is None:
         return False
     overlaps = np.may_share_memory
-    for a in leaves:
+    for a in expr.leaves:
         if overlaps(destination, a):
             return False
-    materialize(expr, destination, (structure, leaves, numbers))
+    materialize(expr, destination)
     return True
-
-
-def _structure(x: Any, leaves: list, numbers: list) -> tuple | None:
-    """The structure of *x* (what its loop depends on: operations, the
-    arrays' strides in elements), its arrays and numbers collected in
-    order; None where an array's strides are negative, not whole elements
-    or not in C order (NumPy's calls compute it then)."""
-    if type(x) is Expr:
-        parts: list[Any] = [x.op]
-        for a in x.args:
-            part = _structure(a, leaves, numbers)
-            if part is None:
-                return None
-            parts.append(part)
-        return tuple(parts)
-    if type(x) is np.ndarray:
-        size = x.itemsize
-        strides = x.strides
-        if any(s < 0 or s % size for s in strides) or any(
-                strides[k] < strides[k + 1] for k in range(len(strides) - 1)):
-            # (and where NumPy's result would not be in C order: a transpose)
-            return None
-        leaves.append(x)
-        return ("a", tuple(s // size for s in strides))
-    numbers.append(x)
-    return ("n",)
 
 
 def _numpy(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:

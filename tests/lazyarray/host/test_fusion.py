@@ -14,7 +14,7 @@ import lazyarray as la
 import lazyarray.host.fusion as fusion
 from lazyarray.host import HostArray, PendingArray
 
-N = 5000
+N = 9000
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +67,7 @@ def test_stencil_assignments_give_numpys_grids(dtype, native_at_once):
     """Into a part of another array (straight into its buffer), and into the
     array read, shifted (through a temporary, as NumPy's assignment)."""
     rng = np.random.default_rng(2)
-    (p, p_np), (b, b_np) = (_pair(rng.random((80, 90)).astype(dtype)) for _ in range(2))
+    (p, p_np), (b, b_np) = (_pair(rng.random((100, 110)).astype(dtype)) for _ in range(2))
     (u, u_np) = _pair(rng.random(N).astype(dtype))
 
     def step(xp, p, b, u):
