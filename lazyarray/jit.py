@@ -43,6 +43,7 @@ from lazyarray.errors import ConcretizationError, LazyArrayError, NotTraceableWa
 from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.array import HostArray
+from lazyarray.host.fusion import PENDING, flush
 from lazyarray.host.policy import _MODES, get_tier, host_enabled
 from lazyarray.host.replay import HostReplay
 from lazyarray.host.trial import TierTrial, host_arguments, shared_trial, to_host
@@ -301,6 +302,8 @@ class _Jitted(ReplayCalls):
             draws = HOST_DRAWS[0]
             started = time.perf_counter()
             result = self.fn(*args, **kwargs)
+            if PENDING:
+                flush()                 # (its deferred arithmetic: host.fusion)
             seconds = time.perf_counter() - started
             if HOST_DRAWS[0] != draws:
                 # (its numbers are NumPy's stream's: they stay so)
