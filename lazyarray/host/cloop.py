@@ -3,17 +3,14 @@
 flag-checking entry point of their libraries, array addresses, the setting
 and the builds running in the background.
 
-Public names: OPERATIONS, FUNCTIONS, FLOATS, CTYPES, native_mode, checked_function,
-start_build, wait_for_native, address.
+Public names: OPERATIONS, FUNCTIONS, FLOATS, native_mode, c_target, checked_function,
+start_build, wait_for_native, address_reader.
 """
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import hashlib
 import os
-import platform
 import shutil
 import threading
 from collections.abc import Callable
@@ -32,11 +29,10 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
 #: those computed by a C function of the same name (float32: its ``f`` variant)
 FUNCTIONS = frozenset(["sqrt", "absolute"])
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-#: the ctypes type of a scalar argument of each dtype
-CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double,
-          np.dtype(np.int64): ctypes.c_int64}
-_C_NAMES = {ctypes.c_void_p: "void *", ctypes.c_double: "double ", ctypes.c_float: "float ",
-            ctypes.c_int64: "int64_t "}
+#: the C type and ctypes type name of a scalar argument of each dtype
+_SCALARS = {np.dtype(np.float32): ("float", "c_float"),
+            np.dtype(np.float64): ("double", "c_double"),
+            np.dtype(np.int64): ("int64_t", "c_int64")}
 #: builds running in the background
 _BUILDS: list[threading.Thread] = []
 
@@ -65,6 +61,9 @@ def c_target() -> Any:
 @functools.cache
 def _cpu_identity() -> str:
     """A short hash of this processor's model and instruction sets."""
+    import hashlib
+    import platform
+
     text = platform.machine() + platform.processor()
     try:
         with open("/proc/cpuinfo") as info:
@@ -75,14 +74,20 @@ def _cpu_identity() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def checked_function(knl: Any, types: list) -> Callable:
-    """The compiled kernel *knl* (arguments of the ctypes *types*) called
-    with the floating point exceptions NumPy reports cleared before and read
-    after: nonzero when one happened (the caller then computes with NumPy,
-    which warns or raises as its error settings say)."""
+def checked_function(knl: Any, pointers: int, scalars: list) -> Callable:
+    """The compiled kernel *knl* (arguments: *pointers* array addresses, then
+    numbers of the dtypes *scalars*) called with the floating point
+    exceptions NumPy reports cleared before and read after: nonzero when one
+    happened (the caller then computes with NumPy, which warns or raises as
+    its error settings say)."""
+    import ctypes
+
     import kernelcore as lp
 
-    parameters = ", ".join(f"{_C_NAMES[t]}x{k}" for k, t in enumerate(types))
+    names = ["void *"] * pointers + [_SCALARS[np.dtype(d)][0] + " " for d in scalars]
+    types = [ctypes.c_void_p] * pointers + [getattr(ctypes, _SCALARS[np.dtype(d)][1])
+                                            for d in scalars]
+    parameters = ", ".join(f"{name}x{k}" for k, name in enumerate(names))
     arguments = ", ".join(f"x{k}" for k in range(len(types)))
     flags = "FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW"
     wrapper = (f"\n#include <fenv.h>\nint {knl.name}_checked({parameters})\n{{\n"
@@ -111,10 +116,13 @@ def wait_for_native() -> None:
         _BUILDS.pop().join()
 
 
-def _address_reader() -> Callable[[np.ndarray], int]:
+@functools.cache
+def address_reader() -> Callable[[np.ndarray], int]:
     """The fastest reader of an array's data address that agrees with
     NumPy's own (its C struct's data field, right after the object header,
     where this NumPy has it there; else ``ndarray.ctypes.data``)."""
+    import ctypes
+
     probe = np.zeros(3)[1:]
     offset = object.__basicsize__
     read = ctypes.c_void_p.from_address
@@ -123,8 +131,5 @@ def _address_reader() -> Callable[[np.ndarray], int]:
     return lambda array: array.ctypes.data
 
 
-#: the data address of a NumPy array
-address = _address_reader()
-
-__all__ = ["CTYPES", "FLOATS", "FUNCTIONS", "OPERATIONS", "address", "c_target",
+__all__ = ["FLOATS", "FUNCTIONS", "OPERATIONS", "address_reader", "c_target",
            "checked_function", "native_mode", "start_build", "wait_for_native"]

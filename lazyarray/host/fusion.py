@@ -28,7 +28,6 @@ Public names: Expr, DEFER_ELEMENTS, PENDING, expression, materialize, write_into
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import time
 import weakref
@@ -37,10 +36,9 @@ from typing import Any
 import numpy as np
 
 from lazyarray.host.cloop import (
-    CTYPES,
     FLOATS,
     OPERATIONS,
-    address,
+    address_reader,
     c_target,
     checked_function,
     native_mode,
@@ -158,8 +156,9 @@ def note_pending(handle: Any) -> None:
 # {{{ computing
 
 class _Loop:
-    """The native loop of one structure (None until built) and how often
-    the structure was computed."""
+    """The native loop of one structure (None until built: a function of the
+    arrays, the result and the numbers, true where a floating point
+    exception happened) and how often the structure was computed."""
 
     __slots__ = ("function", "count")
 
@@ -190,7 +189,7 @@ def materialize(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
             start_build(lambda: _build(loop, expr, out, len(leaves), len(numbers)))
         return _numpy(expr, out)
     result = np.empty(expr.shape, expr.dtype) if out is None else out
-    if function(*[address(a) for a in leaves], address(result), *numbers):
+    if function(leaves, result, numbers):
         return _numpy(expr, out)        # (a floating point exception: NumPy's warning)
     return result
 
@@ -235,9 +234,10 @@ def _build(loop: _Loop, expr: Expr, out: np.ndarray | None, arrays: int, numbers
     NumPy computing it)."""
     started = time.perf_counter()
     try:
-        knl = _kernel(expr, out)
-        types = [ctypes.c_void_p] * (arrays + 1) + [CTYPES[expr.dtype]] * numbers
-        loop.function = checked_function(knl, types)
+        compiled = checked_function(_kernel(expr, out), arrays + 1, [expr.dtype] * numbers)
+        address = address_reader()
+        loop.function = lambda leaves, result, values: compiled(
+            *[address(a) for a in leaves], address(result), *values)
     except Exception as error:          # (NumPy goes on computing it)
         logger.info("fused loop not built: %s", error)
         loop.count = -10**9

@@ -26,7 +26,6 @@ Public names: NativeStep, native_step, NATIVE_AFTER.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import threading
 import time
@@ -36,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from lazyarray.host.cloop import (
-    CTYPES,
     FLOATS,
     FUNCTIONS,
     OPERATIONS,
@@ -373,9 +371,8 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
         import kernelcore as lp
         knl = plan.kernel(roots)
         native.source = lp.generate_code_v2(knl).device_code()
-        types = [ctypes.c_void_p] * (len(plan.read) + len(roots)) \
-            + [CTYPES[plan.params[n].dtype] for n in plan.params_read]
-        function = checked_function(knl, types)
+        function = checked_function(knl, len(plan.read) + len(roots),
+                                    [plan.params[n].dtype for n in plan.params_read])
     except Exception as error:          # (a build that fails leaves NumPy answering)
         native.failed = str(error).splitlines()[0] if str(error) else type(error).__name__
         logger.info("native step not built: %s", error)
