@@ -51,7 +51,15 @@ from lazyarray.host.dispatch import (
     wrap,
 )
 from lazyarray.host.elision import ELIDE_BYTES
-from lazyarray.host.fusion import DEFER_ELEMENTS, PENDING, Expr, expression, flush, write_into
+from lazyarray.host.fusion import (
+    DEFER_ELEMENTS,
+    PENDING,
+    Expr,
+    expression,
+    flush,
+    scalar_expression,
+    write_into,
+)
 from lazyarray.host.lean import BY_FUNCTION as LEAN_BY_FUNCTION
 from lazyarray.host.lean import METHODS as LEAN_METHODS
 from lazyarray.host.policy import _MODES, host_enabled
@@ -270,7 +278,7 @@ class HostArray(LazyArray):
                 # assigned, after the other pending ones: see host.fusion)
                 raw = _HV.__get__(value, HostArray)
                 if plain is not _NO and type(raw) is Expr \
-                        and getrefcount(value) <= _TEMPORARY_VALUE:
+                        and getrefcount(value) <= elision.ASSIGNED_TEMPORARY:
                     buffer = self._buffer()
                     flush(value)
                     part = buffer[plain]
@@ -311,32 +319,6 @@ _DEFERRED = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "tru
 PendingArray: Any = None
 pending_array: Any = None
 
-
-def _deferred_scalar(op: str, mine: np.ndarray, number: Any, reflected: bool) -> Expr | None:
-    """The deferred *op* of a large host buffer and a Python number (a power
-    only as ``x ** 2``, NumPy's square)."""
-    if op == "power":
-        return expression("square", (mine,)) if number == 2 and not reflected else None
-    return expression(op, (number, mine) if reflected else (mine, number))
-
-
-def _temporary_value_references() -> int:
-    """What ``sys.getrefcount(value)`` gives in ``__setitem__`` for a value
-    that only the assignment statement holds (-1 where a Python's counts do
-    not tell it from a named one)."""
-    counts: list[int] = []
-
-    class _Probe:
-        def __setitem__(self, key, value):
-            counts.append(getrefcount(value))
-
-    _Probe()[0] = object()
-    named = object()
-    _Probe()[0] = named
-    return counts[0] if counts[1] == counts[0] + 1 else -1
-
-
-_TEMPORARY_VALUE = _temporary_value_references()
 
 
 def _broadcasts_large(inputs: tuple) -> bool:
@@ -466,7 +448,7 @@ def _binary(dunder: str):
             if (kind is float or kind is int) and deferred is not None:
                 mine = self._hv
                 if type(mine) is _ndarray and mine.size >= DEFER_ELEMENTS:
-                    expr = _deferred_scalar(deferred, mine, other, reflected)
+                    expr = scalar_expression(deferred, mine, other, reflected)
                     if expr is not None:
                         return pending_array(expr)
         elif kind is PendingArray:

@@ -10,7 +10,7 @@ as measured once at import for the running Python), its buffer is its own
 shape.
 
 Public names: ELIDE_BYTES, ELEMENTWISE, COMMUTING, TEMPORARY, OTHER_TEMPORARY, OWNED,
-into_own_buffer.
+ASSIGNED_TEMPORARY, into_own_buffer.
 """
 
 from __future__ import annotations
@@ -82,7 +82,25 @@ def _owned_references() -> int:
     return getrefcount(value)
 
 
+def _assigned_references() -> int:
+    """What ``sys.getrefcount(value)`` gives in ``__setitem__`` for a value
+    that only the assignment statement holds (-1 where a Python's counts do
+    not tell it from a named one)."""
+    counts: list[int] = []
+
+    class _Probe:
+        def __setitem__(self, key, value):
+            counts.append(getrefcount(value))
+
+    _Probe()[0] = object()
+    named = object()
+    _Probe()[0] = named
+    return _told_apart(counts)
+
+
 TEMPORARY = _temporary_references()
+#: the count of a value only an assignment statement holds (see host.fusion)
+ASSIGNED_TEMPORARY = _assigned_references()
 OTHER_TEMPORARY = _other_references()
 OWNED = _owned_references()
 
@@ -103,5 +121,5 @@ def into_own_buffer(ufunc: np.ufunc, mine: np.ndarray, other: Any, reflected: bo
     return True
 
 
-__all__ = ["COMMUTING", "ELEMENTWISE", "ELIDE_BYTES", "OTHER_TEMPORARY", "OWNED", "TEMPORARY",
-           "into_own_buffer"]
+__all__ = ["ASSIGNED_TEMPORARY", "COMMUTING", "ELEMENTWISE", "ELIDE_BYTES", "OTHER_TEMPORARY",
+           "OWNED", "TEMPORARY", "into_own_buffer"]

@@ -23,7 +23,8 @@ memory (assignments, in-place operators, NumPy functions writing into host
 arrays, jitted calls writing their arguments) first computes every pending
 expression (:func:`flush`), so none reads memory written after it was made.
 
-Public names: Expr, DEFER_ELEMENTS, PENDING, expression, materialize, write_into, flush.
+Public names: Expr, DEFER_ELEMENTS, PENDING, expression, scalar_expression, materialize,
+write_into, flush, note_pending.
 """
 
 from __future__ import annotations
@@ -133,6 +134,15 @@ def expression(op: str, args: tuple) -> Expr | None:
     if shape is None or dtype is None:
         return None
     return Expr(op, args, shape, dtype, None if _ERRSTATE is None else _ERRSTATE.get())
+
+
+def scalar_expression(op: str, array: np.ndarray, number: Any, reflected: bool
+                      ) -> Expr | None:
+    """The deferred *op* of a large host buffer and a Python number (a power
+    only as ``x ** 2``, NumPy's square), or None (see :func:`expression`)."""
+    if op == "power":
+        return expression("square", (array,)) if number == 2 and not reflected else None
+    return expression(op, (number, array) if reflected else (array, number))
 
 
 def flush(keep: Any = None) -> None:
@@ -306,4 +316,4 @@ def _kernel(expr: Expr, out: np.ndarray | None) -> Any:
 
 
 __all__ = ["DEFER_ELEMENTS", "PENDING", "Expr", "expression", "flush", "materialize",
-           "note_pending", "write_into"]
+           "note_pending", "scalar_expression", "write_into"]
