@@ -3,8 +3,8 @@
 flag-checking entry point of their libraries, array addresses, the setting
 and the builds running in the background.
 
-Public names: OPERATIONS, FUNCTIONS, FLOATS, native_mode, c_target, checked_function,
-start_build, wait_for_native, address_reader.
+Public names: OPERATIONS, FUNCTIONS, FLOATS, ERRORS, native_mode, c_target, checked_function,
+start_build, wait_for_native, address_reader, errors_now, plain_errors.
 """
 
 from __future__ import annotations
@@ -35,6 +35,37 @@ _SCALARS = {np.dtype(np.float32): ("float", "c_float"),
             np.dtype(np.int64): ("int64_t", "c_int64")}
 #: builds running in the background
 _BUILDS: list[threading.Thread] = []
+#: NumPy's error settings (a context variable of NumPy 2; None where absent)
+ERRORS = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
+                 "_extobj_contextvar", None)
+#: NumPy's default settings, the ones native loops reproduce (the others,
+#: ``np.errstate(divide="raise")``, ``under="warn"``, leave the work to NumPy)
+_DEFAULT_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+_PLAIN: dict = {}
+
+
+def errors_now() -> Any:
+    """NumPy's error settings in force (None where NumPy keeps them elsewhere)."""
+    return None if ERRORS is None else ERRORS.get()
+
+
+def plain_errors(state: Any) -> bool:
+    """Whether NumPy's error settings *state* (from :func:`errors_now`) are
+    its defaults: warnings for division by zero, overflow and invalid values
+    (native loops report those), underflow ignored (they do not report it)."""
+    if state is None or ERRORS is None:
+        return bool(np.geterr() == _DEFAULT_ERRORS)
+    known = _PLAIN.get(state)
+    if known is None:
+        token = ERRORS.set(state)
+        try:
+            known = np.geterr() == _DEFAULT_ERRORS
+        finally:
+            ERRORS.reset(token)
+        if len(_PLAIN) >= 64:
+            _PLAIN.clear()
+        _PLAIN[state] = known
+    return bool(known)
 
 
 def native_mode() -> str:
@@ -131,5 +162,6 @@ def address_reader() -> Callable[[np.ndarray], int]:
     return lambda array: array.ctypes.data
 
 
-__all__ = ["FLOATS", "FUNCTIONS", "OPERATIONS", "address_reader", "c_target",
+__all__ = ["ERRORS", "FLOATS", "FUNCTIONS", "OPERATIONS", "address_reader", "c_target",
+           "errors_now", "plain_errors",
            "checked_function", "native_mode", "start_build", "wait_for_native"]

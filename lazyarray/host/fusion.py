@@ -37,12 +37,15 @@ from typing import Any
 import numpy as np
 
 from lazyarray.host.cloop import (
+    ERRORS,
     FLOATS,
     OPERATIONS,
     address_reader,
     c_target,
     checked_function,
+    errors_now,
     native_mode,
+    plain_errors,
     start_build,
 )
 
@@ -60,9 +63,6 @@ UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
           "true_divide": np.true_divide, "negative": np.negative, "square": np.square}
 #: weak references to the pending host arrays made since the last flush
 PENDING: list = []
-#: NumPy's error settings (a context variable of NumPy 2; None where absent)
-_ERRSTATE = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
-                    "_extobj_contextvar", None)
 
 
 class Expr:
@@ -80,6 +80,9 @@ class Expr:
         parts: list[Any] = [op]
         leaves: tuple = ()
         numbers: tuple = ()
+        # (under NumPy's other error settings NumPy's calls compute it: a loop
+        # does not raise, nor report underflow)
+        plain = plain_errors(errors)
         for a in args:
             kind = type(a)
             if kind is Expr:
@@ -92,7 +95,7 @@ class Expr:
             else:
                 part = "n"
                 numbers += (a,)
-            if part is None:
+            if part is None or not plain:
                 parts = []
                 break
             parts.append(part)
@@ -133,7 +136,7 @@ def expression(op: str, args: tuple) -> Expr | None:
             return None
     if shape is None or dtype is None:
         return None
-    return Expr(op, args, shape, dtype, None if _ERRSTATE is None else _ERRSTATE.get())
+    return Expr(op, args, shape, dtype, errors_now())
 
 
 def scalar_expression(op: str, array: np.ndarray, number: Any, reflected: bool
@@ -224,7 +227,7 @@ def _numpy(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
     its operator."""
     args = [_numpy(a) if type(a) is Expr else a for a in expr.args]
     ufunc = UFUNCS[expr.op]
-    state = _ERRSTATE
+    state = ERRORS
     if state is None or expr.errors is None or state.get() is expr.errors:
         return ufunc(*args) if out is None else ufunc(*args, out=out)
     token = state.set(expr.errors)

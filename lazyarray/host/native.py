@@ -40,7 +40,9 @@ from lazyarray.host.cloop import (
     OPERATIONS,
     c_target,
     checked_function,
+    errors_now,
     native_mode,
+    plain_errors,
     start_build,
 )
 from lazyarray.mapper import is_kind
@@ -104,7 +106,8 @@ class NativeStep:
 
     def __call__(self, values: list) -> bool:
         function = self.function
-        if function is None or not self._lock.acquire(False):
+        if function is None or not plain_errors(errors_now()) \
+                or not self._lock.acquire(False):
             return False
         try:
             pointers, held = self._pointers, self._held
