@@ -21,7 +21,7 @@ broadcasting of arrays, views of computed values) leaves the replay to NumPy.
 ``LAZYARRAY_NATIVE=0`` turns native steps off; ``LAZYARRAY_NATIVE=sync``
 compiles them in the calling thread (tests).
 
-Public names: NativeStep, native_step, NATIVE_AFTER.
+Public names: NativeStep, NativeState, native_step, NATIVE_AFTER.
 """
 
 from __future__ import annotations
@@ -135,6 +135,41 @@ class NativeStep:
             return True
         finally:
             self._lock.release()
+
+
+class NativeState:
+    """A replay's native step as it comes: made by *make* (a NativeStep, or
+    why there is none) once the replay ran *calls* times without it; shared
+    by the replay's reorderings."""
+
+    __slots__ = ("step", "calls", "_make", "why")
+
+    def __init__(self, make: Callable[[], NativeStep | str], calls: int):
+        #: the NativeStep (None: not made yet, False: none)
+        self.step: NativeStep | bool | None = None
+        self.calls = calls
+        self._make = make
+        self.why = ""
+
+    def count(self) -> None:
+        """One more call without the step (the last makes it)."""
+        self.calls -= 1
+        if self.calls <= 0:
+            made = self._make()
+            if isinstance(made, str):
+                self.step, self.why = False, made
+            else:
+                self.step = made
+
+    def describe(self) -> tuple[str, str | None]:
+        """Whether the replay runs as a native loop, in words, and the loop's
+        C code (None before it is generated)."""
+        step = self.step
+        if step is None:
+            return f"a native loop is tried after {self.calls} more calls", None
+        if not isinstance(step, NativeStep):
+            return f"no native loop: {self.why}", None
+        return step.describe(), step.source
 
 
 def native_step(steps: Sequence[tuple[int, Callable]], nodes: Mapping[int, Any],
@@ -385,4 +420,4 @@ def _build(native: NativeStep, plan: _Plan, roots: tuple) -> None:
                 1e3 * (time.perf_counter() - started))
 
 
-__all__ = ["NATIVE_AFTER", "NativeStep", "native_step"]
+__all__ = ["NATIVE_AFTER", "NativeState", "NativeStep", "native_step"]

@@ -40,7 +40,7 @@ from lazyarray.graph import Concat, Gather, Iota, Map, Node, Reduce, Reshape, Sc
 from lazyarray.handle import LazyArray
 from lazyarray.host.dispatch import SMALL, mutated, wrap
 from lazyarray.host.fusion import PENDING, flush
-from lazyarray.host.native import NATIVE_AFTER, native_step
+from lazyarray.host.native import NATIVE_AFTER, NativeState, native_step
 from lazyarray.host.reuse import Write, reuse_memory
 from lazyarray.mapper import is_kind
 from lazyarray.pytree import flatten, unflatten
@@ -94,10 +94,8 @@ class HostReplay:
         #: the structure of the function's result (see lazyarray.pytree)
         self.structure = structure
         self._single = structure == _SINGLE
-        #: ``([its NativeStep (None: not made yet, False: none), calls until
-        #: it is made, what makes it, why there is none], the writes of every
-        #: part)``, the list shared with the reorderings of this replay (see
-        #: lazyarray.host.native)
+        #: ``(its NativeState, shared with the reorderings of this replay, the
+        #: writes of every part)`` (see lazyarray.host.native)
         self._native = native
 
     def __call__(self, leaves: Sequence) -> Any:
@@ -106,16 +104,13 @@ class HostReplay:
         values = self._start(leaves)
         native = self._native
         if native is not None:
-            shared = native[0]
-            compiled = shared[0]
-            if compiled:
-                if compiled(values):
+            state = native[0]
+            step = state.step
+            if step:
+                if step(values):
                     return self._finish(leaves, values, native[1])
-            elif compiled is None:
-                shared[1] -= 1
-                if shared[1] <= 0:
-                    made = shared[2]()
-                    shared[0], shared[3] = (False, made) if isinstance(made, str) else (made, "")
+            elif step is None:
+                state.count()
         for number, step in self._steps:
             values[number] = step(values)
         return self._finish(leaves, values, self._writes)
@@ -123,14 +118,7 @@ class HostReplay:
     def native(self) -> tuple[str, str | None]:
         """Whether the replay runs as a native loop, in words, and the loop's
         C code (None before it is generated)."""
-        if self._native is None:
-            return "no native loop", None
-        compiled, calls, _, why = self._native[0]
-        if compiled is None:
-            return f"a native loop is tried after {calls} more calls", None
-        if compiled is False:
-            return f"no native loop: {why}", None
-        return compiled.describe(), compiled.source
+        return ("no native loop", None) if self._native is None else self._native[0].describe()
 
     def _start(self, leaves: Sequence) -> list:
         """The numbered values with the call's arrays and numbers filled in."""
@@ -272,31 +260,29 @@ class _Builder:
         kept = before | results | {self.number[node] for _, pieces in writes
                                    for _, node, _ in pieces}
         computed = {number for number, _ in self.steps}
+        written = [self._write(position, pieces) for position, pieces in writes]
         steps, placed = reuse_memory(
             self.steps, {n: spec for n, spec in self.ufunc_steps.items() if n in computed},
             {n: {self.number[c] for c in _operands(self.nodes[n])} for n in computed},
-            self.nodes, kept, results,
-            [self._write(position, pieces) for position, pieces in writes], bool(before))
+            self.nodes, kept, results, written, bool(before))
         replay = HostReplay(
             self.template, self.arrays, self.numbers, steps, tuple(sorted(before)),
             tuple((True, returned) if returned is not None else (False, self.number[node])
                   for node, returned in outputs),
             tuple((position, write.pieces) for (position, _), write in zip(writes, placed)),
-            structure, self._native(kept, results, writes))
+            structure, self._native(kept, results, tuple(
+                (position, write.pieces) for (position, _), write in zip(writes, written))))
         return replay, self.nodes
 
-    def _native(self, kept: set[int], results: set[int], writes: list) -> tuple:
+    def _native(self, kept: set[int], results: set[int], writes: tuple) -> tuple:
         """The replay's native state (see HostReplay): its NativeStep made
-        after NATIVE_AFTER calls, from these steps."""
+        after NATIVE_AFTER calls, from these steps, and *writes* (every part)."""
         arrays = {self.number[node]: node for node in self.placeholders.values()}
         params = {number: self.nodes[number] for _, number in self.numbers}
         constants = {number: self.template[number] for number in self.constant}
         make = functools.partial(native_step, tuple(self.steps), self.nodes, self.number,
                                  arrays, params, constants, kept, results)
-        return ([None, NATIVE_AFTER, make, ""],
-                tuple((position, tuple((_index(dest), self.number[node], part)
-                                       for dest, node, part in pieces))
-                      for position, pieces in writes))
+        return NativeState(make, NATIVE_AFTER), writes
 
     def _write(self, position: int, pieces: list) -> Write:
         """The argument at leaf *position* written with *pieces*, as
