@@ -12,25 +12,25 @@ import lazyarray as la
 import lazyarray.host.replay as replay_module
 from lazyarray.host import HostArray
 from lazyarray.host import native as native_module
-from lazyarray.host import trial as trial_module
-from lazyarray.host.trial import TierTrial
-from tests.lazyarray.host.test_replay import CASES, _case, _host, _lazy, _replayed
+from tests.lazyarray.host.test_replay import (  # noqa: F401  (replay_wins: autouse)
+    CASES,
+    _case,
+    _host,
+    _lazy,
+    _replayed,
+    replay_wins,
+)
 
 CALLS = 24
 
 
 @pytest.fixture(autouse=True)
-def native_at_once(monkeypatch, tmp_path):
-    """The replay chosen once tried (as in test_replay); its native step made
-    at its second call and compiled in the calling thread; the calls counted."""
-    monkeypatch.setattr(trial_module, "_TRIALS", {})
-    monkeypatch.setattr(trial_module, "PROMOTE_AFTER", 1e9)
-    monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
+def native_at_once(monkeypatch):
+    """The replay chosen once tried (test_replay's ``replay_wins``, imported
+    and so in force here too); its native step made at its second call and
+    compiled in the calling thread; the calls counted."""
     monkeypatch.setenv("LAZYARRAY_NATIVE", "sync")
     monkeypatch.setattr(replay_module, "NATIVE_AFTER", 1)
-    record = TierTrial.record
-    monkeypatch.setattr(TierTrial, "record", lambda self, tier, seconds: record(
-        self, tier, seconds + (1.0 if tier == "host" else 0.0)))
     calls = {"native": 0}
     run = native_module.NativeStep.__call__
 
