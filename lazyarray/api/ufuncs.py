@@ -9,6 +9,7 @@ import numpy as _np
 
 from lazyarray.fallback import _note, host_call
 from lazyarray.handle import LazyArray, asarray
+from lazyarray.host import cdispatch as _cdispatch
 from lazyarray.host.dispatch import _NO
 from lazyarray.host.dispatch import host_call as _numpy_call
 from lazyarray.host.dispatch import host_ready as _host_ready
@@ -176,6 +177,8 @@ def _host_tier_method(name: str):
 
 for _method in ("reduce", "accumulate", "outer", "at", "reduceat"):
     setattr(Ufunc, _method, _host_tier_method(_method))
+# (calls of host arrays and numbers through HostArray's C methods' module)
+_cdispatch.calls_of(Ufunc)
 
 
 def _host_values(value):

@@ -5,9 +5,12 @@ lazily and compiled for the device.
 Public names: HostArray, PendingArray, set_tier, get_tier, tier, host_call.
 """
 
+from lazyarray.host import cdispatch
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import host_call
 from lazyarray.host.pending import PendingArray
 from lazyarray.host.policy import get_tier, set_tier, tier
+
+cdispatch.install()
 
 __all__ = ["HostArray", "PendingArray", "get_tier", "host_call", "set_tier", "tier"]

@@ -80,39 +80,45 @@ class Expr:
         parts: list[Any] = [op]
         leaves: tuple = ()
         numbers: tuple = ()
-        # (under NumPy's other error settings NumPy's calls compute it: a loop
-        # does not raise, nor report underflow)
-        plain = plain_errors(errors)
         for a in args:
             kind = type(a)
             if kind is Expr:
-                part = a.structure
+                parts.append(a.structure)
                 leaves += a.leaves
                 numbers += a.numbers
-            elif kind is np.ndarray:
-                part = _array_structure(a)
+            elif kind is _ndarray:
+                part = _STRUCTURES.get((a.strides, a.itemsize), _UNKNOWN)
+                parts.append(_array_structure(a) if part is _UNKNOWN else part)
                 leaves += (a,)
             else:
-                part = "n"
+                parts.append("n")
                 numbers += (a,)
-            if part is None or not plain:
-                parts = []
-                break
-            parts.append(part)
-        self.structure = tuple(parts) if parts else None
+        # (under NumPy's other error settings NumPy's calls compute it: a loop
+        # does not raise, nor report underflow)
+        self.structure = tuple(parts) if None not in parts and plain_errors(errors) \
+            else None
         self.leaves, self.numbers = leaves, numbers
+
+
+_ndarray = np.ndarray
+_UNKNOWN = object()
+#: the structure of arrays of each strides and item size (see _array_structure)
+_STRUCTURES: dict[tuple, tuple | None] = {}
 
 
 def _array_structure(a: np.ndarray) -> tuple | None:
     """An array's strides in elements, or None where they are negative, not
     whole elements or not in C order (NumPy's result would not be C-ordered:
-    a transpose)."""
+    a transpose); remembered in :data:`_STRUCTURES`."""
     size = a.itemsize
     strides = a.strides
-    if any(s < 0 or s % size for s in strides) or any(
-            strides[k] < strides[k + 1] for k in range(len(strides) - 1)):
-        return None
-    return tuple(s // size for s in strides)
+    structure = None if any(s < 0 or s % size for s in strides) or any(
+        strides[k] < strides[k + 1] for k in range(len(strides) - 1)) \
+        else tuple(s // size for s in strides)
+    if len(_STRUCTURES) >= 1024:
+        _STRUCTURES.clear()
+    _STRUCTURES[strides, size] = structure
+    return structure
 
 
 def expression(op: str, args: tuple) -> Expr | None:
@@ -123,8 +129,8 @@ def expression(op: str, args: tuple) -> Expr | None:
     shape = dtype = None
     for a in args:
         kind = type(a)
-        if kind is np.ndarray:
-            if a.dtype not in FLOATS or a.size < DEFER_ELEMENTS:
+        if kind is _ndarray:
+            if a.size < DEFER_ELEMENTS or a.dtype not in FLOATS:
                 return None
         elif kind is not Expr:
             if kind is float or (kind is int and -2**24 < a < 2**24):
@@ -132,7 +138,7 @@ def expression(op: str, args: tuple) -> Expr | None:
             return None
         if shape is None:
             shape, dtype = a.shape, a.dtype
-        elif a.shape != shape or a.dtype != dtype:
+        elif a.shape != shape or (a.dtype is not dtype and a.dtype != dtype):
             return None
     if shape is None or dtype is None:
         return None

@@ -161,6 +161,14 @@ class NativeState:
             else:
                 self.step = made
 
+    def make_now(self) -> NativeStep | None:
+        """The step, made now where it was not yet (its build started), or
+        None where there is none."""
+        if self.step is None:
+            self.calls = 1
+            self.count()
+        return self.step if isinstance(self.step, NativeStep) else None
+
     def describe(self) -> tuple[str, str | None]:
         """Whether the replay runs as a native loop, in words, and the loop's
         C code (None before it is generated)."""

@@ -8,7 +8,7 @@ what :func:`set_tier` chose, or a :func:`tier` block (for the whole process
 while the block runs).
 While ``la.jit`` traces a function every operation is recorded (device).
 
-Public names: set_tier, get_tier, tier, host_enabled, host_limit, TIERS.
+Public names: set_tier, get_tier, tier, host_enabled, host_limit, cache_folder, TIERS.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import lazyarray.run as _run
 from lazyarray.target import Target
@@ -85,3 +86,16 @@ def host_limit() -> int | None:
     if limit is None:
         limit = _LIMITS[queue] = Target.of_queue(queue).host_tier_elements
     return limit
+
+
+def cache_folder(name: str) -> Path | None:
+    """The folder *name* next to the kernel cache (``LAZYARRAY_CACHE_DIR``,
+    else kernelcore's folder, found without importing kernelcore), or None
+    where ``LAZYARRAY_DISK_CACHE`` turns the disk cache off."""
+    if os.environ.get("LAZYARRAY_DISK_CACHE", "1").lower() in ("0", "false", "no"):
+        return None
+    base = os.environ.get("LAZYARRAY_CACHE_DIR") or os.environ.get("KERNELCORE_CACHE_DIR")
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME")
+                            or os.path.join(os.path.expanduser("~"), ".cache"), "kernelcore")
+    return Path(base) / name

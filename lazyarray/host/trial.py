@@ -49,7 +49,8 @@ from typing import Any
 from lazyarray.handle import LazyArray
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import SMALL, holding
-from lazyarray.host.policy import host_limit
+from lazyarray.host.native import NATIVE_AFTER
+from lazyarray.host.policy import cache_folder, host_limit
 
 #: timed compiled calls of a signature (after its first, which traces and builds)
 COMPILED_TRIALS = 5
@@ -81,20 +82,16 @@ DISK_FOLDER = "lazyarray-tiers-v1"
 def _choice_file(origin: tuple) -> Path | None:
     """Where the choice for *origin* (code object, signature) is kept on
     disk, or None (the disk cache turned off, or no folder)."""
-    if os.environ.get("LAZYARRAY_DISK_CACHE", "1").lower() in ("0", "false", "no"):
+    folder = cache_folder(DISK_FOLDER)
+    if folder is None:
         return None
-    base = os.environ.get("LAZYARRAY_CACHE_DIR") or os.environ.get("KERNELCORE_CACHE_DIR")
-    if not base:
-        # (kernelcore's default folder, found without importing kernelcore)
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME")
-                            or os.path.join(os.path.expanduser("~"), ".cache"), "kernelcore")
     code, key = origin
     # the function's source position and bytecode, the call's signature and
     # the device chosen by the environment (nothing that differs by process)
     text = repr((code.co_filename, code.co_name, code.co_firstlineno,
                  hashlib.sha256(code.co_code).hexdigest(), key,
                  os.environ.get("PYOPENCL_CTX"), os.environ.get("KERNELCORE_DEVICE")))
-    return Path(base) / DISK_FOLDER / hashlib.sha256(text.encode()).hexdigest()
+    return folder / hashlib.sha256(text.encode()).hexdigest()
 
 
 def _load_choice(origin: tuple) -> str | None:
@@ -131,7 +128,7 @@ class TierTrial:
 
     __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_recent", "host_total",
                  "replay_calls", "replay_best", "replay_ok", "replays", "choice", "origin",
-                 "traced")
+                 "traced", "native")
 
     def __init__(self, origin: tuple | None = None) -> None:
         """*origin*: the (code object, signature) whose compiled choice the
@@ -160,6 +157,9 @@ class TierTrial:
         #: whether the function was traced for this signature (its host calls
         #: run it untraced: one asking for values runs there for good)
         self.traced = False
+        #: the replay's native step being built, whose replay calls are timed
+        #: again once it is (see :meth:`_choose_host_form`)
+        self.native: Any = None
 
     @property
     def replaying(self) -> bool:
@@ -175,6 +175,35 @@ class TierTrial:
     def _host_tier(self) -> str:
         """The faster form of the host tier so far: ``"replay"`` or ``"host"``."""
         return "replay" if self.replay_ok and self.replay_best < self.host_best else "host"
+
+    def _await_native(self) -> None:
+        """After a replay trial the function won, where its replay may get a
+        native step: the step made after NATIVE_AFTER calls of the signature
+        (as a replay's own), and once it is built the replay timed again (the
+        function runs, timed, meanwhile)."""
+        native = self.native
+        if native is True:
+            if self.host_calls < NATIVE_AFTER:
+                return
+            steps = [replay.native_now() for replay in self.replays.values()
+                     if replay is not None]
+            native = self.native = next((s for s in steps if s is not None), None)
+            if native is None:
+                self._settle()
+                return
+        if native.function is not None:
+            # (built: the replay's calls, native now, timed again)
+            self.native = None
+            self.replay_calls, self.replay_best = 1, float("inf")
+        elif native.failed is not None:
+            self.native = None
+            self._settle()
+
+    def _settle(self) -> None:
+        """Choose the faster host form where it is fast enough to stay (see
+        :data:`HOST_ONLY`)."""
+        if min(self.host_best, self.replay_best) < HOST_ONLY:
+            self.choose(self._host_tier())
 
     def choose(self, tier: str) -> None:
         """Run the signature's later calls on *tier* (``"compiled"``, ``"replay"``,
@@ -241,6 +270,8 @@ class TierTrial:
             if self.host_calls >= HOST_TRIALS and not self.replay_ok \
                     and self.host_best < HOST_ONLY:
                 self.choose("host")
+            if self.native is not None:
+                self._await_native()
             return
         if tier == "replay":
             if self.replay_calls:
@@ -249,9 +280,14 @@ class TierTrial:
                 # host form does not put off the compiled trial of hot code)
                 self.host_total += max(seconds, self.host_best)
             self.replay_calls += 1
-            if self.replay_calls > REPLAY_TRIALS \
-                    and min(self.host_best, self.replay_best) < HOST_ONLY:
-                self.choose(self._host_tier())
+            if self.replay_calls > REPLAY_TRIALS:
+                if self._host_tier() == "host" and self.native is None and any(
+                        replay is not None and replay.native_pending()
+                        for replay in self.replays.values()):
+                    # (the replay may get a native step: see _await_native)
+                    self.native = True
+                elif min(self.host_best, self.replay_best) < HOST_ONLY:
+                    self.choose(self._host_tier())
             return
         if self.compiled_calls:
             self.compiled_best = min(self.compiled_best, seconds)

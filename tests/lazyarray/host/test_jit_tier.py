@@ -314,14 +314,18 @@ def test_the_host_replay_takes_turns_with_the_function_and_the_faster_runs_on(
 def test_calls_too_short_for_any_launch_stay_on_the_host(monkeypatch, replay_trials):
     """A signature whose host calls take under HOST_ONLY seconds is decided
     once the function and its replay were timed: no plan, no build, no
-    timing from then on."""
+    timing from then on (where the function was the faster and its replay
+    may run natively, after that has been tried: see the test below)."""
     monkeypatch.setattr(trial_module, "HOST_ONLY", 1.0)      # (every call is shorter)
     step = la.jit(lambda u: _convection(la, u))
     with la.tier("auto"), counting() as n:
         u = _run(step, la, HOST_TRIALS + 20)
         trial = _chosen(step)
-        assert trial.choice in ("host", "replay")
-        assert trial.host_calls == 2 * HOST_TRIALS and trial.replay_calls == REPLAY_TRIALS + 1
+        if trial.choice is None:        # (the function was the faster: see above)
+            assert trial.native is True and trial._host_tier() == "host"
+        else:
+            assert trial.choice in ("host", "replay") and trial.host_calls == 2 * HOST_TRIALS
+        assert trial.replay_calls == REPLAY_TRIALS + 1
         assert step.trace_count == 0 and n.launches == 0 and n.planned == 0
     np.testing.assert_array_equal(np.asarray(u), _run(_convection, np, HOST_TRIALS + 20))
 
@@ -382,3 +386,66 @@ def test_a_compiled_trial_call_on_a_gpu_counts_its_work_not_its_wait(monkeypatch
     timed = compiled[1:]
     assert len(timed) == COMPILED_TRIALS
     assert all(s < 0.05 for s in timed) if kind == "gpu" else all(s >= 0.05 for s in timed)
+
+
+class _Step:
+    """A native step's build, as the trial sees it."""
+
+    def __init__(self):
+        self.function = self.failed = None
+
+
+class _Replay:
+    def __init__(self, step):
+        self.step, self.made = step, 0
+
+    def native_pending(self):
+        return self.made == 0
+
+    def native_now(self):
+        self.made += 1
+        return self.step
+
+
+@pytest.mark.parametrize("outcome", ["built", "failed", "none"])
+def test_a_replay_slower_than_the_function_is_timed_again_once_native(monkeypatch, replay_trials,
+                                                                      outcome):
+    """The function won the replay's trial, but the replay may get a native
+    step: it is made after NATIVE_AFTER calls of the signature, and once it
+    is built the replay (native now) is timed again against the function."""
+    monkeypatch.setattr(trial_module, "HOST_ONLY", 1.0)
+    monkeypatch.setattr(trial_module, "NATIVE_AFTER", 40)
+    trial = TierTrial()
+    step = _Step()
+    replay = _Replay(step if outcome != "none" else None)
+    trial.replays[("key",)] = replay
+    for _ in range(HOST_TRIALS):
+        trial.record("host", 0.2)
+    while trial.replay_calls <= REPLAY_TRIALS:
+        tier = trial.next_tier()
+        trial.record(tier, 0.3 if tier == "replay" else 0.2)
+    assert trial.choice is None and trial.native is True and replay.made == 0
+    while trial.host_calls < 40:
+        assert trial.next_tier() == "host"
+        trial.record("host", 0.2)
+    assert replay.made == 1
+    if outcome == "none":
+        assert trial.choice == "host" and trial.native is None
+        return
+    assert trial.native is step and trial.choice is None
+    trial.record("host", 0.2)                       # (still being built)
+    assert trial.native is step
+    if outcome == "failed":
+        step.failed = "no compiler"
+        trial.record("host", 0.2)
+        assert trial.choice == "host" and trial.native is None
+        return
+    step.function = print
+    trial.record("host", 0.2)
+    assert trial.native is None and trial.replay_calls == 1 and trial.choice is None
+    tiers = []
+    while trial.choice is None:
+        tiers.append(trial.next_tier())
+        trial.record(tiers[-1], 0.05 if tiers[-1] == "replay" else 0.2)
+    assert tiers == ["replay"] * REPLAY_TRIALS and trial.choice == "replay"
+    assert replay.made == 1

@@ -1,0 +1,241 @@
+"""HostArray's C methods (lazyarray.host.cdispatch) against their Python
+twins and NumPy: the same results (class, dtype, values), the same errors
+and warnings, the same fallbacks, for every operand kind they meet."""
+
+import itertools
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import lazyarray as la
+import lazyarray.host.cdispatch as cdispatch
+from lazyarray.host import HostArray, PendingArray
+from lazyarray.host.dispatch import MUTATION, SMALL
+from lazyarray.host.fusion import DEFER_ELEMENTS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def c_methods():
+    """The C methods installed (built in this thread where not yet built)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LAZYARRAY_NATIVE", "sync")
+        patch.delenv("LAZYARRAY_CDISPATCH", raising=False)
+        cdispatch.install()
+    assert cdispatch.installed(), "the C methods were not built (no compiler?)"
+    with la.tier("auto"):
+        yield
+
+
+def _twin(name):
+    return cdispatch._TWINS[name]
+
+
+def _values():
+    """NumPy values host arrays hold: dtypes, 0-d, empty, NaN/inf, scalars."""
+    rng = np.random.default_rng(5)
+    out = [rng.standard_normal(7), rng.standard_normal((3, 4)).astype(np.float32),
+           np.arange(-3, 4), np.array([True, False, True]), np.array(2.5), np.empty(0),
+           np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 3.0]),
+           (rng.standard_normal(7) + 1j * rng.standard_normal(7)),
+           np.arange(7, dtype=np.uint8), np.float64(1.5), np.int32(3)]
+    return out
+
+
+def _host(value):
+    handle = object.__new__(HostArray)
+    handle._hv = value.copy() if isinstance(value, np.ndarray) else value
+    handle._copy = None
+    return handle
+
+
+def _outcome(function, *args, **kwargs):
+    """What ``function(*args, **kwargs)`` gives: (class, dtype, value) or the
+    error's class and text, and the warnings' classes and texts."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = function(*args, **kwargs)
+        except Exception as error:
+            got = ("raised", type(error), str(error))
+        else:
+            if isinstance(result, HostArray):
+                value = result._hv
+                got = (type(result), type(value), getattr(value, "dtype", None),
+                       np.asarray(value).tobytes(), np.shape(value))
+            else:
+                got = (type(result), result)
+    return got, [(w.category, str(w.message)) for w in caught]
+
+
+_BINARY = {"__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
+           "__truediv__": operator.truediv, "__pow__": operator.pow,
+           "__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt,
+           "__ge__": operator.ge, "__eq__": operator.eq, "__ne__": operator.ne}
+_OTHERS = [2, -3, 0, 2.5, 0.0, float("nan"), 2**70, True, None, "text", np.float64(2.0), 1j]
+
+
+@pytest.mark.parametrize("name", sorted(_BINARY) + ["__radd__", "__rsub__", "__rmul__",
+                                                    "__rtruediv__", "__rpow__"])
+def test_operators_agree_with_their_twins_and_numpy(name):
+    c_method = getattr(HostArray, name)
+    assert type(c_method).__name__ == "method_descriptor"
+    values = _values()
+    operands = [*values, *_OTHERS]
+    for left, right in itertools.product(values, operands):
+        def operands(left=left, right=right):
+            return (_host(left), _host(right) if isinstance(right, np.ndarray | np.generic)
+                    else right)
+        want = _outcome(_twin(name), *operands())
+        got = _outcome(c_method, *operands())
+        assert got == want, (name, left, right)
+        if got[0][0] is HostArray and type(right) in (int, float):
+            # number <op> array for the reflected ones, as NumPy computes them
+            numpy_op = _BINARY[name.replace("__r", "__")] if name.startswith("__r") \
+                else _BINARY[name]
+            with np.errstate(all="ignore"):
+                expected = numpy_op(right, left) if name.startswith("__r") \
+                    else numpy_op(left, right)
+            assert got[0][3] == np.asarray(expected).tobytes(), (name, left, right)
+
+
+def test_operator_results_are_numpy_s_through_python_syntax():
+    rng = np.random.default_rng(2)
+    x_np = rng.standard_normal(50)
+    y_np = rng.standard_normal(50)
+    x, y = la.asarray(x_np), la.asarray(y_np)
+    for got, want in [(x + y, x_np + y_np), (2.0 - x, 2.0 - x_np), (x * 3, x_np * 3),
+                      (1 / x, 1 / x_np), (x ** 2, x_np ** 2), (2 ** x, 2 ** x_np),
+                      (x < y, x_np < y_np), (x[1:] - x[:-1], x_np[1:] - x_np[:-1]),
+                      (0.5 > x, 0.5 > x_np), (x == 0.5, x_np == 0.5)]:  # noqa: SIM300
+        assert type(got) is HostArray
+        np.testing.assert_array_equal(got, want, strict=True)
+
+
+def test_getitem_agrees_with_its_twin():
+    values = [np.arange(24.0).reshape(4, 6), np.arange(5), np.array(3.0), np.empty((0, 3))]
+    keys = [0, -1, 3, 9, slice(1, None), slice(None, None, -2), (1, 2), (slice(1, 3), 0),
+            (0, 0, 0), Ellipsis, None, (None, 1), [0, 1], True, (slice(None), slice(2, 4))]
+    for value, key in itertools.product(values, keys):
+        got = _outcome(HostArray.__getitem__, _host(value), key)
+        want = _outcome(_twin("__getitem__"), _host(value), key)
+        assert got == want, (value, key)
+
+
+def test_setitem_agrees_with_its_twin_and_counts_the_write():
+    targets = [np.arange(24.0).reshape(4, 6), np.arange(5), np.zeros(3, np.float32)]
+    keys = [0, -1, 7, slice(1, 3), (1, 2), (slice(None), 0), slice(None, None, 2), [0, 1]]
+    assigned = [1.5, 2, -7, 2**70, float("nan"), np.arange(2.0), np.float64(4.0), "x"]
+    for target, key, value in itertools.product(targets, keys, assigned):
+        outcomes = []
+        for method in (HostArray.__setitem__, _twin("__setitem__")):
+            a = _host(target)
+            b = _host(value) if isinstance(value, np.ndarray) else value
+            before = MUTATION[0]
+            outcome = _outcome(method, a, key, b)
+            outcomes.append((outcome, a._hv.tobytes(), MUTATION[0] - before))
+        assert outcomes[0] == outcomes[1], (target, key, value)
+
+
+def test_copy_agrees_with_its_twin():
+    for value in _values():
+        for args, kwargs in [((), {}), (("F",), {}), ((), {"order": "C"}), (("X",), {})]:
+            got = _outcome(HostArray.copy, _host(value), *args, **kwargs)
+            want = _outcome(_twin("copy"), _host(value), *args, **kwargs)
+            assert got == want, (value, args, kwargs)
+    a = la.asarray(np.arange(4.0))
+    b = a.copy()
+    b[0] = 9.0
+    assert float(a[0]) == 0.0
+
+
+def test_fallbacks_keep_deferral_large_results_and_the_device_tier():
+    big = la.asarray(np.ones(DEFER_ELEMENTS))
+    assert type(big + big) is PendingArray              # (the twin deferred it)
+    assert type(big[1:] + big[1:]) is HostArray
+    assert type(big * 2.0) is PendingArray
+    pending = big + big
+    assert type(la.asarray(np.ones(DEFER_ELEMENTS)) + pending) is PendingArray
+    small = la.asarray(np.arange(3.0))
+    wide = small[:, None]
+    outer = wide * small
+    assert type(outer) is HostArray and outer.shape == (3, 3)
+    with la.tier("device"):
+        lazy = small * 2.0
+        assert type(lazy) is not HostArray
+        np.testing.assert_array_equal(lazy, np.arange(3.0) * 2.0)
+        part = small[1:]
+        assert type(part) is not HostArray
+    large = la.asarray(np.ones(SMALL + 1, np.int64))
+    assert (large + 1).shape == (SMALL + 1,)      # (wrap() decides where it lives)
+    np.testing.assert_array_equal(large + 1, np.full(SMALL + 1, 2))
+
+
+def test_inside_jit_the_twins_record():
+    @la.jit
+    def step(u):
+        u[1:] = u[1:] - 0.5 * (u[1:] - u[:-1])
+        u[0] = 1.0
+        return u * 2.0
+
+    u_np = np.linspace(0, 1, 40)
+    got = step(la.asarray(u_np.copy()))
+    want = u_np.copy()
+    want[1:] = want[1:] - 0.5 * (want[1:] - want[:-1])
+    want[0] = 1.0
+    np.testing.assert_array_equal(got, want * 2.0)
+
+
+def test_uninstall_puts_the_twins_back():
+    cdispatch.uninstall()
+    try:
+        assert not cdispatch.installed()
+        assert type(HostArray.__dict__["__add__"]).__name__ == "function"
+        x = la.asarray(np.arange(3.0))
+        np.testing.assert_array_equal(x + 1, [1.0, 2.0, 3.0])
+    finally:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("LAZYARRAY_NATIVE", "sync")
+            cdispatch.install()
+    assert cdispatch.installed()
+    assert type(HostArray.__dict__["__add__"]).__name__ == "method_descriptor"
+
+
+def test_a_write_computes_the_pending_expressions_first():
+    big = la.asarray(np.ones(DEFER_ELEMENTS))
+    doubled = big * 2.0
+    assert type(doubled) is PendingArray
+    big[0] = 5.0                                        # (a C write, after a flush)
+    big[1:3] = la.asarray(np.array([7.0, 8.0]))
+    assert float(doubled[0]) == 2.0 and float(doubled[2]) == 2.0
+    assert float(big[0]) == 5.0 and float(big[2]) == 8.0
+
+
+def test_ufunc_calls_agree_with_their_twin():
+    from lazyarray.api.ufuncs import Ufunc
+
+    c_call = Ufunc.__dict__["__call__"]
+    assert type(c_call).__name__ == "method_descriptor"
+    twin = cdispatch._CALL_TWINS[Ufunc]
+    ufuncs = sorted({getattr(la, name) for name in dir(la)
+                     if isinstance(getattr(la, name), Ufunc)}, key=lambda u: u.__name__)
+    assert len(ufuncs) > 50
+    values = _values()[:8]
+    numbers = [2, 0.5, -1, 2**70, True]
+    for ufunc in ufuncs:
+        arity = ufunc.nin
+        pool = [*values, *numbers]
+        cases = [(v,) for v in pool] if arity == 1 else \
+            [(a, b) for a in values for b in (*values[:4], *numbers)] + \
+            [(b, a) for a in values[:3] for b in numbers]
+        for case in cases:
+            def operands(case=case):
+                return [_host(v) if isinstance(v, np.ndarray) else v for v in case]
+            got = _outcome(c_call, ufunc, *operands())
+            want = _outcome(twin, ufunc, *operands())
+            assert got == want, (ufunc, case)
+    x = la.asarray(np.arange(3.0))
+    out = la.asarray(np.zeros(3))
+    assert la.add(x, 1.0, out=out) is out                  # (keywords: the twin)
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
