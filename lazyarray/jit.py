@@ -229,6 +229,8 @@ class _Jitted(ReplayCalls):
             if trial is not None:
                 choice = trial.choice
                 if choice == "host":
+                    if trial.native is not None:
+                        trial.await_native(1)       # (its replay may run natively)
                     return self.fn(*args)
                 if choice == "replay" or (choice is None and trial.replaying):
                     replay = self._replays_by_position.get(trial)

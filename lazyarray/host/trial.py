@@ -157,8 +157,9 @@ class TierTrial:
         #: whether the function was traced for this signature (its host calls
         #: run it untraced: one asking for values runs there for good)
         self.traced = False
-        #: the replay's native step being built, whose replay calls are timed
-        #: again once it is (see :meth:`_choose_host_form`)
+        #: True while the function, faster than its replay, runs until the
+        #: replay's native step is made, then that step until it is built
+        #: (see :meth:`await_native`), else None
         self.native: Any = None
 
     @property
@@ -176,11 +177,13 @@ class TierTrial:
         """The faster form of the host tier so far: ``"replay"`` or ``"host"``."""
         return "replay" if self.replay_ok and self.replay_best < self.host_best else "host"
 
-    def _await_native(self) -> None:
-        """After a replay trial the function won, where its replay may get a
-        native step: the step made after NATIVE_AFTER calls of the signature
-        (as a replay's own), and once it is built the replay timed again (the
-        function runs, timed, meanwhile)."""
+    def await_native(self, calls: int = 0) -> None:
+        """Count *calls* more calls of the function itself (untimed, after
+        the function was chosen) while its replay, slower in the trial, may
+        get a native step: the step is made after NATIVE_AFTER calls of the
+        signature (as a replay's own), and once it is built the trial opens
+        again, the replay (native now) timed against the function."""
+        self.host_calls += calls
         native = self.native
         if native is True:
             if self.host_calls < NATIVE_AFTER:
@@ -192,8 +195,8 @@ class TierTrial:
                 self._settle()
                 return
         if native.function is not None:
-            # (built: the replay's calls, native now, timed again)
             self.native = None
+            self.choice = None
             self.replay_calls, self.replay_best = 1, float("inf")
         elif native.failed is not None:
             self.native = None
@@ -209,6 +212,8 @@ class TierTrial:
         """Run the signature's later calls on *tier* (``"compiled"``, ``"replay"``,
         ``"host"``)."""
         self.choice = tier
+        if tier != "host":
+            self.native = None          # (a replay counts its own calls to its native step)
         if self.origin is not None:
             _store_choice(self.origin, tier)
 
@@ -271,7 +276,7 @@ class TierTrial:
                     and self.host_best < HOST_ONLY:
                 self.choose("host")
             if self.native is not None:
-                self._await_native()
+                self.await_native()
             return
         if tier == "replay":
             if self.replay_calls:
@@ -284,9 +289,9 @@ class TierTrial:
                 if self._host_tier() == "host" and self.native is None and any(
                         replay is not None and replay.native_pending()
                         for replay in self.replays.values()):
-                    # (the replay may get a native step: see _await_native)
+                    # (the replay may get a native step: see await_native)
                     self.native = True
-                elif min(self.host_best, self.replay_best) < HOST_ONLY:
+                if min(self.host_best, self.replay_best) < HOST_ONLY:
                     self.choose(self._host_tier())
             return
         if self.compiled_calls:
