@@ -31,13 +31,16 @@ static PyObject *one;
 
 enum {
     ADD, RADD, SUB, RSUB, MUL, RMUL, TRUEDIV, RTRUEDIV, POW, RPOW,
-    LT, LE, GT, GE, EQ, NE, GETITEM, SETITEM, COPY, COUNT
+    LT, LE, GT, GE, EQ, NE, GETITEM, SETITEM, COPY,
+    NEG, POS, ABS, INVERT, IADD, ISUB, IMUL, ITRUEDIV, COUNT
 };
 static const char *names[COUNT] = {
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
     "__truediv__", "__rtruediv__", "__pow__", "__rpow__",
     "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
-    "__getitem__", "__setitem__", "copy"};
+    "__getitem__", "__setitem__", "copy",
+    "__neg__", "__pos__", "__abs__", "__invert__",
+    "__iadd__", "__isub__", "__imul__", "__itruediv__"};
 /* the Python twins, by operation */
 static PyObject *twins[COUNT];
 
@@ -161,6 +164,67 @@ BINARY(rtruediv, RTRUEDIV, 1) BINARY(power, POW, 0) BINARY(rpower, RPOW, 1)
 BINARY(lt, LT, 0) BINARY(le, LE, 0) BINARY(gt, GT, 0) BINARY(ge, GE, 0)
 BINARY(eq, EQ, 0) BINARY(ne, NE, 0)
 
+/* -self, +self, abs(self), ~self of a host array *self* */
+static PyObject *unary(int op, PyObject *self)
+{
+    PyObject *value;
+    if (Py_TYPE(self) != host_type || !host_mode()
+            || (value = SLOT(self, hv_offset)) == NULL)
+        return PyObject_CallOneArg(twins[op], self);
+    switch (op) {
+    case NEG: return held(PyNumber_Negative(value));
+    case POS: return held(PyNumber_Positive(value));
+    case ABS: return held(PyNumber_Absolute(value));
+    default: return held(PyNumber_Invert(value));
+    }
+}
+
+#define UNARY(NAME, OP) \
+    static PyObject *NAME(PyObject *self, PyObject *unused) { return unary(OP, self); }
+UNARY(negative, NEG) UNARY(positive, POS) UNARY(absolute, ABS) UNARY(invert, INVERT)
+
+/* (MUTATION[0] += 1: device copies of host buffers are out of date) */
+static int count_write(void)
+{
+    PyObject *count = PyNumber_Add(PyList_GET_ITEM(mutation, 0), one);
+    if (count == NULL)
+        return -1;
+    return PyList_SetItem(mutation, 0, count);
+}
+
+/* self <op>= other for a host array *self*: into its buffer */
+static PyObject *in_place(int op, PyObject *self, PyObject *other)
+{
+    PyObject *buffer, *value = NULL;
+    if (Py_TYPE(self) == host_type && PyList_GET_SIZE(pending) == 0 && host_mode()
+            && (buffer = SLOT(self, hv_offset)) != NULL && PyArray_CheckExact(buffer)) {
+        PyTypeObject *kind = Py_TYPE(other);
+        if (kind == host_type)
+            value = SLOT(other, hv_offset);
+        else if (kind == &PyFloat_Type || kind == &PyLong_Type)
+            value = other;
+    }
+    if (value == NULL)
+        return twin2(op, self, other);
+    PyObject *result;
+    switch (op) {
+    case IADD: result = PyNumber_InPlaceAdd(buffer, value); break;
+    case ISUB: result = PyNumber_InPlaceSubtract(buffer, value); break;
+    case IMUL: result = PyNumber_InPlaceMultiply(buffer, value); break;
+    default: result = PyNumber_InPlaceTrueDivide(buffer, value);
+    }
+    if (result == NULL)
+        return NULL;
+    Py_DECREF(result);
+    if (count_write() < 0)
+        return NULL;
+    return Py_NewRef(self);
+}
+
+#define IN_PLACE(NAME, OP) \
+    static PyObject *NAME(PyObject *self, PyObject *other) { return in_place(OP, self, other); }
+IN_PLACE(iadd, IADD) IN_PLACE(isub, ISUB) IN_PLACE(imul, IMUL) IN_PLACE(itruediv, ITRUEDIV)
+
 static PyObject *getitem(PyObject *self, PyObject *key)
 {
     PyObject *buffer;
@@ -186,13 +250,8 @@ static PyObject *setitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         PyObject *call[3] = {self, nargs > 0 ? args[0] : NULL, nargs > 1 ? args[1] : NULL};
         return PyObject_Vectorcall(twins[SETITEM], call, nargs + 1, NULL);
     }
-    if (PyObject_SetItem(buffer, args[0], value) < 0)
+    if (PyObject_SetItem(buffer, args[0], value) < 0 || count_write() < 0)
         return NULL;
-    /* (MUTATION[0] += 1: device copies of host buffers are out of date) */
-    PyObject *count = PyNumber_Add(PyList_GET_ITEM(mutation, 0), one);
-    if (count == NULL)
-        return NULL;
-    PyList_SetItem(mutation, 0, count);
     Py_RETURN_NONE;
 }
 
@@ -307,6 +366,14 @@ static PyMethodDef methods[COUNT + 1] = {
      "Set self[key] to value."},
     {"copy", (PyCFunction)(void (*)(void))copy, METH_FASTCALL | METH_KEYWORDS,
      "copy($self, /, order='C')\n--\n\nA copy of the array."},
+    {"__neg__", (PyCFunction)negative, METH_NOARGS, "-self"},
+    {"__pos__", (PyCFunction)positive, METH_NOARGS, "+self"},
+    {"__abs__", (PyCFunction)absolute, METH_NOARGS, "abs(self)"},
+    {"__invert__", (PyCFunction)invert, METH_NOARGS, "~self"},
+    {"__iadd__", (PyCFunction)iadd, METH_O, "Return self+=value."},
+    {"__isub__", (PyCFunction)isub, METH_O, "Return self-=value."},
+    {"__imul__", (PyCFunction)imul, METH_O, "Return self*=value."},
+    {"__itruediv__", (PyCFunction)itruediv, METH_O, "Return self/=value."},
     {NULL, NULL, 0, NULL}};
 
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)

@@ -1,7 +1,8 @@
-"""HostArray's commonest operations in C (``cdispatch.c``): arithmetic and
-comparisons with host arrays and Python numbers, indexing and assignment
-by integers and slices, ``copy()``, and lazyarray's ufuncs (``la.sqrt(x)``)
-of host arrays and numbers.
+"""HostArray's commonest operations in C (``cdispatch.c``): arithmetic,
+in-place arithmetic and comparisons with host arrays and Python numbers,
+negation and absolute values, indexing and assignment by integers and
+slices, ``copy()``, and lazyarray's ufuncs (``la.sqrt(x)``) of host arrays
+and numbers.
 
 A small time step on the host tier is a dozen NumPy calls of a microsecond
 or less each; the Python around each call (HostArray's operator, its tests,
@@ -52,7 +53,9 @@ DISK_FOLDER = "lazyarray-cdispatch-v1"
 #: the methods replaced, by name
 NAMES = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
          "__truediv__", "__rtruediv__", "__pow__", "__rpow__", "__lt__", "__le__",
-         "__gt__", "__ge__", "__eq__", "__ne__", "__getitem__", "__setitem__", "copy")
+         "__gt__", "__ge__", "__eq__", "__ne__", "__getitem__", "__setitem__", "copy",
+         "__neg__", "__pos__", "__abs__", "__invert__", "__iadd__", "__isub__", "__imul__",
+         "__itruediv__")
 
 #: the Python twins, by name (kept while the C methods are installed)
 _TWINS: dict[str, Any] = {}

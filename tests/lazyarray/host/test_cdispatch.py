@@ -239,3 +239,44 @@ def test_ufunc_calls_agree_with_their_twin():
     out = la.asarray(np.zeros(3))
     assert la.add(x, 1.0, out=out) is out                  # (keywords: the twin)
     np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("name", ["__neg__", "__pos__", "__abs__", "__invert__"])
+def test_unary_operators_agree_with_their_twins(name):
+    assert type(HostArray.__dict__[name]).__name__ == "method_descriptor"
+    for value in _values():
+        got = _outcome(getattr(HostArray, name), _host(value))
+        want = _outcome(_twin(name), _host(value))
+        assert got == want, (name, value)
+    with la.tier("device"):
+        lazy = -la.asarray(np.arange(3.0))
+        assert type(lazy) is not HostArray
+        np.testing.assert_array_equal(lazy, -np.arange(3.0))
+
+
+@pytest.mark.parametrize("name", ["__iadd__", "__isub__", "__imul__", "__itruediv__"])
+def test_in_place_operators_agree_with_their_twins_and_count_the_write(name):
+    assert type(HostArray.__dict__[name]).__name__ == "method_descriptor"
+    values = _values()
+    for target, other in itertools.product(values[:8], [*values[:8], *_OTHERS]):
+        outcomes = []
+        for method in (getattr(HostArray, name), _twin(name)):
+            a = _host(target)
+            b = _host(other) if isinstance(other, np.ndarray | np.generic) else other
+            before = MUTATION[0]
+            got = _outcome(method, a, b)
+            outcomes.append((got, np.asarray(a._hv).tobytes(), MUTATION[0] - before))
+        assert outcomes[0] == outcomes[1], (name, target, other)
+    x = la.asarray(np.arange(4.0))
+    same = x
+    x += 1.0
+    assert x is same
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0, 4.0])
+
+
+def test_an_in_place_write_computes_the_pending_expressions_first():
+    big = la.asarray(np.ones(DEFER_ELEMENTS))
+    doubled = big * 2.0
+    assert type(doubled) is PendingArray
+    big += 1.0
+    assert float(doubled[0]) == 2.0 and float(big[0]) == 2.0
