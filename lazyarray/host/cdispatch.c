@@ -255,13 +255,10 @@ static PyObject *setitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
-static PyObject *copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames)
+/* twin(self, *args, **kwnames's values): a method's call passed on */
+static PyObject *forward(PyObject *twin, PyObject *self, PyObject *const *args,
+                         Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *buffer;
-    if (nargs == 0 && kwnames == NULL && Py_TYPE(self) == host_type && host_mode()
-            && (buffer = SLOT(self, hv_offset)) != NULL && PyArray_CheckExact(buffer))
-        return held(PyArray_NewCopy((PyArrayObject *)buffer, NPY_CORDER));
     Py_ssize_t count = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
     PyObject **call = PyMem_Malloc((count + 1) * sizeof(PyObject *));
     if (call == NULL)
@@ -269,9 +266,19 @@ static PyObject *copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     call[0] = self;
     for (Py_ssize_t k = 0; k < count; k++)
         call[k + 1] = args[k];
-    PyObject *result = PyObject_Vectorcall(twins[COPY], call, nargs + 1, kwnames);
+    PyObject *result = PyObject_Vectorcall(twin, call, nargs + 1, kwnames);
     PyMem_Free(call);
     return result;
+}
+
+static PyObject *copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames)
+{
+    PyObject *buffer;
+    if (nargs == 0 && kwnames == NULL && Py_TYPE(self) == host_type && host_mode()
+            && (buffer = SLOT(self, hv_offset)) != NULL && PyArray_CheckExact(buffer))
+        return held(PyArray_NewCopy((PyArrayObject *)buffer, NPY_CORDER));
+    return forward(twins[COPY], self, args, nargs, kwnames);
 }
 
 /* lazyarray's ufunc objects (lazyarray.api.ufuncs.Ufunc): the class, the
@@ -309,16 +316,7 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
         }
         Py_DECREF(ufunc);
     }
-    Py_ssize_t count = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
-    PyObject **call = PyMem_Malloc((count + 1) * sizeof(PyObject *));
-    if (call == NULL)
-        return PyErr_NoMemory();
-    call[0] = self;
-    for (Py_ssize_t k = 0; k < count; k++)
-        call[k + 1] = args[k];
-    PyObject *result = PyObject_Vectorcall(ufunc_twin, call, nargs + 1, kwnames);
-    PyMem_Free(call);
-    return result;
+    return forward(ufunc_twin, self, args, nargs, kwnames);
 }
 
 static PyMethodDef ufunc_method = {
@@ -458,7 +456,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_lazyarray_cdispatch",
     "The host tier's commonest operations in C (see lazyarray.host.cdispatch).",
-    -1, module_methods};
+    -1, module_methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__lazyarray_cdispatch(void)
 {
