@@ -157,9 +157,19 @@ def calls_of(cls: type) -> None:
 
 def _build_and_install(path: Path) -> None:
     try:
-        if not path.exists():
+        if _MODULE:
+            module = _MODULE[0]         # (installed again after uninstall())
+        elif path.exists():
+            try:
+                module = _load(path)
+            except (ImportError, OSError):
+                # (a damaged or foreign file in the cache: built again)
+                path.unlink(missing_ok=True)
+                _compile(path)
+                module = _load(path)
+        else:
             _compile(path)
-        module = _load(path)
+            module = _load(path)
     except Exception as error:          # (the Python methods stay)
         logger.info("HostArray's C methods not built: %s", error)
         return

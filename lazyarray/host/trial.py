@@ -10,7 +10,10 @@ traced (no kernel planned or built) and its next calls take turns between
 the function and the trace's host replay (:mod:`lazyarray.host.replay`: the
 same NumPy work without the dispatch of each operation), until
 :data:`REPLAY_TRIALS` replayed calls were timed; the faster of the two runs
-the host tier's calls from then on. Once the host calls
+the host tier's calls from then on (where the function was the faster and
+the replay may run as a native loop, that loop is made after
+:data:`~lazyarray.host.native.NATIVE_AFTER` calls and, once built, the
+replay is timed against the function again). Once the host calls
 took :data:`PROMOTE_AFTER` seconds together (hot code), the next calls run
 compiled (the first plans and builds; the results are read back into host
 arrays), the last :data:`COMPILED_TRIALS` of them timed (on a GPU, which

@@ -280,3 +280,23 @@ def test_an_in_place_write_computes_the_pending_expressions_first():
     assert type(doubled) is PendingArray
     big += 1.0
     assert float(doubled[0]) == 2.0 and float(big[0]) == 2.0
+
+
+def test_a_damaged_module_in_the_cache_is_built_again(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAZYARRAY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("LAZYARRAY_NATIVE", "sync")
+    path = cdispatch._library()
+    assert str(path).startswith(str(tmp_path))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a shared library")
+    cdispatch.uninstall()
+    monkeypatch.setattr(cdispatch, "_MODULE", [])     # (as in a new process)
+    try:
+        cdispatch.install()
+        assert cdispatch.installed()
+        assert path.read_bytes() != b"not a shared library"
+        x = la.asarray(np.arange(3.0))
+        np.testing.assert_array_equal(x * 2.0, [0.0, 2.0, 4.0])
+    finally:
+        cdispatch.install()
+    assert cdispatch.installed()
