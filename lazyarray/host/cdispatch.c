@@ -319,6 +319,71 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
     return forward(ufunc_twin, self, args, nargs, kwnames);
 }
 
+/* call(function, args): NumPy's *function* of host arrays and scalars (of
+ * the types in the set *scalars*), positional only, as quick_call of
+ * lazyarray.host.dispatch computes it; the object *no* where an argument is
+ * anything else (or the host tier is off). */
+static PyObject *quick_scalars, *quick_no;
+
+static PyObject *quick_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "call(function, args)");
+        return NULL;
+    }
+    PyObject *arguments = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(arguments);
+    if (host_type == NULL || quick_scalars == NULL || count > 8 || !host_mode())
+        return Py_NewRef(quick_no);
+    PyObject *values[8];
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *a = PyTuple_GET_ITEM(arguments, k);
+        if (Py_TYPE(a) == host_type) {
+            if ((values[k] = SLOT(a, hv_offset)) == NULL)
+                return Py_NewRef(quick_no);
+        }
+        else if (PySet_Contains(quick_scalars, (PyObject *)Py_TYPE(a)) == 1)
+            values[k] = a;
+        else
+            return Py_NewRef(quick_no);
+    }
+    PyObject *result = PyObject_Vectorcall(args[0], values, count, NULL);
+    if (result == NULL)
+        return NULL;
+    if (PyArray_CheckExact(result)) {
+        /* (a function returning an argument's buffer returns that argument) */
+        for (Py_ssize_t k = 0; k < count; k++) {
+            PyObject *a = PyTuple_GET_ITEM(arguments, k);
+            if (Py_TYPE(a) == host_type && values[k] == result) {
+                Py_DECREF(result);
+                return Py_NewRef(a);
+            }
+        }
+        return held(result);
+    }
+    if (PySet_Contains(numpy_scalars, (PyObject *)Py_TYPE(result)) == 1)
+        return held(result);
+    PyObject *pair[2] = {result, arguments};
+    PyObject *wrapped = PyObject_Vectorcall(wrap, pair, 2, NULL);
+    Py_DECREF(result);
+    return wrapped;
+}
+
+/* install_call(scalars, no): set quick_call's scalar types and its "no" */
+static PyObject *install_call(PyObject *module, PyObject *args)
+{
+    PyObject *scalars, *no;
+    if (!PyArg_ParseTuple(args, "OO", &scalars, &no))
+        return NULL;
+    if (!PyAnySet_Check(scalars)) {
+        PyErr_SetString(PyExc_TypeError, "install_call(): scalars must be a set");
+        return NULL;
+    }
+    Py_XSETREF(quick_scalars, Py_NewRef(scalars));
+    Py_XSETREF(quick_no, Py_NewRef(no));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef ufunc_method = {
     "__call__", (PyCFunction)(void (*)(void))ufunc_call, METH_FASTCALL | METH_KEYWORDS,
     "Call self as a function."};
@@ -451,6 +516,10 @@ static PyMethodDef module_methods[] = {
      "The C methods of HostArray, by name, with their Python twins as fallbacks."},
     {"install_ufunc_call", install_ufunc_call, METH_VARARGS,
      "The C __call__ of lazyarray's ufunc class, with its Python one as fallback."},
+    {"install_call", install_call, METH_VARARGS,
+     "Set the scalar types call() takes and what it returns for other arguments."},
+    {"call", (PyCFunction)(void (*)(void))quick_call, METH_FASTCALL,
+     "NumPy's function of host arrays and scalars, or the 'no' object."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {

@@ -1,8 +1,9 @@
 """HostArray's commonest operations in C (``cdispatch.c``): arithmetic,
 in-place arithmetic and comparisons with host arrays and Python numbers,
 negation and absolute values, indexing and assignment by integers and
-slices, ``copy()``, and lazyarray's ufuncs (``la.sqrt(x)``) of host arrays
-and numbers.
+slices, ``copy()``, lazyarray's ufuncs (``la.sqrt(x)``) of host arrays
+and numbers, and the common call of lazyarray's other NumPy functions
+(positional host arrays and scalars, :data:`lazyarray.host.dispatch.C_CALL`).
 
 A small time step on the host tier is a dozen NumPy calls of a microsecond
 or less each; the Python around each call (HostArray's operator, its tests,
@@ -37,7 +38,16 @@ import numpy as np
 
 import lazyarray.host.array as _array
 from lazyarray.host.cloop import native_mode
-from lazyarray.host.dispatch import MUTATION, NUMPY_SCALARS, SMALL, WIDE, wrap
+from lazyarray.host.dispatch import (
+    _NO,
+    _SCALARS,
+    C_CALL,
+    MUTATION,
+    NUMPY_SCALARS,
+    SMALL,
+    WIDE,
+    wrap,
+)
 from lazyarray.host.elision import ELIDE_BYTES
 from lazyarray.host.fusion import DEFER_ELEMENTS, PENDING
 from lazyarray.host.policy import _MODES, cache_folder
@@ -135,6 +145,8 @@ def _put_in_place(module: Any) -> None:
         setattr(host, name, method)
     _TWINS.update(twins)
     _MODULE[:] = [module]
+    module.install_call(_SCALARS, _NO)
+    C_CALL[:] = [module.call]
     for cls in _CALLERS:
         _put_call_in_place(cls)
 
@@ -212,6 +224,7 @@ def uninstall() -> None:
     for cls, call in _CALL_TWINS.items():
         cls.__call__ = call  # type: ignore[method-assign]
     _CALL_TWINS.clear()
+    C_CALL.clear()
 
 
 __all__ = ["calls_of", "install", "installed", "uninstall", "wait"]

@@ -410,13 +410,22 @@ def device_dtype(dtype: np.dtype) -> bool:
     return dtype.kind in "biufc" and dtype != np.float16 and dtype.isnative
 
 
+#: quick_call's common case (positional arguments only, no writer) in C, once
+#: lazyarray.host.cdispatch installed it (``[call]``), else empty
+C_CALL: list = []
+
+
 def forwarding(name: str, impl: Callable, numpy_func: Callable) -> Callable:
     """*impl* (lazyarray's function *name*), with calls whose arrays are all
     on the host run by *numpy_func* instead."""
+    writes = name in _WRITERS
+
     def dispatch(*args, **kwargs):
         if host_enabled():
             try:
-                result = quick_call(numpy_func, args, _drop_device(kwargs) if kwargs else None)
+                result = C_CALL[0](numpy_func, args) if C_CALL and not kwargs \
+                    and not writes else \
+                    quick_call(numpy_func, args, _drop_device(kwargs) if kwargs else None)
             except TypeError:
                 result = _NO
             if result is not _NO:

@@ -60,13 +60,23 @@ def _outcome(function, *args, **kwargs):
         except Exception as error:
             got = ("raised", type(error), str(error))
         else:
-            if isinstance(result, HostArray):
-                value = result._hv
-                got = (type(result), type(value), getattr(value, "dtype", None),
-                       np.asarray(value).tobytes(), np.shape(value))
-            else:
-                got = (type(result), result)
+            got = _described(result)
     return got, [(w.category, str(w.message)) for w in caught]
+
+
+def _described(result):
+    """A result as comparable data: a host array's class, value class,
+    dtype, bytes and shape; tuples and lists item by item."""
+    if isinstance(result, HostArray):
+        value = result._hv
+        return (type(result), type(value), getattr(value, "dtype", None),
+                np.asarray(value).tobytes(), np.shape(value))
+    if type(result) in (tuple, list):
+        return (type(result), *(_described(r) for r in result))
+    if isinstance(result, la.LazyArray):
+        value = result.get()
+        return (type(result), value.dtype, value.tobytes(), value.shape)
+    return (type(result), result)
 
 
 _BINARY = {"__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
@@ -300,3 +310,35 @@ def test_a_damaged_module_in_the_cache_is_built_again(monkeypatch, tmp_path):
     finally:
         cdispatch.install()
     assert cdispatch.installed()
+
+
+def test_the_c_call_of_numpy_functions_agrees_with_quick_call():
+    from lazyarray.host.dispatch import _NO, C_CALL, quick_call
+
+    assert C_CALL, "the C call was not installed"
+    call = C_CALL[0]
+    small = _values()[:8]
+    cases = [(np.roll, (v, 1)) for v in small] + \
+        [(np.transpose, (v,)) for v in small] + \
+        [(np.asarray, (v,)) for v in small] + \
+        [(np.nonzero, (v,)) for v in small] + \
+        [(np.clip, (v, 0, 1)) for v in small] + \
+        [(np.where, (v, 1.0, v)) for v in small] + \
+        [(np.sum, (v,)) for v in small] + \
+        [(np.reshape, (np.arange(6.0), (2, 3)))] + \
+        [(np.concatenate, ([np.arange(3.0)],))] + \
+        [(np.roll, (np.arange(5.0), "x")), (np.roll, (np.arange(5.0), None)),
+         (np.add, (np.arange(3.0), 1j)), (np.tile, (np.arange(3.0), SMALL))]
+    for function, args in cases:
+        def operands(args=args):
+            return tuple(_host(a) if isinstance(a, np.ndarray) else a for a in args)
+        got = _outcome(call, function, operands())
+        want = _outcome(quick_call, function, operands())
+        assert got == want, (function, args)
+        if type(args[0]) is np.ndarray and function is np.asarray:
+            handle = _host(args[0])
+            assert call(function, (handle,)) is handle      # (its own buffer: itself)
+    # (tuples and lists are not host arrays or scalars: quick_call's "no")
+    assert call(np.concatenate, ([np.arange(3.0)],)) is _NO
+    with la.tier("device"):
+        assert call(np.transpose, (_host(np.arange(3.0)),)) is _NO
