@@ -87,8 +87,22 @@ class Target:
         docs/performance.md); jitted steps are fast on the device at any size.
         On a CPU device twice that: the eager device steps of 2-D diffusion and
         convection on two PoCL cores cost 1.3-1.8x NumPy's time up to 362 x 362
-        (131,044 elements) and met it at about 420 x 420."""
+        (131,044 elements) and met it at about 420 x 420. Beyond it, the host
+        tier's broadcasts of small arrays are recorded for the device (where
+        they fuse with the reduction that follows) and cold PDE graphs are
+        compiled; host arrays themselves may be larger (:attr:`host_array_elements`)."""
         return 1 << 17 if self.kind == "cpu" else 1 << 16
+
+    @property
+    def host_array_elements(self) -> int:
+        """The largest array (in elements) that the host tier keeps on the
+        host when the tier is chosen automatically: on a GPU the
+        :attr:`host_tier_elements`; on a CPU device 4,194,304 (32 MiB of
+        float64), since the host tier's deferred arithmetic and native loops
+        compute elementwise work faster than NumPy, where an eager device step
+        on two PoCL cores costs about what NumPy's operations do (image filters
+        on 512 x 512: 1.18 -> 0.75 of NumPy's time)."""
+        return 1 << 22 if self.kind == "cpu" else self.host_tier_elements
 
     @classmethod
     def of(cls, device: cl.Device) -> Target:

@@ -20,7 +20,7 @@ import numpy as np
 import lazyarray.run as _run
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.fusion import PENDING, flush
-from lazyarray.host.policy import host_enabled, host_limit
+from lazyarray.host.policy import broadcast_limit, host_enabled, host_limit
 from lazyarray.mapper import is_kind
 from lazyarray.values import on_device
 
@@ -376,9 +376,10 @@ def widened(view: np.ndarray) -> None:
 def broadcasts_large(values: tuple) -> bool:
     """Whether an elementwise operation of *values* (NumPy arrays and
     scalars, one of them an array) broadcasts them to a result larger than
-    the tier keeps on the host (``x[:, None] - y[None, :]`` of small
-    arrays): that work is recorded for the device, where it fuses with what
-    follows, instead of computed by NumPy and copied there."""
+    the host tier computes (``x[:, None] - y[None, :]`` of small arrays;
+    :func:`~lazyarray.host.policy.broadcast_limit`): that work is
+    recorded for the device, where it fuses with what follows, instead of
+    computed by NumPy and copied there."""
     size = 1
     shapes = []
     for v in values:
@@ -401,7 +402,7 @@ def broadcasts_large(values: tuple) -> bool:
         size *= n
     if size <= SMALL:
         return False
-    limit = host_limit()
+    limit = broadcast_limit()
     return limit is not None and size > limit
 
 

@@ -8,7 +8,8 @@ what :func:`set_tier` chose, or a :func:`tier` block (for the whole process
 while the block runs).
 While ``la.jit`` traces a function every operation is recorded (device).
 
-Public names: set_tier, get_tier, tier, host_enabled, host_limit, cache_folder, TIERS.
+Public names: set_tier, get_tier, tier, host_enabled, host_limit, broadcast_limit,
+cache_folder, TIERS.
 """
 
 from __future__ import annotations
@@ -78,13 +79,23 @@ def host_enabled() -> bool:
 
 def host_limit() -> int | None:
     """The largest result in elements the host tier keeps on the host (None:
-    no limit, the ``"host"`` tier)."""
+    no limit, the ``"host"`` tier; see Target.host_array_elements)."""
+    return _limit("host_array_elements")
+
+
+def broadcast_limit() -> int | None:
+    """The largest broadcast of small host arrays the host tier computes
+    (None: no limit, the ``"host"`` tier; see Target.host_tier_elements)."""
+    return _limit("host_tier_elements")
+
+
+def _limit(attribute: str) -> int | None:
     if _MODES[-1] == "host":
         return None
     queue = _run.default_queue()
-    limit = _LIMITS.get(queue)
+    limit = _LIMITS.get((queue, attribute))
     if limit is None:
-        limit = _LIMITS[queue] = Target.of_queue(queue).host_tier_elements
+        limit = _LIMITS[queue, attribute] = getattr(Target.of_queue(queue), attribute)
     return limit
 
 
