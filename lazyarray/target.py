@@ -97,12 +97,12 @@ class Target:
     def host_array_elements(self) -> int:
         """The largest array (in elements) that the host tier keeps on the
         host when the tier is chosen automatically: on a GPU the
-        :attr:`host_tier_elements`; on a CPU device 4,194,304 (32 MiB of
+        :attr:`host_tier_elements`; on a CPU device 1,048,576 (8 MiB of
         float64), since the host tier's deferred arithmetic and native loops
         compute elementwise work faster than NumPy, where an eager device step
         on two PoCL cores costs about what NumPy's operations do (image filters
         on 512 x 512: 1.18 -> 0.75 of NumPy's time)."""
-        return 1 << 22 if self.kind == "cpu" else self.host_tier_elements
+        return 1 << 20 if self.kind == "cpu" else self.host_tier_elements
 
     @classmethod
     def of(cls, device: cl.Device) -> Target:

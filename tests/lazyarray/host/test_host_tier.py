@@ -122,7 +122,7 @@ def test_views_and_in_place_writes_behave_as_numpys(host_tier):
 def test_a_host_array_read_by_device_work_is_copied_anew_after_each_write():
     with la.tier("auto"):
         small = la.ones(8)
-        big = la.asarray(np.arange(8.0 * 20000).reshape(20000, 8))
+        big = la.asarray(np.arange(8.0 * 200_000).reshape(200_000, 8))
         assert type(small) is HostArray and type(big) is la.LazyArray
         first = (big * small).sum(axis=0)
         small[3] = 5
@@ -287,7 +287,7 @@ def test_explain_says_a_host_array_was_computed_by_numpy():
 def test_windows_of_a_large_device_array_build_nothing_new():
     """Sliding windows at new offsets and new lengths over a computed device
     array: small parts are read to the host, no kernel is planned per offset."""
-    values = np.random.default_rng(1).random(300_000)     # (over every device's limit)
+    values = np.random.default_rng(1).random(1_100_000)   # (over every device's limit)
     with la.tier("auto"):
         x = la.asarray(values) * 2
         x.compute()
