@@ -70,7 +70,8 @@ def _jitted_tiers(jitted: Any, trials: dict, show_code: bool) -> str:
         lines.append(f"  ({arrays}): {trial.describe()}")
         replay = replays.get(trial)
         if replay is not None:
-            state, source = replay.native()
+            native = replay.native_state
+            state, source = ("no native loop", None) if native is None else native.describe()
             lines.append(f"    host replay: {state} (lazyarray.host.native)")
             if show_code and source:
                 lines.append(source)

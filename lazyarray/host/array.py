@@ -320,7 +320,6 @@ PendingArray: Any = None
 pending_array: Any = None
 
 
-
 def _broadcasts_large(inputs: tuple) -> bool:
     """Whether a ufunc's *inputs*, one of them a new-axes view, broadcast to a
     large result (see :func:`broadcasts_large`)."""

@@ -76,8 +76,9 @@ def pending_array(expr: Expr) -> PendingArray:
     return handle
 
 
-#: Python's operators and the deferred operation of each
-_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide"}
+#: Python's operators of two operands deferred, and the operation of each
+#: (``**`` is deferred as a square only: see _power)
+_OPERATORS = {name: op for name, op in _array._DEFERRED.items() if name != "pow"}
 
 
 def _operand(other: Any) -> Any:

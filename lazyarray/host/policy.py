@@ -90,6 +90,7 @@ def broadcast_limit() -> int | None:
 
 
 def _limit(attribute: str) -> int | None:
+    """The default queue's Target's *attribute*, asked once (None under ``"host"``)."""
     if _MODES[-1] == "host":
         return None
     queue = _run.default_queue()

@@ -115,19 +115,10 @@ class HostReplay:
             values[number] = step(values)
         return self._finish(leaves, values, self._writes)
 
-    def native_pending(self) -> bool:
-        """Whether the replay may get a native step not made yet."""
-        return self._native is not None and self._native[0].step is None
-
-    def native_now(self) -> Any:
-        """The replay's native step (a NativeStep), made now where it was not
-        yet, or None where it has none (see lazyarray.host.native)."""
-        return None if self._native is None else self._native[0].make_now()
-
-    def native(self) -> tuple[str, str | None]:
-        """Whether the replay runs as a native loop, in words, and the loop's
-        C code (None before it is generated)."""
-        return ("no native loop", None) if self._native is None else self._native[0].describe()
+    @property
+    def native_state(self) -> Any:
+        """The replay's NativeState, or None (see lazyarray.host.native)."""
+        return None if self._native is None else self._native[0]
 
     def _start(self, leaves: Sequence) -> list:
         """The numbered values with the call's arrays and numbers filled in."""

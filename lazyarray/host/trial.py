@@ -191,8 +191,8 @@ class TierTrial:
         if native is True:
             if self.host_calls < NATIVE_AFTER:
                 return
-            steps = [replay.native_now() for replay in self.replays.values()
-                     if replay is not None]
+            steps = [replay.native_state.make_now() for replay in self.replays.values()
+                     if replay is not None and replay.native_state is not None]
             native = self.native = next((s for s in steps if s is not None), None)
             if native is None:
                 self._settle()
@@ -290,12 +290,12 @@ class TierTrial:
             self.replay_calls += 1
             if self.replay_calls > REPLAY_TRIALS:
                 if self._host_tier() == "host" and self.native is None and any(
-                        replay is not None and replay.native_pending()
+                        replay is not None and replay.native_state is not None
+                        and replay.native_state.step is None
                         for replay in self.replays.values()):
                     # (the replay may get a native step: see await_native)
                     self.native = True
-                if min(self.host_best, self.replay_best) < HOST_ONLY:
-                    self.choose(self._host_tier())
+                self._settle()
             return
         if self.compiled_calls:
             self.compiled_best = min(self.compiled_best, seconds)

@@ -395,15 +395,16 @@ class _Step:
 
 
 class _Replay:
+    """A host replay whose native state makes *step* (None: no native step)."""
+
     def __init__(self, step):
-        self.step, self.made = step, 0
+        self.native_state = self
+        self.made_step, self.made, self.step = step, 0, None
 
-    def native_pending(self):
-        return self.made == 0
-
-    def native_now(self):
+    def make_now(self):
         self.made += 1
-        return self.step
+        self.step = self.made_step if self.made_step is not None else False
+        return self.made_step
 
 
 @pytest.mark.parametrize("outcome", ["built", "failed", "none"])
