@@ -404,10 +404,18 @@ def _writing_method(name: str):
 def _unary(dunder: str):
     device = getattr(LazyArray, dunder)
     function = getattr(operator, dunder)
+    # (the deferred operation of this operator, see host.fusion)
+    deferred = {"__neg__": "negative", "__abs__": "absolute"}.get(dunder)
 
     def unary(self):
         if host_enabled():
-            return wrap(function(self._hv))
+            mine = self._hv
+            if deferred is not None and type(mine) is _ndarray \
+                    and mine.size >= DEFER_ELEMENTS:
+                expr = expression(deferred, (mine,))
+                if expr is not None:
+                    return pending_array(expr)
+            return wrap(function(mine))
         return device(self)
     unary.__name__ = unary.__qualname__ = dunder
     return unary

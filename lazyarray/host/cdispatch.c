@@ -169,7 +169,8 @@ static PyObject *unary(int op, PyObject *self)
 {
     PyObject *value;
     if (Py_TYPE(self) != host_type || !host_mode()
-            || (value = SLOT(self, hv_offset)) == NULL)
+            || (value = SLOT(self, hv_offset)) == NULL
+            || ((op == NEG || op == ABS) && !small_value(value)))   /* (deferred) */
         return PyObject_CallOneArg(twins[op], self);
     switch (op) {
     case NEG: return held(PyNumber_Negative(value));
@@ -286,8 +287,8 @@ static PyObject *copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 static PyTypeObject *ufunc_class, *numpy_ufunc_type;
 static PyObject *ufunc_twin, *ufunc_attribute;
 
-/* A lazyarray ufunc called with host arrays and Python numbers only (one
- * per input, no keywords): NumPy's ufunc of their values. */
+/* A lazyarray ufunc called with small host arrays and Python numbers only
+ * (one per input, no keywords): NumPy's ufunc of their values. */
 static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames)
 {
@@ -303,7 +304,8 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
         for (Py_ssize_t k = 0; plain && k < nargs; k++) {
             PyTypeObject *kind = Py_TYPE(args[k]);
             if (kind == host_type)
-                plain = (values[k] = SLOT(args[k], hv_offset)) != NULL;
+                plain = (values[k] = SLOT(args[k], hv_offset)) != NULL
+                        && small_value(values[k]);   /* (large: deferred by the twin) */
             else if (kind == &PyFloat_Type || kind == &PyLong_Type)
                 values[k] = args[k];
             else
@@ -319,8 +321,8 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
     return forward(ufunc_twin, self, args, nargs, kwnames);
 }
 
-/* call(function, args): NumPy's *function* of host arrays and scalars (of
- * the types in the set *scalars*), positional only, as quick_call of
+/* call(function, args): NumPy's *function* of host arrays (pending ones
+ * computed) and scalars (of the types in the set *scalars*), positional only, as quick_call of
  * lazyarray.host.dispatch computes it; the object *no* where an argument is
  * anything else (or the host tier is off). */
 static PyObject *quick_scalars, *quick_no;
@@ -338,6 +340,17 @@ static PyObject *quick_call(PyObject *module, PyObject *const *args, Py_ssize_t 
     PyObject *values[8];
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *a = PyTuple_GET_ITEM(arguments, k);
+        if (Py_TYPE(a) != host_type && PyObject_TypeCheck(a, host_type)) {
+            /* a pending host array: computed now (reading _hv does it, and
+             * makes it a host array) */
+            static PyObject *hv_name;
+            if (hv_name == NULL && (hv_name = PyUnicode_InternFromString("_hv")) == NULL)
+                return NULL;
+            PyObject *value = PyObject_GetAttr(a, hv_name);
+            if (value == NULL)
+                return NULL;
+            Py_DECREF(value);
+        }
         if (Py_TYPE(a) == host_type) {
             if ((values[k] = SLOT(a, hv_offset)) == NULL)
                 return Py_NewRef(quick_no);

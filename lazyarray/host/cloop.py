@@ -3,8 +3,8 @@
 flag-checking entry point of their libraries, array addresses, the setting
 and the builds running in the background.
 
-Public names: OPERATIONS, FUNCTIONS, FLOATS, ERRORS, native_mode, c_target, checked_function,
-start_build, wait_for_native, address_reader, errors_now, plain_errors.
+Public names: OPERATIONS, FUNCTIONS, FLOATS, ERRORS, c_expression, native_mode, c_target,
+checked_function, start_build, wait_for_native, address_reader, errors_now, plain_errors.
 """
 
 from __future__ import annotations
@@ -26,9 +26,24 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "divide": lambda a, b: a / b, "negative": lambda a: -a, "positive": lambda a: a,
     "square": lambda a: a * a, "reciprocal": lambda a: 1 / a,
 }
-#: those computed by a C function of the same name (float32: its ``f`` variant)
+#: those computed by a C math function (``fabs`` for absolute values)
 FUNCTIONS = frozenset(["sqrt", "absolute"])
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def c_expression(op: str, operands: list, dtype: np.dtype) -> Any:
+    """The C expression (pymbolic) of the operation *op* (a key of
+    :data:`OPERATIONS` or a member of :data:`FUNCTIONS`) of *operands* in
+    *dtype*."""
+    if op in FUNCTIONS:
+        from pymbolic import var
+        from pymbolic.primitives import Call
+
+        # (kernelcore's C names are type-generic: fabsf and sqrtf for float32)
+        return Call(var("fabs" if op == "absolute" else op), tuple(operands))
+    return OPERATIONS[op](*operands)
+
+
 #: the C type and ctypes type name of a scalar argument of each dtype
 _SCALARS = {np.dtype(np.float32): ("float", "c_float"),
             np.dtype(np.float64): ("double", "c_double"),
@@ -162,6 +177,7 @@ def address_reader() -> Callable[[np.ndarray], int]:
     return lambda array: array.ctypes.data
 
 
-__all__ = ["ERRORS", "FLOATS", "FUNCTIONS", "OPERATIONS", "address_reader", "c_target",
+__all__ = ["ERRORS", "FLOATS", "FUNCTIONS", "OPERATIONS", "address_reader", "c_expression",
+           "c_target",
            "errors_now", "plain_errors",
            "checked_function", "native_mode", "start_build", "wait_for_native"]

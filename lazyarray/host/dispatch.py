@@ -19,7 +19,7 @@ import numpy as np
 
 import lazyarray.run as _run
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.host.fusion import PENDING, flush
+from lazyarray.host.fusion import PENDING, UFUNCS, flush
 from lazyarray.host.policy import broadcast_limit, host_enabled, host_limit
 from lazyarray.mapper import is_kind
 from lazyarray.values import on_device
@@ -239,20 +239,33 @@ def _buffers(args: tuple) -> list | None:
             plain.append(a._hv)
         elif kind in _SCALARS:
             plain.append(a)
+        elif isinstance(a, host):
+            plain.append(a._hv)         # (a pending host array, computed now)
         else:
             return None
     return plain
 
 
+#: the NumPy ufuncs whose calls on large host arrays are deferred, and the
+#: function deferring them (lazyarray.host.pending.deferred_call, set there)
+DEFERRED_UFUNCS = frozenset(UFUNCS.values())
+DEFERRED_CALL: list = []
+
+
 def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
     """``ufunc(*args)`` by NumPy when every argument is a host array or a
     scalar (:func:`quick_call`'s common call of a ufunc, positional
-    arguments only, without its general checks), else _NO. The caller
-    checked that the host tier is on."""
+    arguments only, without its general checks), deferred where it can be
+    (see :mod:`lazyarray.host.fusion`), else _NO. The caller checked that
+    the host tier is on."""
+    if ufunc in DEFERRED_UFUNCS:
+        pending = DEFERRED_CALL[0](ufunc, args)
+        if pending is not None:
+            return pending
     host = CLASSES[1]
     if len(args) == 1:
         a = args[0]
-        if type(a) is not host:
+        if not isinstance(a, host):
             return _NO
         result = ufunc(a._hv)
     else:

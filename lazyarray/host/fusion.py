@@ -5,8 +5,8 @@ On the host tier each operator is one NumPy call: a stencil update of a
 grid, ``p[1:-1, 1:-1] = (pn[1:-1, 2:] + pn[1:-1, :-2]) * a - b[1:-1, 1:-1] * c``,
 makes and fills a temporary grid per operator and copies the last into
 ``p``. For arrays of :data:`DEFER_ELEMENTS` elements or more, ``+ - * /``,
-negation and squares of float arrays of one shape and dtype (and Python
-numbers) are recorded instead (an :class:`Expr`, held by a pending host
+negation, squares, absolute values and square roots of float arrays of one
+shape and dtype (and Python numbers) are recorded instead (an :class:`Expr`, held by a pending host
 array); the expression is computed when anything reads it, in one loop
 over the elements, written straight into the assigned part of ``p`` where
 it reads none of it. A structure computed a few times gets its loop
@@ -39,8 +39,8 @@ import numpy as np
 from lazyarray.host.cloop import (
     ERRORS,
     FLOATS,
-    OPERATIONS,
     address_reader,
+    c_expression,
     c_target,
     checked_function,
     errors_now,
@@ -60,7 +60,8 @@ BUILD_AFTER = 4
 LOOPS_KEPT = 256
 #: the NumPy functions of the operations deferred
 UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
-          "true_divide": np.true_divide, "negative": np.negative, "square": np.square}
+          "true_divide": np.true_divide, "negative": np.negative, "square": np.square,
+          "absolute": np.absolute, "sqrt": np.sqrt}
 #: weak references to the pending host arrays made since the last flush
 PENDING: list = []
 
@@ -166,9 +167,13 @@ def flush(keep: Any = None) -> None:
 
 
 def note_pending(handle: Any) -> None:
-    """Remember the pending host array *handle* for :func:`flush`."""
+    """Remember the pending host array *handle* for :func:`flush` (called
+    where over 128 of 256 remembered ones live: the expressions held stay
+    bounded, and the table is pruned at most every 128 calls)."""
     if len(PENDING) >= 256:
-        flush()
+        PENDING[:] = [ref for ref in PENDING if ref() is not None]
+        if len(PENDING) > 128:
+            flush()
     PENDING.append(weakref.ref(handle))
 
 
@@ -193,7 +198,7 @@ def materialize(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
     """The value of *expr*, written into *out* where given (of its shape and
     dtype, sharing no memory with the arrays it reads)."""
     structure, leaves, numbers = expr.structure, expr.leaves, expr.numbers
-    if structure is None or len(leaves) + len(numbers) == len(expr.args):
+    if structure is None or Expr not in map(type, expr.args):
         return _numpy(expr, out)        # (one operation: NumPy's call is the loop)
     key = (structure, expr.shape, expr.dtype.char, None if out is None else out.strides)
     loop = _LOOPS.get(key)
@@ -294,8 +299,7 @@ def _kernel(expr: Expr, out: np.ndarray | None) -> Any:
     def emit(x: Any) -> Any:
         if type(x) is Expr:
             operands = [emit(a) for a in x.args]
-            value = operands[0] * operands[0] if x.op == "square" \
-                else OPERATIONS[x.op](*operands)
+            value = c_expression(x.op, operands, dtype)
             temp = var(f"t{len(instructions)}")
             instructions.append(lp.Assignment(
                 temp, value, id=f"s{len(instructions)}",

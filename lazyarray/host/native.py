@@ -38,6 +38,7 @@ from lazyarray.host.cloop import (
     FLOATS,
     FUNCTIONS,
     OPERATIONS,
+    c_expression,
     c_target,
     checked_function,
     errors_now,
@@ -324,7 +325,7 @@ class _Plan:
     def kernel(self, roots: tuple) -> Any:
         """kernelcore's kernel of the loop (C target)."""
         from pymbolic import var
-        from pymbolic.primitives import Call, Comparison, If, Subscript
+        from pymbolic.primitives import Comparison, If, Subscript
 
         import kernelcore as lp
 
@@ -384,12 +385,8 @@ class _Plan:
             expression: Any
             if node.op == "astype":
                 expression = lp.TypeCast(dtype, operands[0])
-            elif node.op in FUNCTIONS:
-                name = "fabs" if node.op == "absolute" else node.op
-                expression = Call(var(name + ("f" if dtype == np.float32 else "")),
-                                  tuple(operands))
             else:
-                expression = OPERATIONS[node.op](*operands)
+                expression = c_expression(node.op, operands, dtype)
             instructions.append(lp.Assignment(
                 temps[number], expression, id=f"s{position}",
                 depends_on=frozenset([f"s{position - 1}"]) if position else frozenset(),

@@ -6,7 +6,7 @@ numbers make larger expressions; anything else reads its value (computing
 it once, after which it is an ordinary :class:`HostArray`). Its shape,
 dtype, size and dimensions are known without computing it.
 
-Public names: PendingArray, pending_array.
+Public names: PendingArray, pending_array, deferred_call.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import math
 from typing import Any
 
 import lazyarray.host.array as _array
+import lazyarray.host.dispatch as _dispatch
 from lazyarray.host.array import HostArray
-from lazyarray.host.fusion import Expr, expression, materialize, note_pending
+from lazyarray.host.fusion import UFUNCS, Expr, expression, materialize, note_pending
 
 _SLOT = HostArray.__dict__["_hv"]
 _get, _set = _SLOT.__get__, _SLOT.__set__
@@ -117,18 +118,47 @@ def _power(self, other):
     return HostArray.__pow__(self, other)
 
 
-def _negative(self):
-    mine = _get(self, HostArray)
-    expr = expression("negative", (mine,)) if type(mine) is Expr else None
-    return HostArray.__neg__(self) if expr is None else pending_array(expr)
+def _unary(dunder: str, op: str):
+    host = getattr(HostArray, dunder)
+
+    def unary(self):
+        mine = _get(self, HostArray)
+        expr = expression(op, (mine,)) if type(mine) is Expr else None
+        return host(self) if expr is None else pending_array(expr)
+    unary.__name__ = unary.__qualname__ = dunder
+    return unary
+
+
+#: NumPy's ufuncs deferred where called on large host arrays, and their operations
+_UFUNC_OPERATIONS = {ufunc: name for name, ufunc in UFUNCS.items()}
+
+
+def deferred_call(ufunc: Any, args: tuple) -> PendingArray | None:
+    """``ufunc(*args)`` (positional arguments only) deferred, where *ufunc*
+    is one of :data:`~lazyarray.host.fusion.UFUNCS` and its operands are
+    large host arrays, pending arrays and Python numbers of one shape and
+    float dtype; else None."""
+    op = _UFUNC_OPERATIONS.get(ufunc)
+    if op is None or len(args) != ufunc.nin:
+        return None
+    operands = []
+    for a in args:
+        value = _operand(a)
+        if value is None:
+            return None
+        operands.append(value)
+    expr = expression(op, tuple(operands))
+    return None if expr is None else pending_array(expr)
 
 
 for _name in _OPERATORS:
     for _dunder in (f"__{_name}__", f"__r{_name}__"):
         setattr(PendingArray, _dunder, _binary(_dunder))
 PendingArray.__pow__ = _power  # type: ignore[method-assign,assignment]
-PendingArray.__neg__ = _negative  # type: ignore[method-assign,assignment]
+PendingArray.__neg__ = _unary("__neg__", "negative")  # type: ignore[method-assign]
+PendingArray.__abs__ = _unary("__abs__", "absolute")  # type: ignore[method-assign]
+_dispatch.DEFERRED_CALL.append(deferred_call)
 _array.PendingArray = PendingArray
 _array.pending_array = pending_array
 
-__all__ = ["PendingArray", "pending_array"]
+__all__ = ["PendingArray", "deferred_call", "pending_array"]

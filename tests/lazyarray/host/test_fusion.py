@@ -1,5 +1,6 @@
 """Deferred arithmetic on large host arrays (lazyarray.host.fusion and
-host.pending): expressions of ``+ - * /``, negation and squares are computed
+host.pending): expressions of ``+ - * /``, negation, squares, absolute values
+and square roots (operators and lazyarray's ufunc calls) are computed
 when read, by NumPy or one native loop, with NumPy's answers bit for bit;
 every write into host memory first computes the pending expressions, so
 none reads memory written after it was made; NumPy's warnings follow the
@@ -23,6 +24,7 @@ def native_at_once(monkeypatch):
     computations done by NumPy's calls counted."""
     monkeypatch.setenv("LAZYARRAY_NATIVE", "sync")
     monkeypatch.setattr(fusion, "BUILD_AFTER", 1)
+    monkeypatch.setattr(fusion, "_LOOPS", {})   # (a full table starts again: not mid-test)
     calls = {"numpy": 0}
     real = fusion._numpy
 
@@ -153,8 +155,11 @@ def test_random_expression_trees_give_numpys_answers(seed, native_at_once):
             if rng.random() < 0.8:
                 return f"v[{rng.integers(0, 3)}]"
             return repr(float(rng.choice([0.5, -3.0, 1e-3, 7.25])))
-        if rng.random() < 0.15:
-            return f"(-{tree(depth - 1)})" if rng.random() < 0.5 else f"({tree(depth - 1)} ** 2)"
+        if rng.random() < 0.25:
+            return rng.choice([f"(-{tree(depth - 1)})", f"({tree(depth - 1)} ** 2)",
+                               f"abs({tree(depth - 1)})", f"xp.sqrt({tree(depth - 1)})",
+                               f"xp.absolute({tree(depth - 1)})",
+                               f"xp.add({tree(depth - 1)}, {tree(depth - 1)})"])
         return f"({tree(depth - 1)} {rng.choice(['+', '-', '*', '/'])} {tree(depth - 1)})"
 
     looped = 0
@@ -164,15 +169,47 @@ def test_random_expression_trees_give_numpys_answers(seed, native_at_once):
         # warnings not shown)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = eval(text, {"v": values})
+            want = eval(text, {"v": values, "xp": np})
             for call in range(2):
                 before = native_at_once["numpy"]
-                got = eval(text, {"v": lazy})
+                got = eval(text, {"v": lazy, "xp": la})
                 if np.ndim(want):
                     deferred = type(got) is PendingArray
                     _same(got, np.asarray(want))
                     looped += deferred and call == 1 and native_at_once["numpy"] == before
     assert special or looped, "no expression was computed by its loop"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ufunc_calls_and_unary_operators_join_the_loop(dtype, native_at_once):
+    """lazyarray's ufunc calls (add, sqrt, absolute, ...) and ``abs()`` of
+    large host arrays are deferred as the operators are; an expression whose
+    operands are all expressions is one loop; a pending array passed to a
+    NumPy function is computed first."""
+    rng = np.random.default_rng(7)
+    first_values = rng.standard_normal(N).astype(dtype)
+    first_values[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    (a, a_np), (b, b_np) = _pair(first_values), _pair(rng.standard_normal(N).astype(dtype))
+
+    def speed(xp, a, b):
+        return xp.sqrt(xp.add(xp.square(a), b * b)) + abs(-a) - xp.absolute(b)
+
+    def both(xp, a, b):
+        return (-a) + (-b)
+
+    for call in range(3):
+        for f in (speed, both):
+            got = f(la, a, b)
+            assert type(got) is PendingArray
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _same(got, f(np, a_np, b_np))
+        assert float(la.sum(abs(a - b)[4:])) == float(np.sum(abs(a_np - b_np)[4:]))
+        total = la.max(la.sqrt(b * b))
+        assert type(total) is HostArray and float(total) == np.max(np.sqrt(b_np * b_np))
+        if call == 0:
+            first = native_at_once["numpy"]
+    assert native_at_once["numpy"] == first         # (the loops, from the second call)
 
 
 def test_small_integer_mixed_and_broadcast_operations_are_computed_at_once():

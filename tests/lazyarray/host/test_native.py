@@ -95,13 +95,18 @@ def periodic(xp, z, w):
         - xp.concatenate([w[3:], w[:3]], axis=0) * 0.5
 
 
-@pytest.mark.parametrize("case", ["stencil_2d", "mixed_float32", "periodic"])
+@pytest.mark.parametrize("case", ["stencil_2d", "stencil_2d_float32", "mixed_float32",
+                                  "periodic"])
 def test_two_dimensional_float32_and_periodic_arithmetic(case, native_at_once):
     rng = np.random.default_rng(3)
     if case == "periodic":
         _jitted_calls(periodic, (rng.standard_normal((6, 7)), rng.standard_normal((6, 7))))
-    elif case == "stencil_2d":
-        _jitted_calls(stencil_2d, (rng.standard_normal((9, 13)), rng.random((9, 13)), 0.7))
+    elif case.startswith("stencil_2d"):
+        # (float32: the C functions of absolute values and square roots in float)
+        dtype = np.float32 if case.endswith("float32") else np.float64
+        p, b = rng.standard_normal((9, 13)).astype(dtype), rng.random((9, 13)).astype(dtype)
+        p[1, 2:5] = [-0.0, np.inf, 1e-30]
+        _jitted_calls(stencil_2d, (p, b, 0.7))
     else:
         x, y = (rng.standard_normal(40).astype(np.float32) for _ in range(2))
         x[:3] = [np.inf, -0.0, np.nan]
