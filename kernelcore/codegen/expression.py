@@ -321,9 +321,18 @@ class CExpressionMapper(Mapper):
             for ch in factors[1:]:
                 result = f"{self._complex(dtype)}_mul({result}, {self.code(ch, PREC_NONE, dtype)})"
             return f"{self._complex(dtype)}_neg({result})" if len(negated) % 2 else result
+        children = expr.children
+        if dtype.kind == "f" and len(children) > 1 and _is_minus_one(children[0]):
+            # -x negates (a product with -1.0 would keep a NaN's sign); -1 * a * b
+            # is (-a) * b, the same rounding
+            operand = self.code(children[1], PREC_UNARY, dtype)
+            first = f"-({operand})" if operand.startswith("-") else "-" + operand
+            rest = [self.code(ch, PREC_PRODUCT + 1, dtype) for ch in children[2:]]
+            return self._paren(" * ".join([first, *rest]), PREC_PRODUCT if rest
+                               else PREC_UNARY, prec)
         # later factors get parentheses if they divide: a * (b / c) != a * b / c
         parts = [self.code(ch, PREC_PRODUCT + (k > 0), dtype)
-                 for k, ch in enumerate(expr.children)]
+                 for k, ch in enumerate(children)]
         return self._paren(" * ".join(parts), PREC_PRODUCT, prec)
 
     def map_quotient(self, expr: Any, prec: int, dtype: np.dtype) -> str:

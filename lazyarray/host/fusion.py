@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 #: the fewest elements an expression of host arrays is deferred for (below,
 #: NumPy's call per operator costs less than a loop's call)
 DEFER_ELEMENTS = 8192
+#: the most operations of one expression's tree (shared parts counted as
+#: often as they are read: an expression recomputes them)
+MOST_OPERATIONS = 48
 #: computations of one structure after which its loop is built
 BUILD_AFTER = 4
 #: the most loops kept (a table of more starts again)
@@ -74,19 +77,28 @@ class Expr:
     the arrays' strides in elements; None where NumPy's calls compute it),
     *leaves* and *numbers* the arrays and numbers it reads, in order."""
 
-    __slots__ = ("op", "args", "shape", "dtype", "errors", "structure", "leaves", "numbers")
+    __slots__ = ("op", "args", "shape", "dtype", "errors", "structure", "leaves", "numbers",
+                 "operations", "uses", "value")
 
     def __init__(self, op: str, args: tuple, shape: tuple, dtype: np.dtype, errors: Any):
         self.op, self.args, self.shape, self.dtype, self.errors = op, args, shape, dtype, errors
         parts: list[Any] = [op]
         leaves: tuple = ()
         numbers: tuple = ()
+        #: the operations of its tree (one read twice counts twice)
+        self.operations = 1
+        #: the expressions reading it, and its value once NumPy's calls
+        #: computed it where that is more than one (see _numpy)
+        self.uses = 0
+        self.value: np.ndarray | None = None
         for a in args:
             kind = type(a)
             if kind is Expr:
                 parts.append(a.structure)
                 leaves += a.leaves
                 numbers += a.numbers
+                self.operations += a.operations
+                a.uses += 1
             elif kind is _ndarray:
                 part = _STRUCTURES.get((a.strides, a.itemsize), _UNKNOWN)
                 parts.append(_array_structure(a) if part is _UNKNOWN else part)
@@ -126,16 +138,23 @@ def expression(op: str, args: tuple) -> Expr | None:
     """The deferred *op* of *args* (NumPy arrays, expressions, Python
     numbers), or None where it is computed at once: an array below the size,
     not a float32 or float64 array, two shapes or dtypes (broadcasting and
-    promotion stay NumPy's own), another kind of operand."""
+    promotion stay NumPy's own), another kind of operand, or a tree of more
+    than :data:`MOST_OPERATIONS` operations (its operands are computed
+    first: a long chain or a graph sharing its parts stays linear work)."""
     shape = dtype = None
+    operations = 1
     for a in args:
         kind = type(a)
         if kind is _ndarray:
             if a.size < DEFER_ELEMENTS or a.dtype not in FLOATS:
                 return None
-        elif kind is not Expr:
-            if kind is float or (kind is int and -2**24 < a < 2**24):
-                continue
+        elif kind is Expr:
+            operations += a.operations
+            if operations > MOST_OPERATIONS:
+                return None
+        elif kind is float or (kind is int and -2**24 < a < 2**24):
+            continue
+        else:
             return None
         if shape is None:
             shape, dtype = a.shape, a.dtype
@@ -198,7 +217,7 @@ def materialize(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
     """The value of *expr*, written into *out* where given (of its shape and
     dtype, sharing no memory with the arrays it reads)."""
     structure, leaves, numbers = expr.structure, expr.leaves, expr.numbers
-    if structure is None or Expr not in map(type, expr.args):
+    if structure is None or expr.value is not None or Expr not in map(type, expr.args):
         return _numpy(expr, out)        # (one operation: NumPy's call is the loop)
     key = (structure, expr.shape, expr.dtype.char, None if out is None else out.strides)
     loop = _LOOPS.get(key)
@@ -235,7 +254,24 @@ def write_into(destination: np.ndarray, expr: Expr) -> bool:
 
 def _numpy(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
     """*expr* computed by NumPy's calls, each under the error settings of
-    its operator."""
+    its operator; a part that several expressions read computed once (its
+    value kept: until every expression reading it is computed, which a write
+    into host memory forces first, nothing writes into it)."""
+    value = expr.value
+    if value is not None:
+        if out is None:
+            return value
+        np.copyto(out, value)
+        return out
+    if out is None and expr.uses > 1:
+        expr.value = value = _numpy_call(expr, None)
+        return value
+    return _numpy_call(expr, out)
+
+
+def _numpy_call(expr: Expr, out: np.ndarray | None) -> np.ndarray:
+    """*expr*'s operation by NumPy's call, of its operands computed by
+    :func:`_numpy`."""
     args = [_numpy(a) if type(a) is Expr else a for a in expr.args]
     ufunc = UFUNCS[expr.op]
     state = ERRORS

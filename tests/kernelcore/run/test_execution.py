@@ -734,6 +734,21 @@ def test_float_operator_precedence(queue, rng, expr):
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("expr", ["-a[i]", "-a[i] * b[i]", "-(-a[i])"])
+def test_float_negation_flips_the_sign_bit_of_nan_and_zero(queue, expr):
+    """Unary minus is a negation (as NumPy's negative), not a product with
+    -1.0: NaN and zeros get their sign bit flipped."""
+    knl = lp.make_kernel("{ [i]: 0<=i<n }", f"out[i] = {expr}")
+    a = np.array([np.nan, -np.nan, 0.0, -0.0, 1.5, -np.inf])
+    b = np.array([2.0, 2.0, 1.0, 1.0, -1.0, 0.5])
+    kwargs = {"a": a, "b": b} if "b[i]" in expr else {"a": a}
+    evt, (out,) = knl(queue, **kwargs)
+    expected = eval(expr.replace("[i]", ""), {"a": a, "b": b})
+    np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
+    typed = lp.add_dtypes(knl, {name: np.float64 for name in kwargs})
+    assert "-1.0 *" not in lp.generate_code_v2(typed).device_code()
+
+
 INT_EXPRS = [
     "x[i] // (y[i] // 2 + 1)",
     "x[i] % (y[i] + 7)",
