@@ -43,6 +43,7 @@ from lazyarray.errors import ConcretizationError, LazyArrayError, NotTraceableWa
 from lazyarray.graph import Input, Param
 from lazyarray.handle import LazyArray, asarray
 from lazyarray.host.array import HostArray
+from lazyarray.host.dispatch import NUMPY_SCALARS, holding
 from lazyarray.host.fusion import PENDING, flush
 from lazyarray.host.policy import _MODES, get_tier, host_enabled
 from lazyarray.host.replay import HostReplay
@@ -113,6 +114,18 @@ def _positional_key(args: tuple) -> tuple | None:
         else:
             return None
     return tuple(key)
+
+
+def _as_arrays(result: Any) -> Any:
+    """*result* of the function itself on host arrays with its NumPy scalars
+    (elements read: ``x[i]``) as 0-d host arrays, as the other tiers give
+    them (a result, or a tuple or list of results)."""
+    kind = type(result)
+    if kind in NUMPY_SCALARS:
+        return holding(result)
+    if (kind is tuple or kind is list) and any(type(r) in NUMPY_SCALARS for r in result):
+        return kind(holding(r) if type(r) in NUMPY_SCALARS else r for r in result)
+    return result
 
 
 def _may_hold_host_arrays(values: Any) -> bool:
@@ -231,7 +244,7 @@ class _Jitted(ReplayCalls):
                 if choice == "host":
                     if trial.native is not None:
                         trial.await_native(1)       # (its replay may run natively)
-                    return self.fn(*args)
+                    return _as_arrays(self.fn(*args))
                 if choice == "replay" or (choice is None and trial.replaying):
                     replay = self._replays_by_position.get(trial)
                     if replay is not None and not (self._closure and changed(self._closure)):
@@ -255,7 +268,7 @@ class _Jitted(ReplayCalls):
                     return self._call_in_trial(trial, args, kwargs)
             elif host_arguments(flatten(self._split(args, kwargs)[1])[0], is_array):
                 # (the host tier forced, every array on the host: NumPy runs it)
-                return self.fn(*args, **kwargs)
+                return _as_arrays(self.fn(*args, **kwargs))
         return self._compiled_call(args, kwargs)
 
     def _trial(self, args, kwargs) -> TierTrial | None:
@@ -296,14 +309,14 @@ class _Jitted(ReplayCalls):
                 trial.record("replay", time.perf_counter() - started)
             return result
         if tier == "compiled" and not trial.traced and not self._traceable(trial, args, kwargs):
-            return self.fn(*args, **kwargs)
+            return _as_arrays(self.fn(*args, **kwargs))
         if trial.choice is not None:
-            return self.fn(*args, **kwargs) if tier == "host" \
+            return _as_arrays(self.fn(*args, **kwargs)) if tier == "host" \
                 else self._compiled_call(args, kwargs)
         if tier == "host":
             draws = HOST_DRAWS[0]
             started = time.perf_counter()
-            result = self.fn(*args, **kwargs)
+            result = _as_arrays(self.fn(*args, **kwargs))
             if PENDING:
                 flush()                 # (its deferred arithmetic: host.fusion)
             seconds = time.perf_counter() - started

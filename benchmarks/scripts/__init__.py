@@ -14,5 +14,5 @@ SCRIPTS = (
     "linear_convection_1d", "burgers_1d", "heat_1d", "diffusion_2d", "convection_2d",
     "laplace_2d", "poisson_2d", "cavity_flow", "channel_flow", "gray_scott",
     "game_of_life", "nbody", "kmeans", "knn", "softmax_regression", "mlp",
-    "image_filters", "sliding_windows", "one_liners", "monte_carlo_pi",
+    "image_filters", "sliding_windows", "one_liners", "monte_carlo_pi", "course_loops_1d",
 )

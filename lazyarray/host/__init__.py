@@ -5,7 +5,7 @@ lazily and compiled for the device.
 Public names: HostArray, PendingArray, set_tier, get_tier, tier, host_call.
 """
 
-from lazyarray.host import cdispatch
+from lazyarray.host import cdispatch, reading  # noqa: F401  (reading: LazyArray's methods)
 from lazyarray.host.array import HostArray
 from lazyarray.host.dispatch import host_call
 from lazyarray.host.pending import PendingArray

@@ -46,7 +46,6 @@ from lazyarray.host.dispatch import (
     host_ready,
     mutated,
     quick_call,
-    readable,
     widened,
     wrap,
 )
@@ -174,9 +173,11 @@ class HostArray(LazyArray):
         return len(self._hv)
 
     def __iter__(self):
-        if not self._hv.ndim:
+        value = self._hv
+        if not value.ndim:
             raise TypeError("iteration over a 0-d array")
-        return (wrap(v) for v in self._hv)
+        # (elements are NumPy's scalars, as x[i] gives them; rows host arrays)
+        return iter(value) if value.ndim == 1 else (wrap(v) for v in value)
 
     def _host(self) -> np.ndarray:
         value = self._hv
@@ -260,7 +261,9 @@ class HostArray(LazyArray):
                 if wide and getattr(value, "ndim", 0) > self._hv.ndim:
                     widened(value)      # (new axes: see WIDE)
                 kind = type(value)
-                if (kind is _ndarray and value.size <= SMALL) or kind in NUMPY_SCALARS:
+                if kind in NUMPY_SCALARS:
+                    return value    # (an element: NumPy's scalar, as NumPy gives it)
+                if kind is _ndarray and value.size <= SMALL:
                     # (holding(value), without the call: slicing is the hottest path)
                     handle = _new(HostArray)
                     handle._hv = value
@@ -586,22 +589,3 @@ HostArray.__hash__ = LazyArray.__hash__  # type: ignore[method-assign]
 #: the slot of the host value (PendingArray reads it under a property)
 _HV = HostArray.__dict__["_hv"]
 CLASSES[:] = [LazyArray, HostArray]
-
-
-def _read_method(name: str):
-    """LazyArray.*name* computed by NumPy on a host copy when the array is a
-    small value already on the device (:func:`readable`)."""
-    device = getattr(LazyArray, name)
-    numpy_method = getattr(np.ndarray, name, None) or getattr(np, name)
-
-    def method(self, *args, **kwargs):
-        if host_enabled() and readable(self) and host_ready(args, kwargs):
-            return host_call(numpy_method, (self, *args), kwargs)
-        return device(self, *args, **kwargs)
-    return dressed(method, name, device)
-
-
-for _name in [*_READING, "__abs__", "__neg__", "__pos__", "__invert__",
-              *(f"__{op}__" for op in _BINARY), *(f"__r{op}__" for op in _BINARY),
-              "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"]:
-    setattr(LazyArray, _name, _read_method(_name))

@@ -66,6 +66,14 @@ static int small_value(PyObject *v)
     return PyArray_IsScalar(v, Generic);
 }
 
+/* Whether *v* is a Python float or int or a NumPy scalar (an element read):
+ * a number NumPy's operations take as they are. */
+static int number(PyObject *v)
+{
+    PyTypeObject *kind = Py_TYPE(v);
+    return kind == &PyFloat_Type || kind == &PyLong_Type || PyArray_IsScalar(v, Generic);
+}
+
 /* Whether *key* is an integer, a slice or a tuple of those. */
 static int plain_key(PyObject *key)
 {
@@ -145,7 +153,7 @@ static PyObject *binary(int op, int reflected, PyObject *self, PyObject *other)
         if (value == NULL || PyDict_GET_SIZE(wide) || !small_value(value))
             return twin2(op, self, other);
     }
-    else if (kind == &PyFloat_Type || kind == &PyLong_Type) {
+    else if (number(other)) {
         if (!host_mode())
             return twin2(op, self, other);
         value = other;
@@ -202,7 +210,7 @@ static PyObject *in_place(int op, PyObject *self, PyObject *other)
         PyTypeObject *kind = Py_TYPE(other);
         if (kind == host_type)
             value = SLOT(other, hv_offset);
-        else if (kind == &PyFloat_Type || kind == &PyLong_Type)
+        else if (number(other))
             value = other;
     }
     if (value == NULL)
@@ -232,7 +240,10 @@ static PyObject *getitem(PyObject *self, PyObject *key)
     if (Py_TYPE(self) != host_type || !plain_key(key) || !host_mode()
         || (buffer = SLOT(self, hv_offset)) == NULL || !PyArray_CheckExact(buffer))
         return twin2(GETITEM, self, key);
-    return held(PyObject_GetItem(buffer, key));
+    PyObject *result = PyObject_GetItem(buffer, key);
+    if (result != NULL && !PyArray_CheckExact(result))
+        return result;          /* (an element: NumPy's scalar, as NumPy gives it) */
+    return held(result);
 }
 
 static PyObject *setitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -244,7 +255,7 @@ static PyObject *setitem(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         PyTypeObject *kind = Py_TYPE(args[1]);
         if (kind == host_type)
             value = SLOT(args[1], hv_offset);
-        else if (kind == &PyFloat_Type || kind == &PyLong_Type)
+        else if (number(args[1]))
             value = args[1];
     }
     if (value == NULL) {
@@ -306,7 +317,7 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
             if (kind == host_type)
                 plain = (values[k] = SLOT(args[k], hv_offset)) != NULL
                         && small_value(values[k]);   /* (large: deferred by the twin) */
-            else if (kind == &PyFloat_Type || kind == &PyLong_Type)
+            else if (number(args[k]))
                 values[k] = args[k];
             else
                 plain = 0;
@@ -524,7 +535,41 @@ failed:
     return NULL;
 }
 
+/* self[key] = value through the mapping slot (value NULL: del self[key]) */
+static int setitem_slot(PyObject *self, PyObject *key, PyObject *value)
+{
+    if (value == NULL) {
+        PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
+        return -1;
+    }
+    PyObject *args[2] = {key, value};
+    PyObject *result = setitem(self, args, 2);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* fast_subscripts(): HostArray's mapping slots call getitem and setitem
+ * directly (after install()'s methods were set as attributes, which left
+ * the slots looking them up; setting either attribute again resets its
+ * slot) */
+static PyObject *fast_subscripts(PyObject *module, PyObject *unused)
+{
+    if (host_type == NULL || host_type->tp_as_mapping == NULL
+            || !(host_type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_RuntimeError, "fast_subscripts() before install()");
+        return NULL;
+    }
+    host_type->tp_as_mapping->mp_subscript = getitem;
+    host_type->tp_as_mapping->mp_ass_subscript = setitem_slot;
+    PyType_Modified(host_type);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"fast_subscripts", fast_subscripts, METH_NOARGS,
+     "HostArray's mapping slots set to the C getitem and setitem."},
     {"install", install, METH_VARARGS,
      "The C methods of HostArray, by name, with their Python twins as fallbacks."},
     {"install_ufunc_call", install_ufunc_call, METH_VARARGS,

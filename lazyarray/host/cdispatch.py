@@ -143,6 +143,7 @@ def _put_in_place(module: Any) -> None:
                              NUMPY_SCALARS, wrap, SMALL, DEFER_ELEMENTS, ELIDE_BYTES)
     for name, method in methods.items():
         setattr(host, name, method)
+    module.fast_subscripts()            # (x[i] without the method lookup)
     _TWINS.update(twins)
     _MODULE[:] = [module]
     module.install_call(_SCALARS, _NO)

@@ -342,6 +342,9 @@ def test_elements_and_scalar_arithmetic_keep_numpys_types(host_tier, dtype):
     a = np.arange(1, 7, dtype=dtype)
     x = la.asarray(a)
     s, t = x[1], x[-1]
+    # (an element read is NumPy's scalar, as NumPy gives it: a float for float64)
+    assert type(s) is type(a[1]) and type(x.reshape(2, 3)[1, 2]) is type(a[5])
+    assert isinstance(x[0], float) == (dtype == np.float64)
     with np.errstate(all="ignore"):
         for got, want in [(s * 2, a[1] * 2), (s + t, a[1] + a[-1]), (2.5 - s, 2.5 - a[1]),
                           (s / t, a[1] / a[-1]), (-s, -a[1]), (abs(s), abs(a[1])),
@@ -355,6 +358,33 @@ def test_elements_and_scalar_arithmetic_keep_numpys_types(host_tier, dtype):
     a[0] = a[-1]
     _same(x, a)
     assert complex(s) == complex(a[1] + 1) and s.shape == () and s.dtype == a.dtype
+
+
+def test_element_loops_give_numpys_answers_and_jitted_results_stay_arrays(host_tier):
+    """The loops of a course's first steps (``u[i] = un[i] - c * (un[i] -
+    un[i - 1])``, elements read and written one by one, NumPy scalars mixed
+    with host arrays) give NumPy's values; the same element read on the device
+    is a lazy 0-d array; a jitted function returning an element returns an
+    array whichever tier runs it."""
+    def course_step(xp, nx=41, nt=5):
+        u = xp.ones(nx)
+        u[10:21] = 2
+        for _ in range(nt):
+            un = u.copy()
+            for i in range(1, nx - 1):
+                u[i] = un[i] - 0.3 * (un[i] - un[i - 1]) + 0.1 * (un[i + 1] - 2 * un[i] + un[i - 1])
+            u[0] = un[1] * np.float32(0.5) + u[1:3].sum() / 4
+        return u
+
+    _same(course_step(la), course_step(np))
+    with la.tier("device"):
+        element = la.asarray(np.arange(4.0))[2]
+        assert isinstance(element, la.LazyArray) and element.shape == ()
+    first = la.jit(lambda x: (x[1] * 2, x[0]))
+    values = la.asarray(np.arange(3.0))
+    for _ in range(12):
+        for got, want in zip(first(values), (2.0, 0.0)):
+            assert isinstance(got, la.LazyArray) and got.shape == () and float(got) == want
 
 
 def test_sliding_windows_of_host_arrays_are_numpys_views(host_tier):

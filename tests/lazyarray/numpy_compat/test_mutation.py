@@ -36,7 +36,7 @@ def _outcome(fn):
 
 def _same(lazy, expected) -> None:
     assert lazy.shape == expected.shape and lazy.dtype == expected.dtype
-    np.testing.assert_array_equal(lazy.get(), expected)
+    np.testing.assert_array_equal(np.asarray(lazy), expected)
 
 
 def _data(rng, shape, dtype) -> np.ndarray:
