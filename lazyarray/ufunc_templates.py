@@ -76,6 +76,9 @@ ELEMENTWISE: dict[str, str] = {
     "_maximum_i": "if({0} < {1}, {1}, {0})",
     "_minimum_i": "if({1} < {0}, {1}, {0})",
     "_identity": "({0})",
+    # (identities the storage plan stores: lazyarray.ops.linalg.matmul's operands)
+    "_stored": "({0})",
+    "_packed": "({0})",
     # a float32 rounded to TF32 (a product's operand, see lazyarray.precision)
     "_round_tf32": "round_tf32({0})",
     "_false": "({0} != {0})",

@@ -13,6 +13,7 @@ import numpy as np
 
 from lazyarray.errors import ShapeError
 from lazyarray.graph import Map, Node, View
+from lazyarray.mapper import is_kind
 from lazyarray.ops.elementwise import broadcast_shapes, cast, elementwise
 from lazyarray.ops.reductions import reduce
 from lazyarray.ops.shape import getitem, reshape
@@ -26,6 +27,22 @@ def _product_operands(*nodes: Node) -> tuple[Node, ...]:
     if get_matmul_precision() != "tf32" or any(n.dtype != np.float32 for n in nodes):
         return nodes
     return tuple(Map("_round_tf32", (n,), n.shape, n.dtype) for n in nodes)
+
+
+def _base(node: Node) -> Node:
+    """The node *node* re-indexes (through views and reshapes), or itself."""
+    while is_kind(node, "view", "reshape"):
+        node = node.arg
+    return node
+
+
+def _transposed(node: Node) -> bool:
+    """Whether *node* is a view reading its argument's last axis along
+    another of its own axes (a transpose)."""
+    if not is_kind(node, "view") or node.ndim < 2:
+        return False
+    last = node.axis_map[-1]
+    return last[0] == "axis" and last[1] != node.ndim - 1
 
 
 def _expand_ellipsis(spec: str, ndims: list[int]) -> tuple[str, str]:
@@ -102,6 +119,10 @@ def einsum(spec: str, *nodes: Node) -> Node:
     labels = list(output) + contracted
     if contracted:
         nodes = _product_operands(*nodes)
+        if len(nodes) == 2 and nodes[0].ndim >= 2 and _base(nodes[0]) is _base(nodes[1]) \
+                and not is_kind(_base(nodes[0]), "const"):
+            # (X.T @ X as einsum: see matmul)
+            nodes = (nodes[0], Map("_stored", (nodes[1],), nodes[1].shape, nodes[1].dtype))
     dtype = np.result_type(*(n.dtype for n in nodes))
     product: Node | None = None
     for term, node in zip(terms, nodes):
@@ -136,6 +157,15 @@ def matmul(a: Node, b: Node) -> Node:
                 else "...ij,j->...i")
         return einsum(spec, a, b)
     a, b = _product_operands(a, b)
+    if _base(a) is _base(b) and not is_kind(_base(a), "const"):
+        # (one array read as both operands, X.T @ X: its second reading is a
+        # value of its own, stored, so that the product is a blocked
+        # contraction of two arrays, not a generic reduction)
+        b = Map("_stored", (b,), b.shape, b.dtype)
+    elif _transposed(b):
+        # (A @ U.T: CPUs read B's rows as vectors, so B is stored in the
+        # order the product reads it; GPUs stage it transposed themselves)
+        b = Map("_packed", (b,), b.shape, b.dtype)
     left = getitem(a, (Ellipsis, slice(None), slice(None), None))
     right = getitem(b, (Ellipsis, None, slice(None), slice(None)))
     return reduce("sum", elementwise("multiply", left, right), -2, dtype=dtype)

@@ -205,6 +205,14 @@ class StorageRule(NodeMapper[str | None]):
         return "scan"
 
     def map_map(self, node: Node, reads: _Reads) -> str | None:
+        op = node.op                    # type: ignore[attr-defined]
+        if op == "_stored":
+            return "an operand a product reads as both of its operands"
+        if op == "_packed" and self.kind == "cpu":
+            return "a product's operand read across its rows (packed for vector loads)"
+        return self.map_concat(node, reads)
+
+    def map_concat(self, node: Node, reads: _Reads) -> str | None:
         count = reads.times
         if count >= self.limit:
             return f"recompute rule: read {count:.3g} times per element (limit {self.limit})"
@@ -217,8 +225,6 @@ class StorageRule(NodeMapper[str | None]):
             return (f"recompute rule: read {count:.3g} times per element "
                     f"of short rows (limit {NARROW_ROWS_LIMIT})")
         return self.map_gather(node, reads)
-
-    map_concat = map_map
 
     def map_gather(self, node: Node, reads: _Reads) -> str | None:
         return _over_budget(node, reads.at, reads.pasted, reads.size, reads.reducing)

@@ -65,7 +65,8 @@ HOST_OPERATIONS: dict[str, Callable[..., Any]] = {
 HOST_OPERATIONS.update({
     "_maximum_f": np.maximum, "_maximum_i": np.maximum, "_minimum_f": np.minimum,
     "_minimum_i": np.minimum, "_fmax_f": np.fmax, "_fmin_f": np.fmin,
-    "_identity": np.asarray, "_nonzero": _nonzero, "_real": np.real, "_imag": np.imag,
+    "_identity": np.asarray, "_stored": np.asarray,
+    "_packed": np.asarray, "_nonzero": _nonzero, "_real": np.real, "_imag": np.imag,
     "_or": np.logical_or, "_and": np.logical_and,
     "_false": lambda x: np.not_equal(x, x), "_true": lambda x: np.equal(x, x),
     "_sign_i": np.sign, "_sign_u": np.sign, "_sign_c": np.sign,

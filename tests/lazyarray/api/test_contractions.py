@@ -113,6 +113,38 @@ def test_expensive_operands_of_contractions_are_stored(queue):
     np.testing.assert_allclose(got, np.exp(a) @ (b * 2), rtol=1e-5)
 
 
+@pytest.mark.parametrize("spelling", ["matmul", "dot", "einsum"])
+def test_an_array_times_its_own_transpose_is_a_blocked_product(queue, spelling):
+    """X.T @ X reads one array as both operands: its second reading is stored
+    (one copy), so that the product is the blocked contraction of two arrays
+    (was a generic reduction: 280 ms against NumPy's 13 ms at 2000 x 800 on
+    PoCL, 21 ms since)."""
+    a = _rand((64, 48))
+    x = la.asarray(a)
+    product = {"matmul": lambda: x.T @ x, "dot": lambda: la.dot(x.T, x),
+               "einsum": lambda: la.einsum("ij,ik->jk", x, x)}[spelling]()
+    assert "an operand a product reads as both of its operands" in la.explain(
+        product, print_it=False)
+    with counting() as ran:
+        got = product.get()
+    assert ran.launches == 2
+    np.testing.assert_allclose(got, a.T @ a, rtol=1e-12)
+
+
+def test_a_transposed_right_operand_is_packed_on_cpus(queue):
+    """A @ U.T: a CPU's product reads B's rows as vectors, so B is stored
+    transposed first (295 ms -> 17 ms at 800 x 2000 on PoCL); a GPU stages
+    it itself (one kernel)."""
+    a, u = _rand((40, 32)), _rand((48, 32), seed=1)
+    x, y = la.asarray(a), la.asarray(u)
+    cpu = la_target.Target.of_queue(queue).kind == "cpu"
+    assert ("packed for vector loads" in la.explain(x @ y.T, print_it=False)) == cpu
+    with counting() as ran:
+        got = (x @ y.T).get()
+    assert ran.launches == (2 if cpu else 1)
+    np.testing.assert_allclose(got, a @ u.T, rtol=1e-12)
+
+
 def test_contraction_errors_name_the_problem():
     with pytest.raises(la.ShapeError, match="mismatch in its core dimension"):
         la.matmul(np.ones((2, 3)), np.ones((4, 2)))
