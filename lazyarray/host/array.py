@@ -42,6 +42,7 @@ from lazyarray.host.dispatch import (
     _unwrap,
     broadcasts_large,
     dressed,
+    holding,
     host_call,
     host_ready,
     mutated,
@@ -177,7 +178,9 @@ class HostArray(LazyArray):
         if not value.ndim:
             raise TypeError("iteration over a 0-d array")
         # (elements are NumPy's scalars, as x[i] gives them; rows host arrays)
-        return iter(value) if value.ndim == 1 else (wrap(v) for v in value)
+        if value.ndim == 1:
+            return iter(value)
+        return map(holding if value.size <= SMALL else wrap, value)
 
     def _host(self) -> np.ndarray:
         value = self._hv

@@ -309,14 +309,17 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
         if (ufunc == NULL)
             return NULL;
         PyObject *values[3];
+        int arrays = 0;
         int plain = Py_TYPE(ufunc) == numpy_ufunc_type
                     && ((PyUFuncObject *)ufunc)->nin == nargs
                     && ((PyUFuncObject *)ufunc)->nout == 1;
         for (Py_ssize_t k = 0; plain && k < nargs; k++) {
             PyTypeObject *kind = Py_TYPE(args[k]);
-            if (kind == host_type)
+            if (kind == host_type) {
                 plain = (values[k] = SLOT(args[k], hv_offset)) != NULL
                         && small_value(values[k]);   /* (large: deferred by the twin) */
+                arrays = 1;
+            }
             else if (number(args[k]))
                 values[k] = args[k];
             else
@@ -325,7 +328,8 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
         if (plain) {
             PyObject *result = PyObject_Vectorcall(ufunc, values, nargs, NULL);
             Py_DECREF(ufunc);
-            return held(result);
+            /* (of numbers only: NumPy's scalar, as NumPy gives it) */
+            return arrays ? held(result) : result;
         }
         Py_DECREF(ufunc);
     }
@@ -333,10 +337,64 @@ static PyObject *ufunc_call(PyObject *self, PyObject *const *args, size_t nargsf
 }
 
 /* call(function, args): NumPy's *function* of host arrays (pending ones
- * computed) and scalars (of the types in the set *scalars*), positional only, as quick_call of
+ * computed), scalars (of the types in the set *scalars*) and lists and
+ * tuples of those (np.array([a, b]), np.concatenate([x, y])), positional only, as quick_call of
  * lazyarray.host.dispatch computes it; the object *no* where an argument is
  * anything else (or the host tier is off). */
 static PyObject *quick_scalars, *quick_no;
+
+/* *a* as NumPy takes it (a new reference): a host array's value (a pending
+ * one computed first), a scalar of the set *scalars* itself, a list or tuple
+ * (nested up to *depth* levels) of those with each item so (itself where
+ * nothing changed); NULL for anything else, with an exception set only where
+ * computing a pending array raised. */
+static PyObject *unwrapped(PyObject *a, int depth)
+{
+    if (Py_TYPE(a) != host_type && PyObject_TypeCheck(a, host_type)) {
+        /* a pending host array: computed now (reading _hv does it, and
+         * makes it a host array) */
+        static PyObject *hv_name;
+        if (hv_name == NULL && (hv_name = PyUnicode_InternFromString("_hv")) == NULL)
+            return NULL;
+        PyObject *value = PyObject_GetAttr(a, hv_name);
+        if (value == NULL)
+            return NULL;
+        Py_DECREF(value);
+    }
+    if (Py_TYPE(a) == host_type) {
+        PyObject *value = SLOT(a, hv_offset);
+        return value == NULL ? NULL : Py_NewRef(value);
+    }
+    if (PySet_Contains(quick_scalars, (PyObject *)Py_TYPE(a)) == 1)
+        return Py_NewRef(a);
+    int list = PyList_CheckExact(a);
+    if (depth == 0 || !(list || PyTuple_CheckExact(a)))
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(a);
+    PyObject *items = PyList_New(n);
+    if (items == NULL)
+        return NULL;
+    int same = 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(a, k);
+        PyObject *value = unwrapped(item, depth - 1);
+        if (value == NULL) {
+            Py_DECREF(items);
+            return NULL;
+        }
+        same &= value == item;
+        PyList_SET_ITEM(items, k, value);
+    }
+    if (same) {
+        Py_DECREF(items);
+        return Py_NewRef(a);
+    }
+    if (list)
+        return items;
+    PyObject *tuple = PyList_AsTuple(items);
+    Py_DECREF(items);
+    return tuple;
+}
 
 static PyObject *quick_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -350,42 +408,33 @@ static PyObject *quick_call(PyObject *module, PyObject *const *args, Py_ssize_t 
         return Py_NewRef(quick_no);
     PyObject *values[8];
     for (Py_ssize_t k = 0; k < count; k++) {
-        PyObject *a = PyTuple_GET_ITEM(arguments, k);
-        if (Py_TYPE(a) != host_type && PyObject_TypeCheck(a, host_type)) {
-            /* a pending host array: computed now (reading _hv does it, and
-             * makes it a host array) */
-            static PyObject *hv_name;
-            if (hv_name == NULL && (hv_name = PyUnicode_InternFromString("_hv")) == NULL)
-                return NULL;
-            PyObject *value = PyObject_GetAttr(a, hv_name);
-            if (value == NULL)
-                return NULL;
-            Py_DECREF(value);
+        values[k] = unwrapped(PyTuple_GET_ITEM(arguments, k), 3);
+        if (values[k] == NULL) {
+            for (Py_ssize_t j = 0; j < k; j++)
+                Py_DECREF(values[j]);
+            return PyErr_Occurred() ? NULL : Py_NewRef(quick_no);
         }
-        if (Py_TYPE(a) == host_type) {
-            if ((values[k] = SLOT(a, hv_offset)) == NULL)
-                return Py_NewRef(quick_no);
-        }
-        else if (PySet_Contains(quick_scalars, (PyObject *)Py_TYPE(a)) == 1)
-            values[k] = a;
-        else
-            return Py_NewRef(quick_no);
     }
     PyObject *result = PyObject_Vectorcall(args[0], values, count, NULL);
+    PyObject *returned = NULL;
+    if (result != NULL && PyArray_CheckExact(result)) {
+        /* (a function returning an argument's buffer returns that argument) */
+        for (Py_ssize_t k = 0; k < count && returned == NULL; k++) {
+            PyObject *a = PyTuple_GET_ITEM(arguments, k);
+            if (Py_TYPE(a) == host_type && values[k] == result)
+                returned = a;
+        }
+    }
+    for (Py_ssize_t k = 0; k < count; k++)
+        Py_DECREF(values[k]);
     if (result == NULL)
         return NULL;
-    if (PyArray_CheckExact(result)) {
-        /* (a function returning an argument's buffer returns that argument) */
-        for (Py_ssize_t k = 0; k < count; k++) {
-            PyObject *a = PyTuple_GET_ITEM(arguments, k);
-            if (Py_TYPE(a) == host_type && values[k] == result) {
-                Py_DECREF(result);
-                return Py_NewRef(a);
-            }
-        }
-        return held(result);
+    if (returned != NULL) {
+        Py_DECREF(result);
+        return Py_NewRef(returned);
     }
-    if (PySet_Contains(numpy_scalars, (PyObject *)Py_TYPE(result)) == 1)
+    if (PyArray_CheckExact(result)
+            || PySet_Contains(numpy_scalars, (PyObject *)Py_TYPE(result)) == 1)
         return held(result);
     PyObject *pair[2] = {result, arguments};
     PyObject *wrapped = PyObject_Vectorcall(wrap, pair, 2, NULL);

@@ -229,21 +229,35 @@ def quick_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:
 
 
 def _buffers(args: tuple) -> list | None:
-    """*args* with host arrays as their buffers, when every one is a host
-    array or a scalar, else None."""
-    host = CLASSES[1]
+    """*args* as NumPy takes them (:func:`_unwrapped`), else None."""
     plain = []
     for a in args:
-        kind = type(a)
-        if kind is host:
-            plain.append(a._hv)
-        elif kind in _SCALARS:
-            plain.append(a)
-        elif isinstance(a, host):
-            plain.append(a._hv)         # (a pending host array, computed now)
-        else:
+        value = _unwrapped(a, 3)
+        if value is _NO:
             return None
+        plain.append(value)
     return plain
+
+
+def _unwrapped(a: Any, depth: int) -> Any:
+    """*a* as NumPy takes it: a host array's buffer (a pending one computed
+    first), a scalar itself, a list or tuple (nested up to *depth* levels)
+    of those with each item so (itself where nothing changed); _NO for
+    anything else (the C call's rule too, lazyarray.host.cdispatch)."""
+    host = CLASSES[1]
+    kind = type(a)
+    if kind is host:
+        return a._hv
+    if kind in _SCALARS:
+        return a
+    if isinstance(a, host):
+        return a._hv                    # (a pending host array, computed now)
+    if depth and (kind is list or kind is tuple):
+        items = [_unwrapped(item, depth - 1) for item in a]
+        if any(v is _NO for v in items):
+            return _NO
+        return a if all(v is item for v, item in zip(items, a)) else kind(items)
+    return _NO
 
 
 #: the NumPy ufuncs whose calls on large host arrays are deferred, and the
@@ -263,16 +277,10 @@ def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
         if pending is not None:
             return pending
     host = CLASSES[1]
-    if len(args) == 1:
-        a = args[0]
-        if not isinstance(a, host):
-            return _NO
-        result = ufunc(a._hv)
-    else:
-        plain = _buffers(args)
-        if plain is None:
-            return _NO
-        result = ufunc(*plain)
+    plain = _buffers(args)
+    if plain is None:
+        return _NO
+    result = ufunc(*plain)
     if type(result) is _ndarray:
         if result.size <= SMALL:
             handle = _new(host)
@@ -280,7 +288,10 @@ def quick_ufunc(ufunc: Callable, args: tuple) -> Any:
             handle._copy = None
             return handle
         return wrap_array(result)
-    return holding(result) if type(result) in NUMPY_SCALARS else wrap(result, args)
+    if type(result) in NUMPY_SCALARS:
+        # (of numbers only: NumPy's scalar, as NumPy gives it)
+        return result if all(p is a for p, a in zip(plain, args)) else holding(result)
+    return wrap(result, args)
 
 
 def host_call(func: Callable, args: tuple, kwargs: dict | None = None) -> Any:

@@ -73,6 +73,8 @@ def _described(result):
                 np.asarray(value).tobytes(), np.shape(value))
     if type(result) in (tuple, list):
         return (type(result), *(_described(r) for r in result))
+    if isinstance(result, np.generic):   # (NumPy's scalar: of numbers only)
+        return (type(result), result.dtype, np.asarray(result).tobytes())
     if isinstance(result, la.LazyArray):
         value = result.get()
         return (type(result), value.dtype, value.tobytes(), value.shape)
@@ -338,6 +340,17 @@ def test_the_c_call_of_numpy_functions_agrees_with_quick_call():
         if type(args[0]) is np.ndarray and function is np.asarray:
             handle = _host(args[0])
             assert call(function, (handle,)) is handle      # (its own buffer: itself)
+    # lists and tuples of host arrays, elements and numbers (np.array([a, b]))
+    x, y = _host(np.arange(3.0)), _host(np.ones(3))
+    for function, args in [(np.array, ([x[0], x[1], 2.0],)), (np.concatenate, ([x, y],)),
+                           (np.stack, ((x, y),)), (np.array, ([[1.0, x[2]], [x[0], 4]],)),
+                           (np.reshape, (x, (3, 1))), (np.array, ([x, [1, 2, 3]],))]:
+        got = _outcome(call, function, args)
+        assert got == _outcome(quick_call, function, args), (function, args)
+        assert got[0][0] is HostArray and not got[1], got
+        np.testing.assert_array_equal(function(*args), function(
+            *[[np.asarray(v) for v in a] if type(a) is list else np.asarray(a)
+              if isinstance(a, HostArray) else a for a in args]))
     # (tuples and lists are not host arrays or scalars: quick_call's "no")
     assert call(np.concatenate, ([np.arange(3.0)],)) is _NO
     with la.tier("device"):
