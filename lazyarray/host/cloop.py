@@ -31,10 +31,9 @@ FUNCTIONS = frozenset(["sqrt", "absolute"])
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def c_expression(op: str, operands: list, dtype: np.dtype) -> Any:
+def c_expression(op: str, operands: list) -> Any:
     """The C expression (pymbolic) of the operation *op* (a key of
-    :data:`OPERATIONS` or a member of :data:`FUNCTIONS`) of *operands* in
-    *dtype*."""
+    :data:`OPERATIONS` or a member of :data:`FUNCTIONS`) of *operands*."""
     if op in FUNCTIONS:
         from pymbolic import var
         from pymbolic.primitives import Call

@@ -218,7 +218,8 @@ def materialize(expr: Expr, out: np.ndarray | None = None) -> np.ndarray:
     dtype, sharing no memory with the arrays it reads)."""
     structure, leaves, numbers = expr.structure, expr.leaves, expr.numbers
     if structure is None or expr.value is not None or Expr not in map(type, expr.args):
-        return _numpy(expr, out)        # (one operation: NumPy's call is the loop)
+        # (one operation, whose NumPy call is the loop, or a value computed before)
+        return _numpy(expr, out)
     key = (structure, expr.shape, expr.dtype.char, None if out is None else out.strides)
     loop = _LOOPS.get(key)
     if loop is None:
@@ -335,7 +336,7 @@ def _kernel(expr: Expr, out: np.ndarray | None) -> Any:
     def emit(x: Any) -> Any:
         if type(x) is Expr:
             operands = [emit(a) for a in x.args]
-            value = c_expression(x.op, operands, dtype)
+            value = c_expression(x.op, operands)
             temp = var(f"t{len(instructions)}")
             instructions.append(lp.Assignment(
                 temp, value, id=f"s{len(instructions)}",

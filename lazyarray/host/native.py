@@ -386,7 +386,7 @@ class _Plan:
             if node.op == "astype":
                 expression = lp.TypeCast(dtype, operands[0])
             else:
-                expression = c_expression(node.op, operands, dtype)
+                expression = c_expression(node.op, operands)
             instructions.append(lp.Assignment(
                 temps[number], expression, id=f"s{position}",
                 depends_on=frozenset([f"s{position - 1}"]) if position else frozenset(),

@@ -36,6 +36,16 @@ def _base(node: Node) -> Node:
     return node
 
 
+def _second_reading(a: Node, b: Node) -> Node:
+    """*b*, a product's second operand, as a value of its own (stored: see
+    lazyarray.plan.storage) where it reads the array *a* reads (X.T @ X), so
+    that the product is a blocked contraction of two arrays, not a generic
+    reduction."""
+    if _base(a) is _base(b) and not is_kind(_base(a), "const"):
+        return Map("_stored", (b,), b.shape, b.dtype)
+    return b
+
+
 def _transposed(node: Node) -> bool:
     """Whether *node* is a view reading its argument's last axis along
     another of its own axes (a transpose)."""
@@ -119,10 +129,8 @@ def einsum(spec: str, *nodes: Node) -> Node:
     labels = list(output) + contracted
     if contracted:
         nodes = _product_operands(*nodes)
-        if len(nodes) == 2 and nodes[0].ndim >= 2 and _base(nodes[0]) is _base(nodes[1]) \
-                and not is_kind(_base(nodes[0]), "const"):
-            # (X.T @ X as einsum: see matmul)
-            nodes = (nodes[0], Map("_stored", (nodes[1],), nodes[1].shape, nodes[1].dtype))
+        if len(nodes) == 2 and nodes[0].ndim >= 2:
+            nodes = (nodes[0], _second_reading(*nodes))
     dtype = np.result_type(*(n.dtype for n in nodes))
     product: Node | None = None
     for term, node in zip(terms, nodes):
@@ -157,12 +165,8 @@ def matmul(a: Node, b: Node) -> Node:
                 else "...ij,j->...i")
         return einsum(spec, a, b)
     a, b = _product_operands(a, b)
-    if _base(a) is _base(b) and not is_kind(_base(a), "const"):
-        # (one array read as both operands, X.T @ X: its second reading is a
-        # value of its own, stored, so that the product is a blocked
-        # contraction of two arrays, not a generic reduction)
-        b = Map("_stored", (b,), b.shape, b.dtype)
-    elif _transposed(b):
+    b = _second_reading(a, b)
+    if _transposed(b):              # (not where b became a value of its own)
         # (A @ U.T: CPUs read B's rows as vectors, so B is stored in the
         # order the product reads it; GPUs stage it transposed themselves)
         b = Map("_packed", (b,), b.shape, b.dtype)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from lazyarray.handle import LazyArray, asarray
-from lazyarray.host.dispatch import SMALL, holding, wrap_array
+from lazyarray.host.dispatch import wrap_array
 from lazyarray.host.policy import host_enabled
 from lazyarray.random.descriptions import DESCRIPTIONS
 from lazyarray.random.device import DeviceGenerator
@@ -65,12 +65,7 @@ def _host_call(method: Callable, args: tuple, kwargs: dict) -> Any:
     """*method* (a NumPy generator's) called with lazy arguments fetched, its
     array result as a lazy array. A lazy *out* gets the result assigned."""
     if not kwargs and all(type(a) in _NUMBERS for a in args):
-        result = method(*args)          # (the commonest draw: numbers only)
-        if type(result) is np.ndarray and result.size <= SMALL \
-                and result.dtype.kind in "biuf" and result.dtype != np.float16 \
-                and host_enabled():
-            return holding(result)
-        return _to_lazy(result)
+        return _to_lazy(method(*args))  # (the commonest draw: numbers only)
     out = kwargs.get("out")
     args = tuple(_to_host(a) for a in args)
     kwargs = {k: _to_host(v) for k, v in kwargs.items() if k != "out"}
