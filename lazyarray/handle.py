@@ -62,6 +62,8 @@ else:
 #: an array whose graph of uncomputed operations gets deeper than this is
 #: computed when it is made (a Python loop of eager steps stays bounded)
 DEPTH_LIMIT = 100
+#: the most elements of a value ``np.asarray`` copies from the one remembered on the host
+HANDED_OVER = 1 << 16
 
 
 def _device_or_numpy(build, func, args: tuple):
@@ -290,23 +292,6 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
         """The number of elements."""
         return math.prod(self.shape)
 
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[k] for k in range(self.shape[0]))
-
-    def __array_namespace__(self, api_version=None):
-        """The lazyarray module, as a Python Array API namespace."""
-        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
-            raise ValueError(f"lazyarray implements the array API 2024.12, "
-                             f"not {api_version!r}")
-        return self._namespace
-
     @property
     def device(self) -> Device:
         """The OpenCL device the array lives on."""
@@ -357,7 +342,7 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
     def get(self) -> np.ndarray:
         """The value as a NumPy array."""
         self._refuse_value(".get()")
-        return self._host().copy()
+        return self._fetched() if self._handed_over() else self._host().copy()
 
     def _host(self) -> np.ndarray:
         """The value on the host, fetched once for a computed value (an array
@@ -377,12 +362,27 @@ class LazyArray(ArrayHandle, NumPyMethods, ReductionMethods):
             keep_on_host(node, host)
         return host
 
+    def _handed_over(self) -> bool:
+        """Whether ``np.asarray``/``.get()`` hand over a large value as fetched
+        now (one copy, not two: 19 -> 13 ms for 2^23 float64 on PoCL)."""
+        return math.prod(self.shape) > HANDED_OVER and on_host(self.node) is None \
+            and element_value(self.node) is None
+
+    def _fetched(self) -> np.ndarray:
+        """The value fetched from the device now (not remembered)."""
+        with _run.DEVICE_LOCK:
+            value = self._settle()
+            return value.get(queue=_run.queue_of(value))
+
+    def _host_copy(self) -> np.ndarray:
+        return self._fetched() if self._handed_over() else self._host().copy()
+
     to_numpy = get
 
     def __array__(self, dtype=None, copy=None):
         self._refuse_value("np.asarray() (NumPy's conversion of the array)")
-        result = self._host().copy()
-        return result if dtype is None else result.astype(dtype)
+        result = self._fetched() if self._handed_over() else self._host().copy()
+        return result if dtype is None else result.astype(dtype, copy=False)
 
     # }}}
 

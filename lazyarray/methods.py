@@ -110,6 +110,8 @@ class NumPyMethods:
 
         def _host(self) -> np.ndarray: ...
 
+        def _host_copy(self) -> np.ndarray: ...
+
         def reshape(self, *shape: Any, copy: bool | None = None) -> ArrayHandle: ...
 
         def __getitem__(self, key: Any) -> ArrayHandle: ...
@@ -122,6 +124,23 @@ class NumPyMethods:
 
     #: the lazyarray module (see :func:`lazyarray.protocols.install`)
     _namespace: ClassVar[ModuleType]
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[k] for k in range(self.shape[0]))
+
+    def __array_namespace__(self, api_version=None):
+        """The lazyarray module, as a Python Array API namespace."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"lazyarray implements the array API 2024.12, "
+                             f"not {api_version!r}")
+        return self._namespace
 
     # {{{ parts and the last two axes (views)
 
@@ -223,7 +242,7 @@ class NumPyMethods:
         """Pickling stores the computed value (unpickled: a new lazy array on
         the default device)."""
         self._refuse_value("pickling")
-        return (self._namespace.asarray, (self._host().copy(),))
+        return (self._namespace.asarray, (self._host_copy(),))
 
     def _value_hash(self) -> int:
         """``hash(x)`` of a 0-d array: its value's, as NumPy's scalars hash
@@ -301,7 +320,7 @@ class NumPyMethods:
         self._refuse_value("DLPack export")
         options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
                                      ("copy", copy)) if v is not None}
-        return self._host().copy().__dlpack__(**options)
+        return self._host_copy().__dlpack__(**options)
 
     def __dlpack_device__(self):
         return self._host().__dlpack_device__()

@@ -255,6 +255,18 @@ def test_host_arrays_pickle_print_and_convert(host_tier):
     assert list(range(10))[la.asarray(3)] == 3
 
 
+def test_a_large_host_array_converts_without_a_device_copy():
+    host = np.linspace(0.0, 1.0, 200_000)
+    with la.tier("auto"):
+        x = la.asarray(host) * 2.0
+        for convert in (np.asarray, np.array, HostArray.get, lambda a: a.__dlpack__()):
+            convert(x)
+        assert isinstance(x, HostArray) and x._copy is None      # no device copy made
+        first = np.asarray(x)
+        first[0] = -1.0                                         # the caller's own copy
+        np.testing.assert_array_equal(np.asarray(x), host * 2.0)
+
+
 def test_the_tier_is_chosen_by_setting_and_block():
     before = la.get_tier()
     try:

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazyarray as la
-from lazyarray.handle import DEPTH_LIMIT
+from lazyarray.handle import DEPTH_LIMIT, HANDED_OVER
+from lazyarray.values import on_host
 from tests.helpers import error_match, numpy_computes
 
 _SETTINGS = settings(max_examples=25)
@@ -338,6 +339,24 @@ def test_aliases_copies_and_asarray(queue):
     converted = x.astype(np.float64)
     x[0] = 99
     _same(converted, (host + 1).astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [10, HANDED_OVER + 3])
+@pytest.mark.parametrize("read", [np.asarray, la.LazyArray.get, np.array])
+def test_a_value_read_to_the_host_is_the_callers_own(queue, n, read):
+    host = np.linspace(0.0, 1.0, n)
+    x = la.asarray(host)
+    with la.tier("device"):
+        y = x * 2 + 1
+        first = read(y)
+        first[0] = -7.0                 # the caller's array: y keeps its value
+        second = read(y)
+        second[-1] = -8.0
+        assert np.shares_memory(first, second) is False
+        np.testing.assert_array_equal(read(y), host * 2 + 1)
+        np.testing.assert_array_equal(y + 0, host * 2 + 1)
+        # (a large value is handed over as fetched, not also kept on the host)
+        assert (on_host(y.node) is None) == (n > HANDED_OVER)
 
 
 def test_iterating_gives_row_views(queue):
