@@ -247,30 +247,34 @@ def plan_graph(root: Node, graph: tuple | None = None) -> list[Step]:
         # (a plan with box kernels, run once more: specialized once hot)
         entry[2][0] += 1
         hot = entry[2][0] > SPECIALIZE_RUNS
-    if not hot and entry is not None and entry[0] is _KERNELS and all(
-            _KERNELS.get(c.key) is c for _, c, _ in entry[1] if c is not None):
-        steps = []
-        for i, compiled, args in entry[1]:
-            node = order[i]
-            steps.append(_quick_step(node, compiled,
-                                     tuple([(name, order[j] if type(j) is int else j)
-                                            for name, j in args]))
-                         if compiled is not None else _step_for(node, set(), target))
-        return steps
+    if not hot and entry is not None and entry[0] is _KERNELS:
+        # (kernels by their keys: a plan keeps no kernel the table let go)
+        kernels = [_KERNELS.get(k) if k is not None else None for _, k, _ in entry[1]]
+        if all(c is not None or k is None for c, (_, k, _) in zip(kernels, entry[1])):
+            steps = []
+            for (i, _, args), compiled in zip(entry[1], kernels):
+                node = order[i]
+                steps.append(_quick_step(node, compiled,
+                                         tuple([(name, order[j] if type(j) is int else j)
+                                                for name, j in args]))
+                             if compiled is not None else _step_for(node, set(), target))
+            return steps
     steps = plan([root], named=frozenset(named), generic=True, boxes=not hot)
     if hot:
         logger.info("specializing a plan run %d times with kernels generic over shapes",
                     SPECIALIZE_RUNS)
     index = {n: k for k, n in enumerate(order)}
     if all(st.node in index and all(n in index or name in SIZE_ARGUMENTS
-                                        for name, n in st.args) for st in steps):
+                                        for name, n in st.args)
+           and (st.compiled is None or _KERNELS.get(st.compiled.key) is st.compiled)
+           for st in steps):
         if len(_PLANS) >= PLAN_CACHE_SIZE:
             _PLANS.clear()
         # (arguments by position in the graph; a flat kernel's sizes, the
         # same for every graph of this structure, as their nodes, even where
         # a constant of the graph is the same node: x ** 2 of 2 elements)
         _PLANS[key] = (_KERNELS, tuple(
-            (index[st.node], st.compiled,
+            (index[st.node], st.compiled.key if st.compiled is not None else None,
              tuple((name, n if name in SIZE_ARGUMENTS else index.get(n, n))
                    for name, n in st.args))
             for st in steps),
@@ -309,10 +313,12 @@ def plan_map(root: Map, target: Target) -> tuple[Step, tuple[int, ...]] | None:
     key = (root.op, root.shape, root.dtype,
            tuple([(a.shape, a.dtype, args.index(a)) for a in args]), target, tuning_enabled())
     entry = _MAP_PLANS.get(key)
+    compiled = None
     if entry is None or entry[0] is not _KERNELS or (
-            entry[1] is not None and _KERNELS.get(entry[1].key) is not entry[1]):
+            entry[1] is not None and (compiled := _KERNELS.get(entry[1])) is None):
         entry = _MAP_PLANS[key] = _map_plan_entry(root)
-    compiled, names, positions = entry[1:]
+        compiled = _KERNELS.get(entry[1]) if entry[1] is not None else None
+    names, positions = entry[2:]
     if compiled is None:
         return None
     return _quick_step(root, compiled, tuple([(name, args[k] if type(k) is int else k)
@@ -321,21 +327,25 @@ def plan_map(root: Map, target: Target) -> tuple[Step, tuple[int, ...]] | None:
 
 def _map_plan_entry(root: Map) -> tuple:
     """The entry of :data:`_MAP_PLANS` for *root*'s structure: the table of
-    kernels it is valid for, the planned kernel, its arguments' names with
-    their operands' positions, and those positions (None, (), (): no single
-    kernel reading the operands)."""
+    kernels it is valid for, the planned kernel's key in it (kept by key, so
+    that the entry holds no kernel the table let go), its arguments' names
+    with their operands' positions, and those positions (None, (), (): no
+    single kernel reading the operands)."""
     steps = plan_graph(root)
     if len(_MAP_PLANS) >= PLAN_CACHE_SIZE:
         _MAP_PLANS.clear()
     args = root.args
     step = steps[0] if len(steps) == 1 else None
-    if step is None or step.node is not root or type(step.compiled) is not _Compiled or not all(
+    compiled = step.compiled if step is not None else None
+    if step is None or step.node is not root or type(compiled) is not _Compiled \
+            or _KERNELS.get(compiled.key) is not compiled or not all(
             any(n is a for a in args) for name, n in step.args if name not in SIZE_ARGUMENTS):
         return _KERNELS, None, (), ()
+    assert compiled is not None
     # (an operand by its position; a flat kernel's element count as its node)
     names = tuple((name, n if name in SIZE_ARGUMENTS else args.index(n))
                   for name, n in step.args)
-    return _KERNELS, step.compiled, names, tuple(k for _, k in names)
+    return _KERNELS, compiled.key, names, tuple(k for _, k in names)
 
 
 def _quick_step(node: Node, compiled: _Compiled, args: tuple) -> Step:

@@ -342,3 +342,30 @@ def test_a_part_of_a_held_array_beyond_the_limit_is_computed_alone(queue, rng, m
         np.testing.assert_array_equal(np.asarray(small[3]), (a[:20, :20] * 2 + 1)[3])
         assert type(small.node) is Input                # (computed: within the limit)
     np.testing.assert_array_equal(row, (a * 2 + 1)[3])
+
+
+def test_remembered_plans_keep_no_kernel_the_kernel_table_let_go(queue, monkeypatch):
+    import gc
+
+    monkeypatch.setattr(steps, "KERNELS_KEPT", 4)
+    monkeypatch.setattr(steps, "_KERNELS", {})
+    monkeypatch.setattr(steps, "_PLANS", {})
+    monkeypatch.setattr(steps, "_MAP_PLANS", {})
+    # (kernels of earlier tests, which the table set aside holds)
+    earlier = {id(o) for o in gc.get_objects() if type(o) is steps._Compiled}
+    x = la.asarray(np.linspace(0.0, 1.0, 50))
+    with la.tier("device"):
+        for k in range(12):                  # 12 structures: each plans a kernel of its own
+            expected = np.linspace(0.0, 1.0, 50) * (k + 2)
+            for _ in range(k + 1):
+                expected = np.sin(expected)
+            y = x * (k + 2)
+            for _ in range(k + 1):
+                y = la.sin(y)
+            np.testing.assert_allclose(y.get(), expected, rtol=1e-12)
+            z = x + la.asarray(np.full(50, float(k)))        # a plan of one operation
+            np.testing.assert_array_equal(z.get(), np.linspace(0.0, 1.0, 50) + k)
+    gc.collect()
+    alive = [o for o in gc.get_objects()
+             if type(o) is steps._Compiled and id(o) not in earlier]
+    assert len(steps._PLANS) >= 12 and len(alive) <= len(steps._KERNELS) <= 4
