@@ -60,6 +60,8 @@ class _NoEvents(list):
 NO_EVENTS = _NoEvents()
 _TEMPLATES: dict[tuple, cla.Array] = {}
 _TEMPLATE_LOCKS = KeyedLocks()
+#: the most array templates kept (one per queue, shape and dtype met)
+TEMPLATES_KEPT = 4096
 
 
 def kernel_arguments(args: dict, out: cla.Array | np.ndarray) -> dict:
@@ -84,7 +86,7 @@ def template_of(queue: cl.CommandQueue, shape: tuple, dtype: npt.DTypeLike) -> c
         return template
 
     return made_once(_TEMPLATES, (queue.int_ptr, shape, np.dtype(dtype)), make,
-                     _TEMPLATE_LOCKS)
+                     _TEMPLATE_LOCKS, TEMPLATES_KEPT)
 
 
 def new_array(queue: cl.CommandQueue, shape: tuple, dtype: npt.DTypeLike) -> cla.Array:

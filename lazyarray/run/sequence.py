@@ -345,6 +345,9 @@ def _with_barriers(knl: lp.LoopKernel, stages: list[list[str]]) -> lp.LoopKernel
 
 #: the sequential kernels built, by (disk key, queue)
 _LAUNCHES: dict[tuple[str, int], SequenceLaunch] = {}
+#: the most sequential kernels kept (then the table starts afresh: programs
+#: that keep their launch keep it alive, others load it from its recipe)
+LAUNCHES_KEPT = 256
 
 
 class SequenceLaunch:
@@ -381,6 +384,8 @@ class SequenceLaunch:
             logger.warning("a compiled program runs kernel by kernel: its one-kernel "
                            "form failed (%s)", error)
             return None
+        if len(_LAUNCHES) >= LAUNCHES_KEPT:
+            _LAUNCHES.clear()
         return _LAUNCHES.setdefault((one.key, queue.int_ptr), launch)
 
     def __init__(self, program: cl.Program, launch: tuple, queue: cl.CommandQueue,

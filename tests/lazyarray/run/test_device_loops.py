@@ -369,3 +369,14 @@ def test_remembered_plans_keep_no_kernel_the_kernel_table_let_go(queue, monkeypa
     alive = [o for o in gc.get_objects()
              if type(o) is steps._Compiled and id(o) not in earlier]
     assert len(steps._PLANS) >= 12 and len(alive) <= len(steps._KERNELS) <= 4
+
+
+def test_array_templates_of_many_shapes_stay_bounded(queue, monkeypatch):
+    from lazyarray.run import launch
+
+    monkeypatch.setattr(launch, "TEMPLATES_KEPT", 8)
+    monkeypatch.setattr(launch, "_TEMPLATES", {})
+    with la.tier("device"):
+        for n in range(3, 23):
+            np.testing.assert_array_equal((la.arange(n) * 2).get(), np.arange(n) * 2)
+    assert 0 < len(launch._TEMPLATES) <= 8
