@@ -14,7 +14,10 @@ cache_folder, TIERS.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,14 +93,73 @@ def broadcast_limit() -> int | None:
 
 
 def _limit(attribute: str) -> int | None:
-    """The default queue's Target's *attribute*, asked once (None under ``"host"``)."""
+    """The default queue's Target's *attribute*, asked once (None under
+    ``"host"``). Before the device runtime is loaded, the kind of device an
+    earlier process of this environment found answers (the limits depend on
+    it alone), so that host work does not load OpenCL to ask."""
     if _MODES[-1] == "host":
         return None
+    if "lazyarray.run.device" not in sys.modules:
+        kind = _remembered_kind()
+        if kind is not None:
+            return getattr(Target(kind, 1), attribute)
     queue = _run.default_queue()
     limit = _LIMITS.get((queue, attribute))
     if limit is None:
-        limit = _LIMITS[queue, attribute] = getattr(Target.of_queue(queue), attribute)
+        target = Target.of_queue(queue)
+        limit = _LIMITS[queue, attribute] = getattr(target, attribute)
+        if _remembered_kind() != target.kind:
+            _remember_kind(target.kind)
     return limit
+
+
+#: the folder of the device kinds found, under the kernel cache's folder
+KIND_FOLDER = "lazyarray-device-v1"
+#: the environment variables that choose the device (with the machine's name)
+_CHOOSING = ("PYOPENCL_CTX", "KERNELCORE_DEVICE", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES",
+             "POCL_DEVICES", "CUDA_VISIBLE_DEVICES", "PYOPENCL_TEST")
+
+
+def _kind_file() -> Path | None:
+    """The file of the device kind this machine and environment choose
+    (None: the disk cache turned off)."""
+    folder = cache_folder(KIND_FOLDER)
+    if folder is None:
+        return None
+    text = repr((platform.node(), *(os.environ.get(name) for name in _CHOOSING)))
+    return folder / hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+#: the kind read from disk, once a process (see _remembered_kind)
+_KIND_READ: list[str | None] = []
+
+
+def _remembered_kind() -> str | None:
+    """``"cpu"`` or ``"gpu"``: the kind of the default device a process of
+    this environment found, else None (read from disk once a process)."""
+    if not _KIND_READ:
+        path = _kind_file()
+        try:
+            text = path.read_text().strip() if path is not None else None
+        except (OSError, UnicodeDecodeError):
+            text = None
+        _KIND_READ.append(text if text in ("cpu", "gpu") else None)
+    return _KIND_READ[0]
+
+
+def _remember_kind(kind: str) -> None:
+    """Keep *kind* on disk for later processes (whole or not at all)."""
+    _KIND_READ[:] = [kind]
+    path = _kind_file()
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(kind)
+        os.replace(partial, path)
+    except OSError:
+        pass
 
 
 def cache_folder(name: str) -> Path | None:

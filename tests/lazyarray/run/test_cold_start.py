@@ -65,6 +65,34 @@ def test_small_work_imports_no_device_stack(tmp_path):
     assert device == 100000.0 and opencl
 
 
+def test_a_later_process_places_host_arrays_without_asking_the_device(tmp_path):
+    # arrays beyond 65,536 elements are kept on the host or moved to the device
+    # by the device's kind: the first process asks OpenCL and remembers it, a
+    # later one of the same environment places them without loading OpenCL
+    code = f"""
+        import json, sys
+        import numpy as np
+        import lazyarray as la
+        la.random.seed(123)
+        x, y = la.random.rand(100_000), la.random.rand(100_000)
+        inside = int(la.sum(x**2 + y**2 <= 1.0))
+        np.random.seed(123)
+        a, b = np.random.rand(100_000), np.random.rand(100_000)
+        print(json.dumps([inside, int(np.sum(a**2 + b**2 <= 1.0)), type(x).__name__,
+                          sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r})]))
+        """
+    env = {"LAZYARRAY_TIER": "auto", "LAZYARRAY_CACHE_DIR": str(tmp_path / "cache")}
+    first = json.loads(_run(code, tmp_path, **env).stdout)
+    second = json.loads(_run(code, tmp_path, **env).stdout)
+    assert first[0] == first[1] == second[0] == second[1]
+    assert first[3] != [] and first[2] == second[2]
+    kind = (tmp_path / "cache" / "lazyarray-device-v1")
+    remembered = [f.read_text() for f in kind.iterdir()]
+    assert remembered in (["cpu"], ["gpu"])
+    # (on a GPU such arrays go to the device, which loads OpenCL anyway)
+    assert (second[3] == []) == (remembered == ["cpu"])
+
+
 def test_namespaces_load_without_device(tmp_path):
     # every public module of the namespace, la.jit and la.explain of host work
     code = f"""
