@@ -36,10 +36,12 @@ its own replay: the numbers it closes over may differ). A choice to
 compile is also kept on disk, next to the kernel cache (``LAZYARRAY_CACHE_DIR``
 or ``KERNELCORE_CACHE_DIR``; by the function's file, name, line and bytecode
 and the call's signature; ``LAZYARRAY_DISK_CACHE=0`` turns it off): the same
-script in a new process runs those calls compiled from the first.
+script in a new process runs those calls compiled once they took
+:data:`REMEMBERED_AFTER` seconds on the host, without trials.
 
 Public names: TierTrial, shared_trial, COMPILED_TRIALS, HOST_TRIALS, REPLAY_TRIALS,
-PROMOTE_AFTER, HOST_ONLY, TRIALS_LIMIT, DISK_FOLDER, host_arguments, to_host.
+PROMOTE_AFTER, REMEMBERED_AFTER, HOST_ONLY, TRIALS_LIMIT, DISK_FOLDER, host_arguments,
+to_host.
 """
 
 from __future__ import annotations
@@ -69,6 +71,11 @@ REPLAYS_KEPT = 8
 #: program is traced and built: a building kernel costs 0.1-1 s (PoCL, empty
 #: caches), more than the whole of a short script
 PROMOTE_AFTER = 0.25
+#: seconds the host calls of a signature take together before its compiled
+#: program runs, where an earlier process chose to compile it: a short script
+#: (a few milliseconds of NumPy) does not wait for its program to load (0.2 s
+#: in a fresh process), a long one compiles five times sooner than on trial
+REMEMBERED_AFTER = 0.05
 #: seconds under which a signature's best host call stays on the host without a
 #: compiled trial: no compiled call is that short (a jitted call of a small
 #: function, with its launch, takes 6.7 us on the H200, tens of us on PoCL)
@@ -131,7 +138,7 @@ class TierTrial:
 
     __slots__ = ("compiled_calls", "compiled_best", "host_calls", "host_recent", "host_total",
                  "replay_calls", "replay_best", "replay_ok", "replays", "choice", "origin",
-                 "traced", "native")
+                 "traced", "native", "remembered")
 
     def __init__(self, origin: tuple | None = None) -> None:
         """*origin*: the (code object, signature) whose compiled choice the
@@ -155,7 +162,9 @@ class TierTrial:
         #: code that read equal constants share one (at most REPLAYS_KEPT)
         self.replays: dict[tuple, Any] = {}
         #: ``"compiled"``, ``"replay"`` or ``"host"`` once chosen, else None
-        self.choice: str | None = None if origin is None else _load_choice(origin)
+        self.choice: str | None = None
+        #: whether an earlier process chose to compile (see REMEMBERED_AFTER)
+        self.remembered = origin is not None and _load_choice(origin) == "compiled"
         self.origin = origin
         #: whether the function was traced for this signature (its host calls
         #: run it untraced: one asking for values runs there for good)
@@ -255,6 +264,11 @@ class TierTrial:
         program's for its trial calls."""
         if self.choice is not None:
             return self.choice
+        if self.remembered:
+            if self.host_total < REMEMBERED_AFTER:
+                return "host"
+            self.choice = "compiled"
+            return "compiled"
         if self.host_calls < HOST_TRIALS:
             return "host"
         if self.replay_ok and self.replay_calls <= REPLAY_TRIALS:

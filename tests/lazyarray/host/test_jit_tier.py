@@ -133,7 +133,8 @@ def test_a_trial_continues_over_functions_made_from_the_same_code():
 
 def test_a_new_process_reads_a_compiled_choice_from_disk(monkeypatch, fresh_choices):
     """A choice to compile outlives the process (here: the trials of the
-    process forgotten): the next runs compiled from its first call. A host
+    process forgotten): the next runs compiled once its host calls took
+    REMEMBERED_AFTER seconds, without trials. A host
     choice removes it (every process starts on the host tier); a damaged
     file is ignored; with the disk cache off nothing is written."""
     record = TierTrial.record
@@ -154,9 +155,11 @@ def test_a_new_process_reads_a_compiled_choice_from_disk(monkeypatch, fresh_choi
         new_process()
         again = make()
         with counting() as n:
-            _run(again, la, 1)
+            _run(again, la, 1)          # (on the host until its calls took REMEMBERED_AFTER)
+            assert n.launches == 0 and _chosen(again).choice is None
+            _run(again, la, 1)          # (the first took a (patched) second: compiled now)
             assert n.launches >= 1
-        assert _chosen(again).choice == "compiled" and _chosen(again).host_calls == 0
+        assert _chosen(again).choice == "compiled" and _chosen(again).host_calls == 1
         path.write_text("garbage")
         new_process()
         damaged = make()
@@ -348,6 +351,7 @@ def test_a_function_that_cannot_be_traced_keeps_running_on_the_host(monkeypatch)
     np.testing.assert_array_equal(u.get(), want)
     trial_module._TRIALS.clear()          # (a new process, told to compile by the disk)
     monkeypatch.setattr(trial_module, "_load_choice", lambda origin: "compiled")
+    monkeypatch.setattr(trial_module, "REMEMBERED_AFTER", 0.0)
     again = la.jit(step)
     with la.tier("auto"), pytest.warns(la.NotTraceableWarning):
         np.testing.assert_array_equal(again(la.linspace(0.1, 1, 50)).get(),
