@@ -189,9 +189,6 @@ class HostArray(LazyArray):
     def _handed_over(self) -> bool:
         return False                    # (the value is the host's: copied)
 
-    def _host_copy(self) -> np.ndarray:
-        return self._host().copy()
-
     def get(self) -> np.ndarray:
         """The value as a NumPy array (a copy)."""
         self._refuse_value(".get()")
